@@ -1,0 +1,14 @@
+//! askpane answers an AI coding agent's `AskUserQuestion` questions in a native window.
+//!
+//! ```text
+//!  agent ─► adapter (reader thread) ─Request{ask, provenance, reply}─► channel ─► App::logic
+//!    ▲                                                                              │
+//!    └── writer thread ◄── Outcome (through the request's own reply sender) ◄── state + view
+//! ```
+//!
+//! [`protocol`] holds the wire rules and knows nothing of egui or IO; [`transport`] runs the
+//! threads that talk to agents and wakes the UI through an injected closure; [`app`] owns the
+//! channel and the pure [`app::state`] machine; [`view`] draws that state and returns actions;
+//! [`theme`] holds the design tokens. `main.rs` and `web.rs` compose them.
+
+pub mod protocol;

@@ -1,0 +1,370 @@
+//! What the user picked → the `answers` and `annotations` the CLI expects (protocol.md §5.3).
+//!
+//! Single-select: the option label exactly as sent. Multi-select: the chosen labels in option
+//! order joined by `", "`, an item that itself contains `", "` or `"` written as a JSON string (the
+//! CLI's own join), with the Other text as one more item. Notes and the chosen option's preview go
+//! to `annotations`. Unanswered questions are left out. The strict-host size limits are enforced
+//! here, so the user is told before sending rather than the answer being cut.
+
+use serde_json::{Map, Value};
+
+use super::js_length;
+use super::question::{Ask, Question};
+
+/// Longest answer string a strict host admits (JavaScript string length).
+pub const MAX_ANSWER_LENGTH: usize = 32_768;
+/// Longest `annotations[q].notes` a strict host admits.
+pub const MAX_NOTES_LENGTH: usize = 8_192;
+/// Longest answer a strict host admits in all: answers, notes and previews together.
+pub const MAX_TOTAL_LENGTH: usize = 32_768;
+
+/// One thing the user can pick in a question: an option (by index) or "Other".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    Option(usize),
+    Other,
+}
+
+/// The user's work on one question, kept exactly as typed, whether or not it is answered yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Draft {
+    /// Chosen option indices, ascending. At most one on a single-select question.
+    chosen: Vec<usize>,
+    other_selected: bool,
+    other_text: String,
+    notes: String,
+    touched: bool,
+}
+
+impl Draft {
+    /// Picks an option or Other: exclusive on a single-select question, a toggle on multi-select.
+    /// An index past the last option is ignored.
+    pub fn pick(&mut self, question: &Question, pick: Pick) {
+        self.touched = true;
+        match (pick, question.multi_select()) {
+            (Pick::Option(index), _) if index >= question.options().len() => {}
+            (Pick::Option(index), false) => {
+                self.chosen = vec![index];
+                self.other_selected = false;
+            }
+            (Pick::Option(index), true) => match self.chosen.binary_search(&index) {
+                Ok(at) => {
+                    self.chosen.remove(at);
+                }
+                Err(at) => self.chosen.insert(at, index),
+            },
+            (Pick::Other, false) => {
+                self.chosen.clear();
+                self.other_selected = true;
+            }
+            (Pick::Other, true) => self.other_selected = !self.other_selected,
+        }
+    }
+
+    /// Replaces the Other text. Typing into Other selects it; emptying it keeps the selection, so
+    /// the Review step can point out an Other that was chosen but left blank.
+    pub fn set_other_text(&mut self, question: &Question, text: String) {
+        self.touched = true;
+        if !text.trim().is_empty() && !self.other_selected {
+            if question.multi_select() {
+                self.other_selected = true;
+            } else {
+                self.pick(question, Pick::Other);
+            }
+        }
+        self.other_text = text;
+    }
+
+    pub fn set_notes(&mut self, notes: String) {
+        self.touched = true;
+        self.notes = notes;
+    }
+
+    /// Clears the choice (options and Other) but keeps the typed texts.
+    pub fn clear_choice(&mut self) {
+        self.touched = true;
+        self.chosen.clear();
+        self.other_selected = false;
+    }
+
+    pub fn is_chosen(&self, pick: Pick) -> bool {
+        match pick {
+            Pick::Option(index) => self.chosen.contains(&index),
+            Pick::Other => self.other_selected,
+        }
+    }
+
+    pub fn chosen(&self) -> &[usize] {
+        &self.chosen
+    }
+
+    pub fn other_text(&self) -> &str {
+        &self.other_text
+    }
+
+    pub fn notes(&self) -> &str {
+        &self.notes
+    }
+
+    /// True once the user did anything to this question.
+    pub fn is_touched(&self) -> bool {
+        self.touched
+    }
+
+    /// The Other text that counts as an answer: selected and not blank.
+    fn other_answer(&self) -> Option<&str> {
+        let text = self.other_text.trim();
+        (self.other_selected && !text.is_empty()).then_some(text)
+    }
+
+    fn notes_answer(&self) -> Option<&str> {
+        let notes = self.notes.trim();
+        (!notes.is_empty()).then_some(notes)
+    }
+
+    /// True when Other is selected but nothing is typed in it (it then does not count).
+    pub fn other_is_blank(&self) -> bool {
+        self.other_selected && self.other_answer().is_none()
+    }
+
+    /// The answer string for this question, or `None` when it is not answered.
+    pub fn answer(&self, question: &Question) -> Option<String> {
+        let labels = self
+            .chosen
+            .iter()
+            .filter_map(|&index| question.options().get(index))
+            .map(|choice| choice.label());
+        let items: Vec<&str> = labels.chain(self.other_answer()).collect();
+        match (question.multi_select(), items.as_slice()) {
+            (_, []) => None,
+            (false, [single, ..]) => Some((*single).to_owned()),
+            (true, items) => Some(join_labels(items)),
+        }
+    }
+}
+
+/// The CLI's multi-select join: `", "` between items, an item containing `", "` or `"` written as
+/// a JSON string so the join can be split again.
+pub fn join_labels(items: &[&str]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|item| match item.contains(", ") || item.contains('"') {
+            true => Value::String((*item).to_owned()).to_string(),
+            false => (*item).to_owned(),
+        })
+        .collect();
+    quoted.join(", ")
+}
+
+/// What the reply carries for one question that has an answer, notes, or both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuestionAnswer {
+    /// Position in `questions` (0-based).
+    pub index: usize,
+    pub question: String,
+    /// The `answers` value; `None` for a question with notes only.
+    pub answer: Option<String>,
+    /// Option indices chosen (ascending), for envelopes that answer by number.
+    pub picked: Vec<usize>,
+    /// The Other text, when it is part of the answer.
+    pub other: Option<String>,
+    pub notes: Option<String>,
+    /// The chosen option's preview (single-select only).
+    pub preview: Option<String>,
+    /// True when the answer is made only of option labels (no Other text).
+    pub labels_only: bool,
+}
+
+/// A complete answer: the input to echo and, per question, what the user gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answers {
+    input: Map<String, Value>,
+    entries: Vec<QuestionAnswer>,
+}
+
+impl Answers {
+    /// Questions with an answer or notes, in question order. Unanswered ones are absent.
+    pub fn entries(&self) -> &[QuestionAnswer] {
+        &self.entries
+    }
+
+    /// True when nothing was answered and no note was written.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// `{question text: answer}`, in question order.
+    pub fn answers_json(&self) -> Map<String, Value> {
+        self.entries
+            .iter()
+            .filter_map(|entry| Some((entry.question.clone(), Value::String(entry.answer.clone()?))))
+            .collect()
+    }
+
+    /// `{question text: {notes?, preview?}}` for questions that have either.
+    pub fn annotations_json(&self) -> Map<String, Value> {
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                let mut annotation = Map::new();
+                if let Some(notes) = &entry.notes {
+                    annotation.insert("notes".into(), Value::String(notes.clone()));
+                }
+                if let Some(preview) = &entry.preview {
+                    annotation.insert("preview".into(), Value::String(preview.clone()));
+                }
+                (!annotation.is_empty()).then(|| (entry.question.clone(), Value::Object(annotation)))
+            })
+            .collect()
+    }
+
+    /// The tool input echoed unchanged plus `answers` and (when there are any) `annotations`:
+    /// the `updatedInput` of an allow, and the reply of the raw and tool_use envelopes.
+    pub fn updated_input(&self) -> Value {
+        let mut input = self.input.clone();
+        input.insert("answers".into(), Value::Object(self.answers_json()));
+        let annotations = self.annotations_json();
+        match annotations.is_empty() {
+            true => input.remove("annotations"),
+            false => input.insert("annotations".into(), Value::Object(annotations)),
+        };
+        Value::Object(input)
+    }
+}
+
+/// Why an answer cannot be sent as it is. Shown to the user, who shortens it; never truncated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error(
+        "the answer to question {} is {length} characters long; the limit is {MAX_ANSWER_LENGTH}",
+        question + 1
+    )]
+    AnswerTooLong { question: usize, length: usize },
+    #[error(
+        "the note on question {} is {length} characters long; the limit is {MAX_NOTES_LENGTH}",
+        question + 1
+    )]
+    NotesTooLong { question: usize, length: usize },
+    #[error("the answers are {length} characters long in all; the limit is {MAX_TOTAL_LENGTH}")]
+    TooLarge { length: usize },
+}
+
+/// Builds the answer from one draft per question (missing drafts count as untouched).
+pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError> {
+    let empty = Draft::default();
+    let mut entries = Vec::new();
+    let mut total = 0;
+    for (index, question) in ask.questions().iter().enumerate() {
+        let draft = drafts.get(index).unwrap_or(&empty);
+        let answer = draft.answer(question);
+        let notes = draft.notes_answer().map(str::to_owned);
+        if answer.is_none() && notes.is_none() {
+            continue;
+        }
+        let other = draft.other_answer().map(str::to_owned);
+        let preview = match (question.multi_select(), other.is_some(), draft.chosen.as_slice()) {
+            (false, false, [chosen]) => question.options().get(*chosen).and_then(|c| c.preview.clone()),
+            _ => None,
+        };
+        let answer_length = answer.as_deref().map_or(0, js_length);
+        if answer_length > MAX_ANSWER_LENGTH {
+            return Err(LimitError::AnswerTooLong { question: index, length: answer_length });
+        }
+        let notes_length = notes.as_deref().map_or(0, js_length);
+        if notes_length > MAX_NOTES_LENGTH {
+            return Err(LimitError::NotesTooLong { question: index, length: notes_length });
+        }
+        total += answer_length + notes_length + preview.as_deref().map_or(0, js_length);
+        entries.push(QuestionAnswer {
+            index,
+            question: question.text().to_owned(),
+            labels_only: answer.is_some() && other.is_none(),
+            answer,
+            picked: draft.chosen.clone(),
+            other,
+            notes,
+            preview,
+        });
+    }
+    if total > MAX_TOTAL_LENGTH {
+        return Err(LimitError::TooLarge { length: total });
+    }
+    Ok(Answers { input: ask.input().clone(), entries })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::validate;
+
+    fn ask(input: Value) -> Ask {
+        validate(&input).expect("valid input").ask
+    }
+
+    fn colours() -> Ask {
+        ask(json!({"questions": [{"question": "Which colours?", "header": "Colours", "multiSelect": true,
+            "options": [{"label": "Red, green", "description": ""}, {"label": "Say \"hi\"", "description": ""},
+                        {"label": "Plain", "description": ""}]}]}))
+    }
+
+    #[test]
+    fn multi_select_joins_in_option_order_and_quotes_like_the_cli() {
+        let ask = colours();
+        let question = &ask.questions()[0];
+        let mut draft = Draft::default();
+        for index in [2, 0, 1] {
+            draft.pick(question, Pick::Option(index));
+        }
+        assert_eq!(draft.answer(question).as_deref(), Some(r#""Red, green", "Say \"hi\"", Plain"#));
+        draft.pick(question, Pick::Option(1));
+        draft.set_other_text(question, "  Teal  ".into());
+        assert_eq!(draft.answer(question).as_deref(), Some(r#""Red, green", Plain, Teal"#));
+    }
+
+    #[test]
+    fn single_select_other_replaces_the_option_and_keeps_both_texts() {
+        let ask = ask(json!({"questions": [{"question": "Which DB?", "header": "DB",
+            "options": [{"label": "PostgreSQL (Recommended)", "description": ""}, {"label": "SQLite", "description": ""}]}]}));
+        let question = &ask.questions()[0];
+        let mut draft = Draft::default();
+        draft.pick(question, Pick::Option(0));
+        assert_eq!(draft.answer(question).as_deref(), Some("PostgreSQL (Recommended)"));
+        draft.set_other_text(question, "MySQL".into());
+        assert!(draft.is_chosen(Pick::Other) && !draft.is_chosen(Pick::Option(0)));
+        assert_eq!(draft.answer(question).as_deref(), Some("MySQL"));
+        draft.pick(question, Pick::Option(1));
+        assert_eq!(draft.answer(question).as_deref(), Some("SQLite"));
+        assert_eq!(draft.other_text(), "MySQL", "switching away from Other keeps what was typed");
+    }
+
+    #[test]
+    fn blank_other_is_not_an_answer() {
+        let ask = colours();
+        let question = &ask.questions()[0];
+        let mut draft = Draft::default();
+        draft.pick(question, Pick::Other);
+        assert!(draft.other_is_blank());
+        assert_eq!(draft.answer(question), None);
+    }
+
+    #[test]
+    fn limits_are_reported_not_truncated() {
+        let ask = colours();
+        let question = &ask.questions()[0];
+        let mut draft = Draft::default();
+        draft.set_notes("n".repeat(MAX_NOTES_LENGTH + 1));
+        assert_eq!(
+            build_answers(&ask, std::slice::from_ref(&draft)),
+            Err(LimitError::NotesTooLong { question: 0, length: MAX_NOTES_LENGTH + 1 })
+        );
+        draft.set_notes(String::new());
+        // 16 385 two-unit characters: JavaScript counts UTF-16 units, not chars.
+        draft.set_other_text(question, "😀".repeat(16_385));
+        assert_eq!(
+            build_answers(&ask, &[draft]),
+            Err(LimitError::AnswerTooLong { question: 0, length: 32_770 })
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Which envelope a message came in, and the reply to it rendered in that same envelope.
+//!
+//! One AskUserQuestion arrives in one of five wrappers: (a) the raw tool input, (b) a `tool_use`
+//! content block, (c) a stream-json `control_request` `can_use_tool`, (d) a Claude Code
+//! `PreToolUse` or `PermissionRequest` hook input, (e) the seed web protocol's `user_question`.
+//! [`parse_message`] finds the wrapper and the tool input inside; [`Envelope::reply`] turns an
+//! [`Outcome`] into the JSON that wrapper's sender expects back.
+
+use serde_json::{Map, Value, json};
+
+use super::json_type_name;
+use super::outcome::Outcome;
+
+/// The tool this crate answers.
+pub const TOOL_NAME: &str = "AskUserQuestion";
+
+/// A message split into its envelope and the AskUserQuestion tool input it carries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    pub envelope: Envelope,
+    /// The tool input (`{"questions": …}`), not yet validated.
+    pub input: Value,
+}
+
+/// Where a question came from, with the ids its reply must carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Envelope {
+    /// (a) `{"questions": …}` on its own.
+    ToolInput,
+    /// (b) `{"type":"tool_use","name":"AskUserQuestion","id":…,"input":…}`.
+    ToolUse { id: String },
+    /// (c) `{"type":"control_request","request_id":…,"request":{"subtype":"can_use_tool",…}}`.
+    ControlRequest { request_id: String, tool_use_id: Option<String> },
+    /// (d) a hook's stdin.
+    Hook { event: HookEvent, context: HookContext },
+    /// (e) `{"type":"user_question","tool_use_id":…,"questions":…,"timestamp":…}`.
+    SeedWeb { tool_use_id: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEvent {
+    PreToolUse,
+    PermissionRequest,
+}
+
+impl HookEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+        }
+    }
+}
+
+/// What a hook input says about the session that asked, for showing beside the question.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HookContext {
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub permission_mode: Option<String>,
+    pub tool_use_id: Option<String>,
+}
+
+impl HookContext {
+    /// The project's folder name, from `cwd`.
+    pub fn project(&self) -> Option<&str> {
+        let cwd = self.cwd.as_deref()?.trim_end_matches('/');
+        cwd.rsplit('/').next().filter(|name| !name.is_empty())
+    }
+}
+
+/// The reply shapes askpane can write; each envelope has its own, and `--format` can pick another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyFormat {
+    /// `{questions, answers, annotations}` (the `updatedInput`), or `{outcome, message}`.
+    ToolInput,
+    /// A stream-json `control_response` (allow with `updatedInput`, or deny with `message`).
+    ControlResponse,
+    /// A `PreToolUse` hook's `hookSpecificOutput`.
+    PreToolUse,
+    /// A `PermissionRequest` hook's `hookSpecificOutput`.
+    PermissionRequest,
+    /// The seed web protocol's `question_answer` (answers by number).
+    SeedWeb,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EnvelopeError {
+    #[error("expected a JSON object, found {found}")]
+    NotObject { found: &'static str },
+    #[error("this {envelope} is for the tool `{tool}`, not {TOOL_NAME}")]
+    OtherTool { envelope: &'static str, tool: String },
+    #[error("this {envelope} has no `{field}`")]
+    MissingField { envelope: &'static str, field: &'static str },
+    #[error("the hook event `{0}` is not one askpane answers (PreToolUse or PermissionRequest)")]
+    UnsupportedHookEvent(String),
+    #[error("the control_request subtype `{0}` is not a question (askpane answers can_use_tool)")]
+    NotAQuestion(String),
+    #[error(
+        "not a message askpane understands: expected an {TOOL_NAME} tool input \
+         ({{\"questions\": …}}), a tool_use block, a can_use_tool control_request, a PreToolUse or \
+         PermissionRequest hook input, or a user_question message"
+    )]
+    Unrecognised,
+}
+
+fn text_field(object: &Map<String, Value>, field: &str) -> Option<String> {
+    object.get(field).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn required_text(
+    object: &Map<String, Value>,
+    envelope: &'static str,
+    field: &'static str,
+) -> Result<String, EnvelopeError> {
+    text_field(object, field).ok_or(EnvelopeError::MissingField { envelope, field })
+}
+
+fn required_value(
+    object: &Map<String, Value>,
+    envelope: &'static str,
+    field: &'static str,
+) -> Result<Value, EnvelopeError> {
+    object.get(field).cloned().ok_or(EnvelopeError::MissingField { envelope, field })
+}
+
+fn check_tool(envelope: &'static str, tool: Option<&str>) -> Result<(), EnvelopeError> {
+    match tool {
+        Some(TOOL_NAME) => Ok(()),
+        Some(other) => Err(EnvelopeError::OtherTool { envelope, tool: other.to_owned() }),
+        None => Err(EnvelopeError::MissingField { envelope, field: "tool_name" }),
+    }
+}
+
+/// Recognises the envelope of one JSON message and takes the tool input out of it.
+pub fn parse_message(message: &Value) -> Result<Incoming, EnvelopeError> {
+    let Some(object) = message.as_object() else {
+        return Err(EnvelopeError::NotObject { found: json_type_name(message) });
+    };
+    if let Some(event) = object.get("hook_event_name").and_then(Value::as_str) {
+        return parse_hook(object, event);
+    }
+    match object.get("type").and_then(Value::as_str) {
+        Some("control_request") => parse_control_request(object),
+        Some("tool_use") => {
+            const ENVELOPE: &str = "tool_use block";
+            check_tool(ENVELOPE, object.get("name").and_then(Value::as_str))?;
+            let id = required_text(object, ENVELOPE, "id")?;
+            let input = required_value(object, ENVELOPE, "input")?;
+            Ok(Incoming { envelope: Envelope::ToolUse { id }, input })
+        }
+        Some("user_question") => {
+            const ENVELOPE: &str = "user_question message";
+            let tool_use_id = required_text(object, ENVELOPE, "tool_use_id")?;
+            let questions = required_value(object, ENVELOPE, "questions")?;
+            let input = json!({ "questions": questions });
+            Ok(Incoming { envelope: Envelope::SeedWeb { tool_use_id }, input })
+        }
+        _ if object.contains_key("questions") => {
+            Ok(Incoming { envelope: Envelope::ToolInput, input: message.clone() })
+        }
+        _ => Err(EnvelopeError::Unrecognised),
+    }
+}
+
+fn parse_hook(object: &Map<String, Value>, event: &str) -> Result<Incoming, EnvelopeError> {
+    const ENVELOPE: &str = "hook input";
+    let event = match event {
+        "PreToolUse" => HookEvent::PreToolUse,
+        "PermissionRequest" => HookEvent::PermissionRequest,
+        other => return Err(EnvelopeError::UnsupportedHookEvent(other.to_owned())),
+    };
+    check_tool(ENVELOPE, object.get("tool_name").and_then(Value::as_str))?;
+    let input = required_value(object, ENVELOPE, "tool_input")?;
+    let context = HookContext {
+        session_id: text_field(object, "session_id"),
+        cwd: text_field(object, "cwd"),
+        permission_mode: text_field(object, "permission_mode"),
+        tool_use_id: text_field(object, "tool_use_id"),
+    };
+    Ok(Incoming { envelope: Envelope::Hook { event, context }, input })
+}
+
+fn parse_control_request(object: &Map<String, Value>) -> Result<Incoming, EnvelopeError> {
+    const ENVELOPE: &str = "control_request";
+    let request_id = required_text(object, ENVELOPE, "request_id")?;
+    let request = object
+        .get("request")
+        .and_then(Value::as_object)
+        .ok_or(EnvelopeError::MissingField { envelope: ENVELOPE, field: "request" })?;
+    match request.get("subtype").and_then(Value::as_str) {
+        Some("can_use_tool") => {}
+        Some(other) => return Err(EnvelopeError::NotAQuestion(other.to_owned())),
+        None => return Err(EnvelopeError::MissingField { envelope: ENVELOPE, field: "subtype" }),
+    }
+    check_tool(ENVELOPE, request.get("tool_name").and_then(Value::as_str))?;
+    let input = required_value(request, ENVELOPE, "input")?;
+    let tool_use_id = text_field(request, "tool_use_id");
+    Ok(Incoming { envelope: Envelope::ControlRequest { request_id, tool_use_id }, input })
+}
+
+impl Envelope {
+    /// The reply shape this envelope's sender expects.
+    pub fn format(&self) -> ReplyFormat {
+        match self {
+            Envelope::ToolInput | Envelope::ToolUse { .. } => ReplyFormat::ToolInput,
+            Envelope::ControlRequest { .. } => ReplyFormat::ControlResponse,
+            Envelope::Hook { event: HookEvent::PreToolUse, .. } => ReplyFormat::PreToolUse,
+            Envelope::Hook { event: HookEvent::PermissionRequest, .. } => {
+                ReplyFormat::PermissionRequest
+            }
+            Envelope::SeedWeb { .. } => ReplyFormat::SeedWeb,
+        }
+    }
+
+    /// The id of the model's tool call, when the envelope names it. Requests with the same id are
+    /// the same question (asked again after a reconnect, say) and are shown once.
+    pub fn tool_use_id(&self) -> Option<&str> {
+        match self {
+            Envelope::ToolInput => None,
+            Envelope::ToolUse { id } | Envelope::SeedWeb { tool_use_id: id } => Some(id),
+            Envelope::ControlRequest { tool_use_id, .. } => tool_use_id.as_deref(),
+            Envelope::Hook { context, .. } => context.tool_use_id.as_deref(),
+        }
+    }
+
+    /// The hook's session details, for hook envelopes.
+    pub fn hook_context(&self) -> Option<&HookContext> {
+        match self {
+            Envelope::Hook { context, .. } => Some(context),
+            _ => None,
+        }
+    }
+
+    /// The reply in this envelope's own format; `None` when nothing must be sent.
+    pub fn reply(&self, outcome: &Outcome) -> Option<Value> {
+        self.reply_as(self.format(), outcome)
+    }
+
+    /// The reply in a chosen format. `None` means "send nothing": a withdrawn `can_use_tool` (the
+    /// CLI already cancelled it), or a `PermissionRequest` hook with no human to ask (Claude Code
+    /// then goes on to its own dialog).
+    pub fn reply_as(&self, format: ReplyFormat, outcome: &Outcome) -> Option<Value> {
+        match format {
+            ReplyFormat::ToolInput => Some(tool_input_reply(outcome)),
+            ReplyFormat::ControlResponse => self.control_response(outcome),
+            ReplyFormat::PreToolUse => Some(pre_tool_use_reply(outcome)),
+            ReplyFormat::PermissionRequest => permission_request_reply(outcome),
+            ReplyFormat::SeedWeb => Some(self.seed_web_reply(outcome)),
+        }
+    }
+
+    fn control_response(&self, outcome: &Outcome) -> Option<Value> {
+        let (request_id, tool_use_id) = match self {
+            Envelope::ControlRequest { request_id, tool_use_id } => {
+                (request_id.as_str(), tool_use_id.as_deref())
+            }
+            // Another envelope rendered as a control_response (`--format`): the tool_use id is
+            // the only id there is.
+            other => (other.tool_use_id().unwrap_or_default(), other.tool_use_id()),
+        };
+        let mut result = match outcome {
+            Outcome::Withdrawn => return None,
+            Outcome::Answered(answers) => {
+                json!({"behavior": "allow", "updatedInput": answers.updated_input()})
+            }
+            other => json!({"behavior": "deny", "message": other.deny_message()}),
+        };
+        if let (Some(id), Some(result)) = (tool_use_id, result.as_object_mut()) {
+            result.insert("toolUseID".into(), Value::String(id.to_owned()));
+        }
+        Some(json!({"type": "control_response", "response": {
+            "subtype": "success", "request_id": request_id, "response": result}}))
+    }
+
+    fn seed_web_reply(&self, outcome: &Outcome) -> Value {
+        let tool_use_id = self.tool_use_id().unwrap_or_default();
+        let Outcome::Answered(answers) = outcome else {
+            return json!({"type": "question_declined", "tool_use_id": tool_use_id,
+                "outcome": outcome.kind(), "message": outcome.deny_message()});
+        };
+        let mut by_number = Map::new();
+        let mut notes = Map::new();
+        for entry in answers.entries() {
+            let key = entry.index.to_string();
+            if entry.answer.is_some() {
+                let numbers = entry.picked.iter().map(|index| (index + 1).to_string());
+                let other = entry.other.iter().map(|text| format!("other:{text}"));
+                let items: Vec<String> = numbers.chain(other).collect();
+                by_number.insert(key.clone(), Value::String(items.join(",")));
+            }
+            if let Some(text) = &entry.notes {
+                notes.insert(key, Value::String(text.clone()));
+            }
+        }
+        let mut reply = json!({"type": "question_answer", "tool_use_id": tool_use_id,
+            "answers": by_number});
+        if let (false, Some(reply)) = (notes.is_empty(), reply.as_object_mut()) {
+            reply.insert("notes".into(), Value::Object(notes));
+        }
+        reply
+    }
+}
+
+fn tool_input_reply(outcome: &Outcome) -> Value {
+    match outcome {
+        Outcome::Answered(answers) => answers.updated_input(),
+        other => json!({"outcome": other.kind(), "message": other.deny_message()}),
+    }
+}
+
+fn pre_tool_use_reply(outcome: &Outcome) -> Value {
+    let output = match outcome {
+        Outcome::Answered(answers) => json!({"hookEventName": "PreToolUse",
+            "permissionDecision": "allow", "permissionDecisionReason": "Answered in askpane",
+            "updatedInput": answers.updated_input()}),
+        // No human here: an allow without `updatedInput` does not answer, so Claude Code goes on
+        // to ask in its own dialog (protocol.md §8.1). Never an invented answer.
+        Outcome::Unavailable { reason } => json!({"hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": format!("askpane cannot ask here ({reason}); Claude Code asks instead")}),
+        other => json!({"hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": other.deny_message()}),
+    };
+    json!({ "hookSpecificOutput": output })
+}
+
+fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
+    let decision = match outcome {
+        Outcome::Answered(answers) => {
+            json!({"behavior": "allow", "updatedInput": answers.updated_input()})
+        }
+        // No decision: Claude Code carries on with its own way of asking.
+        Outcome::Unavailable { .. } => return None,
+        other => json!({"behavior": "deny", "message": other.deny_message()}),
+    };
+    Some(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+}

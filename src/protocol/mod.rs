@@ -1,0 +1,35 @@
+//! The AskUserQuestion protocol as pure data and rules: no egui, no IO, no threads, no clocks.
+//!
+//! Reading order: [`question`] (the validated types), [`validate`] (wire JSON → those types, with
+//! hard errors and soft warnings), [`answer`] (what the user picked → `answers` + `annotations`),
+//! [`outcome`] (every way a request can end, and the text the model then reads), [`envelope`]
+//! (which wrapper a message came in, and the reply rendered back in that same wrapper).
+
+pub mod answer;
+pub mod envelope;
+pub mod outcome;
+pub mod question;
+pub mod validate;
+
+pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
+pub use envelope::{Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat};
+pub use outcome::Outcome;
+pub use question::{Ask, Choice, Question};
+pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};
+
+/// Names a JSON value's type the way an error message should ("a number", "null", …).
+pub(crate) fn json_type_name(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Length as the CLI measures it: JavaScript's `String.length`, which counts UTF-16 code units.
+pub fn js_length(text: &str) -> usize {
+    text.encode_utf16().count()
+}
