@@ -11,4 +11,9 @@
 //! channel and the pure [`app::state`] machine; [`view`] draws that state and returns actions;
 //! [`theme`] holds the design tokens. `main.rs` and `web.rs` compose them.
 
+pub mod app;
+pub mod demo;
 pub mod protocol;
+pub mod theme;
+pub mod transport;
+pub mod view;

@@ -2,9 +2,9 @@
 //!
 //! Single-select: the option label exactly as sent. Multi-select: the chosen labels in option
 //! order joined by `", "`, an item that itself contains `", "` or `"` written as a JSON string (the
-//! CLI's own join), with the Other text as one more item. Notes and the chosen option's preview go
-//! to `annotations`. Unanswered questions are left out. The strict-host size limits are enforced
-//! here, so the user is told before sending rather than the answer being cut.
+//! CLI's own join), with the Other text as one more item. Notes go to `annotations`, with the
+//! chosen option's preview beside them. Unanswered questions are left out. The strict-host size
+//! limits are enforced here, so the user is told before sending rather than the answer being cut.
 
 use serde_json::{Map, Value};
 
@@ -169,7 +169,7 @@ pub struct QuestionAnswer {
     /// The Other text, when it is part of the answer.
     pub other: Option<String>,
     pub notes: Option<String>,
-    /// The chosen option's preview (single-select only).
+    /// The chosen option's preview, sent with a note (single-select only).
     pub preview: Option<String>,
     /// True when the answer is made only of option labels (no Other text).
     pub labels_only: bool,
@@ -197,7 +197,9 @@ impl Answers {
     pub fn answers_json(&self) -> Map<String, Value> {
         self.entries
             .iter()
-            .filter_map(|entry| Some((entry.question.clone(), Value::String(entry.answer.clone()?))))
+            .filter_map(|entry| {
+                Some((entry.question.clone(), Value::String(entry.answer.clone()?)))
+            })
             .collect()
     }
 
@@ -213,7 +215,8 @@ impl Answers {
                 if let Some(preview) = &entry.preview {
                     annotation.insert("preview".into(), Value::String(preview.clone()));
                 }
-                (!annotation.is_empty()).then(|| (entry.question.clone(), Value::Object(annotation)))
+                (!annotation.is_empty())
+                    .then(|| (entry.question.clone(), Value::Object(annotation)))
             })
             .collect()
     }
@@ -225,7 +228,8 @@ impl Answers {
         input.insert("answers".into(), Value::Object(self.answers_json()));
         let annotations = self.annotations_json();
         match annotations.is_empty() {
-            true => input.remove("annotations"),
+            // `shift_remove`: the echoed input keeps its key order.
+            true => input.shift_remove("annotations"),
             false => input.insert("annotations".into(), Value::Object(annotations)),
         };
         Value::Object(input)
@@ -262,8 +266,13 @@ pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError>
             continue;
         }
         let other = draft.other_answer().map(str::to_owned);
-        let preview = match (question.multi_select(), other.is_some(), draft.chosen.as_slice()) {
-            (false, false, [chosen]) => question.options().get(*chosen).and_then(|c| c.preview.clone()),
+        // The chosen option's preview goes with a note, so the model knows which mockup the note
+        // is about. Alone it would only repeat what the model itself wrote; no captured host sends
+        // it then (tests/fixtures: the TS SDK, the hooks, answer-free-text).
+        let preview = match (question.multi_select(), &notes, &other, draft.chosen.as_slice()) {
+            (false, Some(_), None, [chosen]) => {
+                question.options().get(*chosen).and_then(|c| c.preview.clone())
+            }
             _ => None,
         };
         let answer_length = answer.as_deref().map_or(0, js_length);
@@ -304,9 +313,11 @@ mod tests {
     }
 
     fn colours() -> Ask {
-        ask(json!({"questions": [{"question": "Which colours?", "header": "Colours", "multiSelect": true,
+        ask(
+            json!({"questions": [{"question": "Which colours?", "header": "Colours", "multiSelect": true,
             "options": [{"label": "Red, green", "description": ""}, {"label": "Say \"hi\"", "description": ""},
-                        {"label": "Plain", "description": ""}]}]}))
+                        {"label": "Plain", "description": ""}]}]}),
+        )
     }
 
     #[test]

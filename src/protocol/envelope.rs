@@ -213,6 +213,20 @@ impl Envelope {
         }
     }
 
+    /// What the envelope is, in words, for reports.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Envelope::ToolInput => "AskUserQuestion tool input",
+            Envelope::ToolUse { .. } => "tool_use block",
+            Envelope::ControlRequest { .. } => "can_use_tool control_request",
+            Envelope::Hook { event: HookEvent::PreToolUse, .. } => "PreToolUse hook input",
+            Envelope::Hook { event: HookEvent::PermissionRequest, .. } => {
+                "PermissionRequest hook input"
+            }
+            Envelope::SeedWeb { .. } => "user_question message",
+        }
+    }
+
     /// The id of the model's tool call, when the envelope names it. Requests with the same id are
     /// the same question (asked again after a reconnect, say) and are shown once.
     pub fn tool_use_id(&self) -> Option<&str> {
@@ -334,5 +348,7 @@ fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
         Outcome::Unavailable { .. } => return None,
         other => json!({"behavior": "deny", "message": other.deny_message()}),
     };
-    Some(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+    Some(
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}),
+    )
 }

@@ -13,7 +13,7 @@ pub mod validate;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
 pub use envelope::{Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat};
-pub use outcome::Outcome;
+pub use outcome::{Outcome, ResultStyle};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};
 

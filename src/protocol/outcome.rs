@@ -7,8 +7,7 @@
 use super::answer::{Answers, QuestionAnswer};
 
 /// What the model reads when the user closed the window with questions still open.
-pub const CLOSED_MESSAGE: &str =
-    "The user closed the question window without answering. Do not assume an answer; ask again \
+pub const CLOSED_MESSAGE: &str = "The user closed the question window without answering. Do not assume an answer; ask again \
      in chat if you still need one.";
 
 /// How a request ended.
@@ -48,7 +47,9 @@ impl Outcome {
             true => "The user declined to answer these questions. Do not assume an answer; \
                      continue without it or ask in chat."
                 .to_owned(),
-            false => format!("The user declined to answer these questions and said: {user_message}"),
+            false => {
+                format!("The user declined to answer these questions and said: {user_message}")
+            }
         };
         Outcome::Declined { message }
     }
@@ -76,7 +77,9 @@ impl Outcome {
         match self {
             Outcome::Answered(_) => None,
             Outcome::Declined { message } => Some(message.clone()),
-            Outcome::Withdrawn => Some("The question was withdrawn before the user answered it.".into()),
+            Outcome::Withdrawn => {
+                Some("The question was withdrawn before the user answered it.".into())
+            }
             Outcome::TimedOut { waited_secs } => Some(format!(
                 "No one answered these questions within {waited_secs} seconds. Proceed using your \
                  best judgment, state the assumptions you make, and ask again later if it still \

@@ -8,14 +8,8 @@ use serde_json::{Map, Value};
 
 /// Suffixes an agent puts on the label of the option it recommends. The tool description asks for
 /// "(Recommended)"; agents writing in other languages translate it.
-const RECOMMENDED_SUFFIXES: [&str; 6] = [
-    "(Recommended)",
-    "(recommended)",
-    "(推奨)",
-    "（推奨）",
-    "(권장)",
-    "(แนะนำ)",
-];
+const RECOMMENDED_SUFFIXES: [&str; 6] =
+    ["(Recommended)", "(recommended)", "(推奨)", "（推奨）", "(권장)", "(แนะนำ)"];
 
 /// One AskUserQuestion call: the questions to show, and the input they came in, kept verbatim.
 #[derive(Clone, Debug, PartialEq)]

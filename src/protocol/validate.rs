@@ -83,9 +83,13 @@ pub enum ErrorKind {
     Empty { field: &'static str },
     #[error("`options` is empty: there is nothing to choose from")]
     NoOptions,
-    #[error("the `question` text repeats question {first}; answers are keyed by it, so texts must be unique")]
+    #[error(
+        "the `question` text repeats question {first}; answers are keyed by it, so texts must be unique"
+    )]
     DuplicateQuestion { first: usize },
-    #[error("the `label` {label:?} repeats option {first}; labels must be unique within a question")]
+    #[error(
+        "the `label` {label:?} repeats option {first}; labels must be unique within a question"
+    )]
     DuplicateLabel { label: String, first: usize },
 }
 
@@ -204,7 +208,10 @@ impl Checker {
                 .iter()
                 .position(|earlier| earlier.as_ref().is_some_and(|e| e.text == question.text));
             if let Some(first) = first {
-                self.error(Place::question(index), ErrorKind::DuplicateQuestion { first: first + 1 });
+                self.error(
+                    Place::question(index),
+                    ErrorKind::DuplicateQuestion { first: first + 1 },
+                );
             }
         }
     }
@@ -231,7 +238,8 @@ impl Checker {
             Some(Value::Bool(flag)) => Some(*flag),
             Some(other) => {
                 let found = json_type_name(other);
-                let kind = ErrorKind::WrongType { field: "multiSelect", expected: "a boolean", found };
+                let kind =
+                    ErrorKind::WrongType { field: "multiSelect", expected: "a boolean", found };
                 self.error(place, kind);
                 None
             }
@@ -276,7 +284,8 @@ impl Checker {
                 .iter()
                 .position(|earlier| earlier.as_ref().is_some_and(|e| e.label == choice.label));
             if let Some(first) = first {
-                let kind = ErrorKind::DuplicateLabel { label: choice.label.clone(), first: first + 1 };
+                let kind =
+                    ErrorKind::DuplicateLabel { label: choice.label.clone(), first: first + 1 };
                 self.error(Place::option(question, index), kind);
             }
         }
@@ -367,8 +376,14 @@ mod tests {
     #[test]
     fn refuses_input_without_questions() {
         assert_eq!(errors(json!({})), "the tool input has no `questions` array");
-        assert_eq!(errors(json!({"questions": "x"})), "`questions` must be an array, found a string");
-        assert_eq!(errors(json!({"questions": []})), "`questions` is empty: there is nothing to ask");
+        assert_eq!(
+            errors(json!({"questions": "x"})),
+            "`questions` must be an array, found a string"
+        );
+        assert_eq!(
+            errors(json!({"questions": []})),
+            "`questions` is empty: there is nothing to ask"
+        );
         assert_eq!(errors(json!([1])), "the tool input must be a JSON object, found an array");
     }
 

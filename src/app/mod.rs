@@ -1,0 +1,157 @@
+//! The eframe app: drains the adapters' channel into [`State`], draws it, sends outcomes back.
+//!
+//! `logic` receives (it also runs while the window is hidden); `ui` draws and applies the
+//! actions the view returns. Each request's [`Responder`] stays here, never in the state or the
+//! view, and anything still open when the app ends is told the window closed.
+
+pub mod state;
+
+use std::collections::HashMap;
+
+use crossbeam_channel::{Receiver, TryRecvError};
+use egui_commonmark::CommonMarkCache;
+
+use crate::protocol::Outcome;
+use crate::transport::{Inbound, Request, RequestId, Responder};
+use crate::{theme, view};
+
+use state::{NewRequest, Pushed, Resolved, State};
+
+/// How the window behaves for a mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AppOptions {
+    /// Close the window once the adapters are done and no question is left (`askpane ask`).
+    /// The demo keeps it open to show what was sent.
+    pub close_when_done: bool,
+}
+
+pub struct App {
+    inbox: Receiver<Inbound>,
+    inbox_open: bool,
+    responders: HashMap<RequestId, Vec<Responder>>,
+    state: State,
+    markdown: CommonMarkCache,
+    options: AppOptions,
+    title: String,
+}
+
+impl App {
+    pub fn new(ctx: &egui::Context, inbox: Receiver<Inbound>, options: AppOptions) -> Self {
+        theme::install(ctx);
+        App {
+            inbox,
+            inbox_open: true,
+            responders: HashMap::new(),
+            state: State::default(),
+            markdown: CommonMarkCache::default(),
+            options,
+            title: String::new(),
+        }
+    }
+
+    /// The state, for tests and for the web entry point.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Moves everything the adapters sent into the state. Returns true if a question arrived.
+    fn receive(&mut self) -> bool {
+        let mut arrived = false;
+        loop {
+            match self.inbox.try_recv() {
+                Ok(Inbound::Ask(request)) => {
+                    arrived = true;
+                    self.add(*request);
+                }
+                Ok(Inbound::Withdraw { tool_use_id }) => {
+                    if let Some(id) = self.state.withdraw(&tool_use_id) {
+                        self.send(Resolved { id, outcome: Outcome::Withdrawn });
+                    }
+                }
+                Ok(Inbound::Notice(notice)) => self.state.notify(notice),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.inbox_open = false;
+                    break;
+                }
+            }
+        }
+        arrived
+    }
+
+    fn add(&mut self, request: Request) {
+        let Request { id, envelope, ask, warnings, provenance, reply } = request;
+        let new = NewRequest { id, envelope, ask, warnings, provenance };
+        let shown_as = match self.state.push(new) {
+            Pushed::Added => id,
+            Pushed::SameAs(existing) => existing,
+        };
+        self.responders.entry(shown_as).or_default().push(reply);
+    }
+
+    /// Sends an outcome to every agent waiting on that request.
+    fn send(&mut self, resolved: Resolved) {
+        for responder in self.responders.remove(&resolved.id).unwrap_or_default() {
+            responder.send(resolved.outcome.clone());
+        }
+    }
+
+    /// Applies the view's actions; finished requests go out at once.
+    pub fn apply(&mut self, actions: Vec<state::Action>) {
+        for action in actions {
+            if let Some(resolved) = self.state.apply(action) {
+                self.send(resolved);
+            }
+        }
+    }
+
+    /// Tells every open request that the window closed, and drops what never reached the state.
+    fn close_all(&mut self) {
+        for resolved in self.state.resolve_all(|_| Outcome::closed()) {
+            self.send(resolved);
+        }
+        // Requests still in the channel: their responders send the closed decline when dropped.
+        while self.inbox.try_recv().is_ok() {}
+        self.responders.clear();
+    }
+}
+
+impl eframe::App for App {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        let arrived = self.receive();
+        let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
+        if arrived && !focused {
+            // Ask for attention (a blinking task bar entry), never steal the focus.
+            ctx.send_viewport_cmd(egui::ViewportCommand::RequestUserAttention(
+                egui::UserAttentionType::Informational,
+            ));
+        }
+        let title = self.state.title();
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+        if self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let actions = view::root_ui(ui, &self.state, &mut self.markdown);
+        if !actions.is_empty() {
+            self.apply(actions);
+            // Draw the result of the actions now rather than on the next input event.
+            ui.ctx().request_repaint();
+        }
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.close_all();
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        self.close_all();
+    }
+}

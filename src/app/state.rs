@@ -1,0 +1,663 @@
+//! The pure state machine behind the window: pending requests, drafts, tabs, confirmations.
+//!
+//! No egui and no channels: the view turns input into [`Action`]s, [`State::apply`] performs
+//! them, and a finished request comes out as a [`Resolved`] for the app to send. Everything the
+//! user typed lives here, per request and per question, so switching tabs or requests loses
+//! nothing.
+
+use crate::protocol::{Ask, Draft, Envelope, Outcome, Pick, ResultStyle, Warning, build_answers};
+use crate::transport::{Provenance, RequestId};
+
+/// Which page of a request is showing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Question(usize),
+    Review,
+}
+
+/// A question waiting for the user to confirm something before it goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    /// "Decline these questions?", with an optional message to the agent.
+    Decline { message: String },
+    /// Some questions are unanswered: submit anyway? Holds their indices.
+    PartialSubmit { missing: Vec<usize> },
+}
+
+/// A request the user has not finished, with everything they did to it so far.
+#[derive(Clone, Debug)]
+pub struct Pending {
+    pub id: RequestId,
+    pub envelope: Envelope,
+    pub ask: Ask,
+    pub warnings: Vec<Warning>,
+    pub provenance: Provenance,
+    pub drafts: Vec<Draft>,
+    pub tab: Tab,
+    /// The keyboard cursor per question: an option index, or the option count for "Other".
+    pub cursor: Vec<usize>,
+    pub confirm: Option<Confirm>,
+    /// Why the last submit did not go through (a size limit), shown until the next edit.
+    pub error: Option<String>,
+}
+
+/// How one question stands, for the tab chips and the Review page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Answered(String),
+    /// Nothing chosen (single-select) or zero chosen (multi-select).
+    NotAnswered,
+    /// Other is chosen but empty, so it does not count.
+    OtherBlank,
+}
+
+impl Pending {
+    fn new(request: NewRequest) -> Self {
+        let count = request.ask.questions().len();
+        Pending {
+            id: request.id,
+            envelope: request.envelope,
+            ask: request.ask,
+            warnings: request.warnings,
+            provenance: request.provenance,
+            drafts: vec![Draft::default(); count],
+            tab: Tab::Question(0),
+            cursor: vec![0; count],
+            confirm: None,
+            error: None,
+        }
+    }
+
+    pub fn status(&self, question: usize) -> Status {
+        let (Some(q), Some(draft)) =
+            (self.ask.questions().get(question), self.drafts.get(question))
+        else {
+            return Status::NotAnswered;
+        };
+        match (draft.answer(q), draft.other_is_blank()) {
+            (Some(answer), _) => Status::Answered(answer),
+            (None, true) => Status::OtherBlank,
+            (None, false) => Status::NotAnswered,
+        }
+    }
+
+    /// Indices of the questions without an answer.
+    pub fn missing(&self) -> Vec<usize> {
+        (0..self.ask.questions().len())
+            .filter(|&index| !matches!(self.status(index), Status::Answered(_)))
+            .collect()
+    }
+
+    /// True once the user did anything to this request.
+    pub fn is_touched(&self) -> bool {
+        self.drafts.iter().any(Draft::is_touched)
+    }
+
+    fn question_count(&self) -> usize {
+        self.ask.questions().len()
+    }
+
+    fn next_tab(&self) -> Tab {
+        match self.tab {
+            Tab::Question(index) if index + 1 < self.question_count() => Tab::Question(index + 1),
+            _ => Tab::Review,
+        }
+    }
+
+    fn previous_tab(&self) -> Tab {
+        match self.tab {
+            Tab::Question(index) => Tab::Question(index.saturating_sub(1)),
+            Tab::Review => Tab::Question(self.question_count().saturating_sub(1)),
+        }
+    }
+
+    /// What the user typed into this request, for the notice shown when it is withdrawn.
+    fn typed_text(&self) -> String {
+        let mut texts = Vec::new();
+        for (question, draft) in self.ask.questions().iter().zip(&self.drafts) {
+            for (what, text) in [("Other", draft.other_text()), ("note", draft.notes())] {
+                if !text.trim().is_empty() {
+                    texts.push(format!("{} ({what}): {}", question.header(), text.trim()));
+                }
+            }
+        }
+        texts.join("\n")
+    }
+}
+
+/// A request as the app hands it to the state (its responder stays with the app).
+#[derive(Clone, Debug)]
+pub struct NewRequest {
+    pub id: RequestId,
+    pub envelope: Envelope,
+    pub ask: Ask,
+    pub warnings: Vec<Warning>,
+    pub provenance: Provenance,
+}
+
+/// What [`State::push`] did with a new request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    Added,
+    /// The same tool_use id is already showing: reply to both, show it once.
+    SameAs(RequestId),
+}
+
+/// A request that is finished, for the app to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub id: RequestId,
+    pub outcome: Outcome,
+}
+
+/// What was sent for the last finished request: shown so the user sees exactly what the agent got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub title: String,
+    pub provenance: String,
+    pub outcome_kind: &'static str,
+    /// The reply JSON in the request's envelope, pretty-printed (empty when nothing is sent).
+    pub reply: String,
+    /// The tool_result text the model reads.
+    pub model_text: String,
+}
+
+impl Receipt {
+    fn new(pending: &Pending, outcome: &Outcome) -> Self {
+        let reply = pending
+            .envelope
+            .reply(outcome)
+            .and_then(|value| serde_json::to_string_pretty(&value).ok())
+            .unwrap_or_default();
+        Receipt {
+            title: pending.ask.title().to_owned(),
+            provenance: pending.provenance.label(),
+            outcome_kind: outcome.kind(),
+            reply,
+            model_text: outcome.model_text(ResultStyle::Current),
+        }
+    }
+}
+
+/// Everything the user can do. Actions without a request id act on the current request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    SelectRequest(RequestId),
+    ShowTab(Tab),
+    NextTab,
+    PreviousTab,
+    Pick {
+        question: usize,
+        pick: Pick,
+    },
+    /// Move the keyboard cursor of the current question by rows (Other is the last row).
+    MoveCursor(isize),
+    /// Put the cursor on a row without picking it (a click on an option also moves it there).
+    SetCursor {
+        question: usize,
+        row: usize,
+    },
+    /// Pick the row under the cursor (Space).
+    PickAtCursor,
+    ClearChoice {
+        question: usize,
+    },
+    SetOtherText {
+        question: usize,
+        text: String,
+    },
+    SetNotes {
+        question: usize,
+        text: String,
+    },
+    /// Enter: the next question, or submit from Review.
+    Advance,
+    /// Submit; asks first when some questions are unanswered.
+    Submit,
+    /// Submit although some questions are unanswered (they are left out).
+    ConfirmSubmit,
+    /// Esc or the Decline button: ask "Decline these questions?".
+    AskDecline,
+    SetDeclineMessage(String),
+    ConfirmDecline,
+    /// Back out of a confirmation (second Esc, a click elsewhere).
+    CancelConfirm,
+    DismissReceipt,
+    DismissNotice(usize),
+}
+
+/// All pending requests and what the window shows.
+#[derive(Debug, Default)]
+pub struct State {
+    pending: Vec<Pending>,
+    current: Option<RequestId>,
+    receipt: Option<Receipt>,
+    notices: Vec<String>,
+    /// Requests answered so far in this run (the demo counts them).
+    answered: usize,
+}
+
+impl State {
+    pub fn pending(&self) -> &[Pending] {
+        &self.pending
+    }
+
+    pub fn current(&self) -> Option<&Pending> {
+        let id = self.current?;
+        self.pending.iter().find(|pending| pending.id == id)
+    }
+
+    fn current_mut(&mut self) -> Option<&mut Pending> {
+        let id = self.current?;
+        self.pending.iter_mut().find(|pending| pending.id == id)
+    }
+
+    pub fn receipt(&self) -> Option<&Receipt> {
+        self.receipt.as_ref()
+    }
+
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    pub fn answered_count(&self) -> usize {
+        self.answered
+    }
+
+    /// The window title: the current request's first header.
+    pub fn title(&self) -> String {
+        match self.current().map(|pending| pending.ask.title()) {
+            Some(header) if !header.is_empty() => format!("{header} — askpane"),
+            _ => "askpane".to_owned(),
+        }
+    }
+
+    /// Adds a request, or recognises one already showing (same tool_use id).
+    pub fn push(&mut self, request: NewRequest) -> Pushed {
+        if let Some(key) = request.envelope.tool_use_id()
+            && let Some(existing) =
+                self.pending.iter().find(|p| p.envelope.tool_use_id() == Some(key))
+        {
+            return Pushed::SameAs(existing.id);
+        }
+        let id = request.id;
+        self.pending.push(Pending::new(request));
+        self.current.get_or_insert(id);
+        Pushed::Added
+    }
+
+    /// Removes the request the agent withdrew, telling the user and keeping what they typed.
+    pub fn withdraw(&mut self, tool_use_id: &str) -> Option<RequestId> {
+        let index =
+            self.pending.iter().position(|p| p.envelope.tool_use_id() == Some(tool_use_id))?;
+        let pending = self.pending.remove(index);
+        let typed = pending.typed_text();
+        let mut notice = format!(
+            "{} withdrew “{}” before it was answered.",
+            pending.provenance.label(),
+            pending.ask.title()
+        );
+        if !typed.is_empty() {
+            notice.push_str("\nWhat you typed:\n");
+            notice.push_str(&typed);
+        }
+        self.notices.push(notice);
+        self.after_removal(pending.id);
+        Some(pending.id)
+    }
+
+    pub fn notify(&mut self, notice: String) {
+        self.notices.push(notice);
+    }
+
+    /// Ends every pending request with the same outcome (the window is closing, time ran out).
+    pub fn resolve_all(&mut self, outcome: impl Fn(&Pending) -> Outcome) -> Vec<Resolved> {
+        let resolved = self
+            .pending
+            .iter()
+            .map(|pending| Resolved { id: pending.id, outcome: outcome(pending) })
+            .collect();
+        self.pending.clear();
+        self.current = None;
+        resolved
+    }
+
+    fn after_removal(&mut self, removed: RequestId) {
+        if self.current == Some(removed) {
+            self.current = self.pending.first().map(|pending| pending.id);
+        }
+    }
+
+    /// Performs one action; returns the request it finished, if any.
+    pub fn apply(&mut self, action: Action) -> Option<Resolved> {
+        match action {
+            Action::SelectRequest(id) => {
+                if self.pending.iter().any(|pending| pending.id == id) {
+                    self.current = Some(id);
+                    self.receipt = None;
+                }
+                None
+            }
+            Action::DismissReceipt => {
+                self.receipt = None;
+                None
+            }
+            Action::DismissNotice(index) => {
+                if index < self.notices.len() {
+                    self.notices.remove(index);
+                }
+                None
+            }
+            action => self.apply_to_current(action),
+        }
+    }
+
+    fn apply_to_current(&mut self, action: Action) -> Option<Resolved> {
+        let pending = self.current_mut()?;
+        // Any edit clears an old size-limit message; it is recomputed on the next submit.
+        if !matches!(action, Action::Submit | Action::ConfirmSubmit | Action::Advance) {
+            pending.error = None;
+        }
+        match action {
+            Action::ShowTab(tab) => {
+                pending.tab = match tab {
+                    Tab::Question(index) if index >= pending.question_count() => Tab::Review,
+                    tab => tab,
+                };
+                pending.confirm = None;
+            }
+            Action::NextTab => {
+                pending.tab = pending.next_tab();
+                pending.confirm = None;
+            }
+            Action::PreviousTab => {
+                pending.tab = pending.previous_tab();
+                pending.confirm = None;
+            }
+            Action::Pick { question, pick } => {
+                let (Some(q), Some(draft)) =
+                    (pending.ask.questions().get(question), pending.drafts.get_mut(question))
+                else {
+                    return None;
+                };
+                draft.pick(q, pick);
+                if let Some(cursor) = pending.cursor.get_mut(question) {
+                    *cursor = match pick {
+                        Pick::Option(index) => index,
+                        Pick::Other => q.options().len(),
+                    };
+                }
+                pending.confirm = None;
+            }
+            Action::MoveCursor(delta) => {
+                let Tab::Question(question) = pending.tab else { return None };
+                let rows = pending.ask.questions().get(question)?.options().len() + 1;
+                let cursor = pending.cursor.get_mut(question)?;
+                *cursor = cursor.saturating_add_signed(delta).min(rows - 1);
+            }
+            Action::SetCursor { question, row } => {
+                let rows = pending.ask.questions().get(question)?.options().len() + 1;
+                if let Some(cursor) = pending.cursor.get_mut(question) {
+                    *cursor = row.min(rows - 1);
+                }
+            }
+            Action::PickAtCursor => {
+                let Tab::Question(question) = pending.tab else { return None };
+                let q = pending.ask.questions().get(question)?;
+                let row = *pending.cursor.get(question)?;
+                let pick = if row < q.options().len() { Pick::Option(row) } else { Pick::Other };
+                return self.apply_to_current(Action::Pick { question, pick });
+            }
+            Action::ClearChoice { question } => {
+                if let Some(draft) = pending.drafts.get_mut(question) {
+                    draft.clear_choice();
+                }
+            }
+            Action::SetOtherText { question, text } => {
+                if let (Some(q), Some(draft)) =
+                    (pending.ask.questions().get(question), pending.drafts.get_mut(question))
+                {
+                    draft.set_other_text(q, text);
+                }
+            }
+            Action::SetNotes { question, text } => {
+                if let Some(draft) = pending.drafts.get_mut(question) {
+                    draft.set_notes(text);
+                }
+            }
+            Action::Advance => match pending.tab {
+                Tab::Review => return self.submit(false),
+                _ => {
+                    pending.tab = pending.next_tab();
+                    pending.confirm = None;
+                }
+            },
+            Action::Submit => return self.submit(false),
+            Action::ConfirmSubmit => return self.submit(true),
+            Action::AskDecline => {
+                pending.confirm = Some(Confirm::Decline { message: String::new() });
+            }
+            Action::SetDeclineMessage(text) => {
+                if let Some(Confirm::Decline { message }) = &mut pending.confirm {
+                    *message = text;
+                }
+            }
+            Action::ConfirmDecline => {
+                let message = match &pending.confirm {
+                    Some(Confirm::Decline { message }) => message.clone(),
+                    _ => String::new(),
+                };
+                return self.finish(Outcome::declined(&message));
+            }
+            Action::CancelConfirm => pending.confirm = None,
+            Action::SelectRequest(_) | Action::DismissReceipt | Action::DismissNotice(_) => {}
+        }
+        None
+    }
+
+    fn submit(&mut self, partial_confirmed: bool) -> Option<Resolved> {
+        let pending = self.current_mut()?;
+        let missing = pending.missing();
+        if !missing.is_empty() && !partial_confirmed {
+            pending.tab = Tab::Review;
+            pending.confirm = Some(Confirm::PartialSubmit { missing });
+            return None;
+        }
+        match build_answers(&pending.ask, &pending.drafts) {
+            Ok(answers) => self.finish(Outcome::Answered(answers)),
+            Err(limit) => {
+                pending.error = Some(format!("Not sent: {limit}. Shorten it and submit again."));
+                pending.confirm = None;
+                None
+            }
+        }
+    }
+
+    /// Removes the current request with its outcome and moves on to the next one.
+    fn finish(&mut self, outcome: Outcome) -> Option<Resolved> {
+        let id = self.current?;
+        let index = self.pending.iter().position(|pending| pending.id == id)?;
+        let pending = self.pending.remove(index);
+        self.receipt = Some(Receipt::new(&pending, &outcome));
+        if matches!(outcome, Outcome::Answered(_)) {
+            self.answered += 1;
+        }
+        self.after_removal(id);
+        Some(Resolved { id, outcome })
+    }
+}
+
+/// The answer as the Review page shows it: labels listed, Other text quoted.
+pub fn review_line(status: &Status) -> String {
+    match status {
+        Status::Answered(answer) => answer.clone(),
+        Status::NotAnswered => "not answered".to_owned(),
+        Status::OtherBlank => "Other is chosen but empty".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::{Envelope, validate};
+
+    fn request(input: serde_json::Value, envelope: Envelope) -> NewRequest {
+        let validated = validate(&input).expect("valid test input");
+        NewRequest {
+            id: RequestId::next(),
+            envelope,
+            ask: validated.ask,
+            warnings: validated.warnings,
+            provenance: Provenance::new("test", None),
+        }
+    }
+
+    fn three_questions() -> NewRequest {
+        request(
+            json!({"questions": [
+                {"question": "Which database?", "header": "Database", "multiSelect": false, "options": [
+                    {"label": "PostgreSQL (Recommended)", "description": ""}, {"label": "SQLite", "description": ""}]},
+                {"question": "Which checks?", "header": "Checks", "multiSelect": true, "options": [
+                    {"label": "Clippy", "description": ""}, {"label": "Tests", "description": ""},
+                    {"label": "Miri", "description": ""}]},
+                {"question": "Deploy?", "header": "Deploy", "multiSelect": false, "options": [
+                    {"label": "Yes", "description": ""}, {"label": "No", "description": ""}]},
+            ]}),
+            Envelope::ToolInput,
+        )
+    }
+
+    fn answers_of(resolved: &Resolved) -> serde_json::Value {
+        match &resolved.outcome {
+            Outcome::Answered(answers) => serde_json::Value::Object(answers.answers_json()),
+            other => panic!("expected an answer, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn keyboard_flow_answers_every_question() {
+        let mut state = State::default();
+        state.push(three_questions());
+        // Q1: cursor down to SQLite, Space. Enter → Q2.
+        state.apply(Action::MoveCursor(1));
+        state.apply(Action::PickAtCursor);
+        state.apply(Action::Advance);
+        // Q2: pick 1 and 3, then Other with text.
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(2) });
+        state.apply(Action::SetOtherText { question: 1, text: "Fuzzing".into() });
+        state.apply(Action::Advance);
+        state.apply(Action::Pick { question: 2, pick: Pick::Option(0) });
+        state.apply(Action::Advance);
+        assert_eq!(state.current().map(|p| p.tab), Some(Tab::Review));
+        let resolved = state.apply(Action::Advance).expect("Enter on Review submits");
+        assert_eq!(
+            answers_of(&resolved),
+            json!({"Which database?": "SQLite", "Which checks?": "Clippy, Miri, Fuzzing", "Deploy?": "Yes"})
+        );
+        assert!(state.current().is_none());
+        assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("answered"));
+    }
+
+    #[test]
+    fn partial_submit_asks_first_and_leaves_out_unanswered() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 1, pick: Pick::Other });
+        assert!(state.apply(Action::Submit).is_none(), "asks before a partial submit");
+        let pending = state.current().expect("still pending");
+        assert_eq!(pending.confirm, Some(Confirm::PartialSubmit { missing: vec![1, 2] }));
+        assert_eq!(pending.status(1), Status::OtherBlank);
+        assert_eq!(pending.status(2), Status::NotAnswered);
+        let resolved = state.apply(Action::ConfirmSubmit).expect("confirmed");
+        assert_eq!(answers_of(&resolved), json!({"Which database?": "PostgreSQL (Recommended)"}));
+    }
+
+    #[test]
+    fn escape_twice_keeps_the_question_and_decline_sends_the_message() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::AskDecline);
+        state.apply(Action::CancelConfirm);
+        let pending = state.current().expect("a stray Esc loses nothing");
+        assert_eq!(pending.confirm, None);
+        state.apply(Action::AskDecline);
+        state.apply(Action::SetDeclineMessage("Use the defaults".into()));
+        let resolved = state.apply(Action::ConfirmDecline).expect("declined");
+        assert_eq!(
+            resolved.outcome,
+            Outcome::Declined {
+                message: "The user declined to answer these questions and said: Use the defaults"
+                    .into()
+            }
+        );
+    }
+
+    #[test]
+    fn drafts_survive_switching_tabs_and_requests() {
+        let mut state = State::default();
+        state.push(three_questions());
+        let second = three_questions();
+        let second_id = second.id;
+        state.push(second);
+        let first_id = state.current().map(|p| p.id).expect("first is current");
+        state.apply(Action::SetOtherText { question: 0, text: "MariaDB".into() });
+        state.apply(Action::SetNotes { question: 0, text: "managed".into() });
+        state.apply(Action::NextTab);
+        state.apply(Action::SelectRequest(second_id));
+        state.apply(Action::SelectRequest(first_id));
+        let pending = state.current().expect("first again");
+        assert_eq!(pending.drafts[0].other_text(), "MariaDB");
+        assert_eq!(pending.drafts[0].notes(), "managed");
+        assert_eq!(pending.tab, Tab::Question(1));
+    }
+
+    #[test]
+    fn same_tool_use_id_is_shown_once_and_withdraw_keeps_typed_text() {
+        let mut state = State::default();
+        let envelope = Envelope::ToolUse { id: "toolu_1".into() };
+        let first = request(
+            json!({"questions": [{"question": "Q?", "header": "Q",
+            "options": [{"label": "A"}, {"label": "B"}]}]}),
+            envelope.clone(),
+        );
+        let first_id = first.id;
+        let again = NewRequest { id: RequestId::next(), ..first.clone() };
+        assert_eq!(state.push(first), Pushed::Added);
+        assert_eq!(state.push(again), Pushed::SameAs(first_id));
+        assert_eq!(state.pending().len(), 1);
+        state.apply(Action::SetOtherText { question: 0, text: "C instead".into() });
+        assert_eq!(state.withdraw("toolu_1"), Some(first_id));
+        assert!(state.pending().is_empty());
+        let notice = state.notices().first().expect("a notice");
+        assert!(notice.contains("withdrew") && notice.contains("C instead"), "{notice}");
+    }
+
+    #[test]
+    fn a_limit_error_keeps_the_request_and_says_why() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::SetNotes { question: 0, text: "x".repeat(9000) });
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 2, pick: Pick::Option(0) });
+        assert!(state.apply(Action::Submit).is_none());
+        let error = state.current().and_then(|p| p.error.clone()).expect("an error");
+        assert_eq!(
+            error,
+            "Not sent: the note on question 1 is 9000 characters long; the limit is 8192. Shorten \
+             it and submit again."
+        );
+    }
+
+    #[test]
+    fn title_names_the_first_header() {
+        let mut state = State::default();
+        assert_eq!(state.title(), "askpane");
+        state.push(three_questions());
+        assert_eq!(state.title(), "Database — askpane");
+    }
+}

@@ -1,0 +1,134 @@
+//! Design tokens: every colour and size the view uses, for the dark and the light theme.
+//!
+//! The view asks for a [`Tokens`] value and never names a colour itself, so both themes stay in
+//! step. egui follows the system theme; [`install`] applies the shared sizes to both styles.
+
+use egui::{Color32, Context, FontFamily, FontId, TextStyle, Theme};
+
+/// Colours and sizes for one theme.
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens {
+    /// Selected rows, the current tab, the primary button.
+    pub accent: Color32,
+    /// Text drawn on `accent`.
+    pub on_accent: Color32,
+    /// Background of an option row under the keyboard cursor or the pointer.
+    pub row_hover: Color32,
+    /// Background of a chosen option row.
+    pub row_chosen: Color32,
+    /// The "Recommended" badge.
+    pub badge_fill: Color32,
+    pub badge_text: Color32,
+    /// The header chip beside the question.
+    pub chip_fill: Color32,
+    pub chip_text: Color32,
+    /// Soft warnings about the input, and unanswered questions on Review.
+    pub warning: Color32,
+    pub warning_fill: Color32,
+    /// Answered marks (✓) and the sent receipt.
+    pub success: Color32,
+    /// Secondary text: descriptions, provenance, hints.
+    pub muted: Color32,
+    /// The preview box and the reply JSON.
+    pub code_fill: Color32,
+    pub code_stroke: Color32,
+}
+
+/// Sizes shared by both themes.
+pub mod size {
+    /// The question text.
+    pub const QUESTION: f32 = 18.0;
+    pub const BODY: f32 = 14.5;
+    pub const SMALL: f32 = 12.0;
+    pub const MONOSPACE: f32 = 13.0;
+    /// Corner radius of rows, chips, boxes.
+    pub const RADIUS: u8 = 6;
+    /// Inner margin of an option row.
+    pub const ROW_PADDING: i8 = 8;
+    /// Vertical gap between option rows.
+    pub const ROW_GAP: f32 = 4.0;
+    /// Diameter of the radio / side of the checkbox drawn in a row.
+    pub const INDICATOR: f32 = 16.0;
+    /// Width of the question list when a preview sits beside it, as a share of the page.
+    pub const PREVIEW_SPLIT: f32 = 0.42;
+    /// The request list, shown when several requests wait.
+    pub const REQUEST_LIST_WIDTH: f32 = 200.0;
+    /// Longest header shown in full on a chip; longer ones are cut with "…" (full text on hover).
+    pub const CHIP_CHARS: usize = 12;
+    /// Height of the Other and note boxes, in rows.
+    pub const TEXT_ROWS: usize = 2;
+}
+
+impl Tokens {
+    pub fn for_theme(theme: Theme) -> Self {
+        match theme {
+            Theme::Dark => Tokens {
+                accent: Color32::from_rgb(0x6c, 0x9e, 0xff),
+                on_accent: Color32::from_rgb(0x0b, 0x12, 0x20),
+                row_hover: Color32::from_rgb(0x2a, 0x2f, 0x38),
+                row_chosen: Color32::from_rgb(0x1f, 0x33, 0x55),
+                badge_fill: Color32::from_rgb(0x1d, 0x4d, 0x33),
+                badge_text: Color32::from_rgb(0x9b, 0xe8, 0xb4),
+                chip_fill: Color32::from_rgb(0x33, 0x38, 0x44),
+                chip_text: Color32::from_rgb(0xd6, 0xdb, 0xe4),
+                warning: Color32::from_rgb(0xf2, 0xc1, 0x4e),
+                warning_fill: Color32::from_rgb(0x3d, 0x32, 0x14),
+                success: Color32::from_rgb(0x6f, 0xd3, 0x8d),
+                muted: Color32::from_rgb(0x9a, 0xa3, 0xb2),
+                code_fill: Color32::from_rgb(0x16, 0x19, 0x1f),
+                code_stroke: Color32::from_rgb(0x3a, 0x40, 0x4c),
+            },
+            Theme::Light => Tokens {
+                accent: Color32::from_rgb(0x1f, 0x5f, 0xd6),
+                on_accent: Color32::WHITE,
+                row_hover: Color32::from_rgb(0xee, 0xf1, 0xf6),
+                row_chosen: Color32::from_rgb(0xdc, 0xe8, 0xfd),
+                badge_fill: Color32::from_rgb(0xd8, 0xf3, 0xe1),
+                badge_text: Color32::from_rgb(0x15, 0x63, 0x34),
+                chip_fill: Color32::from_rgb(0xe4, 0xe8, 0xef),
+                chip_text: Color32::from_rgb(0x2c, 0x33, 0x40),
+                warning: Color32::from_rgb(0x8a, 0x5a, 0x00),
+                warning_fill: Color32::from_rgb(0xfd, 0xf1, 0xd3),
+                success: Color32::from_rgb(0x1c, 0x7c, 0x3e),
+                muted: Color32::from_rgb(0x5d, 0x66, 0x75),
+                code_fill: Color32::from_rgb(0xf6, 0xf7, 0xf9),
+                code_stroke: Color32::from_rgb(0xd3, 0xd8, 0xe0),
+            },
+        }
+    }
+
+    /// The tokens of the theme the context is showing now.
+    pub fn of(ctx: &Context) -> Self {
+        Tokens::for_theme(ctx.theme())
+    }
+}
+
+/// Applies the shared sizes to both themes. The theme itself follows the system.
+pub fn install(ctx: &Context) {
+    ctx.all_styles_mut(|style| {
+        style
+            .text_styles
+            .insert(TextStyle::Body, FontId::new(size::BODY, FontFamily::Proportional));
+        style
+            .text_styles
+            .insert(TextStyle::Button, FontId::new(size::BODY, FontFamily::Proportional));
+        style
+            .text_styles
+            .insert(TextStyle::Small, FontId::new(size::SMALL, FontFamily::Proportional));
+        style
+            .text_styles
+            .insert(TextStyle::Monospace, FontId::new(size::MONOSPACE, FontFamily::Monospace));
+        style
+            .text_styles
+            .insert(TextStyle::Heading, FontId::new(size::QUESTION, FontFamily::Proportional));
+        style.spacing.item_spacing = egui::vec2(8.0, 6.0);
+        style.spacing.button_padding = egui::vec2(10.0, 4.0);
+        style.spacing.interact_size.y = 24.0;
+    });
+    for theme in [Theme::Dark, Theme::Light] {
+        let tokens = Tokens::for_theme(theme);
+        ctx.style_mut_of(theme, |style| {
+            style.visuals.selection.bg_fill = tokens.accent.gamma_multiply(0.45);
+        });
+    }
+}

@@ -1,0 +1,225 @@
+//! Threads and IO that talk to agents; never egui. Adapters turn agent messages into [`Request`]s.
+//!
+//! Each [`Request`] carries its own [`Responder`], so one window can hold questions from several
+//! agents and each outcome goes back to the agent that asked. The UI is woken through an injected
+//! [`Waker`] closure, so it sleeps until something arrives. A `Responder` dropped without an
+//! answer (the window closed, the app ended) still tells its agent: the agent never hangs.
+
+pub mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod replies;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::protocol::{self, Ask, Envelope, Incoming, Invalid, Outcome, Warning};
+
+/// Identifies one request for the life of the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(u64);
+
+impl RequestId {
+    pub fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        RequestId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Who asked, shown beside the question so the user knows which agent is waiting.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The adapter: `demo`, `ask`, `hook`, `claude`, …
+    pub source: String,
+    /// What distinguishes this agent: a fixture name, a project folder, a session id.
+    pub detail: Option<String>,
+}
+
+impl Provenance {
+    pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
+        Provenance { source: source.into(), detail }
+    }
+
+    /// The provenance of a hook request: its project and permission mode.
+    pub fn from_envelope(source: &str, envelope: &Envelope) -> Self {
+        let detail = envelope.hook_context().map(|context| {
+            let project = context.project().unwrap_or("unknown project");
+            match &context.permission_mode {
+                Some(mode) => format!("{project} · {mode}"),
+                None => project.to_owned(),
+            }
+        });
+        Provenance::new(source, detail)
+    }
+
+    /// One line for lists: `hook · my-project`.
+    pub fn label(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{} · {detail}", self.source),
+            None => self.source.clone(),
+        }
+    }
+}
+
+/// One AskUserQuestion call on its way to the window.
+#[derive(Debug)]
+pub struct Request {
+    pub id: RequestId,
+    pub envelope: Envelope,
+    pub ask: Ask,
+    pub warnings: Vec<Warning>,
+    pub provenance: Provenance,
+    pub reply: Responder,
+}
+
+impl Request {
+    /// Validates a parsed message into a request, with the receiver its outcome will arrive on.
+    pub fn new(
+        incoming: Incoming,
+        provenance: Provenance,
+    ) -> Result<(Request, Receiver<Outcome>), Invalid> {
+        let validated = protocol::validate(&incoming.input)?;
+        let (reply, outcome) = Responder::channel();
+        let request = Request {
+            id: RequestId::next(),
+            envelope: incoming.envelope,
+            ask: validated.ask,
+            warnings: validated.warnings,
+            provenance,
+            reply,
+        };
+        Ok((request, outcome))
+    }
+}
+
+/// What adapters send to the UI.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A question to show.
+    Ask(Box<Request>),
+    /// The agent took back the question with this tool_use id (e.g. `control_cancel_request`).
+    Withdraw { tool_use_id: String },
+    /// Something the user should know (a malformed line, an agent that exited).
+    Notice(String),
+}
+
+/// Sends one request's outcome back to its adapter, exactly once. If it is dropped unsent, it
+/// sends a decline that says the window closed, so the agent is never left waiting.
+#[derive(Debug)]
+pub struct Responder {
+    sender: Option<Sender<Outcome>>,
+}
+
+impl Responder {
+    /// A responder and the receiver its single outcome arrives on.
+    pub fn channel() -> (Responder, Receiver<Outcome>) {
+        let (sender, receiver) = crossbeam_channel::bounded(1);
+        (Responder { sender: Some(sender) }, receiver)
+    }
+
+    pub fn send(mut self, outcome: Outcome) {
+        self.deliver(outcome);
+    }
+
+    fn deliver(&mut self, outcome: Outcome) {
+        if let Some(sender) = self.sender.take() {
+            // The adapter may have gone (its agent died); then nobody is left to tell.
+            let _ = sender.send(outcome);
+        }
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        self.deliver(Outcome::closed());
+    }
+}
+
+/// Wakes the UI after something was sent to it. Natively it calls `request_repaint`; tests pass a
+/// no-op. Transport never sees egui: the closure is injected by the composition root.
+#[derive(Clone)]
+pub struct Waker(Arc<dyn Fn() + Send + Sync>);
+
+impl Waker {
+    pub fn new(wake: impl Fn() + Send + Sync + 'static) -> Self {
+        Waker(Arc::new(wake))
+    }
+
+    pub fn noop() -> Self {
+        Waker::new(|| {})
+    }
+
+    pub fn wake(&self) {
+        (self.0)();
+    }
+}
+
+impl std::fmt::Debug for Waker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Waker")
+    }
+}
+
+/// The adapters' side of the UI channel: every send wakes the UI.
+#[derive(Clone, Debug)]
+pub struct UiSender {
+    sender: Sender<Inbound>,
+    waker: Waker,
+}
+
+impl UiSender {
+    /// Sends to the UI and wakes it. `false` when the UI has gone (the window closed).
+    pub fn send(&self, message: Inbound) -> bool {
+        let sent = self.sender.send(message).is_ok();
+        self.waker.wake();
+        sent
+    }
+}
+
+/// The channel between adapters and the UI.
+pub fn ui_channel(waker: Waker) -> (UiSender, Receiver<Inbound>) {
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    (UiSender { sender, waker }, receiver)
+}
+
+/// An in-memory connection for tests: no thread, no process, no wake-up.
+pub fn memory() -> (UiSender, Receiver<Inbound>) {
+    ui_channel(Waker::noop())
+}
+
+/// The named IO threads of a run, joined when the run ends.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Default)]
+pub struct IoThreads {
+    threads: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl IoThreads {
+    /// Starts a named thread (`agent-reader`, `reply-writer`, …).
+    pub fn spawn(
+        &mut self,
+        name: &str,
+        work: impl FnOnce() -> std::io::Result<()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let handle = std::thread::Builder::new().name(name.to_owned()).spawn(work)?;
+        self.threads.push(handle);
+        Ok(())
+    }
+
+    /// Waits for every thread; the first error wins. A panicked thread is reported as an error.
+    pub fn join(self) -> std::io::Result<()> {
+        let mut result = Ok(());
+        for handle in self.threads {
+            let name = handle.thread().name().unwrap_or("io").to_owned();
+            let outcome = handle.join().unwrap_or_else(|_| {
+                Err(std::io::Error::other(format!("the {name} thread panicked")))
+            });
+            if result.is_ok() {
+                result = outcome;
+            }
+        }
+        result
+    }
+}

@@ -1,0 +1,51 @@
+//! The reply writer: waits for outcomes and writes each reply, in its request's envelope, as a line.
+//!
+//! This is the only code that writes a mode's stdout (hook and MCP peers forbid stray bytes).
+//! Replies go out in the order the user answers, not the order the questions came in.
+
+use std::io::{self, Write};
+
+use crossbeam_channel::{Receiver, Select};
+
+use crate::protocol::{Envelope, Outcome, ReplyFormat};
+
+use super::lines::write_line;
+
+/// One request whose outcome is awaited: its envelope (to render the reply) and receiver.
+#[derive(Debug)]
+pub struct AwaitedReply {
+    pub envelope: Envelope,
+    pub format: Option<ReplyFormat>,
+    pub outcome: Receiver<Outcome>,
+}
+
+/// Writes every awaited reply to `out` as it arrives; returns once each has been written or its
+/// responder vanished. Returns the outcomes, in the order they were written.
+pub fn write_replies(
+    mut awaited: Vec<AwaitedReply>,
+    out: &mut impl Write,
+) -> io::Result<Vec<Outcome>> {
+    let mut written = Vec::with_capacity(awaited.len());
+    while !awaited.is_empty() {
+        let (index, received) = {
+            let mut select = Select::new();
+            for reply in &awaited {
+                select.recv(&reply.outcome);
+            }
+            let operation = select.select();
+            let index = operation.index();
+            // Completed on the receiver in place: crossbeam checks it is the one selected.
+            (index, operation.recv(&awaited[index].outcome))
+        };
+        let reply = awaited.swap_remove(index);
+        // Disconnected means the responder vanished without sending, which `Responder`'s drop
+        // rules out; skip it rather than block.
+        let Ok(outcome) = received else { continue };
+        let format = reply.format.unwrap_or_else(|| reply.envelope.format());
+        if let Some(line) = reply.envelope.reply_as(format, &outcome) {
+            write_line(out, &line)?;
+        }
+        written.push(outcome);
+    }
+    Ok(written)
+}

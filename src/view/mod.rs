@@ -1,0 +1,367 @@
+//! Layout of the window: request list, question tabs, the question or Review page, the footer.
+//!
+//! The view draws [`State`] and returns [`Action`]s; it never changes state or touches channels.
+
+mod keys;
+pub mod preview;
+pub mod question;
+
+use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
+use egui_commonmark::CommonMarkCache;
+
+use crate::app::state::{Action, Confirm, Pending, Receipt, State, Status, Tab, review_line};
+use crate::theme::{Tokens, size};
+
+use question::{chip_ui, question_ui};
+
+/// The keyboard hint shown in the footer.
+pub const KEY_HINT: &str = "1–9 choose · ↑↓ move · Space toggle · N note · Enter next · \
+                            Tab/←→ switch · Ctrl+Enter submit · Esc decline";
+
+/// A header as a chip shows it: at most [`size::CHIP_CHARS`] characters, cut with "…". Returns
+/// whether it was cut.
+pub fn chip_text(header: &str) -> (String, bool) {
+    match header.chars().count() > size::CHIP_CHARS {
+        true => (header.chars().take(size::CHIP_CHARS - 1).chain(['…']).collect(), true),
+        false => (header.to_owned(), false),
+    }
+}
+
+/// Draws the whole window and returns what the user did this frame.
+pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Vec<Action> {
+    let mut actions = Vec::new();
+    if let Some(pending) = state.current() {
+        keys::keyboard_actions(ui.ctx(), pending, &mut actions);
+    }
+    if !state.notices().is_empty() {
+        egui::Panel::top("notices").show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
+    }
+    if let Some(receipt) = state.receipt() {
+        egui::Panel::top("receipt")
+            .resizable(true)
+            .default_size(150.0)
+            .show(ui, |ui| receipt_ui(ui, receipt, &mut actions));
+    }
+    if state.pending().len() > 1 {
+        egui::Panel::left("requests")
+            .resizable(true)
+            .default_size(size::REQUEST_LIST_WIDTH)
+            .show(ui, |ui| request_list_ui(ui, state, &mut actions));
+    }
+    match state.current() {
+        Some(pending) => {
+            egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, &mut actions));
+            egui::CentralPanel::default()
+                .show(ui, |ui| request_ui(ui, pending, markdown, &mut actions));
+        }
+        None => {
+            egui::CentralPanel::default().show(ui, |ui| idle_ui(ui, state));
+        }
+    }
+    keys::remember_typing(ui.ctx());
+    actions
+}
+
+fn notices_ui(ui: &mut Ui, notices: &[String], actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    for (index, notice) in notices.iter().enumerate() {
+        ui.horizontal(|ui| {
+            if ui.small_button("✕").on_hover_text("Dismiss").clicked() {
+                actions.push(Action::DismissNotice(index));
+            }
+            ui.add(Label::new(RichText::new(notice).color(tokens.warning)).wrap().selectable(true));
+        });
+    }
+}
+
+/// What the agent was sent for the last finished request, and what its model reads.
+fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.horizontal(|ui| {
+        let headline = format!(
+            "✓ Sent to {}: “{}” {}",
+            receipt.provenance, receipt.title, receipt.outcome_kind
+        );
+        ui.label(RichText::new(headline).color(tokens.success).strong());
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui.small_button("✕").on_hover_text("Hide what was sent").clicked() {
+                actions.push(Action::DismissReceipt);
+            }
+            if !receipt.reply.is_empty() && ui.small_button("Copy reply").clicked() {
+                ui.ctx().copy_text(receipt.reply.clone());
+            }
+        });
+    });
+    ScrollArea::vertical().id_salt("receipt-scroll").auto_shrink([false, true]).show(ui, |ui| {
+        ui.label(RichText::new("The model reads:").small().color(tokens.muted));
+        ui.add(Label::new(&receipt.model_text).wrap().selectable(true));
+        if !receipt.reply.is_empty() {
+            ui.label(RichText::new("Reply sent:").small().color(tokens.muted));
+            Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+                ui,
+                |ui| {
+                    ui.add(
+                        Label::new(RichText::new(&receipt.reply).monospace())
+                            .extend()
+                            .selectable(true),
+                    );
+                },
+            );
+        }
+    });
+}
+
+/// The side strip listing every waiting request and where it came from.
+fn request_list_ui(ui: &mut Ui, state: &State, actions: &mut Vec<Action>) {
+    ui.label(RichText::new(format!("{} requests waiting", state.pending().len())).strong());
+    ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
+        for pending in state.pending() {
+            let current = state.current().is_some_and(|c| c.id == pending.id);
+            let count = pending.ask.questions().len();
+            let plural = if count == 1 { "" } else { "s" };
+            let edited = if pending.is_touched() { " · started" } else { "" };
+            let text = format!(
+                "{}\n{} · {count} question{plural}{edited}",
+                pending.ask.title(),
+                pending.provenance.label()
+            );
+            let response =
+                ui.add_sized([ui.available_width(), 0.0], Button::selectable(current, text));
+            if response.clicked() {
+                actions.push(Action::SelectRequest(pending.id));
+            }
+        }
+    });
+}
+
+fn idle_ui(ui: &mut Ui, state: &State) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.vertical_centered(|ui| {
+        ui.add_space(ui.available_height() / 3.0);
+        ui.heading("No questions are waiting");
+        let answered = state.answered_count();
+        if answered > 0 {
+            let plural = if answered == 1 { "" } else { "s" };
+            ui.label(
+                RichText::new(format!("{answered} request{plural} answered in this session."))
+                    .color(tokens.muted),
+            );
+        }
+        ui.label(
+            RichText::new("askpane will show the next question when an agent asks.")
+                .color(tokens.muted),
+        );
+    });
+}
+
+/// The tabs, the warnings, and the current page of a request.
+fn request_ui(
+    ui: &mut Ui,
+    pending: &Pending,
+    markdown: &mut CommonMarkCache,
+    actions: &mut Vec<Action>,
+) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.horizontal_wrapped(|ui| {
+        tabs_ui(ui, pending, actions);
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            let count = pending.ask.questions().len();
+            let position = match pending.tab {
+                Tab::Question(index) => format!("{} / {count}", index + 1),
+                Tab::Review => "Review".to_owned(),
+            };
+            ui.label(RichText::new(position).color(tokens.muted));
+        });
+    });
+    ui.label(
+        RichText::new(format!("Asked by {}", pending.provenance.label()))
+            .small()
+            .color(tokens.muted),
+    );
+    if !pending.warnings.is_empty() {
+        warnings_ui(ui, pending);
+    }
+    ui.separator();
+    match pending.tab {
+        Tab::Question(index) => question_ui(ui, pending, index, markdown, actions),
+        Tab::Review => review_ui(ui, pending, actions),
+    }
+}
+
+fn tabs_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
+    for (index, question) in pending.ask.questions().iter().enumerate() {
+        let (text, cut) = chip_text(question.header());
+        let text = if text.is_empty() { format!("Question {}", index + 1) } else { text };
+        let answered = matches!(pending.status(index), Status::Answered(_));
+        let label = match answered {
+            true => RichText::new(format!("{text} ✓")),
+            false => RichText::new(text),
+        };
+        let selected = pending.tab == Tab::Question(index);
+        let mut response = ui.add(Button::selectable(selected, label));
+        if cut {
+            response = response.on_hover_text(question.header());
+        }
+        if response.clicked() {
+            actions.push(Action::ShowTab(Tab::Question(index)));
+        }
+    }
+    let review = ui.add(Button::selectable(pending.tab == Tab::Review, "Review"));
+    if review.clicked() {
+        actions.push(Action::ShowTab(Tab::Review));
+    }
+}
+
+fn warnings_ui(ui: &mut Ui, pending: &Pending) {
+    let tokens = Tokens::of(ui.ctx());
+    Frame::new().fill(tokens.warning_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+        ui,
+        |ui| {
+            ui.set_width(ui.available_width());
+            let count = pending.warnings.len();
+            let plural = if count == 1 { "" } else { "s" };
+            egui::CollapsingHeader::new(
+                RichText::new(format!("⚠ {count} problem{plural} with this request; shown anyway"))
+                    .color(tokens.warning),
+            )
+            .id_salt(("warnings", pending.id))
+            .show(ui, |ui| {
+                for warning in &pending.warnings {
+                    ui.add(
+                        Label::new(RichText::new(format!("• {warning}")).color(tokens.warning))
+                            .wrap(),
+                    );
+                }
+            });
+        },
+    );
+}
+
+/// Every question with its answer, unanswered ones flagged; Submit from here.
+fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    ScrollArea::vertical().id_salt(("review", pending.id)).auto_shrink([false, false]).show(
+        ui,
+        |ui| {
+            for (index, question) in pending.ask.questions().iter().enumerate() {
+                let status = pending.status(index);
+                ui.horizontal(|ui| {
+                    chip_ui(ui, question.header(), &tokens);
+                    if ui.small_button("Edit").on_hover_text("Go to this question").clicked() {
+                        actions.push(Action::ShowTab(Tab::Question(index)));
+                    }
+                });
+                ui.add(Label::new(RichText::new(question.text()).strong()).wrap().selectable(true));
+                let color = match status {
+                    Status::Answered(_) => ui.visuals().text_color(),
+                    Status::NotAnswered | Status::OtherBlank => tokens.warning,
+                };
+                let mark = if matches!(status, Status::Answered(_)) { "→" } else { "⚠" };
+                let text = RichText::new(format!("{mark} {}", review_line(&status))).color(color);
+                ui.add(Label::new(text).wrap().selectable(true));
+                if let Some(notes) =
+                    pending.drafts.get(index).map(|d| d.notes().trim()).filter(|n| !n.is_empty())
+                {
+                    let text = RichText::new(format!("Note: {notes}")).color(tokens.muted);
+                    ui.add(Label::new(text).wrap().selectable(true));
+                }
+                ui.add_space(8.0);
+            }
+        },
+    );
+}
+
+/// Confirmation bars, the size-limit error, the buttons and the key hint.
+fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.add_space(4.0);
+    match &pending.confirm {
+        Some(Confirm::Decline { message }) => decline_bar_ui(ui, pending, message, actions),
+        Some(Confirm::PartialSubmit { missing }) => {
+            let names: Vec<String> = missing
+                .iter()
+                .filter_map(|&index| pending.ask.questions().get(index))
+                .map(|question| chip_text(question.header()).0)
+                .collect();
+            let count = missing.len();
+            let text = match count == pending.ask.questions().len() {
+                true => "No question is answered. Submit anyway? The agent will read that you did not answer.".to_owned(),
+                false => format!(
+                    "{count} of {} questions are not answered ({}). They will be left out. Submit anyway?",
+                    pending.ask.questions().len(),
+                    names.join(", ")
+                ),
+            };
+            ui.label(RichText::new(text).color(tokens.warning));
+            ui.horizontal(|ui| {
+                if ui.button("Submit anyway").clicked() {
+                    actions.push(Action::ConfirmSubmit);
+                }
+                if ui.button("Go back").clicked() {
+                    actions.push(Action::CancelConfirm);
+                }
+            });
+        }
+        None => {}
+    }
+    if let Some(error) = &pending.error {
+        ui.label(RichText::new(error).color(tokens.warning));
+    }
+    ui.horizontal(|ui| {
+        let first = pending.tab == Tab::Question(0);
+        if ui.add_enabled(!first, Button::new("← Back")).clicked() {
+            actions.push(Action::PreviousTab);
+        }
+        if pending.tab != Tab::Review && ui.button("Next →").clicked() {
+            actions.push(Action::NextTab);
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            let submit = Button::new(RichText::new("Submit").color(tokens.on_accent).strong())
+                .fill(tokens.accent);
+            if ui.add(submit).on_hover_text("Send the answers (Ctrl+Enter)").clicked() {
+                actions.push(Action::Submit);
+            }
+            if pending.confirm.is_none()
+                && ui
+                    .button("Decline…")
+                    .on_hover_text("Tell the agent you will not answer (Esc)")
+                    .clicked()
+            {
+                actions.push(Action::AskDecline);
+            }
+        });
+    });
+    ui.label(RichText::new(KEY_HINT).small().color(tokens.muted));
+}
+
+fn decline_bar_ui(ui: &mut Ui, pending: &Pending, message: &str, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.label(RichText::new("Decline these questions?").strong().color(tokens.warning));
+    let mut text = message.to_owned();
+    let id = egui::Id::unique(("askpane-decline-message", pending.id));
+    let label_id =
+        ui.label(RichText::new("Message to the agent (optional)").small().color(tokens.muted)).id;
+    let response = ui.add(
+        egui::TextEdit::singleline(&mut text)
+            .id(id)
+            .hint_text("e.g. Use the defaults and tell me what you picked")
+            .desired_width(f32::INFINITY),
+    );
+    let response = response.labelled_by(label_id);
+    if response.changed() {
+        actions.push(Action::SetDeclineMessage(text));
+    }
+    let entered = response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter));
+    ui.horizontal(|ui| {
+        if ui.button("Decline").clicked() || entered {
+            actions.push(Action::ConfirmDecline);
+        }
+        if ui.button("Go back").on_hover_text("Keep the questions (Esc)").clicked() {
+            actions.push(Action::CancelConfirm);
+        }
+    });
+    // The message box takes the keyboard as soon as the bar opens.
+    if message.is_empty() && !response.has_focus() && ui.memory(|m| m.focused().is_none()) {
+        response.request_focus();
+    }
+}

@@ -1,0 +1,663 @@
+//! The protocol core against the wire: every reply askpane renders is compared, as literal JSON and
+//! byte for byte, with what the real Claude Code host, TS SDK or hook sent (tests/fixtures), and
+//! every tool_result text with what the real CLI then gave the model.
+
+use askpane::protocol::envelope::parse_message;
+use askpane::protocol::outcome::ResultStyle;
+use askpane::protocol::{
+    Ask, Choice, Draft, Envelope, EnvelopeError, HookContext, HookEvent, Incoming, Outcome, Pick,
+    Question, ReplyFormat, build_answers, validate,
+};
+use serde_json::{Value, json};
+
+use crate::support::{Session, assert_json_text, assert_same_json, fixture_json, fixture_lines};
+
+/// The captures' tool_use id and question texts.
+const TOOL_USE_ID: &str = "toolu_fake_ask_000001";
+const LAYOUT: &str = "Which layout should the settings page use?";
+const FEATURES: &str = "Which features do you want to enable?";
+const DATABASE: &str = "どのデータベースを使いますか？";
+
+/// Validates a tool input that must be accepted without warnings.
+fn ask_of(input: &Value) -> Ask {
+    let validated = validate(input).expect("the tool input is valid");
+    assert!(validated.warnings.is_empty(), "unexpected warnings: {:?}", validated.warnings);
+    validated.ask
+}
+
+/// Submits one draft per question of `ask`, filled in by `fill` the way the user would.
+fn submit(ask: &Ask, fill: impl FnOnce(&[Question], &mut [Draft])) -> Outcome {
+    let mut drafts = vec![Draft::default(); ask.questions().len()];
+    fill(ask.questions(), &mut drafts);
+    Outcome::Answered(build_answers(ask, &drafts).expect("the answer is within the limits"))
+}
+
+/// The captures' three questions, so the option indices picked below mean the labels named.
+fn assert_capture_questions(ask: &Ask) {
+    let shape: Vec<(&str, bool, Vec<&str>)> = ask
+        .questions()
+        .iter()
+        .map(|q| (q.text(), q.multi_select(), q.options().iter().map(Choice::label).collect()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (LAYOUT, false, vec!["Sidebar", "Tabs"]),
+            (FEATURES, true, vec!["Dark mode", "Search", "Export"]),
+            (DATABASE, false, vec!["PostgreSQL", "SQLite"]),
+        ]
+    );
+}
+
+/// Recorded in every 2.1.330/2.1.197 host-answer capture: "Sidebar", "Dark mode, Export", and
+/// the free text "MySQL を Docker で動かしたい" for the database.
+fn pick_sidebar_dark_mode_export_mysql(questions: &[Question], drafts: &mut [Draft]) {
+    drafts[0].pick(&questions[0], Pick::Option(0)); // Sidebar
+    drafts[1].pick(&questions[1], Pick::Option(0)); // Dark mode
+    drafts[1].pick(&questions[1], Pick::Option(2)); // Export
+    drafts[2].set_other_text(&questions[2], "MySQL を Docker で動かしたい".into());
+}
+
+/// Recorded in both hook captures: "Tabs", "Search, Export", "SQLite".
+fn pick_tabs_search_export_sqlite(questions: &[Question], drafts: &mut [Draft]) {
+    drafts[0].pick(&questions[0], Pick::Option(1)); // Tabs
+    drafts[1].pick(&questions[1], Pick::Option(1)); // Search
+    drafts[1].pick(&questions[1], Pick::Option(2)); // Export
+    drafts[2].pick(&questions[2], Pick::Option(1)); // SQLite
+}
+
+/// Replays a host-answer capture: the CLI's can_use_tool in, the user's recorded selections made
+/// with [`Draft`], and our reply and model text compared with the host's line and the tool_result.
+fn replay_host_answer(
+    file: &str,
+    style: ResultStyle,
+    fill: impl FnOnce(&[Question], &mut [Draft]),
+) {
+    let session = Session::load(file);
+    let incoming =
+        parse_message(&session.can_use_tool).expect("the CLI's can_use_tool is recognised");
+    let request_id = session.can_use_tool["request_id"].as_str().expect("the request has an id");
+    assert_eq!(
+        incoming.envelope,
+        Envelope::ControlRequest {
+            request_id: request_id.into(),
+            tool_use_id: Some(TOOL_USE_ID.into())
+        }
+    );
+    let ask = ask_of(&incoming.input);
+    assert_capture_questions(&ask);
+    let outcome = submit(&ask, fill);
+    let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
+    assert_same_json(&reply, &session.host_reply);
+    assert_eq!(outcome.model_text(style), session.model_read());
+    assert_eq!(session.tool_result.get("is_error"), None, "an answer is not an error");
+}
+
+#[test]
+fn captures_are_stream_json_host_sessions() {
+    let argv = [
+        "claude",
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-prompt-tool",
+        "stdio",
+    ];
+    for file in [
+        "session.answer-with-notes.2.1.330.jsonl",
+        "session.answer-free-text.2.1.330.jsonl",
+        "session.answer.2.1.197.jsonl",
+        "session.deny.2.1.330.jsonl",
+        "session.allow-without-input.2.1.330.jsonl",
+    ] {
+        assert_eq!(Session::load(file).argv, argv, "{file}");
+    }
+}
+
+// 1. Host answers -------------------------------------------------------------------------------
+
+#[test]
+fn answer_with_notes_and_preview_equals_the_2_1_330_host_reply_and_tool_result() {
+    replay_host_answer(
+        "session.answer-with-notes.2.1.330.jsonl",
+        ResultStyle::Current,
+        |questions, drafts| {
+            pick_sidebar_dark_mode_export_mysql(questions, drafts);
+            drafts[0].set_notes("Keep the sidebar narrow, please.".into());
+        },
+    );
+}
+
+#[test]
+fn answer_with_free_text_equals_the_2_1_330_host_reply_and_tool_result() {
+    replay_host_answer(
+        "session.answer-free-text.2.1.330.jsonl",
+        ResultStyle::Current,
+        pick_sidebar_dark_mode_export_mysql,
+    );
+}
+
+#[test]
+fn answer_with_notes_and_preview_equals_the_2_1_197_host_reply_and_legacy_tool_result() {
+    replay_host_answer("session.answer.2.1.197.jsonl", ResultStyle::Legacy, |questions, drafts| {
+        pick_sidebar_dark_mode_export_mysql(questions, drafts);
+        drafts[0].set_notes("Keep the sidebar narrow, please.".into());
+    });
+}
+
+// 2. Deny ---------------------------------------------------------------------------------------
+
+#[test]
+fn decline_equals_the_2_1_330_host_deny_and_the_model_reads_the_message_verbatim() {
+    let session = Session::load("session.deny.2.1.330.jsonl");
+    let incoming =
+        parse_message(&session.can_use_tool).expect("the CLI's can_use_tool is recognised");
+    assert_capture_questions(&ask_of(&incoming.input));
+    let outcome = Outcome::Declined {
+        message: "The user closed the question dialog without answering.".into(),
+    };
+    let reply = incoming.envelope.reply(&outcome).expect("a decline is always sent");
+    assert_same_json(&reply, &session.host_reply);
+    assert_eq!(outcome.model_text(ResultStyle::Current), session.model_read());
+    assert_eq!(session.tool_result["is_error"], true);
+}
+
+// 3. Nothing answered ---------------------------------------------------------------------------
+
+#[test]
+fn nothing_answered_reads_as_not_answered_and_still_echoes_the_questions_with_empty_answers() {
+    let session = Session::load("session.allow-without-input.2.1.330.jsonl");
+    assert_eq!(session.model_read(), "The user did not answer the questions.");
+    let incoming =
+        parse_message(&session.can_use_tool).expect("the CLI's can_use_tool is recognised");
+    let ask = ask_of(&incoming.input);
+    let untouched = submit(&ask, |_, _| {});
+    let blank = submit(&ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Other); // Other chosen, nothing typed
+        drafts[1].set_notes("   ".into());
+        drafts[2].set_other_text(&questions[2], "  ".into());
+    });
+    // protocol.md §5.3: 2.1.197 rejects an allow without `updatedInput`, so we always send it.
+    let expected = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": "3bf00962-e4ff-42ed-a78b-64a4ca9d305a", "response": {"behavior": "allow",
+        "updatedInput": {"questions": incoming.input["questions"].clone(), "answers": {}},
+        "toolUseID": TOOL_USE_ID}}});
+    for outcome in [&untouched, &blank] {
+        assert_eq!(outcome.model_text(ResultStyle::Current), session.model_read());
+        assert_eq!(outcome.model_text(ResultStyle::Legacy), session.model_read());
+        let reply = incoming.envelope.reply(outcome).expect("an answer is always sent");
+        assert_same_json(&reply, &expected);
+        // Apart from `updatedInput`, it is the host's bare allow, byte for byte.
+        let mut bare = reply.clone();
+        bare["response"]["response"]
+            .as_object_mut()
+            .expect("the response is an object")
+            .shift_remove("updatedInput");
+        assert_same_json(&bare, &session.host_reply);
+    }
+}
+
+// 4. The TS SDK's control_response --------------------------------------------------------------
+
+#[test]
+fn labels_only_answer_equals_the_ts_sdk_control_response() {
+    let sdk_reply = fixture_lines("sdk.stdin.jsonl").swap_remove(2);
+    let request_id = "87d434ca-92bc-4b46-bb8b-bc51a7b97bf8";
+    assert_eq!(sdk_reply["response"]["request_id"], request_id);
+    // Only the SDK's stdin was kept: ask the same question (input, tool_use_id) under its id.
+    let mut request = Session::load("session.answer-with-notes.2.1.330.jsonl").can_use_tool;
+    request["request_id"] = json!(request_id);
+    let incoming = parse_message(&request).expect("the can_use_tool is recognised");
+    let ask = ask_of(&incoming.input);
+    assert_capture_questions(&ask);
+    let outcome = submit(&ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(1)); // Tabs
+        drafts[1].pick(&questions[1], Pick::Option(0)); // Dark mode
+        drafts[1].pick(&questions[1], Pick::Option(1)); // Search
+        drafts[2].pick(&questions[2], Pick::Option(1)); // SQLite
+    });
+    let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
+    assert_same_json(&reply, &sdk_reply);
+    // protocol.md §7, row "labels only (sdk, hook runs)", observed with 2.1.330.
+    assert_eq!(
+        outcome.model_text(ResultStyle::Current),
+        "Your questions have been answered: \"Which layout should the settings page use?\"=\"Tabs\", \
+         \"Which features do you want to enable?\"=\"Dark mode, Search\", \
+         \"どのデータベースを使いますか？\"=\"SQLite\". You can now continue with these answers in mind."
+    );
+}
+
+// 5. Hooks --------------------------------------------------------------------------------------
+
+#[test]
+fn pre_tool_use_answer_equals_the_captured_hook_stdout_but_for_the_reason() {
+    let incoming = parse_message(&fixture_json("hook.pretooluse.stdin.json"))
+        .expect("the PreToolUse stdin is recognised");
+    let context = HookContext {
+        session_id: Some("41013b6e-5808-48c2-81c7-c7cd59437f74".into()),
+        cwd: Some("/home/dev/project".into()),
+        permission_mode: Some("default".into()),
+        tool_use_id: Some(TOOL_USE_ID.into()),
+    };
+    assert_eq!(incoming.envelope, Envelope::Hook { event: HookEvent::PreToolUse, context });
+    let ask = ask_of(&incoming.input);
+    assert_capture_questions(&ask);
+    let outcome = submit(&ask, pick_tabs_search_export_sqlite);
+    let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecisionReason"], "Answered in askpane");
+    let mut recorded = fixture_json("hook.pretooluse.allow.stdout.json");
+    let reason = &mut recorded["hookSpecificOutput"]["permissionDecisionReason"];
+    assert_eq!(*reason, "answered by hook");
+    *reason = json!("Answered in askpane");
+    assert_same_json(&reply, &recorded);
+}
+
+#[test]
+fn permission_request_answer_equals_the_captured_hook_stdout() {
+    let incoming = parse_message(&fixture_json("hook.permissionrequest.stdin.json"))
+        .expect("the PermissionRequest stdin is recognised");
+    let context = HookContext {
+        session_id: Some("33c3696c-c839-47b2-9d82-7d4a319ac82e".into()),
+        cwd: Some("/home/dev/project".into()),
+        permission_mode: Some("default".into()),
+        tool_use_id: None,
+    };
+    assert_eq!(incoming.envelope, Envelope::Hook { event: HookEvent::PermissionRequest, context });
+    let ask = ask_of(&incoming.input);
+    assert_capture_questions(&ask);
+    let outcome = submit(&ask, pick_tabs_search_export_sqlite);
+    let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
+    assert_same_json(&reply, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+}
+
+#[test]
+fn hooks_deny_a_decline_and_leave_an_unavailable_question_to_claude_code() {
+    let pre_tool_use = parse_message(&fixture_json("hook.pretooluse.stdin.json"))
+        .expect("the PreToolUse stdin is recognised")
+        .envelope;
+    let permission_request = parse_message(&fixture_json("hook.permissionrequest.stdin.json"))
+        .expect("the PermissionRequest stdin is recognised")
+        .envelope;
+    let declined = Outcome::declined("use postgres");
+    assert_json_text(
+        &pre_tool_use.reply(&declined).expect("a decline is sent"),
+        r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"The user declined to answer these questions and said: use postgres"}}"#,
+    );
+    assert_json_text(
+        &permission_request.reply(&declined).expect("a decline is sent"),
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"The user declined to answer these questions and said: use postgres"}}}"#,
+    );
+    // No human: PreToolUse allows without updatedInput (Claude Code then asks in its own dialog);
+    // PermissionRequest writes nothing.
+    let unavailable = Outcome::Unavailable { reason: "no display".into() };
+    assert_json_text(
+        &pre_tool_use.reply(&unavailable).expect("PreToolUse always answers"),
+        r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"askpane cannot ask here (no display); Claude Code asks instead"}}"#,
+    );
+    assert_eq!(permission_request.reply(&unavailable), None);
+}
+
+// 6. Envelopes ----------------------------------------------------------------------------------
+
+fn small_input() -> Value {
+    json!({"questions": [{"question": "Which database?", "header": "Database", "options": [
+        {"label": "PostgreSQL", "description": "Relational."},
+        {"label": "SQLite", "description": "Embedded."}], "multiSelect": false}]})
+}
+
+fn recognised(message: &Value) -> Incoming {
+    parse_message(message).expect("the message is recognised")
+}
+
+fn refused(message: &Value) -> EnvelopeError {
+    parse_message(message).expect_err("the message is refused")
+}
+
+#[test]
+fn recognises_all_five_envelopes_and_their_reply_formats() {
+    let input = small_input();
+
+    let raw = recognised(&input);
+    assert_eq!(raw, Incoming { envelope: Envelope::ToolInput, input: input.clone() });
+    assert_eq!(raw.envelope.format(), ReplyFormat::ToolInput);
+
+    let tool_use = recognised(
+        &json!({"type": "tool_use", "id": "toolu_1", "name": "AskUserQuestion", "input": input}),
+    );
+    let envelope = Envelope::ToolUse { id: "toolu_1".into() };
+    assert_eq!(tool_use, Incoming { envelope, input: input.clone() });
+    assert_eq!(tool_use.envelope.format(), ReplyFormat::ToolInput);
+    assert_eq!(tool_use.envelope.tool_use_id(), Some("toolu_1"));
+
+    let session = Session::load("session.answer-with-notes.2.1.330.jsonl");
+    let control = recognised(&session.can_use_tool);
+    let envelope = Envelope::ControlRequest {
+        request_id: "733ae786-43af-49d1-affe-83c1f5c3a8e2".into(),
+        tool_use_id: Some(TOOL_USE_ID.into()),
+    };
+    let request_input = session.can_use_tool["request"]["input"].clone();
+    assert_eq!(control, Incoming { envelope, input: request_input });
+    assert_eq!(control.envelope.format(), ReplyFormat::ControlResponse);
+
+    let pre_tool_use_stdin = fixture_json("hook.pretooluse.stdin.json");
+    let pre_tool_use = recognised(&pre_tool_use_stdin);
+    assert_eq!(pre_tool_use.input, pre_tool_use_stdin["tool_input"]);
+    assert_eq!(pre_tool_use.envelope.format(), ReplyFormat::PreToolUse);
+    assert_eq!(pre_tool_use.envelope.tool_use_id(), Some(TOOL_USE_ID));
+    let context = pre_tool_use.envelope.hook_context().expect("a hook has a context");
+    assert_eq!(context.project(), Some("project"));
+
+    let permission_request_stdin = fixture_json("hook.permissionrequest.stdin.json");
+    let permission_request = recognised(&permission_request_stdin);
+    assert_eq!(permission_request.input, permission_request_stdin["tool_input"]);
+    assert_eq!(permission_request.envelope.format(), ReplyFormat::PermissionRequest);
+    assert_eq!(permission_request.envelope.tool_use_id(), None);
+
+    let seed_web = recognised(&json!({"type": "user_question", "tool_use_id": "t1",
+        "questions": input["questions"], "timestamp": 1_795_294_582_611_u64}));
+    let envelope = Envelope::SeedWeb { tool_use_id: "t1".into() };
+    assert_eq!(seed_web, Incoming { envelope, input });
+    assert_eq!(seed_web.envelope.format(), ReplyFormat::SeedWeb);
+}
+
+#[test]
+fn refuses_other_tools_other_requests_and_unknown_messages() {
+    let mut hook = fixture_json("hook.pretooluse.stdin.json");
+    hook["tool_name"] = json!("Bash");
+    let error = refused(&hook);
+    assert_eq!(error, EnvelopeError::OtherTool { envelope: "hook input", tool: "Bash".into() });
+    assert_eq!(error.to_string(), "this hook input is for the tool `Bash`, not AskUserQuestion");
+
+    let mut request = Session::load("session.deny.2.1.330.jsonl").can_use_tool;
+    request["request"]["tool_name"] = json!("Bash");
+    let error = refused(&request);
+    assert_eq!(
+        error,
+        EnvelopeError::OtherTool { envelope: "control_request", tool: "Bash".into() }
+    );
+    assert_eq!(
+        error.to_string(),
+        "this control_request is for the tool `Bash`, not AskUserQuestion"
+    );
+
+    let tool_use =
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "ls"}});
+    let error = refused(&tool_use);
+    assert_eq!(error, EnvelopeError::OtherTool { envelope: "tool_use block", tool: "Bash".into() });
+
+    // protocol.md §6: the interrupt a host may send while the dialog is open.
+    let interrupt = json!({"type": "control_request", "request_id": "int_1",
+        "request": {"subtype": "interrupt"}});
+    let error = refused(&interrupt);
+    assert_eq!(error, EnvelopeError::NotAQuestion("interrupt".into()));
+    assert_eq!(
+        error.to_string(),
+        "the control_request subtype `interrupt` is not a question (askpane answers can_use_tool)"
+    );
+
+    let mut post_tool_use = fixture_json("hook.pretooluse.stdin.json");
+    post_tool_use["hook_event_name"] = json!("PostToolUse");
+    let error = refused(&post_tool_use);
+    assert_eq!(error, EnvelopeError::UnsupportedHookEvent("PostToolUse".into()));
+    assert_eq!(
+        error.to_string(),
+        "the hook event `PostToolUse` is not one askpane answers (PreToolUse or PermissionRequest)"
+    );
+
+    let error = refused(&json!([1, 2]));
+    assert_eq!(error, EnvelopeError::NotObject { found: "an array" });
+    assert_eq!(error.to_string(), "expected a JSON object, found an array");
+
+    let error = refused(&json!({"foo": 1}));
+    assert_eq!(error, EnvelopeError::Unrecognised);
+    assert_eq!(
+        error.to_string(),
+        "not a message askpane understands: expected an AskUserQuestion tool input \
+         ({\"questions\": …}), a tool_use block, a can_use_tool control_request, a PreToolUse or \
+         PermissionRequest hook input, or a user_question message"
+    );
+}
+
+// 7. Seed web reply -----------------------------------------------------------------------------
+
+fn seed_question() -> Incoming {
+    recognised(&json!({"type": "user_question", "tool_use_id": "t1", "questions": [
+        {"question": "Which layout?", "header": "Layout", "multiSelect": false, "options": [
+            {"label": "Sidebar", "description": "d"}, {"label": "Tabs", "description": "d"},
+            {"label": "Cards", "description": "d"}]},
+        {"question": "Which features?", "header": "Features", "multiSelect": true, "options": [
+            {"label": "Dark mode", "description": "d"}, {"label": "Search", "description": "d"},
+            {"label": "Export", "description": "d"}, {"label": "Sync", "description": "d"}]},
+        {"question": "Which database?", "header": "Database", "multiSelect": false, "options": [
+            {"label": "PostgreSQL", "description": "d"}, {"label": "SQLite", "description": "d"}]},
+        {"question": "Which licence?", "header": "Licence", "multiSelect": false, "options": [
+            {"label": "MIT", "description": "d"}, {"label": "Apache-2.0", "description": "d"}]},
+    ], "timestamp": 1_795_294_582_611_u64}))
+}
+
+#[test]
+fn seed_web_answers_by_option_number_from_1_and_leaves_unanswered_questions_out() {
+    let incoming = seed_question();
+    let outcome = submit(&ask_of(&incoming.input), |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(1)); // option 2, Tabs
+        drafts[1].pick(&questions[1], Pick::Option(2)); // option 3, Export
+        drafts[1].pick(&questions[1], Pick::Option(0)); // option 1, Dark mode
+        drafts[2].set_other_text(&questions[2], "MySQL を Docker で動かしたい".into());
+        // "Which licence?" is left unanswered.
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
+        r#"{"type":"question_answer","tool_use_id":"t1","answers":{"0":"2","1":"1,3","2":"other:MySQL を Docker で動かしたい"}}"#,
+    );
+}
+
+#[test]
+fn seed_web_puts_other_after_the_numbers_and_notes_in_their_own_object() {
+    let incoming = seed_question();
+    let outcome = submit(&ask_of(&incoming.input), |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(0));
+        drafts[0].set_notes("Keep it narrow.".into());
+        drafts[1].pick(&questions[1], Pick::Option(1));
+        drafts[1].pick(&questions[1], Pick::Option(0));
+        drafts[1].set_other_text(&questions[1], "x".into());
+        drafts[3].set_notes("Either is fine.".into()); // notes only: no answer
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
+        r#"{"type":"question_answer","tool_use_id":"t1","answers":{"0":"1","1":"1,2,other:x"},"notes":{"0":"Keep it narrow.","3":"Either is fine."}}"#,
+    );
+}
+
+#[test]
+fn seed_web_decline_is_a_question_declined_message() {
+    let incoming = seed_question();
+    assert_json_text(
+        &incoming.envelope.reply(&Outcome::declined("use postgres")).expect("a decline is sent"),
+        r#"{"type":"question_declined","tool_use_id":"t1","outcome":"declined","message":"The user declined to answer these questions and said: use postgres"}"#,
+    );
+}
+
+// 8. The raw tool input envelope ----------------------------------------------------------------
+
+/// A raw tool input with keys askpane does not know: top level, in a question, in an option.
+const RAW_INPUT: &str = r#"{"questions":[{"question":"Which database?","header":"Database","kind":"choice","options":[{"label":"PostgreSQL","description":"Relational.","id":7},{"label":"SQLite","description":"Embedded."}],"multiSelect":false},{"question":"Which features?","header":"Features","options":[{"label":"Dark mode","description":"Theme."},{"label":"Search","description":"Box."}],"multiSelect":true}],"metadata":{"source":"x"}}"#;
+
+/// `RAW_INPUT` with `keys` (`,"key":value…`) added after its last key.
+fn raw_input_with(keys: &str) -> String {
+    let body = RAW_INPUT.strip_suffix('}').expect("RAW_INPUT is an object");
+    format!("{body}{keys}}}")
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).expect("test JSON parses")
+}
+
+#[test]
+fn raw_input_reply_echoes_the_input_with_unknown_keys_and_adds_answers_then_annotations() {
+    let incoming = recognised(&parse(RAW_INPUT));
+    assert_eq!(incoming.envelope, Envelope::ToolInput);
+    let ask = ask_of(&incoming.input);
+    let choose = |questions: &[Question], drafts: &mut [Draft]| {
+        drafts[0].pick(&questions[0], Pick::Option(1)); // SQLite
+        drafts[1].pick(&questions[1], Pick::Option(0)); // Dark mode
+        drafts[1].pick(&questions[1], Pick::Option(1)); // Search
+    };
+    let labels = submit(&ask, choose);
+    assert_json_text(
+        &incoming.envelope.reply(&labels).expect("an answer is always sent"),
+        &raw_input_with(
+            r#","answers":{"Which database?":"SQLite","Which features?":"Dark mode, Search"}"#,
+        ),
+    );
+    let with_notes = submit(&ask, |questions, drafts| {
+        choose(questions, drafts);
+        drafts[0].set_notes("Must run on ARM.".into());
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&with_notes).expect("an answer is always sent"),
+        &raw_input_with(
+            r#","answers":{"Which database?":"SQLite","Which features?":"Dark mode, Search"},"annotations":{"Which database?":{"notes":"Must run on ARM."}}"#,
+        ),
+    );
+}
+
+#[test]
+fn raw_input_with_stale_answers_and_annotations_gets_them_replaced() {
+    // The keys in the order the CLI itself writes them (questions, answers, annotations).
+    let stale = raw_input_with(
+        r#","answers":{"Which database?":"PostgreSQL","Old question?":"x"},"annotations":{"Which database?":{"notes":"old"}}"#,
+    );
+    let incoming = recognised(&parse(&stale));
+    let ask = ask_of(&incoming.input);
+    let sqlite = submit(&ask, |questions, drafts| drafts[0].pick(&questions[0], Pick::Option(1)));
+    assert_json_text(
+        &incoming.envelope.reply(&sqlite).expect("an answer is always sent"),
+        &raw_input_with(r#","answers":{"Which database?":"SQLite"}"#),
+    );
+    let with_notes = submit(&ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(1));
+        drafts[0].set_notes("new".into());
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&with_notes).expect("an answer is always sent"),
+        &raw_input_with(
+            r#","answers":{"Which database?":"SQLite"},"annotations":{"Which database?":{"notes":"new"}}"#,
+        ),
+    );
+}
+
+#[test]
+fn raw_input_keys_keep_their_order_when_stale_annotations_are_dropped() {
+    // Stale `annotations` with two unknown keys after it: dropping it must not reorder the rest.
+    let stale = r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"B"},"annotations":{"Q?":{"notes":"old"}},"metadata":{"source":"x"},"extra":1}"#;
+    let incoming = recognised(&parse(stale));
+    let outcome = submit(&ask_of(&incoming.input), |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(0));
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
+        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"A"},"metadata":{"source":"x"},"extra":1}"#,
+    );
+}
+
+#[test]
+fn raw_input_reply_names_every_non_answer_outcome_and_its_message() {
+    let cases = [
+        (
+            Outcome::declined(""),
+            r#"{"outcome":"declined","message":"The user declined to answer these questions. Do not assume an answer; continue without it or ask in chat."}"#,
+        ),
+        (
+            Outcome::declined("use postgres"),
+            r#"{"outcome":"declined","message":"The user declined to answer these questions and said: use postgres"}"#,
+        ),
+        (
+            Outcome::Withdrawn,
+            r#"{"outcome":"withdrawn","message":"The question was withdrawn before the user answered it."}"#,
+        ),
+        (
+            Outcome::TimedOut { waited_secs: 300 },
+            r#"{"outcome":"timed_out","message":"No one answered these questions within 300 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters."}"#,
+        ),
+        (
+            Outcome::Unavailable { reason: "no display".into() },
+            r#"{"outcome":"unavailable","message":"No human is available to answer questions right now (no display). Proceed with reasonable assumptions and state them clearly, or stop and report what you need decided."}"#,
+        ),
+        (
+            Outcome::Refused { reason: "question 1: `options` is missing".into() },
+            r#"{"outcome":"refused","message":"These questions could not be shown to the user because the AskUserQuestion input is invalid: question 1: `options` is missing. Fix the input and call AskUserQuestion again."}"#,
+        ),
+    ];
+    let tool_use = Envelope::ToolUse { id: "toolu_1".into() };
+    for (outcome, expected) in cases {
+        assert_json_text(&Envelope::ToolInput.reply(&outcome).expect("always a reply"), expected);
+        assert_json_text(&tool_use.reply(&outcome).expect("always a reply"), expected);
+    }
+}
+
+#[test]
+fn control_request_sends_nothing_when_withdrawn_and_denies_every_other_non_answer() {
+    let session = Session::load("session.deny.2.1.330.jsonl");
+    let envelope = recognised(&session.can_use_tool).envelope;
+    assert_eq!(envelope.reply(&Outcome::Withdrawn), None);
+    assert_json_text(
+        &envelope.reply(&Outcome::TimedOut { waited_secs: 300 }).expect("a deny is sent"),
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"8e4d70e6-6b21-408d-bd01-efb6685c21d2","response":{"behavior":"deny","message":"No one answered these questions within 300 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters.","toolUseID":"toolu_fake_ask_000001"}}}"#,
+    );
+}
+
+// 9. Which ending the model reads ---------------------------------------------------------------
+
+fn colours_and_size() -> Ask {
+    ask_of(&json!({"questions": [
+        {"question": "Which colours?", "header": "Colours", "multiSelect": true, "options": [
+            {"label": "Red, green", "description": "d"}, {"label": "Blue", "description": "d"},
+            {"label": "Say \"hi\"", "description": "d"}]},
+        {"question": "Which size?", "header": "Size", "multiSelect": false, "options": [
+            {"label": "Small", "description": "d"}, {"label": "Large", "description": "d"}]},
+    ]}))
+}
+
+#[test]
+fn labels_only_answer_reads_as_answered_even_with_a_comma_space_label() {
+    let ask = colours_and_size();
+    let outcome = submit(&ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(0)); // "Red, green"
+        drafts[0].pick(&questions[0], Pick::Option(1)); // "Blue"
+        drafts[0].pick(&questions[0], Pick::Option(2)); // "Say \"hi\""
+        drafts[1].pick(&questions[1], Pick::Option(1)); // "Large"
+    });
+    let text = r#"Your questions have been answered: "Which colours?"=""Red, green", Blue, "Say \"hi\""", "Which size?"="Large". You can now continue with these answers in mind."#;
+    assert_eq!(outcome.model_text(ResultStyle::Current), text);
+    assert_eq!(outcome.model_text(ResultStyle::Legacy), text);
+}
+
+#[test]
+fn other_text_or_notes_read_as_the_user_answered_read_carefully() {
+    let ask = colours_and_size();
+    let other = submit(&ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(1)); // "Blue"
+        drafts[0].set_other_text(&questions[0], "Teal".into());
+        drafts[1].pick(&questions[1], Pick::Option(1)); // "Large"
+    });
+    assert_eq!(
+        other.model_text(ResultStyle::Current),
+        r#"The user answered: "Which colours?"="Blue, Teal", "Which size?"="Large". Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say."#
+    );
+    assert_eq!(
+        other.model_text(ResultStyle::Legacy),
+        r#"Your questions have been answered: "Which colours?"="Blue, Teal", "Which size?"="Large". You can now continue with these answers in mind."#
+    );
+    let notes = submit(&ask, |questions, drafts| {
+        drafts[0].set_notes("No strong opinion; you choose.".into()); // notes only
+        drafts[1].pick(&questions[1], Pick::Option(1)); // "Large"
+        drafts[1].set_notes("Either works.".into());
+    });
+    assert_eq!(
+        notes.model_text(ResultStyle::Current),
+        r#"The user answered: "Which colours?"=(no option selected) notes: No strong opinion; you choose., "Which size?"="Large" notes: Either works.. Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say."#
+    );
+}
