@@ -45,6 +45,8 @@ pub mod size {
     pub const RADIUS: u8 = 6;
     /// Inner margin of an option row.
     pub const ROW_PADDING: i8 = 8;
+    /// Left indent of an option's description and of the Other box: past the indicator.
+    pub const DESCRIPTION_INDENT: i8 = 26;
     /// Vertical gap between option rows.
     pub const ROW_GAP: f32 = 4.0;
     /// Diameter of the radio / side of the checkbox drawn in a row.

@@ -122,7 +122,7 @@ fn options_ui(
     for (row, choice) in question.options().iter().enumerate() {
         let chosen = draft.is_chosen(Pick::Option(row));
         let response =
-            option_row_ui(ui, row + 1, choice, question.multi_select(), chosen, cursor == row);
+            row_ui(ui, Row::of(row + 1, choice), question.multi_select(), chosen, cursor == row);
         if response.clicked() {
             actions.push(Action::Pick { question: index, pick: Pick::Option(row) });
         }
@@ -145,18 +145,33 @@ fn options_ui(
     hovered
 }
 
-/// One option: indicator, number, label, "Recommended" badge, and the description below.
-/// The row is a single radio button / checkbox to AccessKit, named with the exact label.
-fn option_row_ui(
-    ui: &mut Ui,
+/// What one row shows: its number, name, badge and description.
+struct Row<'a> {
     number: usize,
-    choice: &Choice,
+    name: &'a str,
+    recommended: bool,
+    description: &'a str,
+    /// The accessible name: the exact label the answer carries.
+    label: &'a str,
+}
+
+impl<'a> Row<'a> {
+    fn of(number: usize, choice: &'a Choice) -> Self {
+        let (name, recommended) = choice.display_label();
+        Row { number, name, recommended, description: choice.description(), label: choice.label() }
+    }
+}
+
+/// One row: indicator, number, name, "Recommended" badge, and the description below. The row is
+/// a single radio button / checkbox to AccessKit, named with the exact label.
+fn row_ui(
+    ui: &mut Ui,
+    row: Row<'_>,
     multi_select: bool,
     chosen: bool,
     under_cursor: bool,
 ) -> Response {
     let tokens = Tokens::of(ui.ctx());
-    let (name, recommended) = choice.display_label();
     let scope = ui.scope_builder(UiBuilder::new().sense(Sense::click()), |ui| {
         let hovered = ui.response().hovered();
         let fill = match (chosen, hovered || under_cursor) {
@@ -177,22 +192,24 @@ fn option_row_ui(
                 ui.set_width(ui.available_width());
                 ui.horizontal(|ui| {
                     indicator_ui(ui, multi_select, chosen, &tokens);
-                    let number = RichText::new(format!("{number}.")).color(tokens.muted);
+                    let number = RichText::new(format!("{}.", row.number)).color(tokens.muted);
                     paint_text(ui, number.into(), ui.visuals().text_color());
-                    paint_text(
-                        ui,
-                        RichText::new(name).strong().into(),
-                        ui.visuals().strong_text_color(),
-                    );
-                    if recommended {
+                    let name = RichText::new(row.name).strong();
+                    paint_text(ui, name.into(), ui.visuals().strong_text_color());
+                    if row.recommended {
                         badge_ui(ui, "Recommended", &tokens);
                     }
                 });
-                if !choice.description().is_empty() {
-                    ui.indent("description", |ui| {
-                        let text = RichText::new(choice.description()).color(tokens.muted);
-                        ui.add(Label::new(text).wrap().selectable(true));
-                    });
+                if !row.description.is_empty() {
+                    Frame::new()
+                        .inner_margin(egui::Margin {
+                            left: size::DESCRIPTION_INDENT,
+                            ..Default::default()
+                        })
+                        .show(ui, |ui| {
+                            let text = RichText::new(row.description).color(tokens.muted);
+                            ui.add(Label::new(text).wrap().selectable(true));
+                        });
                 }
             });
     });
@@ -201,7 +218,7 @@ fn option_row_ui(
         true => egui::Role::CheckBox,
         false => egui::Role::RadioButton,
     };
-    response.widget_info(|| WidgetInfo::selected(role, true, chosen, choice.label()));
+    response.widget_info(|| WidgetInfo::selected(role, true, chosen, row.label));
     response
 }
 
@@ -264,7 +281,7 @@ pub fn chip_ui(ui: &mut Ui, header: &str, tokens: &Tokens) {
     }
 }
 
-/// "Other": a radio / checkbox row with a multiline box that keeps its text whatever is chosen.
+/// "Other": a row like the options, and a multiline box whose text is kept whatever is chosen.
 fn other_ui(
     ui: &mut Ui,
     pending: &Pending,
@@ -275,34 +292,27 @@ fn other_ui(
 ) {
     let Some(draft) = pending.drafts.get(index) else { return };
     let tokens = Tokens::of(ui.ctx());
-    let chosen = draft.is_chosen(Pick::Other);
-    let number = question.options().len() + 1;
-    let stroke = match under_cursor {
-        true => Stroke::new(1.0, tokens.accent),
-        false => Stroke::NONE,
+    let (description, hint) = match question.multi_select() {
+        true => ("Something else, added to your choices", "Type what else you want"),
+        false => ("None of these: type your own answer", "Type your own answer"),
     };
-    let fill = if chosen { tokens.row_chosen } else { egui::Color32::TRANSPARENT };
+    let row = Row {
+        number: question.options().len() + 1,
+        name: "Other",
+        recommended: false,
+        description,
+        label: "Other",
+    };
+    let chosen = draft.is_chosen(Pick::Other);
+    if row_ui(ui, row, question.multi_select(), chosen, under_cursor).clicked() {
+        actions.push(Action::Pick { question: index, pick: Pick::Other });
+        ui.memory_mut(|memory| memory.request_focus(other_text_id(pending.id, index)));
+    }
     Frame::new()
-        .fill(fill)
-        .stroke(stroke)
-        .corner_radius(size::RADIUS)
-        .inner_margin(size::ROW_PADDING)
+        .inner_margin(egui::Margin { left: size::DESCRIPTION_INDENT, ..Default::default() })
         .show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            let label = format!("{number}. Other");
-            let toggled = match question.multi_select() {
-                true => ui.checkbox(&mut chosen.clone(), label).clicked(),
-                false => ui.radio(chosen, label).clicked(),
-            };
-            if toggled {
-                actions.push(Action::Pick { question: index, pick: Pick::Other });
-            }
-            let mut text = draft.other_text().to_owned();
-            let hint = match question.multi_select() {
-                true => "Something else, added to your choices",
-                false => "Type your own answer",
-            };
             let label_id = ui.label(RichText::new("Your answer").small().color(tokens.muted)).id;
+            let mut text = draft.other_text().to_owned();
             let response = ui.add(
                 TextEdit::multiline(&mut text)
                     .id(other_text_id(pending.id, index))
@@ -310,16 +320,12 @@ fn other_ui(
                     .desired_rows(size::TEXT_ROWS)
                     .desired_width(f32::INFINITY),
             );
-            let response = response.labelled_by(label_id);
-            if response.changed() {
+            if response.labelled_by(label_id).changed() {
                 actions.push(Action::SetOtherText { question: index, text });
             }
             if draft.other_is_blank() {
-                ui.label(
-                    RichText::new("Type your answer, or it will not count.")
-                        .small()
-                        .color(tokens.warning),
-                );
+                let warning = RichText::new("Type your answer, or Other will not count.").small();
+                ui.label(warning.color(tokens.warning));
             }
         });
 }
