@@ -1,0 +1,139 @@
+//! CPU time of one steady-state frame of the largest form (`fixtures/largest-form.json`: 4 questions × 4 options, previews on the 3 single-select ones) in a headless 960×680 egui context, plus tessellating it.
+//!
+//! The app repaints only on input, so what matters is a frame with every cache warm: the
+//! context, the font atlas, the galley cache and the `CommonMarkCache` persist across iterations
+//! and a few frames are drawn before measuring. Ids in the `frame` group:
+//!
+//! - `question/ascii_preview`: question 1, an ASCII mockup (verbatim preview) beside the options;
+//! - `question/code_preview`: question 2, a fenced Rust block rendered as markdown;
+//! - `review`: the Review page of the four answered questions;
+//! - `tessellate`: `Context::tessellate` of the `question/code_preview` frame's shapes (the
+//!   other per-frame CPU work a real app does before handing meshes to the GPU).
+//!
+//! No pointer and no keys, so nothing is hovered; the keyboard cursor sits on each question's
+//! picked option, whose preview is the one shown.
+
+use std::hint::black_box;
+
+use askpane::app::state::{Action, NewRequest, State, Tab};
+use askpane::protocol::{Envelope, Pick, validate};
+use askpane::transport::{Provenance, RequestId};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use egui::{Context, FullOutput, RawInput, Rect, pos2, vec2};
+use egui_commonmark::CommonMarkCache;
+
+/// Latin-only, so the default fonts cover every glyph without the CJK fallback eframe adds.
+const LARGEST_FORM: &str = include_str!("fixtures/largest-form.json");
+
+/// Frames drawn before measuring, so sizing passes are over and every cache is filled.
+const WARM_UP_FRAMES: usize = 8;
+
+/// The largest form, pushed into a fresh state with every question answered.
+fn largest_form_state() -> State {
+    let input: serde_json::Value =
+        serde_json::from_str(LARGEST_FORM).expect("largest-form.json is JSON");
+    let validated = validate(&input).expect("largest-form.json is a valid AskUserQuestion input");
+    assert!(validated.warnings.is_empty(), "unexpected warnings: {:?}", validated.warnings);
+    let shape: Vec<(usize, bool, usize)> = validated
+        .ask
+        .questions()
+        .iter()
+        .map(|q| {
+            let previews = q.options().iter().filter(|o| o.preview().is_some()).count();
+            (q.options().len(), q.multi_select(), previews)
+        })
+        .collect();
+    assert_eq!(shape, [(4, false, 4), (4, false, 4), (4, false, 4), (4, true, 0)]);
+    let mut state = State::default();
+    state.push(NewRequest {
+        id: RequestId::next(),
+        envelope: Envelope::ToolInput,
+        ask: validated.ask,
+        warnings: validated.warnings,
+        provenance: Provenance::new("bench", Some("largest-form".to_owned())),
+    });
+    // A realistic filled-in form: the Review page then lists four answers and a note.
+    for (question, pick) in [
+        (0, Pick::Option(0)),
+        (1, Pick::Option(0)),
+        (2, Pick::Option(1)),
+        (3, Pick::Option(0)),
+        (3, Pick::Option(1)),
+    ] {
+        state.apply(Action::Pick { question, pick });
+    }
+    state.apply(Action::SetNotes {
+        question: 1,
+        text: "Keep the error messages short enough to fit on one terminal line.".to_owned(),
+    });
+    state
+}
+
+/// A headless window: one persistent context and markdown cache, a fixed 960×680 screen.
+struct Window {
+    ctx: Context,
+    markdown: CommonMarkCache,
+    input: RawInput,
+}
+
+impl Window {
+    fn new() -> Self {
+        let ctx = Context::default();
+        askpane::theme::install(&ctx);
+        let input = RawInput {
+            screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), vec2(960.0, 680.0))),
+            ..RawInput::default()
+        };
+        Window { ctx, markdown: CommonMarkCache::default(), input }
+    }
+
+    /// One frame, as the app draws it on a repaint.
+    fn frame(&mut self, state: &State) -> FullOutput {
+        let markdown = &mut self.markdown;
+        self.ctx.run_ui(self.input.clone(), |ui| {
+            let _ = askpane::view::root_ui(ui, state, markdown);
+        })
+    }
+
+    /// Shows `tab` and draws frames until every cache is warm; returns the last frame's output.
+    fn show(&mut self, state: &mut State, tab: Tab) -> FullOutput {
+        state.apply(Action::ShowTab(tab));
+        for _ in 1..WARM_UP_FRAMES {
+            // The font atlas upload is the only texture delta; a headless run has nowhere to put it.
+            self.frame(state).drop_without_applying_deltas();
+        }
+        let mut output = self.frame(state);
+        output.textures_delta.clear();
+        output
+    }
+}
+
+fn frame(c: &mut Criterion) {
+    let mut state = largest_form_state();
+    let mut window = Window::new();
+    let mut group = c.benchmark_group("frame");
+    for (id, tab) in [
+        ("question/ascii_preview", Tab::Question(0)),
+        ("question/code_preview", Tab::Question(1)),
+        ("review", Tab::Review),
+    ] {
+        let output = window.show(&mut state, tab);
+        assert!(!output.shapes.is_empty(), "{id}: the frame painted nothing");
+        group.bench_function(id, |b| {
+            b.iter(|| window.frame(black_box(&state)).drop_without_applying_deltas());
+        });
+    }
+    let output = window.show(&mut state, Tab::Question(1));
+    let pixels_per_point = output.pixels_per_point;
+    group.bench_function("tessellate", |b| {
+        b.iter_batched(
+            || output.shapes.clone(),
+            |shapes| window.ctx.tessellate(shapes, pixels_per_point),
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, frame);
+criterion_main!(benches);
