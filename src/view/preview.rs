@@ -41,12 +41,18 @@ pub fn classify(text: &str) -> PreviewKind {
     }
 }
 
-/// `|---|:--:|` and `--- | ---`: the line that makes the one above it a table header.
+/// `|---|:--:|` and `--- | ---`: the line that makes the one above it a table header. Every cell
+/// must be dashes with optional colons; a mockup's `|-----|     |` (a blank cell) is not one.
 fn is_table_delimiter(line: &str) -> bool {
     let line = line.trim();
-    line.contains('-')
-        && line.contains('|')
-        && line.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
+    let inner = line.strip_prefix('|').unwrap_or(line);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    line.contains('|')
+        && inner.split('|').all(|cell| {
+            let cell = cell.trim();
+            let dashes = cell.trim_start_matches(':').trim_end_matches(':');
+            !dashes.is_empty() && dashes.chars().all(|c| c == '-')
+        })
 }
 
 /// Turns every line break outside fenced code into a hard break, as a terminal would show it.
@@ -108,6 +114,11 @@ pub fn preview_body(ui: &mut Ui, text: &str, markdown: &mut CommonMarkCache) {
         PreviewKind::Markdown => {
             // A monospace box, like the terminal the agent expects: body text in monospace too.
             let monospace = TextStyle::Monospace.resolve(ui.style());
+            // Wide enough for the longest line: long lines scroll sideways, as in a terminal,
+            // instead of wrapping out of shape.
+            let longest = text.lines().map(|line| line.chars().count()).max().unwrap_or(0);
+            let glyph = ui.fonts_mut(|fonts| fonts.glyph_width(&monospace, 'M'));
+            ui.set_width(ui.available_width().max(longest as f32 * glyph + 40.0));
             ui.style_mut().text_styles.insert(TextStyle::Body, monospace);
             CommonMarkViewer::new().show(ui, markdown, &keep_line_breaks(text));
         }
@@ -122,6 +133,12 @@ mod tests {
     fn ascii_mockups_are_verbatim_and_markdown_is_markdown() {
         let mockup = "+--------+------+\n| Nav    | Body |\n| - A    |      |\n+--------+------+";
         assert_eq!(classify(mockup), PreviewKind::Verbatim);
+        let sidebar = "+----+------+\n| a  |  Q?  |\n|----|      |\n| >b |  ( ) |\n+----+------+";
+        assert_eq!(
+            classify(sidebar),
+            PreviewKind::Verbatim,
+            "a blank cell is not a table delimiter"
+        );
         assert_eq!(classify("```rust\nfn main() {}\n```"), PreviewKind::Markdown);
         assert_eq!(classify("| a | b |\n|---|---|\n| 1 | 2 |"), PreviewKind::Markdown);
         assert_eq!(classify("# Title\ntext"), PreviewKind::Markdown);
