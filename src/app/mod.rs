@@ -33,6 +33,8 @@ pub struct App {
     markdown: CommonMarkCache,
     options: AppOptions,
     title: String,
+    /// The user confirmed closing; the next close request goes through.
+    closing: bool,
 }
 
 impl App {
@@ -46,6 +48,7 @@ impl App {
             markdown: CommonMarkCache::default(),
             options,
             title: String::new(),
+            closing: false,
         }
     }
 
@@ -97,8 +100,12 @@ impl App {
     }
 
     /// Applies the view's actions; finished requests go out at once.
-    pub fn apply(&mut self, actions: Vec<state::Action>) {
+    pub fn apply(&mut self, ctx: &egui::Context, actions: Vec<state::Action>) {
         for action in actions {
+            if action == state::Action::ConfirmClose {
+                self.closing = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
             if let Some(resolved) = self.state.apply(action) {
                 self.send(resolved);
             }
@@ -132,14 +139,21 @@ impl eframe::App for App {
             self.title = title;
         }
         if self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty() {
+            self.closing = true;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+        let close_requested = ctx.input(|input| input.viewport().close_requested());
+        if close_requested && !self.closing && !self.state.request_close() {
+            // Answers are in progress: keep the window and ask (nothing typed is lost by accident).
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            ctx.request_repaint();
         }
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let actions = view::root_ui(ui, &self.state, &mut self.markdown);
         if !actions.is_empty() {
-            self.apply(actions);
+            self.apply(ui.ctx(), actions);
             // Draw the result of the actions now rather than on the next input event.
             ui.ctx().request_repaint();
         }

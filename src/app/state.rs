@@ -224,6 +224,10 @@ pub enum Action {
     CancelConfirm,
     DismissReceipt,
     DismissNotice(usize),
+    /// "Close askpane?" answered with "Keep answering".
+    KeepOpen,
+    /// "Close askpane?" answered with "Close": every open request is declined as closed.
+    ConfirmClose,
 }
 
 /// All pending requests and what the window shows.
@@ -235,6 +239,8 @@ pub struct State {
     notices: Vec<String>,
     /// Requests answered so far in this run (the demo counts them).
     answered: usize,
+    /// The window was asked to close while answers were in progress: ask first.
+    confirm_close: bool,
 }
 
 impl State {
@@ -262,6 +268,18 @@ impl State {
 
     pub fn answered_count(&self) -> usize {
         self.answered
+    }
+
+    /// True while "Close askpane?" is showing.
+    pub fn confirming_close(&self) -> bool {
+        self.confirm_close
+    }
+
+    /// The window is closing. Returns false (and asks the user first) when that would throw away
+    /// answers in progress; true when it may close.
+    pub fn request_close(&mut self) -> bool {
+        self.confirm_close = self.pending.iter().any(Pending::is_touched);
+        !self.confirm_close
     }
 
     /// The window title: the current request's first header.
@@ -348,6 +366,12 @@ impl State {
                 }
                 None
             }
+            Action::KeepOpen => {
+                self.confirm_close = false;
+                None
+            }
+            // The app closes the window; what is open is then told the window closed.
+            Action::ConfirmClose => None,
             action => self.apply_to_current(action),
         }
     }
@@ -450,7 +474,11 @@ impl State {
                 return self.finish(Outcome::declined(&message));
             }
             Action::CancelConfirm => pending.confirm = None,
-            Action::SelectRequest(_) | Action::DismissReceipt | Action::DismissNotice(_) => {}
+            Action::SelectRequest(_)
+            | Action::DismissReceipt
+            | Action::DismissNotice(_)
+            | Action::KeepOpen
+            | Action::ConfirmClose => {}
         }
         None
     }
@@ -651,6 +679,19 @@ mod tests {
             "Not sent: the note on question 1 is 9000 characters long; the limit is 8192. Shorten \
              it and submit again."
         );
+    }
+
+    #[test]
+    fn closing_asks_first_only_when_something_was_typed_or_chosen() {
+        let mut state = State::default();
+        state.push(three_questions());
+        assert!(state.request_close(), "nothing done yet: close at once");
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(1) });
+        assert!(!state.request_close());
+        assert!(state.confirming_close());
+        state.apply(Action::KeepOpen);
+        assert!(!state.confirming_close());
+        assert_eq!(state.current().map(|p| p.drafts[0].chosen().to_vec()), Some(vec![1]));
     }
 
     #[test]

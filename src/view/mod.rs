@@ -30,7 +30,9 @@ pub fn chip_text(header: &str) -> (String, bool) {
 /// Draws the whole window and returns what the user did this frame.
 pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Vec<Action> {
     let mut actions = Vec::new();
-    if let Some(pending) = state.current() {
+    if let Some(pending) = state.current()
+        && !state.confirming_close()
+    {
         keys::keyboard_actions(ui.ctx(), pending, &mut actions);
     }
     if !state.notices().is_empty() {
@@ -58,8 +60,36 @@ pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Ve
             egui::CentralPanel::default().show(ui, |ui| idle_ui(ui, state));
         }
     }
+    if state.confirming_close() {
+        close_modal_ui(ui.ctx(), state, &mut actions);
+    }
     keys::remember_typing(ui.ctx());
     actions
+}
+
+/// "Close askpane?" when closing would throw away answers in progress.
+fn close_modal_ui(ctx: &egui::Context, state: &State, actions: &mut Vec<Action>) {
+    let open = state.pending().len();
+    let modal = egui::Modal::new(egui::Id::unique("askpane-close")).show(ctx, |ui| {
+        ui.set_max_width(420.0);
+        ui.heading("Close askpane?");
+        let plural = if open == 1 { "request is" } else { "requests are" };
+        ui.label(format!(
+            "{open} {plural} still open. Closing throws away what you chose and typed, and tells \
+             the agent you closed the window without answering."
+        ));
+        ui.horizontal(|ui| {
+            if ui.button("Close and decline").clicked() {
+                actions.push(Action::ConfirmClose);
+            }
+            if ui.button("Keep answering").clicked() {
+                actions.push(Action::KeepOpen);
+            }
+        });
+    });
+    if modal.should_close() && !actions.contains(&Action::ConfirmClose) {
+        actions.push(Action::KeepOpen);
+    }
 }
 
 fn notices_ui(ui: &mut Ui, notices: &[String], actions: &mut Vec<Action>) {
