@@ -8,12 +8,14 @@
 pub mod answer;
 pub mod envelope;
 pub mod outcome;
+pub mod preset;
 pub mod question;
 pub mod validate;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
 pub use envelope::{Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat};
 pub use outcome::{Outcome, ResultStyle};
+pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};
 
