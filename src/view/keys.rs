@@ -68,13 +68,14 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                 _ => Action::Advance,
             });
         }
-        if pressed_with(Modifiers::NONE, Key::Tab) || pressed_with(Modifiers::NONE, Key::ArrowRight)
-        {
-            actions.push(Action::NextTab);
-        }
+        // Shift+Tab first: `consume_key` ignores an extra Shift, so plain Tab would take it.
         if pressed_with(Modifiers::SHIFT, Key::Tab) || pressed_with(Modifiers::NONE, Key::ArrowLeft)
         {
             actions.push(Action::PreviousTab);
+        }
+        if pressed_with(Modifiers::NONE, Key::Tab) || pressed_with(Modifiers::NONE, Key::ArrowRight)
+        {
+            actions.push(Action::NextTab);
         }
         let Tab::Question(question) = pending.tab else { return };
         let Some(options) = pending.ask.questions().get(question).map(|q| q.options().len()) else {
@@ -107,6 +108,10 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
         }
         if pressed_with(Modifiers::NONE, Key::N) {
             focus = Some(notes_id(pending.id, question));
+        }
+        if focus.is_some() {
+            // The key that opened a text box ("5" for Other, "N") must not be typed into it.
+            input.events.retain(|event| !matches!(event, egui::Event::Text(_)));
         }
     });
     // Tab and the arrows were ours; keep egui from also moving its focus with them.

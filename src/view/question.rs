@@ -200,26 +200,30 @@ fn row_ui(
                         badge_ui(ui, "Recommended", &tokens);
                     }
                 });
-                if !row.description.is_empty() {
+                // The description stays selectable for copying; a plain click on it still picks.
+                (!row.description.is_empty()).then(|| {
+                    let margin =
+                        egui::Margin { left: size::DESCRIPTION_INDENT, ..Default::default() };
                     Frame::new()
-                        .inner_margin(egui::Margin {
-                            left: size::DESCRIPTION_INDENT,
-                            ..Default::default()
-                        })
+                        .inner_margin(margin)
                         .show(ui, |ui| {
                             let text = RichText::new(row.description).color(tokens.muted);
-                            ui.add(Label::new(text).wrap().selectable(true));
-                        });
-                }
-            });
+                            ui.add(Label::new(text).wrap().selectable(true))
+                        })
+                        .inner
+                })
+            })
+            .inner
     });
-    let response = scope.response;
     let role = match multi_select {
         true => egui::Role::CheckBox,
         false => egui::Role::RadioButton,
     };
-    response.widget_info(|| WidgetInfo::selected(role, true, chosen, row.label));
-    response
+    scope.response.widget_info(|| WidgetInfo::selected(role, true, chosen, row.label));
+    match scope.inner {
+        Some(description) => scope.response.union(description),
+        None => scope.response,
+    }
 }
 
 /// Paints text without making it a widget of its own, so the row stays one accessible control.
@@ -304,9 +308,9 @@ fn other_ui(
         label: "Other",
     };
     let chosen = draft.is_chosen(Pick::Other);
-    if row_ui(ui, row, question.multi_select(), chosen, under_cursor).clicked() {
+    let clicked = row_ui(ui, row, question.multi_select(), chosen, under_cursor).clicked();
+    if clicked {
         actions.push(Action::Pick { question: index, pick: Pick::Other });
-        ui.memory_mut(|memory| memory.request_focus(other_text_id(pending.id, index)));
     }
     Frame::new()
         .inner_margin(egui::Margin { left: size::DESCRIPTION_INDENT, ..Default::default() })
@@ -320,7 +324,12 @@ fn other_ui(
                     .desired_rows(size::TEXT_ROWS)
                     .desired_width(f32::INFINITY),
             );
-            if response.labelled_by(label_id).changed() {
+            let response = response.labelled_by(label_id);
+            if clicked {
+                // After the box is added: focus requested earlier is lost to the click outside it.
+                response.request_focus();
+            }
+            if response.changed() {
                 actions.push(Action::SetOtherText { question: index, text });
             }
             if draft.other_is_blank() {
