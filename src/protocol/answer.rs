@@ -15,7 +15,8 @@ use super::question::{Ask, Question};
 pub const MAX_ANSWER_LENGTH: usize = 32_768;
 /// Longest `annotations[q].notes` a strict host admits.
 pub const MAX_NOTES_LENGTH: usize = 8_192;
-/// Longest answer a strict host admits in all: answers, notes and previews together.
+/// Longest answer a strict host admits in all: answers, notes and previews together. The echoed
+/// previews are dropped before the user's own text is refused.
 pub const MAX_TOTAL_LENGTH: usize = 32_768;
 
 /// One thing the user can pick in a question: an option (by index) or "Other".
@@ -257,7 +258,7 @@ pub enum LimitError {
 pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError> {
     let empty = Draft::default();
     let mut entries = Vec::new();
-    let mut total = 0;
+    let (mut typed, mut previews) = (0, 0);
     for (index, question) in ask.questions().iter().enumerate() {
         let draft = drafts.get(index).unwrap_or(&empty);
         let answer = draft.answer(question);
@@ -283,7 +284,8 @@ pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError>
         if notes_length > MAX_NOTES_LENGTH {
             return Err(LimitError::NotesTooLong { question: index, length: notes_length });
         }
-        total += answer_length + notes_length + preview.as_deref().map_or(0, js_length);
+        typed += answer_length + notes_length;
+        previews += preview.as_deref().map_or(0, js_length);
         entries.push(QuestionAnswer {
             index,
             question: question.text().to_owned(),
@@ -295,8 +297,13 @@ pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError>
             preview,
         });
     }
-    if total > MAX_TOTAL_LENGTH {
-        return Err(LimitError::TooLarge { length: total });
+    if typed > MAX_TOTAL_LENGTH {
+        return Err(LimitError::TooLarge { length: typed });
+    }
+    if typed + previews > MAX_TOTAL_LENGTH {
+        // The previews are the agent's own text, echoed only as context for a note: drop them
+        // rather than refuse what the user wrote.
+        entries.iter_mut().for_each(|entry| entry.preview = None);
     }
     Ok(Answers { input: ask.input().clone(), entries })
 }
@@ -377,5 +384,19 @@ mod tests {
             build_answers(&ask, &[draft]),
             Err(LimitError::AnswerTooLong { question: 0, length: 32_770 })
         );
+    }
+
+    #[test]
+    fn an_oversized_echoed_preview_is_dropped_before_the_note_is_refused() {
+        let big = "x".repeat(MAX_TOTAL_LENGTH);
+        let ask = ask(json!({"questions": [{"question": "Which?", "header": "H", "options": [
+            {"label": "A", "description": "", "preview": big}, {"label": "B", "description": ""}]}]}));
+        let question = &ask.questions()[0];
+        let mut draft = Draft::default();
+        draft.pick(question, Pick::Option(0));
+        draft.set_notes("narrower".into());
+        let answers = build_answers(&ask, &[draft]).expect("the note fits on its own");
+        assert_eq!(answers.entries()[0].preview, None);
+        assert_eq!(answers.entries()[0].notes.as_deref(), Some("narrower"));
     }
 }

@@ -13,7 +13,9 @@ pub mod question;
 pub mod validate;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
-pub use envelope::{Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat};
+pub use envelope::{
+    Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, parse_message,
+};
 pub use outcome::{Outcome, ResultStyle};
 pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
