@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use askpane::app::{App, AppOptions};
 use askpane::demo::{self, Fixture};
-use askpane::protocol::{self, envelope};
+use askpane::protocol::{self, Outcome, envelope};
 use askpane::transport::replies::{AwaitedReply, write_replies};
 use askpane::transport::{Inbound, IoThreads, Waker, ui_channel};
 use crossbeam_channel::Receiver;
@@ -106,12 +106,28 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
     threads.spawn("reply-writer", move || {
         write_replies(awaited, &mut io::stdout().lock()).map(drop)
     })?;
+    let unshown = inbox.clone();
     let shown = show_window(inbox, window_ctx, AppOptions { close_when_done: false });
+    if let Err(problem) = &shown {
+        // No window ever opened: what is still queued was never seen by anyone.
+        tell_unavailable(&unshown, problem);
+    }
+    drop(unshown);
     // The app is gone, so every request has its outcome and the writer finishes.
     threads.join().context("writing the replies")?;
     match shown {
         Ok(()) => Ok(exit::OK),
-        Err(error) => Ok(no_display(&error.to_string())),
+        Err(problem) => Ok(no_display(&problem)),
+    }
+}
+
+/// Answers every request still in the channel with "no human can answer".
+fn tell_unavailable(inbox: &Receiver<Inbound>, problem: &str) {
+    for message in inbox.try_iter() {
+        if let Inbound::Ask(request) = message {
+            let reason = format!("askpane could not open a window: {problem}");
+            request.reply.send(Outcome::Unavailable { reason });
+        }
     }
 }
 
@@ -125,8 +141,30 @@ fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
     })
 }
 
-/// Runs the native window until it closes.
+/// Runs the native window until it closes. The error says, in one line, why no window could be
+/// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
+/// program) is caught here: the app is dropped while unwinding, so every agent is still told.
 fn show_window(
+    inbox: Receiver<Inbound>,
+    window_ctx: Arc<OnceLock<egui::Context>>,
+    options: AppOptions,
+) -> Result<(), String> {
+    let run = std::panic::AssertUnwindSafe(|| run_window(inbox, window_ctx, options));
+    match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(window_error_summary(&error)),
+        Err(_) => Err("the window system failed while the window was open".to_owned()),
+    }
+}
+
+/// The last clause of a windowing error: `Failed to open connection to X server`, without the
+/// source path winit puts before it.
+fn window_error_summary(error: &eframe::Error) -> String {
+    let text = error.to_string();
+    text.rsplit(": ").next().unwrap_or(&text).trim().to_owned()
+}
+
+fn run_window(
     inbox: Receiver<Inbound>,
     window_ctx: Arc<OnceLock<egui::Context>>,
     options: AppOptions,

@@ -284,9 +284,14 @@ impl State {
 
     /// The window title: the current request's first header.
     pub fn title(&self) -> String {
-        match self.current().map(|pending| pending.ask.title()) {
-            Some(header) if !header.is_empty() => format!("{header} — askpane"),
-            _ => "askpane".to_owned(),
+        // Control characters (a NUL above all) cannot go into a window title.
+        let header: String = self
+            .current()
+            .map(|pending| pending.ask.title().chars().filter(|c| !c.is_control()).collect())
+            .unwrap_or_default();
+        match header.trim() {
+            "" => "askpane".to_owned(),
+            header => format!("{header} — askpane"),
         }
     }
 
@@ -700,5 +705,10 @@ mod tests {
         assert_eq!(state.title(), "askpane");
         state.push(three_questions());
         assert_eq!(state.title(), "Database — askpane");
+        let mut state = State::default();
+        let header = json!({"questions": [{"question": "Q?", "header": "A\u{0}B\n",
+            "options": [{"label": "x"}, {"label": "y"}]}]});
+        state.push(request(header, Envelope::ToolInput));
+        assert_eq!(state.title(), "AB — askpane");
     }
 }

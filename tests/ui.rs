@@ -1,0 +1,1017 @@
+//! The window driven the way a user drives it, headless through egui_kittest: clicks and keys on
+//! the accessible tree (role + exact label, the view's contract), then the exact reply the agent
+//! gets back. Every harness also runs kittest's own checks after each step: no glyph may be
+//! missing (CJK, Korean, Thai, emoji) and every input widget must have an accessible name.
+
+use std::sync::{Arc, LazyLock};
+
+use askpane::app::state::Tab;
+use askpane::app::{App, AppOptions};
+use askpane::demo;
+use askpane::protocol::envelope::parse_message;
+use askpane::protocol::outcome::CLOSED_MESSAGE;
+use askpane::protocol::{Envelope, Outcome, validate};
+use askpane::transport::{self, Inbound, Provenance, Request, UiSender};
+use crossbeam_channel::{Receiver, TryRecvError};
+use egui::accesskit::{Role, Toggled};
+use egui::{Event, Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
+use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::{Harness, Node};
+use egui_system_font_provider::SystemFontProvider;
+use serde_json::{Value, json};
+
+/// Enumerating the system fonts takes a while: one provider serves every harness.
+static FONTS: LazyLock<Arc<SystemFontProvider>> =
+    LazyLock::new(|| Arc::new(SystemFontProvider::new()));
+
+const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
+
+/// Ctrl held, as egui-winit reports it on Linux and Windows (Ctrl is also egui's "command").
+const CTRL: Modifiers = Modifiers { ctrl: true, command: true, ..Modifiers::NONE };
+
+/// A window with its inbox; requests go in through `sender`.
+struct Window {
+    harness: Harness<'static, App>,
+    sender: UiSender,
+}
+
+/// One request sent to the window: where its outcome arrives, and the envelope it came in.
+struct Asked {
+    outcome: Receiver<Outcome>,
+    envelope: Envelope,
+}
+
+/// An empty window, 960×680, with the system fonts for CJK, Korean and Thai.
+fn window() -> Window {
+    let (sender, inbox) = transport::memory();
+    let harness = Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(|cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+    Window { harness, sender }
+}
+
+/// A window showing one request: a message in any envelope `parse_message` knows.
+fn open(message: &Value) -> (Window, Asked) {
+    let mut window = window();
+    let asked = window.ask(message);
+    (window, asked)
+}
+
+/// A window showing one demo fixture (a raw tool input).
+fn open_fixture(name: &str) -> (Window, Asked) {
+    let mut window = window();
+    let asked = window.ask_fixture(name);
+    (window, asked)
+}
+
+/// A request made from one message, as an adapter makes it (provenance `test`).
+fn request(message: &Value) -> (Request, Receiver<Outcome>) {
+    let incoming = parse_message(message).expect("a message askpane understands");
+    Request::new(incoming, Provenance::new("test", None)).expect("a valid request")
+}
+
+impl Window {
+    fn ask(&mut self, message: &Value) -> Asked {
+        let (request, outcome) = request(message);
+        self.send(request, outcome)
+    }
+
+    fn ask_fixture(&mut self, name: &str) -> Asked {
+        let fixture = demo::find(name).unwrap_or_else(|| panic!("no demo fixture {name}"));
+        let (request, outcome) = fixture.request().expect("the fixture is a valid request");
+        self.send(request, outcome)
+    }
+
+    fn send(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
+        let envelope = request.envelope.clone();
+        assert!(self.sender.send(Inbound::Ask(Box::new(request))), "the window is listening");
+        self.harness.run();
+        Asked { outcome, envelope }
+    }
+
+    fn app(&self) -> &App {
+        self.harness.state()
+    }
+
+    /// The current request's page.
+    fn tab(&self) -> Option<Tab> {
+        self.app().state().current().map(|pending| pending.tab)
+    }
+
+    /// Clicks the node with this exact role and label, then lets the window settle.
+    fn click(&mut self, role: Role, label: &str) {
+        self.harness.get_by_role_and_label(role, label).click();
+        self.harness.run();
+    }
+
+    fn click_button(&mut self, label: &str) {
+        self.click(Role::Button, label);
+    }
+
+    /// Gives keyboard focus to the text box with this label (AccessKit's Focus action).
+    fn focus_box(&mut self, role: Role, label: &str) {
+        self.harness.get_by_role_and_label(role, label).focus();
+        self.harness.run();
+    }
+
+    /// The Other box of the question showing.
+    fn answer_box(&self) -> Node<'_> {
+        self.harness.get_by_role_and_label(Role::MultilineTextInput, "Your answer")
+    }
+
+    /// Presses a key as a keyboard does: the key and the text it types arrive in one frame (as
+    /// egui-winit sends them), the release in the next.
+    fn press(&mut self, key: Key, text: Option<&str>) {
+        let events = &mut self.harness.input_mut().events;
+        events.push(Event::Key {
+            key,
+            pressed: true,
+            modifiers: Modifiers::NONE,
+            repeat: false,
+            physical_key: None,
+        });
+        if let Some(text) = text {
+            events.push(Event::Text(text.to_owned()));
+        }
+        self.harness.step();
+        self.harness.key_up(key);
+        self.harness.run();
+    }
+
+    /// A digit key, which also types the digit.
+    fn press_digit(&mut self, digit: u8) {
+        let key = match digit {
+            1 => Key::Num1,
+            2 => Key::Num2,
+            3 => Key::Num3,
+            4 => Key::Num4,
+            5 => Key::Num5,
+            _ => panic!("no digit key {digit} in these tests"),
+        };
+        self.press(key, Some(&digit.to_string()));
+    }
+
+    /// A key with modifiers; no text.
+    fn press_with(&mut self, modifiers: Modifiers, key: Key) {
+        self.harness.key_press_modifiers(modifiers, key);
+        self.harness.run();
+    }
+
+    /// Types text into whatever has keyboard focus.
+    fn type_text(&mut self, text: &str) {
+        self.harness.event(Event::Text(text.to_owned()));
+        self.harness.run();
+    }
+
+    /// The window manager asks to close the window (the title bar's ✕). Returns the viewport
+    /// commands the app answered with in that frame.
+    fn request_close(&mut self) -> Vec<ViewportCommand> {
+        let viewport = self.harness.input_mut().viewports.entry(ViewportId::ROOT).or_default();
+        viewport.events.push(ViewportEvent::Close);
+        self.harness.step();
+        let commands = self.harness.output().viewport_output[&ViewportId::ROOT].commands.clone();
+        self.harness.run();
+        commands
+    }
+
+    /// Is the row (or selectable button) with this role and label chosen?
+    fn is_on(&self, role: Role, label: &str) -> bool {
+        toggled(&self.harness.get_by_role_and_label(role, label))
+    }
+
+    /// Is a node with exactly this label (or text, for a label) on screen?
+    fn has_label(&self, label: &str) -> bool {
+        self.harness.query_by_label(label).is_some()
+    }
+
+    /// Is there a text on screen that contains every one of `parts`? For texts that are not
+    /// part of the labels contract, so the wording may change around them.
+    fn has_text_with(&self, parts: &[&str]) -> bool {
+        self.harness
+            .query_all_by_role(Role::Label)
+            .filter_map(|node| node.accesskit_node().value())
+            .any(|text| parts.iter().all(|part| text.contains(part)))
+    }
+
+    /// Is no request showing (no option rows, no tabs)?
+    fn is_idle(&self) -> bool {
+        self.app().state().current().is_none()
+            && self.harness.query_all_by_role(Role::RadioButton).next().is_none()
+            && self.harness.query_all_by_role(Role::CheckBox).next().is_none()
+            && !self.has_button("Review")
+    }
+
+    fn has_button(&self, label: &str) -> bool {
+        self.harness.query_by_role_and_label(Role::Button, label).is_some()
+    }
+
+    /// How many widgets (text runs not counted) show `text` in their label or value.
+    fn shown(&self, text: &str) -> usize {
+        self.harness
+            .root()
+            .children_recursive()
+            .map(|node| node.accesskit_node())
+            .filter(|node| node.role() != Role::TextRun)
+            .filter(|node| {
+                [node.label(), node.value()].into_iter().flatten().any(|t| t.contains(text))
+            })
+            .count()
+    }
+
+    /// The labels of the buttons whose label starts with `header` without being its tab (the
+    /// request list's entries).
+    fn request_entries(&self, header: &str) -> Vec<String> {
+        let tab_labels = [header.to_owned(), format!("{header} ✓")];
+        self.harness
+            .query_all_by_role(Role::Button)
+            .filter_map(|node| node.accesskit_node().label())
+            .filter(|label| label.starts_with(header) && !tab_labels.contains(label))
+            .collect()
+    }
+}
+
+fn toggled(node: &Node<'_>) -> bool {
+    node.accesskit_node().toggled() == Some(Toggled::True)
+}
+
+/// The outcome sent for a request; panics if none was sent yet.
+fn outcome(asked: &Asked) -> Outcome {
+    asked.outcome.try_recv().expect("an outcome was sent")
+}
+
+/// The reply the agent gets for this request, rendered in its envelope.
+fn reply(envelope: &Envelope, receiver: &Receiver<Outcome>) -> Value {
+    let outcome = receiver.try_recv().expect("an outcome was sent");
+    envelope.reply(&outcome).expect("this envelope always gets a reply")
+}
+
+fn assert_nothing_sent(asked: &Asked) {
+    assert_eq!(asked.outcome.try_recv(), Err(TryRecvError::Empty), "nothing is sent yet");
+}
+
+/// The tool input of a demo fixture.
+fn fixture_input(name: &str) -> Value {
+    let fixture = demo::find(name).unwrap_or_else(|| panic!("no demo fixture {name}"));
+    serde_json::from_str(fixture.json).expect("fixture JSON")
+}
+
+/// The `questions` a demo fixture sends, which every reply echoes.
+fn fixture_questions(name: &str) -> Value {
+    fixture_input(name)["questions"].clone()
+}
+
+fn keys_of(value: &Value) -> Vec<&str> {
+    value.as_object().expect("an object").keys().map(String::as_str).collect()
+}
+
+/// The `database` fixture as a `tool_use` block with this id.
+fn database_tool_use(id: &str) -> Value {
+    json!({"type": "tool_use", "name": "AskUserQuestion", "id": id,
+        "input": {"questions": fixture_questions("database")}})
+}
+
+#[test]
+fn click_an_option_and_submit_sends_exactly_that_label() {
+    let (mut window, asked) = open_fixture("database");
+    assert!(!window.is_on(Role::RadioButton, "SQLite"));
+
+    window.click(Role::RadioButton, "SQLite");
+    assert!(window.is_on(Role::RadioButton, "SQLite"));
+    assert!(!window.is_on(Role::RadioButton, "PostgreSQL (Recommended)"));
+    assert!(!window.is_on(Role::RadioButton, "Other"));
+    assert!(window.has_button("Database ✓"), "the tab shows the question is answered");
+    assert_nothing_sent(&asked);
+
+    window.click_button("Submit");
+    let reply = reply(&asked.envelope, &asked.outcome);
+    assert_eq!(
+        reply,
+        json!({
+            "questions": fixture_questions("database"),
+            "answers": {"Which database should the new orders service use?": "SQLite"}
+        })
+    );
+    assert_eq!(keys_of(&reply), ["questions", "answers"], "the echoed input keeps its key order");
+    assert!(window.app().state().pending().is_empty());
+    assert!(window.has_button("Copy reply"), "the receipt shows what was sent");
+    assert!(window.has_button("✕"));
+    assert!(window.is_idle());
+    window.click_button("✕");
+    assert!(!window.has_button("Copy reply"), "✕ hides the receipt");
+}
+
+#[test]
+fn multi_select_with_other_joins_the_labels_in_option_order_and_the_typed_text() {
+    let (mut window, asked) = open_fixture("multi-select");
+    // Clicked out of order: the answer lists them in option order.
+    window.click(Role::CheckBox, "Tests");
+    window.click(Role::CheckBox, "Clippy");
+    window.click(Role::CheckBox, "Other");
+    for (label, on) in
+        [("Clippy", true), ("Rustfmt", false), ("Tests", true), ("Miri", false), ("Other", true)]
+    {
+        assert_eq!(window.is_on(Role::CheckBox, label), on, "{label}");
+    }
+    window.focus_box(Role::MultilineTextInput, "Your answer");
+    window.type_text("cargo deny");
+    assert_eq!(window.answer_box().value().as_deref(), Some("cargo deny"));
+    assert!(window.has_button("CI checks ✓"));
+
+    window.click_button("Next →");
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+    window.click(Role::RadioButton, "Yes");
+    window.click_button("Submit");
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome),
+        json!({
+            "questions": fixture_questions("multi-select"),
+            "answers": {
+                "Which CI checks should run on every pull request to the askpane repository?":
+                    "Clippy, Tests, cargo deny",
+                "Should the CI checks also run on pushes to the main branch?": "Yes"
+            }
+        })
+    );
+}
+
+#[test]
+fn the_preview_follows_the_keyboard_cursor() {
+    const SIDEBAR: &str = "| Nav    | Content         |";
+    const TABS: &str = "| Tab1 | Tab2 | Tab3 |";
+    let (mut window, _asked) = open_fixture("settings-capture");
+    assert_eq!(window.shown(SIDEBAR), 1, "option 1's preview is shown first");
+    assert_eq!(window.shown(TABS), 0);
+    assert!(window.has_button("Copy"));
+
+    window.press(Key::ArrowDown, None);
+    assert_eq!(window.shown(TABS), 1, "↓ moves to option 2 and shows its preview");
+    assert_eq!(window.shown(SIDEBAR), 0, "option 1's preview is gone");
+    assert!(window.has_button("Copy"));
+    assert!(!window.is_on(Role::RadioButton, "Tabs"), "moving the cursor does not choose");
+    assert!(!window.is_on(Role::RadioButton, "Sidebar"));
+}
+
+#[test]
+fn a_markdown_code_preview_follows_the_cursor_too() {
+    let (mut window, _asked) = open_fixture("previews");
+    window.click_button("Errors");
+    window.harness.remove_cursor();
+    window.harness.run();
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+    assert_eq!(window.shown("pub enum ConfigError {"), 1, "the Rust code is shown");
+    assert_eq!(window.shown("class ConfigError(Exception):"), 0);
+
+    window.press(Key::ArrowDown, None);
+    assert_eq!(window.shown("class ConfigError(Exception):"), 1);
+    assert_eq!(window.shown("pub enum ConfigError {"), 0);
+}
+
+#[test]
+fn keyboard_only_answers_three_questions() {
+    let (mut window, asked) = open_fixture("settings-capture");
+    window.press_digit(2);
+    assert!(window.is_on(Role::RadioButton, "Tabs"));
+    window.press(Key::Enter, None);
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+    window.press_digit(1);
+    window.press_digit(3);
+    assert!(window.is_on(Role::CheckBox, "Dark mode"));
+    assert!(!window.is_on(Role::CheckBox, "Search"));
+    assert!(window.is_on(Role::CheckBox, "Export"));
+    window.press(Key::Enter, None);
+    assert_eq!(window.tab(), Some(Tab::Question(2)));
+    window.press_digit(2);
+    assert!(window.is_on(Role::RadioButton, "SQLite"));
+    window.press(Key::Enter, None);
+    assert_eq!(window.tab(), Some(Tab::Review));
+    assert_nothing_sent(&asked);
+    window.press(Key::Enter, None);
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome),
+        json!({
+            "questions": fixture_questions("settings-capture"),
+            "answers": {
+                "Which layout should the settings page use?": "Tabs",
+                "Which features do you want to enable?": "Dark mode, Export",
+                "どのデータベースを使いますか？": "SQLite"
+            }
+        })
+    );
+}
+
+#[test]
+fn arrows_space_tab_and_ctrl_enter_work_without_a_mouse() {
+    let (mut window, asked) = open_fixture("settings-capture");
+    window.press(Key::ArrowDown, None);
+    window.press(Key::ArrowDown, None);
+    window.press(Key::ArrowUp, None);
+    window.press(Key::Space, Some(" "));
+    assert!(window.is_on(Role::RadioButton, "Tabs"), "Space picks the row under the cursor");
+    window.press(Key::Tab, None);
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+    window.press(Key::ArrowRight, None);
+    assert_eq!(window.tab(), Some(Tab::Question(2)));
+    window.press(Key::ArrowLeft, None);
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+    // On the multi-select question Space toggles.
+    window.press(Key::ArrowDown, None);
+    window.press(Key::Space, Some(" "));
+    assert!(window.is_on(Role::CheckBox, "Search"));
+    window.press(Key::Space, Some(" "));
+    assert!(!window.is_on(Role::CheckBox, "Search"));
+    window.press(Key::Space, Some(" "));
+    assert!(window.is_on(Role::CheckBox, "Search"));
+
+    window.press_with(CTRL, Key::Enter);
+    assert_nothing_sent(&asked);
+    assert_eq!(window.tab(), Some(Tab::Review));
+    assert!(window.has_text_with(&["1 of 3", "not answered", "データベース"]));
+    assert!(window.has_button("Submit anyway"));
+    // Enter on the confirmation is "Submit anyway".
+    window.press(Key::Enter, None);
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome)["answers"],
+        json!({
+            "Which layout should the settings page use?": "Tabs",
+            "Which features do you want to enable?": "Search"
+        })
+    );
+}
+
+#[test]
+
+fn shift_tab_goes_to_the_previous_question() {
+    let (mut window, _asked) = open_fixture("settings-capture");
+    window.press(Key::Tab, None);
+    window.press(Key::Tab, None);
+    assert_eq!(window.tab(), Some(Tab::Question(2)));
+    window.press_with(Modifiers::SHIFT, Key::Tab);
+    assert_eq!(window.tab(), Some(Tab::Question(1)));
+}
+
+#[test]
+fn escape_twice_keeps_the_question_and_decline_sends_the_message() {
+    const DECLINED: &str = "The user declined to answer these questions and said: Use the defaults";
+    let (mut window, asked) = open_fixture("database");
+    window.press(Key::Escape, None);
+    assert!(window.has_label("Decline these questions?"));
+    assert!(window.has_button("Decline"));
+    assert!(window.has_button("Go back"));
+    assert_nothing_sent(&asked);
+
+    window.press(Key::Escape, None);
+    assert!(!window.has_label("Decline these questions?"));
+    assert!(!window.has_button("Decline"));
+    assert_nothing_sent(&asked);
+    assert!(window.has_label(DATABASE_QUESTION), "the question is still showing");
+    assert!(window.harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some());
+
+    window.press(Key::Escape, None);
+    assert!(window.has_label("Decline these questions?"));
+    window.focus_box(Role::TextInput, "Message to the agent (optional)");
+    window.type_text("Use the defaults");
+    assert_nothing_sent(&asked);
+    window.click_button("Decline");
+    let outcome = outcome(&asked);
+    assert_eq!(outcome, Outcome::Declined { message: DECLINED.into() });
+    assert_eq!(
+        asked.envelope.reply(&outcome),
+        Some(json!({"outcome": "declined", "message": DECLINED}))
+    );
+    assert!(window.app().state().pending().is_empty());
+}
+
+#[test]
+fn the_decline_button_and_go_back_work_by_mouse() {
+    let (mut window, asked) = open_fixture("database");
+    window.click_button("Decline…");
+    assert!(window.has_label("Decline these questions?"));
+    window.click_button("Go back");
+    assert!(!window.has_label("Decline these questions?"));
+    assert_nothing_sent(&asked);
+    window.click_button("Decline…");
+    window.click_button("Decline");
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome),
+        json!({"outcome": "declined", "message": "The user declined to answer these questions. \
+            Do not assume an answer; continue without it or ask in chat."})
+    );
+}
+
+#[test]
+fn review_lists_the_unanswered_and_a_partial_submit_asks_first() {
+    let (mut window, asked) = open_fixture("four-questions");
+    window.click(Role::RadioButton, "OAuth via GitHub (Recommended)");
+    window.click_button("Review");
+    assert_eq!(window.tab(), Some(Tab::Review));
+    assert_eq!(window.harness.query_all_by_label_contains("not answered").count(), 3);
+    assert!(window.has_text_with(&["OAuth via GitHub (Recommended)"]), "the answer is listed");
+
+    window.click_button("Submit");
+    assert!(window.has_text_with(&["3 of 4", "not answered", "Deploy", "Tests", "Logging"]));
+    assert!(window.has_button("Go back"));
+    assert_nothing_sent(&asked);
+
+    window.click_button("Submit anyway");
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome),
+        json!({
+            "questions": fixture_questions("four-questions"),
+            "answers": {
+                "How should users authenticate with the new admin dashboard?":
+                    "OAuth via GitHub (Recommended)"
+            }
+        })
+    );
+}
+
+#[test]
+fn keys_typed_into_the_other_box_are_text_not_shortcuts() {
+    let (mut window, asked) = open_fixture("database");
+    window.focus_box(Role::MultilineTextInput, "Your answer");
+    window.press_digit(1);
+    window.press_digit(2);
+    window.press(Key::Space, Some(" "));
+    window.press(Key::N, Some("n"));
+    window.press(Key::ArrowRight, None);
+    window.press(Key::ArrowDown, None);
+    window.press(Key::Enter, None);
+    window.press_digit(3);
+
+    let answer_box = window.answer_box();
+    assert_eq!(answer_box.value().as_deref(), Some("12 n\n3"));
+    assert!(answer_box.is_focused());
+    assert_eq!(window.tab(), Some(Tab::Question(0)), "the question did not change");
+    for label in ["PostgreSQL (Recommended)", "MySQL", "SQLite", "MongoDB"] {
+        assert!(!window.is_on(Role::RadioButton, label), "{label} stays unchosen");
+    }
+    assert!(window.is_on(Role::RadioButton, "Other"), "typing into Other chooses it");
+    assert!(!window.has_label("Decline these questions?"));
+    let note = window.harness.query_by_role_and_label(Role::MultilineTextInput, "Note");
+    assert!(note.is_none(), "N typed into a box does not open the note");
+    // Tab leaves the box (egui's focus order) but does not switch the question.
+    window.press(Key::Tab, None);
+    assert_eq!(window.tab(), Some(Tab::Question(0)));
+    assert_nothing_sent(&asked);
+
+    // Ctrl+Enter submits even from the text box.
+    window.press_with(CTRL, Key::Enter);
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome)["answers"],
+        json!({DATABASE_QUESTION: "12 n\n3"})
+    );
+}
+
+#[test]
+fn the_other_digit_focuses_its_box_and_esc_leaves_it_without_declining() {
+    let (mut window, asked) = open_fixture("database");
+    // The key alone (see the ignored test below for the text it also types).
+    window.press(Key::Num5, None);
+    assert!(window.is_on(Role::RadioButton, "Other"));
+    assert!(window.answer_box().is_focused(), "5 = Other puts the cursor in its box");
+    window.type_text("MariaDB");
+    assert_eq!(window.answer_box().value().as_deref(), Some("MariaDB"));
+
+    window.press(Key::Escape, None);
+    assert!(!window.answer_box().is_focused(), "Esc leaves the box");
+    assert!(!window.has_label("Decline these questions?"), "the same Esc does not ask to decline");
+    window.press(Key::Enter, None);
+    assert_eq!(window.tab(), Some(Tab::Review));
+    window.press(Key::Enter, None);
+    assert_eq!(
+        reply(&asked.envelope, &asked.outcome)["answers"],
+        json!({DATABASE_QUESTION: "MariaDB"})
+    );
+}
+
+#[test]
+
+fn the_other_digit_is_not_typed_into_its_box() {
+    let (mut window, _asked) = open_fixture("database");
+    window.press_digit(5);
+    assert!(window.is_on(Role::RadioButton, "Other"));
+    assert!(window.answer_box().is_focused());
+    assert_eq!(window.answer_box().value().as_deref(), Some(""), "the 5 itself is not typed");
+}
+
+#[test]
+fn n_opens_the_note_and_the_note_is_sent() {
+    let (mut window, asked) = open_fixture("database");
+    window.press_digit(3);
+    // The key alone (see the ignored test below for the text it also types).
+    window.press(Key::N, None);
+    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
+    assert!(note.is_focused(), "N puts the cursor in the note");
+    window.type_text("Prefer managed hosting");
+    window.press_with(CTRL, Key::Enter);
+    let reply = reply(&asked.envelope, &asked.outcome);
+    assert_eq!(reply["answers"], json!({DATABASE_QUESTION: "SQLite"}));
+    assert_eq!(
+        reply["annotations"],
+        json!({DATABASE_QUESTION: {"notes": "Prefer managed hosting"}})
+    );
+}
+
+#[test]
+
+fn n_is_not_typed_into_the_note() {
+    let (mut window, _asked) = open_fixture("database");
+    window.press(Key::N, Some("n"));
+    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
+    assert!(note.is_focused());
+    assert_eq!(note.value().as_deref(), Some(""), "the n itself is not typed");
+}
+
+#[test]
+
+fn clicking_other_puts_the_cursor_in_its_box() {
+    let (mut window, _asked) = open_fixture("database");
+    window.click(Role::RadioButton, "Other");
+    assert!(window.is_on(Role::RadioButton, "Other"));
+    assert!(window.answer_box().is_focused());
+}
+
+#[test]
+
+fn clicking_an_options_description_chooses_it() {
+    let (mut window, _asked) = open_fixture("database");
+    let description = "Embedded single-file database with zero setup, best for local \
+                       development or low write concurrency.";
+    window.harness.get_by_label(description).click();
+    window.harness.run();
+    assert!(window.is_on(Role::RadioButton, "SQLite"));
+}
+
+#[test]
+fn japanese_korean_and_thai_labels_render_and_answer() {
+    for (name, single, multi, answers) in [
+        (
+            "library-ja",
+            "reqwest (推奨)",
+            "TLS (rustls)",
+            json!({"この Rust CLI でどの HTTP クライアントライブラリを使いますか？": "reqwest (推奨)",
+                "HTTP クライアントでどの機能を有効にしますか？": "TLS (rustls)"}),
+        ),
+        (
+            "korean",
+            "Zustand (권장)",
+            "Prettier",
+            json!({"이 웹 서비스의 상태 관리를 어떤 라이브러리로 할까요?": "Zustand (권장)",
+                "프로젝트 초기 설정에 어떤 도구를 추가할까요?": "Prettier"}),
+        ),
+        (
+            "thai",
+            "Axum (แนะนำ)",
+            "จำกัดอัตราคำขอ",
+            json!({"ควรใช้เฟรมเวิร์กใดสำหรับสร้าง REST API ของบริการนี้?": "Axum (แนะนำ)",
+                "ต้องการเพิ่มฟีเจอร์ใดให้กับ API บ้าง?": "จำกัดอัตราคำขอ"}),
+        ),
+    ] {
+        let (mut window, asked) = open_fixture(name);
+        let header = fixture_questions(name)[0]["header"].as_str().expect("a header").to_owned();
+        assert!(window.has_button(&header), "{name}: tab {header}");
+        window.click(Role::RadioButton, single);
+        assert!(window.is_on(Role::RadioButton, single), "{name}: {single}");
+        assert!(window.has_button(&format!("{header} ✓")), "{name}");
+        window.click_button("Next →");
+        window.click(Role::CheckBox, multi);
+        assert!(window.is_on(Role::CheckBox, multi), "{name}: {multi}");
+        window.click_button("Submit");
+        assert_eq!(reply(&asked.envelope, &asked.outcome)["answers"], answers, "{name}");
+    }
+}
+
+#[test]
+fn soft_invalid_input_shows_its_warnings_and_can_be_answered() {
+    let (mut window, asked) = open_fixture("edge-cases");
+    let warnings = validate(&fixture_input("edge-cases")).expect("shown anyway").warnings;
+    assert!(!warnings.is_empty());
+    let header = window.harness.get_by_label_contains("problems with this request");
+    let header_label = header.accesskit_node().label().unwrap_or_default();
+    assert!(header_label.contains(&format!("{} problems", warnings.len())), "{header_label}");
+    header.click();
+    window.harness.run();
+    for warning in &warnings {
+        assert!(window.has_text_with(&[&warning.to_string()]), "warning shown: {warning}");
+    }
+    // Five questions, five tabs (the over-long header may be cut on its tab).
+    for tab in ["Palette", "Cleanup", "Linters", "Banner", "Review"] {
+        assert!(window.has_button(tab), "tab {tab}");
+    }
+    let long_tab = window.harness.query_all_by_role(Role::Button).filter(|node| {
+        node.accesskit_node().label().is_some_and(|label| label.starts_with("Very long"))
+    });
+    assert_eq!(long_tab.count(), 1);
+
+    // By key: a click on the middle of this row lands on its long description (see the ignored
+    // clicking_an_options_description_chooses_it).
+    window.press_digit(1);
+    assert!(window.is_on(Role::RadioButton, "Adapter with shadow mode"));
+    window.click_button("Palette");
+    for label in ["Fifth option", "Say \"hi\"", "Red, green"] {
+        window.click(Role::CheckBox, label);
+    }
+    window.click_button("Cleanup");
+    window.click(Role::RadioButton, "Delete them");
+    window.click_button("Submit");
+    assert!(window.has_text_with(&["2 of 5", "not answered", "Linters", "Banner"]));
+    window.click_button("Submit anyway");
+    let questions = fixture_questions("edge-cases");
+    let mut expected = serde_json::Map::new();
+    for (index, answer) in
+        [(0, "Adapter with shadow mode"), (1, r#""Red, green", "Say \"hi\"", Fifth option"#)]
+            .into_iter()
+            .chain([(2, "Delete them")])
+    {
+        let text = questions[index]["question"].as_str().expect("question text");
+        expected.insert(text.to_owned(), Value::String(answer.to_owned()));
+    }
+    assert_eq!(reply(&asked.envelope, &asked.outcome)["answers"], Value::Object(expected));
+}
+
+#[test]
+fn several_requests_are_listed_and_answering_one_moves_to_the_next() {
+    let mut window = window();
+    let database = window.ask_fixture("database");
+    let four = window.ask_fixture("four-questions");
+    let database_entry = window.request_entries("Database");
+    let auth_entry = window.request_entries("Auth");
+    assert_eq!((database_entry.len(), auth_entry.len()), (1, 1), "one entry per request");
+    let is_current = |window: &Window, entry: &str| window.is_on(Role::Button, entry);
+    assert!(is_current(&window, &database_entry[0]));
+    assert!(!is_current(&window, &auth_entry[0]));
+
+    // Switching requests by the list, and back.
+    window.click_button(&auth_entry[0]);
+    assert!(window.has_label("How should users authenticate with the new admin dashboard?"));
+    assert!(is_current(&window, &auth_entry[0]));
+    window.click_button(&database_entry[0]);
+    assert!(window.has_label(DATABASE_QUESTION));
+
+    window.click(Role::RadioButton, "MySQL");
+    window.click_button("Submit");
+    assert_eq!(
+        reply(&database.envelope, &database.outcome)["answers"],
+        json!({DATABASE_QUESTION: "MySQL"})
+    );
+    assert_nothing_sent(&four);
+    // The next request shows by itself; with one left, the list is gone.
+    for tab in ["Auth", "Deploy", "Tests", "Logging", "Review"] {
+        assert!(window.has_button(tab), "tab {tab}");
+    }
+    assert!(window.has_label("How should users authenticate with the new admin dashboard?"));
+    assert!(window.request_entries("Auth").is_empty());
+    assert!(window.request_entries("Database").is_empty());
+}
+
+#[test]
+fn the_same_tool_use_twice_shows_once_and_answers_both() {
+    let mut window = window();
+    let first = window.ask(&database_tool_use("toolu_x"));
+    let again = window.ask(&database_tool_use("toolu_x"));
+    assert_eq!(window.app().state().pending().len(), 1);
+    assert!(window.request_entries("Database").is_empty(), "no list for one request");
+    window.click(Role::RadioButton, "SQLite"); // would panic if the rows were there twice
+    window.click_button("Submit");
+    let expected = json!({
+        "questions": fixture_questions("database"),
+        "answers": {DATABASE_QUESTION: "SQLite"}
+    });
+    assert_eq!(first.envelope, Envelope::ToolUse { id: "toolu_x".into() });
+    assert_eq!(reply(&first.envelope, &first.outcome), expected);
+    assert_eq!(reply(&again.envelope, &again.outcome), expected);
+}
+
+#[test]
+fn a_withdrawn_request_disappears_and_keeps_what_was_typed() {
+    let (mut window, asked) = open(&database_tool_use("toolu_w"));
+    window.click(Role::RadioButton, "Other");
+    window.focus_box(Role::MultilineTextInput, "Your answer");
+    window.type_text("MariaDB, managed");
+    assert!(window.sender.send(Inbound::Withdraw { tool_use_id: "toolu_w".into() }));
+    window.harness.run();
+
+    assert_eq!(outcome(&asked), Outcome::Withdrawn);
+    assert!(window.app().state().pending().is_empty());
+    assert!(!window.has_label(DATABASE_QUESTION));
+    assert!(window.is_idle());
+    let notice = ["withdrew", "Database", "MariaDB, managed"];
+    assert!(window.has_text_with(&notice), "the notice keeps the typed text");
+
+    // The keyboard still works for the next request (the focus did not stay in a gone box).
+    let next = window.ask_fixture("database");
+    window.press_digit(3);
+    assert!(window.is_on(Role::RadioButton, "SQLite"));
+    window.press_with(CTRL, Key::Enter);
+    assert_eq!(
+        reply(&next.envelope, &next.outcome)["answers"],
+        json!({DATABASE_QUESTION: "SQLite"})
+    );
+    assert!(window.has_text_with(&notice), "the notice stays until dismissed");
+    // Two buttons are named "✕" now, the notice's and the receipt's: the one level with the
+    // notice is its own.
+    let notice_rect = window
+        .harness
+        .query_all_by_role(Role::Label)
+        .find(|node| {
+            let text = node.accesskit_node().value().unwrap_or_default();
+            notice.iter().all(|part| text.contains(part))
+        })
+        .expect("the notice")
+        .rect();
+    let dismiss = window
+        .harness
+        .get_all_by_role_and_label(Role::Button, "✕")
+        .find(|node| notice_rect.y_range().intersects(node.rect().y_range()))
+        .expect("the notice's ✕");
+    dismiss.click();
+    window.harness.run();
+    assert!(!window.has_text_with(&notice), "✕ dismisses the notice");
+    assert!(window.has_button("Copy reply"), "and only the notice");
+}
+
+#[test]
+fn closing_the_window_tells_every_waiting_agent() {
+    let mut window = window();
+    let first = window.ask_fixture("database");
+    let second = window.ask(&database_tool_use("toolu_closed"));
+    eframe::App::on_exit(window.harness.state_mut(), None);
+    for asked in [&first, &second] {
+        let outcome = outcome(asked);
+        assert_eq!(outcome, Outcome::closed());
+        assert_eq!(
+            asked.envelope.reply(&outcome),
+            Some(json!({"outcome": "declined", "message": CLOSED_MESSAGE}))
+        );
+    }
+    assert!(window.app().state().pending().is_empty());
+    window.harness.run();
+    assert!(window.is_idle());
+    drop(window);
+    assert_eq!(first.outcome.try_recv(), Err(TryRecvError::Disconnected), "told once only");
+}
+
+#[test]
+fn dropping_the_window_tells_every_waiting_agent() {
+    let (mut window, shown) = open_fixture("four-questions");
+    window.click(Role::RadioButton, "Email magic link");
+    // A request still in the channel, never shown, is told too.
+    let (request, in_channel) = request(&database_tool_use("toolu_late"));
+    assert!(window.sender.send(Inbound::Ask(Box::new(request))));
+    drop(window);
+    assert_eq!(outcome(&shown), Outcome::closed());
+    assert_eq!(in_channel.try_recv(), Ok(Outcome::closed()));
+}
+
+#[test]
+fn closing_with_answers_in_progress_asks_first() {
+    let (mut window, asked) = open_fixture("database");
+    window.click(Role::RadioButton, "MySQL");
+    let commands = window.request_close();
+    assert!(commands.contains(&ViewportCommand::CancelClose), "kept open: {commands:?}");
+    assert!(window.has_label("Close askpane?"));
+    assert_nothing_sent(&asked);
+
+    window.click_button("Keep answering");
+    assert!(!window.has_label("Close askpane?"));
+    assert!(window.is_on(Role::RadioButton, "MySQL"), "nothing was lost");
+    assert_nothing_sent(&asked);
+
+    let commands = window.request_close();
+    assert!(commands.contains(&ViewportCommand::CancelClose));
+    window.harness.get_by_role_and_label(Role::Button, "Close and decline").click();
+    window.harness.step();
+    let commands = window.harness.output().viewport_output[&ViewportId::ROOT].commands.clone();
+    assert!(commands.contains(&ViewportCommand::Close), "closes: {commands:?}");
+    // eframe then ends the app.
+    eframe::App::on_exit(window.harness.state_mut(), None);
+    assert_eq!(outcome(&asked), Outcome::closed());
+}
+
+#[test]
+fn closing_with_nothing_touched_closes_at_once() {
+    let (mut window, asked) = open_fixture("database");
+    let commands = window.request_close();
+    assert!(!commands.contains(&ViewportCommand::CancelClose), "{commands:?}");
+    assert!(!window.has_label("Close askpane?"));
+    eframe::App::on_exit(window.harness.state_mut(), None);
+    assert_eq!(outcome(&asked), Outcome::closed());
+}
+
+#[test]
+fn every_control_has_an_accessible_name() {
+    const CONTROLS: [Role; 7] = [
+        Role::RadioButton,
+        Role::CheckBox,
+        Role::Button,
+        Role::TextInput,
+        Role::MultilineTextInput,
+        Role::DisclosureTriangle,
+        Role::Splitter,
+    ];
+    let (mut window, _asked) = open_fixture("settings-capture");
+    let mut pages = 0;
+    let mut check = |window: &Window, page: &str, expected: &[(Role, &str)]| {
+        pages += 1;
+        let mut seen = Vec::new();
+        for node in window.harness.root().children_recursive() {
+            let node = node.accesskit_node();
+            if !CONTROLS.contains(&node.role()) {
+                continue;
+            }
+            let label = node.label().unwrap_or_default();
+            assert!(
+                !label.trim().is_empty(),
+                "{page}: unnamed {:?} at {:?}",
+                node.role(),
+                node.raw_bounds()
+            );
+            seen.push((node.role(), label));
+        }
+        for (role, label) in expected {
+            assert!(
+                seen.iter().any(|(r, l)| r == role && l == label),
+                "{page}: no {role:?} {label:?} in {seen:?}"
+            );
+        }
+    };
+    let footer = [(Role::Button, "Next →"), (Role::Button, "Decline…"), (Role::Button, "Submit")];
+    let tabs = [
+        (Role::Button, "Layout"),
+        (Role::Button, "Features"),
+        (Role::Button, "データベース"),
+        (Role::Button, "Review"),
+    ];
+    let mut expected: Vec<(Role, &str)> = [
+        (Role::RadioButton, "Sidebar"),
+        (Role::RadioButton, "Tabs"),
+        (Role::RadioButton, "Other"),
+        (Role::MultilineTextInput, "Your answer"),
+        (Role::DisclosureTriangle, "Note to the agent (optional)"),
+        (Role::Button, "Copy"),
+    ]
+    .into();
+    expected.extend(footer.iter().chain(&tabs));
+    check(&window, "Layout", &expected);
+
+    window.click(Role::DisclosureTriangle, "Note to the agent (optional)");
+    check(&window, "Layout with the note open", &[(Role::MultilineTextInput, "Note")]);
+
+    window.click_button("Features");
+    let mut expected: Vec<(Role, &str)> = [
+        (Role::CheckBox, "Dark mode"),
+        (Role::CheckBox, "Search"),
+        (Role::CheckBox, "Export"),
+        (Role::CheckBox, "Other"),
+        (Role::MultilineTextInput, "Your answer"),
+        (Role::Button, "← Back"),
+    ]
+    .into();
+    expected.extend(footer.iter().chain(&tabs));
+    check(&window, "Features", &expected);
+
+    window.click_button("データベース");
+    check(
+        &window,
+        "データベース",
+        &[
+            (Role::RadioButton, "PostgreSQL"),
+            (Role::RadioButton, "SQLite"),
+            (Role::RadioButton, "Other"),
+        ],
+    );
+
+    window.click_button("Review");
+    check(&window, "Review", &[(Role::Button, "Submit"), (Role::Button, "← Back")]);
+    window.click_button("Submit");
+    check(&window, "partial submit", &[(Role::Button, "Submit anyway"), (Role::Button, "Go back")]);
+    window.click_button("Go back");
+    window.click_button("Decline…");
+    check(
+        &window,
+        "decline",
+        &[
+            (Role::TextInput, "Message to the agent (optional)"),
+            (Role::Button, "Decline"),
+            (Role::Button, "Go back"),
+        ],
+    );
+    assert_eq!(pages, 7);
+    assert!(window.harness.unnamed_widgets().is_empty());
+}
+
+#[test]
+fn enter_in_the_decline_box_declines_and_never_sends_an_answer() {
+    let (mut window, asked) = open_fixture("database");
+    window.press_digit(3);
+    window.press(Key::Enter, None);
+    assert_eq!(window.tab(), Some(Tab::Review), "all answered: Enter now would submit");
+    window.press(Key::Escape, None);
+    assert!(window.has_label("Decline these questions?"));
+    let message_box =
+        window.harness.get_by_role_and_label(Role::TextInput, "Message to the agent (optional)");
+    assert!(message_box.is_focused(), "the message box takes the keyboard");
+    window.press(Key::Enter, None);
+    assert_eq!(outcome(&asked), Outcome::declined(""));
+}
