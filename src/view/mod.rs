@@ -147,21 +147,39 @@ fn request_list_ui(ui: &mut Ui, state: &State, actions: &mut Vec<Action>) {
     ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
         for pending in state.pending() {
             let current = state.current().is_some_and(|c| c.id == pending.id);
-            let count = pending.ask.questions().len();
-            let plural = if count == 1 { "" } else { "s" };
-            let edited = if pending.is_touched() { " · started" } else { "" };
-            let text = format!(
-                "{}\n{} · {count} question{plural}{edited}",
-                pending.ask.title(),
-                pending.provenance.label()
-            );
-            let response =
-                ui.add_sized([ui.available_width(), 0.0], Button::selectable(current, text));
-            if response.clicked() {
+            if request_entry_ui(ui, pending, current).clicked() {
                 actions.push(Action::SelectRequest(pending.id));
             }
         }
     });
+}
+
+/// One waiting request: its first header, who asked, how many questions, whether it is started.
+fn request_entry_ui(ui: &mut Ui, pending: &Pending, current: bool) -> egui::Response {
+    let tokens = Tokens::of(ui.ctx());
+    let count = pending.ask.questions().len();
+    let plural = if count == 1 { "" } else { "s" };
+    let started = if pending.is_touched() { " · started" } else { "" };
+    let title = chip_text(pending.ask.title()).0;
+    let detail = format!("{} · {count} question{plural}{started}", pending.provenance.label());
+    let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
+        let fill = match (current, ui.response().hovered()) {
+            (true, _) => tokens.row_chosen,
+            (false, true) => tokens.row_hover,
+            (false, false) => egui::Color32::TRANSPARENT,
+        };
+        Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.add(Label::new(RichText::new(&title).strong()).truncate().selectable(false));
+            let detail = RichText::new(&detail).small().color(tokens.muted);
+            ui.add(Label::new(detail).wrap().selectable(false));
+        });
+    });
+    let label = format!("{title} · {detail}");
+    scope.response.widget_info(|| {
+        egui::WidgetInfo::selected(egui::Role::Button, true, current, label.as_str())
+    });
+    scope.response
 }
 
 fn idle_ui(ui: &mut Ui, state: &State) {
