@@ -12,6 +12,7 @@
 //! [`theme`] holds the design tokens. `main.rs` and `web.rs` compose them.
 
 pub mod app;
+pub mod claude_settings;
 pub mod demo;
 pub mod protocol;
 pub mod theme;

@@ -1,28 +1,39 @@
 //! askpane's native entry point: the command line, one `run_*` per mode, and the exit codes.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use crossbeam_channel::Receiver;
+use serde_json::Value;
 
 use askpane::app::{App, AppOptions};
+use askpane::claude_settings::{self, Change};
 use askpane::demo::{self, Fixture};
-use askpane::protocol::{self, Outcome, envelope};
+use askpane::protocol::{
+    self, Envelope, EnvelopeError, Incoming, Outcome, ReplyFormat, build_answers,
+    drafts_from_preset, parse_message,
+};
+use askpane::transport::pipe::{self, ReadError};
 use askpane::transport::replies::{AwaitedReply, write_replies};
-use askpane::transport::{Inbound, IoThreads, Waker, ui_channel};
-use crossbeam_channel::Receiver;
+use askpane::transport::{Inbound, IoThreads, Provenance, Request, Waker, ui_channel};
 
 /// Exit codes, the same in every mode (see the README).
 mod exit {
     /// Answered, or the command did what it was asked.
     pub const OK: u8 = 0;
-    /// Invalid input: the reply or report says what is wrong.
+    /// The user declined, or closed the window.
+    pub const DECLINED: u8 = 1;
+    /// Invalid input: the reply and standard error say what is wrong.
     pub const INVALID: u8 = 2;
-    /// No human can answer: no display to show a window on.
+    /// No human can answer: no display, or a non-interactive run.
     pub const NO_HUMAN: u8 = 3;
+    /// Nobody answered in time (`--timeout`).
+    pub const TIMED_OUT: u8 = 5;
 }
 
 #[derive(Parser, Debug)]
@@ -36,6 +47,20 @@ struct Cli {
 enum Command {
     /// Open the window on built-in question sets; no agent needed. Prints each reply on stdout.
     Demo(DemoArgs),
+    /// Answer one request (any envelope) from a file or stdin; print the reply in the same envelope.
+    Ask(AskArgs),
+    /// Claude Code PreToolUse / PermissionRequest hook: answer AskUserQuestion in the window.
+    Hook(HookArgs),
+    /// Add askpane's hook to Claude Code's settings.
+    Install {
+        #[command(subcommand)]
+        target: Target,
+    },
+    /// Remove askpane's hook from Claude Code's settings.
+    Uninstall {
+        #[command(subcommand)]
+        target: Target,
+    },
     /// Check a request (any envelope askpane reads) and report what is wrong with it.
     Validate {
         /// The request file; `-` reads standard input.
@@ -53,6 +78,97 @@ struct DemoArgs {
     fixture: Option<String>,
 }
 
+#[derive(Args, Debug)]
+struct AskArgs {
+    /// The request; `-` (the default) reads standard input.
+    #[arg(default_value = "-")]
+    file: PathBuf,
+    /// Reply in this envelope instead of the one the request came in.
+    #[arg(long, value_enum, value_name = "ENVELOPE")]
+    format: Option<FormatArg>,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+}
+
+#[derive(Args, Debug)]
+struct HookArgs {
+    /// Never show a window: hand the question back to Claude Code's own dialog.
+    #[arg(long, value_enum, value_name = "WHERE")]
+    fallback: Option<Fallback>,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+}
+
+/// How a request may be answered; each flag can also come from the environment, so a hook
+/// started by Claude Code can be steered without editing its command.
+#[derive(Args, Debug)]
+struct AnsweringArgs {
+    /// Pre-selected answers (JSON keyed by question text or header) that fill the form.
+    #[arg(long, value_name = "FILE", env = "ASKPANE_ANSWERS")]
+    answers: Option<PathBuf>,
+    /// Send the --answers as they are, without showing the window.
+    #[arg(long, requires = "answers", env = "ASKPANE_SUBMIT", value_parser = clap::builder::FalseyValueParser::new())]
+    submit: bool,
+    /// Decline without showing the window; the message is what the agent reads.
+    #[arg(long, value_name = "MESSAGE", env = "ASKPANE_DECLINE", conflicts_with = "answers")]
+    decline: Option<String>,
+    /// Seconds the user has; then what they touched is sent (nothing touched: "timed out").
+    #[arg(long, value_name = "SECS", env = "ASKPANE_TIMEOUT")]
+    timeout: Option<u64>,
+    /// Never show a window: reply at once that no human is available.
+    #[arg(long, env = "ASKPANE_NONINTERACTIVE", value_parser = clap::builder::FalseyValueParser::new())]
+    non_interactive: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    /// `{questions, answers, annotations}`, or `{outcome, message}`.
+    ToolInput,
+    /// A stream-json `control_response`.
+    ControlResponse,
+    /// A PreToolUse hook's `hookSpecificOutput`.
+    PreToolUse,
+    /// A PermissionRequest hook's `hookSpecificOutput`.
+    PermissionRequest,
+    /// The web protocol's `question_answer`.
+    SeedWeb,
+}
+
+impl From<FormatArg> for ReplyFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::ToolInput => ReplyFormat::ToolInput,
+            FormatArg::ControlResponse => ReplyFormat::ControlResponse,
+            FormatArg::PreToolUse => ReplyFormat::PreToolUse,
+            FormatArg::PermissionRequest => ReplyFormat::PermissionRequest,
+            FormatArg::SeedWeb => ReplyFormat::SeedWeb,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Fallback {
+    /// Claude Code's own terminal dialog.
+    Terminal,
+}
+
+#[derive(Subcommand, Debug)]
+enum Target {
+    /// Claude Code: a PreToolUse hook for AskUserQuestion in settings.json.
+    Claude(ClaudeTarget),
+}
+
+#[derive(Args, Debug)]
+#[group(multiple = false)]
+struct ClaudeTarget {
+    /// Your user settings, ~/.claude/settings.json (the default).
+    #[arg(long)]
+    user: bool,
+    /// A project's shared settings, DIR/.claude/settings.json.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -67,6 +183,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Demo(args) => run_demo(args),
+        Command::Ask(args) => run_ask(args),
+        Command::Hook(args) => run_hook(args),
+        Command::Install { target: Target::Claude(target) } => run_install(&target, true),
+        Command::Uninstall { target: Target::Claude(target) } => run_install(&target, false),
         Command::Validate { file } => run_validate(&file),
     }
 }
@@ -91,34 +211,61 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
     if let Some(problem) = missing_display() {
         return Ok(no_display(&problem));
     }
-
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let mut requests = Vec::with_capacity(fixtures.len());
     let mut awaited = Vec::with_capacity(fixtures.len());
     for fixture in fixtures {
         let (request, outcome) = fixture.request()?;
         awaited.push(AwaitedReply { envelope: request.envelope.clone(), format: None, outcome });
-        to_ui.send(Inbound::Ask(Box::new(request)));
+        requests.push(request);
     }
-    drop(to_ui);
+    let window = serve(requests, awaited, AppOptions { close_when_done: false })?;
+    match window.problem {
+        None => Ok(exit::OK),
+        Some(problem) => Ok(no_display(&problem)),
+    }
+}
 
+/// What happened to a run of the window.
+struct Served {
+    /// The outcomes, in the order they were written.
+    outcomes: Vec<Outcome>,
+    /// Why no window could be shown, if it could not.
+    problem: Option<String>,
+}
+
+/// Shows `requests` in the window (an empty list shows nothing) while a writer thread writes
+/// each reply on stdout as it is decided. Returns once every reply is written.
+fn serve(
+    requests: Vec<Request>,
+    awaited: Vec<AwaitedReply>,
+    options: AppOptions,
+) -> anyhow::Result<Served> {
+    let (written_sender, written) = crossbeam_channel::bounded(1);
     let mut threads = IoThreads::default();
     threads.spawn("reply-writer", move || {
-        write_replies(awaited, &mut io::stdout().lock()).map(drop)
+        let outcomes = write_replies(awaited, &mut io::stdout().lock())?;
+        let _ = written_sender.send(outcomes);
+        Ok(())
     })?;
-    let unshown = inbox.clone();
-    let shown = show_window(inbox, window_ctx, AppOptions { close_when_done: false });
-    if let Err(problem) = &shown {
-        // No window ever opened: what is still queued was never seen by anyone.
-        tell_unavailable(&unshown, problem);
+    let mut problem = None;
+    if !requests.is_empty() {
+        let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+        let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+        for request in requests {
+            to_ui.send(Inbound::Ask(Box::new(request)));
+        }
+        drop(to_ui);
+        let unshown = inbox.clone();
+        if let Err(error) = show_window(inbox, window_ctx, options) {
+            // No window ever opened: what is still queued was never seen by anyone.
+            tell_unavailable(&unshown, &error);
+            problem = Some(error);
+        }
     }
-    drop(unshown);
     // The app is gone, so every request has its outcome and the writer finishes.
-    threads.join().context("writing the replies")?;
-    match shown {
-        Ok(()) => Ok(exit::OK),
-        Err(problem) => Ok(no_display(&problem)),
-    }
+    threads.join().context("writing the reply")?;
+    let outcomes = written.try_recv().unwrap_or_default();
+    Ok(Served { outcomes, problem })
 }
 
 /// Answers every request still in the channel with "no human can answer".
@@ -209,17 +356,251 @@ fn no_display(problem: &str) -> u8 {
     exit::NO_HUMAN
 }
 
-fn run_validate(file: &Path) -> anyhow::Result<u8> {
-    let name = file.display();
-    let text = read_input(file).with_context(|| format!("cannot read {name}"))?;
-    let message: serde_json::Value = match serde_json::from_str(&text) {
+/// `askpane ask`: one request in, its reply out, an exit code that says how it ended.
+fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
+    let format = args.format.map(ReplyFormat::from);
+    let message = match pipe::read_json(&args.file) {
         Ok(message) => message,
+        Err(error) => return Ok(refuse_unreadable(&error, format)),
+    };
+    let incoming = match parse_message(&message) {
+        Ok(incoming) => incoming,
         Err(error) => {
-            println!("{name}: invalid: not JSON: {error}");
+            eprintln!("askpane: {}: {error}", pipe::source_name(&args.file));
+            let outcome = Outcome::Refused { reason: error.to_string() };
+            write_direct(&Envelope::ToolInput, format, &outcome)?;
             return Ok(exit::INVALID);
         }
     };
-    let incoming = match envelope::parse_message(&message) {
+    let outcome = answer_one(incoming, "ask", format, &args.answering)?;
+    Ok(match outcome {
+        Outcome::Answered(_) => exit::OK,
+        Outcome::Declined { .. } | Outcome::Withdrawn => exit::DECLINED,
+        Outcome::Refused { .. } => exit::INVALID,
+        Outcome::Unavailable { .. } => exit::NO_HUMAN,
+        Outcome::TimedOut { .. } => exit::TIMED_OUT,
+    })
+}
+
+/// A message that could not even be read: say why on stderr, reply "refused" on stdout.
+fn refuse_unreadable(error: &ReadError, format: Option<ReplyFormat>) -> u8 {
+    eprintln!("askpane: {error}");
+    let outcome = Outcome::Refused { reason: error.to_string() };
+    match write_direct(&Envelope::ToolInput, format, &outcome) {
+        Ok(()) => exit::INVALID,
+        Err(write_error) => {
+            eprintln!("askpane: cannot write the reply: {write_error:#}");
+            exit::INVALID
+        }
+    }
+}
+
+/// Writes a reply decided before any window or thread exists, through the same writer.
+fn write_direct(
+    envelope: &Envelope,
+    format: Option<ReplyFormat>,
+    outcome: &Outcome,
+) -> anyhow::Result<()> {
+    let (responder, receiver) = askpane::transport::Responder::channel();
+    responder.send(outcome.clone());
+    let awaited = vec![AwaitedReply { envelope: envelope.clone(), format, outcome: receiver }];
+    serve(Vec::new(), awaited, AppOptions::default()).map(drop)
+}
+
+/// `askpane hook`: Claude Code's hook input in, `hookSpecificOutput` out (or nothing, for
+/// another tool). Exits 0 whenever it printed a reply, as Claude Code reads it only then.
+fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
+    let message = match pipe::read_json(Path::new("-")) {
+        Ok(message) => message,
+        Err(error) => {
+            // Not a hook input at all: print nothing, so Claude Code carries on as usual.
+            eprintln!("askpane hook: {error}; leaving the question to Claude Code");
+            return Ok(exit::OK);
+        }
+    };
+    let incoming = match parse_message(&message) {
+        Ok(incoming) => incoming,
+        Err(EnvelopeError::OtherTool { .. }) => return Ok(exit::OK),
+        Err(error) => {
+            eprintln!("askpane hook: {error}; leaving the question to Claude Code");
+            return Ok(exit::OK);
+        }
+    };
+    let mut answering = args.answering;
+    if args.fallback.is_some() {
+        answering.non_interactive = true;
+    }
+    answer_one(incoming, "hook", None, &answering)?;
+    Ok(exit::OK)
+}
+
+/// Answers one parsed message: refuse it if invalid, settle it from the flags if they say so,
+/// or show the window. The reply is written (once) by the writer thread; the outcome is returned.
+fn answer_one(
+    incoming: Incoming,
+    source: &str,
+    format: Option<ReplyFormat>,
+    answering: &AnsweringArgs,
+) -> anyhow::Result<Outcome> {
+    let envelope = incoming.envelope.clone();
+    let provenance = Provenance::from_envelope(source, &incoming.envelope);
+    let (mut request, outcome) = match Request::new(incoming, provenance) {
+        Ok(pair) => pair,
+        Err(invalid) => {
+            eprintln!("askpane: the questions cannot be shown: {invalid}");
+            let outcome = Outcome::Refused { reason: invalid.to_string() };
+            write_direct(&envelope, format, &outcome)?;
+            return Ok(outcome);
+        }
+    };
+    for warning in &request.warnings {
+        eprintln!("askpane: warning: {warning}");
+    }
+    let awaited = vec![AwaitedReply { envelope, format, outcome }];
+    let decided = match settle_without_window(&mut request, answering) {
+        Ok(decided) => decided,
+        Err(problem) => {
+            // The flags do not fit these questions: the agent is told no answer is available,
+            // and the caller gets the error (exit 2) that names what did not match.
+            request.reply.send(Outcome::Unavailable { reason: problem.clone() });
+            serve(Vec::new(), awaited, AppOptions::default())?;
+            anyhow::bail!(problem);
+        }
+    };
+    let requests = match decided {
+        Some(outcome) => {
+            request.reply.send(outcome);
+            Vec::new()
+        }
+        None => vec![request],
+    };
+    let served = serve(requests, awaited, AppOptions { close_when_done: true })?;
+    if let Some(problem) = &served.problem {
+        eprintln!("askpane: no display to open a window on ({problem})");
+    }
+    served.outcomes.into_iter().next().context("no reply was decided")
+}
+
+/// The outcome the flags decide on their own (`--decline`, `--answers --submit`, a
+/// non-interactive run, no display); `None` when the user is to answer in the window. Pre-selected
+/// answers without `--submit` go into the request to fill the form.
+fn settle_without_window(
+    request: &mut Request,
+    answering: &AnsweringArgs,
+) -> Result<Option<Outcome>, String> {
+    request.timeout = answering.timeout.map(Duration::from_secs);
+    if let Some(message) = &answering.decline {
+        return Ok(Some(Outcome::declined(message)));
+    }
+    if let Some(path) = &answering.answers {
+        let preset = pipe::read_json(path).map_err(|error| format!("--answers: {error}"))?;
+        let drafts = drafts_from_preset(&request.ask, &preset)
+            .map_err(|error| format!("--answers {}: {error}", path.display()))?;
+        if answering.submit {
+            let answers = build_answers(&request.ask, &drafts)
+                .map_err(|error| format!("--answers {}: {error}", path.display()))?;
+            return Ok(Some(Outcome::Answered(answers)));
+        }
+        request.drafts = drafts;
+    }
+    if answering.non_interactive {
+        let reason = "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)";
+        return Ok(Some(Outcome::Unavailable { reason: reason.to_owned() }));
+    }
+    if let Some(problem) = missing_display() {
+        return Ok(Some(Outcome::Unavailable { reason: format!("no display: {problem}") }));
+    }
+    Ok(None)
+}
+
+/// `askpane install claude` / `askpane uninstall claude`.
+fn run_install(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
+    let path = settings_path(target)?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut settings: Value = match &existing {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+            .with_context(|| format!("{} is not valid JSON; left it untouched", path.display()))?,
+        _ => Value::Object(serde_json::Map::new()),
+    };
+    let change = match install {
+        true => {
+            let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+            let command = claude_settings::hook_command(&binary);
+            claude_settings::install(&mut settings, &command)
+        }
+        false => claude_settings::uninstall(&mut settings),
+    }
+    .with_context(|| format!("{}: left it untouched", path.display()))?;
+    if !change.changed() {
+        let what = match change {
+            Change::AlreadyThere => "already has askpane's hook",
+            _ => "has no askpane hook",
+        };
+        println!("{} {what}; nothing changed", path.display());
+        return Ok(exit::OK);
+    }
+    let backup = match &existing {
+        Some(text) => Some(write_backup(&path, text)?),
+        None => None,
+    };
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    let mut text = serde_json::to_string_pretty(&settings)?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    let what = match &change {
+        Change::Added => "added askpane's PreToolUse hook for AskUserQuestion to".to_owned(),
+        Change::Updated { from } => {
+            format!("pointed askpane's hook (was `{from}`) at this binary in")
+        }
+        Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
+        Change::AlreadyThere | Change::NothingToRemove => "left".to_owned(),
+    };
+    match backup {
+        Some(backup) => println!("{what} {} (backup: {})", path.display(), backup.display()),
+        None => println!("{what} {} (a new file)", path.display()),
+    }
+    Ok(exit::OK)
+}
+
+fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {
+    if let Some(project) = &target.project {
+        return Ok(project.join(".claude").join("settings.json"));
+    }
+    let home = std::env::var_os("HOME").context("HOME is not set; use --project DIR")?;
+    Ok(PathBuf::from(home).join(".claude").join("settings.json"))
+}
+
+/// Copies the settings before they are changed: `settings.json.askpane-backup-<unix time>`.
+fn write_backup(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".askpane-backup-{stamp}"));
+    let backup = path.with_file_name(name);
+    std::fs::write(&backup, text)
+        .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+    Ok(backup)
+}
+
+fn run_validate(file: &Path) -> anyhow::Result<u8> {
+    let name = pipe::source_name(file);
+    let message = match pipe::read_json(file) {
+        Ok(message) => message,
+        Err(ReadError::NotJson { error, .. }) => {
+            println!("{name}: invalid: not JSON: {error}");
+            return Ok(exit::INVALID);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(error) => {
             println!("{name}: invalid: {error}");
@@ -245,13 +626,4 @@ fn run_validate(file: &Path) -> anyhow::Result<u8> {
             Ok(exit::INVALID)
         }
     }
-}
-
-fn read_input(file: &Path) -> io::Result<String> {
-    if file == Path::new("-") {
-        let mut text = String::new();
-        io::stdin().read_to_string(&mut text)?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(file)
 }

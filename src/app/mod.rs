@@ -32,6 +32,8 @@ pub struct App {
     state: State,
     markdown: CommonMarkCache,
     options: AppOptions,
+    /// Each timed request's allowance, for the "no one answered within N seconds" message.
+    timeouts: HashMap<RequestId, std::time::Duration>,
     title: String,
     /// The user confirmed closing; the next close request goes through.
     closing: bool,
@@ -47,6 +49,7 @@ impl App {
             state: State::default(),
             markdown: CommonMarkCache::default(),
             options,
+            timeouts: HashMap::new(),
             title: String::new(),
             closing: false,
         }
@@ -58,13 +61,13 @@ impl App {
     }
 
     /// Moves everything the adapters sent into the state. Returns true if a question arrived.
-    fn receive(&mut self) -> bool {
+    fn receive(&mut self, now: f64) -> bool {
         let mut arrived = false;
         loop {
             match self.inbox.try_recv() {
                 Ok(Inbound::Ask(request)) => {
                     arrived = true;
-                    self.add(*request);
+                    self.add(*request, now);
                 }
                 Ok(Inbound::Withdraw { tool_use_id }) => {
                     if let Some(id) = self.state.withdraw(&tool_use_id) {
@@ -82,9 +85,13 @@ impl App {
         arrived
     }
 
-    fn add(&mut self, request: Request) {
-        let Request { id, envelope, ask, warnings, provenance, reply } = request;
-        let new = NewRequest { id, envelope, ask, warnings, provenance };
+    fn add(&mut self, request: Request, now: f64) {
+        let Request { id, envelope, ask, warnings, provenance, reply, drafts, timeout } = request;
+        let deadline = timeout.map(|timeout| now + timeout.as_secs_f64());
+        if let Some(timeout) = timeout {
+            self.timeouts.insert(id, timeout);
+        }
+        let new = NewRequest { id, envelope, ask, warnings, provenance, drafts, deadline };
         let shown_as = match self.state.push(new) {
             Pushed::Added => id,
             Pushed::SameAs(existing) => existing,
@@ -112,6 +119,22 @@ impl App {
         }
     }
 
+    /// Sends what the user touched of every request whose time ran out; wakes for the next one.
+    fn expire(&mut self, ctx: &egui::Context, now: f64) {
+        let timeouts = &self.timeouts;
+        let expired = self.state.expire(now, |pending| {
+            timeouts.get(&pending.id).map_or(0, std::time::Duration::as_secs)
+        });
+        for resolved in expired {
+            self.send(resolved);
+        }
+        if let Some(deadline) = self.state.next_deadline() {
+            // Once a second for the countdown, and exactly at the deadline.
+            let until = (deadline - now).clamp(0.0, 1.0);
+            ctx.request_repaint_after(std::time::Duration::from_secs_f64(until));
+        }
+    }
+
     /// Tells every open request that the window closed, and drops what never reached the state.
     fn close_all(&mut self) {
         for resolved in self.state.resolve_all(|_| Outcome::closed()) {
@@ -125,7 +148,9 @@ impl App {
 
 impl eframe::App for App {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        let arrived = self.receive();
+        let now = ctx.input(|input| input.time);
+        let arrived = self.receive(now);
+        self.expire(ctx, now);
         let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
         if arrived && !focused {
             // Ask for attention (a blinking task bar entry), never steal the focus.

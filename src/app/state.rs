@@ -39,6 +39,8 @@ pub struct Pending {
     pub confirm: Option<Confirm>,
     /// Why the last submit did not go through (a size limit), shown until the next edit.
     pub error: Option<String>,
+    /// When unanswered time runs out, in the clock the app passes to [`State::expire`].
+    pub deadline: Option<f64>,
 }
 
 /// How one question stands, for the tab chips and the Review page.
@@ -54,17 +56,23 @@ pub enum Status {
 impl Pending {
     fn new(request: NewRequest) -> Self {
         let count = request.ask.questions().len();
+        // Pre-selected answers (`--answers`) fill the form; anything else starts empty.
+        let mut drafts = request.drafts;
+        drafts.resize(count, Draft::default());
+        let cursor =
+            drafts.iter().map(|draft| draft.chosen().first().copied().unwrap_or(0)).collect();
         Pending {
             id: request.id,
             envelope: request.envelope,
             ask: request.ask,
             warnings: request.warnings,
             provenance: request.provenance,
-            drafts: vec![Draft::default(); count],
+            drafts,
             tab: Tab::Question(0),
-            cursor: vec![0; count],
+            cursor,
             confirm: None,
             error: None,
+            deadline: request.deadline,
         }
     }
 
@@ -133,6 +141,10 @@ pub struct NewRequest {
     pub ask: Ask,
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
+    /// Pre-selected answers, one per question (may be empty).
+    pub drafts: Vec<Draft>,
+    /// When it times out, in the app's clock (seconds).
+    pub deadline: Option<f64>,
 }
 
 /// What [`State::push`] did with a new request.
@@ -345,6 +357,36 @@ impl State {
         resolved
     }
 
+    /// Ends every request whose deadline has passed: the questions the user touched are sent as
+    /// answered and the rest left out; with nothing touched (or nothing answerable), it timed out.
+    pub fn expire(&mut self, now: f64, waited_secs: impl Fn(&Pending) -> u64) -> Vec<Resolved> {
+        let (expired, kept): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|pending| pending.deadline.is_some_and(|deadline| now >= deadline));
+        self.pending = kept;
+        let mut resolved = Vec::with_capacity(expired.len());
+        for pending in expired {
+            let touched: Vec<Draft> = pending
+                .drafts
+                .iter()
+                .map(|draft| if draft.is_touched() { draft.clone() } else { Draft::default() })
+                .collect();
+            let outcome = match build_answers(&pending.ask, &touched) {
+                Ok(answers) if !answers.is_empty() => Outcome::Answered(answers),
+                _ => Outcome::TimedOut { waited_secs: waited_secs(&pending) },
+            };
+            self.receipt = Some(Receipt::new(&pending, &outcome));
+            self.after_removal(pending.id);
+            resolved.push(Resolved { id: pending.id, outcome });
+        }
+        resolved
+    }
+
+    /// The earliest deadline of any waiting request, so the app knows when to wake.
+    pub fn next_deadline(&self) -> Option<f64> {
+        self.pending.iter().filter_map(|pending| pending.deadline).reduce(f64::min)
+    }
+
     fn after_removal(&mut self, removed: RequestId) {
         if self.current == Some(removed) {
             self.current = self.pending.first().map(|pending| pending.id);
@@ -544,6 +586,8 @@ mod tests {
             ask: validated.ask,
             warnings: validated.warnings,
             provenance: Provenance::new("test", None),
+            drafts: Vec::new(),
+            deadline: None,
         }
     }
 
@@ -697,6 +741,40 @@ mod tests {
         state.apply(Action::KeepOpen);
         assert!(!state.confirming_close());
         assert_eq!(state.current().map(|p| p.drafts[0].chosen().to_vec()), Some(vec![1]));
+    }
+
+    #[test]
+    fn on_timeout_touched_questions_are_sent_and_untouched_left_out() {
+        let mut state = State::default();
+        let mut request = three_questions();
+        request.deadline = Some(10.0);
+        state.push(request);
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(1) });
+        assert!(state.expire(9.9, |_| 10).is_empty(), "not yet");
+        let resolved = state.expire(10.0, |_| 10);
+        assert_eq!(resolved.len(), 1);
+        assert_eq!(answers_of(&resolved[0]), json!({"Which checks?": "Tests"}));
+        assert!(state.pending().is_empty());
+
+        let mut request = three_questions();
+        request.deadline = Some(5.0);
+        state.push(request);
+        let resolved = state.expire(6.0, |_| 5);
+        assert_eq!(resolved[0].outcome, Outcome::TimedOut { waited_secs: 5 });
+    }
+
+    #[test]
+    fn preset_drafts_fill_the_form_and_put_the_cursor_on_the_choice() {
+        let mut state = State::default();
+        let mut request = three_questions();
+        let mut draft = Draft::default();
+        draft.pick(&request.ask.questions()[0], Pick::Option(1));
+        request.drafts = vec![draft];
+        state.push(request);
+        let pending = state.current().expect("pending");
+        assert_eq!(pending.drafts.len(), 3);
+        assert_eq!(pending.cursor, vec![1, 0, 0]);
+        assert_eq!(pending.status(0), Status::Answered("SQLite".into()));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 
 pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod pipe;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod replies;
 
 use std::sync::Arc;
@@ -14,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::protocol::{self, Ask, Envelope, Incoming, Invalid, Outcome, Warning};
+use crate::protocol::{self, Ask, Draft, Envelope, Incoming, Invalid, Outcome, Warning};
 
 /// Identifies one request for the life of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,6 +73,10 @@ pub struct Request {
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
     pub reply: Responder,
+    /// Pre-selected answers that fill the form (`--answers`), one per question; may be empty.
+    pub drafts: Vec<Draft>,
+    /// How long the user has before what they touched is sent (`--timeout`).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Request {
@@ -88,6 +94,8 @@ impl Request {
             warnings: validated.warnings,
             provenance,
             reply,
+            drafts: Vec::new(),
+            timeout: None,
         };
         Ok((request, outcome))
     }

@@ -226,6 +226,14 @@ fn request_ui(
             .small()
             .color(tokens.muted),
     );
+    if let Some(deadline) = pending.deadline {
+        let left = (deadline - ui.input(|input| input.time)).max(0.0).ceil();
+        let text = format!(
+            "⏱ {left} s left: when time runs out, the questions you have touched are sent and the \
+             rest left out"
+        );
+        ui.label(RichText::new(text).small().color(tokens.warning));
+    }
     if !pending.warnings.is_empty() {
         warnings_ui(ui, pending);
     }
