@@ -195,12 +195,12 @@ fn validate_reports_errors_and_warnings() {
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(&hook));
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_eq!(run.stdout, "-: valid PreToolUse hook input with 3 questions\n", "{run:?}");
+    assert_eq!(run.stdout, "standard input: valid PreToolUse hook input with 3 questions\n", "{run:?}");
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(r#"{"questions":[{"question":"Q?","options":[]}]}"#));
     assert_eq!(run.status.code(), Some(2), "{run:?}");
-    assert!(run.stdout.starts_with("-: invalid"), "{run:?}");
+    assert!(run.stdout.starts_with("standard input: invalid"), "{run:?}");
 
     let _ = fs::remove_dir_all(&dir);
 }
