@@ -10,6 +10,7 @@ pub mod envelope;
 pub mod outcome;
 pub mod preset;
 pub mod question;
+pub mod stream;
 pub mod validate;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};

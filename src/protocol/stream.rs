@@ -1,0 +1,333 @@
+//! Claude Code's stream-json vocabulary (the Agent SDK control protocol): the lines the CLI
+//! writes, typed as far as a host shows them, and the lines a host writes back (protocol.md §3–§6).
+//!
+//! Unknown message types and subtypes are [`CliMessage::Other`]: a newer CLI adds kinds, and a
+//! host that stopped on each one would break with every release.
+
+use serde_json::{Value, json};
+
+use super::envelope::{self, Incoming, TOOL_NAME};
+
+/// One line from the CLI's stdout.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CliMessage {
+    /// `system`/`init`: the session's facts.
+    Init(SessionInfo),
+    /// A model turn: text, thinking and tool calls.
+    Assistant { blocks: Vec<Block> },
+    /// What went back to the model: tool results, or the user's own text.
+    User { blocks: Vec<Block> },
+    /// The turn is over.
+    Result(TurnResult),
+    /// `can_use_tool` for AskUserQuestion: a question for the window.
+    Question(Incoming),
+    /// `can_use_tool` for any other tool: a permission to grant or refuse.
+    Permission(PermissionRequest),
+    /// The CLI withdrew one of its requests (the user interrupted, a hook answered first).
+    Cancel { request_id: String },
+    /// The answer to one of the host's own requests (`initialize`, `interrupt`).
+    Response { request_id: String, error: Option<String> },
+    /// Anything else (`command_lifecycle`, `attachment`, a subtype from a newer CLI): shown to
+    /// nobody, logged at debug level.
+    Other { kind: String },
+}
+
+/// What `system`/`init` says about the session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub version: Option<String>,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    pub tools: Vec<String>,
+    pub capabilities: Vec<String>,
+}
+
+impl SessionInfo {
+    /// The capability that lets an answer carry `annotations[q].unanswered` (protocol.md §10).
+    pub fn accepts_unanswered(&self) -> bool {
+        self.capabilities.iter().any(|capability| capability == "ask_user_question_unanswered_v1")
+    }
+}
+
+/// One content block of a message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Text(String),
+    Thinking(String),
+    ToolUse { id: String, name: String, input: Value },
+    ToolResult { tool_use_id: String, content: String, is_error: bool },
+}
+
+/// A `result` line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnResult {
+    pub subtype: String,
+    pub is_error: bool,
+    pub duration_ms: Option<u64>,
+    pub num_turns: Option<u64>,
+    pub total_cost_usd: Option<f64>,
+    /// The final text (`result`), when the turn ended with one.
+    pub text: Option<String>,
+}
+
+/// `can_use_tool` for a tool other than AskUserQuestion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PermissionRequest {
+    pub request_id: String,
+    pub tool_name: String,
+    pub input: Value,
+    pub tool_use_id: Option<String>,
+    /// The CLI's own words about it, when it gives any (`title`, `description`, `decision_reason`).
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub reason: Option<String>,
+    /// Set when a subagent asks.
+    pub agent_id: Option<String>,
+}
+
+/// How the user decided a permission request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermissionDecision {
+    AllowOnce,
+    Deny { message: String },
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn strings(value: &Value, key: &str) -> Vec<String> {
+    let items = value.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+/// Types one CLI line. Never fails: what it cannot read is [`CliMessage::Other`].
+pub fn parse_cli_line(line: &Value) -> CliMessage {
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or_default();
+    let subtype = line.get("subtype").and_then(Value::as_str).unwrap_or_default();
+    match (kind, subtype) {
+        ("system", "init") => CliMessage::Init(SessionInfo {
+            session_id: text(line, "session_id").unwrap_or_default(),
+            version: text(line, "claude_code_version"),
+            model: text(line, "model"),
+            cwd: text(line, "cwd"),
+            tools: strings(line, "tools"),
+            capabilities: strings(line, "capabilities"),
+        }),
+        ("assistant", _) => CliMessage::Assistant { blocks: message_blocks(line) },
+        ("user", _) => CliMessage::User { blocks: message_blocks(line) },
+        ("result", _) => CliMessage::Result(TurnResult {
+            subtype: subtype.to_owned(),
+            is_error: line.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            duration_ms: line.get("duration_ms").and_then(Value::as_u64),
+            num_turns: line.get("num_turns").and_then(Value::as_u64),
+            total_cost_usd: line.get("total_cost_usd").and_then(Value::as_f64),
+            text: text(line, "result").filter(|result| !result.is_empty()),
+        }),
+        ("control_request", _) => control_request(line),
+        ("control_cancel_request", _) => match text(line, "request_id") {
+            Some(request_id) => CliMessage::Cancel { request_id },
+            None => CliMessage::Other { kind: kind.to_owned() },
+        },
+        ("control_response", _) => {
+            let response = line.get("response").unwrap_or(&Value::Null);
+            match text(response, "request_id") {
+                Some(request_id) => {
+                    CliMessage::Response { request_id, error: text(response, "error") }
+                }
+                None => CliMessage::Other { kind: kind.to_owned() },
+            }
+        }
+        (kind, "") => CliMessage::Other { kind: kind.to_owned() },
+        (kind, subtype) => CliMessage::Other { kind: format!("{kind}/{subtype}") },
+    }
+}
+
+fn control_request(line: &Value) -> CliMessage {
+    let request = line.get("request").unwrap_or(&Value::Null);
+    let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
+    let tool = request.get("tool_name").and_then(Value::as_str);
+    match (subtype, tool, text(line, "request_id")) {
+        ("can_use_tool", Some(TOOL_NAME), Some(_)) => match envelope::parse_message(line) {
+            Ok(incoming) => CliMessage::Question(incoming),
+            Err(_) => CliMessage::Other { kind: "control_request/can_use_tool".to_owned() },
+        },
+        ("can_use_tool", Some(tool), Some(request_id)) => {
+            CliMessage::Permission(PermissionRequest {
+                request_id,
+                tool_name: tool.to_owned(),
+                input: request.get("input").cloned().unwrap_or_else(|| json!({})),
+                tool_use_id: text(request, "tool_use_id"),
+                title: text(request, "title"),
+                description: text(request, "description"),
+                reason: text(request, "decision_reason"),
+                agent_id: text(request, "agent_id"),
+            })
+        }
+        (subtype, _, _) => CliMessage::Other { kind: format!("control_request/{subtype}") },
+    }
+}
+
+/// The blocks of `message.content`, which is a string (the user's own text) or a block list.
+fn message_blocks(line: &Value) -> Vec<Block> {
+    match line.get("message").and_then(|message| message.get("content")) {
+        Some(Value::String(text)) => vec![Block::Text(text.clone())],
+        Some(Value::Array(blocks)) => blocks.iter().filter_map(block).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn block(value: &Value) -> Option<Block> {
+    match value.get("type").and_then(Value::as_str)? {
+        "text" => Some(Block::Text(text(value, "text")?)),
+        "thinking" => Some(Block::Thinking(text(value, "thinking")?)),
+        "tool_use" => Some(Block::ToolUse {
+            id: text(value, "id")?,
+            name: text(value, "name")?,
+            input: value.get("input").cloned().unwrap_or(Value::Null),
+        }),
+        "tool_result" => Some(Block::ToolResult {
+            tool_use_id: text(value, "tool_use_id")?,
+            content: flatten_content(value.get("content")),
+            is_error: value.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+        }),
+        _ => None,
+    }
+}
+
+/// A tool_result's `content`: a string, or blocks whose texts are joined (images noted).
+fn flatten_content(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => {
+            let parts: Vec<String> = blocks
+                .iter()
+                .map(|block| match block.get("type").and_then(Value::as_str) {
+                    Some("text") => text(block, "text").unwrap_or_default(),
+                    Some(other) => format!("[{other}]"),
+                    None => String::new(),
+                })
+                .collect();
+            parts.join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+/// One line naming a tool call: `Bash: cargo test`, `Edit: src/main.rs`.
+pub fn tool_summary(name: &str, input: &Value) -> String {
+    const KEYS: [&str; 8] = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "path",
+        "pattern",
+        "url",
+        "description",
+        "prompt",
+    ];
+    let detail = KEYS.iter().find_map(|key| text(input, key)).unwrap_or_else(|| {
+        let compact = input.to_string();
+        if compact == "{}" || compact == "null" { String::new() } else { compact }
+    });
+    let detail: String = detail.lines().next().unwrap_or_default().chars().take(120).collect();
+    match detail.is_empty() {
+        true => name.to_owned(),
+        false => format!("{name}: {detail}"),
+    }
+}
+
+/// The host's `initialize` request (optional; sent so the CLI's reply confirms the session).
+pub fn initialize(request_id: &str) -> Value {
+    json!({"request_id": request_id, "type": "control_request",
+        "request": {"subtype": "initialize", "hooks": null}})
+}
+
+/// A user turn.
+pub fn user_message(text: &str) -> Value {
+    json!({"type": "user", "session_id": "",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": null})
+}
+
+/// Stop the current turn (the Stop button).
+pub fn interrupt(request_id: &str) -> Value {
+    json!({"type": "control_request", "request_id": request_id,
+        "request": {"subtype": "interrupt"}})
+}
+
+/// The reply to a permission request. An allow carries the input unchanged: 2.1.197 refuses an
+/// allow without `updatedInput` (protocol.md §5.3).
+pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Value {
+    let mut result = match decision {
+        PermissionDecision::AllowOnce => {
+            json!({"behavior": "allow", "updatedInput": request.input})
+        }
+        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+    };
+    if let (Some(id), Some(result)) = (&request.tool_use_id, result.as_object_mut()) {
+        result.insert("toolUseID".into(), Value::String(id.clone()));
+    }
+    json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": request.request_id, "response": result}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_the_lines_a_host_shows_and_ignores_the_rest() {
+        let init = json!({"type": "system", "subtype": "init", "session_id": "s1",
+            "claude_code_version": "2.1.330", "tools": ["Bash", "AskUserQuestion"],
+            "capabilities": ["ask_user_question_unanswered_v1"]});
+        let CliMessage::Init(info) = parse_cli_line(&init) else { panic!("init") };
+        assert!(info.accepts_unanswered());
+        assert_eq!(info.version.as_deref(), Some("2.1.330"));
+
+        let user = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": true,
+             "content": [{"type": "text", "text": "no"}, {"type": "image"}]}]}});
+        assert_eq!(
+            parse_cli_line(&user),
+            CliMessage::User {
+                blocks: vec![Block::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "no\n[image]".into(),
+                    is_error: true
+                }]
+            }
+        );
+        let cancel = json!({"type": "control_cancel_request", "request_id": "r1"});
+        assert_eq!(parse_cli_line(&cancel), CliMessage::Cancel { request_id: "r1".into() });
+        let lifecycle = json!({"type": "command_lifecycle", "state": "started"});
+        assert_eq!(
+            parse_cli_line(&lifecycle),
+            CliMessage::Other { kind: "command_lifecycle".into() }
+        );
+        assert_eq!(
+            parse_cli_line(&json!({"type": "system", "subtype": "permission_denied"})),
+            CliMessage::Other { kind: "system/permission_denied".into() }
+        );
+    }
+
+    #[test]
+    fn can_use_tool_is_a_question_or_a_permission() {
+        let bash = json!({"type": "control_request", "request_id": "r2", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "rm -rf target"},
+            "tool_use_id": "toolu_2"}});
+        let CliMessage::Permission(request) = parse_cli_line(&bash) else { panic!("permission") };
+        assert_eq!(tool_summary(&request.tool_name, &request.input), "Bash: rm -rf target");
+        assert_eq!(
+            permission_reply(&request, &PermissionDecision::AllowOnce),
+            json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": "r2", "response": {"behavior": "allow",
+                "updatedInput": {"command": "rm -rf target"}, "toolUseID": "toolu_2"}}})
+        );
+        let ask = json!({"type": "control_request", "request_id": "r3", "request": {
+            "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+            "input": {"questions": []}, "tool_use_id": "toolu_3"}});
+        assert!(matches!(parse_cli_line(&ask), CliMessage::Question(_)));
+    }
+}
