@@ -14,13 +14,17 @@ use serde_json::Value;
 use askpane::app::{App, AppOptions};
 use askpane::claude_settings::{self, Change};
 use askpane::demo::{self, Fixture};
+use askpane::protocol::stream::CliMessage;
 use askpane::protocol::{
     self, Envelope, EnvelopeError, Incoming, Outcome, ReplyFormat, build_answers,
     drafts_from_preset, parse_message,
 };
+use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::pipe::{self, ReadError};
 use askpane::transport::replies::{AwaitedReply, write_replies};
-use askpane::transport::{Inbound, IoThreads, Provenance, Request, Waker, ui_channel};
+use askpane::transport::{
+    Inbound, IoThreads, Provenance, Request, SessionEvent, Waker, ui_channel,
+};
 
 /// Exit codes, the same in every mode (see the README).
 mod exit {
@@ -51,6 +55,9 @@ enum Command {
     Ask(AskArgs),
     /// Claude Code PreToolUse / PermissionRequest hook: answer AskUserQuestion in the window.
     Hook(HookArgs),
+    /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
+    /// one window. Exits with Claude Code's exit code.
+    Claude(ClaudeArgs),
     /// Add askpane's hook to Claude Code's settings.
     Install {
         #[command(subcommand)]
@@ -97,6 +104,30 @@ struct HookArgs {
     fallback: Option<Fallback>,
     #[command(flatten)]
     answering: AnsweringArgs,
+}
+
+#[derive(Args, Debug)]
+struct ClaudeArgs {
+    /// The Claude Code executable.
+    #[arg(long, value_name = "PATH", default_value = "claude", env = "ASKPANE_CLAUDE_BIN")]
+    claude_bin: PathBuf,
+    /// The first prompt; without it the window asks for one.
+    #[arg(short = 'p', long, value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// Tools to allow without asking, comma-separated (e.g. Read,Grep).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    allow_tools: Vec<String>,
+    /// Copy every line Claude Code writes to stdout, unchanged.
+    #[arg(long)]
+    print_stream: bool,
+    /// Log the message kinds askpane ignores to stderr.
+    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
+    debug: bool,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+    /// Arguments passed on to Claude Code (after `--`).
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    extra: Vec<String>,
 }
 
 /// How a request may be answered; each flag can also come from the environment, so a hook
@@ -185,6 +216,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Demo(args) => run_demo(args),
         Command::Ask(args) => run_ask(args),
         Command::Hook(args) => run_hook(args),
+        Command::Claude(args) => run_claude(args),
         Command::Install { target: Target::Claude(target) } => run_install(&target, true),
         Command::Uninstall { target: Target::Claude(target) } => run_install(&target, false),
         Command::Validate { file } => run_validate(&file),
@@ -256,7 +288,8 @@ fn serve(
         }
         drop(to_ui);
         let unshown = inbox.clone();
-        if let Err(error) = show_window(inbox, window_ctx, options) {
+        let app = move |ctx: &egui::Context| App::new(ctx, inbox, options);
+        if let Err(error) = show_window(window_ctx, app) {
             // No window ever opened: what is still queued was never seen by anyone.
             tell_unavailable(&unshown, &error);
             problem = Some(error);
@@ -292,11 +325,10 @@ fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
 /// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
 /// program) is caught here: the app is dropped while unwinding, so every agent is still told.
 fn show_window(
-    inbox: Receiver<Inbound>,
     window_ctx: Arc<OnceLock<egui::Context>>,
-    options: AppOptions,
+    app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), String> {
-    let run = std::panic::AssertUnwindSafe(|| run_window(inbox, window_ctx, options));
+    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, app));
     match std::panic::catch_unwind(run) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(window_error_summary(&error)),
@@ -312,9 +344,8 @@ fn window_error_summary(error: &eframe::Error) -> String {
 }
 
 fn run_window(
-    inbox: Receiver<Inbound>,
     window_ctx: Arc<OnceLock<egui::Context>>,
-    options: AppOptions,
+    app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), eframe::Error> {
     let native_options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -331,7 +362,7 @@ fn run_window(
         Box::new(move |creation| {
             // Ignored if already set: one window per run.
             let _ = window_ctx.set(creation.egui_ctx.clone());
-            Ok(Box::new(App::new(&creation.egui_ctx, inbox, options)))
+            Ok(Box::new(app(&creation.egui_ctx)))
         }),
     )
 }
@@ -511,6 +542,82 @@ fn settle_without_window(
         return Ok(Some(Outcome::Unavailable { reason: format!("no display: {problem}") }));
     }
     Ok(None)
+}
+
+/// `askpane claude`: Claude Code as a child, askpane as its host, until the window closes (or,
+/// without a window, until Claude Code ends). Exits with Claude Code's exit code.
+fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
+    let answering = &args.answering;
+    let headless = answering.non_interactive || missing_display().is_some();
+    if headless && args.prompt.is_none() {
+        anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
+    }
+    let preset = match &answering.answers {
+        Some(path) => Some(pipe::read_json(path).context("--answers")?),
+        None => None,
+    };
+    let options = ClaudeOptions {
+        program: args.claude_bin.clone(),
+        extra_args: args.extra.clone(),
+        prompt: args.prompt.clone(),
+        allow_tools: args.allow_tools.clone(),
+        print_stream: args.print_stream,
+        debug: args.debug,
+        autopilot: Autopilot {
+            preset,
+            submit: answering.submit,
+            headless,
+            timeout: answering.timeout.map(Duration::from_secs),
+        },
+    };
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let mut threads = IoThreads::default();
+    let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
+    if headless {
+        host_without_window(&inbox);
+    } else {
+        let commands = session.commands();
+        let prompt = args.prompt.clone();
+        let unshown = inbox.clone();
+        let app = move |ctx: &egui::Context| {
+            App::new(ctx, inbox, AppOptions::default()).with_session(commands, prompt.as_deref())
+        };
+        if let Err(problem) = show_window(window_ctx, app) {
+            tell_unavailable(&unshown, &problem);
+            eprintln!("askpane: no display to open a window on ({problem})");
+        }
+    }
+    let status = session.shut_down(claude::GRACE)?;
+    threads.join().context("ending the Claude Code session")?;
+    Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
+}
+
+/// The host without a window: notices go to stderr, and whatever reaches the window is answered
+/// "no human available", until the turn ends (or Claude Code does).
+fn host_without_window(inbox: &Receiver<Inbound>) {
+    for message in inbox {
+        match message {
+            Inbound::Ask(request) => {
+                let reason = "askpane runs Claude Code without a window".to_owned();
+                request.reply.send(Outcome::Unavailable { reason });
+            }
+            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            // The prompt's turn is over: there is no one to type another.
+            Inbound::Session(SessionEvent::Message(CliMessage::Result(_))) => break,
+            Inbound::Session(SessionEvent::Ended { status, stderr_tail }) => {
+                if !status.ends_with(" 0") {
+                    eprintln!("askpane: Claude Code ended ({status})");
+                    for line in stderr_tail {
+                        eprintln!("  {line}");
+                    }
+                }
+                break;
+            }
+            // Permissions are decided by the reader when headless; the rest is for a window.
+            _ => {}
+        }
+    }
 }
 
 /// `askpane install claude` / `askpane uninstall claude`.

@@ -12,10 +12,13 @@ use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
 use crate::protocol::Outcome;
-use crate::transport::{Inbound, Request, RequestId, Responder};
+use crate::protocol::stream::PermissionDecision;
+use crate::transport::{
+    Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
+};
 use crate::{theme, view};
 
-use state::{NewRequest, Pushed, Resolved, State};
+use state::{NewRequest, PendingPermission, Pushed, Resolved, SessionEffect, State};
 
 /// How the window behaves for a mode.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,6 +32,9 @@ pub struct App {
     inbox: Receiver<Inbound>,
     inbox_open: bool,
     responders: HashMap<RequestId, Vec<Responder>>,
+    permission_responders: HashMap<RequestId, Responder<PermissionDecision>>,
+    /// Where prompts and Stop go, when the app shows an agent session.
+    session: Option<crossbeam_channel::Sender<SessionCommand>>,
     state: State,
     markdown: CommonMarkCache,
     options: AppOptions,
@@ -46,6 +52,8 @@ impl App {
             inbox,
             inbox_open: true,
             responders: HashMap::new(),
+            permission_responders: HashMap::new(),
+            session: None,
             state: State::default(),
             markdown: CommonMarkCache::default(),
             options,
@@ -53,6 +61,18 @@ impl App {
             title: String::new(),
             closing: false,
         }
+    }
+
+    /// Shows an agent session: its transcript, a prompt box, Stop. `prompt` is the first user
+    /// turn when it was given on the command line (already sent by the adapter).
+    pub fn with_session(
+        mut self,
+        commands: crossbeam_channel::Sender<SessionCommand>,
+        prompt: Option<&str>,
+    ) -> Self {
+        self.state.start_session(prompt);
+        self.session = Some(commands);
+        self
     }
 
     /// The state, for tests and for the web entry point.
@@ -75,6 +95,34 @@ impl App {
                     }
                 }
                 Ok(Inbound::Notice(notice)) => self.state.notify(notice),
+                Ok(Inbound::Permission(permission)) => {
+                    arrived = true;
+                    let PermissionAsk { id, request, provenance, reply } = *permission;
+                    self.permission_responders.insert(id, reply);
+                    let deny_message = String::new();
+                    self.state.push_permission(PendingPermission {
+                        id,
+                        request,
+                        provenance,
+                        deny_message,
+                    });
+                }
+                Ok(Inbound::WithdrawPermission { request_id }) => {
+                    if let Some(id) = self.state.withdraw_permission(&request_id) {
+                        // The agent no longer waits; the responder goes without a word.
+                        if let Some(responder) = self.permission_responders.remove(&id) {
+                            responder.send(PermissionDecision::Deny {
+                                message: "Withdrawn by the agent.".to_owned(),
+                            });
+                        }
+                    }
+                }
+                Ok(Inbound::Session(event)) => {
+                    if let SessionEvent::Ended { status, .. } = &event {
+                        self.state.notify(format!("The agent ended ({status})."));
+                    }
+                    self.state.session_event(event);
+                }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     self.inbox_open = false;
@@ -109,6 +157,12 @@ impl App {
     /// Applies the view's actions; finished requests go out at once.
     pub fn apply(&mut self, ctx: &egui::Context, actions: Vec<state::Action>) {
         for action in actions {
+            if let state::Action::Session(action) = action {
+                if let Some(effect) = self.state.apply_session(action) {
+                    self.perform(effect);
+                }
+                continue;
+            }
             if action == state::Action::ConfirmClose {
                 self.closing = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -135,6 +189,23 @@ impl App {
         }
     }
 
+    fn perform(&mut self, effect: SessionEffect) {
+        let command = match effect {
+            SessionEffect::Decided { id, decision } => {
+                if let Some(responder) = self.permission_responders.remove(&id) {
+                    responder.send(decision);
+                }
+                return;
+            }
+            SessionEffect::Prompt(text) => SessionCommand::UserTurn(text),
+            SessionEffect::Interrupt => SessionCommand::Interrupt,
+        };
+        if let Some(session) = &self.session {
+            // The session may have ended; the transcript then says so.
+            let _ = session.send(command);
+        }
+    }
+
     /// Tells every open request that the window closed, and drops what never reached the state.
     fn close_all(&mut self) {
         for resolved in self.state.resolve_all(|_| Outcome::closed()) {
@@ -143,6 +214,7 @@ impl App {
         // Requests still in the channel: their responders send the closed decline when dropped.
         while self.inbox.try_recv().is_ok() {}
         self.responders.clear();
+        self.permission_responders.clear();
     }
 }
 

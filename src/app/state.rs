@@ -5,6 +5,9 @@
 //! user typed lives here, per request and per question, so switching tabs or requests loses
 //! nothing.
 
+use crate::protocol::stream::{
+    Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult, tool_summary,
+};
 use crate::protocol::{Ask, Draft, Envelope, Outcome, Pick, ResultStyle, Warning, build_answers};
 use crate::transport::{Provenance, RequestId};
 
@@ -240,6 +243,114 @@ pub enum Action {
     KeepOpen,
     /// "Close askpane?" answered with "Close": every open request is declined as closed.
     ConfirmClose,
+    /// Something for the agent session (`askpane claude`): permissions, prompts, Stop.
+    Session(SessionAction),
+}
+
+/// What the user does to an agent session run under askpane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionAction {
+    AllowPermission(RequestId),
+    DenyPermission(RequestId),
+    SetDenyMessage {
+        id: RequestId,
+        text: String,
+    },
+    SetPrompt(String),
+    /// Send the prompt box as the next user turn.
+    SendPrompt,
+    /// Stop the current turn.
+    Stop,
+}
+
+/// What the app must do for the agent after a [`SessionAction`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionEffect {
+    Decided { id: RequestId, decision: PermissionDecision },
+    Prompt(String),
+    Interrupt,
+}
+
+/// A tool the agent wants to run, waiting for the user.
+#[derive(Clone, Debug)]
+pub struct PendingPermission {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    pub provenance: Provenance,
+    /// The message sent with a deny, as typed so far.
+    pub deny_message: String,
+}
+
+/// Longest tool output or input kept per transcript entry; the rest is counted, not kept, so a
+/// session with huge tool results stays small.
+pub const ENTRY_LIMIT: usize = 64 * 1024;
+
+/// One line of the session transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    User(String),
+    Assistant(String),
+    Thinking(String),
+    ToolCall { id: String, summary: String, input: String },
+    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    TurnEnded(TurnResult),
+}
+
+/// The agent session shown beside the questions (`askpane claude`).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub info: Option<SessionInfo>,
+    pub entries: Vec<Entry>,
+    /// A turn is running (a prompt was sent and its `result` has not come).
+    pub busy: bool,
+    /// How the agent ended, and the last lines of its stderr.
+    pub ended: Option<(String, Vec<String>)>,
+    /// The prompt box, as typed so far.
+    pub prompt: String,
+}
+
+/// Keeps at most [`ENTRY_LIMIT`] bytes of a text (on a char boundary), saying how much was cut.
+fn capped(text: &str) -> String {
+    if text.len() <= ENTRY_LIMIT {
+        return text.to_owned();
+    }
+    let mut end = ENTRY_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… {} more bytes not shown", &text[..end], text.len() - end)
+}
+
+impl Session {
+    /// Adds what a CLI message shows; other messages change nothing.
+    fn record(&mut self, message: CliMessage) {
+        match message {
+            CliMessage::Init(info) => self.info = Some(info),
+            CliMessage::Assistant { blocks } | CliMessage::User { blocks } => {
+                for block in blocks {
+                    self.entries.push(match block {
+                        Block::Text(text) => Entry::Assistant(capped(&text)),
+                        Block::Thinking(text) => Entry::Thinking(capped(&text)),
+                        Block::ToolUse { id, name, input } => Entry::ToolCall {
+                            id,
+                            summary: tool_summary(&name, &input),
+                            input: capped(
+                                &serde_json::to_string_pretty(&input).unwrap_or_default(),
+                            ),
+                        },
+                        Block::ToolResult { tool_use_id, content, is_error } => {
+                            Entry::ToolResult { tool_use_id, content: capped(&content), is_error }
+                        }
+                    });
+                }
+            }
+            CliMessage::Result(result) => {
+                self.busy = false;
+                self.entries.push(Entry::TurnEnded(result));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// All pending requests and what the window shows.
@@ -253,6 +364,8 @@ pub struct State {
     answered: usize,
     /// The window was asked to close while answers were in progress: ask first.
     confirm_close: bool,
+    permissions: Vec<PendingPermission>,
+    session: Option<Session>,
 }
 
 impl State {
@@ -280,6 +393,90 @@ impl State {
 
     pub fn answered_count(&self) -> usize {
         self.answered
+    }
+
+    pub fn permissions(&self) -> &[PendingPermission] {
+        &self.permissions
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
+    /// Starts showing an agent session (before its first message, so the prompt box shows).
+    pub fn start_session(&mut self, prompt: Option<&str>) {
+        let mut session = Session::default();
+        if let Some(prompt) = prompt {
+            session.entries.push(Entry::User(prompt.to_owned()));
+            session.busy = true;
+        }
+        self.session = Some(session);
+    }
+
+    /// Records one event of the agent session.
+    pub fn session_event(&mut self, event: crate::transport::SessionEvent) {
+        let session = self.session.get_or_insert_with(Session::default);
+        match event {
+            crate::transport::SessionEvent::Message(message) => session.record(message),
+            crate::transport::SessionEvent::Ended { status, stderr_tail } => {
+                session.busy = false;
+                session.ended = Some((status, stderr_tail));
+            }
+        }
+    }
+
+    pub fn push_permission(&mut self, permission: PendingPermission) {
+        self.permissions.push(permission);
+    }
+
+    /// Removes a permission request the agent withdrew. Returns its id.
+    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
+        let index = self.permissions.iter().position(|p| p.request.request_id == request_id)?;
+        Some(self.permissions.remove(index).id)
+    }
+
+    /// Applies what the user did to the agent session; returns what the app must send.
+    pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
+        match action {
+            SessionAction::AllowPermission(id) => {
+                let index = self.permissions.iter().position(|p| p.id == id)?;
+                self.permissions.remove(index);
+                Some(SessionEffect::Decided { id, decision: PermissionDecision::AllowOnce })
+            }
+            SessionAction::DenyPermission(id) => {
+                let index = self.permissions.iter().position(|p| p.id == id)?;
+                let permission = self.permissions.remove(index);
+                let message = match permission.deny_message.trim() {
+                    "" => "The user denied this tool call.".to_owned(),
+                    text => format!("The user denied this tool call and said: {text}"),
+                };
+                Some(SessionEffect::Decided { id, decision: PermissionDecision::Deny { message } })
+            }
+            SessionAction::SetDenyMessage { id, text } => {
+                let permission = self.permissions.iter_mut().find(|p| p.id == id)?;
+                permission.deny_message = text;
+                None
+            }
+            SessionAction::SetPrompt(text) => {
+                self.session.as_mut()?.prompt = text;
+                None
+            }
+            SessionAction::SendPrompt => {
+                let session = self.session.as_mut()?;
+                let prompt = session.prompt.trim().to_owned();
+                if prompt.is_empty() || session.ended.is_some() {
+                    return None;
+                }
+                session.prompt.clear();
+                session.busy = true;
+                session.entries.push(Entry::User(prompt.clone()));
+                Some(SessionEffect::Prompt(prompt))
+            }
+            SessionAction::Stop => {
+                let session = self.session.as_ref()?;
+                (session.busy && session.ended.is_none()).then_some(SessionEffect::Interrupt)
+            }
+        }
     }
 
     /// True while "Close askpane?" is showing.
@@ -419,6 +616,8 @@ impl State {
             }
             // The app closes the window; what is open is then told the window closed.
             Action::ConfirmClose => None,
+            // Session actions go through `apply_session`.
+            Action::Session(_) => None,
             action => self.apply_to_current(action),
         }
     }
@@ -525,7 +724,8 @@ impl State {
             | Action::DismissReceipt
             | Action::DismissNotice(_)
             | Action::KeepOpen
-            | Action::ConfirmClose => {}
+            | Action::ConfirmClose
+            | Action::Session(_) => {}
         }
         None
     }
@@ -775,6 +975,76 @@ mod tests {
         assert_eq!(pending.drafts.len(), 3);
         assert_eq!(pending.cursor, vec![1, 0, 0]);
         assert_eq!(pending.status(0), Status::Answered("SQLite".into()));
+    }
+
+    #[test]
+    fn a_session_records_its_transcript_and_caps_huge_results() {
+        let mut state = State::default();
+        state.start_session(Some("Fix the tests"));
+        let huge = "x".repeat(ENTRY_LIMIT + 10);
+        let event = |line: serde_json::Value| {
+            crate::transport::SessionEvent::Message(crate::protocol::stream::parse_cli_line(&line))
+        };
+        state.session_event(event(json!({"type": "assistant", "message": {"content": [
+            {"type": "text", "text": "Running them."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo test"}}]}})));
+        state.session_event(event(json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": huge}]}})));
+        state.session_event(event(json!({"type": "result", "subtype": "success", "num_turns": 2})));
+        let session = state.session().expect("a session");
+        assert!(!session.busy);
+        assert_eq!(session.entries.len(), 5);
+        assert!(
+            matches!(&session.entries[2], Entry::ToolCall { summary, .. } if summary == "Bash: cargo test")
+        );
+        let Entry::ToolResult { content, .. } = &session.entries[3] else { panic!("a result") };
+        assert!(
+            content.ends_with("… 10 more bytes not shown"),
+            "{}",
+            &content[content.len() - 40..]
+        );
+    }
+
+    #[test]
+    fn permissions_are_decided_once_and_prompts_go_out_once() {
+        let mut state = State::default();
+        state.start_session(None);
+        let request = PermissionRequest {
+            request_id: "r1".into(),
+            tool_name: "Bash".into(),
+            input: json!({"command": "ls"}),
+            tool_use_id: Some("t1".into()),
+            title: None,
+            description: None,
+            reason: None,
+            agent_id: None,
+        };
+        let id = RequestId::next();
+        state.push_permission(PendingPermission {
+            id,
+            request,
+            provenance: Provenance::new("claude", None),
+            deny_message: String::new(),
+        });
+        state.apply_session(SessionAction::SetDenyMessage { id, text: "not here".into() });
+        assert_eq!(
+            state.apply_session(SessionAction::DenyPermission(id)),
+            Some(SessionEffect::Decided {
+                id,
+                decision: PermissionDecision::Deny {
+                    message: "The user denied this tool call and said: not here".into()
+                }
+            })
+        );
+        assert_eq!(state.apply_session(SessionAction::AllowPermission(id)), None);
+        assert_eq!(state.apply_session(SessionAction::Stop), None, "nothing running");
+        state.apply_session(SessionAction::SetPrompt("  go on  ".into()));
+        assert_eq!(
+            state.apply_session(SessionAction::SendPrompt),
+            Some(SessionEffect::Prompt("go on".into()))
+        );
+        assert_eq!(state.apply_session(SessionAction::SendPrompt), None, "the box is empty now");
+        assert_eq!(state.apply_session(SessionAction::Stop), Some(SessionEffect::Interrupt));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! [`Waker`] closure, so it sleeps until something arrives. A `Responder` dropped without an
 //! answer (the window closed, the app ended) still tells its agent: the agent never hangs.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod claude;
 pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;
@@ -16,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest};
 use crate::protocol::{self, Ask, Draft, Envelope, Incoming, Invalid, Outcome, Warning};
 
 /// Identifies one request for the life of the process.
@@ -110,37 +113,89 @@ pub enum Inbound {
     Withdraw { tool_use_id: String },
     /// Something the user should know (a malformed line, an agent that exited).
     Notice(String),
+    /// A tool the agent wants to run, for the user to allow or deny (`askpane claude`).
+    Permission(Box<PermissionAsk>),
+    /// The agent took back a permission request.
+    WithdrawPermission { request_id: String },
+    /// What happens in an agent session: its messages, and its end.
+    Session(SessionEvent),
 }
 
-/// Sends one request's outcome back to its adapter, exactly once. If it is dropped unsent, it
-/// sends a decline that says the window closed, so the agent is never left waiting.
+/// A permission request on its way to the window, with its own responder.
 #[derive(Debug)]
-pub struct Responder {
-    sender: Option<Sender<Outcome>>,
+pub struct PermissionAsk {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    pub provenance: Provenance,
+    pub reply: Responder<PermissionDecision>,
 }
 
-impl Responder {
-    /// A responder and the receiver its single outcome arrives on.
-    pub fn channel() -> (Responder, Receiver<Outcome>) {
+/// One event of an agent session run under askpane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionEvent {
+    /// A line of the transcript (`system/init`, assistant, user, result).
+    Message(CliMessage),
+    /// The agent ended: how, and the last lines it wrote to stderr.
+    Ended { status: String, stderr_tail: Vec<String> },
+}
+
+/// What the window asks of an agent session it shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionCommand {
+    /// Send this as the next user turn.
+    UserTurn(String),
+    /// Stop the current turn.
+    Interrupt,
+}
+
+/// What a responder sends if it is dropped without an answer: the agent is never left waiting.
+pub trait WhenDropped {
+    fn when_dropped() -> Self;
+}
+
+impl WhenDropped for Outcome {
+    fn when_dropped() -> Self {
+        Outcome::closed()
+    }
+}
+
+impl WhenDropped for PermissionDecision {
+    fn when_dropped() -> Self {
+        PermissionDecision::Deny { message: "The user closed askpane without deciding.".to_owned() }
+    }
+}
+
+/// Sends one request's answer back to its adapter, exactly once. If it is dropped unsent, it
+/// sends [`WhenDropped::when_dropped`] (for a question: a decline that says the window closed).
+#[derive(Debug)]
+pub struct Responder<T: WhenDropped = Outcome> {
+    sender: Option<Sender<T>>,
+}
+
+impl<T: WhenDropped> Responder<T> {
+    /// A responder and the receiver its single answer arrives on.
+    pub fn channel() -> (Responder<T>, Receiver<T>) {
         let (sender, receiver) = crossbeam_channel::bounded(1);
         (Responder { sender: Some(sender) }, receiver)
     }
 
-    pub fn send(mut self, outcome: Outcome) {
-        self.deliver(outcome);
+    pub fn send(mut self, answer: T) {
+        self.deliver(answer);
     }
 
-    fn deliver(&mut self, outcome: Outcome) {
+    fn deliver(&mut self, answer: T) {
         if let Some(sender) = self.sender.take() {
             // The adapter may have gone (its agent died); then nobody is left to tell.
-            let _ = sender.send(outcome);
+            let _ = sender.send(answer);
         }
     }
 }
 
-impl Drop for Responder {
+impl<T: WhenDropped> Drop for Responder<T> {
     fn drop(&mut self) {
-        self.deliver(Outcome::closed());
+        if self.sender.is_some() {
+            self.deliver(T::when_dropped());
+        }
     }
 }
 

@@ -1,0 +1,516 @@
+//! `askpane claude`: Claude Code run as a child in stream-json mode, with askpane as its host.
+//!
+//! Three named threads per session, in the shape of lsp-server: `agent-reader` reads the CLI's
+//! stdout line by line and feeds the UI channel; `agent-writer` owns the CLI's stdin and writes the
+//! initialize request, prompts, interrupts and every reply as its outcome arrives; `agent-stderr`
+//! keeps the last lines the CLI wrote to stderr. With `--print-stream`, `stream-copy` is the one
+//! thread that writes askpane's stdout: every CLI line, unchanged.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Select, Sender};
+use serde_json::Value;
+
+use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
+use crate::protocol::{Envelope, Outcome};
+
+use super::lines::write_line;
+use super::{
+    Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
+    SessionEvent, UiSender,
+};
+
+/// The arguments that make the CLI a stream-json peer with askpane answering its permission
+/// prompts (protocol.md §1: what the Agent SDK passes).
+pub const HOST_ARGS: [&str; 7] = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--permission-prompt-tool",
+    "stdio",
+];
+
+/// Lines of the CLI's stderr kept for the "agent ended" message.
+const STDERR_TAIL: usize = 12;
+/// How long the CLI gets to exit after its stdin closes, before it is killed.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// How to run the CLI.
+#[derive(Clone, Debug)]
+pub struct ClaudeOptions {
+    pub program: PathBuf,
+    /// Extra arguments, after askpane's own.
+    pub extra_args: Vec<String>,
+    /// The first user turn; without it the window asks for one.
+    pub prompt: Option<String>,
+    /// Tools allowed without asking (`--allow-tools`).
+    pub allow_tools: Vec<String>,
+    /// Copy every CLI line to askpane's stdout.
+    pub print_stream: bool,
+    /// Log ignored message kinds to stderr.
+    pub debug: bool,
+    /// How questions are answered besides the window (`--answers`, `--submit`, no display).
+    pub autopilot: Autopilot,
+}
+
+/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
+/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
+/// "no human available" and denies permissions that are not pre-allowed.
+#[derive(Clone, Debug, Default)]
+pub struct Autopilot {
+    pub preset: Option<Value>,
+    pub submit: bool,
+    pub headless: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// A running session: the child, and the channel the window's prompts and Stop go into.
+pub struct ClaudeSession {
+    child: Arc<Mutex<Child>>,
+    to_writer: Sender<ToAgent>,
+    commands: Sender<SessionCommand>,
+}
+
+/// What the writer thread is told, besides the window's commands.
+enum ToAgent {
+    /// Write the reply to this question once its outcome arrives.
+    Question { envelope: Envelope, outcome: Receiver<Outcome> },
+    /// Write the reply to this permission request once it is decided.
+    Permission { request: PermissionRequest, decision: Receiver<PermissionDecision> },
+    /// Write this line now.
+    Line(Value),
+    /// The CLI withdrew this permission request: its decision is no longer written.
+    Cancelled { request_id: String },
+    /// A `result` came: no turn is running now.
+    TurnEnded,
+    /// Stop the turn (if one is running), close the CLI's stdin and end.
+    Close,
+}
+
+impl ClaudeSession {
+    /// Starts the CLI and its threads. Questions and permission requests go to `to_ui`.
+    pub fn start(
+        options: &ClaudeOptions,
+        to_ui: UiSender,
+        threads: &mut IoThreads,
+    ) -> io::Result<ClaudeSession> {
+        let mut child = Command::new(&options.program)
+            .args(HOST_ARGS)
+            .args(&options.extra_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| {
+                io::Error::new(
+                    error.kind(),
+                    format!("cannot start {}: {error}", options.program.display()),
+                )
+            })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(io::Error::other("the CLI's standard streams were not captured"));
+        };
+        let child = Arc::new(Mutex::new(child));
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+        let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
+        let (commands, command_inbox) = crossbeam_channel::unbounded();
+
+        let tail = Arc::clone(&stderr_tail);
+        threads.spawn("agent-stderr", move || keep_stderr_tail(stderr, &tail))?;
+
+        let copy = match options.print_stream {
+            true => {
+                // Bounded: a slow reader of askpane's stdout slows the relay, it does not grow it.
+                let (sender, receiver) = crossbeam_channel::bounded::<Vec<u8>>(64);
+                threads.spawn("stream-copy", move || copy_stream(&receiver))?;
+                Some(sender)
+            }
+            false => None,
+        };
+
+        let mut first_lines = vec![stream::initialize("askpane_init")];
+        first_lines.extend(options.prompt.as_deref().map(stream::user_message));
+        threads.spawn("agent-writer", move || {
+            write_to_agent(stdin, &first_lines, &writer_inbox, &command_inbox)
+        })?;
+
+        let reader = Reader {
+            to_ui,
+            to_writer: to_writer.clone(),
+            copy,
+            allow_tools: options.allow_tools.clone(),
+            debug: options.debug,
+            autopilot: options.autopilot.clone(),
+            provenance: Provenance::new("claude", project_name()),
+            questions: HashMap::new(),
+            child: Arc::clone(&child),
+            stderr_tail,
+        };
+        threads.spawn("agent-reader", move || reader.run(stdout))?;
+        Ok(ClaudeSession { child, to_writer, commands })
+    }
+
+    /// The channel the window sends prompts and Stop on.
+    pub fn commands(&self) -> Sender<SessionCommand> {
+        self.commands.clone()
+    }
+
+    /// Ends the session cleanly: interrupt the turn, close the CLI's stdin, wait up to `grace`,
+    /// then kill. Returns the CLI's exit status.
+    pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
+        let _ = self.to_writer.send(ToAgent::Close);
+        let deadline = Instant::now() + grace;
+        loop {
+            let mut child =
+                self.child.lock().map_err(|_| io::Error::other("child lock poisoned"))?;
+            if let Some(status) = child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                child.kill()?;
+                return child.wait();
+            }
+            drop(child);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The project folder's name, for showing where the session runs.
+fn project_name() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.file_name().map(|name| name.to_string_lossy().into_owned())
+}
+
+struct Reader {
+    to_ui: UiSender,
+    to_writer: Sender<ToAgent>,
+    copy: Option<Sender<Vec<u8>>>,
+    allow_tools: Vec<String>,
+    debug: bool,
+    autopilot: Autopilot,
+    provenance: Provenance,
+    /// Open questions: request_id → tool_use_id, to turn a cancel into a withdraw.
+    questions: HashMap<String, String>,
+    child: Arc<Mutex<Child>>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Reader {
+    fn run(mut self, stdout: impl Read) -> io::Result<()> {
+        // A large buffer and one reused line vector: multi-megabyte lines are read in place,
+        // never copied line-by-line into a growing string.
+        let mut reader = BufReader::with_capacity(1 << 20, stdout);
+        let mut line = Vec::with_capacity(1 << 16);
+        let mut reported_malformed = false;
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            if let Some(copy) = &self.copy {
+                // askpane's stdout went away: stop copying, keep hosting.
+                if copy.send(line.clone()).is_err() {
+                    self.copy = None;
+                }
+            }
+            let text = line.trim_ascii();
+            if text.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<Value>(text) {
+                Ok(value) => self.handle(stream::parse_cli_line(&value)),
+                Err(error) if !reported_malformed => {
+                    reported_malformed = true;
+                    let excerpt: String = String::from_utf8_lossy(text).chars().take(80).collect();
+                    self.to_ui.send(Inbound::Notice(format!(
+                        "Claude Code wrote a line that is not JSON ({error}): {excerpt}… \
+                         askpane skips such lines and goes on reading."
+                    )));
+                }
+                Err(_) => {}
+            }
+        }
+        self.ended();
+        Ok(())
+    }
+
+    fn handle(&mut self, message: CliMessage) {
+        match message {
+            CliMessage::Question(incoming) => self.question(incoming),
+            CliMessage::Permission(request) => self.permission(request),
+            CliMessage::Cancel { request_id } => match self.questions.remove(&request_id) {
+                Some(tool_use_id) => {
+                    self.to_ui.send(Inbound::Withdraw { tool_use_id });
+                }
+                None => {
+                    let cancelled = ToAgent::Cancelled { request_id: request_id.clone() };
+                    let _ = self.to_writer.send(cancelled);
+                    self.to_ui.send(Inbound::WithdrawPermission { request_id });
+                }
+            },
+            CliMessage::Response { request_id, error: Some(error) } => {
+                self.to_ui.send(Inbound::Notice(format!(
+                    "Claude Code refused askpane's request {request_id}: {error}"
+                )));
+            }
+            CliMessage::Other { kind } => {
+                if self.debug {
+                    eprintln!("askpane: debug: ignored a `{kind}` line from Claude Code");
+                }
+            }
+            CliMessage::Response { .. } => {}
+            CliMessage::Result(result) => {
+                let _ = self.to_writer.send(ToAgent::TurnEnded);
+                self.to_ui
+                    .send(Inbound::Session(SessionEvent::Message(CliMessage::Result(result))));
+            }
+            message => {
+                self.to_ui.send(Inbound::Session(SessionEvent::Message(message)));
+            }
+        }
+    }
+
+    fn question(&mut self, incoming: crate::protocol::Incoming) {
+        let envelope = incoming.envelope.clone();
+        match Request::new(incoming, self.provenance.clone()) {
+            Ok((mut request, outcome)) => {
+                if let (Envelope::ControlRequest { request_id, .. }, Some(tool_use_id)) =
+                    (&envelope, envelope.tool_use_id())
+                {
+                    self.questions.insert(request_id.clone(), tool_use_id.to_owned());
+                }
+                let _ = self.to_writer.send(ToAgent::Question { envelope, outcome });
+                request.timeout = self.autopilot.timeout;
+                match self.settle(&mut request) {
+                    Some(decided) => request.reply.send(decided),
+                    None => {
+                        self.to_ui.send(Inbound::Ask(Box::new(request)));
+                    }
+                }
+            }
+            Err(invalid) => {
+                let outcome = Outcome::Refused { reason: invalid.to_string() };
+                if let Some(reply) = envelope.reply(&outcome) {
+                    let _ = self.to_writer.send(ToAgent::Line(reply));
+                }
+                self.to_ui.send(Inbound::Notice(format!(
+                    "Claude Code asked questions askpane cannot show ({invalid}); the agent was told why."
+                )));
+            }
+        }
+    }
+
+    /// The outcome decided without the window, if any; pre-selected answers go into the form.
+    fn settle(&self, request: &mut Request) -> Option<Outcome> {
+        if let Some(preset) = &self.autopilot.preset {
+            match crate::protocol::drafts_from_preset(&request.ask, preset) {
+                Ok(drafts) if self.autopilot.submit => {
+                    match crate::protocol::build_answers(&request.ask, &drafts) {
+                        Ok(answers) => return Some(Outcome::Answered(answers)),
+                        Err(error) => self.notice(format!("--answers: {error}")),
+                    }
+                }
+                Ok(drafts) => request.drafts = drafts,
+                Err(error) => self
+                    .notice(format!("--answers does not fit “{}”: {error}", request.ask.title())),
+            }
+        }
+        self.autopilot.headless.then(|| Outcome::Unavailable {
+            reason: "askpane runs Claude Code without a window".to_owned(),
+        })
+    }
+
+    fn notice(&self, text: String) {
+        if self.autopilot.headless {
+            eprintln!("askpane: {text}");
+        }
+        self.to_ui.send(Inbound::Notice(text));
+    }
+
+    fn permission(&mut self, request: PermissionRequest) {
+        let decided = match self.allow_tools.iter().any(|tool| tool == &request.tool_name) {
+            true => Some(PermissionDecision::AllowOnce),
+            false if self.autopilot.headless => Some(PermissionDecision::Deny {
+                message: "No human is available to approve this tool call (askpane runs without \
+                          a window)."
+                    .to_owned(),
+            }),
+            false => None,
+        };
+        if let Some(decision) = decided {
+            let reply = stream::permission_reply(&request, &decision);
+            let _ = self.to_writer.send(ToAgent::Line(reply));
+            return;
+        }
+        let (reply, decision) = Responder::channel();
+        let _ = self.to_writer.send(ToAgent::Permission { request: request.clone(), decision });
+        let ask = PermissionAsk {
+            id: RequestId::next(),
+            request,
+            provenance: self.provenance.clone(),
+            reply,
+        };
+        self.to_ui.send(Inbound::Permission(Box::new(ask)));
+    }
+
+    /// The CLI closed its stdout: it is ending. Clears what it asked and says how it ended.
+    fn ended(self) {
+        for (_, tool_use_id) in self.questions {
+            self.to_ui.send(Inbound::Withdraw { tool_use_id });
+        }
+        let status = wait_briefly(&self.child);
+        let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
+        self.to_ui.send(Inbound::Session(SessionEvent::Ended {
+            status,
+            stderr_tail: stderr_tail.unwrap_or_default(),
+        }));
+    }
+}
+
+/// The child's exit status once it has exited (it closed stdout, so it is about to).
+fn wait_briefly(child: &Mutex<Child>) -> String {
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline {
+        match child.lock().map(|mut child| child.try_wait()) {
+            Ok(Ok(Some(status))) => return describe(status),
+            Ok(Ok(None)) => std::thread::sleep(Duration::from_millis(20)),
+            _ => break,
+        }
+    }
+    "still running after closing its output".to_owned()
+}
+
+fn describe(status: ExitStatus) -> String {
+    match status.code() {
+        Some(0) => "exit code 0".to_owned(),
+        Some(code) => format!("exit code {code}"),
+        None => format!("{status}"),
+    }
+}
+
+fn keep_stderr_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) -> io::Result<()> {
+    for line in BufReader::new(stderr).lines() {
+        let line = line?;
+        eprintln!("claude: {line}");
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    }
+    Ok(())
+}
+
+fn copy_stream(lines: &Receiver<Vec<u8>>) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    for line in lines {
+        out.write_all(&line)?;
+        // Flush when the relay has caught up, so a reader sees each line without waiting.
+        if lines.is_empty() {
+            out.flush()?;
+        }
+    }
+    out.flush()
+}
+
+/// The writer: owns the CLI's stdin, writes the first lines, then whatever is decided first.
+fn write_to_agent(
+    stdin: ChildStdin,
+    first_lines: &[Value],
+    inbox: &Receiver<ToAgent>,
+    commands: &Receiver<SessionCommand>,
+) -> io::Result<()> {
+    let mut stdin = BufWriter::new(stdin);
+    for line in first_lines {
+        write_line(&mut stdin, line)?;
+    }
+    let mut questions: Vec<(Envelope, Receiver<Outcome>)> = Vec::new();
+    let mut permissions: Vec<(PermissionRequest, Receiver<PermissionDecision>)> = Vec::new();
+    let mut interrupts = 0_u64;
+    let mut commands_open = true;
+    // A turn runs from a user message to its `result`; only then is there anything to interrupt.
+    let mut turn_running = first_lines.iter().any(|line| line["type"] == "user");
+    loop {
+        let mut select = Select::new();
+        let inbox_index = select.recv(inbox);
+        let commands_index = commands_open.then(|| select.recv(commands));
+        let question_base = questions.len();
+        for (_, outcome) in &questions {
+            select.recv(outcome);
+        }
+        for (_, decision) in &permissions {
+            select.recv(decision);
+        }
+        let operation = select.select();
+        let index = operation.index();
+        if index == inbox_index {
+            match operation.recv(inbox) {
+                Ok(ToAgent::Question { envelope, outcome }) => questions.push((envelope, outcome)),
+                Ok(ToAgent::Permission { request, decision }) => {
+                    permissions.push((request, decision));
+                }
+                Ok(ToAgent::Line(line)) => write_line(&mut stdin, &line)?,
+                Ok(ToAgent::Cancelled { request_id }) => {
+                    permissions.retain(|(request, _)| request.request_id != request_id);
+                }
+                Ok(ToAgent::TurnEnded) => turn_running = false,
+                // Closed, or the reader and the session are gone: end the CLI's input.
+                Ok(ToAgent::Close) | Err(_) => {
+                    if turn_running {
+                        interrupts += 1;
+                        let id = format!("askpane_interrupt_{interrupts}");
+                        // The CLI may already be gone; closing stdin is what matters.
+                        let _ = write_line(&mut stdin, &stream::interrupt(&id));
+                    }
+                    return Ok(());
+                }
+            }
+        } else if Some(index) == commands_index {
+            match operation.recv(commands) {
+                Ok(SessionCommand::UserTurn(text)) => {
+                    write_line(&mut stdin, &stream::user_message(&text))?;
+                    turn_running = true;
+                }
+                Ok(SessionCommand::Interrupt) => {
+                    interrupts += 1;
+                    let id = format!("askpane_interrupt_{interrupts}");
+                    write_line(&mut stdin, &stream::interrupt(&id))?;
+                }
+                Err(_) => commands_open = false,
+            }
+        } else {
+            // The first index after the fixed ones is the first question.
+            let first = 1 + usize::from(commands_index.is_some());
+            let offset = index - first;
+            if offset < question_base {
+                let received = operation.recv(&questions[offset].1);
+                let (envelope, _) = questions.swap_remove(offset);
+                // A withdrawn question gets no reply: the CLI already cancelled it.
+                if let Ok(outcome) = received
+                    && let Some(reply) = envelope.reply(&outcome)
+                {
+                    write_line(&mut stdin, &reply)?;
+                }
+            } else {
+                let position = offset - question_base;
+                let received = operation.recv(&permissions[position].1);
+                let (request, _) = permissions.swap_remove(position);
+                if let Ok(decision) = received {
+                    write_line(&mut stdin, &stream::permission_reply(&request, &decision))?;
+                }
+            }
+        }
+    }
+}
