@@ -603,19 +603,24 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
                 request.reply.send(Outcome::Unavailable { reason });
             }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
-            // The prompt's turn is over: there is no one to type another.
-            Inbound::Session(SessionEvent::Message(CliMessage::Result(_))) => break,
-            Inbound::Session(SessionEvent::Ended { status, stderr_tail }) => {
-                if !status.ends_with(" 0") {
-                    eprintln!("askpane: Claude Code ended ({status})");
-                    for line in stderr_tail {
-                        eprintln!("  {line}");
+            Inbound::Session(event) => match *event {
+                // The prompt's turn is over: there is no one to type another.
+                SessionEvent::Message(CliMessage::Result(_)) => break,
+                SessionEvent::Ended { status, stderr_tail } => {
+                    if !status.ends_with(" 0") {
+                        eprintln!("askpane: Claude Code ended ({status})");
+                        for line in stderr_tail {
+                            eprintln!("  {line}");
+                        }
                     }
+                    break;
                 }
-                break;
-            }
-            // Permissions are decided by the reader when headless; the rest is for a window.
-            _ => {}
+                SessionEvent::Message(_) => {}
+            },
+            // Permissions are decided by the reader when headless.
+            Inbound::Permission(_)
+            | Inbound::WithdrawPermission { .. }
+            | Inbound::Withdraw { .. } => {}
         }
     }
 }

@@ -118,6 +118,7 @@ impl App {
                     }
                 }
                 Ok(Inbound::Session(event)) => {
+                    let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {
                         self.state.notify(format!("The agent ended ({status})."));
                     }

@@ -271,11 +271,12 @@ impl Reader {
             CliMessage::Response { .. } => {}
             CliMessage::Result(result) => {
                 let _ = self.to_writer.send(ToAgent::TurnEnded);
-                self.to_ui
-                    .send(Inbound::Session(SessionEvent::Message(CliMessage::Result(result))));
+                self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(
+                    CliMessage::Result(result),
+                ))));
             }
             message => {
-                self.to_ui.send(Inbound::Session(SessionEvent::Message(message)));
+                self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(message))));
             }
         }
     }
@@ -370,10 +371,8 @@ impl Reader {
         }
         let status = wait_briefly(&self.child);
         let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
-        self.to_ui.send(Inbound::Session(SessionEvent::Ended {
-            status,
-            stderr_tail: stderr_tail.unwrap_or_default(),
-        }));
+        let stderr_tail = stderr_tail.unwrap_or_default();
+        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Ended { status, stderr_tail })));
     }
 }
 

@@ -118,7 +118,7 @@ pub enum Inbound {
     /// The agent took back a permission request.
     WithdrawPermission { request_id: String },
     /// What happens in an agent session: its messages, and its end.
-    Session(SessionEvent),
+    Session(Box<SessionEvent>),
 }
 
 /// A permission request on its way to the window, with its own responder.
