@@ -59,6 +59,8 @@ fn largest_form_state() -> State {
         ask: validated.ask,
         warnings: validated.warnings,
         provenance: Provenance::new("bench", Some("largest-form".to_owned())),
+        drafts: Vec::new(),
+        deadline: None,
     });
     // A realistic filled-in form: the Review page then lists four answers and a note.
     for (question, pick) in [
