@@ -109,14 +109,24 @@ impl Pending {
     }
 
     fn next_tab(&self) -> Tab {
-        match self.tab {
+        self.tab_after(self.tab)
+    }
+
+    fn previous_tab(&self) -> Tab {
+        self.tab_before(self.tab)
+    }
+
+    /// The tab that Next (Tab, →, Enter) leads to from `tab`.
+    pub fn tab_after(&self, tab: Tab) -> Tab {
+        match tab {
             Tab::Question(index) if index + 1 < self.question_count() => Tab::Question(index + 1),
             _ => Tab::Review,
         }
     }
 
-    fn previous_tab(&self) -> Tab {
-        match self.tab {
+    /// The tab that Back (Shift+Tab, ←) leads to from `tab`.
+    pub fn tab_before(&self, tab: Tab) -> Tab {
+        match tab {
             Tab::Question(index) => Tab::Question(index.saturating_sub(1)),
             Tab::Review => Tab::Question(self.question_count().saturating_sub(1)),
         }

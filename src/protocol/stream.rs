@@ -217,6 +217,15 @@ fn flatten_content(content: Option<&Value>) -> String {
 
 /// One line naming a tool call: `Bash: cargo test`, `Edit: src/main.rs`.
 pub fn tool_summary(name: &str, input: &Value) -> String {
+    if name == TOOL_NAME {
+        let questions = input.get("questions").and_then(Value::as_array).map(Vec::as_slice);
+        let headers: Vec<&str> = questions
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|question| question.get("header").and_then(Value::as_str))
+            .collect();
+        return format!("{name}: {}", headers.join(" · "));
+    }
     const KEYS: [&str; 8] = [
         "command",
         "file_path",
@@ -231,7 +240,11 @@ pub fn tool_summary(name: &str, input: &Value) -> String {
         let compact = input.to_string();
         if compact == "{}" || compact == "null" { String::new() } else { compact }
     });
-    let detail: String = detail.lines().next().unwrap_or_default().chars().take(120).collect();
+    let first_line = detail.lines().next().unwrap_or_default();
+    let mut detail: String = first_line.chars().take(80).collect();
+    if detail.len() < first_line.len() {
+        detail.push('…');
+    }
     match detail.is_empty() {
         true => name.to_owned(),
         false => format!("{name}: {detail}"),

@@ -42,8 +42,10 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
         }
     }
     let decline_open = matches!(pending.confirm, Some(Confirm::Decline { .. }));
+    let prompt_focused = ctx.memory(|memory| memory.has_focus(super::session::prompt_id()));
     ctx.input_mut(|input| {
-        if input.consume_key(Modifiers::COMMAND, Key::Enter) {
+        // Ctrl+Enter in the session's prompt box sends the prompt, not the answers.
+        if !prompt_focused && input.consume_key(Modifiers::COMMAND, Key::Enter) {
             actions.push(Action::Submit);
         }
         if decline_open && input.consume_key(Modifiers::NONE, Key::Escape) {
@@ -53,62 +55,49 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     if typing_now || typing_before {
         return;
     }
+    // Keys are taken in the order they were pressed, several per frame if need be (a fast typist,
+    // xdotool): a digit after Enter belongs to the next question.
+    let mut tab = pending.tab;
     let mut focus = None;
     ctx.input_mut(|input| {
-        let mut pressed_with = |modifiers, key| input.consume_key(modifiers, key);
-        if pressed_with(Modifiers::NONE, Key::Escape) {
-            actions.push(match pending.confirm {
-                Some(_) => Action::CancelConfirm,
-                None => Action::AskDecline,
-            });
-        }
-        if pressed_with(Modifiers::NONE, Key::Enter) {
-            actions.push(match pending.confirm {
-                Some(Confirm::PartialSubmit { .. }) => Action::ConfirmSubmit,
-                _ => Action::Advance,
-            });
-        }
-        // Shift+Tab first: `consume_key` ignores an extra Shift, so plain Tab would take it.
-        if pressed_with(Modifiers::SHIFT, Key::Tab) || pressed_with(Modifiers::NONE, Key::ArrowLeft)
-        {
-            actions.push(Action::PreviousTab);
-        }
-        if pressed_with(Modifiers::NONE, Key::Tab) || pressed_with(Modifiers::NONE, Key::ArrowRight)
-        {
-            actions.push(Action::NextTab);
-        }
-        let Tab::Question(question) = pending.tab else { return };
-        let Some(options) = pending.ask.questions().get(question).map(|q| q.options().len()) else {
-            return;
-        };
-        if pressed_with(Modifiers::NONE, Key::ArrowDown) {
-            actions.push(Action::MoveCursor(1));
-        }
-        if pressed_with(Modifiers::NONE, Key::ArrowUp) {
-            actions.push(Action::MoveCursor(-1));
-        }
-        let cursor = pending.cursor.get(question).copied().unwrap_or(0);
-        let mut pick = |pick| {
-            actions.push(Action::Pick { question, pick });
-            if pick == Pick::Other {
-                focus = Some(other_text_id(pending.id, question));
-            }
-        };
-        if pressed_with(Modifiers::NONE, Key::Space) {
-            pick(if cursor < options { Pick::Option(cursor) } else { Pick::Other });
-        }
-        for (index, key) in DIGITS.into_iter().enumerate() {
-            if pressed_with(Modifiers::NONE, key) {
-                match index {
-                    index if index < options => pick(Pick::Option(index)),
-                    index if index == options => pick(Pick::Other),
-                    _ => {}
+        let mut handled = Vec::new();
+        for (position, event) in input.events.iter().enumerate() {
+            let egui::Event::Key { key, pressed: true, modifiers, .. } = event else { continue };
+            let Some(shortcut) = shortcut(pending, tab, *key, *modifiers) else { continue };
+            handled.push(position);
+            let action = match shortcut {
+                Shortcut::Note(question) => {
+                    focus = Some(notes_id(pending.id, question));
+                    continue;
                 }
+                Shortcut::Act(action) => action,
+            };
+            let submits = action == Action::Advance && tab == Tab::Review;
+            match &action {
+                Action::NextTab => tab = pending.tab_after(tab),
+                Action::PreviousTab => tab = pending.tab_before(tab),
+                Action::Advance if tab != Tab::Review => tab = pending.tab_after(tab),
+                Action::Pick { question, pick: Pick::Other } => {
+                    focus = Some(other_text_id(pending.id, *question));
+                }
+                _ => {}
+            }
+            let ends_frame = submits
+                || matches!(
+                    action,
+                    Action::AskDecline | Action::CancelConfirm | Action::ConfirmSubmit
+                );
+            actions.push(action);
+            if ends_frame {
+                // The screen changes under the next keys (a confirmation, a submit): stop here.
+                break;
             }
         }
-        if pressed_with(Modifiers::NONE, Key::N) {
-            focus = Some(notes_id(pending.id, question));
-        }
+        let mut position = 0;
+        input.events.retain(|_| {
+            position += 1;
+            !handled.contains(&(position - 1))
+        });
         if focus.is_some() {
             // The key that opened a text box ("5" for Other, "N") must not be typed into it.
             input.events.retain(|event| !matches!(event, egui::Event::Text(_)));
@@ -121,6 +110,49 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
             memory.request_focus(id);
         }
     });
+}
+
+/// What one key press does.
+enum Shortcut {
+    Act(Action),
+    /// N: write a note on this question.
+    Note(usize),
+}
+
+/// The shortcut of one key press on `tab` of `pending`, if the key is one there.
+fn shortcut(pending: &Pending, tab: Tab, key: Key, modifiers: Modifiers) -> Option<Shortcut> {
+    let plain = modifiers.is_none();
+    let act = |action| Some(Shortcut::Act(action));
+    match key {
+        Key::Escape if plain => act(match pending.confirm {
+            Some(_) => Action::CancelConfirm,
+            None => Action::AskDecline,
+        }),
+        Key::Enter if plain => act(match pending.confirm {
+            Some(Confirm::PartialSubmit { .. }) => Action::ConfirmSubmit,
+            _ => Action::Advance,
+        }),
+        Key::Tab if modifiers.shift_only() => act(Action::PreviousTab),
+        Key::Tab | Key::ArrowRight if plain => act(Action::NextTab),
+        Key::ArrowLeft if plain => act(Action::PreviousTab),
+        _ if !plain => None,
+        _ => {
+            let Tab::Question(question) = tab else { return None };
+            let options = pending.ask.questions().get(question)?.options().len();
+            let cursor = pending.cursor.get(question).copied().unwrap_or(0);
+            let pick = |pick| act(Action::Pick { question, pick });
+            match (key, DIGITS.iter().position(|digit| *digit == key)) {
+                (Key::ArrowDown, _) => act(Action::MoveCursor(1)),
+                (Key::ArrowUp, _) => act(Action::MoveCursor(-1)),
+                (Key::Space, _) if cursor >= options => pick(Pick::Other),
+                (Key::Space, _) => act(Action::PickAtCursor),
+                (Key::N, _) => Some(Shortcut::Note(question)),
+                (_, Some(index)) if index < options => pick(Pick::Option(index)),
+                (_, Some(index)) if index == options => pick(Pick::Other),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// Call after drawing: records whether a text box has focus at the end of this frame.

@@ -5,6 +5,7 @@
 mod keys;
 pub mod preview;
 pub mod question;
+pub mod session;
 
 use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
@@ -50,16 +51,29 @@ pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Ve
             .default_size(size::REQUEST_LIST_WIDTH)
             .show(ui, |ui| request_list_ui(ui, state, &mut actions));
     }
-    match state.current() {
-        Some(pending) => {
-            egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, &mut actions));
-            egui::CentralPanel::default()
-                .show(ui, |ui| request_ui(ui, pending, markdown, &mut actions));
-        }
-        None => {
-            egui::CentralPanel::default().show(ui, |ui| idle_ui(ui, state));
-        }
+    if let Some(session) = state.session() {
+        let width = ui.available_width();
+        egui::Panel::left("session")
+            .resizable(true)
+            .default_size(width * 0.45)
+            .size_range(260.0..=width * 0.75)
+            .show(ui, |ui| session::session_ui(ui, session, markdown, &mut actions));
     }
+    if let Some(pending) = state.current() {
+        egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, &mut actions));
+    }
+    egui::CentralPanel::default().show(ui, |ui| {
+        // Tool permissions come first: the agent is blocked on them as much as on questions.
+        for permission in state.permissions() {
+            session::permission_ui(ui, permission, &mut actions);
+            ui.add_space(6.0);
+        }
+        match state.current() {
+            Some(pending) => request_ui(ui, pending, markdown, &mut actions),
+            None if state.permissions().is_empty() => idle_ui(ui, state),
+            None => {}
+        }
+    });
     if state.confirming_close() {
         close_modal_ui(ui.ctx(), state, &mut actions);
     }
@@ -187,6 +201,11 @@ fn idle_ui(ui: &mut Ui, state: &State) {
     ui.vertical_centered(|ui| {
         ui.add_space(ui.available_height() / 3.0);
         ui.heading("No questions are waiting");
+        if state.session().is_some() {
+            let text = "Claude Code's questions and tool permissions appear here when it asks.";
+            ui.label(RichText::new(text).color(tokens.muted));
+            return;
+        }
         let answered = state.answered_count();
         if answered > 0 {
             let plural = if answered == 1 { "" } else { "s" };

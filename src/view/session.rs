@@ -1,0 +1,265 @@
+//! An agent session beside the questions: the transcript, permission cards, the prompt box.
+//!
+//! The transcript shows assistant text as markdown, each tool call as a one-line summary that
+//! expands to its input, tool results folded, and each turn's result (turns, time, cost).
+
+use egui::{CollapsingHeader, Frame, Key, Label, Modifiers, RichText, ScrollArea, TextEdit, Ui};
+use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
+use serde_json::Value;
+
+use crate::app::state::{Action, Entry, PendingPermission, Session, SessionAction};
+use crate::protocol::stream::{TurnResult, tool_summary};
+use crate::theme::{Tokens, size};
+
+/// The prompt box's id (the keyboard handling leaves Ctrl+Enter to it when it has focus).
+pub fn prompt_id() -> egui::Id {
+    egui::Id::unique("askpane-session-prompt")
+}
+
+/// The transcript with the prompt box and Stop under it.
+pub fn session_ui(
+    ui: &mut Ui,
+    session: &Session,
+    markdown: &mut CommonMarkCache,
+    actions: &mut Vec<Action>,
+) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("Claude Code").strong());
+        let mut facts = Vec::new();
+        if let Some(info) = &session.info {
+            facts.extend(info.version.clone());
+            facts.extend(info.model.clone());
+        }
+        let status = match (&session.ended, session.busy) {
+            (Some((status, _)), _) => format!("ended ({status})"),
+            (None, true) => "working…".to_owned(),
+            (None, false) => "waiting for you".to_owned(),
+        };
+        facts.push(status);
+        ui.label(RichText::new(facts.join(" · ")).small().color(tokens.muted));
+    });
+    egui::Panel::bottom("session-prompt").show(ui, |ui| prompt_ui(ui, session, actions));
+    egui::CentralPanel::no_frame().show(ui, |ui| {
+        ScrollArea::vertical()
+            .id_salt("transcript")
+            .stick_to_bottom(true)
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for (index, entry) in session.entries.iter().enumerate() {
+                    entry_ui(ui, index, entry, markdown);
+                }
+                if let Some((status, stderr_tail)) = &session.ended {
+                    let text = format!("Claude Code ended ({status}).");
+                    ui.label(RichText::new(text).color(tokens.warning));
+                    for line in stderr_tail {
+                        ui.add(Label::new(RichText::new(line).monospace().small()).wrap());
+                    }
+                }
+            });
+    });
+}
+
+fn entry_ui(ui: &mut Ui, index: usize, entry: &Entry, markdown: &mut CommonMarkCache) {
+    let tokens = Tokens::of(ui.ctx());
+    match entry {
+        Entry::User(text) => {
+            Frame::new().fill(tokens.row_chosen).corner_radius(size::RADIUS).inner_margin(6).show(
+                ui,
+                |ui| {
+                    ui.set_width(ui.available_width());
+                    ui.add(Label::new(RichText::new(text).strong()).wrap().selectable(true));
+                },
+            );
+        }
+        Entry::Assistant(text) => {
+            CommonMarkViewer::new().show(ui, markdown, text);
+        }
+        Entry::Thinking(text) => {
+            CollapsingHeader::new(RichText::new("Thinking").italics().color(tokens.muted))
+                .id_salt(("thinking", index))
+                .show(ui, |ui| {
+                    ui.add(Label::new(RichText::new(text).color(tokens.muted)).wrap());
+                });
+        }
+        Entry::ToolCall { summary, input, .. } => {
+            // One line however long the call: cut to the panel, never widening it.
+            ui.scope(|ui| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+                CollapsingHeader::new(RichText::new(format!("⚙ {summary}")).monospace())
+                    .id_salt(("tool-call", index))
+                    .show(ui, |ui| code_ui(ui, input));
+            });
+        }
+        Entry::ToolResult { content, is_error, .. } => {
+            let lines = content.lines().count();
+            let (mark, color) = match is_error {
+                true => ("↳ error", tokens.warning),
+                false => ("↳ result", tokens.muted),
+            };
+            let plural = if lines == 1 { "" } else { "s" };
+            let title = RichText::new(format!("{mark} ({lines} line{plural})")).color(color);
+            CollapsingHeader::new(title)
+                .id_salt(("tool-result", index))
+                .show(ui, |ui| code_ui(ui, content));
+        }
+        Entry::TurnEnded(result) => {
+            ui.label(RichText::new(turn_summary(result)).small().color(tokens.muted));
+            ui.separator();
+        }
+    }
+}
+
+/// `— success · 2 turns · 1.4 s · $0.0021 —`
+pub fn turn_summary(result: &TurnResult) -> String {
+    let mut parts = vec![result.subtype.replace('_', " ")];
+    if let Some(turns) = result.num_turns {
+        parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
+    }
+    if let Some(ms) = result.duration_ms {
+        parts.push(format!("{:.1} s", ms as f64 / 1000.0));
+    }
+    if let Some(cost) = result.total_cost_usd {
+        parts.push(format!("${cost:.4}"));
+    }
+    format!("— {} —", parts.join(" · "))
+}
+
+fn code_ui(ui: &mut Ui, text: &str) {
+    let tokens = Tokens::of(ui.ctx());
+    Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+        ui,
+        |ui| {
+            ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(ui, |ui| {
+                ui.add(Label::new(RichText::new(text).monospace()).extend().selectable(true));
+            });
+        },
+    );
+}
+
+fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
+    let ended = session.ended.is_some();
+    let id = prompt_id();
+    // Ctrl+Enter sends, taken before the box sees it (the box would insert a newline).
+    if ui.memory(|memory| memory.has_focus(id))
+        && ui.input_mut(|input| input.consume_key(Modifiers::COMMAND, Key::Enter))
+    {
+        actions.push(Action::Session(SessionAction::SendPrompt));
+    }
+    let label_id = ui.label(RichText::new("Prompt").small()).id;
+    let mut text = session.prompt.clone();
+    let hint = match (ended, session.entries.is_empty()) {
+        (true, _) => "Claude Code has ended",
+        (false, true) => "What should Claude Code do? (Ctrl+Enter sends)",
+        (false, false) => "A follow-up for Claude Code (Ctrl+Enter sends)",
+    };
+    let response = ui.add_enabled(
+        !ended,
+        TextEdit::multiline(&mut text)
+            .id(id)
+            .hint_text(hint)
+            .desired_rows(size::TEXT_ROWS)
+            .desired_width(f32::INFINITY),
+    );
+    if response.labelled_by(label_id).changed() {
+        actions.push(Action::Session(SessionAction::SetPrompt(text)));
+    }
+    ui.horizontal(|ui| {
+        let can_send = !ended && !session.prompt.trim().is_empty();
+        if ui.add_enabled(can_send, egui::Button::new("Send")).clicked() {
+            actions.push(Action::Session(SessionAction::SendPrompt));
+        }
+        let can_stop = !ended && session.busy;
+        let stop = ui.add_enabled(can_stop, egui::Button::new("Stop"));
+        if stop.on_hover_text("Interrupt the current turn").clicked() {
+            actions.push(Action::Session(SessionAction::Stop));
+        }
+    });
+}
+
+/// A tool the agent wants to run: what it would do, Allow once, Deny with a message.
+pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    let request = &permission.request;
+    Frame::new()
+        .fill(tokens.warning_fill)
+        .stroke(egui::Stroke::new(1.0, tokens.warning))
+        .corner_radius(size::RADIUS)
+        .inner_margin(10)
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            let who = match &request.agent_id {
+                Some(agent) => format!("A subagent ({agent})"),
+                None => "Claude".to_owned(),
+            };
+            let title = request
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("{who} wants to use {}", request.tool_name));
+            ui.label(RichText::new(title).strong());
+            for text in [&request.description, &request.reason].into_iter().flatten() {
+                ui.add(Label::new(RichText::new(text).color(tokens.muted)).wrap());
+            }
+            tool_input_ui(ui, &request.tool_name, &request.input);
+            let mut message = permission.deny_message.clone();
+            let label_id = ui.label(RichText::new("Message with the denial (optional)").small()).id;
+            let response = ui.add(
+                TextEdit::singleline(&mut message)
+                    .id(egui::Id::unique(("askpane-deny", permission.id)))
+                    .hint_text("e.g. Use cargo check instead")
+                    .desired_width(f32::INFINITY),
+            );
+            if response.labelled_by(label_id).changed() {
+                let id = permission.id;
+                actions.push(Action::Session(SessionAction::SetDenyMessage { id, text: message }));
+            }
+            ui.horizontal(|ui| {
+                if ui.button("Allow once").clicked() {
+                    actions.push(Action::Session(SessionAction::AllowPermission(permission.id)));
+                }
+                if ui.button("Deny").clicked() {
+                    actions.push(Action::Session(SessionAction::DenyPermission(permission.id)));
+                }
+            });
+        });
+}
+
+/// The input of a tool call, shown the way the tool uses it: a command, a diff, a path.
+fn tool_input_ui(ui: &mut Ui, tool: &str, input: &Value) {
+    let tokens = Tokens::of(ui.ctx());
+    let text = |key: &str| input.get(key).and_then(Value::as_str);
+    match (tool, text("command"), text("file_path")) {
+        ("Bash", Some(command), _) => code_ui(ui, &format!("$ {command}")),
+        ("Edit", _, Some(path)) => {
+            ui.label(RichText::new(path).monospace());
+            let old = text("old_string").unwrap_or_default();
+            let new = text("new_string").unwrap_or_default();
+            Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+                ui,
+                |ui| {
+                    ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(
+                        ui,
+                        |ui| {
+                            for line in old.lines() {
+                                let line = RichText::new(format!("- {line}")).monospace();
+                                ui.add(Label::new(line.color(tokens.warning)).extend());
+                            }
+                            for line in new.lines() {
+                                let line = RichText::new(format!("+ {line}")).monospace();
+                                ui.add(Label::new(line.color(tokens.success)).extend());
+                            }
+                        },
+                    );
+                },
+            );
+        }
+        ("Write", _, Some(path)) => {
+            ui.label(RichText::new(path).monospace());
+            code_ui(ui, text("content").unwrap_or_default());
+        }
+        _ => {
+            ui.label(RichText::new(tool_summary(tool, input)).monospace());
+            code_ui(ui, &serde_json::to_string_pretty(input).unwrap_or_default());
+        }
+    }
+}
