@@ -405,8 +405,8 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
     };
     let outcome = answer_one(incoming, "ask", format, &args.answering)?;
     Ok(match outcome {
-        Outcome::Answered(_) => exit::OK,
-        Outcome::Declined { .. } | Outcome::Withdrawn => exit::DECLINED,
+        Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
+        Outcome::Declined { .. } | Outcome::Stopped { .. } | Outcome::Withdrawn => exit::DECLINED,
         Outcome::Refused { .. } => exit::INVALID,
         Outcome::Unavailable { .. } => exit::NO_HUMAN,
         Outcome::TimedOut { .. } => exit::TIMED_OUT,

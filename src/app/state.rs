@@ -25,6 +25,8 @@ pub enum Confirm {
     Decline { message: String },
     /// Some questions are unanswered: submit anyway? Holds their indices.
     PartialSubmit { missing: Vec<usize> },
+    /// Answer in your own words instead of the form, as typed so far.
+    Reply { text: String },
 }
 
 /// A request the user has not finished, with everything they did to it so far.
@@ -245,6 +247,12 @@ pub enum Action {
     AskDecline,
     SetDeclineMessage(String),
     ConfirmDecline,
+    /// Decline, and stop the agent's turn (stream-json hosts only).
+    ConfirmDeclineAndStop,
+    /// "Reply instead": answer in your own words.
+    AskReply,
+    SetReplyText(String),
+    ConfirmReply,
     /// Back out of a confirmation (second Esc, a click elsewhere).
     CancelConfirm,
     DismissReceipt,
@@ -722,12 +730,29 @@ impl State {
                     *message = text;
                 }
             }
-            Action::ConfirmDecline => {
+            Action::ConfirmDecline | Action::ConfirmDeclineAndStop => {
                 let message = match &pending.confirm {
                     Some(Confirm::Decline { message }) => message.clone(),
                     _ => String::new(),
                 };
-                return self.finish(Outcome::declined(&message));
+                return self.finish(match action {
+                    Action::ConfirmDeclineAndStop => Outcome::stopped(&message),
+                    _ => Outcome::declined(&message),
+                });
+            }
+            Action::AskReply => pending.confirm = Some(Confirm::Reply { text: String::new() }),
+            Action::SetReplyText(new_text) => {
+                if let Some(Confirm::Reply { text }) = &mut pending.confirm {
+                    *text = new_text;
+                }
+            }
+            Action::ConfirmReply => {
+                let Some(Confirm::Reply { text }) = &pending.confirm else { return None };
+                if text.trim().is_empty() {
+                    return None;
+                }
+                let outcome = Outcome::replied(&pending.ask, text);
+                return self.finish(outcome);
             }
             Action::CancelConfirm => pending.confirm = None,
             Action::SelectRequest(_)
@@ -1055,6 +1080,24 @@ mod tests {
         );
         assert_eq!(state.apply_session(SessionAction::SendPrompt), None, "the box is empty now");
         assert_eq!(state.apply_session(SessionAction::Stop), Some(SessionEffect::Interrupt));
+    }
+
+    #[test]
+    fn decline_and_stop_and_reply_in_own_words() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::AskDecline);
+        let resolved = state.apply(Action::ConfirmDeclineAndStop).expect("stopped");
+        assert_eq!(resolved.outcome.kind(), "stopped");
+
+        state.push(three_questions());
+        state.apply(Action::AskReply);
+        assert_eq!(state.apply(Action::ConfirmReply), None, "an empty reply is not sent");
+        state.apply(Action::SetReplyText("Let's talk in chat first.".into()));
+        let resolved = state.apply(Action::ConfirmReply).expect("replied");
+        let Outcome::Replied(reply) = &resolved.outcome else { panic!("a reply") };
+        assert_eq!(reply.updated_input()["response"], "Let's talk in chat first.");
+        assert_eq!(reply.updated_input()["answers"], json!({}));
     }
 
     #[test]

@@ -278,6 +278,12 @@ impl Envelope {
             Outcome::Answered(answers) => {
                 json!({"behavior": "allow", "updatedInput": answers.updated_input()})
             }
+            Outcome::Replied(reply) => {
+                json!({"behavior": "allow", "updatedInput": reply.updated_input()})
+            }
+            Outcome::Stopped { message } => {
+                json!({"behavior": "deny", "message": message, "interrupt": true})
+            }
             other => json!({"behavior": "deny", "message": other.deny_message()}),
         };
         if let (Some(id), Some(result)) = (tool_use_id, result.as_object_mut()) {
@@ -289,9 +295,16 @@ impl Envelope {
 
     fn seed_web_reply(&self, outcome: &Outcome) -> Value {
         let tool_use_id = self.tool_use_id().unwrap_or_default();
-        let Outcome::Answered(answers) = outcome else {
-            return json!({"type": "question_declined", "tool_use_id": tool_use_id,
-                "outcome": outcome.kind(), "message": outcome.deny_message()});
+        let answers = match outcome {
+            Outcome::Answered(answers) => answers,
+            Outcome::Replied(reply) => {
+                return json!({"type": "question_answer", "tool_use_id": tool_use_id,
+                    "answers": {}, "response": reply.text()});
+            }
+            other => {
+                return json!({"type": "question_declined", "tool_use_id": tool_use_id,
+                    "outcome": other.kind(), "message": other.deny_message()});
+            }
         };
         let mut by_number = Map::new();
         let mut notes = Map::new();
@@ -319,6 +332,7 @@ impl Envelope {
 fn tool_input_reply(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Answered(answers) => answers.updated_input(),
+        Outcome::Replied(reply) => reply.updated_input(),
         other => json!({"outcome": other.kind(), "message": other.deny_message()}),
     }
 }
@@ -328,6 +342,9 @@ fn pre_tool_use_reply(outcome: &Outcome) -> Value {
         Outcome::Answered(answers) => json!({"hookEventName": "PreToolUse",
             "permissionDecision": "allow", "permissionDecisionReason": "Answered in askpane",
             "updatedInput": answers.updated_input()}),
+        Outcome::Replied(reply) => json!({"hookEventName": "PreToolUse",
+            "permissionDecision": "allow", "permissionDecisionReason": "Answered in askpane",
+            "updatedInput": reply.updated_input()}),
         // No human here: an allow without `updatedInput` does not answer, so Claude Code goes on
         // to ask in its own dialog (protocol.md §8.1). Never an invented answer.
         Outcome::Unavailable { reason } => json!({"hookEventName": "PreToolUse",
@@ -343,6 +360,12 @@ fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
     let decision = match outcome {
         Outcome::Answered(answers) => {
             json!({"behavior": "allow", "updatedInput": answers.updated_input()})
+        }
+        Outcome::Replied(reply) => {
+            json!({"behavior": "allow", "updatedInput": reply.updated_input()})
+        }
+        Outcome::Stopped { message } => {
+            json!({"behavior": "deny", "message": message, "interrupt": true})
         }
         // No decision: Claude Code carries on with its own way of asking.
         Outcome::Unavailable { .. } => return None,

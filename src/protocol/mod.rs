@@ -17,7 +17,7 @@ pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers
 pub use envelope::{
     Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, parse_message,
 };
-pub use outcome::{Outcome, ResultStyle};
+pub use outcome::{Outcome, Reply, ResultStyle};
 pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};

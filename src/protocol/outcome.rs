@@ -4,7 +4,10 @@
 //! decline, a question the agent withdrew, nobody answering in time, nobody there to answer, or
 //! input that could not be shown. Each variant carries the text the model will read.
 
+use serde_json::{Map, Value};
+
 use super::answer::{Answers, QuestionAnswer};
+use super::question::Ask;
 
 /// What the model reads when the user closed the window with questions still open.
 pub const CLOSED_MESSAGE: &str = "The user closed the question window without answering. Do not assume an answer; ask again \
@@ -26,7 +29,40 @@ pub enum Outcome {
     Unavailable { reason: String },
     /// The input could not be shown: `reason` lists what is wrong with it.
     Refused { reason: String },
+    /// The user declined and stopped the agent's turn (a stream-json host's deny with
+    /// `interrupt`). `message` goes where the envelope has room for it.
+    Stopped { message: String },
+    /// The user answered in their own words instead of the form (`updatedInput.response`).
+    Replied(Reply),
 }
+
+/// A free-form reply, with the tool input it answers (the reply echoes it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    input: Map<String, Value>,
+    text: String,
+}
+
+impl Reply {
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The input echoed, `answers` empty, and `response`: the CLI then tells the model "The user
+    /// responded: …" (protocol.md §5.3).
+    pub fn updated_input(&self) -> Value {
+        let mut input = self.input.clone();
+        input.insert("answers".into(), Value::Object(Map::new()));
+        input.shift_remove("annotations");
+        input.insert("response".into(), Value::String(self.text.clone()));
+        Value::Object(input)
+    }
+}
+
+/// What the model reads after a deny with `interrupt` (protocol.md §6); the message is not used.
+pub const STOPPED_TEXT: &str = "The user doesn't want to proceed with this tool use. The tool use \
+    was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what \
+    you are doing and wait for the user to tell you how to proceed.";
 
 /// The two endings the CLI has used for an answered tool_result (protocol.md §7, §12).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,16 +78,17 @@ pub enum ResultStyle {
 impl Outcome {
     /// A decline with the user's optional words to the agent.
     pub fn declined(user_message: &str) -> Self {
-        let user_message = user_message.trim();
-        let message = match user_message.is_empty() {
-            true => "The user declined to answer these questions. Do not assume an answer; \
-                     continue without it or ask in chat."
-                .to_owned(),
-            false => {
-                format!("The user declined to answer these questions and said: {user_message}")
-            }
-        };
-        Outcome::Declined { message }
+        Outcome::Declined { message: decline_message(user_message) }
+    }
+
+    /// Declined, and the agent's turn stopped.
+    pub fn stopped(user_message: &str) -> Self {
+        Outcome::Stopped { message: decline_message(user_message) }
+    }
+
+    /// The user's own words instead of the form.
+    pub fn replied(ask: &Ask, text: &str) -> Self {
+        Outcome::Replied(Reply { input: ask.input().clone(), text: text.trim().to_owned() })
     }
 
     /// The decline sent when the window closes with the question still open.
@@ -60,7 +97,7 @@ impl Outcome {
     }
 
     /// A short machine name: `answered`, `declined`, `withdrawn`, `timed_out`, `unavailable`,
-    /// `refused`.
+    /// `refused`, `stopped`, `replied`.
     pub fn kind(&self) -> &'static str {
         match self {
             Outcome::Answered(_) => "answered",
@@ -69,14 +106,16 @@ impl Outcome {
             Outcome::TimedOut { .. } => "timed_out",
             Outcome::Unavailable { .. } => "unavailable",
             Outcome::Refused { .. } => "refused",
+            Outcome::Stopped { .. } => "stopped",
+            Outcome::Replied(_) => "replied",
         }
     }
 
     /// The message of a deny: what the model reads when the outcome is not an answer.
     pub fn deny_message(&self) -> Option<String> {
         match self {
-            Outcome::Answered(_) => None,
-            Outcome::Declined { message } => Some(message.clone()),
+            Outcome::Answered(_) | Outcome::Replied(_) => None,
+            Outcome::Declined { message } | Outcome::Stopped { message } => Some(message.clone()),
             Outcome::Withdrawn => {
                 Some("The question was withdrawn before the user answered it.".into())
             }
@@ -101,8 +140,20 @@ impl Outcome {
     pub fn model_text(&self, style: ResultStyle) -> String {
         match self {
             Outcome::Answered(answers) => answered_text(answers, style),
+            Outcome::Replied(reply) => format!("The user responded: {}", reply.text),
+            Outcome::Stopped { .. } => STOPPED_TEXT.to_owned(),
             other => other.deny_message().unwrap_or_default(),
         }
+    }
+}
+
+/// What the model reads after a decline, with the user's words when they gave any.
+fn decline_message(user_message: &str) -> String {
+    match user_message.trim() {
+        "" => "The user declined to answer these questions. Do not assume an answer; continue \
+               without it or ask in chat."
+            .to_owned(),
+        words => format!("The user declined to answer these questions and said: {words}"),
     }
 }
 

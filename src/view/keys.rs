@@ -41,14 +41,17 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
             ctx.memory_mut(|memory| memory.surrender_focus(focused));
         }
     }
-    let decline_open = matches!(pending.confirm, Some(Confirm::Decline { .. }));
+    // The decline and reply bars hold a text box: Esc there goes back, Ctrl+Enter sends.
+    let text_bar_open =
+        matches!(pending.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. }));
+    let reply_open = matches!(pending.confirm, Some(Confirm::Reply { .. }));
     let prompt_focused = ctx.memory(|memory| memory.has_focus(super::session::prompt_id()));
     ctx.input_mut(|input| {
         // Ctrl+Enter in the session's prompt box sends the prompt, not the answers.
         if !prompt_focused && input.consume_key(Modifiers::COMMAND, Key::Enter) {
-            actions.push(Action::Submit);
+            actions.push(if reply_open { Action::ConfirmReply } else { Action::Submit });
         }
-        if decline_open && input.consume_key(Modifiers::NONE, Key::Escape) {
+        if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
             actions.push(Action::CancelConfirm);
         }
     });

@@ -352,6 +352,7 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
     ui.add_space(4.0);
     match &pending.confirm {
         Some(Confirm::Decline { message }) => decline_bar_ui(ui, pending, message, actions),
+        Some(Confirm::Reply { text }) => reply_bar_ui(ui, pending, text, actions),
         Some(Confirm::PartialSubmit { missing }) => {
             let names: Vec<String> = missing
                 .iter()
@@ -404,9 +405,49 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
             {
                 actions.push(Action::AskDecline);
             }
+            if pending.confirm.is_none()
+                && ui
+                    .button("Reply instead…")
+                    .on_hover_text("Answer in your own words instead of the form")
+                    .clicked()
+            {
+                actions.push(Action::AskReply);
+            }
         });
     });
     ui.label(RichText::new(KEY_HINT).small().color(tokens.muted));
+}
+
+/// "Reply instead": the user's own words go back in place of the form's answers.
+fn reply_bar_ui(ui: &mut Ui, pending: &Pending, text: &str, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.label(RichText::new("Reply in your own words instead of the form").strong());
+    let mut reply = text.to_owned();
+    let id = egui::Id::unique(("askpane-reply", pending.id));
+    let label_id =
+        ui.label(RichText::new("Your reply (Ctrl+Enter sends)").small().color(tokens.muted)).id;
+    let response = ui.add(
+        egui::TextEdit::multiline(&mut reply)
+            .id(id)
+            .hint_text("e.g. Let's talk about this before you decide")
+            .desired_rows(size::TEXT_ROWS)
+            .desired_width(f32::INFINITY),
+    );
+    let response = response.labelled_by(label_id);
+    if response.changed() {
+        actions.push(Action::SetReplyText(reply));
+    }
+    ui.horizontal(|ui| {
+        if ui.add_enabled(!text.trim().is_empty(), Button::new("Send reply")).clicked() {
+            actions.push(Action::ConfirmReply);
+        }
+        if ui.button("Go back").on_hover_text("Back to the questions (Esc)").clicked() {
+            actions.push(Action::CancelConfirm);
+        }
+    });
+    if text.is_empty() && !response.has_focus() && ui.memory(|m| m.focused().is_none()) {
+        response.request_focus();
+    }
 }
 
 fn decline_bar_ui(ui: &mut Ui, pending: &Pending, message: &str, actions: &mut Vec<Action>) {
@@ -430,6 +471,15 @@ fn decline_bar_ui(ui: &mut Ui, pending: &Pending, message: &str, actions: &mut V
     ui.horizontal(|ui| {
         if ui.button("Decline").clicked() || entered {
             actions.push(Action::ConfirmDecline);
+        }
+        // Only a stream-json host can stop the agent's turn along with the decline.
+        if matches!(pending.envelope, crate::protocol::Envelope::ControlRequest { .. })
+            && ui
+                .button("Decline and stop Claude")
+                .on_hover_text("Also end the agent's turn")
+                .clicked()
+        {
+            actions.push(Action::ConfirmDeclineAndStop);
         }
         if ui.button("Go back").on_hover_text("Keep the questions (Esc)").clicked() {
             actions.push(Action::CancelConfirm);
