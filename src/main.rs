@@ -564,6 +564,7 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
         print_stream: args.print_stream,
         debug: args.debug,
         autopilot: Autopilot {
+            decline: answering.decline.clone(),
             preset,
             submit: answering.submit,
             headless,

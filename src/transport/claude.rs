@@ -65,6 +65,8 @@ pub struct ClaudeOptions {
 /// "no human available" and denies permissions that are not pre-allowed.
 #[derive(Clone, Debug, Default)]
 pub struct Autopilot {
+    /// Decline every question with this message (`--decline`).
+    pub decline: Option<String>,
     pub preset: Option<Value>,
     pub submit: bool,
     pub headless: bool,
@@ -313,6 +315,9 @@ impl Reader {
 
     /// The outcome decided without the window, if any; pre-selected answers go into the form.
     fn settle(&self, request: &mut Request) -> Option<Outcome> {
+        if let Some(message) = &self.autopilot.decline {
+            return Some(Outcome::declined(message));
+        }
         if let Some(preset) = &self.autopilot.preset {
             match crate::protocol::drafts_from_preset(&request.ask, preset) {
                 Ok(drafts) if self.autopilot.submit => {
