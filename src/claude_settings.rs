@@ -117,10 +117,13 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
     let pre_tool_use = array_at(hooks, "PreToolUse", "hooks.PreToolUse")?;
     if let Some(hook) = pre_tool_use.iter_mut().flat_map(askpane_hooks).next() {
         let current = hook.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
-        if current == command {
+        // The user's own arguments after `hook` (say `--timeout 60`) stay.
+        let extra = current.split_once(" hook").map_or("", |(_, rest)| rest);
+        let updated = format!("{command}{extra}");
+        if current == updated {
             return Ok(Change::AlreadyThere);
         }
-        hook["command"] = Value::String(command.to_owned());
+        hook["command"] = Value::String(updated);
         return Ok(Change::Updated { from: current });
     }
     pre_tool_use.push(json!({
@@ -208,6 +211,11 @@ mod tests {
         let change = install(&mut settings, COMMAND).expect("installs");
         assert_eq!(change, Change::Updated { from: "/old/askpane hook".into() });
         assert_eq!(settings["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(1));
+        install(&mut settings, "/old/askpane hook --timeout 60").expect("installs");
+        install(&mut settings, COMMAND).expect("installs");
+        let hook = &settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"];
+        assert_eq!(hook, "/opt/askpane/bin/askpane hook --timeout 60", "the user's arguments stay");
+        assert_eq!(install(&mut settings, COMMAND), Ok(Change::AlreadyThere));
     }
 
     #[test]

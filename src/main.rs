@@ -201,7 +201,16 @@ struct ClaudeTarget {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if is_hook_run() && error.use_stderr() => {
+            // A hook that exits 2 blocks the tool call in Claude Code: a bad ASKPANE_* variable
+            // must not do that. Print nothing, so Claude Code asks in its own dialog.
+            eprintln!("askpane hook: {}; leaving the question to Claude Code", first_line(&error));
+            return ExitCode::from(exit::OK);
+        }
+        Err(error) => error.exit(),
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -209,6 +218,17 @@ fn main() -> ExitCode {
             ExitCode::from(exit::INVALID)
         }
     }
+}
+
+/// True when askpane was started as `askpane hook …`.
+fn is_hook_run() -> bool {
+    std::env::args_os().nth(1).is_some_and(|command| command == "hook")
+}
+
+fn first_line(error: &clap::Error) -> String {
+    let text = error.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.trim_start_matches("error: ").to_owned()
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -403,7 +423,7 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
             return Ok(exit::INVALID);
         }
     };
-    let outcome = answer_one(incoming, "ask", format, &args.answering)?;
+    let outcome = answer_one(incoming, "ask", format, &args.answering, None)?;
     Ok(match outcome {
         Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
         Outcome::Declined { .. } | Outcome::Stopped { .. } | Outcome::Withdrawn => exit::DECLINED,
@@ -457,11 +477,12 @@ fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
             return Ok(exit::OK);
         }
     };
-    let mut answering = args.answering;
-    if args.fallback.is_some() {
-        answering.non_interactive = true;
+    let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
+    if let Err(error) = answer_one(incoming, "hook", None, &args.answering, fallback) {
+        // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
+        // make Claude Code block the tool call, so the problem only goes to stderr.
+        eprintln!("askpane hook: {error:#}");
     }
-    answer_one(incoming, "hook", None, &answering)?;
     Ok(exit::OK)
 }
 
@@ -472,6 +493,7 @@ fn answer_one(
     source: &str,
     format: Option<ReplyFormat>,
     answering: &AnsweringArgs,
+    unavailable: Option<&str>,
 ) -> anyhow::Result<Outcome> {
     let envelope = incoming.envelope.clone();
     let provenance = Provenance::from_envelope(source, &incoming.envelope);
@@ -488,7 +510,11 @@ fn answer_one(
         eprintln!("askpane: warning: {warning}");
     }
     let awaited = vec![AwaitedReply { envelope, format, outcome }];
-    let decided = match settle_without_window(&mut request, answering) {
+    let settled = match unavailable {
+        Some(reason) => Ok(Some(Outcome::Unavailable { reason: reason.to_owned() })),
+        None => settle_without_window(&mut request, answering),
+    };
+    let decided = match settled {
         Ok(decided) => decided,
         Err(problem) => {
             // The flags do not fit these questions: the agent is told no answer is available,
@@ -684,6 +710,8 @@ fn run_install(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
 
 fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {
     if let Some(project) = &target.project {
+        // A mistyped project must not grow a new folder tree.
+        anyhow::ensure!(project.is_dir(), "{} is not a folder", project.display());
         return Ok(project.join(".claude").join("settings.json"));
     }
     let home = std::env::var_os("HOME").context("HOME is not set; use --project DIR")?;
@@ -695,9 +723,15 @@ fn write_backup(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_secs());
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".askpane-backup-{stamp}"));
-    let backup = path.with_file_name(name);
+    // Never overwrite an earlier backup: two changes within a second get -2, -3, ….
+    let base = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let backup = (1..)
+        .map(|n| match n {
+            1 => path.with_file_name(format!("{base}.askpane-backup-{stamp}")),
+            n => path.with_file_name(format!("{base}.askpane-backup-{stamp}-{n}")),
+        })
+        .find(|candidate| !candidate.exists())
+        .context("no free backup name")?;
     std::fs::write(&backup, text)
         .with_context(|| format!("cannot write the backup {}", backup.display()))?;
     Ok(backup)

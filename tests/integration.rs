@@ -1,8 +1,16 @@
 //! The single integration-test binary (`autotests = false`): each module below is one area's tests.
 
+// `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
+mod cli;
+// The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
+mod display;
+// A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
+mod fake_api;
+// askpane's hook against the real Claude Code CLI (2.1.330 and 2.1.197; scripts/claude-cli).
+mod interop;
 // Literal-JSON checks of our replies against what the real Claude Code host and CLI sent.
 mod protocol;
-// Reading the captured fixtures in tests/fixtures.
+// Reading the captured fixtures in tests/fixtures; child processes with bounded waits.
 mod support;
 // The window driven headless through egui_kittest: clicks, keys, accessible labels, replies.
 mod ui;

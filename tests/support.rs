@@ -1,7 +1,15 @@
 //! Reading the captured fixtures in `tests/fixtures/` (never the team's shared folder at run time),
-//! and comparing our JSON with a recorded line both by value and byte for byte.
+//! comparing our JSON with a recorded line both by value and byte for byte, and running child
+//! processes with bounded waits (`Process`, `run_bounded`, scratch directories).
 
-use std::path::PathBuf;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -103,4 +111,143 @@ pub fn assert_json_text(ours: &Value, expected: &str) {
 
 pub fn compact(value: &Value) -> String {
     serde_json::to_string(value).expect("a Value always serialises")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes: every child a test spawns is stopped by its PID when the test ends, pass or fail,
+// and every wait is bounded.
+
+/// The longest any single wait in these tests may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A spawned process, stopped by its PID when dropped: SIGTERM, a bounded wait, then SIGKILL.
+pub struct Process {
+    pub child: Child,
+}
+
+impl Process {
+    pub fn new(child: Child) -> Self {
+        Process { child }
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself.
+    pub fn wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("query a child's status") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The exit status, if the process has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("query a child's status")
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.exited().is_some() {
+            return;
+        }
+        // SIGTERM first so Xvfb removes its lock file and socket; SIGKILL if that is ignored.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if self.wait(Duration::from_secs(3)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Fails the test, pointing at the set-up script, if a tool the tests drive is missing.
+pub fn require(tool: &str) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).any(|dir| dir.join(tool).is_file());
+    assert!(
+        found,
+        "`{tool}` is not installed: the real-window tests need Xvfb, xdotool and ImageMagick. \
+         Run the README's set-up command, `scripts/setup`, to install them."
+    );
+}
+
+/// What a finished command printed.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `command` to completion (feeding it `stdin`), killing it if it takes longer than WAIT.
+pub fn run_bounded(command: &mut Command, stdin: Option<&str>) -> Finished {
+    command
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    let mut process = Process::new(child);
+    if let (Some(text), Some(mut pipe)) = (stdin, process.child.stdin.take()) {
+        let text = text.to_owned();
+        thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+        });
+    }
+    let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+    let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+    let status = process.wait(WAIT);
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    let status = status.unwrap_or_else(|| {
+        panic!("{command:?} still runs after {WAIT:?}\nstdout:\n{stdout}\nstderr:\n{stderr}")
+    });
+    Finished { status, stdout, stderr }
+}
+
+/// Reads a pipe to its end on a thread.
+pub fn read_all(mut pipe: impl Read + Send + 'static) -> Receiver<String> {
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    receiver
+}
+
+/// What `read_all` read, once the process has exited (a grandchild holding the pipe open
+/// cannot hang the test: this waits a bounded time).
+pub fn collect(receiver: Receiver<String>) -> String {
+    receiver
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| "<output pipe still open>".to_owned())
+}
+
+/// A new directory under target/tmp, unique to this call (`<name>-<pid>-<serial>`).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let serial = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}-{}-{serial}", std::process::id()));
+    fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+/// A file under target/test-artifacts, for the lead to look at.
+pub fn artifact(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    fs::create_dir_all(&dir).expect("create target/test-artifacts");
+    dir.join(name)
+}
+
+/// A file's text, or "" if it cannot be read (for failure messages).
+pub fn read_lossy(path: &Path) -> String {
+    fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }

@@ -1,0 +1,927 @@
+//! `askpane ask`, `askpane hook` and `askpane install|uninstall claude` run the way a user, a
+//! script or Claude Code runs them: the built binary, a request on stdin or in a file, and the one
+//! line of JSON and the exit code that come back, compared with literal JSON and with the captured
+//! host and hook replies in `tests/fixtures/`.
+//!
+//! Every child runs with no `ASKPANE_*` variable and no `DISPLAY`/`WAYLAND_DISPLAY` unless the test
+//! sets them, and `install`/`uninstall` always run with `HOME` set to a scratch directory, so the
+//! real settings are never read or written. The tests that need a window start their own Xvfb
+//! (`crate::display`); every wait is bounded.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use askpane::protocol::outcome::CLOSED_MESSAGE;
+use serde_json::{Value, json};
+
+use crate::display::{App, Xvfb, send_wm_delete_window};
+use crate::support::{
+    Finished, Session, WAIT, assert_same_json, compact, fixture, fixture_json, run_bounded,
+    scratch_dir,
+};
+
+const LAYOUT: &str = "Which layout should the settings page use?";
+const FEATURES: &str = "Which features do you want to enable?";
+const DATABASE: &str = "どのデータベースを使いますか？";
+/// The window title of the settings-capture questions, and an `xdotool search --name` pattern
+/// for it (xdotool reads the em dash as Latin-1; see `window.rs`).
+const LAYOUT_TITLE: &str = "Layout — askpane";
+const LAYOUT_PATTERN: &str = "^Layout .* askpane$";
+
+/// The captured stream-json session whose host answered with a label plus a note, a multi-select
+/// join and Japanese free text.
+const NOTES_SESSION: &str = "session.answer-with-notes.2.1.330.jsonl";
+
+// ---------------------------------------------------------------------------------------------
+// Running askpane
+
+/// `askpane <args>` with a clean environment: no `ASKPANE_*`, no display.
+fn askpane(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("ASKPANE_") {
+            command.env_remove(name);
+        }
+    }
+    command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    command
+}
+
+/// Runs `askpane <args>` (clean environment plus `env`) to its end, feeding it `stdin`.
+fn run_askpane(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Finished {
+    let mut command = askpane(args);
+    command.envs(env.iter().copied());
+    let run = run_bounded(&mut command, stdin);
+    assert!(!run.stderr.contains("panicked"), "askpane panicked: {run:?}");
+    run
+}
+
+/// The one line askpane printed, parsed: stdout must be exactly one JSON line and nothing else.
+fn one_line(run: &Finished) -> Value {
+    assert!(run.stdout.ends_with('\n'), "stdout does not end in a newline: {run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "stdout is not one line: {run:?}");
+    serde_json::from_str(lines[0])
+        .unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {run:?}"))
+}
+
+/// Asserts the exit code, then returns the one line of stdout.
+fn exit_and_reply(run: &Finished, code: i32) -> Value {
+    assert_eq!(run.status.code(), Some(code), "exit code: {run:?}");
+    one_line(run)
+}
+
+/// Asserts stdout is exactly `expected` as one compact line (so key order and escapes count).
+fn assert_line(run: &Finished, expected: &Value) {
+    let ours = one_line(run);
+    assert_same_json(&ours, expected);
+    assert_eq!(run.stdout, format!("{}\n", compact(expected)), "not byte-identical: {run:?}");
+}
+
+/// stderr is exactly one line starting with `askpane`, and it contains each of `needles`.
+fn assert_one_stderr_line(run: &Finished, needles: &[&str]) {
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr is not one line: {run:?}");
+    assert!(lines[0].starts_with("askpane"), "{run:?}");
+    for needle in needles {
+        assert!(lines[0].contains(needle), "stderr does not name {needle:?}: {run:?}");
+    }
+}
+
+/// A scratch directory with `files` written into it.
+fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = scratch_dir(&format!("cli-{name}"));
+    for (file, text) in files {
+        fs::write(dir.join(file), text).expect("write a scratch file");
+    }
+    dir
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("scratch paths are UTF-8")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The requests, one per envelope, all carrying the three captured questions
+
+/// The captured `can_use_tool` control_request.
+fn control_request() -> Value {
+    Session::load(NOTES_SESSION).can_use_tool
+}
+
+/// The raw tool input `{"questions": …}` of the captures.
+fn tool_input() -> Value {
+    control_request()["request"]["input"].clone()
+}
+
+fn questions() -> Value {
+    tool_input()["questions"].clone()
+}
+
+fn tool_use() -> Value {
+    json!({"type": "tool_use", "id": "toolu_cli_000001", "name": "AskUserQuestion",
+           "input": tool_input()})
+}
+
+fn seed_web() -> Value {
+    json!({"type": "user_question", "tool_use_id": "t1", "questions": questions(),
+           "timestamp": "2026-11-21T20:56:22.619Z"})
+}
+
+fn settings_capture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/fixtures/settings-capture.json")
+}
+
+/// An answers file with labels only, keyed by header, question text and header, in each value
+/// form: Tabs; Dark mode + Export; SQLite.
+const LABELS: &str = r#"{"Layout": "Tabs",
+    "Which features do you want to enable?": ["Export", "Dark mode"],
+    "データベース": {"choose": "SQLite"}}"#;
+
+/// The selections the captured host sent in `NOTES_SESSION`: Sidebar with a note, Dark mode +
+/// Export, and Other text on the Japanese question.
+const CAPTURED_SELECTIONS: &str = r#"{
+    "Layout": {"choose": "Sidebar", "notes": "Keep the sidebar narrow, please."},
+    "Features": ["Dark mode", "Export"],
+    "データベース": {"other": "MySQL を Docker で動かしたい"}}"#;
+
+/// The selections of the captured hook replies: Tabs; Search + Export; SQLite.
+const HOOK_SELECTIONS: &str = r#"{"Layout": "Tabs", "Features": ["Search", "Export"], "どのデータベースを使いますか？": "SQLite"}"#;
+
+/// What `LABELS` answers, keyed by question text.
+fn label_answers() -> Value {
+    json!({LAYOUT: "Tabs", FEATURES: "Dark mode, Export", DATABASE: "SQLite"})
+}
+
+/// `askpane ask <request file> --answers <answers> --submit [extra…]`.
+fn ask_submitted(name: &str, request: &Value, answers: &str, extra: &[&str]) -> Finished {
+    let dir = scratch(name, &[("request.json", &request.to_string()), ("answers.json", answers)]);
+    let (request, answers) = (dir.join("request.json"), dir.join("answers.json"));
+    let mut args = vec!["ask", path_str(&request), "--answers", path_str(&answers), "--submit"];
+    args.extend(extra);
+    let run = run_askpane(&args, &[], None);
+    let _ = fs::remove_dir_all(&dir);
+    run
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Every envelope in, the matching reply out (answered without a window)
+
+#[test]
+fn ask_answers_a_raw_tool_input_with_the_questions_and_answers() {
+    let run = ask_submitted("raw", &tool_input(), LABELS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+}
+
+#[test]
+fn ask_answers_a_tool_use_block_with_the_tool_input() {
+    let run = ask_submitted("tool-use", &tool_use(), LABELS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+}
+
+#[test]
+fn ask_answers_a_control_request_byte_for_byte_as_the_captured_host_did() {
+    let session = Session::load(NOTES_SESSION);
+    let run = ask_submitted("control-request", &session.can_use_tool, CAPTURED_SELECTIONS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &session.host_reply);
+}
+
+#[test]
+fn ask_answers_hook_inputs_as_the_captured_hooks_did() {
+    let run = ask_submitted(
+        "pre-tool-use",
+        &fixture_json("hook.pretooluse.stdin.json"),
+        HOOK_SELECTIONS,
+        &[],
+    );
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let mut expected = fixture_json("hook.pretooluse.allow.stdout.json");
+    expected["hookSpecificOutput"]["permissionDecisionReason"] = json!("Answered in askpane");
+    assert_line(&run, &expected);
+
+    let run = ask_submitted(
+        "permission-request",
+        &fixture_json("hook.permissionrequest.stdin.json"),
+        HOOK_SELECTIONS,
+        &[],
+    );
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+}
+
+#[test]
+fn ask_answers_a_seed_web_question_by_option_number() {
+    let run = ask_submitted("seed-web", &seed_web(), LABELS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let expected =
+        r#"{"type":"question_answer","tool_use_id":"t1","answers":{"0":"2","1":"1,3","2":"2"}}"#;
+    assert_eq!(run.stdout, format!("{expected}\n"), "{run:?}");
+
+    let run = ask_submitted("seed-web-notes", &seed_web(), CAPTURED_SELECTIONS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let expected = r#"{"type":"question_answer","tool_use_id":"t1","answers":{"0":"1","1":"1,3","2":"other:MySQL を Docker で動かしたい"},"notes":{"0":"Keep the sidebar narrow, please."}}"#;
+    assert_eq!(run.stdout, format!("{expected}\n"), "{run:?}");
+}
+
+#[test]
+fn ask_reads_pretty_printed_json_on_stdin() {
+    let dir = scratch("pretty", &[("answers.json", LABELS)]);
+    let answers = dir.join("answers.json");
+    let pretty = serde_json::to_string_pretty(&tool_input()).expect("serialise");
+    assert!(pretty.lines().count() > 20, "the request is spread over many lines");
+    let run =
+        run_askpane(&["ask", "--answers", path_str(&answers), "--submit"], &[], Some(&pretty));
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+
+    // `-` names standard input explicitly; a pretty control_request gets its control_response.
+    let session = Session::load(NOTES_SESSION);
+    let pretty = serde_json::to_string_pretty(&session.can_use_tool).expect("serialise");
+    let file = dir.join("captured.json");
+    fs::write(&file, CAPTURED_SELECTIONS).expect("write the answers");
+    let run =
+        run_askpane(&["ask", "-", "--answers", path_str(&file), "--submit"], &[], Some(&pretty));
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &session.host_reply);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn format_overrides_the_envelope_of_the_reply() {
+    let updated_input = json!({"questions": questions(), "answers": label_answers()});
+
+    // Raw tool input answered as a control_response: no request to name, so the id is empty.
+    let run = ask_submitted("format-cr", &tool_input(), LABELS, &["--format", "control-response"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(
+        &run,
+        &json!({"type": "control_response", "response": {"subtype": "success", "request_id": "",
+            "response": {"behavior": "allow", "updatedInput": updated_input}}}),
+    );
+
+    // A control_request answered as plain tool input.
+    let run = ask_submitted("format-ti", &control_request(), LABELS, &["--format", "tool-input"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &updated_input);
+
+    // A tool_use block answered as a PreToolUse hook output.
+    let run = ask_submitted("format-pre", &tool_use(), LABELS, &["--format", "pre-tool-use"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(
+        &run,
+        &json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow", "permissionDecisionReason": "Answered in askpane",
+            "updatedInput": updated_input}}),
+    );
+
+    // A decline in another envelope: the control_response deny carries the tool_use id.
+    let dir = scratch("format-decline", &[("request.json", &tool_use().to_string())]);
+    let request = dir.join("request.json");
+    let run = run_askpane(
+        &["ask", path_str(&request), "--decline", "no", "--format", "control-response"],
+        &[],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_line(
+        &run,
+        &json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": "toolu_cli_000001", "response": {"behavior": "deny",
+            "message": "The user declined to answer these questions and said: no",
+            "toolUseID": "toolu_cli_000001"}}}),
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Exit codes, each with exactly one line on stdout
+
+#[test]
+fn decline_exits_1_with_the_users_message() {
+    let dir = scratch("decline", &[("request.json", &tool_input().to_string())]);
+    let request = dir.join("request.json");
+    let run = run_askpane(&["ask", path_str(&request), "--decline", "msg"], &[], None);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_line(
+        &run,
+        &json!({"outcome": "declined",
+            "message": "The user declined to answer these questions and said: msg"}),
+    );
+
+    // ASKPANE_DECLINE does the same; a control_request gets the CLI's deny shape.
+    let session = Session::load(NOTES_SESSION);
+    let run = run_askpane(
+        &["ask", "-"],
+        &[("ASKPANE_DECLINE", "msg")],
+        Some(&session.can_use_tool.to_string()),
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_line(
+        &run,
+        &json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": "733ae786-43af-49d1-affe-83c1f5c3a8e2", "response": {"behavior": "deny",
+            "message": "The user declined to answer these questions and said: msg",
+            "toolUseID": "toolu_fake_ask_000001"}}}),
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The refusal text the model reads for an invalid request.
+fn refused(reason: &str) -> Value {
+    json!({"outcome": "refused", "message": format!(
+        "These questions could not be shown to the user because the AskUserQuestion input is \
+         invalid: {reason}. Fix the input and call AskUserQuestion again.")})
+}
+
+#[test]
+fn invalid_input_exits_2_with_a_refusal_that_says_why() {
+    // No questions.
+    let run = run_askpane(&["ask"], &[], Some(r#"{"questions": []}"#));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert_line(&run, &refused("`questions` is empty: there is nothing to ask"));
+    assert_one_stderr_line(&run, &["`questions` is empty"]);
+
+    // Not JSON at all.
+    let run = run_askpane(&["ask"], &[], Some("this is not JSON\n"));
+    let reply = exit_and_reply(&run, 2);
+    assert_eq!(reply["outcome"], "refused", "{run:?}");
+    let message = reply["message"].as_str().expect("a message");
+    assert!(message.contains("standard input is not JSON"), "{run:?}");
+    assert_one_stderr_line(&run, &["standard input is not JSON"]);
+
+    // JSON, but no envelope askpane knows.
+    let run = run_askpane(&["ask"], &[], Some(r#"{"foo": 1}"#));
+    let reply = exit_and_reply(&run, 2);
+    assert_eq!(reply["outcome"], "refused", "{run:?}");
+    let message = reply["message"].as_str().expect("a message");
+    assert!(message.contains("not a message askpane understands"), "{run:?}");
+    assert_one_stderr_line(&run, &["standard input", "not a message askpane understands"]);
+
+    // A tool_use block for another tool.
+    let bash = json!({"type": "tool_use", "id": "toolu_x", "name": "Bash",
+                      "input": {"command": "ls"}});
+    let run = run_askpane(&["ask"], &[], Some(&bash.to_string()));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert_line(&run, &refused("this tool_use block is for the tool `Bash`, not AskUserQuestion"));
+    assert_one_stderr_line(&run, &["`Bash`"]);
+
+    // A file that does not exist: named on stderr, still a reply on stdout.
+    let run = run_askpane(&["ask", "/nonexistent/askpane-request.json"], &[], None);
+    let reply = exit_and_reply(&run, 2);
+    assert_eq!(reply["outcome"], "refused", "{run:?}");
+    assert_one_stderr_line(&run, &["/nonexistent/askpane-request.json"]);
+
+    // An invalid control_request is refused in its own envelope: a deny the CLI reads.
+    let mut request = control_request();
+    request["request"]["input"] = json!({"questions": []});
+    let run = run_askpane(&["ask"], &[], Some(&request.to_string()));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let message = refused("`questions` is empty: there is nothing to ask")["message"].clone();
+    assert_line(
+        &run,
+        &json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": "733ae786-43af-49d1-affe-83c1f5c3a8e2", "response": {"behavior": "deny",
+            "message": message, "toolUseID": "toolu_fake_ask_000001"}}}),
+    );
+}
+
+#[test]
+fn an_answers_file_naming_an_unknown_question_or_label_exits_2_and_names_it() {
+    for (answers, named) in [
+        (r#"{"Colour": "Red"}"#, r#""Colour""#),
+        (r#"{"Layout": "Grid"}"#, r#""Grid""#),
+        (r#"{"Which features do you want to enable?": ["Dark mode", "Sync"]}"#, r#""Sync""#),
+    ] {
+        let run = ask_submitted("unknown", &tool_input(), answers, &[]);
+        let reply = exit_and_reply(&run, 2);
+        assert_one_stderr_line(&run, &["--answers", named]);
+        // A well-formed reply: nobody's answer was invented.
+        let object = reply.as_object().expect("an object");
+        assert_eq!(object.keys().collect::<Vec<_>>(), ["outcome", "message"], "{run:?}");
+        assert_eq!(reply["outcome"], "unavailable", "{run:?}");
+        assert!(reply["message"].as_str().is_some_and(|m| m.contains(named)), "{run:?}");
+    }
+}
+
+/// The reply when no human can answer, for `reason`.
+fn unavailable(reason: &str) -> Value {
+    json!({"outcome": "unavailable", "message": format!(
+        "No human is available to answer questions right now ({reason}). Proceed with reasonable \
+         assumptions and state them clearly, or stop and report what you need decided.")})
+}
+
+#[test]
+fn no_human_exits_3_with_the_unavailable_reply() {
+    let input = tool_input().to_string();
+    let non_interactive =
+        unavailable("askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)");
+    // A display is set (to a server that does not exist): the flag alone must keep the window shut.
+    let display = [("DISPLAY", ":4711")];
+
+    let run = run_askpane(&["ask", "--non-interactive"], &display, Some(&input));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert_line(&run, &non_interactive);
+
+    let env = [("DISPLAY", ":4711"), ("ASKPANE_NONINTERACTIVE", "1")];
+    let run = run_askpane(&["ask"], &env, Some(&input));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert_line(&run, &non_interactive);
+
+    let no_display = unavailable("no display: DISPLAY and WAYLAND_DISPLAY are not set");
+    let run = run_askpane(&["ask"], &[], Some(&input));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert_line(&run, &no_display);
+    // Empty variables are no display either; ASKPANE_NONINTERACTIVE=0 is off.
+    let env = [("DISPLAY", ""), ("WAYLAND_DISPLAY", ""), ("ASKPANE_NONINTERACTIVE", "0")];
+    let run = run_askpane(&["ask"], &env, Some(&input));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert_line(&run, &no_display);
+}
+
+#[test]
+fn nobody_at_the_window_times_out_with_exit_5() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    let started = Instant::now();
+    let mut app = App::start(&xvfb, &["ask", "--timeout", "2", path_str(&capture)]);
+    app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    let (status, lines) = app.finish(WAIT);
+    let elapsed = started.elapsed();
+    assert_eq!(status.code(), Some(5), "{lines:?}\nstderr:\n{}", app.stderr());
+    assert!(elapsed >= Duration::from_secs(2), "timed out after only {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(12), "took {elapsed:?} to time out after 2 s");
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let expected = r#"{"outcome":"timed_out","message":"No one answered these questions within 2 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters."}"#;
+    assert_eq!(lines[0], expected);
+}
+
+#[test]
+fn a_key_pressed_before_the_timeout_sends_only_that_answer() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    let mut app = App::start(&xvfb, &["ask", "--timeout", "3", path_str(&capture)]);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE).to_string();
+    xvfb.xdotool(&["windowfocus", "--sync", &window]);
+    xvfb.xdotool(&["key", "--window", &window, "2"]);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_same_json(&reply, &json!({"questions": questions(), "answers": {LAYOUT: "Tabs"}}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. `ask` through the real window
+
+#[test]
+fn ask_window_answers_from_the_keyboard_and_closes_by_itself() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    let mut app = App::start(&xvfb, &["ask", path_str(&capture)]);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE).to_string();
+    xvfb.xdotool(&["windowfocus", "--sync", &window]);
+    // Tabs, next; Dark mode + Export, next; SQLite, next; submit on Review.
+    for key in ["2", "Return", "1", "3", "Return", "2", "Return", "Return"] {
+        xvfb.xdotool(&["key", "--window", &window, key]);
+        thread::sleep(Duration::from_millis(150));
+    }
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_same_json(&reply, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_eq!(xvfb.find_window(LAYOUT_PATTERN), None, "the window is still shown");
+}
+
+#[test]
+fn closing_the_ask_window_declines_with_exit_1() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    let mut app = App::start(&xvfb, &["ask", path_str(&capture)]);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    send_wm_delete_window(xvfb.number, window);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(1), "{lines:?}\nstderr:\n{}", app.stderr());
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_same_json(&reply, &json!({"outcome": "declined", "message": CLOSED_MESSAGE}));
+    assert!(!app.stderr().contains("panicked"), "stderr:\n{}", app.stderr());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. `hook`, as Claude Code runs it: the hook input on stdin, settings only from the environment
+
+fn pre_tool_use() -> String {
+    fixture("hook.pretooluse.stdin.json")
+}
+
+fn permission_request() -> String {
+    fixture("hook.permissionrequest.stdin.json")
+}
+
+/// `askpane hook [args]` with `env`, the hook input on stdin; exits 0.
+fn hook(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Finished {
+    let mut all = vec!["hook"];
+    all.extend(args);
+    let run = run_askpane(&all, env, Some(stdin));
+    assert_eq!(run.status.code(), Some(0), "a hook must exit 0 here: {run:?}");
+    run
+}
+
+#[test]
+fn hook_answers_from_the_environment_as_the_captured_hooks_did() {
+    let dir = scratch("hook-answers", &[("answers.json", HOOK_SELECTIONS)]);
+    let answers = dir.join("answers.json");
+    let env = [("ASKPANE_ANSWERS", path_str(&answers)), ("ASKPANE_SUBMIT", "1")];
+
+    let run = hook(&[], &env, &pre_tool_use());
+    let mut expected = fixture_json("hook.pretooluse.allow.stdout.json");
+    expected["hookSpecificOutput"]["permissionDecisionReason"] = json!("Answered in askpane");
+    assert_line(&run, &expected);
+
+    let run = hook(&[], &env, &permission_request());
+    assert_line(&run, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hook_decline_from_the_environment_denies_with_the_message() {
+    let env = [("ASKPANE_DECLINE", "use postgres")];
+    let message = "The user declined to answer these questions and said: use postgres";
+    let run = hook(&[], &env, &pre_tool_use());
+    assert_line(
+        &run,
+        &json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": message}}),
+    );
+    let run = hook(&[], &env, &permission_request());
+    assert_line(
+        &run,
+        &json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": message}}}),
+    );
+}
+
+#[test]
+fn hook_without_a_display_leaves_the_question_to_claude_code() {
+    let run = hook(&[], &[], &pre_tool_use());
+    assert_line(
+        &run,
+        &json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "askpane cannot ask here (no display: DISPLAY and \
+                WAYLAND_DISPLAY are not set); Claude Code asks instead"}}),
+    );
+    let run = hook(&[], &[], &permission_request());
+    assert_eq!(run.stdout, "", "PermissionRequest with no human: no decision at all: {run:?}");
+}
+
+#[test]
+fn hook_fallback_terminal_leaves_the_question_to_claude_code_even_with_a_display() {
+    // A display that does not exist: had askpane tried to open a window, it would say so.
+    let env = [("DISPLAY", ":4711")];
+    let run = hook(&["--fallback", "terminal"], &env, &pre_tool_use());
+    let reply = one_line(&run);
+    let output = &reply["hookSpecificOutput"];
+    let keys: Vec<&String> = output.as_object().expect("an object").keys().collect();
+    assert_eq!(
+        keys,
+        ["hookEventName", "permissionDecision", "permissionDecisionReason"],
+        "an allow without updatedInput: {run:?}"
+    );
+    assert_eq!(output["hookEventName"], "PreToolUse");
+    assert_eq!(output["permissionDecision"], "allow");
+    let reason = output["permissionDecisionReason"].as_str().expect("a reason");
+    assert!(reason.ends_with("Claude Code asks instead"), "{run:?}");
+    assert!(!reason.contains("4711") && !reason.contains("window"), "{run:?}");
+
+    let run = hook(&["--fallback", "terminal"], &env, &permission_request());
+    assert_eq!(run.stdout, "", "{run:?}");
+}
+
+#[test]
+fn hook_ignores_other_tools_and_garbage() {
+    let bash = pre_tool_use()
+        .replace(r#""tool_name":"AskUserQuestion""#, r#""tool_name":"Bash""#)
+        .replace(r#""tool_input":{"questions""#, r#""tool_input":{"command":"ls","questions""#);
+    assert!(bash.contains(r#""tool_name":"Bash""#));
+    let run = hook(&[], &[("DISPLAY", ":4711")], &bash);
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+
+    let run = hook(&[], &[("DISPLAY", ":4711")], "garbage, not JSON\n");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_one_stderr_line(&run, &["not JSON"]);
+}
+
+#[test]
+
+fn hook_with_an_answers_file_that_does_not_fit_still_exits_0() {
+    // Claude Code reads exit 2 from a PreToolUse hook as "block the tool call, show stderr to the
+    // model", and ignores stdout. A misconfigured answers file must not block AskUserQuestion.
+    let dir = scratch("hook-bad-answers", &[("answers.json", r#"{"Layout": "Grid"}"#)]);
+    let answers = dir.join("answers.json");
+    let env = [("ASKPANE_ANSWERS", path_str(&answers)), ("ASKPANE_SUBMIT", "1")];
+    let mut command = askpane(&["hook"]);
+    command.envs(env);
+    let run = run_bounded(&mut command, Some(&pre_tool_use()));
+    let _ = fs::remove_dir_all(&dir);
+    assert!(run.stderr.contains(r#""Grid""#), "{run:?}");
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let reply = one_line(&run);
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "allow", "{run:?}");
+    assert!(reply["hookSpecificOutput"].get("updatedInput").is_none(), "{run:?}");
+}
+
+#[test]
+
+fn hook_with_a_bad_environment_does_not_block_the_tool_call() {
+    for env in [
+        [("ASKPANE_SUBMIT", "1"), ("ASKPANE_TIMEOUT", "60")],
+        [("ASKPANE_TIMEOUT", "an hour"), ("ASKPANE_SUBMIT", "0")],
+        [("ASKPANE_DECLINE", "no"), ("ASKPANE_ANSWERS", "/dev/null")],
+    ] {
+        let mut command = askpane(&["hook"]);
+        command.envs(env);
+        let run = run_bounded(&mut command, Some(&pre_tool_use()));
+        assert_ne!(run.status.code(), Some(2), "{env:?}: {run:?}");
+        assert!(!run.stderr.is_empty(), "{env:?}: say what is wrong: {run:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. `install claude` / `uninstall claude`
+
+/// `askpane <args>` with HOME pointing at `home` (never the real one).
+fn settings_command(args: &[&str], home: &Path) -> Finished {
+    let mut command = askpane(args);
+    command.env("HOME", home);
+    let run = run_bounded(&mut command, None);
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    run
+}
+
+/// The hook command installed for this binary.
+fn hook_command() -> String {
+    let binary = fs::canonicalize(env!("CARGO_BIN_EXE_askpane")).expect("the binary exists");
+    format!("{} hook", binary.display())
+}
+
+/// The entry askpane adds under `hooks.PreToolUse`.
+fn askpane_entry() -> Value {
+    json!({"matcher": "AskUserQuestion",
+           "hooks": [{"type": "command", "command": hook_command(), "timeout": 86400}]})
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .expect("read the settings folder")
+        .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn backups(dir: &Path) -> Vec<String> {
+    listing(dir)
+        .into_iter()
+        .filter(|name| name.starts_with("settings.json.askpane-backup-"))
+        .collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = fs::read_to_string(path).expect("read the settings");
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+}
+
+#[test]
+fn install_creates_the_project_settings_and_a_second_install_changes_nothing() {
+    let root = scratch("install-new", &[]);
+    let (home, project) = (root.join("home"), root.join("project"));
+    fs::create_dir_all(&home).expect("create home");
+    fs::create_dir_all(&project).expect("create project");
+    let settings = project.join(".claude/settings.json");
+    let args = ["install", "claude", "--project", path_str(&project)];
+
+    let run = settings_command(&args, &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = fs::read_to_string(&settings).expect("settings.json was created");
+    let expected = format!(
+        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":86400}}]}}]}}}}"#,
+        hook_command()
+    );
+    assert_eq!(compact(&read_json(&settings)), expected, "{text}");
+    assert!(text.ends_with('\n'), "{text:?}");
+    assert_eq!(listing(&project.join(".claude")), ["settings.json"], "no backup of nothing");
+    assert!(run.stdout.contains(path_str(&settings)), "names the file: {run:?}");
+    assert_eq!(run.stdout.lines().count(), 1, "{run:?}");
+
+    let run = settings_command(&args, &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!("{} already has askpane's hook; nothing changed\n", settings.display()),
+        "{run:?}"
+    );
+    assert_eq!(fs::read_to_string(&settings).expect("read"), text, "the file changed");
+    assert_eq!(listing(&project.join(".claude")), ["settings.json"], "a second install backs up");
+
+    let run = settings_command(&["uninstall", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("removed 1 askpane hook(s) from "), "{run:?}");
+    assert_eq!(fs::read_to_string(&settings).expect("read"), "{}\n");
+    let run = settings_command(&["uninstall", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!("{} has no askpane hook; nothing changed\n", settings.display()),
+        "{run:?}"
+    );
+    assert_eq!(listing(&home), Vec::<String>::new(), "HOME was touched");
+    let _ = fs::remove_dir_all(&root);
+}
+
+/// Settings with other keys (not in alphabetical order), other hooks, non-ASCII text and an
+/// AskUserQuestion hook of someone else's.
+const OTHER_SETTINGS: &str = r#"{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": []},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint --strict"}]},
+            {"matcher": "AskUserQuestion", "hooks": [{"type": "command", "command": "log-questions"}]}
+        ]
+    },
+    "env": {"ZED": "1", "ALPHA": "2"},
+    "statusLine": {"type": "command", "command": "echo テーマ ✓"}
+}
+"#;
+
+#[test]
+fn install_keeps_every_other_key_and_hook_and_backs_up_the_old_text() {
+    let root = scratch("install-merge", &[]);
+    let (home, project) = (root.join("home"), root.join("project"));
+    let folder = project.join(".claude");
+    fs::create_dir_all(&home).expect("create home");
+    fs::create_dir_all(&folder).expect("create .claude");
+    let settings = folder.join("settings.json");
+    fs::write(&settings, OTHER_SETTINGS).expect("write settings.json");
+    let original: Value = serde_json::from_str(OTHER_SETTINGS).expect("OTHER_SETTINGS is JSON");
+
+    let run = settings_command(&["install", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let mut expected = original.clone();
+    expected["hooks"]["PreToolUse"].as_array_mut().expect("a list").push(askpane_entry());
+    // Compact text: every other value unchanged, every key in its old place.
+    assert_eq!(compact(&read_json(&settings)), compact(&expected));
+    let backups = backups(&folder);
+    assert_eq!(backups.len(), 1, "{:?}", listing(&folder));
+    let backup = folder.join(&backups[0]);
+    assert!(
+        backups[0]["settings.json.askpane-backup-".len()..].chars().all(|c| c.is_ascii_digit())
+    );
+    assert_eq!(fs::read_to_string(&backup).expect("read the backup"), OTHER_SETTINGS);
+    assert!(run.stdout.contains(path_str(&backup)), "names the backup: {run:?}");
+
+    let run = settings_command(&["uninstall", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("removed 1 askpane hook(s) from "), "{run:?}");
+    assert!(run.stdout.contains(path_str(&settings)), "{run:?}");
+    // Exactly our entry is gone: the rest is the original, value and key order.
+    assert_eq!(compact(&read_json(&settings)), compact(&original));
+    assert_eq!(listing(&home), Vec::<String>::new(), "HOME was touched");
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn install_points_an_existing_askpane_hook_at_this_binary() {
+    let root = scratch("install-moved", &[]);
+    let (home, project) = (root.join("home"), root.join("project"));
+    let folder = project.join(".claude");
+    fs::create_dir_all(&home).expect("create home");
+    fs::create_dir_all(&folder).expect("create .claude");
+    let settings = folder.join("settings.json");
+    let old = r#"{"hooks":{"PreToolUse":[{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"/opt/old/askpane hook","timeout":600}]}]},"model":"opus"}"#;
+    fs::write(&settings, old).expect("write settings.json");
+
+    let run = settings_command(&["install", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.contains("(was `/opt/old/askpane hook`)"), "{run:?}");
+    // One entry, now running this binary; the user's own timeout is kept.
+    let expected = format!(
+        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":600}}]}}]}},"model":"opus"}}"#,
+        hook_command()
+    );
+    assert_eq!(compact(&read_json(&settings)), expected);
+    let backups = backups(&folder);
+    assert_eq!(backups.len(), 1, "{:?}", listing(&folder));
+    assert_eq!(fs::read_to_string(folder.join(&backups[0])).expect("read the backup"), old);
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+
+fn every_change_keeps_its_own_backup() {
+    let root = scratch("install-backups", &[]);
+    let (home, project) = (root.join("home"), root.join("project"));
+    let folder = project.join(".claude");
+    fs::create_dir_all(&home).expect("create home");
+    fs::create_dir_all(&folder).expect("create .claude");
+    let settings = folder.join("settings.json");
+    fs::write(&settings, OTHER_SETTINGS).expect("write settings.json");
+
+    let run = settings_command(&["install", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let installed = fs::read_to_string(&settings).expect("read");
+    let run = settings_command(&["uninstall", "claude", "--project", path_str(&project)], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+
+    let texts: Vec<String> = backups(&folder)
+        .iter()
+        .map(|name| fs::read_to_string(folder.join(name)).expect("read a backup"))
+        .collect();
+    assert!(texts.contains(&OTHER_SETTINGS.to_owned()), "the original text is in no backup");
+    assert!(texts.contains(&installed), "the installed text is in no backup");
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn malformed_settings_are_left_byte_identical_and_not_backed_up() {
+    let root = scratch("install-malformed", &[]);
+    let (home, project) = (root.join("home"), root.join("project"));
+    let folder = project.join(".claude");
+    fs::create_dir_all(&home).expect("create home");
+    fs::create_dir_all(&folder).expect("create .claude");
+    let settings = folder.join("settings.json");
+    for (text, says) in [
+        ("{\"model\": \"opus\",,}\n", "is not valid JSON"),
+        // JSON with comments, as some people write by hand: not JSON.
+        ("{\n  // mine\n  \"model\": \"opus\"\n}\n", "is not valid JSON"),
+        (
+            r#"{"hooks": {"PreToolUse": {"matcher": "Bash"}}}"#,
+            "`hooks.PreToolUse` must be an array",
+        ),
+        ("[1, 2]", "must be a JSON object"),
+    ] {
+        for command in ["install", "uninstall"] {
+            fs::write(&settings, text).expect("write settings.json");
+            let args = [command, "claude", "--project", path_str(&project)];
+            let run = settings_command(&args, &home);
+            if command == "uninstall" && !says.contains("not valid JSON") {
+                // Nothing of ours to remove in a wrong shape: either answer will do, untouched.
+                assert_eq!(fs::read_to_string(&settings).expect("read"), text, "{run:?}");
+                assert_eq!(listing(&folder), ["settings.json"], "{command} {text:?}: a backup");
+                continue;
+            }
+            assert_eq!(run.status.code(), Some(2), "{command} {text:?}: {run:?}");
+            assert_eq!(run.stdout, "", "{run:?}");
+            assert_one_stderr_line(&run, &[path_str(&settings), says]);
+            assert_eq!(fs::read_to_string(&settings).expect("read"), text, "{run:?}");
+            assert_eq!(listing(&folder), ["settings.json"], "{command} {text:?}: a backup");
+        }
+    }
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn user_settings_live_in_home() {
+    let root = scratch("install-user", &[]);
+    let home = root.join("home");
+    fs::create_dir_all(&home).expect("create home");
+    let settings = home.join(".claude/settings.json");
+    let expected = json!({"hooks": {"PreToolUse": [askpane_entry()]}});
+
+    // Nothing to remove: nothing is created either.
+    let run = settings_command(&["uninstall", "claude", "--user"], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.ends_with("has no askpane hook; nothing changed\n"), "{run:?}");
+    assert_eq!(listing(&home), Vec::<String>::new(), "uninstall created something");
+
+    let run = settings_command(&["install", "claude", "--user"], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.contains(path_str(&settings)), "{run:?}");
+    assert_eq!(compact(&read_json(&settings)), compact(&expected));
+
+    // No flag means the user settings too.
+    let run = settings_command(&["install", "claude"], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.ends_with("already has askpane's hook; nothing changed\n"), "{run:?}");
+
+    let run = settings_command(&["uninstall", "claude", "--user"], &home);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("removed 1 askpane hook(s) from "), "{run:?}");
+    assert_eq!(read_json(&settings), json!({}));
+
+    // --user and --project together are a usage error.
+    let run = settings_command(&["install", "claude", "--user", "--project", "x"], &home);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let _ = fs::remove_dir_all(&root);
+}
