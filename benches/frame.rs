@@ -61,6 +61,7 @@ fn largest_form_state() -> State {
         provenance: Provenance::new("bench", Some("largest-form".to_owned())),
         drafts: Vec::new(),
         deadline: None,
+        mark_skipped: false,
     });
     // A realistic filled-in form: the Review page then lists four answers and a note.
     for (question, pick) in [

@@ -135,12 +135,23 @@ impl App {
     }
 
     fn add(&mut self, request: Request, now: f64) {
-        let Request { id, envelope, ask, warnings, provenance, reply, drafts, timeout } = request;
+        let Request {
+            id,
+            envelope,
+            ask,
+            warnings,
+            provenance,
+            reply,
+            drafts,
+            timeout,
+            mark_skipped,
+        } = request;
         let deadline = timeout.map(|timeout| now + timeout.as_secs_f64());
         if let Some(timeout) = timeout {
             self.timeouts.insert(id, timeout);
         }
-        let new = NewRequest { id, envelope, ask, warnings, provenance, drafts, deadline };
+        let new =
+            NewRequest { id, envelope, ask, warnings, provenance, drafts, deadline, mark_skipped };
         let shown_as = match self.state.push(new) {
             Pushed::Added => id,
             Pushed::SameAs(existing) => existing,

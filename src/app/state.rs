@@ -46,6 +46,8 @@ pub struct Pending {
     pub error: Option<String>,
     /// When unanswered time runs out, in the clock the app passes to [`State::expire`].
     pub deadline: Option<f64>,
+    /// Unanswered questions are sent as "skipped" rather than left out.
+    pub mark_skipped: bool,
 }
 
 /// How one question stands, for the tab chips and the Review page.
@@ -78,6 +80,7 @@ impl Pending {
             confirm: None,
             error: None,
             deadline: request.deadline,
+            mark_skipped: request.mark_skipped,
         }
     }
 
@@ -160,6 +163,8 @@ pub struct NewRequest {
     pub drafts: Vec<Draft>,
     /// When it times out, in the app's clock (seconds).
     pub deadline: Option<f64>,
+    /// Send unanswered questions as "skipped" (the session can take it).
+    pub mark_skipped: bool,
 }
 
 /// What [`State::push`] did with a new request.
@@ -774,7 +779,12 @@ impl State {
             return None;
         }
         match build_answers(&pending.ask, &pending.drafts) {
-            Ok(answers) => self.finish(Outcome::Answered(answers)),
+            Ok(mut answers) => {
+                if pending.mark_skipped {
+                    answers.mark_skipped(&pending.ask);
+                }
+                self.finish(Outcome::Answered(answers))
+            }
             Err(limit) => {
                 pending.error = Some(format!("Not sent: {limit}. Shorten it and submit again."));
                 pending.confirm = None;
@@ -823,6 +833,7 @@ mod tests {
             provenance: Provenance::new("test", None),
             drafts: Vec::new(),
             deadline: None,
+            mark_skipped: false,
         }
     }
 

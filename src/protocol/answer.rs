@@ -174,7 +174,12 @@ pub struct QuestionAnswer {
     pub preview: Option<String>,
     /// True when the answer is made only of option labels (no Other text).
     pub labels_only: bool,
+    /// `annotations[q].unanswered`: how the question went unanswered (see [`Answers::mark_skipped`]).
+    pub unanswered: Option<&'static str>,
 }
+
+/// The answer text of a question the user skipped, when the session can say so.
+pub const SKIPPED_TEXT: &str = "The user skipped this question.";
 
 /// A complete answer: the input to echo and, per question, what the user gave.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,6 +197,30 @@ impl Answers {
     /// True when nothing was answered and no note was written.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Says "skipped" for every question left unanswered (no answer, no note): the answer text
+    /// the model reads, and `annotations[q].unanswered`. Only for a session that advertises
+    /// `ask_user_question_unanswered_v1`: an older CLI on a strict host refuses the whole answer.
+    pub fn mark_skipped(&mut self, ask: &Ask) {
+        for (index, question) in ask.questions().iter().enumerate() {
+            if self.entries.iter().any(|entry| entry.index == index) {
+                continue;
+            }
+            let at = self.entries.iter().position(|entry| entry.index > index);
+            let skipped = QuestionAnswer {
+                index,
+                question: question.text().to_owned(),
+                answer: Some(SKIPPED_TEXT.to_owned()),
+                picked: Vec::new(),
+                other: None,
+                notes: None,
+                preview: None,
+                labels_only: false,
+                unanswered: Some("skipped"),
+            };
+            self.entries.insert(at.unwrap_or(self.entries.len()), skipped);
+        }
     }
 
     /// `{question text: answer}`, in question order.
@@ -215,6 +244,9 @@ impl Answers {
                 }
                 if let Some(preview) = &entry.preview {
                     annotation.insert("preview".into(), Value::String(preview.clone()));
+                }
+                if let Some(how) = entry.unanswered {
+                    annotation.insert("unanswered".into(), Value::String(how.to_owned()));
                 }
                 (!annotation.is_empty())
                     .then(|| (entry.question.clone(), Value::Object(annotation)))
@@ -295,6 +327,7 @@ pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError>
             other,
             notes,
             preview,
+            unanswered: None,
         });
     }
     if typed > MAX_TOTAL_LENGTH {
@@ -365,6 +398,26 @@ mod tests {
         draft.pick(question, Pick::Other);
         assert!(draft.other_is_blank());
         assert_eq!(draft.answer(question), None);
+    }
+
+    #[test]
+    fn skipped_questions_are_marked_only_when_asked_to() {
+        let ask = ask(json!({"questions": [
+            {"question": "A?", "header": "A", "options": [{"label": "x"}, {"label": "y"}]},
+            {"question": "B?", "header": "B", "options": [{"label": "x"}, {"label": "y"}]}]}));
+        let mut second = Draft::default();
+        second.pick(&ask.questions()[1], Pick::Option(1));
+        let mut answers = build_answers(&ask, &[Draft::default(), second]).expect("fits");
+        assert_eq!(Value::Object(answers.answers_json()), json!({"B?": "y"}));
+        answers.mark_skipped(&ask);
+        assert_eq!(
+            Value::Object(answers.answers_json()),
+            json!({"A?": "The user skipped this question.", "B?": "y"})
+        );
+        assert_eq!(
+            Value::Object(answers.annotations_json()),
+            json!({"A?": {"unanswered": "skipped"}})
+        );
     }
 
     #[test]

@@ -308,7 +308,7 @@ impl Envelope {
         };
         let mut by_number = Map::new();
         let mut notes = Map::new();
-        for entry in answers.entries() {
+        for entry in answers.entries().iter().filter(|entry| entry.unanswered.is_none()) {
             let key = entry.index.to_string();
             if entry.answer.is_some() {
                 let numbers = entry.picked.iter().map(|index| (index + 1).to_string());

@@ -154,6 +154,7 @@ impl ClaudeSession {
             autopilot: options.autopilot.clone(),
             provenance: Provenance::new("claude", project_name()),
             questions: HashMap::new(),
+            marks_skipped: false,
             child: Arc::clone(&child),
             stderr_tail,
         };
@@ -203,6 +204,8 @@ struct Reader {
     provenance: Provenance,
     /// Open questions: request_id → tool_use_id, to turn a cancel into a withdraw.
     questions: HashMap<String, String>,
+    /// The session's `system/init` advertises `ask_user_question_unanswered_v1`.
+    marks_skipped: bool,
     child: Arc<Mutex<Child>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
@@ -271,6 +274,12 @@ impl Reader {
                 }
             }
             CliMessage::Response { .. } => {}
+            CliMessage::Init(info) => {
+                self.marks_skipped = info.accepts_unanswered();
+                self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(
+                    CliMessage::Init(info),
+                ))));
+            }
             CliMessage::Result(result) => {
                 let _ = self.to_writer.send(ToAgent::TurnEnded);
                 self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(
@@ -294,6 +303,7 @@ impl Reader {
                 }
                 let _ = self.to_writer.send(ToAgent::Question { envelope, outcome });
                 request.timeout = self.autopilot.timeout;
+                request.mark_skipped = self.marks_skipped;
                 match self.settle(&mut request) {
                     Some(decided) => request.reply.send(decided),
                     None => {
@@ -322,7 +332,12 @@ impl Reader {
             match crate::protocol::drafts_from_preset(&request.ask, preset) {
                 Ok(drafts) if self.autopilot.submit => {
                     match crate::protocol::build_answers(&request.ask, &drafts) {
-                        Ok(answers) => return Some(Outcome::Answered(answers)),
+                        Ok(mut answers) => {
+                            if request.mark_skipped {
+                                answers.mark_skipped(&request.ask);
+                            }
+                            return Some(Outcome::Answered(answers));
+                        }
                         Err(error) => self.notice(format!("--answers: {error}")),
                     }
                 }

@@ -80,6 +80,9 @@ pub struct Request {
     pub drafts: Vec<Draft>,
     /// How long the user has before what they touched is sent (`--timeout`).
     pub timeout: Option<std::time::Duration>,
+    /// Say "skipped" for unanswered questions (the session advertises
+    /// `ask_user_question_unanswered_v1`); otherwise they are left out.
+    pub mark_skipped: bool,
 }
 
 impl Request {
@@ -99,6 +102,7 @@ impl Request {
             reply,
             drafts: Vec::new(),
             timeout: None,
+            mark_skipped: false,
         };
         Ok((request, outcome))
     }
