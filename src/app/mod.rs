@@ -43,7 +43,12 @@ pub struct App {
     title: String,
     /// The user confirmed closing; the next close request goes through.
     closing: bool,
+    /// Called at the start of every frame: the web build polls its transport here (no threads).
+    frame_hook: Option<FrameHook>,
 }
+
+/// Work a composition root runs once per frame, before the inbox is drained.
+pub type FrameHook = Box<dyn FnMut(&egui::Context)>;
 
 impl App {
     pub fn new(ctx: &egui::Context, inbox: Receiver<Inbound>, options: AppOptions) -> Self {
@@ -60,6 +65,7 @@ impl App {
             timeouts: HashMap::new(),
             title: String::new(),
             closing: false,
+            frame_hook: None,
         }
     }
 
@@ -72,6 +78,12 @@ impl App {
     ) -> Self {
         self.state.start_session(prompt);
         self.session = Some(commands);
+        self
+    }
+
+    /// Runs `hook` at the start of every frame (see [`FrameHook`]).
+    pub fn with_frame_hook(mut self, hook: FrameHook) -> Self {
+        self.frame_hook = Some(hook);
         self
     }
 
@@ -232,6 +244,9 @@ impl App {
 
 impl eframe::App for App {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        if let Some(hook) = &mut self.frame_hook {
+            hook(ctx);
+        }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
         self.expire(ctx, now);
