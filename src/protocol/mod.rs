@@ -12,6 +12,7 @@ pub mod preset;
 pub mod question;
 pub mod stream;
 pub mod validate;
+pub mod web;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
 pub use envelope::{

@@ -1,0 +1,243 @@
+//! The browser protocol of `--ui web`: the seed web messages, and the few more a bridge needs.
+//!
+//! Server → browser: `user_question` (the seed's `{type, tool_use_id, questions, timestamp}`, plus
+//! `source` and `warnings`), and `question_withdrawn` when the question is no longer open (the
+//! agent withdrew it, or another tab answered first). Browser → server: `question_answer` (the
+//! seed's answers by number: `{"<question index>": "<option numbers from 1, comma-joined>"}`,
+//! Other as `other:<text>` after the numbers, plus optional `notes` by index and `response` for
+//! a reply in the user's own words) and `question_declined` (`outcome` `declined` or `stopped`,
+//! with the message). Everything a browser sends is checked against the question it answers:
+//! an unknown id, a question index or option number that was not offered is refused.
+
+use serde_json::{Map, Value, json};
+
+use super::answer::{Draft, Pick, build_answers};
+use super::outcome::Outcome;
+use super::question::Ask;
+
+/// `user_question`: a question for the browser.
+pub fn user_question(
+    tool_use_id: &str,
+    ask: &Ask,
+    timestamp: &str,
+    source: &str,
+    warnings: &[String],
+) -> Value {
+    let questions = ask.input().get("questions").cloned().unwrap_or(Value::Array(Vec::new()));
+    json!({"type": "user_question", "tool_use_id": tool_use_id, "questions": questions,
+        "timestamp": timestamp, "source": source, "warnings": warnings})
+}
+
+/// `question_withdrawn`: the question is gone; the browser drops it.
+pub fn question_withdrawn(tool_use_id: &str) -> Value {
+    json!({"type": "question_withdrawn", "tool_use_id": tool_use_id})
+}
+
+/// What a browser sent, recognised but not yet checked against its question.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrowserMessage {
+    Answer { tool_use_id: String, body: Map<String, Value> },
+    Declined { tool_use_id: String, stop: bool, message: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BrowserError {
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("unknown message type {0:?} (expected question_answer or question_declined)")]
+    UnknownType(String),
+    #[error("no tool_use_id")]
+    MissingId,
+    #[error("no question is open with tool_use_id {0:?}")]
+    UnknownQuestion(String),
+    #[error("`answers` must be an object of strings")]
+    AnswersNotObject,
+    #[error("question index {0:?} was not asked")]
+    NoSuchQuestion(String),
+    #[error("question {question}: option {option} was not offered", question = .question + 1)]
+    NoSuchOption { question: usize, option: String },
+    #[error("question {question} is single-select, but several options were sent", question = .question + 1)]
+    SeveralOnSingle { question: usize },
+    #[error("a decline's outcome must be declined or stopped, not {0:?}")]
+    BadDecline(String),
+    #[error("the answer does not fit: {0}")]
+    Limit(String),
+}
+
+/// Recognises a browser message.
+pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserError> {
+    let object = value.as_object().ok_or(BrowserError::NotObject)?;
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or_default();
+    let tool_use_id = || {
+        object
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(BrowserError::MissingId)
+    };
+    match kind {
+        "question_answer" => {
+            Ok(BrowserMessage::Answer { tool_use_id: tool_use_id()?, body: object.clone() })
+        }
+        "question_declined" => {
+            let outcome = object.get("outcome").and_then(Value::as_str).unwrap_or("declined");
+            let stop = match outcome {
+                "declined" => false,
+                "stopped" => true,
+                other => return Err(BrowserError::BadDecline(other.to_owned())),
+            };
+            let message = object.get("message").and_then(Value::as_str).unwrap_or_default();
+            Ok(BrowserMessage::Declined {
+                tool_use_id: tool_use_id()?,
+                stop,
+                message: message.to_owned(),
+            })
+        }
+        other => Err(BrowserError::UnknownType(other.to_owned())),
+    }
+}
+
+/// The outcome of a browser's `question_answer` for `ask`: the numbers become the same drafts
+/// the window would hold, so the reply is built by the same rules.
+pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, BrowserError> {
+    if let Some(response) =
+        body.get("response").and_then(Value::as_str).filter(|r| !r.trim().is_empty())
+    {
+        return Ok(Outcome::replied(ask, response));
+    }
+    let mut drafts = vec![Draft::default(); ask.questions().len()];
+    let answers = match body.get("answers") {
+        None => Map::new(),
+        Some(Value::Object(answers)) => answers.clone(),
+        Some(_) => return Err(BrowserError::AnswersNotObject),
+    };
+    for (key, value) in &answers {
+        let index = question_index(ask, key)?;
+        let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
+        let (question, draft) = (&ask.questions()[index], &mut drafts[index]);
+        let (numbers, other) = match text.find("other:") {
+            Some(at) => (&text[..at], Some(&text[at + "other:".len()..])),
+            None => (text, None),
+        };
+        let numbers: Vec<&str> =
+            numbers.split(',').map(str::trim).filter(|number| !number.is_empty()).collect();
+        if !question.multi_select() && numbers.len() + usize::from(other.is_some()) > 1 {
+            return Err(BrowserError::SeveralOnSingle { question: index });
+        }
+        for number in numbers {
+            let option = number
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=question.options().len()).contains(&n))
+                .ok_or_else(|| BrowserError::NoSuchOption {
+                    question: index,
+                    option: number.to_owned(),
+                })?;
+            if !draft.is_chosen(Pick::Option(option - 1)) {
+                draft.pick(question, Pick::Option(option - 1));
+            }
+        }
+        if let Some(other) = other {
+            draft.set_other_text(question, other.to_owned());
+            if !draft.is_chosen(Pick::Other) {
+                draft.pick(question, Pick::Other);
+            }
+        }
+    }
+    if let Some(Value::Object(notes)) = body.get("notes") {
+        for (key, value) in notes {
+            let index = question_index(ask, key)?;
+            let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
+            drafts[index].set_notes(text.to_owned());
+        }
+    }
+    let answers =
+        build_answers(ask, &drafts).map_err(|error| BrowserError::Limit(error.to_string()))?;
+    Ok(Outcome::Answered(answers))
+}
+
+fn question_index(ask: &Ask, key: &str) -> Result<usize, BrowserError> {
+    key.parse::<usize>()
+        .ok()
+        .filter(|&index| index < ask.questions().len())
+        .ok_or_else(|| BrowserError::NoSuchQuestion(key.to_owned()))
+}
+
+/// The outcome of a browser's `question_declined`.
+pub fn declined_outcome(stop: bool, message: &str) -> Outcome {
+    // The browser sends the whole text the model should read (its state built it); an empty one
+    // gets the default wording.
+    match (stop, message.trim().is_empty()) {
+        (false, true) => Outcome::declined(""),
+        (true, true) => Outcome::stopped(""),
+        (false, false) => Outcome::Declined { message: message.to_owned() },
+        (true, false) => Outcome::Stopped { message: message.to_owned() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Envelope, validate};
+
+    fn ask() -> Ask {
+        validate(&json!({"questions": [
+            {"question": "Layout?", "header": "Layout", "options": [
+                {"label": "Sidebar", "description": "", "preview": "S"}, {"label": "Tabs", "description": ""}]},
+            {"question": "Features?", "header": "Features", "multiSelect": true, "options": [
+                {"label": "Dark", "description": ""}, {"label": "Search", "description": ""},
+                {"label": "Export", "description": ""}]},
+        ]}))
+        .expect("valid")
+        .ask
+    }
+
+    #[test]
+    fn the_index_form_round_trips_through_the_same_rules() {
+        let ask = ask();
+        let body = json!({"type": "question_answer", "tool_use_id": "t1",
+            "answers": {"0": "1", "1": "1,3,other:Sync, offline"}, "notes": {"0": "narrow"}});
+        let BrowserMessage::Answer { body, .. } = parse_browser_message(&body).expect("parsed")
+        else {
+            panic!("an answer")
+        };
+        let outcome = answer_outcome(&ask, &body).expect("fits");
+        let Outcome::Answered(answers) = &outcome else { panic!("answered") };
+        assert_eq!(
+            Value::Object(answers.answers_json()),
+            json!({"Layout?": "Sidebar", "Features?": "Dark, Export, \"Sync, offline\""})
+        );
+        assert_eq!(
+            Value::Object(answers.annotations_json()),
+            json!({"Layout?": {"notes": "narrow", "preview": "S"}})
+        );
+        // And back: the seed reply of that outcome is the same numbers.
+        let reply =
+            Envelope::SeedWeb { tool_use_id: "t1".into() }.reply(&outcome).expect("a reply");
+        assert_eq!(reply["answers"], json!({"0": "1", "1": "1,3,other:Sync, offline"}));
+    }
+
+    #[test]
+    fn refuses_what_was_not_offered() {
+        let ask = ask();
+        let outcome = |answers: Value| {
+            let body = json!({"answers": answers});
+            answer_outcome(&ask, body.as_object().expect("object"))
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(outcome(json!({"2": "1"})), "question index \"2\" was not asked");
+        assert_eq!(outcome(json!({"0": "3"})), "question 1: option 3 was not offered");
+        assert_eq!(outcome(json!({"0": "0"})), "question 1: option 0 was not offered");
+        assert_eq!(
+            outcome(json!({"0": "1,2"})),
+            "question 1 is single-select, but several options were sent"
+        );
+        assert_eq!(outcome(json!({"1": "x"})), "question 2: option x was not offered");
+        let bad = json!({"type": "question_declined", "tool_use_id": "t", "outcome": "answered"});
+        assert_eq!(
+            parse_browser_message(&bad).expect_err("refused").to_string(),
+            "a decline's outcome must be declined or stopped, not \"answered\""
+        );
+    }
+}
