@@ -1,6 +1,7 @@
 //! The native composition root: the command line, one `run_*` per mode, and the exit codes.
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -22,9 +23,11 @@ use askpane::protocol::{
 use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::pipe::{self, ReadError};
 use askpane::transport::replies::{AwaitedReply, write_replies};
+use askpane::transport::serve::{self, Bridge, BridgeOptions};
 use askpane::transport::{
     Inbound, IoThreads, Provenance, Request, SessionEvent, Waker, ui_channel,
 };
+use askpane::web_bundle;
 
 /// Exit codes, the same in every mode (see the README).
 mod exit {
@@ -75,6 +78,41 @@ enum Command {
     },
 }
 
+/// Where the questions are shown.
+#[derive(Args, Clone, Debug)]
+struct UiArgs {
+    /// A native window, a browser page that askpane serves, or auto (native when a display
+    /// exists, else the browser).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "native", env = "ASKPANE_UI")]
+    ui: UiKind,
+    /// Where `--ui web` listens (a loopback address unless you mean to share it).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", env = "ASKPANE_BIND")]
+    bind: SocketAddr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum UiKind {
+    Native,
+    Web,
+    Auto,
+}
+
+impl UiArgs {
+    /// The native window, for runs that show nothing.
+    fn native() -> Self {
+        UiArgs { ui: UiKind::Native, bind: SocketAddr::from(([127, 0, 0, 1], 0)) }
+    }
+
+    /// True when this run shows its questions in a browser.
+    fn web(&self) -> bool {
+        match self.ui {
+            UiKind::Native => false,
+            UiKind::Web => true,
+            UiKind::Auto => missing_display().is_some(),
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 struct DemoArgs {
     /// List the built-in question sets and exit.
@@ -83,6 +121,8 @@ struct DemoArgs {
     /// Show only this question set (see --list).
     #[arg(long, value_name = "NAME")]
     fixture: Option<String>,
+    #[command(flatten)]
+    shown: UiArgs,
 }
 
 #[derive(Args, Debug)]
@@ -95,6 +135,8 @@ struct AskArgs {
     format: Option<FormatArg>,
     #[command(flatten)]
     answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
 }
 
 #[derive(Args, Debug)]
@@ -104,6 +146,8 @@ struct HookArgs {
     fallback: Option<Fallback>,
     #[command(flatten)]
     answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
 }
 
 #[derive(Args, Debug)]
@@ -125,6 +169,8 @@ struct ClaudeArgs {
     debug: bool,
     #[command(flatten)]
     answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
     /// Arguments passed on to Claude Code (after `--`).
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     extra: Vec<String>,
@@ -260,7 +306,9 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
         }
         None => demo::FIXTURES.iter().collect(),
     };
-    if let Some(problem) = missing_display() {
+    if !args.shown.web()
+        && let Some(problem) = missing_display()
+    {
         return Ok(no_display(&problem));
     }
     let mut requests = Vec::with_capacity(fixtures.len());
@@ -270,7 +318,7 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
         awaited.push(AwaitedReply { envelope: request.envelope.clone(), format: None, outcome });
         requests.push(request);
     }
-    let window = serve(requests, awaited, AppOptions { close_when_done: false })?;
+    let window = serve(requests, awaited, AppOptions { close_when_done: false }, &args.shown)?;
     match window.problem {
         None => Ok(exit::OK),
         Some(problem) => Ok(no_display(&problem)),
@@ -285,12 +333,13 @@ struct Served {
     problem: Option<String>,
 }
 
-/// Shows `requests` in the window (an empty list shows nothing) while a writer thread writes
-/// each reply on stdout as it is decided. Returns once every reply is written.
+/// Shows `requests` in the window or the browser (an empty list shows nothing) while a writer
+/// thread writes each reply on stdout as it is decided. Returns once every reply is written.
 fn serve(
     requests: Vec<Request>,
     awaited: Vec<AwaitedReply>,
     options: AppOptions,
+    shown: &UiArgs,
 ) -> anyhow::Result<Served> {
     let (written_sender, written) = crossbeam_channel::bounded(1);
     let mut threads = IoThreads::default();
@@ -307,18 +356,67 @@ fn serve(
             to_ui.send(Inbound::Ask(Box::new(request)));
         }
         drop(to_ui);
-        let unshown = inbox.clone();
-        let app = move |ctx: &egui::Context| App::new(ctx, inbox, options);
-        if let Err(error) = show_window(window_ctx, app) {
-            // No window ever opened: what is still queued was never seen by anyone.
-            tell_unavailable(&unshown, &error);
-            problem = Some(error);
+        if shown.web() {
+            let bridge_options = BridgeOptions {
+                bind: shown.bind,
+                assets: web_bundle::ASSETS,
+                stop_when_done: options.close_when_done,
+                stop_after_turn: false,
+            };
+            let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+            bridge.wait();
+            bridge.stop();
+        } else {
+            let unshown = inbox.clone();
+            let app = move |ctx: &egui::Context| App::new(ctx, inbox, options);
+            if let Err(error) = show_window(window_ctx, app) {
+                // No window ever opened: what is still queued was never seen by anyone.
+                tell_unavailable(&unshown, &error);
+                problem = Some(error);
+            }
         }
     }
     // The app is gone, so every request has its outcome and the writer finishes.
     threads.join().context("writing the reply")?;
     let outcomes = written.try_recv().unwrap_or_default();
     Ok(Served { outcomes, problem })
+}
+
+/// Starts the browser bridge, says where it is, and opens a browser when there is a display.
+fn start_bridge(
+    options: &BridgeOptions,
+    inbox: Receiver<Inbound>,
+    threads: &mut IoThreads,
+) -> anyhow::Result<Bridge> {
+    anyhow::ensure!(
+        web_bundle::available(),
+        "this askpane was built without its web app: run scripts/build-web, then build askpane \
+         again"
+    );
+    if serve::is_exposed(&options.bind) {
+        eprintln!(
+            "askpane: warning: --bind {} can be reached from other machines; anyone with the link \
+             (it holds the token) can answer",
+            options.bind
+        );
+    }
+    let bridge = Bridge::start(options, inbox, threads).context("starting the browser bridge")?;
+    let url = bridge.url();
+    eprintln!("askpane: answer in your browser: {url}");
+    if missing_display().is_none() {
+        // Best effort: the URL above is the way in when no browser opens.
+        threads.spawn("browser-open", move || {
+            let opened = std::process::Command::new("xdg-open")
+                .arg(&url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            drop(opened);
+            Ok(())
+        })?;
+    }
+    Ok(bridge)
 }
 
 /// Answers every request still in the channel with "no human can answer".
@@ -423,7 +521,7 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
             return Ok(exit::INVALID);
         }
     };
-    let outcome = answer_one(incoming, "ask", format, &args.answering, None)?;
+    let outcome = answer_one(incoming, "ask", format, &args.answering, &args.shown, None)?;
     Ok(match outcome {
         Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
         Outcome::Declined { .. } | Outcome::Stopped { .. } | Outcome::Withdrawn => exit::DECLINED,
@@ -455,7 +553,7 @@ fn write_direct(
     let (responder, receiver) = askpane::transport::Responder::channel();
     responder.send(outcome.clone());
     let awaited = vec![AwaitedReply { envelope: envelope.clone(), format, outcome: receiver }];
-    serve(Vec::new(), awaited, AppOptions::default()).map(drop)
+    serve(Vec::new(), awaited, AppOptions::default(), &UiArgs::native()).map(drop)
 }
 
 /// `askpane hook`: Claude Code's hook input in, `hookSpecificOutput` out (or nothing, for
@@ -478,7 +576,7 @@ fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    if let Err(error) = answer_one(incoming, "hook", None, &args.answering, fallback) {
+    if let Err(error) = answer_one(incoming, "hook", None, &args.answering, &args.shown, fallback) {
         // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
         // make Claude Code block the tool call, so the problem only goes to stderr.
         eprintln!("askpane hook: {error:#}");
@@ -493,6 +591,7 @@ fn answer_one(
     source: &str,
     format: Option<ReplyFormat>,
     answering: &AnsweringArgs,
+    shown: &UiArgs,
     unavailable: Option<&str>,
 ) -> anyhow::Result<Outcome> {
     let envelope = incoming.envelope.clone();
@@ -512,7 +611,7 @@ fn answer_one(
     let awaited = vec![AwaitedReply { envelope, format, outcome }];
     let settled = match unavailable {
         Some(reason) => Ok(Some(Outcome::Unavailable { reason: reason.to_owned() })),
-        None => settle_without_window(&mut request, answering),
+        None => settle_without_window(&mut request, answering, shown.web()),
     };
     let decided = match settled {
         Ok(decided) => decided,
@@ -520,7 +619,7 @@ fn answer_one(
             // The flags do not fit these questions: the agent is told no answer is available,
             // and the caller gets the error (exit 2) that names what did not match.
             request.reply.send(Outcome::Unavailable { reason: problem.clone() });
-            serve(Vec::new(), awaited, AppOptions::default())?;
+            serve(Vec::new(), awaited, AppOptions::default(), shown)?;
             anyhow::bail!(problem);
         }
     };
@@ -531,7 +630,7 @@ fn answer_one(
         }
         None => vec![request],
     };
-    let served = serve(requests, awaited, AppOptions { close_when_done: true })?;
+    let served = serve(requests, awaited, AppOptions { close_when_done: true }, shown)?;
     if let Some(problem) = &served.problem {
         eprintln!("askpane: no display to open a window on ({problem})");
     }
@@ -544,6 +643,7 @@ fn answer_one(
 fn settle_without_window(
     request: &mut Request,
     answering: &AnsweringArgs,
+    in_browser: bool,
 ) -> Result<Option<Outcome>, String> {
     request.timeout = answering.timeout.map(Duration::from_secs);
     if let Some(message) = &answering.decline {
@@ -564,7 +664,7 @@ fn settle_without_window(
         let reason = "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)";
         return Ok(Some(Outcome::Unavailable { reason: reason.to_owned() }));
     }
-    if let Some(problem) = missing_display() {
+    if !in_browser && let Some(problem) = missing_display() {
         return Ok(Some(Outcome::Unavailable { reason: format!("no display: {problem}") }));
     }
     Ok(None)
@@ -574,8 +674,9 @@ fn settle_without_window(
 /// without a window, until Claude Code ends). Exits with Claude Code's exit code.
 fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
     let answering = &args.answering;
-    let headless = answering.non_interactive || missing_display().is_some();
-    if headless && args.prompt.is_none() {
+    let in_browser = args.shown.web() && !answering.non_interactive;
+    let headless = !in_browser && (answering.non_interactive || missing_display().is_some());
+    if (headless || in_browser) && args.prompt.is_none() {
         anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
     }
     let preset = match &answering.answers {
@@ -603,6 +704,17 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
     if headless {
         host_without_window(&inbox);
+    } else if in_browser {
+        // The browser shows the questions only: the run ends with the prompt's turn.
+        let bridge_options = BridgeOptions {
+            bind: args.shown.bind,
+            assets: web_bundle::ASSETS,
+            stop_when_done: true,
+            stop_after_turn: true,
+        };
+        let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+        bridge.wait();
+        bridge.stop();
     } else {
         let commands = session.commands();
         let prompt = args.prompt.clone();

@@ -18,3 +18,5 @@ pub mod protocol;
 pub mod theme;
 pub mod transport;
 pub mod view;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod web_bundle;

@@ -12,6 +12,8 @@ pub mod lines;
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replies;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,440 @@
+//! The web app (wasm32): eframe's `WebRunner` on the `askpane_canvas` canvas, fed by the demo
+//! fixtures (later also askpane's WebSocket bridge), with CJK and Thai fonts fetched on first use.
+//!
+//! The page (`assets/web/index.html`, bundled by `scripts/build-web`) calls `main`, which reads the
+//! URL fragment: `#fixture=NAME` shows one demo set, `#token=…` means askpane's bridge served the
+//! page (see [`connect`], where the WebSocket client plugs in). Tests read what the page
+//! publishes on `window`: `askpaneReady` and `askpaneFirstFrameMs` (`performance.now()` once the
+//! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent) and
+//! `askpaneFonts` (the names of the fonts fetched so far).
+//!
+//! Fonts: the browser offers egui no system fonts, and a CJK font is megabytes, so the subsets
+//! made by `scripts/build-web` are served next to the page (`fonts/`) and fetched only when text
+//! needs them: when a request's text has such characters, and from a font provider egui asks for
+//! any character no installed font has.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use askpane::app::{App, AppOptions, FrameHook};
+use askpane::demo::{self, Fixture};
+use askpane::protocol::{Envelope, Outcome};
+use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
+use crossbeam_channel::{Receiver, TryRecvError};
+use egui::epaint::text::{FallbackRequest, FontInsert, FontPriority, InsertFontFamily};
+use wasm_bindgen::{JsCast as _, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// The canvas egui draws on, and the message shown until the first frame (index.html).
+const CANVAS_ID: &str = "askpane_canvas";
+const LOADING_ID: &str = "askpane_loading";
+
+/// Starts the app; called by the page through wasm-bindgen's generated `main` start.
+pub fn start() {
+    // eframe's logger sends `log` records to the browser console.
+    let _ = eframe::WebLogger::init(log::LevelFilter::Info);
+    publish::init();
+    let fragment = Fragment::parse(&location_hash());
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Err(error) = run(fragment).await {
+            let message = error.as_string().unwrap_or_else(|| format!("{error:?}"));
+            log::error!("askpane could not start: {message}");
+            show_loading_message(&format!("askpane could not start: {message}"));
+        }
+    });
+}
+
+/// What the URL fragment asks for: `#fixture=database`, `#token=…` (both `&`-separated).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fragment {
+    /// One demo set by name, instead of all of them.
+    pub fixture: Option<String>,
+    /// The bridge's per-run token: askpane served this page and waits on its WebSocket.
+    pub token: Option<String>,
+}
+
+impl Fragment {
+    /// Parses `location.hash` (with or without its `#`); unknown keys are ignored.
+    pub fn parse(hash: &str) -> Self {
+        let mut fragment = Fragment::default();
+        for pair in hash.trim_start_matches('#').split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = percent_decode(value);
+            match key {
+                "fixture" if !value.is_empty() => fragment.fixture = Some(value),
+                "token" if !value.is_empty() => fragment.token = Some(value),
+                _ => {}
+            }
+        }
+        fragment
+    }
+}
+
+/// `%XX` escapes to bytes, then UTF-8 (lossy); anything malformed is kept as it is.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while let Some(&byte) = bytes.get(index) {
+        let escaped = (byte == b'%')
+            .then(|| bytes.get(index + 1..index + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(decoded) => {
+                out.push(decoded);
+                index += 3;
+            }
+            None => {
+                out.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Where the questions come from.
+enum Source {
+    /// The built-in question sets: all of them, or the one `#fixture=` names.
+    Demo(Vec<&'static Fixture>),
+    /// askpane's bridge (`--ui web`) served the page; its WebSocket is on the same origin.
+    Bridge { token: String },
+}
+
+impl Source {
+    fn from_fragment(fragment: &Fragment) -> Result<Self, String> {
+        if let Some(token) = &fragment.token {
+            return Ok(Source::Bridge { token: token.clone() });
+        }
+        match &fragment.fixture {
+            None => Ok(Source::Demo(demo::FIXTURES.iter().collect())),
+            Some(name) => match demo::find(name) {
+                Some(fixture) => Ok(Source::Demo(vec![fixture])),
+                None => {
+                    let names: Vec<&str> = demo::FIXTURES.iter().map(|f| f.name).collect();
+                    Err(format!(
+                        "no demo question set named {name:?}; the sets are: {}",
+                        names.join(", ")
+                    ))
+                }
+            },
+        }
+    }
+}
+
+/// Work run once per frame that moves messages between a source and the app (no threads here).
+type Feed = Box<dyn FnMut(&egui::Context)>;
+
+/// Connects `source` to the app's channel and returns the feed the frame hook polls.
+///
+/// The WebSocket client for `--ui web` plugs in at the `Source::Bridge` arm: open
+/// `ws://{location.host}/…` presenting `token`, turn each `user_question` into a [`Request`]
+/// (`protocol::parse_message`, then `Request::new`), call `fonts.want_text` on its text, send it
+/// with `to_ui` (its waker repaints), and return a feed that sends each outcome with
+/// `envelope.reply(&outcome)` over the socket (see [`Replies`], which the demo uses with
+/// [`publish::reply`] as its sink).
+fn connect(source: Source, to_ui: UiSender, fonts: &WebFonts) -> Result<Feed, String> {
+    match source {
+        Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
+        Source::Bridge { token: _ } => {
+            log::warn!("askpane's WebSocket bridge is not built yet; showing the demo");
+            to_ui.send(Inbound::Notice(
+                "This page was opened by askpane's bridge, which is not built yet: showing the \
+                 demo questions instead."
+                    .to_owned(),
+            ));
+            let fixtures: Vec<&Fixture> = demo::FIXTURES.iter().collect();
+            demo_feed(&fixtures, &to_ui, fonts)
+        }
+    }
+}
+
+/// Sends every fixture to the app; replies are published on `window.askpaneReplies`.
+fn demo_feed(fixtures: &[&Fixture], to_ui: &UiSender, fonts: &WebFonts) -> Result<Feed, String> {
+    let mut replies = Replies::new(Box::new(|reply| publish::reply(&reply)));
+    for fixture in fixtures {
+        fonts.want_text(fixture.json);
+        let (request, outcome) = fixture.request().map_err(|error| error.to_string())?;
+        replies.await_outcome(&request, outcome);
+        to_ui.send(Inbound::Ask(Box::new(request)));
+    }
+    Ok(Box::new(move |_ctx| replies.poll()))
+}
+
+/// The requests whose outcomes are still to come, and where their replies go.
+struct Replies {
+    awaited: Vec<(Envelope, Receiver<Outcome>)>,
+    sink: Box<dyn FnMut(serde_json::Value)>,
+}
+
+impl Replies {
+    fn new(sink: Box<dyn FnMut(serde_json::Value)>) -> Self {
+        Replies { awaited: Vec::new(), sink }
+    }
+
+    /// Remembers `request`'s envelope, to render its outcome in it when it arrives.
+    fn await_outcome(&mut self, request: &Request, outcome: Receiver<Outcome>) {
+        self.awaited.push((request.envelope.clone(), outcome));
+    }
+
+    /// Renders and sends every outcome that has arrived, in the order they are found.
+    fn poll(&mut self) {
+        let sink = &mut self.sink;
+        self.awaited.retain(|(envelope, outcome)| match outcome.try_recv() {
+            Ok(outcome) => {
+                if let Some(reply) = envelope.reply(&outcome) {
+                    sink(reply);
+                }
+                false
+            }
+            Err(TryRecvError::Empty) => true,
+            Err(TryRecvError::Disconnected) => false,
+        });
+    }
+}
+
+async fn run(fragment: Fragment) -> Result<(), JsValue> {
+    let document = web_sys::window()
+        .and_then(|window| window.document())
+        .ok_or_else(|| JsValue::from_str("no document"))?;
+    let canvas = document
+        .get_element_by_id(CANVAS_ID)
+        .ok_or_else(|| JsValue::from_str(&format!("the page has no #{CANVAS_ID} canvas")))?
+        .dyn_into::<web_sys::HtmlCanvasElement>()?;
+    let source = Source::from_fragment(&fragment).map_err(|error| JsValue::from_str(&error))?;
+
+    // Senders wake the app once it exists; what is sent before it starts waits in the channel.
+    let app_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let waker_ctx = Arc::clone(&app_ctx);
+    let (to_ui, inbox) = ui_channel(Waker::new(move || {
+        if let Some(ctx) = waker_ctx.get() {
+            ctx.request_repaint();
+        }
+    }));
+
+    let runner = eframe::WebRunner::new();
+    let creator: eframe::AppCreator<'static> = Box::new(move |cc| {
+        let ctx = cc.egui_ctx.clone();
+        let _ = app_ctx.set(ctx.clone());
+        let fonts = WebFonts::install(&ctx);
+        let feed = connect(source, to_ui, &fonts)?;
+        let app = App::new(&ctx, inbox, AppOptions::default()).with_frame_hook(frame_hook(feed));
+        Ok(Box::new(app))
+    });
+    runner.start(canvas, eframe::WebOptions::default(), creator).await
+}
+
+/// The per-frame work: the feed, and the first-frame marker for tests.
+fn frame_hook(mut feed: Feed) -> FrameHook {
+    let mut first = true;
+    Box::new(move |ctx| {
+        if std::mem::take(&mut first) {
+            // A microtask runs after the current task, that is once this frame has been painted.
+            wasm_bindgen_futures::spawn_local(async {
+                publish::ready();
+                remove_loading_message();
+            });
+        }
+        feed(ctx);
+    })
+}
+
+/// A font served next to the page and fetched the first time text needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WebFont {
+    /// Noto Sans CJK JP, subset to JIS X 0208 + KS X 1001: kana, common kanji, hangul.
+    Cjk,
+    /// Noto Sans Thai, subset to the Thai block.
+    Thai,
+}
+
+impl WebFont {
+    const ALL: [WebFont; 2] = [WebFont::Cjk, WebFont::Thai];
+
+    fn name(self) -> &'static str {
+        match self {
+            WebFont::Cjk => "askpane-cjk",
+            WebFont::Thai => "askpane-thai",
+        }
+    }
+
+    /// Relative to the page, so it works wherever the bundle is served from.
+    fn url(self) -> &'static str {
+        match self {
+            WebFont::Cjk => "fonts/askpane-cjk.ttf",
+            WebFont::Thai => "fonts/askpane-thai.ttf",
+        }
+    }
+
+    /// The font for a character egui's bundled fonts lack, if we ship one.
+    fn for_char(c: char) -> Option<WebFont> {
+        match u32::from(c) {
+            0x0E00..=0x0E7F => Some(WebFont::Thai),
+            // Hangul Jamo; CJK punctuation, kana, bopomofo, compatibility jamo, enclosed and
+            // compatibility forms; ideographs (extension A, unified); Hangul syllables and
+            // extended jamo; compatibility ideographs; vertical and small forms; full-width forms.
+            0x1100..=0x11FF
+            | 0x2E80..=0x33FF
+            | 0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xA960..=0xA97F
+            | 0xAC00..=0xD7FF
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFFEF => Some(WebFont::Cjk),
+            _ => None,
+        }
+    }
+}
+
+/// Fetches the web fonts on demand and adds them to egui as fallbacks of both families.
+#[derive(Clone)]
+struct WebFonts {
+    /// The context the fonts are added to. The provider installed in it holds a clone: a cycle,
+    /// but both live as long as the page.
+    ctx: egui::Context,
+    /// Per font (in [`WebFont::ALL`] order): already fetched or being fetched.
+    requested: Arc<[AtomicBool; 2]>,
+}
+
+impl WebFonts {
+    /// Also installs a font provider: egui asks it for every character no installed font has.
+    fn install(ctx: &egui::Context) -> Self {
+        let fonts = WebFonts { ctx: ctx.clone(), requested: Arc::default() };
+        let provider = fonts.clone();
+        ctx.add_font_provider(Arc::new(move |request: &FallbackRequest<'_>| {
+            if let Some(font) = request.cluster.chars().next().and_then(WebFont::for_char) {
+                provider.load(font);
+            }
+            // The glyph comes once the font is fetched; until then eframe's canvas fallback (or
+            // a box) draws it.
+            None
+        }));
+        fonts
+    }
+
+    /// Starts fetching every font `text` needs (a request's text, before it is drawn).
+    fn want_text(&self, text: &str) {
+        for font in WebFont::ALL {
+            if text.chars().any(|c| WebFont::for_char(c) == Some(font)) {
+                self.load(font);
+            }
+        }
+    }
+
+    /// Fetches `font` once, then adds it and repaints. Never blocks: the fetch runs as a task.
+    fn load(&self, font: WebFont) {
+        let index = WebFont::ALL.iter().position(|f| *f == font).unwrap_or_default();
+        let Some(requested) = self.requested.get(index) else { return };
+        if requested.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let ctx = self.ctx.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            match fetch_bytes(font.url()).await {
+                Ok(bytes) => {
+                    let families = [egui::FontFamily::Proportional, egui::FontFamily::Monospace]
+                        .into_iter()
+                        .map(|family| InsertFontFamily { family, priority: FontPriority::Lowest })
+                        .collect();
+                    let data = egui::FontData::from_owned(bytes);
+                    ctx.add_font(FontInsert::new(font.name(), data, families));
+                    ctx.request_repaint();
+                    publish::font(font.name());
+                }
+                Err(error) => {
+                    let error = error.as_string().unwrap_or_else(|| format!("{error:?}"));
+                    log::warn!("could not load the font {}: {error}", font.url());
+                }
+            }
+        });
+    }
+}
+
+/// The body of a same-origin GET, or why there is none.
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, JsValue> {
+    let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
+    let response: web_sys::Response =
+        JsFuture::from(window.fetch_with_str(url)).await?.dyn_into()?;
+    if !response.ok() {
+        return Err(JsValue::from_str(&format!("HTTP {}", response.status())));
+    }
+    let buffer = JsFuture::from(response.array_buffer()?).await?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+fn location_hash() -> String {
+    web_sys::window().and_then(|window| window.location().hash().ok()).unwrap_or_default()
+}
+
+fn loading_element() -> Option<web_sys::Element> {
+    web_sys::window()?.document()?.get_element_by_id(LOADING_ID)
+}
+
+fn show_loading_message(text: &str) {
+    if let Some(element) = loading_element() {
+        element.set_text_content(Some(text));
+    }
+}
+
+fn remove_loading_message() {
+    if let Some(element) = loading_element() {
+        element.remove();
+    }
+}
+
+/// What the page publishes on `window` for tests (and for anyone curious, in the console).
+mod publish {
+    use js_sys::{Array, Reflect};
+    use wasm_bindgen::{JsCast as _, JsValue};
+
+    const REPLIES: &str = "askpaneReplies";
+    const FONTS: &str = "askpaneFonts";
+
+    /// Creates the empty arrays and clears the ready flag.
+    pub fn init() {
+        set(REPLIES, &Array::new());
+        set(FONTS, &Array::new());
+        set("askpaneReady", &JsValue::FALSE);
+    }
+
+    /// The first frame has been painted: when, since navigation started.
+    pub fn ready() {
+        let now = web_sys::window()
+            .and_then(|window| window.performance())
+            .map_or(f64::NAN, |performance| performance.now());
+        set("askpaneFirstFrameMs", &JsValue::from_f64(now));
+        set("askpaneReady", &JsValue::TRUE);
+    }
+
+    /// Appends one reply, as JSON text, to `window.askpaneReplies`.
+    pub fn reply(reply: &serde_json::Value) {
+        push(REPLIES, &JsValue::from_str(&reply.to_string()));
+    }
+
+    /// Appends a font name to `window.askpaneFonts` once it is added to egui.
+    pub fn font(name: &str) {
+        push(FONTS, &JsValue::from_str(name));
+    }
+
+    fn set(key: &str, value: &JsValue) {
+        if let Some(window) = web_sys::window() {
+            let _ = Reflect::set(&window, &JsValue::from_str(key), value);
+        }
+    }
+
+    fn push(key: &str, value: &JsValue) {
+        let Some(window) = web_sys::window() else { return };
+        let array = Reflect::get(&window, &JsValue::from_str(key))
+            .ok()
+            .and_then(|array| array.dyn_into::<Array>().ok());
+        match array {
+            Some(array) => {
+                array.push(value);
+            }
+            None => set(key, &Array::of1(value)),
+        }
+    }
+}
