@@ -28,24 +28,24 @@ use crate::fake_api::{self, FakeApi, TOOL_USE_ID};
 use crate::support;
 
 /// Longest a scenario may take from starting the CLI to its `result` line.
-const SCENARIO_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const SCENARIO_LIMIT: Duration = Duration::from_secs(60);
 /// Longest the CLI may take to exit once its stdin is closed after the `result`.
-const EXIT_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const EXIT_LIMIT: Duration = Duration::from_secs(10);
 
 /// The user turn, as the TypeScript Agent SDK wrote it (`tests/fixtures/sdk.stdin.jsonl`).
 const USER_TURN: &str = r#"{"type":"user","session_id":"","message":{"role":"user","content":[{"type":"text","text":"Please ask me which layout, features and database I want."}]},"parent_tool_use_id":null}"#;
 
-const LAYOUT: &str = "Which layout should the settings page use?";
-const FEATURES: &str = "Which features do you want to enable?";
-const DATABASE: &str = "どのデータベースを使いますか？";
-const SIDEBAR_PREVIEW: &str = "+--------+-----------------+\n| Nav    | Content         |\n| - A    |                 |\n| - B    |                 |\n+--------+-----------------+";
+pub(crate) const LAYOUT: &str = "Which layout should the settings page use?";
+pub(crate) const FEATURES: &str = "Which features do you want to enable?";
+pub(crate) const DATABASE: &str = "どのデータベースを使いますか？";
+pub(crate) const SIDEBAR_PREVIEW: &str = "+--------+-----------------+\n| Nav    | Content         |\n| - A    |                 |\n| - B    |                 |\n+--------+-----------------+";
 
 // ---------------------------------------------------------------------------------------------
 // The CLI versions
 
 /// A Claude Code CLI version under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cli {
+pub(crate) enum Cli {
     /// The native binary of `@anthropic-ai/claude-agent-sdk-linux-x64@0.3.330`.
     V2_1_330,
     /// `@anthropic-ai/claude-code@2.1.197` (its native `bin/claude.exe`).
@@ -53,7 +53,7 @@ enum Cli {
 }
 
 impl Cli {
-    fn version(self) -> &'static str {
+    pub(crate) fn version(self) -> &'static str {
         match self {
             Cli::V2_1_330 => "2.1.330",
             Cli::V2_1_197 => "2.1.197",
@@ -61,7 +61,7 @@ impl Cli {
     }
 
     /// `CACHE/bin/claude-<version>`, the layout `scripts/claude-cli` documents.
-    fn binary(self) -> PathBuf {
+    pub(crate) fn binary(self) -> PathBuf {
         let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
             || {
                 let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");
@@ -91,12 +91,12 @@ impl Cli {
 // The texts the model reads (protocol.md §7)
 
 /// `"<question>"="<answer>"`, one piece of an answered tool_result.
-fn piece(question: &str, answer: &str) -> String {
+pub(crate) fn piece(question: &str, answer: &str) -> String {
     format!("\"{question}\"=\"{answer}\"")
 }
 
 /// The tool_result of answers that are all option labels (or joins of labels), no notes.
-fn labels_answered(pieces: &[String]) -> String {
+pub(crate) fn labels_answered(pieces: &[String]) -> String {
     format!(
         "Your questions have been answered: {}. You can now continue with these answers in mind.",
         pieces.join(", ")
@@ -104,7 +104,7 @@ fn labels_answered(pieces: &[String]) -> String {
 }
 
 /// The tool_result of answers with free text or notes, as `cli` words it.
-fn free_answered(cli: Cli, pieces: &[String]) -> String {
+pub(crate) fn free_answered(cli: Cli, pieces: &[String]) -> String {
     if cli.always_labels_ending() {
         return labels_answered(pieces);
     }
@@ -116,7 +116,7 @@ fn free_answered(cli: Cli, pieces: &[String]) -> String {
 }
 
 /// Tabs / Search, Export / SQLite: the answers of the captured hook reply.
-fn captured_hook_answers_text() -> String {
+pub(crate) fn captured_hook_answers_text() -> String {
     labels_answered(&[
         piece(LAYOUT, "Tabs"),
         piece(FEATURES, "Search, Export"),
@@ -312,6 +312,8 @@ macro_rules! on_both_versions {
         }
     )*};
 }
+
+pub(crate) use on_both_versions;
 
 on_both_versions! {
     stand_in_allow;
@@ -631,21 +633,21 @@ fn read_text(mut pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
 /// every process left that carries its run marker in its environment: Claude Code starts each
 /// hook through `/bin/sh -c` in a session of its own, so a hook outlives a killed CLI, but it
 /// inherits the CLI's environment and with it the marker.
-struct CliProcess {
-    child: Child,
+pub(crate) struct CliProcess {
+    pub(crate) child: Child,
     /// `ASKPANE_INTEROP_RUN=<unique value>`, set in the process's environment.
     marker: Option<String>,
 }
 
 /// The variable that marks the processes of one run.
-const RUN_MARKER: &str = "ASKPANE_INTEROP_RUN";
+pub(crate) const RUN_MARKER: &str = "ASKPANE_INTEROP_RUN";
 
 impl CliProcess {
-    fn new(child: Child, marker: Option<String>) -> Self {
+    pub(crate) fn new(child: Child, marker: Option<String>) -> Self {
         CliProcess { child, marker }
     }
 
-    fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
         loop {
             match self.child.try_wait() {
@@ -873,7 +875,7 @@ fn hook_runs(home: &Path) -> Vec<Value> {
 }
 
 /// The text of a tool_result block: its `content` string, or its text blocks joined.
-fn tool_result_text(block: &Value) -> String {
+pub(crate) fn tool_result_text(block: &Value) -> String {
     match &block["content"] {
         Value::String(text) => text.clone(),
         Value::Array(blocks) => {
@@ -894,12 +896,12 @@ fn clip(text: &str, limit: usize) -> String {
 
 /// A scratch directory outside the repository (so the CLI finds no enclosing git repository,
 /// CLAUDE.md or settings), removed when dropped unless the test is failing.
-struct Scratch {
-    root: PathBuf,
+pub(crate) struct Scratch {
+    pub(crate) root: PathBuf,
 }
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let root = std::env::temp_dir()
@@ -909,15 +911,15 @@ impl Scratch {
         Scratch { root }
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.root.join("home")
     }
 
-    fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.root.join("project")
     }
 
-    fn tmp(&self) -> PathBuf {
+    pub(crate) fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
     }
 

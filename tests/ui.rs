@@ -21,7 +21,7 @@ use egui_system_font_provider::SystemFontProvider;
 use serde_json::{Value, json};
 
 /// Enumerating the system fonts takes a while: one provider serves every harness.
-static FONTS: LazyLock<Arc<SystemFontProvider>> =
+pub(crate) static FONTS: LazyLock<Arc<SystemFontProvider>> =
     LazyLock::new(|| Arc::new(SystemFontProvider::new()));
 
 const DATABASE_QUESTION: &str = "Which database should the new orders service use?";

@@ -347,11 +347,14 @@ fn capped(text: &str) -> String {
 impl Session {
     /// Adds what a CLI message shows; other messages change nothing.
     fn record(&mut self, message: CliMessage) {
+        // Text on a user line is the user's side ("[Request interrupted by user for tool use]").
+        let from_user = matches!(message, CliMessage::User { .. });
         match message {
             CliMessage::Init(info) => self.info = Some(info),
             CliMessage::Assistant { blocks } | CliMessage::User { blocks } => {
                 for block in blocks {
                     self.entries.push(match block {
+                        Block::Text(text) if from_user => Entry::User(capped(&text)),
                         Block::Text(text) => Entry::Assistant(capped(&text)),
                         Block::Thinking(text) => Entry::Thinking(capped(&text)),
                         Block::ToolUse { id, name, input } => Entry::ToolCall {

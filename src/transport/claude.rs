@@ -155,6 +155,7 @@ impl ClaudeSession {
             provenance: Provenance::new("claude", project_name()),
             questions: HashMap::new(),
             marks_skipped: false,
+            permissions: Vec::new(),
             child: Arc::clone(&child),
             stderr_tail,
         };
@@ -188,6 +189,19 @@ impl ClaudeSession {
     }
 }
 
+impl Drop for ClaudeSession {
+    /// A session dropped without [`ClaudeSession::shut_down`] still ends its CLI: no orphan.
+    fn drop(&mut self) {
+        let _ = self.to_writer.send(ToAgent::Close);
+        if let Ok(mut child) = self.child.lock()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// The project folder's name, for showing where the session runs.
 fn project_name() -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
@@ -206,6 +220,8 @@ struct Reader {
     questions: HashMap<String, String>,
     /// The session's `system/init` advertises `ask_user_question_unanswered_v1`.
     marks_skipped: bool,
+    /// Permission requests shown in the window, by request_id, cleared when the CLI ends.
+    permissions: Vec<String>,
     child: Arc<Mutex<Child>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
@@ -258,6 +274,7 @@ impl Reader {
                     self.to_ui.send(Inbound::Withdraw { tool_use_id });
                 }
                 None => {
+                    self.permissions.retain(|open| open != &request_id);
                     let cancelled = ToAgent::Cancelled { request_id: request_id.clone() };
                     let _ = self.to_writer.send(cancelled);
                     self.to_ui.send(Inbound::WithdrawPermission { request_id });
@@ -374,6 +391,7 @@ impl Reader {
             return;
         }
         let (reply, decision) = Responder::channel();
+        self.permissions.push(request.request_id.clone());
         let _ = self.to_writer.send(ToAgent::Permission { request: request.clone(), decision });
         let ask = PermissionAsk {
             id: RequestId::next(),
@@ -388,6 +406,9 @@ impl Reader {
     fn ended(self) {
         for (_, tool_use_id) in self.questions {
             self.to_ui.send(Inbound::Withdraw { tool_use_id });
+        }
+        for request_id in self.permissions {
+            self.to_ui.send(Inbound::WithdrawPermission { request_id });
         }
         let status = wait_briefly(&self.child);
         let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
@@ -444,6 +465,21 @@ fn copy_stream(lines: &Receiver<Vec<u8>>) -> io::Result<()> {
     out.flush()
 }
 
+/// The CLI's stdin. Once a write fails (the CLI has exited), later lines are dropped: the reader
+/// reports how the CLI ended, and askpane still exits with the CLI's own exit code.
+struct AgentInput {
+    stdin: BufWriter<ChildStdin>,
+    gone: bool,
+}
+
+impl AgentInput {
+    fn write(&mut self, line: &Value) {
+        if !self.gone && write_line(&mut self.stdin, line).is_err() {
+            self.gone = true;
+        }
+    }
+}
+
 /// The writer: owns the CLI's stdin, writes the first lines, then whatever is decided first.
 fn write_to_agent(
     stdin: ChildStdin,
@@ -451,9 +487,9 @@ fn write_to_agent(
     inbox: &Receiver<ToAgent>,
     commands: &Receiver<SessionCommand>,
 ) -> io::Result<()> {
-    let mut stdin = BufWriter::new(stdin);
+    let mut stdin = AgentInput { stdin: BufWriter::new(stdin), gone: false };
     for line in first_lines {
-        write_line(&mut stdin, line)?;
+        stdin.write(line);
     }
     let mut questions: Vec<(Envelope, Receiver<Outcome>)> = Vec::new();
     let mut permissions: Vec<(PermissionRequest, Receiver<PermissionDecision>)> = Vec::new();
@@ -480,7 +516,7 @@ fn write_to_agent(
                 Ok(ToAgent::Permission { request, decision }) => {
                     permissions.push((request, decision));
                 }
-                Ok(ToAgent::Line(line)) => write_line(&mut stdin, &line)?,
+                Ok(ToAgent::Line(line)) => stdin.write(&line),
                 Ok(ToAgent::Cancelled { request_id }) => {
                     permissions.retain(|(request, _)| request.request_id != request_id);
                 }
@@ -491,7 +527,7 @@ fn write_to_agent(
                         interrupts += 1;
                         let id = format!("askpane_interrupt_{interrupts}");
                         // The CLI may already be gone; closing stdin is what matters.
-                        let _ = write_line(&mut stdin, &stream::interrupt(&id));
+                        stdin.write(&stream::interrupt(&id));
                     }
                     return Ok(());
                 }
@@ -499,13 +535,13 @@ fn write_to_agent(
         } else if Some(index) == commands_index {
             match operation.recv(commands) {
                 Ok(SessionCommand::UserTurn(text)) => {
-                    write_line(&mut stdin, &stream::user_message(&text))?;
+                    stdin.write(&stream::user_message(&text));
                     turn_running = true;
                 }
                 Ok(SessionCommand::Interrupt) => {
                     interrupts += 1;
                     let id = format!("askpane_interrupt_{interrupts}");
-                    write_line(&mut stdin, &stream::interrupt(&id))?;
+                    stdin.write(&stream::interrupt(&id));
                 }
                 Err(_) => commands_open = false,
             }
@@ -520,14 +556,14 @@ fn write_to_agent(
                 if let Ok(outcome) = received
                     && let Some(reply) = envelope.reply(&outcome)
                 {
-                    write_line(&mut stdin, &reply)?;
+                    stdin.write(&reply);
                 }
             } else {
                 let position = offset - question_base;
                 let received = operation.recv(&permissions[position].1);
                 let (request, _) = permissions.swap_remove(position);
                 if let Ok(decision) = received {
-                    write_line(&mut stdin, &stream::permission_reply(&request, &decision))?;
+                    stdin.write(&stream::permission_reply(&request, &decision));
                 }
             }
         }
