@@ -331,6 +331,8 @@ struct Served {
     outcomes: Vec<Outcome>,
     /// Why no window could be shown, if it could not.
     problem: Option<String>,
+    /// The browser bridge could not start (a taken `--bind`, no web app): a usage error.
+    bridge_failed: bool,
 }
 
 /// Shows `requests` in the window or the browser (an empty list shows nothing) while a writer
@@ -349,6 +351,7 @@ fn serve(
         Ok(())
     })?;
     let mut problem = None;
+    let mut bridge_failed = false;
     if !requests.is_empty() {
         let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
         let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
@@ -363,9 +366,21 @@ fn serve(
                 stop_when_done: options.close_when_done,
                 stop_after_turn: false,
             };
-            let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
-            bridge.wait();
-            bridge.stop();
+            let unshown = inbox.clone();
+            match start_bridge(&bridge_options, inbox, &mut threads) {
+                Ok(bridge) => {
+                    bridge.wait();
+                    bridge.stop();
+                }
+                Err(error) => {
+                    // No page can show them: the agent hears "no human available", never a
+                    // window that was not there.
+                    let error = format!("{error:#}");
+                    tell_unavailable(&unshown, &error);
+                    problem = Some(error);
+                    bridge_failed = true;
+                }
+            }
         } else {
             let unshown = inbox.clone();
             let app = move |ctx: &egui::Context| App::new(ctx, inbox, options);
@@ -379,7 +394,7 @@ fn serve(
     // The app is gone, so every request has its outcome and the writer finishes.
     threads.join().context("writing the reply")?;
     let outcomes = written.try_recv().unwrap_or_default();
-    Ok(Served { outcomes, problem })
+    Ok(Served { outcomes, problem, bridge_failed })
 }
 
 /// Starts the browser bridge, says where it is, and opens a browser when there is a display.
@@ -388,6 +403,7 @@ fn start_bridge(
     inbox: Receiver<Inbound>,
     threads: &mut IoThreads,
 ) -> anyhow::Result<Bridge> {
+    // Checked before the inbox is handed over, so a failure leaves it to the caller.
     anyhow::ensure!(
         web_bundle::available(),
         "this askpane was built without its web app: run scripts/build-web, then build askpane \
@@ -404,17 +420,14 @@ fn start_bridge(
     let url = bridge.url();
     eprintln!("askpane: answer in your browser: {url}");
     if missing_display().is_none() {
-        // Best effort: the URL above is the way in when no browser opens.
-        threads.spawn("browser-open", move || {
-            let opened = std::process::Command::new("xdg-open")
-                .arg(&url)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
-            drop(opened);
-            Ok(())
-        })?;
+        // Best effort, and not waited for: xdg-open may stay until the browser it started
+        // closes. The URL above is the way in when no browser opens.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
     }
     Ok(bridge)
 }
@@ -631,8 +644,11 @@ fn answer_one(
         None => vec![request],
     };
     let served = serve(requests, awaited, AppOptions { close_when_done: true }, shown)?;
-    if let Some(problem) = &served.problem {
-        eprintln!("askpane: no display to open a window on ({problem})");
+    match (&served.problem, served.bridge_failed) {
+        // The agent was told no one can answer; the caller hears the usage error (exit 2).
+        (Some(problem), true) => anyhow::bail!("cannot show the questions: {problem}"),
+        (Some(problem), false) => eprintln!("askpane: cannot show the questions ({problem})"),
+        (None, _) => {}
     }
     served.outcomes.into_iter().next().context("no reply was decided")
 }

@@ -1,5 +1,7 @@
 //! The single integration-test binary (`autotests = false`): each module below is one area's tests.
 
+// The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
+mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
 mod claude_host;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.

@@ -12,20 +12,58 @@
 use serde_json::{Map, Value, json};
 
 use super::answer::{Draft, Pick, build_answers};
+use super::envelope::Envelope;
 use super::outcome::Outcome;
 use super::question::Ask;
+
+/// What a question carries to the browser besides the questions themselves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuestionExtras {
+    /// Who asked (`hook · my-project`).
+    pub source: String,
+    /// Soft warnings about the input, as text.
+    pub warnings: Vec<String>,
+    /// Seconds the user has (`--timeout`): the page shows the countdown.
+    pub timeout_secs: Option<u64>,
+    /// Pre-selected answers (`--answers`) by number, to fill the form.
+    pub selected: Map<String, Value>,
+    /// Unanswered questions are sent as skipped (the session can take it).
+    pub mark_skipped: bool,
+}
 
 /// `user_question`: a question for the browser.
 pub fn user_question(
     tool_use_id: &str,
     ask: &Ask,
     timestamp: &str,
-    source: &str,
-    warnings: &[String],
+    extras: &QuestionExtras,
 ) -> Value {
     let questions = ask.input().get("questions").cloned().unwrap_or(Value::Array(Vec::new()));
-    json!({"type": "user_question", "tool_use_id": tool_use_id, "questions": questions,
-        "timestamp": timestamp, "source": source, "warnings": warnings})
+    let mut message = json!({"type": "user_question", "tool_use_id": tool_use_id,
+        "questions": questions, "timestamp": timestamp, "source": extras.source,
+        "warnings": extras.warnings});
+    if let Some(object) = message.as_object_mut() {
+        if let Some(secs) = extras.timeout_secs {
+            object.insert("timeout_secs".into(), json!(secs));
+        }
+        if !extras.selected.is_empty() {
+            object.insert("selected".into(), Value::Object(extras.selected.clone()));
+        }
+        if extras.mark_skipped {
+            object.insert("mark_skipped".into(), Value::Bool(true));
+        }
+    }
+    message
+}
+
+/// Pre-selected drafts by number (the `answers` of a seed reply), for `selected`.
+pub fn selected_numbers(ask: &Ask, drafts: &[Draft]) -> Map<String, Value> {
+    let Ok(answers) = build_answers(ask, drafts) else { return Map::new() };
+    let reply = Envelope::SeedWeb { tool_use_id: String::new() }.reply(&Outcome::Answered(answers));
+    match reply.and_then(|reply| reply.get("answers").cloned()) {
+        Some(Value::Object(numbers)) => numbers,
+        _ => Map::new(),
+    }
 }
 
 /// `question_withdrawn`: the question is gone; the browser drops it.
@@ -105,13 +143,30 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
     {
         return Ok(Outcome::replied(ask, response));
     }
-    let mut drafts = vec![Draft::default(); ask.questions().len()];
     let answers = match body.get("answers") {
         None => Map::new(),
         Some(Value::Object(answers)) => answers.clone(),
         Some(_) => return Err(BrowserError::AnswersNotObject),
     };
-    for (key, value) in &answers {
+    let notes = match body.get("notes") {
+        Some(Value::Object(notes)) => Some(notes),
+        _ => None,
+    };
+    let drafts = drafts_from_numbers(ask, &answers, notes)?;
+    let answers =
+        build_answers(ask, &drafts).map_err(|error| BrowserError::Limit(error.to_string()))?;
+    Ok(Outcome::Answered(answers))
+}
+
+/// Answers by number (and notes by index) → one draft per question, each number checked against
+/// the options offered.
+pub fn drafts_from_numbers(
+    ask: &Ask,
+    answers: &Map<String, Value>,
+    notes: Option<&Map<String, Value>>,
+) -> Result<Vec<Draft>, BrowserError> {
+    let mut drafts = vec![Draft::default(); ask.questions().len()];
+    for (key, value) in answers {
         let index = question_index(ask, key)?;
         let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
         let (question, draft) = (&ask.questions()[index], &mut drafts[index]);
@@ -128,7 +183,7 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
             let option = number
                 .parse::<usize>()
                 .ok()
-                .filter(|&n| (1..=question.options().len()).contains(&n))
+                .filter(|&n| n.to_string() == number && (1..=question.options().len()).contains(&n))
                 .ok_or_else(|| BrowserError::NoSuchOption {
                     question: index,
                     option: number.to_owned(),
@@ -144,22 +199,19 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
             }
         }
     }
-    if let Some(Value::Object(notes)) = body.get("notes") {
-        for (key, value) in notes {
-            let index = question_index(ask, key)?;
-            let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
-            drafts[index].set_notes(text.to_owned());
-        }
+    for (key, value) in notes.into_iter().flatten() {
+        let index = question_index(ask, key)?;
+        let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
+        drafts[index].set_notes(text.to_owned());
     }
-    let answers =
-        build_answers(ask, &drafts).map_err(|error| BrowserError::Limit(error.to_string()))?;
-    Ok(Outcome::Answered(answers))
+    Ok(drafts)
 }
 
 fn question_index(ask: &Ask, key: &str) -> Result<usize, BrowserError> {
+    // Exactly the decimal index: "+0" or "00" is not a question number.
     key.parse::<usize>()
         .ok()
-        .filter(|&index| index < ask.questions().len())
+        .filter(|&index| index.to_string() == key && index < ask.questions().len())
         .ok_or_else(|| BrowserError::NoSuchQuestion(key.to_owned()))
 }
 
@@ -178,7 +230,7 @@ pub fn declined_outcome(stop: bool, message: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Envelope, validate};
+    use crate::protocol::validate;
 
     fn ask() -> Ask {
         validate(&json!({"questions": [
@@ -234,6 +286,8 @@ mod tests {
             "question 1 is single-select, but several options were sent"
         );
         assert_eq!(outcome(json!({"1": "x"})), "question 2: option x was not offered");
+        assert_eq!(outcome(json!({"00": "1"})), "question index \"00\" was not asked");
+        assert_eq!(outcome(json!({"0": "+1"})), "question 1: option +1 was not offered");
         let bad = json!({"type": "question_declined", "tool_use_id": "t", "outcome": "answered"});
         assert_eq!(
             parse_browser_message(&bad).expect_err("refused").to_string(),

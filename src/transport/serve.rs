@@ -14,12 +14,12 @@
 //! again.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
@@ -38,6 +38,9 @@ pub const MAX_MESSAGE: usize = 64 * 1024;
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a connection may take to send its request head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long after a question's `--timeout` the bridge ends it, if no page did: time for the
+/// page's own expiry (which sends what the user touched) to arrive.
+const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
 /// How often a connection looks at its outgoing messages and the shutdown flag.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -102,7 +105,7 @@ impl Bridge {
         let site = Site {
             assets: options.assets,
             token: token.clone(),
-            allowed_hosts: allowed_hosts(address),
+            address,
             to_hub,
             stopped: Arc::clone(&stopped),
         };
@@ -144,14 +147,20 @@ fn new_token() -> io::Result<String> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// The `Host` values that name this server (and so the `Origin`s allowed to connect).
-fn allowed_hosts(address: SocketAddr) -> Vec<String> {
-    let port = address.port();
-    let mut hosts = vec![address.to_string()];
-    if address.ip().is_loopback() {
-        hosts.push(format!("localhost:{port}"));
+/// True when `host` (a `Host` header, or an `Origin` without its scheme) names this server: its
+/// own address, `localhost` on a loopback bind, or, on an unspecified bind (`0.0.0.0`), any IP
+/// address with this port. A DNS name other than localhost is never accepted: that is what a
+/// DNS-rebinding page sends.
+fn names_this_server(host: &str, address: SocketAddr) -> bool {
+    let Some((name, port)) = host.rsplit_once(':') else { return false };
+    if port != address.port().to_string() {
+        return false;
     }
-    hosts
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    match name.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip == address.ip() || address.ip().is_unspecified(),
+        Err(_) => name == "localhost" && address.ip().is_loopback(),
+    }
 }
 
 /// Equal in constant time: how long it takes says nothing about where the first difference is.
@@ -163,7 +172,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 struct Site {
     assets: &'static [Asset],
     token: String,
-    allowed_hosts: Vec<String>,
+    address: SocketAddr,
     to_hub: Sender<ToHub>,
     stopped: Arc<AtomicBool>,
 }
@@ -181,7 +190,7 @@ fn accept(listener: TcpListener, site: &Site, stopped: &AtomicBool) -> io::Resul
         let site = Site {
             assets: site.assets,
             token: site.token.clone(),
-            allowed_hosts: site.allowed_hosts.clone(),
+            address: site.address,
             to_hub: site.to_hub.clone(),
             stopped: Arc::clone(&site.stopped),
         };
@@ -211,16 +220,26 @@ impl Head {
     }
 }
 
-fn read_head(stream: &TcpStream) -> io::Result<Head> {
-    let mut reader = BufReader::new(stream.take(MAX_HEAD as u64));
-    let mut text = Vec::new();
-    loop {
-        let before = text.len();
-        if reader.read_until(b'\n', &mut text)? == 0 {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "incomplete request head"));
+fn read_head(mut stream: &TcpStream, stopped: &AtomicBool) -> io::Result<Head> {
+    // Polled, so an idle connection never holds up a stop for longer than one poll.
+    stream.set_read_timeout(Some(POLL))?;
+    let deadline = std::time::Instant::now() + HEAD_TIMEOUT;
+    let mut text = Vec::with_capacity(1024);
+    let mut chunk = [0_u8; 1024];
+    while !text.windows(4).any(|window| window == b"\r\n\r\n") {
+        if stopped.load(Ordering::SeqCst) || std::time::Instant::now() >= deadline {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "no request head in time"));
         }
-        if text[before..] == *b"\r\n" || text[before..] == *b"\n" {
-            break;
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::InvalidData, "incomplete head")),
+            // Byte by byte would be slow; a client must not send before the 101 anyway.
+            Ok(read) => text.extend_from_slice(&chunk[..read]),
+            Err(error)
+                if matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(error) => return Err(error),
+        }
+        if text.len() > MAX_HEAD {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too large"));
         }
     }
     let text = String::from_utf8_lossy(&text);
@@ -241,7 +260,8 @@ fn respond(stream: &mut TcpStream, status: &str, mime: &str, body: &[u8]) -> io:
         "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\n\
          Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
          Content-Security-Policy: default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-         connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:\r\n\
+         connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+         frame-ancestors 'none'\r\n\
          Connection: close\r\n\r\n",
         body.len()
     );
@@ -251,15 +271,15 @@ fn respond(stream: &mut TcpStream, status: &str, mime: &str, body: &[u8]) -> io:
 }
 
 fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
-    let _ = stream.set_read_timeout(Some(HEAD_TIMEOUT));
-    let Ok(head) = read_head(&stream) else {
+    // A tab that stops reading must not block this thread (and so the stop) for long.
+    let _ = stream.set_write_timeout(Some(HEAD_TIMEOUT));
+    let Ok(head) = read_head(&stream, &site.stopped) else {
         let _ = respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
         return;
     };
     // Every request must name this server: a page elsewhere that points a DNS name at
     // 127.0.0.1 (DNS rebinding) sends its own name here.
-    let host_ok =
-        head.header("host").is_some_and(|host| site.allowed_hosts.iter().any(|h| h == host));
+    let host_ok = head.header("host").is_some_and(|host| names_this_server(host, site.address));
     if !host_ok {
         let _ = respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Host\n");
         return;
@@ -289,7 +309,7 @@ fn serve_socket(mut stream: TcpStream, id: u64, head: &Head, site: &Site) -> io:
     let origin_ok = head
         .header("origin")
         .and_then(|origin| origin.strip_prefix("http://"))
-        .is_some_and(|origin| site.allowed_hosts.iter().any(|host| host == origin));
+        .is_some_and(|origin| names_this_server(origin, site.address));
     if !origin_ok {
         return respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Origin\n");
     }
@@ -316,7 +336,11 @@ fn serve_socket(mut stream: TcpStream, id: u64, head: &Head, site: &Site) -> io:
     }
     let result = pump(&mut socket, id, &outbox, site);
     let _ = site.to_hub.send(ToHub::Disconnected { client: id });
-    let _ = socket.close(None);
+    let done = tungstenite::protocol::CloseFrame {
+        code: tungstenite::protocol::frame::coding::CloseCode::Normal,
+        reason: "askpane is done".into(),
+    };
+    let _ = socket.close(Some(done));
     let _ = socket.flush();
     result
 }
@@ -329,9 +353,7 @@ fn pump(
     site: &Site,
 ) -> io::Result<()> {
     while !site.stopped.load(Ordering::SeqCst) {
-        for message in outbox.try_iter() {
-            socket.send(Message::text(message.to_string())).map_err(io::Error::other)?;
-        }
+        send_queued(socket, outbox)?;
         match socket.read() {
             Ok(Message::Text(text)) => {
                 let value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
@@ -346,6 +368,14 @@ fn pump(
             // Too large, malformed, or gone: this connection ends; the questions stay open.
             Err(error) => return Err(io::Error::other(error)),
         }
+    }
+    // The bridge is ending: what the hub said last (the answered question withdrawn) still goes.
+    send_queued(socket, outbox)
+}
+
+fn send_queued(socket: &mut WebSocket<TcpStream>, outbox: &Receiver<Value>) -> io::Result<()> {
+    for message in outbox.try_iter() {
+        socket.send(Message::text(message.to_string())).map_err(io::Error::other)?;
     }
     Ok(())
 }
@@ -363,6 +393,21 @@ struct OpenQuestion {
     ask: crate::protocol::Ask,
     message: Value,
     responders: Vec<Responder>,
+    /// When the bridge gives up waiting, and the time the user was given.
+    deadline: Option<(Instant, Duration)>,
+    mark_skipped: bool,
+}
+
+impl OpenQuestion {
+    /// The `user_question` to send now: a timed question says how many seconds are left.
+    fn message_now(&self) -> Value {
+        let mut message = self.message.clone();
+        if let (Some((expiry, _)), Some(object)) = (self.deadline, message.as_object_mut()) {
+            let left = expiry.saturating_duration_since(Instant::now() + TIMEOUT_GRACE);
+            object.insert("timeout_secs".into(), Value::from(left.as_secs_f64().ceil() as u64));
+        }
+        message
+    }
 }
 
 struct Hub {
@@ -392,6 +437,7 @@ impl Hub {
             let mut select = Select::new();
             let inbox_index = inbox_open.then(|| select.recv(inbox));
             let connections_index = select.recv(connections);
+            self.expire();
             let Ok(operation) = select.select_timeout(Duration::from_millis(200)) else { continue };
             let index = operation.index();
             if Some(index) == inbox_index {
@@ -438,21 +484,28 @@ impl Hub {
                     open.responders.push(request.reply);
                     return;
                 }
-                let warnings: Vec<String> =
-                    request.warnings.iter().map(ToString::to_string).collect();
-                let message = web::user_question(
-                    &tool_use_id,
-                    &request.ask,
-                    &utc_timestamp(),
-                    &request.provenance.label(),
-                    &warnings,
-                );
+                let extras = web::QuestionExtras {
+                    source: request.provenance.label(),
+                    warnings: request.warnings.iter().map(ToString::to_string).collect(),
+                    timeout_secs: request.timeout.map(|timeout| timeout.as_secs()),
+                    selected: web::selected_numbers(&request.ask, &request.drafts),
+                    mark_skipped: request.mark_skipped,
+                };
+                let message =
+                    web::user_question(&tool_use_id, &request.ask, &utc_timestamp(), &extras);
                 self.broadcast(&message);
+                // The page times the question out itself (sending what was touched); this is
+                // the backstop for no page at all.
+                let deadline = request
+                    .timeout
+                    .map(|timeout| (Instant::now() + timeout + TIMEOUT_GRACE, timeout));
                 self.open.push(OpenQuestion {
                     tool_use_id,
                     ask: request.ask,
                     message,
                     responders: vec![request.reply],
+                    deadline,
+                    mark_skipped: request.mark_skipped,
                 });
             }
             Inbound::Withdraw { tool_use_id } => self.resolve(&tool_use_id, &Outcome::Withdrawn),
@@ -473,6 +526,22 @@ impl Hub {
         }
     }
 
+    /// Ends the questions whose time ran out with no page answering them.
+    fn expire(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<(String, u64)> = self
+            .open
+            .iter()
+            .filter_map(|question| {
+                let (deadline, given) = question.deadline?;
+                (now >= deadline).then(|| (question.tool_use_id.clone(), given.as_secs()))
+            })
+            .collect();
+        for (tool_use_id, waited_secs) in expired {
+            self.resolve(&tool_use_id, &Outcome::TimedOut { waited_secs });
+        }
+    }
+
     /// Ends an open question with `outcome`; every browser drops it.
     fn resolve(&mut self, tool_use_id: &str, outcome: &Outcome) {
         let Some(index) = self.open.iter().position(|q| q.tool_use_id == tool_use_id) else {
@@ -488,9 +557,9 @@ impl Hub {
     fn handle_browser(&mut self, message: ToHub) {
         match message {
             ToHub::Connected { client, outgoing } => {
-                // A new tab, or a reload: it gets every open question.
+                // A new tab, or a reload: it gets every open question, with the time left.
                 for question in &self.open {
-                    let _ = outgoing.send(question.message.clone());
+                    let _ = outgoing.send(question.message_now());
                 }
                 self.clients.insert(client, outgoing);
             }
@@ -521,7 +590,14 @@ impl Hub {
             .find(|q| q.tool_use_id == tool_use_id)
             .ok_or_else(|| web::BrowserError::UnknownQuestion(tool_use_id.clone()))?;
         let outcome = match message {
-            BrowserMessage::Answer { body, .. } => web::answer_outcome(&question.ask, &body)?,
+            BrowserMessage::Answer { body, .. } => match web::answer_outcome(&question.ask, &body)?
+            {
+                Outcome::Answered(mut answers) if question.mark_skipped => {
+                    answers.mark_skipped(&question.ask);
+                    Outcome::Answered(answers)
+                }
+                outcome => outcome,
+            },
             BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
         };
         self.resolve(&tool_use_id, &outcome);
@@ -567,11 +643,18 @@ mod tests {
     }
 
     #[test]
-    fn loopback_allows_localhost_too() {
-        let address: SocketAddr = "127.0.0.1:8123".parse().expect("an address");
-        assert_eq!(allowed_hosts(address), ["127.0.0.1:8123", "localhost:8123"]);
+    fn hosts_that_name_this_server() {
+        let loopback: SocketAddr = "127.0.0.1:8123".parse().expect("an address");
+        assert!(names_this_server("127.0.0.1:8123", loopback));
+        assert!(names_this_server("localhost:8123", loopback));
+        assert!(!names_this_server("localhost:8124", loopback));
+        assert!(!names_this_server("evil.example:8123", loopback));
+        assert!(!names_this_server("127.0.0.1", loopback));
         let exposed: SocketAddr = "0.0.0.0:8123".parse().expect("an address");
         assert!(is_exposed(&exposed));
+        assert!(names_this_server("192.168.1.20:8123", exposed));
+        assert!(!names_this_server("localhost:8123", exposed));
+        assert!(!names_this_server("rebound.example:8123", exposed));
     }
 
     #[test]
