@@ -5,10 +5,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    println!("cargo::rerun-if-changed=dist/web");
     println!("cargo::rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let wasm = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|arch| arch == "wasm32");
+    // Only the native binary embeds the bundle: the wasm build (which makes it) must not rebuild
+    // itself each time it changes.
+    if !wasm {
+        println!("cargo::rerun-if-changed=dist/web");
+    }
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let bundle = root.join("dist/web");
     let complete = ["index.html", "app.js", "app_bg.wasm"].iter().all(|f| bundle.join(f).is_file());
@@ -17,7 +21,9 @@ fn main() {
         collect(&bundle, &mut files);
         files.sort();
     }
-    let mut code = String::from("/// The web app's files, embedded at build time.\npub static ASSETS: &[Asset] = &[\n");
+    let mut code = String::from(
+        "/// The web app's files, embedded at build time.\npub static ASSETS: &[Asset] = &[\n",
+    );
     for file in &files {
         let relative = file.strip_prefix(&bundle).expect("under the bundle");
         let path = format!("/{}", relative.to_string_lossy().replace('\\', "/"));

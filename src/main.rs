@@ -12,6 +12,9 @@ fn main() -> std::process::ExitCode {
 }
 
 #[cfg(target_arch = "wasm32")]
+mod web;
+
+#[cfg(target_arch = "wasm32")]
 fn main() {
-    // The web entry point (`web.rs`) arrives with the browser build.
+    web::start()
 }

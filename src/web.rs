@@ -8,10 +8,11 @@
 //! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent) and
 //! `askpaneFonts` (the names of the fonts fetched so far).
 //!
-//! Fonts: the browser offers egui no system fonts, and a CJK font is megabytes, so the subsets
-//! made by `scripts/build-web` are served next to the page (`fonts/`) and fetched only when text
-//! needs them: when a request's text has such characters, and from a font provider egui asks for
-//! any character no installed font has.
+//! Fonts: egui gets no system fonts in the browser (eframe only draws a missing glyph with the
+//! canvas's fonts, one by one, and a box where the machine has none), and a CJK font is
+//! megabytes, so the subsets made by `scripts/build-web` are served next to the page (`fonts/`)
+//! and fetched only when text needs them: when a request's text has such characters, and from a
+//! font provider egui asks for any character no installed font has.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -19,6 +20,7 @@ use std::sync::{Arc, OnceLock};
 use askpane::app::{App, AppOptions, FrameHook};
 use askpane::demo::{self, Fixture};
 use askpane::protocol::{Envelope, Outcome};
+use askpane::transport::web_client::BridgeClient;
 use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::epaint::text::{FallbackRequest, FontInsert, FontPriority, InsertFontFamily};
@@ -29,7 +31,7 @@ use wasm_bindgen_futures::JsFuture;
 const CANVAS_ID: &str = "askpane_canvas";
 const LOADING_ID: &str = "askpane_loading";
 
-/// Starts the app; called by the page through wasm-bindgen's generated `main` start.
+/// Starts the app: `main` on wasm32, which wasm-bindgen runs when the page's `init()` loads it.
 pub fn start() {
     // eframe's logger sends `log` records to the browser console.
     let _ = eframe::WebLogger::init(log::LevelFilter::Info);
@@ -127,36 +129,51 @@ impl Source {
 /// Work run once per frame that moves messages between a source and the app (no threads here).
 type Feed = Box<dyn FnMut(&egui::Context)>;
 
-/// Connects `source` to the app's channel and returns the feed the frame hook polls.
+/// Connects `source` to the app's channel (`to_ui`, whose every send calls `waker`: a repaint)
+/// and returns the feed the frame hook runs at the start of every frame.
 ///
-/// The WebSocket client for `--ui web` plugs in at the `Source::Bridge` arm: open
-/// `ws://{location.host}/…` presenting `token`, turn each `user_question` into a [`Request`]
-/// (`protocol::parse_message`, then `Request::new`), call `fonts.want_text` on its text, send it
-/// with `to_ui` (its waker repaints), and return a feed that sends each outcome with
-/// `envelope.reply(&outcome)` over the socket (see [`Replies`], which the demo uses with
-/// [`publish::reply`] as its sink).
-fn connect(source: Source, to_ui: UiSender, fonts: &WebFonts) -> Result<Feed, String> {
+/// With a token in the fragment the page was opened by askpane's bridge: the questions come over
+/// the WebSocket ([`BridgeClient`]) and the answers go back on it. Fonts need nothing here: the
+/// font provider fetches them when the questions are drawn.
+fn connect(
+    source: Source,
+    to_ui: UiSender,
+    waker: Waker,
+    fonts: &WebFonts,
+) -> Result<Feed, String> {
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
-        Source::Bridge { token: _ } => {
-            log::warn!("askpane's WebSocket bridge is not built yet; showing the demo");
-            to_ui.send(Inbound::Notice(
-                "This page was opened by askpane's bridge, which is not built yet: showing the \
-                 demo questions instead."
-                    .to_owned(),
-            ));
-            let fixtures: Vec<&Fixture> = demo::FIXTURES.iter().collect();
-            demo_feed(&fixtures, &to_ui, fonts)
+        Source::Bridge { token } => {
+            let mut client = BridgeClient::new(bridge_url(&token), to_ui, waker);
+            Ok(Box::new(move |ctx| {
+                client.pump(now_ms());
+                if client.waiting_to_retry() {
+                    ctx.request_repaint_after(std::time::Duration::from_millis(500));
+                }
+            }))
         }
     }
+}
+
+/// The bridge's WebSocket endpoint: the page's own host (askpane serves both), with the token.
+fn bridge_url(token: &str) -> String {
+    let host = web_sys::window()
+        .and_then(|window| window.location().host().ok())
+        .unwrap_or_else(|| "127.0.0.1".to_owned());
+    format!("ws://{host}/ws?token={token}")
+}
+
+/// `performance.now()`: milliseconds since navigation started.
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|window| window.performance()).map_or(0.0, |p| p.now())
 }
 
 /// Sends every fixture to the app; replies are published on `window.askpaneReplies`.
 fn demo_feed(fixtures: &[&Fixture], to_ui: &UiSender, fonts: &WebFonts) -> Result<Feed, String> {
     let mut replies = Replies::new(Box::new(|reply| publish::reply(&reply)));
     for fixture in fixtures {
-        fonts.want_text(fixture.json);
         let (request, outcome) = fixture.request().map_err(|error| error.to_string())?;
+        fonts.want_request(&request);
         replies.await_outcome(&request, outcome);
         to_ui.send(Inbound::Ask(Box::new(request)));
     }
@@ -208,18 +225,19 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
     // Senders wake the app once it exists; what is sent before it starts waits in the channel.
     let app_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let waker_ctx = Arc::clone(&app_ctx);
-    let (to_ui, inbox) = ui_channel(Waker::new(move || {
+    let waker = Waker::new(move || {
         if let Some(ctx) = waker_ctx.get() {
             ctx.request_repaint();
         }
-    }));
+    });
+    let (to_ui, inbox) = ui_channel(waker.clone());
 
     let runner = eframe::WebRunner::new();
     let creator: eframe::AppCreator<'static> = Box::new(move |cc| {
         let ctx = cc.egui_ctx.clone();
         let _ = app_ctx.set(ctx.clone());
         let fonts = WebFonts::install(&ctx);
-        let feed = connect(source, to_ui, &fonts)?;
+        let feed = connect(source, to_ui, waker, &fonts)?;
         let app = App::new(&ctx, inbox, AppOptions::default()).with_frame_hook(frame_hook(feed));
         Ok(Box::new(app))
     });
@@ -315,12 +333,23 @@ impl WebFonts {
         fonts
     }
 
-    /// Starts fetching every font `text` needs (a request's text, before it is drawn).
-    fn want_text(&self, text: &str) {
-        for font in WebFont::ALL {
-            if text.chars().any(|c| WebFont::for_char(c) == Some(font)) {
-                self.load(font);
+    /// Starts fetching every font a request's text needs, before it is drawn.
+    fn want_request(&self, request: &Request) {
+        for value in request.ask.input().values() {
+            self.want_value(value);
+        }
+    }
+
+    fn want_value(&self, value: &serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => {
+                for font in text.chars().filter_map(WebFont::for_char) {
+                    self.load(font);
+                }
             }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| self.want_value(item)),
+            serde_json::Value::Object(map) => map.values().for_each(|item| self.want_value(item)),
+            _ => {}
         }
     }
 
@@ -402,10 +431,7 @@ mod publish {
 
     /// The first frame has been painted: when, since navigation started.
     pub fn ready() {
-        let now = web_sys::window()
-            .and_then(|window| window.performance())
-            .map_or(f64::NAN, |performance| performance.now());
-        set("askpaneFirstFrameMs", &JsValue::from_f64(now));
+        set("askpaneFirstFrameMs", &JsValue::from_f64(super::now_ms()));
         set("askpaneReady", &JsValue::TRUE);
     }
 

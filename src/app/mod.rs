@@ -259,7 +259,7 @@ impl eframe::App for App {
         }
         let title = self.state.title();
         if title != self.title {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            set_title(ctx, &title);
             self.title = title;
         }
         if self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty() {
@@ -285,6 +285,19 @@ impl eframe::App for App {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.close_all();
+    }
+}
+
+/// The window title natively; the page title on the web (eframe's web backend has no Title).
+fn set_title(ctx: &egui::Context, title: &str) {
+    #[cfg(not(target_arch = "wasm32"))]
+    ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.to_owned()));
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = ctx;
+        if let Some(document) = web_sys::window().and_then(|window| window.document()) {
+            document.set_title(title);
+        }
     }
 }
 

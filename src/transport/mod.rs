@@ -14,6 +14,8 @@ pub mod pipe;
 pub mod replies;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
+#[cfg(target_arch = "wasm32")]
+pub mod web_client;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

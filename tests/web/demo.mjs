@@ -1,0 +1,307 @@
+// Browser test of the web build (dist/web, made by scripts/build-web) in Debian's Chromium.
+//
+// Serves dist/web on 127.0.0.1, then: answers the database demo by clicking (eframe 0.37 has no
+// AccessKit on the web, so by coordinates) and checks the reply the page publishes on
+// window.askpaneReplies; shows the Japanese and Thai demos and checks that their fonts were
+// fetched lazily and drawn (Chromium gets only a Latin font, so without askpane's own fonts the
+// text would be boxes); times navigation start → first frame over 5 loads. Screenshots go to
+// target/test-artifacts/. Run with `scripts/web-test`, or `node tests/web/demo.mjs` once
+// dist/web is built. Exits non-zero with a message on any failure.
+
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, normalize, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const dist = join(root, "dist/web");
+const artifacts = join(root, "target/test-artifacts");
+const chromiumPath = process.env.ASKPANE_CHROMIUM ?? "/usr/bin/chromium";
+const viewport = { width: 960, height: 680 };
+const readyTimeoutMs = 30_000;
+
+// Where to click, in CSS pixels at 960×680 (the native window's default size, same layout). Read
+// off target/test-artifacts/web-demo.png: the third option's label, the Other answer's text box,
+// and the footer's Submit.
+const SQLITE = { x: 81, y: 292 };
+const OTHER_BOX = { x: 490, y: 497 };
+const SUBMIT = { x: 918, y: 645 };
+const DATABASE_QUESTION = "Which database should the new orders service use?";
+
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".ttf": "font/ttf",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+/** Serves dist/web (GET and HEAD only, nothing outside it); records every path asked for. */
+function serve() {
+  const requested = [];
+  const server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url, "http://localhost").pathname);
+    requested.push(path);
+    const file = normalize(join(dist, path === "/" ? "index.html" : path));
+    let ok = (request.method === "GET" || request.method === "HEAD") && file.startsWith(dist + sep);
+    ok &&= existsSync(file) && statSync(file).isFile();
+    if (!ok) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    const body = readFileSync(file);
+    response.writeHead(200, {
+      "content-type": MIME[extname(file)] ?? "application/octet-stream",
+      "content-length": body.length,
+      // Every load is a cold load: nothing (not even compiled wasm) comes from the cache.
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    response.end(request.method === "HEAD" ? undefined : body);
+  });
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      done({ server, requested, base: `http://127.0.0.1:${port}` });
+    });
+  });
+}
+
+/** A fontconfig setup with one Latin font at most, so Chromium cannot draw CJK or Thai itself. */
+function latinOnlyFonts(dir) {
+  const fonts = join(dir, "fonts");
+  mkdirSync(fonts);
+  const latin = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (existsSync(latin)) writeFileSync(join(fonts, "DejaVuSans.ttf"), readFileSync(latin));
+  const config = join(dir, "fonts.conf");
+  writeFileSync(
+    config,
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n` +
+      `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
+  );
+  return config;
+}
+
+/** Opens `fragment` in a new page and waits for the first frame; fails on page errors. */
+async function open(context, base, fragment, { blockFonts = false } = {}) {
+  const page = await context.newPage();
+  const problems = [];
+  const fontRequests = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    const text = message.text();
+    if (message.type() === "error" && !(blockFonts && /askpane-|Failed to load resource/.test(text))) {
+      problems.push(`console error: ${text}`);
+    }
+    if (/Content.Security.Policy/i.test(text)) problems.push(`CSP: ${text}`);
+  });
+  page.on("request", (request) => {
+    const path = new URL(request.url()).pathname;
+    if (path.startsWith("/fonts/")) fontRequests.push(path);
+  });
+  if (blockFonts) await page.route("**/fonts/**", (route) => route.abort());
+  await page.goto(`${base}/${fragment}`);
+  try {
+    await page.waitForFunction(() => window.askpaneReady === true, null, { timeout: readyTimeoutMs });
+  } catch {
+    const loading = await page.locator("#askpane_loading").textContent().catch(() => null);
+    throw new Failure(
+      `${fragment}: no first frame within ${readyTimeoutMs / 1000} s` +
+        (loading ? ` (the page says: ${loading})` : "") +
+        (problems.length ? `\n  ${problems.join("\n  ")}` : ""),
+    );
+  }
+  return { page, problems, fontRequests };
+}
+
+/** Waits until two more frames have been presented (after a font arrived, say). */
+async function settle(page) {
+  await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
+  );
+  await page.waitForTimeout(200);
+}
+
+/** Share of pixels that differ between two PNG screenshots, decoded by the browser itself. */
+async function difference(page, a, b) {
+  return page.evaluate(
+    async ([a, b]) => {
+      const decode = async (base64) => {
+        const bitmap = await createImageBitmap(
+          new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: "image/png" }),
+        );
+        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+        const context = canvas.getContext("2d");
+        context.drawImage(bitmap, 0, 0);
+        return context.getImageData(0, 0, bitmap.width, bitmap.height);
+      };
+      const [x, y] = [await decode(a), await decode(b)];
+      if (x.width !== y.width || x.height !== y.height) return 1;
+      let differing = 0;
+      for (let i = 0; i < x.data.length; i += 4) {
+        if (x.data[i] !== y.data[i] || x.data[i + 1] !== y.data[i + 1] || x.data[i + 2] !== y.data[i + 2]) {
+          differing += 1;
+        }
+      }
+      return differing / (x.width * x.height);
+    },
+    [a.toString("base64"), b.toString("base64")],
+  );
+}
+
+/** Answers the database demo by `answer(page)` and Submit; returns the reply's `answers`. */
+async function answerDatabase(context, base, { name, answer, screenshot }) {
+  const { page, problems, fontRequests } = await open(context, base, "#fixture=database");
+  await settle(page);
+  if (screenshot) await page.screenshot({ path: join(artifacts, screenshot) });
+  check(fontRequests.length === 0, `${name}: fonts fetched for Latin text: ${fontRequests}`);
+  await answer(page);
+  await page.mouse.click(SUBMIT.x, SUBMIT.y);
+  try {
+    await page.waitForFunction(() => window.askpaneReplies?.length > 0, null, { timeout: 10_000 });
+  } catch {
+    await page.screenshot({ path: join(artifacts, "web-demo-after-submit.png") });
+    throw new Failure(
+      `${name}: no reply on window.askpaneReplies after answering and clicking Submit ` +
+        "(see target/test-artifacts/web-demo-after-submit.png; has the layout moved?)",
+    );
+  }
+  const replies = await page.evaluate(() => window.askpaneReplies);
+  check(replies.length === 1, `${name}: expected 1 reply, got ${replies.length}`);
+  const reply = JSON.parse(replies[0]);
+  check(Array.isArray(reply.questions), `${name}: the reply does not echo the questions`);
+  check(problems.length === 0, `${name}:\n  ${problems.join("\n  ")}`);
+  await page.close();
+  return reply.answers;
+}
+
+function expectAnswers(name, answers, expected) {
+  check(
+    JSON.stringify(answers) === JSON.stringify(expected),
+    `${name}: answers are ${JSON.stringify(answers)}, expected ${JSON.stringify(expected)}`,
+  );
+  console.log(`ok   ${name}: answers ${JSON.stringify(answers)}`);
+}
+
+/** Shows a demo whose text needs `font`, and checks that exactly that font was fetched and drawn. */
+async function showScript(context, base, { fixture, font, screenshot }) {
+  const { page, problems, fontRequests } = await open(context, base, `#fixture=${fixture}`);
+  try {
+    await page.waitForFunction((name) => window.askpaneFonts?.includes(name), font, { timeout: 10_000 });
+  } catch {
+    throw new Failure(`${fixture}: ${font} was never added (requests: ${fontRequests.join(", ") || "none"})`);
+  }
+  await settle(page);
+  const withFont = await page.screenshot({ path: join(artifacts, screenshot) });
+  const expected = [`/fonts/${font}.ttf`];
+  check(
+    JSON.stringify(fontRequests) === JSON.stringify(expected),
+    `${fixture}: font requests were ${JSON.stringify(fontRequests)}, expected ${JSON.stringify(expected)}`,
+  );
+  check(problems.length === 0, `${fixture}:\n  ${problems.join("\n  ")}`);
+  await page.close();
+
+  // The same page with the font fetch blocked: the text must then look different (boxes).
+  const blocked = await open(context, base, `#fixture=${fixture}`, { blockFonts: true });
+  await settle(blocked.page);
+  const withoutFont = await blocked.page.screenshot({
+    path: join(artifacts, screenshot.replace(".png", "-nofont.png")),
+  });
+  const share = await difference(blocked.page, withFont, withoutFont);
+  check(blocked.problems.length === 0, `${fixture} without fonts:\n  ${blocked.problems.join("\n  ")}`);
+  await blocked.page.close();
+  check(
+    share > 0.002,
+    `${fixture}: the page looks the same with and without ${font} (${(share * 100).toFixed(2)} % of pixels differ)`,
+  );
+  console.log(
+    `ok   ${fixture}: fetched only ${expected[0]}; ${(share * 100).toFixed(1)} % of pixels differ ` +
+      `from the page without it (target/test-artifacts/${screenshot})`,
+  );
+}
+
+async function timeFirstFrame(context, base, loads) {
+  const times = [];
+  for (let i = 0; i < loads; i += 1) {
+    const { page, problems } = await open(context, base, "#fixture=database");
+    times.push(await page.evaluate(() => window.askpaneFirstFrameMs));
+    check(problems.length === 0, `timing load ${i + 1}:\n  ${problems.join("\n  ")}`);
+    await page.close();
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  console.log(
+    `ok   first frame: median ${median.toFixed(0)} ms from navigation start over ${loads} cold loads ` +
+      `(${times.map((t) => t.toFixed(0)).join(", ")} ms)`,
+  );
+}
+
+async function main() {
+  for (const file of ["index.html", "app.js", "app_bg.wasm", "fonts/askpane-cjk.ttf", "fonts/askpane-thai.ttf"]) {
+    check(existsSync(join(dist, file)), `dist/web/${file} is missing: run scripts/build-web first`);
+  }
+  check(existsSync(chromiumPath), `${chromiumPath} is missing: apt-get install chromium`);
+  mkdirSync(artifacts, { recursive: true });
+  const scratch = mkdtempSync(join(tmpdir(), "askpane-web-test-"));
+  const { server, base } = await serve();
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(join(scratch, "profile"), {
+      executablePath: chromiumPath,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      env: { ...process.env, FONTCONFIG_FILE: latinOnlyFonts(scratch) },
+      viewport,
+      colorScheme: "light",
+    });
+    const clicked = await answerDatabase(context, base, {
+      name: "database (click SQLite, Submit)",
+      screenshot: "web-demo.png",
+      answer: (page) => page.mouse.click(SQLITE.x, SQLITE.y),
+    });
+    expectAnswers("database (click SQLite, Submit)", clicked, { [DATABASE_QUESTION]: "SQLite" });
+    // Typing goes through eframe's hidden text input: this also proves the CSP leaves it alone.
+    const typed = await answerDatabase(context, base, {
+      name: "database (type an Other answer)",
+      answer: async (page) => {
+        await page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+        await page.keyboard.type("MariaDB 10.11", { delay: 20 });
+      },
+    });
+    expectAnswers("database (type an Other answer)", typed, { [DATABASE_QUESTION]: "MariaDB 10.11" });
+    await showScript(context, base, { fixture: "library-ja", font: "askpane-cjk", screenshot: "web-demo-ja.png" });
+    await showScript(context, base, { fixture: "thai", font: "askpane-thai", screenshot: "web-demo-th.png" });
+    await timeFirstFrame(context, base, 5);
+  } finally {
+    await context?.close();
+    server.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+  console.log("web test passed");
+} catch (error) {
+  console.error(`web test FAILED: ${error instanceof Failure ? error.message : error.stack ?? error}`);
+  process.exit(1);
+}
