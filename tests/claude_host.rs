@@ -177,7 +177,7 @@ impl Report {
                 "  {mark} {}: {}\n       got: {}\n",
                 comparison["step"].as_str().unwrap_or("?"),
                 comparison["problems"],
-                clip(comparison["got_text"].as_str().unwrap_or("(nothing)"), 400),
+                crate::support::clip(comparison["got_text"].as_str().unwrap_or("(nothing)"), 400),
             ));
         }
         text
@@ -219,13 +219,6 @@ impl Report {
     fn written(&self) -> String {
         let lines = self.0["written"].as_array().map_or(&[][..], Vec::as_slice);
         lines.iter().map(|line| format!("{}\n", line.as_str().unwrap_or_default())).collect()
-    }
-}
-
-fn clip(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
     }
 }
 
@@ -275,7 +268,7 @@ fn describe(finished: &support::Finished) -> String {
     format!(
         "askpane exited {:?}\nstdout:\n{}\nstderr:\n{}",
         finished.status.code(),
-        clip(&finished.stdout, 2000),
+        crate::support::clip(&finished.stdout, 2000),
         finished.stderr
     )
 }
@@ -473,7 +466,7 @@ impl Hosted {
                 panic!(
                     "waited {WAIT:?} for {what}\nnotices: {:?}\nreport: {}",
                     self.state().notices(),
-                    clip(&report, 4000)
+                    crate::support::clip(&report, 4000)
                 );
             }
             thread::sleep(Duration::from_millis(10));
@@ -1045,7 +1038,7 @@ impl RealRun {
             self.elapsed.as_secs_f64(),
             self.tool_results,
             self.requests,
-            clip(&self.stdout[self.stdout.len().saturating_sub(3000)..], 3000),
+            crate::support::clip(&self.stdout[self.stdout.len().saturating_sub(3000)..], 3000),
             self.stderr
         )
     }

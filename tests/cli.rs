@@ -10,7 +10,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -38,21 +37,9 @@ const NOTES_SESSION: &str = "session.answer-with-notes.2.1.330.jsonl";
 // ---------------------------------------------------------------------------------------------
 // Running askpane
 
-/// `askpane <args>` with a clean environment: no `ASKPANE_*`, no display.
-fn askpane(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("ASKPANE_") {
-            command.env_remove(name);
-        }
-    }
-    command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
-    command
-}
-
 /// Runs `askpane <args>` (clean environment plus `env`) to its end, feeding it `stdin`.
 fn run_askpane(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Finished {
-    let mut command = askpane(args);
+    let mut command = crate::support::askpane(args);
     command.envs(env.iter().copied());
     let run = run_bounded(&mut command, stdin);
     assert!(!run.stderr.contains("panicked"), "askpane panicked: {run:?}");
@@ -628,7 +615,7 @@ fn hook_with_an_answers_file_that_does_not_fit_still_exits_0() {
     let dir = scratch("hook-bad-answers", &[("answers.json", r#"{"Layout": "Grid"}"#)]);
     let answers = dir.join("answers.json");
     let env = [("ASKPANE_ANSWERS", path_str(&answers)), ("ASKPANE_SUBMIT", "1")];
-    let mut command = askpane(&["hook"]);
+    let mut command = crate::support::askpane(&["hook"]);
     command.envs(env);
     let run = run_bounded(&mut command, Some(&pre_tool_use()));
     let _ = fs::remove_dir_all(&dir);
@@ -647,7 +634,7 @@ fn hook_with_a_bad_environment_does_not_block_the_tool_call() {
         [("ASKPANE_TIMEOUT", "an hour"), ("ASKPANE_SUBMIT", "0")],
         [("ASKPANE_DECLINE", "no"), ("ASKPANE_ANSWERS", "/dev/null")],
     ] {
-        let mut command = askpane(&["hook"]);
+        let mut command = crate::support::askpane(&["hook"]);
         command.envs(env);
         let run = run_bounded(&mut command, Some(&pre_tool_use()));
         assert_ne!(run.status.code(), Some(2), "{env:?}: {run:?}");
@@ -660,7 +647,7 @@ fn hook_with_a_bad_environment_does_not_block_the_tool_call() {
 
 /// `askpane <args>` with HOME pointing at `home` (never the real one).
 fn settings_command(args: &[&str], home: &Path) -> Finished {
-    let mut command = askpane(args);
+    let mut command = crate::support::askpane(args);
     command.env("HOME", home);
     let run = run_bounded(&mut command, None);
     assert!(!run.stderr.contains("panicked"), "{run:?}");

@@ -402,12 +402,15 @@ fn record_tool_results(log: &mut Log, body: &Value) {
 fn describe_message(message: &Value) -> String {
     let role = message["role"].as_str().unwrap_or("?");
     let blocks = match &message["content"] {
-        Value::String(text) => vec![format!("text {:?}", clip(text, 80))],
+        Value::String(text) => vec![format!("text {:?}", crate::support::clip(text, 80))],
         Value::Array(blocks) => blocks
             .iter()
             .map(|block| match block["type"].as_str() {
                 Some("text") => {
-                    format!("text {:?}", clip(block["text"].as_str().unwrap_or(""), 80))
+                    format!(
+                        "text {:?}",
+                        crate::support::clip(block["text"].as_str().unwrap_or(""), 80)
+                    )
                 }
                 Some("tool_result") => format!("tool_result for {}", block["tool_use_id"]),
                 Some(kind) => kind.to_owned(),
@@ -417,15 +420,6 @@ fn describe_message(message: &Value) -> String {
         _ => Vec::new(),
     };
     format!("{role} [{}]", blocks.join(", "))
-}
-
-fn clip(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        return text.to_owned();
-    }
-    let mut clipped: String = text.chars().take(limit).collect();
-    clipped.push('…');
-    clipped
 }
 
 /// What the fake model says.

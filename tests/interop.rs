@@ -810,14 +810,14 @@ impl Run {
                     run["type"].as_str().unwrap_or("?"),
                     run["exitCode"],
                     run["command"],
-                    clip(run["stdout"].as_str().unwrap_or(""), 600).trim_end(),
-                    clip(run["stderr"].as_str().unwrap_or(""), 600).trim_end(),
+                    crate::support::clip(run["stdout"].as_str().unwrap_or(""), 600).trim_end(),
+                    crate::support::clip(run["stderr"].as_str().unwrap_or(""), 600).trim_end(),
                 )
             })
             .collect();
         let stdout_tail: Vec<String> = self.stdout[self.stdout.len().saturating_sub(8)..]
             .iter()
-            .map(|line| format!("  {}", clip(line, 600)))
+            .map(|line| format!("  {}", crate::support::clip(line, 600)))
             .collect();
         let stderr_tail: Vec<&str> = {
             let lines: Vec<&str> = self.stderr.lines().collect();
@@ -841,9 +841,10 @@ impl Run {
             if tool_results.is_empty() { "  (none)".to_owned() } else { tool_results.join("\n") },
             self.can_use_tool.len(),
             if hook_runs.is_empty() { "  (none)".to_owned() } else { hook_runs.join("\n") },
-            self.result
-                .as_ref()
-                .map_or_else(|| "(none)".to_owned(), |result| clip(&result.to_string(), 400)),
+            self.result.as_ref().map_or_else(
+                || "(none)".to_owned(),
+                |result| crate::support::clip(&result.to_string(), 400)
+            ),
             self.request_summary,
             stdout_tail.join("\n"),
             if stderr_tail.is_empty() { "  (empty)".to_owned() } else { stderr_tail.join("\n") },
@@ -883,15 +884,6 @@ pub(crate) fn tool_result_text(block: &Value) -> String {
         }
         other => other.to_string(),
     }
-}
-
-fn clip(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        return text.to_owned();
-    }
-    let mut clipped: String = text.chars().take(limit).collect();
-    clipped.push('…');
-    clipped
 }
 
 /// A scratch directory outside the repository (so the CLI finds no enclosing git repository,

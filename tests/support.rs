@@ -251,3 +251,25 @@ pub fn artifact(name: &str) -> PathBuf {
 pub fn read_lossy(path: &Path) -> String {
     fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
+
+/// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser).
+pub fn askpane(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("ASKPANE_") {
+            command.env_remove(name);
+        }
+    }
+    command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    command
+}
+
+/// At most `limit` characters of `text`, with "…" when cut (for failure messages).
+pub fn clip(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_owned();
+    }
+    let mut clipped: String = text.chars().take(limit).collect();
+    clipped.push('…');
+    clipped
+}
