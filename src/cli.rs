@@ -775,7 +775,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             // Permissions are decided by the reader when headless.
             Inbound::Permission(_)
             | Inbound::WithdrawPermission { .. }
-            | Inbound::Withdraw { .. } => {}
+            | Inbound::Withdraw { .. }
+            | Inbound::Settled { .. } => {}
         }
     }
 }

@@ -435,14 +435,13 @@ impl Client {
         message
     }
 
-    /// The next message, which must be `question_withdrawn` for `tool_use_id`.
-    fn recv_withdrawn(&mut self, tool_use_id: &str) {
+    /// The next message, which must be `question_withdrawn` for `tool_use_id`; returns its reason
+    /// (how the question ended: `answered`, `withdrawn`, …).
+    fn recv_withdrawn(&mut self, tool_use_id: &str) -> String {
         let message = self.recv();
-        assert_eq!(
-            message,
-            json!({"type": "question_withdrawn", "tool_use_id": tool_use_id}),
-            "expected the question withdrawn"
-        );
+        assert_eq!(message["type"], "question_withdrawn", "{message}");
+        assert_eq!(message["tool_use_id"], tool_use_id, "{message}");
+        message["reason"].as_str().expect("a reason").to_owned()
     }
 
     /// The next message, which must be an `error`; returns its `message`.
@@ -928,7 +927,7 @@ fn with_several_tabs_the_first_answer_wins() {
         json!({LAYOUT: "Sidebar", DATABASE: "PostgreSQL"})
     );
     first.recv_withdrawn(TOOL_USE_ID);
-    second.recv_withdrawn(TOOL_USE_ID);
+    assert_eq!(second.recv_withdrawn(TOOL_USE_ID), "answered", "the other tab hears how it ended");
 
     // The slower tab's answer comes too late: refused, and the outcome is not sent twice.
     second.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
@@ -995,7 +994,7 @@ fn a_question_the_agent_withdraws_leaves_every_tab() {
     harness.sender().send(Inbound::Withdraw { tool_use_id: TOOL_USE_ID.to_owned() });
     assert_eq!(asked.outcome(), Outcome::Withdrawn);
     first.recv_withdrawn(TOOL_USE_ID);
-    second.recv_withdrawn(TOOL_USE_ID);
+    assert_eq!(second.recv_withdrawn(TOOL_USE_ID), "withdrawn");
 
     // Too late to answer; a new tab does not see it.
     first.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
@@ -1168,7 +1167,7 @@ fn a_question_with_a_timeout_times_out_in_the_browser_too() {
     client.recv_question(TOOL_USE_ID);
     let outcome = asked.outcome.recv_timeout(Duration::from_secs(4));
     assert_eq!(outcome.ok(), Some(Outcome::TimedOut { waited_secs: 1 }), "--timeout 1 ignored");
-    client.recv_withdrawn(TOOL_USE_ID);
+    assert_eq!(client.recv_withdrawn(TOOL_USE_ID), "timed_out");
     drop(client);
     harness.finish();
 }

@@ -106,6 +106,11 @@ impl App {
                         self.send(Resolved { id, outcome: Outcome::Withdrawn });
                     }
                 }
+                Ok(Inbound::Settled { tool_use_id, how }) => {
+                    if let Some(id) = self.state.settled_elsewhere(&tool_use_id, &how) {
+                        self.send(Resolved { id, outcome: Outcome::Withdrawn });
+                    }
+                }
                 Ok(Inbound::Notice(notice)) => self.state.notify(notice),
                 Ok(Inbound::Permission(permission)) => {
                     arrived = true;

@@ -546,15 +546,33 @@ impl State {
 
     /// Removes the request the agent withdrew, telling the user and keeping what they typed.
     pub fn withdraw(&mut self, tool_use_id: &str) -> Option<RequestId> {
+        self.remove_with_notice(tool_use_id, |pending| {
+            format!(
+                "{} withdrew “{}” before it was answered.",
+                pending.provenance.label(),
+                pending.ask.title()
+            )
+        })
+    }
+
+    /// Removes a request settled elsewhere (`how`: "answered in another window"), keeping what
+    /// the user typed here in the notice.
+    pub fn settled_elsewhere(&mut self, tool_use_id: &str, how: &str) -> Option<RequestId> {
+        self.remove_with_notice(tool_use_id, |pending| {
+            format!("“{}” was {how}.", pending.ask.title())
+        })
+    }
+
+    fn remove_with_notice(
+        &mut self,
+        tool_use_id: &str,
+        headline: impl FnOnce(&Pending) -> String,
+    ) -> Option<RequestId> {
         let index =
             self.pending.iter().position(|p| p.envelope.tool_use_id() == Some(tool_use_id))?;
         let pending = self.pending.remove(index);
         let typed = pending.typed_text();
-        let mut notice = format!(
-            "{} withdrew “{}” before it was answered.",
-            pending.provenance.label(),
-            pending.ask.title()
-        );
+        let mut notice = headline(&pending);
         if !typed.is_empty() {
             notice.push_str("\nWhat you typed:\n");
             notice.push_str(&typed);

@@ -66,9 +66,10 @@ pub fn selected_numbers(ask: &Ask, drafts: &[Draft]) -> Map<String, Value> {
     }
 }
 
-/// `question_withdrawn`: the question is gone; the browser drops it.
-pub fn question_withdrawn(tool_use_id: &str) -> Value {
-    json!({"type": "question_withdrawn", "tool_use_id": tool_use_id})
+/// `question_withdrawn`: the question is gone; the browser drops it. `reason` is how it ended
+/// (an [`Outcome::kind`]: `answered` in another tab, `withdrawn` by the agent, …).
+pub fn question_withdrawn(tool_use_id: &str, reason: &str) -> Value {
+    json!({"type": "question_withdrawn", "tool_use_id": tool_use_id, "reason": reason})
 }
 
 /// What a browser sent, recognised but not yet checked against its question.

@@ -119,6 +119,8 @@ pub enum Inbound {
     Ask(Box<Request>),
     /// The agent took back the question with this tool_use id (e.g. `control_cancel_request`).
     Withdraw { tool_use_id: String },
+    /// The question was settled elsewhere (another browser tab); `how` completes "“X” was …".
+    Settled { tool_use_id: String, how: String },
     /// Something the user should know (a malformed line, an agent that exited).
     Notice(String),
     /// A tool the agent wants to run, for the user to allow or deny (`askpane claude`).

@@ -41,8 +41,9 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long after a question's `--timeout` the bridge ends it, if no page did: time for the
 /// page's own expiry (which sends what the user touched) to arrive.
 const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
-/// How often a connection looks at its outgoing messages and the shutdown flag.
-const POLL: Duration = Duration::from_millis(50);
+/// How often a connection looks at its outgoing messages and the shutdown flag: the longest a
+/// message from askpane waits before it goes to the page.
+const POLL: Duration = Duration::from_millis(10);
 
 /// One file of the web app, served at `path`.
 #[derive(Clone, Copy, Debug)]
@@ -509,7 +510,9 @@ impl Hub {
                     mark_skipped: request.mark_skipped,
                 });
             }
-            Inbound::Withdraw { tool_use_id } => self.resolve(&tool_use_id, &Outcome::Withdrawn),
+            Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
+                self.resolve(&tool_use_id, &Outcome::Withdrawn);
+            }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
                 message: "askpane's browser UI cannot approve tool calls; allow them with \
@@ -552,7 +555,7 @@ impl Hub {
         for responder in question.responders {
             responder.send(outcome.clone());
         }
-        self.broadcast(&web::question_withdrawn(tool_use_id));
+        self.broadcast(&web::question_withdrawn(tool_use_id, outcome.kind()));
     }
 
     fn handle_browser(&mut self, message: ToHub) {

@@ -27,7 +27,10 @@ const RETRY_MS: f64 = 2000.0;
 #[derive(Default)]
 struct Mailbox {
     messages: VecDeque<String>,
+    opened: bool,
     closed: bool,
+    /// The bridge closed normally: askpane is done, there is nothing to reconnect to.
+    finished: bool,
 }
 
 /// A connection to the bridge, for the app's frame hook.
@@ -43,6 +46,7 @@ pub struct BridgeClient {
     /// When to try again (performance.now() milliseconds), after the socket closed.
     retry_at: Option<f64>,
     told_disconnected: bool,
+    finished: bool,
 }
 
 impl BridgeClient {
@@ -58,6 +62,7 @@ impl BridgeClient {
             awaited: Vec::new(),
             retry_at: None,
             told_disconnected: false,
+            finished: false,
         };
         client.connect();
         client
@@ -81,10 +86,21 @@ impl BridgeClient {
         socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
         let (mailbox, waker) = (Rc::clone(&self.mailbox), self.waker.clone());
-        let on_close = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
-            mailbox.borrow_mut().closed = true;
+        let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+            mailbox.borrow_mut().opened = true;
             waker.wake();
         });
+        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        on_open.forget();
+        let (mailbox, waker) = (Rc::clone(&self.mailbox), self.waker.clone());
+        let on_close =
+            Closure::<dyn FnMut(web_sys::CloseEvent)>::new(move |event: web_sys::CloseEvent| {
+                let mut mailbox = mailbox.borrow_mut();
+                mailbox.closed = true;
+                // 1000 (normal closure) is the bridge saying it is done, not a lost connection.
+                mailbox.finished = event.code() == 1000;
+                waker.wake();
+            });
         socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
         on_close.forget();
         self.socket = Some(socket);
@@ -92,15 +108,26 @@ impl BridgeClient {
 
     /// Does what arrived, sends what was decided, and reconnects when it is time.
     pub fn pump(&mut self, now_ms: f64) {
-        let (messages, closed) = {
+        let (messages, opened, closed, finished) = {
             let mut mailbox = self.mailbox.borrow_mut();
-            (std::mem::take(&mut mailbox.messages), mailbox.closed)
+            let opened = std::mem::take(&mut mailbox.opened);
+            (std::mem::take(&mut mailbox.messages), opened, mailbox.closed, mailbox.finished)
         };
+        if opened {
+            self.told_disconnected = false;
+        }
         for text in messages {
             self.receive(&text);
         }
         self.send_decided();
-        if closed {
+        if finished && !self.finished {
+            self.finished = true;
+            self.socket = None;
+            self.to_ui.send(Inbound::Notice(
+                "askpane has finished with this page; you can close it.".to_owned(),
+            ));
+        }
+        if closed && !self.finished {
             self.socket = None;
             if !self.told_disconnected {
                 self.told_disconnected = true;
@@ -113,7 +140,6 @@ impl BridgeClient {
                 None => self.retry_at = Some(now_ms + RETRY_MS),
                 Some(at) if now_ms >= at => {
                     self.retry_at = None;
-                    self.told_disconnected = false;
                     self.connect();
                 }
                 Some(_) => {}
@@ -164,9 +190,19 @@ impl BridgeClient {
                 }
             }
             Some("question_withdrawn") => {
-                if let Some(id) = value.get("tool_use_id").and_then(Value::as_str) {
-                    self.to_ui.send(Inbound::Withdraw { tool_use_id: id.to_owned() });
-                }
+                let Some(id) = value.get("tool_use_id").and_then(Value::as_str) else { return };
+                let tool_use_id = id.to_owned();
+                // How it ended elsewhere: answered in another tab, or withdrawn by the agent.
+                let how = match value.get("reason").and_then(Value::as_str) {
+                    Some("answered" | "replied") => Some("answered in another window"),
+                    Some("declined" | "stopped") => Some("declined in another window"),
+                    Some("timed_out") => Some("ended: its time ran out"),
+                    _ => None,
+                };
+                self.to_ui.send(match how {
+                    Some(how) => Inbound::Settled { tool_use_id, how: how.to_owned() },
+                    None => Inbound::Withdraw { tool_use_id },
+                });
             }
             Some("error") => {
                 let message = value.get("message").and_then(Value::as_str).unwrap_or("unknown");

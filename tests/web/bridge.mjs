@@ -1,0 +1,683 @@
+// End-to-end test of `--ui web` in Debian's Chromium: askpane serves the web app and its
+// WebSocket bridge, the page answers, askpane prints the reply and exits as it should.
+//
+// Runs the native binary (target/debug/askpane, or ASKPANE_BIN; it must embed dist/web, so build
+// it after scripts/build-web) with DISPLAY and WAYLAND_DISPLAY removed, reads the URL it prints on
+// stderr and opens it in Chromium at 960×680 (the same layout as the native window, so the same
+// click coordinates as tests/web/demo.mjs). Checks:
+//   1. database: click SQLite, Submit → one stdout line with that answer, exit 0
+//   2. a PreToolUse hook input with three questions, answered by keyboard only → hookSpecificOutput
+//   3. two tabs on `askpane demo --ui web`: the first answer wins, the other tab drops the question,
+//      and a reload does not bring it back
+//   4. a reload before answering gets the question again
+//   5. Escape, Decline → exit 1 with {"outcome":"declined",…}
+//   6. timing: spawning askpane → the question drawn in the page (median of 5)
+// The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
+// demo feed only), so "the question arrived / went away" is read off the WebSocket frames the page
+// receives (Playwright sees them) and off screenshots, compared pixel by pixel. For the timing, an
+// init script adds a listener to the page's WebSocket that only notes when the question arrived.
+//
+// Every wait is bounded; every askpane started here is killed by its PID at the end, also on
+// failure. Screenshots go to target/test-artifacts/web-bridge*.png. Run with `scripts/web-test`, or
+// `node tests/web/bridge.mjs` once askpane is built with the web app. Exits non-zero on failure.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const artifacts = join(root, "target/test-artifacts");
+const askpaneBin = resolve(root, process.env.ASKPANE_BIN ?? "target/debug/askpane");
+const chromiumPath = process.env.ASKPANE_CHROMIUM ?? "/usr/bin/chromium";
+const viewport = { width: 960, height: 680 };
+
+const DATABASE_FIXTURE = "assets/fixtures/database.json";
+const HOOK_FIXTURE = "tests/fixtures/hook.pretooluse.stdin.json";
+const DATABASE_QUESTION = "Which database should the new orders service use?";
+
+// Bounds, in milliseconds.
+const URL_TIMEOUT = 15_000; // askpane prints the URL
+const READY_TIMEOUT = 30_000; // the page's first frame
+const QUESTION_TIMEOUT = 10_000; // the question arrives over the WebSocket
+const EXIT_TIMEOUT = 10_000; // askpane exits after the answer
+const WHOLE_RUN_TIMEOUT = 6 * 60_000; // the watchdog: everything
+
+// Where to click, in CSS pixels at 960×680, read off target/test-artifacts/web-bridge.png and
+// web-bridge-decline.png: the database question's third option (rows are ~65 px apart from the
+// first at y 160), Submit in the footer, an empty spot of the central panel (for keyboard focus),
+// and the decline bar's "Decline" button (the bar opens above the footer after Escape).
+const SQLITE = { x: 81, y: 292 };
+const SUBMIT = { x: 918, y: 645 };
+const EMPTY = { x: 300, y: 590 };
+const DECLINE = { x: 41, y: 614 };
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+function sleep(ms) {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+/** Resolves `promise`, or fails with `message` after `ms`. */
+async function within(ms, promise, message) {
+  let timer;
+  const timeout = new Promise((_, fail) => {
+    timer = setTimeout(() => fail(new Failure(`${message} (waited ${ms / 1000} s)`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `condition` every 25 ms until it is true; fails with `message` after `ms`. */
+async function until(ms, condition, message) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Failure(`${message} (waited ${ms / 1000} s)`);
+    await sleep(25);
+  }
+}
+
+// --- askpane processes ---------------------------------------------------------------------------
+
+/** Every askpane started here, so that each is killed (by its PID) however the run ends. */
+const children = new Set();
+
+/** askpane's environment: no display (so no native window and no xdg-open), no ASKPANE_* flags. */
+function askpaneEnv() {
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  delete env.WAYLAND_DISPLAY;
+  for (const name of Object.keys(env)) if (name.startsWith("ASKPANE_")) delete env[name];
+  return env;
+}
+
+/** Starts askpane with `args`; collects its stdout and stderr and notes when it exits. */
+function startAskpane(args) {
+  const child = spawn(askpaneBin, args, {
+    cwd: root,
+    env: askpaneEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const run = {
+    child,
+    pid: child.pid,
+    label: `askpane ${args.join(" ")}`,
+    startedAt: performance.now(),
+    stdout: "",
+    stderr: "",
+    urlAt: null,
+    exit: null,
+  };
+  children.add(run);
+  child.stdout.setEncoding("utf8").on("data", (text) => (run.stdout += text));
+  child.stderr.setEncoding("utf8").on("data", (text) => {
+    run.stderr += text;
+    if (run.urlAt === null && /answer in your browser: http/.test(run.stderr)) run.urlAt = performance.now();
+  });
+  run.exited = new Promise((done) => {
+    child.on("exit", (code, signal) => {
+      run.exit = { code, signal };
+      done(run.exit);
+    });
+    child.on("error", (error) => {
+      run.exit = { code: null, signal: null, error };
+      done(run.exit);
+    });
+  });
+  return run;
+}
+
+function stderrOf(run) {
+  const text = run.stderr.trim();
+  return text ? `\n  its stderr:\n    ${text.split("\n").join("\n    ")}` : " (nothing on stderr)";
+}
+
+/** The page's URL, from askpane's `answer in your browser: URL` line on stderr. */
+async function urlOf(run) {
+  const pattern = /askpane: answer in your browser: (http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64})\s/;
+  await until(
+    URL_TIMEOUT,
+    () => pattern.test(run.stderr) || run.exit !== null,
+    `${run.label}: no "answer in your browser" line on stderr${stderrOf(run)}`,
+  );
+  const found = pattern.exec(run.stderr);
+  if (found) return found[1];
+  if (run.exit.error) throw new Failure(`${run.label}: could not start: ${run.exit.error.message}`);
+  if (/without its web app/.test(run.stderr)) {
+    throw new Failure(
+      `${askpaneBin} was built without the web app (it exited ${run.exit.code}): ` +
+        "run scripts/build-web, then cargo build (scripts/web-test does both)",
+    );
+  }
+  throw new Failure(`${run.label} exited (${describeExit(run.exit)}) before printing its URL${stderrOf(run)}`);
+}
+
+function describeExit(exit) {
+  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}
+
+/** Waits for askpane to exit by itself. */
+async function exitOf(run, ms = EXIT_TIMEOUT) {
+  await within(ms, run.exited, `${run.label} did not exit${stderrOf(run)}\n  its stdout: ${JSON.stringify(run.stdout)}`);
+  return run.exit;
+}
+
+/** Ends askpane by its PID: SIGTERM, then SIGKILL if it is still there after 3 s. */
+async function stop(run) {
+  if (run.exit !== null) return;
+  try {
+    process.kill(run.pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  const ended = await Promise.race([run.exited.then(() => true), sleep(3000).then(() => false)]);
+  if (!ended) {
+    try {
+      process.kill(run.pid, "SIGKILL");
+    } catch {}
+    await Promise.race([run.exited, sleep(2000)]);
+  }
+}
+
+/** The last resort (an exit path that cannot wait): SIGKILL every askpane still running. */
+function killAll() {
+  for (const run of children) {
+    if (run.exit === null) {
+      try {
+        process.kill(run.pid, "SIGKILL");
+      } catch {}
+    }
+  }
+}
+
+/** The lines askpane printed on stdout; fails unless there is exactly one, and parses it. */
+function onlyReply(run, name) {
+  const lines = run.stdout.split("\n").filter((line) => line !== "");
+  check(
+    lines.length === 1 && run.stdout.endsWith("\n"),
+    `${name}: expected exactly one line on stdout, got ${JSON.stringify(run.stdout)}`,
+  );
+  try {
+    return JSON.parse(lines[0]);
+  } catch (error) {
+    throw new Failure(`${name}: stdout is not JSON: ${lines[0]} (${error.message})`);
+  }
+}
+
+function expectJson(name, what, actual, expected) {
+  check(
+    JSON.stringify(actual) === JSON.stringify(expected),
+    `${name}: ${what} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`,
+  );
+}
+
+// --- the browser ---------------------------------------------------------------------------------
+
+/** A fontconfig setup with one Latin font at most (as in demo.mjs): CJK must come from askpane. */
+function latinOnlyFonts(dir) {
+  const fonts = join(dir, "fonts");
+  mkdirSync(fonts);
+  const latin = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (existsSync(latin)) writeFileSync(join(fonts, "DejaVuSans.ttf"), readFileSync(latin));
+  const config = join(dir, "fonts.conf");
+  writeFileSync(
+    config,
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n` +
+      `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
+  );
+  return config;
+}
+
+/**
+ * Opens `url` in a new page and waits for its first frame. The returned tab records every
+ * WebSocket message the page receives (`frames`: {type, tool_use_id, at, socket}) and every page
+ * error or console error (`problems`); `socket` counts the page's WebSockets (a reload opens one).
+ */
+async function openTab(context, url, name) {
+  const page = await context.newPage();
+  const tab = { page, name, frames: [], problems: [], sockets: 0 };
+  page.on("pageerror", (error) => tab.problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") tab.problems.push(`console error: ${message.text()}`);
+  });
+  page.on("websocket", (socket) => {
+    tab.sockets += 1;
+    const number = tab.sockets;
+    socket.on("framereceived", ({ payload }) => {
+      let message = {};
+      try {
+        message = JSON.parse(typeof payload === "string" ? payload : payload.toString("utf8"));
+      } catch {}
+      tab.frames.push({ type: message.type, tool_use_id: message.tool_use_id, at: performance.now(), socket: number });
+    });
+  });
+  await load(tab, () => page.goto(url, { timeout: READY_TIMEOUT }), `open ${url}`);
+  return tab;
+}
+
+/** Loads the tab (`how`: a goto or a reload) and waits for the first frame. */
+async function load(tab, how, what) {
+  try {
+    await how();
+  } catch (error) {
+    throw new Failure(`${tab.name}: could not ${what}: ${error.message.split("\n")[0]}`);
+  }
+  await waitReady(tab);
+}
+
+async function reload(tab) {
+  await load(tab, () => tab.page.reload({ timeout: READY_TIMEOUT }), "reload the page");
+}
+
+async function waitReady(tab) {
+  try {
+    await tab.page.waitForFunction(() => window.askpaneReady === true, null, { timeout: READY_TIMEOUT });
+  } catch {
+    const loading = await tab.page.locator("#askpane_loading").textContent({ timeout: 1000 }).catch(() => null);
+    throw new Failure(
+      `${tab.name}: no first frame within ${READY_TIMEOUT / 1000} s` +
+        (loading ? ` (the page says: ${loading})` : "") +
+        (tab.problems.length ? `\n  ${tab.problems.join("\n  ")}` : ""),
+    );
+  }
+}
+
+/** Waits for a WebSocket message of `type` on the tab's socket number `socket` (default: any). */
+async function frame(tab, type, { socket = null, ms = QUESTION_TIMEOUT } = {}) {
+  const matches = (f) => f.type === type && (socket === null || f.socket === socket);
+  await until(ms, () => tab.frames.some(matches), `${tab.name}: no ${type} message from askpane`);
+  return tab.frames.find(matches);
+}
+
+/**
+ * Runs in every page before its own scripts: notes (in `performance.now()` time) when the page
+ * makes its first WebSocket, when that opens, when the first `user_question` arrives on it, and
+ * when two animation frames have passed after that. The
+ * listener is added in the constructor, so it runs before the app's `onmessage`; the app then
+ * repaints in the next frame, which the second frame callback follows. Timing only: the app's
+ * messages are not touched.
+ */
+function timeQuestions() {
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      window.askpaneTestSocketAt ??= performance.now();
+      this.addEventListener("open", () => (window.askpaneTestOpenAt ??= performance.now()));
+      this.addEventListener("message", (event) => {
+        if (window.askpaneTestQuestionAt !== undefined) return;
+        if (typeof event.data !== "string" || !event.data.includes('"user_question"')) return;
+        window.askpaneTestQuestionAt = performance.now();
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => (window.askpaneTestDrawnAt = performance.now())),
+        );
+      });
+    }
+  };
+}
+
+/** Two more presented frames and a short pause: what arrived is on screen. */
+async function settle(page) {
+  await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
+  );
+  await page.waitForTimeout(200);
+}
+
+/** Waits until the question has come over the socket and been drawn. */
+async function questionDrawn(tab, options) {
+  const arrived = await frame(tab, "user_question", options);
+  await settle(tab.page);
+  return arrived;
+}
+
+/** Share of pixels that differ between two PNG screenshots, decoded by the browser itself. */
+async function difference(page, a, b) {
+  return page.evaluate(
+    async ([a, b]) => {
+      const decode = async (base64) => {
+        const bitmap = await createImageBitmap(
+          new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: "image/png" }),
+        );
+        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+        const context = canvas.getContext("2d");
+        context.drawImage(bitmap, 0, 0);
+        return context.getImageData(0, 0, bitmap.width, bitmap.height);
+      };
+      const [x, y] = [await decode(a), await decode(b)];
+      if (x.width !== y.width || x.height !== y.height) return 1;
+      let differing = 0;
+      for (let i = 0; i < x.data.length; i += 4) {
+        if (x.data[i] !== y.data[i] || x.data[i + 1] !== y.data[i + 1] || x.data[i + 2] !== y.data[i + 2]) {
+          differing += 1;
+        }
+      }
+      return differing / (x.width * x.height);
+    },
+    [a.toString("base64"), b.toString("base64")],
+  );
+}
+
+function percent(share) {
+  return `${(share * 100).toFixed(1)} %`;
+}
+
+/** Page problems, without the ones expected once askpane has exited (the page retries its socket). */
+function unexpectedProblems(tab) {
+  return tab.problems.filter((problem) => !/WebSocket connection to .* failed/.test(problem));
+}
+
+function noProblems(tab) {
+  const problems = unexpectedProblems(tab);
+  check(problems.length === 0, `${tab.name}:\n  ${problems.join("\n  ")}`);
+}
+
+// --- the tests -----------------------------------------------------------------------------------
+
+/** 1. Click SQLite, Submit: one reply line with that answer, exit 0. */
+async function clickAndSubmit(context) {
+  const name = "1 database by clicks";
+  const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await questionDrawn(tab);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge.png") });
+    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
+    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    const exit = await exitOf(run);
+    check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
+    const reply = onlyReply(run, name);
+    expectJson(name, "answers", reply.answers, { [DATABASE_QUESTION]: "SQLite" });
+    check(Array.isArray(reply.questions), `${name}: the reply does not echo the questions: ${run.stdout}`);
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: exit 0, answers ${JSON.stringify(reply.answers)} (target/test-artifacts/web-bridge.png)`);
+  } finally {
+    await stop(run);
+  }
+}
+
+/** 2. A PreToolUse hook input with three questions, answered by keys only. */
+async function keyboardHook(context) {
+  const name = "2 hook input by keyboard";
+  const run = startAskpane(["ask", "--ui", "web", HOOK_FIXTURE]);
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await questionDrawn(tab);
+    // The Japanese tab title needs askpane's CJK font, which only askpane's server can give.
+    try {
+      await tab.page.waitForFunction(() => window.askpaneFonts?.includes("askpane-cjk"), null, { timeout: 15_000 });
+    } catch {
+      throw new Failure(`${name}: the CJK font was never loaded from askpane's server`);
+    }
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-hook.png") });
+    await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    for (const key of ["2", "Enter", "1", "3", "Enter", "2", "Enter"]) {
+      await tab.page.keyboard.press(key);
+      await sleep(60);
+    }
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-hook-review.png") });
+    await tab.page.keyboard.press("Enter");
+    const exit = await exitOf(run);
+    check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
+    const reply = onlyReply(run, name);
+    const output = reply.hookSpecificOutput;
+    check(output?.hookEventName === "PreToolUse", `${name}: not a PreToolUse hookSpecificOutput: ${run.stdout}`);
+    check(output.permissionDecision === "allow", `${name}: permissionDecision is ${output.permissionDecision}: ${run.stdout}`);
+    expectJson(name, "updatedInput.answers", output.updatedInput?.answers, {
+      "Which layout should the settings page use?": "Tabs",
+      "Which features do you want to enable?": "Dark mode, Export",
+      "どのデータベースを使いますか？": "SQLite",
+    });
+    noProblems(tab);
+    await tab.page.close();
+    console.log(
+      `ok   ${name}: exit 0, updatedInput.answers ${JSON.stringify(output.updatedInput.answers)} ` +
+        "(target/test-artifacts/web-bridge-hook.png, web-bridge-hook-review.png)",
+    );
+  } finally {
+    await stop(run);
+  }
+}
+
+/** 3. Two tabs on the demo: the first answer wins, the other tab drops the question for good. */
+async function twoTabs(context) {
+  const name = "3 two tabs";
+  const run = startAskpane(["demo", "--ui", "web", "--fixture", "database"]);
+  try {
+    const url = await urlOf(run);
+    const a = await openTab(context, url, `${name} (tab A)`);
+    const b = await openTab(context, url, `${name} (tab B)`);
+    const asked = await questionDrawn(a);
+    await questionDrawn(b);
+    const before = await b.page.screenshot({ path: join(artifacts, "web-bridge-tab-b-before.png") });
+
+    await a.page.mouse.click(SQLITE.x, SQLITE.y);
+    await a.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await until(EXIT_TIMEOUT, () => run.stdout.includes("\n"), `${name}: askpane printed no reply after tab A answered${stderrOf(run)}`);
+    const withdrawn = await frame(b, "question_withdrawn");
+    check(
+      withdrawn.tool_use_id === asked.tool_use_id,
+      `${name}: tab B was told to drop ${withdrawn.tool_use_id}, not ${asked.tool_use_id}`,
+    );
+    await settle(b.page);
+    const after = await b.page.screenshot({ path: join(artifacts, "web-bridge-tab-b-after.png") });
+    const gone = await difference(b.page, before, after);
+    check(gone > 0.05, `${name}: tab B still looks the same after tab A answered (${percent(gone)} of pixels differ)`);
+
+    // Still exactly one reply a moment later: tab B's page sent nothing for the withdrawn question.
+    await sleep(500);
+    const reply = onlyReply(run, name);
+    expectJson(name, "answers", reply.answers, { [DATABASE_QUESTION]: "SQLite" });
+    check(run.exit === null, `${name}: askpane demo ended (${describeExit(run.exit ?? {})}); it should keep serving`);
+
+    // A reload of B: a new connection, and the answered question does not come back.
+    const socketsBefore = b.sockets;
+    await reload(b);
+    await until(QUESTION_TIMEOUT, () => b.sockets > socketsBefore, `${name}: tab B did not connect again after the reload`);
+    await sleep(1500);
+    await settle(b.page);
+    const again = b.frames.filter((f) => f.socket > socketsBefore && f.type === "user_question");
+    check(again.length === 0, `${name}: the answered question came back to tab B after a reload`);
+    const reloaded = await b.page.screenshot({ path: join(artifacts, "web-bridge-tab-b-reloaded.png") });
+    const idle = await difference(b.page, before, reloaded);
+    check(idle > 0.05, `${name}: tab B shows the question again after the reload (${percent(idle)} of pixels differ)`);
+    const likeAfter = await difference(b.page, after, reloaded);
+    onlyReply(run, `${name} (after the reload)`);
+    noProblems(a);
+    noProblems(b);
+    await a.page.close();
+    await b.page.close();
+    console.log(
+      `ok   ${name}: one reply (SQLite from tab A); tab B got question_withdrawn and its picture ` +
+        `changed (${percent(gone)} of pixels); after a reload no question (${percent(idle)} differ ` +
+        `from the question, ${percent(likeAfter)} from the withdrawn view) ` +
+        "(target/test-artifacts/web-bridge-tab-b-{before,after,reloaded}.png)",
+    );
+  } finally {
+    await stop(run);
+  }
+}
+
+/** 4. A reload before answering: the question comes back and can be answered. */
+async function reloadRestores(context) {
+  const name = "4 reload restores";
+  const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await questionDrawn(tab);
+    await reload(tab);
+    await until(QUESTION_TIMEOUT, () => tab.sockets >= 2, `${name}: the page did not connect again after the reload`);
+    await questionDrawn(tab, { socket: tab.sockets });
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-reloaded.png") });
+    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
+    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    const exit = await exitOf(run);
+    check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
+    const reply = onlyReply(run, name);
+    expectJson(name, "answers", reply.answers, { [DATABASE_QUESTION]: "SQLite" });
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: the question came back after the reload; exit 0, answers ${JSON.stringify(reply.answers)}`);
+  } finally {
+    await stop(run);
+  }
+}
+
+/** 5. Escape, then the decline bar's Decline: exit 1 with a declined outcome. */
+async function decline(context) {
+  const name = "5 decline";
+  const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await questionDrawn(tab);
+    await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    await tab.page.keyboard.press("Escape");
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-decline.png") });
+    await tab.page.mouse.click(DECLINE.x, DECLINE.y);
+    const exit = await exitOf(run);
+    check(
+      exit.code === 1,
+      `${name}: askpane exited with ${describeExit(exit)}, expected 1 (see target/test-artifacts/web-bridge-decline.png)${stderrOf(run)}`,
+    );
+    const reply = onlyReply(run, name);
+    check(reply.outcome === "declined", `${name}: the reply is ${run.stdout.trim()}, expected {"outcome":"declined",…}`);
+    check(typeof reply.message === "string" && reply.message.length > 0, `${name}: the reply has no message: ${run.stdout.trim()}`);
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: exit 1, ${run.stdout.trim()} (target/test-artifacts/web-bridge-decline.png)`);
+  } finally {
+    await stop(run);
+  }
+}
+
+/** 6. Spawning askpane → the question drawn in a page opened as soon as the URL is printed. */
+async function timing(context, runs) {
+  const name = "6 timing";
+  const samples = [];
+  for (let i = 0; i < runs; i += 1) {
+    const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+    try {
+      const url = await urlOf(run);
+      const tab = await openTab(context, url, `${name} ${i + 1}`);
+      await frame(tab, "user_question");
+      await tab.page.waitForFunction(() => window.askpaneTestDrawnAt !== undefined, null, { timeout: QUESTION_TIMEOUT });
+      // The page's clock, as milliseconds since the epoch: comparable with ours.
+      const page = await tab.page.evaluate(() => ({
+        origin: performance.timeOrigin,
+        ready: window.askpaneFirstFrameMs,
+        socket: window.askpaneTestSocketAt,
+        open: window.askpaneTestOpenAt,
+        question: window.askpaneTestQuestionAt,
+        drawn: window.askpaneTestDrawnAt,
+      }));
+      const spawned = performance.timeOrigin + run.startedAt;
+      const since = (pageMs) => page.origin + pageMs - spawned;
+      samples.push({
+        url: run.urlAt - run.startedAt,
+        ready: since(page.ready),
+        socket: since(page.socket),
+        open: since(page.open),
+        question: since(page.question),
+        drawn: since(page.drawn),
+      });
+      noProblems(tab);
+      await tab.page.close();
+    } finally {
+      await stop(run);
+    }
+  }
+  const median = (key) => {
+    const sorted = samples.map((s) => s[key]).sort((x, y) => x - y);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  console.log(
+    `ok   ${name}: spawn → question drawn: median ${median("drawn").toFixed(0)} ms over ${runs} runs ` +
+      `(${samples.map((s) => s.drawn.toFixed(0)).join(", ")} ms); medians: URL on stderr ` +
+      `${median("url").toFixed(0)} ms, WebSocket created ${median("socket").toFixed(0)} ms, ` +
+      `first frame ${median("ready").toFixed(0)} ms, WebSocket open ${median("open").toFixed(0)} ms, ` +
+      `question received ${median("question").toFixed(0)} ms`,
+  );
+}
+
+async function main() {
+  check(
+    existsSync(askpaneBin),
+    `${askpaneBin} is missing: build it with cargo build after scripts/build-web (scripts/web-test does both)`,
+  );
+  check(existsSync(chromiumPath), `${chromiumPath} is missing: apt-get install chromium`);
+  mkdirSync(artifacts, { recursive: true });
+  const scratch = mkdtempSync(join(tmpdir(), "askpane-bridge-test-"));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(join(scratch, "profile"), {
+      executablePath: chromiumPath,
+      headless: true,
+      timeout: 60_000,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      env: { ...process.env, FONTCONFIG_FILE: latinOnlyFonts(scratch) },
+      viewport,
+      colorScheme: "light",
+    });
+    context.setDefaultTimeout(30_000);
+    await context.addInitScript(timeQuestions);
+    await clickAndSubmit(context);
+    await keyboardHook(context);
+    await twoTabs(context);
+    await reloadRestores(context);
+    await decline(context);
+    await timing(context, 5);
+  } finally {
+    for (const run of children) await stop(run);
+    await within(20_000, context?.close() ?? Promise.resolve(), "closing Chromium").catch(() => {});
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// Whatever happens, no askpane is left behind.
+process.on("exit", killAll);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    killAll();
+    console.error(`bridge test FAILED: interrupted by ${signal}`);
+    process.exit(1);
+  });
+}
+const watchdog = setTimeout(() => {
+  killAll();
+  console.error(`bridge test FAILED: the whole run took more than ${WHOLE_RUN_TIMEOUT / 60_000} minutes`);
+  process.exit(1);
+}, WHOLE_RUN_TIMEOUT);
+watchdog.unref();
+
+try {
+  await main();
+  console.log("bridge test passed");
+} catch (error) {
+  console.error(`bridge test FAILED: ${error instanceof Failure ? error.message : (error.stack ?? error)}`);
+  process.exitCode = 1;
+}
+killAll();
+process.exit(process.exitCode ?? 0);
