@@ -27,12 +27,11 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
+import { Failure, check, chromiumPath, difference, launch, settle } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
 const askpaneBin = resolve(root, process.env.ASKPANE_BIN ?? "target/debug/askpane");
-const chromiumPath = process.env.ASKPANE_CHROMIUM ?? "/usr/bin/chromium";
 const viewport = { width: 960, height: 680 };
 
 const DATABASE_FIXTURE = "assets/fixtures/database.json";
@@ -54,12 +53,6 @@ const SQLITE = { x: 81, y: 292 };
 const SUBMIT = { x: 918, y: 645 };
 const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
-
-class Failure extends Error {}
-
-function check(condition, message) {
-  if (!condition) throw new Failure(message);
-}
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -223,20 +216,6 @@ function expectJson(name, what, actual, expected) {
 
 // --- the browser ---------------------------------------------------------------------------------
 
-/** A fontconfig setup with one Latin font at most (as in demo.mjs): CJK must come from askpane. */
-function latinOnlyFonts(dir) {
-  const fonts = join(dir, "fonts");
-  mkdirSync(fonts);
-  const latin = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (existsSync(latin)) writeFileSync(join(fonts, "DejaVuSans.ttf"), readFileSync(latin));
-  const config = join(dir, "fonts.conf");
-  writeFileSync(
-    config,
-    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n` +
-      `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
-  );
-  return config;
-}
 
 /**
  * Opens `url` in a new page and waits for its first frame. The returned tab records every
@@ -326,13 +305,6 @@ function timeQuestions() {
   };
 }
 
-/** Two more presented frames and a short pause: what arrived is on screen. */
-async function settle(page) {
-  await page.evaluate(
-    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
-  );
-  await page.waitForTimeout(200);
-}
 
 /** Waits until the question has come over the socket and been drawn. */
 async function questionDrawn(tab, options) {
@@ -341,32 +313,6 @@ async function questionDrawn(tab, options) {
   return arrived;
 }
 
-/** Share of pixels that differ between two PNG screenshots, decoded by the browser itself. */
-async function difference(page, a, b) {
-  return page.evaluate(
-    async ([a, b]) => {
-      const decode = async (base64) => {
-        const bitmap = await createImageBitmap(
-          new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: "image/png" }),
-        );
-        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-        const context = canvas.getContext("2d");
-        context.drawImage(bitmap, 0, 0);
-        return context.getImageData(0, 0, bitmap.width, bitmap.height);
-      };
-      const [x, y] = [await decode(a), await decode(b)];
-      if (x.width !== y.width || x.height !== y.height) return 1;
-      let differing = 0;
-      for (let i = 0; i < x.data.length; i += 4) {
-        if (x.data[i] !== y.data[i] || x.data[i + 1] !== y.data[i + 1] || x.data[i + 2] !== y.data[i + 2]) {
-          differing += 1;
-        }
-      }
-      return differing / (x.width * x.height);
-    },
-    [a.toString("base64"), b.toString("base64")],
-  );
-}
 
 function percent(share) {
   return `${(share * 100).toFixed(1)} %`;
@@ -623,24 +569,7 @@ async function main() {
   const scratch = mkdtempSync(join(tmpdir(), "askpane-bridge-test-"));
   let context;
   try {
-    context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-      executablePath: chromiumPath,
-      headless: true,
-      timeout: 60_000,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      env: { ...process.env, FONTCONFIG_FILE: latinOnlyFonts(scratch) },
-      viewport,
-      colorScheme: "light",
-    });
+    context = await launch(scratch, viewport, { timeout: 60_000 });
     context.setDefaultTimeout(30_000);
     await context.addInitScript(timeQuestions);
     await clickAndSubmit(context);

@@ -14,12 +14,11 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
+import { Failure, check, chromiumPath, difference, launch, settle } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const dist = join(root, "dist/web");
 const artifacts = join(root, "target/test-artifacts");
-const chromiumPath = process.env.ASKPANE_CHROMIUM ?? "/usr/bin/chromium";
 const viewport = { width: 960, height: 680 };
 const readyTimeoutMs = 30_000;
 
@@ -38,12 +37,6 @@ const MIME = {
   ".ttf": "font/ttf",
   ".txt": "text/plain; charset=utf-8",
 };
-
-class Failure extends Error {}
-
-function check(condition, message) {
-  if (!condition) throw new Failure(message);
-}
 
 /** Serves dist/web (GET and HEAD only, nothing outside it); records every path asked for. */
 function serve() {
@@ -77,20 +70,6 @@ function serve() {
   });
 }
 
-/** A fontconfig setup with one Latin font at most, so Chromium cannot draw CJK or Thai itself. */
-function latinOnlyFonts(dir) {
-  const fonts = join(dir, "fonts");
-  mkdirSync(fonts);
-  const latin = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (existsSync(latin)) writeFileSync(join(fonts, "DejaVuSans.ttf"), readFileSync(latin));
-  const config = join(dir, "fonts.conf");
-  writeFileSync(
-    config,
-    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n` +
-      `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
-  );
-  return config;
-}
 
 /** Opens `fragment` in a new page and waits for the first frame; fails on page errors. */
 async function open(context, base, fragment, { blockFonts = false } = {}) {
@@ -124,40 +103,7 @@ async function open(context, base, fragment, { blockFonts = false } = {}) {
   return { page, problems, fontRequests };
 }
 
-/** Waits until two more frames have been presented (after a font arrived, say). */
-async function settle(page) {
-  await page.evaluate(
-    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
-  );
-  await page.waitForTimeout(200);
-}
 
-/** Share of pixels that differ between two PNG screenshots, decoded by the browser itself. */
-async function difference(page, a, b) {
-  return page.evaluate(
-    async ([a, b]) => {
-      const decode = async (base64) => {
-        const bitmap = await createImageBitmap(
-          new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: "image/png" }),
-        );
-        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-        const context = canvas.getContext("2d");
-        context.drawImage(bitmap, 0, 0);
-        return context.getImageData(0, 0, bitmap.width, bitmap.height);
-      };
-      const [x, y] = [await decode(a), await decode(b)];
-      if (x.width !== y.width || x.height !== y.height) return 1;
-      let differing = 0;
-      for (let i = 0; i < x.data.length; i += 4) {
-        if (x.data[i] !== y.data[i] || x.data[i + 1] !== y.data[i + 1] || x.data[i + 2] !== y.data[i + 2]) {
-          differing += 1;
-        }
-      }
-      return differing / (x.width * x.height);
-    },
-    [a.toString("base64"), b.toString("base64")],
-  );
-}
 
 /** Answers the database demo by `answer(page)` and Submit; returns the reply's `answers`. */
 async function answerDatabase(context, base, { name, answer, screenshot }) {
@@ -256,23 +202,7 @@ async function main() {
   const { server, base } = await serve();
   let context;
   try {
-    context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      env: { ...process.env, FONTCONFIG_FILE: latinOnlyFonts(scratch) },
-      viewport,
-      colorScheme: "light",
-    });
+    context = await launch(scratch, viewport);
     const clicked = await answerDatabase(context, base, {
       name: "database (click SQLite, Submit)",
       screenshot: "web-demo.png",

@@ -1,0 +1,89 @@
+// Shared by the browser tests (demo.mjs, bridge.mjs): Debian's Chromium through playwright-core,
+// with fonts restricted so that CJK and Thai can only come from askpane, and small checks.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { chromium } from "playwright-core";
+
+/** Debian's Chromium (or ASKPANE_CHROMIUM): playwright-core drives it; nothing is downloaded. */
+export const chromiumPath = process.env.ASKPANE_CHROMIUM ?? "/usr/bin/chromium";
+
+/** A failed check: the scripts report its message and exit non-zero. */
+export class Failure extends Error {}
+
+/** Starts headless Chromium on a fresh profile under `scratch` (flags from shared/toolchain.md). */
+export function launch(scratch, viewport, options = {}) {
+  return chromium.launchPersistentContext(join(scratch, "profile"), {
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    env: { ...process.env, FONTCONFIG_FILE: latinOnlyFonts(scratch) },
+    viewport,
+    colorScheme: "light",
+    ...options,
+  });
+}
+
+/** Throws a [`Failure`] with `message` unless `condition` holds. */
+export function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+/** Waits until two more frames have been presented (after a font arrived, say). */
+export async function settle(page) {
+  await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
+  );
+  await page.waitForTimeout(200);
+}
+
+/** Share of pixels that differ between two PNG screenshots, decoded by the browser itself. */
+export async function difference(page, a, b) {
+  return page.evaluate(
+    async ([a, b]) => {
+      const decode = async (base64) => {
+        const bitmap = await createImageBitmap(
+          new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: "image/png" }),
+        );
+        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+        const context = canvas.getContext("2d");
+        context.drawImage(bitmap, 0, 0);
+        return context.getImageData(0, 0, bitmap.width, bitmap.height);
+      };
+      const [x, y] = [await decode(a), await decode(b)];
+      if (x.width !== y.width || x.height !== y.height) return 1;
+      let differing = 0;
+      for (let i = 0; i < x.data.length; i += 4) {
+        if (x.data[i] !== y.data[i] || x.data[i + 1] !== y.data[i + 1] || x.data[i + 2] !== y.data[i + 2]) {
+          differing += 1;
+        }
+      }
+      return differing / (x.width * x.height);
+    },
+    [a.toString("base64"), b.toString("base64")],
+  );
+}
+
+/** A fontconfig setup with one Latin font at most, so Chromium cannot draw CJK or Thai itself. */
+export function latinOnlyFonts(dir) {
+  const fonts = join(dir, "fonts");
+  mkdirSync(fonts);
+  const latin = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (existsSync(latin)) writeFileSync(join(fonts, "DejaVuSans.ttf"), readFileSync(latin));
+  const config = join(dir, "fonts.conf");
+  writeFileSync(
+    config,
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n` +
+      `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
+  );
+  return config;
+}
