@@ -8,7 +8,7 @@
 // target/test-artifacts/. Run with `scripts/web-test`, or `node tests/web/demo.mjs` once
 // dist/web is built. Exits non-zero with a message on any failure.
 
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, resolve, sep } from "node:path";
