@@ -23,7 +23,7 @@ use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::web_client::BridgeClient;
 use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
-use egui::epaint::text::{FallbackRequest, FontInsert, FontPriority, InsertFontFamily};
+use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -364,12 +364,7 @@ impl WebFonts {
         wasm_bindgen_futures::spawn_local(async move {
             match fetch_bytes(font.url()).await {
                 Ok(bytes) => {
-                    let families = [egui::FontFamily::Proportional, egui::FontFamily::Monospace]
-                        .into_iter()
-                        .map(|family| InsertFontFamily { family, priority: FontPriority::Lowest })
-                        .collect();
-                    let data = egui::FontData::from_owned(bytes);
-                    ctx.add_font(FontInsert::new(font.name(), data, families));
+                    add_before_symbol_fonts(&ctx, font.name(), bytes);
                     ctx.request_repaint();
                     publish::font(font.name());
                 }
@@ -463,4 +458,25 @@ mod publish {
             None => set(key, &Array::of1(value)),
         }
     }
+}
+
+/// egui's own last-resort fonts: icons and emoji. They also hold a few CJK punctuation marks
+/// (the full-width "？"), so a script font must come before them to draw its own.
+const SYMBOL_FONTS: [&str; 3] = ["egui-icons", "NotoEmoji-Regular", "emoji-icon-font"];
+
+/// Adds a script font to both families, after the text fonts and before [`SYMBOL_FONTS`].
+fn add_before_symbol_fonts(ctx: &egui::Context, name: &str, bytes: Vec<u8>) {
+    let mut definitions = ctx.fonts(|fonts| fonts.definitions().clone());
+    definitions
+        .font_data
+        .insert(name.to_owned(), std::sync::Arc::new(egui::FontData::from_owned(bytes)));
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        let list = definitions.families.entry(family).or_default();
+        if list.iter().any(|font| font == name) {
+            continue;
+        }
+        let at = list.iter().position(|font| SYMBOL_FONTS.contains(&font.as_str()));
+        list.insert(at.unwrap_or(list.len()), name.to_owned());
+    }
+    ctx.set_fonts(definitions);
 }
