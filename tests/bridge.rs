@@ -1157,7 +1157,6 @@ fn an_idle_connection_does_not_hold_up_stop() {
 }
 
 #[test]
-
 fn a_question_with_a_timeout_times_out_in_the_browser_too() {
     let harness = Harness::start();
     let asked = harness.ask_with(TOOL_USE_ID, |request| {
@@ -1173,7 +1172,6 @@ fn a_question_with_a_timeout_times_out_in_the_browser_too() {
 }
 
 #[test]
-
 fn a_session_that_marks_skipped_questions_gets_them_marked_from_the_browser_too() {
     let harness = Harness::start();
     let asked = harness.ask_with(TOOL_USE_ID, |request| request.mark_skipped = true);

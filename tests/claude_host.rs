@@ -742,7 +742,6 @@ fn the_cli_dying_mid_question_ends_the_session_and_clears_the_question() {
 /// The CLI dying while a tool permission waits: the card goes with it, as a question does, and
 /// nothing can be decided for a CLI that is gone.
 #[test]
-
 fn the_cli_dying_with_a_permission_open_clears_its_card() {
     let dir = support::scratch_dir("claude-dies-permission");
     let go = dir.join("go");
@@ -777,7 +776,6 @@ fn the_cli_dying_with_a_permission_open_clears_its_card() {
 /// session's writer fails, which `run_claude` reports as askpane's own error (exit 2, "ending the
 /// Claude Code session: Broken pipe") instead of Claude Code's exit code 3.
 #[test]
-
 fn deciding_a_permission_after_the_cli_ended_does_not_fail_the_session() {
     let dir = support::scratch_dir("claude-decided-late");
     let go = dir.join("go");
@@ -809,7 +807,6 @@ fn deciding_a_permission_after_the_cli_ended_does_not_fail_the_session() {
 /// nothing: the session still ends cleanly with the CLI's exit code (`App::perform`: "The
 /// session may have ended; the transcript then says so").
 #[test]
-
 fn commands_after_the_cli_ended_do_not_fail_the_session() {
     let dir = support::scratch_dir("claude-after-end");
     let mut records = session_start("answer-with-notes");

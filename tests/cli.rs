@@ -608,7 +608,6 @@ fn hook_ignores_other_tools_and_garbage() {
 }
 
 #[test]
-
 fn hook_with_an_answers_file_that_does_not_fit_still_exits_0() {
     // Claude Code reads exit 2 from a PreToolUse hook as "block the tool call, show stderr to the
     // model", and ignores stdout. A misconfigured answers file must not block AskUserQuestion.
@@ -627,7 +626,6 @@ fn hook_with_an_answers_file_that_does_not_fit_still_exits_0() {
 }
 
 #[test]
-
 fn hook_with_a_bad_environment_does_not_block_the_tool_call() {
     for env in [
         [("ASKPANE_SUBMIT", "1"), ("ASKPANE_TIMEOUT", "60")],
@@ -688,13 +686,30 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
 }
 
+/// A scratch HOME and a project with an empty `.claude` folder, for the settings tests.
+struct Layout {
+    home: PathBuf,
+    project: PathBuf,
+    folder: PathBuf,
+    settings: PathBuf,
+}
+
+impl Layout {
+    fn new(root: &Path) -> Self {
+        let (home, project) = (root.join("home"), root.join("project"));
+        let folder = project.join(".claude");
+        fs::create_dir_all(&home).expect("create home");
+        fs::create_dir_all(&folder).expect("create .claude");
+        let settings = folder.join("settings.json");
+        Layout { home, project, folder, settings }
+    }
+}
+
 #[test]
 fn install_creates_the_project_settings_and_a_second_install_changes_nothing() {
     let root = scratch("install-new", &[]);
-    let (home, project) = (root.join("home"), root.join("project"));
-    fs::create_dir_all(&home).expect("create home");
-    fs::create_dir_all(&project).expect("create project");
-    let settings = project.join(".claude/settings.json");
+    let Layout { home, project, settings, .. } = Layout::new(&root);
+    fs::remove_dir(project.join(".claude")).expect("start without .claude");
     let args = ["install", "claude", "--project", path_str(&project)];
 
     let run = settings_command(&args, &home);
@@ -755,11 +770,7 @@ const OTHER_SETTINGS: &str = r#"{
 #[test]
 fn install_keeps_every_other_key_and_hook_and_backs_up_the_old_text() {
     let root = scratch("install-merge", &[]);
-    let (home, project) = (root.join("home"), root.join("project"));
-    let folder = project.join(".claude");
-    fs::create_dir_all(&home).expect("create home");
-    fs::create_dir_all(&folder).expect("create .claude");
-    let settings = folder.join("settings.json");
+    let Layout { home, project, folder, settings } = Layout::new(&root);
     fs::write(&settings, OTHER_SETTINGS).expect("write settings.json");
     let original: Value = serde_json::from_str(OTHER_SETTINGS).expect("OTHER_SETTINGS is JSON");
 
@@ -791,11 +802,7 @@ fn install_keeps_every_other_key_and_hook_and_backs_up_the_old_text() {
 #[test]
 fn install_points_an_existing_askpane_hook_at_this_binary() {
     let root = scratch("install-moved", &[]);
-    let (home, project) = (root.join("home"), root.join("project"));
-    let folder = project.join(".claude");
-    fs::create_dir_all(&home).expect("create home");
-    fs::create_dir_all(&folder).expect("create .claude");
-    let settings = folder.join("settings.json");
+    let Layout { home, project, folder, settings } = Layout::new(&root);
     let old = r#"{"hooks":{"PreToolUse":[{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"/opt/old/askpane hook","timeout":600}]}]},"model":"opus"}"#;
     fs::write(&settings, old).expect("write settings.json");
 
@@ -815,14 +822,9 @@ fn install_points_an_existing_askpane_hook_at_this_binary() {
 }
 
 #[test]
-
 fn every_change_keeps_its_own_backup() {
     let root = scratch("install-backups", &[]);
-    let (home, project) = (root.join("home"), root.join("project"));
-    let folder = project.join(".claude");
-    fs::create_dir_all(&home).expect("create home");
-    fs::create_dir_all(&folder).expect("create .claude");
-    let settings = folder.join("settings.json");
+    let Layout { home, project, folder, settings } = Layout::new(&root);
     fs::write(&settings, OTHER_SETTINGS).expect("write settings.json");
 
     let run = settings_command(&["install", "claude", "--project", path_str(&project)], &home);
@@ -843,11 +845,7 @@ fn every_change_keeps_its_own_backup() {
 #[test]
 fn malformed_settings_are_left_byte_identical_and_not_backed_up() {
     let root = scratch("install-malformed", &[]);
-    let (home, project) = (root.join("home"), root.join("project"));
-    let folder = project.join(".claude");
-    fs::create_dir_all(&home).expect("create home");
-    fs::create_dir_all(&folder).expect("create .claude");
-    let settings = folder.join("settings.json");
+    let Layout { home, project, folder, settings } = Layout::new(&root);
     for (text, says) in [
         ("{\"model\": \"opus\",,}\n", "is not valid JSON"),
         // JSON with comments, as some people write by hand: not JSON.

@@ -440,7 +440,6 @@ fn arrows_space_tab_and_ctrl_enter_work_without_a_mouse() {
 }
 
 #[test]
-
 fn shift_tab_goes_to_the_previous_question() {
     let (mut window, _asked) = open_fixture("settings-capture");
     window.press(Key::Tab, None);
@@ -586,7 +585,6 @@ fn the_other_digit_focuses_its_box_and_esc_leaves_it_without_declining() {
 }
 
 #[test]
-
 fn the_other_digit_is_not_typed_into_its_box() {
     let (mut window, _asked) = open_fixture("database");
     window.press_digit(5);
@@ -614,7 +612,6 @@ fn n_opens_the_note_and_the_note_is_sent() {
 }
 
 #[test]
-
 fn n_is_not_typed_into_the_note() {
     let (mut window, _asked) = open_fixture("database");
     window.press(Key::N, Some("n"));
@@ -624,7 +621,6 @@ fn n_is_not_typed_into_the_note() {
 }
 
 #[test]
-
 fn clicking_other_puts_the_cursor_in_its_box() {
     let (mut window, _asked) = open_fixture("database");
     window.click(Role::RadioButton, "Other");
@@ -633,7 +629,6 @@ fn clicking_other_puts_the_cursor_in_its_box() {
 }
 
 #[test]
-
 fn clicking_an_options_description_chooses_it() {
     let (mut window, _asked) = open_fixture("database");
     let description = "Embedded single-file database with zero setup, best for local \
