@@ -5,11 +5,11 @@
 //! user typed lives here, per request and per question, so switching tabs or requests loses
 //! nothing.
 
+use crate::protocol::origin::{Provenance, RequestId};
 use crate::protocol::stream::{
     Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult, tool_summary,
 };
 use crate::protocol::{Ask, Draft, Envelope, Outcome, Pick, ResultStyle, Warning, build_answers};
-use crate::transport::{Provenance, RequestId};
 
 /// Which page of a request is showing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -440,11 +440,11 @@ impl State {
     }
 
     /// Records one event of the agent session.
-    pub fn session_event(&mut self, event: crate::transport::SessionEvent) {
+    pub fn session_event(&mut self, event: crate::protocol::stream::SessionEvent) {
         let session = self.session.get_or_insert_with(Session::default);
         match event {
-            crate::transport::SessionEvent::Message(message) => session.record(message),
-            crate::transport::SessionEvent::Ended { status, stderr_tail } => {
+            crate::protocol::stream::SessionEvent::Message(message) => session.record(message),
+            crate::protocol::stream::SessionEvent::Ended { status, stderr_tail } => {
                 session.busy = false;
                 session.ended = Some((status, stderr_tail));
             }
@@ -1050,7 +1050,9 @@ mod tests {
         state.start_session(Some("Fix the tests"));
         let huge = "x".repeat(ENTRY_LIMIT + 10);
         let event = |line: serde_json::Value| {
-            crate::transport::SessionEvent::Message(crate::protocol::stream::parse_cli_line(&line))
+            crate::protocol::stream::SessionEvent::Message(crate::protocol::stream::parse_cli_line(
+                &line,
+            ))
         };
         state.session_event(event(json!({"type": "assistant", "message": {"content": [
             {"type": "text", "text": "Running them."},

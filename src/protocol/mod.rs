@@ -7,6 +7,7 @@
 
 pub mod answer;
 pub mod envelope;
+pub mod origin;
 pub mod outcome;
 pub mod preset;
 pub mod question;

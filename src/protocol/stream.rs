@@ -32,6 +32,15 @@ pub enum CliMessage {
     Other { kind: String },
 }
 
+/// One event of an agent session run under askpane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionEvent {
+    /// A line of the transcript (`system/init`, assistant, user, result).
+    Message(CliMessage),
+    /// The agent ended: how, and the last lines it wrote to stderr.
+    Ended { status: String, stderr_tail: Vec<String> },
+}
+
 /// What `system`/`init` says about the session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionInfo {

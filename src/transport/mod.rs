@@ -18,58 +18,15 @@ pub mod serve;
 pub mod web_client;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest};
+// Plain data the app's state and view also use, kept in `protocol` so they need no transport.
+pub use crate::protocol::origin::{Provenance, RequestId};
+pub use crate::protocol::stream::SessionEvent;
+
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::{self, Ask, Draft, Envelope, Incoming, Invalid, Outcome, Warning};
-
-/// Identifies one request for the life of the process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RequestId(u64);
-
-impl RequestId {
-    pub fn next() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        RequestId(NEXT.fetch_add(1, Ordering::Relaxed))
-    }
-}
-
-/// Who asked, shown beside the question so the user knows which agent is waiting.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Provenance {
-    /// The adapter: `demo`, `ask`, `hook`, `claude`, …
-    pub source: String,
-    /// What distinguishes this agent: a fixture name, a project folder, a session id.
-    pub detail: Option<String>,
-}
-
-impl Provenance {
-    pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
-        Provenance { source: source.into(), detail }
-    }
-
-    /// The provenance of a hook request: its project and permission mode.
-    pub fn from_envelope(source: &str, envelope: &Envelope) -> Self {
-        let detail = envelope.hook_context().map(|context| {
-            let project = context.project().unwrap_or("unknown project");
-            match &context.permission_mode {
-                Some(mode) => format!("{project} · {mode}"),
-                None => project.to_owned(),
-            }
-        });
-        Provenance::new(source, detail)
-    }
-
-    /// One line for lists: `hook · my-project`.
-    pub fn label(&self) -> String {
-        match &self.detail {
-            Some(detail) => format!("{} · {detail}", self.source),
-            None => self.source.clone(),
-        }
-    }
-}
 
 /// One AskUserQuestion call on its way to the window.
 #[derive(Debug)]
@@ -138,15 +95,6 @@ pub struct PermissionAsk {
     pub request: PermissionRequest,
     pub provenance: Provenance,
     pub reply: Responder<PermissionDecision>,
-}
-
-/// One event of an agent session run under askpane.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SessionEvent {
-    /// A line of the transcript (`system/init`, assistant, user, result).
-    Message(CliMessage),
-    /// The agent ended: how, and the last lines it wrote to stderr.
-    Ended { status: String, stderr_tail: Vec<String> },
 }
 
 /// What the window asks of an agent session it shows.

@@ -7,9 +7,9 @@ use egui::{
 use egui_commonmark::CommonMarkCache;
 
 use crate::app::state::{Action, Pending};
+use crate::protocol::origin::RequestId;
 use crate::protocol::{Choice, Pick, Question};
 use crate::theme::{Tokens, size};
-use crate::transport::RequestId;
 
 use super::chip_text;
 use super::preview::{preview_body, preview_ui};

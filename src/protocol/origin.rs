@@ -1,0 +1,52 @@
+//! Who asked, and which request is which: plain data shared by the transport, the app's state and
+//! the view (no IO, no threads).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::envelope::Envelope;
+
+/// Identifies one request for the life of the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(u64);
+
+impl RequestId {
+    pub fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        RequestId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Who asked, shown beside the question so the user knows which agent is waiting.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The adapter: `demo`, `ask`, `hook`, `claude`, …
+    pub source: String,
+    /// What distinguishes this agent: a fixture name, a project folder, a session id.
+    pub detail: Option<String>,
+}
+
+impl Provenance {
+    pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
+        Provenance { source: source.into(), detail }
+    }
+
+    /// The provenance of a hook request: its project and permission mode.
+    pub fn from_envelope(source: &str, envelope: &Envelope) -> Self {
+        let detail = envelope.hook_context().map(|context| {
+            let project = context.project().unwrap_or("unknown project");
+            match &context.permission_mode {
+                Some(mode) => format!("{project} · {mode}"),
+                None => project.to_owned(),
+            }
+        });
+        Provenance::new(source, detail)
+    }
+
+    /// One line for lists: `hook · my-project`.
+    pub fn label(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{} · {detail}", self.source),
+            None => self.source.clone(),
+        }
+    }
+}
