@@ -318,7 +318,12 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
         awaited.push(AwaitedReply { envelope: request.envelope.clone(), format: None, outcome });
         requests.push(request);
     }
-    let window = serve(requests, awaited, AppOptions { close_when_done: false }, &args.shown)?;
+    let window = serve(
+        requests,
+        awaited,
+        AppOptions { close_when_done: false, ..AppOptions::default() },
+        &args.shown,
+    )?;
     match window.problem {
         None => Ok(exit::OK),
         Some(problem) => Ok(no_display(&problem)),
@@ -537,7 +542,10 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
     let outcome = answer_one(incoming, "ask", format, &args.answering, &args.shown, None)?;
     Ok(match outcome {
         Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
-        Outcome::Declined { .. } | Outcome::Stopped { .. } | Outcome::Withdrawn => exit::DECLINED,
+        Outcome::Declined { .. }
+        | Outcome::Stopped { .. }
+        | Outcome::Clarify { .. }
+        | Outcome::Withdrawn => exit::DECLINED,
         Outcome::Refused { .. } => exit::INVALID,
         Outcome::Unavailable { .. } => exit::NO_HUMAN,
         Outcome::TimedOut { .. } => exit::TIMED_OUT,
@@ -643,7 +651,12 @@ fn answer_one(
         }
         None => vec![request],
     };
-    let served = serve(requests, awaited, AppOptions { close_when_done: true }, shown)?;
+    let served = serve(
+        requests,
+        awaited,
+        AppOptions { close_when_done: true, ..AppOptions::default() },
+        shown,
+    )?;
     match (&served.problem, served.bridge_failed) {
         // The agent was told no one can answer; the caller hears the usage error (exit 2).
         (Some(problem), true) => anyhow::bail!("cannot show the questions: {problem}"),

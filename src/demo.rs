@@ -56,7 +56,8 @@ impl Fixture {
         let input = serde_json::from_str(self.json)
             .map_err(|source| FixtureError::Json { name: self.name, source })?;
         let incoming = Incoming { envelope: Envelope::ToolInput, input };
-        let provenance = Provenance::new("demo", Some(self.name.to_owned()));
+        let name = Some(self.name.to_owned());
+        let provenance = Provenance::new("demo", name.clone()).with_project(name);
         Request::new(incoming, provenance)
             .map_err(|source| FixtureError::Invalid { name: self.name, source })
     }

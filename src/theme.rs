@@ -51,8 +51,14 @@ pub mod size {
     pub const ROW_GAP: f32 = 4.0;
     /// Diameter of the radio / side of the checkbox drawn in a row.
     pub const INDICATOR: f32 = 16.0;
-    /// Width of the question list when a preview sits beside it, as a share of the page.
+    /// Width of the question list when a preview sits beside it, as a share of the page (the
+    /// user can drag it; it keeps the share when the window is resized).
     pub const PREVIEW_SPLIT: f32 = 0.42;
+    /// The narrowest the options and the preview get beside each other.
+    pub const SPLIT_MIN_OPTIONS: f32 = 220.0;
+    pub const SPLIT_MIN_PREVIEW: f32 = 160.0;
+    /// Width of the handle between them.
+    pub const SPLIT_HANDLE: f32 = 10.0;
     /// The request list, shown when several requests wait.
     pub const REQUEST_LIST_WIDTH: f32 = 200.0;
     /// Longest header shown in full on a chip; longer ones are cut with "…" (full text on hover).

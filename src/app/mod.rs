@@ -3,6 +3,10 @@
 //! `logic` receives (it also runs while the window is hidden); `ui` draws and applies the
 //! actions the view returns. Each request's [`Responder`] stays here, never in the state or the
 //! view, and anything still open when the app ends is told the window closed.
+//!
+//! Keys are the user's only when they meant them for askpane: for a moment after the window
+//! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
+//! typing aimed at a terminal (or Enter pressed once too often) never answers a question.
 
 pub mod state;
 
@@ -11,14 +15,21 @@ use std::collections::HashMap;
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
-use crate::protocol::Outcome;
 use crate::protocol::stream::PermissionDecision;
+use crate::protocol::{Outcome, TextField};
 use crate::transport::{
     Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
 };
 use crate::{theme, view};
 
-use state::{NewRequest, PendingPermission, Pushed, Resolved, SessionEffect, State};
+use state::{Countdown, NewRequest, PendingPermission, Pushed, Resolved, SessionEffect, State};
+
+/// How long key input is ignored after the window appears, gains focus, or shows a request the
+/// user did not pick: longer than a keystroke already on its way, shorter than a deliberate one.
+pub const KEY_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// A box edited this recently counts as being typed in when a countdown runs out.
+const STILL_TYPING_SECS: f64 = 3.0;
 
 /// How the window behaves for a mode.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,6 +37,9 @@ pub struct AppOptions {
     /// Close the window once the adapters are done and no question is left (`askpane ask`).
     /// The demo keeps it open to show what was sent.
     pub close_when_done: bool,
+    /// How long keys are ignored at the moments described in the module docs ([`KEY_GRACE`]
+    /// unless a test needs another).
+    pub key_grace: Option<std::time::Duration>,
 }
 
 pub struct App {
@@ -38,9 +52,15 @@ pub struct App {
     state: State,
     markdown: CommonMarkCache,
     options: AppOptions,
-    /// Each timed request's allowance, for the "no one answered within N seconds" message.
-    timeouts: HashMap<RequestId, std::time::Duration>,
     title: String,
+    /// Keys pressed before this time (the app's clock) are dropped.
+    keys_blocked_until: f64,
+    /// The request shown last frame, to notice one the user did not pick.
+    shown: Option<RequestId>,
+    /// The user picked the request now shown (a click in the request list).
+    picked_by_user: bool,
+    /// When each Other or note box was last edited (the app's clock).
+    edited: HashMap<(RequestId, usize, TextField), f64>,
     /// The user confirmed closing; the next close request goes through.
     closing: bool,
     /// Called at the start of every frame: the web build polls its transport here (no threads).
@@ -62,8 +82,12 @@ impl App {
             state: State::default(),
             markdown: CommonMarkCache::default(),
             options,
-            timeouts: HashMap::new(),
             title: String::new(),
+            // The first frame starts the grace (see `guard_keys`).
+            keys_blocked_until: f64::NEG_INFINITY,
+            shown: None,
+            picked_by_user: false,
+            edited: HashMap::new(),
             closing: false,
             frame_hook: None,
         }
@@ -163,12 +187,9 @@ impl App {
             timeout,
             mark_skipped,
         } = request;
-        let deadline = timeout.map(|timeout| now + timeout.as_secs_f64());
-        if let Some(timeout) = timeout {
-            self.timeouts.insert(id, timeout);
-        }
+        let countdown = timeout.map(|timeout| Countdown::start(now, timeout.as_secs()));
         let new =
-            NewRequest { id, envelope, ask, warnings, provenance, drafts, deadline, mark_skipped };
+            NewRequest { id, envelope, ask, warnings, provenance, drafts, countdown, mark_skipped };
         let shown_as = match self.state.push(new) {
             Pushed::Added => id,
             Pushed::SameAs(existing) => existing,
@@ -185,16 +206,30 @@ impl App {
 
     /// Applies the view's actions; finished requests go out at once.
     pub fn apply(&mut self, ctx: &egui::Context, actions: Vec<state::Action>) {
+        let now = ctx.input(|input| input.time);
         for action in actions {
-            if let state::Action::Session(action) = action {
-                if let Some(effect) = self.state.apply_session(action) {
-                    self.perform(effect);
+            match &action {
+                state::Action::Session(session_action) => {
+                    if let Some(effect) = self.state.apply_session(session_action.clone()) {
+                        self.perform(effect);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if action == state::Action::ConfirmClose {
-                self.closing = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                state::Action::ConfirmClose => {
+                    self.closing = true;
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+                // Exactly what the window's close button does: the close path asks first when
+                // answers are in progress.
+                state::Action::RequestClose => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+                state::Action::SelectRequest(_) => self.picked_by_user = true,
+                state::Action::SetOtherText { question, .. } => {
+                    self.note_edit(*question, TextField::Other, now);
+                }
+                state::Action::SetNotes { question, .. } => {
+                    self.note_edit(*question, TextField::Notes, now);
+                }
+                _ => {}
             }
             if let Some(resolved) = self.state.apply(action) {
                 self.send(resolved);
@@ -202,13 +237,30 @@ impl App {
         }
     }
 
-    /// Sends what the user touched of every request whose time ran out; wakes for the next one.
+    fn note_edit(&mut self, question: usize, field: TextField, now: f64) {
+        if let Some(current) = self.state.current() {
+            self.edited.insert((current.id, question, field), now);
+        }
+    }
+
+    /// Sends what the user finished of every request whose time ran out; wakes for the next.
     fn expire(&mut self, ctx: &egui::Context, now: f64) {
-        let timeouts = &self.timeouts;
-        let expired = self.state.expire(now, |pending| {
-            timeouts.get(&pending.id).map_or(0, std::time::Duration::as_secs)
-        });
+        let edited = &self.edited;
+        let focused = ctx.memory(|memory| memory.focused());
+        // A box counts as being typed in while it has the keyboard or was edited a moment ago.
+        let typing = |id, question, field| {
+            let box_id = match field {
+                TextField::Other => view::question::other_text_id(id, question),
+                TextField::Notes => view::question::notes_id(id, question),
+            };
+            focused == Some(box_id)
+                || edited
+                    .get(&(id, question, field))
+                    .is_some_and(|&at| now - at < STILL_TYPING_SECS)
+        };
+        let expired = self.state.expire(now, &typing);
         for resolved in expired {
+            self.edited.retain(|(id, _, _), _| *id != resolved.id);
             self.send(resolved);
         }
         if let Some(deadline) = self.state.next_deadline() {
@@ -262,7 +314,7 @@ impl eframe::App for App {
                 egui::UserAttentionType::Informational,
             ));
         }
-        let title = self.state.title();
+        let title = self.state.title(now);
         if title != self.title {
             set_title(ctx, &title);
             self.title = title;
@@ -280,7 +332,15 @@ impl eframe::App for App {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        let actions = view::root_ui(ui, &self.state, &mut self.markdown);
+        self.guard_keys(ui.ctx());
+        let user_acted = App::user_acted(ui.ctx());
+        let mut actions = view::root_ui(ui, &self.state, &mut self.markdown);
+        // "Any key to stay": a key or a click stops every countdown, except the click that
+        // asks for more time.
+        let adds_time = actions.iter().any(|action| matches!(action, state::Action::AddTime(_)));
+        if user_acted && !adds_time && self.state.counting_down() {
+            actions.insert(0, state::Action::Stay);
+        }
         if !actions.is_empty() {
             self.apply(ui.ctx(), actions);
             // Draw the result of the actions now rather than on the next input event.
@@ -291,6 +351,51 @@ impl eframe::App for App {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.close_all();
     }
+}
+
+impl App {
+    /// Drops key input during the grace (see the module docs).
+    fn guard_keys(&mut self, ctx: &egui::Context) {
+        let grace = self.options.key_grace.unwrap_or(KEY_GRACE).as_secs_f64();
+        let now = ctx.input(|input| input.time);
+        let gained_focus = ctx.input(|input| {
+            input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
+        });
+        let shown = self.state.current().map(|pending| pending.id);
+        let arrived = shown.is_some() && shown != self.shown && !self.picked_by_user;
+        let first_frame = self.keys_blocked_until == f64::NEG_INFINITY;
+        if first_frame || gained_focus || arrived {
+            self.keys_blocked_until = now + grace;
+        }
+        self.shown = shown;
+        self.picked_by_user = false;
+        if now < self.keys_blocked_until {
+            ctx.input_mut(|input| input.events.retain(|event| !is_key_input(event)));
+        }
+    }
+
+    /// True when this frame holds a key press or a click: the user is here.
+    fn user_acted(ctx: &egui::Context) -> bool {
+        ctx.input(|input| {
+            input.events.iter().any(|event| {
+                matches!(event, egui::Event::Key { pressed: true, .. })
+                    || matches!(event, egui::Event::PointerButton { pressed: true, .. })
+            })
+        })
+    }
+}
+
+/// Input that comes from the keyboard: keys, typed text, and what key chords do.
+fn is_key_input(event: &egui::Event) -> bool {
+    matches!(
+        event,
+        egui::Event::Key { .. }
+            | egui::Event::Text(_)
+            | egui::Event::Paste(_)
+            | egui::Event::Copy
+            | egui::Event::Cut
+            | egui::Event::Ime(_)
+    )
 }
 
 /// The window title natively; the page title on the web (eframe's web backend has no Title).

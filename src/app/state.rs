@@ -9,7 +9,9 @@ use crate::protocol::origin::{Provenance, RequestId};
 use crate::protocol::stream::{
     Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult, tool_summary,
 };
-use crate::protocol::{Ask, Draft, Envelope, Outcome, Pick, ResultStyle, Warning, build_answers};
+use crate::protocol::{
+    Ask, Draft, Envelope, Outcome, Pick, Question, ResultStyle, TextField, Warning, build_answers,
+};
 
 /// Which page of a request is showing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +25,8 @@ pub enum Tab {
 pub enum Confirm {
     /// "Decline these questions?", with an optional message to the agent.
     Decline { message: String },
-    /// Some questions are unanswered: submit anyway? Holds their indices.
+    /// Some questions are unanswered: submit anyway? Holds their indices. Enter goes back; only
+    /// the button or Ctrl+Enter sends.
     PartialSubmit { missing: Vec<usize> },
     /// Answer in your own words instead of the form, as typed so far.
     Reply { text: String },
@@ -44,10 +47,49 @@ pub struct Pending {
     pub confirm: Option<Confirm>,
     /// Why the last submit did not go through (a size limit), shown until the next edit.
     pub error: Option<String>,
-    /// When unanswered time runs out, in the clock the app passes to [`State::expire`].
-    pub deadline: Option<f64>,
+    /// The `--timeout` countdown, if the request has one.
+    pub countdown: Option<Countdown>,
     /// Unanswered questions are sent as "skipped" rather than left out.
     pub mark_skipped: bool,
+}
+
+/// A request's `--timeout` countdown, in the clock the app passes to [`State::expire`] (seconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Countdown {
+    /// Running: at `deadline` what the user finished is sent, marked as sent by the timeout.
+    Running {
+        deadline: f64,
+        /// The seconds given in all: the timeout and any time added.
+        given_secs: u64,
+    },
+    /// The user is here ("any key to stay"): no deadline; the agent waits for the answer.
+    Stopped,
+}
+
+impl Countdown {
+    /// A countdown of `secs` from `now`.
+    pub fn start(now: f64, secs: u64) -> Self {
+        Countdown::Running { deadline: now + secs as f64, given_secs: secs }
+    }
+
+    /// Seconds left at `now` (0 once the time ran out); `None` when stopped.
+    pub fn left(&self, now: f64) -> Option<f64> {
+        match self {
+            Countdown::Running { deadline, .. } => Some((deadline - now).max(0.0)),
+            Countdown::Stopped => None,
+        }
+    }
+
+    /// The share of the time still left, from 1 down to 0, for the countdown bar.
+    pub fn fraction_left(&self, now: f64) -> Option<f32> {
+        match self {
+            Countdown::Running { deadline, given_secs } => {
+                let total = (*given_secs as f64).max(1.0);
+                Some(((deadline - now) / total).clamp(0.0, 1.0) as f32)
+            }
+            Countdown::Stopped => None,
+        }
+    }
 }
 
 /// How one question stands, for the tab chips and the Review page.
@@ -66,8 +108,13 @@ impl Pending {
         // Pre-selected answers (`--answers`) fill the form; anything else starts empty.
         let mut drafts = request.drafts;
         drafts.resize(count, Draft::default());
-        let cursor =
-            drafts.iter().map(|draft| draft.chosen().first().copied().unwrap_or(0)).collect();
+        let cursor = request
+            .ask
+            .questions()
+            .iter()
+            .zip(&drafts)
+            .map(|(question, draft)| cursor_row(question, draft))
+            .collect();
         Pending {
             id: request.id,
             envelope: request.envelope,
@@ -79,7 +126,7 @@ impl Pending {
             cursor,
             confirm: None,
             error: None,
-            deadline: request.deadline,
+            countdown: request.countdown,
             mark_skipped: request.mark_skipped,
         }
     }
@@ -137,6 +184,31 @@ impl Pending {
         }
     }
 
+    /// The answer as the user sees it (Review, confirmations): chosen labels exactly as shown,
+    /// never JSON-quoted, and the Other text quoted; `None` when unanswered.
+    pub fn shown_answer(&self, question: usize) -> Option<String> {
+        let (q, draft) = (self.ask.questions().get(question)?, self.drafts.get(question)?);
+        draft.answer(q)?;
+        let mut items: Vec<String> = draft
+            .chosen()
+            .iter()
+            .filter_map(|&index| q.options().get(index))
+            .map(|choice| choice.label().to_owned())
+            .collect();
+        if draft.is_chosen(Pick::Other) && !draft.other_text().trim().is_empty() {
+            items.push(format!("Other: “{}”", draft.other_text().trim()));
+        }
+        Some(items.join(" · "))
+    }
+
+    /// The seconds given to a timed request in all, for the "no response after N s" text.
+    fn given_secs(&self) -> u64 {
+        match self.countdown {
+            Some(Countdown::Running { given_secs, .. }) => given_secs,
+            _ => 0,
+        }
+    }
+
     /// What the user typed into this request, for the notice shown when it is withdrawn.
     fn typed_text(&self) -> String {
         let mut texts = Vec::new();
@@ -151,6 +223,16 @@ impl Pending {
     }
 }
 
+/// Where the keyboard cursor starts on a question: the chosen option, Other when only Other is
+/// chosen, else the first row.
+fn cursor_row(question: &Question, draft: &Draft) -> usize {
+    match (draft.chosen().first(), draft.is_chosen(Pick::Other)) {
+        (Some(&row), _) => row,
+        (None, true) => question.options().len(),
+        (None, false) => 0,
+    }
+}
+
 /// A request as the app hands it to the state (its responder stays with the app).
 #[derive(Clone, Debug)]
 pub struct NewRequest {
@@ -161,8 +243,8 @@ pub struct NewRequest {
     pub provenance: Provenance,
     /// Pre-selected answers, one per question (may be empty).
     pub drafts: Vec<Draft>,
-    /// When it times out, in the app's clock (seconds).
-    pub deadline: Option<f64>,
+    /// The `--timeout` countdown, started by the app when the request arrives.
+    pub countdown: Option<Countdown>,
     /// Send unanswered questions as "skipped" (the session can take it).
     pub mark_skipped: bool,
 }
@@ -188,6 +270,8 @@ pub struct Receipt {
     pub title: String,
     pub provenance: String,
     pub outcome_kind: &'static str,
+    /// Sent because the `--timeout` ran out, not by the user's own submit.
+    pub by_timeout: bool,
     /// The reply JSON in the request's envelope, pretty-printed (empty when nothing is sent).
     pub reply: String,
     /// The tool_result text the model reads.
@@ -195,7 +279,7 @@ pub struct Receipt {
 }
 
 impl Receipt {
-    fn new(pending: &Pending, outcome: &Outcome) -> Self {
+    fn new(pending: &Pending, outcome: &Outcome, by_timeout: bool) -> Self {
         let reply = pending
             .envelope
             .reply(outcome)
@@ -205,6 +289,7 @@ impl Receipt {
             title: pending.ask.title().to_owned(),
             provenance: pending.provenance.label(),
             outcome_kind: outcome.kind(),
+            by_timeout,
             reply,
             model_text: outcome.model_text(ResultStyle::Current),
         }
@@ -242,7 +327,8 @@ pub enum Action {
         question: usize,
         text: String,
     },
-    /// Enter: the next question, or submit from Review.
+    /// Enter: pick the highlighted row (single-select) and go to the next question, or submit
+    /// from Review.
     Advance,
     /// Submit; asks first when some questions are unanswered.
     Submit,
@@ -254,7 +340,9 @@ pub enum Action {
     ConfirmDecline,
     /// Decline, and stop the agent's turn (stream-json hosts only).
     ConfirmDeclineAndStop,
-    /// "Reply instead": answer in your own words.
+    /// "Chat about this": tell the agent you want to talk before answering (protocol.md §15).
+    Clarify,
+    /// "Answer in your own words…": a reply that replaces the form.
     AskReply,
     SetReplyText(String),
     ConfirmReply,
@@ -262,6 +350,12 @@ pub enum Action {
     CancelConfirm,
     DismissReceipt,
     DismissNotice(usize),
+    /// Any key or click while a countdown runs: the user is here, stop every countdown.
+    Stay,
+    /// Give the current request this many more seconds.
+    AddTime(u64),
+    /// Ctrl+W: close the window, exactly as its close button does.
+    RequestClose,
     /// "Close askpane?" answered with "Keep answering".
     KeepOpen,
     /// "Close askpane?" answered with "Close": every open request is declined as closed.
@@ -517,17 +611,31 @@ impl State {
         !self.confirm_close
     }
 
-    /// The window title: the current request's first header.
-    pub fn title(&self) -> String {
+    /// The window title: who asks (the project, else the first header), how many questions, how
+    /// many other requests wait, and the countdown when one runs:
+    /// `⏱ 0:42 · orders · 3 questions (+1 waiting) — askpane`.
+    pub fn title(&self, now: f64) -> String {
+        let Some(current) = self.current() else { return "askpane".to_owned() };
+        let name = current.provenance.project.as_deref().unwrap_or(current.ask.title());
         // Control characters (a NUL above all) cannot go into a window title.
-        let header: String = self
-            .current()
-            .map(|pending| pending.ask.title().chars().filter(|c| !c.is_control()).collect())
-            .unwrap_or_default();
-        match header.trim() {
-            "" => "askpane".to_owned(),
-            header => format!("{header} — askpane"),
+        let name: String = name.chars().filter(|c| !c.is_control()).collect();
+        let count = current.ask.questions().len();
+        let mut title = match count {
+            1 => "1 question".to_owned(),
+            count => format!("{count} questions"),
+        };
+        if !name.trim().is_empty() {
+            title = format!("{} · {title}", name.trim());
         }
+        let waiting = self.pending.len() - 1;
+        if waiting > 0 {
+            title.push_str(&format!(" (+{waiting} waiting)"));
+        }
+        if let Some(left) = current.countdown.and_then(|countdown| countdown.left(now)) {
+            let left = left.ceil() as u64;
+            title = format!("⏱ {}:{:02} · {title}", left / 60, left % 60);
+        }
+        format!("{title} — askpane")
     }
 
     /// Adds a request, or recognises one already showing (same tool_use id).
@@ -598,34 +706,78 @@ impl State {
         resolved
     }
 
-    /// Ends every request whose deadline has passed: the questions the user touched are sent as
-    /// answered and the rest left out; with nothing touched (or nothing answerable), it timed out.
-    pub fn expire(&mut self, now: f64, waited_secs: impl Fn(&Pending) -> u64) -> Vec<Resolved> {
-        let (expired, kept): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|pending| pending.deadline.is_some_and(|deadline| now >= deadline));
+    /// Ends every request whose countdown ran out. A box the user is typing in (`typing`: focused
+    /// or edited a moment ago) is never sent as a finished answer: it is left out and the model is
+    /// told. Every question answered and nothing being typed is sent as the user's answer;
+    /// anything less goes as "no response", listing what was picked (see [`Outcome::at_deadline`]).
+    /// What was typed and not sent stays in a notice.
+    pub fn expire(
+        &mut self,
+        now: f64,
+        typing: &dyn Fn(RequestId, usize, TextField) -> bool,
+    ) -> Vec<Resolved> {
+        let due = |pending: &Pending| matches!(pending.countdown, Some(Countdown::Running { deadline, .. }) if now >= deadline);
+        let (expired, kept): (Vec<Pending>, Vec<Pending>) =
+            std::mem::take(&mut self.pending).into_iter().partition(due);
         self.pending = kept;
         let mut resolved = Vec::with_capacity(expired.len());
         for pending in expired {
-            let touched: Vec<Draft> = pending
-                .drafts
-                .iter()
-                .map(|draft| if draft.is_touched() { draft.clone() } else { Draft::default() })
-                .collect();
-            let outcome = match build_answers(&pending.ask, &touched) {
-                Ok(answers) if !answers.is_empty() => Outcome::Answered(answers),
-                _ => Outcome::TimedOut { waited_secs: waited_secs(&pending) },
+            let mut finished = Vec::with_capacity(pending.drafts.len());
+            let mut still_typing = Vec::new();
+            let mut unsent = Vec::new();
+            for (index, draft) in pending.drafts.iter().enumerate() {
+                let mut draft = draft.clone();
+                for (field, name) in [(TextField::Other, "Other"), (TextField::Notes, "note")] {
+                    let text = draft.text(field).trim().to_owned();
+                    if !text.is_empty() && typing(pending.id, index, field) {
+                        draft = draft.without_text(field);
+                        let header =
+                            pending.ask.questions().get(index).map_or("", Question::header);
+                        unsent.push(format!("{header} ({name}): {text}"));
+                        if still_typing.last() != Some(&index) {
+                            still_typing.push(index);
+                        }
+                    }
+                }
+                finished.push(draft);
+            }
+            let outcome =
+                Outcome::at_deadline(&pending.ask, &finished, &still_typing, pending.given_secs());
+            let outcome = match outcome {
+                Outcome::Answered(mut answers) if pending.mark_skipped => {
+                    answers.mark_skipped(&pending.ask);
+                    Outcome::Answered(answers)
+                }
+                outcome => outcome,
             };
-            self.receipt = Some(Receipt::new(&pending, &outcome));
+            if !unsent.is_empty() {
+                self.notices.push(format!(
+                    "Time ran out on “{}” while you were typing; this was not sent:\n{}",
+                    pending.ask.title(),
+                    unsent.join("\n")
+                ));
+            }
+            self.receipt = Some(Receipt::new(&pending, &outcome, true));
             self.after_removal(pending.id);
             resolved.push(Resolved { id: pending.id, outcome });
         }
         resolved
     }
 
-    /// The earliest deadline of any waiting request, so the app knows when to wake.
+    /// The earliest running deadline of any waiting request, so the app knows when to wake.
     pub fn next_deadline(&self) -> Option<f64> {
-        self.pending.iter().filter_map(|pending| pending.deadline).reduce(f64::min)
+        self.pending
+            .iter()
+            .filter_map(|pending| match pending.countdown {
+                Some(Countdown::Running { deadline, .. }) => Some(deadline),
+                _ => None,
+            })
+            .reduce(f64::min)
+    }
+
+    /// True while some request's countdown runs.
+    pub fn counting_down(&self) -> bool {
+        self.next_deadline().is_some()
     }
 
     fn after_removal(&mut self, removed: RequestId) {
@@ -658,6 +810,16 @@ impl State {
                 self.confirm_close = false;
                 None
             }
+            Action::Stay => {
+                for pending in &mut self.pending {
+                    if let Some(countdown @ Countdown::Running { .. }) = &mut pending.countdown {
+                        *countdown = Countdown::Stopped;
+                    }
+                }
+                None
+            }
+            // The app closes the window; the close path then asks or declines.
+            Action::RequestClose => None,
             // The app closes the window; what is open is then told the window closed.
             Action::ConfirmClose => None,
             // Session actions go through `apply_session`.
@@ -722,6 +884,12 @@ impl State {
                 let pick = if row < q.options().len() { Pick::Option(row) } else { Pick::Other };
                 return self.apply_to_current(Action::Pick { question, pick });
             }
+            Action::AddTime(secs) => {
+                if let Some(Countdown::Running { deadline, given_secs }) = &mut pending.countdown {
+                    *deadline += secs as f64;
+                    *given_secs = given_secs.saturating_add(secs);
+                }
+            }
             Action::ClearChoice { question } => {
                 if let Some(draft) = pending.drafts.get_mut(question) {
                     draft.clear_choice();
@@ -731,6 +899,12 @@ impl State {
                 if let (Some(q), Some(draft)) =
                     (pending.ask.questions().get(question), pending.drafts.get_mut(question))
                 {
+                    // Typing into Other makes it the row the user is on.
+                    if !text.trim().is_empty()
+                        && let Some(cursor) = pending.cursor.get_mut(question)
+                    {
+                        *cursor = q.options().len();
+                    }
                     draft.set_other_text(q, text);
                 }
             }
@@ -741,7 +915,25 @@ impl State {
             }
             Action::Advance => match pending.tab {
                 Tab::Review => return self.submit(false),
-                _ => {
+                Tab::Question(question) => {
+                    // Enter answers with the highlighted row, as Claude Code's dialog and zenity
+                    // do; on multi-select (Space toggles) it only moves on. An Other with nothing
+                    // typed cannot be an answer: Enter stays (the view focuses its box).
+                    let (Some(q), Some(&row)) =
+                        (pending.ask.questions().get(question), pending.cursor.get(question))
+                    else {
+                        return None;
+                    };
+                    if !q.multi_select() {
+                        let draft = pending.drafts.get_mut(question)?;
+                        if row < q.options().len() {
+                            draft.pick(q, Pick::Option(row));
+                        } else if draft.other_text().trim().is_empty() {
+                            return None;
+                        } else if !draft.is_chosen(Pick::Other) {
+                            draft.pick(q, Pick::Other);
+                        }
+                    }
                     pending.tab = pending.next_tab();
                     pending.confirm = None;
                 }
@@ -766,6 +958,10 @@ impl State {
                     _ => Outcome::declined(&message),
                 });
             }
+            Action::Clarify => {
+                let outcome = Outcome::clarify(&pending.ask, &pending.drafts);
+                return self.finish(outcome);
+            }
             Action::AskReply => pending.confirm = Some(Confirm::Reply { text: String::new() }),
             Action::SetReplyText(new_text) => {
                 if let Some(Confirm::Reply { text }) = &mut pending.confirm {
@@ -785,6 +981,8 @@ impl State {
             | Action::DismissReceipt
             | Action::DismissNotice(_)
             | Action::KeepOpen
+            | Action::Stay
+            | Action::RequestClose
             | Action::ConfirmClose
             | Action::Session(_) => {}
         }
@@ -800,6 +998,11 @@ impl State {
             return None;
         }
         match build_answers(&pending.ask, &pending.drafts) {
+            // Nothing chosen and no note: not an answer. A session that takes "skipped" is told
+            // each question was skipped; any other is told the user answered nothing.
+            Ok(answers) if answers.is_empty() && !pending.mark_skipped => {
+                self.finish(Outcome::nothing_answered())
+            }
             Ok(mut answers) => {
                 if pending.mark_skipped {
                     answers.mark_skipped(&pending.ask);
@@ -819,7 +1022,7 @@ impl State {
         let id = self.current?;
         let index = self.pending.iter().position(|pending| pending.id == id)?;
         let pending = self.pending.remove(index);
-        self.receipt = Some(Receipt::new(&pending, &outcome));
+        self.receipt = Some(Receipt::new(&pending, &outcome, false));
         if matches!(outcome, Outcome::Answered(_)) {
             self.answered += 1;
         }
@@ -828,12 +1031,13 @@ impl State {
     }
 }
 
-/// The answer as the Review page shows it: labels listed, Other text quoted.
-pub fn review_line(status: &Status) -> String {
-    match status {
-        Status::Answered(answer) => answer.clone(),
-        Status::NotAnswered => "not answered".to_owned(),
-        Status::OtherBlank => "Other is chosen but empty".to_owned(),
+/// The answer as the Review page shows it: labels as the user saw them, Other text quoted.
+pub fn review_line(pending: &Pending, question: usize) -> String {
+    match (pending.status(question), pending.shown_answer(question)) {
+        (Status::Answered(_), Some(shown)) => shown,
+        (Status::Answered(answer), None) => answer,
+        (Status::NotAnswered, _) => "not answered".to_owned(),
+        (Status::OtherBlank, _) => "Other is chosen but empty".to_owned(),
     }
 }
 
@@ -853,7 +1057,7 @@ mod tests {
             warnings: validated.warnings,
             provenance: Provenance::new("test", None),
             drafts: Vec::new(),
-            deadline: None,
+            countdown: None,
             mark_skipped: false,
         }
     }
@@ -1010,24 +1214,199 @@ mod tests {
         assert_eq!(state.current().map(|p| p.drafts[0].chosen().to_vec()), Some(vec![1]));
     }
 
-    #[test]
-    fn on_timeout_touched_questions_are_sent_and_untouched_left_out() {
-        let mut state = State::default();
-        let mut request = three_questions();
-        request.deadline = Some(10.0);
-        state.push(request);
-        state.apply(Action::Pick { question: 1, pick: Pick::Option(1) });
-        assert!(state.expire(9.9, |_| 10).is_empty(), "not yet");
-        let resolved = state.expire(10.0, |_| 10);
-        assert_eq!(resolved.len(), 1);
-        assert_eq!(answers_of(&resolved[0]), json!({"Which checks?": "Tests"}));
-        assert!(state.pending().is_empty());
+    fn nobody_typing(_: RequestId, _: usize, _: TextField) -> bool {
+        false
+    }
 
-        let mut request = three_questions();
-        request.deadline = Some(5.0);
+    fn timed(seconds: u64) -> NewRequest {
+        NewRequest { countdown: Some(Countdown::start(0.0, seconds)), ..three_questions() }
+    }
+
+    #[test]
+    fn on_timeout_picks_are_told_as_not_submitted_never_sent_as_the_answer() {
+        let mut state = State::default();
+        state.push(timed(10));
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(1) });
+        assert!(state.expire(9.9, &nobody_typing).is_empty(), "not yet");
+        let resolved = state.expire(10.0, &nobody_typing);
+        assert_eq!(resolved.len(), 1);
+        let Outcome::TimedOut(timed_out) = &resolved[0].outcome else {
+            panic!("a partial form is not an answer: {:?}", resolved[0].outcome)
+        };
+        assert_eq!(
+            timed_out.message(),
+            "No response after 10s \u{2014} the user may be away from keyboard. Proceed using \
+             your best judgment based on the context so far; you can re-ask this question later \
+             if it's still relevant.\n\nBefore going idle the user had selected: \
+             \"Which checks?\"=\"Tests\"."
+        );
+        assert!(state.pending().is_empty());
+        assert!(state.receipt().is_some_and(|receipt| receipt.by_timeout));
+
+        state.push(timed(5));
+        let resolved = state.expire(6.0, &nobody_typing);
+        assert_eq!(resolved[0].outcome, Outcome::timed_out(5));
+    }
+
+    #[test]
+    fn on_timeout_a_complete_form_is_the_users_answer() {
+        let mut state = State::default();
+        state.push(timed(10));
+        for (question, option) in [(0, 1), (1, 0), (2, 1)] {
+            state.apply(Action::Pick { question, pick: Pick::Option(option) });
+        }
+        let resolved = state.expire(10.0, &nobody_typing);
+        assert_eq!(
+            answers_of(&resolved[0]),
+            json!({"Which database?": "SQLite", "Which checks?": "Clippy", "Deploy?": "No"})
+        );
+        assert!(state.receipt().is_some_and(|receipt| receipt.by_timeout));
+    }
+
+    #[test]
+    fn on_timeout_a_box_being_typed_in_is_never_sent() {
+        let mut state = State::default();
+        state.push(timed(30));
+        let id = state.current().map(|pending| pending.id).expect("pending");
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(2) });
+        state.apply(Action::SetOtherText { question: 2, text: "Only on Fri".into() });
+        state.apply(Action::SetNotes { question: 0, text: "Keep it small".into() });
+        // The Other box of question 3 has the keyboard: everything else is finished.
+        let typing = |request: RequestId, question: usize, field: TextField| {
+            request == id && question == 2 && field == TextField::Other
+        };
+        let resolved = state.expire(30.0, &typing);
+        let Outcome::TimedOut(timed_out) = &resolved[0].outcome else {
+            panic!("not complete while typing: {:?}", resolved[0].outcome)
+        };
+        let message = timed_out.message();
+        assert!(!message.contains("Only on Fri"), "{message}");
+        assert!(
+            message
+                .contains(r#""Which database?"="PostgreSQL (Recommended)" notes: Keep it small"#),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(
+                "The user was still typing an answer to \"Deploy?\" when the time ran out; \
+                 what they typed was not sent."
+            ),
+            "{message}"
+        );
+        let notice = state.notices().first().expect("what was typed is kept");
+        assert!(notice.contains("Deploy (Other): Only on Fri"), "{notice}");
+    }
+
+    #[test]
+    fn stay_stops_every_countdown_and_more_time_moves_the_deadline() {
+        let mut state = State::default();
+        state.push(timed(10));
+        state.apply(Action::AddTime(60));
+        assert!(state.expire(60.0, &nobody_typing).is_empty(), "60 s more");
+        assert_eq!(state.next_deadline(), Some(70.0));
+        assert_eq!(state.title(60.0), "⏱ 0:10 · Database · 3 questions — askpane");
+        state.apply(Action::Stay);
+        assert!(state.expire(1000.0, &nobody_typing).is_empty(), "stopped: no deadline");
+        assert_eq!(state.current().and_then(|p| p.countdown), Some(Countdown::Stopped));
+        assert!(!state.counting_down());
+    }
+
+    #[test]
+    fn enter_picks_the_highlighted_option_and_moves_on() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::MoveCursor(1));
+        state.apply(Action::Advance);
+        let pending = state.current().expect("pending");
+        assert_eq!(pending.status(0), Status::Answered("SQLite".into()));
+        assert_eq!(pending.tab, Tab::Question(1));
+        // Multi-select: Enter only moves on.
+        state.apply(Action::Advance);
+        let pending = state.current().expect("pending");
+        assert_eq!(pending.status(1), Status::NotAnswered);
+        // An empty Other is no answer: Enter stays.
+        state.apply(Action::MoveCursor(5));
+        state.apply(Action::Advance);
+        assert_eq!(state.current().map(|p| p.tab), Some(Tab::Question(2)));
+        state.apply(Action::Advance);
+        assert_eq!(state.current().map(|p| p.tab), Some(Tab::Question(2)), "Other is empty");
+        state.apply(Action::SetOtherText { question: 2, text: "Friday".into() });
+        state.apply(Action::Advance);
+        let pending = state.current().expect("pending");
+        assert_eq!(pending.tab, Tab::Review);
+        assert_eq!(pending.status(2), Status::Answered("Friday".into()));
+    }
+
+    #[test]
+    fn enter_five_times_never_sends_an_empty_answer() {
+        let mut state = State::default();
+        let request = request(
+            json!({"questions": [
+                {"question": "Which checks?", "header": "Checks", "multiSelect": true, "options": [
+                    {"label": "Clippy", "description": ""}, {"label": "Tests", "description": ""}]}]}),
+            Envelope::ToolInput,
+        );
         state.push(request);
-        let resolved = state.expire(6.0, |_| 5);
-        assert_eq!(resolved[0].outcome, Outcome::TimedOut { waited_secs: 5 });
+        for _ in 0..5 {
+            assert_eq!(state.apply(Action::Advance), None, "Enter alone never sends");
+        }
+        let pending = state.current().expect("still open");
+        assert_eq!(pending.confirm, Some(Confirm::PartialSubmit { missing: vec![0] }));
+        // Only the explicit confirmation sends, and then as what it is.
+        let resolved = state.apply(Action::ConfirmSubmit).expect("sent");
+        assert_eq!(resolved.outcome, Outcome::nothing_answered());
+        assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("declined"));
+    }
+
+    #[test]
+    fn chat_about_this_sends_the_dialogs_clarify_text() {
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 1, pick: Pick::Option(2) });
+        state.apply(Action::SetNotes { question: 1, text: " only fast ones ".into() });
+        let resolved = state.apply(Action::Clarify).expect("sent at once");
+        assert_eq!(
+            resolved.outcome,
+            Outcome::Clarify {
+                message: "The user wants to clarify these questions.
+    This means they may have additional information, context or questions for you.
+    Take their response into account and then reformulate the questions if appropriate.
+    Start by asking them what they would like to clarify.
+
+    Questions asked:
+- \"Which database?\"
+  (No answer provided)
+- \"Which checks?\"
+  Answer: Clippy, Miri
+  User notes: only fast ones
+- \"Deploy?\"
+  (No answer provided)"
+                    .into()
+            }
+        );
+    }
+
+    #[test]
+    fn review_shows_labels_as_the_user_saw_them() {
+        let mut state = State::default();
+        state.push(request(
+            json!({"questions": [{"question": "Which?", "header": "W", "multiSelect": true,
+                "options": [{"label": "Say \"hi\"", "description": ""},
+                            {"label": "Red, green", "description": ""}]}]}),
+            Envelope::ToolInput,
+        ));
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(0) });
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(1) });
+        state.apply(Action::SetOtherText { question: 0, text: "Teal".into() });
+        let pending = state.current().expect("pending");
+        assert_eq!(review_line(pending, 0), "Say \"hi\" · Red, green · Other: “Teal”");
+        assert_eq!(
+            pending.status(0),
+            Status::Answered(r#""Say \"hi\"", "Red, green", Teal"#.into()),
+            "the wire form is unchanged"
+        );
     }
 
     #[test]
@@ -1135,15 +1514,22 @@ mod tests {
     }
 
     #[test]
-    fn title_names_the_first_header() {
+    fn title_names_the_project_the_count_and_who_else_waits() {
         let mut state = State::default();
-        assert_eq!(state.title(), "askpane");
+        assert_eq!(state.title(0.0), "askpane");
         state.push(three_questions());
-        assert_eq!(state.title(), "Database — askpane");
+        assert_eq!(state.title(0.0), "Database · 3 questions — askpane");
+        let mut second = three_questions();
+        second.provenance = second.provenance.with_project(Some("orders".into()));
+        state.push(second);
+        assert_eq!(state.title(0.0), "Database · 3 questions (+1 waiting) — askpane");
+        state.apply(Action::AskDecline);
+        state.apply(Action::ConfirmDecline);
+        assert_eq!(state.title(0.0), "orders · 3 questions — askpane");
         let mut state = State::default();
         let header = json!({"questions": [{"question": "Q?", "header": "A\u{0}B\n",
             "options": [{"label": "x"}, {"label": "y"}]}]});
         state.push(request(header, Envelope::ToolInput));
-        assert_eq!(state.title(), "AB — askpane");
+        assert_eq!(state.title(0.0), "AB · 1 question — askpane");
     }
 }

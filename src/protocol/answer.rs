@@ -2,9 +2,11 @@
 //!
 //! Single-select: the option label exactly as sent. Multi-select: the chosen labels in option
 //! order joined by `", "`, an item that itself contains `", "` or `"` written as a JSON string (the
-//! CLI's own join), with the Other text as one more item. Notes go to `annotations`, with the
-//! chosen option's preview beside them. Unanswered questions are left out. The strict-host size
-//! limits are enforced here, so the user is told before sending rather than the answer being cut.
+//! CLI's own join), with the Other text as one more item. As Claude Code's own terminal dialog does
+//! (protocol.md §15), `annotations` is always sent, holding the chosen option's preview whenever a
+//! previewed single-select option is picked, then any note. Unanswered questions are left out. The
+//! strict-host size limits are enforced here, so the user is told before sending rather than the
+//! answer being cut.
 
 use serde_json::{Map, Value};
 
@@ -24,6 +26,13 @@ pub const MAX_TOTAL_LENGTH: usize = 32_768;
 pub enum Pick {
     Option(usize),
     Other,
+}
+
+/// The two boxes a question has for typing: the Other answer and the note to the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextField {
+    Other,
+    Notes,
 }
 
 /// The user's work on one question, kept exactly as typed, whether or not it is answered yet.
@@ -86,6 +95,30 @@ impl Draft {
         self.touched = true;
         self.chosen.clear();
         self.other_selected = false;
+    }
+
+    /// The same choice with one typed text left out (the user was still typing it). An Other
+    /// left out stays selected, so it counts as blank rather than turning into another answer.
+    pub fn without_text(&self, field: TextField) -> Draft {
+        let mut draft = self.clone();
+        match field {
+            TextField::Other => draft.other_text.clear(),
+            TextField::Notes => draft.notes.clear(),
+        }
+        draft
+    }
+
+    /// The same choice without any typed text.
+    pub fn choice_only(&self) -> Draft {
+        self.without_text(TextField::Other).without_text(TextField::Notes)
+    }
+
+    /// The typed text of one box.
+    pub fn text(&self, field: TextField) -> &str {
+        match field {
+            TextField::Other => &self.other_text,
+            TextField::Notes => &self.notes,
+        }
     }
 
     pub fn is_chosen(&self, pick: Pick) -> bool {
@@ -170,7 +203,8 @@ pub struct QuestionAnswer {
     /// The Other text, when it is part of the answer.
     pub other: Option<String>,
     pub notes: Option<String>,
-    /// The chosen option's preview, sent with a note (single-select only).
+    /// The chosen option's preview (single-select only), so the model knows which mockup was
+    /// picked: `"Q"="Sidebar" selected preview:\n…`.
     pub preview: Option<String>,
     /// True when the answer is made only of option labels (no Other text).
     pub labels_only: bool,
@@ -233,17 +267,18 @@ impl Answers {
             .collect()
     }
 
-    /// `{question text: {notes?, preview?}}` for questions that have either.
+    /// `{question text: {preview?, notes?, unanswered?}}` for questions that have any.
     pub fn annotations_json(&self) -> Map<String, Value> {
         self.entries
             .iter()
             .filter_map(|entry| {
+                // The dialog's key order: preview, then notes.
                 let mut annotation = Map::new();
-                if let Some(notes) = &entry.notes {
-                    annotation.insert("notes".into(), Value::String(notes.clone()));
-                }
                 if let Some(preview) = &entry.preview {
                     annotation.insert("preview".into(), Value::String(preview.clone()));
+                }
+                if let Some(notes) = &entry.notes {
+                    annotation.insert("notes".into(), Value::String(notes.clone()));
                 }
                 if let Some(how) = entry.unanswered {
                     annotation.insert("unanswered".into(), Value::String(how.to_owned()));
@@ -254,17 +289,13 @@ impl Answers {
             .collect()
     }
 
-    /// The tool input echoed unchanged plus `answers` and (when there are any) `annotations`:
-    /// the `updatedInput` of an allow, and the reply of the raw and tool_use envelopes.
+    /// The tool input echoed unchanged plus `answers` and `annotations` (possibly `{}`, as the
+    /// terminal dialog sends it): the `updatedInput` of an allow, and the reply of the raw and
+    /// tool_use envelopes.
     pub fn updated_input(&self) -> Value {
         let mut input = self.input.clone();
         input.insert("answers".into(), Value::Object(self.answers_json()));
-        let annotations = self.annotations_json();
-        match annotations.is_empty() {
-            // `shift_remove`: the echoed input keeps its key order.
-            true => input.shift_remove("annotations"),
-            false => input.insert("annotations".into(), Value::Object(annotations)),
-        };
+        input.insert("annotations".into(), Value::Object(self.annotations_json()));
         Value::Object(input)
     }
 }
@@ -299,11 +330,11 @@ pub fn build_answers(ask: &Ask, drafts: &[Draft]) -> Result<Answers, LimitError>
             continue;
         }
         let other = draft.other_answer().map(str::to_owned);
-        // The chosen option's preview goes with a note, so the model knows which mockup the note
-        // is about. Alone it would only repeat what the model itself wrote; no captured host sends
-        // it then (tests/fixtures: the TS SDK, the hooks, answer-free-text).
-        let preview = match (question.multi_select(), &notes, &other, draft.chosen.as_slice()) {
-            (false, Some(_), None, [chosen]) => {
+        // The terminal dialog echoes the picked option's preview whenever a previewed
+        // single-select option is the answer, note or not (protocol.md §15): the model then reads
+        // which mockup was chosen, not only its label.
+        let preview = match (question.multi_select(), &other, draft.chosen.as_slice()) {
+            (false, None, [chosen]) => {
                 question.options().get(*chosen).and_then(|c| c.preview.clone())
             }
             _ => None,

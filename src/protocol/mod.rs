@@ -15,11 +15,11 @@ pub mod stream;
 pub mod validate;
 pub mod web;
 
-pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, build_answers};
+pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, TextField, build_answers};
 pub use envelope::{
     Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, parse_message,
 };
-pub use outcome::{Outcome, Reply, ResultStyle};
+pub use outcome::{Outcome, Reply, ResultStyle, TimedOut};
 pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};

@@ -23,11 +23,19 @@ pub struct Provenance {
     pub source: String,
     /// What distinguishes this agent: a fixture name, a project folder, a session id.
     pub detail: Option<String>,
+    /// The project the agent works in (its folder's name), for the window title.
+    pub project: Option<String>,
 }
 
 impl Provenance {
     pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
-        Provenance { source: source.into(), detail }
+        Provenance { source: source.into(), detail, project: None }
+    }
+
+    /// The same, naming the project the agent works in.
+    pub fn with_project(mut self, project: Option<String>) -> Self {
+        self.project = project.filter(|name| !name.trim().is_empty());
+        self
     }
 
     /// The provenance of a hook request: its project and permission mode.
@@ -39,7 +47,9 @@ impl Provenance {
                 None => project.to_owned(),
             }
         });
-        Provenance::new(source, detail)
+        let project =
+            envelope.hook_context().and_then(|context| context.project()).map(str::to_owned);
+        Provenance::new(source, detail).with_project(project)
     }
 
     /// One line for lists: `hook · my-project`.

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::answer::{Answers, QuestionAnswer};
+use super::answer::{Answers, Draft, QuestionAnswer, build_answers};
 use super::question::Ask;
 
 /// What the model reads when the user closed the window with questions still open.
@@ -23,8 +23,12 @@ pub enum Outcome {
     /// The agent took the question back before the user answered; nothing is sent on paths that
     /// already know (the CLI's `control_cancel_request`).
     Withdrawn,
-    /// Nobody answered within the time allowed.
-    TimedOut { waited_secs: u64 },
+    /// The time allowed ran out before the user submitted. What they had picked is told to the
+    /// model in words, never sent as their answer.
+    TimedOut(TimedOut),
+    /// "Chat about this": the user wants to talk before answering. `message` is the terminal
+    /// dialog's own clarify feedback (protocol.md §15), with every answer picked so far.
+    Clarify { message: String },
     /// No human can answer (no display, a non-interactive run). `reason` says why.
     Unavailable { reason: String },
     /// The input could not be shown: `reason` lists what is wrong with it.
@@ -58,6 +62,59 @@ impl Reply {
         Value::Object(input)
     }
 }
+
+/// How the time ran out on a request: how long it was given, and what the user had done by then.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedOut {
+    pub waited_secs: u64,
+    /// The finished answers picked before the time ran out (none when nothing was picked).
+    pub picked: Option<Answers>,
+    /// The questions whose Other or note box the user was still typing in: left out.
+    pub still_typing: Vec<String>,
+}
+
+impl TimedOut {
+    /// What the model reads: the terminal dialog's own auto-continue wording (the CLI's `afk`
+    /// text, which hosts may not trigger themselves, protocol.md §15), then the picks.
+    pub fn message(&self) -> String {
+        let mut text = format!(
+            "No response after {}s \u{2014} the user may be away from keyboard. Proceed using \
+             your best judgment based on the context so far; you can re-ask this question later \
+             if it's still relevant.",
+            self.waited_secs
+        );
+        if let Some(picked) = self.picked.as_ref().filter(|picked| !picked.is_empty()) {
+            let pieces: Vec<String> = picked.entries().iter().map(piece).collect();
+            text.push_str(&format!(
+                "\n\nBefore going idle the user had selected: {}.",
+                pieces.join(", ")
+            ));
+        }
+        if !self.still_typing.is_empty() {
+            let quoted: Vec<String> =
+                self.still_typing.iter().map(|question| format!("\"{question}\"")).collect();
+            text.push_str(&format!(
+                " The user was still typing an answer to {} when the time ran out; what they \
+                 typed was not sent.",
+                quoted.join(", ")
+            ));
+        }
+        text
+    }
+}
+
+/// The first line of the clarify feedback the terminal dialog sends for "Chat about this"
+/// (protocol.md §15, read from the 2.1.330 dialog); the rest lists the questions.
+const CLARIFY_HEAD: &str = "The user wants to clarify these questions.
+    This means they may have additional information, context or questions for you.
+    Take their response into account and then reformulate the questions if appropriate.
+    Start by asking them what they would like to clarify.
+
+    Questions asked:";
+
+/// What the model reads when the user submitted without answering anything.
+pub const NOTHING_ANSWERED_MESSAGE: &str = "The user submitted without answering any of these \
+    questions. Do not assume an answer; continue without one or ask in chat.";
 
 /// What the model reads after a deny with `interrupt` (protocol.md §6); the message is not used.
 pub const STOPPED_TEXT: &str = "The user doesn't want to proceed with this tool use. The tool use \
@@ -96,14 +153,70 @@ impl Outcome {
         Outcome::Declined { message: CLOSED_MESSAGE.to_owned() }
     }
 
-    /// A short machine name: `answered`, `declined`, `withdrawn`, `timed_out`, `unavailable`,
-    /// `refused`, `stopped`, `replied`.
+    /// Submitted with nothing answered: not an answer, so a decline that says so.
+    pub fn nothing_answered() -> Self {
+        Outcome::Declined { message: NOTHING_ANSWERED_MESSAGE.to_owned() }
+    }
+
+    /// "Chat about this": the dialog's clarify feedback with each question, the answer picked
+    /// so far (or "(No answer provided)") and any note, as the dialog writes it.
+    pub fn clarify(ask: &Ask, drafts: &[Draft]) -> Self {
+        let empty = Draft::default();
+        let mut lines = vec![CLARIFY_HEAD.to_owned()];
+        for (index, question) in ask.questions().iter().enumerate() {
+            let draft = drafts.get(index).unwrap_or(&empty);
+            lines.push(format!("- \"{}\"", question.text()));
+            lines.push(match draft.answer(question) {
+                Some(answer) => format!("  Answer: {answer}"),
+                None => "  (No answer provided)".to_owned(),
+            });
+            if !draft.notes().trim().is_empty() {
+                lines.push(format!("  User notes: {}", draft.notes().trim()));
+            }
+        }
+        Outcome::Clarify { message: lines.join("\n") }
+    }
+
+    /// Nobody picked anything before the time ran out.
+    pub fn timed_out(waited_secs: u64) -> Self {
+        Outcome::TimedOut(TimedOut { waited_secs, picked: None, still_typing: Vec::new() })
+    }
+
+    /// The time ran out: `finished` holds one draft per question with any box the user was
+    /// still typing in cleared, and `typing` the indices of those questions. Every question
+    /// answered and nothing being typed is a complete answer, the user's own (the dialog's
+    /// auto-continue sends it too); anything less is told as what it is, never as an answer.
+    pub fn at_deadline(ask: &Ask, finished: &[Draft], typing: &[usize], waited_secs: u64) -> Self {
+        // A note over its limit cannot be sent as it is: its answer still counts.
+        let answers = build_answers(ask, finished).or_else(|_| {
+            let choices: Vec<Draft> = finished.iter().map(Draft::choice_only).collect();
+            build_answers(ask, &choices)
+        });
+        let Ok(answers) = answers else { return Outcome::timed_out(waited_secs) };
+        let complete = typing.is_empty()
+            && answers.entries().len() == ask.questions().len()
+            && answers.entries().iter().all(|entry| entry.answer.is_some());
+        if complete {
+            return Outcome::Answered(answers);
+        }
+        let still_typing = typing
+            .iter()
+            .filter_map(|&index| ask.questions().get(index))
+            .map(|question| question.text().to_owned())
+            .collect();
+        let picked = (!answers.is_empty()).then_some(answers);
+        Outcome::TimedOut(TimedOut { waited_secs, picked, still_typing })
+    }
+
+    /// A short machine name: `answered`, `declined`, `withdrawn`, `timed_out`, `clarify`,
+    /// `unavailable`, `refused`, `stopped`, `replied`.
     pub fn kind(&self) -> &'static str {
         match self {
             Outcome::Answered(_) => "answered",
             Outcome::Declined { .. } => "declined",
             Outcome::Withdrawn => "withdrawn",
-            Outcome::TimedOut { .. } => "timed_out",
+            Outcome::TimedOut(_) => "timed_out",
+            Outcome::Clarify { .. } => "clarify",
             Outcome::Unavailable { .. } => "unavailable",
             Outcome::Refused { .. } => "refused",
             Outcome::Stopped { .. } => "stopped",
@@ -115,15 +228,13 @@ impl Outcome {
     pub fn deny_message(&self) -> Option<String> {
         match self {
             Outcome::Answered(_) | Outcome::Replied(_) => None,
-            Outcome::Declined { message } | Outcome::Stopped { message } => Some(message.clone()),
+            Outcome::Declined { message }
+            | Outcome::Stopped { message }
+            | Outcome::Clarify { message } => Some(message.clone()),
             Outcome::Withdrawn => {
                 Some("The question was withdrawn before the user answered it.".into())
             }
-            Outcome::TimedOut { waited_secs } => Some(format!(
-                "No one answered these questions within {waited_secs} seconds. Proceed using your \
-                 best judgment, state the assumptions you make, and ask again later if it still \
-                 matters."
-            )),
+            Outcome::TimedOut(timed_out) => Some(timed_out.message()),
             Outcome::Unavailable { reason } => Some(format!(
                 "No human is available to answer questions right now ({reason}). Proceed with \
                  reasonable assumptions and state them clearly, or stop and report what you need \

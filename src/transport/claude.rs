@@ -152,7 +152,7 @@ impl ClaudeSession {
             allow_tools: options.allow_tools.clone(),
             debug: options.debug,
             autopilot: options.autopilot.clone(),
-            provenance: Provenance::new("claude", project_name()),
+            provenance: Provenance::new("claude", project_name()).with_project(project_name()),
             questions: HashMap::new(),
             marks_skipped: false,
             permissions: Vec::new(),

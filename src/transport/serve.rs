@@ -542,7 +542,7 @@ impl Hub {
             })
             .collect();
         for (tool_use_id, waited_secs) in expired {
-            self.resolve(&tool_use_id, &Outcome::TimedOut { waited_secs });
+            self.resolve(&tool_use_id, &Outcome::timed_out(waited_secs));
         }
     }
 

@@ -1,14 +1,19 @@
-//! Keyboard answering: 1–9 pick, ↑/↓ move, Space toggles, Enter next/submit, Tab and ←/→ switch
-//! questions, N writes a note, Ctrl+Enter submits, Esc asks to decline.
+//! Keyboard answering: 1–9 pick, ↑/↓ move, Enter picks the highlighted option and moves on,
+//! Space toggles, typing starts the Other answer, Alt+N writes a note, Tab and ←/→ switch
+//! questions, PageUp/PageDown scroll the preview, Ctrl+Enter submits, Esc asks to decline,
+//! Ctrl+W closes.
 //!
-//! The app owns the keyboard: egui's own focus only ever rests on a text box. Keys typed into a
-//! text box never trigger shortcuts (Ctrl+Enter, and Esc in the decline box, excepted).
+//! The app owns the keyboard: egui's own focus rests on a text box or on the row under the
+//! cursor. Keys typed into a text box never trigger shortcuts (Enter in the Other and note
+//! boxes, Ctrl+Enter, Ctrl+W, and Esc in the decline box excepted). Keys are taken in the order
+//! they were pressed, several per frame if need be (a fast typist, xdotool).
 
-use egui::{Context, FocusDirection, Id, Key, Modifiers};
+use egui::{Context, Event, FocusDirection, Id, Key, Modifiers};
 
 use crate::app::state::{Action, Confirm, Pending, Tab};
 use crate::protocol::Pick;
 
+use super::preview::preview_scroll_id;
 use super::question::{notes_id, other_text_id};
 
 const DIGITS: [Key; 9] = [
@@ -23,8 +28,8 @@ const DIGITS: [Key; 9] = [
     Key::Num9,
 ];
 
-/// Remembers across frames whether a text box had focus, so the key that left it (Esc) does not
-/// also act as a shortcut.
+/// Remembers across frames whether a text box had focus, so the key that left it (Esc, Enter)
+/// does not also act as a shortcut.
 fn typing_memory_id() -> Id {
     Id::unique("askpane-text-focus-last-frame")
 }
@@ -36,7 +41,7 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     let typing_before = ctx.data(|data| data.get_temp::<bool>(typing_memory_id())).unwrap_or(false);
     if !typing_now {
         // Buttons never keep focus: Space and Enter belong to the shortcuts below, and a focused
-        // button would act on them a second time.
+        // button would act on them a second time. (The row under the cursor takes it back.)
         if let Some(focused) = ctx.memory(|memory| memory.focused()) {
             ctx.memory_mut(|memory| memory.surrender_focus(focused));
         }
@@ -44,68 +49,116 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     // The decline and reply bars hold a text box: Esc there goes back, Ctrl+Enter sends.
     let text_bar_open =
         matches!(pending.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. }));
-    let reply_open = matches!(pending.confirm, Some(Confirm::Reply { .. }));
     let prompt_focused = ctx.memory(|memory| memory.has_focus(super::session::prompt_id()));
     ctx.input_mut(|input| {
         // Ctrl+Enter in the session's prompt box sends the prompt, not the answers.
         if !prompt_focused && input.consume_key(Modifiers::COMMAND, Key::Enter) {
-            actions.push(if reply_open { Action::ConfirmReply } else { Action::Submit });
+            actions.push(match pending.confirm {
+                Some(Confirm::Reply { .. }) => Action::ConfirmReply,
+                // The explicit chord sends what a plain Enter would not.
+                Some(Confirm::PartialSubmit { .. }) => Action::ConfirmSubmit,
+                _ => Action::Submit,
+            });
+        }
+        if input.consume_key(Modifiers::COMMAND, Key::W) {
+            actions.push(Action::RequestClose);
         }
         if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
             actions.push(Action::CancelConfirm);
         }
     });
-    if typing_now || typing_before {
+    if typing_now {
+        enter_leaves_answer_box(ctx, pending, actions);
         return;
     }
-    // Keys are taken in the order they were pressed, several per frame if need be (a fast typist,
-    // xdotool): a digit after Enter belongs to the next question.
+    if typing_before {
+        return;
+    }
     let mut tab = pending.tab;
     let mut focus = None;
+    let mut preview_pages = 0.0_f32;
     ctx.input_mut(|input| {
         let mut handled = Vec::new();
-        for (position, event) in input.events.iter().enumerate() {
-            let egui::Event::Key { key, pressed: true, modifiers, .. } = event else { continue };
-            let Some(shortcut) = shortcut(pending, tab, *key, *modifiers) else { continue };
-            handled.push(position);
-            let action = match shortcut {
-                Shortcut::Note(question) => {
-                    focus = Some(notes_id(pending.id, question));
-                    continue;
+        let mut position = 0;
+        while let Some(event) = input.events.get(position) {
+            match event {
+                Event::Key {
+                    key: Key::PageDown | Key::PageUp, pressed: true, modifiers, ..
+                } if modifiers.is_none() => {
+                    let down = matches!(event, Event::Key { key: Key::PageDown, .. });
+                    preview_pages += if down { 1.0 } else { -1.0 };
+                    handled.push(position);
                 }
-                Shortcut::Act(action) => action,
-            };
-            let submits = action == Action::Advance && tab == Tab::Review;
-            match &action {
-                Action::NextTab => tab = pending.tab_after(tab),
-                Action::PreviousTab => tab = pending.tab_before(tab),
-                Action::Advance if tab != Tab::Review => tab = pending.tab_after(tab),
-                Action::Pick { question, pick: Pick::Other } => {
-                    focus = Some(other_text_id(pending.id, *question));
+                Event::Key { key, pressed: true, modifiers, .. } => {
+                    let Some(shortcut) = shortcut(pending, tab, *key, *modifiers) else {
+                        position += 1;
+                        continue;
+                    };
+                    handled.push(position);
+                    // The text this key types (a digit, a space, an "n") is typed nowhere.
+                    if matches!(input.events.get(position + 1), Some(Event::Text(_))) {
+                        position += 1;
+                        handled.push(position);
+                    }
+                    let action = match shortcut {
+                        Shortcut::Focus(id) => {
+                            focus = Some(id);
+                            break;
+                        }
+                        Shortcut::Act(action) => action,
+                    };
+                    let submits = action == Action::Advance && tab == Tab::Review;
+                    match &action {
+                        Action::NextTab => tab = pending.tab_after(tab),
+                        Action::PreviousTab => tab = pending.tab_before(tab),
+                        Action::Advance if tab != Tab::Review => tab = pending.tab_after(tab),
+                        Action::Pick { question, pick: Pick::Other } => {
+                            focus = Some(other_text_id(pending.id, *question));
+                        }
+                        _ => {}
+                    }
+                    let ends_frame = submits
+                        || focus.is_some()
+                        || matches!(
+                            action,
+                            Action::AskDecline
+                                | Action::CancelConfirm
+                                | Action::ConfirmSubmit
+                                | Action::RequestClose
+                        );
+                    actions.push(action);
+                    if ends_frame {
+                        // The screen changes under the next keys (a confirmation, a submit, a
+                        // text box): stop here.
+                        break;
+                    }
+                }
+                // Typing goes to Other, like the dialog's "Type something" row: the first
+                // character that is no shortcut starts the Other answer, and it and everything
+                // after it this frame is typed into the box.
+                Event::Text(text) if !text.trim().is_empty() => {
+                    if let (Tab::Question(question), None) = (tab, &pending.confirm) {
+                        focus = Some(other_text_id(pending.id, question));
+                        if tab != pending.tab {
+                            // Earlier keys this frame moved on: show that question's box.
+                            actions.push(Action::ShowTab(tab));
+                        }
+                        break;
+                    }
                 }
                 _ => {}
             }
-            let ends_frame = submits
-                || matches!(
-                    action,
-                    Action::AskDecline | Action::CancelConfirm | Action::ConfirmSubmit
-                );
-            actions.push(action);
-            if ends_frame {
-                // The screen changes under the next keys (a confirmation, a submit): stop here.
-                break;
-            }
-        }
-        let mut position = 0;
-        input.events.retain(|_| {
             position += 1;
-            !handled.contains(&(position - 1))
-        });
-        if focus.is_some() {
-            // The key that opened a text box ("5" for Other, "N") must not be typed into it.
-            input.events.retain(|event| !matches!(event, egui::Event::Text(_)));
         }
+        let mut index = 0;
+        input.events.retain(|_| {
+            index += 1;
+            !handled.contains(&(index - 1))
+        });
     });
+    if preview_pages != 0.0 {
+        ctx.data_mut(|data| data.insert_temp(preview_scroll_id(), preview_pages));
+    }
     // Tab and the arrows were ours; keep egui from also moving its focus with them.
     ctx.memory_mut(|memory| {
         memory.move_focus(FocusDirection::None);
@@ -115,11 +168,26 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     });
 }
 
+/// In the Other or note box, a plain Enter means "done with this question": it leaves the box
+/// and moves on (Shift+Enter is the new line). Other boxes (decline, reply, prompt) keep Enter.
+fn enter_leaves_answer_box(ctx: &Context, pending: &Pending, actions: &mut Vec<Action>) {
+    let Tab::Question(question) = pending.tab else { return };
+    let boxes = [other_text_id(pending.id, question), notes_id(pending.id, question)];
+    let Some(focused) = ctx.memory(|memory| memory.focused()).filter(|id| boxes.contains(id))
+    else {
+        return;
+    };
+    if ctx.input_mut(|input| input.consume_key(Modifiers::NONE, Key::Enter)) {
+        ctx.memory_mut(|memory| memory.surrender_focus(focused));
+        actions.push(Action::NextTab);
+    }
+}
+
 /// What one key press does.
 enum Shortcut {
     Act(Action),
-    /// N: write a note on this question.
-    Note(usize),
+    /// Put the keyboard in this text box (Alt+N: the note; Enter on an empty Other).
+    Focus(Id),
 }
 
 /// The shortcut of one key press on `tab` of `pending`, if the key is one there.
@@ -131,13 +199,22 @@ fn shortcut(pending: &Pending, tab: Tab, key: Key, modifiers: Modifiers) -> Opti
             Some(_) => Action::CancelConfirm,
             None => Action::AskDecline,
         }),
-        Key::Enter if plain => act(match pending.confirm {
-            Some(Confirm::PartialSubmit { .. }) => Action::ConfirmSubmit,
-            _ => Action::Advance,
-        }),
+        Key::Enter if plain => match (&pending.confirm, tab) {
+            // Enter never confirms sending less than everything: it goes back.
+            (Some(Confirm::PartialSubmit { .. }), _) => act(Action::CancelConfirm),
+            (Some(_), _) => None,
+            (None, Tab::Question(question)) if other_needs_typing(pending, question) => {
+                Some(Shortcut::Focus(other_text_id(pending.id, question)))
+            }
+            (None, _) => act(Action::Advance),
+        },
         Key::Tab if modifiers.shift_only() => act(Action::PreviousTab),
         Key::Tab | Key::ArrowRight if plain => act(Action::NextTab),
         Key::ArrowLeft if plain => act(Action::PreviousTab),
+        Key::N if modifiers == Modifiers::ALT => match tab {
+            Tab::Question(question) => Some(Shortcut::Focus(notes_id(pending.id, question))),
+            Tab::Review => None,
+        },
         _ if !plain => None,
         _ => {
             let Tab::Question(question) = tab else { return None };
@@ -149,13 +226,25 @@ fn shortcut(pending: &Pending, tab: Tab, key: Key, modifiers: Modifiers) -> Opti
                 (Key::ArrowUp, _) => act(Action::MoveCursor(-1)),
                 (Key::Space, _) if cursor >= options => pick(Pick::Other),
                 (Key::Space, _) => act(Action::PickAtCursor),
-                (Key::N, _) => Some(Shortcut::Note(question)),
                 (_, Some(index)) if index < options => pick(Pick::Option(index)),
                 (_, Some(index)) if index == options => pick(Pick::Other),
                 _ => None,
             }
         }
     }
+}
+
+/// True when Enter on this single-select question would pick an Other with nothing typed: the
+/// box gets the keyboard instead.
+fn other_needs_typing(pending: &Pending, question: usize) -> bool {
+    let (Some(q), Some(draft), Some(&cursor)) = (
+        pending.ask.questions().get(question),
+        pending.drafts.get(question),
+        pending.cursor.get(question),
+    ) else {
+        return false;
+    };
+    !q.multi_select() && cursor >= q.options().len() && draft.other_text().trim().is_empty()
 }
 
 /// Call after drawing: records whether a text box has focus at the end of this frame.

@@ -10,14 +10,20 @@ pub mod session;
 use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
 
-use crate::app::state::{Action, Confirm, Pending, Receipt, State, Status, Tab, review_line};
+use crate::app::state::{
+    Action, Confirm, Countdown, Pending, Receipt, State, Status, Tab, review_line,
+};
 use crate::theme::{Tokens, size};
 
 use question::{chip_ui, question_ui};
 
-/// The keyboard hint shown in the footer.
-pub const KEY_HINT: &str = "1–9 choose · ↑↓ move · Space toggle · N note · Enter next · \
-                            Tab/←→ switch · Ctrl+Enter submit · Esc decline";
+/// The keyboard hint shown in the footer (the README's keys table says the same).
+pub const KEY_HINT: &str = "↑↓ move · Enter choose & next · 1–9 choose · Space toggle · type to \
+                            answer in Other · Alt+N note · Tab/←→ switch · PgUp/PgDn preview · \
+                            Ctrl+Enter submit · Esc decline";
+
+/// Seconds the "+1 min" button adds to a countdown.
+pub const ADD_TIME_SECS: u64 = 60;
 
 /// A header as a chip shows it: at most [`size::CHIP_CHARS`] characters, cut with "…". Returns
 /// whether it was cut.
@@ -31,11 +37,18 @@ pub fn chip_text(header: &str) -> (String, bool) {
 /// Draws the whole window and returns what the user did this frame.
 pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Vec<Action> {
     let mut actions = Vec::new();
+    let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
-        && !state.confirming_close()
+        && keyboard_on_form
     {
         keys::keyboard_actions(ui.ctx(), pending, &mut actions);
     }
+    // The row under the keyboard cursor holds the focus (for screen readers) unless a text box,
+    // a confirmation bar or the close dialog has the keyboard.
+    let rows_take_focus = keyboard_on_form
+        && !ui.ctx().text_edit_focused()
+        && state.current().is_some_and(|pending| pending.confirm.is_none());
+    ui.ctx().data_mut(|data| data.insert_temp(question::rows_take_focus_id(), rows_take_focus));
     if !state.notices().is_empty() {
         egui::Panel::top("notices").show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
     }
@@ -92,12 +105,22 @@ fn close_modal_ui(ctx: &egui::Context, state: &State, actions: &mut Vec<Action>)
             "{open} {plural} still open. Closing throws away what you chose and typed, and tells \
              the agent you closed the window without answering."
         ));
+        ui.label(
+            RichText::new("Enter keeps answering · Esc too · Tab then Enter closes")
+                .small()
+                .color(Tokens::of(ui.ctx()).muted),
+        );
         ui.horizontal(|ui| {
+            let keep = ui.button("Keep answering");
+            // The safe choice holds the keyboard: Enter keeps the window, Tab reaches Close.
+            if ui.memory(|memory| memory.focused().is_none()) {
+                keep.request_focus();
+            }
+            if keep.clicked() {
+                actions.push(Action::KeepOpen);
+            }
             if ui.button("Close and decline").clicked() {
                 actions.push(Action::ConfirmClose);
-            }
-            if ui.button("Keep answering").clicked() {
-                actions.push(Action::KeepOpen);
             }
         });
     });
@@ -122,11 +145,17 @@ fn notices_ui(ui: &mut Ui, notices: &[String], actions: &mut Vec<Action>) {
 fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.horizontal(|ui| {
-        let headline = format!(
-            "✓ Sent to {}: “{}” {}",
-            receipt.provenance, receipt.title, receipt.outcome_kind
-        );
-        ui.label(RichText::new(headline).color(tokens.success).strong());
+        let how = match (receipt.by_timeout, receipt.outcome_kind) {
+            (true, "answered") => "answered: the time ran out with every question answered",
+            (true, _) => "not answered: the time ran out (what you picked is listed below)",
+            (false, kind) => kind,
+        };
+        let (mark, color) = match receipt.by_timeout {
+            true => ("⏱", tokens.warning),
+            false => ("✓", tokens.success),
+        };
+        let headline = format!("{mark} Sent to {}: “{}” {how}", receipt.provenance, receipt.title);
+        ui.add(Label::new(RichText::new(headline).color(color).strong()).wrap());
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui.small_button("✕").on_hover_text("Hide what was sent").clicked() {
                 actions.push(Action::DismissReceipt);
@@ -245,13 +274,8 @@ fn request_ui(
             .small()
             .color(tokens.muted),
     );
-    if let Some(deadline) = pending.deadline {
-        let left = (deadline - ui.input(|input| input.time)).max(0.0).ceil();
-        let text = format!(
-            "⏱ {left} s left: when time runs out, the questions you have touched are sent and the \
-             rest left out"
-        );
-        ui.label(RichText::new(text).small().color(tokens.warning));
+    if let Some(countdown) = pending.countdown {
+        countdown_ui(ui, countdown, actions);
     }
     if !pending.warnings.is_empty() {
         warnings_ui(ui, pending);
@@ -261,6 +285,32 @@ fn request_ui(
         Tab::Question(index) => question_ui(ui, pending, index, markdown, actions),
         Tab::Review => review_ui(ui, pending, actions),
     }
+}
+
+/// The `--timeout` countdown: a bar, the time left, and the ways to stay.
+fn countdown_ui(ui: &mut Ui, countdown: Countdown, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    let now = ui.input(|input| input.time);
+    let (Some(left), Some(fraction)) = (countdown.left(now), countdown.fraction_left(now)) else {
+        let text = "Countdown stopped: the agent waits for your answer.";
+        ui.label(RichText::new(text).small().color(tokens.muted));
+        return;
+    };
+    let left = left.ceil() as u64;
+    ui.horizontal(|ui| {
+        let text = format!("⏱ {}:{:02} left · any key to stay", left / 60, left % 60);
+        ui.label(RichText::new(text).strong().color(tokens.warning));
+        if ui.small_button("+1 min").on_hover_text("Give yourself another minute").clicked() {
+            actions.push(Action::AddTime(ADD_TIME_SECS));
+        }
+        if ui.small_button("Stay").on_hover_text("Stop the countdown").clicked() {
+            actions.push(Action::Stay);
+        }
+    });
+    let bar = egui::ProgressBar::new(fraction).desired_height(6.0).fill(tokens.warning);
+    ui.add(bar).on_hover_text(
+        "When the time runs out, the agent is told nobody answered, with what you picked so far.",
+    );
 }
 
 fn tabs_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
@@ -320,6 +370,7 @@ fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
         |ui| {
             for (index, question) in pending.ask.questions().iter().enumerate() {
                 let status = pending.status(index);
+                let shown = review_line(pending, index);
                 ui.horizontal(|ui| {
                     chip_ui(ui, question.header(), &tokens);
                     if ui.small_button("Edit").on_hover_text("Go to this question").clicked() {
@@ -332,7 +383,7 @@ fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                     Status::NotAnswered | Status::OtherBlank => tokens.warning,
                 };
                 let mark = if matches!(status, Status::Answered(_)) { "→" } else { "⚠" };
-                let text = RichText::new(format!("{mark} {}", review_line(&status))).color(color);
+                let text = RichText::new(format!("{mark} {shown}")).color(color);
                 ui.add(Label::new(text).wrap().selectable(true));
                 if let Some(notes) =
                     pending.drafts.get(index).map(|d| d.notes().trim()).filter(|n| !n.is_empty())
@@ -360,21 +411,31 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                 .map(|question| chip_text(question.header()).0)
                 .collect();
             let count = missing.len();
-            let text = match count == pending.ask.questions().len() {
-                true => "No question is answered. Submit anyway? The agent will read that you did not answer.".to_owned(),
-                false => format!(
-                    "{count} of {} questions are not answered ({}). They will be left out. Submit anyway?",
-                    pending.ask.questions().len(),
-                    names.join(", ")
+            let (text, send) = match count == pending.ask.questions().len() {
+                true => (
+                    "No question is answered. Send that you did not answer? The agent is told \
+                     you submitted without answering."
+                        .to_owned(),
+                    "Send without answers",
+                ),
+                false => (
+                    format!(
+                        "{count} of {} questions are not answered ({}). They will be left out. \
+                         Submit anyway?",
+                        pending.ask.questions().len(),
+                        names.join(", ")
+                    ),
+                    "Submit anyway",
                 ),
             };
-            ui.label(RichText::new(text).color(tokens.warning));
+            ui.add(Label::new(RichText::new(text).color(tokens.warning)).wrap());
             ui.horizontal(|ui| {
-                if ui.button("Submit anyway").clicked() {
-                    actions.push(Action::ConfirmSubmit);
-                }
-                if ui.button("Go back").clicked() {
+                // The safe choice first: Enter goes back; only this button or Ctrl+Enter sends.
+                if ui.button("Go back").on_hover_text("Keep answering (Enter)").clicked() {
                     actions.push(Action::CancelConfirm);
+                }
+                if ui.button(send).on_hover_text("Send it like this (Ctrl+Enter)").clicked() {
+                    actions.push(Action::ConfirmSubmit);
                 }
             });
         }
@@ -407,21 +468,33 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
             }
             if pending.confirm.is_none()
                 && ui
-                    .button("Reply instead…")
-                    .on_hover_text("Answer in your own words instead of the form")
+                    .button("Chat about this")
+                    .on_hover_text(
+                        "Tell the agent you want to talk before answering; it gets the \
+                         questions with what you picked so far",
+                    )
+                    .clicked()
+            {
+                actions.push(Action::Clarify);
+            }
+            if pending.confirm.is_none()
+                && ui
+                    .button("Answer in my own words…")
+                    .on_hover_text("Write a reply that replaces the form")
                     .clicked()
             {
                 actions.push(Action::AskReply);
             }
         });
     });
-    ui.label(RichText::new(KEY_HINT).small().color(tokens.muted));
+    ui.add(Label::new(RichText::new(KEY_HINT).small().color(tokens.muted)).truncate())
+        .on_hover_text(KEY_HINT);
 }
 
 /// "Reply instead": the user's own words go back in place of the form's answers.
 fn reply_bar_ui(ui: &mut Ui, pending: &Pending, text: &str, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
-    ui.label(RichText::new("Reply in your own words instead of the form").strong());
+    ui.label(RichText::new("Answer in your own words instead of the form").strong());
     let mut reply = text.to_owned();
     let id = egui::Id::unique(("askpane-reply", pending.id));
     let label_id =

@@ -1,10 +1,11 @@
-//! The preview pane: an option's `preview` as markdown in a monospace box, scrollable both ways.
+//! The preview pane: an option's `preview` in a monospace box, scrollable both ways.
 //!
-//! Agents send two kinds of preview: markdown (fenced code, tables) and bare ASCII mockups. A
-//! markdown renderer folds a mockup's line breaks into spaces and strips its indentation, so text
-//! with no markdown in it is shown verbatim, and markdown gets its line breaks kept.
+//! Agents send two kinds of preview: bare ASCII mockups and markdown (fenced code, tables). A
+//! markdown renderer folds a mockup's line breaks into spaces, strips its indentation and reads
+//! its `|-----|` rows as table rules, so only fenced code or clearly-markdown text is rendered as
+//! markdown; everything else, box drawing above all, is shown verbatim, character for character.
 
-use egui::{Frame, Label, RichText, ScrollArea, TextStyle, Ui};
+use egui::{Frame, Id, Label, RichText, ScrollArea, TextStyle, Ui, vec2};
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 
 use crate::theme::{Tokens, size};
@@ -18,37 +19,98 @@ pub enum PreviewKind {
     Markdown,
 }
 
+/// Where the keyboard leaves a PageUp/PageDown for the preview showing: pages to scroll down
+/// (negative: up).
+pub fn preview_scroll_id() -> Id {
+    Id::unique("askpane-preview-scroll")
+}
+
 /// Decides whether a preview uses markdown at all.
 pub fn classify(text: &str) -> PreviewKind {
-    let markdown_line = |line: &str| {
-        let line = line.trim_start();
-        line.starts_with("```")
-            || line.starts_with("~~~")
-            || line.starts_with("# ")
-            || line.starts_with("## ")
-            || line.starts_with("### ")
-            || line.starts_with("- ")
-            || line.starts_with("* ")
-            || line.starts_with("> ")
-            || is_table_delimiter(line)
-            || line.contains("**")
-            || line.contains('`')
-            || line.contains("](")
-    };
-    match text.lines().any(markdown_line) {
+    let mut in_fence = false;
+    let mut fenced = false;
+    let mut outside = Vec::new();
+    for line in text.lines() {
+        if is_fence(line) {
+            in_fence = !in_fence;
+            fenced = true;
+        } else if !in_fence {
+            outside.push(line);
+        }
+    }
+    // A mockup drawn outside fences must keep its shape, whatever else the text holds.
+    if outside.iter().any(|line| is_box_drawing(line)) {
+        return PreviewKind::Verbatim;
+    }
+    let markdown =
+        fenced || has_table(&outside) || outside.iter().any(|line| is_markdown_line(line));
+    match markdown {
         true => PreviewKind::Markdown,
         false => PreviewKind::Verbatim,
     }
 }
 
-/// `|---|:--:|` and `--- | ---`: the line that makes the one above it a table header. Every cell
-/// must be dashes with optional colons; a mockup's `|-----|     |` (a blank cell) is not one.
-fn is_table_delimiter(line: &str) -> bool {
+fn is_fence(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("```") || line.starts_with("~~~")
+}
+
+/// A line of an ASCII or Unicode box: `+----+`, `|------|` (a rule inside a box), `╔══╗`.
+fn is_box_drawing(line: &str) -> bool {
+    let trimmed = line.trim();
+    let rule_inside_a_box = trimmed.len() > 4
+        && trimmed.starts_with('|')
+        && trimmed.ends_with('|')
+        && trimmed[1..trimmed.len() - 1].chars().all(|c| matches!(c, '-' | '='));
+    trimmed.contains("+-")
+        || trimmed.contains("-+")
+        || trimmed.contains("+=")
+        || rule_inside_a_box
+        || trimmed.chars().any(|c| ('\u{2500}'..='\u{259F}').contains(&c))
+}
+
+/// A line only markdown would write: a heading, a list item, a quote, emphasis, code, a link.
+fn is_markdown_line(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    let heading = trimmed.trim_start_matches('#');
+    let hashes = trimmed.len() - heading.len();
+    let numbered = trimmed.split_once(". ").is_some_and(|(number, _)| {
+        !number.is_empty() && number.len() <= 3 && number.chars().all(|c| c.is_ascii_digit())
+    });
+    (1..=6).contains(&hashes) && heading.starts_with(' ')
+        || trimmed.starts_with("- ")
+        || trimmed.starts_with("* ")
+        || trimmed.starts_with("> ")
+        || numbered
+        || line.contains("**")
+        || line.contains('`')
+        || line.contains("](")
+}
+
+/// A markdown table: a header row, then a delimiter row of as many cells (`|---|:--:|`).
+fn has_table(lines: &[&str]) -> bool {
+    lines.windows(2).any(|pair| {
+        let (header, delimiter) = (pair[0], pair[1]);
+        header.contains('|')
+            && is_table_delimiter(delimiter)
+            && cells(header).count() == cells(delimiter).count()
+            && cells(delimiter).count() >= 2
+    })
+}
+
+/// The cells of a table row, without the outer pipes.
+fn cells(line: &str) -> impl Iterator<Item = &str> {
     let line = line.trim();
     let inner = line.strip_prefix('|').unwrap_or(line);
     let inner = inner.strip_suffix('|').unwrap_or(inner);
+    inner.split('|')
+}
+
+/// `|---|:--:|` and `--- | ---`: every cell dashes with optional colons; a mockup's
+/// `|-----|     |` (a blank cell) is not one.
+fn is_table_delimiter(line: &str) -> bool {
     line.contains('|')
-        && inner.split('|').all(|cell| {
+        && cells(line).all(|cell| {
             let cell = cell.trim();
             let dashes = cell.trim_start_matches(':').trim_end_matches(':');
             !dashes.is_empty() && dashes.chars().all(|c| c == '-')
@@ -85,12 +147,14 @@ pub fn preview_ui(
     markdown: &mut CommonMarkCache,
 ) {
     let tokens = Tokens::of(ui.ctx());
-    ui.horizontal(|ui| {
-        ui.label(RichText::new(format!("Preview · {label}")).color(tokens.muted));
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui.small_button("Copy").on_hover_text("Copy the preview text").clicked() {
-                ui.ctx().copy_text(text.to_owned());
-            }
+    // Copy first, from the right, so a long label is cut rather than the button.
+    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        if ui.small_button("Copy").on_hover_text("Copy the preview text").clicked() {
+            ui.ctx().copy_text(text.to_owned());
+        }
+        let title = RichText::new(format!("Preview · {label}")).color(tokens.muted);
+        ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+            ui.add(Label::new(title).truncate());
         });
     });
     Frame::new()
@@ -100,6 +164,12 @@ pub fn preview_ui(
         .inner_margin(10)
         .show(ui, |ui| {
             ScrollArea::both().id_salt(id_salt).auto_shrink([false, false]).show(ui, |ui| {
+                // PageUp / PageDown from the keyboard: most of a page at a time.
+                let pages = ui.data_mut(|data| data.remove_temp::<f32>(preview_scroll_id()));
+                if let Some(pages) = pages {
+                    let page = ui.clip_rect().height() * 0.9;
+                    ui.scroll_with_delta(vec2(0.0, -pages * page));
+                }
                 preview_body(ui, text, markdown);
             });
         });
@@ -128,6 +198,23 @@ pub fn preview_body(ui: &mut Ui, text: &str, markdown: &mut CommonMarkCache) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn box_drawing_is_never_a_table() {
+        let wizard =
+            "+------------+\n|  Step 1    |\n|------------|\n|  ( ) A     |\n+------------+";
+        assert_eq!(classify(wizard), PreviewKind::Verbatim);
+        let rule_only = "| Name | Body |\n|------|------|\n| a    | b    |\n+------+------+";
+        assert_eq!(classify(rule_only), PreviewKind::Verbatim, "a box with a rule row");
+        let unicode = "╔════╗\n║ ok ║\n╚════╝";
+        assert_eq!(classify(unicode), PreviewKind::Verbatim);
+        let plain = "  ( ) Option A\n  (x) Option B\n  [ Cancel ]  [ Next ]";
+        assert_eq!(classify(plain), PreviewKind::Verbatim);
+        let fenced_mockup = "```\n+--+\n|  |\n+--+\n```";
+        assert_eq!(classify(fenced_mockup), PreviewKind::Markdown, "fenced: shown as code");
+        assert_eq!(classify("1. First\n2. Second"), PreviewKind::Markdown);
+        assert_eq!(classify("#hashtag is not a heading"), PreviewKind::Verbatim);
+    }
 
     #[test]
     fn ascii_mockups_are_verbatim_and_markdown_is_markdown() {

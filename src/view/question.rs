@@ -1,8 +1,13 @@
 //! One question: its text, the option rows (radio or checkbox), "Other", the note, the preview.
+//!
+//! The question text scrolls with the options, so a long question never starves them of room.
+//! With previews, the options and the preview share the page in a proportional split the user
+//! can drag; it keeps its proportion when the window is resized.
 
 use egui::{
-    CollapsingHeader, Frame, Id, Label, Response, RichText, ScrollArea, Sense, Stroke, TextEdit,
-    TextStyle, TextWrapMode, Ui, UiBuilder, WidgetInfo, WidgetText, vec2,
+    CollapsingHeader, CursorIcon, Frame, Id, Key, KeyboardShortcut, Label, Modifiers, Rect,
+    Response, RichText, ScrollArea, Sense, Stroke, TextEdit, TextStyle, TextWrapMode, Ui,
+    UiBuilder, WidgetInfo, WidgetText, pos2, vec2,
 };
 use egui_commonmark::CommonMarkCache;
 
@@ -24,6 +29,18 @@ pub fn notes_id(request: RequestId, question: usize) -> Id {
     Id::unique(("askpane-notes", request, question))
 }
 
+/// Whether the row under the keyboard cursor may hold egui's focus this frame (no text box, no
+/// dialog has it). Set by the root view before drawing.
+pub fn rows_take_focus_id() -> Id {
+    Id::unique("askpane-rows-take-focus")
+}
+
+/// In a text box, Shift+Enter starts a new line; a plain Enter moves on (the keyboard handler
+/// takes it before the box sees it).
+fn newline_key() -> KeyboardShortcut {
+    KeyboardShortcut::new(Modifiers::SHIFT, Key::Enter)
+}
+
 /// Draws question `index` of `pending`.
 pub fn question_ui(
     ui: &mut Ui,
@@ -33,6 +50,22 @@ pub fn question_ui(
     actions: &mut Vec<Action>,
 ) {
     let Some(question) = pending.ask.questions().get(index) else { return };
+    if question.has_side_preview() {
+        side_by_side_ui(ui, pending, index, question, markdown, actions);
+    } else {
+        ScrollArea::vertical()
+            .id_salt(("options", pending.id, index))
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                question_head_ui(ui, question);
+                options_ui(ui, pending, index, question, markdown, actions);
+            });
+    }
+}
+
+/// The header chip, what kind of choice it is, and the question text: the strongest text on
+/// the page, and a heading to a screen reader.
+fn question_head_ui(ui: &mut Ui, question: &Question) {
     let tokens = Tokens::of(ui.ctx());
     ui.horizontal_wrapped(|ui| {
         chip_ui(ui, question.header(), &tokens);
@@ -43,24 +76,20 @@ pub fn question_ui(
         ui.label(RichText::new(kind).small().color(tokens.muted));
     });
     ui.add_space(4.0);
-    ui.add(
-        Label::new(RichText::new(question.text()).text_style(TextStyle::Heading)).selectable(true),
-    );
+    let text = RichText::new(question.text())
+        .text_style(TextStyle::Heading)
+        .color(ui.visuals().strong_text_color());
+    let response = ui.add(Label::new(text).wrap().selectable(true));
+    response.widget_info(|| WidgetInfo::labeled(egui::Role::Heading, true, question.text()));
     ui.add_space(8.0);
-
-    if question.has_side_preview() {
-        side_by_side_ui(ui, pending, index, question, markdown, actions);
-    } else {
-        ScrollArea::vertical()
-            .id_salt(("options", pending.id, index))
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                options_ui(ui, pending, index, question, markdown, actions);
-            });
-    }
 }
 
-/// The option list on the left, the preview of the focused (or chosen) option on the right.
+/// The fraction of the page the options take beside a preview, kept while askpane runs.
+fn split_id() -> Id {
+    Id::unique("askpane-preview-split")
+}
+
+/// The options on the left, the preview on the right, and a handle between them to drag.
 fn side_by_side_ui(
     ui: &mut Ui,
     pending: &Pending,
@@ -69,28 +98,54 @@ fn side_by_side_ui(
     markdown: &mut CommonMarkCache,
     actions: &mut Vec<Action>,
 ) {
-    let width = ui.available_width();
-    let hovered = egui::Panel::left(("options-split", pending.id, index))
-        .resizable(true)
-        .default_size(width * size::PREVIEW_SPLIT)
-        .size_range(200.0..=width * 0.8)
-        .frame(Frame::new().inner_margin(egui::Margin { right: 8, ..Default::default() }))
-        .show(ui, |ui| {
+    let tokens = Tokens::of(ui.ctx());
+    let page = ui.available_rect_before_wrap();
+    let fraction = ui.data(|data| data.get_temp::<f32>(split_id())).unwrap_or(size::PREVIEW_SPLIT);
+    let width = page.width();
+    // Each side keeps a usable minimum; in between, the proportion holds at any window size.
+    let smallest = size::SPLIT_MIN_OPTIONS.min(width / 2.0);
+    let largest = (width - size::SPLIT_MIN_PREVIEW - size::SPLIT_HANDLE).max(smallest);
+    let left_width = (width * fraction).clamp(smallest, largest);
+    let left = Rect::from_min_size(page.min, vec2(left_width, page.height()));
+    let handle = Rect::from_min_size(
+        pos2(left.right(), page.top()),
+        vec2(size::SPLIT_HANDLE, page.height()),
+    );
+    let right = Rect::from_min_max(pos2(handle.right(), page.top()), page.max);
+
+    let drag = ui.interact(handle, split_id().with("handle"), Sense::click_and_drag());
+    if drag.dragged()
+        && let Some(pointer) = drag.interact_pointer_pos()
+    {
+        let dragged_to = ((pointer.x - page.left()) / width.max(1.0)).clamp(0.15, 0.85);
+        ui.data_mut(|data| data.insert_temp(split_id(), dragged_to));
+    }
+    if drag.double_clicked() {
+        ui.data_mut(|data| data.remove::<f32>(split_id()));
+    }
+    if drag.hovered() || drag.dragged() {
+        ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal);
+    }
+    let line = match drag.hovered() || drag.dragged() {
+        true => Stroke::new(2.0, tokens.accent),
+        false => Stroke::new(1.0, tokens.code_stroke),
+    };
+    ui.painter().vline(handle.center().x, handle.y_range(), line);
+
+    let hovered = ui
+        .scope_builder(UiBuilder::new().max_rect(left), |ui| {
             ScrollArea::vertical()
                 .id_salt(("options", pending.id, index))
                 .auto_shrink([false, false])
-                .show(ui, |ui| options_ui(ui, pending, index, question, markdown, actions))
+                .show(ui, |ui| {
+                    question_head_ui(ui, question);
+                    options_ui(ui, pending, index, question, markdown, actions)
+                })
                 .inner
         })
         .inner;
-    let draft = pending.drafts.get(index);
-    let cursor = pending.cursor.get(index).copied();
-    // Pointer first, then the keyboard cursor, then the chosen option.
-    let shown = [hovered, cursor, draft.and_then(|d| d.chosen().first().copied())]
-        .into_iter()
-        .flatten()
-        .find_map(|row| question.options().get(row).filter(|choice| choice.preview().is_some()));
-    egui::CentralPanel::no_frame().show(ui, |ui| match shown {
+    let shown = previewed_row(ui, pending, index, question, hovered);
+    ui.scope_builder(UiBuilder::new().max_rect(right), |ui| match shown {
         Some(choice) => preview_ui(
             ui,
             ("preview", pending.id, index),
@@ -99,11 +154,43 @@ fn side_by_side_ui(
             markdown,
         ),
         None => {
-            ui.label(
-                RichText::new("This option has no preview.").color(Tokens::of(ui.ctx()).muted),
-            );
+            ui.label(RichText::new("This option has no preview.").color(tokens.muted));
         }
     });
+    ui.allocate_rect(page, Sense::hover());
+}
+
+/// Which input moved last on a question: the preview follows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Follow {
+    cursor: usize,
+    hovered: Option<usize>,
+    pointer_last: bool,
+}
+
+/// The option whose preview shows: the row the keyboard cursor or the pointer moved to last,
+/// else the chosen option; only rows that have a preview count.
+fn previewed_row<'q>(
+    ui: &Ui,
+    pending: &Pending,
+    index: usize,
+    question: &'q Question,
+    hovered: Option<usize>,
+) -> Option<&'q Choice> {
+    let id = Id::unique(("askpane-preview-follow", pending.id, index));
+    let cursor = pending.cursor.get(index).copied().unwrap_or(0);
+    let before = ui.data(|data| data.get_temp::<Follow>(id)).unwrap_or_default();
+    let pointer_last = match (cursor != before.cursor, hovered) {
+        (true, _) | (_, None) => false,
+        (false, Some(row)) => before.pointer_last || before.hovered != Some(row),
+    };
+    ui.data_mut(|data| data.insert_temp(id, Follow { cursor, hovered, pointer_last }));
+    let latest = if pointer_last { hovered } else { Some(cursor) };
+    let chosen = pending.drafts.get(index).and_then(|draft| draft.chosen().first().copied());
+    [latest, chosen]
+        .into_iter()
+        .flatten()
+        .find_map(|row| question.options().get(row).filter(|choice| choice.preview().is_some()))
 }
 
 /// Option rows, Other and the note. Returns the row under the pointer, if any.
@@ -117,12 +204,15 @@ fn options_ui(
 ) -> Option<usize> {
     let draft = pending.drafts.get(index)?;
     let cursor = pending.cursor.get(index).copied().unwrap_or(0);
+    let moved = cursor_moved(ui, pending.id, index, cursor);
     let mut hovered = None;
     ui.spacing_mut().item_spacing.y = size::ROW_GAP;
     for (row, choice) in question.options().iter().enumerate() {
         let chosen = draft.is_chosen(Pick::Option(row));
+        let under_cursor = cursor == row;
         let response =
-            row_ui(ui, Row::of(row + 1, choice), question.multi_select(), chosen, cursor == row);
+            row_ui(ui, Row::of(row + 1, choice), question.multi_select(), chosen, under_cursor);
+        follow_cursor(ui, &response, under_cursor, moved);
         if response.clicked() {
             actions.push(Action::Pick { question: index, pick: Pick::Option(row) });
         }
@@ -139,10 +229,33 @@ fn options_ui(
             });
         }
     }
-    other_ui(ui, pending, index, question, cursor == question.options().len(), actions);
+    other_ui(ui, pending, index, question, cursor, moved, actions);
     ui.add_space(6.0);
     notes_ui(ui, pending, index, actions);
     hovered
+}
+
+/// True when the keyboard cursor is on another row than last frame (it scrolls into view).
+fn cursor_moved(ui: &Ui, request: RequestId, question: usize, cursor: usize) -> bool {
+    let id = Id::unique(("askpane-cursor-last", request, question));
+    let before = ui.data(|data| data.get_temp::<usize>(id));
+    ui.data_mut(|data| data.insert_temp(id, cursor));
+    before.is_some_and(|before| before != cursor)
+}
+
+/// The row under the keyboard cursor holds egui's focus (so a screen reader follows it) while
+/// no text box or dialog has the keyboard, and scrolls into view when the cursor moves.
+fn follow_cursor(ui: &Ui, row: &Response, under_cursor: bool, moved: bool) {
+    if !under_cursor {
+        return;
+    }
+    let rows_take_focus = ui.data(|data| data.get_temp::<bool>(rows_take_focus_id()));
+    if rows_take_focus.unwrap_or(false) && !row.has_focus() {
+        row.request_focus();
+    }
+    if moved {
+        row.scroll_to_me(None);
+    }
 }
 
 /// What one row shows: its number, name, badge and description.
@@ -190,14 +303,21 @@ fn row_ui(
             .inner_margin(size::ROW_PADDING)
             .show(ui, |ui| {
                 ui.set_width(ui.available_width());
-                ui.horizontal(|ui| {
+                ui.horizontal_top(|ui| {
                     indicator_ui(ui, multi_select, chosen, &tokens);
                     let number = RichText::new(format!("{}.", row.number)).color(tokens.muted);
-                    paint_text(ui, number.into(), ui.visuals().text_color());
+                    paint_text(ui, number.into(), ui.visuals().text_color(), f32::INFINITY);
+                    // The badge is measured first, so a long name wraps before it instead of
+                    // pushing it out of the row.
+                    let badge = row.recommended.then(|| badge_galley(ui, "Recommended", &tokens));
+                    let badge_width = badge.as_ref().map_or(0.0, |badge| {
+                        badge.size().x + 2.0 * BADGE_PADDING.x + ui.spacing().item_spacing.x
+                    });
                     let name = RichText::new(row.name).strong();
-                    paint_text(ui, name.into(), ui.visuals().strong_text_color());
-                    if row.recommended {
-                        badge_ui(ui, "Recommended", &tokens);
+                    let room = (ui.available_width() - badge_width).max(40.0);
+                    paint_text(ui, name.into(), ui.visuals().strong_text_color(), room);
+                    if let Some(badge) = badge {
+                        paint_badge(ui, badge, &tokens);
                     }
                 });
                 // The description stays selectable for copying; a plain click on it still picks.
@@ -226,9 +346,10 @@ fn row_ui(
     }
 }
 
-/// Paints text without making it a widget of its own, so the row stays one accessible control.
-fn paint_text(ui: &mut Ui, text: WidgetText, color: egui::Color32) {
-    let wrap_width = ui.available_width();
+/// Paints text wrapped at `wrap_width` (and the space left) without making it a widget of its
+/// own, so the row stays one accessible control.
+fn paint_text(ui: &mut Ui, text: WidgetText, color: egui::Color32, wrap_width: f32) {
+    let wrap_width = wrap_width.min(ui.available_width());
     let galley = text.into_galley(ui, Some(TextWrapMode::Wrap), wrap_width, TextStyle::Body);
     let (rect, _) = ui.allocate_exact_size(galley.size(), Sense::hover());
     ui.painter().galley(rect.min, galley, color);
@@ -257,18 +378,28 @@ fn indicator_ui(ui: &mut Ui, multi_select: bool, chosen: bool, tokens: &Tokens) 
     }
 }
 
-/// A small rounded label: the "Recommended" badge.
-pub fn badge_ui(ui: &mut Ui, text: &str, tokens: &Tokens) {
-    let galley = WidgetText::from(RichText::new(text).small()).into_galley(
+/// Space between a badge's text and its edge.
+const BADGE_PADDING: egui::Vec2 = vec2(6.0, 2.0);
+
+fn badge_galley(ui: &Ui, text: &str, tokens: &Tokens) -> std::sync::Arc<egui::Galley> {
+    WidgetText::from(RichText::new(text).small().color(tokens.badge_text)).into_galley(
         ui,
         Some(TextWrapMode::Extend),
         f32::INFINITY,
         TextStyle::Small,
-    );
-    let padding = vec2(6.0, 2.0);
-    let (rect, _) = ui.allocate_exact_size(galley.size() + 2.0 * padding, Sense::hover());
+    )
+}
+
+fn paint_badge(ui: &mut Ui, galley: std::sync::Arc<egui::Galley>, tokens: &Tokens) {
+    let (rect, _) = ui.allocate_exact_size(galley.size() + 2.0 * BADGE_PADDING, Sense::hover());
     ui.painter().rect_filled(rect, size::RADIUS, tokens.badge_fill);
-    ui.painter().galley(rect.min + padding, galley, tokens.badge_text);
+    ui.painter().galley(rect.min + BADGE_PADDING, galley, tokens.badge_text);
+}
+
+/// A small rounded label: the "Recommended" badge.
+pub fn badge_ui(ui: &mut Ui, text: &str, tokens: &Tokens) {
+    let galley = badge_galley(ui, text, tokens);
+    paint_badge(ui, galley, tokens);
 }
 
 /// The header chip; a header over the limit is cut, with the full text on hover.
@@ -291,14 +422,21 @@ fn other_ui(
     pending: &Pending,
     index: usize,
     question: &Question,
-    under_cursor: bool,
+    cursor: usize,
+    moved: bool,
     actions: &mut Vec<Action>,
 ) {
     let Some(draft) = pending.drafts.get(index) else { return };
     let tokens = Tokens::of(ui.ctx());
     let (description, hint) = match question.multi_select() {
-        true => ("Something else, added to your choices", "Type what else you want"),
-        false => ("None of these: type your own answer", "Type your own answer"),
+        true => (
+            "Something else, added to your choices",
+            "Type what else you want (Enter: next · Shift+Enter: new line)",
+        ),
+        false => (
+            "None of these: type your own answer",
+            "Type your own answer (Enter: next · Shift+Enter: new line)",
+        ),
     };
     let row = Row {
         number: question.options().len() + 1,
@@ -308,7 +446,10 @@ fn other_ui(
         label: "Other",
     };
     let chosen = draft.is_chosen(Pick::Other);
-    let clicked = row_ui(ui, row, question.multi_select(), chosen, under_cursor).clicked();
+    let under_cursor = cursor == question.options().len();
+    let response = row_ui(ui, row, question.multi_select(), chosen, under_cursor);
+    follow_cursor(ui, &response, under_cursor, moved);
+    let clicked = response.clicked();
     if clicked {
         actions.push(Action::Pick { question: index, pick: Pick::Other });
     }
@@ -321,6 +462,7 @@ fn other_ui(
                 TextEdit::multiline(&mut text)
                     .id(other_text_id(pending.id, index))
                     .hint_text(hint)
+                    .return_key(newline_key())
                     .desired_rows(size::TEXT_ROWS)
                     .desired_width(f32::INFINITY),
             );
@@ -339,12 +481,12 @@ fn other_ui(
         });
 }
 
-/// The optional note sent with the answer (`annotations[question].notes`).
+/// The optional note sent with the answer (`annotations[question].notes`); Alt+N opens it.
 fn notes_ui(ui: &mut Ui, pending: &Pending, index: usize, actions: &mut Vec<Action>) {
     let Some(draft) = pending.drafts.get(index) else { return };
     let id = notes_id(pending.id, index);
     let open = !draft.notes().is_empty() || ui.memory(|memory| memory.has_focus(id));
-    CollapsingHeader::new("Note to the agent (optional)")
+    CollapsingHeader::new("Note to the agent (optional, Alt+N)")
         .id_salt(("notes", pending.id, index))
         .open(open.then_some(true))
         .show(ui, |ui| {
@@ -355,6 +497,7 @@ fn notes_ui(ui: &mut Ui, pending: &Pending, index: usize, actions: &mut Vec<Acti
                 TextEdit::multiline(&mut text)
                     .id(id)
                     .hint_text("Anything the agent should know about your answer")
+                    .return_key(newline_key())
                     .desired_rows(size::TEXT_ROWS)
                     .desired_width(f32::INFINITY),
             );
