@@ -1165,7 +1165,7 @@ fn a_question_with_a_timeout_times_out_in_the_browser_too() {
     let mut client = harness.client();
     client.recv_question(TOOL_USE_ID);
     let outcome = asked.outcome.recv_timeout(Duration::from_secs(4));
-    assert_eq!(outcome.ok(), Some(Outcome::TimedOut { waited_secs: 1 }), "--timeout 1 ignored");
+    assert_eq!(outcome.ok(), Some(Outcome::timed_out(1)), "--timeout 1 ignored");
     assert_eq!(client.recv_withdrawn(TOOL_USE_ID), "timed_out");
     drop(client);
     harness.finish();

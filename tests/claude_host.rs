@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use crate::fake_api::FakeApi;
 use crate::interop::{
     self, Cli, CliProcess, DATABASE, FEATURES, LAYOUT, RUN_MARKER, SCENARIO_LIMIT, SIDEBAR_PREVIEW,
-    Scratch, free_answered, labels_answered, piece,
+    Scratch, TABS_PREVIEW, free_answered, labels_answered, piece,
 };
 use crate::support::{self, WAIT};
 use crate::ui::FONTS;
@@ -222,9 +222,17 @@ impl Report {
     }
 }
 
-/// Asserts the host's reply equals the captured host's line byte for byte.
+/// Asserts the host's reply equals the captured host's line byte for byte, as Claude Code's
+/// terminal dialog would have sent it (protocol.md §15: for an answer, `annotations` always, the
+/// picked Sidebar mockup first; see `support::as_the_dialog_sends`).
 fn assert_reply_as_captured(report: &Report, transcript: &str, context: &str) {
-    let recorded = support::compact(&recorded_reply(transcript));
+    let recorded = recorded_reply(transcript);
+    let answered = recorded["response"]["response"]["updatedInput"]["answers"][LAYOUT] == "Sidebar";
+    let recorded = match answered {
+        true => support::as_the_dialog_sends(&recorded, &[(LAYOUT, SIDEBAR_PREVIEW)]),
+        false => recorded,
+    };
+    let recorded = support::compact(&recorded);
     assert_eq!(
         report.host_reply_text(),
         recorded,
@@ -559,7 +567,7 @@ fn answering_by_clicks_sends_the_captured_reply() {
     assert!(hosted.has_text_with(&["AskUserQuestion: Layout · Features · データベース"]));
 
     hosted.click(Role::RadioButton, "Sidebar");
-    hosted.click(Role::DisclosureTriangle, "Note to the agent (optional)");
+    hosted.click(Role::DisclosureTriangle, "Note to the agent (optional, Alt+N)");
     hosted.focus(Role::MultilineTextInput, "Note");
     hosted.type_text(NOTE);
     hosted.click(Role::Button, "Features");
@@ -660,7 +668,7 @@ fn stop_while_the_question_is_open_interrupts_and_the_cancel_removes_it_at_once(
 fn reply_instead_sends_the_response() {
     let mut hosted = Hosted::replaying("response-freeform");
     hosted.wait_for_question();
-    hosted.click(Role::Button, "Reply instead…");
+    hosted.click(Role::Button, "Answer in my own words…");
     hosted.focus(Role::MultilineTextInput, "Your reply (Ctrl+Enter sends)");
     hosted.type_text(REPLY);
     hosted.click(Role::Button, "Send reply");
@@ -1115,11 +1123,10 @@ fn real_labels(cli: Cli) {
     let answers =
         json!({"Layout": "Tabs", "Features": ["Search", "Export"], "データベース": "SQLite"});
     let run = real_cli(cli, "labels", Some(&answers), &["--print-stream"]);
-    let expected = labels_answered(&[
-        piece(LAYOUT, "Tabs"),
-        piece(FEATURES, "Search, Export"),
-        piece(DATABASE, "SQLite"),
-    ]);
+    // As from Claude Code's dialog, the picked layout's mockup goes with its label.
+    let layout = format!("{} selected preview:\n{TABS_PREVIEW}", piece(LAYOUT, "Tabs"));
+    let expected =
+        labels_answered(&[layout, piece(FEATURES, "Search, Export"), piece(DATABASE, "SQLite")]);
     run.assert_tool_result(&expected, false);
     let lines: Vec<Value> = run
         .stdout
@@ -1155,14 +1162,14 @@ fn real_decline(cli: Cli) {
 /// reads the other two as skipped; 2.1.197, which does not, gets them left out.
 fn real_partial(cli: Cli) {
     let run = real_cli(cli, "partial", Some(&json!({"Layout": "Tabs"})), &[]);
+    let layout = format!("{} selected preview:\n{TABS_PREVIEW}", piece(LAYOUT, "Tabs"));
     let expected = match cli {
         Cli::V2_1_330 => {
             let skipped = "The user skipped this question.";
-            let pieces =
-                [piece(LAYOUT, "Tabs"), piece(FEATURES, skipped), piece(DATABASE, skipped)];
+            let pieces = [layout, piece(FEATURES, skipped), piece(DATABASE, skipped)];
             free_answered(cli, &pieces)
         }
-        Cli::V2_1_197 => labels_answered(&[piece(LAYOUT, "Tabs")]),
+        Cli::V2_1_197 => labels_answered(&[layout]),
     };
     run.assert_tool_result(&expected, false);
 }

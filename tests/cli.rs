@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use crate::display::{App, Xvfb, send_wm_delete_window};
 use crate::support::{
-    Finished, Session, WAIT, assert_same_json, compact, fixture, fixture_json, run_bounded,
-    scratch_dir,
+    Finished, Session, WAIT, as_the_dialog_sends, assert_same_json, capture_preview, compact,
+    fixture, fixture_json, run_bounded, scratch_dir,
 };
 
 const LAYOUT: &str = "Which layout should the settings page use?";
@@ -27,7 +27,7 @@ const FEATURES: &str = "Which features do you want to enable?";
 const DATABASE: &str = "どのデータベースを使いますか？";
 /// The window title of the settings-capture questions, and an `xdotool search --name` pattern
 /// for it (xdotool reads the em dash as Latin-1; see `window.rs`).
-const LAYOUT_TITLE: &str = "Layout — askpane";
+const LAYOUT_TITLE: &str = "Layout · 3 questions — askpane";
 const LAYOUT_PATTERN: &str = "^Layout .* askpane$";
 
 /// The captured stream-json session whose host answered with a label plus a note, a multi-select
@@ -143,6 +143,18 @@ fn label_answers() -> Value {
     json!({LAYOUT: "Tabs", FEATURES: "Dark mode, Export", DATABASE: "SQLite"})
 }
 
+/// The tool input answered with `LABELS`, as Claude Code's dialog sends it: the picked layout's
+/// mockup goes with the answer.
+fn label_reply() -> Value {
+    json!({"questions": questions(), "answers": label_answers(),
+        "annotations": {LAYOUT: {"preview": capture_preview("Tabs")}}})
+}
+
+/// A recorded reply of the captures, as the dialog would have sent it with `label` picked.
+fn dialog(recorded: &Value, label: &str) -> Value {
+    as_the_dialog_sends(recorded, &[(LAYOUT, &capture_preview(label))])
+}
+
 /// `askpane ask <request file> --answers <answers> --submit [extra…]`.
 fn ask_submitted(name: &str, request: &Value, answers: &str, extra: &[&str]) -> Finished {
     let dir = scratch(name, &[("request.json", &request.to_string()), ("answers.json", answers)]);
@@ -161,14 +173,14 @@ fn ask_submitted(name: &str, request: &Value, answers: &str, extra: &[&str]) -> 
 fn ask_answers_a_raw_tool_input_with_the_questions_and_answers() {
     let run = ask_submitted("raw", &tool_input(), LABELS, &[]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_line(&run, &label_reply());
 }
 
 #[test]
 fn ask_answers_a_tool_use_block_with_the_tool_input() {
     let run = ask_submitted("tool-use", &tool_use(), LABELS, &[]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_line(&run, &label_reply());
 }
 
 #[test]
@@ -176,7 +188,7 @@ fn ask_answers_a_control_request_byte_for_byte_as_the_captured_host_did() {
     let session = Session::load(NOTES_SESSION);
     let run = ask_submitted("control-request", &session.can_use_tool, CAPTURED_SELECTIONS, &[]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &session.host_reply);
+    assert_line(&run, &dialog(&session.host_reply, "Sidebar"));
 }
 
 #[test]
@@ -190,7 +202,7 @@ fn ask_answers_hook_inputs_as_the_captured_hooks_did() {
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let mut expected = fixture_json("hook.pretooluse.allow.stdout.json");
     expected["hookSpecificOutput"]["permissionDecisionReason"] = json!("Answered in askpane");
-    assert_line(&run, &expected);
+    assert_line(&run, &dialog(&expected, "Tabs"));
 
     let run = ask_submitted(
         "permission-request",
@@ -199,7 +211,7 @@ fn ask_answers_hook_inputs_as_the_captured_hooks_did() {
         &[],
     );
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+    assert_line(&run, &dialog(&fixture_json("hook.permissionrequest.allow.stdout.json"), "Tabs"));
 }
 
 #[test]
@@ -225,7 +237,7 @@ fn ask_reads_pretty_printed_json_on_stdin() {
     let run =
         run_askpane(&["ask", "--answers", path_str(&answers), "--submit"], &[], Some(&pretty));
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_line(&run, &label_reply());
 
     // `-` names standard input explicitly; a pretty control_request gets its control_response.
     let session = Session::load(NOTES_SESSION);
@@ -235,13 +247,13 @@ fn ask_reads_pretty_printed_json_on_stdin() {
     let run =
         run_askpane(&["ask", "-", "--answers", path_str(&file), "--submit"], &[], Some(&pretty));
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &session.host_reply);
+    assert_line(&run, &dialog(&session.host_reply, "Sidebar"));
     let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn format_overrides_the_envelope_of_the_reply() {
-    let updated_input = json!({"questions": questions(), "answers": label_answers()});
+    let updated_input = label_reply();
 
     // Raw tool input answered as a control_response: no request to name, so the id is empty.
     let run = ask_submitted("format-cr", &tool_input(), LABELS, &["--format", "control-response"]);
@@ -431,36 +443,82 @@ fn no_human_exits_3_with_the_unavailable_reply() {
     assert_line(&run, &no_display);
 }
 
+/// While a countdown runs the title starts with the time left: `⏱ 0:02 · Layout · 3 questions — askpane`.
+const COUNTDOWN_PATTERN: &str = "Layout .* askpane$";
+
+fn assert_countdown_title(title: &str) {
+    assert!(
+        title.starts_with("⏱ 0:0") && title.ends_with(" · Layout · 3 questions — askpane"),
+        "the title counts down: {title:?}"
+    );
+}
+
 #[test]
 fn nobody_at_the_window_times_out_with_exit_5() {
     let xvfb = Xvfb::start();
     let capture = settings_capture_path();
     let started = Instant::now();
     let mut app = App::start(&xvfb, &["ask", "--timeout", "2", path_str(&capture)]);
-    app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    app.wait_for_window_titled(COUNTDOWN_PATTERN, assert_countdown_title);
     let (status, lines) = app.finish(WAIT);
     let elapsed = started.elapsed();
     assert_eq!(status.code(), Some(5), "{lines:?}\nstderr:\n{}", app.stderr());
     assert!(elapsed >= Duration::from_secs(2), "timed out after only {elapsed:?}");
     assert!(elapsed < Duration::from_secs(12), "took {elapsed:?} to time out after 2 s");
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
-    let expected = r#"{"outcome":"timed_out","message":"No one answered these questions within 2 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters."}"#;
+    let expected = r#"{"outcome":"timed_out","message":"No response after 2s — the user may be away from keyboard. Proceed using your best judgment based on the context so far; you can re-ask this question later if it's still relevant."}"#;
     assert_eq!(lines[0], expected);
 }
 
 #[test]
-fn a_key_pressed_before_the_timeout_sends_only_that_answer() {
+fn preset_answers_left_unconfirmed_are_told_as_picks_not_sent_as_answers() {
     let xvfb = Xvfb::start();
     let capture = settings_capture_path();
-    let mut app = App::start(&xvfb, &["ask", "--timeout", "3", path_str(&capture)]);
-    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE).to_string();
-    xvfb.xdotool(&["windowfocus", "--sync", &window]);
-    xvfb.xdotool(&["key", "--window", &window, "2"]);
+    let dir = scratch("timeout-partial", &[("answers.json", r#"{"Layout": "Tabs"}"#)]);
+    let answers = dir.join("answers.json");
+    let args = ["ask", "--timeout", "2", "--answers", path_str(&answers), path_str(&capture)];
+    let mut app = App::start(&xvfb, &args);
+    app.wait_for_window_titled(COUNTDOWN_PATTERN, assert_countdown_title);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(5), "not every question had an answer: {lines:?}");
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let expected = json!({"outcome": "timed_out", "message": "No response after 2s — the user \
+        may be away from keyboard. Proceed using your best judgment based on the context so far; \
+        you can re-ask this question later if it's still relevant.\n\nBefore going idle the \
+        user had selected: \"Which layout should the settings page use?\"=\"Tabs\" selected \
+        preview:\n".to_owned() + &capture_preview("Tabs") + "."});
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_same_json(&reply, &expected);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_key_stops_the_countdown_and_the_window_waits_for_the_answer() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    let mut app = App::start(&xvfb, &["ask", "--timeout", "4", path_str(&capture)]);
+    let window = app.wait_for_window_titled(COUNTDOWN_PATTERN, assert_countdown_title);
+    xvfb.focus(window);
+    let id = window.to_string();
+    xvfb.xdotool(&["key", "--window", &id, "2"]);
+    // Well past the deadline: any key meant "stay".
+    thread::sleep(Duration::from_secs(5));
+    assert_eq!(app.process.exited(), None, "the countdown stopped: askpane still waits");
+    assert_eq!(
+        crate::display::window_name(&xvfb.display(), window),
+        LAYOUT_TITLE,
+        "no countdown in the title any more"
+    );
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    thread::sleep(Duration::from_millis(300));
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
     let (status, lines) = app.finish(WAIT);
     assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
     let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
-    assert_same_json(&reply, &json!({"questions": questions(), "answers": {LAYOUT: "Tabs"}}));
+    let expected = json!({"questions": questions(), "answers": {LAYOUT: "Tabs"},
+        "annotations": {LAYOUT: {"preview": capture_preview("Tabs")}}});
+    assert_same_json(&reply, &expected);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,8 +529,9 @@ fn ask_window_answers_from_the_keyboard_and_closes_by_itself() {
     let xvfb = Xvfb::start();
     let capture = settings_capture_path();
     let mut app = App::start(&xvfb, &["ask", path_str(&capture)]);
-    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE).to_string();
-    xvfb.xdotool(&["windowfocus", "--sync", &window]);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    xvfb.focus(window);
+    let window = window.to_string();
     // Tabs, next; Dark mode + Export, next; SQLite, next; submit on Review.
     for key in ["2", "Return", "1", "3", "Return", "2", "Return", "Return"] {
         xvfb.xdotool(&["key", "--window", &window, key]);
@@ -482,7 +541,7 @@ fn ask_window_answers_from_the_keyboard_and_closes_by_itself() {
     assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
     let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
-    assert_same_json(&reply, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_same_json(&reply, &label_reply());
     assert_eq!(xvfb.find_window(LAYOUT_PATTERN), None, "the window is still shown");
 }
 
@@ -530,10 +589,10 @@ fn hook_answers_from_the_environment_as_the_captured_hooks_did() {
     let run = hook(&[], &env, &pre_tool_use());
     let mut expected = fixture_json("hook.pretooluse.allow.stdout.json");
     expected["hookSpecificOutput"]["permissionDecisionReason"] = json!("Answered in askpane");
-    assert_line(&run, &expected);
+    assert_line(&run, &dialog(&expected, "Tabs"));
 
     let run = hook(&[], &env, &permission_request());
-    assert_line(&run, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+    assert_line(&run, &dialog(&fixture_json("hook.permissionrequest.allow.stdout.json"), "Tabs"));
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -104,6 +104,13 @@ impl Xvfb {
         (field("WIDTH"), field("HEIGHT"))
     }
 
+    /// Gives `window` the keyboard and waits out the moment askpane ignores keys after it gains
+    /// focus (`askpane::app::KEY_GRACE`), so the next keys are the user's.
+    pub fn focus(&self, window: u32) {
+        self.xdotool(&["windowfocus", "--sync", &window.to_string()]);
+        thread::sleep(askpane::app::KEY_GRACE + Duration::from_millis(300));
+    }
+
     /// Clicks at (x, y) relative to the window's top-left corner: move, pause, then click.
     pub fn click(&self, window: u32, x: i32, y: i32) {
         let (x, y) = (x.to_string(), y.to_string());
@@ -281,18 +288,26 @@ impl App {
     /// Waits until a visible window's name matches `pattern`, checks its exact title, and
     /// returns its id. Fails at once if askpane exits first.
     pub fn wait_for_window(&mut self, pattern: &str, title: &str) -> u32 {
+        self.wait_for_window_titled(pattern, |shown| {
+            assert_eq!(shown, title, "the window's title");
+        })
+    }
+
+    /// Waits until a visible window's name matches `pattern`, hands its exact title to `check`,
+    /// and returns its id (for titles that change, like a countdown's).
+    pub fn wait_for_window_titled(&mut self, pattern: &str, check: impl Fn(&str)) -> u32 {
         let deadline = Instant::now() + WAIT;
         loop {
             if let Some(status) = self.process.exited() {
                 panic!("askpane exited ({status}) before showing its window\n{}", self.stderr());
             }
             if let Some(id) = find_window(&self.display, pattern) {
-                assert_eq!(window_name(&self.display, id), title, "the window's title");
+                check(&window_name(&self.display, id));
                 return id;
             }
             assert!(
                 Instant::now() < deadline,
-                "no window named {title:?} within {WAIT:?}\nstderr:\n{}",
+                "no window matching {pattern:?} within {WAIT:?}\nstderr:\n{}",
                 self.stderr()
             );
             thread::sleep(Duration::from_millis(50));

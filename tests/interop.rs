@@ -39,6 +39,8 @@ pub(crate) const LAYOUT: &str = "Which layout should the settings page use?";
 pub(crate) const FEATURES: &str = "Which features do you want to enable?";
 pub(crate) const DATABASE: &str = "どのデータベースを使いますか？";
 pub(crate) const SIDEBAR_PREVIEW: &str = "+--------+-----------------+\n| Nav    | Content         |\n| - A    |                 |\n| - B    |                 |\n+--------+-----------------+";
+/// The preview of the captures' "Tabs" layout option.
+pub(crate) const TABS_PREVIEW: &str = "+------+------+------+\n| Tab1 | Tab2 | Tab3 |\n+------+------+------+\n| Content            |\n+--------------------+";
 
 // ---------------------------------------------------------------------------------------------
 // The CLI versions
@@ -213,7 +215,12 @@ fn hook_answers_labels(cli: Cli) {
     let run = session.run();
     run.assert_askpane_hook_ran();
     run.assert_host_asked(false);
-    run.assert_tool_result(&captured_hook_answers_text(), false);
+    // As Claude Code's own dialog does (protocol.md §15), the picked mockup goes with its label;
+    // a preview is no free text, so the model still reads "Your questions have been answered".
+    let layout = format!("{} selected preview:\n{TABS_PREVIEW}", piece(LAYOUT, "Tabs"));
+    let expected =
+        labels_answered(&[layout, piece(FEATURES, "Search, Export"), piece(DATABASE, "SQLite")]);
+    run.assert_tool_result(&expected, false);
 }
 
 /// b. Multi-select: Features Dark mode + Search + Export; the other questions unanswered are
@@ -241,7 +248,7 @@ fn hook_answers_other(cli: Cli) {
     run.assert_askpane_hook_ran();
     run.assert_host_asked(false);
     let pieces = [
-        piece(LAYOUT, "Sidebar"),
+        format!("{} selected preview:\n{SIDEBAR_PREVIEW}", piece(LAYOUT, "Sidebar")),
         piece(FEATURES, "Dark mode, Export"),
         piece(DATABASE, "MySQL を Docker で動かしたい"),
     ];

@@ -1,6 +1,11 @@
 //! The protocol core against the wire: every reply askpane renders is compared, as literal JSON and
 //! byte for byte, with what the real Claude Code host, TS SDK or hook sent (tests/fixtures), and
 //! every tool_result text with what the real CLI then gave the model.
+//!
+//! Where those scripted hosts and Claude Code's own terminal dialog differ, askpane sends what the
+//! dialog sends (protocol.md §15): `annotations` always present, and the picked option's preview
+//! echoed whether or not there is a note, before it. [`as_the_dialog_sends`] turns a recorded
+//! reply into that shape, so every comparison still starts from the capture.
 
 use askpane::protocol::envelope::parse_message;
 use askpane::protocol::outcome::ResultStyle;
@@ -10,7 +15,9 @@ use askpane::protocol::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{Session, assert_json_text, assert_same_json, fixture_json, fixture_lines};
+use crate::support::{
+    Session, as_the_dialog_sends, assert_json_text, assert_same_json, fixture_json, fixture_lines,
+};
 
 /// The captures' tool_use id and question texts.
 const TOOL_USE_ID: &str = "toolu_fake_ask_000001";
@@ -66,8 +73,27 @@ fn pick_tabs_search_export_sqlite(questions: &[Question], drafts: &mut [Draft]) 
     drafts[2].pick(&questions[2], Pick::Option(1)); // SQLite
 }
 
+/// The previews of the captures' layout options (the only question with previews).
+fn layout_preview(ask: &Ask, label: &str) -> String {
+    let layout = &ask.questions()[0];
+    let index = layout.option_index(label).expect("a layout option");
+    layout.options()[index].preview().expect("the layout options have previews").to_owned()
+}
+
+/// What the CLI then gives the model for the dialog's reply: the recorded text with the picked
+/// layout's preview after its answer (the CLI's ` selected preview:\n…` piece).
+fn with_layout_preview(recorded_text: &str, label: &str, preview: &str) -> String {
+    let piece = format!("\"{LAYOUT}\"=\"{label}\"");
+    let with_preview = format!("{piece} selected preview:\n{preview}");
+    match recorded_text.contains(&with_preview) {
+        true => recorded_text.to_owned(),
+        false => recorded_text.replacen(&piece, &with_preview, 1),
+    }
+}
+
 /// Replays a host-answer capture: the CLI's can_use_tool in, the user's recorded selections made
-/// with [`Draft`], and our reply and model text compared with the host's line and the tool_result.
+/// with [`Draft`], and our reply and model text compared with the host's line and the tool_result
+/// (as the terminal dialog would have sent them: the picked layout's preview echoed).
 fn replay_host_answer(
     file: &str,
     style: ResultStyle,
@@ -88,8 +114,11 @@ fn replay_host_answer(
     assert_capture_questions(&ask);
     let outcome = submit(&ask, fill);
     let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
-    assert_same_json(&reply, &session.host_reply);
-    assert_eq!(outcome.model_text(style), session.model_read());
+    let preview = layout_preview(&ask, "Sidebar");
+    let dialog = as_the_dialog_sends(&session.host_reply, &[(LAYOUT, &preview)]);
+    assert_same_json(&reply, &dialog);
+    let model_read = with_layout_preview(session.model_read(), "Sidebar", &preview);
+    assert_eq!(outcome.model_text(style), model_read);
     assert_eq!(session.tool_result.get("is_error"), None, "an answer is not an error");
 }
 
@@ -183,7 +212,8 @@ fn nothing_answered_reads_as_not_answered_and_still_echoes_the_questions_with_em
     // protocol.md §5.3: 2.1.197 rejects an allow without `updatedInput`, so we always send it.
     let expected = json!({"type": "control_response", "response": {"subtype": "success",
         "request_id": "3bf00962-e4ff-42ed-a78b-64a4ca9d305a", "response": {"behavior": "allow",
-        "updatedInput": {"questions": incoming.input["questions"].clone(), "answers": {}},
+        "updatedInput": {"questions": incoming.input["questions"].clone(), "answers": {},
+            "annotations": {}},
         "toolUseID": TOOL_USE_ID}}});
     for outcome in [&untouched, &blank] {
         assert_eq!(outcome.model_text(ResultStyle::Current), session.model_read());
@@ -220,13 +250,16 @@ fn labels_only_answer_equals_the_ts_sdk_control_response() {
         drafts[2].pick(&questions[2], Pick::Option(1)); // SQLite
     });
     let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
-    assert_same_json(&reply, &sdk_reply);
-    // protocol.md §7, row "labels only (sdk, hook runs)", observed with 2.1.330.
+    let tabs = layout_preview(&ask, "Tabs");
+    assert_same_json(&reply, &as_the_dialog_sends(&sdk_reply, &[(LAYOUT, &tabs)]));
+    // protocol.md §7, row "labels only (sdk, hook runs)", observed with 2.1.330, with the
+    // dialog's preview piece: still the "answered" ending, as a preview is no free text.
+    let recorded = "Your questions have been answered: \"Which layout should the settings page use?\"=\"Tabs\", \
+         \"Which features do you want to enable?\"=\"Dark mode, Search\", \
+         \"どのデータベースを使いますか？\"=\"SQLite\". You can now continue with these answers in mind.";
     assert_eq!(
         outcome.model_text(ResultStyle::Current),
-        "Your questions have been answered: \"Which layout should the settings page use?\"=\"Tabs\", \
-         \"Which features do you want to enable?\"=\"Dark mode, Search\", \
-         \"どのデータベースを使いますか？\"=\"SQLite\". You can now continue with these answers in mind."
+        with_layout_preview(recorded, "Tabs", &tabs)
     );
 }
 
@@ -252,7 +285,8 @@ fn pre_tool_use_answer_equals_the_captured_hook_stdout_but_for_the_reason() {
     let reason = &mut recorded["hookSpecificOutput"]["permissionDecisionReason"];
     assert_eq!(*reason, "answered by hook");
     *reason = json!("Answered in askpane");
-    assert_same_json(&reply, &recorded);
+    let tabs = layout_preview(&ask, "Tabs");
+    assert_same_json(&reply, &as_the_dialog_sends(&recorded, &[(LAYOUT, &tabs)]));
 }
 
 #[test]
@@ -270,7 +304,9 @@ fn permission_request_answer_equals_the_captured_hook_stdout() {
     assert_capture_questions(&ask);
     let outcome = submit(&ask, pick_tabs_search_export_sqlite);
     let reply = incoming.envelope.reply(&outcome).expect("an answer is always sent");
-    assert_same_json(&reply, &fixture_json("hook.permissionrequest.allow.stdout.json"));
+    let recorded = fixture_json("hook.permissionrequest.allow.stdout.json");
+    let tabs = layout_preview(&ask, "Tabs");
+    assert_same_json(&reply, &as_the_dialog_sends(&recorded, &[(LAYOUT, &tabs)]));
 }
 
 #[test]
@@ -509,7 +545,7 @@ fn raw_input_reply_echoes_the_input_with_unknown_keys_and_adds_answers_then_anno
     assert_json_text(
         &incoming.envelope.reply(&labels).expect("an answer is always sent"),
         &raw_input_with(
-            r#","answers":{"Which database?":"SQLite","Which features?":"Dark mode, Search"}"#,
+            r#","answers":{"Which database?":"SQLite","Which features?":"Dark mode, Search"},"annotations":{}"#,
         ),
     );
     let with_notes = submit(&ask, |questions, drafts| {
@@ -535,7 +571,7 @@ fn raw_input_with_stale_answers_and_annotations_gets_them_replaced() {
     let sqlite = submit(&ask, |questions, drafts| drafts[0].pick(&questions[0], Pick::Option(1)));
     assert_json_text(
         &incoming.envelope.reply(&sqlite).expect("an answer is always sent"),
-        &raw_input_with(r#","answers":{"Which database?":"SQLite"}"#),
+        &raw_input_with(r#","answers":{"Which database?":"SQLite"},"annotations":{}"#),
     );
     let with_notes = submit(&ask, |questions, drafts| {
         drafts[0].pick(&questions[0], Pick::Option(1));
@@ -550,8 +586,8 @@ fn raw_input_with_stale_answers_and_annotations_gets_them_replaced() {
 }
 
 #[test]
-fn raw_input_keys_keep_their_order_when_stale_annotations_are_dropped() {
-    // Stale `annotations` with two unknown keys after it: dropping it must not reorder the rest.
+fn raw_input_keys_keep_their_order_when_stale_annotations_are_replaced() {
+    // Stale `annotations` with two unknown keys after it: replacing it must not reorder the rest.
     let stale = r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"B"},"annotations":{"Q?":{"notes":"old"}},"metadata":{"source":"x"},"extra":1}"#;
     let incoming = recognised(&parse(stale));
     let outcome = submit(&ask_of(&incoming.input), |questions, drafts| {
@@ -559,7 +595,7 @@ fn raw_input_keys_keep_their_order_when_stale_annotations_are_dropped() {
     });
     assert_json_text(
         &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
-        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"A"},"metadata":{"source":"x"},"extra":1}"#,
+        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"A"},"annotations":{},"metadata":{"source":"x"},"extra":1}"#,
     );
 }
 
@@ -579,8 +615,12 @@ fn raw_input_reply_names_every_non_answer_outcome_and_its_message() {
             r#"{"outcome":"withdrawn","message":"The question was withdrawn before the user answered it."}"#,
         ),
         (
-            Outcome::TimedOut { waited_secs: 300 },
-            r#"{"outcome":"timed_out","message":"No one answered these questions within 300 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters."}"#,
+            Outcome::timed_out(300),
+            r#"{"outcome":"timed_out","message":"No response after 300s — the user may be away from keyboard. Proceed using your best judgment based on the context so far; you can re-ask this question later if it's still relevant."}"#,
+        ),
+        (
+            Outcome::nothing_answered(),
+            r#"{"outcome":"declined","message":"The user submitted without answering any of these questions. Do not assume an answer; continue without one or ask in chat."}"#,
         ),
         (
             Outcome::Unavailable { reason: "no display".into() },
@@ -604,8 +644,8 @@ fn control_request_sends_nothing_when_withdrawn_and_denies_every_other_non_answe
     let envelope = recognised(&session.can_use_tool).envelope;
     assert_eq!(envelope.reply(&Outcome::Withdrawn), None);
     assert_json_text(
-        &envelope.reply(&Outcome::TimedOut { waited_secs: 300 }).expect("a deny is sent"),
-        r#"{"type":"control_response","response":{"subtype":"success","request_id":"8e4d70e6-6b21-408d-bd01-efb6685c21d2","response":{"behavior":"deny","message":"No one answered these questions within 300 seconds. Proceed using your best judgment, state the assumptions you make, and ask again later if it still matters.","toolUseID":"toolu_fake_ask_000001"}}}"#,
+        &envelope.reply(&Outcome::timed_out(300)).expect("a deny is sent"),
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"8e4d70e6-6b21-408d-bd01-efb6685c21d2","response":{"behavior":"deny","message":"No response after 300s — the user may be away from keyboard. Proceed using your best judgment based on the context so far; you can re-ask this question later if it's still relevant.","toolUseID":"toolu_fake_ask_000001"}}}"#,
     );
 }
 

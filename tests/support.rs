@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {
@@ -89,6 +89,57 @@ impl Session {
     pub fn model_read(&self) -> &str {
         self.tool_result["content"].as_str().expect("tool_result content is a string")
     }
+}
+
+/// A recorded allow as Claude Code's terminal dialog would have sent it (protocol.md §15):
+/// `annotations` present even when empty, and for each `(question, preview)` the picked option's
+/// preview put first in that question's annotation.
+pub fn as_the_dialog_sends(recorded: &Value, previews: &[(&str, &str)]) -> Value {
+    let mut reply = recorded.clone();
+    let updated_input = [
+        "/response/response/updatedInput",
+        "/hookSpecificOutput/updatedInput",
+        "/hookSpecificOutput/decision/updatedInput",
+        "",
+    ]
+    .into_iter()
+    .find(|path| reply.pointer(path).is_some_and(|input| input.get("questions").is_some()))
+    .expect("the recorded reply is an allow with updatedInput");
+    let input = reply
+        .pointer_mut(updated_input)
+        .and_then(Value::as_object_mut)
+        .expect("updatedInput is an object");
+    let annotations = input
+        .entry("annotations")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .expect("annotations is an object");
+    for (question, preview) in previews {
+        let before = annotations.shift_remove(*question).unwrap_or_else(|| json!({}));
+        let mut annotation = serde_json::Map::new();
+        annotation.insert("preview".into(), json!(preview));
+        for (key, value) in before.as_object().into_iter().flatten() {
+            if key != "preview" {
+                annotation.insert(key.clone(), value.clone());
+            }
+        }
+        annotations.insert((*question).to_owned(), Value::Object(annotation));
+    }
+    reply
+}
+
+/// The capture's recorded preview of the layout option `label` (`Sidebar` or `Tabs`).
+pub fn capture_preview(label: &str) -> String {
+    let session = Session::load("session.answer-with-notes.2.1.330.jsonl");
+    let options = session.can_use_tool["request"]["input"]["questions"][0]["options"].clone();
+    options
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|option| option["label"] == label)
+        .and_then(|option| option["preview"].as_str())
+        .unwrap_or_else(|| panic!("the capture has no layout option {label:?} with a preview"))
+        .to_owned()
 }
 
 /// Asserts `ours` equals `recorded` as JSON values, then as compact text (so key order counts).

@@ -87,7 +87,15 @@ impl Window {
         let envelope = request.envelope.clone();
         assert!(self.sender.send(Inbound::Ask(Box::new(request))), "the window is listening");
         self.harness.run();
+        self.wait_out_key_grace();
         Asked { outcome, envelope }
+    }
+
+    /// Lets the moment pass in which a request that just appeared ignores keys (each step is
+    /// 0.25 s of the harness's clock).
+    fn wait_out_key_grace(&mut self) {
+        let steps = (askpane::app::KEY_GRACE.as_secs_f32() / 0.25).ceil() as usize + 1;
+        self.harness.run_steps(steps);
     }
 
     fn app(&self) -> &App {
@@ -289,10 +297,15 @@ fn click_an_option_and_submit_sends_exactly_that_label() {
         reply,
         json!({
             "questions": fixture_questions("database"),
-            "answers": {"Which database should the new orders service use?": "SQLite"}
+            "answers": {"Which database should the new orders service use?": "SQLite"},
+            "annotations": {}
         })
     );
-    assert_eq!(keys_of(&reply), ["questions", "answers"], "the echoed input keeps its key order");
+    assert_eq!(
+        keys_of(&reply),
+        ["questions", "answers", "annotations"],
+        "the echoed input keeps its key order; annotations always come, as from the dialog"
+    );
     assert!(window.app().state().pending().is_empty());
     assert!(window.has_button("Copy reply"), "the receipt shows what was sent");
     assert!(window.has_button("✕"));
@@ -330,7 +343,8 @@ fn multi_select_with_other_joins_the_labels_in_option_order_and_the_typed_text()
                 "Which CI checks should run on every pull request to the askpane repository?":
                     "Clippy, Tests, cargo deny",
                 "Should the CI checks also run on pushes to the main branch?": "Yes"
-            }
+            },
+            "annotations": {}
         })
     );
 }
@@ -387,6 +401,8 @@ fn keyboard_only_answers_three_questions() {
     assert_eq!(window.tab(), Some(Tab::Review));
     assert_nothing_sent(&asked);
     window.press(Key::Enter, None);
+    let tabs_preview =
+        fixture_input("settings-capture")["questions"][0]["options"][1]["preview"].clone();
     assert_eq!(
         reply(&asked.envelope, &asked.outcome),
         json!({
@@ -395,7 +411,9 @@ fn keyboard_only_answers_three_questions() {
                 "Which layout should the settings page use?": "Tabs",
                 "Which features do you want to enable?": "Dark mode, Export",
                 "どのデータベースを使いますか？": "SQLite"
-            }
+            },
+            // As Claude Code's dialog does: the picked mockup goes with the answer.
+            "annotations": {"Which layout should the settings page use?": {"preview": tabs_preview}}
         })
     );
 }
@@ -428,8 +446,13 @@ fn arrows_space_tab_and_ctrl_enter_work_without_a_mouse() {
     assert_eq!(window.tab(), Some(Tab::Review));
     assert!(window.has_text_with(&["1 of 3", "not answered", "データベース"]));
     assert!(window.has_button("Submit anyway"));
-    // Enter on the confirmation is "Submit anyway".
+    // Enter on the confirmation goes back: only the button or Ctrl+Enter sends less.
     window.press(Key::Enter, None);
+    assert_nothing_sent(&asked);
+    assert!(!window.has_button("Submit anyway"), "Enter went back");
+    window.press_with(CTRL, Key::Enter);
+    assert!(window.has_button("Submit anyway"));
+    window.press_with(CTRL, Key::Enter);
     assert_eq!(
         reply(&asked.envelope, &asked.outcome)["answers"],
         json!({
@@ -520,7 +543,8 @@ fn review_lists_the_unanswered_and_a_partial_submit_asks_first() {
             "answers": {
                 "How should users authenticate with the new admin dashboard?":
                     "OAuth via GitHub (Recommended)"
-            }
+            },
+            "annotations": {}
         })
     );
 }
@@ -535,11 +559,11 @@ fn keys_typed_into_the_other_box_are_text_not_shortcuts() {
     window.press(Key::N, Some("n"));
     window.press(Key::ArrowRight, None);
     window.press(Key::ArrowDown, None);
-    window.press(Key::Enter, None);
+    window.press_with(Modifiers::SHIFT, Key::Enter);
     window.press_digit(3);
 
     let answer_box = window.answer_box();
-    assert_eq!(answer_box.value().as_deref(), Some("12 n\n3"));
+    assert_eq!(answer_box.value().as_deref(), Some("12 n\n3"), "Shift+Enter: a new line");
     assert!(answer_box.is_focused());
     assert_eq!(window.tab(), Some(Tab::Question(0)), "the question did not change");
     for label in ["PostgreSQL (Recommended)", "MySQL", "SQLite", "MongoDB"] {
@@ -594,13 +618,12 @@ fn the_other_digit_is_not_typed_into_its_box() {
 }
 
 #[test]
-fn n_opens_the_note_and_the_note_is_sent() {
+fn alt_n_opens_the_note_and_the_note_is_sent() {
     let (mut window, asked) = open_fixture("database");
     window.press_digit(3);
-    // The key alone (see the ignored test below for the text it also types).
-    window.press(Key::N, None);
+    window.press_with(Modifiers::ALT, Key::N);
     let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
-    assert!(note.is_focused(), "N puts the cursor in the note");
+    assert!(note.is_focused(), "Alt+N puts the cursor in the note");
     window.type_text("Prefer managed hosting");
     window.press_with(CTRL, Key::Enter);
     let reply = reply(&asked.envelope, &asked.outcome);
@@ -612,12 +635,14 @@ fn n_opens_the_note_and_the_note_is_sent() {
 }
 
 #[test]
-fn n_is_not_typed_into_the_note() {
+fn a_plain_n_is_typed_into_other_and_never_opens_the_note() {
     let (mut window, _asked) = open_fixture("database");
     window.press(Key::N, Some("n"));
-    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
-    assert!(note.is_focused());
-    assert_eq!(note.value().as_deref(), Some(""), "the n itself is not typed");
+    window.press(Key::O, Some("o"));
+    assert!(window.harness.query_by_role_and_label(Role::MultilineTextInput, "Note").is_none());
+    assert_eq!(window.answer_box().value().as_deref(), Some("no"));
+    assert!(window.answer_box().is_focused());
+    assert!(window.is_on(Role::RadioButton, "Other"));
 }
 
 #[test]
@@ -771,7 +796,8 @@ fn the_same_tool_use_twice_shows_once_and_answers_both() {
     window.click_button("Submit");
     let expected = json!({
         "questions": fixture_questions("database"),
-        "answers": {DATABASE_QUESTION: "SQLite"}
+        "answers": {DATABASE_QUESTION: "SQLite"},
+        "annotations": {}
     });
     assert_eq!(first.envelope, Envelope::ToolUse { id: "toolu_x".into() });
     assert_eq!(reply(&first.envelope, &first.outcome), expected);
@@ -943,14 +969,14 @@ fn every_control_has_an_accessible_name() {
         (Role::RadioButton, "Tabs"),
         (Role::RadioButton, "Other"),
         (Role::MultilineTextInput, "Your answer"),
-        (Role::DisclosureTriangle, "Note to the agent (optional)"),
+        (Role::DisclosureTriangle, "Note to the agent (optional, Alt+N)"),
         (Role::Button, "Copy"),
     ]
     .into();
     expected.extend(footer.iter().chain(&tabs));
     check(&window, "Layout", &expected);
 
-    window.click(Role::DisclosureTriangle, "Note to the agent (optional)");
+    window.click(Role::DisclosureTriangle, "Note to the agent (optional, Alt+N)");
     check(&window, "Layout with the note open", &[(Role::MultilineTextInput, "Note")]);
 
     window.click_button("Features");
@@ -980,7 +1006,11 @@ fn every_control_has_an_accessible_name() {
     window.click_button("Review");
     check(&window, "Review", &[(Role::Button, "Submit"), (Role::Button, "← Back")]);
     window.click_button("Submit");
-    check(&window, "partial submit", &[(Role::Button, "Submit anyway"), (Role::Button, "Go back")]);
+    check(
+        &window,
+        "submit with nothing answered",
+        &[(Role::Button, "Send without answers"), (Role::Button, "Go back")],
+    );
     window.click_button("Go back");
     window.click_button("Decline…");
     check(

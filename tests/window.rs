@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use crate::display::{App, Xvfb, send_wm_delete_window};
 use crate::support::{self, WAIT, artifact, run_bounded, scratch_dir};
 /// The title the database fixture gives the window.
-const DATABASE_TITLE: &str = "Database — askpane";
+const DATABASE_TITLE: &str = "database · 1 question — askpane";
 /// `xdotool search --name` pattern for that title. winit stores the UTF-8 title in WM_NAME typed
 /// as Latin-1 STRING, so xdotool sees the em dash as three other characters; `getwindowname`
 /// (which reads _NET_WM_NAME) then checks the exact title.
-const DATABASE_PATTERN: &str = "^Database .* askpane$";
+const DATABASE_PATTERN: &str = "^database .* askpane$";
 const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
 
 // Where the database fixture draws things, in pixels from the window's top-left corner (measured
@@ -58,8 +58,8 @@ fn demo_window_answers_from_the_keyboard_alone() {
     let mut app = App::start(&xvfb, &["demo", "--fixture", "database"]);
     let window = app.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
 
+    xvfb.focus(window);
     let id = window.to_string();
-    xvfb.xdotool(&["windowfocus", "--sync", &id]);
     xvfb.xdotool(&["key", "--window", &id, "2"]);
     thread::sleep(Duration::from_millis(200));
     xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);

@@ -374,12 +374,19 @@ impl App {
         }
     }
 
-    /// True when this frame holds a key press or a click: the user is here.
+    /// True when this frame holds a key press, typed text or a click: the user is here. (Keys
+    /// dropped by the grace are gone by now: they do not count.)
     fn user_acted(ctx: &egui::Context) -> bool {
         ctx.input(|input| {
             input.events.iter().any(|event| {
-                matches!(event, egui::Event::Key { pressed: true, .. })
-                    || matches!(event, egui::Event::PointerButton { pressed: true, .. })
+                matches!(
+                    event,
+                    egui::Event::Key { pressed: true, .. }
+                        | egui::Event::PointerButton { pressed: true, .. }
+                        | egui::Event::Text(_)
+                        | egui::Event::Paste(_)
+                        | egui::Event::Ime(egui::ImeEvent::Commit(_))
+                )
             })
         })
     }

@@ -177,7 +177,16 @@ fn enter_leaves_answer_box(ctx: &Context, pending: &Pending, actions: &mut Vec<A
     else {
         return;
     };
-    if ctx.input_mut(|input| input.consume_key(Modifiers::NONE, Key::Enter)) {
+    // Exactly Enter: egui's `consume_key` would also take Shift+Enter, the new line.
+    let entered = ctx.input_mut(|input| {
+        let before = input.events.len();
+        input.events.retain(|event| {
+            !matches!(event, Event::Key { key: Key::Enter, pressed: true, modifiers, .. }
+                if modifiers.is_none())
+        });
+        input.events.len() < before
+    });
+    if entered {
         ctx.memory_mut(|memory| memory.surrender_focus(focused));
         actions.push(Action::NextTab);
     }

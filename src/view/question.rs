@@ -114,6 +114,9 @@ fn side_by_side_ui(
     let right = Rect::from_min_max(pos2(handle.right(), page.top()), page.max);
 
     let drag = ui.interact(handle, split_id().with("handle"), Sense::click_and_drag());
+    drag.widget_info(|| {
+        WidgetInfo::labeled(egui::Role::Splitter, true, "Resize the options and the preview")
+    });
     if drag.dragged()
         && let Some(pointer) = drag.interact_pointer_pos()
     {
@@ -249,8 +252,10 @@ fn follow_cursor(ui: &Ui, row: &Response, under_cursor: bool, moved: bool) {
     if !under_cursor {
         return;
     }
+    // Never over a box the keyboard was just sent to (Alt+N, typing into Other).
+    let free = ui.memory(|memory| memory.focused().is_none());
     let rows_take_focus = ui.data(|data| data.get_temp::<bool>(rows_take_focus_id()));
-    if rows_take_focus.unwrap_or(false) && !row.has_focus() {
+    if rows_take_focus.unwrap_or(false) && free {
         row.request_focus();
     }
     if moved {
