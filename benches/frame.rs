@@ -60,7 +60,7 @@ fn largest_form_state() -> State {
         warnings: validated.warnings,
         provenance: Provenance::new("bench", Some("largest-form".to_owned())),
         drafts: Vec::new(),
-        deadline: None,
+        countdown: None,
         mark_skipped: false,
     });
     // A realistic filled-in form: the Review page then lists four answers and a note.

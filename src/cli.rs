@@ -88,6 +88,17 @@ struct UiArgs {
     /// Where `--ui web` listens (a loopback address unless you mean to share it).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", env = "ASKPANE_BIND")]
     bind: SocketAddr,
+    /// The window's colours: auto follows the system, else the desktop's colour-scheme setting
+    /// (the XDG portal or GNOME's), else dark.
+    #[arg(long, value_enum, value_name = "THEME", default_value = "auto", env = "ASKPANE_THEME")]
+    theme: ThemeArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ThemeArg {
+    Auto,
+    Dark,
+    Light,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -100,7 +111,11 @@ enum UiKind {
 impl UiArgs {
     /// The native window, for runs that show nothing.
     fn native() -> Self {
-        UiArgs { ui: UiKind::Native, bind: SocketAddr::from(([127, 0, 0, 1], 0)) }
+        UiArgs {
+            ui: UiKind::Native,
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            theme: ThemeArg::Auto,
+        }
     }
 
     /// True when this run shows its questions in a browser.
@@ -388,8 +403,16 @@ fn serve(
             }
         } else {
             let unshown = inbox.clone();
-            let app = move |ctx: &egui::Context| App::new(ctx, inbox, options);
-            if let Err(error) = show_window(window_ctx, app) {
+            let app = move |ctx: &egui::Context| {
+                let app = App::new(ctx, inbox, options);
+                // A demo is what the user asked to see; a question arrives on its own and must
+                // not take the keyboard from where the user is typing.
+                match options.close_when_done {
+                    true => app.with_frame_hook(leave_the_keyboard_alone()),
+                    false => app,
+                }
+            };
+            if let Err(error) = show_window(window_ctx, shown.theme, app) {
                 // No window ever opened: what is still queued was never seen by anyone.
                 tell_unavailable(&unshown, &error);
                 problem = Some(error);
@@ -462,9 +485,10 @@ fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
 /// program) is caught here: the app is dropped while unwinding, so every agent is still told.
 fn show_window(
     window_ctx: Arc<OnceLock<egui::Context>>,
+    theme: ThemeArg,
     app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), String> {
-    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, app));
+    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, app));
     match std::panic::catch_unwind(run) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(window_error_summary(&error)),
@@ -481,8 +505,13 @@ fn window_error_summary(error: &eframe::Error) -> String {
 
 fn run_window(
     window_ctx: Arc<OnceLock<egui::Context>>,
+    theme: ThemeArg,
     app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), eframe::Error> {
+    // Read while the window is being made: X11 reports no theme, the desktop may have one.
+    let desktop = (theme == ThemeArg::Auto)
+        .then(|| std::thread::Builder::new().name("desktop-theme".into()).spawn(desktop_theme))
+        .and_then(Result::ok);
     let native_options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("askpane")
@@ -498,9 +527,88 @@ fn run_window(
         Box::new(move |creation| {
             // Ignored if already set: one window per run.
             let _ = window_ctx.set(creation.egui_ctx.clone());
+            let desktop = desktop.and_then(|lookup| lookup.join().ok()).flatten();
+            let chosen = match theme {
+                ThemeArg::Dark => Some(egui::Theme::Dark),
+                ThemeArg::Light => Some(egui::Theme::Light),
+                // The window system's own theme, followed live, where it reports one.
+                ThemeArg::Auto if creation.egui_ctx.system_theme().is_some() => None,
+                ThemeArg::Auto => Some(desktop.unwrap_or(egui::Theme::Dark)),
+            };
+            if let Some(chosen) = chosen {
+                creation.egui_ctx.set_theme(chosen);
+            }
             Ok(Box::new(app(&creation.egui_ctx)))
         }),
     )
+}
+
+/// A frame hook that, in the first frame (before the window is shown), asks the window manager not
+/// to give the window the keyboard when it appears.
+fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
+    let mut first = true;
+    Box::new(move |_ctx, frame| {
+        if std::mem::take(&mut first) {
+            askpane::window_manager::never_take_focus_on_arrival(frame);
+        }
+    })
+}
+
+/// The desktop's colour-scheme preference: the XDG desktop portal first, then GNOME's settings
+/// (a real dconf store only, not gsettings' in-memory stand-in). `None` when neither says.
+fn desktop_theme() -> Option<egui::Theme> {
+    let portal = briefly(
+        "gdbus",
+        &[
+            "call",
+            "--session",
+            "--dest",
+            "org.freedesktop.portal.Desktop",
+            "--object-path",
+            "/org/freedesktop/portal/desktop",
+            "--method",
+            "org.freedesktop.portal.Settings.Read",
+            "org.freedesktop.appearance",
+            "color-scheme",
+        ],
+    );
+    if let Some(theme) = portal.as_deref().and_then(askpane::theme::theme_from_portal) {
+        return Some(theme);
+    }
+    let gsettings = |key| briefly("gsettings", &["get", "org.gnome.desktop.interface", key]);
+    let scheme = gsettings("color-scheme")?;
+    askpane::theme::theme_from_gsettings(&scheme, gsettings("gtk-theme").as_deref())
+}
+
+/// What a desktop helper prints, if it answers within a moment and has a real store behind it.
+fn briefly(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + Duration::from_millis(300);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    // gsettings without dconf answers from memory: its defaults, not the user's desktop.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("memory") {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Why no window can be shown, when the environment already says so.
@@ -751,7 +859,7 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
         let app = move |ctx: &egui::Context| {
             App::new(ctx, inbox, AppOptions::default()).with_session(commands, prompt.as_deref())
         };
-        if let Err(problem) = show_window(window_ctx, app) {
+        if let Err(problem) = show_window(window_ctx, args.shown.theme, app) {
             tell_unavailable(&unshown, &problem);
             eprintln!("askpane: no display to open a window on ({problem})");
         }

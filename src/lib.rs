@@ -20,3 +20,5 @@ pub mod transport;
 pub mod view;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod web_bundle;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod window_manager;

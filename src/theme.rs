@@ -1,7 +1,9 @@
 //! Design tokens: every colour and size the view uses, for the dark and the light theme.
 //!
 //! The view asks for a [`Tokens`] value and never names a colour itself, so both themes stay in
-//! step. egui follows the system theme; [`install`] applies the shared sizes to both styles.
+//! step. [`install`] applies the shared sizes to both styles; the desktop's own preference is
+//! read by [`theme_from_portal`] / [`theme_from_gsettings`] where the window system reports none
+//! (X11).
 
 use egui::{Color32, Context, FontFamily, FontId, TextStyle, Theme};
 
@@ -111,7 +113,41 @@ impl Tokens {
     }
 }
 
-/// Applies the shared sizes to both themes. The theme itself follows the system.
+/// The desktop's colour-scheme preference as the XDG desktop portal reports it
+/// (`org.freedesktop.appearance color-scheme`, printed by `gdbus call … Settings.Read`):
+/// `(<<uint32 1>>,)` prefers dark, `2` prefers light, `0` says nothing.
+pub fn theme_from_portal(output: &str) -> Option<Theme> {
+    let digits: String = output
+        .rsplit("uint32")
+        .next()
+        .filter(|_| output.contains("uint32"))?
+        .chars()
+        .skip_while(|c| c.is_whitespace())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match digits.as_str() {
+        "1" => Some(Theme::Dark),
+        "2" => Some(Theme::Light),
+        _ => None,
+    }
+}
+
+/// The desktop's preference from GNOME's settings (`gsettings get org.gnome.desktop.interface
+/// color-scheme`, and `gtk-theme` for desktops that only name a dark theme): `'prefer-dark'`,
+/// `'prefer-light'`, or `'default'` (light, unless the GTK theme is a dark one).
+pub fn theme_from_gsettings(color_scheme: &str, gtk_theme: Option<&str>) -> Option<Theme> {
+    let dark_gtk_theme = gtk_theme.is_some_and(|name| name.to_lowercase().contains("dark"));
+    match color_scheme.trim().trim_matches('\'') {
+        "prefer-dark" => Some(Theme::Dark),
+        "prefer-light" => Some(Theme::Light),
+        "default" if dark_gtk_theme => Some(Theme::Dark),
+        "default" => Some(Theme::Light),
+        _ => None,
+    }
+}
+
+/// Applies the shared sizes to both themes. Which theme shows is the composition root's choice
+/// (`--theme`, the system's, the desktop's setting, else dark).
 pub fn install(ctx: &Context) {
     ctx.all_styles_mut(|style| {
         style
@@ -138,5 +174,27 @@ pub fn install(ctx: &Context) {
         ctx.style_mut_of(theme, |style| {
             style.visuals.selection.bg_fill = tokens.accent.gamma_multiply(0.45);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_portals_colour_scheme() {
+        assert_eq!(theme_from_portal("(<<uint32 1>>,)\n"), Some(Theme::Dark));
+        assert_eq!(theme_from_portal("(<<uint32 2>>,)"), Some(Theme::Light));
+        assert_eq!(theme_from_portal("(<<uint32 0>>,)"), None);
+        assert_eq!(theme_from_portal("Error: no such interface"), None);
+    }
+
+    #[test]
+    fn gnomes_colour_scheme_and_dark_gtk_themes() {
+        assert_eq!(theme_from_gsettings("'prefer-dark'\n", None), Some(Theme::Dark));
+        assert_eq!(theme_from_gsettings("'prefer-light'", None), Some(Theme::Light));
+        assert_eq!(theme_from_gsettings("'default'", Some("'Adwaita'")), Some(Theme::Light));
+        assert_eq!(theme_from_gsettings("'default'", Some("'Adwaita-dark'")), Some(Theme::Dark));
+        assert_eq!(theme_from_gsettings("No such key", None), None);
     }
 }

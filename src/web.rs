@@ -247,7 +247,7 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
 /// The per-frame work: the feed, and the first-frame marker for tests.
 fn frame_hook(mut feed: Feed) -> FrameHook {
     let mut first = true;
-    Box::new(move |ctx| {
+    Box::new(move |ctx, _frame| {
         if std::mem::take(&mut first) {
             // A microtask runs after the current task, that is once this frame has been painted.
             wasm_bindgen_futures::spawn_local(async {

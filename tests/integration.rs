@@ -18,5 +18,8 @@ mod protocol;
 mod support;
 // The window driven headless through egui_kittest: clicks, keys, accessible labels, replies.
 mod ui;
+// The window's promise: no answer the user did not give, keys only when meant, honest timeouts,
+// "Chat about this", and a layout that holds (kittest).
+mod trust;
 // Real-window smoke tests: the binary on its own Xvfb, driven by xdotool; validate and demo --list.
 mod window;

@@ -24,113 +24,124 @@ use serde_json::{Value, json};
 pub(crate) static FONTS: LazyLock<Arc<SystemFontProvider>> =
     LazyLock::new(|| Arc::new(SystemFontProvider::new()));
 
-const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
+pub(crate) const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
 
 /// Ctrl held, as egui-winit reports it on Linux and Windows (Ctrl is also egui's "command").
-const CTRL: Modifiers = Modifiers { ctrl: true, command: true, ..Modifiers::NONE };
+pub(crate) const CTRL: Modifiers = Modifiers { ctrl: true, command: true, ..Modifiers::NONE };
 
 /// A window with its inbox; requests go in through `sender`.
-struct Window {
-    harness: Harness<'static, App>,
-    sender: UiSender,
+pub(crate) struct Window {
+    pub(crate) harness: Harness<'static, App>,
+    pub(crate) sender: UiSender,
 }
 
 /// One request sent to the window: where its outcome arrives, and the envelope it came in.
-struct Asked {
-    outcome: Receiver<Outcome>,
-    envelope: Envelope,
+pub(crate) struct Asked {
+    pub(crate) outcome: Receiver<Outcome>,
+    pub(crate) envelope: Envelope,
 }
 
 /// An empty window, 960×680, with the system fonts for CJK, Korean and Thai.
-fn window() -> Window {
+pub(crate) fn window() -> Window {
+    window_sized(960.0, 680.0)
+}
+
+/// An empty window of this size.
+pub(crate) fn window_sized(width: f32, height: f32) -> Window {
     let (sender, inbox) = transport::memory();
     let harness = Harness::builder()
-        .with_size(egui::vec2(960.0, 680.0))
+        .with_size(egui::vec2(width, height))
         .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
         .build_eframe(|cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
     Window { harness, sender }
 }
 
 /// A window showing one request: a message in any envelope `parse_message` knows.
-fn open(message: &Value) -> (Window, Asked) {
+pub(crate) fn open(message: &Value) -> (Window, Asked) {
     let mut window = window();
     let asked = window.ask(message);
     (window, asked)
 }
 
 /// A window showing one demo fixture (a raw tool input).
-fn open_fixture(name: &str) -> (Window, Asked) {
+pub(crate) fn open_fixture(name: &str) -> (Window, Asked) {
     let mut window = window();
     let asked = window.ask_fixture(name);
     (window, asked)
 }
 
 /// A request made from one message, as an adapter makes it (provenance `test`).
-fn request(message: &Value) -> (Request, Receiver<Outcome>) {
+pub(crate) fn request(message: &Value) -> (Request, Receiver<Outcome>) {
     let incoming = parse_message(message).expect("a message askpane understands");
     Request::new(incoming, Provenance::new("test", None)).expect("a valid request")
 }
 
 impl Window {
-    fn ask(&mut self, message: &Value) -> Asked {
+    pub(crate) fn ask(&mut self, message: &Value) -> Asked {
         let (request, outcome) = request(message);
         self.send(request, outcome)
     }
 
-    fn ask_fixture(&mut self, name: &str) -> Asked {
+    pub(crate) fn ask_fixture(&mut self, name: &str) -> Asked {
         let fixture = demo::find(name).unwrap_or_else(|| panic!("no demo fixture {name}"));
         let (request, outcome) = fixture.request().expect("the fixture is a valid request");
         self.send(request, outcome)
     }
 
-    fn send(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
+    pub(crate) fn send(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
+        let asked = self.send_unwaited(request, outcome);
+        self.wait_out_key_grace();
+        asked
+    }
+
+    /// Sends a request and draws it once: the next keys arrive as it appears.
+    pub(crate) fn send_unwaited(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
         let envelope = request.envelope.clone();
         assert!(self.sender.send(Inbound::Ask(Box::new(request))), "the window is listening");
-        self.harness.run();
-        self.wait_out_key_grace();
+        self.harness.step();
         Asked { outcome, envelope }
     }
 
     /// Lets the moment pass in which a request that just appeared ignores keys (each step is
     /// 0.25 s of the harness's clock).
-    fn wait_out_key_grace(&mut self) {
+    pub(crate) fn wait_out_key_grace(&mut self) {
         let steps = (askpane::app::KEY_GRACE.as_secs_f32() / 0.25).ceil() as usize + 1;
         self.harness.run_steps(steps);
     }
 
-    fn app(&self) -> &App {
+    pub(crate) fn app(&self) -> &App {
         self.harness.state()
     }
 
     /// The current request's page.
-    fn tab(&self) -> Option<Tab> {
+    pub(crate) fn tab(&self) -> Option<Tab> {
         self.app().state().current().map(|pending| pending.tab)
     }
 
     /// Clicks the node with this exact role and label, then lets the window settle.
-    fn click(&mut self, role: Role, label: &str) {
+    pub(crate) fn click(&mut self, role: Role, label: &str) {
         self.harness.get_by_role_and_label(role, label).click();
         self.harness.run();
     }
 
-    fn click_button(&mut self, label: &str) {
+    pub(crate) fn click_button(&mut self, label: &str) {
         self.click(Role::Button, label);
     }
 
     /// Gives keyboard focus to the text box with this label (AccessKit's Focus action).
-    fn focus_box(&mut self, role: Role, label: &str) {
+    pub(crate) fn focus_box(&mut self, role: Role, label: &str) {
         self.harness.get_by_role_and_label(role, label).focus();
         self.harness.run();
     }
 
     /// The Other box of the question showing.
-    fn answer_box(&self) -> Node<'_> {
+    pub(crate) fn answer_box(&self) -> Node<'_> {
         self.harness.get_by_role_and_label(Role::MultilineTextInput, "Your answer")
     }
 
     /// Presses a key as a keyboard does: the key and the text it types arrive in one frame (as
     /// egui-winit sends them), the release in the next.
-    fn press(&mut self, key: Key, text: Option<&str>) {
+    pub(crate) fn press(&mut self, key: Key, text: Option<&str>) {
         let events = &mut self.harness.input_mut().events;
         events.push(Event::Key {
             key,
@@ -148,7 +159,7 @@ impl Window {
     }
 
     /// A digit key, which also types the digit.
-    fn press_digit(&mut self, digit: u8) {
+    pub(crate) fn press_digit(&mut self, digit: u8) {
         let key = match digit {
             1 => Key::Num1,
             2 => Key::Num2,
@@ -161,20 +172,20 @@ impl Window {
     }
 
     /// A key with modifiers; no text.
-    fn press_with(&mut self, modifiers: Modifiers, key: Key) {
+    pub(crate) fn press_with(&mut self, modifiers: Modifiers, key: Key) {
         self.harness.key_press_modifiers(modifiers, key);
         self.harness.run();
     }
 
     /// Types text into whatever has keyboard focus.
-    fn type_text(&mut self, text: &str) {
+    pub(crate) fn type_text(&mut self, text: &str) {
         self.harness.event(Event::Text(text.to_owned()));
         self.harness.run();
     }
 
     /// The window manager asks to close the window (the title bar's ✕). Returns the viewport
     /// commands the app answered with in that frame.
-    fn request_close(&mut self) -> Vec<ViewportCommand> {
+    pub(crate) fn request_close(&mut self) -> Vec<ViewportCommand> {
         let viewport = self.harness.input_mut().viewports.entry(ViewportId::ROOT).or_default();
         viewport.events.push(ViewportEvent::Close);
         self.harness.step();
@@ -184,18 +195,18 @@ impl Window {
     }
 
     /// Is the row (or selectable button) with this role and label chosen?
-    fn is_on(&self, role: Role, label: &str) -> bool {
+    pub(crate) fn is_on(&self, role: Role, label: &str) -> bool {
         toggled(&self.harness.get_by_role_and_label(role, label))
     }
 
     /// Is a node with exactly this label (or text, for a label) on screen?
-    fn has_label(&self, label: &str) -> bool {
+    pub(crate) fn has_label(&self, label: &str) -> bool {
         self.harness.query_by_label(label).is_some()
     }
 
     /// Is there a text on screen that contains every one of `parts`? For texts that are not
     /// part of the labels contract, so the wording may change around them.
-    fn has_text_with(&self, parts: &[&str]) -> bool {
+    pub(crate) fn has_text_with(&self, parts: &[&str]) -> bool {
         self.harness
             .query_all_by_role(Role::Label)
             .filter_map(|node| node.accesskit_node().value())
@@ -203,19 +214,19 @@ impl Window {
     }
 
     /// Is no request showing (no option rows, no tabs)?
-    fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.app().state().current().is_none()
             && self.harness.query_all_by_role(Role::RadioButton).next().is_none()
             && self.harness.query_all_by_role(Role::CheckBox).next().is_none()
             && !self.has_button("Review")
     }
 
-    fn has_button(&self, label: &str) -> bool {
+    pub(crate) fn has_button(&self, label: &str) -> bool {
         self.harness.query_by_role_and_label(Role::Button, label).is_some()
     }
 
     /// How many widgets (text runs not counted) show `text` in their label or value.
-    fn shown(&self, text: &str) -> usize {
+    pub(crate) fn shown(&self, text: &str) -> usize {
         self.harness
             .root()
             .children_recursive()
@@ -229,7 +240,7 @@ impl Window {
 
     /// The labels of the buttons whose label starts with `header` without being its tab (the
     /// request list's entries).
-    fn request_entries(&self, header: &str) -> Vec<String> {
+    pub(crate) fn request_entries(&self, header: &str) -> Vec<String> {
         let tab_labels = [header.to_owned(), format!("{header} ✓")];
         self.harness
             .query_all_by_role(Role::Button)
@@ -239,42 +250,42 @@ impl Window {
     }
 }
 
-fn toggled(node: &Node<'_>) -> bool {
+pub(crate) fn toggled(node: &Node<'_>) -> bool {
     node.accesskit_node().toggled() == Some(Toggled::True)
 }
 
 /// The outcome sent for a request; panics if none was sent yet.
-fn outcome(asked: &Asked) -> Outcome {
+pub(crate) fn outcome(asked: &Asked) -> Outcome {
     asked.outcome.try_recv().expect("an outcome was sent")
 }
 
 /// The reply the agent gets for this request, rendered in its envelope.
-fn reply(envelope: &Envelope, receiver: &Receiver<Outcome>) -> Value {
+pub(crate) fn reply(envelope: &Envelope, receiver: &Receiver<Outcome>) -> Value {
     let outcome = receiver.try_recv().expect("an outcome was sent");
     envelope.reply(&outcome).expect("this envelope always gets a reply")
 }
 
-fn assert_nothing_sent(asked: &Asked) {
+pub(crate) fn assert_nothing_sent(asked: &Asked) {
     assert_eq!(asked.outcome.try_recv(), Err(TryRecvError::Empty), "nothing is sent yet");
 }
 
 /// The tool input of a demo fixture.
-fn fixture_input(name: &str) -> Value {
+pub(crate) fn fixture_input(name: &str) -> Value {
     let fixture = demo::find(name).unwrap_or_else(|| panic!("no demo fixture {name}"));
     serde_json::from_str(fixture.json).expect("fixture JSON")
 }
 
 /// The `questions` a demo fixture sends, which every reply echoes.
-fn fixture_questions(name: &str) -> Value {
+pub(crate) fn fixture_questions(name: &str) -> Value {
     fixture_input(name)["questions"].clone()
 }
 
-fn keys_of(value: &Value) -> Vec<&str> {
+pub(crate) fn keys_of(value: &Value) -> Vec<&str> {
     value.as_object().expect("an object").keys().map(String::as_str).collect()
 }
 
 /// The `database` fixture as a `tool_use` block with this id.
-fn database_tool_use(id: &str) -> Value {
+pub(crate) fn database_tool_use(id: &str) -> Value {
     json!({"type": "tool_use", "name": "AskUserQuestion", "id": id,
         "input": {"questions": fixture_questions("database")}})
 }

@@ -67,8 +67,10 @@ pub struct App {
     frame_hook: Option<FrameHook>,
 }
 
-/// Work a composition root runs once per frame, before the inbox is drained.
-pub type FrameHook = Box<dyn FnMut(&egui::Context)>;
+/// Work a composition root runs once per frame, before the inbox is drained: the web build polls
+/// its transport here (no threads); natively, the first frame (the window exists, not yet shown)
+/// is where the window manager is told how the window behaves.
+pub type FrameHook = Box<dyn FnMut(&egui::Context, &mut eframe::Frame)>;
 
 impl App {
     pub fn new(ctx: &egui::Context, inbox: Receiver<Inbound>, options: AppOptions) -> Self {
@@ -300,9 +302,9 @@ impl App {
 }
 
 impl eframe::App for App {
-    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+    fn logic(&mut self, ctx: &egui::Context, frame: &mut eframe::Frame) {
         if let Some(hook) = &mut self.frame_hook {
-            hook(ctx);
+            hook(ctx, frame);
         }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
@@ -374,15 +376,16 @@ impl App {
         }
     }
 
-    /// True when this frame holds a key press, typed text or a click: the user is here. (Keys
-    /// dropped by the grace are gone by now: they do not count.)
+    /// True when this frame holds a key press, typed text or a finished click: the user is here.
+    /// (Keys dropped by the grace are gone by now: they do not count. A click counts when it is
+    /// released, the frame its button acts: "+1 min" must not also stop the countdown.)
     fn user_acted(ctx: &egui::Context) -> bool {
         ctx.input(|input| {
             input.events.iter().any(|event| {
                 matches!(
                     event,
                     egui::Event::Key { pressed: true, .. }
-                        | egui::Event::PointerButton { pressed: true, .. }
+                        | egui::Event::PointerButton { pressed: false, .. }
                         | egui::Event::Text(_)
                         | egui::Event::Paste(_)
                         | egui::Event::Ime(egui::ImeEvent::Commit(_))

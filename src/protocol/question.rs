@@ -6,10 +6,34 @@
 
 use serde_json::{Map, Value};
 
-/// Suffixes an agent puts on the label of the option it recommends. The tool description asks for
-/// "(Recommended)"; agents writing in other languages translate it.
-const RECOMMENDED_SUFFIXES: [&str; 6] =
-    ["(Recommended)", "(recommended)", "(推奨)", "（推奨）", "(권장)", "(แนะนำ)"];
+/// The word an agent puts in parentheses after the label of the option it recommends, in the
+/// languages agents answer in (compared without case). The tool description asks for
+/// "(Recommended)"; agents writing in other languages translate it, often with full-width
+/// parentheses: "（推荐）".
+const RECOMMENDED_WORDS: [&str; 22] = [
+    "recommended",
+    "推奨",
+    "おすすめ",
+    "推荐",
+    "推薦",
+    "建议",
+    "권장",
+    "추천",
+    "แนะนำ",
+    "recomendado",
+    "recomendada",
+    "recommandé",
+    "recommandée",
+    "empfohlen",
+    "consigliato",
+    "consigliata",
+    "aanbevolen",
+    "zalecane",
+    "zalecany",
+    "önerilen",
+    "рекомендуется",
+    "рекомендовано",
+];
 
 /// One AskUserQuestion call: the questions to show, and the input they came in, kept verbatim.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,12 +126,21 @@ impl Choice {
     /// The label split for display: the name without a trailing "(Recommended)" (or its
     /// translation), and whether that suffix was there. The answer still uses [`Self::label`].
     pub fn display_label(&self) -> (&str, bool) {
-        RECOMMENDED_SUFFIXES
-            .iter()
-            .find_map(|suffix| self.label.strip_suffix(suffix))
-            .map(str::trim_end)
-            .filter(|name| !name.is_empty())
-            .map_or((self.label.as_str(), false), |name| (name, true))
+        let label = self.label.trim_end();
+        let inner_start = |close: char, open: char| {
+            let inner = label.strip_suffix(close)?;
+            let at = inner.rfind(open)?;
+            Some((at, &inner[at + open.len_utf8()..]))
+        };
+        let Some((at, word)) = inner_start(')', '(').or_else(|| inner_start('）', '（')) else {
+            return (self.label.as_str(), false);
+        };
+        let word = word.trim().to_lowercase();
+        let name = label[..at].trim_end();
+        match RECOMMENDED_WORDS.contains(&word.as_str()) && !name.is_empty() {
+            true => (name, true),
+            false => (self.label.as_str(), false),
+        }
     }
 
     pub fn is_recommended(&self) -> bool {
@@ -130,6 +163,12 @@ mod tests {
         assert_eq!(recommended.label(), "PostgreSQL (Recommended)");
         assert_eq!(choice("reqwest (推奨)").display_label(), ("reqwest", true));
         assert_eq!(choice("Zustand (권장)").display_label(), ("Zustand", true));
+        assert_eq!(choice("Redis（推荐）").display_label(), ("Redis", true));
+        assert_eq!(choice("Redis (推荐)").display_label(), ("Redis", true));
+        assert_eq!(choice("Vite (RECOMMENDED) ").display_label(), ("Vite", true));
+        assert_eq!(choice("Axum (แนะนำ)").display_label(), ("Axum", true));
+        assert_eq!(choice("Postgres (empfohlen)").display_label(), ("Postgres", true));
+        assert_eq!(choice("Two (or three)").display_label(), ("Two (or three)", false));
         assert_eq!(choice("SQLite").display_label(), ("SQLite", false));
         // A label that is nothing but the suffix keeps it, so it never displays empty.
         assert_eq!(choice("(Recommended)").display_label(), ("(Recommended)", false));

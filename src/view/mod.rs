@@ -91,6 +91,9 @@ pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Ve
         close_modal_ui(ui.ctx(), state, &mut actions);
     }
     keys::remember_typing(ui.ctx());
+    // The window's accessible name: what a screen reader says when the window gets focus.
+    let title = state.title(ui.input(|input| input.time));
+    ui.ctx().accesskit_node_builder(egui::accesskit_root_id(), |node| node.set_label(title));
     actions
 }
 

@@ -147,16 +147,16 @@ pub fn preview_ui(
     markdown: &mut CommonMarkCache,
 ) {
     let tokens = Tokens::of(ui.ctx());
-    // Copy first, from the right, so a long label is cut rather than the button.
-    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-        if ui.small_button("Copy").on_hover_text("Copy the preview text").clicked() {
-            ui.ctx().copy_text(text.to_owned());
-        }
-        let title = RichText::new(format!("Preview · {label}")).color(tokens.muted);
-        ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-            ui.add(Label::new(title).truncate());
-        });
-    });
+    // A long label is cut, never the Copy button.
+    egui::Sides::new().shrink_left().truncate().show(
+        ui,
+        |ui| ui.label(RichText::new(format!("Preview · {label}")).color(tokens.muted)),
+        |ui| {
+            if ui.small_button("Copy").on_hover_text("Copy the preview text").clicked() {
+                ui.ctx().copy_text(text.to_owned());
+            }
+        },
+    );
     Frame::new()
         .fill(tokens.code_fill)
         .stroke(egui::Stroke::new(1.0, tokens.code_stroke))
