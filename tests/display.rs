@@ -104,6 +104,78 @@ impl Xvfb {
         (field("WIDTH"), field("HEIGHT"))
     }
 
+    /// Starts a program on this display (a window manager, another application), stopped by
+    /// its PID when the guard drops.
+    pub fn spawn(&self, program: &str, args: &[&str]) -> Process {
+        require(program);
+        let child = Command::new(program)
+            .args(args)
+            .env("DISPLAY", self.display())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {program}: {error}"));
+        Process::new(child)
+    }
+
+    /// Starts openbox, the window manager where focus matters, and waits until it manages the
+    /// display (it names itself on the root window: `_NET_SUPPORTING_WM_CHECK`).
+    pub fn window_manager(&self) -> Process {
+        let process = self.spawn("openbox", &[]);
+        let deadline = Instant::now() + WAIT;
+        while !self.root_property("_NET_SUPPORTING_WM_CHECK").contains("window id") {
+            assert!(Instant::now() < deadline, "openbox did not start within {WAIT:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+        process
+    }
+
+    /// `xprop -root NAME`: a root window property as xprop prints it.
+    pub fn root_property(&self, name: &str) -> String {
+        let mut command = Command::new("xprop");
+        command.args(["-root", name]).env("DISPLAY", self.display());
+        run_bounded(&mut command, None).stdout
+    }
+
+    /// `xprop -id WINDOW NAME`: a window property as xprop prints it.
+    pub fn window_property(&self, window: u32, name: &str) -> String {
+        let mut command = Command::new("xprop");
+        command.args(["-id", &window.to_string(), name]).env("DISPLAY", self.display());
+        run_bounded(&mut command, None).stdout
+    }
+
+    /// The window that has the keyboard (`xdotool getwindowfocus`).
+    pub fn focused_window(&self) -> u32 {
+        let text = self.xdotool(&["getwindowfocus"]);
+        text.trim().parse().unwrap_or_else(|_| panic!("xdotool getwindowfocus printed {text:?}"))
+    }
+
+    /// Waits until a visible window of this X class exists; its id.
+    pub fn wait_for_class(&self, class: &str) -> u32 {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let mut command = Command::new("xdotool");
+            command.args(["search", "--onlyvisible", "--class", class]);
+            command.env("DISPLAY", self.display());
+            let found = run_bounded(&mut command, None).stdout;
+            if let Some(id) = found.lines().next().and_then(|id| id.trim().parse().ok()) {
+                return id;
+            }
+            assert!(Instant::now() < deadline, "no {class} window within {WAIT:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The mean brightness of a window's pixels, from 0 (black) to 1 (white).
+    pub fn brightness(&self, window: u32, path: &Path) -> f64 {
+        self.screenshot(window, path);
+        let mut command = Command::new("convert");
+        command.arg(path).args(["-colorspace", "Gray", "-format", "%[fx:mean]", "info:"]);
+        let run = run_bounded(&mut command, None);
+        run.stdout.trim().parse().unwrap_or_else(|_| panic!("convert printed {run:?}"))
+    }
+
     /// Gives `window` the keyboard and waits out the moment askpane ignores keys after it gains
     /// focus (`askpane::app::KEY_GRACE`), so the next keys are the user's.
     pub fn focus(&self, window: u32) {
@@ -327,6 +399,15 @@ impl App {
         };
         serde_json::from_str(&line)
             .unwrap_or_else(|error| panic!("the reply is not JSON ({error}): {line}"))
+    }
+
+    /// True when no line comes on stdout within `time` (and askpane still runs).
+    pub fn silent_for(&mut self, time: Duration) -> bool {
+        match self.lines.recv_timeout(time) {
+            Ok(line) => panic!("askpane replied when it should not have: {line}"),
+            Err(RecvTimeoutError::Timeout) => self.process.exited().is_none(),
+            Err(RecvTimeoutError::Disconnected) => false,
+        }
     }
 
     /// Every line still to come on stdout, once askpane has exited.

@@ -229,3 +229,134 @@ fn database_fixture() -> Value {
     let text = fs::read_to_string(&path).expect("read assets/fixtures/database.json");
     serde_json::from_str(&text).expect("the database fixture is JSON")
 }
+
+// ---------------------------------------------------------------------------------------------
+// The window's promise, on a real display with a window manager (openbox), keyboard only
+
+/// `askpane ask` of the database fixture: a question that arrives on its own.
+fn database_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/fixtures/database.json")
+        .to_str()
+        .expect("a UTF-8 path")
+        .to_owned()
+}
+
+/// The title `askpane ask` gives the database question (no project: the header names it).
+const ASK_DATABASE_TITLE: &str = "Database · 1 question — askpane";
+const ASK_DATABASE_PATTERN: &str = "^Database .* askpane$";
+
+#[test]
+fn a_question_that_appears_leaves_the_keyboard_where_the_user_types() {
+    let xvfb = Xvfb::start();
+    let _openbox = xvfb.window_manager();
+    let _editor = xvfb.spawn("xmessage", &["The user types here"]);
+    let editor = xvfb.wait_for_class("xmessage");
+    xvfb.xdotool(&["windowactivate", "--sync", &editor.to_string()]);
+    let database = database_path();
+    let mut app = App::start(&xvfb, &["ask", &database]);
+    let window = app.wait_for_window(ASK_DATABASE_PATTERN, ASK_DATABASE_TITLE);
+    assert!(
+        xvfb.window_property(window, "_NET_WM_USER_TIME").contains("= 0"),
+        "askpane asks the window manager not to focus it"
+    );
+    assert_eq!(xvfb.focused_window(), editor, "the keyboard stayed with the other program");
+    // Typing goes on where it was: none of it reaches the question.
+    xvfb.xdotool(&["type", "--delay", "20", "23"]);
+    xvfb.xdotool(&["key", "Return", "Return", "ctrl+Return"]);
+    assert!(app.silent_for(Duration::from_secs(1)), "nothing was answered");
+    // The user turns to askpane on purpose: now the keys are theirs.
+    xvfb.xdotool(&["windowactivate", "--sync", &window.to_string()]);
+    xvfb.focus(window);
+    let id = window.to_string();
+    xvfb.xdotool(&["key", "--window", &id, "3"]);
+    thread::sleep(Duration::from_millis(150));
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "SQLite" }), "reply: {reply}");
+}
+
+#[test]
+fn keys_typed_as_the_window_takes_focus_answer_nothing() {
+    let xvfb = Xvfb::start();
+    let _openbox = xvfb.window_manager();
+    let mut app = App::start(&xvfb, &["demo", "--fixture", "database"]);
+    let window = app.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
+    // Keys already on their way when the window took the keyboard.
+    let id = window.to_string();
+    xvfb.xdotool(&["windowactivate", "--sync", &id]);
+    xvfb.xdotool(&["key", "--window", &id, "2", "ctrl+Return"]);
+    assert!(app.silent_for(Duration::from_secs(1)), "keys from before were dropped");
+    // A moment later they count.
+    thread::sleep(askpane::app::KEY_GRACE);
+    xvfb.xdotool(&["key", "--window", &id, "2"]);
+    thread::sleep(Duration::from_millis(150));
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    let reply = app.reply();
+    assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "reply: {reply}");
+}
+
+#[test]
+fn enter_pressed_again_and_again_sends_nothing_the_user_did_not_finish() {
+    let xvfb = Xvfb::start();
+    let four = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/fixtures/four-questions.json");
+    let mut app = App::start(&xvfb, &["ask", four.to_str().expect("a UTF-8 path")]);
+    let window = app.wait_for_window_titled("^Auth .* askpane$", |title| {
+        assert_eq!(title, "Auth · 4 questions — askpane");
+    });
+    xvfb.focus(window);
+    let id = window.to_string();
+    for _ in 0..9 {
+        xvfb.xdotool(&["key", "--window", &id, "Return"]);
+        thread::sleep(Duration::from_millis(120));
+    }
+    assert!(app.silent_for(Duration::from_secs(1)), "Enter alone never sent the unfinished form");
+    // Only the deliberate chord sends it, and then only what was chosen.
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_eq!(
+        reply["answers"],
+        json!({
+            "How should users authenticate with the new admin dashboard?":
+                "OAuth via GitHub (Recommended)",
+            "Where should the admin dashboard be deployed?": "Fly.io",
+            "Which log format should the dashboard's server emit?": "JSON lines"
+        }),
+        "reply: {reply}"
+    );
+}
+
+#[test]
+fn ctrl_w_closes_the_question_window_like_its_close_button() {
+    let xvfb = Xvfb::start();
+    let database = database_path();
+    let mut app = App::start(&xvfb, &["ask", &database]);
+    let window = app.wait_for_window(ASK_DATABASE_PATTERN, ASK_DATABASE_TITLE);
+    xvfb.focus(window);
+    xvfb.xdotool(&["key", "--window", &window.to_string(), "ctrl+w"]);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(1), "{lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_eq!(reply, json!({"outcome": "declined", "message": CLOSED_MESSAGE}));
+}
+
+#[test]
+fn the_theme_follows_the_flag() {
+    let xvfb = Xvfb::start();
+    let mut light = App::start(&xvfb, &["demo", "--fixture", "database", "--theme", "light"]);
+    let window = light.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
+    thread::sleep(Duration::from_millis(300));
+    let brightness = xvfb.brightness(window, &artifact("theme-light.png"));
+    assert!(brightness > 0.6, "--theme light draws light: mean {brightness}");
+    drop(light);
+
+    let mut dark = App::start(&xvfb, &["demo", "--fixture", "database", "--theme", "dark"]);
+    let window = dark.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
+    thread::sleep(Duration::from_millis(300));
+    let brightness = xvfb.brightness(window, &artifact("theme-dark.png"));
+    assert!(brightness < 0.4, "--theme dark draws dark: mean {brightness}");
+}
