@@ -62,6 +62,7 @@ fn largest_form_state() -> State {
         drafts: Vec::new(),
         countdown: None,
         mark_skipped: false,
+        awaits_ack: false,
     });
     // A realistic filled-in form: the Review page then lists four answers and a note.
     for (question, pick) in [

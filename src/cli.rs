@@ -385,6 +385,7 @@ fn serve(
                 assets: web_bundle::ASSETS,
                 stop_when_done: options.close_when_done,
                 stop_after_turn: false,
+                page_gone_grace: serve::PAGE_GONE_GRACE,
             };
             let unshown = inbox.clone();
             match start_bridge(&bridge_options, inbox, &mut threads) {
@@ -447,6 +448,10 @@ fn start_bridge(
     let bridge = Bridge::start(options, inbox, threads).context("starting the browser bridge")?;
     let url = bridge.url();
     eprintln!("askpane: answer in your browser: {url}");
+    // `--bind 0.0.0.0`: a link per address of this machine, for a phone or another computer.
+    for other in bridge.urls().iter().skip(1) {
+        eprintln!("askpane: or, from another device: {other}");
+    }
     if missing_display().is_none() {
         // Best effort, and not waited for: xdg-open may stay until the browser it started
         // closes. The URL above is the way in when no browser opens.
@@ -848,6 +853,7 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
             assets: web_bundle::ASSETS,
             stop_when_done: true,
             stop_after_turn: true,
+            page_gone_grace: serve::PAGE_GONE_GRACE,
         };
         let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
         bridge.wait();
@@ -897,7 +903,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             Inbound::Permission(_)
             | Inbound::WithdrawPermission { .. }
             | Inbound::Withdraw { .. }
-            | Inbound::Settled { .. } => {}
+            | Inbound::Settled { .. }
+            | Inbound::Delivery(_) => {}
         }
     }
 }

@@ -3,10 +3,14 @@
 //!
 //! The page (`assets/web/index.html`, bundled by `scripts/build-web`) calls `main`, which reads the
 //! URL fragment: `#fixture=NAME` shows one demo set, `#token=…` means askpane's bridge served the
-//! page (see [`connect`], where the WebSocket client plugs in). Tests read what the page
+//! page (see [`connect`], where the WebSocket client plugs in). The token is then kept in the
+//! tab's `sessionStorage` (a reload still connects) and dropped from the address bar, so it is
+//! not left in the history or shown to someone looking at the screen. Tests read what the page
 //! publishes on `window`: `askpaneReady` and `askpaneFirstFrameMs` (`performance.now()` once the
-//! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent) and
-//! `askpaneFonts` (the names of the fonts fetched so far).
+//! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent),
+//! `askpaneFonts` (the names of the fonts fetched so far) and `askpaneDeliveries` (what became of
+//! each answer sent to the bridge: `{tool_use_id, state, detail}`, state `sending`, `sent`,
+//! `refused` or `lost`).
 //!
 //! Fonts: egui gets no system fonts in the browser (eframe only draws a missing glyph with the
 //! canvas's fonts, one by one, and a box where the machine has none), and a CJK font is
@@ -36,7 +40,7 @@ pub fn start() {
     // eframe's logger sends `log` records to the browser console.
     let _ = eframe::WebLogger::init(log::LevelFilter::Info);
     publish::init();
-    let fragment = Fragment::parse(&location_hash());
+    let fragment = remember_token(Fragment::parse(&location_hash()));
     wasm_bindgen_futures::spawn_local(async move {
         if let Err(error) = run(fragment).await {
             let message = error.as_string().unwrap_or_else(|| format!("{error:?}"));
@@ -70,6 +74,37 @@ impl Fragment {
         }
         fragment
     }
+}
+
+/// Where the tab keeps the bridge's token once it is out of the address bar.
+const TOKEN_KEY: &str = "askpane-token";
+
+/// A token in the fragment is kept in the tab's session storage and removed from the address
+/// bar; a fragment with nothing in it (a reload) gets the kept token back.
+fn remember_token(mut fragment: Fragment) -> Fragment {
+    let Some(window) = web_sys::window() else { return fragment };
+    let storage = window.session_storage().ok().flatten();
+    match (&fragment.token, &fragment.fixture) {
+        (Some(token), _) => {
+            if let Some(storage) = &storage {
+                let _ = storage.set_item(TOKEN_KEY, token);
+            }
+            let location = window.location();
+            let bare = format!(
+                "{}{}",
+                location.pathname().unwrap_or_default(),
+                location.search().unwrap_or_default()
+            );
+            if let Ok(history) = window.history() {
+                let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&bare));
+            }
+        }
+        (None, None) => {
+            fragment.token = storage.and_then(|storage| storage.get_item(TOKEN_KEY).ok().flatten());
+        }
+        (None, Some(_)) => {}
+    }
+    fragment
 }
 
 /// `%XX` escapes to bytes, then UTF-8 (lossy); anything malformed is kept as it is.
@@ -144,9 +179,12 @@ fn connect(
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
         Source::Bridge { token } => {
-            let mut client = BridgeClient::new(bridge_url(&token), to_ui, waker);
+            let mut client = BridgeClient::new(bridge_url(), token, to_ui, waker);
             Ok(Box::new(move |ctx| {
                 client.pump(now_ms());
+                for event in client.take_events() {
+                    publish::delivery(&event);
+                }
                 if client.waiting_to_retry() {
                     ctx.request_repaint_after(std::time::Duration::from_millis(500));
                 }
@@ -155,12 +193,13 @@ fn connect(
     }
 }
 
-/// The bridge's WebSocket endpoint: the page's own host (askpane serves both), with the token.
-fn bridge_url(token: &str) -> String {
+/// The bridge's WebSocket endpoint: the page's own host (askpane serves both). The token goes
+/// in a header, not here.
+fn bridge_url() -> String {
     let host = web_sys::window()
         .and_then(|window| window.location().host().ok())
         .unwrap_or_else(|| "127.0.0.1".to_owned());
-    format!("ws://{host}/ws?token={token}")
+    format!("ws://{host}/ws")
 }
 
 /// `performance.now()`: milliseconds since navigation started.
@@ -416,11 +455,13 @@ mod publish {
 
     const REPLIES: &str = "askpaneReplies";
     const FONTS: &str = "askpaneFonts";
+    const DELIVERIES: &str = "askpaneDeliveries";
 
     /// Creates the empty arrays and clears the ready flag.
     pub fn init() {
         set(REPLIES, &Array::new());
         set(FONTS, &Array::new());
+        set(DELIVERIES, &Array::new());
         set("askpaneReady", &JsValue::FALSE);
     }
 
@@ -433,6 +474,19 @@ mod publish {
     /// Appends one reply, as JSON text, to `window.askpaneReplies`.
     pub fn reply(reply: &serde_json::Value) {
         push(REPLIES, &JsValue::from_str(&reply.to_string()));
+    }
+
+    /// Appends what became of an answer sent to the bridge to `window.askpaneDeliveries`.
+    pub fn delivery(event: &askpane::transport::web_client::DeliveryEvent) {
+        let object = js_sys::Object::new();
+        for (key, value) in [
+            ("tool_use_id", event.tool_use_id.as_str()),
+            ("state", event.state),
+            ("detail", &event.detail),
+        ] {
+            let _ = Reflect::set(&object, &JsValue::from_str(key), &JsValue::from_str(value));
+        }
+        push(DELIVERIES, &object);
     }
 
     /// Appends a font name to `window.askpaneFonts` once it is added to egui.

@@ -18,8 +18,9 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use askpane::protocol::outcome::CLOSED_MESSAGE;
+use askpane::protocol::web::{PAGE_CLOSED_MESSAGE, page_closed_outcome};
 use askpane::protocol::{Envelope, Outcome, parse_message};
-use askpane::transport::serve::{Asset, Bridge, BridgeOptions, MAX_MESSAGE};
+use askpane::transport::serve::{Asset, Bridge, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE};
 use askpane::transport::{
     Inbound, IoThreads, Provenance, Request, SessionEvent, UiSender, Waker, ui_channel,
 };
@@ -104,18 +105,22 @@ impl Harness {
     }
 
     fn start_options(stop_when_done: bool, stop_after_turn: bool) -> Self {
-        let (to_bridge, inbox) = ui_channel(Waker::noop());
-        let mut threads = IoThreads::default();
         let options = BridgeOptions {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
             assets: ASSETS,
             stop_when_done,
             stop_after_turn,
+            page_gone_grace: PAGE_GONE_GRACE,
         };
-        let bridge = Bridge::start(&options, inbox, &mut threads).expect("the bridge starts");
+        Harness::start_bridge(&options)
+    }
+
+    fn start_bridge(options: &BridgeOptions) -> Self {
+        let (to_bridge, inbox) = ui_channel(Waker::noop());
+        let mut threads = IoThreads::default();
+        let bridge = Bridge::start(options, inbox, &mut threads).expect("the bridge starts");
         let url = bridge.url();
         let port = bridge.address().port();
-        assert_eq!(bridge.address().ip().to_string(), "127.0.0.1");
         let prefix = format!("http://127.0.0.1:{port}/#token=");
         let token = url
             .strip_prefix(&prefix)
@@ -169,15 +174,22 @@ impl Harness {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// `/ws?token=…` with the right token.
+    /// The WebSocket endpoint (the token goes in a header, never in the URL).
     fn socket_path(&self) -> String {
-        format!("/ws?token={}", self.token)
+        "/ws".to_owned()
+    }
+
+    /// The page's `Sec-WebSocket-Protocol`: askpane's protocol and the token.
+    fn protocols(&self) -> String {
+        token_protocols(&self.token)
     }
 
     /// A browser tab on the page: right token, Host and Origin.
     fn client(&self) -> Client {
-        let (host, origin) = (self.host(), self.origin());
-        upgrade(self.port, &self.socket_path(), &[("Host", &host), ("Origin", &origin)])
+        let (host, origin, protocols) = (self.host(), self.origin(), self.protocols());
+        let headers =
+            [("Host", host.as_str()), ("Origin", origin.as_str()), (PROTOCOL_HEADER, &protocols)];
+        upgrade(self.port, &self.socket_path(), &headers)
             .unwrap_or_else(|refused| panic!("a correct client was refused: {refused:?}"))
     }
 
@@ -196,7 +208,7 @@ impl Harness {
             reply["hookSpecificOutput"]["updatedInput"]["answers"],
             json!({LAYOUT: "Sidebar"})
         );
-        client.recv_withdrawn(&asked.tool_use_id);
+        client.recv_taken(&asked.tool_use_id);
     }
 
     /// Stops the bridge, drops the adapter's sender, and joins every thread within
@@ -349,6 +361,12 @@ fn upgrade(port: u16, target: &str, headers: &[(&str, &str)]) -> Result<Client, 
         return Err(response);
     }
     let response = Response { status, headers, body: Vec::new() };
+    // A browser that offered askpane's protocol fails the connection unless it is chosen; the
+    // token's entry must never be echoed back.
+    let offered = all.iter().find(|(name, _)| *name == PROTOCOL_HEADER).map(|(_, value)| *value);
+    if offered.is_some_and(|offered| offered.split(',').any(|p| p.trim() == "askpane")) {
+        assert_eq!(response.header(PROTOCOL_HEADER), Some("askpane"), "{response:?}");
+    }
     let expected = tungstenite::handshake::derive_accept_key(key.as_bytes());
     assert_eq!(response.header("sec-websocket-accept"), Some(expected.as_str()), "{response:?}");
     assert!(
@@ -357,6 +375,14 @@ fn upgrade(port: u16, target: &str, headers: &[(&str, &str)]) -> Result<Client, 
     );
     stream.set_read_timeout(Some(Duration::from_millis(20))).expect("set a read timeout");
     Ok(Client { socket: WebSocket::from_raw_socket(stream, Role::Client, None) })
+}
+
+/// The header a page presents its token in.
+const PROTOCOL_HEADER: &str = "Sec-WebSocket-Protocol";
+
+/// `askpane, askpane-token.<token>`: what the page sends in [`PROTOCOL_HEADER`].
+fn token_protocols(token: &str) -> String {
+    format!("askpane, askpane-token.{token}")
 }
 
 /// Asserts the upgrade is refused with `status`; returns the refusal's body.
@@ -378,6 +404,8 @@ enum Polled {
     Message(Message),
     Nothing,
     Closed(String),
+    /// A Close frame: its code and reason.
+    CloseFrame(u16, String),
 }
 
 /// A connected WebSocket client.
@@ -388,7 +416,10 @@ struct Client {
 impl Client {
     fn read_once(&mut self) -> Polled {
         match self.socket.read() {
-            Ok(Message::Close(frame)) => Polled::Closed(format!("a Close frame {frame:?}")),
+            Ok(Message::Close(Some(frame))) => {
+                Polled::CloseFrame(u16::from(frame.code), frame.reason.as_str().to_owned())
+            }
+            Ok(Message::Close(None)) => Polled::Closed("a Close frame without a code".to_owned()),
             Ok(message) => Polled::Message(message),
             Err(tungstenite::Error::Io(error))
                 if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
@@ -407,6 +438,9 @@ impl Client {
                 Polled::Message(message) => return message,
                 Polled::Nothing => {}
                 Polled::Closed(how) => panic!("the bridge closed the connection: {how}"),
+                Polled::CloseFrame(code, reason) => {
+                    panic!("the bridge closed the connection: {code} {reason:?}")
+                }
             }
         }
         panic!("no message within {MESSAGE_WITHIN:?}");
@@ -444,6 +478,17 @@ impl Client {
         message["reason"].as_str().expect("a reason").to_owned()
     }
 
+    /// What the tab that decided a question hears: `answer_received` (askpane has it), then the
+    /// question withdrawn like in every tab. Returns the outcome kind the acknowledgement names.
+    fn recv_taken(&mut self, tool_use_id: &str) -> String {
+        let message = self.recv();
+        assert_eq!(message["type"], "answer_received", "an acknowledgement first: {message}");
+        assert_eq!(message["tool_use_id"], tool_use_id, "{message}");
+        let kind = message["outcome"].as_str().expect("an outcome kind").to_owned();
+        assert_eq!(self.recv_withdrawn(tool_use_id), kind, "withdrawn for the same reason");
+        kind
+    }
+
     /// The next message, which must be an `error`; returns its `message`.
     fn recv_error(&mut self) -> String {
         let message = self.recv();
@@ -462,6 +507,9 @@ impl Client {
                 Polled::Message(message) => panic!("expected nothing, got {message:?}"),
                 Polled::Nothing => {}
                 Polled::Closed(how) => panic!("the bridge closed the connection: {how}"),
+                Polled::CloseFrame(code, reason) => {
+                    panic!("the bridge closed the connection: {code} {reason:?}")
+                }
             }
         }
     }
@@ -472,10 +520,26 @@ impl Client {
         while Instant::now() < deadline {
             match self.read_once() {
                 Polled::Closed(how) => return how,
+                Polled::CloseFrame(code, reason) => {
+                    return format!("a Close frame {code} {reason}");
+                }
                 Polled::Nothing | Polled::Message(_) => {}
             }
         }
         panic!("the connection is still open after {MESSAGE_WITHIN:?}");
+    }
+
+    /// Waits for the bridge's Close frame (skipping messages before it); its code and reason.
+    fn expect_close_frame(&mut self) -> (u16, String) {
+        let deadline = Instant::now() + MESSAGE_WITHIN;
+        while Instant::now() < deadline {
+            match self.read_once() {
+                Polled::CloseFrame(code, reason) => return (code, reason),
+                Polled::Closed(how) => panic!("closed without a Close frame: {how}"),
+                Polled::Nothing | Polled::Message(_) => {}
+            }
+        }
+        panic!("no Close frame within {MESSAGE_WITHIN:?}");
     }
 
     fn send(&mut self, value: &Value) {
@@ -570,7 +634,7 @@ fn a_browser_gets_the_questions_and_its_answer_becomes_the_hook_reply() {
         json!({LAYOUT: {"notes": "narrow", "preview": fixture_preview(0, 1)}}),
         "{reply}"
     );
-    client.recv_withdrawn(TOOL_USE_ID);
+    client.recv_taken(TOOL_USE_ID);
     client.assert_quiet();
     drop(client);
     harness.finish();
@@ -582,9 +646,10 @@ fn localhost_is_accepted_as_host_and_origin() {
     let asked = harness.ask(TOOL_USE_ID);
     let host = format!("localhost:{}", harness.port);
     let origin = format!("http://localhost:{}", harness.port);
-    let mut client =
-        upgrade(harness.port, &harness.socket_path(), &[("Host", &host), ("Origin", &origin)])
-            .unwrap_or_else(|refused| panic!("localhost was refused: {refused:?}"));
+    let protocols = harness.protocols();
+    let headers = [("Host", host.as_str()), ("Origin", &origin), (PROTOCOL_HEADER, &protocols)];
+    let mut client = upgrade(harness.port, &harness.socket_path(), &headers)
+        .unwrap_or_else(|refused| panic!("localhost was refused: {refused:?}"));
     client.recv_question(TOOL_USE_ID);
     client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"2": "2"}}));
@@ -619,7 +684,7 @@ fn declines_stops_and_free_replies_become_their_outcomes() {
         declined.outcome(),
         Outcome::Declined { message: "Not now: use the defaults.".into() }
     );
-    client.recv_withdrawn("toolu_declined");
+    client.recv_taken("toolu_declined");
 
     client.send(&json!({"type": "question_declined", "tool_use_id": "toolu_stopped",
         "outcome": "stopped", "message": ""}));
@@ -627,7 +692,7 @@ fn declines_stops_and_free_replies_become_their_outcomes() {
     assert_eq!(outcome, Outcome::stopped(""));
     let reply = stopped.reply(&outcome);
     assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
-    client.recv_withdrawn("toolu_stopped");
+    client.recv_taken("toolu_stopped");
 
     client.send(&json!({"type": "question_answer", "tool_use_id": "toolu_replied",
         "answers": {}, "response": "Whatever you think is best."}));
@@ -639,7 +704,7 @@ fn declines_stops_and_free_replies_become_their_outcomes() {
         hook_reply["hookSpecificOutput"]["updatedInput"]["response"], "Whatever you think is best.",
         "{hook_reply}"
     );
-    client.recv_withdrawn("toolu_replied");
+    client.recv_taken("toolu_replied");
     drop(client);
     harness.finish();
 }
@@ -652,28 +717,36 @@ fn a_wrong_or_missing_token_is_refused_before_the_upgrade() {
     let harness = Harness::start();
     let asked = harness.ask(TOOL_USE_ID);
     let (host, origin) = (harness.host(), harness.origin());
-    let headers = [("Host", host.as_str()), ("Origin", origin.as_str())];
-    let mut last_char_differs = harness.token.clone();
+    let token = harness.token.clone();
+    let mut last_char_differs = token.clone();
     let last = last_char_differs.pop().expect("a token");
     last_char_differs.push(if last == '0' { '1' } else { '0' });
-    let targets = [
-        format!("/ws?token={}", "0".repeat(64)),
-        "/ws?token=wrong".to_owned(),
-        format!("/ws?token={last_char_differs}"),
-        format!("/ws?token={}", &harness.token[..63]),
-        format!("/ws?token={}0", harness.token),
-        format!("/ws?token={}", harness.token.to_uppercase()),
-        "/ws?token=".to_owned(),
-        "/ws".to_owned(),
-        format!("/ws?tok={}", harness.token),
+    let protocols = [
+        Some(token_protocols(&"0".repeat(64))),
+        Some(token_protocols("wrong")),
+        Some(token_protocols(&last_char_differs)),
+        Some(token_protocols(&token[..63])),
+        Some(token_protocols(&format!("{token}0"))),
+        Some(token_protocols(&token.to_uppercase())),
+        Some(token_protocols("")),
+        Some("askpane".to_owned()),
+        Some(format!("askpane, {token}")),
+        None,
     ];
-    for target in &targets {
-        if target.ends_with(&harness.token) && target.starts_with("/ws?token=") {
+    for offered in &protocols {
+        if offered.as_deref() == Some(token_protocols(&token).as_str()) {
             continue; // An all-digit token has no letters to change the case of.
         }
-        let body = assert_refused(harness.port, target, &headers, 401);
-        assert!(!body.contains(&harness.token), "the refusal leaks the token: {body}");
+        let mut headers = vec![("Host", host.as_str()), ("Origin", origin.as_str())];
+        if let Some(offered) = offered {
+            headers.push((PROTOCOL_HEADER, offered));
+        }
+        let body = assert_refused(harness.port, "/ws", &headers, 401);
+        assert!(!body.contains(&token), "the refusal leaks the token: {body}");
     }
+    // The token in the request line, where proxies and logs keep it, is not accepted at all.
+    let headers = [("Host", host.as_str()), ("Origin", origin.as_str())];
+    assert_refused(harness.port, &format!("/ws?token={token}"), &headers, 401);
     harness.answer_to_prove_open(&asked);
     harness.finish();
 }
@@ -694,9 +767,13 @@ fn a_foreign_or_missing_origin_is_refused() {
         Some("null".to_owned()),
         Some(format!("http://127.0.0.1:{port}.evil.example")),
         Some(format!("http://localhost:{port}@evil.example")),
+        // Another address of this machine, or any IP literal, is not where the page is.
+        Some(format!("http://127.0.0.2:{port}")),
+        Some(format!("http://192.0.2.1:{port}")),
     ];
+    let protocols = harness.protocols();
     for origin in &origins {
-        let mut headers = vec![("Host", host.as_str())];
+        let mut headers = vec![("Host", host.as_str()), (PROTOCOL_HEADER, protocols.as_str())];
         if let Some(origin) = origin {
             headers.push(("Origin", origin.as_str()));
         }
@@ -735,7 +812,7 @@ fn a_foreign_host_is_refused_on_pages_and_on_the_socket() {
 }
 
 #[test]
-fn an_oversized_message_ends_only_that_connection() {
+fn an_oversized_message_ends_only_that_connection_with_1009() {
     let harness = Harness::start();
     let asked = harness.ask(TOOL_USE_ID);
 
@@ -747,8 +824,9 @@ fn an_oversized_message_ends_only_that_connection() {
         "answers": {"0": "1"}, "notes": {"0": padding}});
     // The bridge may close before the whole frame is written: a failed send is fine too.
     let _ = client.socket.send(Message::text(oversized.to_string()));
-    let how = client.expect_closed();
-    assert!(!how.is_empty());
+    let (code, reason) = client.expect_close_frame();
+    assert_eq!(code, 1009, "too big is 1009, never 1000 (which the page takes as done): {reason}");
+    assert!(reason.contains(&MAX_MESSAGE.to_string()), "{reason}");
     drop(client);
     asked.assert_open();
 
@@ -761,7 +839,7 @@ fn an_oversized_message_ends_only_that_connection() {
     let second = Frame::message(text[half..2 * half].to_vec(), OpCode::Data(Data::Continue), false);
     let _ = client.socket.send(Message::Frame(first));
     let _ = client.socket.send(Message::Frame(second));
-    client.expect_closed();
+    assert_eq!(client.expect_close_frame().0, 1009);
     drop(client);
     asked.assert_open();
 
@@ -873,7 +951,7 @@ fn binary_frames_are_ignored_and_pings_get_pongs() {
     // The same connection still answers.
     client.send(&answer);
     assert!(matches!(asked.outcome(), Outcome::Answered(_)));
-    client.recv_withdrawn(TOOL_USE_ID);
+    client.recv_taken(TOOL_USE_ID);
     drop(client);
     harness.finish();
 }
@@ -901,7 +979,9 @@ fn only_get_is_served_and_unknown_paths_are_not_found() {
         assert_eq!(response.status, 404, "GET {target}: {response:?}");
     }
     // The socket path without an upgrade is not a page.
-    let plain = http(port, "GET", &harness.socket_path(), &[("Host", &host), ("Origin", &origin)]);
+    let protocols = harness.protocols();
+    let headers = [("Host", host.as_str()), ("Origin", &origin), (PROTOCOL_HEADER, &protocols)];
+    let plain = http(port, "GET", &harness.socket_path(), &headers);
     assert_eq!(plain.status, 400, "{plain:?}");
     harness.answer_to_prove_open(&asked);
     harness.finish();
@@ -926,7 +1006,7 @@ fn with_several_tabs_the_first_answer_wins() {
         asked.reply(&outcome)["hookSpecificOutput"]["updatedInput"]["answers"],
         json!({LAYOUT: "Sidebar", DATABASE: "PostgreSQL"})
     );
-    first.recv_withdrawn(TOOL_USE_ID);
+    first.recv_taken(TOOL_USE_ID);
     assert_eq!(second.recv_withdrawn(TOOL_USE_ID), "answered", "the other tab hears how it ended");
 
     // The slower tab's answer comes too late: refused, and the outcome is not sent twice.
@@ -959,7 +1039,7 @@ fn a_reconnecting_tab_gets_every_open_question_again() {
     reload.send(&json!({"type": "question_answer", "tool_use_id": "toolu_one",
         "answers": {"0": "2"}}));
     assert!(matches!(one.outcome(), Outcome::Answered(_)));
-    reload.recv_withdrawn("toolu_one");
+    reload.recv_taken("toolu_one");
     drop(reload);
 
     // Answered meanwhile: not sent again. Still open: sent again.
@@ -1021,7 +1101,7 @@ fn the_same_question_asked_twice_is_shown_once_and_both_are_told() {
         "answers": {"0": "1"}}));
     assert!(matches!(original.outcome(), Outcome::Answered(_)));
     assert!(matches!(again.outcome(), Outcome::Answered(_)));
-    client.recv_withdrawn(TOOL_USE_ID);
+    client.recv_taken(TOOL_USE_ID);
     drop(client);
     harness.finish();
 }
@@ -1075,7 +1155,7 @@ fn with_stop_when_done_the_answering_tab_hears_its_question_is_done_before_the_e
         "answers": {"0": "1"}}));
     assert!(matches!(asked.outcome(), Outcome::Answered(_)));
     // The page must learn its answer was taken, not just see the connection drop.
-    client.recv_withdrawn(TOOL_USE_ID);
+    client.recv_taken(TOOL_USE_ID);
     let how = client.expect_closed();
     assert!(how.starts_with("a Close frame"), "not a clean close: {how}");
     drop(client);
@@ -1273,9 +1353,10 @@ fn ask_with_ui_web_answers_through_the_browser() {
     assert_eq!(wasm.header("content-type"), Some("application/wasm"));
 
     let (host, origin) = (format!("127.0.0.1:{port}"), format!("http://127.0.0.1:{port}"));
+    let protocols = token_protocols(token);
+    let headers = [("Host", host.as_str()), ("Origin", &origin), (PROTOCOL_HEADER, &protocols)];
     let mut client =
-        upgrade(port, &format!("/ws?token={token}"), &[("Host", &host), ("Origin", &origin)])
-            .unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+        upgrade(port, "/ws", &headers).unwrap_or_else(|refused| panic!("refused: {refused:?}"));
     let question = client.recv_question(TOOL_USE_ID);
     assert_eq!(question["questions"], fixture_questions());
     client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,

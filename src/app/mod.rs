@@ -18,7 +18,7 @@ use egui_commonmark::CommonMarkCache;
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::{Outcome, TextField};
 use crate::transport::{
-    Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
+    Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
 };
 use crate::{theme, view};
 
@@ -160,6 +160,18 @@ impl App {
                         }
                     }
                 }
+                // Issue 9: what became of an answer the browser page sent to askpane.
+                Ok(Inbound::Delivery(delivery)) => match delivery {
+                    Delivery::Received { tool_use_id } => self.state.delivered(&tool_use_id),
+                    Delivery::Lost { tool_use_id, how } => {
+                        self.state.not_delivered(&tool_use_id, how)
+                    }
+                    Delivery::Refused { request, refused, error, question } => {
+                        let id = request.id;
+                        self.add(*request, now);
+                        self.state.returned(id, &refused, &error, question);
+                    }
+                },
                 Ok(Inbound::Session(event)) => {
                     let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {
@@ -188,10 +200,20 @@ impl App {
             drafts,
             timeout,
             mark_skipped,
+            awaits_ack,
         } = request;
         let countdown = timeout.map(|timeout| Countdown::start(now, timeout.as_secs()));
-        let new =
-            NewRequest { id, envelope, ask, warnings, provenance, drafts, countdown, mark_skipped };
+        let new = NewRequest {
+            id,
+            envelope,
+            ask,
+            warnings,
+            provenance,
+            drafts,
+            countdown,
+            mark_skipped,
+            awaits_ack,
+        };
         let shown_as = match self.state.push(new) {
             Pushed::Added => id,
             Pushed::SameAs(existing) => existing,

@@ -12,6 +12,7 @@ use crate::protocol::stream::{
 use crate::protocol::{
     Ask, Draft, Envelope, Outcome, Pick, Question, ResultStyle, TextField, Warning, build_answers,
 };
+use crate::protocol::{limits, web};
 
 /// Which page of a request is showing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub struct Pending {
     pub countdown: Option<Countdown>,
     /// Unanswered questions are sent as "skipped" rather than left out.
     pub mark_skipped: bool,
+    /// Issue 9: the outcome counts once askpane's bridge acknowledges it (the browser page).
+    pub awaits_ack: bool,
 }
 
 /// A request's `--timeout` countdown, in the clock the app passes to [`State::expire`] (seconds).
@@ -128,6 +131,7 @@ impl Pending {
             error: None,
             countdown: request.countdown,
             mark_skipped: request.mark_skipped,
+            awaits_ack: request.awaits_ack,
         }
     }
 
@@ -247,6 +251,8 @@ pub struct NewRequest {
     pub countdown: Option<Countdown>,
     /// Send unanswered questions as "skipped" (the session can take it).
     pub mark_skipped: bool,
+    /// The outcome counts once askpane's bridge acknowledges it (issue 9; the browser page).
+    pub awaits_ack: bool,
 }
 
 /// What [`State::push`] did with a new request.
@@ -276,6 +282,19 @@ pub struct Receipt {
     pub reply: String,
     /// The tool_result text the model reads.
     pub model_text: String,
+    /// Issue 9: whether askpane has it yet. A browser page says "Sent" only once it has.
+    pub tool_use_id: Option<String>,
+    pub send_state: SendState,
+}
+
+/// Whether askpane has a finished request's outcome (issue 9). Natively handing it over is
+/// delivery; a browser page waits for the bridge's acknowledgement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendState {
+    Sending,
+    Sent,
+    /// It did not count; why.
+    NotSent(String),
 }
 
 impl Receipt {
@@ -292,6 +311,11 @@ impl Receipt {
             by_timeout,
             reply,
             model_text: outcome.model_text(ResultStyle::Current),
+            tool_use_id: pending.envelope.tool_use_id().map(str::to_owned),
+            send_state: match pending.awaits_ack {
+                true => SendState::Sending,
+                false => SendState::Sent,
+            },
         }
     }
 }
@@ -694,6 +718,56 @@ impl State {
         self.notices.push(notice);
     }
 
+    /// Issue 9: askpane acknowledged the outcome of `tool_use_id`; the receipt says "Sent".
+    pub fn delivered(&mut self, tool_use_id: &str) {
+        if let Some(receipt) = self.receipt_for(tool_use_id) {
+            receipt.send_state = SendState::Sent;
+        }
+    }
+
+    /// Issue 9: the outcome of `tool_use_id` did not count (`why`); the receipt and a notice say so.
+    pub fn not_delivered(&mut self, tool_use_id: &str, why: String) {
+        if let Some(receipt) = self.receipt_for(tool_use_id) {
+            receipt.send_state = SendState::NotSent(why.clone());
+        }
+        self.notices.push(why);
+    }
+
+    /// Issue 9: askpane refused what was sent for request `id` (pushed again, with the form as it
+    /// was). It comes back as the user left it, showing `error` (on `question`'s page when it
+    /// names one) or the reply or decline box it came from.
+    pub fn returned(
+        &mut self,
+        id: RequestId,
+        refused: &Outcome,
+        error: &str,
+        question: Option<usize>,
+    ) {
+        let Some(pending) = self.pending.iter_mut().find(|pending| pending.id == id) else {
+            return;
+        };
+        pending.confirm = match refused {
+            Outcome::Replied(reply) => Some(Confirm::Reply { text: reply.text().to_owned() }),
+            Outcome::Declined { message } | Outcome::Stopped { message } => {
+                Some(Confirm::Decline { message: web::decline_words(message) })
+            }
+            _ => None,
+        };
+        if let Some(question) = question.filter(|&q| q < pending.question_count()) {
+            pending.tab = Tab::Question(question);
+        }
+        pending.error = Some(format!("Not sent: {error}. Change it and send again."));
+        let tool_use_id = pending.envelope.tool_use_id().map(str::to_owned);
+        self.current = Some(id);
+        if self.receipt.as_ref().is_some_and(|receipt| receipt.tool_use_id == tool_use_id) {
+            self.receipt = None;
+        }
+    }
+
+    fn receipt_for(&mut self, tool_use_id: &str) -> Option<&mut Receipt> {
+        self.receipt.as_mut().filter(|receipt| receipt.tool_use_id.as_deref() == Some(tool_use_id))
+    }
+
     /// Ends every pending request with the same outcome (the window is closing, time ran out).
     pub fn resolve_all(&mut self, outcome: impl Fn(&Pending) -> Outcome) -> Vec<Resolved> {
         let resolved = self
@@ -953,6 +1027,11 @@ impl State {
                     Some(Confirm::Decline { message }) => message.clone(),
                     _ => String::new(),
                 };
+                // Issue 9: refused before sending, shown beside the box, never cut.
+                if let Err(limit) = limits::check_decline_message(&message) {
+                    pending.error = Some(format!("Not sent: {limit}. Shorten it and send again."));
+                    return None;
+                }
                 return self.finish(match action {
                     Action::ConfirmDeclineAndStop => Outcome::stopped(&message),
                     _ => Outcome::declined(&message),
@@ -971,6 +1050,11 @@ impl State {
             Action::ConfirmReply => {
                 let Some(Confirm::Reply { text }) = &pending.confirm else { return None };
                 if text.trim().is_empty() {
+                    return None;
+                }
+                // Issue 9: refused before sending, shown beside the box, never cut.
+                if let Err(limit) = limits::check_reply(text) {
+                    pending.error = Some(format!("Not sent: {limit}. Shorten it and send again."));
                     return None;
                 }
                 let outcome = Outcome::replied(&pending.ask, text);
@@ -1059,6 +1143,7 @@ mod tests {
             drafts: Vec::new(),
             countdown: None,
             mark_skipped: false,
+            awaits_ack: false,
         }
     }
 

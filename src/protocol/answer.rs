@@ -13,13 +13,8 @@ use serde_json::{Map, Value};
 use super::js_length;
 use super::question::{Ask, Question};
 
-/// Longest answer string a strict host admits (JavaScript string length).
-pub const MAX_ANSWER_LENGTH: usize = 32_768;
-/// Longest `annotations[q].notes` a strict host admits.
-pub const MAX_NOTES_LENGTH: usize = 8_192;
-/// Longest answer a strict host admits in all: answers, notes and previews together. The echoed
-/// previews are dropped before the user's own text is refused.
-pub const MAX_TOTAL_LENGTH: usize = 32_768;
+// The size limits (and their error) live with every other limit in `limits` (issue 9).
+pub use super::limits::{LimitError, MAX_ANSWER_LENGTH, MAX_NOTES_LENGTH, MAX_TOTAL_LENGTH};
 
 /// One thing the user can pick in a question: an option (by index) or "Other".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,23 +293,6 @@ impl Answers {
         input.insert("annotations".into(), Value::Object(self.annotations_json()));
         Value::Object(input)
     }
-}
-
-/// Why an answer cannot be sent as it is. Shown to the user, who shortens it; never truncated.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LimitError {
-    #[error(
-        "the answer to question {} is {length} characters long; the limit is {MAX_ANSWER_LENGTH}",
-        question + 1
-    )]
-    AnswerTooLong { question: usize, length: usize },
-    #[error(
-        "the note on question {} is {length} characters long; the limit is {MAX_NOTES_LENGTH}",
-        question + 1
-    )]
-    NotesTooLong { question: usize, length: usize },
-    #[error("the answers are {length} characters long in all; the limit is {MAX_TOTAL_LENGTH}")]
-    TooLarge { length: usize },
 }
 
 /// Builds the answer from one draft per question (missing drafts count as untouched).

@@ -3,10 +3,12 @@
 //! Reading order: [`question`] (the validated types), [`validate`] (wire JSON → those types, with
 //! hard errors and soft warnings), [`answer`] (what the user picked → `answers` + `annotations`),
 //! [`outcome`] (every way a request can end, and the text the model then reads), [`envelope`]
-//! (which wrapper a message came in, and the reply rendered back in that same wrapper).
+//! (which wrapper a message came in, and the reply rendered back in that same wrapper); [`limits`]
+//! holds every size limit.
 
 pub mod answer;
 pub mod envelope;
+pub mod limits;
 pub mod origin;
 pub mod outcome;
 pub mod preset;

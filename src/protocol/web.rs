@@ -7,14 +7,40 @@
 //! Other as `other:<text>` after the numbers, plus optional `notes` by index and `response` for
 //! a reply in the user's own words) and `question_declined` (`outcome` `declined` or `stopped`,
 //! with the message). Everything a browser sends is checked against the question it answers:
-//! an unknown id, a question index or option number that was not offered is refused.
+//! an unknown id, a question index or option number that was not offered, a text over its
+//! limit ([`super::limits`]) is refused with an `error` that says why (and which field).
+//!
+//! Acknowledgement: once the bridge has taken an answer or a decline, the page that sent it gets
+//! `answer_received`; only then does it say "Sent". The page may also pause or extend a
+//! question's `--timeout` (`timeout_paused`, `timeout_extended`); the other tabs then get
+//! `timeout_changed`.
 
 use serde_json::{Map, Value, json};
 
 use super::answer::{Draft, Pick, build_answers};
 use super::envelope::Envelope;
+use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
 use super::outcome::Outcome;
 use super::question::Ask;
+
+/// The WebSocket subprotocol a page asks for; its token travels beside it, as
+/// `askpane-token.<hex>` in the same `Sec-WebSocket-Protocol` header (never in the URL).
+pub const SUBPROTOCOL: &str = "askpane";
+/// What the page's token entry in `Sec-WebSocket-Protocol` starts with.
+pub const TOKEN_PROTOCOL_PREFIX: &str = "askpane-token.";
+/// The close reason of the bridge's one normal closure (code 1000): askpane has finished and
+/// there is nothing to reconnect to. Any other close is a fault the page recovers from.
+pub const DONE_REASON: &str = "askpane is done";
+
+/// What the model reads when the browser page was closed (or lost) and no page came back: the
+/// user did not choose an outcome, so none is made up; the agent hears what happened.
+pub const PAGE_CLOSED_MESSAGE: &str = "The user closed the askpane page in the browser without \
+    answering. Do not assume an answer; ask again in chat if you still need one.";
+
+/// The outcome when the last page has been gone for the bridge's grace and none came back.
+pub fn page_closed_outcome() -> Outcome {
+    Outcome::Declined { message: PAGE_CLOSED_MESSAGE.to_owned() }
+}
 
 /// What a question carries to the browser besides the questions themselves.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -72,18 +98,79 @@ pub fn question_withdrawn(tool_use_id: &str, reason: &str) -> Value {
     json!({"type": "question_withdrawn", "tool_use_id": tool_use_id, "reason": reason})
 }
 
+/// `answer_received`: the bridge took the page's answer (or decline); `outcome` is its kind.
+pub fn answer_received(tool_use_id: &str, outcome: &str) -> Value {
+    json!({"type": "answer_received", "tool_use_id": tool_use_id, "outcome": outcome})
+}
+
+/// `timeout_changed`: another tab paused (`None`) or extended a question's time; the seconds
+/// left now.
+pub fn timeout_changed(tool_use_id: &str, timeout_secs: Option<u64>) -> Value {
+    json!({"type": "timeout_changed", "tool_use_id": tool_use_id, "timeout_secs": timeout_secs})
+}
+
+/// `error`: why a browser's message was refused. `kind` tells the page what to do with the
+/// answer it is holding: `not_open` (the question ended; nothing to fix), `too_long` (shorten
+/// `field`, on question `question` when it has one), `invalid` (anything else).
+pub fn error_message(error: &BrowserError, tool_use_id: Option<&Value>) -> Value {
+    let mut message = json!({"type": "error", "message": error.to_string(),
+        "tool_use_id": tool_use_id, "kind": error.kind()});
+    if let (BrowserError::Limit(limit), Some(object)) = (error, message.as_object_mut()) {
+        let field = limit.field();
+        object.insert("field".into(), json!(field.name()));
+        if let Some(question) = field.question() {
+            object.insert("question".into(), json!(question));
+        }
+    }
+    message
+}
+
+/// A page pausing or extending a question's `--timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutChange {
+    /// The user is there ("any key to stay"): no deadline until they answer.
+    Paused,
+    /// "Add time": `secs` more seconds (from now, when paused), at most
+    /// [`MAX_TIMEOUT_EXTENSION_SECS`].
+    Extended { secs: u64 },
+}
+
+/// The browser message for a timeout change: `timeout_paused` or `timeout_extended`.
+pub fn timeout_change_message(tool_use_id: &str, change: TimeoutChange) -> Value {
+    match change {
+        TimeoutChange::Paused => json!({"type": "timeout_paused", "tool_use_id": tool_use_id}),
+        TimeoutChange::Extended { secs } => {
+            json!({"type": "timeout_extended", "tool_use_id": tool_use_id, "secs": secs})
+        }
+    }
+}
+
 /// What a browser sent, recognised but not yet checked against its question.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BrowserMessage {
     Answer { tool_use_id: String, body: Map<String, Value> },
     Declined { tool_use_id: String, stop: bool, message: String },
+    Timeout { tool_use_id: String, change: TimeoutChange },
+}
+
+impl BrowserMessage {
+    pub fn tool_use_id(&self) -> &str {
+        match self {
+            BrowserMessage::Answer { tool_use_id, .. }
+            | BrowserMessage::Declined { tool_use_id, .. }
+            | BrowserMessage::Timeout { tool_use_id, .. } => tool_use_id,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BrowserError {
     #[error("not a JSON object")]
     NotObject,
-    #[error("unknown message type {0:?} (expected question_answer or question_declined)")]
+    #[error(
+        "unknown message type {0:?} (expected question_answer, question_declined, \
+         timeout_paused or timeout_extended)"
+    )]
     UnknownType(String),
     #[error("no tool_use_id")]
     MissingId,
@@ -99,8 +186,25 @@ pub enum BrowserError {
     SeveralOnSingle { question: usize },
     #[error("a decline's outcome must be declined or stopped, not {0:?}")]
     BadDecline(String),
-    #[error("the answer does not fit: {0}")]
-    Limit(String),
+    #[error(
+        "`secs` must be a whole number of seconds from 1 to {MAX_TIMEOUT_EXTENSION_SECS}, not {0}"
+    )]
+    BadExtension(String),
+    #[error("question {0:?} has no --timeout to pause or extend")]
+    NoTimeout(String),
+    #[error("{0}")]
+    Limit(#[from] LimitError),
+}
+
+impl BrowserError {
+    /// How the page should take it: `not_open`, `too_long` or `invalid` (see [`error_message`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BrowserError::UnknownQuestion(_) => "not_open",
+            BrowserError::Limit(_) => "too_long",
+            _ => "invalid",
+        }
+    }
 }
 
 /// Recognises a browser message.
@@ -126,11 +230,27 @@ pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserErr
                 other => return Err(BrowserError::BadDecline(other.to_owned())),
             };
             let message = object.get("message").and_then(Value::as_str).unwrap_or_default();
+            limits::check_decline_wire_message(message)?;
             Ok(BrowserMessage::Declined {
                 tool_use_id: tool_use_id()?,
                 stop,
                 message: message.to_owned(),
             })
+        }
+        "timeout_paused" => Ok(BrowserMessage::Timeout {
+            tool_use_id: tool_use_id()?,
+            change: TimeoutChange::Paused,
+        }),
+        "timeout_extended" => {
+            let secs = object.get("secs");
+            let change = secs
+                .and_then(Value::as_u64)
+                .filter(|secs| (1..=MAX_TIMEOUT_EXTENSION_SECS).contains(secs))
+                .map(|secs| TimeoutChange::Extended { secs })
+                .ok_or_else(|| {
+                    BrowserError::BadExtension(secs.map_or("nothing".to_owned(), Value::to_string))
+                })?;
+            Ok(BrowserMessage::Timeout { tool_use_id: tool_use_id()?, change })
         }
         other => Err(BrowserError::UnknownType(other.to_owned())),
     }
@@ -142,6 +262,7 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
     if let Some(response) =
         body.get("response").and_then(Value::as_str).filter(|r| !r.trim().is_empty())
     {
+        limits::check_reply(response)?;
         return Ok(Outcome::replied(ask, response));
     }
     let answers = match body.get("answers") {
@@ -154,9 +275,13 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
         _ => None,
     };
     let drafts = drafts_from_numbers(ask, &answers, notes)?;
-    let answers =
-        build_answers(ask, &drafts).map_err(|error| BrowserError::Limit(error.to_string()))?;
-    Ok(Outcome::Answered(answers))
+    // The texts exactly as sent first: whatever passes also fits the bridge's message limit.
+    let texts = drafts
+        .iter()
+        .enumerate()
+        .map(|(question, draft)| (question, Some(draft.other_text()), Some(draft.notes())));
+    limits::check_form_texts(texts)?;
+    Ok(Outcome::Answered(build_answers(ask, &drafts)?))
 }
 
 /// Answers by number (and notes by index) → one draft per question, each number checked against
@@ -225,6 +350,62 @@ pub fn declined_outcome(stop: bool, message: &str) -> Outcome {
         (true, true) => Outcome::stopped(""),
         (false, false) => Outcome::Declined { message: message.to_owned() },
         (true, false) => Outcome::Stopped { message: message.to_owned() },
+    }
+}
+
+/// The user's own words in a decline message the page built ("The user declined … and said:
+/// WORDS"), to put back in the decline box when askpane refused it; the whole message when it
+/// is not in askpane's wording, and nothing when it is the wording without words.
+pub fn decline_words(message: &str) -> String {
+    // The wording is built around a marker no one types, then matched around the message.
+    const MARKER: &str = "\u{1}";
+    let template = match Outcome::declined(MARKER) {
+        Outcome::Declined { message } => message,
+        _ => return message.to_owned(),
+    };
+    if Outcome::declined("").deny_message().as_deref() == Some(message) {
+        return String::new();
+    }
+    match template.split_once(MARKER) {
+        Some((before, after)) => message
+            .strip_prefix(before)
+            .and_then(|rest| rest.strip_suffix(after))
+            .unwrap_or(message)
+            .to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// What a page needs from the bridge's `error` about the answer it is holding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub tool_use_id: Option<String>,
+    pub message: String,
+    /// `not_open`, `too_long` or `invalid`.
+    pub kind: String,
+    /// The question the refused field belongs to, when it belongs to one.
+    pub question: Option<usize>,
+}
+
+impl Refusal {
+    /// Reads an `error` message; `None` for anything else.
+    pub fn parse(value: &Value) -> Option<Refusal> {
+        (value.get("type")?.as_str()? == "error").then_some(())?;
+        let text = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+        Some(Refusal {
+            tool_use_id: text("tool_use_id"),
+            message: text("message").unwrap_or_else(|| "refused".to_owned()),
+            kind: text("kind").unwrap_or_else(|| "invalid".to_owned()),
+            question: value
+                .get("question")
+                .and_then(Value::as_u64)
+                .and_then(|question| usize::try_from(question).ok()),
+        })
+    }
+
+    /// The question ended before the answer arrived: there is nothing for the user to fix.
+    pub fn not_open(&self) -> bool {
+        self.kind == "not_open"
     }
 }
 

@@ -44,6 +44,9 @@ pub struct Request {
     /// Say "skipped" for unanswered questions (the session advertises
     /// `ask_user_question_unanswered_v1`); otherwise they are left out.
     pub mark_skipped: bool,
+    /// The outcome counts only once askpane's bridge acknowledges it (the browser page): until
+    /// then the receipt says "Sending…" ([`Delivery`]).
+    pub awaits_ack: bool,
 }
 
 impl Request {
@@ -64,6 +67,7 @@ impl Request {
             drafts: Vec::new(),
             timeout: None,
             mark_skipped: false,
+            awaits_ack: false,
         };
         Ok((request, outcome))
     }
@@ -86,6 +90,21 @@ pub enum Inbound {
     WithdrawPermission { request_id: String },
     /// What happens in an agent session: its messages, and its end.
     Session(Box<SessionEvent>),
+    /// What became of an answer the browser page sent to askpane (web client only).
+    Delivery(Delivery),
+}
+
+/// What became of an outcome a browser page sent to askpane's bridge ([`Request::awaits_ack`]).
+#[derive(Debug)]
+pub enum Delivery {
+    /// askpane took it (`answer_received`): the receipt may say "Sent".
+    Received { tool_use_id: String },
+    /// askpane refused it. `request` is the question again, with the form as it was sent
+    /// (`refused`), for the user to fix; `error` says why, about `question` when it names one.
+    Refused { request: Box<Request>, refused: Outcome, error: String, question: Option<usize> },
+    /// It did not count: the question had ended before it arrived (`how`: "answered in
+    /// another window").
+    Lost { tool_use_id: String, how: String },
 }
 
 /// A permission request on its way to the window, with its own responder.

@@ -1,49 +1,88 @@
 //! `--ui web`: the questions go to browsers over a WebSocket instead of a native window.
 //!
 //! askpane serves its own web app (the same egui app built for wasm32, embedded in the binary)
-//! and a WebSocket endpoint on 127.0.0.1. The page gets a fresh 256-bit token in the URL
-//! fragment (never sent in a request line a proxy could log) and presents it when it connects;
-//! it is compared in constant time before the upgrade (401 otherwise), and the Host and Origin
-//! headers must name this server exactly (403 otherwise: no DNS rebinding, no other site). Frames
-//! are limited to [`MAX_MESSAGE`]; an answer must name an open question and only options that
-//! were offered. Nothing a browser sends reaches a shell.
+//! and a WebSocket endpoint, on 127.0.0.1 unless `--bind` says otherwise. The page gets a fresh
+//! 256-bit token in the URL fragment (never in a request line a proxy could log) and presents it
+//! in the `Sec-WebSocket-Protocol` header when it connects; it is compared in constant time
+//! before the upgrade (401 otherwise), and the Host and Origin headers must name one of the
+//! addresses askpane serves and prints (403 otherwise: no DNS rebinding, no other site).
+//! Messages are limited to [`MAX_MESSAGE`], which any valid answer fits; an answer must name an
+//! open question and only options that were offered, and every text must be within its limit
+//! ([`crate::protocol::limits`]). Nothing a browser sends reaches a shell.
 //!
-//! Threads: `web-accept` (the listener; it joins its `web-conn-N` threads before ending) and
-//! `web-hub`, which owns every open question and every connected browser. The first answer wins;
-//! the other tabs see the question withdrawn. A browser that reconnects gets every open question
-//! again.
+//! A page learns its answer counted from `answer_received`; a refused message gets an `error`
+//! and the connection stays open. A connection askpane ends for a fault is closed with the RFC
+//! 6455 code for it (1009 too big, 1007 not UTF-8, 1002 protocol, 1001 silent, 1011 internal);
+//! only the end of askpane itself closes with 1000 "askpane is done", which the page takes as
+//! final.
+//!
+//! Threads: `web-accept` (the listener, which joins its `web-conn-N` threads before ending; at
+//! most [`MAX_CONNECTIONS`] at once) and `web-hub`, which owns every open question and every
+//! connected browser. No thread polls: each blocks in `poll(2)` or a read with a timeout, and a
+//! stop wakes them through a pipe or by shutting their sockets. The first answer wins; the other
+//! tabs see the question withdrawn. A browser that reconnects gets every open question again. When
+//! the last page has gone and none comes back within [`PAGE_GONE_GRACE`], the open questions end
+//! with "the page was closed" rather than leave the agent waiting.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Select, Sender};
+use rustix::event::{PollFd, PollFlags, Timespec};
 use serde_json::Value;
-use tungstenite::protocol::{Role, WebSocketConfig};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 use crate::protocol::Outcome;
+use crate::protocol::limits::{
+    self, MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH,
+};
 use crate::protocol::stream::{CliMessage, PermissionDecision};
-use crate::protocol::web::{self, BrowserMessage};
+use crate::protocol::web::{
+    self, BrowserError, BrowserMessage, DONE_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
+    TimeoutChange,
+};
 
 use super::{Inbound, IoThreads, Responder, SessionEvent};
 
-/// Largest WebSocket message or frame a browser may send: an answer is a few KiB at most.
-pub const MAX_MESSAGE: usize = 64 * 1024;
+/// Largest WebSocket message or frame a browser may send: the largest valid answer
+/// ([`limits::MAX_BROWSER_MESSAGE`]). A larger one ends its connection with 1009.
+pub const MAX_MESSAGE: usize = limits::MAX_BROWSER_MESSAGE;
+/// How long the last page may be gone, with questions open, before they end as "the page was
+/// closed": time for a reload or a dropped network to come back.
+pub const PAGE_GONE_GRACE: Duration = Duration::from_secs(60);
+/// Most connections served at once (pages, files, sockets); more are refused with 503.
+pub const MAX_CONNECTIONS: usize = 128;
+
 /// Largest HTTP request head accepted.
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a connection may take to send its request head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one write to a browser may block (a tab that stopped reading).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// After a stop: how long connections get to end by themselves (a page its 1000 close, a file
+/// its last bytes) before their sockets are shut. The reply to the agent is already written.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// How long after a question's `--timeout` the bridge ends it, if no page did: time for the
 /// page's own expiry (which sends what the user touched) to arrive.
 const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
-/// How often a connection looks at its outgoing messages and the shutdown flag: the longest a
-/// message from askpane waits before it goes to the page.
-const POLL: Duration = Duration::from_millis(10);
+/// How often a quiet page is pinged (browsers answer pings by themselves).
+const PING_EVERY: Duration = Duration::from_secs(20);
+/// A page that sent nothing (not even a pong) for this long is gone: a tab on a lost network
+/// leaves a half-open socket that would otherwise count as a page forever.
+const SILENT_LIMIT: Duration = Duration::from_secs(60);
+/// Most bytes queued for a page that does not read: past this its connection ends.
+const MAX_WRITE_BUFFER: usize = 16 * 1024 * 1024;
+/// The longest the listener waits after a failed accept (out of file descriptors, say) before
+/// it tries again; the wait doubles from 10 ms up to this.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// One file of the web app, served at `path`.
 #[derive(Clone, Copy, Debug)]
@@ -63,13 +102,18 @@ pub struct BridgeOptions {
     /// Stop when the agent's turn ends or the agent does (`askpane claude --ui web`: the browser
     /// has no prompt box for another turn).
     pub stop_after_turn: bool,
+    /// How long the open questions wait for a page to come back once the last one has gone
+    /// ([`PAGE_GONE_GRACE`]; tests pass less).
+    pub page_gone_grace: Duration,
 }
 
 /// A running bridge.
 pub struct Bridge {
     address: SocketAddr,
+    served: Vec<SocketAddr>,
     token: String,
     stopped: Arc<AtomicBool>,
+    wakeup: Arc<Wakeup>,
     done: Receiver<()>,
 }
 
@@ -81,9 +125,14 @@ impl Bridge {
         threads: &mut IoThreads,
     ) -> io::Result<Bridge> {
         let listener = TcpListener::bind(options.bind)?;
+        // Non-blocking: the listener waits in poll(2), so a stop wakes it at once, and a
+        // connection that went away between poll and accept does not block it.
+        listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
+        let served = served_addresses(address);
         let token = new_token()?;
         let stopped = Arc::new(AtomicBool::new(false));
+        let wakeup = Arc::new(Wakeup::new()?);
         let (to_hub, hub_inbox) = crossbeam_channel::unbounded();
         let (done_sender, done) = crossbeam_channel::bounded(1);
 
@@ -94,8 +143,11 @@ impl Bridge {
             stop_after_turn: options.stop_after_turn,
             turn_over: false,
             stopped: Arc::clone(&stopped),
-            address,
+            wakeup: Arc::clone(&wakeup),
             next_synthetic_id: 1,
+            page_gone_grace: options.page_gone_grace,
+            pages_seen: false,
+            pages_gone_since: None,
         };
         threads.spawn("web-hub", move || {
             hub.run(&inbox, &hub_inbox);
@@ -103,21 +155,35 @@ impl Bridge {
             Ok(())
         })?;
 
-        let site = Site {
+        let site = Arc::new(Site {
             assets: options.assets,
             token: token.clone(),
-            address,
+            served: served.clone(),
             to_hub,
             stopped: Arc::clone(&stopped),
-        };
-        let accept_stopped = Arc::clone(&stopped);
-        threads.spawn("web-accept", move || accept(listener, &site, &accept_stopped))?;
-        Ok(Bridge { address, token, stopped, done })
+            registry: Registry::default(),
+        });
+        let accept_wakeup = Arc::clone(&wakeup);
+        threads.spawn("web-accept", move || {
+            accept(&listener, &site, &accept_wakeup);
+            Ok(())
+        })?;
+        Ok(Bridge { address, served, token, stopped, wakeup, done })
     }
 
-    /// Where the page is: open it in a browser. The token is in the fragment.
+    /// Where the page is: open it in a browser. The token is in the fragment. On a loopback or
+    /// unspecified bind this is the loopback address; [`Bridge::urls`] lists every address.
     pub fn url(&self) -> String {
-        format!("http://{}/#token={}", self.address, self.token)
+        self.urls().into_iter().next().unwrap_or_default()
+    }
+
+    /// A link per address the bridge serves (loopback first): with `--bind 0.0.0.0`, one per
+    /// address of this machine, the ones another device can use.
+    pub fn urls(&self) -> Vec<String> {
+        self.served
+            .iter()
+            .map(|address| format!("http://{address}/#token={}", self.token))
+            .collect()
     }
 
     pub fn address(&self) -> SocketAddr {
@@ -129,11 +195,11 @@ impl Bridge {
         let _ = self.done.recv();
     }
 
-    /// Stops accepting and ends every connection; the threads then end by themselves.
+    /// Stops accepting and ends every connection; the threads then end by themselves, within
+    /// about a second.
     pub fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
-        // Wake the listener, blocked in accept(), so it sees the flag.
-        let _ = TcpStream::connect_timeout(&self.address, Duration::from_millis(200));
+        self.wakeup.wake();
     }
 }
 
@@ -142,25 +208,65 @@ pub fn is_exposed(bind: &SocketAddr) -> bool {
     !bind.ip().is_loopback()
 }
 
+/// The addresses a browser can reach the bridge at: the bound one, or on an unspecified bind
+/// (`0.0.0.0`, `::`) loopback and every address of this machine's network interfaces (IPv6
+/// link-local ones left out: a link to them needs a zone). Only these are accepted as Host and
+/// Origin, and a link is printed for each.
+fn served_addresses(bound: SocketAddr) -> Vec<SocketAddr> {
+    let port = bound.port();
+    if !bound.ip().is_unspecified() {
+        return vec![bound];
+    }
+    let ipv6 = bound.is_ipv6();
+    let mut ips: Vec<IpAddr> = vec![IpAddr::V4(Ipv4Addr::LOCALHOST)];
+    if ipv6 {
+        ips.push(IpAddr::V6(Ipv6Addr::LOCALHOST));
+    }
+    match if_addrs::get_if_addrs() {
+        Ok(interfaces) => {
+            for ip in interfaces.iter().map(if_addrs::Interface::ip) {
+                let usable = match ip {
+                    IpAddr::V4(_) => true,
+                    // A `::` socket takes IPv4 too (Linux's default dual stack).
+                    IpAddr::V6(v6) => ipv6 && !v6.is_unicast_link_local(),
+                };
+                if usable && !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
+        }
+        Err(error) => eprintln!(
+            "askpane: could not list this machine's network addresses ({error}); only loopback \
+             links work"
+        ),
+    }
+    ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect()
+}
+
 fn new_token() -> io::Result<String> {
     let mut bytes = [0_u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// True when `host` (a `Host` header, or an `Origin` without its scheme) names this server: its
-/// own address, `localhost` on a loopback bind, or, on an unspecified bind (`0.0.0.0`), any IP
-/// address with this port. A DNS name other than localhost is never accepted: that is what a
+/// True when `host` (a `Host` header, or an `Origin` without its scheme) names one of the
+/// addresses the bridge serves, with its port: an IP literal among them, or `localhost` when
+/// loopback is among them. A DNS name other than localhost is never accepted: that is what a
 /// DNS-rebinding page sends.
-fn names_this_server(host: &str, address: SocketAddr) -> bool {
+fn names_this_server(host: &str, served: &[SocketAddr]) -> bool {
     let Some((name, port)) = host.rsplit_once(':') else { return false };
-    if port != address.port().to_string() {
+    let Some(first) = served.first() else { return false };
+    if port != first.port().to_string() {
         return false;
     }
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    match name.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip == address.ip() || address.ip().is_unspecified(),
-        Err(_) => name == "localhost" && address.ip().is_loopback(),
+    // An IPv6 literal is bracketed in a Host ("[::1]:8123"), and only then.
+    let ip = match name.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')) {
+        Some(inner) => inner.parse::<Ipv6Addr>().ok().map(IpAddr::V6),
+        None => name.parse::<Ipv4Addr>().ok().map(IpAddr::V4),
+    };
+    match ip {
+        Some(ip) => served.iter().any(|address| address.ip() == ip),
+        None => name == "localhost" && served.iter().any(|address| address.ip().is_loopback()),
     }
 }
 
@@ -169,49 +275,212 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0_u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
+// ---------------------------------------------------------------------------------------------
+// Waking threads that block in poll(2)
+
+/// A pipe that wakes a thread blocked in `poll(2)` (std has no poll): the listener on a stop, a
+/// connection when the hub queued a message for its page.
+struct Wakeup {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Wakeup {
+    fn new() -> io::Result<Wakeup> {
+        let (read, write) = rustix::pipe::pipe()?;
+        for end in [&read, &write] {
+            rustix::io::ioctl_fionbio(end, true)?;
+            rustix::io::fcntl_setfd(end, rustix::io::FdFlags::CLOEXEC)?;
+        }
+        Ok(Wakeup { read, write })
+    }
+
+    /// Wakes the waiter. A full pipe means it is woken already.
+    fn wake(&self) {
+        let _ = rustix::io::write(&self.write, &[1]);
+    }
+
+    /// Empties the pipe once woken, so the next poll blocks again.
+    fn drain(&self) {
+        let mut buffer = [0_u8; 64];
+        while matches!(rustix::io::read(&self.read, &mut buffer), Ok(read) if read > 0) {}
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.read.as_fd()
+    }
+}
+
+/// Waits until `socket` (for `interest`) or `wakeup` is ready, at most `timeout` (`None`:
+/// no limit). Returns the socket's events.
+fn wait_ready(
+    socket: BorrowedFd<'_>,
+    interest: PollFlags,
+    wakeup: &Wakeup,
+    timeout: Option<Duration>,
+) -> io::Result<PollFlags> {
+    let mut fds =
+        [PollFd::from_borrowed_fd(socket, interest), PollFd::new(&wakeup.read, PollFlags::IN)];
+    let timeout = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
+    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(error) => return Err(error.into()),
+    }
+    if fds[1].revents().contains(PollFlags::IN) {
+        wakeup.drain();
+    }
+    Ok(fds[0].revents())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listener
+
+/// Every open connection's socket, so a stop can wake them (their blocked reads end) and, after
+/// [`SHUTDOWN_GRACE`], end them (a download to a tab that stopped reading).
+#[derive(Default)]
+struct Registry {
+    sockets: Mutex<HashMap<u64, TcpStream>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, TcpStream>> {
+        self.sockets.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add(&self, id: u64, stream: &TcpStream) -> io::Result<()> {
+        let clone = stream.try_clone()?;
+        self.lock().insert(id, clone);
+        Ok(())
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn shutdown_all(&self, how: Shutdown) {
+        for socket in self.lock().values() {
+            let _ = socket.shutdown(how);
+        }
+    }
+}
+
+/// Takes a connection out of the registry when its thread ends, however it ends.
+struct Registered<'a> {
+    registry: &'a Registry,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.registry.remove(self.id);
+    }
+}
+
 /// What a connection needs from the server.
 struct Site {
     assets: &'static [Asset],
     token: String,
-    address: SocketAddr,
+    served: Vec<SocketAddr>,
     to_hub: Sender<ToHub>,
     stopped: Arc<AtomicBool>,
+    registry: Registry,
 }
 
-fn accept(listener: TcpListener, site: &Site, stopped: &AtomicBool) -> io::Result<()> {
+/// Accepts connections until the bridge stops, each on its own thread. Nothing here ends the
+/// bridge but a stop: a failed accept or thread spawn (out of file descriptors or memory) drops
+/// that one connection and waits a little before the next, rather than spin or give up.
+fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) {
     let mut connections: Vec<JoinHandle<()>> = Vec::new();
     let mut next_id = 1_u64;
-    for stream in listener.incoming() {
-        if stopped.load(Ordering::SeqCst) {
+    let mut backoff = Duration::ZERO;
+    while !site.stopped.load(Ordering::SeqCst) {
+        if !backoff.is_zero() {
+            // Waiting in poll on the wake-up pipe alone: a stop still ends the wait at once.
+            let _ = wait_ready(wakeup.fd(), PollFlags::empty(), wakeup, Some(backoff));
+        }
+        let ready = wait_ready(listener.as_fd(), PollFlags::IN, wakeup, None);
+        if site.stopped.load(Ordering::SeqCst) {
             break;
         }
-        let Ok(stream) = stream else { continue };
+        if ready.is_err() {
+            backoff = next_backoff(backoff);
+            continue;
+        }
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(error) => {
+                if backoff.is_zero() {
+                    eprintln!("askpane: the browser bridge could not accept a connection: {error}");
+                }
+                backoff = next_backoff(backoff);
+                continue;
+            }
+        };
+        connections.retain(|handle| !handle.is_finished());
+        if site.registry.len() >= MAX_CONNECTIONS {
+            refuse_busy(stream);
+            continue;
+        }
         let id = next_id;
         next_id += 1;
-        let site = Site {
-            assets: site.assets,
-            token: site.token.clone(),
-            address: site.address,
-            to_hub: site.to_hub.clone(),
-            stopped: Arc::clone(&site.stopped),
-        };
-        let handle = std::thread::Builder::new()
+        if site.registry.add(id, &stream).is_err() {
+            backoff = next_backoff(backoff);
+            continue;
+        }
+        let connection_site = Arc::clone(site);
+        let spawned = std::thread::Builder::new()
             .name(format!("web-conn-{id}"))
-            .spawn(move || serve_connection(stream, id, &site))?;
-        connections.push(handle);
-        connections.retain(|handle| !handle.is_finished());
+            .spawn(move || serve_connection(stream, id, &connection_site));
+        match spawned {
+            Ok(handle) => {
+                connections.push(handle);
+                backoff = Duration::ZERO;
+            }
+            Err(error) => {
+                // The connection (moved into the closure) is closed as it is dropped.
+                site.registry.remove(id);
+                if backoff.is_zero() {
+                    eprintln!("askpane: the browser bridge could not start a thread: {error}");
+                }
+                backoff = next_backoff(backoff);
+            }
+        }
     }
+    // Stopping. Blocked reads end now; pages get their close frame; then whatever still runs (a
+    // download to a tab that stopped reading) has its socket shut.
+    site.registry.shutdown_all(Shutdown::Read);
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    while connections.iter().any(|handle| !handle.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    site.registry.shutdown_all(Shutdown::Both);
     for handle in connections {
         let _ = handle.join();
     }
-    Ok(())
+}
+
+fn next_backoff(backoff: Duration) -> Duration {
+    (backoff * 2).clamp(Duration::from_millis(10), ACCEPT_BACKOFF_MAX)
+}
+
+/// Too many connections: a short 503 without blocking the listener, then closed.
+fn refuse_busy(mut stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    let _ = stream.write_all(
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\
+          Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections; retry\n",
+    );
 }
 
 /// A parsed request head.
 struct Head {
     method: String,
     path: String,
-    query: String,
     headers: Vec<(String, String)>,
 }
 
@@ -221,22 +490,23 @@ impl Head {
     }
 }
 
-fn read_head(mut stream: &TcpStream, stopped: &AtomicBool) -> io::Result<Head> {
-    // Polled, so an idle connection never holds up a stop for longer than one poll.
-    stream.set_read_timeout(Some(POLL))?;
-    let deadline = std::time::Instant::now() + HEAD_TIMEOUT;
+/// Reads the request head, blocking with a timeout (no polling): a stop wakes the read by
+/// shutting the socket.
+fn read_head(mut stream: &TcpStream) -> io::Result<Head> {
+    let deadline = Instant::now() + HEAD_TIMEOUT;
     let mut text = Vec::with_capacity(1024);
     let mut chunk = [0_u8; 1024];
     while !text.windows(4).any(|window| window == b"\r\n\r\n") {
-        if stopped.load(Ordering::SeqCst) || std::time::Instant::now() >= deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "no request head in time"));
         }
+        stream.set_read_timeout(Some(left))?;
         match stream.read(&mut chunk) {
             Ok(0) => return Err(io::Error::new(io::ErrorKind::InvalidData, "incomplete head")),
             // Byte by byte would be slow; a client must not send before the 101 anyway.
-            Ok(read) => text.extend_from_slice(&chunk[..read]),
-            Err(error)
-                if matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Ok(read) => text.extend_from_slice(chunk.get(..read).unwrap_or_default()),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
             Err(error) => return Err(error),
         }
         if text.len() > MAX_HEAD {
@@ -248,12 +518,12 @@ fn read_head(mut stream: &TcpStream, stopped: &AtomicBool) -> io::Result<Head> {
     let mut request_line = lines.next().unwrap_or_default().split_whitespace();
     let method = request_line.next().unwrap_or_default().to_owned();
     let target = request_line.next().unwrap_or_default();
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = target.split_once('?').map_or(target, |(path, _)| path);
     let headers = lines
         .filter_map(|line| line.split_once(':'))
         .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
         .collect();
-    Ok(Head { method, path: path.to_owned(), query: query.to_owned(), headers })
+    Ok(Head { method, path: path.to_owned(), headers })
 }
 
 /// Writes a whole response. The page carries its own strict Content-Security-Policy (with the
@@ -273,15 +543,18 @@ fn respond(stream: &mut TcpStream, status: &str, mime: &str, body: &[u8]) -> io:
 }
 
 fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
-    // A tab that stops reading must not block this thread (and so the stop) for long.
-    let _ = stream.set_write_timeout(Some(HEAD_TIMEOUT));
-    let Ok(head) = read_head(&stream, &site.stopped) else {
-        let _ = respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
+    let _registered = Registered { registry: &site.registry, id };
+    // A tab that stops reading must not block this thread for long (a stop shuts the socket).
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let Ok(head) = read_head(&stream) else {
+        if !site.stopped.load(Ordering::SeqCst) {
+            let _ = respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
+        }
         return;
     };
     // Every request must name this server: a page elsewhere that points a DNS name at
     // 127.0.0.1 (DNS rebinding) sends its own name here.
-    let host_ok = head.header("host").is_some_and(|host| names_this_server(host, site.address));
+    let host_ok = head.header("host").is_some_and(|host| names_this_server(host, &site.served));
     if !host_ok {
         let _ = respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Host\n");
         return;
@@ -302,16 +575,24 @@ fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
+/// The token the page presents: `Sec-WebSocket-Protocol: askpane, askpane-token.<hex>`. Not in
+/// the request line, which proxies and logs keep.
+fn presented_token(head: &Head) -> &str {
+    head.header("sec-websocket-protocol")
+        .into_iter()
+        .flat_map(|protocols| protocols.split(','))
+        .find_map(|protocol| protocol.trim().strip_prefix(TOKEN_PROTOCOL_PREFIX))
+        .unwrap_or_default()
+}
+
 fn serve_socket(mut stream: TcpStream, id: u64, head: &Head, site: &Site) -> io::Result<()> {
-    let token =
-        head.query.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default();
-    if !same_secret(token.as_bytes(), site.token.as_bytes()) {
+    if !same_secret(presented_token(head).as_bytes(), site.token.as_bytes()) {
         return respond(&mut stream, "401 Unauthorized", "text/plain", b"wrong or missing token\n");
     }
     let origin_ok = head
         .header("origin")
         .and_then(|origin| origin.strip_prefix("http://"))
-        .is_some_and(|origin| names_this_server(origin, site.address));
+        .is_some_and(|origin| names_this_server(origin, &site.served));
     if !origin_ok {
         return respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Origin\n");
     }
@@ -322,71 +603,239 @@ fn serve_socket(mut stream: TcpStream, id: u64, head: &Head, site: &Site) -> io:
         return respond(&mut stream, "400 Bad Request", "text/plain", b"not a WebSocket request\n");
     };
     let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    // A browser that offered subprotocols fails the connection unless one is chosen: the
+    // token's entry never is (it would be echoed back).
+    let offered = head.header("sec-websocket-protocol").unwrap_or_default();
+    let chosen = match offered.split(',').any(|protocol| protocol.trim() == SUBPROTOCOL) {
+        true => format!("Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n"),
+        false => String::new(),
+    };
     let response = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Accept: {accept}\r\n\r\n"
+         Sec-WebSocket-Accept: {accept}\r\n{chosen}\r\n"
     );
     stream.write_all(response.as_bytes())?;
-    stream.set_read_timeout(Some(POLL))?;
+    stream.set_nonblocking(true)?;
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
+        .max_frame_size(Some(MAX_MESSAGE))
+        .max_write_buffer_size(MAX_WRITE_BUFFER);
+    let raw = stream.try_clone()?;
     let mut socket = WebSocket::from_raw_socket(stream, Role::Server, Some(config));
     let (outgoing, outbox) = crossbeam_channel::unbounded::<Value>();
-    if site.to_hub.send(ToHub::Connected { client: id, outgoing }).is_err() {
+    let wakeup = Arc::new(Wakeup::new()?);
+    let page = Page { outgoing, wakeup: Arc::clone(&wakeup) };
+    if site.to_hub.send(ToHub::Connected { client: id, page }).is_err() {
         return Ok(());
     }
-    let result = pump(&mut socket, id, &outbox, site);
+    let ended = pump(&mut socket, &raw, id, &outbox, &wakeup, site);
     let _ = site.to_hub.send(ToHub::Disconnected { client: id });
-    let done = tungstenite::protocol::CloseFrame {
-        code: tungstenite::protocol::frame::coding::CloseCode::Normal,
-        reason: "askpane is done".into(),
-    };
-    let _ = socket.close(Some(done));
-    let _ = socket.flush();
-    result
+    close(&mut socket, &raw, &wakeup, ended);
+    Ok(())
 }
 
-/// Moves messages both ways until the browser leaves, breaks the rules, or the bridge stops.
+/// Why a page's connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// askpane is done: the one normal closure (1000).
+    Stopped,
+    /// The page closed it, or the socket went away.
+    Gone,
+    /// A message over [`MAX_MESSAGE`] (1009).
+    TooBig,
+    /// A text message that is not UTF-8 (1007).
+    NotUtf8,
+    /// Broken framing (1002).
+    Protocol,
+    /// Nothing, not even a pong, for [`SILENT_LIMIT`] (1001).
+    Silent,
+    /// The hub is gone, or the page does not read what it is sent (1011).
+    Internal,
+}
+
+impl Ended {
+    /// The close frame to send, if one can still be sent. Only a stop uses 1000.
+    fn close_frame(self) -> Option<CloseFrame> {
+        let (code, reason) = match self {
+            Ended::Stopped => (CloseCode::Normal, DONE_REASON.to_owned()),
+            Ended::Gone => return None,
+            Ended::TooBig => {
+                (CloseCode::Size, format!("message too big: the limit is {MAX_MESSAGE} bytes"))
+            }
+            Ended::NotUtf8 => (CloseCode::Invalid, "text that is not UTF-8".to_owned()),
+            Ended::Protocol => (CloseCode::Protocol, "WebSocket protocol error".to_owned()),
+            Ended::Silent => (CloseCode::Away, "no reply to pings".to_owned()),
+            Ended::Internal => {
+                (CloseCode::Error, "askpane could not go on with this page".to_owned())
+            }
+        };
+        Some(CloseFrame { code, reason: reason.into() })
+    }
+}
+
+/// Moves messages both ways until the page leaves, breaks the rules, or the bridge stops.
+/// Blocks in poll(2) on the socket and the wake-up pipe; never polls on a timer.
 fn pump(
     socket: &mut WebSocket<TcpStream>,
+    raw: &TcpStream,
     id: u64,
     outbox: &Receiver<Value>,
+    wakeup: &Wakeup,
     site: &Site,
-) -> io::Result<()> {
-    while !site.stopped.load(Ordering::SeqCst) {
-        send_queued(socket, outbox)?;
-        match socket.read() {
-            Ok(Message::Text(text)) => {
-                let value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
-                if site.to_hub.send(ToHub::Message { client: id, value }).is_err() {
-                    return Ok(());
+) -> Ended {
+    let mut heard = Instant::now();
+    let mut pinged = Instant::now();
+    loop {
+        if site.stopped.load(Ordering::SeqCst) {
+            return Ended::Stopped;
+        }
+        // What the hub queued goes first (the answered question withdrawn, say).
+        for message in outbox.try_iter() {
+            if let Err(ended) = queue(socket, Message::text(message.to_string())) {
+                return ended;
+            }
+        }
+        if heard.elapsed() >= SILENT_LIMIT {
+            return Ended::Silent;
+        }
+        if pinged.elapsed() >= PING_EVERY && heard.elapsed() >= PING_EVERY {
+            pinged = Instant::now();
+            if let Err(ended) = queue(socket, Message::Ping(Vec::new().into())) {
+                return ended;
+            }
+        }
+        let unsent = match socket.flush() {
+            Ok(()) => false,
+            Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => true,
+            Err(error) => return ended_by(&error),
+        };
+        let interest = if unsent { PollFlags::IN | PollFlags::OUT } else { PollFlags::IN };
+        let next_ping = PING_EVERY.saturating_sub(pinged.elapsed().min(heard.elapsed()));
+        let silent = SILENT_LIMIT.saturating_sub(heard.elapsed());
+        let timeout = next_ping.min(silent).max(Duration::from_millis(1));
+        let Ok(ready) = wait_ready(raw.as_fd(), interest, wakeup, Some(timeout)) else {
+            return Ended::Internal;
+        };
+        if site.stopped.load(Ordering::SeqCst) {
+            return Ended::Stopped;
+        }
+        if ready.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
+            loop {
+                match socket.read() {
+                    Ok(Message::Text(text)) => {
+                        heard = Instant::now();
+                        let value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
+                        if site.to_hub.send(ToHub::Message { client: id, value }).is_err() {
+                            return Ended::Internal;
+                        }
+                    }
+                    Ok(Message::Close(_)) => return Ended::Gone,
+                    // Pings are answered by tungstenite; binary frames are not the protocol.
+                    Ok(_) => heard = Instant::now(),
+                    Err(tungstenite::Error::Io(error))
+                        if error.kind() == io::ErrorKind::WouldBlock =>
+                    {
+                        break;
+                    }
+                    Err(error) => return ended_by(&error),
                 }
             }
-            Ok(Message::Close(_)) => return Ok(()),
-            Ok(_) => {}
-            Err(tungstenite::Error::Io(error))
-                if matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-            // Too large, malformed, or gone: this connection ends; the questions stay open.
-            Err(error) => return Err(io::Error::other(error)),
         }
     }
-    // The bridge is ending: what the hub said last (the answered question withdrawn) still goes.
-    send_queued(socket, outbox)
 }
 
-fn send_queued(socket: &mut WebSocket<TcpStream>, outbox: &Receiver<Value>) -> io::Result<()> {
-    for message in outbox.try_iter() {
-        socket.send(Message::text(message.to_string())).map_err(io::Error::other)?;
+/// Queues a message for the page (written as the socket takes it).
+fn queue(socket: &mut WebSocket<TcpStream>, message: Message) -> Result<(), Ended> {
+    match socket.write(message) {
+        Ok(()) => Ok(()),
+        Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => Ok(()),
+        Err(error) => Err(ended_by(&error)),
     }
-    Ok(())
+}
+
+fn ended_by(error: &tungstenite::Error) -> Ended {
+    match error {
+        tungstenite::Error::Capacity(_) => Ended::TooBig,
+        tungstenite::Error::Utf8(_) => Ended::NotUtf8,
+        tungstenite::Error::Protocol(_) | tungstenite::Error::AttackAttempt => Ended::Protocol,
+        tungstenite::Error::WriteBufferFull(_) => Ended::Internal,
+        _ => Ended::Gone,
+    }
+}
+
+/// Ends a page's connection: the close frame for why (none when the page left), then the
+/// page's remaining bytes are read (at most a second), so the socket is not reset under the
+/// close frame before the page has read it.
+fn close(socket: &mut WebSocket<TcpStream>, raw: &TcpStream, wakeup: &Wakeup, ended: Ended) {
+    if let Some(frame) = ended.close_frame() {
+        let _ = socket.close(Some(frame));
+    }
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    loop {
+        match socket.flush() {
+            Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => {}
+            _ => break,
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || wait_ready(raw.as_fd(), PollFlags::OUT, wakeup, Some(left)).is_err() {
+            return;
+        }
+    }
+    let _ = raw.shutdown(Shutdown::Write);
+    let mut drained = 0;
+    let mut buffer = [0_u8; 16 * 1024];
+    while drained < 2 * MAX_MESSAGE {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        match (&*raw).read(&mut buffer) {
+            Ok(0) => return,
+            Ok(read) => drained += read,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                if wait_ready(raw.as_fd(), PollFlags::IN, wakeup, Some(left)).is_err() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The hub
+
+/// A connected page, as the hub sees it: where its messages go, and how its thread is woken.
+struct Page {
+    outgoing: Sender<Value>,
+    wakeup: Arc<Wakeup>,
+}
+
+impl Page {
+    fn send(&self, message: Value) {
+        if self.outgoing.send(message).is_ok() {
+            self.wakeup.wake();
+        }
+    }
 }
 
 /// What connections tell the hub.
 enum ToHub {
-    Connected { client: u64, outgoing: Sender<Value> },
+    Connected { client: u64, page: Page },
     Disconnected { client: u64 },
     Message { client: u64, value: Value },
+}
+
+/// A question's `--timeout`, as the hub keeps it.
+#[derive(Clone, Copy, Debug)]
+enum Backstop {
+    /// No `--timeout`: the question waits for a page (or the last page's grace).
+    None,
+    /// Ends at `expiry` (the user's time plus [`TIMEOUT_GRACE`]); `given` is the time the user
+    /// had in all, for the "nobody answered within N seconds" message.
+    At { expiry: Instant, given: Duration },
+    /// The page paused the countdown (the user is there).
+    Paused { given: Duration },
 }
 
 /// An open question: what to send a browser, and who waits for the answer.
@@ -395,32 +844,51 @@ struct OpenQuestion {
     ask: crate::protocol::Ask,
     message: Value,
     responders: Vec<Responder>,
-    /// When the bridge gives up waiting, and the time the user was given.
-    deadline: Option<(Instant, Duration)>,
+    backstop: Backstop,
     mark_skipped: bool,
+    asked_at: Instant,
 }
 
 impl OpenQuestion {
     /// The `user_question` to send now: a timed question says how many seconds are left.
     fn message_now(&self) -> Value {
         let mut message = self.message.clone();
-        if let (Some((expiry, _)), Some(object)) = (self.deadline, message.as_object_mut()) {
-            let left = expiry.saturating_duration_since(Instant::now() + TIMEOUT_GRACE);
-            object.insert("timeout_secs".into(), Value::from(left.as_secs_f64().ceil() as u64));
+        if let Some(object) = message.as_object_mut() {
+            match self.seconds_left() {
+                Some(left) => object.insert("timeout_secs".into(), Value::from(left)),
+                None => object.shift_remove("timeout_secs"),
+            };
         }
         message
     }
+
+    /// Whole seconds the user has left (rounded up); `None` when the question is not timed.
+    fn seconds_left(&self) -> Option<u64> {
+        let Backstop::At { expiry, .. } = self.backstop else { return None };
+        let left = expiry.saturating_duration_since(Instant::now()).saturating_sub(TIMEOUT_GRACE);
+        Some(left.as_secs() + u64::from(left.subsec_nanos() > 0))
+    }
+}
+
+/// When a question's backstop ends, from now (`None`: no backstop, or too far to represent).
+fn backstop_from_now(time: Duration) -> Option<Instant> {
+    Instant::now().checked_add(time)?.checked_add(TIMEOUT_GRACE)
 }
 
 struct Hub {
-    clients: HashMap<u64, Sender<Value>>,
+    clients: HashMap<u64, Page>,
     open: Vec<OpenQuestion>,
     stop_when_done: bool,
     stop_after_turn: bool,
     turn_over: bool,
     stopped: Arc<AtomicBool>,
-    address: SocketAddr,
+    wakeup: Arc<Wakeup>,
     next_synthetic_id: u64,
+    page_gone_grace: Duration,
+    /// A page has connected at least once (before that, the user may not have opened the link).
+    pages_seen: bool,
+    /// Since when no page is connected (after one was).
+    pages_gone_since: Option<Instant>,
 }
 
 impl Hub {
@@ -430,17 +898,21 @@ impl Hub {
             if self.stop_when_done && !inbox_open && self.open.is_empty() {
                 break;
             }
-            if self.turn_over {
+            if self.turn_over || self.stopped.load(Ordering::SeqCst) {
                 break;
             }
-            if self.stopped.load(Ordering::SeqCst) {
-                break;
-            }
+            self.expire();
+            self.end_if_pages_gone();
             let mut select = Select::new();
             let inbox_index = inbox_open.then(|| select.recv(inbox));
             let connections_index = select.recv(connections);
-            self.expire();
-            let Ok(operation) = select.select_timeout(Duration::from_millis(200)) else { continue };
+            // Blocks until a message, or the next deadline; a stop sends the hub nothing, so it
+            // looks at the flag at least every second.
+            let wait = self
+                .next_deadline()
+                .map_or(Duration::from_secs(1), |at| at.saturating_duration_since(Instant::now()))
+                .min(Duration::from_secs(1));
+            let Ok(operation) = select.select_timeout(wait) else { continue };
             let index = operation.index();
             if Some(index) == inbox_index {
                 match operation.recv(inbox) {
@@ -450,23 +922,75 @@ impl Hub {
             } else if index == connections_index {
                 match operation.recv(connections) {
                     Ok(message) => self.handle_browser(message),
-                    Err(_) => break,
+                    Err(_) => {
+                        // The listener is gone without a stop: no page can answer any more.
+                        let reason = "askpane's browser bridge stopped accepting pages".to_owned();
+                        self.resolve_all(&Outcome::Unavailable { reason });
+                        break;
+                    }
                 }
             }
         }
-        // Whatever is still open is told the truth: nobody answered it here.
+        // Still open at a stop (the agent's turn ended, askpane is ending): nobody answered
+        // these here, and the agent is told so.
+        self.resolve_all(&Outcome::closed());
+        self.stopped.store(true, Ordering::SeqCst);
+        self.wakeup.wake();
+    }
+
+    fn resolve_all(&mut self, outcome: &Outcome) {
         for question in self.open.drain(..) {
             for responder in question.responders {
-                responder.send(Outcome::closed());
+                responder.send(outcome.clone());
             }
         }
-        self.stopped.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect_timeout(&self.address, Duration::from_millis(200));
+    }
+
+    /// The next moment the hub has something to do by itself: a backstop, or the end of the
+    /// last page's grace.
+    fn next_deadline(&self) -> Option<Instant> {
+        let backstops = self.open.iter().filter_map(|question| match question.backstop {
+            Backstop::At { expiry, .. } => Some(expiry),
+            Backstop::None | Backstop::Paused { .. } => None,
+        });
+        backstops.chain(self.pages_gone_deadline()).min()
+    }
+
+    /// When the open questions end for want of a page, if no page comes back.
+    fn pages_gone_deadline(&self) -> Option<Instant> {
+        let since = self.pages_gone_since?;
+        let latest_ask = self.open.iter().map(|question| question.asked_at).max()?;
+        since.max(latest_ask).checked_add(self.page_gone_grace)
+    }
+
+    /// The last page went and none came back in time: the open questions end honestly ("the
+    /// page was closed") instead of waiting for ever.
+    fn end_if_pages_gone(&mut self) {
+        let Some(since) = self.pages_gone_since else { return };
+        let now = Instant::now();
+        let grace = self.page_gone_grace;
+        let gone: Vec<String> = self
+            .open
+            .iter()
+            .filter(|question| {
+                since.max(question.asked_at).checked_add(grace).is_some_and(|end| now >= end)
+            })
+            .map(|question| question.tool_use_id.clone())
+            .collect();
+        for tool_use_id in gone {
+            self.resolve(&tool_use_id, &web::page_closed_outcome(), None);
+        }
     }
 
     fn broadcast(&self, message: &Value) {
-        for client in self.clients.values() {
-            let _ = client.send(message.clone());
+        self.broadcast_except(message, None);
+    }
+
+    fn broadcast_except(&self, message: &Value, except: Option<u64>) {
+        for (id, page) in &self.clients {
+            if Some(*id) != except {
+                page.send(message.clone());
+            }
         }
     }
 
@@ -486,6 +1010,11 @@ impl Hub {
                     open.responders.push(request.reply);
                     return;
                 }
+                if let Err(reason) = fits_the_page(&request.ask, &tool_use_id) {
+                    eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
+                    request.reply.send(Outcome::Refused { reason });
+                    return;
+                }
                 let extras = web::QuestionExtras {
                     source: request.provenance.label(),
                     warnings: request.warnings.iter().map(ToString::to_string).collect(),
@@ -497,21 +1026,25 @@ impl Hub {
                     web::user_question(&tool_use_id, &request.ask, &utc_timestamp(), &extras);
                 self.broadcast(&message);
                 // The page times the question out itself (sending what was touched); this is
-                // the backstop for no page at all.
-                let deadline = request
+                // the backstop for no page at all. A timeout too far to represent has none.
+                let backstop = request
                     .timeout
-                    .map(|timeout| (Instant::now() + timeout + TIMEOUT_GRACE, timeout));
+                    .and_then(|given| {
+                        Some(Backstop::At { expiry: backstop_from_now(given)?, given })
+                    })
+                    .unwrap_or(Backstop::None);
                 self.open.push(OpenQuestion {
                     tool_use_id,
                     ask: request.ask,
                     message,
                     responders: vec![request.reply],
-                    deadline,
+                    backstop,
                     mark_skipped: request.mark_skipped,
+                    asked_at: Instant::now(),
                 });
             }
             Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
-                self.resolve(&tool_use_id, &Outcome::Withdrawn);
+                self.resolve(&tool_use_id, &Outcome::Withdrawn, None);
             }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
@@ -526,7 +1059,7 @@ impl Hub {
                 );
                 self.turn_over |= ends && self.stop_after_turn;
             }
-            Inbound::WithdrawPermission { .. } => {}
+            Inbound::WithdrawPermission { .. } | Inbound::Delivery(_) => {}
         }
     }
 
@@ -536,18 +1069,21 @@ impl Hub {
         let expired: Vec<(String, u64)> = self
             .open
             .iter()
-            .filter_map(|question| {
-                let (deadline, given) = question.deadline?;
-                (now >= deadline).then(|| (question.tool_use_id.clone(), given.as_secs()))
+            .filter_map(|question| match question.backstop {
+                Backstop::At { expiry, given } if now >= expiry => {
+                    Some((question.tool_use_id.clone(), given.as_secs()))
+                }
+                _ => None,
             })
             .collect();
         for (tool_use_id, waited_secs) in expired {
-            self.resolve(&tool_use_id, &Outcome::timed_out(waited_secs));
+            self.resolve(&tool_use_id, &Outcome::timed_out(waited_secs), None);
         }
     }
 
-    /// Ends an open question with `outcome`; every browser drops it.
-    fn resolve(&mut self, tool_use_id: &str, outcome: &Outcome) {
+    /// Ends an open question with `outcome`; the page that decided it (`decided_by`) hears that
+    /// askpane has it, then every page drops it.
+    fn resolve(&mut self, tool_use_id: &str, outcome: &Outcome, decided_by: Option<u64>) {
         let Some(index) = self.open.iter().position(|q| q.tool_use_id == tool_use_id) else {
             return;
         };
@@ -555,44 +1091,50 @@ impl Hub {
         for responder in question.responders {
             responder.send(outcome.clone());
         }
+        if let Some(page) = decided_by.and_then(|client| self.clients.get(&client)) {
+            page.send(web::answer_received(tool_use_id, outcome.kind()));
+        }
         self.broadcast(&web::question_withdrawn(tool_use_id, outcome.kind()));
     }
 
     fn handle_browser(&mut self, message: ToHub) {
         match message {
-            ToHub::Connected { client, outgoing } => {
+            ToHub::Connected { client, page } => {
                 // A new tab, or a reload: it gets every open question, with the time left.
                 for question in &self.open {
-                    let _ = outgoing.send(question.message_now());
+                    page.send(question.message_now());
                 }
-                self.clients.insert(client, outgoing);
+                self.clients.insert(client, page);
+                self.pages_seen = true;
+                self.pages_gone_since = None;
             }
             ToHub::Disconnected { client } => {
                 self.clients.remove(&client);
+                if self.clients.is_empty() && self.pages_seen {
+                    self.pages_gone_since = Some(Instant::now());
+                }
             }
             ToHub::Message { client, value } => {
-                if let Err(error) = self.answer(&value) {
-                    let refusal = serde_json::json!({"type": "error", "message": error.to_string(),
-                        "tool_use_id": value.get("tool_use_id")});
-                    if let Some(sender) = self.clients.get(&client) {
-                        let _ = sender.send(refusal);
+                if let Err(error) = self.take(client, &value) {
+                    let refusal = web::error_message(&error, value.get("tool_use_id"));
+                    if let Some(page) = self.clients.get(&client) {
+                        page.send(refusal);
                     }
                 }
             }
         }
     }
 
-    fn answer(&mut self, value: &Value) -> Result<(), web::BrowserError> {
+    /// Takes a page's message: an answer or a decline decides its question; a timeout change
+    /// moves the backstop.
+    fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
         let message = web::parse_browser_message(value)?;
-        let tool_use_id = match &message {
-            BrowserMessage::Answer { tool_use_id, .. }
-            | BrowserMessage::Declined { tool_use_id, .. } => tool_use_id.clone(),
-        };
+        let tool_use_id = message.tool_use_id().to_owned();
         let question = self
             .open
-            .iter()
+            .iter_mut()
             .find(|q| q.tool_use_id == tool_use_id)
-            .ok_or_else(|| web::BrowserError::UnknownQuestion(tool_use_id.clone()))?;
+            .ok_or_else(|| BrowserError::UnknownQuestion(tool_use_id.clone()))?;
         let outcome = match message {
             BrowserMessage::Answer { body, .. } => match web::answer_outcome(&question.ask, &body)?
             {
@@ -603,10 +1145,74 @@ impl Hub {
                 outcome => outcome,
             },
             BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
+            BrowserMessage::Timeout { change, .. } => {
+                question.backstop = changed_backstop(question.backstop, change)
+                    .ok_or_else(|| BrowserError::NoTimeout(tool_use_id.clone()))?;
+                let changed = web::timeout_changed(&tool_use_id, question.seconds_left());
+                self.broadcast_except(&changed, Some(client));
+                return Ok(());
+            }
         };
-        self.resolve(&tool_use_id, &outcome);
+        self.resolve(&tool_use_id, &outcome, Some(client));
         Ok(())
     }
+}
+
+/// The backstop after a page paused or extended the countdown; `None` when the question has
+/// no `--timeout` to change. An extension too far to represent leaves no backstop.
+fn changed_backstop(backstop: Backstop, change: TimeoutChange) -> Option<Backstop> {
+    let given = match backstop {
+        Backstop::None => return None,
+        Backstop::At { given, .. } | Backstop::Paused { given } => given,
+    };
+    Some(match (change, backstop) {
+        (TimeoutChange::Paused, _) => Backstop::Paused { given },
+        (TimeoutChange::Extended { secs }, Backstop::At { expiry, .. }) => {
+            let more = Duration::from_secs(secs);
+            match expiry.checked_add(more) {
+                Some(expiry) => Backstop::At { expiry, given: given.saturating_add(more) },
+                None => Backstop::Paused { given },
+            }
+        }
+        (TimeoutChange::Extended { secs }, _) => {
+            let more = Duration::from_secs(secs);
+            match backstop_from_now(more) {
+                Some(expiry) => Backstop::At { expiry, given: given.saturating_add(more) },
+                None => Backstop::Paused { given },
+            }
+        }
+    })
+}
+
+/// The bridge's own bounds on a request (its messages are sized from them): a request over them
+/// is refused with the reason rather than shown in a page that could not answer it.
+fn fits_the_page(ask: &crate::protocol::Ask, tool_use_id: &str) -> Result<(), String> {
+    let questions = ask.questions();
+    if questions.len() > MAX_BRIDGE_QUESTIONS {
+        return Err(format!(
+            "{} questions; askpane's browser page shows at most {MAX_BRIDGE_QUESTIONS} (the tool \
+             allows 4)",
+            questions.len()
+        ));
+    }
+    if let Some((index, question)) =
+        questions.iter().enumerate().find(|(_, q)| q.options().len() > MAX_BRIDGE_OPTIONS)
+    {
+        return Err(format!(
+            "question {}: {} options; askpane's browser page shows at most {MAX_BRIDGE_OPTIONS} \
+             (the tool allows 4)",
+            index + 1,
+            question.options().len()
+        ));
+    }
+    let id_length = crate::protocol::js_length(tool_use_id);
+    if id_length > MAX_TOOL_USE_ID_LENGTH {
+        return Err(format!(
+            "the tool_use_id is {id_length} characters long; askpane's browser page takes at \
+             most {MAX_TOOL_USE_ID_LENGTH}"
+        ));
+    }
+    Ok(())
 }
 
 /// Now as `2026-11-21T23:02:23Z` (UTC), for `user_question.timestamp`.
@@ -646,19 +1252,68 @@ mod tests {
         assert!(!same_secret(b"", b"a"));
     }
 
+    fn address(text: &str) -> SocketAddr {
+        text.parse().expect("an address")
+    }
+
     #[test]
     fn hosts_that_name_this_server() {
-        let loopback: SocketAddr = "127.0.0.1:8123".parse().expect("an address");
-        assert!(names_this_server("127.0.0.1:8123", loopback));
-        assert!(names_this_server("localhost:8123", loopback));
-        assert!(!names_this_server("localhost:8124", loopback));
-        assert!(!names_this_server("evil.example:8123", loopback));
-        assert!(!names_this_server("127.0.0.1", loopback));
-        let exposed: SocketAddr = "0.0.0.0:8123".parse().expect("an address");
-        assert!(is_exposed(&exposed));
-        assert!(names_this_server("192.168.1.20:8123", exposed));
-        assert!(!names_this_server("localhost:8123", exposed));
-        assert!(!names_this_server("rebound.example:8123", exposed));
+        let loopback = [address("127.0.0.1:8123")];
+        assert!(names_this_server("127.0.0.1:8123", &loopback));
+        assert!(names_this_server("localhost:8123", &loopback));
+        assert!(!names_this_server("localhost:8124", &loopback));
+        assert!(!names_this_server("evil.example:8123", &loopback));
+        assert!(!names_this_server("127.0.0.1", &loopback));
+        assert!(!names_this_server("127.0.0.2:8123", &loopback));
+        assert!(is_exposed(&address("0.0.0.0:8123")));
+        // An unspecified bind serves loopback and this machine's addresses, and nothing else.
+        let lan = [address("127.0.0.1:8123"), address("192.168.1.20:8123")];
+        assert!(names_this_server("192.168.1.20:8123", &lan));
+        assert!(names_this_server("localhost:8123", &lan));
+        assert!(!names_this_server("192.168.1.21:8123", &lan));
+        assert!(!names_this_server("10.0.0.1:8123", &lan));
+        assert!(!names_this_server("rebound.example:8123", &lan));
+        let public = [address("192.168.1.20:8123")];
+        assert!(!names_this_server("localhost:8123", &public));
+        let v6 = [address("[::1]:8123")];
+        assert!(names_this_server("[::1]:8123", &v6));
+        assert!(!names_this_server("::1:8123", &v6));
+    }
+
+    #[test]
+    fn an_unspecified_bind_serves_loopback_first_and_only_real_addresses() {
+        let served = served_addresses(address("0.0.0.0:8123"));
+        assert_eq!(served.first(), Some(&address("127.0.0.1:8123")), "{served:?}");
+        assert!(served.iter().all(|a| a.port() == 8123 && !a.ip().is_unspecified()), "{served:?}");
+        assert_eq!(served_addresses(address("127.0.0.1:9")), [address("127.0.0.1:9")]);
+    }
+
+    #[test]
+    fn huge_timeouts_have_no_backstop_and_never_panic() {
+        assert_eq!(backstop_from_now(Duration::MAX), None);
+        assert!(backstop_from_now(Duration::from_secs(5)).is_some());
+        let far = Backstop::At { expiry: Instant::now(), given: Duration::from_secs(5) };
+        let extended = changed_backstop(far, TimeoutChange::Extended { secs: u64::MAX });
+        assert!(matches!(extended, Some(Backstop::Paused { .. })), "{extended:?}");
+        assert!(changed_backstop(Backstop::None, TimeoutChange::Paused).is_none());
+    }
+
+    #[test]
+    fn only_a_stop_closes_with_1000() {
+        for ended in [
+            Ended::TooBig,
+            Ended::NotUtf8,
+            Ended::Protocol,
+            Ended::Silent,
+            Ended::Internal,
+            Ended::Gone,
+        ] {
+            let code = ended.close_frame().map(|frame| u16::from(frame.code));
+            assert_ne!(code, Some(1000), "{ended:?}");
+        }
+        let done = Ended::Stopped.close_frame().expect("a close frame");
+        assert_eq!((u16::from(done.code), done.reason.as_str()), (1000, DONE_REASON));
+        assert_eq!(Ended::TooBig.close_frame().map(|f| u16::from(f.code)), Some(1009));
     }
 
     #[test]

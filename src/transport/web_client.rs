@@ -2,47 +2,95 @@
 //! become [`Request`]s for the app; each outcome goes back as `question_answer` or
 //! `question_declined`, rendered by the same envelope code as every other reply.
 //!
-//! wasm has no threads: the socket's callbacks only queue what arrives and wake the UI, and
-//! [`BridgeClient::pump`] (called at the start of every frame) does the work. A dropped
-//! connection is retried; the bridge then sends every open question again, and questions
-//! already shown here are not shown twice.
+//! An outcome counts only once the bridge acknowledges it (`answer_received`): until then this
+//! client holds it, and the app's receipt says "Sending…". If the bridge refuses it (`error`),
+//! the question comes back to the app with what the user had sent and why; if the question ended
+//! elsewhere first, the app hears that the answer did not count. A connection the bridge closes
+//! with anything but 1000 "askpane is done" is retried, the form kept and the held outcomes sent
+//! again.
+//!
+//! The token is presented in `Sec-WebSocket-Protocol`, never in the URL. wasm has no threads:
+//! the socket's callbacks only queue what arrives and wake the UI, and [`BridgeClient::pump`]
+//! (called at the start of every frame) does the work. The bridge sends every open question
+//! again after a reconnect, and questions already shown here are not shown twice.
 
 use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use crossbeam_channel::Receiver;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
+use crate::protocol::web::{
+    self, DONE_REASON, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX, TimeoutChange,
+};
 use crate::protocol::{Envelope, Outcome, parse_message};
 
-use super::{Inbound, Provenance, Request, UiSender, Waker};
+use super::{Delivery, Inbound, Provenance, Request, UiSender, Waker};
 
 /// How long to wait before connecting again after the bridge went away, in milliseconds.
 const RETRY_MS: f64 = 2000.0;
+/// RFC 6455's "message too big": the bridge could not take what was sent.
+const CLOSE_TOO_BIG: u16 = 1009;
 
 /// What the socket's callbacks hand to [`BridgeClient::pump`].
 #[derive(Default)]
 struct Mailbox {
     messages: VecDeque<String>,
     opened: bool,
-    closed: bool,
-    /// The bridge closed normally: askpane is done, there is nothing to reconnect to.
-    finished: bool,
+    /// The close code and reason, once the socket closed.
+    closed: Option<(u16, String)>,
+}
+
+/// A question shown in the app, its outcome not decided yet.
+struct Awaited {
+    id: String,
+    /// The `user_question` as it came: the question is rebuilt from it if it has to come back.
+    question: Value,
+    envelope: Envelope,
+    outcome: Receiver<Outcome>,
+    /// When its `--timeout` ends, in `performance.now()` milliseconds.
+    deadline_ms: Option<f64>,
+}
+
+/// An outcome decided in the app that the bridge has not acknowledged yet.
+struct Held {
+    id: String,
+    question: Value,
+    outcome: Outcome,
+    /// The message for the bridge; `None` for a timeout, which the bridge decides itself.
+    reply: Option<String>,
+    /// Sent on the current connection (a new connection sends it again).
+    sent: bool,
+    deadline_ms: Option<f64>,
+}
+
+/// What became of a held outcome, for the page to publish (tests read it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryEvent {
+    pub tool_use_id: String,
+    /// `sending`, `sent`, `refused` or `lost`.
+    pub state: &'static str,
+    pub detail: String,
 }
 
 /// A connection to the bridge, for the app's frame hook.
 pub struct BridgeClient {
     url: String,
+    token: String,
     to_ui: UiSender,
     waker: Waker,
     socket: Option<web_sys::WebSocket>,
     mailbox: Rc<RefCell<Mailbox>>,
     /// Questions shown here, by tool_use_id: a resend after a reconnect is not shown twice.
     shown: HashSet<String>,
-    awaited: Vec<(String, Envelope, Receiver<Outcome>)>,
+    awaited: Vec<Awaited>,
+    held: Vec<Held>,
+    /// Timeout changes waiting for the socket to open.
+    controls: VecDeque<String>,
+    events: Vec<DeliveryEvent>,
     /// When to try again (performance.now() milliseconds), after the socket closed.
     retry_at: Option<f64>,
     told_disconnected: bool,
@@ -50,16 +98,20 @@ pub struct BridgeClient {
 }
 
 impl BridgeClient {
-    /// `ws_url` is `ws://host:port/ws?token=…`.
-    pub fn new(ws_url: String, to_ui: UiSender, waker: Waker) -> Self {
+    /// `ws_url` is `ws://host:port/ws`; `token` the one from the page's link.
+    pub fn new(ws_url: String, token: String, to_ui: UiSender, waker: Waker) -> Self {
         let mut client = BridgeClient {
             url: ws_url,
+            token,
             to_ui,
             waker,
             socket: None,
             mailbox: Rc::new(RefCell::new(Mailbox::default())),
             shown: HashSet::new(),
             awaited: Vec::new(),
+            held: Vec::new(),
+            controls: VecDeque::new(),
+            events: Vec::new(),
             retry_at: None,
             told_disconnected: false,
             finished: false,
@@ -70,8 +122,13 @@ impl BridgeClient {
 
     fn connect(&mut self) {
         self.mailbox = Rc::new(RefCell::new(Mailbox::default()));
-        let Ok(socket) = web_sys::WebSocket::new(&self.url) else {
-            self.mailbox.borrow_mut().closed = true;
+        // The token goes in Sec-WebSocket-Protocol, beside the protocol the bridge chooses.
+        let protocols = js_sys::Array::of2(
+            &SUBPROTOCOL.into(),
+            &format!("{TOKEN_PROTOCOL_PREFIX}{}", self.token).into(),
+        );
+        let Ok(socket) = web_sys::WebSocket::new_with_str_sequence(&self.url, &protocols) else {
+            self.mailbox.borrow_mut().closed = Some((0, String::new()));
             return;
         };
         let (mailbox, waker) = (Rc::clone(&self.mailbox), self.waker.clone());
@@ -95,10 +152,7 @@ impl BridgeClient {
         let (mailbox, waker) = (Rc::clone(&self.mailbox), self.waker.clone());
         let on_close =
             Closure::<dyn FnMut(web_sys::CloseEvent)>::new(move |event: web_sys::CloseEvent| {
-                let mut mailbox = mailbox.borrow_mut();
-                mailbox.closed = true;
-                // 1000 (normal closure) is the bridge saying it is done, not a lost connection.
-                mailbox.finished = event.code() == 1000;
+                mailbox.borrow_mut().closed = Some((event.code(), event.reason()));
                 waker.wake();
             });
         socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
@@ -108,42 +162,71 @@ impl BridgeClient {
 
     /// Does what arrived, sends what was decided, and reconnects when it is time.
     pub fn pump(&mut self, now_ms: f64) {
-        let (messages, opened, closed, finished) = {
+        let (messages, opened, closed) = {
             let mut mailbox = self.mailbox.borrow_mut();
             let opened = std::mem::take(&mut mailbox.opened);
-            (std::mem::take(&mut mailbox.messages), opened, mailbox.closed, mailbox.finished)
+            (std::mem::take(&mut mailbox.messages), opened, mailbox.closed.clone())
         };
         if opened {
             self.told_disconnected = false;
         }
         for text in messages {
-            self.receive(&text);
+            self.receive(&text, now_ms);
         }
-        self.send_decided();
-        if finished && !self.finished {
-            self.finished = true;
-            self.socket = None;
+        self.take_decided();
+        self.send_held();
+        let Some((code, reason)) = closed else { return };
+        if self.finished {
+            return;
+        }
+        // Only askpane's own end is final; anything else is a fault to recover from.
+        if code == 1000 && reason == DONE_REASON {
+            self.finish();
+            return;
+        }
+        if self.socket.take().is_some() {
+            self.connection_lost(code, &reason, now_ms);
+        }
+        match self.retry_at {
+            None => self.retry_at = Some(now_ms + RETRY_MS),
+            Some(at) if now_ms >= at => {
+                self.retry_at = None;
+                self.connect();
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// askpane is done: whatever it did not acknowledge did not count.
+    fn finish(&mut self) {
+        self.finished = true;
+        self.socket = None;
+        for held in std::mem::take(&mut self.held) {
+            self.lost(held.id, "askpane ended before it received this answer".to_owned());
+        }
+        self.to_ui.send(Inbound::Notice(
+            "askpane has finished with this page; you can close it.".to_owned(),
+        ));
+    }
+
+    /// The connection dropped (or the bridge closed it for a fault). Held outcomes go again on
+    /// the next connection, except one the bridge found too big: that comes back to the user.
+    fn connection_lost(&mut self, code: u16, reason: &str, now_ms: f64) {
+        let too_big = code == CLOSE_TOO_BIG;
+        for held in std::mem::take(&mut self.held) {
+            if too_big && held.sent {
+                let error = format!("askpane could not take it ({reason})");
+                self.refused(held, error, None, now_ms);
+            } else {
+                self.held.push(Held { sent: false, ..held });
+            }
+        }
+        if !self.told_disconnected {
+            self.told_disconnected = true;
             self.to_ui.send(Inbound::Notice(
-                "askpane has finished with this page; you can close it.".to_owned(),
+                "The connection to askpane was lost; trying again. Your answers are kept."
+                    .to_owned(),
             ));
-        }
-        if closed && !self.finished {
-            self.socket = None;
-            if !self.told_disconnected {
-                self.told_disconnected = true;
-                self.to_ui.send(Inbound::Notice(
-                    "The connection to askpane was lost; trying again. Your answers are kept."
-                        .to_owned(),
-                ));
-            }
-            match self.retry_at {
-                None => self.retry_at = Some(now_ms + RETRY_MS),
-                Some(at) if now_ms >= at => {
-                    self.retry_at = None;
-                    self.connect();
-                }
-                Some(_) => {}
-            }
         }
     }
 
@@ -152,89 +235,224 @@ impl BridgeClient {
         self.retry_at.is_some()
     }
 
-    fn receive(&mut self, text: &str) {
+    /// What became of held outcomes since the last call, for the page to publish.
+    pub fn take_events(&mut self) -> Vec<DeliveryEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Tells the bridge the user paused or extended a question's `--timeout` (issue 8's "any key
+    /// to stay" and "add time"), so its backstop follows and the other tabs hear of it. Sent at
+    /// once when connected, otherwise as soon as the connection is back.
+    pub fn send_timeout_change(&mut self, tool_use_id: &str, change: TimeoutChange) {
+        self.controls.push_back(web::timeout_change_message(tool_use_id, change).to_string());
+        self.send_held();
+    }
+
+    fn receive(&mut self, text: &str, now_ms: f64) {
         let Ok(value) = serde_json::from_str::<Value>(text) else { return };
+        let tool_use_id =
+            value.get("tool_use_id").and_then(Value::as_str).map(str::to_owned).unwrap_or_default();
         match value.get("type").and_then(Value::as_str) {
             Some("user_question") => {
-                let Ok(incoming) = parse_message(&value) else { return };
-                let Some(id) = incoming.envelope.tool_use_id().map(str::to_owned) else { return };
-                if !self.shown.insert(id.clone()) {
+                // Held here: its outcome is on its way again, not a new question.
+                if self.held.iter().any(|held| held.id == tool_use_id)
+                    || !self.shown.insert(tool_use_id.clone())
+                {
                     return;
                 }
-                let source = value.get("source").and_then(Value::as_str).map(str::to_owned);
-                let envelope = incoming.envelope.clone();
-                match Request::new(incoming, Provenance::new("askpane", source)) {
-                    Ok((mut request, outcome)) => {
-                        let field = |name| value.get(name);
-                        request.timeout = field("timeout_secs")
-                            .and_then(Value::as_u64)
-                            .map(std::time::Duration::from_secs);
-                        request.mark_skipped =
-                            field("mark_skipped").and_then(Value::as_bool).unwrap_or(false);
-                        if let Some(Value::Object(selected)) = field("selected") {
-                            let drafts = crate::protocol::web::drafts_from_numbers(
-                                &request.ask,
-                                selected,
-                                None,
-                            );
-                            request.drafts = drafts.unwrap_or_default();
-                        }
-                        self.awaited.push((id, envelope, outcome));
+                let deadline_ms = value
+                    .get("timeout_secs")
+                    .and_then(Value::as_u64)
+                    .map(|secs| now_ms + secs as f64 * 1000.0);
+                match self.request_for(value, deadline_ms, now_ms) {
+                    Ok(request) => {
                         self.to_ui.send(Inbound::Ask(Box::new(request)));
                     }
                     Err(invalid) => {
+                        self.shown.remove(&tool_use_id);
                         self.to_ui.send(Inbound::Notice(format!(
                             "askpane sent questions this page cannot show: {invalid}"
                         )));
                     }
                 }
             }
+            Some("answer_received") => {
+                if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
+                    let held = self.held.remove(at);
+                    self.event(&held.id, "sent", value_text(&value, "outcome"));
+                    self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
+                }
+            }
             Some("question_withdrawn") => {
-                let Some(id) = value.get("tool_use_id").and_then(Value::as_str) else { return };
-                let tool_use_id = id.to_owned();
+                let reason = value.get("reason").and_then(Value::as_str).unwrap_or_default();
                 // How it ended elsewhere: answered in another tab, or withdrawn by the agent.
-                let how = match value.get("reason").and_then(Value::as_str) {
-                    Some("answered" | "replied") => Some("answered in another window"),
-                    Some("declined" | "stopped") => Some("declined in another window"),
-                    Some("timed_out") => Some("ended: its time ran out"),
+                let how = match reason {
+                    "answered" | "replied" => Some("answered in another window"),
+                    "declined" | "stopped" => Some("declined in another window"),
+                    "timed_out" => Some("ended: its time ran out"),
                     _ => None,
                 };
+                if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
+                    // Our own answer is acknowledged before the question goes, so this one
+                    // ended otherwise; a timeout is the bridge deciding what the page held.
+                    let held = self.held.remove(at);
+                    if matches!(held.outcome, Outcome::TimedOut { .. }) && reason == "timed_out" {
+                        self.event(&held.id, "sent", reason.to_owned());
+                        self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
+                    } else {
+                        let how = how.unwrap_or("withdrawn by the agent");
+                        self.lost(held.id, format!("not sent: the question was {how} first"));
+                    }
+                    return;
+                }
                 self.to_ui.send(match how {
                     Some(how) => Inbound::Settled { tool_use_id, how: how.to_owned() },
                     None => Inbound::Withdraw { tool_use_id },
                 });
             }
             Some("error") => {
-                let message = value.get("message").and_then(Value::as_str).unwrap_or("unknown");
-                self.to_ui.send(Inbound::Notice(format!("askpane refused the answer: {message}")));
+                let Some(refusal) = Refusal::parse(&value) else { return };
+                let held = refusal
+                    .tool_use_id
+                    .as_deref()
+                    .and_then(|id| self.held.iter().position(|held| held.id == id));
+                match held.map(|at| self.held.remove(at)) {
+                    Some(held) if refusal.not_open() => self.lost(
+                        held.id,
+                        "not sent: askpane no longer had this question open (it was answered, \
+                         withdrawn or ended, perhaps by this answer before the connection \
+                         dropped)"
+                            .to_owned(),
+                    ),
+                    Some(held) => self.refused(held, refusal.message, refusal.question, now_ms),
+                    None => {
+                        let message = refusal.message;
+                        self.to_ui.send(Inbound::Notice(format!("askpane refused: {message}")));
+                    }
+                }
             }
+            // Another tab paused or extended a countdown: the page's countdown follows it in
+            // issue 8's window work; the bridge's own backstop has moved already.
             _ => {}
         }
     }
 
-    fn send_decided(&mut self) {
-        // Until the socket is open, decided answers wait here rather than be lost.
+    /// A request for the app from a `user_question`, whose outcome this client then awaits.
+    fn request_for(
+        &mut self,
+        question: Value,
+        deadline_ms: Option<f64>,
+        now_ms: f64,
+    ) -> Result<Request, String> {
+        let incoming = parse_message(&question).map_err(|error| error.to_string())?;
+        let id = incoming.envelope.tool_use_id().unwrap_or_default().to_owned();
+        let source = question.get("source").and_then(Value::as_str).map(str::to_owned);
+        let envelope = incoming.envelope.clone();
+        let (mut request, outcome) = Request::new(incoming, Provenance::new("askpane", source))
+            .map_err(|invalid| invalid.to_string())?;
+        request.awaits_ack = true;
+        request.timeout = deadline_ms.map(|deadline| {
+            std::time::Duration::from_secs_f64((deadline - now_ms).max(0.0) / 1000.0)
+        });
+        request.mark_skipped =
+            question.get("mark_skipped").and_then(Value::as_bool).unwrap_or(false);
+        if let Some(Value::Object(selected)) = question.get("selected") {
+            let drafts = web::drafts_from_numbers(&request.ask, selected, None);
+            request.drafts = drafts.unwrap_or_default();
+        }
+        self.awaited.push(Awaited { id, question, envelope, outcome, deadline_ms });
+        Ok(request)
+    }
+
+    /// The bridge refused a held outcome: the question goes back to the app as the user left it,
+    /// with why.
+    fn refused(&mut self, held: Held, error: String, question: Option<usize>, now_ms: f64) {
+        self.event(&held.id, "refused", error.clone());
+        let Ok(mut request) = self.request_for(held.question.clone(), held.deadline_ms, now_ms)
+        else {
+            self.lost(held.id, format!("not sent: {error}"));
+            return;
+        };
+        self.shown.insert(held.id.clone());
+        if let Some(reply) =
+            held.reply.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok())
+        {
+            let empty = Map::new();
+            let answers = reply.get("answers").and_then(Value::as_object).unwrap_or(&empty);
+            let notes = reply.get("notes").and_then(Value::as_object);
+            if let Ok(drafts) = web::drafts_from_numbers(&request.ask, answers, notes)
+                && matches!(held.outcome, Outcome::Answered(_))
+            {
+                request.drafts = drafts;
+            }
+        }
+        let delivery = Delivery::Refused {
+            request: Box::new(request),
+            refused: held.outcome,
+            error,
+            question,
+        };
+        self.to_ui.send(Inbound::Delivery(delivery));
+    }
+
+    fn lost(&mut self, tool_use_id: String, how: String) {
+        self.event(&tool_use_id, "lost", how.clone());
+        self.to_ui.send(Inbound::Delivery(Delivery::Lost { tool_use_id, how }));
+    }
+
+    fn event(&mut self, tool_use_id: &str, state: &'static str, detail: String) {
+        self.events.push(DeliveryEvent { tool_use_id: tool_use_id.to_owned(), state, detail });
+    }
+
+    /// Moves the outcomes the app decided into the held list.
+    fn take_decided(&mut self) {
+        let mut index = 0;
+        while index < self.awaited.len() {
+            let Ok(outcome) = self.awaited[index].outcome.try_recv() else {
+                index += 1;
+                continue;
+            };
+            let awaited = self.awaited.swap_remove(index);
+            self.shown.remove(&awaited.id);
+            // Withdrawn: the bridge already knows. A timeout is the bridge's to decide (its
+            // backstop ends the question a moment later); everything else is the user's decision.
+            let reply = match outcome {
+                Outcome::Withdrawn => continue,
+                Outcome::TimedOut { .. } => None,
+                ref decided => awaited.envelope.reply(decided).map(|reply| reply.to_string()),
+            };
+            self.event(&awaited.id, "sending", outcome.kind().to_owned());
+            self.held.push(Held {
+                id: awaited.id,
+                question: awaited.question,
+                outcome,
+                reply,
+                sent: false,
+                deadline_ms: awaited.deadline_ms,
+            });
+        }
+    }
+
+    /// Sends the held outcomes not yet sent on this connection, and queued timeout changes.
+    fn send_held(&mut self) {
+        // Until the socket is open, they wait here rather than be lost.
         let Some(socket) =
             self.socket.as_ref().filter(|s| s.ready_state() == web_sys::WebSocket::OPEN)
         else {
             return;
         };
-        let mut index = 0;
-        while index < self.awaited.len() {
-            let received = self.awaited[index].2.try_recv();
-            let Ok(outcome) = received else {
-                index += 1;
-                continue;
-            };
-            let (id, envelope, _) = self.awaited.swap_remove(index);
-            self.shown.remove(&id);
-            // Withdrawn: the bridge already knows; everything else is the user's decision.
-            if matches!(outcome, Outcome::Withdrawn) {
-                continue;
-            }
-            if let Some(reply) = envelope.reply(&outcome) {
-                let _ = socket.send_with_str(&reply.to_string());
+        while let Some(control) = self.controls.pop_front() {
+            let _ = socket.send_with_str(&control);
+        }
+        for held in self.held.iter_mut().filter(|held| !held.sent) {
+            held.sent = true;
+            if let Some(reply) = &held.reply {
+                let _ = socket.send_with_str(reply);
             }
         }
     }
+}
+
+fn value_text(value: &Value, name: &str) -> String {
+    value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
 }

@@ -11,7 +11,7 @@ use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
 
 use crate::app::state::{
-    Action, Confirm, Countdown, Pending, Receipt, State, Status, Tab, review_line,
+    Action, Confirm, Countdown, Pending, Receipt, SendState, State, Status, Tab, review_line,
 };
 use crate::theme::{Tokens, size};
 
@@ -153,11 +153,14 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
             (true, _) => "not answered: the time ran out (what you picked is listed below)",
             (false, kind) => kind,
         };
-        let (mark, color) = match receipt.by_timeout {
-            true => ("⏱", tokens.warning),
-            false => ("✓", tokens.success),
+        // Issue 9: a browser page says "Sent" only once askpane has acknowledged it.
+        let (mark, sent, color) = match (&receipt.send_state, receipt.by_timeout) {
+            (SendState::Sending, _) => ("…", "Sending to".to_owned(), tokens.muted),
+            (SendState::NotSent(why), _) => ("✗", format!("Not sent ({why}) to"), tokens.warning),
+            (SendState::Sent, true) => ("⏱", "Sent to".to_owned(), tokens.warning),
+            (SendState::Sent, false) => ("✓", "Sent to".to_owned(), tokens.success),
         };
-        let headline = format!("{mark} Sent to {}: “{}” {how}", receipt.provenance, receipt.title);
+        let headline = format!("{mark} {sent} {}: “{}” {how}", receipt.provenance, receipt.title);
         ui.add(Label::new(RichText::new(headline).color(color).strong()).wrap());
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui.small_button("✕").on_hover_text("Hide what was sent").clicked() {
