@@ -1416,3 +1416,643 @@ fn a_bridge_that_cannot_start_never_claims_the_user_closed_a_window() {
     }
     drop(taken);
 }
+
+// ---------------------------------------------------------------------------------------------
+// 10. Hardening (issue 9): limits, close codes, acknowledgement, timeouts, a closed page,
+//     connection bounds, shutdown, `--bind`, and the binary under resource limits
+
+/// The options every harness starts from: loopback, the fake web app, the real grace.
+fn loopback_options() -> BridgeOptions {
+    BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+    }
+}
+
+/// Japanese text `units` UTF-16 units long: 𠮷 (outside the BMP: 2 units, 4 bytes of UTF-8) and
+/// あ for an odd unit.
+fn japanese(units: usize) -> String {
+    let mut text = "𠮷".repeat(units / 2);
+    if units % 2 == 1 {
+        text.push('あ');
+    }
+    text
+}
+
+/// `text` as a JSON string literal with every UTF-16 unit written as `\uXXXX`: the costliest
+/// JSON a browser could send for it (6 bytes per unit).
+fn escaped(text: &str) -> String {
+    let mut json = String::with_capacity(text.len() * 6 + 2);
+    json.push('"');
+    for unit in text.encode_utf16() {
+        json.push_str(&format!("\\u{unit:04x}"));
+    }
+    json.push('"');
+    json
+}
+
+/// A `question_answer` written by hand: `answers` and `notes` as (index, JSON string literal).
+fn raw_answer(tool_use_id: &str, answers: &[(usize, String)], notes: &[(usize, String)]) -> String {
+    let map = |entries: &[(usize, String)]| {
+        entries
+            .iter()
+            .map(|(index, value)| format!("\"{index}\":{value}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "{{\"type\":\"question_answer\",\"tool_use_id\":\"{tool_use_id}\",\"answers\":{{{}}},\"notes\":{{{}}}}}",
+        map(answers),
+        map(notes)
+    )
+}
+
+/// Sends `text` and expects an `error` that names `field` (and `question`, when given) as too
+/// long; the connection and the question stay open.
+fn assert_too_long(
+    client: &mut Client,
+    text: &str,
+    tool_use_id: &str,
+    field: &str,
+    question: Option<usize>,
+) {
+    assert!(text.len() <= MAX_MESSAGE, "{} bytes is over the message limit", text.len());
+    client.send_text(text);
+    let error = client.recv();
+    assert_eq!(error["type"], "error", "{}", clip_json(&error));
+    assert_eq!(error["kind"], "too_long", "{}", clip_json(&error));
+    assert_eq!(error["field"], field, "{}", clip_json(&error));
+    assert_eq!(error["tool_use_id"], tool_use_id, "{}", clip_json(&error));
+    assert_eq!(error.get("question").and_then(Value::as_u64), question.map(|q| q as u64));
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("characters long") && message.contains("the limit is"), "{message}");
+}
+
+fn clip_json(value: &Value) -> String {
+    crate::support::clip(&value.to_string(), 300)
+}
+
+#[test]
+fn a_maximal_japanese_answer_is_taken_and_one_character_over_is_refused_by_name() {
+    use askpane::protocol::limits::{
+        DECLINE_WORDING_ALLOWANCE, MAX_DECLINE_LENGTH, MAX_NOTES_LENGTH, MAX_REPLY_LENGTH,
+        MAX_TOTAL_LENGTH,
+    };
+    let harness = Harness::start();
+    let form = harness.ask("toolu_max_form");
+    let reply = harness.ask("toolu_max_reply");
+    let decline = harness.ask("toolu_max_decline");
+    let mut client = harness.client();
+    for id in ["toolu_max_form", "toolu_max_reply", "toolu_max_decline"] {
+        client.recv_question(id);
+    }
+    let note = japanese(MAX_NOTES_LENGTH);
+    let other = japanese(MAX_TOTAL_LENGTH - 3 * MAX_NOTES_LENGTH);
+    let notes = |text: &str| (0..3).map(|q| (q, escaped(text))).collect::<Vec<_>>();
+    let other_answer = |text: &str| vec![(2, escaped(&format!("other:{text}")))];
+
+    // One character over, field by field: refused by name, the connection and question stay.
+    let long_note =
+        raw_answer("toolu_max_form", &[], &[(1, escaped(&japanese(MAX_NOTES_LENGTH + 1)))]);
+    assert_too_long(&mut client, &long_note, "toolu_max_form", "note", Some(1));
+    let long_answer =
+        raw_answer("toolu_max_form", &other_answer(&japanese(MAX_TOTAL_LENGTH + 1)), &[]);
+    assert_too_long(&mut client, &long_answer, "toolu_max_form", "answer", Some(2));
+    let too_much =
+        raw_answer("toolu_max_form", &other_answer(&format!("{other}あ")), &notes(&note));
+    assert_too_long(&mut client, &too_much, "toolu_max_form", "total", None);
+    let long_reply = format!(
+        "{{\"type\":\"question_answer\",\"tool_use_id\":\"toolu_max_reply\",\"answers\":{{}},\"response\":{}}}",
+        escaped(&japanese(MAX_REPLY_LENGTH + 1))
+    );
+    assert_too_long(&mut client, &long_reply, "toolu_max_reply", "reply", None);
+    let decline_limit = MAX_DECLINE_LENGTH + DECLINE_WORDING_ALLOWANCE;
+    let long_decline = format!(
+        "{{\"type\":\"question_declined\",\"tool_use_id\":\"toolu_max_decline\",\"outcome\":\"declined\",\"message\":{}}}",
+        escaped(&japanese(decline_limit + 1))
+    );
+    assert_too_long(&mut client, &long_decline, "toolu_max_decline", "decline_message", None);
+    for asked in [&form, &reply, &decline] {
+        asked.assert_open();
+    }
+
+    // Every field at its limit, in the costliest JSON: about three times the old 64 KiB limit.
+    let maximal = raw_answer("toolu_max_form", &other_answer(&other), &notes(&note));
+    assert!(maximal.len() > 3 * 64 * 1024, "{} bytes", maximal.len());
+    client.send_text(&maximal);
+    assert_eq!(client.recv_taken("toolu_max_form"), "answered");
+    let outcome = form.outcome();
+    let output = form.reply(&outcome)["hookSpecificOutput"].clone();
+    assert_eq!(output["updatedInput"]["answers"][DATABASE], other.as_str());
+    for question in [LAYOUT, FEATURES, DATABASE] {
+        assert_eq!(output["updatedInput"]["annotations"][question]["notes"], note.as_str());
+    }
+    let maximal_reply = japanese(MAX_REPLY_LENGTH);
+    client.send_text(&format!(
+        "{{\"type\":\"question_answer\",\"tool_use_id\":\"toolu_max_reply\",\"answers\":{{}},\"response\":{}}}",
+        escaped(&maximal_reply)
+    ));
+    assert_eq!(client.recv_taken("toolu_max_reply"), "replied");
+    let Outcome::Replied(taken) = reply.outcome() else { panic!("a reply") };
+    assert_eq!(taken.text(), maximal_reply);
+    // A decline as the page sends it: the user's words at their limit, in askpane's wording.
+    let words = japanese(MAX_DECLINE_LENGTH);
+    let Outcome::Declined { message } = Outcome::declined(&words) else { panic!("a decline") };
+    client.send_text(&format!(
+        "{{\"type\":\"question_declined\",\"tool_use_id\":\"toolu_max_decline\",\"outcome\":\"declined\",\"message\":{}}}",
+        escaped(&message)
+    ));
+    assert_eq!(client.recv_taken("toolu_max_decline"), "declined");
+    assert_eq!(decline.outcome(), Outcome::Declined { message });
+    drop(client);
+    harness.finish();
+}
+
+#[test]
+fn faults_close_with_their_own_codes_and_only_the_end_of_askpane_with_1000() {
+    let harness = Harness::start();
+    let asked = harness.ask(TOOL_USE_ID);
+    // A text frame that is not UTF-8: 1007.
+    let mut client = harness.client();
+    client.recv_question(TOOL_USE_ID);
+    let bad = Frame::message(vec![0xff_u8, 0xfe, b'x'], OpCode::Data(Data::Text), true);
+    let _ = client.socket.send(Message::Frame(bad));
+    assert_eq!(client.expect_close_frame().0, 1007);
+    asked.assert_open();
+    // A frame with a reserved bit set (no extension was agreed): 1002.
+    let mut client = harness.client();
+    client.recv_question(TOOL_USE_ID);
+    let mut reserved = Frame::message(b"{}".to_vec(), OpCode::Data(Data::Text), true);
+    reserved.header_mut().rsv1 = true;
+    let _ = client.socket.send(Message::Frame(reserved));
+    assert_eq!(client.expect_close_frame().0, 1002);
+    asked.assert_open();
+    // askpane ending is the one normal closure, and the page is told it is done.
+    let mut client = harness.client();
+    client.recv_question(TOOL_USE_ID);
+    harness.bridge.stop();
+    assert_eq!(client.expect_close_frame(), (1000, "askpane is done".to_owned()));
+    assert_eq!(asked.outcome(), Outcome::closed());
+    drop(client);
+    harness.finish();
+}
+
+#[test]
+fn a_timeout_too_large_to_add_leaves_no_backstop_and_never_panics() {
+    for timeout in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let harness = Harness::start();
+        let asked = harness.ask_with(TOOL_USE_ID, |request| request.timeout = Some(timeout));
+        let mut client = harness.client();
+        let question = client.recv_question(TOOL_USE_ID);
+        assert_eq!(question["timeout_secs"], timeout.as_secs(), "{}", clip_json(&question));
+        drop(client);
+        thread::sleep(QUIET);
+        // Pausing and extending it is fine too.
+        let mut client = harness.client();
+        client.recv_question(TOOL_USE_ID);
+        client.send(&json!({"type": "timeout_extended", "tool_use_id": TOOL_USE_ID, "secs": 3600}));
+        client.send(&json!({"type": "timeout_paused", "tool_use_id": TOOL_USE_ID}));
+        client.assert_quiet();
+        drop(client);
+        harness.answer_to_prove_open(&asked);
+        harness.finish();
+    }
+}
+
+#[test]
+fn when_the_last_page_is_gone_for_the_grace_its_questions_end_as_the_page_closed() {
+    let grace = Duration::from_secs(1);
+    let harness =
+        Harness::start_bridge(&BridgeOptions { page_gone_grace: grace, ..loopback_options() });
+    let asked = harness.ask(TOOL_USE_ID);
+    // No page yet (the link may not be opened yet): the question waits.
+    thread::sleep(grace * 2);
+    asked.assert_open();
+    // A reload within the grace keeps it; a connected page keeps it however long.
+    let mut tab = harness.client();
+    tab.recv_question(TOOL_USE_ID);
+    drop(tab);
+    thread::sleep(grace / 4);
+    let mut reload = harness.client();
+    reload.recv_question(TOOL_USE_ID);
+    thread::sleep(grace * 2);
+    asked.assert_open();
+    // The last page goes and none returns: the agent hears the page was closed.
+    drop(reload);
+    let left = Instant::now();
+    let outcome = asked.outcome.recv_timeout(grace + MESSAGE_WITHIN).unwrap_or_else(|_| {
+        panic!("still waiting {:?} after the page went", grace + MESSAGE_WITHIN)
+    });
+    assert!(left.elapsed() >= grace / 2, "ended before the grace: {:?}", left.elapsed());
+    assert_eq!(outcome, page_closed_outcome());
+    let reply = asked.reply(&outcome);
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecisionReason"], PAGE_CLOSED_MESSAGE);
+    // A question asked after the page left gets a grace of its own, then the same end.
+    let late = harness.ask("toolu_late");
+    late.assert_open();
+    let outcome =
+        late.outcome.recv_timeout(grace + MESSAGE_WITHIN).expect("the late question ends");
+    assert_eq!(outcome, page_closed_outcome());
+    harness.finish();
+}
+
+#[test]
+fn a_page_pauses_or_extends_a_timeout_and_the_other_tabs_hear_of_it() {
+    let harness = Harness::start();
+    let one_second = |request: &mut Request| request.timeout = Some(Duration::from_secs(1));
+    let paused = harness.ask_with("toolu_paused", one_second);
+    let extended = harness.ask_with("toolu_extended", one_second);
+    let untimed = harness.ask("toolu_untimed");
+    let mut a = harness.client();
+    let mut b = harness.client();
+    for tab in [&mut a, &mut b] {
+        for id in ["toolu_paused", "toolu_extended", "toolu_untimed"] {
+            tab.recv_question(id);
+        }
+    }
+    a.send(&json!({"type": "timeout_paused", "tool_use_id": "toolu_paused"}));
+    let changed = b.recv();
+    assert_eq!(
+        changed,
+        json!({"type": "timeout_changed", "tool_use_id": "toolu_paused",
+        "timeout_secs": null})
+    );
+    a.send(&json!({"type": "timeout_extended", "tool_use_id": "toolu_extended", "secs": 2}));
+    let changed = b.recv();
+    assert_eq!(changed["type"], "timeout_changed", "{changed}");
+    assert_eq!(changed["tool_use_id"], "toolu_extended", "{changed}");
+    let left = changed["timeout_secs"].as_u64().expect("seconds left");
+    assert!((1..=3).contains(&left), "1 s given + 2 s added, some gone: {changed}");
+    a.assert_quiet(); // The tab that changed it knows.
+
+    // The extended question times out later, with the time given in all; the paused one not.
+    let outcome = extended.outcome.recv_timeout(Duration::from_secs(8));
+    assert_eq!(outcome.ok(), Some(Outcome::timed_out(3)));
+    assert_eq!(a.recv_withdrawn("toolu_extended"), "timed_out");
+    assert_eq!(b.recv_withdrawn("toolu_extended"), "timed_out");
+    paused.assert_open();
+    let mut reload = harness.client();
+    let question = reload.recv_question("toolu_paused");
+    assert!(question.get("timeout_secs").is_none(), "paused, so no countdown: {question}");
+    reload.recv_question("toolu_untimed");
+
+    let change = |kind: &str, id: &str, secs: Value| {
+        let mut message = json!({"type": kind, "tool_use_id": id});
+        if !secs.is_null() {
+            message["secs"] = secs;
+        }
+        message
+    };
+    let refused = [
+        (change("timeout_extended", "toolu_paused", json!(0)), "secs"),
+        (change("timeout_extended", "toolu_paused", json!(3601)), "secs"),
+        (change("timeout_extended", "toolu_paused", json!(-1)), "secs"),
+        (change("timeout_extended", "toolu_paused", json!("5")), "secs"),
+        (change("timeout_extended", "toolu_paused", Value::Null), "secs"),
+        (change("timeout_paused", "toolu_untimed", Value::Null), "no --timeout"),
+        (change("timeout_paused", "toolu_nope", Value::Null), "toolu_nope"),
+    ];
+    for (message, named) in refused {
+        a.send(&message);
+        let error = a.recv_error();
+        assert!(error.contains(named), "sent {message}\n  error {error:?} does not name {named:?}");
+    }
+    b.assert_quiet();
+    // Both are still open, and answerable.
+    for asked in [&paused, &untimed] {
+        asked.assert_open();
+        a.send(&json!({"type": "question_answer", "tool_use_id": asked.tool_use_id,
+            "answers": {"0": "1"}}));
+        assert_eq!(a.recv_taken(&asked.tool_use_id), "answered");
+        assert!(matches!(asked.outcome(), Outcome::Answered(_)));
+    }
+    drop((a, b, reload));
+    harness.finish();
+}
+
+#[test]
+fn at_most_so_many_connections_are_served_at_once_and_the_page_still_gets_in() {
+    use askpane::transport::serve::MAX_CONNECTIONS;
+    let harness = Harness::start();
+    let asked = harness.ask(TOOL_USE_ID);
+    // Connections that never send a request hold their places (for the head timeout).
+    let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS).map(|_| connect(harness.port)).collect();
+    let mut over = connect(harness.port);
+    let (status, _) = read_response_head(&mut over);
+    assert_eq!(status, 503, "connection {} of {MAX_CONNECTIONS} allowed", MAX_CONNECTIONS + 1);
+    drop((idle, over));
+    // Their places free up as they close: the page gets in again.
+    let deadline = Instant::now() + MESSAGE_WITHIN;
+    loop {
+        let mut stream = connect(harness.port);
+        let head = request_head("GET", "/", &[("Host", &harness.host())]);
+        if stream.write_all(head.as_bytes()).is_ok() && read_response_head(&mut stream).0 == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the page is still refused after the idle ones left");
+        thread::sleep(Duration::from_millis(50));
+    }
+    harness.answer_to_prove_open(&asked);
+    harness.finish();
+}
+
+#[test]
+fn a_download_the_browser_stopped_reading_does_not_hold_up_the_end() {
+    // Far more than the socket buffers hold, so the server is stuck writing it.
+    let big: &'static [u8] = Box::leak(vec![b'w'; 32 << 20].into_boxed_slice());
+    let mut assets = ASSETS.to_vec();
+    assets.push(Asset { path: "/app_bg.wasm", bytes: big, mime: "application/wasm" });
+    let assets: &'static [Asset] = Box::leak(assets.into_boxed_slice());
+    let mut harness = Harness::start_bridge(&BridgeOptions { assets, ..loopback_options() });
+    let asked = harness.ask(TOOL_USE_ID);
+    // Anyone can start the download (no token is needed for the files) and then stop reading.
+    let mut stalled = connect(harness.port);
+    let head = request_head("GET", "/app_bg.wasm", &[("Host", &harness.host())]);
+    stalled.write_all(head.as_bytes()).expect("ask for the wasm");
+    thread::sleep(Duration::from_millis(300));
+    // The answer goes to the agent first; then the bridge ends within about a second.
+    harness.answer_to_prove_open(&asked);
+    harness.bridge.stop();
+    harness.to_bridge = None;
+    let threads = harness.threads.take().expect("the threads");
+    join_bounded(threads, Duration::from_secs(3));
+    drop(stalled);
+}
+
+/// The host and port of a link, `http://HOST:PORT/#token=…`.
+fn link_host(url: &str) -> &str {
+    url.strip_prefix("http://").and_then(|rest| rest.split_once('/')).map_or("", |(host, _)| host)
+}
+
+#[test]
+fn an_exposed_bind_serves_and_links_only_this_machines_addresses() {
+    let bind = SocketAddr::from(([0, 0, 0, 0], 0));
+    let harness = Harness::start_bridge(&BridgeOptions { bind, ..loopback_options() });
+    let asked = harness.ask(TOOL_USE_ID);
+    let urls = harness.bridge.urls();
+    assert!(urls.iter().all(|url| !url.contains("0.0.0.0")), "{urls:?}");
+    assert!(urls.first().is_some_and(|url| url.starts_with("http://127.0.0.1:")), "{urls:?}");
+    let protocols = harness.protocols();
+    for url in &urls {
+        let host = link_host(url);
+        assert!(url.ends_with(&format!("/#token={}", harness.token)), "{url}");
+        let address: SocketAddr = host.parse().unwrap_or_else(|_| panic!("{url}"));
+        let mut stream = TcpStream::connect(address).expect("each link's address is served");
+        stream.set_read_timeout(Some(MESSAGE_WITHIN)).expect("a timeout");
+        stream.write_all(request_head("GET", "/", &[("Host", host)]).as_bytes()).expect("a GET");
+        assert_eq!(read_response_head(&mut stream).0, 200, "GET / at {url}");
+        let origin = format!("http://{host}");
+        let headers = [("Host", host), ("Origin", origin.as_str()), (PROTOCOL_HEADER, &protocols)];
+        drop(upgrade(harness.port, "/ws", &headers).unwrap_or_else(|r| panic!("{url}: {r:?}")));
+    }
+    // Any other address on the port (what a rebinding page or another site could send) is not
+    // this page: refused as Host and as Origin.
+    let port = harness.port;
+    for other in ["192.0.2.1", "10.255.255.254", "0.0.0.0", "127.0.0.2"] {
+        let host = format!("{other}:{port}");
+        if urls.iter().any(|url| link_host(url) == host) {
+            continue; // This machine really has that address.
+        }
+        let page = http(port, "GET", "/", &[("Host", &host)]);
+        assert_eq!(page.status, 403, "Host {host}: {page:?}");
+        let origin = format!("http://{host}");
+        let (own_host, protocols) = (harness.host(), harness.protocols());
+        let headers =
+            [("Host", own_host.as_str()), ("Origin", &origin), (PROTOCOL_HEADER, &protocols)];
+        assert_refused(port, "/ws", &headers, 403);
+    }
+    harness.answer_to_prove_open(&asked);
+    harness.finish();
+}
+
+// --- The binary, under the conditions of the issue -----------------------------------------
+
+/// `askpane ask --ui web <hook input>` (through `wrapper`, a command that ends by exec'ing the
+/// rest of its arguments, so the PID stays askpane's), its link read off stderr.
+struct WebRun {
+    process: Process,
+    port: u16,
+    token: String,
+    stdout: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+    /// The stderr lines read so far.
+    seen: Vec<String>,
+}
+
+impl WebRun {
+    /// `None` when askpane was built without its web app (scripts/build-web): nothing to serve.
+    fn start(wrapper: &[&str], extra: &[&str]) -> Option<WebRun> {
+        if !askpane::web_bundle::available() {
+            eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+            return None;
+        }
+        let file = fixture_path(HOOK_INPUT);
+        let mut args: Vec<&str> = vec!["ask", "--ui", "web"];
+        args.extend_from_slice(extra);
+        args.push(&file);
+        let askpane = crate::support::askpane(&args);
+        let mut command = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut command = std::process::Command::new(program);
+                command.args(rest).arg(askpane.get_program()).args(askpane.get_args());
+                for (name, value) in askpane.get_envs() {
+                    match value {
+                        Some(value) => command.env(name, value),
+                        None => command.env_remove(name),
+                    };
+                }
+                command
+            }
+            None => askpane,
+        };
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("run askpane"));
+        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+        let stderr_pipe = BufReader::new(process.child.stderr.take().expect("piped stderr"));
+        let (lines_sender, stderr) = mpsc::channel();
+        thread::spawn(move || {
+            for line in stderr_pipe.lines().map_while(Result::ok) {
+                let _ = lines_sender.send(line);
+            }
+        });
+        let mut run =
+            WebRun { process, port: 0, token: String::new(), stdout, stderr, seen: Vec::new() };
+        let url = run.line_after("askpane: answer in your browser: ");
+        let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url}"));
+        let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{url}"));
+        run.port = port.parse().unwrap_or_else(|_| panic!("{url}"));
+        run.token = token.to_owned();
+        Some(run)
+    }
+
+    /// The rest of the next stderr line starting with `prefix`, within [`WAIT`].
+    fn line_after(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.stderr.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no {prefix:?} on stderr within {WAIT:?}: {:?}", self.seen)
+            });
+            self.seen.push(line.clone());
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_owned();
+            }
+        }
+    }
+
+    fn client(&self) -> Result<Client, Response> {
+        let (host, origin) =
+            (format!("127.0.0.1:{}", self.port), format!("http://127.0.0.1:{}", self.port));
+        let protocols = token_protocols(&self.token);
+        upgrade(
+            self.port,
+            "/ws",
+            &[("Host", &host), ("Origin", &origin), (PROTOCOL_HEADER, &protocols)],
+        )
+    }
+
+    /// CPU time askpane has used so far, in clock ticks (utime + stime of /proc/PID/stat).
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.process.child.id()))
+            .expect("askpane's /proc stat");
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // State is field 3 of the file, so utime (14) and stime (15) are 11 and 12 here.
+        let tick =
+            |index: usize| fields.get(index).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        tick(11) + tick(12)
+    }
+
+    /// Answers through a new client (retrying while the bridge is busy), then waits for the exit.
+    fn answer_and_finish(mut self) -> (std::process::ExitStatus, String, Vec<String>) {
+        let deadline = Instant::now() + WAIT;
+        let mut client = loop {
+            match self.client() {
+                Ok(client) => break client,
+                Err(refused) => {
+                    assert!(Instant::now() < deadline, "the page never got in: {refused:?}");
+                    thread::sleep(Duration::from_millis(200));
+                }
+            }
+        };
+        client.recv_question(TOOL_USE_ID);
+        client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+            "answers": {"0": "2"}}));
+        client.recv_taken(TOOL_USE_ID);
+        let status = self.process.wait(WAIT);
+        drop(client);
+        let stdout = collect(std::mem::replace(&mut self.stdout, mpsc::channel().1));
+        self.seen.extend(self.stderr.try_iter());
+        let status =
+            status.unwrap_or_else(|| panic!("askpane still runs: {stdout} {:?}", self.seen));
+        (status, stdout, self.seen)
+    }
+}
+
+/// Asserts a run answered through the browser: exit 0, the answer on stdout.
+fn assert_answered(status: std::process::ExitStatus, stdout: &str, stderr: &[String]) {
+    assert_eq!(status.code(), Some(0), "stdout {stdout}\nstderr {stderr:?}");
+    let reply: Value =
+        serde_json::from_str(stdout.trim_end()).unwrap_or_else(|_| panic!("{stdout}"));
+    assert_eq!(reply["hookSpecificOutput"]["updatedInput"]["answers"], json!({LAYOUT: "Tabs"}));
+    assert!(!stderr.iter().any(|line| line.contains("writing the reply")), "{stderr:?}");
+}
+
+/// CPU askpane uses over `span` while nothing is asked of it, as a share of one core.
+fn cpu_share(run: &WebRun, span: Duration) -> f64 {
+    // Clock ticks are 1/100 s on Linux (USER_HZ).
+    let before = run.cpu_ticks();
+    thread::sleep(span);
+    (run.cpu_ticks() - before) as f64 / 100.0 / span.as_secs_f64()
+}
+
+#[test]
+fn out_of_file_descriptors_the_listener_backs_off_and_keeps_serving() {
+    // askpane needs 6 descriptors to serve; 16 leave room for a few connections only.
+    let Some(mut run) = WebRun::start(&["sh", "-c", "ulimit -n 16 && exec \"$@\"", "sh"], &[])
+    else {
+        return;
+    };
+    let idle: Vec<TcpStream> = (0..12).map(|_| connect(run.port)).collect();
+    thread::sleep(Duration::from_millis(300));
+    let share = cpu_share(&run, Duration::from_millis(1500));
+    assert!(share < 0.5, "askpane spins at {:.0} % of a core on EMFILE", share * 100.0);
+    assert!(run.process.exited().is_none(), "askpane ended: {:?}", run.seen);
+    drop(idle);
+    let (status, stdout, stderr) = run.answer_and_finish();
+    assert_answered(status, &stdout, &stderr);
+}
+
+#[test]
+fn idle_connections_cost_no_cpu() {
+    let Some(run) = WebRun::start(&[], &[]) else { return };
+    // A browser's speculative connections, a scanner: connections that never send anything.
+    let idle: Vec<TcpStream> =
+        (0..600).filter_map(|_| TcpStream::connect(("127.0.0.1", run.port)).ok()).collect();
+    assert!(idle.len() > 500, "only {} connections", idle.len());
+    thread::sleep(Duration::from_millis(500));
+    let share = cpu_share(&run, Duration::from_secs(2));
+    assert!(share < 0.1, "{} idle connections cost {:.0} % of a core", idle.len(), share * 100.0);
+    drop(idle);
+    let (status, stdout, stderr) = run.answer_and_finish();
+    assert_answered(status, &stdout, &stderr);
+}
+
+#[test]
+fn a_thread_that_cannot_be_started_costs_one_connection_not_the_bridge() {
+    // Thread limits bind only other users than root: run askpane as nobody with room for its
+    // own four threads and one connection's.
+    let root =
+        std::process::Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout == b"0\n");
+    if !root || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!(
+            "skipped: needs root and setpriv to run askpane as another user with a thread limit"
+        );
+        return;
+    }
+    let others =
+        std::process::Command::new("ps").args(["-L", "-u", "65534", "--no-headers"]).output();
+    let others = others.map_or(0, |out| out.stdout.iter().filter(|&&b| b == b'\n').count());
+    let limit = format!("--nproc={}", others + 5);
+    let wrapper = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--",
+        "prlimit",
+        &limit,
+        "--",
+    ];
+    let Some(mut run) = WebRun::start(&wrapper, &[]) else { return };
+    let held = connect(run.port); // Its thread is the last one allowed.
+    thread::sleep(Duration::from_millis(300));
+    let mut refused = connect(run.port);
+    let mut byte = [0_u8; 1];
+    let read = refused.read(&mut byte);
+    assert!(matches!(read, Ok(0) | Err(_)), "the connection without a thread was served: {read:?}");
+    let complaint = run.line_after("askpane: the browser bridge could not start a thread");
+    assert!(!complaint.is_empty(), "{:?}", run.seen);
+    assert!(run.process.exited().is_none(), "askpane ended: {:?}", run.seen);
+    drop((held, refused));
+    let (status, stdout, stderr) = run.answer_and_finish();
+    assert_answered(status, &stdout, &stderr);
+    assert!(!stdout.contains(CLOSED_MESSAGE), "an invented 'window closed': {stdout}");
+}
+
+#[test]
+fn an_exposed_bind_prints_a_usable_link_per_address() {
+    let Some(mut run) = WebRun::start(&[], &["--bind", "0.0.0.0:0"]) else { return };
+    thread::sleep(QUIET);
+    run.seen.extend(run.stderr.try_iter());
+    let links: Vec<&String> = run.seen.iter().filter(|line| line.contains("#token=")).collect();
+    assert!(!links.is_empty(), "{:?}", run.seen);
+    assert!(links.iter().all(|line| !line.contains("0.0.0.0")), "{links:?}");
+    assert!(run.seen.iter().any(|line| line.contains("warning: --bind 0.0.0.0")), "{:?}", run.seen);
+    let (status, stdout, stderr) = run.answer_and_finish();
+    assert_answered(status, &stdout, &stderr);
+}

@@ -686,14 +686,15 @@ fn pump(
     let mut heard = Instant::now();
     let mut pinged = Instant::now();
     loop {
-        if site.stopped.load(Ordering::SeqCst) {
-            return Ended::Stopped;
-        }
-        // What the hub queued goes first (the answered question withdrawn, say).
+        // What the hub queued goes first, also when stopping: the page must hear its answer
+        // was taken (and the question withdrawn) before the close.
         for message in outbox.try_iter() {
             if let Err(ended) = queue(socket, Message::text(message.to_string())) {
                 return ended;
             }
+        }
+        if site.stopped.load(Ordering::SeqCst) {
+            return Ended::Stopped;
         }
         if heard.elapsed() >= SILENT_LIMIT {
             return Ended::Silent;
@@ -716,8 +717,10 @@ fn pump(
         let Ok(ready) = wait_ready(raw.as_fd(), interest, wakeup, Some(timeout)) else {
             return Ended::Internal;
         };
+        // A stop shuts the socket for reading, which would read as the page vanishing: back to
+        // the top, which sends what is queued and ends with 1000.
         if site.stopped.load(Ordering::SeqCst) {
-            return Ended::Stopped;
+            continue;
         }
         if ready.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
             loop {
@@ -834,6 +837,8 @@ enum Backstop {
     /// Ends at `expiry` (the user's time plus [`TIMEOUT_GRACE`]); `given` is the time the user
     /// had in all, for the "nobody answered within N seconds" message.
     At { expiry: Instant, given: Duration },
+    /// A `--timeout` too far off to represent as an instant: it never ends here.
+    Unbounded { given: Duration },
     /// The page paused the countdown (the user is there).
     Paused { given: Duration },
 }
@@ -850,14 +855,21 @@ struct OpenQuestion {
 }
 
 impl OpenQuestion {
-    /// The `user_question` to send now: a timed question says how many seconds are left.
+    /// The `user_question` to send now: a timed question says how many seconds are left, a
+    /// paused one none.
     fn message_now(&self) -> Value {
         let mut message = self.message.clone();
         if let Some(object) = message.as_object_mut() {
-            match self.seconds_left() {
-                Some(left) => object.insert("timeout_secs".into(), Value::from(left)),
-                None => object.shift_remove("timeout_secs"),
-            };
+            match (self.backstop, self.seconds_left()) {
+                (_, Some(left)) => {
+                    object.insert("timeout_secs".into(), Value::from(left));
+                }
+                (Backstop::Paused { .. }, None) => {
+                    object.shift_remove("timeout_secs");
+                }
+                // As asked (a timeout too large to keep still counts down there).
+                (Backstop::None | Backstop::At { .. } | Backstop::Unbounded { .. }, None) => {}
+            }
         }
         message
     }
@@ -922,6 +934,8 @@ impl Hub {
             } else if index == connections_index {
                 match operation.recv(connections) {
                     Ok(message) => self.handle_browser(message),
+                    // Every connection ended because the bridge is stopping: the usual end.
+                    Err(_) if self.stopped.load(Ordering::SeqCst) => break,
                     Err(_) => {
                         // The listener is gone without a stop: no page can answer any more.
                         let reason = "askpane's browser bridge stopped accepting pages".to_owned();
@@ -951,7 +965,7 @@ impl Hub {
     fn next_deadline(&self) -> Option<Instant> {
         let backstops = self.open.iter().filter_map(|question| match question.backstop {
             Backstop::At { expiry, .. } => Some(expiry),
-            Backstop::None | Backstop::Paused { .. } => None,
+            Backstop::None | Backstop::Paused { .. } | Backstop::Unbounded { .. } => None,
         });
         backstops.chain(self.pages_gone_deadline()).min()
     }
@@ -1027,12 +1041,13 @@ impl Hub {
                 self.broadcast(&message);
                 // The page times the question out itself (sending what was touched); this is
                 // the backstop for no page at all. A timeout too far to represent has none.
-                let backstop = request
-                    .timeout
-                    .and_then(|given| {
-                        Some(Backstop::At { expiry: backstop_from_now(given)?, given })
-                    })
-                    .unwrap_or(Backstop::None);
+                let backstop = match request.timeout {
+                    None => Backstop::None,
+                    Some(given) => match backstop_from_now(given) {
+                        Some(expiry) => Backstop::At { expiry, given },
+                        None => Backstop::Unbounded { given },
+                    },
+                };
                 self.open.push(OpenQuestion {
                     tool_use_id,
                     ask: request.ask,
@@ -1163,24 +1178,24 @@ impl Hub {
 fn changed_backstop(backstop: Backstop, change: TimeoutChange) -> Option<Backstop> {
     let given = match backstop {
         Backstop::None => return None,
-        Backstop::At { given, .. } | Backstop::Paused { given } => given,
+        Backstop::At { given, .. } | Backstop::Paused { given } | Backstop::Unbounded { given } => {
+            given
+        }
     };
-    Some(match (change, backstop) {
-        (TimeoutChange::Paused, _) => Backstop::Paused { given },
-        (TimeoutChange::Extended { secs }, Backstop::At { expiry, .. }) => {
-            let more = Duration::from_secs(secs);
-            match expiry.checked_add(more) {
-                Some(expiry) => Backstop::At { expiry, given: given.saturating_add(more) },
-                None => Backstop::Paused { given },
-            }
-        }
-        (TimeoutChange::Extended { secs }, _) => {
-            let more = Duration::from_secs(secs);
-            match backstop_from_now(more) {
-                Some(expiry) => Backstop::At { expiry, given: given.saturating_add(more) },
-                None => Backstop::Paused { given },
-            }
-        }
+    let more = match change {
+        TimeoutChange::Paused => return Some(Backstop::Paused { given }),
+        TimeoutChange::Extended { secs } => Duration::from_secs(secs),
+    };
+    let given = given.saturating_add(more);
+    let expiry = match backstop {
+        Backstop::At { expiry, .. } => expiry.checked_add(more),
+        Backstop::Unbounded { .. } => None,
+        // Paused: the added time counts from now.
+        Backstop::None | Backstop::Paused { .. } => backstop_from_now(more),
+    };
+    Some(match expiry {
+        Some(expiry) => Backstop::At { expiry, given },
+        None => Backstop::Unbounded { given },
     })
 }
 
@@ -1294,7 +1309,7 @@ mod tests {
         assert!(backstop_from_now(Duration::from_secs(5)).is_some());
         let far = Backstop::At { expiry: Instant::now(), given: Duration::from_secs(5) };
         let extended = changed_backstop(far, TimeoutChange::Extended { secs: u64::MAX });
-        assert!(matches!(extended, Some(Backstop::Paused { .. })), "{extended:?}");
+        assert!(matches!(extended, Some(Backstop::Unbounded { .. })), "{extended:?}");
         assert!(changed_backstop(Backstop::None, TimeoutChange::Paused).is_none());
     }
 
