@@ -1598,6 +1598,105 @@ mod tests {
         assert_eq!(reply.updated_input()["answers"], json!({}));
     }
 
+    // Issue 9: texts over their limit are refused beside their box; a browser's receipt waits
+    // for askpane's acknowledgement, and a refused answer comes back as it was sent.
+    #[test]
+    fn an_over_long_reply_or_decline_message_is_refused_beside_its_box() {
+        use crate::protocol::limits::{MAX_DECLINE_LENGTH, MAX_REPLY_LENGTH};
+        let mut state = State::default();
+        state.push(three_questions());
+        state.apply(Action::AskReply);
+        state.apply(Action::SetReplyText("返".repeat(MAX_REPLY_LENGTH + 1)));
+        assert_eq!(state.apply(Action::ConfirmReply), None, "not sent");
+        let pending = state.current().expect("still open");
+        assert_eq!(
+            pending.error.as_deref(),
+            Some(
+                "Not sent: the reply is 32769 characters long; the limit is 32768. Shorten it \
+                 and send again."
+            )
+        );
+        assert!(matches!(&pending.confirm, Some(Confirm::Reply { text }) if text.len() > 32_768));
+        state.apply(Action::AskDecline);
+        state.apply(Action::SetDeclineMessage("x".repeat(MAX_DECLINE_LENGTH + 1)));
+        assert_eq!(state.apply(Action::ConfirmDeclineAndStop), None, "not sent");
+        let error = state.current().and_then(|pending| pending.error.clone()).unwrap_or_default();
+        assert!(error.contains("the message to the agent is 8193 characters long"), "{error}");
+        state.apply(Action::SetDeclineMessage("x".repeat(MAX_DECLINE_LENGTH)));
+        let resolved = state.apply(Action::ConfirmDecline).expect("at the limit it goes");
+        assert_eq!(resolved.outcome.kind(), "declined");
+    }
+
+    #[test]
+    fn a_browser_receipt_says_sent_only_once_acknowledged() {
+        let mut state = State::default();
+        let mut request = three_questions();
+        request.envelope = Envelope::SeedWeb { tool_use_id: "t1".into() };
+        request.awaits_ack = true;
+        state.push(request);
+        state.apply(Action::Pick { question: 0, pick: Pick::Option(0) });
+        state.apply(Action::Submit);
+        state.apply(Action::ConfirmSubmit).expect("sent to the bridge");
+        let receipt = |state: &State| state.receipt().map(|r| r.send_state.clone());
+        assert_eq!(receipt(&state), Some(SendState::Sending));
+        state.delivered("another");
+        assert_eq!(receipt(&state), Some(SendState::Sending), "only its own acknowledgement");
+        state.delivered("t1");
+        assert_eq!(receipt(&state), Some(SendState::Sent));
+        state.not_delivered("t1", "not sent: answered in another window first".into());
+        assert!(matches!(receipt(&state), Some(SendState::NotSent(_))));
+        assert_eq!(state.notices().len(), 1);
+        // Natively, handing the outcome over is delivery.
+        state.push(three_questions());
+        state.apply(Action::AskDecline);
+        state.apply(Action::ConfirmDecline).expect("declined");
+        assert_eq!(receipt(&state), Some(SendState::Sent));
+    }
+
+    #[test]
+    fn a_refused_answer_comes_back_as_it_was_sent_with_why() {
+        let mut state = State::default();
+        let mut request = three_questions();
+        request.envelope = Envelope::SeedWeb { tool_use_id: "t1".into() };
+        request.awaits_ack = true;
+        let again = NewRequest { id: RequestId::next(), ..request.clone() };
+        state.push(request);
+        state.apply(Action::AskDecline);
+        state.apply(Action::SetDeclineMessage("not now".into()));
+        let declined = state.apply(Action::ConfirmDecline).expect("sent").outcome;
+        // The bridge refused it: the same question, pushed again, opens the decline box again
+        // with the user's own words (not askpane's wording around them) and the reason.
+        let id = again.id;
+        state.push(again);
+        state.returned(id, &declined, "the message to the agent is too long", None);
+        let pending = state.current().expect("back");
+        assert_eq!(pending.id, id);
+        assert_eq!(pending.confirm, Some(Confirm::Decline { message: "not now".into() }));
+        assert_eq!(
+            pending.error.as_deref(),
+            Some("Not sent: the message to the agent is too long. Change it and send again.")
+        );
+        assert!(state.receipt().is_none(), "no receipt for what did not count");
+        // A refused form opens on the question the error names.
+        let mut form = three_questions();
+        form.envelope = Envelope::SeedWeb { tool_use_id: "t2".into() };
+        let form_id = form.id;
+        state.push(form);
+        let answers = crate::protocol::build_answers(&state.current().expect("t1").ask, &[])
+            .expect("empty answers");
+        state.returned(
+            form_id,
+            &Outcome::Answered(answers),
+            "the note on question 3 is too long",
+            Some(2),
+        );
+        let pending = state.current().expect("t2");
+        assert_eq!(
+            (pending.id, pending.tab, pending.confirm.clone()),
+            (form_id, Tab::Question(2), None)
+        );
+    }
+
     #[test]
     fn title_names_the_project_the_count_and_who_else_waits() {
         let mut state = State::default();

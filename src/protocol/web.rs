@@ -452,6 +452,51 @@ mod tests {
     }
 
     #[test]
+    fn decline_words_come_back_out_of_askpanes_wording() {
+        for words in ["not now", "  spaced  ", "", "said: twice said: "] {
+            let Outcome::Declined { message } = Outcome::declined(words) else { panic!() };
+            assert_eq!(decline_words(&message), words.trim(), "{message}");
+        }
+        assert_eq!(decline_words("a message of my own"), "a message of my own");
+    }
+
+    #[test]
+    fn timeout_changes_parse_bounded_and_round_trip() {
+        let paused = timeout_change_message("t", TimeoutChange::Paused);
+        assert_eq!(paused, json!({"type": "timeout_paused", "tool_use_id": "t"}));
+        let extended = timeout_change_message("t", TimeoutChange::Extended { secs: 60 });
+        for (message, change) in
+            [(paused, TimeoutChange::Paused), (extended, TimeoutChange::Extended { secs: 60 })]
+        {
+            assert_eq!(
+                parse_browser_message(&message),
+                Ok(BrowserMessage::Timeout { tool_use_id: "t".into(), change })
+            );
+        }
+        let too_much = json!({"type": "timeout_extended", "tool_use_id": "t", "secs": 3601});
+        assert_eq!(
+            parse_browser_message(&too_much).expect_err("refused").to_string(),
+            "`secs` must be a whole number of seconds from 1 to 3600, not 3601"
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_what_to_do_with_the_answer() {
+        let limit = BrowserError::Limit(LimitError::NotesTooLong { question: 1, length: 9000 });
+        let error = error_message(&limit, Some(&json!("t")));
+        assert_eq!(
+            error,
+            json!({"type": "error", "tool_use_id": "t", "kind": "too_long", "field": "note",
+                "question": 1,
+                "message": "the note on question 2 is 9000 characters long; the limit is 8192"})
+        );
+        let refusal = Refusal::parse(&error).expect("an error");
+        assert_eq!((refusal.question, refusal.not_open()), (Some(1), false));
+        let gone = error_message(&BrowserError::UnknownQuestion("t".into()), None);
+        assert!(Refusal::parse(&gone).expect("an error").not_open());
+    }
+
+    #[test]
     fn refuses_what_was_not_offered() {
         let ask = ask();
         let outcome = |answers: Value| {
