@@ -12,6 +12,11 @@
 //   4. a reload before answering gets the question again
 //   5. Escape, Decline → exit 1 with {"outcome":"declined",…}
 //   6. timing: spawning askpane → the question drawn in the page (median of 5)
+//   7. a long Japanese "Other" answer (≈ 90 KB of UTF-8, over the 64 KiB askpane once allowed):
+//      askpane prints it and exits 0; the page said "Sending…" and "Sent" only after askpane's
+//      acknowledgement (window.askpaneDeliveries)
+// Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
+// page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
 // demo feed only), so "the question arrived / went away" is read off the WebSocket frames the page
 // receives (Playwright sees them) and off screenshots, compared pixel by pixel. For the timing, an
@@ -51,6 +56,7 @@ const WHOLE_RUN_TIMEOUT = 6 * 60_000; // the watchdog: everything
 // and the decline bar's "Decline" button (the bar opens above the footer after Escape).
 const SQLITE = { x: 81, y: 292 };
 const SUBMIT = { x: 918, y: 645 };
+const OTHER_BOX = { x: 490, y: 497 };
 const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
 
@@ -224,13 +230,14 @@ function expectJson(name, what, actual, expected) {
  */
 async function openTab(context, url, name) {
   const page = await context.newPage();
-  const tab = { page, name, frames: [], problems: [], sockets: 0 };
+  const tab = { page, name, frames: [], problems: [], sockets: 0, socketUrls: [] };
   page.on("pageerror", (error) => tab.problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
     if (message.type() === "error") tab.problems.push(`console error: ${message.text()}`);
   });
   page.on("websocket", (socket) => {
     tab.sockets += 1;
+    tab.socketUrls.push(socket.url());
     const number = tab.sockets;
     socket.on("framereceived", ({ payload }) => {
       let message = {};
@@ -326,6 +333,15 @@ function unexpectedProblems(tab) {
 function noProblems(tab) {
   const problems = unexpectedProblems(tab);
   check(problems.length === 0, `${tab.name}:\n  ${problems.join("\n  ")}`);
+  // The token travels in a header, never in a URL a proxy or the history could keep.
+  const leaked = tab.socketUrls.filter((url) => /token/i.test(url));
+  check(leaked.length === 0, `${tab.name}: the WebSocket URL holds the token: ${leaked.join(", ")}`);
+}
+
+/** The page has dropped the token from its address bar (it keeps it in sessionStorage). */
+async function tokenNotInAddressBar(tab) {
+  const href = await tab.page.evaluate(() => location.href);
+  check(!/token/i.test(href), `${tab.name}: the address bar still holds the token: ${href}`);
 }
 
 // --- the tests -----------------------------------------------------------------------------------
@@ -338,6 +354,7 @@ async function clickAndSubmit(context) {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge.png") });
+    await tokenNotInAddressBar(tab);
     await tab.page.mouse.click(SQLITE.x, SQLITE.y);
     await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
     const exit = await exitOf(run);
@@ -559,6 +576,57 @@ async function timing(context, runs) {
   );
 }
 
+/** 7. A long Japanese Other answer goes through whole; "Sent" only after askpane took it. */
+async function longAnswer(context) {
+  const name = "7 long Japanese answer";
+  // 31 900 characters (the answer limit is 32 768): about 96 KB of UTF-8 on the wire.
+  const text = "日本語の長い回答です。".repeat(2900);
+  const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await questionDrawn(tab);
+    await tab.page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+    await sleep(200);
+    await tab.page.keyboard.insertText(text);
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-answer.png") });
+    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    let exit;
+    try {
+      exit = await exitOf(run, 30_000);
+    } catch (error) {
+      const seen = tab.frames.map((f) => f.type).join(", ");
+      const deliveries = await tab.page.evaluate(() => JSON.stringify(window.askpaneDeliveries ?? []));
+      await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-answer-stuck.png") });
+      throw new Failure(`${error.message}\n  the page received: ${seen}\n  its deliveries: ${deliveries}`);
+    }
+    check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
+    const reply = onlyReply(run, name);
+    const answer = reply.answers?.[DATABASE_QUESTION] ?? "";
+    check(answer === text, `${name}: the answer is ${answer.length} characters, expected ${text.length} (the text typed)`);
+    // The acknowledgement and askpane's close arrive together; the page handles them next frame.
+    await tab.page
+      .waitForFunction(() => (window.askpaneDeliveries ?? []).some((d) => d.state !== "sending"), null, {
+        timeout: QUESTION_TIMEOUT,
+      })
+      .catch(() => {});
+    const deliveries = await tab.page.evaluate(() => window.askpaneDeliveries ?? []);
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-answer-sent.png") });
+    const states = deliveries.map((delivery) => delivery.state);
+    expectJson(name, "the page's delivery states", states, ["sending", "sent"]);
+    noProblems(tab);
+    await tab.page.close();
+    console.log(
+      `ok   ${name}: ${text.length} characters (${Buffer.byteLength(JSON.stringify(text))} bytes of JSON) ` +
+        `printed whole, exit 0; the page went ${states.join(" → ")} ` +
+        "(target/test-artifacts/web-bridge-long-answer.png, web-bridge-long-answer-sent.png)",
+    );
+  } finally {
+    await stop(run);
+  }
+}
+
 async function main() {
   check(
     existsSync(askpaneBin),
@@ -577,6 +645,7 @@ async function main() {
     await twoTabs(context);
     await reloadRestores(context);
     await decline(context);
+    await longAnswer(context);
     await timing(context, 5);
   } finally {
     for (const run of children) await stop(run);
