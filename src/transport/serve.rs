@@ -335,22 +335,35 @@ fn wait_ready(
 // ---------------------------------------------------------------------------------------------
 // The listener
 
-/// Every open connection's socket, so a stop can wake them (their blocked reads end) and, after
-/// [`SHUTDOWN_GRACE`], end them (a download to a tab that stopped reading).
+/// Every open connection, so a stop can wake them and, after [`SHUTDOWN_GRACE`], end them (a
+/// download to a tab that stopped reading).
 #[derive(Default)]
 struct Registry {
-    sockets: Mutex<HashMap<u64, TcpStream>>,
+    connections: Mutex<HashMap<u64, Registration>>,
+}
+
+/// A connection's socket, and for a page's WebSocket the pipe that wakes its thread.
+struct Registration {
+    socket: TcpStream,
+    wakeup: Option<Arc<Wakeup>>,
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, TcpStream>> {
-        self.sockets.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Registration>> {
+        self.connections.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn add(&self, id: u64, stream: &TcpStream) -> io::Result<()> {
-        let clone = stream.try_clone()?;
-        self.lock().insert(id, clone);
+        let socket = stream.try_clone()?;
+        self.lock().insert(id, Registration { socket, wakeup: None });
         Ok(())
+    }
+
+    /// The connection became a page's WebSocket: a stop wakes it through `wakeup`.
+    fn set_wakeup(&self, id: u64, wakeup: &Arc<Wakeup>) {
+        if let Some(registration) = self.lock().get_mut(&id) {
+            registration.wakeup = Some(Arc::clone(wakeup));
+        }
     }
 
     fn remove(&self, id: u64) {
@@ -361,9 +374,23 @@ impl Registry {
         self.lock().len()
     }
 
-    fn shutdown_all(&self, how: Shutdown) {
-        for socket in self.lock().values() {
-            let _ = socket.shutdown(how);
+    /// Wakes every connection for a stop: a page's thread through its pipe (it still has its
+    /// answer to deliver and its 1000 to send, which a shut socket would lose), any other by
+    /// ending its blocked read.
+    fn wake_all(&self) {
+        for registration in self.lock().values() {
+            match &registration.wakeup {
+                Some(wakeup) => wakeup.wake(),
+                None => {
+                    let _ = registration.socket.shutdown(Shutdown::Read);
+                }
+            }
+        }
+    }
+
+    fn shutdown_all(&self) {
+        for registration in self.lock().values() {
+            let _ = registration.socket.shutdown(Shutdown::Both);
         }
     }
 }
@@ -453,12 +480,12 @@ fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) {
     }
     // Stopping. Blocked reads end now; pages get their close frame; then whatever still runs (a
     // download to a tab that stopped reading) has its socket shut.
-    site.registry.shutdown_all(Shutdown::Read);
+    site.registry.wake_all();
     let deadline = Instant::now() + SHUTDOWN_GRACE;
     while connections.iter().any(|handle| !handle.is_finished()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    site.registry.shutdown_all(Shutdown::Both);
+    site.registry.shutdown_all();
     for handle in connections {
         let _ = handle.join();
     }
@@ -624,6 +651,7 @@ fn serve_socket(mut stream: TcpStream, id: u64, head: &Head, site: &Site) -> io:
     let mut socket = WebSocket::from_raw_socket(stream, Role::Server, Some(config));
     let (outgoing, outbox) = crossbeam_channel::unbounded::<Value>();
     let wakeup = Arc::new(Wakeup::new()?);
+    site.registry.set_wakeup(id, &wakeup);
     let page = Page { outgoing, wakeup: Arc::clone(&wakeup) };
     if site.to_hub.send(ToHub::Connected { client: id, page }).is_err() {
         return Ok(());
@@ -717,8 +745,7 @@ fn pump(
         let Ok(ready) = wait_ready(raw.as_fd(), interest, wakeup, Some(timeout)) else {
             return Ended::Internal;
         };
-        // A stop shuts the socket for reading, which would read as the page vanishing: back to
-        // the top, which sends what is queued and ends with 1000.
+        // Stopping: back to the top, which sends what is queued and ends with 1000.
         if site.stopped.load(Ordering::SeqCst) {
             continue;
         }
