@@ -1742,8 +1742,11 @@ fn at_most_so_many_connections_are_served_at_once_and_the_page_still_gets_in() {
     // Connections that never send a request hold their places (for the head timeout).
     let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS).map(|_| connect(harness.port)).collect();
     let mut over = connect(harness.port);
-    let (status, _) = read_response_head(&mut over);
+    let (status, headers) = read_response_head(&mut over);
     assert_eq!(status, 503, "connection {} of {MAX_CONNECTIONS} allowed", MAX_CONNECTIONS + 1);
+    let busy = Response { status, headers, body: read_to_close(&mut over) };
+    assert_eq!(busy.body, b"too many connections; retry\n", "{busy:?}");
+    assert_eq!(busy.header("content-length"), Some(busy.body.len().to_string().as_str()));
     drop((idle, over));
     // Their places free up as they close: the page gets in again.
     let deadline = Instant::now() + MESSAGE_WITHIN;

@@ -497,11 +497,14 @@ fn next_backoff(backoff: Duration) -> Duration {
 
 /// Too many connections: a short 503 without blocking the listener, then closed.
 fn refuse_busy(mut stream: TcpStream) {
-    let _ = stream.set_nonblocking(true);
-    let _ = stream.write_all(
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\
-          Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections; retry\n",
+    const BODY: &str = "too many connections; retry\n";
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+         Retry-After: 1\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
     );
+    let _ = stream.set_nonblocking(true);
+    let _ = stream.write_all(response.as_bytes());
 }
 
 /// A parsed request head.
