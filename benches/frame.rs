@@ -153,7 +153,7 @@ fn frame(c: &mut Criterion) {
     for (id, tab, painted) in [
         ("question/ascii_preview", Tab::Question(0), "| > Profile      |  Display name"),
         ("question/code_preview", Tab::Question(1), "pub enum ConfigError"),
-        ("review", Tab::Review, "→ Clippy with -D warnings, Unit and integration tests"),
+        ("review", Tab::Review, "→ Clippy with -D warnings · Unit and integration tests"),
     ] {
         let output = window.show(&mut state, tab);
         let text = painted_text(&output.shapes);

@@ -510,3 +510,35 @@ fn a_picked_option_with_a_preview_carries_it_without_a_note() {
         json!({"Which layout should the settings page use?": {"preview": sidebar}})
     );
 }
+
+#[test]
+fn in_the_browser_a_keys_text_comes_first_and_still_belongs_to_the_key() {
+    // eframe's web backend sends a key's text before the key itself.
+    let (mut window, asked) = open_fixture("four-questions");
+    let web_key = |key: Key, text: &str| {
+        [
+            Event::Text(text.to_owned()),
+            Event::Key {
+                key,
+                pressed: true,
+                modifiers: Modifiers::NONE,
+                repeat: false,
+                physical_key: None,
+            },
+        ]
+    };
+    let events = &mut window.harness.input_mut().events;
+    events.extend(web_key(Key::Num2, "2"));
+    window.harness.step();
+    window.harness.run();
+    assert!(window.is_on(Role::RadioButton, "Email magic link"), "2 chose option 2");
+    assert_eq!(window.answer_box().value().as_deref(), Some(""), "and typed nothing");
+    // A letter is no shortcut: its text starts the Other answer, on the web too.
+    let events = &mut window.harness.input_mut().events;
+    events.extend(web_key(Key::S, "s"));
+    events.extend(web_key(Key::O, "o"));
+    window.harness.step();
+    window.harness.run();
+    assert_eq!(window.answer_box().value().as_deref(), Some("so"));
+    assert_nothing_sent(&asked);
+}

@@ -78,6 +78,7 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     let mut focus = None;
     let mut preview_pages = 0.0_f32;
     ctx.input_mut(|input| {
+        let typed_by = typed_text_of_keys(&input.events);
         let mut handled = Vec::new();
         let mut position = 0;
         while let Some(event) = input.events.get(position) {
@@ -90,16 +91,25 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                     handled.push(position);
                 }
                 Event::Key { key, pressed: true, modifiers, .. } => {
+                    let text = typed_by.iter().find(|(key, _)| *key == position).map(|p| p.1);
                     let Some(shortcut) = shortcut(pending, tab, *key, *modifiers) else {
+                        // Not a shortcut: the text it typed (if it came first, as on the web,
+                        // it was left for this moment) starts the Other answer.
+                        if let (Some(_), Tab::Question(question), None) =
+                            (text, tab, &pending.confirm)
+                        {
+                            focus = Some(other_text_id(pending.id, question));
+                            if tab != pending.tab {
+                                actions.push(Action::ShowTab(tab));
+                            }
+                            break;
+                        }
                         position += 1;
                         continue;
                     };
                     handled.push(position);
                     // The text this key types (a digit, a space, an "n") is typed nowhere.
-                    if matches!(input.events.get(position + 1), Some(Event::Text(_))) {
-                        position += 1;
-                        handled.push(position);
-                    }
+                    handled.extend(text);
                     let action = match shortcut {
                         Shortcut::Focus(id) => {
                             focus = Some(id);
@@ -136,6 +146,8 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                 // Typing goes to Other, like the dialog's "Type something" row: the first
                 // character that is no shortcut starts the Other answer, and it and everything
                 // after it this frame is typed into the box.
+                // A key's own text waits for its key: it is typed only if the key is no shortcut.
+                Event::Text(_) if typed_by.iter().any(|(_, text)| *text == position) => {}
                 Event::Text(text) if !text.trim().is_empty() => {
                     if let (Tab::Question(question), None) = (tab, &pending.confirm) {
                         focus = Some(other_text_id(pending.id, question));
@@ -166,6 +178,33 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
             memory.request_focus(id);
         }
     });
+}
+
+/// Which text event each key press typed, as (key position, text position). Natively egui-winit
+/// sends a key's text right after the key; in the browser eframe sends it right before. A text
+/// belongs to a key only when it is that key's character, so "2" then "1" typed fast are never
+/// crossed.
+fn typed_text_of_keys(events: &[Event]) -> Vec<(usize, usize)> {
+    let typed = |key: Key, event: Option<&Event>| match (key, event) {
+        (Key::Space, Some(Event::Text(text))) => text == " ",
+        (key, Some(Event::Text(text))) => key.symbol_or_name().eq_ignore_ascii_case(text),
+        _ => false,
+    };
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (position, event) in events.iter().enumerate() {
+        let Event::Key { key, pressed: true, .. } = event else { continue };
+        let taken = |text: usize| pairs.iter().any(|pair| pair.1 == text);
+        let after = position + 1;
+        if typed(*key, events.get(after)) && !taken(after) {
+            pairs.push((position, after));
+        } else if let Some(before) = position.checked_sub(1)
+            && typed(*key, events.get(before))
+            && !taken(before)
+        {
+            pairs.push((position, before));
+        }
+    }
+    pairs
 }
 
 /// In the Other or note box, a plain Enter means "done with this question": it leaves the box
