@@ -904,7 +904,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             | Inbound::WithdrawPermission { .. }
             | Inbound::Withdraw { .. }
             | Inbound::Settled { .. }
-            | Inbound::Delivery(_) => {}
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. } => {}
         }
     }
 }

@@ -23,6 +23,7 @@ use std::sync::{Arc, OnceLock};
 
 use askpane::app::{App, AppOptions, FrameHook};
 use askpane::demo::{self, Fixture};
+use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::web_client::BridgeClient;
 use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
@@ -175,12 +176,17 @@ fn connect(
     to_ui: UiSender,
     waker: Waker,
     fonts: &WebFonts,
+    countdown_changes: Receiver<(String, TimeoutChange)>,
 ) -> Result<Feed, String> {
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
         Source::Bridge { token } => {
             let mut client = BridgeClient::new(bridge_url(), token, to_ui, waker);
             Ok(Box::new(move |ctx| {
+                // "Any key to stay" and "+1 min": the bridge's backstop follows the page.
+                for (tool_use_id, change) in countdown_changes.try_iter() {
+                    client.send_timeout_change(&tool_use_id, change);
+                }
                 client.pump(now_ms());
                 for event in client.take_events() {
                     publish::delivery(&event);
@@ -276,8 +282,11 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         let ctx = cc.egui_ctx.clone();
         let _ = app_ctx.set(ctx.clone());
         let fonts = WebFonts::install(&ctx);
-        let feed = connect(source, to_ui, waker, &fonts)?;
-        let app = App::new(&ctx, inbox, AppOptions::default()).with_frame_hook(frame_hook(feed));
+        let (countdown_changes, changed) = crossbeam_channel::unbounded();
+        let feed = connect(source, to_ui, waker, &fonts, changed)?;
+        let app = App::new(&ctx, inbox, AppOptions::default())
+            .with_frame_hook(frame_hook(feed))
+            .with_countdown_changes(countdown_changes);
         Ok(Box::new(app))
     });
     runner.start(canvas, eframe::WebOptions::default(), creator).await

@@ -709,6 +709,49 @@ fn declines_stops_and_free_replies_become_their_outcomes() {
     harness.finish();
 }
 
+#[test]
+fn chat_about_this_and_a_countdown_that_ran_out_come_back_with_their_picks() {
+    let harness = Harness::start();
+    let clarify = harness.ask("toolu_clarify");
+    let timed = harness.ask_with("toolu_timed", |request| {
+        request.timeout = Some(Duration::from_secs(600));
+    });
+    let mut client = harness.client();
+    client.recv_question("toolu_clarify");
+    client.recv_question("toolu_timed");
+
+    // "Chat about this" with Tabs picked and a note: the bridge builds the dialog's words.
+    client.send(&json!({"type": "question_clarify", "tool_use_id": "toolu_clarify",
+        "answers": {"0": "2"}, "notes": {"1": "not sure yet"}}));
+    let Outcome::Clarify { message, .. } = clarify.outcome() else { panic!("a clarify") };
+    assert!(message.starts_with("The user wants to clarify these questions."), "{message}");
+    assert!(message.contains("- \"Which layout should the settings page use?\"\n  Answer: Tabs"));
+    assert!(message.contains("  (No answer provided)\n  User notes: not sure yet"), "{message}");
+    assert_eq!(client.recv_taken("toolu_clarify"), "clarify");
+
+    // The page's countdown ran out with Sidebar picked and the database's Other being typed:
+    // the agent is told so, with the time askpane gave, never the page's say.
+    client.send(&json!({"type": "question_timed_out", "tool_use_id": "toolu_timed",
+        "answers": {"0": "1"}, "typing": [2], "waited_secs": 1}));
+    let Outcome::TimedOut(timed_out) = timed.outcome() else { panic!("a timeout") };
+    let message = timed_out.message();
+    assert!(message.starts_with("No response after 600s"), "{message}");
+    assert!(message.contains("\"Which layout should the settings page use?\"=\"Sidebar\""));
+    assert!(message.ends_with("what they typed was not sent."), "{message}");
+    assert_eq!(client.recv_taken("toolu_timed"), "timed_out");
+
+    // A typing index that was not asked is refused, by name.
+    let open = harness.ask("toolu_open");
+    client.recv_question("toolu_open");
+    client.send(&json!({"type": "question_timed_out", "tool_use_id": "toolu_open",
+        "answers": {}, "typing": [7]}));
+    let error = client.recv_error();
+    assert!(error.contains("7"), "{error}");
+    open.assert_open();
+    drop(client);
+    harness.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Security: every refusal leaves the question answerable by the real page
 

@@ -701,3 +701,70 @@ fn other_text_or_notes_read_as_the_user_answered_read_carefully() {
         r#"The user answered: "Which colours?"=(no option selected) notes: No strong opinion; you choose., "Which size?"="Large" notes: Either works.. Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say."#
     );
 }
+
+// 10. The dialog's other endings, in every envelope ----------------------------------------------
+
+#[test]
+fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_the_browser() {
+    let session = Session::load("session.deny.2.1.330.jsonl");
+    let incoming = parse_message(&session.can_use_tool).expect("recognised");
+    let ask = ask_of(&incoming.input);
+    let mut drafts = vec![Draft::default(); 3];
+    drafts[0].pick(&ask.questions()[0], Pick::Option(1)); // Tabs
+    drafts[1].set_notes("only if cheap".into());
+    let clarify = Outcome::clarify(&ask, &drafts);
+    let expected = "The user wants to clarify these questions.\n    This means they may have \
+        additional information, context or questions for you.\n    Take their response into \
+        account and then reformulate the questions if appropriate.\n    Start by asking them what \
+        they would like to clarify.\n\n    Questions asked:\n- \"Which layout should the \
+        settings page use?\"\n  Answer: Tabs\n- \"Which features do you want to enable?\"\n  \
+        (No answer provided)\n  User notes: only if cheap\n- \"どのデータベースを使いますか？\"\n  \
+        (No answer provided)";
+    assert_eq!(clarify.model_text(ResultStyle::Current), expected);
+    let reply = incoming.envelope.reply(&clarify).expect("a deny");
+    assert_eq!(reply["response"]["response"]["behavior"], "deny");
+    assert_eq!(reply["response"]["response"]["message"], expected);
+    let hook = parse_message(&fixture_json("hook.pretooluse.stdin.json")).expect("recognised");
+    let hook_reply = hook.envelope.reply(&clarify).expect("a deny");
+    assert_eq!(hook_reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(hook_reply["hookSpecificOutput"]["permissionDecisionReason"], expected);
+    assert_json_text(
+        &Envelope::ToolInput.reply(&clarify).expect("always a reply"),
+        &serde_json::to_string(&json!({"outcome": "clarify", "message": expected}))
+            .expect("serialise"),
+    );
+
+    // The browser's form of both carries the picks by number, and the bridge's rules rebuild
+    // the same outcome from it.
+    let web = Envelope::SeedWeb { tool_use_id: "t1".into() };
+    let sent = web.reply(&clarify).expect("a message");
+    assert_json_text(
+        &sent,
+        r#"{"type":"question_clarify","tool_use_id":"t1","answers":{"0":"2"},"notes":{"1":"only if cheap"}}"#,
+    );
+    let body = sent.as_object().expect("an object");
+    assert_eq!(askpane::protocol::web::clarify_outcome(&ask, body), Ok(clarify));
+
+    let timed_out = Outcome::at_deadline(&ask, &drafts, &[2], 90);
+    let sent = web.reply(&timed_out).expect("a message");
+    assert_json_text(
+        &sent,
+        r#"{"type":"question_timed_out","tool_use_id":"t1","answers":{"0":"2"},"notes":{"1":"only if cheap"},"typing":[2]}"#,
+    );
+    let body = sent.as_object().expect("an object");
+    assert_eq!(askpane::protocol::web::timed_out_outcome(&ask, body, 90), Ok(timed_out.clone()));
+    let reply = incoming.envelope.reply(&timed_out).expect("a deny");
+    assert_eq!(
+        reply["response"]["response"]["message"],
+        format!(
+            "No response after 90s — the user may be away from keyboard. Proceed using \
+             your best judgment based on the context so far; you can re-ask this question later \
+             if it's still relevant.\n\nBefore going idle the user had selected: \"Which layout \
+             should the settings page use?\"=\"Tabs\" selected preview:\n{}, \"Which features \
+             do you want to enable?\"=(no option selected) notes: only if cheap. The user was \
+             still typing an answer to \"どのデータベースを使いますか？\" when the time ran out; \
+             what they typed was not sent.",
+            ask.questions()[0].options()[1].preview().expect("Tabs has a preview")
+        )
+    );
+}

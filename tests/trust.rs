@@ -307,7 +307,7 @@ fn chat_about_this_sends_the_dialogs_clarify_feedback() {
     let (mut window, asked) = open_fixture("settings-capture");
     window.click(Role::RadioButton, "Tabs");
     window.click_button("Chat about this");
-    let Outcome::Clarify { message } = outcome(&asked) else { panic!("a clarify outcome") };
+    let Outcome::Clarify { message, .. } = outcome(&asked) else { panic!("a clarify outcome") };
     assert_eq!(
         message,
         "The user wants to clarify these questions.\n    This means they may have additional \
@@ -541,4 +541,42 @@ fn in_the_browser_a_keys_text_comes_first_and_still_belongs_to_the_key() {
     window.harness.run();
     assert_eq!(window.answer_box().value().as_deref(), Some("so"));
     assert_nothing_sent(&asked);
+}
+
+#[test]
+fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one() {
+    use askpane::app::{App, AppOptions};
+    use askpane::protocol::web::TimeoutChange;
+    use askpane::transport::{self, Inbound};
+    let (sender, inbox) = transport::memory();
+    let (changes, changed) = crossbeam_channel::unbounded();
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+        .build_eframe(|cc| {
+            App::new(&cc.egui_ctx, inbox, AppOptions::default()).with_countdown_changes(changes)
+        });
+    let timed = |id: &str, secs: u64| {
+        let (mut request, receiver) = request(&json!({"type": "user_question", "tool_use_id": id,
+            "questions": fixture_questions("database")}));
+        request.timeout = Some(Duration::from_secs(secs));
+        assert!(sender.send(Inbound::Ask(Box::new(request))));
+        receiver
+    };
+    let _first = timed("t1", 100);
+    let _second = timed("t2", 100);
+    harness.run_steps(3);
+    harness.get_by_role_and_label(Role::Button, "+1 min").click();
+    harness.run_steps(2);
+    assert_eq!(changed.try_recv().ok(), Some(("t1".into(), TimeoutChange::Extended { secs: 60 })));
+    // Another tab stopped t2's countdown: this window follows.
+    assert!(sender.send(Inbound::Countdown { tool_use_id: "t2".into(), left_secs: None }));
+    harness.run_steps(2);
+    let second =
+        harness.state().state().pending().iter().find(|p| p.envelope.tool_use_id() == Some("t2"));
+    assert_eq!(second.and_then(|p| p.countdown), Some(Countdown::Stopped));
+    // A key here: "any key to stay", told for the countdown still running.
+    harness.key_press(Key::ArrowDown);
+    harness.run_steps(2);
+    assert_eq!(changed.try_iter().collect::<Vec<_>>(), vec![("t1".into(), TimeoutChange::Paused)]);
 }

@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
 use crate::protocol::stream::PermissionDecision;
+use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
 use crate::transport::{
     Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
@@ -65,6 +66,8 @@ pub struct App {
     closing: bool,
     /// Called at the start of every frame: the web build polls its transport here (no threads).
     frame_hook: Option<FrameHook>,
+    /// Where the user's countdown changes go (the browser page tells askpane's bridge).
+    countdown_changes: Option<crossbeam_channel::Sender<(String, TimeoutChange)>>,
 }
 
 /// Work a composition root runs once per frame, before the inbox is drained: the web build polls
@@ -92,6 +95,7 @@ impl App {
             edited: HashMap::new(),
             closing: false,
             frame_hook: None,
+            countdown_changes: None,
         }
     }
 
@@ -104,6 +108,16 @@ impl App {
     ) -> Self {
         self.state.start_session(prompt);
         self.session = Some(commands);
+        self
+    }
+
+    /// Reports every countdown the user stops ("any key to stay") or extends ("+1 min"), by
+    /// tool_use_id, so another holder of the question (the bridge's backstop) follows.
+    pub fn with_countdown_changes(
+        mut self,
+        changes: crossbeam_channel::Sender<(String, TimeoutChange)>,
+    ) -> Self {
+        self.countdown_changes = Some(changes);
         self
     }
 
@@ -172,6 +186,9 @@ impl App {
                         self.state.returned(id, &refused, &error, question);
                     }
                 },
+                Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
+                    self.state.countdown_changed(&tool_use_id, now, left_secs);
+                }
                 Ok(Inbound::Session(event)) => {
                     let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {
@@ -365,8 +382,10 @@ impl eframe::App for App {
         if user_acted && !adds_time && self.state.counting_down() {
             actions.insert(0, state::Action::Stay);
         }
+        let countdowns_before = self.countdowns();
         if !actions.is_empty() {
             self.apply(ui.ctx(), actions);
+            self.report_countdown_changes(&countdowns_before);
             // Draw the result of the actions now rather than on the next input event.
             ui.ctx().request_repaint();
         }
@@ -414,6 +433,35 @@ impl App {
                 )
             })
         })
+    }
+}
+
+impl App {
+    /// Every open request's countdown, by tool_use_id.
+    fn countdowns(&self) -> Vec<(String, Option<Countdown>)> {
+        let pending = self.state.pending().iter();
+        pending.filter_map(|p| Some((p.envelope.tool_use_id()?.to_owned(), p.countdown))).collect()
+    }
+
+    /// Tells [`App::with_countdown_changes`]'s listener what the user's actions did.
+    fn report_countdown_changes(&self, before: &[(String, Option<Countdown>)]) {
+        let Some(changes) = &self.countdown_changes else { return };
+        for (tool_use_id, after) in self.countdowns() {
+            let Some((_, before)) = before.iter().find(|(id, _)| *id == tool_use_id) else {
+                continue;
+            };
+            let change = match (before, after) {
+                (Some(Countdown::Running { .. }), Some(Countdown::Stopped)) => {
+                    TimeoutChange::Paused
+                }
+                (
+                    Some(Countdown::Running { given_secs: was, .. }),
+                    Some(Countdown::Running { given_secs: now, .. }),
+                ) if now > *was => TimeoutChange::Extended { secs: now - was },
+                _ => continue,
+            };
+            let _ = changes.send((tool_use_id, change));
+        }
     }
 }
 

@@ -838,6 +838,26 @@ impl State {
         resolved
     }
 
+    /// Another window changed the countdown of `tool_use_id`: `left_secs` from `now`, or stopped.
+    pub fn countdown_changed(&mut self, tool_use_id: &str, now: f64, left_secs: Option<u64>) {
+        let Some(pending) =
+            self.pending.iter_mut().find(|p| p.envelope.tool_use_id() == Some(tool_use_id))
+        else {
+            return;
+        };
+        pending.countdown = match (pending.countdown, left_secs) {
+            (None, _) => None,
+            (Some(_), None) => Some(Countdown::Stopped),
+            (Some(before), Some(left)) => {
+                let given = match before {
+                    Countdown::Running { given_secs, .. } => given_secs.max(left),
+                    Countdown::Stopped => left,
+                };
+                Some(Countdown::Running { deadline: now + left as f64, given_secs: given })
+            }
+        };
+    }
+
     /// The earliest running deadline of any waiting request, so the app knows when to wake.
     pub fn next_deadline(&self) -> Option<f64> {
         self.pending
@@ -1452,10 +1472,13 @@ mod tests {
         state.apply(Action::Pick { question: 1, pick: Pick::Option(2) });
         state.apply(Action::SetNotes { question: 1, text: " only fast ones ".into() });
         let resolved = state.apply(Action::Clarify).expect("sent at once");
+        let Outcome::Clarify { message, picked } = &resolved.outcome else {
+            panic!("a clarify outcome: {:?}", resolved.outcome)
+        };
+        assert!(picked.is_some(), "the picks travel along, for the browser's wire form");
         assert_eq!(
-            resolved.outcome,
-            Outcome::Clarify {
-                message: "The user wants to clarify these questions.
+            message,
+            "The user wants to clarify these questions.
     This means they may have additional information, context or questions for you.
     Take their response into account and then reformulate the questions if appropriate.
     Start by asking them what they would like to clarify.
@@ -1468,8 +1491,6 @@ mod tests {
   User notes: only fast ones
 - \"Deploy?\"
   (No answer provided)"
-                    .into()
-            }
         );
     }
 

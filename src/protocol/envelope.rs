@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::answer::Answers;
 use super::json_type_name;
 use super::outcome::Outcome;
 
@@ -293,10 +294,16 @@ impl Envelope {
             "subtype": "success", "request_id": request_id, "response": result}}))
     }
 
+    /// The seed web reply: answers by number (`question_answer`), or what the page decided
+    /// otherwise. "Chat about this" (`question_clarify`) and a countdown that ran out
+    /// (`question_timed_out`, with the questions still being typed in) carry the picks by number
+    /// too, so askpane's bridge rebuilds the same outcome with the same rules.
     fn seed_web_reply(&self, outcome: &Outcome) -> Value {
         let tool_use_id = self.tool_use_id().unwrap_or_default();
-        let answers = match outcome {
-            Outcome::Answered(answers) => answers,
+        let (kind, answers) = match outcome {
+            Outcome::Answered(answers) => ("question_answer", Some(answers)),
+            Outcome::Clarify { picked, .. } => ("question_clarify", picked.as_ref()),
+            Outcome::TimedOut(timed_out) => ("question_timed_out", timed_out.picked.as_ref()),
             Outcome::Replied(reply) => {
                 return json!({"type": "question_answer", "tool_use_id": tool_use_id,
                     "answers": {}, "response": reply.text()});
@@ -306,27 +313,38 @@ impl Envelope {
                     "outcome": other.kind(), "message": other.deny_message()});
             }
         };
-        let mut by_number = Map::new();
-        let mut notes = Map::new();
-        for entry in answers.entries().iter().filter(|entry| entry.unanswered.is_none()) {
-            let key = entry.index.to_string();
-            if entry.answer.is_some() {
-                let numbers = entry.picked.iter().map(|index| (index + 1).to_string());
-                let other = entry.other.iter().map(|text| format!("other:{text}"));
-                let items: Vec<String> = numbers.chain(other).collect();
-                by_number.insert(key.clone(), Value::String(items.join(",")));
-            }
-            if let Some(text) = &entry.notes {
-                notes.insert(key, Value::String(text.clone()));
-            }
+        let (by_number, notes) = answers.map(answers_by_number).unwrap_or_default();
+        let mut reply = json!({"type": kind, "tool_use_id": tool_use_id, "answers": by_number});
+        let Some(object) = reply.as_object_mut() else { return reply };
+        if !notes.is_empty() {
+            object.insert("notes".into(), Value::Object(notes));
         }
-        let mut reply = json!({"type": "question_answer", "tool_use_id": tool_use_id,
-            "answers": by_number});
-        if let (false, Some(reply)) = (notes.is_empty(), reply.as_object_mut()) {
-            reply.insert("notes".into(), Value::Object(notes));
+        if let Outcome::TimedOut(timed_out) = outcome {
+            let typing = timed_out.still_typing.iter().map(|(index, _)| Value::from(*index));
+            object.insert("typing".into(), Value::Array(typing.collect()));
         }
         reply
     }
+}
+
+/// The seed web form of answers: option numbers from 1 (Other as `other:<text>` after them) and
+/// notes, each keyed by the question's index.
+fn answers_by_number(answers: &Answers) -> (Map<String, Value>, Map<String, Value>) {
+    let mut by_number = Map::new();
+    let mut notes = Map::new();
+    for entry in answers.entries().iter().filter(|entry| entry.unanswered.is_none()) {
+        let key = entry.index.to_string();
+        if entry.answer.is_some() {
+            let numbers = entry.picked.iter().map(|index| (index + 1).to_string());
+            let other = entry.other.iter().map(|text| format!("other:{text}"));
+            let items: Vec<String> = numbers.chain(other).collect();
+            by_number.insert(key.clone(), Value::String(items.join(",")));
+        }
+        if let Some(text) = &entry.notes {
+            notes.insert(key, Value::String(text.clone()));
+        }
+    }
+    (by_number, notes)
 }
 
 fn tool_input_reply(outcome: &Outcome) -> Value {

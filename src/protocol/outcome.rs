@@ -27,8 +27,9 @@ pub enum Outcome {
     /// model in words, never sent as their answer.
     TimedOut(TimedOut),
     /// "Chat about this": the user wants to talk before answering. `message` is the terminal
-    /// dialog's own clarify feedback (protocol.md §15), with every answer picked so far.
-    Clarify { message: String },
+    /// dialog's own clarify feedback (protocol.md §15), with every answer picked so far; `picked`
+    /// holds those picks for envelopes that carry them by number (the browser's).
+    Clarify { message: String, picked: Option<Answers> },
     /// No human can answer (no display, a non-interactive run). `reason` says why.
     Unavailable { reason: String },
     /// The input could not be shown: `reason` lists what is wrong with it.
@@ -69,8 +70,9 @@ pub struct TimedOut {
     pub waited_secs: u64,
     /// The finished answers picked before the time ran out (none when nothing was picked).
     pub picked: Option<Answers>,
-    /// The questions whose Other or note box the user was still typing in: left out.
-    pub still_typing: Vec<String>,
+    /// The questions (index, text) whose Other or note box the user was still typing in: what
+    /// they typed is left out.
+    pub still_typing: Vec<(usize, String)>,
 }
 
 impl TimedOut {
@@ -92,7 +94,7 @@ impl TimedOut {
         }
         if !self.still_typing.is_empty() {
             let quoted: Vec<String> =
-                self.still_typing.iter().map(|question| format!("\"{question}\"")).collect();
+                self.still_typing.iter().map(|(_, question)| format!("\"{question}\"")).collect();
             text.push_str(&format!(
                 " The user was still typing an answer to {} when the time ran out; what they \
                  typed was not sent.",
@@ -174,7 +176,8 @@ impl Outcome {
                 lines.push(format!("  User notes: {}", draft.notes().trim()));
             }
         }
-        Outcome::Clarify { message: lines.join("\n") }
+        let picked = build_answers(ask, drafts).ok().filter(|picked| !picked.is_empty());
+        Outcome::Clarify { message: lines.join("\n"), picked }
     }
 
     /// Nobody picked anything before the time ran out.
@@ -201,8 +204,7 @@ impl Outcome {
         }
         let still_typing = typing
             .iter()
-            .filter_map(|&index| ask.questions().get(index))
-            .map(|question| question.text().to_owned())
+            .filter_map(|&index| Some((index, ask.questions().get(index)?.text().to_owned())))
             .collect();
         let picked = (!answers.is_empty()).then_some(answers);
         Outcome::TimedOut(TimedOut { waited_secs, picked, still_typing })
@@ -230,7 +232,7 @@ impl Outcome {
             Outcome::Answered(_) | Outcome::Replied(_) => None,
             Outcome::Declined { message }
             | Outcome::Stopped { message }
-            | Outcome::Clarify { message } => Some(message.clone()),
+            | Outcome::Clarify { message, .. } => Some(message.clone()),
             Outcome::Withdrawn => {
                 Some("The question was withdrawn before the user answered it.".into())
             }

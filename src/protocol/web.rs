@@ -148,9 +148,30 @@ pub fn timeout_change_message(tool_use_id: &str, change: TimeoutChange) -> Value
 /// What a browser sent, recognised but not yet checked against its question.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BrowserMessage {
-    Answer { tool_use_id: String, body: Map<String, Value> },
-    Declined { tool_use_id: String, stop: bool, message: String },
-    Timeout { tool_use_id: String, change: TimeoutChange },
+    Answer {
+        tool_use_id: String,
+        body: Map<String, Value>,
+    },
+    Declined {
+        tool_use_id: String,
+        stop: bool,
+        message: String,
+    },
+    Timeout {
+        tool_use_id: String,
+        change: TimeoutChange,
+    },
+    /// "Chat about this", with what was picked so far by number (as `question_answer`).
+    Clarify {
+        tool_use_id: String,
+        body: Map<String, Value>,
+    },
+    /// The page's countdown ran out: what was picked by number, and `typing`, the questions
+    /// whose box was still being typed in.
+    TimedOut {
+        tool_use_id: String,
+        body: Map<String, Value>,
+    },
 }
 
 impl BrowserMessage {
@@ -158,7 +179,9 @@ impl BrowserMessage {
         match self {
             BrowserMessage::Answer { tool_use_id, .. }
             | BrowserMessage::Declined { tool_use_id, .. }
-            | BrowserMessage::Timeout { tool_use_id, .. } => tool_use_id,
+            | BrowserMessage::Timeout { tool_use_id, .. }
+            | BrowserMessage::Clarify { tool_use_id, .. }
+            | BrowserMessage::TimedOut { tool_use_id, .. } => tool_use_id,
         }
     }
 }
@@ -237,6 +260,12 @@ pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserErr
                 message: message.to_owned(),
             })
         }
+        "question_clarify" => {
+            Ok(BrowserMessage::Clarify { tool_use_id: tool_use_id()?, body: object.clone() })
+        }
+        "question_timed_out" => {
+            Ok(BrowserMessage::TimedOut { tool_use_id: tool_use_id()?, body: object.clone() })
+        }
         "timeout_paused" => Ok(BrowserMessage::Timeout {
             tool_use_id: tool_use_id()?,
             change: TimeoutChange::Paused,
@@ -282,6 +311,57 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
         .map(|(question, draft)| (question, Some(draft.other_text()), Some(draft.notes())));
     limits::check_form_texts(texts)?;
     Ok(Outcome::Answered(build_answers(ask, &drafts)?))
+}
+
+/// The picks of a `question_clarify` or `question_timed_out`, as drafts, with their texts checked.
+fn picked_drafts(ask: &Ask, body: &Map<String, Value>) -> Result<Vec<Draft>, BrowserError> {
+    let answers = match body.get("answers") {
+        None => Map::new(),
+        Some(Value::Object(answers)) => answers.clone(),
+        Some(_) => return Err(BrowserError::AnswersNotObject),
+    };
+    let notes = match body.get("notes") {
+        Some(Value::Object(notes)) => Some(notes),
+        _ => None,
+    };
+    let drafts = drafts_from_numbers(ask, &answers, notes)?;
+    let texts = drafts
+        .iter()
+        .enumerate()
+        .map(|(question, draft)| (question, Some(draft.other_text()), Some(draft.notes())));
+    limits::check_form_texts(texts)?;
+    Ok(drafts)
+}
+
+/// The outcome of a page's "Chat about this": the dialog's clarify text, built here from the
+/// picks by the same rules as in the window.
+pub fn clarify_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, BrowserError> {
+    Ok(Outcome::clarify(ask, &picked_drafts(ask, body)?))
+}
+
+/// The outcome of a page whose countdown ran out after `waited_secs` (the time askpane gave,
+/// not the page's word): what was picked, and the questions still being typed in (each a
+/// question index), as [`Outcome::at_deadline`] tells it.
+pub fn timed_out_outcome(
+    ask: &Ask,
+    body: &Map<String, Value>,
+    waited_secs: u64,
+) -> Result<Outcome, BrowserError> {
+    let drafts = picked_drafts(ask, body)?;
+    let typing: Vec<usize> = match body.get("typing") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_u64()
+                    .and_then(|index| usize::try_from(index).ok())
+                    .filter(|&index| index < ask.questions().len())
+                    .ok_or_else(|| BrowserError::NoSuchQuestion(item.to_string()))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(BrowserError::NoSuchQuestion(other.to_string())),
+    };
+    Ok(Outcome::at_deadline(ask, &drafts, &typing, waited_secs))
 }
 
 /// Answers by number (and notes by index) → one draft per question, each number checked against

@@ -92,6 +92,9 @@ pub enum Inbound {
     Session(Box<SessionEvent>),
     /// What became of an answer the browser page sent to askpane (web client only).
     Delivery(Delivery),
+    /// Another window stopped or extended a question's countdown: the seconds now left, or
+    /// `None` when it stopped (web client only).
+    Countdown { tool_use_id: String, left_secs: Option<u64> },
 }
 
 /// What became of an outcome a browser page sent to askpane's bridge ([`Request::awaits_ack`]).

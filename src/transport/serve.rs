@@ -873,6 +873,18 @@ enum Backstop {
     Paused { given: Duration },
 }
 
+impl Backstop {
+    /// The seconds the user was given in all (0 without a `--timeout`).
+    fn given_secs(self) -> u64 {
+        match self {
+            Backstop::None => 0,
+            Backstop::At { given, .. }
+            | Backstop::Unbounded { given }
+            | Backstop::Paused { given } => given.as_secs(),
+        }
+    }
+}
+
 /// An open question: what to send a browser, and who waits for the answer.
 struct OpenQuestion {
     tool_use_id: String,
@@ -1104,7 +1116,9 @@ impl Hub {
                 );
                 self.turn_over |= ends && self.stop_after_turn;
             }
-            Inbound::WithdrawPermission { .. } | Inbound::Delivery(_) => {}
+            Inbound::WithdrawPermission { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. } => {}
         }
     }
 
@@ -1190,6 +1204,11 @@ impl Hub {
                 outcome => outcome,
             },
             BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
+            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(&question.ask, &body)?,
+            // The time askpane gave (with any added), not what the page says it was.
+            BrowserMessage::TimedOut { body, .. } => {
+                web::timed_out_outcome(&question.ask, &body, question.backstop.given_secs())?
+            }
             BrowserMessage::Timeout { change, .. } => {
                 question.backstop = changed_backstop(question.backstop, change)
                     .ok_or_else(|| BrowserError::NoTimeout(tool_use_id.clone()))?;

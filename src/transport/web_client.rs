@@ -310,6 +310,11 @@ impl BridgeClient {
                     None => Inbound::Withdraw { tool_use_id },
                 });
             }
+            // Another tab stopped or extended the countdown: this page follows.
+            Some("timeout_changed") => {
+                let left_secs = value.get("timeout_secs").and_then(Value::as_u64);
+                self.to_ui.send(Inbound::Countdown { tool_use_id, left_secs });
+            }
             Some("error") => {
                 let Some(refusal) = Refusal::parse(&value) else { return };
                 let held = refusal
@@ -414,11 +419,10 @@ impl BridgeClient {
             };
             let awaited = self.awaited.swap_remove(index);
             self.shown.remove(&awaited.id);
-            // Withdrawn: the bridge already knows. A timeout is the bridge's to decide (its
-            // backstop ends the question a moment later); everything else is the user's decision.
+            // Withdrawn: the bridge already knows. Everything else goes, a countdown that ran
+            // out included (with what was picked, so the bridge tells the agent the same).
             let reply = match outcome {
                 Outcome::Withdrawn => continue,
-                Outcome::TimedOut { .. } => None,
                 ref decided => awaited.envelope.reply(decided).map(|reply| reply.to_string()),
             };
             self.event(&awaited.id, "sending", outcome.kind().to_owned());
