@@ -1043,7 +1043,7 @@ impl RealRun {
             self.elapsed.as_secs_f64(),
             self.tool_results,
             self.requests,
-            crate::support::clip(&self.stdout[self.stdout.len().saturating_sub(3000)..], 3000),
+            crate::support::tail(&self.stdout, 3000),
             self.stderr
         )
     }

@@ -315,6 +315,15 @@ pub fn askpane(args: &[&str]) -> Command {
     command
 }
 
+/// The last `limit` characters of `text`, with "…" before when cut (for failure messages).
+pub fn tail(text: &str, limit: usize) -> String {
+    let count = text.chars().count();
+    match count <= limit {
+        true => text.to_owned(),
+        false => std::iter::once('…').chain(text.chars().skip(count - limit)).collect(),
+    }
+}
+
 /// At most `limit` characters of `text`, with "…" when cut (for failure messages).
 pub fn clip(text: &str, limit: usize) -> String {
     if text.chars().count() <= limit {
