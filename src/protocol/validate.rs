@@ -6,6 +6,7 @@
 //! with a visible warning: the human can still answer it, and the reply is still well-formed.
 //! Every message names the question and option by number (from 1) and the field.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -18,6 +19,17 @@ pub const MAX_QUESTIONS: usize = 4;
 pub const MIN_OPTIONS: usize = 2;
 pub const MAX_OPTIONS: usize = 4;
 pub const MAX_HEADER_CHARS: usize = 12;
+
+/// Counts far above the schema's, past which a request is refused outright: no person answers a
+/// hundred questions in one form, and checking each of 200 000 options only to refuse them is
+/// wasted work (issue 9).
+pub const QUESTION_LIMIT: usize = 100;
+pub const OPTION_LIMIT: usize = 100;
+
+/// Keys of the tool input that only a reply may carry. A request that already has them must not
+/// have them echoed back as if the user had said them (the CLI reads `response` as "The user
+/// responded: …"), so they are dropped from the input kept for the reply.
+pub const REPLY_KEYS: [&str; 3] = ["answers", "annotations", "response"];
 
 /// A request that passed validation, with what is off about it.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +103,10 @@ pub enum ErrorKind {
         "the `label` {label:?} repeats option {first}; labels must be unique within a question"
     )]
     DuplicateLabel { label: String, first: usize },
+    #[error("{count} questions; askpane shows at most {QUESTION_LIMIT}")]
+    QuestionLimit { count: usize },
+    #[error("{count} options; askpane shows at most {OPTION_LIMIT}")]
+    OptionLimit { count: usize },
 }
 
 /// Every reason a request was refused, in input order.
@@ -135,6 +151,20 @@ pub enum WarningKind {
     MissingDescription,
     #[error("a preview on a multi-select question; previews are meant for single-select questions")]
     PreviewOnMultiSelect,
+    #[error(
+        "the request already carries {}; askpane left {} out: only the user's own answers are sent",
+        quoted_list(keys), if keys.len() == 1 { "it" } else { "them" }
+    )]
+    ReplyKeysDropped { keys: Vec<&'static str> },
+}
+
+/// `` `a` `` / `` `a` and `b` `` / `` `a`, `b` and `c` ``.
+fn quoted_list(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|key| format!("`{key}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// Validates an AskUserQuestion tool input (the object holding `questions`).
@@ -151,10 +181,20 @@ pub fn validate(input: &Value) -> Result<Validated, Invalid> {
     checker.errors.sort_by_key(|error| error.place);
     checker.warnings.sort_by_key(|warning| warning.place);
     match (questions, checker.errors.is_empty()) {
-        (Some(questions), true) => Ok(Validated {
-            ask: Ask { questions, input: object.clone() },
-            warnings: checker.warnings,
-        }),
+        (Some(questions), true) => {
+            let mut input = object.clone();
+            let dropped: Vec<&'static str> =
+                REPLY_KEYS.into_iter().filter(|key| input.shift_remove(*key).is_some()).collect();
+            let mut warnings = checker.warnings;
+            if !dropped.is_empty() {
+                let warning = Warning {
+                    place: Place::TOP,
+                    kind: WarningKind::ReplyKeysDropped { keys: dropped },
+                };
+                warnings.insert(0, warning);
+            }
+            Ok(Validated { ask: Ask { questions, input }, warnings })
+        }
         _ => Err(Invalid(checker.errors)),
     }
 }
@@ -192,37 +232,53 @@ impl Checker {
         if list.is_empty() {
             return self.fail(Place::TOP, ErrorKind::NoQuestions);
         }
+        if list.len() > QUESTION_LIMIT {
+            return self.fail(Place::TOP, ErrorKind::QuestionLimit { count: list.len() });
+        }
         if list.len() > MAX_QUESTIONS {
             self.warn(Place::TOP, WarningKind::TooManyQuestions { count: list.len() });
         }
-        let questions: Vec<Option<Question>> =
-            list.iter().enumerate().map(|(index, value)| self.question(index, value)).collect();
-        self.check_unique_texts(&questions);
+        // Each text's first question, so a repeat is found in one look-up (linear, not quadratic).
+        let mut texts = HashMap::with_capacity(list.len());
+        let questions: Vec<Option<Question>> = list
+            .iter()
+            .enumerate()
+            .map(|(index, value)| self.question(index, value, &mut texts))
+            .collect();
         questions.into_iter().collect()
     }
 
-    fn check_unique_texts(&mut self, questions: &[Option<Question>]) {
-        for (index, question) in questions.iter().enumerate() {
-            let Some(question) = question else { continue };
-            let first = questions[..index]
-                .iter()
-                .position(|earlier| earlier.as_ref().is_some_and(|e| e.text == question.text));
-            if let Some(first) = first {
-                self.error(
-                    Place::question(index),
-                    ErrorKind::DuplicateQuestion { first: first + 1 },
-                );
+    /// Records a repeat of an earlier question's text, whatever else is wrong with either.
+    fn check_unique_text<'a>(
+        &mut self,
+        index: usize,
+        text: &'a str,
+        texts: &mut HashMap<&'a str, usize>,
+    ) {
+        match texts.get(text) {
+            Some(first) => self
+                .error(Place::question(index), ErrorKind::DuplicateQuestion { first: first + 1 }),
+            None => {
+                texts.insert(text, index);
             }
         }
     }
 
-    fn question(&mut self, index: usize, value: &Value) -> Option<Question> {
+    fn question<'a>(
+        &mut self,
+        index: usize,
+        value: &'a Value,
+        texts: &mut HashMap<&'a str, usize>,
+    ) -> Option<Question> {
         let place = Place::question(index);
         let Some(object) = value.as_object() else {
             let found = json_type_name(value);
             return self.fail(place, ErrorKind::NotObject { found });
         };
         let text = self.required_text(place, object, "question");
+        if let (Some(_), Some(Value::String(raw))) = (&text, object.get("question")) {
+            self.check_unique_text(index, raw, texts);
+        }
         let header = self.optional_string(place, object, "header");
         if header.is_none() && !object.contains_key("header") {
             self.warn(place, WarningKind::MissingHeader);
@@ -266,28 +322,37 @@ impl Checker {
         };
         match list.len() {
             0 => return self.fail(place, ErrorKind::NoOptions),
+            count if count > OPTION_LIMIT => {
+                return self.fail(place, ErrorKind::OptionLimit { count });
+            }
             count if count < MIN_OPTIONS => self.warn(place, WarningKind::TooFewOptions { count }),
             count if count > MAX_OPTIONS => self.warn(place, WarningKind::TooManyOptions { count }),
             _ => {}
         }
-        let choices: Vec<Option<Choice>> = list
-            .iter()
-            .enumerate()
-            .map(|(index, value)| self.choice(Place::option(question, index), value))
-            .collect();
+        // Each label's first option: repeats are found in one look-up each, and found even when
+        // either option has another problem (every error is reported, always).
+        let mut labels: HashMap<&str, usize> = HashMap::with_capacity(list.len());
+        let mut choices: Vec<Option<Choice>> = Vec::with_capacity(list.len());
+        for (index, value) in list.iter().enumerate() {
+            let place = Place::option(question, index);
+            let choice = self.choice(place, value);
+            let label = value.get("label").and_then(Value::as_str).filter(|l| !l.trim().is_empty());
+            if let Some(label) = label {
+                match labels.get(label) {
+                    Some(first) => {
+                        let kind =
+                            ErrorKind::DuplicateLabel { label: label.to_owned(), first: first + 1 };
+                        self.error(place, kind);
+                    }
+                    None => {
+                        labels.insert(label, index);
+                    }
+                }
+            }
+            choices.push(choice);
+        }
         if multi_select && choices.iter().flatten().any(|choice| choice.preview.is_some()) {
             self.warn(place, WarningKind::PreviewOnMultiSelect);
-        }
-        for (index, choice) in choices.iter().enumerate() {
-            let Some(choice) = choice else { continue };
-            let first = choices[..index]
-                .iter()
-                .position(|earlier| earlier.as_ref().is_some_and(|e| e.label == choice.label));
-            if let Some(first) = first {
-                let kind =
-                    ErrorKind::DuplicateLabel { label: choice.label.clone(), first: first + 1 };
-                self.error(Place::option(question, index), kind);
-            }
         }
         choices.into_iter().collect()
     }
@@ -416,6 +481,70 @@ mod tests {
             "question 2: the `question` text repeats question 1; answers are keyed by it, so texts \
              must be unique; question 2, option 2: the `label` \"A\" repeats option 1; labels must be \
              unique within a question"
+        );
+    }
+
+    #[test]
+    fn reports_a_repeat_even_when_either_copy_has_another_error() {
+        let input = json!({"questions": [
+            question("Same?", vec![option("A"), option("B")]),
+            {"question": "Same?", "header": "H"},
+            question("Labels?", vec![option("A"), json!({"label": "A", "description": 7})]),
+        ]});
+        assert_eq!(
+            errors(input),
+            "question 2: the `question` text repeats question 1; answers are keyed by it, so texts \
+             must be unique; question 2: `options` is missing; \
+             question 3, option 2: `description` must be a string, found a number; \
+             question 3, option 2: the `label` \"A\" repeats option 1; labels must be unique \
+             within a question"
+        );
+    }
+
+    #[test]
+    fn refuses_counts_far_above_the_schema_without_checking_each_item() {
+        let many_questions: Vec<Value> = (0..=QUESTION_LIMIT)
+            .map(|n| question(&format!("Q{n}?"), vec![option("A"), option("B")]))
+            .collect();
+        assert_eq!(
+            errors(json!({"questions": many_questions})),
+            "101 questions; askpane shows at most 100"
+        );
+        // Broken items past the limit are not read one by one: the count alone refuses.
+        let many_options: Vec<Value> = (0..200_000).map(|_| json!(null)).collect();
+        assert_eq!(
+            errors(json!({"questions": [question("Q?", many_options)]})),
+            "question 1: 200000 options; askpane shows at most 100"
+        );
+        let at_the_limit: Vec<Value> =
+            (0..OPTION_LIMIT).map(|n| option(&format!("O{n}"))).collect();
+        assert_eq!(
+            warnings(json!({"questions": [question("Q?", at_the_limit)]})),
+            ["question 1: 100 options; the tool allows at most 4"]
+        );
+    }
+
+    #[test]
+    fn drops_answers_annotations_and_response_the_request_already_carries() {
+        let input = json!({"questions": [question("Q?", vec![option("A"), option("B")])],
+            "answers": {"Q?": "A"}, "metadata": {"source": "x"},
+            "annotations": {"Q?": {"notes": "agent's"}}, "response": "agent's words"});
+        let validated = validate(&input).expect("valid");
+        assert_eq!(
+            Value::Object(validated.ask.input().clone()),
+            json!({"questions": input["questions"], "metadata": {"source": "x"}})
+        );
+        assert_eq!(
+            warnings(input),
+            ["the request already carries `answers`, `annotations` and `response`; askpane left \
+              them out: only the user's own answers are sent"]
+        );
+        let one = json!({"questions": [question("Q?", vec![option("A"), option("B")])],
+            "response": "hi"});
+        assert_eq!(
+            warnings(one),
+            ["the request already carries `response`; askpane left it out: only the user's own \
+              answers are sent"]
         );
     }
 
