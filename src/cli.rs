@@ -29,6 +29,32 @@ use askpane::transport::{
 };
 use askpane::web_bundle;
 
+/// Prints one line on standard output for the modes that print text (`validate`, `demo --list`,
+/// `install`). A reader that went away (`askpane validate … | head -n1`) ends the printing
+/// quietly: the mode still exits with its own code, never with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        print_line(format_args!($($arg)*))
+    };
+}
+
+/// [`say!`]'s writer. A closed stdout is remembered, so the rest of the text is skipped.
+fn print_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = io::stdout().lock();
+    if let Err(error) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        CLOSED.store(true, Ordering::Relaxed);
+        if error.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("askpane: cannot write to standard output: {error}");
+        }
+    }
+}
+
 /// Exit codes, the same in every mode (see the README).
 mod exit {
     /// Answered, or the command did what it was asked.
@@ -204,12 +230,27 @@ struct AnsweringArgs {
     /// Decline without showing the window; the message is what the agent reads.
     #[arg(long, value_name = "MESSAGE", env = "ASKPANE_DECLINE", conflicts_with = "answers")]
     decline: Option<String>,
-    /// Seconds the user has; then what they touched is sent (nothing touched: "timed out").
-    #[arg(long, value_name = "SECS", env = "ASKPANE_TIMEOUT")]
-    timeout: Option<u64>,
+    /// Seconds the user has (1 to 31536000, a year); then what they touched is sent (nothing
+    /// touched: "timed out").
+    #[arg(long, value_name = "SECS", env = "ASKPANE_TIMEOUT", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     /// Never show a window: reply at once that no human is available.
     #[arg(long, env = "ASKPANE_NONINTERACTIVE", value_parser = clap::builder::FalseyValueParser::new())]
     non_interactive: bool,
+}
+
+/// The longest `--timeout`: a year. Far longer means a typo, and an `Instant` that far out can
+/// overflow (issue 9: a huge value panicked the browser bridge).
+const MAX_TIMEOUT_SECS: u64 = 365 * 24 * 60 * 60;
+
+/// `--timeout` / `ASKPANE_TIMEOUT`: whole seconds, from 1 to a year.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<u64>() {
+        Ok(secs @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "the timeout is a whole number of seconds from 1 to {MAX_TIMEOUT_SECS} (a year)"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -308,7 +349,7 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
     if args.list {
         let width = demo::FIXTURES.iter().map(|f| f.name.len()).max().unwrap_or(0);
         for fixture in demo::FIXTURES {
-            println!("{:width$}  {}", fixture.name, fixture.summary);
+            say!("{:width$}  {}", fixture.name, fixture.summary);
         }
         return Ok(exit::OK);
     }
@@ -330,7 +371,8 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
     let mut awaited = Vec::with_capacity(fixtures.len());
     for fixture in fixtures {
         let (request, outcome) = fixture.request()?;
-        awaited.push(AwaitedReply { envelope: request.envelope.clone(), format: None, outcome });
+        let envelope = request.envelope.clone();
+        awaited.push(AwaitedReply { envelope, format: None, outcome, always_a_line: false });
         requests.push(request);
     }
     let window = serve(
@@ -641,18 +683,18 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
     let format = args.format.map(ReplyFormat::from);
     let message = match pipe::read_json(&args.file) {
         Ok(message) => message,
-        Err(error) => return Ok(refuse_unreadable(&error, format)),
+        Err(error) => return Ok(unreadable(&error, format)),
     };
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(error) => {
             eprintln!("askpane: {}: {error}", pipe::source_name(&args.file));
             let outcome = Outcome::Refused { reason: error.to_string() };
-            write_direct(&Envelope::ToolInput, format, &outcome)?;
+            write_direct(&Envelope::ToolInput, format, &outcome, true)?;
             return Ok(exit::INVALID);
         }
     };
-    let outcome = answer_one(incoming, "ask", format, &args.answering, &args.shown, None)?;
+    let outcome = answer_one(incoming, PipeMode::Ask, format, &args.answering, &args.shown, None)?;
     Ok(match outcome {
         Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
         Outcome::Declined { .. }
@@ -665,11 +707,19 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
     })
 }
 
-/// A message that could not even be read: say why on stderr, reply "refused" on stdout.
-fn refuse_unreadable(error: &ReadError, format: Option<ReplyFormat>) -> u8 {
+/// A message that could not be read: say why on stderr and exit 2, with a reply on stdout all the
+/// same. Input that is at fault (not JSON, too large) is refused, so the agent can fix it; a file
+/// that cannot be read or empty stdin is the caller's mistake, which the agent cannot fix: it
+/// hears that no one could be asked.
+fn unreadable(error: &ReadError, format: Option<ReplyFormat>) -> u8 {
     eprintln!("askpane: {error}");
-    let outcome = Outcome::Refused { reason: error.to_string() };
-    match write_direct(&Envelope::ToolInput, format, &outcome) {
+    let outcome = match error.is_input_at_fault() {
+        true => Outcome::Refused { reason: error.to_string() },
+        false => {
+            Outcome::Unavailable { reason: format!("askpane could not read the request: {error}") }
+        }
+    };
+    match write_direct(&Envelope::ToolInput, format, &outcome, true) {
         Ok(()) => exit::INVALID,
         Err(write_error) => {
             eprintln!("askpane: cannot write the reply: {write_error:#}");
@@ -683,10 +733,12 @@ fn write_direct(
     envelope: &Envelope,
     format: Option<ReplyFormat>,
     outcome: &Outcome,
+    always_a_line: bool,
 ) -> anyhow::Result<()> {
     let (responder, receiver) = askpane::transport::Responder::channel();
     responder.send(outcome.clone());
-    let awaited = vec![AwaitedReply { envelope: envelope.clone(), format, outcome: receiver }];
+    let envelope = envelope.clone();
+    let awaited = vec![AwaitedReply { envelope, format, outcome: receiver, always_a_line }];
     serve(Vec::new(), awaited, AppOptions::default(), &UiArgs::native()).map(drop)
 }
 
@@ -710,7 +762,9 @@ fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    if let Err(error) = answer_one(incoming, "hook", None, &args.answering, &args.shown, fallback) {
+    let answered =
+        answer_one(incoming, PipeMode::Hook, None, &args.answering, &args.shown, fallback);
+    if let Err(error) = answered {
         // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
         // make Claude Code block the tool call, so the problem only goes to stderr.
         eprintln!("askpane hook: {error:#}");
@@ -718,31 +772,54 @@ fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// The two modes that answer one message from a pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PipeMode {
+    Ask,
+    Hook,
+}
+
+impl PipeMode {
+    fn name(self) -> &'static str {
+        match self {
+            PipeMode::Ask => "ask",
+            PipeMode::Hook => "hook",
+        }
+    }
+
+    /// `ask` promises exactly one line on stdout; a hook prints nothing where that is how Claude
+    /// Code is told to ask in its own dialog.
+    fn always_a_line(self) -> bool {
+        self == PipeMode::Ask
+    }
+}
+
 /// Answers one parsed message: refuse it if invalid, settle it from the flags if they say so,
 /// or show the window. The reply is written (once) by the writer thread; the outcome is returned.
 fn answer_one(
     incoming: Incoming,
-    source: &str,
+    mode: PipeMode,
     format: Option<ReplyFormat>,
     answering: &AnsweringArgs,
     shown: &UiArgs,
     unavailable: Option<&str>,
 ) -> anyhow::Result<Outcome> {
     let envelope = incoming.envelope.clone();
-    let provenance = Provenance::from_envelope(source, &incoming.envelope);
+    let provenance = Provenance::from_envelope(mode.name(), &incoming.envelope);
     let (mut request, outcome) = match Request::new(incoming, provenance) {
         Ok(pair) => pair,
         Err(invalid) => {
             eprintln!("askpane: the questions cannot be shown: {invalid}");
             let outcome = Outcome::Refused { reason: invalid.to_string() };
-            write_direct(&envelope, format, &outcome)?;
+            write_direct(&envelope, format, &outcome, mode.always_a_line())?;
             return Ok(outcome);
         }
     };
     for warning in &request.warnings {
         eprintln!("askpane: warning: {warning}");
     }
-    let awaited = vec![AwaitedReply { envelope, format, outcome }];
+    let always_a_line = mode.always_a_line();
+    let awaited = vec![AwaitedReply { envelope, format, outcome, always_a_line }];
     let settled = match unavailable {
         Some(reason) => Ok(Some(Outcome::Unavailable { reason: reason.to_owned() })),
         None => settle_without_window(&mut request, answering, shown.web()),
@@ -787,7 +864,7 @@ fn settle_without_window(
     answering: &AnsweringArgs,
     in_browser: bool,
 ) -> Result<Option<Outcome>, String> {
-    request.timeout = answering.timeout.map(Duration::from_secs);
+    request.timeout = answering.timeout;
     if let Some(message) = &answering.decline {
         return Ok(Some(Outcome::declined(message)));
     }
@@ -837,7 +914,7 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
             preset,
             submit: answering.submit,
             headless,
-            timeout: answering.timeout.map(Duration::from_secs),
+            timeout: answering.timeout,
         },
     };
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
@@ -937,7 +1014,7 @@ fn run_install(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
             Change::AlreadyThere => "already has askpane's hook",
             _ => "has no askpane hook",
         };
-        println!("{} {what}; nothing changed", path.display());
+        say!("{} {what}; nothing changed", path.display());
         return Ok(exit::OK);
     }
     let backup = match &existing {
@@ -960,8 +1037,8 @@ fn run_install(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
         Change::AlreadyThere | Change::NothingToRemove => "left".to_owned(),
     };
     match backup {
-        Some(backup) => println!("{what} {} (backup: {})", path.display(), backup.display()),
-        None => println!("{what} {} (a new file)", path.display()),
+        Some(backup) => say!("{what} {} (backup: {})", path.display(), backup.display()),
+        None => say!("{what} {} (a new file)", path.display()),
     }
     Ok(exit::OK)
 }
@@ -1000,7 +1077,11 @@ fn run_validate(file: &Path) -> anyhow::Result<u8> {
     let message = match pipe::read_json(file) {
         Ok(message) => message,
         Err(ReadError::NotJson { error, .. }) => {
-            println!("{name}: invalid: not JSON: {error}");
+            say!("{name}: invalid: not JSON: {error}");
+            return Ok(exit::INVALID);
+        }
+        Err(error @ ReadError::TooLarge { .. }) => {
+            say!("{name}: invalid: {error}");
             return Ok(exit::INVALID);
         }
         Err(error) => return Err(error.into()),
@@ -1008,7 +1089,7 @@ fn run_validate(file: &Path) -> anyhow::Result<u8> {
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(error) => {
-            println!("{name}: invalid: {error}");
+            say!("{name}: invalid: {error}");
             return Ok(exit::INVALID);
         }
     };
@@ -1017,16 +1098,16 @@ fn run_validate(file: &Path) -> anyhow::Result<u8> {
         Ok(validated) => {
             let count = validated.ask.questions().len();
             let plural = if count == 1 { "" } else { "s" };
-            println!("{name}: valid {kind} with {count} question{plural}");
+            say!("{name}: valid {kind} with {count} question{plural}");
             for warning in &validated.warnings {
-                println!("  warning: {warning}");
+                say!("  warning: {warning}");
             }
             Ok(exit::OK)
         }
         Err(invalid) => {
-            println!("{name}: invalid {kind}");
+            say!("{name}: invalid {kind}");
             for error in &invalid.0 {
-                println!("  error: {error}");
+                say!("  error: {error}");
             }
             Ok(exit::INVALID)
         }

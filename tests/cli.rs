@@ -10,6 +10,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -370,11 +371,18 @@ fn invalid_input_exits_2_with_a_refusal_that_says_why() {
     assert_line(&run, &refused("this tool_use block is for the tool `Bash`, not AskUserQuestion"));
     assert_one_stderr_line(&run, &["`Bash`"]);
 
-    // A file that does not exist: named on stderr, still a reply on stdout.
+    // A file that does not exist is the caller's mistake, not the agent's: named on stderr (exit
+    // 2), and the agent hears that nobody could be asked, never "fix your input".
     let run = run_askpane(&["ask", "/nonexistent/askpane-request.json"], &[], None);
-    let reply = exit_and_reply(&run, 2);
-    assert_eq!(reply["outcome"], "refused", "{run:?}");
-    assert_one_stderr_line(&run, &["/nonexistent/askpane-request.json"]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert_line(
+        &run,
+        &unavailable(
+            "askpane could not read the request: cannot read /nonexistent/askpane-request.json: \
+             No such file or directory (os error 2)",
+        ),
+    );
+    assert_one_stderr_line(&run, &["cannot read /nonexistent/askpane-request.json"]);
 
     // An invalid control_request is refused in its own envelope: a deny the CLI reads.
     let mut request = control_request();
@@ -700,7 +708,183 @@ fn hook_with_a_bad_environment_does_not_block_the_tool_call() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. `install claude` / `uninstall claude`
+// 5. Hardening (issue 9, and the CLI items of issue 8): every outcome still one line and a code
+
+#[test]
+fn empty_stdin_is_no_input_and_still_one_line() {
+    let run = run_askpane(&["ask"], &[], Some(""));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert_line(
+        &run,
+        &unavailable("askpane could not read the request: no input on standard input"),
+    );
+    assert_one_stderr_line(&run, &["no input on standard input"]);
+    // White space alone is no input either; the hook leaves the question to Claude Code.
+    let run = hook(&[], &[("DISPLAY", ":4711")], " \n\t\n");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_one_stderr_line(&run, &["no input on standard input", "leaving the question"]);
+}
+
+#[test]
+fn input_over_the_size_limit_is_refused_with_the_size_and_the_limit() {
+    // 4 MiB of white space and then a request: refused before it is parsed.
+    let mut big = " ".repeat(4 * 1024 * 1024);
+    big.push_str(&tool_input().to_string());
+    let run = run_askpane(&["ask", "--non-interactive"], &[], Some(&big));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let reason = "standard input holds more than 4194304 bytes; askpane reads at most 4194304 \
+                  bytes (4 MiB) of a request";
+    assert_line(&run, &refused(reason));
+    assert_one_stderr_line(&run, &[reason]);
+
+    // A file: its exact size is named, by `validate` too.
+    let dir = scratch("too-large", &[("big.json", &big)]);
+    let file = dir.join("big.json");
+    let size = big.len();
+    let run = run_askpane(&["validate", path_str(&file)], &[], None);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let name = file.display();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{name}: invalid: {name} is {size} bytes; askpane reads at most 4194304 bytes (4 MiB) \
+             of a request\n"
+        ),
+        "{run:?}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_permission_request_with_no_human_still_gets_one_line_from_ask() {
+    let run = run_askpane(&["ask", "--non-interactive"], &[], Some(&permission_request()));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert_line(
+        &run,
+        &unavailable(
+            "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)",
+        ),
+    );
+    // The hook itself keeps printing nothing there: Claude Code then asks in its own dialog.
+    let run = hook(&["--non-interactive"], &[], &permission_request());
+    assert_eq!(run.stdout, "", "{run:?}");
+}
+
+#[test]
+fn answers_annotations_and_response_in_the_request_are_never_echoed_as_the_users() {
+    let mut request = tool_input();
+    request["answers"] = json!({LAYOUT: "Sidebar"});
+    request["annotations"] = json!({LAYOUT: {"notes": "the agent's own note"}});
+    request["response"] = json!("the agent's own words");
+    let run = ask_submitted("echoed-keys", &request, LABELS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    // Exactly the user's answers: no `response` (the CLI would tell the model "The user
+    // responded: the agent's own words"), no agent note.
+    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+    assert_one_stderr_line(
+        &run,
+        &["warning: the request already carries `answers`, `annotations` and `response`"],
+    );
+
+    // The same through the captured control_request, answered with the captured note: only the
+    // user's note is in the reply.
+    let session = Session::load(NOTES_SESSION);
+    let mut request = session.can_use_tool.clone();
+    request["request"]["input"]["response"] = json!("the agent's own words");
+    let run = ask_submitted("echoed-keys-cr", &request, CAPTURED_SELECTIONS, &[]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_line(&run, &session.host_reply);
+}
+
+#[test]
+fn validate_reports_every_error_a_repeat_included() {
+    let request = json!({"questions": [
+        {"question": "Same?", "header": "A", "options": [{"label": "A", "description": ""},
+            {"label": "B", "description": ""}]},
+        {"question": "Same?", "header": "B"},
+    ]});
+    let run = run_askpane(&["validate", "-"], &[], Some(&request.to_string()));
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "standard input: invalid AskUserQuestion tool input\n  \
+         error: question 2: the `question` text repeats question 1; answers are keyed by it, so \
+         texts must be unique\n  \
+         error: question 2: `options` is missing\n",
+        "{run:?}"
+    );
+}
+
+#[test]
+fn validate_into_a_closed_pipe_ends_quietly() {
+    // `askpane validate … | head -n1`, with the reader gone before the first line: no panic
+    // (that was exit 101 and a backtrace), the mode's own exit code.
+    for (file, code) in [
+        (fixture("hook.pretooluse.stdin.json"), 0),
+        (r#"{"questions": [{"question": "Q?", "options": []}]}"#.to_owned(), 2),
+    ] {
+        let dir = scratch("closed-pipe", &[("request.json", &file)]);
+        let mut command =
+            crate::support::askpane(&["validate", path_str(&dir.join("request.json"))]);
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("start askpane");
+        drop(child.stdout.take());
+        let stderr = crate::support::read_all(child.stderr.take().expect("piped stderr"));
+        let mut process = crate::support::Process::new(child);
+        let status = process.wait(WAIT).expect("askpane exits");
+        let stderr = crate::support::collect(stderr);
+        assert_eq!(status.code(), Some(code), "{stderr}");
+        assert_eq!(stderr, "", "nothing on stderr either");
+        let _ = fs::remove_dir_all(&dir);
+    }
+    // `demo --list` the same.
+    let mut command = crate::support::askpane(&["demo", "--list"]);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().expect("start askpane");
+    drop(child.stdout.take());
+    let stderr = crate::support::read_all(child.stderr.take().expect("piped stderr"));
+    let mut process = crate::support::Process::new(child);
+    let status = process.wait(WAIT).expect("askpane exits");
+    assert_eq!(status.code(), Some(0), "{}", crate::support::collect(stderr));
+}
+
+#[test]
+fn a_timeout_outside_one_second_to_a_year_is_a_usage_error() {
+    let message = "the timeout is a whole number of seconds from 1 to 31536000 (a year)";
+    let input = tool_input().to_string();
+    for value in ["0", "31536001", "18446744073709551615", "an hour", "-5"] {
+        let flag = format!("--timeout={value}");
+        let run = run_askpane(&["ask", "--non-interactive", &flag], &[], Some(&input));
+        assert_eq!(run.status.code(), Some(2), "{value}: {run:?}");
+        assert_eq!(run.stdout, "", "a usage error prints no reply: {run:?}");
+        assert!(run.stderr.contains(message), "{value}: {run:?}");
+        let run =
+            run_askpane(&["ask", "--non-interactive"], &[("ASKPANE_TIMEOUT", value)], Some(&input));
+        assert_eq!(run.status.code(), Some(2), "{value}: {run:?}");
+        assert!(run.stderr.contains(message), "{value}: {run:?}");
+        // `claude` refuses it before starting anything.
+        let run = run_askpane(
+            &["claude", "--claude-bin", "/nonexistent/claude", "-p", "hi", &flag],
+            &[],
+            None,
+        );
+        assert_eq!(run.status.code(), Some(2), "{value}: {run:?}");
+        assert!(run.stderr.contains(message), "{value}: {run:?}");
+        // A hook never exits 2 for it: the question is left to Claude Code.
+        let run = hook(&[], &[("ASKPANE_TIMEOUT", value)], &pre_tool_use());
+        assert_eq!(run.stdout, "", "{value}: {run:?}");
+        assert!(run.stderr.contains(message), "{value}: {run:?}");
+        assert!(run.stderr.contains("leaving the question to Claude Code"), "{value}: {run:?}");
+    }
+    // The edges are accepted.
+    for value in ["1", "31536000"] {
+        let run = run_askpane(&["ask", "--non-interactive", "--timeout", value], &[], Some(&input));
+        assert_eq!(run.status.code(), Some(3), "{value}: {run:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. `install claude` / `uninstall claude`
 
 /// `askpane <args>` with HOME pointing at `home` (never the real one).
 fn settings_command(args: &[&str], home: &Path) -> Finished {

@@ -17,6 +17,10 @@ pub struct AwaitedReply {
     pub envelope: Envelope,
     pub format: Option<ReplyFormat>,
     pub outcome: Receiver<Outcome>,
+    /// Write a line even where the envelope's own answer is to send nothing (a PermissionRequest
+    /// hook input with no human to ask): `askpane ask` promises exactly one line, so the
+    /// tool-input form (`{outcome, message}`) is written instead. A real hook keeps its silence.
+    pub always_a_line: bool,
 }
 
 /// Writes every awaited reply to `out` as it arrives; returns once each has been written or its
@@ -42,7 +46,13 @@ pub fn write_replies(
         // rules out; skip it rather than block.
         let Ok(outcome) = received else { continue };
         let format = reply.format.unwrap_or_else(|| reply.envelope.format());
-        if let Some(line) = reply.envelope.reply_as(format, &outcome) {
+        let line = reply.envelope.reply_as(format, &outcome).or_else(|| {
+            reply
+                .always_a_line
+                .then(|| reply.envelope.reply_as(ReplyFormat::ToolInput, &outcome))
+                .flatten()
+        });
+        if let Some(line) = line {
             write_line(out, &line)?;
         }
         written.push(outcome);
