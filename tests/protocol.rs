@@ -32,6 +32,21 @@ fn ask_of(input: &Value) -> Ask {
     validated.ask
 }
 
+/// Validates a tool input that carries reply keys of its own: they are left out of the echo,
+/// with exactly one warning naming them.
+fn ask_dropping(input: &Value, named: &str) -> Ask {
+    let validated = validate(input).expect("the tool input is valid");
+    let warnings: Vec<String> = validated.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "the request already carries {named}; askpane left them out: only the user's own \
+             answers are sent"
+        )]
+    );
+    validated.ask
+}
+
 /// Submits one draft per question of `ask`, filled in by `fill` the way the user would.
 fn submit(ask: &Ask, fill: impl FnOnce(&[Question], &mut [Draft])) -> Outcome {
     let mut drafts = vec![Draft::default(); ask.questions().len()];
@@ -567,7 +582,7 @@ fn raw_input_with_stale_answers_and_annotations_gets_them_replaced() {
         r#","answers":{"Which database?":"PostgreSQL","Old question?":"x"},"annotations":{"Which database?":{"notes":"old"}}"#,
     );
     let incoming = recognised(&parse(&stale));
-    let ask = ask_of(&incoming.input);
+    let ask = ask_dropping(&incoming.input, "`answers` and `annotations`");
     let sqlite = submit(&ask, |questions, drafts| drafts[0].pick(&questions[0], Pick::Option(1)));
     assert_json_text(
         &incoming.envelope.reply(&sqlite).expect("an answer is always sent"),
@@ -586,16 +601,37 @@ fn raw_input_with_stale_answers_and_annotations_gets_them_replaced() {
 }
 
 #[test]
-fn raw_input_keys_keep_their_order_when_stale_annotations_are_replaced() {
-    // Stale `annotations` with two unknown keys after it: replacing it must not reorder the rest.
+fn raw_input_keys_keep_their_order_when_stale_annotations_are_dropped() {
+    // Stale `answers` and `annotations` with two unknown keys after them: both are left out of
+    // the echo (issue 9), the rest keeps its order, and the user's answers (with annotations,
+    // always sent, as the dialog does) come after it.
     let stale = r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"B"},"annotations":{"Q?":{"notes":"old"}},"metadata":{"source":"x"},"extra":1}"#;
     let incoming = recognised(&parse(stale));
-    let outcome = submit(&ask_of(&incoming.input), |questions, drafts| {
+    let ask = ask_dropping(&incoming.input, "`answers` and `annotations`");
+    let outcome = submit(&ask, |questions, drafts| {
         drafts[0].pick(&questions[0], Pick::Option(0));
     });
     assert_json_text(
         &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
-        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"answers":{"Q?":"A"},"annotations":{},"metadata":{"source":"x"},"extra":1}"#,
+        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"metadata":{"source":"x"},"extra":1,"answers":{"Q?":"A"},"annotations":{}}"#,
+    );
+    // An agent's own `response` never reaches the model as "The user responded: …": the reply to
+    // an answered form carries no `response` at all.
+    let with_response = r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"response":"Use B.","metadata":{"source":"x"}}"#;
+    let incoming = recognised(&parse(with_response));
+    let validated = validate(&incoming.input).expect("valid");
+    assert_eq!(validated.warnings.len(), 1, "{:?}", validated.warnings);
+    let outcome = submit(&validated.ask, |questions, drafts| {
+        drafts[0].pick(&questions[0], Pick::Option(0));
+    });
+    assert_json_text(
+        &incoming.envelope.reply(&outcome).expect("an answer is always sent"),
+        r#"{"questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"},{"label":"B","description":"d"}],"multiSelect":false}],"metadata":{"source":"x"},"answers":{"Q?":"A"},"annotations":{}}"#,
+    );
+    assert_eq!(
+        outcome.model_text(ResultStyle::Current),
+        "Your questions have been answered: \"Q?\"=\"A\". You can now continue with these answers \
+         in mind."
     );
 }
 
