@@ -407,6 +407,65 @@ fn an_invalid_question_is_refused_with_the_reason() {
     assert_eq!(finished.status.code(), Some(0), "{context}");
 }
 
+/// Every `control_request` gets exactly one answer, also the ones askpane does not handle: an MCP
+/// elicitation is declined (as the Agent SDK does without a handler), anything else gets the
+/// SDK's error response. Unanswered, Claude Code would wait for ever.
+#[test]
+fn every_control_request_gets_exactly_one_answer() {
+    let dir = support::scratch_dir("claude-unhandled");
+    let requests = [
+        json!({"subtype": "elicitation", "mcp_server_name": "db", "message": "Password?",
+            "requested_schema": {"type": "object"}}),
+        json!({"subtype": "frobnicate_v9", "payload": 1}),
+        json!({"subtype": "can_use_tool", "input": {"command": "ls"}, "tool_use_id": "t1"}),
+        json!({"subtype": "can_use_tool", "tool_name": "AskUserQuestion", "tool_use_id": "t2"}),
+        json!({"subtype": "can_use_tool", "tool_name": "Bash", "tool_use_id": "t3"}),
+    ];
+    let expected = [
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"req-1","response":{"action":"decline"}}}"#,
+        r#"{"type":"control_response","response":{"subtype":"error","request_id":"req-2","error":"Unsupported control request subtype: frobnicate_v9"}}"#,
+        r#"{"type":"control_response","response":{"subtype":"error","request_id":"req-3","error":"can_use_tool without a tool_name: askpane cannot tell what asks"}}"#,
+        r#"{"type":"control_response","response":{"subtype":"error","request_id":"req-4","error":"can_use_tool for AskUserQuestion without an input: there is nothing to show"}}"#,
+        r#"{"type":"control_response","response":{"subtype":"error","request_id":"req-5","error":"can_use_tool for Bash without an input: there is nothing to show"}}"#,
+    ];
+    let mut records = session_start("answer-with-notes");
+    for (index, (request, reply)) in requests.iter().zip(expected).enumerate() {
+        let request_id = format!("req-{}", index + 1);
+        records.push(cli_line(
+            json!({"type": "control_request", "request_id": request_id, "request": request}),
+        ));
+        records.push(host_line(serde_json::from_str(reply).expect("the expected reply is JSON")));
+    }
+    records.push(cli_line(json!({"type": "result", "subtype": "success", "is_error": false,
+        "num_turns": 1, "duration_ms": 10, "result": "Done."})));
+    records.push(json!({"dir": "exit", "line": 0}));
+    let (finished, report) = headless(&write_transcript(&dir, &records), &[]);
+    let context = describe(&finished);
+    // Each in order, one line each; nothing extra (the fake flags any line it did not expect).
+    report.assert_all_ok(&context);
+    let replies: Vec<&str> = report
+        .comparisons()
+        .iter()
+        .filter(|comparison| comparison["expected"]["type"] == "control_response")
+        .filter_map(|comparison| comparison["got_text"].as_str())
+        .collect();
+    assert_eq!(replies, expected, "{context}");
+    assert!(report.extra_lines().is_empty(), "{context}");
+    assert!(
+        finished.stderr.contains("askpane: Claude Code asked for input for an MCP server"),
+        "{context}"
+    );
+    assert_eq!(
+        finished
+            .stderr
+            .matches("answered it with an error so that Claude Code does not wait")
+            .count(),
+        4,
+        "{context}"
+    );
+    assert_eq!(finished.status.code(), Some(0), "{context}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // b. and c. In-process: a ClaudeSession feeding the window
 

@@ -25,6 +25,10 @@ pub enum CliMessage {
     Permission(PermissionRequest),
     /// The CLI withdrew one of its requests (the user interrupted, a hook answered first).
     Cancel { request_id: String },
+    /// A `control_request` askpane does not handle: an MCP `elicitation`, a subtype from a newer
+    /// CLI, a `can_use_tool` without `tool_name` or `input`. The CLI waits for an answer to every
+    /// request it sends, so each gets one: [`unhandled_reply`].
+    Unhandled { request_id: String, subtype: String, problem: String },
     /// The answer to one of the host's own requests (`initialize`, `interrupt`).
     Response { request_id: String, error: Option<String> },
     /// Anything else (`command_lifecycle`, `attachment`, a subtype from a newer CLI): shown to
@@ -157,24 +161,50 @@ fn control_request(line: &Value) -> CliMessage {
     let request = line.get("request").unwrap_or(&Value::Null);
     let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or_default();
     let tool = request.get("tool_name").and_then(Value::as_str);
-    match (subtype, tool, text(line, "request_id")) {
+    let Some(request_id) = text(line, "request_id") else {
+        // Nothing to answer it with; the CLI cannot be waiting for a reply it cannot match.
+        return CliMessage::Other { kind: format!("control_request/{subtype}") };
+    };
+    let unhandled = |problem: String| CliMessage::Unhandled {
+        request_id: request_id.clone(),
+        subtype: subtype.to_owned(),
+        problem,
+    };
+    match (subtype, tool, request.get("input")) {
+        ("can_use_tool", None, _) => {
+            unhandled("can_use_tool without a tool_name: askpane cannot tell what asks".to_owned())
+        }
+        ("can_use_tool", Some(tool), None) => {
+            unhandled(format!("can_use_tool for {tool} without an input: there is nothing to show"))
+        }
         ("can_use_tool", Some(TOOL_NAME), Some(_)) => match envelope::parse_message(line) {
             Ok(incoming) => CliMessage::Question(incoming),
-            Err(_) => CliMessage::Other { kind: "control_request/can_use_tool".to_owned() },
+            Err(error) => unhandled(error.to_string()),
         },
-        ("can_use_tool", Some(tool), Some(request_id)) => {
-            CliMessage::Permission(PermissionRequest {
-                request_id,
-                tool_name: tool.to_owned(),
-                input: request.get("input").cloned().unwrap_or_else(|| json!({})),
-                tool_use_id: text(request, "tool_use_id"),
-                title: text(request, "title"),
-                description: text(request, "description"),
-                reason: text(request, "decision_reason"),
-                agent_id: text(request, "agent_id"),
-            })
-        }
-        (subtype, _, _) => CliMessage::Other { kind: format!("control_request/{subtype}") },
+        ("can_use_tool", Some(tool), Some(input)) => CliMessage::Permission(PermissionRequest {
+            request_id,
+            tool_name: tool.to_owned(),
+            input: input.clone(),
+            tool_use_id: text(request, "tool_use_id"),
+            title: text(request, "title"),
+            description: text(request, "description"),
+            reason: text(request, "decision_reason"),
+            agent_id: text(request, "agent_id"),
+        }),
+        // The Agent SDK's own wording for a subtype it has no handler for.
+        (subtype, _, _) => unhandled(format!("Unsupported control request subtype: {subtype}")),
+    }
+}
+
+/// The one answer to a request askpane does not handle. An `elicitation` is declined, as the
+/// Agent SDK does when its app gives no handler; anything else gets the error response the SDK
+/// sends when a handler is missing or fails (protocol.md §3, §11).
+pub fn unhandled_reply(request_id: &str, subtype: &str, problem: &str) -> Value {
+    match subtype {
+        "elicitation" => json!({"type": "control_response", "response": {
+            "subtype": "success", "request_id": request_id, "response": {"action": "decline"}}}),
+        _ => json!({"type": "control_response", "response": {
+            "subtype": "error", "request_id": request_id, "error": problem}}),
     }
 }
 

@@ -280,6 +280,22 @@ impl Reader {
                     self.to_ui.send(Inbound::WithdrawPermission { request_id });
                 }
             },
+            CliMessage::Unhandled { request_id, subtype, problem } => {
+                // Claude Code waits for an answer to every request: unanswered, it would wait
+                // for ever. One reply each, and the user hears what was turned away.
+                let reply = stream::unhandled_reply(&request_id, &subtype, &problem);
+                let _ = self.to_writer.send(ToAgent::Line(reply));
+                let what = match subtype.as_str() {
+                    "elicitation" => "asked for input for an MCP server (an elicitation); askpane \
+                                      cannot show such forms and declined it"
+                        .to_owned(),
+                    _ => format!(
+                        "sent a request askpane does not handle ({problem}); askpane \
+                                  answered it with an error so that Claude Code does not wait"
+                    ),
+                };
+                self.to_ui.send(Inbound::Notice(format!("Claude Code {what}.")));
+            }
             CliMessage::Response { request_id, error: Some(error) } => {
                 self.to_ui.send(Inbound::Notice(format!(
                     "Claude Code refused askpane's request {request_id}: {error}"
