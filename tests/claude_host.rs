@@ -466,6 +466,71 @@ fn every_control_request_gets_exactly_one_answer() {
     assert_eq!(finished.status.code(), Some(0), "{context}");
 }
 
+/// True once process `pid` has ended: no such process, or a zombie nobody reaped yet.
+pub fn process_gone(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses: `123 (sleep) S …`.
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+/// Waits (bounded) for the fake's `spawn` record to write "child fake" pids; then returns them.
+pub fn spawned_pids(path: &Path) -> (u32, u32) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Ok(text) = fs::read_to_string(path) {
+            let pids: Vec<u32> =
+                text.split_whitespace().filter_map(|pid| pid.parse().ok()).collect();
+            if let [child, fake] = pids[..] {
+                return (child, fake);
+            }
+        }
+        assert!(Instant::now() < deadline, "the fake wrote no pids to {}", path.display());
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Stops a process the fake started if a test failed before askpane did (by its PID).
+pub struct StrayGuard(pub Vec<u32>);
+
+impl Drop for StrayGuard {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            if !process_gone(*pid) {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            }
+        }
+    }
+}
+
+/// The CLI exits but leaves a child that holds its stdout and stderr open (a shell's background
+/// job, an MCP server). askpane must not wait on those pipes for ever, and must not leave the
+/// child behind: the CLI's process group is swept once the CLI has exited.
+#[test]
+fn a_child_the_cli_leaves_behind_is_stopped_and_not_waited_for() {
+    let dir = support::scratch_dir("claude-leftover");
+    let pids = dir.join("pids");
+    let mut records = session_start("answer-with-notes");
+    records.push(json!({"dir": "spawn", "line": pids}));
+    records.push(cli_line(json!({"type": "result", "subtype": "success", "is_error": false,
+        "num_turns": 1, "duration_ms": 10, "result": "Done."})));
+    records.push(json!({"dir": "exit", "line": 0}));
+    let transcript = write_transcript(&dir, &records);
+    let started = Instant::now();
+    let (finished, report) = headless(&transcript, &[]);
+    let took = started.elapsed();
+    let context = describe(&finished);
+    let (child, fake) = spawned_pids(&pids);
+    let _guard = StrayGuard(vec![child, fake]);
+    report.assert_all_ok(&context);
+    assert_eq!(finished.status.code(), Some(0), "{context}");
+    // Bounded by the grace period, not by the child's 1000 s.
+    assert!(took < Duration::from_secs(15), "took {took:?}\n{context}");
+    assert!(process_gone(fake), "the fake CLI still runs\n{context}");
+    assert!(process_gone(child), "the CLI's child was left behind\n{context}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // b. and c. In-process: a ClaudeSession feeding the window
 

@@ -9,9 +9,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use crate::protocol::{Envelope, Outcome};
 
+use super::group::{GroupChild, Pipes};
 use super::lines::write_line;
 use super::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
@@ -39,7 +40,8 @@ pub const HOST_ARGS: [&str; 7] = [
 
 /// Lines of the CLI's stderr kept for the "agent ended" message.
 const STDERR_TAIL: usize = 12;
-/// How long the CLI gets to exit after its stdin closes, before it is killed.
+/// How long the CLI gets to exit after its stdin closes, before its process group gets SIGTERM,
+/// and again before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(3);
 
 /// How to run the CLI.
@@ -75,7 +77,7 @@ pub struct Autopilot {
 
 /// A running session: the child, and the channel the window's prompts and Stop go into.
 pub struct ClaudeSession {
-    child: Arc<Mutex<Child>>,
+    agent: GroupChild,
     to_writer: Sender<ToAgent>,
     commands: Sender<SessionCommand>,
 }
@@ -103,25 +105,21 @@ impl ClaudeSession {
         to_ui: UiSender,
         threads: &mut IoThreads,
     ) -> io::Result<ClaudeSession> {
-        let mut child = Command::new(&options.program)
+        let mut command = Command::new(&options.program);
+        command
             .args(HOST_ARGS)
             .args(&options.extra_args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|error| {
+            .stderr(Stdio::piped());
+        // In a process group of its own: everything the CLI starts is stopped with it.
+        let (agent, Pipes { stdin, stdout, stderr }) =
+            GroupChild::spawn(&mut command, GRACE, threads).map_err(|error| {
                 io::Error::new(
                     error.kind(),
                     format!("cannot start {}: {error}", options.program.display()),
                 )
             })?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(io::Error::other("the CLI's standard streams were not captured"));
-        };
-        let child = Arc::new(Mutex::new(child));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
         let (commands, command_inbox) = crossbeam_channel::unbounded();
@@ -156,11 +154,11 @@ impl ClaudeSession {
             questions: HashMap::new(),
             marks_skipped: false,
             permissions: Vec::new(),
-            child: Arc::clone(&child),
+            agent: agent.clone(),
             stderr_tail,
         };
         threads.spawn("agent-reader", move || reader.run(stdout))?;
-        Ok(ClaudeSession { child, to_writer, commands })
+        Ok(ClaudeSession { agent, to_writer, commands })
     }
 
     /// The channel the window sends prompts and Stop on.
@@ -168,36 +166,21 @@ impl ClaudeSession {
         self.commands.clone()
     }
 
-    /// Ends the session cleanly: interrupt the turn, close the CLI's stdin, wait up to `grace`,
-    /// then kill. Returns the CLI's exit status.
+    /// Ends the session cleanly: interrupt the turn and close the CLI's stdin; after `grace`
+    /// SIGTERM to its process group, after another `grace` SIGKILL. Returns the CLI's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
         let _ = self.to_writer.send(ToAgent::Close);
-        let deadline = Instant::now() + grace;
-        loop {
-            let mut child =
-                self.child.lock().map_err(|_| io::Error::other("child lock poisoned"))?;
-            if let Some(status) = child.try_wait()? {
-                return Ok(status);
-            }
-            if Instant::now() >= deadline {
-                child.kill()?;
-                return child.wait();
-            }
-            drop(child);
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.agent.stop(grace)
     }
 }
 
 impl Drop for ClaudeSession {
-    /// A session dropped without [`ClaudeSession::shut_down`] still ends its CLI: no orphan.
+    /// A session dropped without [`ClaudeSession::shut_down`] still ends its CLI and everything
+    /// it started: no orphan.
     fn drop(&mut self) {
         let _ = self.to_writer.send(ToAgent::Close);
-        if let Ok(mut child) = self.child.lock()
-            && matches!(child.try_wait(), Ok(None))
-        {
-            let _ = child.kill();
-            let _ = child.wait();
+        if self.agent.wait_timeout(Duration::ZERO).is_none() {
+            self.agent.kill();
         }
     }
 }
@@ -222,7 +205,7 @@ struct Reader {
     marks_skipped: bool,
     /// Permission requests shown in the window, by request_id, cleared when the CLI ends.
     permissions: Vec<String>,
-    child: Arc<Mutex<Child>>,
+    agent: GroupChild,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -426,24 +409,14 @@ impl Reader {
         for request_id in self.permissions {
             self.to_ui.send(Inbound::WithdrawPermission { request_id });
         }
-        let status = wait_briefly(&self.child);
+        let status = match self.agent.wait_timeout(GRACE) {
+            Some(status) => describe(status),
+            None => "still running after closing its output".to_owned(),
+        };
         let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
         let stderr_tail = stderr_tail.unwrap_or_default();
         self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Ended { status, stderr_tail })));
     }
-}
-
-/// The child's exit status once it has exited (it closed stdout, so it is about to).
-fn wait_briefly(child: &Mutex<Child>) -> String {
-    let deadline = Instant::now() + GRACE;
-    while Instant::now() < deadline {
-        match child.lock().map(|mut child| child.try_wait()) {
-            Ok(Ok(Some(status))) => return describe(status),
-            Ok(Ok(None)) => std::thread::sleep(Duration::from_millis(20)),
-            _ => break,
-        }
-    }
-    "still running after closing its output".to_owned()
 }
 
 fn describe(status: ExitStatus) -> String {

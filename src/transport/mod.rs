@@ -7,6 +7,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod claude;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod group;
 pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;

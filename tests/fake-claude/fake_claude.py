@@ -20,6 +20,12 @@ Transcript records, one JSON object per line (`tests/fixtures/session.*.replay.j
     {"dir":"stderr","line":"text"} the text written to stderr
     {"dir":"wait","line":PATH}     wait until PATH exists (the test says "go on")
     {"dir":"die","line":N}         exit with N at once, without waiting for stdin (a crash)
+    {"dir":"spawn","line":PATH}    start a long-running child (`sleep 1000`) that inherits stdout
+                                   and stderr (as a shell or MCP server would), and write its pid
+                                   and the fake's own pid to PATH as "child fake"
+    {"dir":"hang","line":{"ignore_term":bool}}
+                                   stop reading stdin and sleep until killed; with ignore_term,
+                                   SIGTERM is ignored (a CLI that never reads stdin)
 
 In shape means (a host's own ids and texts are its own business):
   * every line: the same `type`;
@@ -55,6 +61,8 @@ closes before a `>>` line, or nothing arrives in time, the fake reports it and e
 import json
 import os
 import select
+import signal
+import subprocess
 import sys
 import time
 
@@ -346,6 +354,17 @@ def main():
                         report.finish(f"waited {WAIT} s for {line}", 1)
                         return 1
                     time.sleep(0.01)
+            elif direction == "spawn":
+                child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL)
+                with open(line + ".tmp", "w", encoding="utf-8") as file:
+                    file.write(f"{child.pid} {os.getpid()}\n")
+                os.replace(line + ".tmp", line)
+            elif direction == "hang":
+                report.finish("hanging", None)
+                if line.get("ignore_term"):
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                while True:
+                    time.sleep(1000)
             elif direction == "die":
                 report.finish("died", line)
                 return line
