@@ -24,6 +24,7 @@ use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::pipe::{self, ReadError};
 use askpane::transport::replies::{AwaitedReply, write_replies};
 use askpane::transport::serve::{self, Bridge, BridgeOptions};
+use askpane::transport::signals::{SignalWatch, StopSignal};
 use askpane::transport::{
     Inbound, IoThreads, Provenance, Request, SessionEvent, Waker, ui_channel,
 };
@@ -65,6 +66,9 @@ mod exit {
     pub const INVALID: u8 = 2;
     /// No human can answer: no display, or a non-interactive run.
     pub const NO_HUMAN: u8 = 3;
+    /// askpane was stopped by a signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1) before anyone
+    /// answered; the agent was told so. (`hook` still exits 0 once it printed.)
+    pub const STOPPED: u8 = 4;
     /// Nobody answered in time (`--timeout`).
     pub const TIMED_OUT: u8 = 5;
 }
@@ -303,6 +307,7 @@ struct ClaudeTarget {
 }
 
 pub fn main() -> ExitCode {
+    install_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if is_hook_run() && error.use_stderr() => {
@@ -320,6 +325,45 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit::INVALID)
         }
     }
+}
+
+/// Set while the native window runs: a panic then is the window being lost (winit 0.30 panics
+/// when another program destroys its window), which `show_window` turns into a closed window.
+static WINDOW_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Replaces Rust's panic report (a "panicked at" line and a backtrace, which a user cannot act
+/// on and which looks like a crash after the agent was already answered) with one honest line.
+/// `ASKPANE_BACKTRACE=1` brings the standard report back, for debugging.
+fn install_panic_hook() {
+    if std::env::var_os("ASKPANE_BACKTRACE").is_some_and(|value| value != "0") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        let what: String = what.lines().next().unwrap_or_default().chars().take(300).collect();
+        // A dependency's path without the registry folder before it: `winit-0.30.13/src/…`.
+        let place = info.location().map(|at| {
+            let file = at.file();
+            let file = file
+                .rsplit_once("/registry/src/")
+                .and_then(|(_, rest)| rest.split_once('/'))
+                .map_or(file, |(_, crate_path)| crate_path);
+            format!(" (at {file}:{})", at.line())
+        });
+        let place = place.unwrap_or_default();
+        match WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst) {
+            true => eprintln!(
+                "askpane: the window ended unexpectedly: {what}{place}; its open questions are \
+                 answered as a closed window"
+            ),
+            false => eprintln!("askpane: internal error: {what}{place}"),
+        }
+    }));
 }
 
 /// True when askpane was started as `askpane hook …`.
@@ -381,9 +425,10 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<u8> {
         AppOptions { close_when_done: false, ..AppOptions::default() },
         &args.shown,
     )?;
-    match window.problem {
-        None => Ok(exit::OK),
-        Some(problem) => Ok(no_display(&problem)),
+    match (window.problem, window.stopped_by) {
+        (Some(problem), _) => Ok(no_display(&problem)),
+        (None, Some(_)) => Ok(exit::STOPPED),
+        (None, None) => Ok(exit::OK),
     }
 }
 
@@ -395,6 +440,8 @@ struct Served {
     problem: Option<String>,
     /// The browser bridge could not start (a taken `--bind`, no web app): a usage error.
     bridge_failed: bool,
+    /// The signal that stopped askpane while the questions were shown, if one did.
+    stopped_by: Option<StopSignal>,
 }
 
 /// Shows `requests` in the window or the browser (an empty list shows nothing) while a writer
@@ -407,20 +454,30 @@ fn serve(
 ) -> anyhow::Result<Served> {
     let (written_sender, written) = crossbeam_channel::bounded(1);
     let mut threads = IoThreads::default();
+    let shown_requests = !requests.is_empty();
+    // While questions are shown, a signal ends them with a reply that says so (issue 9).
+    let signals = match shown_requests {
+        true => Some(SignalWatch::start().context("catching signals")?),
+        false => None,
+    };
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    for request in requests {
+        to_ui.send(Inbound::Ask(Box::new(request)));
+    }
+    // The signal route keeps the channel open until every reply is written; then the window
+    // (or the bridge) sees its adapters are done and closes.
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    drop(to_ui);
     threads.spawn("reply-writer", move || {
-        let outcomes = write_replies(awaited, &mut io::stdout().lock())?;
-        let _ = written_sender.send(outcomes);
+        let outcomes = write_replies(awaited, &mut io::stdout().lock());
+        drop(route);
+        let _ = written_sender.send(outcomes?);
         Ok(())
     })?;
     let mut problem = None;
     let mut bridge_failed = false;
-    if !requests.is_empty() {
-        let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-        let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
-        for request in requests {
-            to_ui.send(Inbound::Ask(Box::new(request)));
-        }
-        drop(to_ui);
+    if shown_requests {
         if shown.web() {
             let bridge_options = BridgeOptions {
                 bind: shown.bind,
@@ -465,7 +522,8 @@ fn serve(
     // The app is gone, so every request has its outcome and the writer finishes.
     threads.join().context("writing the reply")?;
     let outcomes = written.try_recv().unwrap_or_default();
-    Ok(Served { outcomes, problem, bridge_failed })
+    let stopped_by = signals.and_then(|watch| watch.caught());
+    Ok(Served { outcomes, problem, bridge_failed, stopped_by })
 }
 
 /// Starts the browser bridge, says where it is, and opens a browser when there is a display.
@@ -529,17 +587,21 @@ fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
 
 /// Runs the native window until it closes. The error says, in one line, why no window could be
 /// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
-/// program) is caught here: the app is dropped while unwinding, so every agent is still told.
+/// program) is caught here and ends the window like a close: the app is dropped while unwinding,
+/// so every agent is told the window closed, and the panic hook has said what happened.
 fn show_window(
     window_ctx: Arc<OnceLock<egui::Context>>,
     theme: ThemeArg,
     app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    WINDOW_OPEN.store(true, Ordering::SeqCst);
     let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, app));
-    match std::panic::catch_unwind(run) {
-        Ok(Ok(())) => Ok(()),
+    let ended = std::panic::catch_unwind(run);
+    WINDOW_OPEN.store(false, Ordering::SeqCst);
+    match ended {
+        Ok(Ok(())) | Err(_) => Ok(()),
         Ok(Err(error)) => Err(window_error_summary(&error)),
-        Err(_) => Err("the window system failed while the window was open".to_owned()),
     }
 }
 
@@ -694,7 +756,11 @@ fn run_ask(args: AskArgs) -> anyhow::Result<u8> {
             return Ok(exit::INVALID);
         }
     };
-    let outcome = answer_one(incoming, PipeMode::Ask, format, &args.answering, &args.shown, None)?;
+    let Answered { outcome, stopped_by } =
+        answer_one(incoming, PipeMode::Ask, format, &args.answering, &args.shown, None)?;
+    if stopped_by.is_some_and(|signal| outcome == signal.outcome()) {
+        return Ok(exit::STOPPED);
+    }
     Ok(match outcome {
         Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
         Outcome::Declined { .. }
@@ -772,6 +838,12 @@ fn run_hook(args: HookArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// How one message was answered: its outcome, and the signal that stopped askpane, if any.
+struct Answered {
+    outcome: Outcome,
+    stopped_by: Option<StopSignal>,
+}
+
 /// The two modes that answer one message from a pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PipeMode {
@@ -803,7 +875,7 @@ fn answer_one(
     answering: &AnsweringArgs,
     shown: &UiArgs,
     unavailable: Option<&str>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<Answered> {
     let envelope = incoming.envelope.clone();
     let provenance = Provenance::from_envelope(mode.name(), &incoming.envelope);
     let (mut request, outcome) = match Request::new(incoming, provenance) {
@@ -812,7 +884,7 @@ fn answer_one(
             eprintln!("askpane: the questions cannot be shown: {invalid}");
             let outcome = Outcome::Refused { reason: invalid.to_string() };
             write_direct(&envelope, format, &outcome, mode.always_a_line())?;
-            return Ok(outcome);
+            return Ok(Answered { outcome, stopped_by: None });
         }
     };
     for warning in &request.warnings {
@@ -853,7 +925,8 @@ fn answer_one(
         (Some(problem), false) => eprintln!("askpane: cannot show the questions ({problem})"),
         (None, _) => {}
     }
-    served.outcomes.into_iter().next().context("no reply was decided")
+    let outcome = served.outcomes.into_iter().next().context("no reply was decided")?;
+    Ok(Answered { outcome, stopped_by: served.stopped_by })
 }
 
 /// The outcome the flags decide on their own (`--decline`, `--answers --submit`, a
@@ -917,8 +990,12 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
             timeout: answering.timeout,
         },
     };
+    // A signal ends the session the way closing the window does: open questions hear why, and
+    // Claude Code's process group is stopped (issue 9).
+    let signals = SignalWatch::start().context("catching signals")?;
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let route = signals.route(to_ui.clone());
     let mut threads = IoThreads::default();
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
     if headless {
@@ -947,8 +1024,13 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
             eprintln!("askpane: no display to open a window on ({problem})");
         }
     }
+    drop(route);
+    let stopped_by = signals.caught();
     let status = session.shut_down(claude::GRACE)?;
     threads.join().context("ending the Claude Code session")?;
+    if stopped_by.is_some() {
+        return Ok(exit::STOPPED);
+    }
     Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
 }
 
@@ -976,6 +1058,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
                 }
                 SessionEvent::Message(_) => {}
             },
+            // askpane is being stopped: nothing is open here (everything is answered at once).
+            Inbound::Shutdown { .. } => break,
             // Permissions are decided by the reader when headless.
             Inbound::Permission(_)
             | Inbound::WithdrawPermission { .. }

@@ -247,13 +247,22 @@ fn assert_reply_as_captured(report: &Report, transcript: &str, context: &str) {
 fn headless(transcript: &Path, args: &[&str]) -> (support::Finished, Report) {
     let dir = support::scratch_dir("claude-headless");
     let report = dir.join("report.json");
+    let mut command = claude_command(transcript, &report, &dir, args);
+    let finished = support::run_bounded(&mut command, None);
+    let report = Report::read(&report);
+    (finished, report)
+}
+
+/// The command `headless` runs: no display, no `ASKPANE_*` variable, the fake replaying
+/// `transcript` and reporting to `report`, in `dir`.
+fn claude_command(transcript: &Path, report: &Path, dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
     command
         .args(["claude", "--claude-bin", FAKE, "-p", PROMPT])
         .args(args)
-        .current_dir(&dir)
+        .current_dir(dir)
         .env("FAKE_CLAUDE_TRANSCRIPT", transcript)
-        .env("FAKE_CLAUDE_REPORT", &report);
+        .env("FAKE_CLAUDE_REPORT", report);
     for name in [
         "DISPLAY",
         "WAYLAND_DISPLAY",
@@ -264,12 +273,11 @@ fn headless(transcript: &Path, args: &[&str]) -> (support::Finished, Report) {
         "ASKPANE_NONINTERACTIVE",
         "ASKPANE_CLAUDE_BIN",
         "ASKPANE_DEBUG",
+        "ASKPANE_UI",
     ] {
         command.env_remove(name);
     }
-    let finished = support::run_bounded(&mut command, None);
-    let report = Report::read(&report);
-    (finished, report)
+    command
 }
 
 fn describe(finished: &support::Finished) -> String {
@@ -529,6 +537,135 @@ fn a_child_the_cli_leaves_behind_is_stopped_and_not_waited_for() {
     assert!(took < Duration::from_secs(15), "took {took:?}\n{context}");
     assert!(process_gone(fake), "the fake CLI still runs\n{context}");
     assert!(process_gone(child), "the CLI's child was left behind\n{context}");
+}
+
+/// `askpane claude` started in the background (see `claude_command`), with its stdout collected
+/// and its stderr lines arriving on a channel.
+struct Running {
+    process: support::Process,
+    stdout: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::mpsc::Receiver<String>,
+    report: PathBuf,
+}
+
+impl Running {
+    fn start(transcript: &Path, dir: &Path, args: &[&str]) -> Running {
+        let report = dir.join("report.json");
+        let mut command = claude_command(transcript, &report, dir, args);
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = support::Process::new(command.spawn().expect("start askpane claude"));
+        let stdout = support::read_all(process.child.stdout.take().expect("piped stdout"));
+        let pipe = process.child.stderr.take().expect("piped stderr");
+        let (sender, stderr) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        Running { process, stdout, stderr, report }
+    }
+
+    /// Waits (bounded) until the fake has written a line containing `needle` on its stdout.
+    fn wait_until_written(&self, needle: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let text = fs::read_to_string(&self.report).unwrap_or_default();
+            if let Ok(report) = serde_json::from_str::<Value>(&text)
+                && report["written"].as_array().is_some_and(|lines| {
+                    lines.iter().any(|line| line.as_str().is_some_and(|l| l.contains(needle)))
+                })
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the fake never wrote {needle:?}: {text}");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends SIGTERM by PID, waits (bounded) for the exit; the exit code, stdout and stderr.
+    fn stop_with_sigterm(mut self) -> (Option<i32>, String, String, Duration) {
+        let sent = Instant::now();
+        let pid = self.process.child.id().to_string();
+        let killed = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(killed.success(), "kill -TERM {pid}");
+        let status = self.process.wait(WAIT);
+        let took = sent.elapsed();
+        let stdout = support::collect(self.stdout);
+        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        let stderr = stderr.join("\n");
+        let status = status.unwrap_or_else(|| panic!("askpane still runs after SIGTERM\n{stderr}"));
+        (status.code(), stdout, stderr, took)
+    }
+}
+
+/// A signal to askpane stops the CLI the way closing the window does, also a CLI that never
+/// reads its stdin and ignores SIGTERM: stdin closed, the grace period, SIGTERM to its process
+/// group (which ends the child it started), the grace period, SIGKILL. No process is left.
+#[test]
+fn a_signal_stops_a_cli_that_never_reads_stdin_and_its_children() {
+    let dir = support::scratch_dir("claude-signal-hang");
+    let pids = dir.join("pids");
+    let mut records = session_start("answer-with-notes");
+    records.push(json!({"dir": "spawn", "line": pids}));
+    records.push(json!({"dir": "hang", "line": {"ignore_term": true}}));
+    let transcript = write_transcript(&dir, &records);
+    let running = Running::start(&transcript, &dir, &[]);
+    let (child, fake) = spawned_pids(&pids);
+    let _guard = StrayGuard(vec![child, fake]);
+    let (code, stdout, stderr, took) = running.stop_with_sigterm();
+    let context = format!("exit {code:?} after {took:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(code, Some(4), "{context}");
+    assert_eq!(stdout, "", "{context}");
+    assert!(stderr.contains("askpane: stopped by SIGTERM"), "{context}");
+    assert!(!stderr.contains("panicked"), "{context}");
+    assert!(process_gone(fake), "the CLI still runs\n{context}");
+    assert!(process_gone(child), "the CLI's child was left behind\n{context}");
+    // Two grace periods of 3 s, then SIGKILL: bounded, and not ended early by the first SIGTERM
+    // (which the fake ignores).
+    assert!(took >= Duration::from_secs(5), "{context}");
+}
+
+/// `askpane claude --ui web` stopped by SIGTERM while a question is open in the bridge: Claude
+/// Code gets exactly one reply to it, a deny that names the signal; askpane exits 4.
+#[test]
+fn a_signal_answers_the_open_question_of_a_browser_session_once() {
+    if !askpane::web_bundle::available() {
+        return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
+    }
+    let dir = support::scratch_dir("claude-signal-web");
+    let mut records = records("deny");
+    let asked = records
+        .iter()
+        .position(|record| record["line"]["request"]["subtype"] == "can_use_tool")
+        .expect("the capture asks");
+    // Up to the question and the host's (captured) deny, then the end.
+    records.truncate(asked + 2);
+    records.push(json!({"dir": "exit", "line": 0}));
+    let request_id = records[asked]["line"]["request_id"].clone();
+    let transcript = write_transcript(&dir, &records);
+    let running = Running::start(&transcript, &dir, &["--ui", "web"]);
+    running.wait_until_written("\"can_use_tool\"");
+    // The question travels reader → bridge in well under a millisecond; leave it plenty.
+    thread::sleep(Duration::from_millis(500));
+    let report_path = running.report.clone();
+    let (code, stdout, stderr, _) = running.stop_with_sigterm();
+    let report = Report::read(&report_path);
+    let context =
+        format!("exit {code:?}\nstdout:\n{stdout}\nstderr:\n{stderr}\n{}", report.summary());
+    report.assert_all_ok(&context);
+    let reply: Value = serde_json::from_str(report.host_reply_text()).expect("JSON");
+    assert_eq!(
+        reply,
+        json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": request_id, "response": {"behavior": "deny",
+            "message": "askpane was stopped (SIGTERM) before the user answered. Do not assume an \
+                        answer; ask again in chat if you still need one.",
+            "toolUseID": "toolu_fake_ask_000001"}}}),
+        "{context}"
+    );
+    assert_eq!(code, Some(4), "{context}");
+    assert_eq!(stdout, "", "{context}");
 }
 
 // ---------------------------------------------------------------------------------------------

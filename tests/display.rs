@@ -320,6 +320,11 @@ pub struct App {
 impl App {
     /// Starts `askpane <args>` on `xvfb`'s display (stdin empty, no `ASKPANE_*` variables).
     pub fn start(xvfb: &Xvfb, args: &[&str]) -> Self {
+        App::start_with_input(xvfb, args, None)
+    }
+
+    /// [`App::start`] with `input` on stdin (then closed), as Claude Code runs a hook.
+    pub fn start_with_input(xvfb: &Xvfb, args: &[&str], input: Option<&str>) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
@@ -333,12 +338,15 @@ impl App {
             .args(args)
             .env("DISPLAY", xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(File::create(&stderr).expect("create askpane's stderr file"))
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start askpane: {error}"));
         let mut process = Process::new(child);
+        if let (Some(input), Some(mut pipe)) = (input, process.child.stdin.take()) {
+            pipe.write_all(input.as_bytes()).expect("write askpane's stdin");
+        }
         let stdout = process.child.stdout.take().expect("piped stdout");
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
@@ -408,6 +416,11 @@ impl App {
             Err(RecvTimeoutError::Timeout) => self.process.exited().is_none(),
             Err(RecvTimeoutError::Disconnected) => false,
         }
+    }
+
+    /// The process id, to send it a signal.
+    pub fn pid(&self) -> u32 {
+        self.process.child.id()
     }
 
     /// Every line still to come on stdout, once askpane has exited.

@@ -14,6 +14,9 @@ mod fake_api;
 mod interop;
 // Literal-JSON checks of our replies against what the real Claude Code host and CLI sent.
 mod protocol;
+// askpane stopped by a signal (sent by PID) with a question open: one reply, exit 4; a window
+// destroyed from outside is a closed window.
+mod signals;
 // Reading the captured fixtures in tests/fixtures; child processes with bounded waits.
 mod support;
 // The window driven headless through egui_kittest: clicks, keys, accessible labels, replies.

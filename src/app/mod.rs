@@ -64,6 +64,9 @@ pub struct App {
     edited: HashMap<(RequestId, usize, TextField), f64>,
     /// The user confirmed closing; the next close request goes through.
     closing: bool,
+    /// askpane is being stopped (issue 9: a signal): what every open request ends with. The
+    /// window then closes without asking.
+    stopped: Option<Outcome>,
     /// Called at the start of every frame: the web build polls its transport here (no threads).
     frame_hook: Option<FrameHook>,
     /// Where the user's countdown changes go (the browser page tells askpane's bridge).
@@ -94,6 +97,7 @@ impl App {
             picked_by_user: false,
             edited: HashMap::new(),
             closing: false,
+            stopped: None,
             frame_hook: None,
             countdown_changes: None,
         }
@@ -173,6 +177,12 @@ impl App {
                             });
                         }
                     }
+                }
+                Ok(Inbound::Shutdown { outcome }) => {
+                    // Issue 9: a signal. Everything open hears why, and the window closes.
+                    self.stopped = Some(outcome);
+                    self.close_all();
+                    self.closing = true;
                 }
                 // Issue 9: what became of an answer the browser page sent to askpane.
                 Ok(Inbound::Delivery(delivery)) => match delivery {
@@ -328,14 +338,26 @@ impl App {
         }
     }
 
-    /// Tells every open request that the window closed, and drops what never reached the state.
+    /// Tells every open request that the window closed (or, when askpane is being stopped, why),
+    /// and drops what never reached the state.
     fn close_all(&mut self) {
-        for resolved in self.state.resolve_all(|_| Outcome::closed()) {
+        let outcome = self.stopped.clone().unwrap_or_else(Outcome::closed);
+        for resolved in self.state.resolve_all(|_| outcome.clone()) {
             self.send(resolved);
         }
-        // Requests still in the channel: their responders send the closed decline when dropped.
-        while self.inbox.try_recv().is_ok() {}
+        // Requests still in the channel: their responders send the closed decline when dropped
+        // (or are told askpane was stopped).
+        while let Ok(message) = self.inbox.try_recv() {
+            if let (Inbound::Ask(request), Some(stopped)) = (message, &self.stopped) {
+                request.reply.send(stopped.clone());
+            }
+        }
         self.responders.clear();
+        if let Some(message) = self.stopped.as_ref().and_then(Outcome::deny_message) {
+            for (_, responder) in self.permission_responders.drain() {
+                responder.send(PermissionDecision::Deny { message: message.clone() });
+            }
+        }
         self.permission_responders.clear();
     }
 }
@@ -360,7 +382,9 @@ impl eframe::App for App {
             set_title(ctx, &title);
             self.title = title;
         }
-        if self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty() {
+        let done =
+            self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty();
+        if done || self.stopped.is_some() {
             self.closing = true;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }

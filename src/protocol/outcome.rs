@@ -210,6 +210,18 @@ impl Outcome {
         Outcome::TimedOut(TimedOut { waited_secs, picked, still_typing })
     }
 
+    /// The decline sent when askpane itself is stopped (`cause`: the signal, e.g. "SIGTERM")
+    /// with the question still open: like a closed window, but saying what really happened.
+    /// (issue 9; kept apart from the outcome rewrite of issue 8.)
+    pub fn askpane_stopped(cause: &str) -> Self {
+        Outcome::Declined {
+            message: format!(
+                "askpane was stopped ({cause}) before the user answered. Do not assume an \
+                 answer; ask again in chat if you still need one."
+            ),
+        }
+    }
+
     /// A short machine name: `answered`, `declined`, `withdrawn`, `timed_out`, `clarify`,
     /// `unavailable`, `refused`, `stopped`, `replied`.
     pub fn kind(&self) -> &'static str {

@@ -512,6 +512,20 @@ fn write_to_agent(
                 Ok(ToAgent::TurnEnded) => turn_running = false,
                 // Closed, or the reader and the session are gone: end the CLI's input.
                 Ok(ToAgent::Close) | Err(_) => {
+                    // Replies decided just before (a window ending everything as it closes) go
+                    // out first: the select above picks among ready operations at random.
+                    for (envelope, outcome) in &questions {
+                        if let Ok(outcome) = outcome.try_recv()
+                            && let Some(reply) = envelope.reply(&outcome)
+                        {
+                            stdin.write(&reply);
+                        }
+                    }
+                    for (request, decision) in &permissions {
+                        if let Ok(decision) = decision.try_recv() {
+                            stdin.write(&stream::permission_reply(request, &decision));
+                        }
+                    }
                     if turn_running {
                         interrupts += 1;
                         let id = format!("askpane_interrupt_{interrupts}");

@@ -16,6 +16,8 @@ pub mod pipe;
 pub mod replies;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod signals;
 #[cfg(target_arch = "wasm32")]
 pub mod web_client;
 
@@ -97,6 +99,9 @@ pub enum Inbound {
     /// Another window stopped or extended a question's countdown: the seconds now left, or
     /// `None` when it stopped (web client only).
     Countdown { tool_use_id: String, left_secs: Option<u64> },
+    /// askpane is being stopped (a signal): end every open request with `outcome`, deny every
+    /// open permission with its message, and close without asking. Sent once, by `signal-watch`.
+    Shutdown { outcome: Outcome },
 }
 
 /// What became of an outcome a browser page sent to askpane's bridge ([`Request::awaits_ack`]).

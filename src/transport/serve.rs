@@ -1119,6 +1119,15 @@ impl Hub {
             Inbound::WithdrawPermission { .. }
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. } => {}
+            Inbound::Shutdown { outcome } => {
+                // askpane is being stopped (issue 9): every open question hears why (and every
+                // page sees it go), and the bridge ends as if stopped.
+                let open: Vec<String> = self.open.iter().map(|q| q.tool_use_id.clone()).collect();
+                for tool_use_id in open {
+                    self.resolve(&tool_use_id, &outcome, None);
+                }
+                self.stopped.store(true, Ordering::SeqCst);
+            }
         }
     }
 

@@ -335,6 +335,8 @@ def main():
                     line["response"]["request_id"] = renamed[response["request_id"]]
                 write(compact(line))
             elif direction == ">>":
+                # Before waiting for the host: what was written so far is on disk for the test.
+                report.save()
                 step = f">> record {index + 1}: {line.get('type')}"
                 text, got = read()
                 if got is None:

@@ -1,0 +1,175 @@
+//! Termination signals turned into one message on the UI channel: the agent still gets its reply.
+//!
+//! A named thread (`signal-watch`) waits for SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGUSR1 with
+//! signal-hook's iterator. The first one sends [`Inbound::Shutdown`] into the channel the adapters
+//! use, so the window, the browser bridge and the headless host end every open request the way
+//! closing the window does, with a message that names the signal, and then end themselves.
+//! Later signals change nothing: the replies are already on their way, and a second Ctrl+C must
+//! not cut them off. SIGPIPE is left as it is (Rust ignores it: a write to a closed pipe fails).
+//!
+//! The channel is reached through a [`SignalRoute`], a guard that owns a sender while something
+//! can still be answered; the watcher itself holds only a weak reference, so it never keeps the
+//! channel open (the window and the bridge close once their adapters are done).
+
+use std::io;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+
+use crate::protocol::Outcome;
+
+use super::{Inbound, UiSender};
+
+/// The signals askpane answers for; each ends the run with exit code 4 (see the README).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopSignal {
+    Term,
+    Int,
+    Hup,
+    Quit,
+    Usr1,
+}
+
+impl StopSignal {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Term => "SIGTERM",
+            StopSignal::Int => "SIGINT",
+            StopSignal::Hup => "SIGHUP",
+            StopSignal::Quit => "SIGQUIT",
+            StopSignal::Usr1 => "SIGUSR1",
+        }
+    }
+
+    /// What every open request ends with: a decline that says askpane was stopped.
+    pub fn outcome(self) -> Outcome {
+        Outcome::askpane_stopped(self.name())
+    }
+
+    #[cfg(unix)]
+    fn number(self) -> i32 {
+        use signal_hook::consts::signal;
+        match self {
+            StopSignal::Term => signal::SIGTERM,
+            StopSignal::Int => signal::SIGINT,
+            StopSignal::Hup => signal::SIGHUP,
+            StopSignal::Quit => signal::SIGQUIT,
+            StopSignal::Usr1 => signal::SIGUSR1,
+        }
+    }
+}
+
+const ALL: [StopSignal; 5] =
+    [StopSignal::Term, StopSignal::Int, StopSignal::Hup, StopSignal::Quit, StopSignal::Usr1];
+
+/// What the watcher and its owner share.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Where a signal goes: the live [`SignalRoute`]'s sender, if any.
+    route: Mutex<Weak<UiSender>>,
+    /// The first signal, once one came.
+    caught: OnceLock<StopSignal>,
+}
+
+/// Tells the UI channel, if a route is open. Called with the route locked, by the watcher when
+/// the first signal comes and by [`SignalWatch::route`] when one came before: the lock makes
+/// exactly one of them deliver it.
+fn deliver(route: &Weak<UiSender>, signal: StopSignal) {
+    if let Some(to_ui) = route.upgrade() {
+        to_ui.send(Inbound::Shutdown { outcome: signal.outcome() });
+    }
+}
+
+/// The running watcher. Stopping it (or dropping it) ends and joins its thread.
+#[derive(Debug)]
+pub struct SignalWatch {
+    shared: Arc<Shared>,
+    #[cfg(unix)]
+    handle: signal_hook::iterator::Handle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SignalWatch {
+    /// Starts catching the signals. From now on they no longer end askpane at once.
+    #[cfg(unix)]
+    pub fn start() -> io::Result<SignalWatch> {
+        let mut signals = signal_hook::iterator::Signals::new(ALL.map(StopSignal::number))?;
+        let handle = signals.handle();
+        let shared = Arc::new(Shared::default());
+        let watched = Arc::clone(&shared);
+        let thread =
+            std::thread::Builder::new().name("signal-watch".to_owned()).spawn(move || {
+                for number in signals.forever() {
+                    let Some(signal) = ALL.into_iter().find(|signal| signal.number() == number)
+                    else {
+                        continue;
+                    };
+                    let Ok(route) = watched.route.lock() else { continue };
+                    if watched.caught.set(signal).is_ok() {
+                        eprintln!("askpane: stopped by {}; telling the agent", signal.name());
+                        deliver(&route, signal);
+                    } else {
+                        eprintln!(
+                            "askpane: {} while stopping; the replies are on their way",
+                            signal.name()
+                        );
+                    }
+                }
+            })?;
+        Ok(SignalWatch { shared, handle, thread: Some(thread) })
+    }
+
+    /// Elsewhere nothing is caught: the platform's own handling stays (Ctrl+C ends askpane).
+    #[cfg(not(unix))]
+    pub fn start() -> io::Result<SignalWatch> {
+        Ok(SignalWatch { shared: Arc::new(Shared::default()), thread: None })
+    }
+
+    /// Routes a signal into `to_ui` while the returned guard lives. If one already came, it is
+    /// delivered at once.
+    pub fn route(&self, to_ui: UiSender) -> SignalRoute {
+        let sender = Arc::new(to_ui);
+        if let Ok(mut route) = self.shared.route.lock() {
+            *route = Arc::downgrade(&sender);
+            if let Some(signal) = self.caught() {
+                deliver(&route, signal);
+            }
+        }
+        SignalRoute { sender: Some(sender) }
+    }
+
+    /// The first signal caught, if any.
+    pub fn caught(&self) -> Option<StopSignal> {
+        self.shared.caught.get().copied()
+    }
+
+    fn stop_thread(&mut self) {
+        #[cfg(unix)]
+        self.handle.close();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for SignalWatch {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+/// An open route from the signal watcher to the UI channel. Dropping it drops its sender (so the
+/// channel can close) and wakes the UI to notice.
+#[derive(Debug)]
+pub struct SignalRoute {
+    sender: Option<Arc<UiSender>>,
+}
+
+impl Drop for SignalRoute {
+    fn drop(&mut self) {
+        if let Some(sender) = self.sender.take() {
+            let waker = sender.waker.clone();
+            drop(sender);
+            waker.wake();
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! askpane stopped by a signal while a question is open: the real binary, a real window on its own
+//! Xvfb (or the browser bridge), and the signal sent by PID. The agent still gets exactly one
+//! reply, which names the signal, and the exit code says so (4; `hook` 0 once it printed). A
+//! second signal while stopping loses nothing. Also: a window destroyed by another program
+//! (`xdotool windowclose`) is a closed window, told in one line of stderr, never a backtrace.
+//!
+//! (`askpane claude` stopped by a signal, with its process group, is in `claude_host`.)
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Instant;
+
+use askpane::protocol::outcome::CLOSED_MESSAGE;
+use serde_json::{Value, json};
+
+use crate::display::{App, Xvfb};
+use crate::support::{Process, WAIT, collect, fixture, read_all};
+
+/// The window title of the settings-capture questions, and an `xdotool search` pattern for it.
+const LAYOUT_TITLE: &str = "Layout — askpane";
+const LAYOUT_PATTERN: &str = "^Layout .* askpane$";
+
+/// Every signal askpane answers for.
+const SIGNALS: [&str; 5] = ["TERM", "INT", "HUP", "QUIT", "USR1"];
+
+/// What the model reads when askpane was stopped by `SIG<name>`.
+fn stopped_message(name: &str) -> String {
+    format!(
+        "askpane was stopped (SIG{name}) before the user answered. Do not assume an answer; ask \
+         again in chat if you still need one."
+    )
+}
+
+fn settings_capture() -> String {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/fixtures/settings-capture.json");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+/// Sends `SIG<name>` to `pid` (the `kill` command, by PID).
+fn send_signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid} failed");
+}
+
+/// Waits for askpane to exit after a signal; asserts its code, one stdout line, no panic.
+fn finish_stopped(app: &mut App, code: i32) -> Value {
+    let (status, lines) = app.finish(WAIT);
+    let stderr = app.stderr();
+    assert_eq!(status.code(), Some(code), "{lines:?}\nstderr:\n{stderr}");
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "stderr:\n{stderr}");
+    serde_json::from_str(&lines[0]).unwrap_or_else(|error| panic!("not JSON ({error}): {lines:?}"))
+}
+
+#[test]
+fn every_signal_while_ask_shows_its_window_ends_it_with_one_reply_and_exit_4() {
+    let xvfb = Xvfb::start();
+    for name in SIGNALS {
+        let mut app = App::start(&xvfb, &["ask", &settings_capture()]);
+        app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+        send_signal(app.pid(), name);
+        let reply = finish_stopped(&mut app, 4);
+        assert_eq!(
+            reply,
+            json!({"outcome": "declined", "message": stopped_message(name)}),
+            "SIG{name}"
+        );
+        let stderr = app.stderr();
+        assert!(stderr.contains(&format!("askpane: stopped by SIG{name}")), "{stderr}");
+    }
+}
+
+#[test]
+fn a_second_signal_while_stopping_loses_nothing() {
+    let xvfb = Xvfb::start();
+    let mut app = App::start(&xvfb, &["ask", &settings_capture()]);
+    app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    // Three in a row, as an impatient Ctrl+C does.
+    send_signal(app.pid(), "INT");
+    send_signal(app.pid(), "INT");
+    send_signal(app.pid(), "TERM");
+    let reply = finish_stopped(&mut app, 4);
+    assert_eq!(reply, json!({"outcome": "declined", "message": stopped_message("INT")}));
+}
+
+#[test]
+fn a_hook_stopped_by_a_signal_denies_with_the_reason_and_exits_0() {
+    let xvfb = Xvfb::start();
+    let input = fixture("hook.pretooluse.stdin.json");
+    let mut app = App::start_with_input(&xvfb, &["hook"], Some(&input));
+    app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    send_signal(app.pid(), "TERM");
+    // Claude Code reads a hook's stdout only when it exits 0.
+    let reply = finish_stopped(&mut app, 0);
+    assert_eq!(
+        reply,
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": stopped_message("TERM")}})
+    );
+}
+
+#[test]
+fn ask_in_the_browser_stopped_by_a_signal_gets_one_reply_and_exit_4() {
+    if !askpane::web_bundle::available() {
+        return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
+    }
+    let file = settings_capture();
+    let mut command = crate::support::askpane(&["ask", "--ui", "web", &file]);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut process = Process::new(command.spawn().expect("run askpane"));
+    let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+    let stderr = BufReader::new(process.child.stderr.take().expect("piped stderr"));
+    let (lines_sender, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines_sender.send(line);
+        }
+    });
+    // The question is open in the bridge once it says where the page is.
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).unwrap_or_else(|_| panic!("no URL: {seen:?}"));
+        let found = line.starts_with("askpane: answer in your browser: ");
+        seen.push(line);
+        if found {
+            break;
+        }
+    }
+    send_signal(process.child.id(), "TERM");
+    let status = process.wait(WAIT).expect("askpane ends after SIGTERM");
+    let stdout = collect(stdout);
+    seen.extend(lines.try_iter());
+    assert_eq!(status.code(), Some(4), "stdout {stdout}\nstderr {seen:?}");
+    let expected = json!({"outcome": "declined", "message": stopped_message("TERM")});
+    assert_eq!(stdout, format!("{expected}\n"), "stderr {seen:?}");
+    assert!(!seen.iter().any(|line| line.contains("panicked")), "{seen:?}");
+}
+
+#[test]
+fn a_window_destroyed_by_another_program_is_a_closed_window_told_in_one_line() {
+    let xvfb = Xvfb::start();
+    let mut app = App::start(&xvfb, &["ask", &settings_capture()]);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    // Destroys the window outright (no WM_DELETE_WINDOW): winit 0.30 panics on its next call.
+    xvfb.xdotool(&["windowclose", &window.to_string()]);
+    let reply = finish_stopped(&mut app, 1);
+    assert_eq!(reply, json!({"outcome": "declined", "message": CLOSED_MESSAGE}));
+    let stderr = app.stderr();
+    assert!(!stderr.contains("backtrace") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr:\n{stderr}");
+    assert!(lines[0].starts_with("askpane: the window ended unexpectedly: "), "{stderr}");
+    assert!(lines[0].ends_with("its open questions are answered as a closed window"), "{stderr}");
+}
