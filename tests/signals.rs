@@ -13,11 +13,17 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Instant;
 
+use askpane::app::AppOptions;
 use askpane::protocol::outcome::CLOSED_MESSAGE;
+use askpane::protocol::parse_message;
+use askpane::protocol::stream::{PermissionDecision, PermissionRequest};
+use askpane::transport::signals::StopSignal;
+use askpane::transport::{self, Inbound, PermissionAsk, Provenance, Request, RequestId, Responder};
+use egui_kittest::Harness;
 use serde_json::{Value, json};
 
 use crate::display::{App, Xvfb};
-use crate::support::{Process, WAIT, collect, fixture, read_all};
+use crate::support::{Process, WAIT, collect, fixture, fixture_json, read_all};
 
 /// The window title of the settings-capture questions, and an `xdotool search` pattern for it.
 const LAYOUT_TITLE: &str = "Layout — askpane";
@@ -160,4 +166,57 @@ fn a_window_destroyed_by_another_program_is_a_closed_window_told_in_one_line() {
     assert_eq!(lines.len(), 1, "stderr:\n{stderr}");
     assert!(lines[0].starts_with("askpane: the window ended unexpectedly: "), "{stderr}");
     assert!(lines[0].ends_with("its open questions are answered as a closed window"), "{stderr}");
+}
+
+/// In-process, the window with a question, a tool permission and a question still queued: the
+/// shutdown message ends all three with the stop text.
+#[test]
+fn the_window_ends_questions_and_permissions_with_the_stop_message() {
+    let (to_ui, inbox) = transport::memory();
+    let asked = |id: &str| {
+        let mut input = fixture_json("hook.pretooluse.stdin.json");
+        input["tool_use_id"] = json!(id);
+        let incoming = parse_message(&input).expect("a hook input");
+        Request::new(incoming, Provenance::new("test", None)).expect("valid questions")
+    };
+    let (shown, shown_outcome) = asked("toolu_shown");
+    to_ui.send(Inbound::Ask(Box::new(shown)));
+    let (reply, decision) = Responder::channel();
+    let request = PermissionRequest {
+        request_id: "perm-1".to_owned(),
+        tool_name: "Bash".to_owned(),
+        input: json!({"command": "ls"}),
+        tool_use_id: Some("toolu_bash".to_owned()),
+        title: None,
+        description: None,
+        reason: None,
+        agent_id: None,
+    };
+    let permission = PermissionAsk {
+        id: RequestId::next(),
+        request,
+        provenance: Provenance::new("claude", None),
+        reply,
+    };
+    to_ui.send(Inbound::Permission(Box::new(permission)));
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+        .build_eframe(move |cc| askpane::app::App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+    harness.run();
+    assert_eq!(harness.state().state().pending().len(), 1, "the question is shown");
+
+    // The shutdown, then one more question that arrives behind it.
+    let (late, late_outcome) = asked("toolu_late");
+    to_ui.send(Inbound::Shutdown { outcome: StopSignal::Hup.outcome() });
+    to_ui.send(Inbound::Ask(Box::new(late)));
+    harness.step();
+    let stopped = StopSignal::Hup.outcome();
+    assert_eq!(shown_outcome.try_recv().ok(), Some(stopped.clone()));
+    assert_eq!(late_outcome.try_recv().ok(), Some(stopped.clone()));
+    assert_eq!(
+        decision.try_recv().ok(),
+        Some(PermissionDecision::Deny { message: stopped_message("HUP") })
+    );
+    assert!(harness.state().state().pending().is_empty());
 }
