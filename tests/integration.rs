@@ -12,6 +12,9 @@ mod display;
 mod fake_api;
 // askpane's hook against the real Claude Code CLI (2.1.330 and 2.1.197; scripts/claude-cli).
 mod interop;
+// Property tests (proptest): parsers, validator and answer builders never panic nor invent an
+// answer; `ask` on generated requests prints one line whose outcome matches its exit code.
+mod properties;
 // Literal-JSON checks of our replies against what the real Claude Code host and CLI sent.
 mod protocol;
 // askpane stopped by a signal (sent by PID) with a question open: one reply, exit 4; a window

@@ -1,0 +1,557 @@
+//! Property tests (proptest, stable Rust) of everything that reads outside data: the envelope
+//! parser, the validator, the answer builder (from the window's drafts, from `--answers` presets,
+//! from a browser's numbers) and the browser message parser, plus `askpane ask` itself run on
+//! generated requests. The invariants: nothing panics; `ask` prints exactly one JSON line whose
+//! outcome matches its exit code; and no answer is ever produced that the user (or the preset, or
+//! the browser) did not give.
+//!
+//! Case counts are bounded for CI: `PROPTEST_CASES` (default 256) for the in-process properties,
+//! `ASKPANE_BINARY_CASES` (default 24) for the runs of the binary. Longer, coverage-guided runs
+//! live in `fuzz/` (cargo-fuzz; see the README).
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use askpane::protocol::answer::join_labels;
+use askpane::protocol::web::{answer_outcome, parse_browser_message};
+use askpane::protocol::{
+    Ask, Draft, Outcome, Pick, build_answers, drafts_from_preset, parse_message, validate,
+};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use serde_json::{Map, Value, json};
+
+use crate::support::{askpane, run_bounded, scratch_dir};
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+
+/// Words the protocol cares about, so generated objects often look like real messages.
+const KEYS: [&str; 34] = [
+    "questions",
+    "question",
+    "header",
+    "options",
+    "label",
+    "description",
+    "preview",
+    "markdown",
+    "multiSelect",
+    "type",
+    "request",
+    "subtype",
+    "tool_name",
+    "input",
+    "request_id",
+    "tool_use_id",
+    "hook_event_name",
+    "tool_input",
+    "answers",
+    "annotations",
+    "response",
+    "notes",
+    "other",
+    "choose",
+    "outcome",
+    "message",
+    "id",
+    "name",
+    "metadata",
+    "can_use_tool",
+    "tool_use",
+    "control_request",
+    "user_question",
+    "AskUserQuestion",
+];
+
+/// Texts with the awkward parts real labels have: commas, quotes, CJK, emoji, blanks.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[A-Za-z ]{0,12}",
+        1 => Just(String::new()),
+        1 => Just("  ".to_owned()),
+        1 => Just("A, B".to_owned()),
+        1 => Just("say \"hi\"".to_owned()),
+        1 => Just("どのデータベース".to_owned()),
+        1 => Just("(Recommended)".to_owned()),
+        1 => "\\PC{0,16}",
+        1 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned),
+    ]
+}
+
+/// A text that is usually a fine label or question (not blank, rarely repeated).
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![8 => "[A-Za-z][A-Za-z ,\"]{0,12}", 1 => text()]
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![3 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned), 1 => text()]
+}
+
+/// Any JSON value, a few levels deep, with protocol words for keys.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(Value::from),
+        text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec((key(), inner), 0..6)
+                .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+        ]
+    })
+}
+
+/// A field that is usually of the right kind and sometimes anything at all.
+fn or_junk(good: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Value> {
+    prop_oneof![16 => good, 1 => json_value()].boxed()
+}
+
+/// An option object, near valid.
+fn option_value() -> impl Strategy<Value = Value> {
+    (
+        or_junk(name().prop_map(Value::String)),
+        prop::option::of(or_junk(text().prop_map(Value::String))),
+        prop::option::of(or_junk(text().prop_map(Value::String))),
+    )
+        .prop_map(|(label, description, preview)| {
+            let mut option = Map::new();
+            option.insert("label".into(), label);
+            if let Some(description) = description {
+                option.insert("description".into(), description);
+            }
+            if let Some(preview) = preview {
+                option.insert("preview".into(), preview);
+            }
+            Value::Object(option)
+        })
+}
+
+/// A question object, near valid.
+fn question_value() -> impl Strategy<Value = Value> {
+    (
+        or_junk(name().prop_map(Value::String)),
+        prop::option::of(or_junk(text().prop_map(Value::String))),
+        or_junk(prop::collection::vec(option_value(), 0..5).prop_map(Value::Array)),
+        prop::option::of(or_junk(any::<bool>().prop_map(Value::Bool))),
+    )
+        .prop_map(|(question, header, options, multi)| {
+            let mut object = Map::new();
+            object.insert("question".into(), question);
+            if let Some(header) = header {
+                object.insert("header".into(), header);
+            }
+            object.insert("options".into(), options);
+            if let Some(multi) = multi {
+                object.insert("multiSelect".into(), multi);
+            }
+            Value::Object(object)
+        })
+}
+
+/// An AskUserQuestion tool input, near valid, sometimes with reply keys of its own.
+fn tool_input() -> impl Strategy<Value = Value> {
+    (
+        or_junk(prop::collection::vec(question_value(), 0..5).prop_map(Value::Array)),
+        prop::option::of(json_value()),
+        prop::option::of(text()),
+    )
+        .prop_map(|(questions, answers, response)| {
+            let mut input = json!({"questions": questions});
+            if let Some(answers) = answers {
+                input["answers"] = answers;
+            }
+            if let Some(response) = response {
+                input["response"] = Value::String(response);
+            }
+            input
+        })
+}
+
+/// A message in one of the envelopes askpane reads (or not quite), around a tool input.
+fn message() -> impl Strategy<Value = Value> {
+    (tool_input(), 0..7usize, text(), prop::bool::weighted(0.1)).prop_map(
+        |(input, envelope, id, bend)| {
+            let tool = if bend { json!("Bash") } else { json!("AskUserQuestion") };
+            match envelope {
+                0 => input,
+                1 => json!({"type": "tool_use", "id": id, "name": tool, "input": input}),
+                2 => json!({"type": "control_request", "request_id": id, "request": {
+                "subtype": "can_use_tool", "tool_name": tool, "input": input, "tool_use_id": id}}),
+                3 => {
+                    json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input,
+                "tool_use_id": id, "cwd": "/tmp/x"})
+                }
+                4 => json!({"hook_event_name": "PermissionRequest", "tool_name": tool,
+                "tool_input": input}),
+                5 => json!({"type": "user_question", "tool_use_id": id,
+                "questions": input["questions"].clone()}),
+                _ => json!({"type": id, "request": input}),
+            }
+        },
+    )
+}
+
+/// A valid Ask: 1–4 questions with unique texts, 1–5 options each with unique labels (some
+/// with ", " or quotes), previews on some.
+fn valid_ask() -> impl Strategy<Value = Ask> {
+    let question = (any::<bool>(), prop::collection::vec((text(), any::<bool>()), 1..6));
+    prop::collection::vec(question, 1..5).prop_map(|questions| {
+        let questions: Vec<Value> = questions
+            .into_iter()
+            .enumerate()
+            .map(|(q, (multi, options))| {
+                let options: Vec<Value> = options
+                    .into_iter()
+                    .enumerate()
+                    .map(|(o, (word, preview))| {
+                        let mut option =
+                            json!({"label": format!("{o}: {word}"), "description": word});
+                        if preview {
+                            option["preview"] = json!(format!("preview {q}.{o}"));
+                        }
+                        option
+                    })
+                    .collect();
+                json!({"question": format!("Q{q}?"), "header": format!("H{q}"),
+                    "options": options, "multiSelect": multi})
+            })
+            .collect();
+        let input = json!({"questions": questions});
+        validate(&input).expect("built valid").ask
+    })
+}
+
+/// What a user does to a question in the window.
+#[derive(Clone, Debug)]
+enum Act {
+    Pick(usize),
+    Other,
+    Type(String),
+    Note(String),
+    Clear,
+}
+
+fn act() -> impl Strategy<Value = (usize, Act)> {
+    let act = prop_oneof![
+        4 => (0..7usize).prop_map(Act::Pick),
+        1 => Just(Act::Other),
+        2 => text().prop_map(Act::Type),
+        2 => text().prop_map(Act::Note),
+        1 => Just(Act::Clear),
+    ];
+    (0..5usize, act)
+}
+
+fn config(cases: u32) -> Config {
+    Config { cases, failure_persistence: None, ..Config::default() }
+}
+
+/// `PROPTEST_CASES`, else `default`.
+fn cases(variable: &str, default: u32) -> u32 {
+    std::env::var(variable).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+}
+
+/// Every string anywhere in `value` (keys included).
+fn strings(value: &Value, into: &mut BTreeSet<String>) {
+    match value {
+        Value::String(text) => {
+            into.insert(text.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|item| strings(item, into)),
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                into.insert(key.clone());
+                strings(item, into);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The answer a question would carry for `picked` option indices and an Other text, by the
+/// documented rules (single: the one item; multi: labels in option order, then Other, joined).
+fn expected_answer(ask: &Ask, index: usize, picked: &[usize], other: Option<&str>) -> String {
+    let question = &ask.questions()[index];
+    let labels: Vec<&str> = picked.iter().map(|&o| question.options()[o].label()).collect();
+    let items: Vec<&str> = labels.into_iter().chain(other).collect();
+    match question.multi_select() {
+        false => items.first().copied().unwrap_or_default().to_owned(),
+        true => join_labels(&items),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-process properties
+
+proptest! {
+    #![proptest_config(config(cases("PROPTEST_CASES", 256)))]
+
+    /// The envelope parser and the validator never panic, and what they accept can be replied to
+    /// in every envelope with every outcome.
+    #[test]
+    fn any_message_is_parsed_validated_and_replied_to_without_panic(message in message()) {
+        let Ok(incoming) = parse_message(&message) else { return Ok(()) };
+        let Ok(validated) = validate(&incoming.input) else { return Ok(()) };
+        let ask = &validated.ask;
+        prop_assert!(!ask.questions().is_empty());
+        for reply_key in ["answers", "annotations", "response"] {
+            prop_assert!(!ask.input().contains_key(reply_key), "{reply_key} is echoed");
+        }
+        let texts: BTreeSet<&str> = ask.questions().iter().map(|q| q.text()).collect();
+        prop_assert_eq!(texts.len(), ask.questions().len(), "question texts are unique");
+        for question in ask.questions() {
+            prop_assert!(!question.text().trim().is_empty());
+            let labels: BTreeSet<&str> = question.options().iter().map(|o| o.label()).collect();
+            prop_assert_eq!(labels.len(), question.options().len(), "labels are unique");
+            prop_assert!(labels.iter().all(|label| !label.trim().is_empty()));
+        }
+        let outcomes = [
+            Outcome::declined("no"), Outcome::closed(), Outcome::Withdrawn,
+            Outcome::TimedOut { waited_secs: 3 }, Outcome::Unavailable { reason: "r".into() },
+            Outcome::Refused { reason: "r".into() }, Outcome::stopped(""),
+            Outcome::replied(ask, "words"), Outcome::askpane_stopped("SIGTERM"),
+        ];
+        for outcome in &outcomes {
+            if let Some(reply) = incoming.envelope.reply(outcome) {
+                prop_assert!(reply.is_object());
+                // The agent's own `response` never comes back as the user's.
+                prop_assert!(
+                    !matches!(outcome, Outcome::Replied(_))
+                        || reply.to_string().contains("\"words\"")
+                );
+            }
+        }
+    }
+
+    /// Any JSON at all: the validator and the parser refuse or accept, never panic, and a refusal
+    /// always says why.
+    #[test]
+    fn any_json_is_refused_with_reasons_or_accepted(value in json_value()) {
+        if let Err(invalid) = validate(&value) {
+            prop_assert!(!invalid.0.is_empty());
+            prop_assert!(!invalid.to_string().is_empty());
+        }
+        let _ = parse_message(&value);
+        let _ = parse_browser_message(&value);
+    }
+
+    /// The answer from the window's drafts holds only what the user picked and typed.
+    #[test]
+    fn answers_hold_only_what_the_user_gave(ask in valid_ask(), acts in prop::collection::vec(act(), 0..24)) {
+        let count = ask.questions().len();
+        let mut drafts = vec![Draft::default(); count];
+        let mut picked_ever = vec![BTreeSet::new(); count];
+        let mut typed: Vec<Option<String>> = vec![None; count];
+        let mut noted: Vec<Option<String>> = vec![None; count];
+        for (question, act) in acts {
+            let index = question % count;
+            let (q, draft) = (&ask.questions()[index], &mut drafts[index]);
+            match act {
+                Act::Pick(option) => {
+                    draft.pick(q, Pick::Option(option));
+                    picked_ever[index].insert(option);
+                }
+                Act::Other => draft.pick(q, Pick::Other),
+                Act::Type(text) => {
+                    draft.set_other_text(q, text.clone());
+                    typed[index] = Some(text);
+                }
+                Act::Note(text) => {
+                    draft.set_notes(text.clone());
+                    noted[index] = Some(text);
+                }
+                Act::Clear => draft.clear_choice(),
+            }
+        }
+        let Ok(answers) = build_answers(&ask, &drafts) else { return Ok(()) };
+        for entry in answers.entries() {
+            let index = entry.index;
+            prop_assert_eq!(&entry.question, ask.questions()[index].text());
+            prop_assert!(drafts[index].is_touched(), "an untouched question is answered");
+            prop_assert!(entry.picked.iter().all(|o| picked_ever[index].contains(o)));
+            if let Some(other) = &entry.other {
+                let last = typed[index].as_deref().map(str::trim);
+                prop_assert_eq!(Some(other.as_str()), last, "Other is the text typed last");
+            }
+            if let Some(notes) = &entry.notes {
+                prop_assert_eq!(Some(notes.as_str()), noted[index].as_deref().map(str::trim));
+            }
+            if let Some(answer) = &entry.answer {
+                let expected = expected_answer(&ask, index, &entry.picked, entry.other.as_deref());
+                prop_assert_eq!(answer, &expected);
+            }
+        }
+        let reply = answers.updated_input();
+        prop_assert_eq!(&reply["questions"], &ask.input()["questions"]);
+    }
+
+    /// Answers from an `--answers` preset: only labels, Other texts and notes the preset holds.
+    #[test]
+    fn preset_answers_hold_only_what_the_preset_gave(ask in valid_ask(), picks in prop::collection::vec((0..5usize, 0..7usize, any::<bool>()), 0..6), junk in json_value()) {
+        let mut preset = Map::new();
+        for (question, option, by_header) in picks {
+            let q = &ask.questions()[question % ask.questions().len()];
+            let key = if by_header { q.header() } else { q.text() }.to_owned();
+            let label = q.options().get(option).map_or_else(|| "nope".to_owned(), |o| o.label().to_owned());
+            let value = if q.multi_select() { json!([label]) } else { json!(label) };
+            preset.insert(key, value);
+        }
+        for preset in [Value::Object(preset), junk] {
+            let Ok(drafts) = drafts_from_preset(&ask, &preset) else { continue };
+            let Ok(answers) = build_answers(&ask, &drafts) else { continue };
+            let mut given = BTreeSet::new();
+            strings(&preset, &mut given);
+            for entry in answers.entries() {
+                let question = &ask.questions()[entry.index];
+                for option in &entry.picked {
+                    prop_assert!(given.contains(question.options()[*option].label()));
+                }
+                if let Some(other) = &entry.other {
+                    prop_assert!(given.iter().any(|text| text.trim() == other));
+                }
+                if let Some(notes) = &entry.notes {
+                    prop_assert!(given.iter().any(|text| text.trim() == notes));
+                }
+            }
+        }
+    }
+
+    /// A browser's `question_answer`: only offered options the message names, and its own text.
+    #[test]
+    fn browser_answers_hold_only_what_the_browser_sent(ask in valid_ask(), body in prop::collection::vec((0..6usize, prop::collection::vec(0..8usize, 0..4), prop::option::of(text())), 0..5), notes in prop::option::of(text()), response in prop::option::of(text()), junk in json_value()) {
+        let mut answers = Map::new();
+        for (question, numbers, other) in body {
+            let mut items: Vec<String> = numbers.iter().map(ToString::to_string).collect();
+            items.extend(other.map(|text| format!("other:{text}")));
+            answers.insert(question.to_string(), Value::String(items.join(",")));
+        }
+        let mut message = json!({"type": "question_answer", "tool_use_id": "t", "answers": answers});
+        if let Some(notes) = notes {
+            message["notes"] = json!({"0": notes});
+        }
+        if let Some(response) = &response {
+            message["response"] = json!(response);
+        }
+        for message in [message, junk] {
+            let Ok(askpane::protocol::web::BrowserMessage::Answer { body, .. }) =
+                parse_browser_message(&message)
+            else {
+                continue;
+            };
+            let mut sent = BTreeSet::new();
+            strings(&message, &mut sent);
+            match answer_outcome(&ask, &body) {
+                Ok(Outcome::Answered(answers)) => {
+                    for entry in answers.entries() {
+                        let numbers = body
+                            .get("answers")
+                            .and_then(|answers| answers.get(entry.index.to_string()))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        for option in &entry.picked {
+                            let number = (option + 1).to_string();
+                            prop_assert!(numbers.split(',').any(|item| item.trim() == number));
+                        }
+                        if let Some(other) = &entry.other {
+                            prop_assert!(numbers.contains(other.as_str()));
+                        }
+                    }
+                }
+                Ok(Outcome::Replied(reply)) => {
+                    prop_assert!(sent.iter().any(|text| text.trim() == reply.text()));
+                }
+                Ok(other) => prop_assert!(false, "an answer became {other:?}"),
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary
+
+/// The exit code a reply's outcome must come with (`ask`, no window).
+fn code_for(reply: &Value) -> Option<i32> {
+    if reply.get("answers").is_some() {
+        return Some(0);
+    }
+    let message = reply["message"].as_str().unwrap_or_default();
+    match reply["outcome"].as_str()? {
+        "declined" | "stopped" => Some(1),
+        "refused" => Some(2),
+        // An `--answers` file that does not fit is the caller's error: exit 2, the agent hears
+        // that nobody could answer.
+        "unavailable" if message.contains("--answers") => Some(2),
+        "unavailable" => Some(3),
+        "timed_out" => Some(5),
+        _ => None,
+    }
+}
+
+proptest! {
+    #![proptest_config(config(cases("ASKPANE_BINARY_CASES", 24)))]
+
+    /// `askpane ask` on generated requests (raw tool inputs, without a display): exactly one JSON
+    /// line on stdout, and the exit code that goes with its outcome; never a panic.
+    #[test]
+    fn ask_prints_one_line_whose_outcome_matches_the_exit_code(input in tool_input(), preset in prop::option::of(json_value()), submit_labels in any::<bool>()) {
+        let dir = scratch_dir("property-ask");
+        let request = dir.join("request.json");
+        fs::write(&request, input.to_string()).expect("write the request");
+        let mut args = vec!["ask".to_owned(), request.display().to_string()];
+        // Either "no human" at once, or an answers file: made from the request's own labels
+        // (often valid), or any JSON (often not).
+        let answers = if submit_labels {
+            let mut made = Map::new();
+            for question in input["questions"].as_array().into_iter().flatten() {
+                if let (Some(text), Some(label)) = (question["question"].as_str(), question["options"][0]["label"].as_str()) {
+                    made.insert(text.to_owned(), json!(label));
+                }
+            }
+            Some(Value::Object(made))
+        } else {
+            preset
+        };
+        match answers {
+            Some(answers) => {
+                let file = dir.join("answers.json");
+                fs::write(&file, answers.to_string()).expect("write the answers");
+                args.extend(["--answers".to_owned(), file.display().to_string(), "--submit".to_owned()]);
+            }
+            None => args.push("--non-interactive".to_owned()),
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = run_bounded(&mut askpane(&args), None);
+        let _ = fs::remove_dir_all(&dir);
+        prop_assert!(!run.stderr.contains("panicked"), "{run:?}");
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        prop_assert_eq!(lines.len(), 1, "{:?}", run);
+        prop_assert!(run.stdout.ends_with('\n'));
+        let reply: Value = serde_json::from_str(lines[0]).expect("the line is JSON");
+        prop_assert_eq!(run.status.code(), code_for(&reply), "{:?}", run);
+    }
+}
+
+/// The generators are not vacuous: requests come out valid and invalid, in every envelope, and
+/// drafts come out answered.
+#[test]
+fn the_generators_reach_valid_and_invalid_requests() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut valid, mut invalid, mut unrecognised) = (0, 0, 0);
+    for _ in 0..400 {
+        let message = message().new_tree(&mut runner).expect("a value").current();
+        match parse_message(&message).map(|incoming| validate(&incoming.input)) {
+            Ok(Ok(_)) => valid += 1,
+            Ok(Err(_)) => invalid += 1,
+            Err(_) => unrecognised += 1,
+        }
+    }
+    eprintln!("valid {valid}, invalid {invalid}, unrecognised {unrecognised}");
+    assert!(valid >= 40 && invalid >= 40 && unrecognised >= 20, "{valid} {invalid} {unrecognised}");
+}
