@@ -2051,7 +2051,8 @@ fn idle_connections_cost_no_cpu() {
 #[test]
 fn a_thread_that_cannot_be_started_costs_one_connection_not_the_bridge() {
     // Thread limits bind only other users than root: run askpane as nobody with room for its
-    // own four threads and one connection's.
+    // own five threads (main, reply-writer, signal-watch, web-hub, web-accept) and one
+    // connection's.
     let root =
         std::process::Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout == b"0\n");
     if !root || !std::path::Path::new("/usr/bin/setpriv").exists() {
@@ -2063,7 +2064,7 @@ fn a_thread_that_cannot_be_started_costs_one_connection_not_the_bridge() {
     let others =
         std::process::Command::new("ps").args(["-L", "-u", "65534", "--no-headers"]).output();
     let others = others.map_or(0, |out| out.stdout.iter().filter(|&&b| b == b'\n').count());
-    let limit = format!("--nproc={}", others + 5);
+    let limit = format!("--nproc={}", others + 6);
     let wrapper = [
         "setpriv",
         "--reuid=65534",

@@ -778,9 +778,9 @@ fn answers_annotations_and_response_in_the_request_are_never_echoed_as_the_users
     request["response"] = json!("the agent's own words");
     let run = ask_submitted("echoed-keys", &request, LABELS, &[]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    // Exactly the user's answers: no `response` (the CLI would tell the model "The user
-    // responded: the agent's own words"), no agent note.
-    assert_line(&run, &json!({"questions": questions(), "answers": label_answers()}));
+    // Exactly the user's answers (and the picked preview, as the dialog sends): no `response`
+    // (the CLI would tell the model "The user responded: the agent's own words"), no agent note.
+    assert_line(&run, &label_reply());
     assert_one_stderr_line(
         &run,
         &["warning: the request already carries `answers`, `annotations` and `response`"],
@@ -793,7 +793,7 @@ fn answers_annotations_and_response_in_the_request_are_never_echoed_as_the_users
     request["request"]["input"]["response"] = json!("the agent's own words");
     let run = ask_submitted("echoed-keys-cr", &request, CAPTURED_SELECTIONS, &[]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert_line(&run, &session.host_reply);
+    assert_line(&run, &dialog(&session.host_reply, "Sidebar"));
 }
 
 #[test]

@@ -312,9 +312,10 @@ proptest! {
         }
         let outcomes = [
             Outcome::declined("no"), Outcome::closed(), Outcome::Withdrawn,
-            Outcome::TimedOut { waited_secs: 3 }, Outcome::Unavailable { reason: "r".into() },
+            Outcome::timed_out(3), Outcome::Unavailable { reason: "r".into() },
             Outcome::Refused { reason: "r".into() }, Outcome::stopped(""),
             Outcome::replied(ask, "words"), Outcome::askpane_stopped("SIGTERM"),
+            Outcome::clarify(ask, &[]), Outcome::nothing_answered(),
         ];
         for outcome in &outcomes {
             if let Some(reply) = incoming.envelope.reply(outcome) {
@@ -482,7 +483,7 @@ fn code_for(reply: &Value) -> Option<i32> {
     }
     let message = reply["message"].as_str().unwrap_or_default();
     match reply["outcome"].as_str()? {
-        "declined" | "stopped" => Some(1),
+        "declined" | "stopped" | "clarify" => Some(1),
         "refused" => Some(2),
         // An `--answers` file that does not fit is the caller's error: exit 2, the agent hears
         // that nobody could answer.

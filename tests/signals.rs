@@ -26,7 +26,7 @@ use crate::display::{App, Xvfb};
 use crate::support::{Process, WAIT, collect, fixture, fixture_json, read_all};
 
 /// The window title of the settings-capture questions, and an `xdotool search` pattern for it.
-const LAYOUT_TITLE: &str = "Layout — askpane";
+const LAYOUT_TITLE: &str = "Layout · 3 questions — askpane";
 const LAYOUT_PATTERN: &str = "^Layout .* askpane$";
 
 /// Every signal askpane answers for.
@@ -101,7 +101,8 @@ fn a_hook_stopped_by_a_signal_denies_with_the_reason_and_exits_0() {
     let xvfb = Xvfb::start();
     let input = fixture("hook.pretooluse.stdin.json");
     let mut app = App::start_with_input(&xvfb, &["hook"], Some(&input));
-    app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    // A hook's window is named after the project the question comes from.
+    app.wait_for_window_titled("3 questions .* askpane$", |_| {});
     send_signal(app.pid(), "TERM");
     // Claude Code reads a hook's stdout only when it exits 0.
     let reply = finish_stopped(&mut app, 0);

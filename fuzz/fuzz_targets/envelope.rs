@@ -17,12 +17,13 @@ fuzz_target!(|data: &[u8]| {
     for outcome in [
         Outcome::declined("no"),
         Outcome::Withdrawn,
-        Outcome::TimedOut { waited_secs: 1 },
+        Outcome::timed_out(1),
         Outcome::Unavailable { reason: "r".into() },
         Outcome::Refused { reason: "r".into() },
         Outcome::stopped(""),
         Outcome::replied(ask, "words"),
         Outcome::askpane_stopped("SIGTERM"),
+        Outcome::clarify(ask, &[]),
     ] {
         let _ = incoming.envelope.reply(&outcome);
     }
