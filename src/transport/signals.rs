@@ -58,6 +58,7 @@ impl StopSignal {
     }
 }
 
+#[cfg(unix)]
 const ALL: [StopSignal; 5] =
     [StopSignal::Term, StopSignal::Int, StopSignal::Hup, StopSignal::Quit, StopSignal::Usr1];
 
