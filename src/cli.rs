@@ -457,7 +457,7 @@ fn serve(
     let shown_requests = !requests.is_empty();
     // While questions are shown, a signal ends them with a reply that says so (issue 9).
     let signals = match shown_requests {
-        true => Some(SignalWatch::start().context("catching signals")?),
+        true => watch_signals(),
         false => None,
     };
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
@@ -563,6 +563,14 @@ fn start_bridge(
             .spawn();
     }
     Ok(bridge)
+}
+
+/// Starts catching termination signals (issue 9). Without it (no thread could be started) the
+/// run goes on as before: a signal then ends askpane at once.
+fn watch_signals() -> Option<SignalWatch> {
+    SignalWatch::start()
+        .map_err(|error| eprintln!("askpane: cannot catch signals ({error}); going on without"))
+        .ok()
 }
 
 /// Answers every request still in the channel with "no human can answer".
@@ -992,10 +1000,10 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
     };
     // A signal ends the session the way closing the window does: open questions hear why, and
     // Claude Code's process group is stopped (issue 9).
-    let signals = SignalWatch::start().context("catching signals")?;
+    let signals = watch_signals();
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
-    let route = signals.route(to_ui.clone());
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let mut threads = IoThreads::default();
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
     if headless {
@@ -1025,7 +1033,7 @@ fn run_claude(args: ClaudeArgs) -> anyhow::Result<u8> {
         }
     }
     drop(route);
-    let stopped_by = signals.caught();
+    let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
     let status = session.shut_down(claude::GRACE)?;
     threads.join().context("ending the Claude Code session")?;
     if stopped_by.is_some() {

@@ -123,6 +123,9 @@ impl ClaudeSession {
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
         let (commands, command_inbox) = crossbeam_channel::unbounded();
+        // Made now, so that a thread that cannot be started below still ends the CLI (its Drop).
+        let session =
+            ClaudeSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
 
         let tail = Arc::clone(&stderr_tail);
         threads.spawn("agent-stderr", move || keep_stderr_tail(stderr, &tail))?;
@@ -145,7 +148,7 @@ impl ClaudeSession {
 
         let reader = Reader {
             to_ui,
-            to_writer: to_writer.clone(),
+            to_writer,
             copy,
             allow_tools: options.allow_tools.clone(),
             debug: options.debug,
@@ -154,11 +157,11 @@ impl ClaudeSession {
             questions: HashMap::new(),
             marks_skipped: false,
             permissions: Vec::new(),
-            agent: agent.clone(),
+            agent,
             stderr_tail,
         };
         threads.spawn("agent-reader", move || reader.run(stdout))?;
-        Ok(ClaudeSession { agent, to_writer, commands })
+        Ok(session)
     }
 
     /// The channel the window sends prompts and Stop on.

@@ -97,7 +97,7 @@ impl GroupChild {
         let (stdout, stderr) = (GroupReader::new(stdout, &watch), GroupReader::new(stderr, &watch));
         let slot = Arc::clone(&exit);
         #[cfg(unix)]
-        threads.spawn("agent-exit", move || {
+        let started = threads.spawn("agent-exit", move || {
             let status = child.wait();
             if let Ok(status) = status {
                 slot.publish(status);
@@ -107,7 +107,13 @@ impl GroupChild {
             sweep_group(pid, grace);
             drop(gone);
             status.map(drop)
-        })?;
+        });
+        #[cfg(unix)]
+        if let Err(error) = started {
+            // Nobody could wait for it: it must not run on unwatched.
+            signal_group(pid, Stop::Now);
+            return Err(error);
+        }
         #[cfg(not(unix))]
         let child = {
             let child = Arc::new(Mutex::new(child));
