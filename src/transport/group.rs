@@ -81,6 +81,8 @@ impl GroupChild {
         grace: Duration,
         threads: &mut IoThreads,
     ) -> io::Result<(GroupChild, Pipes)> {
+        // Before the child exists, so that a failure here leaves nothing running.
+        let (gone, watch) = GoneSignal::new()?;
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(command, 0);
         let mut child = command.spawn()?;
@@ -93,7 +95,6 @@ impl GroupChild {
         };
         let pid = child.id();
         let exit = Arc::new(ExitSlot::default());
-        let (gone, watch) = GoneSignal::new()?;
         let (stdout, stderr) = (GroupReader::new(stdout, &watch), GroupReader::new(stderr, &watch));
         let slot = Arc::clone(&exit);
         #[cfg(unix)]
