@@ -151,12 +151,13 @@ impl Xvfb {
         text.trim().parse().unwrap_or_else(|_| panic!("xdotool getwindowfocus printed {text:?}"))
     }
 
-    /// Waits until a visible window of this X class exists; its id.
+    /// Waits until a window of this X class exists; its id. (Not only visible ones: under a
+    /// window manager a new window is mapped only once the manager has taken it.)
     pub fn wait_for_class(&self, class: &str) -> u32 {
         let deadline = Instant::now() + WAIT;
         loop {
             let mut command = Command::new("xdotool");
-            command.args(["search", "--onlyvisible", "--class", class]);
+            command.args(["search", "--class", class]);
             command.env("DISPLAY", self.display());
             let found = run_bounded(&mut command, None).stdout;
             if let Some(id) = found.lines().next().and_then(|id| id.trim().parse().ok()) {
