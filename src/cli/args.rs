@@ -1,0 +1,125 @@
+//! The argument groups several modes share: where questions are shown ([`UiArgs`]), how a
+//! request may be answered without a person ([`AnsweringArgs`]), and the reply envelope
+//! (`--format`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use askpane::protocol::ReplyFormat;
+
+use super::window::missing_display;
+
+/// Where the questions are shown.
+#[derive(Args, Clone, Debug)]
+pub(super) struct UiArgs {
+    /// A native window, a browser page that askpane serves, or auto (native when a display
+    /// exists, else the browser).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "native", env = "ASKPANE_UI")]
+    pub(super) ui: UiKind,
+    /// Where `--ui web` listens (a loopback address unless you mean to share it).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", env = "ASKPANE_BIND")]
+    pub(super) bind: SocketAddr,
+    /// The window's colours: auto follows the system, else the desktop's colour-scheme setting
+    /// (the XDG portal or GNOME's), else dark.
+    #[arg(long, value_enum, value_name = "THEME", default_value = "auto", env = "ASKPANE_THEME")]
+    pub(super) theme: ThemeArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum ThemeArg {
+    Auto,
+    Dark,
+    Light,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum UiKind {
+    Native,
+    Web,
+    Auto,
+}
+
+impl UiArgs {
+    /// The native window, for runs that show nothing.
+    pub(super) fn native() -> Self {
+        UiArgs {
+            ui: UiKind::Native,
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            theme: ThemeArg::Auto,
+        }
+    }
+
+    /// True when this run shows its questions in a browser.
+    pub(super) fn web(&self) -> bool {
+        match self.ui {
+            UiKind::Native => false,
+            UiKind::Web => true,
+            UiKind::Auto => missing_display().is_some(),
+        }
+    }
+}
+
+/// How a request may be answered; each flag can also come from the environment, so a hook
+/// started by Claude Code can be steered without editing its command.
+#[derive(Args, Debug)]
+pub(super) struct AnsweringArgs {
+    /// Pre-selected answers (JSON keyed by question text or header) that fill the form.
+    #[arg(long, value_name = "FILE", env = "ASKPANE_ANSWERS")]
+    pub(super) answers: Option<PathBuf>,
+    /// Send the --answers as they are, without showing the window.
+    #[arg(long, requires = "answers", env = "ASKPANE_SUBMIT", value_parser = clap::builder::FalseyValueParser::new())]
+    pub(super) submit: bool,
+    /// Decline without showing the window; the message is what the agent reads.
+    #[arg(long, value_name = "MESSAGE", env = "ASKPANE_DECLINE", conflicts_with = "answers")]
+    pub(super) decline: Option<String>,
+    /// Seconds the user has (1 to 31536000, a year); then what they touched is sent (nothing
+    /// touched: "timed out").
+    #[arg(long, value_name = "SECS", env = "ASKPANE_TIMEOUT", value_parser = parse_timeout)]
+    pub(super) timeout: Option<Duration>,
+    /// Never show a window: reply at once that no human is available.
+    #[arg(long, env = "ASKPANE_NONINTERACTIVE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub(super) non_interactive: bool,
+}
+
+/// The longest `--timeout`: a year. Far longer means a typo, and an `Instant` that far out can
+/// overflow (issue 9: a huge value panicked the browser bridge).
+const MAX_TIMEOUT_SECS: u64 = 365 * 24 * 60 * 60;
+
+/// `--timeout` / `ASKPANE_TIMEOUT`: whole seconds, from 1 to a year.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<u64>() {
+        Ok(secs @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "the timeout is a whole number of seconds from 1 to {MAX_TIMEOUT_SECS} (a year)"
+        )),
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum FormatArg {
+    /// `{questions, answers, annotations}`, or `{outcome, message}`.
+    ToolInput,
+    /// A stream-json `control_response`.
+    ControlResponse,
+    /// A PreToolUse hook's `hookSpecificOutput`.
+    PreToolUse,
+    /// A PermissionRequest hook's `hookSpecificOutput`.
+    PermissionRequest,
+    /// The web protocol's `question_answer`.
+    SeedWeb,
+}
+
+impl From<FormatArg> for ReplyFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::ToolInput => ReplyFormat::ToolInput,
+            FormatArg::ControlResponse => ReplyFormat::ControlResponse,
+            FormatArg::PreToolUse => ReplyFormat::PreToolUse,
+            FormatArg::PermissionRequest => ReplyFormat::PermissionRequest,
+            FormatArg::SeedWeb => ReplyFormat::SeedWeb,
+        }
+    }
+}

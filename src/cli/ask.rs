@@ -1,0 +1,82 @@
+//! `askpane ask`: one request (any envelope) from a file or stdin, its reply on stdout in the
+//! same envelope (or `--format`'s), and an exit code that says how it ended.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use askpane::protocol::{Envelope, Outcome, ReplyFormat, parse_message};
+use askpane::transport::pipe::{self, ReadError};
+
+use super::answer::{Answered, PipeMode, answer_one};
+use super::args::{AnsweringArgs, FormatArg, UiArgs};
+use super::exit;
+use super::window::write_direct;
+
+#[derive(Args, Debug)]
+pub(super) struct AskArgs {
+    /// The request; `-` (the default) reads standard input.
+    #[arg(default_value = "-")]
+    file: PathBuf,
+    /// Reply in this envelope instead of the one the request came in.
+    #[arg(long, value_enum, value_name = "ENVELOPE")]
+    format: Option<FormatArg>,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
+}
+
+/// `askpane ask`: one request in, its reply out, an exit code that says how it ended.
+pub(super) fn run(args: AskArgs) -> anyhow::Result<u8> {
+    let format = args.format.map(ReplyFormat::from);
+    let message = match pipe::read_json(&args.file) {
+        Ok(message) => message,
+        Err(error) => return Ok(unreadable(&error, format)),
+    };
+    let incoming = match parse_message(&message) {
+        Ok(incoming) => incoming,
+        Err(error) => {
+            eprintln!("askpane: {}: {error}", pipe::source_name(&args.file));
+            let outcome = Outcome::Refused { reason: error.to_string() };
+            write_direct(&Envelope::ToolInput, format, &outcome, true)?;
+            return Ok(exit::INVALID);
+        }
+    };
+    let Answered { outcome, stopped_by } =
+        answer_one(incoming, PipeMode::Ask, format, &args.answering, &args.shown, None)?;
+    if stopped_by.is_some_and(|signal| outcome == signal.outcome()) {
+        return Ok(exit::STOPPED);
+    }
+    Ok(match outcome {
+        Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
+        Outcome::Declined { .. }
+        | Outcome::Stopped { .. }
+        | Outcome::Clarify { .. }
+        | Outcome::Withdrawn => exit::DECLINED,
+        Outcome::Refused { .. } => exit::INVALID,
+        Outcome::Unavailable { .. } => exit::NO_HUMAN,
+        Outcome::TimedOut { .. } => exit::TIMED_OUT,
+    })
+}
+
+/// A message that could not be read: say why on stderr and exit 2, with a reply on stdout all the
+/// same. Input that is at fault (not JSON, too large) is refused, so the agent can fix it; a file
+/// that cannot be read or empty stdin is the caller's mistake, which the agent cannot fix: it
+/// hears that no one could be asked.
+fn unreadable(error: &ReadError, format: Option<ReplyFormat>) -> u8 {
+    eprintln!("askpane: {error}");
+    let outcome = match error.is_input_at_fault() {
+        true => Outcome::Refused { reason: error.to_string() },
+        false => {
+            Outcome::Unavailable { reason: format!("askpane could not read the request: {error}") }
+        }
+    };
+    match write_direct(&Envelope::ToolInput, format, &outcome, true) {
+        Ok(()) => exit::INVALID,
+        Err(write_error) => {
+            eprintln!("askpane: cannot write the reply: {write_error:#}");
+            exit::INVALID
+        }
+    }
+}

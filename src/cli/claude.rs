@@ -1,0 +1,160 @@
+//! `askpane claude`: Claude Code as a child, askpane as its stream-json host, with the
+//! transcript, questions and permissions in one window (or the browser, or none).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use anyhow::Context as _;
+use clap::Args;
+use crossbeam_channel::Receiver;
+
+use askpane::app::{App, AppOptions};
+use askpane::protocol::Outcome;
+use askpane::protocol::stream::CliMessage;
+use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
+use askpane::transport::pipe;
+use askpane::transport::serve::{self, BridgeOptions};
+use askpane::transport::signals::SignalWatch;
+use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
+use askpane::web_bundle;
+
+use super::args::{AnsweringArgs, UiArgs};
+use super::exit;
+use super::window::{
+    missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
+};
+
+#[derive(Args, Debug)]
+pub(super) struct ClaudeArgs {
+    /// The Claude Code executable.
+    #[arg(long, value_name = "PATH", default_value = "claude", env = "ASKPANE_CLAUDE_BIN")]
+    claude_bin: PathBuf,
+    /// The first prompt; without it the window asks for one.
+    #[arg(short = 'p', long, value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// Tools to allow without asking, comma-separated (e.g. Read,Grep).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    allow_tools: Vec<String>,
+    /// Copy every line Claude Code writes to stdout, unchanged.
+    #[arg(long)]
+    print_stream: bool,
+    /// Log the message kinds askpane ignores to stderr.
+    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
+    debug: bool,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
+    /// Arguments passed on to Claude Code (after `--`).
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    extra: Vec<String>,
+}
+
+/// `askpane claude`: Claude Code as a child, askpane as its host, until the window closes (or,
+/// without a window, until Claude Code ends). Exits with Claude Code's exit code.
+pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
+    let answering = &args.answering;
+    let in_browser = args.shown.web() && !answering.non_interactive;
+    let headless = !in_browser && (answering.non_interactive || missing_display().is_some());
+    if (headless || in_browser) && args.prompt.is_none() {
+        anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
+    }
+    let preset = match &answering.answers {
+        Some(path) => Some(pipe::read_json(path).context("--answers")?),
+        None => None,
+    };
+    let options = ClaudeOptions {
+        program: args.claude_bin.clone(),
+        extra_args: args.extra.clone(),
+        prompt: args.prompt.clone(),
+        allow_tools: args.allow_tools.clone(),
+        print_stream: args.print_stream,
+        debug: args.debug,
+        autopilot: Autopilot {
+            decline: answering.decline.clone(),
+            preset,
+            submit: answering.submit,
+            headless,
+            timeout: answering.timeout,
+        },
+    };
+    // A signal ends the session the way closing the window does: open questions hear why, and
+    // Claude Code's process group is stopped (issue 9).
+    let signals = watch_signals();
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let mut threads = IoThreads::default();
+    let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
+    if headless {
+        host_without_window(&inbox);
+    } else if in_browser {
+        // The browser shows the questions only: the run ends with the prompt's turn.
+        let bridge_options = BridgeOptions {
+            bind: args.shown.bind,
+            assets: web_bundle::ASSETS,
+            stop_when_done: true,
+            stop_after_turn: true,
+            page_gone_grace: serve::PAGE_GONE_GRACE,
+        };
+        let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+        bridge.wait();
+        bridge.stop();
+    } else {
+        let commands = session.commands();
+        let prompt = args.prompt.clone();
+        let unshown = inbox.clone();
+        let app = move |ctx: &egui::Context| {
+            App::new(ctx, inbox, AppOptions::default()).with_session(commands, prompt.as_deref())
+        };
+        if let Err(problem) = show_window(window_ctx, args.shown.theme, app) {
+            tell_unavailable(&unshown, &problem);
+            eprintln!("askpane: no display to open a window on ({problem})");
+        }
+    }
+    drop(route);
+    let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
+    let status = session.shut_down(claude::GRACE)?;
+    threads.join().context("ending the Claude Code session")?;
+    if stopped_by.is_some() {
+        return Ok(exit::STOPPED);
+    }
+    Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
+}
+
+/// The host without a window: notices go to stderr, and whatever reaches the window is answered
+/// "no human available", until the turn ends (or Claude Code does).
+fn host_without_window(inbox: &Receiver<Inbound>) {
+    for message in inbox {
+        match message {
+            Inbound::Ask(request) => {
+                let reason = "askpane runs Claude Code without a window".to_owned();
+                request.reply.send(Outcome::Unavailable { reason });
+            }
+            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            Inbound::Session(event) => match *event {
+                // The prompt's turn is over: there is no one to type another.
+                SessionEvent::Message(CliMessage::Result(_)) => break,
+                SessionEvent::Ended { status, stderr_tail } => {
+                    if !status.ends_with(" 0") {
+                        eprintln!("askpane: Claude Code ended ({status})");
+                        for line in stderr_tail {
+                            eprintln!("  {line}");
+                        }
+                    }
+                    break;
+                }
+                SessionEvent::Message(_) => {}
+            },
+            // askpane is being stopped: nothing is open here (everything is answered at once).
+            Inbound::Shutdown { .. } => break,
+            // Permissions are decided by the reader when headless.
+            Inbound::Permission(_)
+            | Inbound::WithdrawPermission { .. }
+            | Inbound::Withdraw { .. }
+            | Inbound::Settled { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. } => {}
+        }
+    }
+}

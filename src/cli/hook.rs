@@ -1,0 +1,60 @@
+//! `askpane hook`: Claude Code's PreToolUse / PermissionRequest hook input in, its
+//! `hookSpecificOutput` out, or nothing where Claude Code is to ask in its own dialog.
+
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+
+use askpane::protocol::{EnvelopeError, parse_message};
+use askpane::transport::pipe;
+
+use super::answer::{PipeMode, answer_one};
+use super::args::{AnsweringArgs, UiArgs};
+use super::exit;
+
+#[derive(Args, Debug)]
+pub(super) struct HookArgs {
+    /// Never show a window: hand the question back to Claude Code's own dialog.
+    #[arg(long, value_enum, value_name = "WHERE")]
+    fallback: Option<Fallback>,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Fallback {
+    /// Claude Code's own terminal dialog.
+    Terminal,
+}
+
+/// `askpane hook`: Claude Code's hook input in, `hookSpecificOutput` out (or nothing, for
+/// another tool). Exits 0 whenever it printed a reply, as Claude Code reads it only then.
+pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
+    let message = match pipe::read_json(Path::new("-")) {
+        Ok(message) => message,
+        Err(error) => {
+            // Not a hook input at all: print nothing, so Claude Code carries on as usual.
+            eprintln!("askpane hook: {error}; leaving the question to Claude Code");
+            return Ok(exit::OK);
+        }
+    };
+    let incoming = match parse_message(&message) {
+        Ok(incoming) => incoming,
+        Err(EnvelopeError::OtherTool { .. }) => return Ok(exit::OK),
+        Err(error) => {
+            eprintln!("askpane hook: {error}; leaving the question to Claude Code");
+            return Ok(exit::OK);
+        }
+    };
+    let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
+    let answered =
+        answer_one(incoming, PipeMode::Hook, None, &args.answering, &args.shown, fallback);
+    if let Err(error) = answered {
+        // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
+        // make Claude Code block the tool call, so the problem only goes to stderr.
+        eprintln!("askpane hook: {error:#}");
+    }
+    Ok(exit::OK)
+}

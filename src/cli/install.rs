@@ -1,0 +1,122 @@
+//! `askpane install` / `askpane uninstall`: askpane's hook in Claude Code's settings, merged
+//! with what is there, with a backup first.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+use askpane::claude_settings::{self, Change};
+
+use super::exit;
+
+#[derive(Subcommand, Debug)]
+pub(super) enum Target {
+    /// Claude Code: a PreToolUse hook for AskUserQuestion in settings.json.
+    Claude(ClaudeTarget),
+}
+
+#[derive(Args, Debug)]
+#[group(multiple = false)]
+pub(super) struct ClaudeTarget {
+    /// Your user settings, ~/.claude/settings.json (the default).
+    #[arg(long)]
+    user: bool,
+    /// A project's shared settings, DIR/.claude/settings.json.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
+/// `askpane install TARGET` (`install` true) or `askpane uninstall TARGET`.
+pub(super) fn run(target: &Target, install: bool) -> anyhow::Result<u8> {
+    match target {
+        Target::Claude(target) => claude_hook(target, install),
+    }
+}
+
+/// `askpane install claude` / `askpane uninstall claude`.
+fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
+    let path = settings_path(target)?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut settings: Value = match &existing {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+            .with_context(|| format!("{} is not valid JSON; left it untouched", path.display()))?,
+        _ => Value::Object(serde_json::Map::new()),
+    };
+    let change = match install {
+        true => {
+            let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+            let command = claude_settings::hook_command(&binary);
+            claude_settings::install(&mut settings, &command)
+        }
+        false => claude_settings::uninstall(&mut settings),
+    }
+    .with_context(|| format!("{}: left it untouched", path.display()))?;
+    if !change.changed() {
+        let what = match change {
+            Change::AlreadyThere => "already has askpane's hook",
+            _ => "has no askpane hook",
+        };
+        say!("{} {what}; nothing changed", path.display());
+        return Ok(exit::OK);
+    }
+    let backup = match &existing {
+        Some(text) => Some(write_backup(&path, text)?),
+        None => None,
+    };
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    let mut text = serde_json::to_string_pretty(&settings)?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    let what = match &change {
+        Change::Added => "added askpane's PreToolUse hook for AskUserQuestion to".to_owned(),
+        Change::Updated { from } => {
+            format!("pointed askpane's hook (was `{from}`) at this binary in")
+        }
+        Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
+        Change::AlreadyThere | Change::NothingToRemove => "left".to_owned(),
+    };
+    match backup {
+        Some(backup) => say!("{what} {} (backup: {})", path.display(), backup.display()),
+        None => say!("{what} {} (a new file)", path.display()),
+    }
+    Ok(exit::OK)
+}
+
+fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {
+    if let Some(project) = &target.project {
+        // A mistyped project must not grow a new folder tree.
+        anyhow::ensure!(project.is_dir(), "{} is not a folder", project.display());
+        return Ok(project.join(".claude").join("settings.json"));
+    }
+    let home = std::env::var_os("HOME").context("HOME is not set; use --project DIR")?;
+    Ok(PathBuf::from(home).join(".claude").join("settings.json"))
+}
+
+/// Copies the settings before they are changed: `settings.json.askpane-backup-<unix time>`.
+fn write_backup(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    // Never overwrite an earlier backup: two changes within a second get -2, -3, ….
+    let base = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let backup = (1..)
+        .map(|n| match n {
+            1 => path.with_file_name(format!("{base}.askpane-backup-{stamp}")),
+            n => path.with_file_name(format!("{base}.askpane-backup-{stamp}-{n}")),
+        })
+        .find(|candidate| !candidate.exists())
+        .context("no free backup name")?;
+    std::fs::write(&backup, text)
+        .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+    Ok(backup)
+}

@@ -1,0 +1,179 @@
+//! The native composition root: the command line, the dispatch to one file per mode, the exit
+//! codes and the panic hook.
+//!
+//! Each mode lives in a file of its own (`demo`, `ask`, `hook`, `claude`, `install`,
+//! `validate`); the argument groups they share are in [`args`], answering one piped message (for
+//! `ask` and `hook`) in [`answer`], and showing the window or the browser bridge, with the
+//! writer of the replies, in [`window`].
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Prints one line on standard output for the modes that print text (`validate`, `demo --list`,
+/// `install`). A reader that went away (`askpane validate … | head -n1`) ends the printing
+/// quietly: the mode still exits with its own code, never with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::cli::print_line(format_args!($($arg)*))
+    };
+}
+
+mod answer;
+mod args;
+mod ask;
+mod claude;
+mod demo;
+mod hook;
+mod install;
+mod validate;
+mod window;
+
+/// [`say!`]'s writer. A closed stdout is remembered, so the rest of the text is skipped.
+fn print_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = io::stdout().lock();
+    if let Err(error) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        CLOSED.store(true, Ordering::Relaxed);
+        if error.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("askpane: cannot write to standard output: {error}");
+        }
+    }
+}
+
+/// Exit codes, the same in every mode (see the README).
+mod exit {
+    /// Answered, or the command did what it was asked.
+    pub const OK: u8 = 0;
+    /// The user declined, or closed the window.
+    pub const DECLINED: u8 = 1;
+    /// Invalid input: the reply and standard error say what is wrong.
+    pub const INVALID: u8 = 2;
+    /// No human can answer: no display, or a non-interactive run.
+    pub const NO_HUMAN: u8 = 3;
+    /// askpane was stopped by a signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1) before anyone
+    /// answered; the agent was told so. (`hook` still exits 0 once it printed.)
+    pub const STOPPED: u8 = 4;
+    /// Nobody answered in time (`--timeout`).
+    pub const TIMED_OUT: u8 = 5;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "askpane", version, about = "Answer an AI coding agent's questions in a window")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Open the window on built-in question sets; no agent needed. Prints each reply on stdout.
+    Demo(demo::DemoArgs),
+    /// Answer one request (any envelope) from a file or stdin; print the reply in the same envelope.
+    Ask(ask::AskArgs),
+    /// Claude Code PreToolUse / PermissionRequest hook: answer AskUserQuestion in the window.
+    Hook(hook::HookArgs),
+    /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
+    /// one window. Exits with Claude Code's exit code.
+    Claude(claude::ClaudeArgs),
+    /// Add askpane's hook to Claude Code's settings.
+    Install {
+        #[command(subcommand)]
+        target: install::Target,
+    },
+    /// Remove askpane's hook from Claude Code's settings.
+    Uninstall {
+        #[command(subcommand)]
+        target: install::Target,
+    },
+    /// Check a request (any envelope askpane reads) and report what is wrong with it.
+    Validate {
+        /// The request file; `-` reads standard input.
+        file: std::path::PathBuf,
+    },
+}
+
+pub fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if is_hook_run() && error.use_stderr() => {
+            // A hook that exits 2 blocks the tool call in Claude Code: a bad ASKPANE_* variable
+            // must not do that. Print nothing, so Claude Code asks in its own dialog.
+            eprintln!("askpane hook: {}; leaving the question to Claude Code", first_line(&error));
+            return ExitCode::from(exit::OK);
+        }
+        Err(error) => error.exit(),
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("askpane: {error:#}");
+            ExitCode::from(exit::INVALID)
+        }
+    }
+}
+
+/// Replaces Rust's panic report (a "panicked at" line and a backtrace, which a user cannot act
+/// on and which looks like a crash after the agent was already answered) with one honest line.
+/// `ASKPANE_BACKTRACE=1` brings the standard report back, for debugging.
+fn install_panic_hook() {
+    if std::env::var_os("ASKPANE_BACKTRACE").is_some_and(|value| value != "0") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        let what: String = what.lines().next().unwrap_or_default().chars().take(300).collect();
+        // A dependency's path without the registry folder before it: `winit-0.30.13/src/…`.
+        let place = info.location().map(|at| {
+            let file = at.file();
+            let file = file
+                .rsplit_once("/registry/src/")
+                .and_then(|(_, rest)| rest.split_once('/'))
+                .map_or(file, |(_, crate_path)| crate_path);
+            format!(" (at {file}:{})", at.line())
+        });
+        let place = place.unwrap_or_default();
+        match window::WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst) {
+            true => eprintln!(
+                "askpane: the window ended unexpectedly: {what}{place}; its open questions are \
+                 answered as a closed window"
+            ),
+            false => eprintln!("askpane: internal error: {what}{place}"),
+        }
+    }));
+}
+
+/// True when askpane was started as `askpane hook …`.
+fn is_hook_run() -> bool {
+    std::env::args_os().nth(1).is_some_and(|command| command == "hook")
+}
+
+fn first_line(error: &clap::Error) -> String {
+    let text = error.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.trim_start_matches("error: ").to_owned()
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::Ask(args) => ask::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Claude(args) => claude::run(args),
+        Command::Install { target } => install::run(&target, true),
+        Command::Uninstall { target } => install::run(&target, false),
+        Command::Validate { file } => validate::run(&file),
+    }
+}

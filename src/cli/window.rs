@@ -1,0 +1,356 @@
+//! Showing requests: the native window or the browser bridge, the reply writer beside them, the
+//! signal watch while questions are open, and the desktop's theme. Every mode that shows
+//! questions goes through here.
+
+use std::io;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use crossbeam_channel::Receiver;
+
+use askpane::app::{App, AppOptions};
+use askpane::protocol::{Envelope, Outcome, ReplyFormat};
+use askpane::transport::replies::{AwaitedReply, write_replies};
+use askpane::transport::serve::{self, Bridge, BridgeOptions};
+use askpane::transport::signals::{SignalWatch, StopSignal};
+use askpane::transport::{Inbound, IoThreads, Request, Waker, ui_channel};
+use askpane::web_bundle;
+
+use super::args::{ThemeArg, UiArgs};
+use super::exit;
+
+/// Set while the native window runs: a panic then is the window being lost (winit 0.30 panics
+/// when another program destroys its window), which `show_window` turns into a closed window.
+pub(super) static WINDOW_OPEN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// What happened to a run of the window.
+pub(super) struct Served {
+    /// The outcomes, in the order they were written.
+    pub(super) outcomes: Vec<Outcome>,
+    /// Why no window could be shown, if it could not.
+    pub(super) problem: Option<String>,
+    /// The browser bridge could not start (a taken `--bind`, no web app): a usage error.
+    pub(super) bridge_failed: bool,
+    /// The signal that stopped askpane while the questions were shown, if one did.
+    pub(super) stopped_by: Option<StopSignal>,
+}
+
+/// Shows `requests` in the window or the browser (an empty list shows nothing) while a writer
+/// thread writes each reply on stdout as it is decided. Returns once every reply is written.
+pub(super) fn show_requests(
+    requests: Vec<Request>,
+    awaited: Vec<AwaitedReply>,
+    options: AppOptions,
+    shown: &UiArgs,
+) -> anyhow::Result<Served> {
+    let (written_sender, written) = crossbeam_channel::bounded(1);
+    let mut threads = IoThreads::default();
+    let shown_requests = !requests.is_empty();
+    // While questions are shown, a signal ends them with a reply that says so (issue 9).
+    let signals = match shown_requests {
+        true => watch_signals(),
+        false => None,
+    };
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    for request in requests {
+        to_ui.send(Inbound::Ask(Box::new(request)));
+    }
+    // The signal route keeps the channel open until every reply is written; then the window
+    // (or the bridge) sees its adapters are done and closes.
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    drop(to_ui);
+    threads.spawn("reply-writer", move || {
+        let outcomes = write_replies(awaited, &mut io::stdout().lock());
+        drop(route);
+        let _ = written_sender.send(outcomes?);
+        Ok(())
+    })?;
+    let mut problem = None;
+    let mut bridge_failed = false;
+    if shown_requests {
+        if shown.web() {
+            let bridge_options = BridgeOptions {
+                bind: shown.bind,
+                assets: web_bundle::ASSETS,
+                stop_when_done: options.close_when_done,
+                stop_after_turn: false,
+                page_gone_grace: serve::PAGE_GONE_GRACE,
+            };
+            let unshown = inbox.clone();
+            match start_bridge(&bridge_options, inbox, &mut threads) {
+                Ok(bridge) => {
+                    bridge.wait();
+                    bridge.stop();
+                }
+                Err(error) => {
+                    // No page can show them: the agent hears "no human available", never a
+                    // window that was not there.
+                    let error = format!("{error:#}");
+                    tell_unavailable(&unshown, &error);
+                    problem = Some(error);
+                    bridge_failed = true;
+                }
+            }
+        } else {
+            let unshown = inbox.clone();
+            let app = move |ctx: &egui::Context| {
+                let app = App::new(ctx, inbox, options);
+                // A demo is what the user asked to see; a question arrives on its own and must
+                // not take the keyboard from where the user is typing.
+                match options.close_when_done {
+                    true => app.with_frame_hook(leave_the_keyboard_alone()),
+                    false => app,
+                }
+            };
+            if let Err(error) = show_window(window_ctx, shown.theme, app) {
+                // No window ever opened: what is still queued was never seen by anyone.
+                tell_unavailable(&unshown, &error);
+                problem = Some(error);
+            }
+        }
+    }
+    // The app is gone, so every request has its outcome and the writer finishes.
+    threads.join().context("writing the reply")?;
+    let outcomes = written.try_recv().unwrap_or_default();
+    let stopped_by = signals.and_then(|watch| watch.caught());
+    Ok(Served { outcomes, problem, bridge_failed, stopped_by })
+}
+
+/// Starts the browser bridge, says where it is, and opens a browser when there is a display.
+pub(super) fn start_bridge(
+    options: &BridgeOptions,
+    inbox: Receiver<Inbound>,
+    threads: &mut IoThreads,
+) -> anyhow::Result<Bridge> {
+    // Checked before the inbox is handed over, so a failure leaves it to the caller.
+    anyhow::ensure!(
+        web_bundle::available(),
+        "this askpane was built without its web app: run scripts/build-web, then build askpane \
+         again"
+    );
+    if serve::is_exposed(&options.bind) {
+        eprintln!(
+            "askpane: warning: --bind {} can be reached from other machines; anyone with the link \
+             (it holds the token) can answer",
+            options.bind
+        );
+    }
+    let bridge = Bridge::start(options, inbox, threads).context("starting the browser bridge")?;
+    let url = bridge.url();
+    eprintln!("askpane: answer in your browser: {url}");
+    // `--bind 0.0.0.0`: a link per address of this machine, for a phone or another computer.
+    for other in bridge.urls().iter().skip(1) {
+        eprintln!("askpane: or, from another device: {other}");
+    }
+    if missing_display().is_none() {
+        // Best effort, and not waited for: xdg-open may stay until the browser it started
+        // closes. The URL above is the way in when no browser opens.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    Ok(bridge)
+}
+
+/// Starts catching termination signals (issue 9). Without it (no thread could be started) the
+/// run goes on as before: a signal then ends askpane at once.
+pub(super) fn watch_signals() -> Option<SignalWatch> {
+    SignalWatch::start()
+        .map_err(|error| eprintln!("askpane: cannot catch signals ({error}); going on without"))
+        .ok()
+}
+
+/// Answers every request still in the channel with "no human can answer".
+pub(super) fn tell_unavailable(inbox: &Receiver<Inbound>, problem: &str) {
+    for message in inbox.try_iter() {
+        if let Inbound::Ask(request) = message {
+            let reason = format!("askpane could not open a window: {problem}");
+            request.reply.send(Outcome::Unavailable { reason });
+        }
+    }
+}
+
+/// The waker handed to the transport: it repaints the window once the window exists.
+pub(super) fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
+    let window_ctx = Arc::clone(window_ctx);
+    Waker::new(move || {
+        if let Some(ctx) = window_ctx.get() {
+            ctx.request_repaint();
+        }
+    })
+}
+
+/// Runs the native window until it closes. The error says, in one line, why no window could be
+/// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
+/// program) is caught here and ends the window like a close: the app is dropped while unwinding,
+/// so every agent is told the window closed, and the panic hook has said what happened.
+pub(super) fn show_window(
+    window_ctx: Arc<OnceLock<egui::Context>>,
+    theme: ThemeArg,
+    app: impl FnOnce(&egui::Context) -> App,
+) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    WINDOW_OPEN.store(true, Ordering::SeqCst);
+    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, app));
+    let ended = std::panic::catch_unwind(run);
+    WINDOW_OPEN.store(false, Ordering::SeqCst);
+    match ended {
+        Ok(Ok(())) | Err(_) => Ok(()),
+        Ok(Err(error)) => Err(window_error_summary(&error)),
+    }
+}
+
+/// The last clause of a windowing error: `Failed to open connection to X server`, without the
+/// source path winit puts before it.
+fn window_error_summary(error: &eframe::Error) -> String {
+    let text = error.to_string();
+    text.rsplit(": ").next().unwrap_or(&text).trim().to_owned()
+}
+
+fn run_window(
+    window_ctx: Arc<OnceLock<egui::Context>>,
+    theme: ThemeArg,
+    app: impl FnOnce(&egui::Context) -> App,
+) -> Result<(), eframe::Error> {
+    // Read while the window is being made: X11 reports no theme, the desktop may have one.
+    let desktop = (theme == ThemeArg::Auto)
+        .then(|| std::thread::Builder::new().name("desktop-theme".into()).spawn(desktop_theme))
+        .and_then(Result::ok);
+    let native_options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("askpane")
+            .with_app_id("askpane")
+            .with_inner_size([960.0, 680.0])
+            .with_min_inner_size([520.0, 380.0]),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "askpane",
+        native_options,
+        Box::new(move |creation| {
+            // Ignored if already set: one window per run.
+            let _ = window_ctx.set(creation.egui_ctx.clone());
+            let desktop = desktop.and_then(|lookup| lookup.join().ok()).flatten();
+            let chosen = match theme {
+                ThemeArg::Dark => Some(egui::Theme::Dark),
+                ThemeArg::Light => Some(egui::Theme::Light),
+                // The window system's own theme, followed live, where it reports one.
+                ThemeArg::Auto if creation.egui_ctx.system_theme().is_some() => None,
+                ThemeArg::Auto => Some(desktop.unwrap_or(egui::Theme::Dark)),
+            };
+            if let Some(chosen) = chosen {
+                creation.egui_ctx.set_theme(chosen);
+            }
+            Ok(Box::new(app(&creation.egui_ctx)))
+        }),
+    )
+}
+
+/// A frame hook that, in the first frame (before the window is shown), asks the window manager not
+/// to give the window the keyboard when it appears.
+pub(super) fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
+    let mut first = true;
+    Box::new(move |_ctx, frame| {
+        if std::mem::take(&mut first) {
+            askpane::window_manager::never_take_focus_on_arrival(frame);
+        }
+    })
+}
+
+/// The desktop's colour-scheme preference: the XDG desktop portal first, then GNOME's settings
+/// (a real dconf store only, not gsettings' in-memory stand-in). `None` when neither says.
+fn desktop_theme() -> Option<egui::Theme> {
+    let portal = briefly(
+        "gdbus",
+        &[
+            "call",
+            "--session",
+            "--dest",
+            "org.freedesktop.portal.Desktop",
+            "--object-path",
+            "/org/freedesktop/portal/desktop",
+            "--method",
+            "org.freedesktop.portal.Settings.Read",
+            "org.freedesktop.appearance",
+            "color-scheme",
+        ],
+    );
+    if let Some(theme) = portal.as_deref().and_then(askpane::theme::theme_from_portal) {
+        return Some(theme);
+    }
+    let gsettings = |key| briefly("gsettings", &["get", "org.gnome.desktop.interface", key]);
+    let scheme = gsettings("color-scheme")?;
+    askpane::theme::theme_from_gsettings(&scheme, gsettings("gtk-theme").as_deref())
+}
+
+/// What a desktop helper prints, if it answers within a moment and has a real store behind it.
+fn briefly(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + Duration::from_millis(300);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    // gsettings without dconf answers from memory: its defaults, not the user's desktop.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("memory") {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Why no window can be shown, when the environment already says so.
+pub(super) fn missing_display() -> Option<String> {
+    if !cfg!(all(unix, not(target_os = "macos"))) {
+        return None;
+    }
+    let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    match set("DISPLAY") || set("WAYLAND_DISPLAY") {
+        true => None,
+        false => Some("DISPLAY and WAYLAND_DISPLAY are not set".to_owned()),
+    }
+}
+
+pub(super) fn no_display(problem: &str) -> u8 {
+    eprintln!(
+        "askpane: no display to open a window on ({problem}); run it in a desktop session, or \
+         under a virtual display: xvfb-run askpane …"
+    );
+    exit::NO_HUMAN
+}
+
+/// Writes a reply decided before any window or thread exists, through the same writer.
+pub(super) fn write_direct(
+    envelope: &Envelope,
+    format: Option<ReplyFormat>,
+    outcome: &Outcome,
+    always_a_line: bool,
+) -> anyhow::Result<()> {
+    let (responder, receiver) = askpane::transport::Responder::channel();
+    responder.send(outcome.clone());
+    let envelope = envelope.clone();
+    let awaited = vec![AwaitedReply { envelope, format, outcome: receiver, always_a_line }];
+    show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native()).map(drop)
+}
