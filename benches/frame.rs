@@ -20,7 +20,7 @@
 
 use std::hint::black_box;
 
-use askpane::app::state::{Action, NewRequest, State, Tab};
+use askpane::app::state::{Core, Edit, Policy, State, Tab};
 use askpane::protocol::{Envelope, Pick, validate};
 use askpane::transport::{Provenance, RequestId};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
@@ -37,7 +37,7 @@ const MIN_WARM_UP_FRAMES: usize = 4;
 const MAX_WARM_UP_FRAMES: usize = 120;
 
 /// The largest form, pushed into a fresh state with every question answered.
-fn largest_form_state() -> State {
+fn largest_form_state() -> State<()> {
     let input: serde_json::Value =
         serde_json::from_str(LARGEST_FORM).expect("largest-form.json is JSON");
     let validated = validate(&input).expect("largest-form.json is a valid AskUserQuestion input");
@@ -53,17 +53,14 @@ fn largest_form_state() -> State {
         .collect();
     assert_eq!(shape, [(4, false, 4), (4, false, 4), (4, false, 4), (4, true, 0)]);
     let mut state = State::default();
-    state.push(NewRequest {
+    let core = Core {
         id: RequestId::next(),
         envelope: Envelope::ToolInput,
         ask: validated.ask,
         warnings: validated.warnings,
         provenance: Provenance::new("bench", Some("largest-form".to_owned())),
-        drafts: Vec::new(),
-        countdown: None,
-        mark_skipped: false,
-        awaits_ack: false,
-    });
+    };
+    state.admit(core, Policy::default(), (), 0.0);
     // A realistic filled-in form: the Review page then lists four answers and a note.
     for (question, pick) in [
         (0, Pick::Option(0)),
@@ -72,9 +69,9 @@ fn largest_form_state() -> State {
         (3, Pick::Option(0)),
         (3, Pick::Option(1)),
     ] {
-        state.apply(Action::Pick { question, pick });
+        state.edit(Edit::Pick { question, pick });
     }
-    state.apply(Action::SetNotes {
+    state.edit(Edit::SetNotes {
         question: 1,
         text: "Keep the error messages short enough to fit on one terminal line.".to_owned(),
     });
@@ -100,7 +97,7 @@ impl Window {
     }
 
     /// One frame, as the app draws it on a repaint.
-    fn frame(&mut self, state: &State) -> FullOutput {
+    fn frame(&mut self, state: &State<()>) -> FullOutput {
         let markdown = &mut self.markdown;
         self.ctx.run_ui(self.input.clone(), |ui| {
             let _ = askpane::view::root_ui(ui, state, markdown);
@@ -109,8 +106,8 @@ impl Window {
 
     /// Shows `tab` and draws frames until every cache is warm and nothing animates any more (the
     /// scroll bars fade in over the first ~15 frames); returns the output of a settled frame.
-    fn show(&mut self, state: &mut State, tab: Tab) -> FullOutput {
-        state.apply(Action::ShowTab(tab));
+    fn show(&mut self, state: &mut State<()>, tab: Tab) -> FullOutput {
+        state.edit(Edit::ShowTab(tab));
         let mut drawn = 0;
         while drawn < MIN_WARM_UP_FRAMES || self.ctx.requested_repaint_last_pass() {
             assert!(drawn < MAX_WARM_UP_FRAMES, "{tab:?}: never settles");

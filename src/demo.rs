@@ -71,7 +71,7 @@ mod tests {
     fn every_fixture_is_a_valid_request() {
         for fixture in FIXTURES {
             let (request, _outcome) = fixture.request().expect("embedded fixtures are valid");
-            let soft = !request.warnings.is_empty();
+            let soft = !request.core.warnings.is_empty();
             assert_eq!(
                 soft,
                 fixture.name == "edge-cases",

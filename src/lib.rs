@@ -6,12 +6,14 @@
 //!    └── writer thread ◄── Outcome (through the request's own reply sender) ◄── state + view
 //! ```
 //!
-//! [`protocol`] holds the wire rules and knows nothing of egui or IO; [`transport`] runs the
+//! [`protocol`] holds the wire rules and knows nothing of egui or IO; [`book`] is the one place a
+//! request lives until its outcome (pure, generic over the reply handle); [`transport`] runs the
 //! threads that talk to agents and wakes the UI through an injected closure; [`app`] owns the
-//! channel and the pure [`app::state`] machine; [`view`] draws that state and returns actions;
-//! [`theme`] holds the design tokens. `main.rs` and `web.rs` compose them.
+//! channel and drives the book through its pure [`app::state`]; [`view`] draws that state and
+//! returns actions; [`theme`] holds the design tokens. `main.rs` and `web.rs` compose them.
 
 pub mod app;
+pub mod book;
 pub mod claude_settings;
 pub mod demo;
 pub mod protocol;

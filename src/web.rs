@@ -238,7 +238,7 @@ impl Replies {
 
     /// Remembers `request`'s envelope, to render its outcome in it when it arrives.
     fn await_outcome(&mut self, request: &Request, outcome: Receiver<Outcome>) {
-        self.awaited.push((request.envelope.clone(), outcome));
+        self.awaited.push((request.core.envelope.clone(), outcome));
     }
 
     /// Renders and sends every outcome that has arrived, in the order they are found.
@@ -383,7 +383,7 @@ impl WebFonts {
 
     /// Starts fetching every font a request's text needs, before it is drawn.
     fn want_request(&self, request: &Request) {
-        for value in request.ask.input().values() {
+        for value in request.core.ask.input().values() {
             self.want_value(value);
         }
     }

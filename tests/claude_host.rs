@@ -717,7 +717,7 @@ impl Hosted {
         Hosted::start(&replay(name), &support::scratch_dir(&format!("claude-{name}")))
     }
 
-    fn state(&self) -> &State {
+    fn state(&self) -> &State<Responder> {
         self.harness.state().state()
     }
 
@@ -839,7 +839,7 @@ fn answering_by_clicks_sends_the_captured_reply() {
     hosted.focus(Role::MultilineTextInput, "Your answer");
     hosted.type_text(MYSQL);
     hosted.click(Role::Button, "Submit");
-    assert!(hosted.state().pending().is_empty());
+    assert!(hosted.state().book().is_empty());
 
     hosted.wait_for_turn_end();
     // What the CLI said came back: the tool_result and the model's next text.
@@ -860,7 +860,7 @@ fn decline_and_stop_denies_with_interrupt() {
     hosted.wait_for_question();
     hosted.click(Role::Button, "Decline…");
     hosted.click(Role::Button, "Decline and stop Claude");
-    assert!(hosted.state().pending().is_empty());
+    assert!(hosted.state().book().is_empty());
     hosted.wait_for_turn_end();
     let (status, report) = hosted.finish();
     report.assert_all_ok("");
@@ -892,7 +892,7 @@ fn stop_while_the_question_is_open_interrupts_and_the_cancel_removes_it_at_once(
     let stop = hosted.harness.get_by_role_and_label(Role::Button, "Stop");
     assert!(!stop.accesskit_node().is_disabled(), "Stop works while the turn runs");
     hosted.click(Role::Button, "Stop");
-    hosted.step_until("the question to go", |hosted| hosted.state().pending().is_empty());
+    hosted.step_until("the question to go", |hosted| hosted.state().book().is_empty());
     assert!(
         hosted.state().session().is_some_and(|session| session.busy),
         "removed on the cancel alone, before the turn ended"
@@ -933,7 +933,7 @@ fn reply_instead_sends_the_response() {
     hosted.focus(Role::MultilineTextInput, "Your reply (Ctrl+Enter sends)");
     hosted.type_text(REPLY);
     hosted.click(Role::Button, "Send reply");
-    assert!(hosted.state().pending().is_empty());
+    assert!(hosted.state().book().is_empty());
     hosted.wait_for_turn_end();
     let (status, report) = hosted.finish();
     report.assert_all_ok("");
@@ -994,7 +994,7 @@ fn the_cli_dying_mid_question_ends_the_session_and_clears_the_question() {
     hosted.step_until("the session's end", |hosted| {
         hosted.state().session().is_some_and(|session| session.ended.is_some())
     });
-    assert!(hosted.state().pending().is_empty(), "the question went with the CLI");
+    assert!(hosted.state().book().is_empty(), "the question went with the CLI");
     assert!(hosted.harness.query_all_by_role(Role::RadioButton).next().is_none());
     assert!(hosted.has_text_with(&["ended (exit code 3)"]), "the status line says how it ended");
     assert!(hosted.has_text_with(&["Error: the fake CLI fell over"]), "with its stderr");

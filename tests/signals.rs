@@ -205,7 +205,7 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
         .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
         .build_eframe(move |cc| askpane::app::App::new(&cc.egui_ctx, inbox, AppOptions::default()));
     harness.run();
-    assert_eq!(harness.state().state().pending().len(), 1, "the question is shown");
+    assert_eq!(harness.state().state().book().len(), 1, "the question is shown");
 
     // The shutdown, then one more question that arrives behind it.
     let (late, late_outcome) = asked("toolu_late");
@@ -219,5 +219,5 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
         decision.try_recv().ok(),
         Some(PermissionDecision::Deny { message: stopped_message("HUP") })
     );
-    assert!(harness.state().state().pending().is_empty());
+    assert!(harness.state().state().book().is_empty());
 }

@@ -4,8 +4,6 @@
 //! Other; a countdown tells the truth; "Chat about this" sends the dialog's own words; and the
 //! layout holds up (long texts, a small window, the preview following the keyboard).
 
-use std::time::Duration;
-
 use askpane::app::state::{Countdown, Tab};
 use askpane::protocol::outcome::{CLOSED_MESSAGE, NOTHING_ANSWERED_MESSAGE};
 use askpane::protocol::{Draft, Outcome};
@@ -237,8 +235,8 @@ fn a_digit_past_the_options_is_typed_into_other() {
 fn open_timed(fixture: &str, secs: u64, drafts: Vec<Draft>) -> (Window, crate::ui::Asked) {
     let mut window = window();
     let (mut request, receiver) = request(&fixture_input(fixture));
-    request.timeout = Some(Duration::from_secs(secs));
-    request.drafts = drafts;
+    request.policy.timeout_secs = Some(secs);
+    request.policy.preset = drafts;
     let asked = window.send_unwaited(request, receiver);
     (window, asked)
 }
@@ -278,7 +276,7 @@ fn any_key_stays_and_more_time_moves_the_deadline() {
 fn a_box_with_the_keyboard_is_never_sent_when_the_time_runs_out() {
     let input = fixture_input("database");
     let (request, _) = request(&input);
-    let question = &request.ask.questions()[0];
+    let question = &request.core.ask.questions()[0];
     // Pre-filled, as `--answers` does: Other with text the user is now editing.
     let mut draft = Draft::default();
     draft.set_other_text(question, "Postgres on".into());
@@ -559,7 +557,7 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
     let timed = |id: &str, secs: u64| {
         let (mut request, receiver) = request(&json!({"type": "user_question", "tool_use_id": id,
             "questions": fixture_questions("database")}));
-        request.timeout = Some(Duration::from_secs(secs));
+        request.policy.timeout_secs = Some(secs);
         assert!(sender.send(Inbound::Ask(Box::new(request))));
         receiver
     };
@@ -572,8 +570,12 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
     // Another tab stopped t2's countdown: this window follows.
     assert!(sender.send(Inbound::Countdown { tool_use_id: "t2".into(), left_secs: None }));
     harness.run_steps(2);
-    let second =
-        harness.state().state().pending().iter().find(|p| p.envelope.tool_use_id() == Some("t2"));
+    let second = harness
+        .state()
+        .state()
+        .book()
+        .requests()
+        .find(|p| p.core.envelope.tool_use_id() == Some("t2"));
     assert_eq!(second.and_then(|p| p.countdown), Some(Countdown::Stopped));
     // A key here: "any key to stay", told for the countdown still running.
     harness.key_press(Key::ArrowDown);

@@ -96,7 +96,7 @@ impl Window {
 
     /// Sends a request and draws it once: the next keys arrive as it appears.
     pub(crate) fn send_unwaited(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
-        let envelope = request.envelope.clone();
+        let envelope = request.core.envelope.clone();
         assert!(self.sender.send(Inbound::Ask(Box::new(request))), "the window is listening");
         self.harness.step();
         Asked { outcome, envelope }
@@ -317,7 +317,7 @@ fn click_an_option_and_submit_sends_exactly_that_label() {
         ["questions", "answers", "annotations"],
         "the echoed input keeps its key order; annotations always come, as from the dialog"
     );
-    assert!(window.app().state().pending().is_empty());
+    assert!(window.app().state().book().is_empty());
     assert!(window.has_button("Copy reply"), "the receipt shows what was sent");
     assert!(window.has_button("✕"));
     assert!(window.is_idle());
@@ -512,7 +512,7 @@ fn escape_twice_keeps_the_question_and_decline_sends_the_message() {
         asked.envelope.reply(&outcome),
         Some(json!({"outcome": "declined", "message": DECLINED}))
     );
-    assert!(window.app().state().pending().is_empty());
+    assert!(window.app().state().book().is_empty());
 }
 
 #[test]
@@ -801,7 +801,7 @@ fn the_same_tool_use_twice_shows_once_and_answers_both() {
     let mut window = window();
     let first = window.ask(&database_tool_use("toolu_x"));
     let again = window.ask(&database_tool_use("toolu_x"));
-    assert_eq!(window.app().state().pending().len(), 1);
+    assert_eq!(window.app().state().book().len(), 1);
     assert!(window.request_entries("Database").is_empty(), "no list for one request");
     window.click(Role::RadioButton, "SQLite"); // would panic if the rows were there twice
     window.click_button("Submit");
@@ -825,7 +825,7 @@ fn a_withdrawn_request_disappears_and_keeps_what_was_typed() {
     window.harness.run();
 
     assert_eq!(outcome(&asked), Outcome::Withdrawn);
-    assert!(window.app().state().pending().is_empty());
+    assert!(window.app().state().book().is_empty());
     assert!(!window.has_label(DATABASE_QUESTION));
     assert!(window.is_idle());
     let notice = ["withdrew", "Database", "MariaDB, managed"];
@@ -877,7 +877,7 @@ fn closing_the_window_tells_every_waiting_agent() {
             Some(json!({"outcome": "declined", "message": CLOSED_MESSAGE}))
         );
     }
-    assert!(window.app().state().pending().is_empty());
+    assert!(window.app().state().book().is_empty());
     window.harness.run();
     assert!(window.is_idle());
     drop(window);

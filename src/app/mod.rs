@@ -1,8 +1,9 @@
-//! The eframe app: drains the adapters' channel into [`State`], draws it, sends outcomes back.
+//! The eframe app: drains the adapters' channel into the request book ([`State`]), draws it, and
+//! sends each outcome to the reply handles the book gives back.
 //!
 //! `logic` receives (it also runs while the window is hidden); `ui` draws and applies the
-//! actions the view returns. Each request's [`Responder`] stays here, never in the state or the
-//! view, and anything still open when the app ends is told the window closed.
+//! actions the view returns. Each request's [`Responder`] waits in the book beside it, and
+//! anything still open when the app ends is told the window closed.
 //!
 //! Keys are the user's only when they meant them for askpane: for a moment after the window
 //! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
@@ -11,6 +12,8 @@
 pub mod state;
 
 use std::collections::HashMap;
+
+use crate::book::{Admission, Settled};
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
@@ -23,7 +26,7 @@ use crate::transport::{
 };
 use crate::{theme, view};
 
-use state::{Countdown, NewRequest, PendingPermission, Pushed, Resolved, SessionEffect, State};
+use state::{Countdown, PendingPermission, SessionEffect, State};
 
 /// How long key input is ignored after the window appears, gains focus, or shows a request the
 /// user did not pick: longer than a keystroke already on its way, shorter than a deliberate one.
@@ -46,11 +49,10 @@ pub struct AppOptions {
 pub struct App {
     inbox: Receiver<Inbound>,
     inbox_open: bool,
-    responders: HashMap<RequestId, Vec<Responder>>,
     permission_responders: HashMap<RequestId, Responder<PermissionDecision>>,
     /// Where prompts and Stop go, when the app shows an agent session.
     session: Option<crossbeam_channel::Sender<SessionCommand>>,
-    state: State,
+    state: State<Responder>,
     markdown: CommonMarkCache,
     options: AppOptions,
     title: String,
@@ -84,7 +86,6 @@ impl App {
         App {
             inbox,
             inbox_open: true,
-            responders: HashMap::new(),
             permission_responders: HashMap::new(),
             session: None,
             state: State::default(),
@@ -132,7 +133,7 @@ impl App {
     }
 
     /// The state, for tests and for the web entry point.
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &State<Responder> {
         &self.state
     }
 
@@ -146,14 +147,12 @@ impl App {
                     self.add(*request, now);
                 }
                 Ok(Inbound::Withdraw { tool_use_id }) => {
-                    if let Some(id) = self.state.withdraw(&tool_use_id) {
-                        self.send(Resolved { id, outcome: Outcome::Withdrawn });
-                    }
+                    let settled = self.state.withdraw(&tool_use_id);
+                    self.send(settled);
                 }
                 Ok(Inbound::Settled { tool_use_id, how }) => {
-                    if let Some(id) = self.state.settled_elsewhere(&tool_use_id, &how) {
-                        self.send(Resolved { id, outcome: Outcome::Withdrawn });
-                    }
+                    let settled = self.state.settled_elsewhere(&tool_use_id, &how);
+                    self.send(settled);
                 }
                 Ok(Inbound::Notice(notice)) => self.state.notify(notice),
                 Ok(Inbound::Permission(permission)) => {
@@ -191,7 +190,7 @@ impl App {
                         self.state.not_delivered(&tool_use_id, how)
                     }
                     Delivery::Refused { request, refused, error, question } => {
-                        let id = request.id;
+                        let id = request.core.id;
                         self.add(*request, now);
                         self.state.returned(id, &refused, &error, question);
                     }
@@ -216,42 +215,20 @@ impl App {
         arrived
     }
 
+    /// Hands a request to the book; one its policy decides is answered at once.
     fn add(&mut self, request: Request, now: f64) {
-        let Request {
-            id,
-            envelope,
-            ask,
-            warnings,
-            provenance,
-            reply,
-            drafts,
-            timeout,
-            mark_skipped,
-            awaits_ack,
-        } = request;
-        let countdown = timeout.map(|timeout| Countdown::start(now, timeout.as_secs()));
-        let new = NewRequest {
-            id,
-            envelope,
-            ask,
-            warnings,
-            provenance,
-            drafts,
-            countdown,
-            mark_skipped,
-            awaits_ack,
-        };
-        let shown_as = match self.state.push(new) {
-            Pushed::Added => id,
-            Pushed::SameAs(existing) => existing,
-        };
-        self.responders.entry(shown_as).or_default().push(reply);
+        let Request { core, policy, reply } = request;
+        if let Admission::Decided { outcome, reply } = self.state.admit(core, policy, reply, now) {
+            reply.send(outcome);
+        }
     }
 
-    /// Sends an outcome to every agent waiting on that request.
-    fn send(&mut self, resolved: Resolved) {
-        for responder in self.responders.remove(&resolved.id).unwrap_or_default() {
-            responder.send(resolved.outcome.clone());
+    /// Sends a settled request's outcome to every agent waiting on it.
+    fn send(&mut self, settled: Option<Settled<Responder>>) {
+        let Some(settled) = settled else { return };
+        self.edited.retain(|(id, _, _), _| *id != settled.open.id());
+        for responder in settled.replies {
+            responder.send(settled.outcome.clone());
         }
     }
 
@@ -274,23 +251,22 @@ impl App {
                 // answers are in progress.
                 state::Action::RequestClose => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
                 state::Action::SelectRequest(_) => self.picked_by_user = true,
-                state::Action::SetOtherText { question, .. } => {
+                state::Action::Edit(state::Edit::SetOtherText { question, .. }) => {
                     self.note_edit(*question, TextField::Other, now);
                 }
-                state::Action::SetNotes { question, .. } => {
+                state::Action::Edit(state::Edit::SetNotes { question, .. }) => {
                     self.note_edit(*question, TextField::Notes, now);
                 }
                 _ => {}
             }
-            if let Some(resolved) = self.state.apply(action) {
-                self.send(resolved);
-            }
+            let settled = self.state.apply(action);
+            self.send(settled);
         }
     }
 
     fn note_edit(&mut self, question: usize, field: TextField, now: f64) {
         if let Some(current) = self.state.current() {
-            self.edited.insert((current.id, question, field), now);
+            self.edited.insert((current.id(), question, field), now);
         }
     }
 
@@ -309,10 +285,8 @@ impl App {
                     .get(&(id, question, field))
                     .is_some_and(|&at| now - at < STILL_TYPING_SECS)
         };
-        let expired = self.state.expire(now, &typing);
-        for resolved in expired {
-            self.edited.retain(|(id, _, _), _| *id != resolved.id);
-            self.send(resolved);
+        for settled in self.state.expire(now, &typing) {
+            self.send(Some(settled));
         }
         if let Some(deadline) = self.state.next_deadline() {
             // Once a second for the countdown, and exactly at the deadline.
@@ -342,8 +316,8 @@ impl App {
     /// and drops what never reached the state.
     fn close_all(&mut self) {
         let outcome = self.stopped.clone().unwrap_or_else(Outcome::closed);
-        for resolved in self.state.resolve_all(|_| outcome.clone()) {
-            self.send(resolved);
+        for settled in self.state.close_all(&outcome) {
+            self.send(Some(settled));
         }
         // Requests still in the channel: their responders send the closed decline when dropped
         // (or are told askpane was stopped).
@@ -352,7 +326,6 @@ impl App {
                 request.reply.send(stopped.clone());
             }
         }
-        self.responders.clear();
         if let Some(message) = self.stopped.as_ref().and_then(Outcome::deny_message) {
             for (_, responder) in self.permission_responders.drain() {
                 responder.send(PermissionDecision::Deny { message: message.clone() });
@@ -382,8 +355,7 @@ impl eframe::App for App {
             set_title(ctx, &title);
             self.title = title;
         }
-        let done =
-            self.options.close_when_done && !self.inbox_open && self.state.pending().is_empty();
+        let done = self.options.close_when_done && !self.inbox_open && self.state.book().is_empty();
         if done || self.stopped.is_some() {
             self.closing = true;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -402,7 +374,9 @@ impl eframe::App for App {
         let mut actions = view::root_ui(ui, &self.state, &mut self.markdown);
         // "Any key to stay": a key or a click stops every countdown, except the click that
         // asks for more time.
-        let adds_time = actions.iter().any(|action| matches!(action, state::Action::AddTime(_)));
+        let adds_time = actions
+            .iter()
+            .any(|action| matches!(action, state::Action::Edit(state::Edit::AddTime(_))));
         if user_acted && !adds_time && self.state.counting_down() {
             actions.insert(0, state::Action::Stay);
         }
@@ -428,7 +402,7 @@ impl App {
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
-        let shown = self.state.current().map(|pending| pending.id);
+        let shown = self.state.current().map(state::Open::id);
         let arrived = shown.is_some() && shown != self.shown && !self.picked_by_user;
         let first_frame = self.keys_blocked_until == f64::NEG_INFINITY;
         if first_frame || gained_focus || arrived {
@@ -463,8 +437,10 @@ impl App {
 impl App {
     /// Every open request's countdown, by tool_use_id.
     fn countdowns(&self) -> Vec<(String, Option<Countdown>)> {
-        let pending = self.state.pending().iter();
-        pending.filter_map(|p| Some((p.envelope.tool_use_id()?.to_owned(), p.countdown))).collect()
+        let requests = self.state.book().requests();
+        requests
+            .filter_map(|open| Some((open.core.envelope.tool_use_id()?.to_owned(), open.countdown)))
+            .collect()
     }
 
     /// Tells [`App::with_countdown_changes`]'s listener what the user's actions did.

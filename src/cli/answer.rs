@@ -5,7 +5,8 @@
 use anyhow::Context as _;
 
 use askpane::app::AppOptions;
-use askpane::protocol::{Incoming, Outcome, ReplyFormat, build_answers, drafts_from_preset};
+use askpane::book::Policy;
+use askpane::protocol::{Ask, Incoming, Outcome, ReplyFormat, build_answers, drafts_from_preset};
 use askpane::transport::pipe;
 use askpane::transport::replies::AwaitedReply;
 use askpane::transport::signals::StopSignal;
@@ -63,7 +64,7 @@ pub(super) fn answer_one(
             return Ok(Answered { outcome, stopped_by: None });
         }
     };
-    for warning in &request.warnings {
+    for warning in &request.core.warnings {
         eprintln!("askpane: warning: {warning}");
     }
     let always_a_line = mode.always_a_line();
@@ -106,34 +107,49 @@ pub(super) fn answer_one(
 }
 
 /// The outcome the flags decide on their own (`--decline`, `--answers --submit`, a
-/// non-interactive run, no display); `None` when the user is to answer in the window. Pre-selected
-/// answers without `--submit` go into the request to fill the form.
+/// non-interactive run, no display); `None` when the user is to answer in the window, with
+/// pre-selected answers (without `--submit`) filling the form.
 fn settle_without_window(
     request: &mut Request,
     answering: &AnsweringArgs,
     in_browser: bool,
 ) -> Result<Option<Outcome>, String> {
-    request.timeout = answering.timeout;
+    request.policy = policy_from_flags(&request.core.ask, answering, in_browser)?;
+    Ok(request.policy.decide(&request.core.ask))
+}
+
+/// The request's policy as the flags state it. A preset that does not fit the questions is an
+/// error that names the file (exit 2), never a partial answer.
+fn policy_from_flags(
+    ask: &Ask,
+    answering: &AnsweringArgs,
+    in_browser: bool,
+) -> Result<Policy, String> {
+    let mut policy = Policy {
+        timeout_secs: answering.timeout.map(|timeout| timeout.as_secs()),
+        ..Policy::default()
+    };
     if let Some(message) = &answering.decline {
-        return Ok(Some(Outcome::declined(message)));
+        policy.decline = Some(message.clone());
+        return Ok(policy);
     }
     if let Some(path) = &answering.answers {
         let preset = pipe::read_json(path).map_err(|error| format!("--answers: {error}"))?;
-        let drafts = drafts_from_preset(&request.ask, &preset)
-            .map_err(|error| format!("--answers {}: {error}", path.display()))?;
+        let misfit =
+            |error: &dyn std::fmt::Display| format!("--answers {}: {error}", path.display());
+        policy.preset = drafts_from_preset(ask, &preset).map_err(|error| misfit(&error))?;
         if answering.submit {
-            let answers = build_answers(&request.ask, &drafts)
-                .map_err(|error| format!("--answers {}: {error}", path.display()))?;
-            return Ok(Some(Outcome::Answered(answers)));
+            build_answers(ask, &policy.preset).map_err(|error| misfit(&error))?;
+            policy.submit = true;
         }
-        request.drafts = drafts;
     }
     if answering.non_interactive {
-        let reason = "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)";
-        return Ok(Some(Outcome::Unavailable { reason: reason.to_owned() }));
+        policy.unavailable = Some(
+            "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)"
+                .to_owned(),
+        );
+    } else if !in_browser && let Some(problem) = missing_display() {
+        policy.unavailable = Some(format!("no display: {problem}"));
     }
-    if !in_browser && let Some(problem) = missing_display() {
-        return Ok(Some(Outcome::Unavailable { reason: format!("no display: {problem}") }));
-    }
-    Ok(None)
+    Ok(policy)
 }

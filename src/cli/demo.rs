@@ -49,7 +49,7 @@ pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let mut awaited = Vec::with_capacity(fixtures.len());
     for fixture in fixtures {
         let (request, outcome) = fixture.request()?;
-        let envelope = request.envelope.clone();
+        let envelope = request.core.envelope.clone();
         awaited.push(AwaitedReply { envelope, format: None, outcome, always_a_line: false });
         requests.push(request);
     }

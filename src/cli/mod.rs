@@ -145,7 +145,12 @@ fn install_panic_hook() {
             format!(" (at {file}:{})", at.line())
         });
         let place = place.unwrap_or_default();
-        match window::WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst) {
+        let window_open = window::WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst);
+        if window_open && std::thread::panicking() {
+            // A panic while unwinding from a lost window: Rust aborts right after this hook.
+            exit_once_replied();
+        }
+        match window_open {
             true => eprintln!(
                 "askpane: the window ended unexpectedly: {what}{place}; its open questions are \
                  answered as a closed window"
@@ -153,6 +158,21 @@ fn install_panic_hook() {
             false => eprintln!("askpane: internal error: {what}{place}"),
         }
     }));
+}
+
+/// Ends the process as a closed window ends it (`hook` 0, every other mode 1), once the reply
+/// writer has written every reply (the lost window's own drop tells them "closed"); waits at most
+/// two seconds for that, and otherwise returns, leaving the abort to happen.
+fn exit_once_replied() {
+    use std::sync::atomic::Ordering;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < deadline {
+        if window::REPLIES_WRITTEN.load(Ordering::SeqCst) {
+            eprintln!("askpane: the window ended unexpectedly; every reply was written");
+            std::process::exit(i32::from(if is_hook_run() { exit::OK } else { exit::DECLINED }));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// True when askpane was started as `askpane hook …`.

@@ -25,6 +25,11 @@ use super::exit;
 pub(super) static WINDOW_OPEN: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
+/// Set once the reply writer wrote every reply: a window lost in a way Rust cannot unwind from
+/// (a second panic in winit's destructors aborts) may then still exit with its own code.
+pub(super) static REPLIES_WRITTEN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// What happened to a run of the window.
 pub(super) struct Served {
     /// The outcomes, in the order they were written.
@@ -64,6 +69,7 @@ pub(super) fn show_requests(
     drop(to_ui);
     threads.spawn("reply-writer", move || {
         let outcomes = write_replies(awaited, &mut io::stdout().lock());
+        REPLIES_WRITTEN.store(outcomes.is_ok(), std::sync::atomic::Ordering::SeqCst);
         drop(route);
         let _ = written_sender.send(outcomes?);
         Ok(())

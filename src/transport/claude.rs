@@ -16,8 +16,9 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
+use crate::book::Policy;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
-use crate::protocol::{Envelope, Outcome};
+use crate::protocol::{Ask, Envelope, Outcome};
 
 use super::group::{GroupChild, Pipes};
 use super::lines::write_line;
@@ -321,9 +322,8 @@ impl Reader {
                     self.questions.insert(request_id.clone(), tool_use_id.to_owned());
                 }
                 let _ = self.to_writer.send(ToAgent::Question { envelope, outcome });
-                request.timeout = self.autopilot.timeout;
-                request.mark_skipped = self.marks_skipped;
-                match self.settle(&mut request) {
+                request.policy = self.policy(&request.core.ask);
+                match request.policy.decide(&request.core.ask) {
                     Some(decided) => request.reply.send(decided),
                     None => {
                         self.to_ui.send(Inbound::Ask(Box::new(request)));
@@ -342,32 +342,35 @@ impl Reader {
         }
     }
 
-    /// The outcome decided without the window, if any; pre-selected answers go into the form.
-    fn settle(&self, request: &mut Request) -> Option<Outcome> {
-        if let Some(message) = &self.autopilot.decline {
-            return Some(Outcome::declined(message));
-        }
+    /// How one question may be answered besides the window: the flags, with `--answers` fitted
+    /// to it. A preset that does not fit is dropped (with a notice), so the user answers.
+    fn policy(&self, ask: &Ask) -> Policy {
+        let mut policy = Policy {
+            decline: self.autopilot.decline.clone(),
+            timeout_secs: self.autopilot.timeout.map(|timeout| timeout.as_secs()),
+            mark_skipped: self.marks_skipped,
+            unavailable: self
+                .autopilot
+                .headless
+                .then(|| "askpane runs Claude Code without a window".to_owned()),
+            ..Policy::default()
+        };
         if let Some(preset) = &self.autopilot.preset {
-            match crate::protocol::drafts_from_preset(&request.ask, preset) {
-                Ok(drafts) if self.autopilot.submit => {
-                    match crate::protocol::build_answers(&request.ask, &drafts) {
-                        Ok(mut answers) => {
-                            if request.mark_skipped {
-                                answers.mark_skipped(&request.ask);
-                            }
-                            return Some(Outcome::Answered(answers));
-                        }
-                        Err(error) => self.notice(format!("--answers: {error}")),
+            match crate::protocol::drafts_from_preset(ask, preset) {
+                Ok(drafts) => {
+                    let fits = crate::protocol::build_answers(ask, &drafts);
+                    match (self.autopilot.submit, fits) {
+                        (true, Err(error)) => self.notice(format!("--answers: {error}")),
+                        (submit, _) => policy.submit = submit,
                     }
+                    policy.preset = drafts;
                 }
-                Ok(drafts) => request.drafts = drafts,
-                Err(error) => self
-                    .notice(format!("--answers does not fit “{}”: {error}", request.ask.title())),
+                Err(error) => {
+                    self.notice(format!("--answers does not fit “{}”: {error}", ask.title()))
+                }
             }
         }
-        self.autopilot.headless.then(|| Outcome::Unavailable {
-            reason: "askpane runs Claude Code without a window".to_owned(),
-        })
+        policy
     }
 
     fn notice(&self, text: String) {

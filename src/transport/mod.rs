@@ -29,51 +29,36 @@ use crossbeam_channel::{Receiver, Sender};
 pub use crate::protocol::origin::{Provenance, RequestId};
 pub use crate::protocol::stream::SessionEvent;
 
+use crate::book::{Core, Policy};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
-use crate::protocol::{self, Ask, Draft, Envelope, Incoming, Invalid, Outcome, Warning};
+use crate::protocol::{self, Incoming, Invalid, Outcome};
 
-/// One AskUserQuestion call on its way to the window.
+/// One AskUserQuestion call on its way to the request book: what was asked, how it may be
+/// answered besides by the user, and where its outcome goes.
 #[derive(Debug)]
 pub struct Request {
-    pub id: RequestId,
-    pub envelope: Envelope,
-    pub ask: Ask,
-    pub warnings: Vec<Warning>,
-    pub provenance: Provenance,
+    pub core: Core,
+    pub policy: Policy,
     pub reply: Responder,
-    /// Pre-selected answers that fill the form (`--answers`), one per question; may be empty.
-    pub drafts: Vec<Draft>,
-    /// How long the user has before what they touched is sent (`--timeout`).
-    pub timeout: Option<std::time::Duration>,
-    /// Say "skipped" for unanswered questions (the session advertises
-    /// `ask_user_question_unanswered_v1`); otherwise they are left out.
-    pub mark_skipped: bool,
-    /// The outcome counts only once askpane's bridge acknowledges it (the browser page): until
-    /// then the receipt says "Sending…" ([`Delivery`]).
-    pub awaits_ack: bool,
 }
 
 impl Request {
-    /// Validates a parsed message into a request, with the receiver its outcome will arrive on.
+    /// Validates a parsed message into a request (the user answers; no policy yet), with the
+    /// receiver its outcome will arrive on.
     pub fn new(
         incoming: Incoming,
         provenance: Provenance,
     ) -> Result<(Request, Receiver<Outcome>), Invalid> {
         let validated = protocol::validate(&incoming.input)?;
         let (reply, outcome) = Responder::channel();
-        let request = Request {
+        let core = Core {
             id: RequestId::next(),
             envelope: incoming.envelope,
             ask: validated.ask,
             warnings: validated.warnings,
             provenance,
-            reply,
-            drafts: Vec::new(),
-            timeout: None,
-            mark_skipped: false,
-            awaits_ack: false,
         };
-        Ok((request, outcome))
+        Ok((Request { core, policy: Policy::default(), reply }, outcome))
     }
 }
 

@@ -1053,8 +1053,8 @@ impl Hub {
     fn handle_agent(&mut self, message: Inbound) {
         match message {
             Inbound::Ask(request) => {
-                let request = *request;
-                let tool_use_id = match request.envelope.tool_use_id() {
+                let super::Request { core, policy, reply } = *request;
+                let tool_use_id = match core.envelope.tool_use_id() {
                     Some(id) => id.to_owned(),
                     None => {
                         self.next_synthetic_id += 1;
@@ -1063,27 +1063,27 @@ impl Hub {
                 };
                 if let Some(open) = self.open.iter_mut().find(|q| q.tool_use_id == tool_use_id) {
                     // The same question again (a reconnecting agent): shown once, told twice.
-                    open.responders.push(request.reply);
+                    open.responders.push(reply);
                     return;
                 }
-                if let Err(reason) = fits_the_page(&request.ask, &tool_use_id) {
+                if let Err(reason) = fits_the_page(&core.ask, &tool_use_id) {
                     eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
-                    request.reply.send(Outcome::Refused { reason });
+                    reply.send(Outcome::Refused { reason });
                     return;
                 }
                 let extras = web::QuestionExtras {
-                    source: request.provenance.label(),
-                    warnings: request.warnings.iter().map(ToString::to_string).collect(),
-                    timeout_secs: request.timeout.map(|timeout| timeout.as_secs()),
-                    selected: web::selected_numbers(&request.ask, &request.drafts),
-                    mark_skipped: request.mark_skipped,
+                    source: core.provenance.label(),
+                    warnings: core.warnings.iter().map(ToString::to_string).collect(),
+                    timeout_secs: policy.timeout_secs,
+                    selected: web::selected_numbers(&core.ask, &policy.preset),
+                    mark_skipped: policy.mark_skipped,
                 };
                 let message =
-                    web::user_question(&tool_use_id, &request.ask, &utc_timestamp(), &extras);
+                    web::user_question(&tool_use_id, &core.ask, &utc_timestamp(), &extras);
                 self.broadcast(&message);
                 // The page times the question out itself (sending what was touched); this is
                 // the backstop for no page at all. A timeout too far to represent has none.
-                let backstop = match request.timeout {
+                let backstop = match policy.timeout_secs.map(Duration::from_secs) {
                     None => Backstop::None,
                     Some(given) => match backstop_from_now(given) {
                         Some(expiry) => Backstop::At { expiry, given },
@@ -1092,11 +1092,11 @@ impl Hub {
                 };
                 self.open.push(OpenQuestion {
                     tool_use_id,
-                    ask: request.ask,
+                    ask: core.ask,
                     message,
-                    responders: vec![request.reply],
+                    responders: vec![reply],
                     backstop,
-                    mark_skipped: request.mark_skipped,
+                    mark_skipped: policy.mark_skipped,
                     asked_at: Instant::now(),
                 });
             }

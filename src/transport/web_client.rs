@@ -355,15 +355,16 @@ impl BridgeClient {
         let envelope = incoming.envelope.clone();
         let (mut request, outcome) = Request::new(incoming, Provenance::new("askpane", source))
             .map_err(|invalid| invalid.to_string())?;
-        request.awaits_ack = true;
-        request.timeout = deadline_ms.map(|deadline| {
-            std::time::Duration::from_secs_f64((deadline - now_ms).max(0.0) / 1000.0)
-        });
-        request.mark_skipped =
+        let policy = &mut request.policy;
+        policy.awaits_ack = true;
+        // Whole seconds, rounded up: the page never ends a question before the bridge would.
+        policy.timeout_secs =
+            deadline_ms.map(|deadline| ((deadline - now_ms).max(0.0) / 1000.0).ceil() as u64);
+        policy.mark_skipped =
             question.get("mark_skipped").and_then(Value::as_bool).unwrap_or(false);
         if let Some(Value::Object(selected)) = question.get("selected") {
-            let drafts = web::drafts_from_numbers(&request.ask, selected, None);
-            request.drafts = drafts.unwrap_or_default();
+            let drafts = web::drafts_from_numbers(&request.core.ask, selected, None);
+            policy.preset = drafts.unwrap_or_default();
         }
         self.awaited.push(Awaited { id, question, envelope, outcome, deadline_ms });
         Ok(request)
@@ -385,10 +386,10 @@ impl BridgeClient {
             let empty = Map::new();
             let answers = reply.get("answers").and_then(Value::as_object).unwrap_or(&empty);
             let notes = reply.get("notes").and_then(Value::as_object);
-            if let Ok(drafts) = web::drafts_from_numbers(&request.ask, answers, notes)
+            if let Ok(drafts) = web::drafts_from_numbers(&request.core.ask, answers, notes)
                 && matches!(held.outcome, Outcome::Answered(_))
             {
-                request.drafts = drafts;
+                request.policy.preset = drafts;
             }
         }
         let delivery = Delivery::Refused {

@@ -10,7 +10,7 @@
 
 use egui::{Context, Event, FocusDirection, Id, Key, Modifiers};
 
-use crate::app::state::{Action, Confirm, Pending, Tab};
+use crate::app::state::{Action, Confirm, Edit, Open, Tab};
 use crate::protocol::Pick;
 
 use super::preview::preview_scroll_id;
@@ -36,7 +36,7 @@ fn typing_memory_id() -> Id {
 
 /// Reads this frame's keys for the current request. Call before drawing, so keys it uses never
 /// reach a widget.
-pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Action>) {
+pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>) {
     let typing_now = ctx.text_edit_focused();
     let typing_before = ctx.data(|data| data.get_temp::<bool>(typing_memory_id())).unwrap_or(false);
     if !typing_now {
@@ -53,18 +53,18 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
     ctx.input_mut(|input| {
         // Ctrl+Enter in the session's prompt box sends the prompt, not the answers.
         if !prompt_focused && input.consume_key(Modifiers::COMMAND, Key::Enter) {
-            actions.push(match pending.confirm {
-                Some(Confirm::Reply { .. }) => Action::ConfirmReply,
+            actions.push(Action::Edit(match pending.confirm {
+                Some(Confirm::Reply { .. }) => Edit::ConfirmReply,
                 // The explicit chord sends what a plain Enter would not.
-                Some(Confirm::PartialSubmit { .. }) => Action::ConfirmSubmit,
-                _ => Action::Submit,
-            });
+                Some(Confirm::PartialSubmit { .. }) => Edit::ConfirmSubmit,
+                _ => Edit::Submit,
+            }));
         }
         if input.consume_key(Modifiers::COMMAND, Key::W) {
             actions.push(Action::RequestClose);
         }
         if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
-            actions.push(Action::CancelConfirm);
+            actions.push(Action::Edit(Edit::CancelConfirm));
         }
     });
     if typing_now {
@@ -98,9 +98,9 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                         if let (Some(_), Tab::Question(question), None) =
                             (text, tab, &pending.confirm)
                         {
-                            focus = Some(other_text_id(pending.id, question));
+                            focus = Some(other_text_id(pending.id(), question));
                             if tab != pending.tab {
-                                actions.push(Action::ShowTab(tab));
+                                actions.push(Action::Edit(Edit::ShowTab(tab)));
                             }
                             break;
                         }
@@ -117,13 +117,15 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                         }
                         Shortcut::Act(action) => action,
                     };
-                    let submits = action == Action::Advance && tab == Tab::Review;
+                    let submits = action == Action::Edit(Edit::Advance) && tab == Tab::Review;
                     match &action {
-                        Action::NextTab => tab = pending.tab_after(tab),
-                        Action::PreviousTab => tab = pending.tab_before(tab),
-                        Action::Advance if tab != Tab::Review => tab = pending.tab_after(tab),
-                        Action::Pick { question, pick: Pick::Other } => {
-                            focus = Some(other_text_id(pending.id, *question));
+                        Action::Edit(Edit::NextTab) => tab = pending.tab_after(tab),
+                        Action::Edit(Edit::PreviousTab) => tab = pending.tab_before(tab),
+                        Action::Edit(Edit::Advance) if tab != Tab::Review => {
+                            tab = pending.tab_after(tab)
+                        }
+                        Action::Edit(Edit::Pick { question, pick: Pick::Other }) => {
+                            focus = Some(other_text_id(pending.id(), *question));
                         }
                         _ => {}
                     }
@@ -131,9 +133,9 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                         || focus.is_some()
                         || matches!(
                             action,
-                            Action::AskDecline
-                                | Action::CancelConfirm
-                                | Action::ConfirmSubmit
+                            Action::Edit(Edit::AskDecline)
+                                | Action::Edit(Edit::CancelConfirm)
+                                | Action::Edit(Edit::ConfirmSubmit)
                                 | Action::RequestClose
                         );
                     actions.push(action);
@@ -150,10 +152,10 @@ pub fn keyboard_actions(ctx: &Context, pending: &Pending, actions: &mut Vec<Acti
                 Event::Text(_) if typed_by.iter().any(|(_, text)| *text == position) => {}
                 Event::Text(text) if !text.trim().is_empty() => {
                     if let (Tab::Question(question), None) = (tab, &pending.confirm) {
-                        focus = Some(other_text_id(pending.id, question));
+                        focus = Some(other_text_id(pending.id(), question));
                         if tab != pending.tab {
                             // Earlier keys this frame moved on: show that question's box.
-                            actions.push(Action::ShowTab(tab));
+                            actions.push(Action::Edit(Edit::ShowTab(tab)));
                         }
                         break;
                     }
@@ -209,9 +211,9 @@ fn typed_text_of_keys(events: &[Event]) -> Vec<(usize, usize)> {
 
 /// In the Other or note box, a plain Enter means "done with this question": it leaves the box
 /// and moves on (Shift+Enter is the new line). Other boxes (decline, reply, prompt) keep Enter.
-fn enter_leaves_answer_box(ctx: &Context, pending: &Pending, actions: &mut Vec<Action>) {
+fn enter_leaves_answer_box(ctx: &Context, pending: &Open, actions: &mut Vec<Action>) {
     let Tab::Question(question) = pending.tab else { return };
-    let boxes = [other_text_id(pending.id, question), notes_id(pending.id, question)];
+    let boxes = [other_text_id(pending.id(), question), notes_id(pending.id(), question)];
     let Some(focused) = ctx.memory(|memory| memory.focused()).filter(|id| boxes.contains(id))
     else {
         return;
@@ -227,7 +229,7 @@ fn enter_leaves_answer_box(ctx: &Context, pending: &Pending, actions: &mut Vec<A
     });
     if entered {
         ctx.memory_mut(|memory| memory.surrender_focus(focused));
-        actions.push(Action::NextTab);
+        actions.push(Action::Edit(Edit::NextTab));
     }
 }
 
@@ -239,41 +241,41 @@ enum Shortcut {
 }
 
 /// The shortcut of one key press on `tab` of `pending`, if the key is one there.
-fn shortcut(pending: &Pending, tab: Tab, key: Key, modifiers: Modifiers) -> Option<Shortcut> {
+fn shortcut(pending: &Open, tab: Tab, key: Key, modifiers: Modifiers) -> Option<Shortcut> {
     let plain = modifiers.is_none();
     let act = |action| Some(Shortcut::Act(action));
     match key {
-        Key::Escape if plain => act(match pending.confirm {
-            Some(_) => Action::CancelConfirm,
-            None => Action::AskDecline,
-        }),
+        Key::Escape if plain => act(Action::Edit(match pending.confirm {
+            Some(_) => Edit::CancelConfirm,
+            None => Edit::AskDecline,
+        })),
         Key::Enter if plain => match (&pending.confirm, tab) {
             // Enter never confirms sending less than everything: it goes back.
-            (Some(Confirm::PartialSubmit { .. }), _) => act(Action::CancelConfirm),
+            (Some(Confirm::PartialSubmit { .. }), _) => act(Action::Edit(Edit::CancelConfirm)),
             (Some(_), _) => None,
             (None, Tab::Question(question)) if other_needs_typing(pending, question) => {
-                Some(Shortcut::Focus(other_text_id(pending.id, question)))
+                Some(Shortcut::Focus(other_text_id(pending.id(), question)))
             }
-            (None, _) => act(Action::Advance),
+            (None, _) => act(Action::Edit(Edit::Advance)),
         },
-        Key::Tab if modifiers.shift_only() => act(Action::PreviousTab),
-        Key::Tab | Key::ArrowRight if plain => act(Action::NextTab),
-        Key::ArrowLeft if plain => act(Action::PreviousTab),
+        Key::Tab if modifiers.shift_only() => act(Action::Edit(Edit::PreviousTab)),
+        Key::Tab | Key::ArrowRight if plain => act(Action::Edit(Edit::NextTab)),
+        Key::ArrowLeft if plain => act(Action::Edit(Edit::PreviousTab)),
         Key::N if modifiers == Modifiers::ALT => match tab {
-            Tab::Question(question) => Some(Shortcut::Focus(notes_id(pending.id, question))),
+            Tab::Question(question) => Some(Shortcut::Focus(notes_id(pending.id(), question))),
             Tab::Review => None,
         },
         _ if !plain => None,
         _ => {
             let Tab::Question(question) = tab else { return None };
-            let options = pending.ask.questions().get(question)?.options().len();
-            let cursor = pending.cursor.get(question).copied().unwrap_or(0);
-            let pick = |pick| act(Action::Pick { question, pick });
+            let options = pending.core.ask.questions().get(question)?.options().len();
+            let cursor = pending.cursor(question);
+            let pick = |pick| act(Action::Edit(Edit::Pick { question, pick }));
             match (key, DIGITS.iter().position(|digit| *digit == key)) {
-                (Key::ArrowDown, _) => act(Action::MoveCursor(1)),
-                (Key::ArrowUp, _) => act(Action::MoveCursor(-1)),
+                (Key::ArrowDown, _) => act(Action::Edit(Edit::MoveCursor(1))),
+                (Key::ArrowUp, _) => act(Action::Edit(Edit::MoveCursor(-1))),
                 (Key::Space, _) if cursor >= options => pick(Pick::Other),
-                (Key::Space, _) => act(Action::PickAtCursor),
+                (Key::Space, _) => act(Action::Edit(Edit::PickAtCursor)),
                 (_, Some(index)) if index < options => pick(Pick::Option(index)),
                 (_, Some(index)) if index == options => pick(Pick::Other),
                 _ => None,
@@ -284,14 +286,13 @@ fn shortcut(pending: &Pending, tab: Tab, key: Key, modifiers: Modifiers) -> Opti
 
 /// True when Enter on this single-select question would pick an Other with nothing typed: the
 /// box gets the keyboard instead.
-fn other_needs_typing(pending: &Pending, question: usize) -> bool {
-    let (Some(q), Some(draft), Some(&cursor)) = (
-        pending.ask.questions().get(question),
-        pending.drafts.get(question),
-        pending.cursor.get(question),
-    ) else {
+fn other_needs_typing(pending: &Open, question: usize) -> bool {
+    let (Some(q), Some(draft)) =
+        (pending.core.ask.questions().get(question), pending.draft(question))
+    else {
         return false;
     };
+    let cursor = pending.cursor(question);
     !q.multi_select() && cursor >= q.options().len() && draft.other_text().trim().is_empty()
 }
 

@@ -11,7 +11,7 @@ use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
 
 use crate::app::state::{
-    Action, Confirm, Countdown, Pending, Receipt, SendState, State, Status, Tab, review_line,
+    Action, Confirm, Countdown, Edit, Open, Receipt, SendState, State, Status, Tab, review_line,
 };
 use crate::theme::{Tokens, size};
 
@@ -35,7 +35,7 @@ pub fn chip_text(header: &str) -> (String, bool) {
 }
 
 /// Draws the whole window and returns what the user did this frame.
-pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Vec<Action> {
+pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache) -> Vec<Action> {
     let mut actions = Vec::new();
     let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
@@ -58,7 +58,7 @@ pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Ve
             .default_size(150.0)
             .show(ui, |ui| receipt_ui(ui, receipt, &mut actions));
     }
-    if state.pending().len() > 1 {
+    if state.book().len() > 1 {
         egui::Panel::left("requests")
             .resizable(true)
             .default_size(size::REQUEST_LIST_WIDTH)
@@ -98,8 +98,8 @@ pub fn root_ui(ui: &mut Ui, state: &State, markdown: &mut CommonMarkCache) -> Ve
 }
 
 /// "Close askpane?" when closing would throw away answers in progress.
-fn close_modal_ui(ctx: &egui::Context, state: &State, actions: &mut Vec<Action>) {
-    let open = state.pending().len();
+fn close_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Action>) {
+    let open = state.book().len();
     let modal = egui::Modal::new(egui::Id::unique("askpane-close")).show(ctx, |ui| {
         ui.set_max_width(420.0);
         ui.heading("Close askpane?");
@@ -191,26 +191,26 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
 }
 
 /// The side strip listing every waiting request and where it came from.
-fn request_list_ui(ui: &mut Ui, state: &State, actions: &mut Vec<Action>) {
-    ui.label(RichText::new(format!("{} requests waiting", state.pending().len())).strong());
+fn request_list_ui<R>(ui: &mut Ui, state: &State<R>, actions: &mut Vec<Action>) {
+    ui.label(RichText::new(format!("{} requests waiting", state.book().len())).strong());
     ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
-        for pending in state.pending() {
-            let current = state.current().is_some_and(|c| c.id == pending.id);
+        for pending in state.book().requests() {
+            let current = state.current().is_some_and(|c| c.id() == pending.id());
             if request_entry_ui(ui, pending, current).clicked() {
-                actions.push(Action::SelectRequest(pending.id));
+                actions.push(Action::SelectRequest(pending.id()));
             }
         }
     });
 }
 
 /// One waiting request: its first header, who asked, how many questions, whether it is started.
-fn request_entry_ui(ui: &mut Ui, pending: &Pending, current: bool) -> egui::Response {
+fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool) -> egui::Response {
     let tokens = Tokens::of(ui.ctx());
-    let count = pending.ask.questions().len();
+    let count = pending.core.ask.questions().len();
     let plural = if count == 1 { "" } else { "s" };
     let started = if pending.is_touched() { " · started" } else { "" };
-    let title = chip_text(pending.ask.title()).0;
-    let detail = format!("{} · {count} question{plural}{started}", pending.provenance.label());
+    let title = chip_text(pending.core.ask.title()).0;
+    let detail = format!("{} · {count} question{plural}{started}", pending.core.provenance.label());
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
             (true, _) => tokens.row_chosen,
@@ -231,7 +231,7 @@ fn request_entry_ui(ui: &mut Ui, pending: &Pending, current: bool) -> egui::Resp
     scope.response
 }
 
-fn idle_ui(ui: &mut Ui, state: &State) {
+fn idle_ui<R>(ui: &mut Ui, state: &State<R>) {
     let tokens = Tokens::of(ui.ctx());
     ui.vertical_centered(|ui| {
         ui.add_space(ui.available_height() / 3.0);
@@ -259,7 +259,7 @@ fn idle_ui(ui: &mut Ui, state: &State) {
 /// The tabs, the warnings, and the current page of a request.
 fn request_ui(
     ui: &mut Ui,
-    pending: &Pending,
+    pending: &Open,
     markdown: &mut CommonMarkCache,
     actions: &mut Vec<Action>,
 ) {
@@ -267,7 +267,7 @@ fn request_ui(
     ui.horizontal_wrapped(|ui| {
         tabs_ui(ui, pending, actions);
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let count = pending.ask.questions().len();
+            let count = pending.core.ask.questions().len();
             let position = match pending.tab {
                 Tab::Question(index) => format!("{} / {count}", index + 1),
                 Tab::Review => "Review".to_owned(),
@@ -276,14 +276,14 @@ fn request_ui(
         });
     });
     ui.label(
-        RichText::new(format!("Asked by {}", pending.provenance.label()))
+        RichText::new(format!("Asked by {}", pending.core.provenance.label()))
             .small()
             .color(tokens.muted),
     );
     if let Some(countdown) = pending.countdown {
         countdown_ui(ui, countdown, actions);
     }
-    if !pending.warnings.is_empty() {
+    if !pending.core.warnings.is_empty() {
         warnings_ui(ui, pending);
     }
     ui.separator();
@@ -307,7 +307,7 @@ fn countdown_ui(ui: &mut Ui, countdown: Countdown, actions: &mut Vec<Action>) {
         let text = format!("⏱ {}:{:02} left · any key to stay", left / 60, left % 60);
         ui.label(RichText::new(text).strong().color(tokens.warning));
         if ui.small_button("+1 min").on_hover_text("Give yourself another minute").clicked() {
-            actions.push(Action::AddTime(ADD_TIME_SECS));
+            actions.push(Action::Edit(Edit::AddTime(ADD_TIME_SECS)));
         }
         if ui.small_button("Stay").on_hover_text("Stop the countdown").clicked() {
             actions.push(Action::Stay);
@@ -319,8 +319,8 @@ fn countdown_ui(ui: &mut Ui, countdown: Countdown, actions: &mut Vec<Action>) {
     );
 }
 
-fn tabs_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
-    for (index, question) in pending.ask.questions().iter().enumerate() {
+fn tabs_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
+    for (index, question) in pending.core.ask.questions().iter().enumerate() {
         let (text, cut) = chip_text(question.header());
         let text = if text.is_empty() { format!("Question {}", index + 1) } else { text };
         let answered = matches!(pending.status(index), Status::Answered(_));
@@ -334,30 +334,30 @@ fn tabs_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
             response = response.on_hover_text(question.header());
         }
         if response.clicked() {
-            actions.push(Action::ShowTab(Tab::Question(index)));
+            actions.push(Action::Edit(Edit::ShowTab(Tab::Question(index))));
         }
     }
     let review = ui.add(Button::selectable(pending.tab == Tab::Review, "Review"));
     if review.clicked() {
-        actions.push(Action::ShowTab(Tab::Review));
+        actions.push(Action::Edit(Edit::ShowTab(Tab::Review)));
     }
 }
 
-fn warnings_ui(ui: &mut Ui, pending: &Pending) {
+fn warnings_ui(ui: &mut Ui, pending: &Open) {
     let tokens = Tokens::of(ui.ctx());
     Frame::new().fill(tokens.warning_fill).corner_radius(size::RADIUS).inner_margin(6).show(
         ui,
         |ui| {
             ui.set_width(ui.available_width());
-            let count = pending.warnings.len();
+            let count = pending.core.warnings.len();
             let plural = if count == 1 { "" } else { "s" };
             egui::CollapsingHeader::new(
                 RichText::new(format!("⚠ {count} problem{plural} with this request; shown anyway"))
                     .color(tokens.warning),
             )
-            .id_salt(("warnings", pending.id))
+            .id_salt(("warnings", pending.id()))
             .show(ui, |ui| {
-                for warning in &pending.warnings {
+                for warning in &pending.core.warnings {
                     ui.add(
                         Label::new(RichText::new(format!("• {warning}")).color(tokens.warning))
                             .wrap(),
@@ -369,18 +369,18 @@ fn warnings_ui(ui: &mut Ui, pending: &Pending) {
 }
 
 /// Every question with its answer, unanswered ones flagged; Submit from here.
-fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
+fn review_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
-    ScrollArea::vertical().id_salt(("review", pending.id)).auto_shrink([false, false]).show(
+    ScrollArea::vertical().id_salt(("review", pending.id())).auto_shrink([false, false]).show(
         ui,
         |ui| {
-            for (index, question) in pending.ask.questions().iter().enumerate() {
+            for (index, question) in pending.core.ask.questions().iter().enumerate() {
                 let status = pending.status(index);
                 let shown = review_line(pending, index);
                 ui.horizontal(|ui| {
                     chip_ui(ui, question.header(), &tokens);
                     if ui.small_button("Edit").on_hover_text("Go to this question").clicked() {
-                        actions.push(Action::ShowTab(Tab::Question(index)));
+                        actions.push(Action::Edit(Edit::ShowTab(Tab::Question(index))));
                     }
                 });
                 ui.add(Label::new(RichText::new(question.text()).strong()).wrap().selectable(true));
@@ -392,7 +392,7 @@ fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                 let text = RichText::new(format!("{mark} {shown}")).color(color);
                 ui.add(Label::new(text).wrap().selectable(true));
                 if let Some(notes) =
-                    pending.drafts.get(index).map(|d| d.notes().trim()).filter(|n| !n.is_empty())
+                    pending.draft(index).map(|d| d.notes().trim()).filter(|n| !n.is_empty())
                 {
                     let text = RichText::new(format!("Note: {notes}")).color(tokens.muted);
                     ui.add(Label::new(text).wrap().selectable(true));
@@ -404,7 +404,7 @@ fn review_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
 }
 
 /// Confirmation bars, the size-limit error, the buttons and the key hint.
-fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
+fn footer_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.add_space(4.0);
     match &pending.confirm {
@@ -413,11 +413,11 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
         Some(Confirm::PartialSubmit { missing }) => {
             let names: Vec<String> = missing
                 .iter()
-                .filter_map(|&index| pending.ask.questions().get(index))
+                .filter_map(|&index| pending.core.ask.questions().get(index))
                 .map(|question| chip_text(question.header()).0)
                 .collect();
             let count = missing.len();
-            let (text, send) = match count == pending.ask.questions().len() {
+            let (text, send) = match count == pending.core.ask.questions().len() {
                 true => (
                     "No question is answered. Send that you did not answer? The agent is told \
                      you submitted without answering."
@@ -428,7 +428,7 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                     format!(
                         "{count} of {} questions are not answered ({}). They will be left out. \
                          Submit anyway?",
-                        pending.ask.questions().len(),
+                        pending.core.ask.questions().len(),
                         names.join(", ")
                     ),
                     "Submit anyway",
@@ -438,10 +438,10 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
             ui.horizontal(|ui| {
                 // The safe choice first: Enter goes back; only this button or Ctrl+Enter sends.
                 if ui.button("Go back").on_hover_text("Keep answering (Enter)").clicked() {
-                    actions.push(Action::CancelConfirm);
+                    actions.push(Action::Edit(Edit::CancelConfirm));
                 }
                 if ui.button(send).on_hover_text("Send it like this (Ctrl+Enter)").clicked() {
-                    actions.push(Action::ConfirmSubmit);
+                    actions.push(Action::Edit(Edit::ConfirmSubmit));
                 }
             });
         }
@@ -453,16 +453,16 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
     ui.horizontal(|ui| {
         let first = pending.tab == Tab::Question(0);
         if ui.add_enabled(!first, Button::new("← Back")).clicked() {
-            actions.push(Action::PreviousTab);
+            actions.push(Action::Edit(Edit::PreviousTab));
         }
         if pending.tab != Tab::Review && ui.button("Next →").clicked() {
-            actions.push(Action::NextTab);
+            actions.push(Action::Edit(Edit::NextTab));
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             let submit = Button::new(RichText::new("Submit").color(tokens.on_accent).strong())
                 .fill(tokens.accent);
             if ui.add(submit).on_hover_text("Send the answers (Ctrl+Enter)").clicked() {
-                actions.push(Action::Submit);
+                actions.push(Action::Edit(Edit::Submit));
             }
             if pending.confirm.is_none()
                 && ui
@@ -470,7 +470,7 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                     .on_hover_text("Tell the agent you will not answer (Esc)")
                     .clicked()
             {
-                actions.push(Action::AskDecline);
+                actions.push(Action::Edit(Edit::AskDecline));
             }
             if pending.confirm.is_none()
                 && ui
@@ -481,7 +481,7 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                     )
                     .clicked()
             {
-                actions.push(Action::Clarify);
+                actions.push(Action::Edit(Edit::Clarify));
             }
             if pending.confirm.is_none()
                 && ui
@@ -489,7 +489,7 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
                     .on_hover_text("Write a reply that replaces the form")
                     .clicked()
             {
-                actions.push(Action::AskReply);
+                actions.push(Action::Edit(Edit::AskReply));
             }
         });
     });
@@ -498,11 +498,11 @@ fn footer_ui(ui: &mut Ui, pending: &Pending, actions: &mut Vec<Action>) {
 }
 
 /// "Reply instead": the user's own words go back in place of the form's answers.
-fn reply_bar_ui(ui: &mut Ui, pending: &Pending, text: &str, actions: &mut Vec<Action>) {
+fn reply_bar_ui(ui: &mut Ui, pending: &Open, text: &str, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.label(RichText::new("Answer in your own words instead of the form").strong());
     let mut reply = text.to_owned();
-    let id = egui::Id::unique(("askpane-reply", pending.id));
+    let id = egui::Id::unique(("askpane-reply", pending.id()));
     let label_id =
         ui.label(RichText::new("Your reply (Ctrl+Enter sends)").small().color(tokens.muted)).id;
     let response = ui.add(
@@ -514,14 +514,14 @@ fn reply_bar_ui(ui: &mut Ui, pending: &Pending, text: &str, actions: &mut Vec<Ac
     );
     let response = response.labelled_by(label_id);
     if response.changed() {
-        actions.push(Action::SetReplyText(reply));
+        actions.push(Action::Edit(Edit::SetReplyText(reply)));
     }
     ui.horizontal(|ui| {
         if ui.add_enabled(!text.trim().is_empty(), Button::new("Send reply")).clicked() {
-            actions.push(Action::ConfirmReply);
+            actions.push(Action::Edit(Edit::ConfirmReply));
         }
         if ui.button("Go back").on_hover_text("Back to the questions (Esc)").clicked() {
-            actions.push(Action::CancelConfirm);
+            actions.push(Action::Edit(Edit::CancelConfirm));
         }
     });
     if text.is_empty() && !response.has_focus() && ui.memory(|m| m.focused().is_none()) {
@@ -529,11 +529,11 @@ fn reply_bar_ui(ui: &mut Ui, pending: &Pending, text: &str, actions: &mut Vec<Ac
     }
 }
 
-fn decline_bar_ui(ui: &mut Ui, pending: &Pending, message: &str, actions: &mut Vec<Action>) {
+fn decline_bar_ui(ui: &mut Ui, pending: &Open, message: &str, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.label(RichText::new("Decline these questions?").strong().color(tokens.warning));
     let mut text = message.to_owned();
-    let id = egui::Id::unique(("askpane-decline-message", pending.id));
+    let id = egui::Id::unique(("askpane-decline-message", pending.id()));
     let label_id =
         ui.label(RichText::new("Message to the agent (optional)").small().color(tokens.muted)).id;
     let response = ui.add(
@@ -544,24 +544,24 @@ fn decline_bar_ui(ui: &mut Ui, pending: &Pending, message: &str, actions: &mut V
     );
     let response = response.labelled_by(label_id);
     if response.changed() {
-        actions.push(Action::SetDeclineMessage(text));
+        actions.push(Action::Edit(Edit::SetDeclineMessage(text)));
     }
     let entered = response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter));
     ui.horizontal(|ui| {
         if ui.button("Decline").clicked() || entered {
-            actions.push(Action::ConfirmDecline);
+            actions.push(Action::Edit(Edit::ConfirmDecline));
         }
         // Only a stream-json host can stop the agent's turn along with the decline.
-        if matches!(pending.envelope, crate::protocol::Envelope::ControlRequest { .. })
+        if matches!(pending.core.envelope, crate::protocol::Envelope::ControlRequest { .. })
             && ui
                 .button("Decline and stop Claude")
                 .on_hover_text("Also end the agent's turn")
                 .clicked()
         {
-            actions.push(Action::ConfirmDeclineAndStop);
+            actions.push(Action::Edit(Edit::ConfirmDeclineAndStop));
         }
         if ui.button("Go back").on_hover_text("Keep the questions (Esc)").clicked() {
-            actions.push(Action::CancelConfirm);
+            actions.push(Action::Edit(Edit::CancelConfirm));
         }
     });
     // The message box takes the keyboard as soon as the bar opens.

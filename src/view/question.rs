@@ -11,7 +11,7 @@ use egui::{
 };
 use egui_commonmark::CommonMarkCache;
 
-use crate::app::state::{Action, Pending};
+use crate::app::state::{Action, Edit, Open};
 use crate::protocol::origin::RequestId;
 use crate::protocol::{Choice, Pick, Question};
 use crate::theme::{Tokens, size};
@@ -44,17 +44,17 @@ fn newline_key() -> KeyboardShortcut {
 /// Draws question `index` of `pending`.
 pub fn question_ui(
     ui: &mut Ui,
-    pending: &Pending,
+    pending: &Open,
     index: usize,
     markdown: &mut CommonMarkCache,
     actions: &mut Vec<Action>,
 ) {
-    let Some(question) = pending.ask.questions().get(index) else { return };
+    let Some(question) = pending.core.ask.questions().get(index) else { return };
     if question.has_side_preview() {
         side_by_side_ui(ui, pending, index, question, markdown, actions);
     } else {
         ScrollArea::vertical()
-            .id_salt(("options", pending.id, index))
+            .id_salt(("options", pending.id(), index))
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 question_head_ui(ui, question);
@@ -92,7 +92,7 @@ fn split_id() -> Id {
 /// The options on the left, the preview on the right, and a handle between them to drag.
 fn side_by_side_ui(
     ui: &mut Ui,
-    pending: &Pending,
+    pending: &Open,
     index: usize,
     question: &Question,
     markdown: &mut CommonMarkCache,
@@ -138,7 +138,7 @@ fn side_by_side_ui(
     let hovered = ui
         .scope_builder(UiBuilder::new().max_rect(left), |ui| {
             ScrollArea::vertical()
-                .id_salt(("options", pending.id, index))
+                .id_salt(("options", pending.id(), index))
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
                     question_head_ui(ui, question);
@@ -151,7 +151,7 @@ fn side_by_side_ui(
     ui.scope_builder(UiBuilder::new().max_rect(right), |ui| match shown {
         Some(choice) => preview_ui(
             ui,
-            ("preview", pending.id, index),
+            ("preview", pending.id(), index),
             choice.label(),
             choice.preview().unwrap_or_default(),
             markdown,
@@ -175,13 +175,13 @@ struct Follow {
 /// else the chosen option; only rows that have a preview count.
 fn previewed_row<'q>(
     ui: &Ui,
-    pending: &Pending,
+    pending: &Open,
     index: usize,
     question: &'q Question,
     hovered: Option<usize>,
 ) -> Option<&'q Choice> {
-    let id = Id::unique(("askpane-preview-follow", pending.id, index));
-    let cursor = pending.cursor.get(index).copied().unwrap_or(0);
+    let id = Id::unique(("askpane-preview-follow", pending.id(), index));
+    let cursor = pending.cursor(index);
     let before = ui.data(|data| data.get_temp::<Follow>(id)).unwrap_or_default();
     let pointer_last = match (cursor != before.cursor, hovered) {
         (true, _) | (_, None) => false,
@@ -189,7 +189,7 @@ fn previewed_row<'q>(
     };
     ui.data_mut(|data| data.insert_temp(id, Follow { cursor, hovered, pointer_last }));
     let latest = if pointer_last { hovered } else { Some(cursor) };
-    let chosen = pending.drafts.get(index).and_then(|draft| draft.chosen().first().copied());
+    let chosen = pending.draft(index).and_then(|draft| draft.chosen().first().copied());
     [latest, chosen]
         .into_iter()
         .flatten()
@@ -199,15 +199,15 @@ fn previewed_row<'q>(
 /// Option rows, Other and the note. Returns the row under the pointer, if any.
 fn options_ui(
     ui: &mut Ui,
-    pending: &Pending,
+    pending: &Open,
     index: usize,
     question: &Question,
     markdown: &mut CommonMarkCache,
     actions: &mut Vec<Action>,
 ) -> Option<usize> {
-    let draft = pending.drafts.get(index)?;
-    let cursor = pending.cursor.get(index).copied().unwrap_or(0);
-    let moved = cursor_moved(ui, pending.id, index, cursor);
+    let draft = pending.draft(index)?;
+    let cursor = pending.cursor(index);
+    let moved = cursor_moved(ui, pending.id(), index, cursor);
     let mut hovered = None;
     ui.spacing_mut().item_spacing.y = size::ROW_GAP;
     for (row, choice) in question.options().iter().enumerate() {
@@ -217,7 +217,7 @@ fn options_ui(
             row_ui(ui, Row::of(row + 1, choice), question.multi_select(), chosen, under_cursor);
         follow_cursor(ui, &response, under_cursor, moved);
         if response.clicked() {
-            actions.push(Action::Pick { question: index, pick: Pick::Option(row) });
+            actions.push(Action::Edit(Edit::Pick { question: index, pick: Pick::Option(row) }));
         }
         if response.hovered() {
             hovered = Some(row);
@@ -225,9 +225,9 @@ fn options_ui(
         if question.multi_select()
             && let Some(preview) = choice.preview()
         {
-            ui.indent(("inline-preview", pending.id, index, row), |ui| {
+            ui.indent(("inline-preview", pending.id(), index, row), |ui| {
                 CollapsingHeader::new(format!("Preview of {}", choice.label()))
-                    .id_salt(("inline-preview", pending.id, index, row))
+                    .id_salt(("inline-preview", pending.id(), index, row))
                     .show(ui, |ui| preview_body(ui, preview, markdown));
             });
         }
@@ -424,14 +424,14 @@ pub fn chip_ui(ui: &mut Ui, header: &str, tokens: &Tokens) {
 /// "Other": a row like the options, and a multiline box whose text is kept whatever is chosen.
 fn other_ui(
     ui: &mut Ui,
-    pending: &Pending,
+    pending: &Open,
     index: usize,
     question: &Question,
     cursor: usize,
     moved: bool,
     actions: &mut Vec<Action>,
 ) {
-    let Some(draft) = pending.drafts.get(index) else { return };
+    let Some(draft) = pending.draft(index) else { return };
     let tokens = Tokens::of(ui.ctx());
     let (description, hint) = match question.multi_select() {
         true => (
@@ -456,7 +456,7 @@ fn other_ui(
     follow_cursor(ui, &response, under_cursor, moved);
     let clicked = response.clicked();
     if clicked {
-        actions.push(Action::Pick { question: index, pick: Pick::Other });
+        actions.push(Action::Edit(Edit::Pick { question: index, pick: Pick::Other }));
     }
     Frame::new()
         .inner_margin(egui::Margin { left: size::DESCRIPTION_INDENT, ..Default::default() })
@@ -465,7 +465,7 @@ fn other_ui(
             let mut text = draft.other_text().to_owned();
             let response = ui.add(
                 TextEdit::multiline(&mut text)
-                    .id(other_text_id(pending.id, index))
+                    .id(other_text_id(pending.id(), index))
                     .hint_text(hint)
                     .return_key(newline_key())
                     .desired_rows(size::TEXT_ROWS)
@@ -477,7 +477,7 @@ fn other_ui(
                 response.request_focus();
             }
             if response.changed() {
-                actions.push(Action::SetOtherText { question: index, text });
+                actions.push(Action::Edit(Edit::SetOtherText { question: index, text }));
             }
             if draft.other_is_blank() {
                 let warning = RichText::new("Type your answer, or Other will not count.").small();
@@ -487,12 +487,12 @@ fn other_ui(
 }
 
 /// The optional note sent with the answer (`annotations[question].notes`); Alt+N opens it.
-fn notes_ui(ui: &mut Ui, pending: &Pending, index: usize, actions: &mut Vec<Action>) {
-    let Some(draft) = pending.drafts.get(index) else { return };
-    let id = notes_id(pending.id, index);
+fn notes_ui(ui: &mut Ui, pending: &Open, index: usize, actions: &mut Vec<Action>) {
+    let Some(draft) = pending.draft(index) else { return };
+    let id = notes_id(pending.id(), index);
     let open = !draft.notes().is_empty() || ui.memory(|memory| memory.has_focus(id));
     CollapsingHeader::new("Note to the agent (optional, Alt+N)")
-        .id_salt(("notes", pending.id, index))
+        .id_salt(("notes", pending.id(), index))
         .open(open.then_some(true))
         .show(ui, |ui| {
             let mut text = draft.notes().to_owned();
@@ -507,7 +507,7 @@ fn notes_ui(ui: &mut Ui, pending: &Pending, index: usize, actions: &mut Vec<Acti
                     .desired_width(f32::INFINITY),
             );
             if response.labelled_by(label_id).changed() {
-                actions.push(Action::SetNotes { question: index, text });
+                actions.push(Action::Edit(Edit::SetNotes { question: index, text }));
             }
         });
 }

@@ -1,0 +1,362 @@
+//! What the window shows, as pure data: the request book, the receipt of what was last sent, the
+//! notices, the close confirmation, and the agent session beside them.
+//!
+//! No egui and no channels: the view turns input into [`Action`]s, [`State::apply`] performs
+//! them, and a request that ends comes out as a [`Settled`] for the app to send to its reply
+//! handles. Everything the user typed lives in the book, per request and per question, so
+//! switching tabs or requests loses nothing.
+
+pub mod receipt;
+pub mod session;
+
+pub use crate::book::{
+    Admission, Book, Confirm, Core, Countdown, Edit, Ending, Form, Open, Policy, Settled, Status,
+    Tab, review_line,
+};
+pub use receipt::{Receipt, SendState};
+pub use session::{
+    Agent, ENTRY_LIMIT, Entry, PendingPermission, Session, SessionAction, SessionEffect,
+};
+
+use crate::protocol::origin::RequestId;
+use crate::protocol::stream::SessionEvent;
+use crate::protocol::{Outcome, TextField, web};
+
+/// Everything the user can do: an [`Edit`] of the request in front of them, or something about
+/// the window, the requests list or the agent session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Edit(Edit),
+    SelectRequest(RequestId),
+    DismissReceipt,
+    DismissNotice(usize),
+    /// Any key or click while a countdown runs: the user is here, stop every countdown.
+    Stay,
+    /// Ctrl+W: close the window, exactly as its close button does.
+    RequestClose,
+    /// "Close askpane?" answered with "Keep answering".
+    KeepOpen,
+    /// "Close askpane?" answered with "Close": every open request is declined as closed.
+    ConfirmClose,
+    /// Something for the agent session (`askpane claude`): permissions, prompts, Stop.
+    Session(SessionAction),
+}
+
+impl From<Edit> for Action {
+    fn from(edit: Edit) -> Self {
+        Action::Edit(edit)
+    }
+}
+
+/// The window's state. `R` is the reply handle each request carries in the book.
+#[derive(Debug)]
+pub struct State<R> {
+    book: Book<R>,
+    receipt: Option<Receipt>,
+    notices: Vec<String>,
+    /// Requests answered so far in this run (the demo counts them).
+    answered: usize,
+    /// The window was asked to close while answers were in progress: ask first.
+    confirm_close: bool,
+    agent: Agent,
+}
+
+impl<R> Default for State<R> {
+    fn default() -> Self {
+        State {
+            book: Book::default(),
+            receipt: None,
+            notices: Vec::new(),
+            answered: 0,
+            confirm_close: false,
+            agent: Agent::default(),
+        }
+    }
+}
+
+impl<R> State<R> {
+    pub fn book(&self) -> &Book<R> {
+        &self.book
+    }
+
+    /// The request the user is on.
+    pub fn current(&self) -> Option<&Open> {
+        self.book.current()
+    }
+
+    pub fn receipt(&self) -> Option<&Receipt> {
+        self.receipt.as_ref()
+    }
+
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    pub fn answered_count(&self) -> usize {
+        self.answered
+    }
+
+    pub fn permissions(&self) -> &[PendingPermission] {
+        &self.agent.permissions
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        self.agent.session.as_ref()
+    }
+
+    /// Starts showing an agent session (before its first message, so the prompt box shows).
+    pub fn start_session(&mut self, prompt: Option<&str>) {
+        self.agent.start_session(prompt);
+    }
+
+    /// Records one event of the agent session.
+    pub fn session_event(&mut self, event: SessionEvent) {
+        self.agent.session_event(event);
+    }
+
+    pub fn push_permission(&mut self, permission: PendingPermission) {
+        self.agent.push_permission(permission);
+    }
+
+    /// Removes a permission request the agent withdrew. Returns its id.
+    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
+        self.agent.withdraw_permission(request_id)
+    }
+
+    /// Applies what the user did to the agent session; returns what the app must send.
+    pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
+        self.agent.apply_session(action)
+    }
+
+    /// True while "Close askpane?" is showing.
+    pub fn confirming_close(&self) -> bool {
+        self.confirm_close
+    }
+
+    /// The window is closing. Returns false (and asks the user first) when that would throw away
+    /// answers in progress; true when it may close.
+    pub fn request_close(&mut self) -> bool {
+        self.confirm_close = self.book.any_touched();
+        !self.confirm_close
+    }
+
+    /// The window title: who asks (the project, else the first header), how many questions, how
+    /// many other requests wait, and the countdown when one runs:
+    /// `⏱ 0:42 · orders · 3 questions (+1 waiting) — askpane`.
+    pub fn title(&self, now: f64) -> String {
+        let Some(current) = self.current() else { return "askpane".to_owned() };
+        let core = &current.core;
+        let name = core.provenance.project.as_deref().unwrap_or(core.ask.title());
+        // Control characters (a NUL above all) cannot go into a window title.
+        let name: String = name.chars().filter(|c| !c.is_control()).collect();
+        let mut title = match core.ask.questions().len() {
+            1 => "1 question".to_owned(),
+            count => format!("{count} questions"),
+        };
+        if !name.trim().is_empty() {
+            title = format!("{} · {title}", name.trim());
+        }
+        let waiting = self.book.len() - 1;
+        if waiting > 0 {
+            title.push_str(&format!(" (+{waiting} waiting)"));
+        }
+        if let Some(left) = current.countdown.and_then(|countdown| countdown.left(now)) {
+            let left = left.ceil() as u64;
+            title = format!("⏱ {}:{:02} · {title}", left / 60, left % 60);
+        }
+        format!("{title} — askpane")
+    }
+
+    /// Takes a request into the book (see [`Book::admit`]). A decided one is recorded like any
+    /// other ending; its handle comes back for the caller to send the outcome to.
+    pub fn admit(&mut self, core: Core, policy: Policy, reply: R, now: f64) -> Admission<R> {
+        self.book.admit(core, policy, reply, now)
+    }
+
+    pub fn notify(&mut self, notice: String) {
+        self.notices.push(notice);
+    }
+
+    /// Notes how a request ended: the receipt of what was sent, a notice with what the user
+    /// typed when it went without them, the count of answers.
+    fn record(&mut self, settled: &Settled<R>) {
+        let open = &settled.open;
+        let title = open.core.ask.title();
+        let headline = match &settled.ending {
+            Ending::Withdrawn => Some(format!(
+                "{} withdrew “{title}” before it was answered.",
+                open.core.provenance.label()
+            )),
+            Ending::Elsewhere { how } => Some(format!("“{title}” was {how}.")),
+            Ending::Deadline { unsent } if !unsent.is_empty() => Some(format!(
+                "Time ran out on “{title}” while you were typing; this was not sent:\n{}",
+                unsent.join("\n")
+            )),
+            Ending::User | Ending::Deadline { .. } | Ending::Closed => None,
+        };
+        if let Some(mut notice) = headline {
+            let typed = open.typed_text();
+            let gone = matches!(settled.ending, Ending::Withdrawn | Ending::Elsewhere { .. });
+            if gone && !typed.is_empty() {
+                notice.push_str("\nWhat you typed:\n");
+                notice.push_str(&typed);
+            }
+            self.notices.push(notice);
+        }
+        if matches!(settled.ending, Ending::User | Ending::Deadline { .. }) {
+            self.receipt = Some(Receipt::new(open, &settled.outcome, &settled.ending));
+        }
+        if matches!(settled.outcome, Outcome::Answered(_)) {
+            self.answered += 1;
+        }
+    }
+
+    /// Records and returns what the book settled.
+    fn recorded(&mut self, settled: Option<Settled<R>>) -> Option<Settled<R>> {
+        let settled = settled?;
+        self.record(&settled);
+        Some(settled)
+    }
+
+    /// The agent withdrew the question with this tool_use_id; what the user typed stays in a
+    /// notice.
+    pub fn withdraw(&mut self, tool_use_id: &str) -> Option<Settled<R>> {
+        let settled = self.book.withdraw(tool_use_id);
+        self.recorded(settled)
+    }
+
+    /// The question was settled elsewhere (`how`: "answered in another window").
+    pub fn settled_elsewhere(&mut self, tool_use_id: &str, how: &str) -> Option<Settled<R>> {
+        let settled = self.book.settled_elsewhere(tool_use_id, how);
+        self.recorded(settled)
+    }
+
+    /// Ends every open request with `outcome` (the window closes, askpane is stopped).
+    pub fn close_all(&mut self, outcome: &Outcome) -> Vec<Settled<R>> {
+        self.book.close_all(outcome)
+    }
+
+    /// Ends every request whose countdown ran out (see [`Book::expire`]).
+    pub fn expire(
+        &mut self,
+        now: f64,
+        typing: &dyn Fn(RequestId, usize, TextField) -> bool,
+    ) -> Vec<Settled<R>> {
+        let settled = self.book.expire(now, typing);
+        settled.iter().for_each(|settled| self.record(settled));
+        settled
+    }
+
+    /// Another window changed the countdown of `tool_use_id`: `left_secs` from `now`, or stopped.
+    pub fn countdown_changed(&mut self, tool_use_id: &str, now: f64, left_secs: Option<u64>) {
+        self.book.countdown_changed(tool_use_id, now, left_secs);
+    }
+
+    /// The earliest running deadline, so the app knows when to wake.
+    pub fn next_deadline(&self) -> Option<f64> {
+        self.book.next_deadline()
+    }
+
+    /// True while some request's countdown runs.
+    pub fn counting_down(&self) -> bool {
+        self.book.counting_down()
+    }
+
+    /// askpane acknowledged the outcome of `tool_use_id`; the receipt says "Sent".
+    pub fn delivered(&mut self, tool_use_id: &str) {
+        if let Some(receipt) = self.receipt_for(tool_use_id) {
+            receipt.send_state = SendState::Sent;
+        }
+    }
+
+    /// The outcome of `tool_use_id` did not count (`why`); the receipt and a notice say so.
+    pub fn not_delivered(&mut self, tool_use_id: &str, why: String) {
+        if let Some(receipt) = self.receipt_for(tool_use_id) {
+            receipt.send_state = SendState::NotSent(why.clone());
+        }
+        self.notices.push(why);
+    }
+
+    /// askpane refused what was sent for request `id` (admitted again, with the form as it was).
+    /// It comes back as the user left it, showing `error` (on `question`'s page when it names
+    /// one) or the reply or decline box it came from.
+    pub fn returned(
+        &mut self,
+        id: RequestId,
+        refused: &Outcome,
+        error: &str,
+        question: Option<usize>,
+    ) {
+        let mut tool_use_id = None;
+        self.book.revise(id, |open| {
+            open.confirm = match refused {
+                Outcome::Replied(reply) => Some(Confirm::Reply { text: reply.text().to_owned() }),
+                Outcome::Declined { message } | Outcome::Stopped { message } => {
+                    Some(Confirm::Decline { message: web::decline_words(message) })
+                }
+                _ => None,
+            };
+            if let Some(question) = question.filter(|&q| q < open.forms.len()) {
+                open.tab = Tab::Question(question);
+            }
+            open.error = Some(format!("Not sent: {error}. Change it and send again."));
+            tool_use_id = open.core.envelope.tool_use_id().map(str::to_owned);
+        });
+        if !self.book.select(id) {
+            return;
+        }
+        if self.receipt.as_ref().is_some_and(|receipt| receipt.tool_use_id == tool_use_id) {
+            self.receipt = None;
+        }
+    }
+
+    fn receipt_for(&mut self, tool_use_id: &str) -> Option<&mut Receipt> {
+        self.receipt.as_mut().filter(|receipt| receipt.tool_use_id.as_deref() == Some(tool_use_id))
+    }
+
+    /// Performs one edit of the current request (see [`Action::Edit`]).
+    pub fn edit(&mut self, edit: Edit) -> Option<Settled<R>> {
+        self.apply(Action::Edit(edit))
+    }
+
+    /// Performs one action; returns the request it settled, if any.
+    pub fn apply(&mut self, action: Action) -> Option<Settled<R>> {
+        match action {
+            Action::Edit(edit) => {
+                let settled = self.book.edit(edit);
+                self.recorded(settled)
+            }
+            Action::SelectRequest(id) => {
+                if self.book.select(id) {
+                    self.receipt = None;
+                }
+                None
+            }
+            Action::DismissReceipt => {
+                self.receipt = None;
+                None
+            }
+            Action::DismissNotice(index) => {
+                if index < self.notices.len() {
+                    self.notices.remove(index);
+                }
+                None
+            }
+            Action::KeepOpen => {
+                self.confirm_close = false;
+                None
+            }
+            Action::Stay => {
+                self.book.stay();
+                None
+            }
+            // The app closes the window; the close path then asks or declines.
+            Action::RequestClose | Action::ConfirmClose => None,
+            // Session actions go through `apply_session`.
+            Action::Session(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! The agent session shown beside the questions (`askpane claude`): its transcript, the prompt
+//! box, and the tool permissions waiting for the user.
+
+use crate::protocol::origin::{Provenance, RequestId};
+use crate::protocol::stream::{
+    Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent, SessionInfo,
+    TurnResult, tool_summary,
+};
+
+/// What the user does to an agent session run under askpane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionAction {
+    AllowPermission(RequestId),
+    DenyPermission(RequestId),
+    SetDenyMessage {
+        id: RequestId,
+        text: String,
+    },
+    SetPrompt(String),
+    /// Send the prompt box as the next user turn.
+    SendPrompt,
+    /// Stop the current turn.
+    Stop,
+}
+
+/// What the app must do for the agent after a [`SessionAction`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionEffect {
+    Decided { id: RequestId, decision: PermissionDecision },
+    Prompt(String),
+    Interrupt,
+}
+
+/// A tool the agent wants to run, waiting for the user.
+#[derive(Clone, Debug)]
+pub struct PendingPermission {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    pub provenance: Provenance,
+    /// The message sent with a deny, as typed so far.
+    pub deny_message: String,
+}
+
+/// Longest tool output or input kept per transcript entry; the rest is counted, not kept, so a
+/// session with huge tool results stays small.
+pub const ENTRY_LIMIT: usize = 64 * 1024;
+
+/// One line of the session transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    User(String),
+    Assistant(String),
+    Thinking(String),
+    ToolCall { id: String, summary: String, input: String },
+    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    TurnEnded(TurnResult),
+}
+
+/// The agent session shown beside the questions (`askpane claude`).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub info: Option<SessionInfo>,
+    pub entries: Vec<Entry>,
+    /// A turn is running (a prompt was sent and its `result` has not come).
+    pub busy: bool,
+    /// How the agent ended, and the last lines of its stderr.
+    pub ended: Option<(String, Vec<String>)>,
+    /// The prompt box, as typed so far.
+    pub prompt: String,
+}
+
+/// Keeps at most [`ENTRY_LIMIT`] bytes of a text (on a char boundary), saying how much was cut.
+fn capped(text: &str) -> String {
+    if text.len() <= ENTRY_LIMIT {
+        return text.to_owned();
+    }
+    let mut end = ENTRY_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… {} more bytes not shown", &text[..end], text.len() - end)
+}
+
+impl Session {
+    /// Adds what a CLI message shows; other messages change nothing.
+    fn record(&mut self, message: CliMessage) {
+        // Text on a user line is the user's side ("[Request interrupted by user for tool use]").
+        let from_user = matches!(message, CliMessage::User { .. });
+        match message {
+            CliMessage::Init(info) => self.info = Some(info),
+            CliMessage::Assistant { blocks } | CliMessage::User { blocks } => {
+                for block in blocks {
+                    self.entries.push(match block {
+                        Block::Text(text) if from_user => Entry::User(capped(&text)),
+                        Block::Text(text) => Entry::Assistant(capped(&text)),
+                        Block::Thinking(text) => Entry::Thinking(capped(&text)),
+                        Block::ToolUse { id, name, input } => Entry::ToolCall {
+                            id,
+                            summary: tool_summary(&name, &input),
+                            input: capped(
+                                &serde_json::to_string_pretty(&input).unwrap_or_default(),
+                            ),
+                        },
+                        Block::ToolResult { tool_use_id, content, is_error } => {
+                            Entry::ToolResult { tool_use_id, content: capped(&content), is_error }
+                        }
+                    });
+                }
+            }
+            CliMessage::Result(result) => {
+                self.busy = false;
+                self.entries.push(Entry::TurnEnded(result));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The session and its permission cards, as the window shows them.
+#[derive(Clone, Debug, Default)]
+pub struct Agent {
+    pub session: Option<Session>,
+    pub permissions: Vec<PendingPermission>,
+}
+
+impl Agent {
+    /// Starts showing an agent session (before its first message, so the prompt box shows).
+    pub fn start_session(&mut self, prompt: Option<&str>) {
+        let mut session = Session::default();
+        if let Some(prompt) = prompt {
+            session.entries.push(Entry::User(prompt.to_owned()));
+            session.busy = true;
+        }
+        self.session = Some(session);
+    }
+
+    /// Records one event of the agent session.
+    pub fn session_event(&mut self, event: SessionEvent) {
+        let session = self.session.get_or_insert_with(Session::default);
+        match event {
+            SessionEvent::Message(message) => session.record(message),
+            SessionEvent::Ended { status, stderr_tail } => {
+                session.busy = false;
+                session.ended = Some((status, stderr_tail));
+            }
+        }
+    }
+
+    pub fn push_permission(&mut self, permission: PendingPermission) {
+        self.permissions.push(permission);
+    }
+
+    /// Removes a permission request the agent withdrew. Returns its id.
+    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
+        let index = self.permissions.iter().position(|p| p.request.request_id == request_id)?;
+        Some(self.permissions.remove(index).id)
+    }
+
+    /// Applies what the user did to the agent session; returns what the app must send.
+    pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
+        match action {
+            SessionAction::AllowPermission(id) => {
+                let index = self.permissions.iter().position(|p| p.id == id)?;
+                self.permissions.remove(index);
+                Some(SessionEffect::Decided { id, decision: PermissionDecision::AllowOnce })
+            }
+            SessionAction::DenyPermission(id) => {
+                let index = self.permissions.iter().position(|p| p.id == id)?;
+                let permission = self.permissions.remove(index);
+                let message = match permission.deny_message.trim() {
+                    "" => "The user denied this tool call.".to_owned(),
+                    text => format!("The user denied this tool call and said: {text}"),
+                };
+                Some(SessionEffect::Decided { id, decision: PermissionDecision::Deny { message } })
+            }
+            SessionAction::SetDenyMessage { id, text } => {
+                let permission = self.permissions.iter_mut().find(|p| p.id == id)?;
+                permission.deny_message = text;
+                None
+            }
+            SessionAction::SetPrompt(text) => {
+                self.session.as_mut()?.prompt = text;
+                None
+            }
+            SessionAction::SendPrompt => {
+                let session = self.session.as_mut()?;
+                let prompt = session.prompt.trim().to_owned();
+                if prompt.is_empty() || session.ended.is_some() {
+                    return None;
+                }
+                session.prompt.clear();
+                session.busy = true;
+                session.entries.push(Entry::User(prompt.clone()));
+                Some(SessionEffect::Prompt(prompt))
+            }
+            SessionAction::Stop => {
+                let session = self.session.as_ref()?;
+                (session.busy && session.ended.is_none()).then_some(SessionEffect::Interrupt)
+            }
+        }
+    }
+}

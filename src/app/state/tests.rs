@@ -1,0 +1,598 @@
+//! The window's state driven as the view drives it: edits, confirmations, countdowns, receipts.
+
+use serde_json::json;
+
+use super::*;
+use crate::protocol::origin::Provenance;
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
+use crate::protocol::{Draft, Pick};
+use crate::protocol::{Envelope, validate};
+
+/// A request as an adapter hands it in: its core, and no policy (the user answers).
+fn request(input: serde_json::Value, envelope: Envelope) -> (Core, Policy) {
+    let validated = validate(&input).expect("valid test input");
+    let core = Core {
+        id: RequestId::next(),
+        envelope,
+        ask: validated.ask,
+        warnings: validated.warnings,
+        provenance: Provenance::new("test", None),
+    };
+    (core, Policy::default())
+}
+
+/// Admits a request at time 0, with no reply handle (tests read the outcome).
+fn push(state: &mut State<()>, (core, policy): (Core, Policy)) -> Admission<()> {
+    state.admit(core, policy, (), 0.0)
+}
+
+fn three_questions() -> (Core, Policy) {
+    request(
+        json!({"questions": [
+            {"question": "Which database?", "header": "Database", "multiSelect": false, "options": [
+                {"label": "PostgreSQL (Recommended)", "description": ""}, {"label": "SQLite", "description": ""}]},
+            {"question": "Which checks?", "header": "Checks", "multiSelect": true, "options": [
+                {"label": "Clippy", "description": ""}, {"label": "Tests", "description": ""},
+                {"label": "Miri", "description": ""}]},
+            {"question": "Deploy?", "header": "Deploy", "multiSelect": false, "options": [
+                {"label": "Yes", "description": ""}, {"label": "No", "description": ""}]},
+        ]}),
+        Envelope::ToolInput,
+    )
+}
+
+fn answers_of(resolved: &Settled<()>) -> serde_json::Value {
+    match &resolved.outcome {
+        Outcome::Answered(answers) => serde_json::Value::Object(answers.answers_json()),
+        other => panic!("expected an answer, got {other:?}"),
+    }
+}
+
+#[test]
+fn keyboard_flow_answers_every_question() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    // Q1: cursor down to SQLite, Space. Enter → Q2.
+    state.edit(Edit::MoveCursor(1));
+    state.edit(Edit::PickAtCursor);
+    state.edit(Edit::Advance);
+    // Q2: pick 1 and 3, then Other with text.
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(2) });
+    state.edit(Edit::SetOtherText { question: 1, text: "Fuzzing".into() });
+    state.edit(Edit::Advance);
+    state.edit(Edit::Pick { question: 2, pick: Pick::Option(0) });
+    state.edit(Edit::Advance);
+    assert_eq!(state.current().map(|p| p.tab), Some(Tab::Review));
+    let resolved = state.edit(Edit::Advance).expect("Enter on Review submits");
+    assert_eq!(
+        answers_of(&resolved),
+        json!({"Which database?": "SQLite", "Which checks?": "Clippy, Miri, Fuzzing", "Deploy?": "Yes"})
+    );
+    assert!(state.current().is_none());
+    assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("answered"));
+}
+
+#[test]
+fn partial_submit_asks_first_and_leaves_out_unanswered() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 1, pick: Pick::Other });
+    assert!(state.edit(Edit::Submit).is_none(), "asks before a partial submit");
+    let pending = state.current().expect("still pending");
+    assert_eq!(pending.confirm, Some(Confirm::PartialSubmit { missing: vec![1, 2] }));
+    assert_eq!(pending.status(1), Status::OtherBlank);
+    assert_eq!(pending.status(2), Status::NotAnswered);
+    let resolved = state.edit(Edit::ConfirmSubmit).expect("confirmed");
+    assert_eq!(answers_of(&resolved), json!({"Which database?": "PostgreSQL (Recommended)"}));
+}
+
+#[test]
+fn escape_twice_keeps_the_question_and_decline_sends_the_message() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::CancelConfirm);
+    let pending = state.current().expect("a stray Esc loses nothing");
+    assert_eq!(pending.confirm, None);
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::SetDeclineMessage("Use the defaults".into()));
+    let resolved = state.edit(Edit::ConfirmDecline).expect("declined");
+    assert_eq!(
+        resolved.outcome,
+        Outcome::Declined {
+            message: "The user declined to answer these questions and said: Use the defaults"
+                .into()
+        }
+    );
+}
+
+#[test]
+fn drafts_survive_switching_tabs_and_requests() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    let second = three_questions();
+    let second_id = second.0.id;
+    push(&mut state, second);
+    let first_id = state.current().map(|p| p.id()).expect("first is current");
+    state.edit(Edit::SetOtherText { question: 0, text: "MariaDB".into() });
+    state.edit(Edit::SetNotes { question: 0, text: "managed".into() });
+    state.edit(Edit::NextTab);
+    state.apply(Action::SelectRequest(second_id));
+    state.apply(Action::SelectRequest(first_id));
+    let pending = state.current().expect("first again");
+    assert_eq!(pending.forms[0].draft.other_text(), "MariaDB");
+    assert_eq!(pending.forms[0].draft.notes(), "managed");
+    assert_eq!(pending.tab, Tab::Question(1));
+}
+
+#[test]
+fn same_tool_use_id_is_shown_once_and_withdraw_keeps_typed_text() {
+    let mut state = State::default();
+    let envelope = Envelope::ToolUse { id: "toolu_1".into() };
+    let first = request(
+        json!({"questions": [{"question": "Q?", "header": "Q",
+        "options": [{"label": "A"}, {"label": "B"}]}]}),
+        envelope.clone(),
+    );
+    let first_id = first.0.id;
+    let again = (Core { id: RequestId::next(), ..first.0.clone() }, first.1.clone());
+    assert!(matches!(push(&mut state, first), Admission::Opened(id) if id == first_id));
+    assert!(matches!(push(&mut state, again), Admission::Joined(id) if id == first_id));
+    assert_eq!(state.book().len(), 1);
+    state.edit(Edit::SetOtherText { question: 0, text: "C instead".into() });
+    assert_eq!(state.withdraw("toolu_1").map(|settled| settled.open.id()), Some(first_id));
+    assert!(state.book().is_empty());
+    let notice = state.notices().first().expect("a notice");
+    assert!(notice.contains("withdrew") && notice.contains("C instead"), "{notice}");
+}
+
+#[test]
+fn a_limit_error_keeps_the_request_and_says_why() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::SetNotes { question: 0, text: "x".repeat(9000) });
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 2, pick: Pick::Option(0) });
+    assert!(state.edit(Edit::Submit).is_none());
+    let error = state.current().and_then(|p| p.error.clone()).expect("an error");
+    assert_eq!(
+        error,
+        "Not sent: the note on question 1 is 9000 characters long; the limit is 8192. Shorten \
+         it and submit again."
+    );
+}
+
+#[test]
+fn closing_asks_first_only_when_something_was_typed_or_chosen() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    assert!(state.request_close(), "nothing done yet: close at once");
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(1) });
+    assert!(!state.request_close());
+    assert!(state.confirming_close());
+    state.apply(Action::KeepOpen);
+    assert!(!state.confirming_close());
+    assert_eq!(state.current().map(|p| p.forms[0].draft.chosen().to_vec()), Some(vec![1]));
+}
+
+fn nobody_typing(_: RequestId, _: usize, _: TextField) -> bool {
+    false
+}
+
+fn timed(seconds: u64) -> (Core, Policy) {
+    let (core, policy) = three_questions();
+    (core, Policy { timeout_secs: Some(seconds), ..policy })
+}
+
+#[test]
+fn on_timeout_picks_are_told_as_not_submitted_never_sent_as_the_answer() {
+    let mut state = State::default();
+    push(&mut state, timed(10));
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(1) });
+    assert!(state.expire(9.9, &nobody_typing).is_empty(), "not yet");
+    let resolved = state.expire(10.0, &nobody_typing);
+    assert_eq!(resolved.len(), 1);
+    let Outcome::TimedOut(timed_out) = &resolved[0].outcome else {
+        panic!("a partial form is not an answer: {:?}", resolved[0].outcome)
+    };
+    assert_eq!(
+        timed_out.message(),
+        "No response after 10s \u{2014} the user may be away from keyboard. Proceed using \
+         your best judgment based on the context so far; you can re-ask this question later \
+         if it's still relevant.\n\nBefore going idle the user had selected: \
+         \"Which checks?\"=\"Tests\"."
+    );
+    assert!(state.book().is_empty());
+    assert!(state.receipt().is_some_and(|receipt| receipt.by_timeout));
+
+    push(&mut state, timed(5));
+    let resolved = state.expire(6.0, &nobody_typing);
+    assert_eq!(resolved[0].outcome, Outcome::timed_out(5));
+}
+
+#[test]
+fn on_timeout_a_complete_form_is_the_users_answer() {
+    let mut state = State::default();
+    push(&mut state, timed(10));
+    for (question, option) in [(0, 1), (1, 0), (2, 1)] {
+        state.edit(Edit::Pick { question, pick: Pick::Option(option) });
+    }
+    let resolved = state.expire(10.0, &nobody_typing);
+    assert_eq!(
+        answers_of(&resolved[0]),
+        json!({"Which database?": "SQLite", "Which checks?": "Clippy", "Deploy?": "No"})
+    );
+    assert!(state.receipt().is_some_and(|receipt| receipt.by_timeout));
+}
+
+#[test]
+fn on_timeout_a_box_being_typed_in_is_never_sent() {
+    let mut state = State::default();
+    push(&mut state, timed(30));
+    let id = state.current().map(|pending| pending.id()).expect("pending");
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(2) });
+    state.edit(Edit::SetOtherText { question: 2, text: "Only on Fri".into() });
+    state.edit(Edit::SetNotes { question: 0, text: "Keep it small".into() });
+    // The Other box of question 3 has the keyboard: everything else is finished.
+    let typing = |request: RequestId, question: usize, field: TextField| {
+        request == id && question == 2 && field == TextField::Other
+    };
+    let resolved = state.expire(30.0, &typing);
+    let Outcome::TimedOut(timed_out) = &resolved[0].outcome else {
+        panic!("not complete while typing: {:?}", resolved[0].outcome)
+    };
+    let message = timed_out.message();
+    assert!(!message.contains("Only on Fri"), "{message}");
+    assert!(
+        message.contains(r#""Which database?"="PostgreSQL (Recommended)" notes: Keep it small"#),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(
+            "The user was still typing an answer to \"Deploy?\" when the time ran out; \
+             what they typed was not sent."
+        ),
+        "{message}"
+    );
+    let notice = state.notices().first().expect("what was typed is kept");
+    assert!(notice.contains("Deploy (Other): Only on Fri"), "{notice}");
+}
+
+#[test]
+fn stay_stops_every_countdown_and_more_time_moves_the_deadline() {
+    let mut state = State::default();
+    push(&mut state, timed(10));
+    state.edit(Edit::AddTime(60));
+    assert!(state.expire(60.0, &nobody_typing).is_empty(), "60 s more");
+    assert_eq!(state.next_deadline(), Some(70.0));
+    assert_eq!(state.title(60.0), "⏱ 0:10 · Database · 3 questions — askpane");
+    state.apply(Action::Stay);
+    assert!(state.expire(1000.0, &nobody_typing).is_empty(), "stopped: no deadline");
+    assert_eq!(state.current().and_then(|p| p.countdown), Some(Countdown::Stopped));
+    assert!(!state.counting_down());
+}
+
+#[test]
+fn enter_picks_the_highlighted_option_and_moves_on() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::MoveCursor(1));
+    state.edit(Edit::Advance);
+    let pending = state.current().expect("pending");
+    assert_eq!(pending.status(0), Status::Answered("SQLite".into()));
+    assert_eq!(pending.tab, Tab::Question(1));
+    // Multi-select: Enter only moves on.
+    state.edit(Edit::Advance);
+    let pending = state.current().expect("pending");
+    assert_eq!(pending.status(1), Status::NotAnswered);
+    // An empty Other is no answer: Enter stays.
+    state.edit(Edit::MoveCursor(5));
+    state.edit(Edit::Advance);
+    assert_eq!(state.current().map(|p| p.tab), Some(Tab::Question(2)));
+    state.edit(Edit::Advance);
+    assert_eq!(state.current().map(|p| p.tab), Some(Tab::Question(2)), "Other is empty");
+    state.edit(Edit::SetOtherText { question: 2, text: "Friday".into() });
+    state.edit(Edit::Advance);
+    let pending = state.current().expect("pending");
+    assert_eq!(pending.tab, Tab::Review);
+    assert_eq!(pending.status(2), Status::Answered("Friday".into()));
+}
+
+#[test]
+fn enter_five_times_never_sends_an_empty_answer() {
+    let mut state = State::default();
+    let request = request(
+        json!({"questions": [
+            {"question": "Which checks?", "header": "Checks", "multiSelect": true, "options": [
+                {"label": "Clippy", "description": ""}, {"label": "Tests", "description": ""}]}]}),
+        Envelope::ToolInput,
+    );
+    push(&mut state, request);
+    for _ in 0..5 {
+        assert!(state.edit(Edit::Advance).is_none(), "Enter alone never sends");
+    }
+    let pending = state.current().expect("still open");
+    assert_eq!(pending.confirm, Some(Confirm::PartialSubmit { missing: vec![0] }));
+    // Only the explicit confirmation sends, and then as what it is.
+    let resolved = state.edit(Edit::ConfirmSubmit).expect("sent");
+    assert_eq!(resolved.outcome, Outcome::nothing_answered());
+    assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("declined"));
+}
+
+#[test]
+fn chat_about_this_sends_the_dialogs_clarify_text() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 1, pick: Pick::Option(2) });
+    state.edit(Edit::SetNotes { question: 1, text: " only fast ones ".into() });
+    let resolved = state.edit(Edit::Clarify).expect("sent at once");
+    let Outcome::Clarify { message, picked } = &resolved.outcome else {
+        panic!("a clarify outcome: {:?}", resolved.outcome)
+    };
+    assert!(picked.is_some(), "the picks travel along, for the browser's wire form");
+    assert_eq!(
+        message,
+        "The user wants to clarify these questions.
+    This means they may have additional information, context or questions for you.
+    Take their response into account and then reformulate the questions if appropriate.
+    Start by asking them what they would like to clarify.
+
+    Questions asked:
+- \"Which database?\"
+  (No answer provided)
+- \"Which checks?\"
+  Answer: Clippy, Miri
+  User notes: only fast ones
+- \"Deploy?\"
+  (No answer provided)"
+    );
+}
+
+#[test]
+fn review_shows_labels_as_the_user_saw_them() {
+    let mut state = State::default();
+    push(
+        &mut state,
+        request(
+            json!({"questions": [{"question": "Which?", "header": "W", "multiSelect": true,
+            "options": [{"label": "Say \"hi\"", "description": ""},
+                        {"label": "Red, green", "description": ""}]}]}),
+            Envelope::ToolInput,
+        ),
+    );
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(1) });
+    state.edit(Edit::SetOtherText { question: 0, text: "Teal".into() });
+    let pending = state.current().expect("pending");
+    assert_eq!(review_line(pending, 0), "Say \"hi\" · Red, green · Other: “Teal”");
+    assert_eq!(
+        pending.status(0),
+        Status::Answered(r#""Say \"hi\"", "Red, green", Teal"#.into()),
+        "the wire form is unchanged"
+    );
+}
+
+#[test]
+fn preset_drafts_fill_the_form_and_put_the_cursor_on_the_choice() {
+    let mut state = State::default();
+    let mut request = three_questions();
+    let mut draft = Draft::default();
+    draft.pick(&request.0.ask.questions()[0], Pick::Option(1));
+    request.1.preset = vec![draft];
+    push(&mut state, request);
+    let pending = state.current().expect("pending");
+    assert_eq!(pending.forms.len(), 3);
+    let cursors: Vec<usize> = pending.forms.iter().map(|form| form.cursor).collect();
+    assert_eq!(cursors, vec![1, 0, 0]);
+    assert_eq!(pending.status(0), Status::Answered("SQLite".into()));
+}
+
+#[test]
+fn a_session_records_its_transcript_and_caps_huge_results() {
+    let mut state = State::<()>::default();
+    state.start_session(Some("Fix the tests"));
+    let huge = "x".repeat(ENTRY_LIMIT + 10);
+    let event = |line: serde_json::Value| {
+        crate::protocol::stream::SessionEvent::Message(crate::protocol::stream::parse_cli_line(
+            &line,
+        ))
+    };
+    state.session_event(event(json!({"type": "assistant", "message": {"content": [
+        {"type": "text", "text": "Running them."},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo test"}}]}})));
+    state.session_event(event(json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": huge}]}})));
+    state.session_event(event(json!({"type": "result", "subtype": "success", "num_turns": 2})));
+    let session = state.session().expect("a session");
+    assert!(!session.busy);
+    assert_eq!(session.entries.len(), 5);
+    assert!(
+        matches!(&session.entries[2], Entry::ToolCall { summary, .. } if summary == "Bash: cargo test")
+    );
+    let Entry::ToolResult { content, .. } = &session.entries[3] else { panic!("a result") };
+    assert!(content.ends_with("… 10 more bytes not shown"), "{}", &content[content.len() - 40..]);
+}
+
+#[test]
+fn permissions_are_decided_once_and_prompts_go_out_once() {
+    let mut state = State::<()>::default();
+    state.start_session(None);
+    let request = PermissionRequest {
+        request_id: "r1".into(),
+        tool_name: "Bash".into(),
+        input: json!({"command": "ls"}),
+        tool_use_id: Some("t1".into()),
+        title: None,
+        description: None,
+        reason: None,
+        agent_id: None,
+    };
+    let id = RequestId::next();
+    state.push_permission(PendingPermission {
+        id,
+        request,
+        provenance: Provenance::new("claude", None),
+        deny_message: String::new(),
+    });
+    state.apply_session(SessionAction::SetDenyMessage { id, text: "not here".into() });
+    assert_eq!(
+        state.apply_session(SessionAction::DenyPermission(id)),
+        Some(SessionEffect::Decided {
+            id,
+            decision: PermissionDecision::Deny {
+                message: "The user denied this tool call and said: not here".into()
+            }
+        })
+    );
+    assert_eq!(state.apply_session(SessionAction::AllowPermission(id)), None);
+    assert_eq!(state.apply_session(SessionAction::Stop), None, "nothing running");
+    state.apply_session(SessionAction::SetPrompt("  go on  ".into()));
+    assert_eq!(
+        state.apply_session(SessionAction::SendPrompt),
+        Some(SessionEffect::Prompt("go on".into()))
+    );
+    assert_eq!(state.apply_session(SessionAction::SendPrompt), None, "the box is empty now");
+    assert_eq!(state.apply_session(SessionAction::Stop), Some(SessionEffect::Interrupt));
+}
+
+#[test]
+fn decline_and_stop_and_reply_in_own_words() {
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::AskDecline);
+    let resolved = state.edit(Edit::ConfirmDeclineAndStop).expect("stopped");
+    assert_eq!(resolved.outcome.kind(), "stopped");
+
+    push(&mut state, three_questions());
+    state.edit(Edit::AskReply);
+    assert!(state.edit(Edit::ConfirmReply).is_none(), "an empty reply is not sent");
+    state.edit(Edit::SetReplyText("Let's talk in chat first.".into()));
+    let resolved = state.edit(Edit::ConfirmReply).expect("replied");
+    let Outcome::Replied(reply) = &resolved.outcome else { panic!("a reply") };
+    assert_eq!(reply.updated_input()["response"], "Let's talk in chat first.");
+    assert_eq!(reply.updated_input()["answers"], json!({}));
+}
+
+// Issue 9: texts over their limit are refused beside their box; a browser's receipt waits
+// for askpane's acknowledgement, and a refused answer comes back as it was sent.
+#[test]
+fn an_over_long_reply_or_decline_message_is_refused_beside_its_box() {
+    use crate::protocol::limits::{MAX_DECLINE_LENGTH, MAX_REPLY_LENGTH};
+    let mut state = State::default();
+    push(&mut state, three_questions());
+    state.edit(Edit::AskReply);
+    state.edit(Edit::SetReplyText("返".repeat(MAX_REPLY_LENGTH + 1)));
+    assert!(state.edit(Edit::ConfirmReply).is_none(), "not sent");
+    let pending = state.current().expect("still open");
+    assert_eq!(
+        pending.error.as_deref(),
+        Some(
+            "Not sent: the reply is 32769 characters long; the limit is 32768. Shorten it \
+             and send again."
+        )
+    );
+    assert!(matches!(&pending.confirm, Some(Confirm::Reply { text }) if text.len() > 32_768));
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::SetDeclineMessage("x".repeat(MAX_DECLINE_LENGTH + 1)));
+    assert!(state.edit(Edit::ConfirmDeclineAndStop).is_none(), "not sent");
+    let error = state.current().and_then(|pending| pending.error.clone()).unwrap_or_default();
+    assert!(error.contains("the message to the agent is 8193 characters long"), "{error}");
+    state.edit(Edit::SetDeclineMessage("x".repeat(MAX_DECLINE_LENGTH)));
+    let resolved = state.edit(Edit::ConfirmDecline).expect("at the limit it goes");
+    assert_eq!(resolved.outcome.kind(), "declined");
+}
+
+#[test]
+fn a_browser_receipt_says_sent_only_once_acknowledged() {
+    let mut state = State::default();
+    let mut request = three_questions();
+    request.0.envelope = Envelope::SeedWeb { tool_use_id: "t1".into() };
+    request.1.awaits_ack = true;
+    push(&mut state, request);
+    state.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    state.edit(Edit::Submit);
+    state.edit(Edit::ConfirmSubmit).expect("sent to the bridge");
+    let receipt = |state: &State<()>| state.receipt().map(|r| r.send_state.clone());
+    assert_eq!(receipt(&state), Some(SendState::Sending));
+    state.delivered("another");
+    assert_eq!(receipt(&state), Some(SendState::Sending), "only its own acknowledgement");
+    state.delivered("t1");
+    assert_eq!(receipt(&state), Some(SendState::Sent));
+    state.not_delivered("t1", "not sent: answered in another window first".into());
+    assert!(matches!(receipt(&state), Some(SendState::NotSent(_))));
+    assert_eq!(state.notices().len(), 1);
+    // Natively, handing the outcome over is delivery.
+    push(&mut state, three_questions());
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::ConfirmDecline).expect("declined");
+    assert_eq!(receipt(&state), Some(SendState::Sent));
+}
+
+#[test]
+fn a_refused_answer_comes_back_as_it_was_sent_with_why() {
+    let mut state = State::default();
+    let mut request = three_questions();
+    request.0.envelope = Envelope::SeedWeb { tool_use_id: "t1".into() };
+    request.1.awaits_ack = true;
+    let again = (Core { id: RequestId::next(), ..request.0.clone() }, request.1.clone());
+    push(&mut state, request);
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::SetDeclineMessage("not now".into()));
+    let declined = state.edit(Edit::ConfirmDecline).expect("sent").outcome;
+    // The bridge refused it: the same question, pushed again, opens the decline box again
+    // with the user's own words (not askpane's wording around them) and the reason.
+    let id = again.0.id;
+    push(&mut state, again);
+    state.returned(id, &declined, "the message to the agent is too long", None);
+    let pending = state.current().expect("back");
+    assert_eq!(pending.id(), id);
+    assert_eq!(pending.confirm, Some(Confirm::Decline { message: "not now".into() }));
+    assert_eq!(
+        pending.error.as_deref(),
+        Some("Not sent: the message to the agent is too long. Change it and send again.")
+    );
+    assert!(state.receipt().is_none(), "no receipt for what did not count");
+    // A refused form opens on the question the error names.
+    let mut form = three_questions();
+    form.0.envelope = Envelope::SeedWeb { tool_use_id: "t2".into() };
+    let form_id = form.0.id;
+    push(&mut state, form);
+    let answers = crate::protocol::build_answers(&state.current().expect("t1").core.ask, &[])
+        .expect("empty answers");
+    state.returned(
+        form_id,
+        &Outcome::Answered(answers),
+        "the note on question 3 is too long",
+        Some(2),
+    );
+    let pending = state.current().expect("t2");
+    assert_eq!(
+        (pending.id(), pending.tab, pending.confirm.clone()),
+        (form_id, Tab::Question(2), None)
+    );
+}
+
+#[test]
+fn title_names_the_project_the_count_and_who_else_waits() {
+    let mut state = State::default();
+    assert_eq!(state.title(0.0), "askpane");
+    push(&mut state, three_questions());
+    assert_eq!(state.title(0.0), "Database · 3 questions — askpane");
+    let mut second = three_questions();
+    second.0.provenance = second.0.provenance.with_project(Some("orders".into()));
+    push(&mut state, second);
+    assert_eq!(state.title(0.0), "Database · 3 questions (+1 waiting) — askpane");
+    state.edit(Edit::AskDecline);
+    state.edit(Edit::ConfirmDecline);
+    assert_eq!(state.title(0.0), "orders · 3 questions — askpane");
+    let mut state = State::default();
+    let header = json!({"questions": [{"question": "Q?", "header": "A\u{0}B\n",
+        "options": [{"label": "x"}, {"label": "y"}]}]});
+    push(&mut state, request(header, Envelope::ToolInput));
+    assert_eq!(state.title(0.0), "AB · 1 question — askpane");
+}

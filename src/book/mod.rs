@@ -1,0 +1,260 @@
+//! The request book: the one place a request lives, from the moment an adapter hands it in to the
+//! outcome that goes back to the agent that asked.
+//!
+//! Pure: no egui, no IO, no threads, no clock (the driver passes the time in). Generic over the
+//! reply handle `R`, so every front end drives the same book (the native window and the browser
+//! page with their responders, the bridge's hub, a host with no window) and tests need no
+//! channels. A request comes in as a [`Core`] (what was asked) and a [`Policy`] (how it may be
+//! answered besides by the user); [`Book::admit`] lets the policy decide or opens it; the user's
+//! [`Edit`]s, a withdrawal, a countdown or a close settle it, and every way out returns a
+//! [`Settled`]: the outcome, every reply handle waiting on it, and how it ended.
+
+pub mod request;
+
+pub use request::{Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, review_line};
+
+use crate::protocol::origin::RequestId;
+use crate::protocol::{Outcome, TextField};
+
+/// How a request ended, besides its outcome: what the receipt and the notices say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The user decided it here.
+    User,
+    /// Its countdown ran out; `unsent` is what was being typed then and not sent.
+    Deadline { unsent: Vec<String> },
+    /// The agent withdrew it.
+    Withdrawn,
+    /// It was decided elsewhere; `how` completes "“X” was …" ("answered in another window").
+    Elsewhere { how: String },
+    /// Everything open ended at once (the window closed, askpane was stopped).
+    Closed,
+}
+
+/// A request with its outcome: what goes back, to every handle waiting on it.
+#[derive(Debug)]
+pub struct Settled<R> {
+    /// The request as it was when it ended.
+    pub open: Open,
+    pub outcome: Outcome,
+    pub replies: Vec<R>,
+    pub ending: Ending,
+}
+
+/// What [`Book::admit`] did with a request.
+#[derive(Debug)]
+pub enum Admission<R> {
+    /// It is open, waiting for the user.
+    Opened(RequestId),
+    /// The same question (same tool_use_id) is already open: this handle waits on it too.
+    Joined(RequestId),
+    /// Its policy decided at once: the outcome, for this handle.
+    Decided { outcome: Outcome, reply: R },
+}
+
+/// An open request and every handle waiting for its outcome.
+#[derive(Debug)]
+struct Entry<R> {
+    open: Open,
+    replies: Vec<R>,
+}
+
+/// Every open request, and which one the user is on.
+#[derive(Debug)]
+pub struct Book<R> {
+    entries: Vec<Entry<R>>,
+    current: Option<RequestId>,
+}
+
+impl<R> Default for Book<R> {
+    fn default() -> Self {
+        Book { entries: Vec::new(), current: None }
+    }
+}
+
+impl<R> Book<R> {
+    /// Takes a request in: its policy decides it, or it joins the same question already open, or
+    /// it opens (and is current when nothing else is).
+    pub fn admit(&mut self, core: Core, policy: Policy, reply: R, now: f64) -> Admission<R> {
+        if let Some(outcome) = policy.decide(&core.ask) {
+            return Admission::Decided { outcome, reply };
+        }
+        if let Some(key) = core.envelope.tool_use_id()
+            && let Some(entry) = self
+                .entries
+                .iter_mut()
+                .find(|entry| entry.open.core.envelope.tool_use_id() == Some(key))
+        {
+            entry.replies.push(reply);
+            return Admission::Joined(entry.open.id());
+        }
+        let id = core.id;
+        self.entries.push(Entry { open: Open::new(core, &policy, now), replies: vec![reply] });
+        self.current.get_or_insert(id);
+        Admission::Opened(id)
+    }
+
+    /// Every open request, oldest first.
+    pub fn requests(&self) -> impl ExactSizeIterator<Item = &Open> + '_ {
+        self.entries.iter().map(|entry| &entry.open)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, id: RequestId) -> Option<&Open> {
+        self.requests().find(|open| open.id() == id)
+    }
+
+    /// The open request with this tool_use_id.
+    pub fn by_tool_use_id(&self, tool_use_id: &str) -> Option<&Open> {
+        self.requests().find(|open| open.core.envelope.tool_use_id() == Some(tool_use_id))
+    }
+
+    /// The request the user is on.
+    pub fn current(&self) -> Option<&Open> {
+        self.get(self.current?)
+    }
+
+    fn open_mut(&mut self, id: RequestId) -> Option<&mut Open> {
+        self.entries.iter_mut().map(|entry| &mut entry.open).find(|open| open.id() == id)
+    }
+
+    /// The user turns to request `id`. False when it is not open.
+    pub fn select(&mut self, id: RequestId) -> bool {
+        let open = self.get(id).is_some();
+        if open {
+            self.current = Some(id);
+        }
+        open
+    }
+
+    /// Lets `change` alter request `id` in place (a refused answer coming back with its reason).
+    pub fn revise(&mut self, id: RequestId, change: impl FnOnce(&mut Open)) {
+        if let Some(open) = self.open_mut(id) {
+            change(open);
+        }
+    }
+
+    /// True once the user did anything to some open request.
+    pub fn any_touched(&self) -> bool {
+        self.requests().any(Open::is_touched)
+    }
+
+    /// Performs the user's edit on the current request; the request it settled, if any.
+    pub fn edit(&mut self, edit: Edit) -> Option<Settled<R>> {
+        let id = self.current?;
+        let outcome = self.open_mut(id)?.edit(edit)?;
+        self.settle(id, outcome, Ending::User)
+    }
+
+    /// Ends request `id` with `outcome`: it leaves the book, and the next one becomes current.
+    pub fn settle(
+        &mut self,
+        id: RequestId,
+        outcome: Outcome,
+        ending: Ending,
+    ) -> Option<Settled<R>> {
+        let index = self.entries.iter().position(|entry| entry.open.id() == id)?;
+        let Entry { open, replies } = self.entries.remove(index);
+        if self.current == Some(id) {
+            self.current = self.entries.first().map(|entry| entry.open.id());
+        }
+        Some(Settled { open, outcome, replies, ending })
+    }
+
+    /// The agent took back the question with this tool_use_id.
+    pub fn withdraw(&mut self, tool_use_id: &str) -> Option<Settled<R>> {
+        let id = self.by_tool_use_id(tool_use_id)?.id();
+        self.settle(id, Outcome::Withdrawn, Ending::Withdrawn)
+    }
+
+    /// The question with this tool_use_id was settled elsewhere (`how`: "answered in another
+    /// window"); nothing more goes to the agent from here.
+    pub fn settled_elsewhere(&mut self, tool_use_id: &str, how: &str) -> Option<Settled<R>> {
+        let id = self.by_tool_use_id(tool_use_id)?.id();
+        self.settle(id, Outcome::Withdrawn, Ending::Elsewhere { how: how.to_owned() })
+    }
+
+    /// Ends every open request with `outcome` (the window is closing, askpane is stopped).
+    pub fn close_all(&mut self, outcome: &Outcome) -> Vec<Settled<R>> {
+        self.current = None;
+        self.entries
+            .drain(..)
+            .map(|Entry { open, replies }| Settled {
+                open,
+                outcome: outcome.clone(),
+                replies,
+                ending: Ending::Closed,
+            })
+            .collect()
+    }
+
+    /// Ends every request whose countdown ran out at `now`. A box the user is typing in
+    /// (`typing`: focused or edited a moment ago) is never sent as a finished answer.
+    pub fn expire(
+        &mut self,
+        now: f64,
+        typing: &dyn Fn(RequestId, usize, TextField) -> bool,
+    ) -> Vec<Settled<R>> {
+        let due: Vec<RequestId> = self
+            .requests()
+            .filter(|open| {
+                matches!(open.countdown, Some(Countdown::Running { deadline, .. }) if now >= deadline)
+            })
+            .map(Open::id)
+            .collect();
+        due.into_iter()
+            .filter_map(|id| {
+                let (outcome, unsent) = self.get(id)?.at_deadline(typing);
+                self.settle(id, outcome, Ending::Deadline { unsent })
+            })
+            .collect()
+    }
+
+    /// The user is here ("any key to stay"): every running countdown stops.
+    pub fn stay(&mut self) {
+        for entry in &mut self.entries {
+            if let Some(countdown @ Countdown::Running { .. }) = &mut entry.open.countdown {
+                *countdown = Countdown::Stopped;
+            }
+        }
+    }
+
+    /// Another window changed the countdown of `tool_use_id`: `left_secs` from `now`, or stopped.
+    pub fn countdown_changed(&mut self, tool_use_id: &str, now: f64, left_secs: Option<u64>) {
+        let Some(id) = self.by_tool_use_id(tool_use_id).map(Open::id) else { return };
+        let Some(open) = self.open_mut(id) else { return };
+        open.countdown = match (open.countdown, left_secs) {
+            (None, _) => None,
+            (Some(_), None) => Some(Countdown::Stopped),
+            (Some(before), Some(left)) => {
+                let given = match before {
+                    Countdown::Running { given_secs, .. } => given_secs.max(left),
+                    Countdown::Stopped => left,
+                };
+                Some(Countdown::Running { deadline: now + left as f64, given_secs: given })
+            }
+        };
+    }
+
+    /// The earliest running deadline, so the driver knows when to wake.
+    pub fn next_deadline(&self) -> Option<f64> {
+        self.requests()
+            .filter_map(|open| match open.countdown {
+                Some(Countdown::Running { deadline, .. }) => Some(deadline),
+                _ => None,
+            })
+            .reduce(f64::min)
+    }
+
+    /// True while some request's countdown runs.
+    pub fn counting_down(&self) -> bool {
+        self.next_deadline().is_some()
+    }
+}
