@@ -10,6 +10,8 @@
 //! [`Settled`]: the outcome, every reply handle waiting on it, and how it ended.
 
 pub mod request;
+#[cfg(test)]
+mod tests;
 
 pub use request::{Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, review_line};
 

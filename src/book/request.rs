@@ -208,6 +208,8 @@ pub struct Open {
     pub error: Option<String>,
     /// The `--timeout` countdown, if the request has one.
     pub countdown: Option<Countdown>,
+    /// When it was opened, in the driver's clock (the request list shows its age).
+    pub opened_at: f64,
     /// Unanswered questions are sent as "skipped" rather than left out.
     pub mark_skipped: bool,
     /// The outcome counts once askpane's bridge acknowledges it (a browser page).
@@ -235,6 +237,7 @@ impl Open {
             confirm: None,
             error: None,
             countdown: policy.timeout_secs.map(|secs| Countdown::start(now, secs)),
+            opened_at: now,
             mark_skipped: policy.mark_skipped,
             awaits_ack: policy.awaits_ack,
         }

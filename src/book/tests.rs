@@ -1,0 +1,171 @@
+//! The book on its own: admission by policy, one question shown once however often it is asked,
+//! every way a request ends, and what each waiting handle gets. Handles are plain names: the book
+//! needs no channels.
+
+use serde_json::json;
+
+use super::*;
+use crate::protocol::origin::Provenance;
+use crate::protocol::{Draft, Envelope, Pick, validate};
+
+fn core(tool_use_id: Option<&str>) -> Core {
+    let input = json!({"questions": [
+        {"question": "Which database?", "header": "Database", "multiSelect": false, "options": [
+            {"label": "PostgreSQL"}, {"label": "SQLite"}]},
+        {"question": "Deploy?", "header": "Deploy", "multiSelect": false, "options": [
+            {"label": "Yes"}, {"label": "No"}]}]});
+    let validated = validate(&input).expect("valid");
+    let envelope = match tool_use_id {
+        Some(id) => Envelope::ToolUse { id: id.into() },
+        None => Envelope::ToolInput,
+    };
+    Core {
+        id: RequestId::next(),
+        envelope,
+        ask: validated.ask,
+        warnings: validated.warnings,
+        provenance: Provenance::new("test", None),
+    }
+}
+
+fn opened(admission: Admission<&'static str>) -> RequestId {
+    match admission {
+        Admission::Opened(id) => id,
+        other => panic!("expected it to open, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_policy_that_decides_never_opens_the_request() {
+    let mut book = Book::default();
+    let decline = Policy { decline: Some("not now".into()), ..Policy::default() };
+    let Admission::Decided { outcome, reply } = book.admit(core(None), decline, "agent", 0.0)
+    else {
+        panic!("decided")
+    };
+    assert_eq!((outcome.kind(), reply), ("declined", "agent"));
+    let nobody = Policy { unavailable: Some("no display".into()), ..Policy::default() };
+    let Admission::Decided { outcome, .. } = book.admit(core(None), nobody, "agent", 0.0) else {
+        panic!("decided")
+    };
+    assert_eq!(outcome, Outcome::Unavailable { reason: "no display".into() });
+    assert!(book.is_empty());
+}
+
+#[test]
+fn a_submitted_preset_is_the_answer_and_an_unsubmitted_one_only_fills_the_form() {
+    let asked = core(None);
+    let mut first = Draft::default();
+    first.pick(&asked.ask.questions()[0], Pick::Option(1));
+    let preset = vec![first];
+    let mut book = Book::default();
+    let submit = Policy { preset: preset.clone(), submit: true, ..Policy::default() };
+    let Admission::Decided { outcome: Outcome::Answered(answers), .. } =
+        book.admit(asked.clone(), submit, "agent", 0.0)
+    else {
+        panic!("answered")
+    };
+    assert_eq!(answers.answers_json().get("Which database?"), Some(&json!("SQLite")));
+    assert!(answers.answers_json().get("Deploy?").is_none(), "only what the preset gave");
+    let fill = Policy { preset, ..Policy::default() };
+    let id = opened(book.admit(asked, fill, "agent", 0.0));
+    let open = book.get(id).expect("open");
+    assert_eq!((open.cursor(0), open.status(0)), (1, Status::Answered("SQLite".into())));
+}
+
+#[test]
+fn the_same_question_asked_twice_is_shown_once_and_both_handles_hear_the_outcome() {
+    let mut book = Book::default();
+    let id = opened(book.admit(core(Some("toolu_1")), Policy::default(), "first", 0.0));
+    let again = book.admit(core(Some("toolu_1")), Policy::default(), "reconnected", 1.0);
+    assert!(matches!(again, Admission::Joined(joined) if joined == id));
+    assert_eq!(book.len(), 1);
+    book.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    book.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
+    let settled = book.edit(Edit::Submit).expect("answered");
+    assert_eq!(settled.replies, vec!["first", "reconnected"]);
+    assert_eq!((settled.outcome.kind(), settled.ending), ("answered", Ending::User));
+    assert!(book.is_empty() && book.current().is_none());
+}
+
+#[test]
+fn requests_without_a_tool_use_id_are_never_merged() {
+    let mut book = Book::default();
+    opened(book.admit(core(None), Policy::default(), "a", 0.0));
+    opened(book.admit(core(None), Policy::default(), "b", 0.0));
+    assert_eq!(book.len(), 2);
+}
+
+#[test]
+fn the_first_request_is_current_and_the_next_one_follows_when_it_ends() {
+    let mut book = Book::default();
+    let first = opened(book.admit(core(Some("t1")), Policy::default(), "a", 0.0));
+    let second = opened(book.admit(core(Some("t2")), Policy::default(), "b", 0.0));
+    assert_eq!(book.current().map(Open::id), Some(first));
+    assert!(book.select(second));
+    assert!(!book.select(RequestId::next()), "a request that is not open cannot be picked");
+    let withdrawn = book.withdraw("t2").expect("withdrawn");
+    assert_eq!((withdrawn.outcome, withdrawn.ending), (Outcome::Withdrawn, Ending::Withdrawn));
+    assert_eq!(book.current().map(Open::id), Some(first));
+    assert!(book.withdraw("t2").is_none(), "withdrawn once");
+    let elsewhere = book.settled_elsewhere("t1", "answered in another window").expect("gone");
+    assert_eq!(elsewhere.ending, Ending::Elsewhere { how: "answered in another window".into() });
+    assert!(book.is_empty());
+}
+
+#[test]
+fn closing_ends_everything_with_one_outcome_for_every_handle() {
+    let mut book = Book::default();
+    book.admit(core(Some("t1")), Policy::default(), "a", 0.0);
+    book.admit(core(Some("t1")), Policy::default(), "a-again", 0.0);
+    book.admit(core(Some("t2")), Policy::default(), "b", 0.0);
+    let closed = Outcome::declined("closed");
+    let settled = book.close_all(&closed);
+    let replies: Vec<_> = settled.iter().flat_map(|s| s.replies.clone()).collect();
+    assert_eq!(replies, vec!["a", "a-again", "b"]);
+    assert!(settled.iter().all(|s| s.outcome == closed && s.ending == Ending::Closed));
+    assert!(book.is_empty() && book.current().is_none());
+}
+
+#[test]
+fn a_countdown_ends_only_its_own_request_and_stay_stops_every_countdown() {
+    let mut book = Book::default();
+    let timed = Policy { timeout_secs: Some(30), ..Policy::default() };
+    let quick = opened(book.admit(core(Some("t1")), timed.clone(), "a", 0.0));
+    let later = Policy { timeout_secs: Some(60), ..Policy::default() };
+    opened(book.admit(core(Some("t2")), later, "b", 0.0));
+    opened(book.admit(core(Some("t3")), Policy::default(), "c", 0.0));
+    assert_eq!(book.next_deadline(), Some(30.0));
+    let nobody_typing = |_: RequestId, _: usize, _: TextField| false;
+    assert!(book.expire(29.9, &nobody_typing).is_empty());
+    let expired = book.expire(30.0, &nobody_typing);
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].open.id(), quick);
+    assert_eq!(expired[0].outcome.kind(), "timed_out");
+    book.stay();
+    assert!(!book.counting_down());
+    assert!(book.expire(1_000.0, &nobody_typing).is_empty(), "the user is here");
+    // Another window extends t2 again: its countdown runs from now.
+    book.countdown_changed("t2", 1_000.0, Some(60));
+    assert_eq!(book.next_deadline(), Some(1_060.0));
+    assert_eq!(book.len(), 2);
+}
+
+#[test]
+fn at_the_deadline_a_box_being_typed_in_is_left_out_and_named() {
+    let mut book = Book::default();
+    let timed = Policy { timeout_secs: Some(5), ..Policy::default() };
+    let id = opened(book.admit(core(Some("t1")), timed, "a", 0.0));
+    book.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    book.edit(Edit::SetOtherText { question: 1, text: "Only on Fridays".into() });
+    let typing = |request: RequestId, question: usize, field: TextField| {
+        request == id && question == 1 && field == TextField::Other
+    };
+    let settled = book.expire(5.0, &typing).pop().expect("expired");
+    assert_eq!(
+        settled.ending,
+        Ending::Deadline { unsent: vec!["Deploy (Other): Only on Fridays".into()] }
+    );
+    let Outcome::TimedOut(timed_out) = &settled.outcome else { panic!("{:?}", settled.outcome) };
+    assert_eq!(timed_out.still_typing.len(), 1);
+}
