@@ -289,6 +289,8 @@ fn pre_tool_use_answer_equals_the_captured_hook_stdout_but_for_the_reason() {
         cwd: Some("/home/dev/project".into()),
         permission_mode: Some("default".into()),
         tool_use_id: Some(TOOL_USE_ID.into()),
+        agent_id: None,
+        agent_type: None,
     };
     assert_eq!(incoming.envelope, Envelope::Hook { event: HookEvent::PreToolUse, context });
     let ask = ask_of(&incoming.input);
@@ -313,6 +315,8 @@ fn permission_request_answer_equals_the_captured_hook_stdout() {
         cwd: Some("/home/dev/project".into()),
         permission_mode: Some("default".into()),
         tool_use_id: None,
+        agent_id: None,
+        agent_type: None,
     };
     assert_eq!(incoming.envelope, Envelope::Hook { event: HookEvent::PermissionRequest, context });
     let ask = ask_of(&incoming.input);

@@ -1051,3 +1051,63 @@ fn enter_in_the_decline_box_declines_and_never_sends_an_answer() {
     window.press(Key::Enter, None);
     assert_eq!(outcome(&asked), Outcome::declined(""));
 }
+
+/// A hook input as Claude Code sends it, from `session` in the folder `cwd`; `subagent` is set
+/// when a subagent asks.
+fn hook_question(
+    session: &str,
+    cwd: &str,
+    tool_use_id: &str,
+    header: &str,
+    subagent: Option<&str>,
+) -> (Request, Receiver<Outcome>) {
+    let mut message = json!({
+        "hook_event_name": "PreToolUse", "session_id": session, "cwd": cwd,
+        "permission_mode": "plan", "tool_name": "AskUserQuestion", "tool_use_id": tool_use_id,
+        "tool_input": {"questions": [{"question": format!("{header}?"), "header": header,
+            "multiSelect": false, "options": [{"label": "Yes"}, {"label": "No"}]}]}});
+    if let Some(subagent) = subagent {
+        message["agent_id"] = json!("a1b2");
+        message["agent_type"] = json!(subagent);
+    }
+    let incoming = parse_message(&message).expect("a hook input");
+    let provenance = Provenance::from_envelope("hook", &incoming.envelope);
+    Request::new(incoming, provenance).expect("valid")
+}
+
+// Issue 10: the request list groups by project, then session; each entry says who asked (the
+// subagent too), the permission mode and how long it has waited; the title counts them all.
+#[test]
+fn the_request_list_groups_by_project_and_session_and_says_who_asked() {
+    let mut window = window();
+    let mut asked = Vec::new();
+    for (session, cwd, id, header, subagent) in [
+        ("11111111-aaaa", "/home/me/orders", "t1", "Schema", None),
+        ("22222222-bbbb", "/home/me/billing", "t2", "Invoices", None),
+        ("33333333-cccc", "/home/me/orders", "t3", "Indexes", Some("Explore")),
+    ] {
+        let (request, outcome) = hook_question(session, cwd, id, header, subagent);
+        asked.push(window.send(request, outcome));
+    }
+    let harness = &window.harness;
+    harness.get_by_label("3 waiting");
+    harness.get_by_label("orders");
+    harness.get_by_label("billing");
+    harness.get_by_label("session 11111111");
+    harness.get_by_label("session 33333333");
+    harness.get_by_role_and_label(
+        Role::Button,
+        "Indexes · Claude Code hook · subagent Explore · plan · 1 question · just now",
+    );
+    // Oldest first within the project: the two orders requests come before billing's.
+    let order: Vec<String> = harness
+        .get_all_by_role(Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.contains("Claude Code hook"))
+        .map(|label| label.split(" · ").next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(order, ["Schema", "Indexes", "Invoices"]);
+    let title = window.app().state().title(0.0);
+    assert_eq!(title, "3 waiting · orders · 1 question — askpane");
+    assert!(asked.iter().all(|asked| asked.outcome.is_empty()), "nothing was sent");
+}

@@ -60,6 +60,9 @@ pub struct HookContext {
     pub cwd: Option<String>,
     pub permission_mode: Option<String>,
     pub tool_use_id: Option<String>,
+    /// Set when a subagent asks: its id and its type (`Explore`, `general-purpose`, …).
+    pub agent_id: Option<String>,
+    pub agent_type: Option<String>,
 }
 
 impl HookContext {
@@ -178,6 +181,8 @@ fn parse_hook(object: &Map<String, Value>, event: &str) -> Result<Incoming, Enve
         cwd: text_field(object, "cwd"),
         permission_mode: text_field(object, "permission_mode"),
         tool_use_id: text_field(object, "tool_use_id"),
+        agent_id: text_field(object, "agent_id"),
+        agent_type: text_field(object, "agent_type"),
     };
     Ok(Incoming { envelope: Envelope::Hook { event, context }, input })
 }

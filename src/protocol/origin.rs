@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::envelope::Envelope;
+use super::envelope::{Envelope, HookContext};
 
 /// Identifies one request for the life of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,13 +23,19 @@ pub struct Provenance {
     pub source: String,
     /// What distinguishes this agent: a fixture name, a project folder, a session id.
     pub detail: Option<String>,
-    /// The project the agent works in (its folder's name), for the window title.
+    /// The project the agent works in (its folder's name), for the window title and the
+    /// request list's groups.
     pub project: Option<String>,
+    /// The agent's session (Claude Code's `session_id`): requests of one session are listed
+    /// together.
+    pub session: Option<String>,
+    /// The subagent that asked, when one did (its type, else its id).
+    pub subagent: Option<String>,
 }
 
 impl Provenance {
     pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
-        Provenance { source: source.into(), detail, project: None }
+        Provenance { source: source.into(), detail, ..Provenance::default() }
     }
 
     /// The same, naming the project the agent works in.
@@ -47,9 +53,29 @@ impl Provenance {
                 None => project.to_owned(),
             }
         });
-        let project =
-            envelope.hook_context().and_then(|context| context.project()).map(str::to_owned);
-        Provenance::new(source, detail).with_project(project)
+        let context = envelope.hook_context();
+        let project = context.and_then(HookContext::project).map(str::to_owned);
+        let mut provenance = Provenance::new(source, detail).with_project(project);
+        provenance.session = context.and_then(|context| context.session_id.clone());
+        provenance.subagent = context
+            .and_then(|context| context.agent_type.clone().or_else(|| context.agent_id.clone()));
+        provenance
+    }
+
+    /// Who asked, in words: `Claude Code hook`, `askpane claude`, `pipe (ask)`, …
+    pub fn agent(&self) -> String {
+        match self.source.as_str() {
+            "hook" => "Claude Code hook".to_owned(),
+            "claude" => "askpane claude".to_owned(),
+            "ask" => "pipe (askpane ask)".to_owned(),
+            other => other.to_owned(),
+        }
+    }
+
+    /// The session, shortened for a list: its first eight characters.
+    pub fn short_session(&self) -> Option<String> {
+        let session = self.session.as_deref()?.trim();
+        (!session.is_empty()).then(|| session.chars().take(8).collect())
     }
 
     /// One line for lists: `hook · my-project`.

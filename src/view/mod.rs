@@ -190,27 +190,108 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
     });
 }
 
-/// The side strip listing every waiting request and where it came from.
+/// The side strip listing every waiting request, grouped by project and then by session, oldest
+/// first, each with who asked and how long it has waited.
 fn request_list_ui<R>(ui: &mut Ui, state: &State<R>, actions: &mut Vec<Action>) {
-    ui.label(RichText::new(format!("{} requests waiting", state.book().len())).strong());
+    let tokens = Tokens::of(ui.ctx());
+    let now = ui.input(|input| input.time);
+    ui.label(RichText::new(format!("{} waiting", state.book().len())).strong());
     ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
-        for pending in state.book().requests() {
-            let current = state.current().is_some_and(|c| c.id() == pending.id());
-            if request_entry_ui(ui, pending, current).clicked() {
-                actions.push(Action::SelectRequest(pending.id()));
+        for group in request_groups(state.book().requests()) {
+            ui.add_space(size::ROW_GAP);
+            ui.horizontal(|ui| {
+                let name = group.project.unwrap_or("Other agents");
+                ui.add(Label::new(RichText::new(name).strong()).truncate().selectable(false));
+                ui.label(
+                    RichText::new(
+                        group.sessions.iter().map(|s| s.1.len()).sum::<usize>().to_string(),
+                    )
+                    .small()
+                    .color(tokens.muted),
+                );
+            });
+            let several_sessions = group.sessions.len() > 1;
+            for (session, requests) in group.sessions {
+                if several_sessions && let Some(session) = session {
+                    let text =
+                        RichText::new(format!("session {session}")).small().color(tokens.muted);
+                    ui.add(Label::new(text).selectable(false));
+                }
+                for pending in requests {
+                    let current = state.current().is_some_and(|c| c.id() == pending.id());
+                    if request_entry_ui(ui, pending, current, now).clicked() {
+                        actions.push(Action::SelectRequest(pending.id()));
+                    }
+                }
             }
         }
     });
+    // Ages are shown in minutes: repaint when the next one turns.
+    if let Some(oldest) = state.book().requests().map(|open| open.opened_at).reduce(f64::min) {
+        let into_minute = (now - oldest).max(0.0) % 60.0;
+        ui.ctx().request_repaint_after(std::time::Duration::from_secs_f64(60.0 - into_minute));
+    }
 }
 
-/// One waiting request: its first header, who asked, how many questions, whether it is started.
-fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool) -> egui::Response {
+/// One project's requests in the list, by session (in order of their oldest request).
+struct RequestGroup<'a> {
+    project: Option<&'a str>,
+    sessions: Vec<(Option<String>, Vec<&'a Open>)>,
+}
+
+/// Groups requests by project, then session, keeping the book's order (oldest first) within
+/// each and ordering groups by their oldest request.
+fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGroup<'a>> {
+    let mut groups: Vec<RequestGroup<'a>> = Vec::new();
+    for open in requests {
+        let provenance = &open.core.provenance;
+        let project = provenance.project.as_deref();
+        let session = provenance.short_session();
+        let index = match groups.iter().position(|group| group.project == project) {
+            Some(index) => index,
+            None => {
+                groups.push(RequestGroup { project, sessions: Vec::new() });
+                groups.len() - 1
+            }
+        };
+        let sessions = &mut groups[index].sessions;
+        match sessions.iter_mut().find(|(known, _)| *known == session) {
+            Some((_, requests)) => requests.push(open),
+            None => sessions.push((session, vec![open])),
+        }
+    }
+    groups
+}
+
+/// How long a request has waited, in words: "just now", "3 min", "2 h".
+fn age_text(seconds: f64) -> String {
+    let minutes = (seconds.max(0.0) / 60.0).floor() as u64;
+    match minutes {
+        0 => "just now".to_owned(),
+        1..=59 => format!("{minutes} min"),
+        _ => format!("{} h", minutes / 60),
+    }
+}
+
+/// One waiting request: its first header, who asked (agent, subagent, permission mode), how many
+/// questions, its age, whether it is started.
+fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egui::Response {
     let tokens = Tokens::of(ui.ctx());
     let count = pending.core.ask.questions().len();
     let plural = if count == 1 { "" } else { "s" };
     let started = if pending.is_touched() { " · started" } else { "" };
     let title = chip_text(pending.core.ask.title()).0;
-    let detail = format!("{} · {count} question{plural}{started}", pending.core.provenance.label());
+    let provenance = &pending.core.provenance;
+    let mut who = provenance.agent();
+    if let Some(subagent) = &provenance.subagent {
+        who.push_str(&format!(" · subagent {subagent}"));
+    }
+    let mode = pending.core.envelope.hook_context().and_then(|c| c.permission_mode.as_deref());
+    if let Some(mode) = mode {
+        who.push_str(&format!(" · {mode}"));
+    }
+    let age = age_text(now - pending.opened_at);
+    let detail = format!("{who} · {count} question{plural} · {age}{started}");
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
             (true, _) => tokens.row_chosen,

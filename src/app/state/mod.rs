@@ -141,8 +141,8 @@ impl<R> State<R> {
     }
 
     /// The window title: who asks (the project, else the first header), how many questions, how
-    /// many other requests wait, and the countdown when one runs:
-    /// `⏱ 0:42 · orders · 3 questions (+1 waiting) — askpane`.
+    /// many requests wait in all when more than one does, and the countdown when one runs:
+    /// `⏱ 0:42 · 2 waiting · orders · 3 questions — askpane`.
     pub fn title(&self, now: f64) -> String {
         let Some(current) = self.current() else { return "askpane".to_owned() };
         let core = &current.core;
@@ -156,9 +156,9 @@ impl<R> State<R> {
         if !name.trim().is_empty() {
             title = format!("{} · {title}", name.trim());
         }
-        let waiting = self.book.len() - 1;
-        if waiting > 0 {
-            title.push_str(&format!(" (+{waiting} waiting)"));
+        let waiting = self.book.len();
+        if waiting > 1 {
+            title = format!("{waiting} waiting · {title}");
         }
         if let Some(left) = current.countdown.and_then(|countdown| countdown.left(now)) {
             let left = left.ceil() as u64;

@@ -586,7 +586,7 @@ fn title_names_the_project_the_count_and_who_else_waits() {
     let mut second = three_questions();
     second.0.provenance = second.0.provenance.with_project(Some("orders".into()));
     push(&mut state, second);
-    assert_eq!(state.title(0.0), "Database · 3 questions (+1 waiting) — askpane");
+    assert_eq!(state.title(0.0), "2 waiting · Database · 3 questions — askpane");
     state.edit(Edit::AskDecline);
     state.edit(Edit::ConfirmDecline);
     assert_eq!(state.title(0.0), "orders · 3 questions — askpane");
