@@ -451,7 +451,7 @@ impl App {
                 continue;
             };
             let change = match (before, after) {
-                (Some(Countdown::Running { .. }), Some(Countdown::Stopped)) => {
+                (Some(Countdown::Running { .. }), Some(Countdown::Stopped { .. })) => {
                     TimeoutChange::Paused
                 }
                 (

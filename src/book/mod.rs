@@ -16,7 +16,12 @@ mod tests;
 pub use request::{Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, review_line};
 
 use crate::protocol::origin::RequestId;
+use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
+
+/// The request is not open, or has no countdown to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoCountdown;
 
 /// How a request ended, besides its outcome: what the receipt and the notices say.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -223,7 +228,7 @@ impl<R> Book<R> {
     pub fn stay(&mut self) {
         for entry in &mut self.entries {
             if let Some(countdown @ Countdown::Running { .. }) = &mut entry.open.countdown {
-                *countdown = Countdown::Stopped;
+                *countdown = countdown.changed(f64::NAN, TimeoutChange::Paused);
             }
         }
     }
@@ -234,15 +239,30 @@ impl<R> Book<R> {
         let Some(open) = self.open_mut(id) else { return };
         open.countdown = match (open.countdown, left_secs) {
             (None, _) => None,
-            (Some(_), None) => Some(Countdown::Stopped),
+            (Some(before), None) => Some(Countdown::Stopped { given_secs: before.given_secs() }),
             (Some(before), Some(left)) => {
                 let given = match before {
                     Countdown::Running { given_secs, .. } => given_secs.max(left),
-                    Countdown::Stopped => left,
+                    Countdown::Stopped { given_secs } => given_secs.max(left),
                 };
                 Some(Countdown::Running { deadline: now + left as f64, given_secs: given })
             }
         };
+    }
+
+    /// The user paused or added time to request `id`'s countdown (in a window that is not this
+    /// book's: the browser page). Returns the seconds now left (`None`: paused), or `Err` when
+    /// the request is not open or has no countdown.
+    pub fn change_countdown(
+        &mut self,
+        id: RequestId,
+        now: f64,
+        change: TimeoutChange,
+    ) -> Result<Option<f64>, NoCountdown> {
+        let open = self.open_mut(id).ok_or(NoCountdown)?;
+        let countdown = open.countdown.ok_or(NoCountdown)?.changed(now, change);
+        open.countdown = Some(countdown);
+        Ok(countdown.left(now))
     }
 
     /// The earliest running deadline, so the driver knows when to wake.

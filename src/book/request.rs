@@ -4,6 +4,7 @@
 
 use crate::protocol::limits;
 use crate::protocol::origin::{Provenance, RequestId};
+use crate::protocol::web::TimeoutChange;
 use crate::protocol::{
     Ask, Draft, Envelope, Outcome, Pick, Question, TextField, Warning, build_answers,
 };
@@ -101,7 +102,8 @@ pub enum Countdown {
         given_secs: u64,
     },
     /// The user is here ("any key to stay"): no deadline; the agent waits for the answer.
-    Stopped,
+    /// `given_secs` is kept for the time told if it runs again and ends.
+    Stopped { given_secs: u64 },
 }
 
 impl Countdown {
@@ -114,7 +116,33 @@ impl Countdown {
     pub fn left(&self, now: f64) -> Option<f64> {
         match self {
             Countdown::Running { deadline, .. } => Some((deadline - now).max(0.0)),
-            Countdown::Stopped => None,
+            Countdown::Stopped { .. } => None,
+        }
+    }
+
+    /// The seconds given in all: the timeout and any time added.
+    pub fn given_secs(&self) -> u64 {
+        match *self {
+            Countdown::Running { given_secs, .. } | Countdown::Stopped { given_secs } => given_secs,
+        }
+    }
+
+    /// The countdown after the user (here or in another window) paused it or added time: added
+    /// time extends a running deadline, or restarts a stopped one from `now`.
+    pub fn changed(self, now: f64, change: TimeoutChange) -> Countdown {
+        let given_secs = self.given_secs();
+        match (self, change) {
+            (_, TimeoutChange::Paused) => Countdown::Stopped { given_secs },
+            (Countdown::Running { deadline, .. }, TimeoutChange::Extended { secs }) => {
+                Countdown::Running {
+                    deadline: deadline + secs as f64,
+                    given_secs: given_secs.saturating_add(secs),
+                }
+            }
+            (Countdown::Stopped { .. }, TimeoutChange::Extended { secs }) => Countdown::Running {
+                deadline: now + secs as f64,
+                given_secs: given_secs.saturating_add(secs),
+            },
         }
     }
 
@@ -125,7 +153,7 @@ impl Countdown {
                 let total = (*given_secs as f64).max(1.0);
                 Some(((deadline - now) / total).clamp(0.0, 1.0) as f32)
             }
-            Countdown::Stopped => None,
+            Countdown::Stopped { .. } => None,
         }
     }
 }
@@ -326,10 +354,7 @@ impl Open {
 
     /// The seconds given to a timed request in all, for the "no response after N s" text.
     pub fn given_secs(&self) -> u64 {
-        match self.countdown {
-            Some(Countdown::Running { given_secs, .. }) => given_secs,
-            _ => 0,
-        }
+        self.countdown.map_or(0, |countdown| countdown.given_secs())
     }
 
     /// What the user typed into this request, for the notice shown when it goes without them.
@@ -426,9 +451,10 @@ impl Open {
                 self.pick(question, pick);
             }
             Edit::AddTime(secs) => {
-                if let Some(Countdown::Running { deadline, given_secs }) = &mut self.countdown {
-                    *deadline += secs as f64;
-                    *given_secs = given_secs.saturating_add(secs);
+                // "+1 min" shows only while the countdown runs; a stopped one stays stopped.
+                if let Some(countdown @ Countdown::Running { .. }) = self.countdown {
+                    let extended = TimeoutChange::Extended { secs };
+                    self.countdown = Some(countdown.changed(f64::NAN, extended));
                 }
             }
             Edit::ClearChoice { question } => {

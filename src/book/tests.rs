@@ -169,3 +169,23 @@ fn at_the_deadline_a_box_being_typed_in_is_left_out_and_named() {
     let Outcome::TimedOut(timed_out) = &settled.outcome else { panic!("{:?}", settled.outcome) };
     assert_eq!(timed_out.still_typing.len(), 1);
 }
+
+#[test]
+fn a_page_pauses_and_extends_a_countdown_and_huge_extensions_never_panic() {
+    let mut book = Book::default();
+    let timed = Policy { timeout_secs: Some(10), ..Policy::default() };
+    let id = opened(book.admit(core(Some("t1")), timed, "a", 0.0));
+    let extend = |secs| crate::protocol::web::TimeoutChange::Extended { secs };
+    assert_eq!(book.change_countdown(id, 2.0, extend(60)), Ok(Some(68.0)));
+    let paused = crate::protocol::web::TimeoutChange::Paused;
+    assert_eq!(book.change_countdown(id, 3.0, paused), Ok(None));
+    assert!(!book.counting_down());
+    // Added time after a pause counts from then, and the time told is everything given.
+    assert_eq!(book.change_countdown(id, 100.0, extend(5)), Ok(Some(5.0)));
+    assert_eq!(book.get(id).map(Open::given_secs), Some(75));
+    assert!(book.change_countdown(id, 100.0, extend(u64::MAX)).is_ok());
+    assert_eq!(book.get(id).map(Open::given_secs), Some(u64::MAX));
+    let untimed = opened(book.admit(core(Some("t2")), Policy::default(), "b", 0.0));
+    assert_eq!(book.change_countdown(untimed, 0.0, paused), Err(NoCountdown));
+    assert_eq!(book.change_countdown(RequestId::next(), 0.0, paused), Err(NoCountdown));
+}

@@ -40,14 +40,15 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
+use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
 use crate::protocol::Outcome;
 use crate::protocol::limits::{
     self, MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH,
 };
+use crate::protocol::origin::RequestId;
 use crate::protocol::stream::{CliMessage, PermissionDecision};
 use crate::protocol::web::{
     self, BrowserError, BrowserMessage, DONE_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
-    TimeoutChange,
 };
 
 use super::{Inbound, IoThreads, Responder, SessionEvent};
@@ -138,7 +139,9 @@ impl Bridge {
 
         let hub = Hub {
             clients: HashMap::new(),
-            open: Vec::new(),
+            book: Book::default(),
+            pages: HashMap::new(),
+            started: Instant::now(),
             stop_when_done: options.stop_when_done,
             stop_after_turn: options.stop_after_turn,
             turn_over: false,
@@ -859,79 +862,45 @@ enum ToHub {
     Message { client: u64, value: Value },
 }
 
-/// A question's `--timeout`, as the hub keeps it.
-#[derive(Clone, Copy, Debug)]
-enum Backstop {
-    /// No `--timeout`: the question waits for a page (or the last page's grace).
-    None,
-    /// Ends at `expiry` (the user's time plus [`TIMEOUT_GRACE`]); `given` is the time the user
-    /// had in all, for the "nobody answered within N seconds" message.
-    At { expiry: Instant, given: Duration },
-    /// A `--timeout` too far off to represent as an instant: it never ends here.
-    Unbounded { given: Duration },
-    /// The page paused the countdown (the user is there).
-    Paused { given: Duration },
-}
-
-impl Backstop {
-    /// The seconds the user was given in all (0 without a `--timeout`).
-    fn given_secs(self) -> u64 {
-        match self {
-            Backstop::None => 0,
-            Backstop::At { given, .. }
-            | Backstop::Unbounded { given }
-            | Backstop::Paused { given } => given.as_secs(),
-        }
-    }
-}
-
-/// An open question: what to send a browser, and who waits for the answer.
-struct OpenQuestion {
+/// What the hub keeps beside the book for each open question: the name pages know it by and
+/// the `user_question` they are sent.
+struct PageQuestion {
     tool_use_id: String,
-    ask: crate::protocol::Ask,
     message: Value,
-    responders: Vec<Responder>,
-    backstop: Backstop,
-    mark_skipped: bool,
     asked_at: Instant,
 }
 
-impl OpenQuestion {
-    /// The `user_question` to send now: a timed question says how many seconds are left, a
-    /// paused one none.
-    fn message_now(&self) -> Value {
-        let mut message = self.message.clone();
-        if let Some(object) = message.as_object_mut() {
-            match (self.backstop, self.seconds_left()) {
-                (_, Some(left)) => {
-                    object.insert("timeout_secs".into(), Value::from(left));
-                }
-                (Backstop::Paused { .. }, None) => {
-                    object.shift_remove("timeout_secs");
-                }
-                // As asked (a timeout too large to keep still counts down there).
-                (Backstop::None | Backstop::At { .. } | Backstop::Unbounded { .. }, None) => {}
+/// A countdown this far off is one that never ends here (a `--timeout` beyond what an instant
+/// can hold): the page is told the time as asked, not a rounded float.
+const UNBOUNDED_SECS: f64 = 1e12;
+
+/// The `user_question` to send a page now: a timed question says how many whole seconds are
+/// left (rounded up), a paused one none.
+fn message_now(page: &PageQuestion, open: &Open, now: f64) -> Value {
+    let mut message = page.message.clone();
+    if let Some(object) = message.as_object_mut() {
+        match open.countdown.map(|countdown| countdown.left(now)) {
+            Some(Some(left)) if left < UNBOUNDED_SECS => {
+                object.insert("timeout_secs".into(), Value::from(left.ceil() as u64));
             }
+            Some(None) => {
+                object.shift_remove("timeout_secs");
+            }
+            // As asked: no countdown, or one too far off to count down.
+            Some(Some(_)) | None => {}
         }
-        message
     }
-
-    /// Whole seconds the user has left (rounded up); `None` when the question is not timed.
-    fn seconds_left(&self) -> Option<u64> {
-        let Backstop::At { expiry, .. } = self.backstop else { return None };
-        let left = expiry.saturating_duration_since(Instant::now()).saturating_sub(TIMEOUT_GRACE);
-        Some(left.as_secs() + u64::from(left.subsec_nanos() > 0))
-    }
+    message
 }
 
-/// When a question's backstop ends, from now (`None`: no backstop, or too far to represent).
-fn backstop_from_now(time: Duration) -> Option<Instant> {
-    Instant::now().checked_add(time)?.checked_add(TIMEOUT_GRACE)
-}
-
+/// The bridge's driver of the request book: the book holds each open question, its countdown
+/// (the backstop for no page answering) and who waits for it; the hub adds what pages need.
 struct Hub {
     clients: HashMap<u64, Page>,
-    open: Vec<OpenQuestion>,
+    book: Book<Responder>,
+    pages: HashMap<RequestId, PageQuestion>,
+    /// The book's clock starts here (seconds since).
+    started: Instant,
     stop_when_done: bool,
     stop_after_turn: bool,
     turn_over: bool,
@@ -949,7 +918,7 @@ impl Hub {
     fn run(mut self, inbox: &Receiver<Inbound>, connections: &Receiver<ToHub>) {
         let mut inbox_open = true;
         loop {
-            if self.stop_when_done && !inbox_open && self.open.is_empty() {
+            if self.stop_when_done && !inbox_open && self.book.is_empty() {
                 break;
             }
             if self.turn_over || self.stopped.load(Ordering::SeqCst) {
@@ -995,27 +964,38 @@ impl Hub {
     }
 
     fn resolve_all(&mut self, outcome: &Outcome) {
-        for question in self.open.drain(..) {
-            for responder in question.responders {
+        for settled in self.book.close_all(outcome) {
+            self.pages.remove(&settled.open.id());
+            for responder in settled.replies {
                 responder.send(outcome.clone());
             }
         }
     }
 
+    /// The book's clock: seconds since the hub started.
+    fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The open question pages know as `tool_use_id`.
+    fn find(&self, tool_use_id: &str) -> Option<RequestId> {
+        self.pages.iter().find(|(_, page)| page.tool_use_id == tool_use_id).map(|(id, _)| *id)
+    }
+
     /// The next moment the hub has something to do by itself: a backstop, or the end of the
     /// last page's grace.
     fn next_deadline(&self) -> Option<Instant> {
-        let backstops = self.open.iter().filter_map(|question| match question.backstop {
-            Backstop::At { expiry, .. } => Some(expiry),
-            Backstop::None | Backstop::Paused { .. } | Backstop::Unbounded { .. } => None,
+        let backstop = self.book.next_deadline().and_then(|deadline| {
+            let after_start = Duration::try_from_secs_f64(deadline).ok()?;
+            self.started.checked_add(after_start)?.checked_add(TIMEOUT_GRACE)
         });
-        backstops.chain(self.pages_gone_deadline()).min()
+        backstop.into_iter().chain(self.pages_gone_deadline()).min()
     }
 
     /// When the open questions end for want of a page, if no page comes back.
     fn pages_gone_deadline(&self) -> Option<Instant> {
         let since = self.pages_gone_since?;
-        let latest_ask = self.open.iter().map(|question| question.asked_at).max()?;
+        let latest_ask = self.pages.values().map(|page| page.asked_at).max()?;
         since.max(latest_ask).checked_add(self.page_gone_grace)
     }
 
@@ -1026,15 +1006,15 @@ impl Hub {
         let now = Instant::now();
         let grace = self.page_gone_grace;
         let gone: Vec<String> = self
-            .open
-            .iter()
-            .filter(|question| {
-                since.max(question.asked_at).checked_add(grace).is_some_and(|end| now >= end)
+            .pages
+            .values()
+            .filter(|page| {
+                since.max(page.asked_at).checked_add(grace).is_some_and(|end| now >= end)
             })
-            .map(|question| question.tool_use_id.clone())
+            .map(|page| page.tool_use_id.clone())
             .collect();
         for tool_use_id in gone {
-            self.resolve(&tool_use_id, &web::page_closed_outcome(), None);
+            self.resolve(&tool_use_id, web::page_closed_outcome(), None);
         }
     }
 
@@ -1052,56 +1032,9 @@ impl Hub {
 
     fn handle_agent(&mut self, message: Inbound) {
         match message {
-            Inbound::Ask(request) => {
-                let super::Request { core, policy, reply } = *request;
-                let tool_use_id = match core.envelope.tool_use_id() {
-                    Some(id) => id.to_owned(),
-                    None => {
-                        self.next_synthetic_id += 1;
-                        format!("askpane-{}", self.next_synthetic_id - 1)
-                    }
-                };
-                if let Some(open) = self.open.iter_mut().find(|q| q.tool_use_id == tool_use_id) {
-                    // The same question again (a reconnecting agent): shown once, told twice.
-                    open.responders.push(reply);
-                    return;
-                }
-                if let Err(reason) = fits_the_page(&core.ask, &tool_use_id) {
-                    eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
-                    reply.send(Outcome::Refused { reason });
-                    return;
-                }
-                let extras = web::QuestionExtras {
-                    source: core.provenance.label(),
-                    warnings: core.warnings.iter().map(ToString::to_string).collect(),
-                    timeout_secs: policy.timeout_secs,
-                    selected: web::selected_numbers(&core.ask, &policy.preset),
-                    mark_skipped: policy.mark_skipped,
-                };
-                let message =
-                    web::user_question(&tool_use_id, &core.ask, &utc_timestamp(), &extras);
-                self.broadcast(&message);
-                // The page times the question out itself (sending what was touched); this is
-                // the backstop for no page at all. A timeout too far to represent has none.
-                let backstop = match policy.timeout_secs.map(Duration::from_secs) {
-                    None => Backstop::None,
-                    Some(given) => match backstop_from_now(given) {
-                        Some(expiry) => Backstop::At { expiry, given },
-                        None => Backstop::Unbounded { given },
-                    },
-                };
-                self.open.push(OpenQuestion {
-                    tool_use_id,
-                    ask: core.ask,
-                    message,
-                    responders: vec![reply],
-                    backstop,
-                    mark_skipped: policy.mark_skipped,
-                    asked_at: Instant::now(),
-                });
-            }
+            Inbound::Ask(request) => self.ask(*request),
             Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
-                self.resolve(&tool_use_id, &Outcome::Withdrawn, None);
+                self.resolve(&tool_use_id, Outcome::Withdrawn, None);
             }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
@@ -1122,55 +1055,103 @@ impl Hub {
             Inbound::Shutdown { outcome } => {
                 // askpane is being stopped (issue 9): every open question hears why (and every
                 // page sees it go), and the bridge ends as if stopped.
-                let open: Vec<String> = self.open.iter().map(|q| q.tool_use_id.clone()).collect();
+                let open: Vec<String> =
+                    self.pages.values().map(|q| q.tool_use_id.clone()).collect();
                 for tool_use_id in open {
-                    self.resolve(&tool_use_id, &outcome, None);
+                    self.resolve(&tool_use_id, outcome.clone(), None);
                 }
                 self.stopped.store(true, Ordering::SeqCst);
             }
         }
     }
 
-    /// Ends the questions whose time ran out with no page answering them.
+    /// Takes a request into the book; a new question goes to every page.
+    fn ask(&mut self, request: super::Request) {
+        let super::Request { core, policy, reply } = request;
+        let tool_use_id = match core.envelope.tool_use_id() {
+            Some(id) => id.to_owned(),
+            None => {
+                self.next_synthetic_id += 1;
+                format!("askpane-{}", self.next_synthetic_id - 1)
+            }
+        };
+        // The same question again (a reconnecting agent) joins the one shown; a new one must
+        // fit a page first.
+        if self.find(&tool_use_id).is_none()
+            && let Err(reason) = fits_the_page(&core.ask, &tool_use_id)
+        {
+            eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
+            reply.send(Outcome::Refused { reason });
+            return;
+        }
+        let timeout_secs = policy.timeout_secs;
+        let now = self.now();
+        let id = match self.book.admit(core, policy, reply, now) {
+            Admission::Opened(id) => id,
+            Admission::Joined(_) => return,
+            Admission::Decided { outcome, reply } => return reply.send(outcome),
+        };
+        let Some(open) = self.book.get(id) else { return };
+        let extras = web::QuestionExtras {
+            source: open.core.provenance.label(),
+            warnings: open.core.warnings.iter().map(ToString::to_string).collect(),
+            timeout_secs,
+            selected: web::selected_numbers(&open.core.ask, &open.drafts()),
+            mark_skipped: open.mark_skipped,
+        };
+        let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
+        self.broadcast(&message);
+        // The page times the question out itself (sending what was touched); the book's
+        // countdown, a grace later, is the backstop for no page at all.
+        self.pages.insert(id, PageQuestion { tool_use_id, message, asked_at: Instant::now() });
+    }
+
+    /// Ends the questions whose time ran out (a grace after the pages' own countdown) with no
+    /// page answering them: as the book decides at a deadline.
     fn expire(&mut self) {
-        let now = Instant::now();
-        let expired: Vec<(String, u64)> = self
-            .open
-            .iter()
-            .filter_map(|question| match question.backstop {
-                Backstop::At { expiry, given } if now >= expiry => {
-                    Some((question.tool_use_id.clone(), given.as_secs()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (tool_use_id, waited_secs) in expired {
-            self.resolve(&tool_use_id, &Outcome::timed_out(waited_secs), None);
+        let now = self.now() - TIMEOUT_GRACE.as_secs_f64();
+        // Pages hold what the user typed; here nobody is typing.
+        for settled in self.book.expire(now, &|_, _, _| false) {
+            self.told(settled, None);
         }
     }
 
     /// Ends an open question with `outcome`; the page that decided it (`decided_by`) hears that
     /// askpane has it, then every page drops it.
-    fn resolve(&mut self, tool_use_id: &str, outcome: &Outcome, decided_by: Option<u64>) {
-        let Some(index) = self.open.iter().position(|q| q.tool_use_id == tool_use_id) else {
-            return;
+    fn resolve(&mut self, tool_use_id: &str, outcome: Outcome, decided_by: Option<u64>) {
+        let Some(id) = self.find(tool_use_id) else { return };
+        let ending = match (decided_by, &outcome) {
+            (Some(_), _) => Ending::User,
+            (None, Outcome::Withdrawn) => Ending::Withdrawn,
+            (None, _) => Ending::Closed,
         };
-        let question = self.open.remove(index);
-        for responder in question.responders {
-            responder.send(outcome.clone());
+        if let Some(settled) = self.book.settle(id, outcome, ending) {
+            self.told(settled, decided_by);
         }
-        if let Some(page) = decided_by.and_then(|client| self.clients.get(&client)) {
-            page.send(web::answer_received(tool_use_id, outcome.kind()));
+    }
+
+    /// Sends a settled question's outcome to everyone waiting for it, and tells the pages.
+    fn told(&mut self, settled: Settled<Responder>, decided_by: Option<u64>) {
+        let Some(page) = self.pages.remove(&settled.open.id()) else { return };
+        let kind = settled.outcome.kind();
+        for responder in settled.replies {
+            responder.send(settled.outcome.clone());
         }
-        self.broadcast(&web::question_withdrawn(tool_use_id, outcome.kind()));
+        if let Some(client) = decided_by.and_then(|client| self.clients.get(&client)) {
+            client.send(web::answer_received(&page.tool_use_id, kind));
+        }
+        self.broadcast(&web::question_withdrawn(&page.tool_use_id, kind));
     }
 
     fn handle_browser(&mut self, message: ToHub) {
         match message {
             ToHub::Connected { client, page } => {
                 // A new tab, or a reload: it gets every open question, with the time left.
-                for question in &self.open {
-                    page.send(question.message_now());
+                let now = self.now();
+                for open in self.book.requests() {
+                    if let Some(question) = self.pages.get(&open.id()) {
+                        page.send(message_now(question, open, now));
+                    }
                 }
                 self.clients.insert(client, page);
                 self.pages_seen = true;
@@ -1198,63 +1179,40 @@ impl Hub {
     fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
         let message = web::parse_browser_message(value)?;
         let tool_use_id = message.tool_use_id().to_owned();
-        let question = self
-            .open
-            .iter_mut()
-            .find(|q| q.tool_use_id == tool_use_id)
-            .ok_or_else(|| BrowserError::UnknownQuestion(tool_use_id.clone()))?;
+        let unknown = || BrowserError::UnknownQuestion(tool_use_id.clone());
+        let id = self.find(&tool_use_id).ok_or_else(unknown)?;
+        let open = self.book.get(id).ok_or_else(unknown)?;
+        let ask = &open.core.ask;
         let outcome = match message {
-            BrowserMessage::Answer { body, .. } => match web::answer_outcome(&question.ask, &body)?
-            {
-                Outcome::Answered(mut answers) if question.mark_skipped => {
-                    answers.mark_skipped(&question.ask);
+            BrowserMessage::Answer { body, .. } => match web::answer_outcome(ask, &body)? {
+                Outcome::Answered(mut answers) if open.mark_skipped => {
+                    answers.mark_skipped(ask);
                     Outcome::Answered(answers)
                 }
                 outcome => outcome,
             },
             BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
-            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(&question.ask, &body)?,
+            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(ask, &body)?,
             // The time askpane gave (with any added), not what the page says it was.
             BrowserMessage::TimedOut { body, .. } => {
-                web::timed_out_outcome(&question.ask, &body, question.backstop.given_secs())?
+                web::timed_out_outcome(ask, &body, open.given_secs())?
             }
             BrowserMessage::Timeout { change, .. } => {
-                question.backstop = changed_backstop(question.backstop, change)
-                    .ok_or_else(|| BrowserError::NoTimeout(tool_use_id.clone()))?;
-                let changed = web::timeout_changed(&tool_use_id, question.seconds_left());
+                let now = self.now();
+                let left = self
+                    .book
+                    .change_countdown(id, now, change)
+                    .map_err(|NoCountdown| BrowserError::NoTimeout(tool_use_id.clone()))?;
+                let left =
+                    left.filter(|&left| left < UNBOUNDED_SECS).map(|left| left.ceil() as u64);
+                let changed = web::timeout_changed(&tool_use_id, left);
                 self.broadcast_except(&changed, Some(client));
                 return Ok(());
             }
         };
-        self.resolve(&tool_use_id, &outcome, Some(client));
+        self.resolve(&tool_use_id, outcome, Some(client));
         Ok(())
     }
-}
-
-/// The backstop after a page paused or extended the countdown; `None` when the question has
-/// no `--timeout` to change. An extension too far to represent leaves no backstop.
-fn changed_backstop(backstop: Backstop, change: TimeoutChange) -> Option<Backstop> {
-    let given = match backstop {
-        Backstop::None => return None,
-        Backstop::At { given, .. } | Backstop::Paused { given } | Backstop::Unbounded { given } => {
-            given
-        }
-    };
-    let more = match change {
-        TimeoutChange::Paused => return Some(Backstop::Paused { given }),
-        TimeoutChange::Extended { secs } => Duration::from_secs(secs),
-    };
-    let given = given.saturating_add(more);
-    let expiry = match backstop {
-        Backstop::At { expiry, .. } => expiry.checked_add(more),
-        Backstop::Unbounded { .. } => None,
-        // Paused: the added time counts from now.
-        Backstop::None | Backstop::Paused { .. } => backstop_from_now(more),
-    };
-    Some(match expiry {
-        Some(expiry) => Backstop::At { expiry, given },
-        None => Backstop::Unbounded { given },
-    })
 }
 
 /// The bridge's own bounds on a request (its messages are sized from them): a request over them
@@ -1359,16 +1317,6 @@ mod tests {
         assert_eq!(served.first(), Some(&address("127.0.0.1:8123")), "{served:?}");
         assert!(served.iter().all(|a| a.port() == 8123 && !a.ip().is_unspecified()), "{served:?}");
         assert_eq!(served_addresses(address("127.0.0.1:9")), [address("127.0.0.1:9")]);
-    }
-
-    #[test]
-    fn huge_timeouts_have_no_backstop_and_never_panic() {
-        assert_eq!(backstop_from_now(Duration::MAX), None);
-        assert!(backstop_from_now(Duration::from_secs(5)).is_some());
-        let far = Backstop::At { expiry: Instant::now(), given: Duration::from_secs(5) };
-        let extended = changed_backstop(far, TimeoutChange::Extended { secs: u64::MAX });
-        assert!(matches!(extended, Some(Backstop::Unbounded { .. })), "{extended:?}");
-        assert!(changed_backstop(Backstop::None, TimeoutChange::Paused).is_none());
     }
 
     #[test]

@@ -272,7 +272,10 @@ fn stay_stops_every_countdown_and_more_time_moves_the_deadline() {
     assert_eq!(state.title(60.0), "⏱ 0:10 · Database · 3 questions — askpane");
     state.apply(Action::Stay);
     assert!(state.expire(1000.0, &nobody_typing).is_empty(), "stopped: no deadline");
-    assert_eq!(state.current().and_then(|p| p.countdown), Some(Countdown::Stopped));
+    assert_eq!(
+        state.current().and_then(|p| p.countdown),
+        Some(Countdown::Stopped { given_secs: 70 })
+    );
     assert!(!state.counting_down());
 }
 
