@@ -808,3 +808,29 @@ fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_th
         )
     );
 }
+
+// Issue 10: the page groups requests as the window does, so a question carries who asked.
+#[test]
+fn a_user_question_carries_who_asked_and_the_page_reads_it_back() {
+    use askpane::protocol::origin::Provenance;
+    use askpane::protocol::web::{QuestionExtras, question_provenance, user_question};
+    let hook = json!({"hook_event_name": "PreToolUse", "session_id": "5e55-10n",
+        "cwd": "/home/me/orders", "permission_mode": "plan", "tool_name": "AskUserQuestion",
+        "tool_use_id": "toolu_9", "agent_id": "a1", "agent_type": "Explore",
+        "tool_input": {"questions": [{"question": "Q?", "header": "Q",
+            "options": [{"label": "A"}, {"label": "B"}]}]}});
+    let incoming = parse_message(&hook).expect("a hook input");
+    let provenance = Provenance::from_envelope("hook", &incoming.envelope);
+    let ask = askpane::protocol::validate(&incoming.input).expect("valid").ask;
+    let extras = QuestionExtras { provenance: provenance.clone(), ..QuestionExtras::default() };
+    let message = user_question("toolu_9", &ask, "2026-11-22T00:00:00Z", &extras);
+    assert_eq!(message["source"], "hook · orders · plan");
+    assert_eq!(
+        (&message["agent"], &message["project"], &message["session"], &message["subagent"]),
+        (&json!("hook"), &json!("orders"), &json!("5e55-10n"), &json!("Explore"))
+    );
+    assert_eq!(question_provenance(&message), provenance);
+    // An older bridge's message (a label only) still names who asked.
+    let label_only = json!({"type": "user_question", "source": "hook · orders"});
+    assert_eq!(question_provenance(&label_only).label(), "askpane · hook · orders");
+}

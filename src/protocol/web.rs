@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use super::answer::{Draft, Pick, build_answers};
 use super::envelope::Envelope;
 use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
+use super::origin::Provenance;
 use super::outcome::Outcome;
 use super::question::Ask;
 
@@ -45,8 +46,9 @@ pub fn page_closed_outcome() -> Outcome {
 /// What a question carries to the browser besides the questions themselves.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QuestionExtras {
-    /// Who asked (`hook · my-project`).
-    pub source: String,
+    /// Who asked: `source` is its one-line label (`hook · my-project`); its project, session
+    /// and subagent go along so the page groups requests as the window does.
+    pub provenance: Provenance,
     /// Soft warnings about the input, as text.
     pub warnings: Vec<String>,
     /// Seconds the user has (`--timeout`): the page shows the countdown.
@@ -66,9 +68,18 @@ pub fn user_question(
 ) -> Value {
     let questions = ask.input().get("questions").cloned().unwrap_or(Value::Array(Vec::new()));
     let mut message = json!({"type": "user_question", "tool_use_id": tool_use_id,
-        "questions": questions, "timestamp": timestamp, "source": extras.source,
+        "questions": questions, "timestamp": timestamp, "source": extras.provenance.label(),
         "warnings": extras.warnings});
     if let Some(object) = message.as_object_mut() {
+        let from = &extras.provenance;
+        object.insert("agent".into(), json!(from.source));
+        for (key, value) in
+            [("project", &from.project), ("session", &from.session), ("subagent", &from.subagent)]
+        {
+            if let Some(value) = value {
+                object.insert(key.into(), json!(value));
+            }
+        }
         if let Some(secs) = extras.timeout_secs {
             object.insert("timeout_secs".into(), json!(secs));
         }
@@ -90,6 +101,26 @@ pub fn selected_numbers(ask: &Ask, drafts: &[Draft]) -> Map<String, Value> {
         Some(Value::Object(numbers)) => numbers,
         _ => Map::new(),
     }
+}
+
+/// Who asked a `user_question`, as the page shows it: the bridge's label, and the project,
+/// session and subagent when the message names them.
+pub fn question_provenance(message: &Value) -> Provenance {
+    let text = |key: &str| message.get(key).and_then(Value::as_str).map(str::to_owned);
+    let label = text("source");
+    let mut provenance = match text("agent") {
+        // `source` is `agent · detail`: the detail is what follows the agent.
+        Some(agent) => {
+            let detail =
+                label.as_deref().and_then(|label| label.strip_prefix(&agent)?.strip_prefix(" · "));
+            Provenance::new(agent.clone(), detail.map(str::to_owned))
+        }
+        None => Provenance::new("askpane", label),
+    }
+    .with_project(text("project"));
+    provenance.session = text("session");
+    provenance.subagent = text("subagent");
+    provenance
 }
 
 /// `question_withdrawn`: the question is gone; the browser drops it. `reason` is how it ended

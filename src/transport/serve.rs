@@ -1093,7 +1093,7 @@ impl Hub {
         };
         let Some(open) = self.book.get(id) else { return };
         let extras = web::QuestionExtras {
-            source: open.core.provenance.label(),
+            provenance: open.core.provenance.clone(),
             warnings: open.core.warnings.iter().map(ToString::to_string).collect(),
             timeout_secs,
             selected: web::selected_numbers(&open.core.ask, &open.drafts()),

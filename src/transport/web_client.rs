@@ -28,7 +28,7 @@ use crate::protocol::web::{
 };
 use crate::protocol::{Envelope, Outcome, parse_message};
 
-use super::{Delivery, Inbound, Provenance, Request, UiSender, Waker};
+use super::{Delivery, Inbound, Request, UiSender, Waker};
 
 /// How long to wait before connecting again after the bridge went away, in milliseconds.
 const RETRY_MS: f64 = 2000.0;
@@ -351,10 +351,10 @@ impl BridgeClient {
     ) -> Result<Request, String> {
         let incoming = parse_message(&question).map_err(|error| error.to_string())?;
         let id = incoming.envelope.tool_use_id().unwrap_or_default().to_owned();
-        let source = question.get("source").and_then(Value::as_str).map(str::to_owned);
+        let provenance = web::question_provenance(&question);
         let envelope = incoming.envelope.clone();
-        let (mut request, outcome) = Request::new(incoming, Provenance::new("askpane", source))
-            .map_err(|invalid| invalid.to_string())?;
+        let (mut request, outcome) =
+            Request::new(incoming, provenance).map_err(|invalid| invalid.to_string())?;
         let policy = &mut request.policy;
         policy.awaits_ack = true;
         // Whole seconds, rounded up: the page never ends a question before the bridge would.
