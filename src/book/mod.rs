@@ -59,11 +59,19 @@ pub enum Admission<R> {
     Decided { outcome: Outcome, reply: R },
 }
 
-/// An open request and every handle waiting for its outcome.
+/// An open request and every handle waiting for its outcome, each with the id it was asked
+/// under (a question asked again joins with its own id).
 #[derive(Debug)]
 struct Entry<R> {
     open: Open,
-    replies: Vec<R>,
+    replies: Vec<(RequestId, R)>,
+}
+
+impl<R> Entry<R> {
+    fn settled(self, outcome: Outcome, ending: Ending) -> Settled<R> {
+        let replies = self.replies.into_iter().map(|(_, reply)| reply).collect();
+        Settled { open: self.open, outcome, replies, ending }
+    }
 }
 
 /// Every open request, and which one the user is on.
@@ -92,11 +100,12 @@ impl<R> Book<R> {
                 .iter_mut()
                 .find(|entry| entry.open.core.envelope.tool_use_id() == Some(key))
         {
-            entry.replies.push(reply);
+            entry.replies.push((core.id, reply));
             return Admission::Joined(entry.open.id());
         }
         let id = core.id;
-        self.entries.push(Entry { open: Open::new(core, &policy, now), replies: vec![reply] });
+        let replies = vec![(id, reply)];
+        self.entries.push(Entry { open: Open::new(core, &policy, now), replies });
         self.current.get_or_insert(id);
         Admission::Opened(id)
     }
@@ -168,11 +177,27 @@ impl<R> Book<R> {
         ending: Ending,
     ) -> Option<Settled<R>> {
         let index = self.entries.iter().position(|entry| entry.open.id() == id)?;
-        let Entry { open, replies } = self.entries.remove(index);
+        let entry = self.entries.remove(index);
         if self.current == Some(id) {
             self.current = self.entries.first().map(|entry| entry.open.id());
         }
-        Some(Settled { open, outcome, replies, ending })
+        Some(entry.settled(outcome, ending))
+    }
+
+    /// Whoever asked as `asker` went away (a client of the inbox was killed or gave up): its
+    /// handle leaves. The request ends, withdrawn, when nobody else waits on it; otherwise it
+    /// stays open for the others and `None` is returned.
+    pub fn leave(&mut self, asker: RequestId) -> Option<Settled<R>> {
+        let entry = self
+            .entries
+            .iter_mut()
+            .find(|entry| entry.replies.iter().any(|(id, _)| *id == asker))?;
+        if entry.replies.len() > 1 {
+            entry.replies.retain(|(id, _)| *id != asker);
+            return None;
+        }
+        let id = entry.open.id();
+        self.settle(id, Outcome::Withdrawn, Ending::Withdrawn)
     }
 
     /// The agent took back the question with this tool_use_id.
@@ -191,15 +216,7 @@ impl<R> Book<R> {
     /// Ends every open request with `outcome` (the window is closing, askpane is stopped).
     pub fn close_all(&mut self, outcome: &Outcome) -> Vec<Settled<R>> {
         self.current = None;
-        self.entries
-            .drain(..)
-            .map(|Entry { open, replies }| Settled {
-                open,
-                outcome: outcome.clone(),
-                replies,
-                ending: Ending::Closed,
-            })
-            .collect()
+        self.entries.drain(..).map(|entry| entry.settled(outcome.clone(), Ending::Closed)).collect()
     }
 
     /// Ends every request whose countdown ran out at `now`. A box the user is typing in

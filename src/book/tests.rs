@@ -189,3 +189,21 @@ fn a_page_pauses_and_extends_a_countdown_and_huge_extensions_never_panic() {
     assert_eq!(book.change_countdown(untimed, 0.0, paused), Err(NoCountdown));
     assert_eq!(book.change_countdown(RequestId::next(), 0.0, paused), Err(NoCountdown));
 }
+
+#[test]
+fn an_asker_that_leaves_takes_only_its_own_handle_and_the_last_one_withdraws_the_request() {
+    let mut book = Book::default();
+    let first = core(Some("t1"));
+    let first_asker = first.id;
+    let again = core(Some("t1"));
+    let again_asker = again.id;
+    let id = opened(book.admit(first, Policy::default(), "first", 0.0));
+    book.admit(again, Policy::default(), "again", 0.0);
+    assert!(book.leave(first_asker).is_none(), "someone still waits");
+    assert!(book.get(id).is_some());
+    assert!(book.leave(first_asker).is_none(), "left once");
+    let settled = book.leave(again_asker).expect("the last one withdraws it");
+    assert_eq!((settled.outcome, settled.ending), (Outcome::Withdrawn, Ending::Withdrawn));
+    assert_eq!(settled.replies, vec!["again"]);
+    assert!(book.is_empty());
+}

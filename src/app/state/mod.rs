@@ -225,6 +225,13 @@ impl<R> State<R> {
         self.recorded(settled)
     }
 
+    /// Whoever asked as `asker` went away (see [`Book::leave`]); what the user typed stays in a
+    /// notice when that withdraws the request.
+    pub fn leave(&mut self, asker: RequestId) -> Option<Settled<R>> {
+        let settled = self.book.leave(asker);
+        self.recorded(settled)
+    }
+
     /// The question was settled elsewhere (`how`: "answered in another window").
     pub fn settled_elsewhere(&mut self, tool_use_id: &str, how: &str) -> Option<Settled<R>> {
         let settled = self.book.settled_elsewhere(tool_use_id, how);
