@@ -89,7 +89,7 @@ pub enum Inbound {
     Shutdown { outcome: Outcome },
 }
 
-/// What became of an outcome a browser page sent to askpane's bridge ([`Request::awaits_ack`]).
+/// What became of an outcome a browser page sent to askpane's bridge ([`crate::book::Policy::awaits_ack`]).
 #[derive(Debug)]
 pub enum Delivery {
     /// askpane took it (`answer_received`): the receipt may say "Sent".

@@ -1,0 +1,568 @@
+//! The bridge's connections: the listener with its back-off, each connection's HTTP head, the
+//! pages and files it serves, and the WebSocket pump between a page and the hub.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use rustix::event::PollFlags;
+use serde_json::Value;
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tungstenite::{Message, WebSocket};
+
+use crate::protocol::web::{DONE_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX};
+
+use super::hub::{Page, ToHub};
+use super::{
+    ACCEPT_BACKOFF_MAX, Asset, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD, MAX_MESSAGE,
+    MAX_WRITE_BUFFER, PING_EVERY, SHUTDOWN_GRACE, SILENT_LIMIT, WRITE_TIMEOUT, Wakeup,
+    names_this_server, same_secret, wait_ready,
+};
+
+/// Every open connection, so a stop can wake them and, after [`SHUTDOWN_GRACE`], end them (a
+/// download to a tab that stopped reading).
+#[derive(Default)]
+pub(super) struct Registry {
+    connections: Mutex<HashMap<u64, Registration>>,
+}
+
+/// A connection's socket, and for a page's WebSocket the pipe that wakes its thread.
+pub(super) struct Registration {
+    socket: TcpStream,
+    wakeup: Option<Arc<Wakeup>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Registration>> {
+        self.connections.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add(&self, id: u64, stream: &TcpStream) -> io::Result<()> {
+        let socket = stream.try_clone()?;
+        self.lock().insert(id, Registration { socket, wakeup: None });
+        Ok(())
+    }
+
+    /// The connection became a page's WebSocket: a stop wakes it through `wakeup`.
+    fn set_wakeup(&self, id: u64, wakeup: &Arc<Wakeup>) {
+        if let Some(registration) = self.lock().get_mut(&id) {
+            registration.wakeup = Some(Arc::clone(wakeup));
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Wakes every connection for a stop: a page's thread through its pipe (it still has its
+    /// answer to deliver and its 1000 to send, which a shut socket would lose), any other by
+    /// ending its blocked read.
+    fn wake_all(&self) {
+        for registration in self.lock().values() {
+            match &registration.wakeup {
+                Some(wakeup) => wakeup.wake(),
+                None => {
+                    let _ = registration.socket.shutdown(Shutdown::Read);
+                }
+            }
+        }
+    }
+
+    fn shutdown_all(&self) {
+        for registration in self.lock().values() {
+            let _ = registration.socket.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Takes a connection out of the registry when its thread ends, however it ends.
+pub(super) struct Registered<'a> {
+    registry: &'a Registry,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.registry.remove(self.id);
+    }
+}
+
+/// What a connection needs from the server.
+pub(super) struct Site {
+    pub(super) assets: &'static [Asset],
+    pub(super) token: String,
+    pub(super) served: Vec<SocketAddr>,
+    pub(super) to_hub: Sender<ToHub>,
+    pub(super) stopped: Arc<AtomicBool>,
+    pub(super) registry: Registry,
+}
+
+/// Accepts connections until the bridge stops, each on its own thread. Nothing here ends the
+/// bridge but a stop: a failed accept or thread spawn (out of file descriptors or memory) drops
+/// that one connection and waits a little before the next, rather than spin or give up.
+pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) {
+    let mut connections: Vec<JoinHandle<()>> = Vec::new();
+    let mut next_id = 1_u64;
+    let mut backoff = Duration::ZERO;
+    while !site.stopped.load(Ordering::SeqCst) {
+        if !backoff.is_zero() {
+            // Waiting in poll on the wake-up pipe alone: a stop still ends the wait at once.
+            let _ = wait_ready(wakeup.fd(), PollFlags::empty(), wakeup, Some(backoff));
+        }
+        let ready = wait_ready(listener.as_fd(), PollFlags::IN, wakeup, None);
+        if site.stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        if ready.is_err() {
+            backoff = next_backoff(backoff);
+            continue;
+        }
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(error) => {
+                if backoff.is_zero() {
+                    eprintln!("askpane: the browser bridge could not accept a connection: {error}");
+                }
+                backoff = next_backoff(backoff);
+                continue;
+            }
+        };
+        connections.retain(|handle| !handle.is_finished());
+        if site.registry.len() >= MAX_CONNECTIONS {
+            refuse_busy(stream);
+            continue;
+        }
+        let id = next_id;
+        next_id += 1;
+        if site.registry.add(id, &stream).is_err() {
+            backoff = next_backoff(backoff);
+            continue;
+        }
+        let connection_site = Arc::clone(site);
+        let spawned = std::thread::Builder::new()
+            .name(format!("web-conn-{id}"))
+            .spawn(move || serve_connection(stream, id, &connection_site));
+        match spawned {
+            Ok(handle) => {
+                connections.push(handle);
+                backoff = Duration::ZERO;
+            }
+            Err(error) => {
+                // The connection (moved into the closure) is closed as it is dropped.
+                site.registry.remove(id);
+                if backoff.is_zero() {
+                    eprintln!("askpane: the browser bridge could not start a thread: {error}");
+                }
+                backoff = next_backoff(backoff);
+            }
+        }
+    }
+    // Stopping. Blocked reads end now; pages get their close frame; then whatever still runs (a
+    // download to a tab that stopped reading) has its socket shut.
+    site.registry.wake_all();
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    while connections.iter().any(|handle| !handle.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    site.registry.shutdown_all();
+    for handle in connections {
+        let _ = handle.join();
+    }
+}
+
+pub(super) fn next_backoff(backoff: Duration) -> Duration {
+    (backoff * 2).clamp(Duration::from_millis(10), ACCEPT_BACKOFF_MAX)
+}
+
+/// Too many connections: a short 503 without blocking the listener, then closed.
+pub(super) fn refuse_busy(mut stream: TcpStream) {
+    const BODY: &str = "too many connections; retry\n";
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+         Retry-After: 1\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = stream.set_nonblocking(true);
+    let _ = stream.write_all(response.as_bytes());
+}
+
+/// A parsed request head.
+pub(super) struct Head {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Head {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads the request head, blocking with a timeout (no polling): a stop wakes the read by
+/// shutting the socket.
+pub(super) fn read_head(mut stream: &TcpStream) -> io::Result<Head> {
+    let deadline = Instant::now() + HEAD_TIMEOUT;
+    let mut text = Vec::with_capacity(1024);
+    let mut chunk = [0_u8; 1024];
+    while !text.windows(4).any(|window| window == b"\r\n\r\n") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "no request head in time"));
+        }
+        stream.set_read_timeout(Some(left))?;
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::InvalidData, "incomplete head")),
+            // Byte by byte would be slow; a client must not send before the 101 anyway.
+            Ok(read) => text.extend_from_slice(chunk.get(..read).unwrap_or_default()),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+        if text.len() > MAX_HEAD {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too large"));
+        }
+    }
+    let text = String::from_utf8_lossy(&text);
+    let mut lines = text.lines();
+    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
+    let method = request_line.next().unwrap_or_default().to_owned();
+    let target = request_line.next().unwrap_or_default();
+    let path = target.split_once('?').map_or(target, |(path, _)| path);
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    Ok(Head { method, path: path.to_owned(), headers })
+}
+
+/// Writes a whole response. The page carries its own strict Content-Security-Policy (with the
+/// hashes of its inline script and style, made by scripts/build-web); the header adds what a
+/// `<meta>` policy cannot say: no framing.
+pub(super) fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    mime: &str,
+    body: &[u8],
+) -> io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\n\
+         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
+         Content-Security-Policy: frame-ancestors 'none'\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()
+}
+
+pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
+    let _registered = Registered { registry: &site.registry, id };
+    // A tab that stops reading must not block this thread for long (a stop shuts the socket).
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let Ok(head) = read_head(&stream) else {
+        if !site.stopped.load(Ordering::SeqCst) {
+            let _ = respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
+        }
+        return;
+    };
+    // Every request must name this server: a page elsewhere that points a DNS name at
+    // 127.0.0.1 (DNS rebinding) sends its own name here.
+    let host_ok = head.header("host").is_some_and(|host| names_this_server(host, &site.served));
+    if !host_ok {
+        let _ = respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Host\n");
+        return;
+    }
+    if head.method != "GET" {
+        let _ = respond(&mut stream, "405 Method Not Allowed", "text/plain", b"GET only\n");
+        return;
+    }
+    if head.path == "/ws" {
+        let _ = serve_socket(stream, id, &head, site);
+        return;
+    }
+    let path = if head.path == "/" { "/index.html" } else { head.path.as_str() };
+    let _ = match site.assets.iter().find(|asset| asset.path == path) {
+        Some(asset) => respond(&mut stream, "200 OK", asset.mime, asset.bytes),
+        None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
+    };
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// The token the page presents: `Sec-WebSocket-Protocol: askpane, askpane-token.<hex>`. Not in
+/// the request line, which proxies and logs keep.
+pub(super) fn presented_token(head: &Head) -> &str {
+    head.header("sec-websocket-protocol")
+        .into_iter()
+        .flat_map(|protocols| protocols.split(','))
+        .find_map(|protocol| protocol.trim().strip_prefix(TOKEN_PROTOCOL_PREFIX))
+        .unwrap_or_default()
+}
+
+pub(super) fn serve_socket(
+    mut stream: TcpStream,
+    id: u64,
+    head: &Head,
+    site: &Site,
+) -> io::Result<()> {
+    if !same_secret(presented_token(head).as_bytes(), site.token.as_bytes()) {
+        return respond(&mut stream, "401 Unauthorized", "text/plain", b"wrong or missing token\n");
+    }
+    let origin_ok = head
+        .header("origin")
+        .and_then(|origin| origin.strip_prefix("http://"))
+        .is_some_and(|origin| names_this_server(origin, &site.served));
+    if !origin_ok {
+        return respond(&mut stream, "403 Forbidden", "text/plain", b"wrong Origin\n");
+    }
+    let upgrade = head.header("upgrade").is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
+    let (Some(key), Some("13"), true) =
+        (head.header("sec-websocket-key"), head.header("sec-websocket-version"), upgrade)
+    else {
+        return respond(&mut stream, "400 Bad Request", "text/plain", b"not a WebSocket request\n");
+    };
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    // A browser that offered subprotocols fails the connection unless one is chosen: the
+    // token's entry never is (it would be echoed back).
+    let offered = head.header("sec-websocket-protocol").unwrap_or_default();
+    let chosen = match offered.split(',').any(|protocol| protocol.trim() == SUBPROTOCOL) {
+        true => format!("Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n"),
+        false => String::new(),
+    };
+    let response = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Accept: {accept}\r\n{chosen}\r\n"
+    );
+    stream.write_all(response.as_bytes())?;
+    stream.set_nonblocking(true)?;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+        .max_write_buffer_size(MAX_WRITE_BUFFER);
+    let raw = stream.try_clone()?;
+    let mut socket = WebSocket::from_raw_socket(stream, Role::Server, Some(config));
+    let (outgoing, outbox) = crossbeam_channel::unbounded::<Value>();
+    let wakeup = Arc::new(Wakeup::new()?);
+    site.registry.set_wakeup(id, &wakeup);
+    let page = Page { outgoing, wakeup: Arc::clone(&wakeup) };
+    if site.to_hub.send(ToHub::Connected { client: id, page }).is_err() {
+        return Ok(());
+    }
+    let ended = pump(&mut socket, &raw, id, &outbox, &wakeup, site);
+    let _ = site.to_hub.send(ToHub::Disconnected { client: id });
+    close(&mut socket, &raw, &wakeup, ended);
+    Ok(())
+}
+
+/// Why a page's connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// askpane is done: the one normal closure (1000).
+    Stopped,
+    /// The page closed it, or the socket went away.
+    Gone,
+    /// A message over [`MAX_MESSAGE`] (1009).
+    TooBig,
+    /// A text message that is not UTF-8 (1007).
+    NotUtf8,
+    /// Broken framing (1002).
+    Protocol,
+    /// Nothing, not even a pong, for [`SILENT_LIMIT`] (1001).
+    Silent,
+    /// The hub is gone, or the page does not read what it is sent (1011).
+    Internal,
+}
+
+impl Ended {
+    /// The close frame to send, if one can still be sent. Only a stop uses 1000.
+    fn close_frame(self) -> Option<CloseFrame> {
+        let (code, reason) = match self {
+            Ended::Stopped => (CloseCode::Normal, DONE_REASON.to_owned()),
+            Ended::Gone => return None,
+            Ended::TooBig => {
+                (CloseCode::Size, format!("message too big: the limit is {MAX_MESSAGE} bytes"))
+            }
+            Ended::NotUtf8 => (CloseCode::Invalid, "text that is not UTF-8".to_owned()),
+            Ended::Protocol => (CloseCode::Protocol, "WebSocket protocol error".to_owned()),
+            Ended::Silent => (CloseCode::Away, "no reply to pings".to_owned()),
+            Ended::Internal => {
+                (CloseCode::Error, "askpane could not go on with this page".to_owned())
+            }
+        };
+        Some(CloseFrame { code, reason: reason.into() })
+    }
+}
+
+/// Moves messages both ways until the page leaves, breaks the rules, or the bridge stops.
+/// Blocks in poll(2) on the socket and the wake-up pipe; never polls on a timer.
+pub(super) fn pump(
+    socket: &mut WebSocket<TcpStream>,
+    raw: &TcpStream,
+    id: u64,
+    outbox: &Receiver<Value>,
+    wakeup: &Wakeup,
+    site: &Site,
+) -> Ended {
+    let mut heard = Instant::now();
+    let mut pinged = Instant::now();
+    loop {
+        // What the hub queued goes first, also when stopping: the page must hear its answer
+        // was taken (and the question withdrawn) before the close.
+        for message in outbox.try_iter() {
+            if let Err(ended) = queue(socket, Message::text(message.to_string())) {
+                return ended;
+            }
+        }
+        if site.stopped.load(Ordering::SeqCst) {
+            return Ended::Stopped;
+        }
+        if heard.elapsed() >= SILENT_LIMIT {
+            return Ended::Silent;
+        }
+        if pinged.elapsed() >= PING_EVERY && heard.elapsed() >= PING_EVERY {
+            pinged = Instant::now();
+            if let Err(ended) = queue(socket, Message::Ping(Vec::new().into())) {
+                return ended;
+            }
+        }
+        let unsent = match socket.flush() {
+            Ok(()) => false,
+            Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => true,
+            Err(error) => return ended_by(&error),
+        };
+        let interest = if unsent { PollFlags::IN | PollFlags::OUT } else { PollFlags::IN };
+        let next_ping = PING_EVERY.saturating_sub(pinged.elapsed().min(heard.elapsed()));
+        let silent = SILENT_LIMIT.saturating_sub(heard.elapsed());
+        let timeout = next_ping.min(silent).max(Duration::from_millis(1));
+        let Ok(ready) = wait_ready(raw.as_fd(), interest, wakeup, Some(timeout)) else {
+            return Ended::Internal;
+        };
+        // Stopping: back to the top, which sends what is queued and ends with 1000.
+        if site.stopped.load(Ordering::SeqCst) {
+            continue;
+        }
+        if ready.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
+            loop {
+                match socket.read() {
+                    Ok(Message::Text(text)) => {
+                        heard = Instant::now();
+                        let value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
+                        if site.to_hub.send(ToHub::Message { client: id, value }).is_err() {
+                            return Ended::Internal;
+                        }
+                    }
+                    Ok(Message::Close(_)) => return Ended::Gone,
+                    // Pings are answered by tungstenite; binary frames are not the protocol.
+                    Ok(_) => heard = Instant::now(),
+                    Err(tungstenite::Error::Io(error))
+                        if error.kind() == io::ErrorKind::WouldBlock =>
+                    {
+                        break;
+                    }
+                    Err(error) => return ended_by(&error),
+                }
+            }
+        }
+    }
+}
+
+/// Queues a message for the page (written as the socket takes it).
+pub(super) fn queue(socket: &mut WebSocket<TcpStream>, message: Message) -> Result<(), Ended> {
+    match socket.write(message) {
+        Ok(()) => Ok(()),
+        Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => Ok(()),
+        Err(error) => Err(ended_by(&error)),
+    }
+}
+
+pub(super) fn ended_by(error: &tungstenite::Error) -> Ended {
+    match error {
+        tungstenite::Error::Capacity(_) => Ended::TooBig,
+        tungstenite::Error::Utf8(_) => Ended::NotUtf8,
+        tungstenite::Error::Protocol(_) | tungstenite::Error::AttackAttempt => Ended::Protocol,
+        tungstenite::Error::WriteBufferFull(_) => Ended::Internal,
+        _ => Ended::Gone,
+    }
+}
+
+/// Ends a page's connection: the close frame for why (none when the page left), then the
+/// page's remaining bytes are read (at most a second), so the socket is not reset under the
+/// close frame before the page has read it.
+pub(super) fn close(
+    socket: &mut WebSocket<TcpStream>,
+    raw: &TcpStream,
+    wakeup: &Wakeup,
+    ended: Ended,
+) {
+    if let Some(frame) = ended.close_frame() {
+        let _ = socket.close(Some(frame));
+    }
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    loop {
+        match socket.flush() {
+            Err(tungstenite::Error::Io(error)) if error.kind() == io::ErrorKind::WouldBlock => {}
+            _ => break,
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || wait_ready(raw.as_fd(), PollFlags::OUT, wakeup, Some(left)).is_err() {
+            return;
+        }
+    }
+    let _ = raw.shutdown(Shutdown::Write);
+    let mut drained = 0;
+    let mut buffer = [0_u8; 16 * 1024];
+    while drained < 2 * MAX_MESSAGE {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        match (&*raw).read(&mut buffer) {
+            Ok(0) => return,
+            Ok(read) => drained += read,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                if wait_ready(raw.as_fd(), PollFlags::IN, wakeup, Some(left)).is_err() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The hub
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_stop_closes_with_1000() {
+        for ended in [
+            Ended::TooBig,
+            Ended::NotUtf8,
+            Ended::Protocol,
+            Ended::Silent,
+            Ended::Internal,
+            Ended::Gone,
+        ] {
+            let code = ended.close_frame().map(|frame| u16::from(frame.code));
+            assert_ne!(code, Some(1000), "{ended:?}");
+        }
+        let done = Ended::Stopped.close_frame().expect("a close frame");
+        assert_eq!((u16::from(done.code), done.reason.as_str()), (1000, DONE_REASON));
+        assert_eq!(Ended::TooBig.close_frame().map(|f| u16::from(f.code)), Some(1009));
+    }
+}

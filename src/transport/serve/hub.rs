@@ -1,0 +1,486 @@
+//! The bridge's hub: the driver of the request book for browser pages. It holds every open
+//! question in the book, tells every page about it, takes their answers and ends questions
+//! that no page answers in time.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Select, Sender};
+use serde_json::Value;
+
+use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
+use crate::protocol::Outcome;
+use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
+use crate::protocol::origin::RequestId;
+use crate::protocol::stream::{CliMessage, PermissionDecision};
+use crate::protocol::web::{self, BrowserError, BrowserMessage};
+
+use crate::transport::{Inbound, Responder, SessionEvent};
+
+use super::{BridgeOptions, TIMEOUT_GRACE, Wakeup};
+
+/// A connected page, as the hub sees it: where its messages go, and how its thread is woken.
+pub(super) struct Page {
+    pub(super) outgoing: Sender<Value>,
+    pub(super) wakeup: Arc<Wakeup>,
+}
+
+impl Page {
+    fn send(&self, message: Value) {
+        if self.outgoing.send(message).is_ok() {
+            self.wakeup.wake();
+        }
+    }
+}
+
+/// What connections tell the hub.
+pub(super) enum ToHub {
+    Connected { client: u64, page: Page },
+    Disconnected { client: u64 },
+    Message { client: u64, value: Value },
+}
+
+/// What the hub keeps beside the book for each open question: the name pages know it by and
+/// the `user_question` they are sent.
+pub(super) struct PageQuestion {
+    tool_use_id: String,
+    message: Value,
+    asked_at: Instant,
+}
+
+/// A countdown this far off is one that never ends here (a `--timeout` beyond what an instant
+/// can hold): the page is told the time as asked, not a rounded float.
+pub(super) const UNBOUNDED_SECS: f64 = 1e12;
+
+/// The `user_question` to send a page now: a timed question says how many whole seconds are
+/// left (rounded up), a paused one none.
+pub(super) fn message_now(page: &PageQuestion, open: &Open, now: f64) -> Value {
+    let mut message = page.message.clone();
+    if let Some(object) = message.as_object_mut() {
+        match open.countdown.map(|countdown| countdown.left(now)) {
+            Some(Some(left)) if left < UNBOUNDED_SECS => {
+                object.insert("timeout_secs".into(), Value::from(left.ceil() as u64));
+            }
+            Some(None) => {
+                object.shift_remove("timeout_secs");
+            }
+            // As asked: no countdown, or one too far off to count down.
+            Some(Some(_)) | None => {}
+        }
+    }
+    message
+}
+
+/// The bridge's driver of the request book: the book holds each open question, its countdown
+/// (the backstop for no page answering) and who waits for it; the hub adds what pages need.
+pub(super) struct Hub {
+    clients: HashMap<u64, Page>,
+    book: Book<Responder>,
+    pages: HashMap<RequestId, PageQuestion>,
+    /// The book's clock starts here (seconds since).
+    started: Instant,
+    stop_when_done: bool,
+    stop_after_turn: bool,
+    turn_over: bool,
+    stopped: Arc<AtomicBool>,
+    wakeup: Arc<Wakeup>,
+    next_synthetic_id: u64,
+    page_gone_grace: Duration,
+    /// A page has connected at least once (before that, the user may not have opened the link).
+    pages_seen: bool,
+    /// Since when no page is connected (after one was).
+    pages_gone_since: Option<Instant>,
+}
+
+impl Hub {
+    pub(super) fn new(
+        options: &BridgeOptions,
+        stopped: Arc<AtomicBool>,
+        wakeup: Arc<Wakeup>,
+    ) -> Hub {
+        Hub {
+            clients: HashMap::new(),
+            book: Book::default(),
+            pages: HashMap::new(),
+            started: Instant::now(),
+            stop_when_done: options.stop_when_done,
+            stop_after_turn: options.stop_after_turn,
+            turn_over: false,
+            stopped,
+            wakeup,
+            next_synthetic_id: 1,
+            page_gone_grace: options.page_gone_grace,
+            pages_seen: false,
+            pages_gone_since: None,
+        }
+    }
+
+    pub(super) fn run(mut self, inbox: &Receiver<Inbound>, connections: &Receiver<ToHub>) {
+        let mut inbox_open = true;
+        loop {
+            if self.stop_when_done && !inbox_open && self.book.is_empty() {
+                break;
+            }
+            if self.turn_over || self.stopped.load(Ordering::SeqCst) {
+                break;
+            }
+            self.expire();
+            self.end_if_pages_gone();
+            let mut select = Select::new();
+            let inbox_index = inbox_open.then(|| select.recv(inbox));
+            let connections_index = select.recv(connections);
+            // Blocks until a message, or the next deadline; a stop sends the hub nothing, so it
+            // looks at the flag at least every second.
+            let wait = self
+                .next_deadline()
+                .map_or(Duration::from_secs(1), |at| at.saturating_duration_since(Instant::now()))
+                .min(Duration::from_secs(1));
+            let Ok(operation) = select.select_timeout(wait) else { continue };
+            let index = operation.index();
+            if Some(index) == inbox_index {
+                match operation.recv(inbox) {
+                    Ok(message) => self.handle_agent(message),
+                    Err(_) => inbox_open = false,
+                }
+            } else if index == connections_index {
+                match operation.recv(connections) {
+                    Ok(message) => self.handle_browser(message),
+                    // Every connection ended because the bridge is stopping: the usual end.
+                    Err(_) if self.stopped.load(Ordering::SeqCst) => break,
+                    Err(_) => {
+                        // The listener is gone without a stop: no page can answer any more.
+                        let reason = "askpane's browser bridge stopped accepting pages".to_owned();
+                        self.resolve_all(&Outcome::Unavailable { reason });
+                        break;
+                    }
+                }
+            }
+        }
+        // Still open at a stop (the agent's turn ended, askpane is ending): nobody answered
+        // these here, and the agent is told so.
+        self.resolve_all(&Outcome::closed());
+        self.stopped.store(true, Ordering::SeqCst);
+        self.wakeup.wake();
+    }
+
+    fn resolve_all(&mut self, outcome: &Outcome) {
+        for settled in self.book.close_all(outcome) {
+            self.pages.remove(&settled.open.id());
+            for responder in settled.replies {
+                responder.send(outcome.clone());
+            }
+        }
+    }
+
+    /// The book's clock: seconds since the hub started.
+    fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The open question pages know as `tool_use_id`.
+    fn find(&self, tool_use_id: &str) -> Option<RequestId> {
+        self.pages.iter().find(|(_, page)| page.tool_use_id == tool_use_id).map(|(id, _)| *id)
+    }
+
+    /// The next moment the hub has something to do by itself: a backstop, or the end of the
+    /// last page's grace.
+    fn next_deadline(&self) -> Option<Instant> {
+        let backstop = self.book.next_deadline().and_then(|deadline| {
+            let after_start = Duration::try_from_secs_f64(deadline).ok()?;
+            self.started.checked_add(after_start)?.checked_add(TIMEOUT_GRACE)
+        });
+        backstop.into_iter().chain(self.pages_gone_deadline()).min()
+    }
+
+    /// When the open questions end for want of a page, if no page comes back.
+    fn pages_gone_deadline(&self) -> Option<Instant> {
+        let since = self.pages_gone_since?;
+        let latest_ask = self.pages.values().map(|page| page.asked_at).max()?;
+        since.max(latest_ask).checked_add(self.page_gone_grace)
+    }
+
+    /// The last page went and none came back in time: the open questions end honestly ("the
+    /// page was closed") instead of waiting for ever.
+    fn end_if_pages_gone(&mut self) {
+        let Some(since) = self.pages_gone_since else { return };
+        let now = Instant::now();
+        let grace = self.page_gone_grace;
+        let gone: Vec<String> = self
+            .pages
+            .values()
+            .filter(|page| {
+                since.max(page.asked_at).checked_add(grace).is_some_and(|end| now >= end)
+            })
+            .map(|page| page.tool_use_id.clone())
+            .collect();
+        for tool_use_id in gone {
+            self.resolve(&tool_use_id, web::page_closed_outcome(), None);
+        }
+    }
+
+    fn broadcast(&self, message: &Value) {
+        self.broadcast_except(message, None);
+    }
+
+    fn broadcast_except(&self, message: &Value, except: Option<u64>) {
+        for (id, page) in &self.clients {
+            if Some(*id) != except {
+                page.send(message.clone());
+            }
+        }
+    }
+
+    fn handle_agent(&mut self, message: Inbound) {
+        match message {
+            Inbound::Ask(request) => self.ask(*request),
+            Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
+                self.resolve(&tool_use_id, Outcome::Withdrawn, None);
+            }
+            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
+                message: "askpane's browser UI cannot approve tool calls; allow them with \
+                          --allow-tools or use the native window."
+                    .to_owned(),
+            }),
+            Inbound::Session(event) => {
+                let ends = matches!(
+                    *event,
+                    SessionEvent::Message(CliMessage::Result(_)) | SessionEvent::Ended { .. }
+                );
+                self.turn_over |= ends && self.stop_after_turn;
+            }
+            Inbound::WithdrawPermission { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. } => {}
+            Inbound::Shutdown { outcome } => {
+                // askpane is being stopped (issue 9): every open question hears why (and every
+                // page sees it go), and the bridge ends as if stopped.
+                let open: Vec<String> =
+                    self.pages.values().map(|q| q.tool_use_id.clone()).collect();
+                for tool_use_id in open {
+                    self.resolve(&tool_use_id, outcome.clone(), None);
+                }
+                self.stopped.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Takes a request into the book; a new question goes to every page.
+    fn ask(&mut self, request: crate::transport::Request) {
+        let crate::transport::Request { core, policy, reply } = request;
+        let tool_use_id = match core.envelope.tool_use_id() {
+            Some(id) => id.to_owned(),
+            None => {
+                self.next_synthetic_id += 1;
+                format!("askpane-{}", self.next_synthetic_id - 1)
+            }
+        };
+        // The same question again (a reconnecting agent) joins the one shown; a new one must
+        // fit a page first.
+        if self.find(&tool_use_id).is_none()
+            && let Err(reason) = fits_the_page(&core.ask, &tool_use_id)
+        {
+            eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
+            reply.send(Outcome::Refused { reason });
+            return;
+        }
+        let timeout_secs = policy.timeout_secs;
+        let now = self.now();
+        let id = match self.book.admit(core, policy, reply, now) {
+            Admission::Opened(id) => id,
+            Admission::Joined(_) => return,
+            Admission::Decided { outcome, reply } => return reply.send(outcome),
+        };
+        let Some(open) = self.book.get(id) else { return };
+        let extras = web::QuestionExtras {
+            provenance: open.core.provenance.clone(),
+            warnings: open.core.warnings.iter().map(ToString::to_string).collect(),
+            timeout_secs,
+            selected: web::selected_numbers(&open.core.ask, &open.drafts()),
+            mark_skipped: open.mark_skipped,
+        };
+        let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
+        self.broadcast(&message);
+        // The page times the question out itself (sending what was touched); the book's
+        // countdown, a grace later, is the backstop for no page at all.
+        self.pages.insert(id, PageQuestion { tool_use_id, message, asked_at: Instant::now() });
+    }
+
+    /// Ends the questions whose time ran out (a grace after the pages' own countdown) with no
+    /// page answering them: as the book decides at a deadline.
+    fn expire(&mut self) {
+        let now = self.now() - TIMEOUT_GRACE.as_secs_f64();
+        // Pages hold what the user typed; here nobody is typing.
+        for settled in self.book.expire(now, &|_, _, _| false) {
+            self.told(settled, None);
+        }
+    }
+
+    /// Ends an open question with `outcome`; the page that decided it (`decided_by`) hears that
+    /// askpane has it, then every page drops it.
+    fn resolve(&mut self, tool_use_id: &str, outcome: Outcome, decided_by: Option<u64>) {
+        let Some(id) = self.find(tool_use_id) else { return };
+        let ending = match (decided_by, &outcome) {
+            (Some(_), _) => Ending::User,
+            (None, Outcome::Withdrawn) => Ending::Withdrawn,
+            (None, _) => Ending::Closed,
+        };
+        if let Some(settled) = self.book.settle(id, outcome, ending) {
+            self.told(settled, decided_by);
+        }
+    }
+
+    /// Sends a settled question's outcome to everyone waiting for it, and tells the pages.
+    fn told(&mut self, settled: Settled<Responder>, decided_by: Option<u64>) {
+        let Some(page) = self.pages.remove(&settled.open.id()) else { return };
+        let kind = settled.outcome.kind();
+        for responder in settled.replies {
+            responder.send(settled.outcome.clone());
+        }
+        if let Some(client) = decided_by.and_then(|client| self.clients.get(&client)) {
+            client.send(web::answer_received(&page.tool_use_id, kind));
+        }
+        self.broadcast(&web::question_withdrawn(&page.tool_use_id, kind));
+    }
+
+    fn handle_browser(&mut self, message: ToHub) {
+        match message {
+            ToHub::Connected { client, page } => {
+                // A new tab, or a reload: it gets every open question, with the time left.
+                let now = self.now();
+                for open in self.book.requests() {
+                    if let Some(question) = self.pages.get(&open.id()) {
+                        page.send(message_now(question, open, now));
+                    }
+                }
+                self.clients.insert(client, page);
+                self.pages_seen = true;
+                self.pages_gone_since = None;
+            }
+            ToHub::Disconnected { client } => {
+                self.clients.remove(&client);
+                if self.clients.is_empty() && self.pages_seen {
+                    self.pages_gone_since = Some(Instant::now());
+                }
+            }
+            ToHub::Message { client, value } => {
+                if let Err(error) = self.take(client, &value) {
+                    let refusal = web::error_message(&error, value.get("tool_use_id"));
+                    if let Some(page) = self.clients.get(&client) {
+                        page.send(refusal);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes a page's message: an answer or a decline decides its question; a timeout change
+    /// moves the backstop.
+    fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
+        let message = web::parse_browser_message(value)?;
+        let tool_use_id = message.tool_use_id().to_owned();
+        let unknown = || BrowserError::UnknownQuestion(tool_use_id.clone());
+        let id = self.find(&tool_use_id).ok_or_else(unknown)?;
+        let open = self.book.get(id).ok_or_else(unknown)?;
+        let ask = &open.core.ask;
+        let outcome = match message {
+            BrowserMessage::Answer { body, .. } => match web::answer_outcome(ask, &body)? {
+                Outcome::Answered(mut answers) if open.mark_skipped => {
+                    answers.mark_skipped(ask);
+                    Outcome::Answered(answers)
+                }
+                outcome => outcome,
+            },
+            BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
+            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(ask, &body)?,
+            // The time askpane gave (with any added), not what the page says it was.
+            BrowserMessage::TimedOut { body, .. } => {
+                web::timed_out_outcome(ask, &body, open.given_secs())?
+            }
+            BrowserMessage::Timeout { change, .. } => {
+                let now = self.now();
+                let left = self
+                    .book
+                    .change_countdown(id, now, change)
+                    .map_err(|NoCountdown| BrowserError::NoTimeout(tool_use_id.clone()))?;
+                let left =
+                    left.filter(|&left| left < UNBOUNDED_SECS).map(|left| left.ceil() as u64);
+                let changed = web::timeout_changed(&tool_use_id, left);
+                self.broadcast_except(&changed, Some(client));
+                return Ok(());
+            }
+        };
+        self.resolve(&tool_use_id, outcome, Some(client));
+        Ok(())
+    }
+}
+
+/// The bridge's own bounds on a request (its messages are sized from them): a request over them
+/// is refused with the reason rather than shown in a page that could not answer it.
+pub(super) fn fits_the_page(ask: &crate::protocol::Ask, tool_use_id: &str) -> Result<(), String> {
+    let questions = ask.questions();
+    if questions.len() > MAX_BRIDGE_QUESTIONS {
+        return Err(format!(
+            "{} questions; askpane's browser page shows at most {MAX_BRIDGE_QUESTIONS} (the tool \
+             allows 4)",
+            questions.len()
+        ));
+    }
+    if let Some((index, question)) =
+        questions.iter().enumerate().find(|(_, q)| q.options().len() > MAX_BRIDGE_OPTIONS)
+    {
+        return Err(format!(
+            "question {}: {} options; askpane's browser page shows at most {MAX_BRIDGE_OPTIONS} \
+             (the tool allows 4)",
+            index + 1,
+            question.options().len()
+        ));
+    }
+    let id_length = crate::protocol::js_length(tool_use_id);
+    if id_length > MAX_TOOL_USE_ID_LENGTH {
+        return Err(format!(
+            "the tool_use_id is {id_length} characters long; askpane's browser page takes at \
+             most {MAX_TOOL_USE_ID_LENGTH}"
+        ));
+    }
+    Ok(())
+}
+
+/// Now as `2026-11-21T23:02:23Z` (UTC), for `user_question.timestamp`.
+pub(super) fn utc_timestamp() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_iso_8601() {
+        let stamp = utc_timestamp();
+        assert_eq!(stamp.len(), 20, "{stamp}");
+        assert!(stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T', "{stamp}");
+    }
+}

@@ -1,0 +1,369 @@
+//! `--ui web`: the questions go to browsers over a WebSocket instead of a native window.
+//!
+//! askpane serves its own web app (the same egui app built for wasm32, embedded in the binary)
+//! and a WebSocket endpoint, on 127.0.0.1 unless `--bind` says otherwise. The page gets a fresh
+//! 256-bit token in the URL fragment (never in a request line a proxy could log) and presents it
+//! in the `Sec-WebSocket-Protocol` header when it connects; it is compared in constant time
+//! before the upgrade (401 otherwise), and the Host and Origin headers must name one of the
+//! addresses askpane serves and prints (403 otherwise: no DNS rebinding, no other site).
+//! Messages are limited to [`MAX_MESSAGE`], which any valid answer fits; an answer must name an
+//! open question and only options that were offered, and every text must be within its limit
+//! ([`crate::protocol::limits`]). Nothing a browser sends reaches a shell.
+//!
+//! A page learns its answer counted from `answer_received`; a refused message gets an `error`
+//! and the connection stays open. A connection askpane ends for a fault is closed with the RFC
+//! 6455 code for it (1009 too big, 1007 not UTF-8, 1002 protocol, 1001 silent, 1011 internal);
+//! only the end of askpane itself closes with 1000 "askpane is done", which the page takes as
+//! final.
+//!
+//! Threads: `web-accept` (the listener, which joins its `web-conn-N` threads before ending; at
+//! most [`MAX_CONNECTIONS`] at once) and `web-hub`, which owns every open question and every
+//! connected browser. No thread polls: each blocks in `poll(2)` or a read with a timeout, and a
+//! stop wakes them through a pipe or by shutting their sockets. The first answer wins; the other
+//! tabs see the question withdrawn. A browser that reconnects gets every open question again. When
+//! the last page has gone and none comes back within [`PAGE_GONE_GRACE`], the open questions end
+//! with "the page was closed" rather than leave the agent waiting.
+//!
+//! Here: the options, starting and stopping the bridge, its addresses, token and wake-up pipe;
+//! `http.rs`: the listener and each connection (HTTP head, files, the WebSocket pump); `hub.rs`:
+//! the request book's driver for pages.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use rustix::event::{PollFd, PollFlags, Timespec};
+
+use crate::protocol::limits::{self};
+
+use super::{Inbound, IoThreads};
+
+/// Largest WebSocket message or frame a browser may send: the largest valid answer
+/// ([`limits::MAX_BROWSER_MESSAGE`]). A larger one ends its connection with 1009.
+pub const MAX_MESSAGE: usize = limits::MAX_BROWSER_MESSAGE;
+/// How long the last page may be gone, with questions open, before they end as "the page was
+/// closed": time for a reload or a dropped network to come back.
+pub const PAGE_GONE_GRACE: Duration = Duration::from_secs(60);
+/// Most connections served at once (pages, files, sockets); more are refused with 503.
+pub const MAX_CONNECTIONS: usize = 128;
+
+/// Largest HTTP request head accepted.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a connection may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one write to a browser may block (a tab that stopped reading).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// After a stop: how long connections get to end by themselves (a page its 1000 close, a file
+/// its last bytes) before their sockets are shut. The reply to the agent is already written.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+/// How long after a question's `--timeout` the bridge ends it, if no page did: time for the
+/// page's own expiry (which sends what the user touched) to arrive.
+const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
+/// How often a quiet page is pinged (browsers answer pings by themselves).
+const PING_EVERY: Duration = Duration::from_secs(20);
+/// A page that sent nothing (not even a pong) for this long is gone: a tab on a lost network
+/// leaves a half-open socket that would otherwise count as a page forever.
+const SILENT_LIMIT: Duration = Duration::from_secs(60);
+/// Most bytes queued for a page that does not read: past this its connection ends.
+const MAX_WRITE_BUFFER: usize = 16 * 1024 * 1024;
+/// The longest the listener waits after a failed accept (out of file descriptors, say) before
+/// it tries again; the wait doubles from 10 ms up to this.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// One file of the web app, served at `path`.
+#[derive(Clone, Copy, Debug)]
+pub struct Asset {
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+    pub mime: &'static str,
+}
+
+/// How the bridge serves.
+#[derive(Clone, Debug)]
+pub struct BridgeOptions {
+    pub bind: SocketAddr,
+    pub assets: &'static [Asset],
+    /// Stop once the adapters are done and no question is open (`askpane ask`, `askpane hook`).
+    pub stop_when_done: bool,
+    /// Stop when the agent's turn ends or the agent does (`askpane claude --ui web`: the browser
+    /// has no prompt box for another turn).
+    pub stop_after_turn: bool,
+    /// How long the open questions wait for a page to come back once the last one has gone
+    /// ([`PAGE_GONE_GRACE`]; tests pass less).
+    pub page_gone_grace: Duration,
+}
+
+/// A running bridge.
+pub struct Bridge {
+    address: SocketAddr,
+    served: Vec<SocketAddr>,
+    token: String,
+    stopped: Arc<AtomicBool>,
+    wakeup: Arc<Wakeup>,
+    done: Receiver<()>,
+}
+
+impl Bridge {
+    /// Binds, and starts the hub and the listener. `inbox` is what the adapters send.
+    pub fn start(
+        options: &BridgeOptions,
+        inbox: Receiver<Inbound>,
+        threads: &mut IoThreads,
+    ) -> io::Result<Bridge> {
+        let listener = TcpListener::bind(options.bind)?;
+        // Non-blocking: the listener waits in poll(2), so a stop wakes it at once, and a
+        // connection that went away between poll and accept does not block it.
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let served = served_addresses(address);
+        let token = new_token()?;
+        let stopped = Arc::new(AtomicBool::new(false));
+        let wakeup = Arc::new(Wakeup::new()?);
+        let (to_hub, hub_inbox) = crossbeam_channel::unbounded();
+        let (done_sender, done) = crossbeam_channel::bounded(1);
+
+        let hub = Hub::new(options, Arc::clone(&stopped), Arc::clone(&wakeup));
+        threads.spawn("web-hub", move || {
+            hub.run(&inbox, &hub_inbox);
+            let _ = done_sender.send(());
+            Ok(())
+        })?;
+
+        let site = Arc::new(Site {
+            assets: options.assets,
+            token: token.clone(),
+            served: served.clone(),
+            to_hub,
+            stopped: Arc::clone(&stopped),
+            registry: Registry::default(),
+        });
+        let accept_wakeup = Arc::clone(&wakeup);
+        threads.spawn("web-accept", move || {
+            accept(&listener, &site, &accept_wakeup);
+            Ok(())
+        })?;
+        Ok(Bridge { address, served, token, stopped, wakeup, done })
+    }
+
+    /// Where the page is: open it in a browser. The token is in the fragment. On a loopback or
+    /// unspecified bind this is the loopback address; [`Bridge::urls`] lists every address.
+    pub fn url(&self) -> String {
+        self.urls().into_iter().next().unwrap_or_default()
+    }
+
+    /// A link per address the bridge serves (loopback first): with `--bind 0.0.0.0`, one per
+    /// address of this machine, the ones another device can use.
+    pub fn urls(&self) -> Vec<String> {
+        self.served
+            .iter()
+            .map(|address| format!("http://{address}/#token={}", self.token))
+            .collect()
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Waits until the hub ends (all adapters done and nothing open, with `stop_when_done`).
+    pub fn wait(&self) {
+        let _ = self.done.recv();
+    }
+
+    /// Stops accepting and ends every connection; the threads then end by themselves, within
+    /// about a second.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.wakeup.wake();
+    }
+}
+
+/// True when browsers elsewhere on the network could reach the bridge.
+pub fn is_exposed(bind: &SocketAddr) -> bool {
+    !bind.ip().is_loopback()
+}
+
+/// The addresses a browser can reach the bridge at: the bound one, or on an unspecified bind
+/// (`0.0.0.0`, `::`) loopback and every address of this machine's network interfaces (IPv6
+/// link-local ones left out: a link to them needs a zone). Only these are accepted as Host and
+/// Origin, and a link is printed for each.
+fn served_addresses(bound: SocketAddr) -> Vec<SocketAddr> {
+    let port = bound.port();
+    if !bound.ip().is_unspecified() {
+        return vec![bound];
+    }
+    let ipv6 = bound.is_ipv6();
+    let mut ips: Vec<IpAddr> = vec![IpAddr::V4(Ipv4Addr::LOCALHOST)];
+    if ipv6 {
+        ips.push(IpAddr::V6(Ipv6Addr::LOCALHOST));
+    }
+    match if_addrs::get_if_addrs() {
+        Ok(interfaces) => {
+            for ip in interfaces.iter().map(if_addrs::Interface::ip) {
+                let usable = match ip {
+                    IpAddr::V4(_) => true,
+                    // A `::` socket takes IPv4 too (Linux's default dual stack).
+                    IpAddr::V6(v6) => ipv6 && !v6.is_unicast_link_local(),
+                };
+                if usable && !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
+        }
+        Err(error) => eprintln!(
+            "askpane: could not list this machine's network addresses ({error}); only loopback \
+             links work"
+        ),
+    }
+    ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect()
+}
+
+fn new_token() -> io::Result<String> {
+    let mut bytes = [0_u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// True when `host` (a `Host` header, or an `Origin` without its scheme) names one of the
+/// addresses the bridge serves, with its port: an IP literal among them, or `localhost` when
+/// loopback is among them. A DNS name other than localhost is never accepted: that is what a
+/// DNS-rebinding page sends.
+fn names_this_server(host: &str, served: &[SocketAddr]) -> bool {
+    let Some((name, port)) = host.rsplit_once(':') else { return false };
+    let Some(first) = served.first() else { return false };
+    if port != first.port().to_string() {
+        return false;
+    }
+    // An IPv6 literal is bracketed in a Host ("[::1]:8123"), and only then.
+    let ip = match name.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')) {
+        Some(inner) => inner.parse::<Ipv6Addr>().ok().map(IpAddr::V6),
+        None => name.parse::<Ipv4Addr>().ok().map(IpAddr::V4),
+    };
+    match ip {
+        Some(ip) => served.iter().any(|address| address.ip() == ip),
+        None => name == "localhost" && served.iter().any(|address| address.ip().is_loopback()),
+    }
+}
+
+/// Equal in constant time: how long it takes says nothing about where the first difference is.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0_u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waking threads that block in poll(2)
+
+/// A pipe that wakes a thread blocked in `poll(2)` (std has no poll): the listener on a stop, a
+/// connection when the hub queued a message for its page.
+struct Wakeup {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Wakeup {
+    fn new() -> io::Result<Wakeup> {
+        let (read, write) = rustix::pipe::pipe()?;
+        for end in [&read, &write] {
+            rustix::io::ioctl_fionbio(end, true)?;
+            rustix::io::fcntl_setfd(end, rustix::io::FdFlags::CLOEXEC)?;
+        }
+        Ok(Wakeup { read, write })
+    }
+
+    /// Wakes the waiter. A full pipe means it is woken already.
+    fn wake(&self) {
+        let _ = rustix::io::write(&self.write, &[1]);
+    }
+
+    /// Empties the pipe once woken, so the next poll blocks again.
+    fn drain(&self) {
+        let mut buffer = [0_u8; 64];
+        while matches!(rustix::io::read(&self.read, &mut buffer), Ok(read) if read > 0) {}
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.read.as_fd()
+    }
+}
+
+/// Waits until `socket` (for `interest`) or `wakeup` is ready, at most `timeout` (`None`:
+/// no limit). Returns the socket's events.
+fn wait_ready(
+    socket: BorrowedFd<'_>,
+    interest: PollFlags,
+    wakeup: &Wakeup,
+    timeout: Option<Duration>,
+) -> io::Result<PollFlags> {
+    let mut fds =
+        [PollFd::from_borrowed_fd(socket, interest), PollFd::new(&wakeup.read, PollFlags::IN)];
+    let timeout = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
+    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(error) => return Err(error.into()),
+    }
+    if fds[1].revents().contains(PollFlags::IN) {
+        wakeup.drain();
+    }
+    Ok(fds[0].revents())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listener
+
+mod http;
+mod hub;
+
+use http::{Registry, Site, accept};
+use hub::Hub;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"abcd", b"abcd"));
+        assert!(!same_secret(b"abcd", b"abce"));
+        assert!(!same_secret(b"abc", b"abcd"));
+        assert!(!same_secret(b"", b"a"));
+    }
+
+    fn address(text: &str) -> SocketAddr {
+        text.parse().expect("an address")
+    }
+
+    #[test]
+    fn hosts_that_name_this_server() {
+        let loopback = [address("127.0.0.1:8123")];
+        assert!(names_this_server("127.0.0.1:8123", &loopback));
+        assert!(names_this_server("localhost:8123", &loopback));
+        assert!(!names_this_server("localhost:8124", &loopback));
+        assert!(!names_this_server("evil.example:8123", &loopback));
+        assert!(!names_this_server("127.0.0.1", &loopback));
+        assert!(!names_this_server("127.0.0.2:8123", &loopback));
+        assert!(is_exposed(&address("0.0.0.0:8123")));
+        // An unspecified bind serves loopback and this machine's addresses, and nothing else.
+        let lan = [address("127.0.0.1:8123"), address("192.168.1.20:8123")];
+        assert!(names_this_server("192.168.1.20:8123", &lan));
+        assert!(names_this_server("localhost:8123", &lan));
+        assert!(!names_this_server("192.168.1.21:8123", &lan));
+        assert!(!names_this_server("10.0.0.1:8123", &lan));
+        assert!(!names_this_server("rebound.example:8123", &lan));
+        let public = [address("192.168.1.20:8123")];
+        assert!(!names_this_server("localhost:8123", &public));
+        let v6 = [address("[::1]:8123")];
+        assert!(names_this_server("[::1]:8123", &v6));
+        assert!(!names_this_server("::1:8123", &v6));
+    }
+
+    #[test]
+    fn an_unspecified_bind_serves_loopback_first_and_only_real_addresses() {
+        let served = served_addresses(address("0.0.0.0:8123"));
+        assert_eq!(served.first(), Some(&address("127.0.0.1:8123")), "{served:?}");
+        assert!(served.iter().all(|a| a.port() == 8123 && !a.ip().is_unspecified()), "{served:?}");
+        assert_eq!(served_addresses(address("127.0.0.1:9")), [address("127.0.0.1:9")]);
+    }
+}
