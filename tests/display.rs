@@ -335,6 +335,8 @@ impl App {
                 command.env_remove(name);
             }
         }
+        // A window of its own, never the user's inbox (tests/inbox.rs starts its own).
+        command.env("ASKPANE_NO_INBOX", "1");
         let child = command
             .args(args)
             .env("DISPLAY", xvfb.display())

@@ -481,6 +481,8 @@ impl Session {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
+            // The hook answers in a window of its own unless a test says otherwise.
+            .env("ASKPANE_NO_INBOX", "1")
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .env(RUN_MARKER, &self.scratch.root)
             .stdin(Stdio::piped())

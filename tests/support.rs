@@ -303,7 +303,9 @@ pub fn read_lossy(path: &Path) -> String {
     fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
 
-/// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser).
+/// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser),
+/// answering in its own process: `ASKPANE_NO_INBOX=1` keeps `ask` and `hook` away from any
+/// inbox (tests/inbox.rs takes it off).
 pub fn askpane(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
     for (name, _) in std::env::vars_os() {
@@ -312,6 +314,7 @@ pub fn askpane(args: &[&str]) -> Command {
         }
     }
     command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    command.env("ASKPANE_NO_INBOX", "1");
     command
 }
 

@@ -150,6 +150,11 @@ impl App {
                     let settled = self.state.withdraw(&tool_use_id);
                     self.send(settled);
                 }
+                // Issue 10 (inbox): the client that asked went away.
+                Ok(Inbound::WithdrawRequest { id }) => {
+                    let settled = self.state.leave(id);
+                    self.send(settled);
+                }
                 Ok(Inbound::Settled { tool_use_id, how }) => {
                     let settled = self.state.settled_elsewhere(&tool_use_id, &how);
                     self.send(settled);

@@ -123,3 +123,11 @@ impl From<FormatArg> for ReplyFormat {
         }
     }
 }
+
+/// Whether `ask` and `hook` hand their request to the inbox (issue 10).
+#[derive(Args, Debug)]
+pub(super) struct InboxUse {
+    /// Answer in a window of this command's own, not in the running inbox (and never start one).
+    #[arg(long, env = "ASKPANE_NO_INBOX", value_parser = clap::builder::FalseyValueParser::new())]
+    pub(super) no_inbox: bool,
+}

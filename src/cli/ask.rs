@@ -8,8 +8,11 @@ use clap::Args;
 use askpane::protocol::{Envelope, Outcome, ReplyFormat, parse_message};
 use askpane::transport::pipe::{self, ReadError};
 
-use super::answer::{Answered, PipeMode, answer_one};
-use super::args::{AnsweringArgs, FormatArg, UiArgs};
+use askpane::protocol::inbox::ClientMode;
+
+use super::answer::{Answered, answer_one, policy};
+use super::args::{AnsweringArgs, FormatArg, InboxUse, UiArgs};
+use super::client::{Handed, hand_to_inbox};
 use super::exit;
 use super::window::write_direct;
 
@@ -25,6 +28,8 @@ pub(super) struct AskArgs {
     answering: AnsweringArgs,
     #[command(flatten)]
     shown: UiArgs,
+    #[command(flatten)]
+    inbox: InboxUse,
 }
 
 /// `askpane ask`: one request in, its reply out, an exit code that says how it ended.
@@ -43,21 +48,15 @@ pub(super) fn run(args: AskArgs) -> anyhow::Result<u8> {
             return Ok(exit::INVALID);
         }
     };
-    let Answered { outcome, stopped_by } =
-        answer_one(incoming, PipeMode::Ask, format, &args.answering, &args.shown, None)?;
-    if stopped_by.is_some_and(|signal| outcome == signal.outcome()) {
-        return Ok(exit::STOPPED);
+    let policy = policy(&args.answering, format, None);
+    let mode = ClientMode::Ask;
+    match hand_to_inbox(&message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox) {
+        Handed::Done(code) => return Ok(code),
+        Handed::Yourself => {}
     }
-    Ok(match outcome {
-        Outcome::Answered(_) | Outcome::Replied(_) => exit::OK,
-        Outcome::Declined { .. }
-        | Outcome::Stopped { .. }
-        | Outcome::Clarify { .. }
-        | Outcome::Withdrawn => exit::DECLINED,
-        Outcome::Refused { .. } => exit::INVALID,
-        Outcome::Unavailable { .. } => exit::NO_HUMAN,
-        Outcome::TimedOut { .. } => exit::TIMED_OUT,
-    })
+    let Answered { outcome, stopped_by } = answer_one(incoming, mode, &policy, &args.shown)?;
+    let by_signal = stopped_by.is_some_and(|signal| outcome == signal.outcome());
+    Ok(exit::for_ask(&outcome, by_signal))
 }
 
 /// A message that could not be read: say why on stderr and exit 2, with a reply on stdout all the

@@ -8,8 +8,11 @@ use clap::{Args, ValueEnum};
 use askpane::protocol::{EnvelopeError, parse_message};
 use askpane::transport::pipe;
 
-use super::answer::{PipeMode, answer_one};
-use super::args::{AnsweringArgs, UiArgs};
+use askpane::protocol::inbox::ClientMode;
+
+use super::answer::{answer_one, policy};
+use super::args::{AnsweringArgs, InboxUse, UiArgs};
+use super::client::{Handed, hand_to_inbox};
 use super::exit;
 
 #[derive(Args, Debug)]
@@ -21,6 +24,8 @@ pub(super) struct HookArgs {
     answering: AnsweringArgs,
     #[command(flatten)]
     shown: UiArgs,
+    #[command(flatten)]
+    inbox: InboxUse,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -49,8 +54,14 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    let answered =
-        answer_one(incoming, PipeMode::Hook, None, &args.answering, &args.shown, fallback);
+    let policy = policy(&args.answering, None, fallback);
+    let mode = ClientMode::Hook;
+    if let Handed::Done(code) =
+        hand_to_inbox(&message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox)
+    {
+        return Ok(code);
+    }
+    let answered = answer_one(incoming, mode, &policy, &args.shown);
     if let Err(error) = answered {
         // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
         // make Claude Code block the tool call, so the problem only goes to stderr.

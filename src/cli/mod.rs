@@ -24,8 +24,10 @@ mod answer;
 mod args;
 mod ask;
 mod claude;
+mod client;
 mod demo;
 mod hook;
+mod inbox;
 mod install;
 mod validate;
 mod window;
@@ -48,21 +50,7 @@ fn print_line(line: std::fmt::Arguments<'_>) {
 }
 
 /// Exit codes, the same in every mode (see the README).
-mod exit {
-    /// Answered, or the command did what it was asked.
-    pub const OK: u8 = 0;
-    /// The user declined, or closed the window.
-    pub const DECLINED: u8 = 1;
-    /// Invalid input: the reply and standard error say what is wrong.
-    pub const INVALID: u8 = 2;
-    /// No human can answer: no display, or a non-interactive run.
-    pub const NO_HUMAN: u8 = 3;
-    /// askpane was stopped by a signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1) before anyone
-    /// answered; the agent was told so. (`hook` still exits 0 once it printed.)
-    pub const STOPPED: u8 = 4;
-    /// Nobody answered in time (`--timeout`).
-    pub const TIMED_OUT: u8 = 5;
-}
+use askpane::protocol::exit;
 
 #[derive(Parser, Debug)]
 #[command(name = "askpane", version, about = "Answer an AI coding agent's questions in a window")]
@@ -79,6 +67,9 @@ enum Command {
     Ask(ask::AskArgs),
     /// Claude Code PreToolUse / PermissionRequest hook: answer AskUserQuestion in the window.
     Hook(hook::HookArgs),
+    /// One window for every agent's questions: a long-lived inbox that `ask` and `hook` hand
+    /// their requests to (started on demand by the first of them when none runs).
+    Inbox(inbox::InboxArgs),
     /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
     /// one window. Exits with Claude Code's exit code.
     Claude(claude::ClaudeArgs),
@@ -192,6 +183,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Ask(args) => ask::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Claude(args) => claude::run(args),
+        Command::Inbox(args) => inbox::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::Validate { file } => validate::run(&file),

@@ -8,6 +8,8 @@
 
 pub mod answer;
 pub mod envelope;
+pub mod exit;
+pub mod inbox;
 pub mod limits;
 pub mod origin;
 pub mod outcome;

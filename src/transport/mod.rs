@@ -6,10 +6,14 @@
 //! answer (the window closed, the app ended) still tells its agent: the agent never hangs.
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod admit;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod claude;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod group;
 pub mod lines;
+#[cfg(unix)]
+pub mod inbox;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]
@@ -69,6 +73,10 @@ pub enum Inbound {
     Ask(Box<Request>),
     /// The agent took back the question with this tool_use id (e.g. `control_cancel_request`).
     Withdraw { tool_use_id: String },
+    /// The client that asked request `id` went away (issue 10: a thin client of the inbox was
+    /// killed or gave up): it is gone from the window, and nothing is sent for it. Unlike
+    /// `Withdraw`, this finds requests that have no tool_use_id (a plain tool input).
+    WithdrawRequest { id: RequestId },
     /// The question was settled elsewhere (another browser tab); `how` completes "“X” was …".
     Settled { tool_use_id: String, how: String },
     /// Something the user should know (a malformed line, an agent that exited).

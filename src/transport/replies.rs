@@ -45,17 +45,26 @@ pub fn write_replies(
         // Disconnected means the responder vanished without sending, which `Responder`'s drop
         // rules out; skip it rather than block.
         let Ok(outcome) = received else { continue };
-        let format = reply.format.unwrap_or_else(|| reply.envelope.format());
-        let line = reply.envelope.reply_as(format, &outcome).or_else(|| {
-            reply
-                .always_a_line
-                .then(|| reply.envelope.reply_as(ReplyFormat::ToolInput, &outcome))
-                .flatten()
-        });
-        if let Some(line) = line {
+        if let Some(line) =
+            reply_line(&reply.envelope, reply.format, &outcome, reply.always_a_line)
+        {
             write_line(out, &line)?;
         }
         written.push(outcome);
     }
     Ok(written)
+}
+
+/// The reply to write for `outcome`: in `format`, else the envelope's own; with
+/// `always_a_line`, the tool-input form where that envelope's answer is to send nothing.
+pub fn reply_line(
+    envelope: &Envelope,
+    format: Option<ReplyFormat>,
+    outcome: &Outcome,
+    always_a_line: bool,
+) -> Option<serde_json::Value> {
+    let format = format.unwrap_or_else(|| envelope.format());
+    envelope.reply_as(format, outcome).or_else(|| {
+        always_a_line.then(|| envelope.reply_as(ReplyFormat::ToolInput, outcome)).flatten()
+    })
 }

@@ -45,6 +45,14 @@ impl StopSignal {
         Outcome::askpane_stopped(self.name())
     }
 
+    /// The signal whose [`StopSignal::outcome`] this is, if any (the inbox tells its clients'
+    /// exit code from the outcome alone).
+    pub fn from_outcome(outcome: &Outcome) -> Option<StopSignal> {
+        let every =
+            [StopSignal::Term, StopSignal::Int, StopSignal::Hup, StopSignal::Quit, StopSignal::Usr1];
+        every.into_iter().find(|signal| signal.outcome() == *outcome)
+    }
+
     #[cfg(unix)]
     fn number(self) -> i32 {
         use signal_hook::consts::signal;

@@ -238,6 +238,12 @@ impl Hub {
             Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
                 self.resolve(&tool_use_id, Outcome::Withdrawn, None);
             }
+            // Issue 10 (inbox): the client that asked went away; its handle leaves.
+            Inbound::WithdrawRequest { id } => {
+                if let Some(settled) = self.book.leave(id) {
+                    self.told(settled, None);
+                }
+            }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
                 message: "askpane's browser UI cannot approve tool calls; allow them with \

@@ -1,0 +1,285 @@
+//! The thin client (issue 10): `ask` and `hook` hand their request to the running inbox
+//! (starting one when none runs and a window or browser can show it), wait for its outcome,
+//! print the reply and exit with the code the inbox computed. Where no inbox can be used they
+//! answer themselves, as before, after one line on stderr that says why.
+
+use std::io;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, select};
+use serde_json::Value;
+
+use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
+use askpane::protocol::{Incoming, exit};
+use askpane::transport::inbox::{ConnectError, InboxClient, Place};
+use askpane::transport::lines::write_line;
+use askpane::transport::signals::StopSignal;
+use askpane::transport::{Inbound, IoThreads, ui_channel};
+
+use super::args::UiArgs;
+use super::window::{missing_display, watch_signals, write_direct};
+
+/// How often a client starts an inbox and asks again after the inbox went away mid-question.
+const RESTARTS: usize = 2;
+
+/// How long a client waits for an inbox it started to listen.
+const START_WAIT: Duration = Duration::from_secs(15);
+
+/// What became of handing a request to the inbox.
+pub(super) enum Handed {
+    /// The inbox decided: the reply is printed; exit with this code.
+    Done(u8),
+    /// No inbox can be used: answer here.
+    Yourself,
+}
+
+/// Hands `message` to the inbox, unless `--no-inbox`, an invalid message, or a policy that
+/// decides without a person says to answer here.
+pub(super) fn hand_to_inbox(
+    message: &Value,
+    incoming: &Incoming,
+    mode: ClientMode,
+    policy: &Policy,
+    shown: &UiArgs,
+    no_inbox: bool,
+) -> Handed {
+    if no_inbox || askpane::protocol::validate(&incoming.input).is_err() {
+        // Refusing an invalid message needs no person: the reply is the same anywhere.
+        return Handed::Yourself;
+    }
+    let place = match Place::find() {
+        Ok(place) => place,
+        Err(error) => {
+            eprintln!("askpane: cannot use the inbox ({error}); answering here");
+            return Handed::Yourself;
+        }
+    };
+    let ask = AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
+    let mut restarts = 0;
+    loop {
+        let client = match InboxClient::connect(&place) {
+            Ok(client) => client,
+            Err(ConnectError::NotRunning(_)) if !needs_a_person(policy) => {
+                // Decided by the flags alone: the same reply here, without starting an inbox.
+                return Handed::Yourself;
+            }
+            Err(ConnectError::NotRunning(_)) => match start_inbox(&place, shown) {
+                Ok(client) => client,
+                Err(why) => {
+                    eprintln!("askpane: no inbox runs and none can be started ({why}); answering here");
+                    return Handed::Yourself;
+                }
+            },
+            Err(error @ ConnectError::NoHello(_)) => {
+                eprintln!("askpane: cannot use the inbox ({error}); answering here");
+                return Handed::Yourself;
+            }
+        };
+        match wait_for_outcome(client, &ask) {
+            Waited::Outcome { reply, exit_code, problem } => {
+                if let Some(problem) = problem {
+                    eprintln!("askpane: {problem}");
+                }
+                if let Some(reply) = reply
+                    && let Err(error) = write_line(&mut io::stdout().lock(), &reply)
+                    && error.kind() != io::ErrorKind::BrokenPipe
+                {
+                    eprintln!("askpane: cannot write the reply: {error}");
+                }
+                return Handed::Done(exit_code);
+            }
+            Waited::Stopped(signal) => {
+                // This client was stopped: the inbox withdrew the request when the connection
+                // closed; the agent hears why, as from a window of its own.
+                let format = policy.format.map(Into::into);
+                let written =
+                    write_direct(&incoming.envelope, format, &signal.outcome(), mode.always_a_line());
+                if let Err(error) = written {
+                    eprintln!("askpane: cannot write the reply: {error:#}");
+                }
+                return Handed::Done(match mode {
+                    ClientMode::Ask => exit::STOPPED,
+                    ClientMode::Hook => exit::OK,
+                });
+            }
+            Waited::InboxGone if restarts < RESTARTS => {
+                restarts += 1;
+                eprintln!("askpane: the inbox went away before an answer; asking again");
+            }
+            Waited::InboxGone => {
+                eprintln!("askpane: the inbox keeps going away; answering here");
+                return Handed::Yourself;
+            }
+            Waited::Failed(why) => {
+                eprintln!("askpane: the inbox failed ({why}); answering here");
+                return Handed::Yourself;
+            }
+        }
+    }
+}
+
+/// True unless the flags decide the outcome on their own.
+fn needs_a_person(policy: &Policy) -> bool {
+    let decided = policy.decline.is_some()
+        || (policy.submit && policy.answers.is_some())
+        || policy.non_interactive
+        || policy.unavailable.is_some();
+    !decided
+}
+
+enum Waited {
+    Outcome { reply: Option<Value>, exit_code: u8, problem: Option<String> },
+    /// A signal stopped this client before the outcome came.
+    Stopped(StopSignal),
+    /// The connection ended without an outcome: the inbox crashed or was killed.
+    InboxGone,
+    Failed(String),
+}
+
+/// Sends the request and waits for its outcome, a signal, or the inbox's end.
+fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
+    if let Err(error) = client.send(&ClientMessage::Ask(ask.clone())) {
+        return match error.kind() {
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
+            _ => Waited::Failed(error.to_string()),
+        };
+    }
+    let signals = watch_signals();
+    let (to_me, stop) = ui_channel(askpane::transport::Waker::noop());
+    let route = signals.as_ref().map(|watch| watch.route(to_me));
+    let (messages_sender, messages) = crossbeam_channel::unbounded();
+    let mut threads = IoThreads::default();
+    let reading = match client.try_clone() {
+        Ok(reading) => reading,
+        Err(error) => return Waited::Failed(error.to_string()),
+    };
+    let spawned = threads.spawn("inbox-reader", move || {
+        let mut reading = reading;
+        loop {
+            let message = reading.receive();
+            let end = !matches!(message, Ok(Some(_)));
+            if messages_sender.send(message).is_err() || end {
+                return Ok(());
+            }
+        }
+    });
+    if let Err(error) = spawned {
+        return Waited::Failed(error.to_string());
+    }
+    let waited = wait(&messages, &stop, &ask.id);
+    client.close();
+    drop(route);
+    drop(messages);
+    let _ = threads.join();
+    waited
+}
+
+fn wait(
+    messages: &Receiver<io::Result<Option<InboxMessage>>>,
+    stop: &Receiver<Inbound>,
+    id: &str,
+) -> Waited {
+    loop {
+        select! {
+            recv(messages) -> message => match message {
+                Ok(Ok(Some(InboxMessage::Outcome(outcome)))) if outcome.id == id => {
+                    return Waited::Outcome {
+                        reply: outcome.reply,
+                        exit_code: outcome.exit_code,
+                        problem: outcome.problem,
+                    };
+                }
+                Ok(Ok(Some(InboxMessage::Accepted { warnings, .. }))) => {
+                    for warning in warnings {
+                        eprintln!("askpane: warning: {warning}");
+                    }
+                }
+                Ok(Ok(Some(InboxMessage::Error { message, .. }))) => return Waited::Failed(message),
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) | Err(_) => return Waited::InboxGone,
+                Ok(Err(error)) => match error.kind() {
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
+                        return Waited::InboxGone;
+                    }
+                    _ => return Waited::Failed(error.to_string()),
+                },
+            },
+            recv(stop) -> message => {
+                if let Ok(Inbound::Shutdown { outcome }) = message
+                    && let Some(signal) = StopSignal::from_outcome(&outcome)
+                {
+                    return Waited::Stopped(signal);
+                }
+            },
+        }
+    }
+}
+
+/// Starts an inbox in the background (its own process group, its output in the log file) and
+/// connects to it. Of several clients doing this at once, the inbox lock keeps one inbox.
+fn start_inbox(place: &Place, shown: &UiArgs) -> Result<InboxClient, String> {
+    let web = shown.web();
+    if !web && let Some(problem) = missing_display() {
+        return Err(format!("no display: {problem}"));
+    }
+    let exe = std::env::current_exe().map_err(|error| format!("cannot find askpane: {error}"))?;
+    let log = log_file()?;
+    let (log_out, log_path) = log;
+    let log_err = log_out.try_clone().map_err(|error| error.to_string())?;
+    let mut command = Command::new(exe);
+    command.arg("inbox").arg("--on-demand");
+    command.arg("--ui").arg(if web { "web" } else { "native" });
+    command.arg("--bind").arg(shown.bind.to_string());
+    // Never the client's own flags (they travel with each request).
+    for name in
+        ["ASKPANE_ANSWERS", "ASKPANE_SUBMIT", "ASKPANE_DECLINE", "ASKPANE_TIMEOUT", "ASKPANE_UI"]
+    {
+        command.env_remove(name);
+    }
+    command.env_remove("ASKPANE_NONINTERACTIVE");
+    // A process group of its own: Claude Code ending the hook's group leaves the inbox alone.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.stdin(Stdio::null()).stdout(log_out).stderr(log_err);
+    let mut child =
+        command.spawn().map_err(|error| format!("cannot start `askpane inbox`: {error}"))?;
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        match InboxClient::connect(place) {
+            Ok(client) => return Ok(client),
+            Err(ConnectError::NoHello(why)) => return Err(why),
+            Err(ConnectError::NotRunning(_)) => {}
+        }
+        // An inbox that lost the race to another exits 0 at once; keep trying the winner.
+        if let Ok(Some(status)) = child.try_wait()
+            && !status.success()
+        {
+            return Err(format!("the inbox failed to start ({status}); see {}", log_path.display()));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("the inbox did not start in time; see {}", log_path.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The inbox's log: `$XDG_STATE_HOME/askpane/inbox.log` (default `~/.local/state/askpane/`).
+fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".local/state"))
+        })
+        .ok_or("neither XDG_STATE_HOME nor HOME is set")?;
+    let dir = state.join("askpane");
+    std::fs::create_dir_all(&dir)
+        .map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+    let path = dir.join("inbox.log");
+    let file = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
+    Ok((file, path))
+}

@@ -1,0 +1,137 @@
+//! `askpane inbox` (issue 10): the long-lived process that shows every `ask` and `hook` of this
+//! user in one window (or one browser page), fed by its socket; and `askpane inbox --quit`.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use askpane::app::{App, AppOptions};
+use askpane::protocol::inbox::ClientMessage;
+use askpane::protocol::exit;
+use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
+use askpane::transport::serve::{self, BridgeOptions};
+use askpane::transport::{Inbound, IoThreads, ui_channel};
+use askpane::web_bundle;
+
+use super::args::UiArgs;
+use super::window::{
+    leave_the_keyboard_alone, missing_display, no_display, repaint_waker, show_window,
+    start_bridge, tell_unavailable, watch_signals,
+};
+
+#[derive(Args, Debug)]
+pub(super) struct InboxArgs {
+    /// End the running inbox: every question still waiting is answered "closed without an
+    /// answer", and its client exits.
+    #[arg(long)]
+    quit: bool,
+    /// Started by a client that found no inbox (not for people to type).
+    #[arg(long, hide = true)]
+    on_demand: bool,
+    #[command(flatten)]
+    shown: UiArgs,
+}
+
+/// How long `--quit` waits for the inbox to be gone.
+const QUIT_WAIT: Duration = Duration::from_secs(10);
+
+pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
+    let place = Place::find().context("finding the inbox's directory")?;
+    if args.quit {
+        return quit(&place);
+    }
+    let Some(lock) = InboxLock::take(&place).context("taking the inbox lock")? else {
+        eprintln!("askpane: an inbox already runs ({})", place.socket().display());
+        return Ok(exit::OK);
+    };
+    let web = args.shown.web();
+    if !web && let Some(problem) = missing_display() {
+        return Ok(no_display(&problem));
+    }
+    let listener = inbox::bind(&place).context("opening the inbox socket")?;
+    let started = match args.on_demand {
+        true => "started by a client",
+        false => "started",
+    };
+    eprintln!("askpane: inbox {started}, pid {}, on {}", std::process::id(), place.socket().display());
+    let signals = watch_signals();
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let server = InboxServer::start(listener, place.socket(), to_ui)
+        .context("starting the inbox's socket server")?;
+    let mut threads = IoThreads::default();
+    let unshown = requests.clone();
+    if web {
+        let bridge_options = BridgeOptions {
+            bind: args.shown.bind,
+            assets: web_bundle::ASSETS,
+            stop_when_done: false,
+            stop_after_turn: false,
+            page_gone_grace: serve::PAGE_GONE_GRACE,
+        };
+        match start_bridge(&bridge_options, requests, &mut threads) {
+            Ok(bridge) => {
+                bridge.wait();
+                bridge.stop();
+            }
+            Err(error) => eprintln!("askpane: {error:#}"),
+        }
+    } else {
+        let app = move |ctx: &egui::Context| {
+            App::new(ctx, requests, AppOptions::default())
+                .with_frame_hook(leave_the_keyboard_alone())
+        };
+        if let Err(error) = show_window(window_ctx, args.shown.theme, app) {
+            eprintln!("askpane: cannot show the inbox's window ({error})");
+            tell_unavailable(&unshown, &error);
+        }
+    }
+    // The window is gone: every request it held was told. What is still queued hears the window
+    // closed (its responder is dropped with it), then the clients are let go.
+    drop(route);
+    drop(unshown.try_iter().collect::<Vec<Inbound>>());
+    drop(unshown);
+    server.stop();
+    threads.join().context("ending the browser bridge")?;
+    drop(lock);
+    eprintln!("askpane: inbox ended");
+    Ok(exit::OK)
+}
+
+/// `askpane inbox --quit`: asks the running inbox to end and waits until it has.
+fn quit(place: &Place) -> anyhow::Result<u8> {
+    let mut client = match InboxClient::connect(place) {
+        Ok(client) => client,
+        Err(ConnectError::NotRunning(_)) => {
+            eprintln!("askpane: no inbox runs");
+            return Ok(exit::OK);
+        }
+        Err(error) => anyhow::bail!("cannot reach the inbox: {error}"),
+    };
+    let pid = client.inbox_pid;
+    client.send(&ClientMessage::Quit).context("asking the inbox to quit")?;
+    // The inbox says it is quitting, then closes every connection once its clients are told.
+    let deadline = Instant::now() + QUIT_WAIT;
+    loop {
+        match client.receive() {
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+        if Instant::now() >= deadline {
+            anyhow::bail!("the inbox (pid {pid}) did not end within {} s", QUIT_WAIT.as_secs());
+        }
+    }
+    // The lock is free once the process is gone.
+    while Instant::now() < deadline {
+        if let Ok(Some(lock)) = InboxLock::take(place) {
+            drop(lock);
+            eprintln!("askpane: the inbox (pid {pid}) ended");
+            return Ok(exit::OK);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    anyhow::bail!("the inbox (pid {pid}) did not end within {} s", QUIT_WAIT.as_secs())
+}

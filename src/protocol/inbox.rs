@@ -1,0 +1,315 @@
+//! The inbox's local API (issue 10): the JSON-lines messages between `askpane inbox` and its
+//! clients on the inbox socket. Pure data (serde), no IO: the socket is `transport::inbox`.
+//!
+//! A connection opens with the inbox's [`InboxMessage::Hello`] (the protocol [`VERSION`]). A
+//! client then sends any of [`ClientMessage`]: `ask` (an agent's message exactly as received,
+//! with the client's [`Policy`]), `withdraw`, `list`, `subscribe`, `quit`, or its own `hello`
+//! to check the version. Every `ask` gets an `accepted` and, once decided, an `outcome` holding
+//! the reply line the client prints and the exit code it ends with. A line that is not a
+//! message gets an `error` that says what was wrong, and the connection stays usable.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::envelope::ReplyFormat;
+
+/// The protocol version in both hellos. A client that speaks another gets an error.
+pub const VERSION: u32 = 1;
+
+/// What a client sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Optional: checks that the inbox speaks `version`.
+    Hello {
+        version: u32,
+        /// Who the client is, for the inbox's log (`askpane hook`, a script's name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<String>,
+    },
+    /// A request to answer.
+    Ask(AskMessage),
+    /// Takes back this connection's open request `id`; its `outcome` then says `withdrawn`.
+    Withdraw { id: String },
+    /// Every open request of the inbox.
+    List,
+    /// From now on, an `asked` and a `settled` line for every request of every client.
+    Subscribe,
+    /// Ends the inbox: every waiting client is told the window closed without an answer.
+    Quit,
+}
+
+/// One request, as a thin client hands it over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AskMessage {
+    /// The client's name for it, unique among its connection's open requests.
+    pub id: String,
+    /// Which command asks: decides who the request is shown as from and the exit code.
+    pub mode: ClientMode,
+    /// The agent's message exactly as the client received it (any envelope askpane reads).
+    pub message: Value,
+    /// How the request may be answered: the client's flags.
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// The command a request comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientMode {
+    /// `askpane ask`: always one reply line; the exit code says how it ended.
+    Ask,
+    /// `askpane hook`: prints nothing where Claude Code is to ask in its own dialog; exits 0.
+    Hook,
+}
+
+impl ClientMode {
+    /// The adapter name shown beside the question (`hook · my-project`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientMode::Ask => "ask",
+            ClientMode::Hook => "hook",
+        }
+    }
+
+    /// `ask` promises exactly one line on stdout; a hook prints nothing where that is how Claude
+    /// Code is told to ask in its own dialog.
+    pub fn always_a_line(self) -> bool {
+        self == ClientMode::Ask
+    }
+}
+
+/// How a request may be answered without a person, and how its reply is written: the client's
+/// `--answers`, `--submit`, `--decline`, `--timeout`, `--non-interactive`, `--format` (and
+/// `hook --fallback`). Whoever holds the request decides its outcome from this, the same way.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Pre-selected answers (`--answers`), read by the client (its working directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Preset>,
+    /// Send the preset answers without showing the question (`--submit`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub submit: bool,
+    /// Decline at once with this message (`--decline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decline: Option<String>,
+    /// Seconds the user has (`--timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Reply at once that no human is available (`--non-interactive`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub non_interactive: bool,
+    /// Reply at once that no human is available, for this reason (`hook --fallback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Say "skipped" for unanswered questions.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mark_skipped: bool,
+    /// Reply in this envelope instead of the request's own (`--format`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// An `--answers` file as the client read it: its JSON, or why it could not be read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preset {
+    /// The file as the user named it, for messages.
+    pub file: String,
+    /// Its JSON (an object keyed by question text or header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<Value>,
+    /// Why it could not be read; then `json` is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+impl Preset {
+    /// The answers, or the message that says why there are none.
+    pub fn content(&self) -> Result<&Value, String> {
+        match (&self.json, &self.unreadable) {
+            (Some(json), None) => Ok(json),
+            (_, Some(error)) => Err(format!("--answers: {error}")),
+            (None, None) => Err(format!("--answers {}: no answers were sent", self.file)),
+        }
+    }
+}
+
+/// The reply envelopes `--format` names, spelled as on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    ToolInput,
+    ControlResponse,
+    PreToolUse,
+    PermissionRequest,
+    SeedWeb,
+}
+
+impl From<Format> for ReplyFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::ToolInput => ReplyFormat::ToolInput,
+            Format::ControlResponse => ReplyFormat::ControlResponse,
+            Format::PreToolUse => ReplyFormat::PreToolUse,
+            Format::PermissionRequest => ReplyFormat::PermissionRequest,
+            Format::SeedWeb => ReplyFormat::SeedWeb,
+        }
+    }
+}
+
+impl From<ReplyFormat> for Format {
+    fn from(format: ReplyFormat) -> Self {
+        match format {
+            ReplyFormat::ToolInput => Format::ToolInput,
+            ReplyFormat::ControlResponse => Format::ControlResponse,
+            ReplyFormat::PreToolUse => Format::PreToolUse,
+            ReplyFormat::PermissionRequest => Format::PermissionRequest,
+            ReplyFormat::SeedWeb => Format::SeedWeb,
+        }
+    }
+}
+
+/// What the inbox sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InboxMessage {
+    /// The first line of every connection.
+    Hello {
+        version: u32,
+        /// The inbox's process id (`askpane inbox --quit` and scripts use it).
+        pid: u32,
+    },
+    /// The request `id` was taken: `shown` when it waits for the user (false when its policy
+    /// decided it at once); `warnings` about the questions, for the client's stderr.
+    Accepted {
+        id: String,
+        shown: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
+    },
+    /// The request `id` is decided.
+    Outcome(OutcomeMessage),
+    /// The answer to `list`.
+    List { requests: Vec<Listed> },
+    /// The answer to `subscribe`.
+    Subscribed,
+    /// (subscribers) A request arrived.
+    Asked { request: Listed },
+    /// (subscribers) A request was decided.
+    Settled {
+        connection: u64,
+        id: String,
+        /// The outcome's kind (`answered`, `declined`, `withdrawn`, …).
+        outcome: String,
+    },
+    /// The answer to `quit`: the inbox is ending.
+    Quitting,
+    /// The line just read was not a message the inbox can act on; the connection stays usable.
+    Error {
+        message: String,
+        /// The request the error is about, when the line named one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+}
+
+/// How one request ended, for its client to print and exit with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeMessage {
+    pub id: String,
+    /// The outcome's kind (`answered`, `declined`, `withdrawn`, …).
+    pub outcome: String,
+    /// The reply line to print (in the request's envelope, or `--format`'s); `null` when nothing
+    /// is to be printed (a hook that leaves the question to Claude Code's dialog).
+    pub reply: Option<Value>,
+    /// The code the client exits with.
+    pub exit_code: u8,
+    /// Why the policy could not be applied (an `--answers` file that does not fit), for stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// One open request, as `list` and `asked` show it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Listed {
+    /// The connection that asked (a number the inbox gives each).
+    pub connection: u64,
+    /// The client's name for the request.
+    pub id: String,
+    /// Who asked: `hook · my-project · default`.
+    pub from: String,
+    /// The first question's header or text.
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// The asking process, as the socket reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// Why a line is not a client message: said back in an `error`.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe or quit")]
+    NotAMessage(String),
+}
+
+/// Reads one client line (already known to be JSON) into a message.
+pub fn client_message(line: Value) -> Result<ClientMessage, LineError> {
+    serde_json::from_value(line).map_err(|error| LineError::NotAMessage(error.to_string()))
+}
+
+/// The `id` a line names, if any: so an error about a broken `ask` can say which one.
+pub fn named_id(line: &Value) -> Option<String> {
+    line.get("id").and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn messages_have_the_documented_shape() {
+        let ask = ClientMessage::Ask(AskMessage {
+            id: "1".into(),
+            mode: ClientMode::Hook,
+            message: json!({"questions": []}),
+            policy: Policy { timeout_secs: Some(30), ..Policy::default() },
+        });
+        assert_eq!(
+            serde_json::to_string(&ask).expect("serialises"),
+            r#"{"type":"ask","id":"1","mode":"hook","message":{"questions":[]},"policy":{"timeout_secs":30}}"#
+        );
+        let outcome = InboxMessage::Outcome(OutcomeMessage {
+            id: "1".into(),
+            outcome: "declined".into(),
+            reply: None,
+            exit_code: 0,
+            problem: None,
+        });
+        assert_eq!(
+            serde_json::to_string(&outcome).expect("serialises"),
+            r#"{"type":"outcome","id":"1","outcome":"declined","reply":null,"exit_code":0}"#
+        );
+        assert_eq!(
+            client_message(json!({"type": "list"})).expect("a message"),
+            ClientMessage::List
+        );
+    }
+
+    #[test]
+    fn a_broken_line_names_what_is_wrong() {
+        let error = client_message(json!({"type": "ask", "id": "7"})).expect_err("no mode");
+        assert!(error.to_string().contains("missing field `mode`"), "{error}");
+        let error = client_message(json!({"type": "dance"})).expect_err("no such type");
+        assert!(error.to_string().contains("unknown variant `dance`"), "{error}");
+    }
+}

@@ -1,0 +1,138 @@
+//! Taking in one agent message with its client's policy: the one place a [`Request`] is built
+//! for `ask` and `hook`, whether the process that shows it is the command itself or the inbox
+//! (issue 10). The policy (`--decline`, `--answers --submit`, `--non-interactive`, no display)
+//! may decide the outcome at once; otherwise the request waits for the user, its form filled
+//! from `--answers` and its countdown from `--timeout`.
+
+use crossbeam_channel::Receiver;
+
+use crate::book::Policy;
+use crate::protocol::inbox::{ClientMode, Policy as WirePolicy};
+use crate::protocol::{
+    Ask, Envelope, Incoming, Invalid, Outcome, ReplyFormat, Warning, build_answers,
+    drafts_from_preset,
+};
+
+use super::{Provenance, Request};
+
+/// One message taken in: the request to show (if the policy left it to the user), and where its
+/// outcome arrives either way.
+#[derive(Debug)]
+pub struct Admission {
+    /// Which envelope the reply goes in, and the `--format` that overrides it.
+    pub envelope: Envelope,
+    pub format: Option<ReplyFormat>,
+    /// Write a line even where the envelope's answer is to send nothing (`ask`, not `hook`).
+    pub always_a_line: bool,
+    /// The request, for the window; `None` when its outcome is already decided.
+    pub request: Option<Request>,
+    /// Where the outcome arrives.
+    pub outcome: Receiver<Outcome>,
+    /// What is odd about the questions (shown anyway).
+    pub warnings: Vec<Warning>,
+    /// Why the questions cannot be shown at all (then the outcome is `Refused`).
+    pub invalid: Option<Invalid>,
+    /// The policy does not fit these questions (an `--answers` file naming another question):
+    /// the outcome says no answer is available, and `ask` exits 2 naming this.
+    pub problem: Option<String>,
+}
+
+/// Takes in `incoming` from a `mode` client with `policy`. `no_display` says why no window can
+/// be shown, when none can (and no browser is used): the agent then hears no human is there.
+pub fn admit(
+    incoming: Incoming,
+    mode: ClientMode,
+    policy: &WirePolicy,
+    no_display: Option<String>,
+) -> Admission {
+    let envelope = incoming.envelope.clone();
+    let format = policy.format.map(ReplyFormat::from);
+    let always_a_line = mode.always_a_line();
+    let provenance = Provenance::from_envelope(mode.name(), &incoming.envelope);
+    let (mut request, outcome) = match Request::new(incoming, provenance) {
+        Ok(pair) => pair,
+        Err(invalid) => {
+            let (responder, outcome) = super::Responder::channel();
+            responder.send(Outcome::Refused { reason: invalid.to_string() });
+            return Admission {
+                envelope,
+                format,
+                always_a_line,
+                request: None,
+                outcome,
+                warnings: Vec::new(),
+                invalid: Some(invalid),
+                problem: None,
+            };
+        }
+    };
+    let warnings = request.core.warnings.clone();
+    let (request, problem) = match settle(&mut request, policy, no_display) {
+        Ok(None) => (Some(request), None),
+        Ok(Some(decided)) => {
+            request.reply.send(decided);
+            (None, None)
+        }
+        Err(problem) => {
+            // The flags do not fit these questions: the agent is told no answer is available,
+            // and the caller names what did not match.
+            request.reply.send(Outcome::Unavailable { reason: problem.clone() });
+            (None, Some(problem))
+        }
+    };
+    Admission { envelope, format, always_a_line, request, outcome, warnings, invalid: None, problem }
+}
+
+/// The outcome the client's policy decides on its own (`--decline`, `--answers --submit`, a
+/// non-interactive run, no display, `hook --fallback`); `None` when the user is to answer, with
+/// the preset (without `--submit`) filling the form. The book's [`Policy::decide`] decides; this
+/// only states the client's flags as the book's policy.
+fn settle(
+    request: &mut Request,
+    policy: &WirePolicy,
+    no_display: Option<String>,
+) -> Result<Option<Outcome>, String> {
+    request.policy = book_policy(&request.core.ask, policy, no_display)?;
+    Ok(request.policy.decide(&request.core.ask))
+}
+
+/// The request's policy as the client's flags state it. A preset that does not fit the
+/// questions is an error that names the file (exit 2), never a partial answer.
+fn book_policy(
+    ask: &Ask,
+    wire: &WirePolicy,
+    no_display: Option<String>,
+) -> Result<Policy, String> {
+    let mut policy = Policy {
+        timeout_secs: wire.timeout_secs,
+        mark_skipped: wire.mark_skipped,
+        ..Policy::default()
+    };
+    // `hook --fallback`: nobody is asked here, whatever else the flags say.
+    if let Some(reason) = &wire.unavailable {
+        policy.unavailable = Some(reason.clone());
+        return Ok(policy);
+    }
+    if let Some(message) = &wire.decline {
+        policy.decline = Some(message.clone());
+        return Ok(policy);
+    }
+    if let Some(preset) = &wire.answers {
+        let json = preset.content()?;
+        let misfit = |error: &dyn std::fmt::Display| format!("--answers {}: {error}", preset.file);
+        policy.preset = drafts_from_preset(ask, json).map_err(|error| misfit(&error))?;
+        if wire.submit {
+            build_answers(ask, &policy.preset).map_err(|error| misfit(&error))?;
+            policy.submit = true;
+        }
+    }
+    if wire.non_interactive {
+        policy.unavailable = Some(
+            "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)"
+                .to_owned(),
+        );
+    } else if let Some(problem) = no_display {
+        policy.unavailable = Some(format!("no display: {problem}"));
+    }
+    Ok(policy)
+}

@@ -1,0 +1,598 @@
+//! The inbox's socket (issue 10): where it lives, the lock that makes one inbox per user, the
+//! server `askpane inbox` runs, and the connection a thin client opens.
+//!
+//! The socket is `$XDG_RUNTIME_DIR/askpane/inbox.sock` (else `/tmp/askpane-<uid>/inbox.sock`), in
+//! a directory that must be the user's own and is kept at 0700; the socket is 0600, and every
+//! peer's uid is checked (SO_PEERCRED) before a byte is read. `inbox.lock` beside it is held
+//! (flock) for the inbox's life: of two inboxes started at once, exactly one gets it.
+//!
+//! Each connection has a reader thread (`inbox-client`); each request it hands over has a thread
+//! (`inbox-outcome`) that waits for the request's outcome and writes it back. A connection that
+//! ends (its client was killed, or gave up) withdraws its open requests at once.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::protocol::inbox::{
+    self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
+};
+use crate::protocol::{Outcome, exit, parse_message};
+
+use super::admit::{Admission, admit};
+use super::lines::write_line;
+use super::pipe::MAX_INPUT_BYTES;
+use super::replies::reply_line;
+use super::signals::StopSignal;
+use super::{Inbound, RequestId, UiSender};
+
+/// The longest line the inbox reads: a request at its size limit, with room for the policy.
+const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
+
+/// How long a write to a client may block before the client counts as gone.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the inbox of this user lives.
+#[derive(Clone, Debug)]
+pub struct Place {
+    dir: PathBuf,
+}
+
+impl Place {
+    /// The directory for this user: `$XDG_RUNTIME_DIR/askpane`, else `/tmp/askpane-<uid>`.
+    /// Made 0700 if missing; refused if it is not a directory of this user's own.
+    pub fn find() -> io::Result<Place> {
+        let uid = rustix::process::getuid().as_raw();
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute() && dir.is_dir());
+        let dir = match runtime {
+            Some(runtime) => runtime.join("askpane"),
+            None => std::env::temp_dir().join(format!("askpane-{uid}")),
+        };
+        own_private_dir(&dir, uid)?;
+        Ok(Place { dir })
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("inbox.sock")
+    }
+
+    pub fn lock_file(&self) -> PathBuf {
+        self.dir.join("inbox.lock")
+    }
+}
+
+/// Makes `dir` (0700) or checks the one there: a real directory (not a link) owned by `uid`.
+/// Permissions wider than 0700 on our own directory are narrowed.
+fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => {
+            return Err(io::Error::new(error.kind(), format!("cannot make {}: {error}", dir.display())));
+        }
+    }
+    let metadata = fs::symlink_metadata(dir)?;
+    if !metadata.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory; askpane will not put its socket there",
+            dir.display()
+        )));
+    }
+    if metadata.uid() != uid {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} belongs to another user (uid {}); askpane will not put its socket there",
+                dir.display(),
+                metadata.uid()
+            ),
+        ));
+    }
+    if metadata.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// The lock one inbox holds for its life (`inbox.lock`, holding its pid).
+#[derive(Debug)]
+pub struct InboxLock {
+    _file: File,
+}
+
+impl InboxLock {
+    /// Takes the lock, or `None` when another inbox holds it.
+    pub fn take(place: &Place) -> io::Result<Option<InboxLock>> {
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(place.lock_file())?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(fs::TryLockError::Error(error)) => return Err(error),
+        }
+        file.set_len(0)?;
+        writeln!(file, "{}", std::process::id())?;
+        Ok(Some(InboxLock { _file: file }))
+    }
+}
+
+/// Binds the socket (0600), replacing one a dead inbox left. Call with the lock held.
+pub fn bind(place: &Place) -> io::Result<UnixListener> {
+    let socket = place.socket();
+    match fs::remove_file(&socket) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    let listener = UnixListener::bind(&socket)?;
+    // The directory is 0700 already, so nobody else could reach it in between.
+    fs::set_permissions(&socket, fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Writes whole lines to one client; shared by its reader and its outcome threads.
+#[derive(Debug)]
+struct Writer(Mutex<UnixStream>);
+
+impl Writer {
+    fn send(&self, message: &InboxMessage) -> bool {
+        let Ok(value) = serde_json::to_value(message) else { return false };
+        match self.0.lock() {
+            Ok(mut stream) => write_line(&mut *stream, &value).is_ok(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// A request the inbox holds for a client.
+#[derive(Debug)]
+struct Open {
+    request: RequestId,
+    listed: Listed,
+}
+
+/// A live connection, for shutting it down at the end.
+#[derive(Debug)]
+struct Connection {
+    stream: UnixStream,
+    thread: JoinHandle<()>,
+}
+
+/// What the server's threads share.
+struct Shared {
+    /// Where requests go; `None` once the inbox is ending (a request then hears the window
+    /// closed, as its responder is dropped).
+    to_ui: Mutex<Option<UiSender>>,
+    stopping: AtomicBool,
+    next_connection: AtomicU64,
+    /// Open requests by (connection, the client's id).
+    open: Mutex<HashMap<(u64, String), Open>>,
+    subscribers: Mutex<Vec<(u64, Arc<Writer>)>>,
+    connections: Mutex<Vec<Connection>>,
+    uid: u32,
+}
+
+impl Shared {
+    fn to_ui(&self, message: Inbound) {
+        let to_ui = self.to_ui.lock().ok().and_then(|to_ui| to_ui.clone());
+        // No UI any more: the message (a request and its responder) is dropped, which tells
+        // the client the window closed.
+        if let Some(to_ui) = to_ui {
+            to_ui.send(message);
+        }
+    }
+
+    fn broadcast(&self, message: &InboxMessage) {
+        let subscribers = match self.subscribers.lock() {
+            Ok(subscribers) => subscribers.clone(),
+            Err(_) => return,
+        };
+        for (_, writer) in subscribers {
+            writer.send(message);
+        }
+    }
+}
+
+/// The running socket server of `askpane inbox`.
+pub struct InboxServer {
+    shared: Arc<Shared>,
+    socket: PathBuf,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl InboxServer {
+    /// Serves `listener`: every request goes to the UI through `to_ui`.
+    pub fn start(listener: UnixListener, socket: PathBuf, to_ui: UiSender) -> io::Result<Self> {
+        let shared = Arc::new(Shared {
+            to_ui: Mutex::new(Some(to_ui)),
+            stopping: AtomicBool::new(false),
+            next_connection: AtomicU64::new(1),
+            open: Mutex::new(HashMap::new()),
+            subscribers: Mutex::new(Vec::new()),
+            connections: Mutex::new(Vec::new()),
+            uid: rustix::process::getuid().as_raw(),
+        });
+        let accepting = Arc::clone(&shared);
+        let accept = std::thread::Builder::new()
+            .name("inbox-accept".to_owned())
+            .spawn(move || accept_loop(&listener, &accepting))?;
+        Ok(InboxServer { shared, socket, accept: Some(accept) })
+    }
+
+    /// How many requests are open.
+    pub fn open_count(&self) -> usize {
+        self.shared.open.lock().map(|open| open.len()).unwrap_or(0)
+    }
+
+    /// Ends the server, after the UI has ended: every request still open hears its outcome (the
+    /// window closed), then every connection is closed and every thread joined.
+    pub fn stop(mut self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        if let Ok(mut to_ui) = self.shared.to_ui.lock() {
+            to_ui.take();
+        }
+        // Wake the accept loop with a connection of our own, then take the socket away.
+        let _ = UnixStream::connect(&self.socket);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+        let _ = fs::remove_file(&self.socket);
+        let connections = match self.shared.connections.lock() {
+            Ok(mut connections) => std::mem::take(&mut *connections),
+            Err(_) => Vec::new(),
+        };
+        // Reading ends first: each reader then waits for its outcome threads, which write the
+        // last outcomes, before the connection closes for good.
+        for connection in &connections {
+            let _ = connection.stream.shutdown(std::net::Shutdown::Read);
+        }
+        for connection in connections {
+            let _ = connection.thread.join();
+            let _ = connection.stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for InboxServer {
+    fn drop(&mut self) {
+        if self.accept.is_some() {
+            self.shared.stopping.store(true, Ordering::SeqCst);
+            let _ = UnixStream::connect(&self.socket);
+            if let Some(accept) = self.accept.take() {
+                let _ = accept.join();
+            }
+        }
+    }
+}
+
+fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        let stream = match stream {
+            Ok(stream) => stream,
+            Err(error) => {
+                eprintln!("askpane inbox: cannot accept a client: {error}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let peer = rustix::net::sockopt::socket_peercred(&stream);
+        let pid = match peer {
+            Ok(peer) if peer.uid.as_raw() == shared.uid => Some(peer.pid.as_raw_nonzero().get()),
+            Ok(peer) => {
+                eprintln!(
+                    "askpane inbox: refused a client of another user (uid {})",
+                    peer.uid.as_raw()
+                );
+                continue;
+            }
+            Err(error) => {
+                eprintln!("askpane inbox: refused a client whose user is unknown: {error}");
+                continue;
+            }
+        };
+        let number = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+        let Ok(kept) = stream.try_clone() else { continue };
+        let serving = Arc::clone(shared);
+        let pid = pid.and_then(|pid| u32::try_from(pid).ok());
+        let thread = std::thread::Builder::new()
+            .name("inbox-client".to_owned())
+            .spawn(move || serve_connection(&serving, number, stream, pid));
+        let Ok(thread) = thread else {
+            eprintln!("askpane inbox: cannot start a thread for a client");
+            continue;
+        };
+        if let Ok(mut connections) = shared.connections.lock() {
+            // Finished connections are joined as new ones come, so the list stays short.
+            let (done, live): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut *connections).into_iter().partition(|c| c.thread.is_finished());
+            for connection in done {
+                let _ = connection.thread.join();
+            }
+            *connections = live;
+            connections.push(Connection { stream: kept, thread });
+        }
+    }
+}
+
+/// One client: its lines in, its outcomes out; its open requests withdrawn when it goes.
+fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: Option<u32>) {
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let Ok(write_half) = stream.try_clone() else { return };
+    let writer = Arc::new(Writer(Mutex::new(write_half)));
+    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id() });
+    let mut reader = BufReader::new(stream);
+    let mut buffer = Vec::new();
+    let mut waiters: Vec<JoinHandle<()>> = Vec::new();
+    loop {
+        buffer.clear();
+        let read = (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buffer);
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if buffer.last() != Some(&b'\n') && buffer.len() as u64 >= MAX_LINE_BYTES {
+            let message = format!("a line longer than {MAX_LINE_BYTES} bytes; closing");
+            writer.send(&InboxMessage::Error { message, id: None });
+            break;
+        }
+        let line = buffer.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(error) => {
+                let message = inbox::LineError::NotJson(error.to_string()).to_string();
+                writer.send(&InboxMessage::Error { message, id: None });
+                continue;
+            }
+        };
+        let named = inbox::named_id(&value);
+        let message = match inbox::client_message(value) {
+            Ok(message) => message,
+            Err(error) => {
+                writer.send(&InboxMessage::Error { message: error.to_string(), id: named });
+                continue;
+            }
+        };
+        match message {
+            ClientMessage::Hello { version, .. } if version != VERSION => {
+                let message = format!(
+                    "this inbox speaks version {VERSION} of the protocol, not {version}"
+                );
+                writer.send(&InboxMessage::Error { message, id: None });
+            }
+            ClientMessage::Hello { .. } => {}
+            ClientMessage::Ask(ask) => {
+                if let Some(waiter) = take_ask(shared, number, pid, ask, &writer) {
+                    waiters.push(waiter);
+                }
+                waiters.retain(|waiter| !waiter.is_finished());
+            }
+            ClientMessage::Withdraw { id } => {
+                let request = shared.open.lock().ok().and_then(|open| {
+                    open.get(&(number, id.clone())).map(|open| open.request)
+                });
+                match request {
+                    Some(request) => shared.to_ui(Inbound::WithdrawRequest { id: request }),
+                    None => {
+                        let message = format!("no open request {id:?} on this connection");
+                        writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::List => {
+                let mut requests: Vec<Listed> = match shared.open.lock() {
+                    Ok(open) => open.values().map(|open| open.listed.clone()).collect(),
+                    Err(_) => Vec::new(),
+                };
+                requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
+                writer.send(&InboxMessage::List { requests });
+            }
+            ClientMessage::Subscribe => {
+                if let Ok(mut subscribers) = shared.subscribers.lock() {
+                    subscribers.push((number, Arc::clone(&writer)));
+                }
+                writer.send(&InboxMessage::Subscribed);
+            }
+            ClientMessage::Quit => {
+                eprintln!("askpane inbox: asked to quit");
+                writer.send(&InboxMessage::Quitting);
+                shared.to_ui(Inbound::Shutdown { outcome: Outcome::closed() });
+            }
+        }
+    }
+    // The client is gone (or the inbox is ending): what it still waits for is withdrawn.
+    let gone: Vec<RequestId> = match shared.open.lock() {
+        Ok(open) => open
+            .iter()
+            .filter(|((connection, _), _)| *connection == number)
+            .map(|(_, open)| open.request)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    for request in gone {
+        shared.to_ui(Inbound::WithdrawRequest { id: request });
+    }
+    if let Ok(mut subscribers) = shared.subscribers.lock() {
+        subscribers.retain(|(connection, _)| *connection != number);
+    }
+    for waiter in waiters {
+        let _ = waiter.join();
+    }
+}
+
+/// Takes one request in and starts the thread that waits for its outcome.
+fn take_ask(
+    shared: &Arc<Shared>,
+    connection: u64,
+    pid: Option<u32>,
+    ask: AskMessage,
+    writer: &Arc<Writer>,
+) -> Option<JoinHandle<()>> {
+    let AskMessage { id, mode, message, policy } = ask;
+    let key = (connection, id.clone());
+    if shared.open.lock().is_ok_and(|open| open.contains_key(&key)) {
+        let message = format!("request {id:?} is already open on this connection");
+        writer.send(&InboxMessage::Error { message, id: Some(id) });
+        return None;
+    }
+    let incoming = match parse_message(&message) {
+        Ok(incoming) => incoming,
+        Err(error) => {
+            let message = format!("the message of request {id:?}: {error}");
+            writer.send(&InboxMessage::Error { message, id: Some(id) });
+            return None;
+        }
+    };
+    let Admission { envelope, format, always_a_line, request, outcome, warnings, problem, .. } =
+        admit(incoming, mode, &policy, None);
+    let warnings = warnings.iter().map(ToString::to_string).collect();
+    writer.send(&InboxMessage::Accepted { id: id.clone(), shown: request.is_some(), warnings });
+    if let Some(request) = request {
+        let listed = Listed {
+            connection,
+            id: id.clone(),
+            from: request.core.provenance.label(),
+            title: request.core.ask.title().to_owned(),
+            tool_use_id: request.core.envelope.tool_use_id().map(str::to_owned),
+            pid,
+        };
+        if let Ok(mut open) = shared.open.lock() {
+            open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });
+        }
+        shared.broadcast(&InboxMessage::Asked { request: listed });
+        shared.to_ui(Inbound::Ask(Box::new(request)));
+    }
+    let shared = Arc::clone(shared);
+    let writer = Arc::clone(writer);
+    let waiter = std::thread::Builder::new().name("inbox-outcome".to_owned()).spawn(move || {
+        // A responder always answers (its drop says the window closed).
+        let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
+        if let Ok(mut open) = shared.open.lock() {
+            open.remove(&key);
+        }
+        let exit_code = match (mode, &problem) {
+            (ClientMode::Hook, _) => exit::OK,
+            (ClientMode::Ask, Some(_)) => exit::INVALID,
+            (ClientMode::Ask, None) => {
+                exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())
+            }
+        };
+        let reply = reply_line(&envelope, format, &outcome, always_a_line);
+        let kind = outcome.kind().to_owned();
+        writer.send(&InboxMessage::Outcome(OutcomeMessage {
+            id: id.clone(),
+            outcome: kind.clone(),
+            reply,
+            exit_code,
+            problem,
+        }));
+        shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
+    });
+    match waiter {
+        Ok(waiter) => Some(waiter),
+        Err(error) => {
+            eprintln!("askpane inbox: cannot start a thread for a request: {error}");
+            None
+        }
+    }
+}
+
+/// A thin client's connection to the inbox.
+#[derive(Debug)]
+pub struct InboxClient {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    /// The inbox's process id, from its hello.
+    pub inbox_pid: u32,
+}
+
+/// Why no inbox could be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// Nothing listens on the socket (no inbox runs).
+    #[error("no inbox runs ({0})")]
+    NotRunning(io::Error),
+    /// Something listens but does not speak the inbox's protocol.
+    #[error("the inbox did not greet: {0}")]
+    NoHello(String),
+}
+
+impl InboxClient {
+    /// Connects and reads the inbox's hello.
+    pub fn connect(place: &Place) -> Result<InboxClient, ConnectError> {
+        let stream = UnixStream::connect(place.socket()).map_err(ConnectError::NotRunning)?;
+        let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
+        // A listening inbox greets at once; one that hangs is not waited for.
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut client = InboxClient { reader: BufReader::new(stream), writer, inbox_pid: 0 };
+        match client.receive() {
+            Ok(Some(InboxMessage::Hello { version: VERSION, pid })) => client.inbox_pid = pid,
+            Ok(Some(InboxMessage::Hello { version, .. })) => {
+                return Err(ConnectError::NoHello(format!(
+                    "it speaks version {version} of the protocol, this askpane {VERSION}"
+                )));
+            }
+            Ok(other) => return Err(ConnectError::NoHello(format!("it sent {other:?}"))),
+            Err(error) => return Err(ConnectError::NoHello(error.to_string())),
+        }
+        let _ = client.reader.get_ref().set_read_timeout(None);
+        Ok(client)
+    }
+
+    pub fn send(&mut self, message: &ClientMessage) -> io::Result<()> {
+        let value = serde_json::to_value(message).map_err(io::Error::other)?;
+        write_line(&mut self.writer, &value)
+    }
+
+    /// The next message; `None` when the inbox closed the connection (it ended).
+    pub fn receive(&mut self) -> io::Result<Option<InboxMessage>> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if (&mut self.reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut line)? == 0 {
+                return Ok(None);
+            }
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            return serde_json::from_slice(line.trim_ascii())
+                .map(Some)
+                .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error));
+        }
+    }
+
+    /// Closes the connection: the inbox withdraws what this client still waits for.
+    pub fn close(&self) {
+        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// A second handle on the connection, for a thread that reads while another writes.
+    pub fn try_clone(&self) -> io::Result<InboxClient> {
+        Ok(InboxClient {
+            reader: BufReader::new(self.reader.get_ref().try_clone()?),
+            writer: self.writer.try_clone()?,
+            inbox_pid: self.inbox_pid,
+        })
+    }
+}
