@@ -6,6 +6,9 @@ mod bridge;
 mod claude_host;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 mod cli;
+// `askpane inbox` and its thin clients over the real socket: many at once, killed clients and
+// inboxes, racing starts, malformed lines, --quit, signals, permissions.
+mod inbox;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 mod display;
 // A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.

@@ -55,7 +55,8 @@ pub(super) fn hand_to_inbox(
             return Handed::Yourself;
         }
     };
-    let ask = AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
+    let ask =
+        AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
     let mut restarts = 0;
     loop {
         let client = match InboxClient::connect(&place) {
@@ -67,7 +68,9 @@ pub(super) fn hand_to_inbox(
             Err(ConnectError::NotRunning(_)) => match start_inbox(&place, shown) {
                 Ok(client) => client,
                 Err(why) => {
-                    eprintln!("askpane: no inbox runs and none can be started ({why}); answering here");
+                    eprintln!(
+                        "askpane: no inbox runs and none can be started ({why}); answering here"
+                    );
                     return Handed::Yourself;
                 }
             },
@@ -79,7 +82,10 @@ pub(super) fn hand_to_inbox(
         match wait_for_outcome(client, &ask) {
             Waited::Outcome { reply, exit_code, problem } => {
                 if let Some(problem) = problem {
-                    eprintln!("askpane: {problem}");
+                    match mode {
+                        ClientMode::Ask => eprintln!("askpane: {problem}"),
+                        ClientMode::Hook => eprintln!("askpane hook: {problem}"),
+                    }
                 }
                 if let Some(reply) = reply
                     && let Err(error) = write_line(&mut io::stdout().lock(), &reply)
@@ -93,8 +99,12 @@ pub(super) fn hand_to_inbox(
                 // This client was stopped: the inbox withdrew the request when the connection
                 // closed; the agent hears why, as from a window of its own.
                 let format = policy.format.map(Into::into);
-                let written =
-                    write_direct(&incoming.envelope, format, &signal.outcome(), mode.always_a_line());
+                let written = write_direct(
+                    &incoming.envelope,
+                    format,
+                    &signal.outcome(),
+                    mode.always_a_line(),
+                );
                 if let Err(error) = written {
                     eprintln!("askpane: cannot write the reply: {error:#}");
                 }
@@ -129,7 +139,11 @@ fn needs_a_person(policy: &Policy) -> bool {
 }
 
 enum Waited {
-    Outcome { reply: Option<Value>, exit_code: u8, problem: Option<String> },
+    Outcome {
+        reply: Option<Value>,
+        exit_code: u8,
+        problem: Option<String>,
+    },
     /// A signal stopped this client before the outcome came.
     Stopped(StopSignal),
     /// The connection ended without an outcome: the inbox crashed or was killed.
@@ -139,7 +153,7 @@ enum Waited {
 
 /// Sends the request and waits for its outcome, a signal, or the inbox's end.
 fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
-    if let Err(error) = client.send(&ClientMessage::Ask(ask.clone())) {
+    if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
             _ => Waited::Failed(error.to_string()),
@@ -254,7 +268,10 @@ fn start_inbox(place: &Place, shown: &UiArgs) -> Result<InboxClient, String> {
         if let Ok(Some(status)) = child.try_wait()
             && !status.success()
         {
-            return Err(format!("the inbox failed to start ({status}); see {}", log_path.display()));
+            return Err(format!(
+                "the inbox failed to start ({status}); see {}",
+                log_path.display()
+            ));
         }
         if Instant::now() >= deadline {
             return Err(format!("the inbox did not start in time; see {}", log_path.display()));

@@ -8,8 +8,8 @@ use anyhow::Context as _;
 use clap::Args;
 
 use askpane::app::{App, AppOptions};
-use askpane::protocol::inbox::ClientMessage;
 use askpane::protocol::exit;
+use askpane::protocol::inbox::ClientMessage;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, ui_channel};
@@ -55,7 +55,11 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         true => "started by a client",
         false => "started",
     };
-    eprintln!("askpane: inbox {started}, pid {}, on {}", std::process::id(), place.socket().display());
+    eprintln!(
+        "askpane: inbox {started}, pid {}, on {}",
+        std::process::id(),
+        place.socket().display()
+    );
     let signals = watch_signals();
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));

@@ -28,7 +28,7 @@ pub enum ClientMessage {
         client: Option<String>,
     },
     /// A request to answer.
-    Ask(AskMessage),
+    Ask(Box<AskMessage>),
     /// Takes back this connection's open request `id`; its `outcome` then says `withdrawn`.
     Withdraw { id: String },
     /// Every open request of the inbox.
@@ -256,7 +256,9 @@ pub struct Listed {
 pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
-    #[error("not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe or quit")]
+    #[error(
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe or quit"
+    )]
     NotAMessage(String),
 }
 
@@ -278,12 +280,12 @@ mod tests {
 
     #[test]
     fn messages_have_the_documented_shape() {
-        let ask = ClientMessage::Ask(AskMessage {
+        let ask = ClientMessage::Ask(Box::new(AskMessage {
             id: "1".into(),
             mode: ClientMode::Hook,
             message: json!({"questions": []}),
             policy: Policy { timeout_secs: Some(30), ..Policy::default() },
-        });
+        }));
         assert_eq!(
             serde_json::to_string(&ask).expect("serialises"),
             r#"{"type":"ask","id":"1","mode":"hook","message":{"questions":[]},"policy":{"timeout_secs":30}}"#

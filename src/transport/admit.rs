@@ -80,7 +80,16 @@ pub fn admit(
             (None, Some(problem))
         }
     };
-    Admission { envelope, format, always_a_line, request, outcome, warnings, invalid: None, problem }
+    Admission {
+        envelope,
+        format,
+        always_a_line,
+        request,
+        outcome,
+        warnings,
+        invalid: None,
+        problem,
+    }
 }
 
 /// The outcome the client's policy decides on its own (`--decline`, `--answers --submit`, a

@@ -29,7 +29,6 @@ use crate::protocol::inbox::{
 use crate::protocol::{Outcome, exit, parse_message};
 
 use super::admit::{Admission, admit};
-use super::lines::write_line;
 use super::pipe::MAX_INPUT_BYTES;
 use super::replies::reply_line;
 use super::signals::StopSignal;
@@ -79,7 +78,10 @@ fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
         Ok(()) => {}
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
         Err(error) => {
-            return Err(io::Error::new(error.kind(), format!("cannot make {}: {error}", dir.display())));
+            return Err(io::Error::new(
+                error.kind(),
+                format!("cannot make {}: {error}", dir.display()),
+            ));
         }
     }
     let metadata = fs::symlink_metadata(dir)?;
@@ -152,12 +154,20 @@ struct Writer(Mutex<UnixStream>);
 
 impl Writer {
     fn send(&self, message: &InboxMessage) -> bool {
-        let Ok(value) = serde_json::to_value(message) else { return false };
+        let Ok(line) = line_bytes(message) else { return false };
         match self.0.lock() {
-            Ok(mut stream) => write_line(&mut *stream, &value).is_ok(),
+            Ok(mut stream) => stream.write_all(&line).is_ok(),
             Err(_) => false,
         }
     }
+}
+
+/// One message as one line of bytes, written with one call: a socket is unbuffered, and
+/// serde's many small writes would each cost a packet (and fill a slow reader's buffer).
+fn line_bytes(message: &impl serde::Serialize) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// A request the inbox holds for a client.
@@ -198,13 +208,19 @@ impl Shared {
         }
     }
 
+    /// Tells every subscriber; one that cannot take it (gone, or not reading for
+    /// [`WRITE_TIMEOUT`]) is dropped from the list.
     fn broadcast(&self, message: &InboxMessage) {
         let subscribers = match self.subscribers.lock() {
             Ok(subscribers) => subscribers.clone(),
             Err(_) => return,
         };
-        for (_, writer) in subscribers {
-            writer.send(message);
+        for (connection, writer) in subscribers {
+            if !writer.send(message)
+                && let Ok(mut subscribers) = self.subscribers.lock()
+            {
+                subscribers.retain(|(other, _)| *other != connection);
+            }
         }
     }
 }
@@ -376,22 +392,23 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
         };
         match message {
             ClientMessage::Hello { version, .. } if version != VERSION => {
-                let message = format!(
-                    "this inbox speaks version {VERSION} of the protocol, not {version}"
-                );
+                let message =
+                    format!("this inbox speaks version {VERSION} of the protocol, not {version}");
                 writer.send(&InboxMessage::Error { message, id: None });
             }
             ClientMessage::Hello { .. } => {}
             ClientMessage::Ask(ask) => {
-                if let Some(waiter) = take_ask(shared, number, pid, ask, &writer) {
+                if let Some(waiter) = take_ask(shared, number, pid, *ask, &writer) {
                     waiters.push(waiter);
                 }
                 waiters.retain(|waiter| !waiter.is_finished());
             }
             ClientMessage::Withdraw { id } => {
-                let request = shared.open.lock().ok().and_then(|open| {
-                    open.get(&(number, id.clone())).map(|open| open.request)
-                });
+                let request = shared
+                    .open
+                    .lock()
+                    .ok()
+                    .and_then(|open| open.get(&(number, id.clone())).map(|open| open.request));
                 match request {
                     Some(request) => shared.to_ui(Inbound::WithdrawRequest { id: request }),
                     None => {
@@ -467,7 +484,8 @@ fn take_ask(
     let Admission { envelope, format, always_a_line, request, outcome, warnings, problem, .. } =
         admit(incoming, mode, &policy, None);
     let warnings = warnings.iter().map(ToString::to_string).collect();
-    writer.send(&InboxMessage::Accepted { id: id.clone(), shown: request.is_some(), warnings });
+    let shown = request.is_some();
+    writer.send(&InboxMessage::Accepted { id: id.clone(), shown, warnings });
     if let Some(request) = request {
         let listed = Listed {
             connection,
@@ -480,8 +498,8 @@ fn take_ask(
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });
         }
-        shared.broadcast(&InboxMessage::Asked { request: listed });
         shared.to_ui(Inbound::Ask(Box::new(request)));
+        shared.broadcast(&InboxMessage::Asked { request: listed });
     }
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
@@ -507,7 +525,10 @@ fn take_ask(
             exit_code,
             problem,
         }));
-        shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
+        // Subscribers hear of the requests that waited for a person (announced as `asked`).
+        if shown {
+            shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
+        }
     });
     match waiter {
         Ok(waiter) => Some(waiter),
@@ -561,8 +582,7 @@ impl InboxClient {
     }
 
     pub fn send(&mut self, message: &ClientMessage) -> io::Result<()> {
-        let value = serde_json::to_value(message).map_err(io::Error::other)?;
-        write_line(&mut self.writer, &value)
+        self.writer.write_all(&line_bytes(message)?)
     }
 
     /// The next message; `None` when the inbox closed the connection (it ended).

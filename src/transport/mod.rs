@@ -11,9 +11,9 @@ pub mod admit;
 pub mod claude;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod group;
-pub mod lines;
 #[cfg(unix)]
 pub mod inbox;
+pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]

@@ -45,8 +45,7 @@ pub fn write_replies(
         // Disconnected means the responder vanished without sending, which `Responder`'s drop
         // rules out; skip it rather than block.
         let Ok(outcome) = received else { continue };
-        if let Some(line) =
-            reply_line(&reply.envelope, reply.format, &outcome, reply.always_a_line)
+        if let Some(line) = reply_line(&reply.envelope, reply.format, &outcome, reply.always_a_line)
         {
             write_line(out, &line)?;
         }

@@ -48,8 +48,13 @@ impl StopSignal {
     /// The signal whose [`StopSignal::outcome`] this is, if any (the inbox tells its clients'
     /// exit code from the outcome alone).
     pub fn from_outcome(outcome: &Outcome) -> Option<StopSignal> {
-        let every =
-            [StopSignal::Term, StopSignal::Int, StopSignal::Hup, StopSignal::Quit, StopSignal::Usr1];
+        let every = [
+            StopSignal::Term,
+            StopSignal::Int,
+            StopSignal::Hup,
+            StopSignal::Quit,
+            StopSignal::Usr1,
+        ];
         every.into_iter().find(|signal| signal.outcome() == *outcome)
     }
 

@@ -1,0 +1,544 @@
+//! `askpane inbox` and its thin clients, as real processes over the real socket (issue 10): many
+//! clients at once, a client killed mid-question, the inbox killed mid-question, two clients
+//! racing to start it, malformed lines, `--quit`, signals, and the socket's permissions.
+//!
+//! Each test has an Xvfb and an `XDG_RUNTIME_DIR` / `XDG_STATE_HOME` of its own, so its inbox is
+//! its own; every inbox a test started (or caused a client to start) is ended when it drops.
+//! Requests are settled without clicks: `--answers` with `--submit` (decided at once), or
+//! `--answers` with `--timeout` (the window sends the complete preset when the time runs out).
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::display::Xvfb;
+use crate::support::{Process, WAIT, collect, read_all, read_lossy, run_bounded, scratch_dir};
+
+/// One test's inbox world: a display, private runtime and state directories, and the inbox.
+struct World {
+    xvfb: Xvfb,
+    root: PathBuf,
+    inbox: Option<Process>,
+}
+
+impl World {
+    /// A display and directories, no inbox yet.
+    fn new(name: &str) -> Self {
+        let xvfb = Xvfb::start();
+        let root = scratch_dir(name);
+        fs::create_dir_all(root.join("run")).expect("make the runtime dir");
+        fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
+            .expect("narrow the runtime dir");
+        World { xvfb, root, inbox: None }
+    }
+
+    /// A display, directories, and `askpane inbox` running on them.
+    fn with_inbox(name: &str) -> Self {
+        let mut world = World::new(name);
+        let mut command = world.askpane(&["inbox"]);
+        command.stdin(Stdio::null()).stdout(Stdio::null());
+        command.stderr(fs::File::create(world.root.join("inbox.stderr")).expect("stderr file"));
+        world.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
+        world.connect();
+        world
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.root.join("run/askpane/inbox.sock")
+    }
+
+    fn log(&self) -> String {
+        read_lossy(&self.root.join("state/askpane/inbox.log"))
+    }
+
+    /// `askpane <args>` in this world: its display and directories, no other ASKPANE_* setting.
+    fn askpane(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("ASKPANE_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .args(args)
+            .env("DISPLAY", self.xvfb.display())
+            .env_remove("WAYLAND_DISPLAY")
+            .env("XDG_RUNTIME_DIR", self.root.join("run"))
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .current_dir(&self.root);
+        command
+    }
+
+    /// A client (`askpane hook` or `ask` …) reading `input`, its stdout and stderr collected.
+    fn client(&self, args: &[&str], input: &str) -> Client {
+        let mut command = self.askpane(args);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("start a client"));
+        let mut stdin = process.child.stdin.take().expect("piped stdin");
+        stdin.write_all(input.as_bytes()).expect("write the client's input");
+        drop(stdin);
+        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+        Client { process, stdout, stderr }
+    }
+
+    /// A raw connection to the socket, its hello read (waits for the inbox to listen).
+    fn connect(&self) -> Connection {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Ok(stream) = UnixStream::connect(self.socket()) {
+                let mut connection = Connection::new(stream);
+                let hello = connection.receive();
+                assert_eq!(hello["type"], "hello", "{hello}");
+                assert_eq!(hello["version"], 1, "{hello}");
+                return connection;
+            }
+            assert!(Instant::now() < deadline, "no inbox listens on {}", self.socket().display());
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Writes an answers file for `--answers`.
+    fn answers(&self, name: &str, answers: &Value) -> PathBuf {
+        let path = self.root.join(name);
+        fs::write(&path, answers.to_string()).expect("write an answers file");
+        path
+    }
+
+    /// The pid in the inbox lock (the inbox that holds it, or held it last).
+    fn locked_pid(&self) -> Option<u32> {
+        read_lossy(&self.root.join("run/askpane/inbox.lock")).trim().parse().ok()
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // Ends whichever inbox runs here, the test's own or one a client started.
+        let mut quit = self.askpane(&["inbox", "--quit"]);
+        let _ = run_bounded(&mut quit, None);
+        if let Some(pid) = self.locked_pid() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+/// A running thin client.
+struct Client {
+    process: Process,
+    stdout: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl Client {
+    /// Waits for the client to end: its exit code, stdout and stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let status = self.process.wait(WAIT);
+        let (stdout, stderr) = (collect(self.stdout), collect(self.stderr));
+        let status = status.unwrap_or_else(|| {
+            panic!("the client still runs after {WAIT:?}\nstdout: {stdout}\nstderr: {stderr}")
+        });
+        (status.code(), stdout, stderr)
+    }
+
+    fn pid(&self) -> u32 {
+        self.process.child.id()
+    }
+}
+
+/// A test's own line-by-line connection to the inbox socket.
+struct Connection {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Connection {
+    fn new(stream: UnixStream) -> Self {
+        stream.set_read_timeout(Some(WAIT)).expect("set a read timeout");
+        let writer = stream.try_clone().expect("clone the stream");
+        Connection { reader: BufReader::new(stream), writer }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).expect("write to the inbox");
+        self.writer.write_all(b"\n").expect("write to the inbox");
+    }
+
+    /// The next line, as JSON (fails the test after WAIT).
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.reader.read_line(&mut line).expect("a line from the inbox in time");
+        assert!(read > 0, "the inbox closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    }
+
+    /// The next line as its exact text.
+    fn receive_text(&mut self) -> String {
+        let mut line = String::new();
+        let read = self.reader.read_line(&mut line).expect("a line from the inbox in time");
+        assert!(read > 0, "the inbox closed the connection");
+        line.trim_end().to_owned()
+    }
+
+    /// Skips lines until one of `kind` comes.
+    fn receive_kind(&mut self, kind: &str) -> Value {
+        loop {
+            let message = self.receive();
+            if message["type"] == kind {
+                return message;
+            }
+        }
+    }
+
+    /// `list`'s requests.
+    fn list(&mut self) -> Vec<Value> {
+        self.send(r#"{"type":"list"}"#);
+        let list = self.receive_kind("list");
+        list["requests"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+/// A PreToolUse hook input with one question, as Claude Code sends it.
+fn hook_input(tool_use_id: &str, question: &str) -> String {
+    json!({
+        "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
+        "tool_use_id": tool_use_id,
+        "tool_input": {"questions": [{
+            "question": question, "header": "Colour", "multiSelect": false,
+            "options": [{"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cool"}]
+        }]}
+    })
+    .to_string()
+}
+
+/// The answers a PreToolUse reply carries.
+fn hook_answers(stdout: &str) -> Value {
+    let reply: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|error| panic!("the hook printed no JSON ({error}): {stdout:?}"));
+    reply["hookSpecificOutput"]["updatedInput"]["answers"].clone()
+}
+
+#[test]
+fn fifty_clients_asking_at_once_each_get_their_own_reply() {
+    let world = World::with_inbox("inbox-fifty");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    assert_eq!(watcher.receive_text(), r#"{"type":"subscribed"}"#);
+    let clients: Vec<(usize, Client)> = (0..50)
+        .map(|index| {
+            let question = format!("Which colour for part {index}?");
+            let pick = if index % 3 == 0 { "Red" } else { "Blue" };
+            let answers = world.answers(&format!("answers-{index}.json"), &json!({"Colour": pick}));
+            let answers = answers.to_str().expect("a UTF-8 path").to_owned();
+            // Half are decided by their policy in the inbox at once; half wait in the window
+            // until their time runs out, when the complete preset is sent.
+            let mut args = vec!["hook", "--answers", &answers];
+            if index % 2 == 0 {
+                args.push("--submit");
+            } else {
+                args.extend(["--timeout", "1"]);
+            }
+            let input = hook_input(&format!("toolu_{index:02}"), &question);
+            (index, world.client(&args, &input))
+        })
+        .collect();
+    for (index, client) in clients {
+        let (code, stdout, stderr) = client.finish();
+        assert_eq!(code, Some(0), "client {index}: {stderr}");
+        let pick = if index % 3 == 0 { "Red" } else { "Blue" };
+        let question = format!("Which colour for part {index}?");
+        assert_eq!(hook_answers(&stdout), json!({question: pick}), "client {index}: {stderr}");
+        assert!(!stderr.contains("answering here"), "client {index} fell back: {stderr}");
+    }
+    // The ones that waited in the window were announced to subscribers, and settled.
+    let mut asked = 0;
+    let mut settled = 0;
+    while settled < 25 {
+        let event = watcher.receive();
+        match event["type"].as_str() {
+            Some("asked") => asked += 1,
+            Some("settled") => {
+                assert_eq!(event["outcome"], "answered", "{event}");
+                settled += 1;
+            }
+            _ => panic!("unexpected line for a subscriber: {event}"),
+        }
+    }
+    assert_eq!(asked, 25);
+    assert!(watcher.list().is_empty());
+}
+
+#[test]
+fn the_inbox_replies_exactly_as_a_window_of_its_own() {
+    // Clients never decide differently: the same flags give the same bytes with or without the
+    // inbox, for an answer, a decline and an answers file that does not fit.
+    let world = World::with_inbox("inbox-same");
+    let answers = world.answers("answers.json", &json!({"Colour": "Blue"}));
+    let wrong = world.answers("wrong.json", &json!({"Shape": "Round"}));
+    let (answers, wrong) = (answers.to_str().expect("UTF-8"), wrong.to_str().expect("UTF-8"));
+    let input = hook_input("toolu_same", "Which colour?");
+    let plain = r#"{"questions":[{"question":"Which colour?","header":"Colour","options":[{"label":"Red","description":""},{"label":"Blue","description":""}]}]}"#;
+    let cases: [(&[&str], &str); 4] = [
+        (&["hook", "--answers", answers, "--submit"], &input),
+        (&["hook", "--decline", "not now"], &input),
+        (&["ask", "--answers", answers, "--submit"], plain),
+        (&["ask", "--answers", wrong, "--submit"], plain),
+    ];
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    for (args, input) in cases {
+        let through_inbox = world.client(args, input).finish();
+        let mut own = args.to_vec();
+        own.push("--no-inbox");
+        let own_window = world.client(&own, input).finish();
+        assert_eq!(through_inbox.0, own_window.0, "{args:?}: exit codes differ");
+        assert_eq!(through_inbox.1, own_window.1, "{args:?}: replies differ");
+        assert_eq!(through_inbox.2, own_window.2, "{args:?}: stderr differs");
+    }
+    // None of them needed a person, so none was shown.
+    watcher.send(r#"{"type":"list"}"#);
+    assert_eq!(watcher.receive_text(), r#"{"type":"list","requests":[]}"#);
+}
+
+#[test]
+fn a_client_killed_mid_question_is_withdrawn_at_once() {
+    let world = World::with_inbox("inbox-client-killed");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let client = world.client(&["hook"], &hook_input("toolu_gone", "Which colour?"));
+    let asked = watcher.receive_kind("asked");
+    assert_eq!(asked["request"]["tool_use_id"], "toolu_gone", "{asked}");
+    assert_eq!(asked["request"]["pid"], client.pid(), "{asked}");
+    assert_eq!(asked["request"]["from"], "hook · project · default", "{asked}");
+    // As Claude Code ends a hook it no longer waits for.
+    let status =
+        Command::new("kill").args(["-KILL", &client.pid().to_string()]).status().expect("run kill");
+    assert!(status.success());
+    let settled = watcher.receive_kind("settled");
+    assert_eq!(settled["outcome"], "withdrawn", "{settled}");
+    assert_eq!(settled["id"], asked["request"]["id"], "{settled}");
+    assert!(watcher.list().is_empty());
+    let (code, stdout, _) = client.finish();
+    assert_eq!((code, stdout.as_str()), (None, ""), "killed, it printed nothing");
+}
+
+#[test]
+fn a_client_whose_inbox_is_killed_starts_another_and_asks_again() {
+    let world = World::with_inbox("inbox-killed");
+    let first_pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
+    let args = ["hook", "--answers", answers.to_str().expect("UTF-8"), "--timeout", "3"];
+    let client = world.client(&args, &hook_input("toolu_again", "Which colour?"));
+    let asked = watcher.receive_kind("asked");
+    assert_eq!(asked["request"]["tool_use_id"], "toolu_again");
+    let status =
+        Command::new("kill").args(["-KILL", &first_pid.to_string()]).status().expect("run kill");
+    assert!(status.success());
+    // The client starts an inbox of its own and asks it the same question (same tool_use_id).
+    let mut listed = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while listed.is_empty() {
+        assert!(Instant::now() < deadline, "the question never reached a new inbox");
+        thread::sleep(Duration::from_millis(50));
+        if let Ok(stream) = UnixStream::connect(world.socket()) {
+            let mut connection = Connection::new(stream);
+            if connection.receive()["type"] == "hello" {
+                listed = connection.list();
+            }
+        }
+    }
+    assert_eq!(listed[0]["tool_use_id"], "toolu_again", "{listed:?}");
+    let second_pid = world.locked_pid().expect("the new inbox holds the lock");
+    assert_ne!(second_pid, first_pid);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Red"}), "{stderr}");
+    assert!(stderr.contains("the inbox went away before an answer; asking again"), "{stderr}");
+    assert!(world.log().contains("inbox started by a client"), "{}", world.log());
+}
+
+#[test]
+fn two_clients_racing_to_start_the_inbox_start_exactly_one() {
+    let world = World::new("inbox-race");
+    let answers = world.answers("answers.json", &json!({"Colour": "Blue"}));
+    let args = ["hook", "--answers", answers.to_str().expect("UTF-8"), "--timeout", "2"];
+    let clients: Vec<Client> = (0..3)
+        .map(|index| world.client(&args, &hook_input(&format!("toolu_race_{index}"), "Which?")))
+        .collect();
+    for client in clients {
+        let (code, stdout, stderr) = client.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(hook_answers(&stdout), json!({"Which?": "Blue"}), "{stderr}");
+        assert!(!stderr.contains("answering here"), "a client fell back: {stderr}");
+    }
+    let log = world.log();
+    assert_eq!(log.matches("askpane: inbox started by a client").count(), 1, "{log}");
+    let lost = log.matches("askpane: an inbox already runs").count();
+    assert!(lost <= 2, "{log}");
+}
+
+#[test]
+fn malformed_lines_get_an_error_and_the_connection_stays_usable() {
+    let world = World::with_inbox("inbox-malformed");
+    let mut connection = world.connect();
+    connection.send("not json");
+    let error = connection.receive();
+    assert_eq!(error["type"], "error", "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.starts_with("not JSON: ")), "{error}");
+    connection.send(r#"{"type":"dance"}"#);
+    let error = connection.receive();
+    assert!(error["message"].as_str().is_some_and(|m| m.contains("unknown variant `dance`")));
+    connection.send(r#"{"type":"ask","id":"a1"}"#);
+    let error = connection.receive();
+    assert_eq!(error["id"], "a1", "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.contains("missing field `mode`")));
+    connection.send(r#"{"type":"ask","id":"a2","mode":"ask","message":{"nothing":1}}"#);
+    let error = connection.receive();
+    assert_eq!(error["id"], "a2", "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.starts_with("the message of request")));
+    connection.send(r#"{"type":"withdraw","id":"nope"}"#);
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"no open request \"nope\" on this connection","id":"nope"}"#
+    );
+    connection.send(r#"{"type":"hello","version":99}"#);
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"this inbox speaks version 1 of the protocol, not 99"}"#
+    );
+    // Still usable: a real request is taken and decided.
+    connection.send(
+        r#"{"type":"ask","id":"ok","mode":"ask","message":{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]},"policy":{"decline":"later"}}"#,
+    );
+    assert_eq!(connection.receive_text(), r#"{"type":"accepted","id":"ok","shown":false}"#);
+    let outcome = connection.receive();
+    assert_eq!(outcome["type"], "outcome");
+    assert_eq!(outcome["outcome"], "declined");
+    assert_eq!(outcome["exit_code"], 1);
+    assert_eq!(outcome["reply"]["outcome"], "declined", "{outcome}");
+    connection.send(r#"{"type":"list"}"#);
+    assert_eq!(connection.receive_text(), r#"{"type":"list","requests":[]}"#);
+}
+
+#[test]
+fn quit_gives_every_waiting_client_an_honest_reply() {
+    let mut world = World::with_inbox("inbox-quit");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let plain = |n: usize| {
+        json!({"questions": [{"question": format!("Question {n}?"), "header": "Q",
+            "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]})
+        .to_string()
+    };
+    let asking = world.client(&["ask"], &plain(1));
+    let hooked = world.client(&["hook"], &hook_input("toolu_quit", "Which colour?"));
+    watcher.receive_kind("asked");
+    watcher.receive_kind("asked");
+    let quit = run_bounded(&mut world.askpane(&["inbox", "--quit"]), None);
+    assert_eq!(quit.status.code(), Some(0), "{quit:?}");
+    assert!(quit.stderr.contains("ended"), "{quit:?}");
+    let (code, stdout, stderr) = asking.finish();
+    assert_eq!(code, Some(1), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("ask printed JSON");
+    assert_eq!(reply["outcome"], "declined", "{reply}");
+    assert!(reply["message"].as_str().is_some_and(|m| m.contains("closed")), "{reply}");
+    let (code, stdout, stderr) = hooked.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("hook printed JSON");
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    let inbox = world.inbox.as_mut().expect("the inbox");
+    let status = inbox.wait(WAIT).expect("the inbox ended");
+    assert_eq!(status.code(), Some(0));
+    assert!(!world.socket().exists(), "the socket is removed");
+}
+
+#[test]
+fn a_signal_to_the_inbox_stops_its_clients_honestly() {
+    let mut world = World::with_inbox("inbox-signal");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let plain = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+    let asking = world.client(&["ask"], plain);
+    watcher.receive_kind("asked");
+    let pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("kill");
+    assert!(status.success());
+    let (code, stdout, stderr) = asking.finish();
+    assert_eq!(code, Some(4), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("ask printed JSON");
+    assert!(reply["message"].as_str().is_some_and(|m| m.contains("SIGTERM")), "{reply}");
+    let inbox = world.inbox.as_mut().expect("the inbox");
+    assert!(inbox.wait(WAIT).is_some(), "the inbox ended");
+}
+
+#[test]
+fn the_socket_is_private_and_other_users_are_refused() {
+    let world = World::with_inbox("inbox-private");
+    let mode = |path: &Path| fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&world.root.join("run/askpane")), 0o700);
+    assert_eq!(mode(&world.socket()), 0o600);
+    let uid = fs::metadata(world.socket()).map(|m| std::os::unix::fs::MetadataExt::uid(&m));
+    // Another user is refused by the peer check too, not only by the file modes: open them up
+    // for a moment and connect as `nobody` (needs root and setpriv; said and skipped otherwise).
+    if uid.is_ok_and(|uid| uid == 0) && Path::new("/usr/bin/setpriv").exists() {
+        fs::set_permissions(world.root.join("run"), fs::Permissions::from_mode(0o711)).ok();
+        fs::set_permissions(world.root.join("run/askpane"), fs::Permissions::from_mode(0o711))
+            .expect("open the directory");
+        fs::set_permissions(world.socket(), fs::Permissions::from_mode(0o666)).expect("open");
+        let script = format!(
+            "import socket; s = socket.socket(socket.AF_UNIX); s.connect({:?}); s.settimeout(10); \
+             print(repr(s.recv(100)))",
+            world.socket().display().to_string()
+        );
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3"]);
+        command.arg("-c");
+        command.arg(script).env("PATH", "/usr/bin:/bin");
+        let run = run_bounded(&mut command, None);
+        assert_eq!(run.stdout.trim(), "b''", "nobody got a greeting: {run:?}");
+        let stderr = read_lossy(&world.root.join("inbox.stderr"));
+        assert!(stderr.contains("refused a client of another user (uid 65534)"), "{stderr}");
+    } else {
+        eprintln!("not root or no setpriv: the uid check is not exercised here");
+    }
+}
+
+#[test]
+fn a_directory_of_another_user_is_refused() {
+    let world = World::new("inbox-foreign-dir");
+    let dir = world.root.join("run/askpane");
+    fs::create_dir_all(&dir).expect("make the directory");
+    let status = Command::new("chown").args(["65534:65534"]).arg(&dir).status();
+    if !status.is_ok_and(|status| status.success()) {
+        eprintln!("cannot give a directory to another user here: not exercised");
+        return;
+    }
+    let run = run_bounded(&mut world.askpane(&["inbox"]), None);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(run.stderr.contains("belongs to another user (uid 65534)"), "{run:?}");
+    // A client does not use it either: it answers in a window of its own (here: declines).
+    let client = world.client(&["hook", "--decline", "no"], &hook_input("toolu_x", "Which?"));
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("deny"), "{stdout}");
+}
