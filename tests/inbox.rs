@@ -542,3 +542,46 @@ fn a_directory_of_another_user_is_refused() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("deny"), "{stdout}");
 }
+
+#[test]
+fn a_client_stopped_by_a_signal_withdraws_its_request_and_says_so() {
+    // Ctrl+C in the terminal that runs `askpane ask`: the request leaves the inbox at once and
+    // the agent reads that askpane was stopped (exit 4), as with a window of its own.
+    let world = World::with_inbox("inbox-client-signal");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let plain = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+    let asking = world.client(&["ask"], plain);
+    watcher.receive_kind("asked");
+    let status =
+        Command::new("kill").args(["-INT", &asking.pid().to_string()]).status().expect("kill");
+    assert!(status.success());
+    let settled = watcher.receive_kind("settled");
+    assert_eq!(settled["outcome"], "withdrawn", "{settled}");
+    let (code, stdout, stderr) = asking.finish();
+    assert_eq!(code, Some(4), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("ask printed JSON");
+    assert_eq!(reply["outcome"], "declined", "{reply}");
+    assert!(reply["message"].as_str().is_some_and(|m| m.contains("SIGINT")), "{reply}");
+}
+
+#[test]
+fn install_autostart_writes_an_xdg_entry_and_uninstall_removes_it() {
+    let config = scratch_dir("inbox-autostart");
+    let mut install = crate::support::askpane(&["install", "autostart"]);
+    install.env("XDG_CONFIG_HOME", &config);
+    let run = run_bounded(&mut install, None);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let entry = fs::read_to_string(config.join("autostart/askpane-inbox.desktop"))
+        .expect("the entry is written");
+    let binary = fs::canonicalize(env!("CARGO_BIN_EXE_askpane")).expect("the binary");
+    assert!(entry.starts_with("[Desktop Entry]\nType=Application\n"), "{entry}");
+    assert!(entry.contains(&format!("\nExec={} inbox\n", binary.display())), "{entry}");
+    let mut uninstall = crate::support::askpane(&["uninstall", "autostart"]);
+    uninstall.env("XDG_CONFIG_HOME", &config);
+    let run = run_bounded(&mut uninstall, None);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(!config.join("autostart/askpane-inbox.desktop").exists());
+    let _ = fs::remove_dir_all(&config);
+}

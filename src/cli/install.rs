@@ -16,6 +16,9 @@ use super::exit;
 pub(super) enum Target {
     /// Claude Code: a PreToolUse hook for AskUserQuestion in settings.json.
     Claude(ClaudeTarget),
+    /// The inbox, started when you log in to your desktop (an XDG autostart entry,
+    /// ~/.config/autostart/askpane-inbox.desktop).
+    Autostart,
 }
 
 #[derive(Args, Debug)]
@@ -33,7 +36,68 @@ pub(super) struct ClaudeTarget {
 pub(super) fn run(target: &Target, install: bool) -> anyhow::Result<u8> {
     match target {
         Target::Claude(target) => claude_hook(target, install),
+        Target::Autostart => autostart(install),
     }
+}
+
+/// The XDG autostart entry's file name.
+const AUTOSTART_FILE: &str = "askpane-inbox.desktop";
+
+/// `askpane install autostart` / `askpane uninstall autostart`: an XDG autostart entry that
+/// starts `askpane inbox` with the desktop session. XDG autostart rather than a systemd user
+/// unit: every desktop honours it (GNOME, KDE, Xfce, LXQt, Cinnamon, MATE), it starts the inbox
+/// inside the graphical session with its DISPLAY / WAYLAND_DISPLAY, and it is one file to
+/// remove; a systemd user unit starts before (or without) the session's display and needs the
+/// desktop to import its environment, which not all do.
+fn autostart(install: bool) -> anyhow::Result<u8> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .context("neither XDG_CONFIG_HOME nor HOME is set")?;
+    let path = config.join("autostart").join(AUTOSTART_FILE);
+    if !install {
+        match std::fs::remove_file(&path) {
+            Ok(()) => say!("removed {}", path.display()),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                say!("{} was not there; nothing to do", path.display());
+            }
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot remove {}", path.display()));
+            }
+        }
+        return Ok(exit::OK);
+    }
+    let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+    let entry = format!(
+        "[Desktop Entry]\nType=Application\nName=askpane inbox\nComment=One window for every \
+         AI agent's questions\nExec={} inbox\nTerminal=false\nNoDisplay=true\n\
+         X-GNOME-Autostart-enabled=true\n",
+        desktop_exec_quote(&binary.to_string_lossy())
+    );
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    }
+    std::fs::write(&path, entry).with_context(|| format!("cannot write {}", path.display()))?;
+    say!("wrote {}: the inbox starts when you log in", path.display());
+    Ok(exit::OK)
+}
+
+/// A path as one argument of a desktop entry's `Exec` (the spec's quoting).
+fn desktop_exec_quote(path: &str) -> String {
+    let plain = path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    if plain {
+        return path.to_owned();
+    }
+    let mut quoted = String::from("\"");
+    for c in path.chars() {
+        if matches!(c, '"' | '`' | '$' | '\\') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted.replace('%', "%%")
 }
 
 /// `askpane install claude` / `askpane uninstall claude`.

@@ -73,12 +73,12 @@ enum Command {
     /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
     /// one window. Exits with Claude Code's exit code.
     Claude(claude::ClaudeArgs),
-    /// Add askpane's hook to Claude Code's settings.
+    /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
     Install {
         #[command(subcommand)]
         target: install::Target,
     },
-    /// Remove askpane's hook from Claude Code's settings.
+    /// Remove askpane's hook from Claude Code's settings, or the inbox's autostart entry.
     Uninstall {
         #[command(subcommand)]
         target: install::Target,
