@@ -153,13 +153,15 @@ enum Waited {
 
 /// Sends the request and waits for its outcome, a signal, or the inbox's end.
 fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
+    // Caught from before the request is handed over: once the inbox shows it, a Ctrl+C must
+    // end it with a reply, never kill the client silently.
+    let signals = watch_signals();
     if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
             _ => Waited::Failed(error.to_string()),
         };
     }
-    let signals = watch_signals();
     let (to_me, stop) = ui_channel(askpane::transport::Waker::noop());
     let route = signals.as_ref().map(|watch| watch.route(to_me));
     let (messages_sender, messages) = crossbeam_channel::unbounded();

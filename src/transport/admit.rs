@@ -107,11 +107,7 @@ fn settle(
 
 /// The request's policy as the client's flags state it. A preset that does not fit the
 /// questions is an error that names the file (exit 2), never a partial answer.
-fn book_policy(
-    ask: &Ask,
-    wire: &WirePolicy,
-    no_display: Option<String>,
-) -> Result<Policy, String> {
+fn book_policy(ask: &Ask, wire: &WirePolicy, no_display: Option<String>) -> Result<Policy, String> {
     let mut policy = Policy {
         timeout_secs: wire.timeout_secs,
         mark_skipped: wire.mark_skipped,
