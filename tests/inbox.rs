@@ -585,3 +585,70 @@ fn install_autostart_writes_an_xdg_entry_and_uninstall_removes_it() {
     assert!(!config.join("autostart/askpane-inbox.desktop").exists());
     let _ = fs::remove_dir_all(&config);
 }
+
+/// Waits until a visible window's name matches `pattern` (or, with `visible` false, until none
+/// does).
+fn wait_for_window(xvfb: &Xvfb, pattern: &str, visible: bool) -> Option<u32> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let found = xvfb.find_window(pattern);
+        if found.is_some() == visible {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "window {pattern:?} visible: {found:?}, wanted {visible}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back() {
+    let world = World::with_inbox("inbox-keyboard");
+    let xvfb = &world.xvfb;
+    let client = world.client(&["hook"], &hook_input("toolu_keys", "Which colour?"));
+    let window = wait_for_window(xvfb, "1 question", true).expect("the question's window");
+    xvfb.focus(window);
+    let id = window.to_string();
+    xvfb.xdotool(&["key", "--window", &id, "2"]);
+    thread::sleep(Duration::from_millis(200));
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+
+    // Closing the window (its close button) with nothing open hides it; the inbox stays.
+    crate::display::send_wm_delete_window(xvfb.number, window);
+    wait_for_window(xvfb, "askpane", false);
+    assert!(world.connect().list().is_empty());
+    // A question brings it back.
+    let waiting = world.client(&["hook"], &hook_input("toolu_back", "Which shade?"));
+    let window = wait_for_window(xvfb, "1 question", true).expect("shown again");
+    // Closing it now asks; Enter keeps the question waiting in the background.
+    xvfb.focus(window);
+    let id = window.to_string();
+    crate::display::send_wm_delete_window(xvfb.number, window);
+    thread::sleep(Duration::from_millis(300));
+    xvfb.xdotool(&["key", "--window", &id, "Return"]);
+    wait_for_window(xvfb, "askpane", false);
+    let listed = world.connect().list();
+    assert_eq!(listed.len(), 1, "still waiting: {listed:?}");
+    // `askpane inbox` run again brings the window back rather than starting a second inbox.
+    let again = run_bounded(&mut world.askpane(&["inbox"]), None);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(again.stderr.contains("an inbox already runs"), "{again:?}");
+    wait_for_window(xvfb, "1 question", true);
+    // Closing again (Ctrl+W) and choosing "Decline all" (Tab, then Enter) declines and hides.
+    let window = wait_for_window(xvfb, "1 question", true).expect("shown");
+    xvfb.focus(window);
+    let id = window.to_string();
+    xvfb.xdotool(&["key", "--window", &id, "ctrl+w"]);
+    thread::sleep(Duration::from_millis(300));
+    xvfb.xdotool(&["key", "--window", &id, "Tab", "Return"]);
+    let (code, stdout, stderr) = waiting.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook printed JSON");
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    wait_for_window(xvfb, "askpane", false);
+}

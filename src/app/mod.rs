@@ -44,6 +44,10 @@ pub struct AppOptions {
     /// How long keys are ignored at the moments described in the module docs ([`KEY_GRACE`]
     /// unless a test needs another).
     pub key_grace: Option<std::time::Duration>,
+    /// Issue 10 (inbox): the long-lived inbox's window. Closing it hides it (asking first,
+    /// when requests are open, whether to decline them all); a request that arrives shows it
+    /// again without taking the keyboard. Only a signal or `askpane inbox --quit` ends it.
+    pub resident: bool,
 }
 
 pub struct App {
@@ -83,12 +87,16 @@ pub type FrameHook = Box<dyn FnMut(&egui::Context, &mut eframe::Frame)>;
 impl App {
     pub fn new(ctx: &egui::Context, inbox: Receiver<Inbound>, options: AppOptions) -> Self {
         theme::install(ctx);
+        let mut state = State::default();
+        if options.resident {
+            state.make_resident();
+        }
         App {
             inbox,
             inbox_open: true,
             permission_responders: HashMap::new(),
             session: None,
-            state: State::default(),
+            state,
             markdown: CommonMarkCache::default(),
             options,
             title: String::new(),
@@ -248,6 +256,12 @@ impl App {
                     }
                     continue;
                 }
+                // Issue 10 (inbox): "Decline all" declines, and the window only hides.
+                state::Action::ConfirmClose if self.options.resident => {
+                    self.close_all();
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
+                }
+                state::Action::Hide => ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false)),
                 state::Action::ConfirmClose => {
                     self.closing = true;
                     ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -348,6 +362,11 @@ impl eframe::App for App {
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
         self.expire(ctx, now);
+        if arrived && self.options.resident {
+            // Issue 10 (inbox): a hidden inbox window comes back for a new question (the window
+            // manager was told at the first frame not to give it the keyboard).
+            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+        }
         let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
         if arrived && !focused {
             // Ask for attention (a blinking task bar entry), never steal the focus.
@@ -366,7 +385,15 @@ impl eframe::App for App {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
         let close_requested = ctx.input(|input| input.viewport().close_requested());
-        if close_requested && !self.closing && !self.state.request_close() {
+        if close_requested && !self.closing && self.options.resident {
+            // Issue 10 (inbox): the inbox's window never closes by its close button: it hides,
+            // or asks first when requests wait.
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            if self.state.request_close() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
+            }
+            ctx.request_repaint();
+        } else if close_requested && !self.closing && !self.state.request_close() {
             // Answers are in progress: keep the window and ask (nothing typed is lost by accident).
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             ctx.request_repaint();

@@ -44,6 +44,12 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     }
     let Some(lock) = InboxLock::take(&place).context("taking the inbox lock")? else {
         eprintln!("askpane: an inbox already runs ({})", place.socket().display());
+        // Run by a person: bring its window back (it hides when closed).
+        if !args.on_demand
+            && let Ok(mut client) = InboxClient::connect(&place)
+        {
+            let _ = client.send(&ClientMessage::Show);
+        }
         return Ok(exit::OK);
     };
     let web = args.shown.web();
@@ -64,7 +70,14 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
-    let server = InboxServer::start(listener, place.socket(), to_ui)
+    let shown_ctx = Arc::clone(&window_ctx);
+    let show = Box::new(move || {
+        if let Some(ctx) = shown_ctx.get() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+            ctx.request_repaint();
+        }
+    });
+    let server = InboxServer::start(listener, place.socket(), to_ui, show)
         .context("starting the inbox's socket server")?;
     let mut threads = IoThreads::default();
     let unshown = requests.clone();
@@ -85,7 +98,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         }
     } else {
         let app = move |ctx: &egui::Context| {
-            App::new(ctx, requests, AppOptions::default())
+            App::new(ctx, requests, AppOptions { resident: true, ..AppOptions::default() })
                 .with_frame_hook(leave_the_keyboard_alone())
         };
         if let Err(error) = show_window(window_ctx, args.shown.theme, app) {

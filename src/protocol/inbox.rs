@@ -37,6 +37,8 @@ pub enum ClientMessage {
     Subscribe,
     /// Ends the inbox: every waiting client is told the window closed without an answer.
     Quit,
+    /// Brings the inbox's window back (it hides when closed); answered with `shown`.
+    Show,
 }
 
 /// One request, as a thin client hands it over.
@@ -208,6 +210,8 @@ pub enum InboxMessage {
     },
     /// The answer to `quit`: the inbox is ending.
     Quitting,
+    /// The answer to `show`: the window was asked to come back.
+    Shown,
     /// The line just read was not a message the inbox can act on; the connection stays usable.
     Error {
         message: String,
@@ -257,7 +261,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe or quit"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show or quit"
     )]
     NotAMessage(String),
 }

@@ -196,6 +196,8 @@ struct Shared {
     subscribers: Mutex<Vec<(u64, Arc<Writer>)>>,
     connections: Mutex<Vec<Connection>>,
     uid: u32,
+    /// Brings the window back (`show`): injected, as the transport never sees egui.
+    show: Box<dyn Fn() + Send + Sync>,
 }
 
 impl Shared {
@@ -234,7 +236,13 @@ pub struct InboxServer {
 
 impl InboxServer {
     /// Serves `listener`: every request goes to the UI through `to_ui`.
-    pub fn start(listener: UnixListener, socket: PathBuf, to_ui: UiSender) -> io::Result<Self> {
+    /// `show` brings the window back when a client asks.
+    pub fn start(
+        listener: UnixListener,
+        socket: PathBuf,
+        to_ui: UiSender,
+        show: Box<dyn Fn() + Send + Sync>,
+    ) -> io::Result<Self> {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
             stopping: AtomicBool::new(false),
@@ -243,6 +251,7 @@ impl InboxServer {
             subscribers: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
             uid: rustix::process::getuid().as_raw(),
+            show,
         });
         let accepting = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
@@ -430,6 +439,10 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
                     subscribers.push((number, Arc::clone(&writer)));
                 }
                 writer.send(&InboxMessage::Subscribed);
+            }
+            ClientMessage::Show => {
+                (shared.show)();
+                writer.send(&InboxMessage::Shown);
             }
             ClientMessage::Quit => {
                 eprintln!("askpane inbox: asked to quit");

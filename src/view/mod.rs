@@ -99,6 +99,9 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
 
 /// "Close askpane?" when closing would throw away answers in progress.
 fn close_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Action>) {
+    if state.resident() {
+        return hide_modal_ui(ctx, state, actions);
+    }
     let open = state.book().len();
     let modal = egui::Modal::new(egui::Id::unique("askpane-close")).show(ctx, |ui| {
         ui.set_max_width(420.0);
@@ -128,6 +131,42 @@ fn close_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Ac
         });
     });
     if modal.should_close() && !actions.contains(&Action::ConfirmClose) {
+        actions.push(Action::KeepOpen);
+    }
+}
+
+/// Issue 10 (inbox): "Close the inbox's window?" while requests wait: keep them waiting in the
+/// background (the window hides, and comes back when a question arrives), or decline them all.
+fn hide_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Action>) {
+    let open = state.book().len();
+    let modal = egui::Modal::new(egui::Id::unique("askpane-hide")).show(ctx, |ui| {
+        ui.set_max_width(440.0);
+        ui.heading("Close the inbox's window?");
+        let plural = if open == 1 { "request is" } else { "requests are" };
+        ui.label(format!(
+            "{open} {plural} waiting. They can keep waiting in the background (the window comes              back when another question arrives, or when you run askpane inbox), or be declined              now: each agent is told you closed the window without answering."
+        ));
+        ui.label(
+            RichText::new("Enter keeps them waiting · Esc keeps the window · Tab then Enter declines")
+                .small()
+                .color(Tokens::of(ui.ctx()).muted),
+        );
+        ui.horizontal(|ui| {
+            let keep = ui.button("Keep waiting in the background");
+            if ui.memory(|memory| memory.focused().is_none()) {
+                keep.request_focus();
+            }
+            if keep.clicked() {
+                actions.push(Action::Hide);
+            }
+            if ui.button("Decline all").clicked() {
+                actions.push(Action::ConfirmClose);
+            }
+        });
+    });
+    if modal.should_close()
+        && !actions.iter().any(|a| matches!(a, Action::ConfirmClose | Action::Hide))
+    {
         actions.push(Action::KeepOpen);
     }
 }

@@ -38,6 +38,9 @@ pub enum Action {
     KeepOpen,
     /// "Close askpane?" answered with "Close": every open request is declined as closed.
     ConfirmClose,
+    /// Issue 10 (inbox): "Close the inbox's window?" answered with "Keep waiting in the
+    /// background": the window hides; the requests stay open.
+    Hide,
     /// Something for the agent session (`askpane claude`): permissions, prompts, Stop.
     Session(SessionAction),
 }
@@ -58,6 +61,9 @@ pub struct State<R> {
     answered: usize,
     /// The window was asked to close while answers were in progress: ask first.
     confirm_close: bool,
+    /// Issue 10 (inbox): the window belongs to the long-lived inbox; closing it hides it, and
+    /// asks first whenever requests are open.
+    resident: bool,
     agent: Agent,
 }
 
@@ -69,6 +75,7 @@ impl<R> Default for State<R> {
             notices: Vec::new(),
             answered: 0,
             confirm_close: false,
+            resident: false,
             agent: Agent::default(),
         }
     }
@@ -136,8 +143,22 @@ impl<R> State<R> {
     /// The window is closing. Returns false (and asks the user first) when that would throw away
     /// answers in progress; true when it may close.
     pub fn request_close(&mut self) -> bool {
-        self.confirm_close = self.book.any_touched();
+        self.confirm_close = match self.resident {
+            true => !self.book.is_empty(),
+            false => self.book.any_touched(),
+        };
         !self.confirm_close
+    }
+
+    /// Issue 10 (inbox): this is the long-lived inbox's window (see [`State::resident`]).
+    pub fn make_resident(&mut self) {
+        self.resident = true;
+    }
+
+    /// Issue 10 (inbox): closing the window hides it; with requests open it asks first whether
+    /// to decline them all or keep them waiting in the background.
+    pub fn resident(&self) -> bool {
+        self.resident
     }
 
     /// The window title: who asks (the project, else the first header), how many questions, how
@@ -349,7 +370,7 @@ impl<R> State<R> {
                 }
                 None
             }
-            Action::KeepOpen => {
+            Action::KeepOpen | Action::Hide => {
                 self.confirm_close = false;
                 None
             }
