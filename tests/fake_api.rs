@@ -47,6 +47,8 @@ struct Shared {
     stop: AtomicBool,
     /// The `input` of the `AskUserQuestion` tool_use.
     tool_input: Value,
+    /// Its id ([`TOOL_USE_ID`] unless a test needs its own: two sessions asking one inbox).
+    tool_use_id: String,
     log: Mutex<Log>,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -69,13 +71,25 @@ impl FakeApi {
         Self::asking(captured_questions())
     }
 
+    /// A fake API whose model calls `AskUserQuestion` with the captured questions, as the
+    /// tool_use `tool_use_id`.
+    pub fn start_as(tool_use_id: &str) -> Self {
+        Self::asking_as(captured_questions(), tool_use_id)
+    }
+
     /// A fake API whose model calls `AskUserQuestion` with `tool_input`.
     pub fn asking(tool_input: Value) -> Self {
+        Self::asking_as(tool_input, TOOL_USE_ID)
+    }
+
+    /// A fake API whose model calls `AskUserQuestion` with `tool_input`, as `tool_use_id`.
+    pub fn asking_as(tool_input: Value, tool_use_id: &str) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API on 127.0.0.1");
         let address = listener.local_addr().expect("the fake API's address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             tool_input,
+            tool_use_id: tool_use_id.to_owned(),
             log: Mutex::new(Log::default()),
             connections: Mutex::new(Vec::new()),
         });
@@ -349,8 +363,11 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             let ask = is_main_turn(&body) && !log.asked;
             log.asked |= ask;
             drop(log);
-            let content =
-                if ask { Content::ToolUse(&shared.tool_input) } else { Content::Text(DONE_TEXT) };
+            let content = if ask {
+                Content::ToolUse(&shared.tool_input, &shared.tool_use_id)
+            } else {
+                Content::Text(DONE_TEXT)
+            };
             if body["stream"] == true {
                 http(200, "text/event-stream", &events(&id, &model, &content))
             } else {
@@ -424,14 +441,14 @@ fn describe_message(message: &Value) -> String {
 
 /// What the fake model says.
 enum Content<'a> {
-    ToolUse(&'a Value),
+    ToolUse(&'a Value, &'a str),
     Text(&'a str),
 }
 
 impl Content<'_> {
     fn stop_reason(&self) -> &'static str {
         match self {
-            Content::ToolUse(_) => "tool_use",
+            Content::ToolUse(..) => "tool_use",
             Content::Text(_) => "end_turn",
         }
     }
@@ -439,7 +456,7 @@ impl Content<'_> {
     /// The finished content block.
     fn block(&self) -> Value {
         match self {
-            Content::ToolUse(input) => json!({"type": "tool_use", "id": TOOL_USE_ID,
+            Content::ToolUse(input, id) => json!({"type": "tool_use", "id": id,
                 "name": "AskUserQuestion", "input": input}),
             Content::Text(text) => json!({"type": "text", "text": text}),
         }
@@ -461,8 +478,8 @@ fn message(id: &str, model: &str, content: &Content) -> Value {
 /// A streaming Messages response: the Server-Sent Events of one message with one content block.
 fn events(id: &str, model: &str, content: &Content) -> String {
     let (start_block, delta) = match content {
-        Content::ToolUse(input) => (
-            json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "AskUserQuestion", "input": {}}),
+        Content::ToolUse(input, id) => (
+            json!({"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": {}}),
             json!({"type": "input_json_delta", "partial_json": input.to_string()}),
         ),
         Content::Text(text) => {

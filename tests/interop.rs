@@ -302,6 +302,103 @@ fn hook_without_display_hands_back(cli: Cli) {
     run.assert_tool_result(&captured_hook_answers_text(), false);
 }
 
+/// g. Issue 10: two sessions whose hooks ask at the same moment, through one `askpane inbox` on
+/// a virtual display: each model reads its own answers. Each hook's preset fills its form in the
+/// inbox's window and its `--timeout` sends it (every question answered: that is the answer),
+/// so the questions really wait in the window; a subscriber on the socket sees both arrive.
+fn two_sessions_ask_one_inbox(cli: Cli) {
+    let xvfb = crate::display::Xvfb::start();
+    let world = Scratch::new(&format!("one-inbox-{}", cli.version()));
+    let runtime = world.root.join("run");
+    fs::create_dir_all(&runtime).expect("make the runtime directory");
+    fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("narrow the runtime directory");
+    let state = world.root.join("state");
+    let inbox_env = [
+        ("DISPLAY", xvfb.display()),
+        ("XDG_RUNTIME_DIR", runtime.display().to_string()),
+        ("XDG_STATE_HOME", state.display().to_string()),
+    ];
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    inbox.arg("inbox").env_clear().envs(inbox_env.iter().map(|(name, value)| (name, value)));
+    inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let _inbox = support::Process::new(inbox.spawn().expect("start askpane inbox"));
+    let socket = runtime.join("askpane/inbox.sock");
+    let deadline = Instant::now() + support::WAIT;
+    let watcher = loop {
+        if let Ok(stream) = std::os::unix::net::UnixStream::connect(&socket) {
+            break stream;
+        }
+        assert!(Instant::now() < deadline, "the inbox never listened");
+        thread::sleep(Duration::from_millis(20));
+    };
+    watcher.set_read_timeout(Some(support::WAIT)).expect("a read timeout");
+    let mut writer = watcher.try_clone().expect("clone the socket");
+    writer.write_all(b"{\"type\":\"subscribe\"}\n").expect("subscribe");
+    let mut events = BufReader::new(watcher);
+
+    let tabs = format!("{} selected preview:\n{TABS_PREVIEW}", piece(LAYOUT, "Tabs"));
+    let sidebar = format!("{} selected preview:\n{SIDEBAR_PREVIEW}", piece(LAYOUT, "Sidebar"));
+    let asks = [
+        (
+            "toolu_session_a",
+            json!({"Layout": "Tabs", FEATURES: ["Search", "Export"], "データベース": "SQLite"}),
+            labels_answered(&[tabs, piece(FEATURES, "Search, Export"), piece(DATABASE, "SQLite")]),
+        ),
+        (
+            "toolu_session_b",
+            json!({"Layout": "Sidebar", FEATURES: ["Dark mode"], "データベース": "PostgreSQL"}),
+            labels_answered(&[
+                sidebar,
+                piece(FEATURES, "Dark mode"),
+                piece(DATABASE, "PostgreSQL"),
+            ]),
+        ),
+    ];
+    let running: Vec<_> = asks
+        .iter()
+        .map(|(tool_use_id, answers, _)| {
+            let mut session = Session::new(cli, &format!("one-inbox-{tool_use_id}"));
+            session.api = FakeApi::start_as(tool_use_id);
+            session.install_askpane_hook();
+            let file = session.scratch.root.join("answers.json");
+            fs::write(&file, answers.to_string()).expect("write the answers file");
+            session.env("ASKPANE_ANSWERS", file.to_str().expect("a UTF-8 path"));
+            session.env("ASKPANE_TIMEOUT", "3").env("ASKPANE_NO_INBOX", "0");
+            for (name, value) in &inbox_env {
+                session.env(name, value);
+            }
+            thread::spawn(move || session.run())
+        })
+        .collect();
+    let runs: Vec<Run> =
+        running.into_iter().map(|run| run.join().expect("a session thread")).collect();
+    for ((tool_use_id, _, expected), run) in asks.iter().zip(&runs) {
+        let context = run.report();
+        let [result] = run.tool_results.as_slice() else {
+            panic!("expected exactly one tool_result\n{context}");
+        };
+        assert_eq!(result["tool_use_id"], *tool_use_id, "{context}");
+        assert_eq!(tool_result_text(result), *expected, "{context}");
+        run.assert_host_asked(false);
+    }
+    let mut asked = Vec::new();
+    while asked.len() < 2 {
+        let mut line = String::new();
+        let read = events.read_line(&mut line).expect("the inbox's events in time");
+        assert!(read > 0, "the inbox closed the connection");
+        let event: Value = serde_json::from_str(&line).expect("an event is JSON");
+        if event["type"] == "asked" {
+            asked.push(event["request"]["tool_use_id"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    asked.sort();
+    assert_eq!(asked, ["toolu_session_a", "toolu_session_b"]);
+    let mut quit = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    quit.args(["inbox", "--quit"]).env_clear().envs(inbox_env.iter().map(|(n, v)| (n, v)));
+    let _ = support::run_bounded(&mut quit, None);
+}
+
 /// One `#[test]` per version for each scenario: `<scenario>::v2_1_330` and `<scenario>::v2_1_197`.
 macro_rules! on_both_versions {
     ($($(#[$attribute:meta])* $scenario:ident;)*) => {$(
@@ -332,6 +429,7 @@ on_both_versions! {
     hook_answers_notes_and_preview;
     hook_declines;
     hook_without_display_hands_back;
+    two_sessions_ask_one_inbox;
 }
 
 // ---------------------------------------------------------------------------------------------
