@@ -652,3 +652,36 @@ fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back
     assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
     wait_for_window(xvfb, "askpane", false);
 }
+
+#[test]
+fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
+    // `--ui web`: no display needed. The first client starts `askpane inbox --ui web` (the page's
+    // address goes to the inbox's log); `--quit` then answers it honestly.
+    let world = World::new("inbox-web");
+    let plain = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+    let mut command = world.askpane(&["ask", "--ui", "web"]);
+    command.env_remove("DISPLAY");
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut process = Process::new(command.spawn().expect("start a client"));
+    let mut stdin = process.child.stdin.take().expect("piped stdin");
+    stdin.write_all(plain.as_bytes()).expect("write the request");
+    drop(stdin);
+    let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+    let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+    let client = Client { process, stdout, stderr };
+    let mut watcher = world.connect();
+    let deadline = Instant::now() + WAIT;
+    while watcher.list().is_empty() {
+        assert!(Instant::now() < deadline, "the request never reached the inbox");
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(world.log().contains("answer in your browser: http://127.0.0.1:"), "{}", world.log());
+    let mut quit = world.askpane(&["inbox", "--quit"]);
+    quit.env_remove("DISPLAY");
+    let quit = run_bounded(&mut quit, None);
+    assert_eq!(quit.status.code(), Some(0), "{quit:?}");
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(1), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("ask printed JSON");
+    assert_eq!(reply["outcome"], "declined", "{reply}");
+}
