@@ -56,7 +56,9 @@ impl Place {
             .filter(|dir| dir.is_absolute() && dir.is_dir());
         let dir = match runtime {
             Some(runtime) => runtime.join("askpane"),
-            None => std::env::temp_dir().join(format!("askpane-{uid}")),
+            // Not `TMPDIR`: every client of this user must find the same socket, and Claude Code
+            // gives each session a TMPDIR of its own.
+            None => PathBuf::from("/tmp").join(format!("askpane-{uid}")),
         };
         own_private_dir(&dir, uid)?;
         Ok(Place { dir })
