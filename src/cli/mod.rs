@@ -141,7 +141,12 @@ fn install_panic_hook() {
             // A panic while unwinding from a lost window: Rust aborts right after this hook.
             exit_once_replied();
         }
+        // A lost window panics again on its way down (a poisoned lock, a destructor): the user
+        // is told once.
+        static WINDOW_LOSS_TOLD: std::sync::atomic::AtomicBool =
+            std::sync::atomic::AtomicBool::new(false);
         match window_open {
+            true if WINDOW_LOSS_TOLD.swap(true, std::sync::atomic::Ordering::SeqCst) => {}
             true => eprintln!(
                 "askpane: the window ended unexpectedly: {what}{place}; its open questions are \
                  answered as a closed window"
@@ -159,7 +164,6 @@ fn exit_once_replied() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while std::time::Instant::now() < deadline {
         if window::REPLIES_WRITTEN.load(Ordering::SeqCst) {
-            eprintln!("askpane: the window ended unexpectedly; every reply was written");
             std::process::exit(i32::from(if is_hook_run() { exit::OK } else { exit::DECLINED }));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
