@@ -48,11 +48,16 @@ pub(crate) fn window() -> Window {
 
 /// An empty window of this size.
 pub(crate) fn window_sized(width: f32, height: f32) -> Window {
+    window_with(width, height, AppOptions::default())
+}
+
+/// An empty window of this size, with these options.
+fn window_with(width: f32, height: f32, options: AppOptions) -> Window {
     let (sender, inbox) = transport::memory();
     let harness = Harness::builder()
         .with_size(egui::vec2(width, height))
         .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
-        .build_eframe(|cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, options));
     Window { harness, sender }
 }
 
@@ -1110,4 +1115,32 @@ fn the_request_list_groups_by_project_and_session_and_says_who_asked() {
     let title = window.app().state().title(0.0);
     assert_eq!(title, "3 waiting · orders · 1 question — askpane");
     assert!(asked.iter().all(|asked| asked.outcome.is_empty()), "nothing was sent");
+}
+
+// Issue 10: the inbox's window is resident. Its close button hides it when nothing waits; with
+// requests waiting it asks (keep them waiting in the background, or decline them all), and
+// never closes by itself.
+#[test]
+fn the_inbox_window_hides_or_asks_and_never_closes_by_its_close_button() {
+    let resident = AppOptions { resident: true, ..AppOptions::default() };
+    let mut window = window_with(960.0, 680.0, resident);
+    let hidden = |commands: &[ViewportCommand]| {
+        commands.contains(&ViewportCommand::Visible(false))
+            && !commands.contains(&ViewportCommand::Close)
+    };
+    assert!(hidden(&window.request_close()), "nothing waits: it hides");
+    let asked = window.ask_fixture("database");
+    let commands = window.request_close();
+    assert!(commands.contains(&ViewportCommand::CancelClose), "{commands:?}");
+    assert!(!hidden(&commands), "a request waits: it asks first");
+    assert!(window.has_text_with(&[
+        "1 request is waiting. They can keep waiting in the background (the window comes back \
+         when another question arrives, or when you run askpane inbox), or be declined now: each \
+         agent is told you closed the window without answering."
+    ]));
+    window.click_button("Keep waiting in the background");
+    assert!(asked.outcome.is_empty(), "still waiting");
+    window.request_close();
+    window.click_button("Decline all");
+    assert_eq!(outcome(&asked), Outcome::closed());
 }

@@ -144,12 +144,16 @@ fn hide_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Act
         ui.heading("Close the inbox's window?");
         let plural = if open == 1 { "request is" } else { "requests are" };
         ui.label(format!(
-            "{open} {plural} waiting. They can keep waiting in the background (the window comes              back when another question arrives, or when you run askpane inbox), or be declined              now: each agent is told you closed the window without answering."
+            "{open} {plural} waiting. They can keep waiting in the background (the window comes \
+             back when another question arrives, or when you run askpane inbox), or be declined \
+             now: each agent is told you closed the window without answering."
         ));
         ui.label(
-            RichText::new("Enter keeps them waiting · Esc keeps the window · Tab then Enter declines")
-                .small()
-                .color(Tokens::of(ui.ctx()).muted),
+            RichText::new(
+                "Enter keeps them waiting · Esc keeps the window · Tab then Enter declines",
+            )
+            .small()
+            .color(Tokens::of(ui.ctx()).muted),
         );
         ui.horizontal(|ui| {
             let keep = ui.button("Keep waiting in the background");
