@@ -345,7 +345,7 @@ fn a_client_whose_inbox_is_killed_starts_another_and_asks_again() {
     watcher.send(r#"{"type":"subscribe"}"#);
     watcher.receive_kind("subscribed");
     let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
-    let args = ["hook", "--answers", answers.to_str().expect("UTF-8"), "--timeout", "3"];
+    let args = ["hook", "--answers", answers.to_str().expect("UTF-8"), "--timeout", "5"];
     let client = world.client(&args, &hook_input("toolu_again", "Which colour?"));
     let asked = watcher.receive_kind("asked");
     assert_eq!(asked["request"]["tool_use_id"], "toolu_again");
@@ -356,7 +356,12 @@ fn a_client_whose_inbox_is_killed_starts_another_and_asks_again() {
     let mut listed = Vec::new();
     let deadline = Instant::now() + WAIT;
     while listed.is_empty() {
-        assert!(Instant::now() < deadline, "the question never reached a new inbox");
+        assert!(
+            Instant::now() < deadline,
+            "the question never reached a new inbox\nlog: {}\nfirst inbox: {}",
+            world.log(),
+            read_lossy(&world.root.join("inbox.stderr"))
+        );
         thread::sleep(Duration::from_millis(50));
         if let Ok(stream) = UnixStream::connect(world.socket()) {
             let mut connection = Connection::new(stream);
@@ -372,6 +377,7 @@ fn a_client_whose_inbox_is_killed_starts_another_and_asks_again() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Red"}), "{stderr}");
     assert!(stderr.contains("the inbox went away before an answer; asking again"), "{stderr}");
+    assert!(!stderr.contains("answering here"), "it fell back: {stderr}");
     assert!(world.log().contains("inbox started by a client"), "{}", world.log());
 }
 
@@ -676,6 +682,10 @@ fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
         thread::sleep(Duration::from_millis(50));
     }
     assert!(world.log().contains("answer in your browser: http://127.0.0.1:"), "{}", world.log());
+    // The log holds the page's token: only its owner may read it.
+    let mode = |path: PathBuf| fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(world.root.join("state/askpane")), 0o700);
+    assert_eq!(mode(world.root.join("state/askpane/inbox.log")), 0o600);
     let mut quit = world.askpane(&["inbox", "--quit"]);
     quit.env_remove("DISPLAY");
     let quit = run_bounded(&mut quit, None);

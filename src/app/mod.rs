@@ -159,8 +159,8 @@ impl App {
                     self.send(settled);
                 }
                 // Issue 10 (inbox): the client that asked went away.
-                Ok(Inbound::WithdrawRequest { id }) => {
-                    let settled = self.state.leave(id);
+                Ok(Inbound::Leave { asker }) => {
+                    let settled = self.state.leave(asker);
                     self.send(settled);
                 }
                 Ok(Inbound::Settled { tool_use_id, how }) => {

@@ -152,7 +152,7 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             Inbound::Permission(_)
             | Inbound::WithdrawPermission { .. }
             | Inbound::Withdraw { .. }
-            | Inbound::WithdrawRequest { .. }
+            | Inbound::Leave { .. }
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. } => {}

@@ -4,6 +4,7 @@
 //! answer themselves, as before, after one line on stderr that says why.
 
 use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -292,12 +293,17 @@ fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
         })
         .ok_or("neither XDG_STATE_HOME nor HOME is set")?;
     let dir = state.join("askpane");
-    std::fs::create_dir_all(&dir)
+    // Private: the log holds the browser page's address, whose token lets anyone answer.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
         .map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
     let path = dir.join("inbox.log");
     let file = std::fs::File::options()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&path)
         .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
     Ok((file, path))

@@ -421,7 +421,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
                     .ok()
                     .and_then(|open| open.get(&(number, id.clone())).map(|open| open.request));
                 match request {
-                    Some(request) => shared.to_ui(Inbound::WithdrawRequest { id: request }),
+                    Some(request) => shared.to_ui(Inbound::Leave { asker: request }),
                     None => {
                         let message = format!("no open request {id:?} on this connection");
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
@@ -463,7 +463,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
         Err(_) => Vec::new(),
     };
     for request in gone {
-        shared.to_ui(Inbound::WithdrawRequest { id: request });
+        shared.to_ui(Inbound::Leave { asker: request });
     }
     if let Ok(mut subscribers) = shared.subscribers.lock() {
         subscribers.retain(|(connection, _)| *connection != number);
@@ -589,7 +589,23 @@ impl InboxClient {
                     "it speaks version {version} of the protocol, this askpane {VERSION}"
                 )));
             }
-            Ok(other) => return Err(ConnectError::NoHello(format!("it sent {other:?}"))),
+            // Closed before greeting: an inbox that is dying (its listener outlived its
+            // connections for a moment). As good as none.
+            Ok(None) => {
+                let closed = io::Error::new(io::ErrorKind::UnexpectedEof, "closed before greeting");
+                return Err(ConnectError::NotRunning(closed));
+            }
+            Ok(Some(other)) => return Err(ConnectError::NoHello(format!("it sent {other:?}"))),
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::BrokenPipe
+                        | io::ErrorKind::UnexpectedEof
+                ) =>
+            {
+                return Err(ConnectError::NotRunning(error));
+            }
             Err(error) => return Err(ConnectError::NoHello(error.to_string())),
         }
         let _ = client.reader.get_ref().set_read_timeout(None);

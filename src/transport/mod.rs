@@ -73,10 +73,11 @@ pub enum Inbound {
     Ask(Box<Request>),
     /// The agent took back the question with this tool_use id (e.g. `control_cancel_request`).
     Withdraw { tool_use_id: String },
-    /// The client that asked request `id` went away (issue 10: a thin client of the inbox was
-    /// killed or gave up): it is gone from the window, and nothing is sent for it. Unlike
-    /// `Withdraw`, this finds requests that have no tool_use_id (a plain tool input).
-    WithdrawRequest { id: RequestId },
+    /// The client that asked as request `asker` went away (issue 10: a thin client of the inbox
+    /// was killed or gave up): its handle leaves the book ([`crate::book::Book::leave`]); the
+    /// request is withdrawn when nobody else waits on it. Unlike `Withdraw`, this finds requests
+    /// that have no tool_use_id (a plain tool input), and leaves the others asking the same.
+    Leave { asker: RequestId },
     /// The question was settled elsewhere (another browser tab); `how` completes "“X” was …".
     Settled { tool_use_id: String, how: String },
     /// Something the user should know (a malformed line, an agent that exited).

@@ -91,12 +91,15 @@ async function until(ms, condition, message) {
 /** Every askpane started here, so that each is killed (by its PID) however the run ends. */
 const children = new Set();
 
-/** askpane's environment: no display (so no native window and no xdg-open), no ASKPANE_* flags. */
+/** askpane's environment: no display (so no native window and no xdg-open), no ASKPANE_* flags,
+ *  no inbox. */
 function askpaneEnv() {
   const env = { ...process.env };
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;
   for (const name of Object.keys(env)) if (name.startsWith("ASKPANE_")) delete env[name];
+  // A bridge of its own, never the user's inbox (tests/inbox.rs tests that).
+  env.ASKPANE_NO_INBOX = "1";
   return env;
 }
 

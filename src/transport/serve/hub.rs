@@ -239,8 +239,8 @@ impl Hub {
                 self.resolve(&tool_use_id, Outcome::Withdrawn, None);
             }
             // Issue 10 (inbox): the client that asked went away; its handle leaves.
-            Inbound::WithdrawRequest { id } => {
-                if let Some(settled) = self.book.leave(id) {
+            Inbound::Leave { asker } => {
+                if let Some(settled) = self.book.leave(asker) {
                     self.told(settled, None);
                 }
             }
