@@ -17,6 +17,8 @@ pub mod book;
 pub mod claude_settings;
 pub mod demo;
 pub mod protocol;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod store;
 pub mod theme;
 pub mod transport;
 pub mod view;

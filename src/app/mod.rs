@@ -9,6 +9,7 @@
 //! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
 //! typing aimed at a terminal (or Enter pressed once too often) never answers a question.
 
+pub mod journal;
 pub mod state;
 
 use std::collections::HashMap;
@@ -77,6 +78,8 @@ pub struct App {
     frame_hook: Option<FrameHook>,
     /// Where the user's countdown changes go (the browser page tells askpane's bridge).
     countdown_changes: Option<crossbeam_channel::Sender<(String, TimeoutChange)>>,
+    /// Issue 11 (store): where opened requests, draft changes and outcomes are reported.
+    journal: Option<Box<dyn journal::Journal>>,
 }
 
 /// Work a composition root runs once per frame, before the inbox is drained: the web build polls
@@ -109,7 +112,16 @@ impl App {
             stopped: None,
             frame_hook: None,
             countdown_changes: None,
+            journal: None,
         }
+    }
+
+    /// Issue 11 (store): reports every request opened, every change to a form and every
+    /// outcome to `journal` (natively the store's `DraftSink`, which saves them off this
+    /// thread).
+    pub fn with_store(mut self, journal: impl journal::Journal + 'static) -> Self {
+        self.journal = Some(Box::new(journal));
+        self
     }
 
     /// Shows an agent session: its transcript, a prompt box, Stop. `prompt` is the first user
@@ -231,8 +243,22 @@ impl App {
     /// Hands a request to the book; one its policy decides is answered at once.
     fn add(&mut self, request: Request, now: f64) {
         let Request { core, policy, reply } = request;
-        if let Admission::Decided { outcome, reply } = self.state.admit(core, policy, reply, now) {
-            reply.send(outcome);
+        // Issue 11 (store): a request its policy decides is recorded too (the core is kept only
+        // when there is a journal).
+        let decided_core = self.journal.as_ref().map(|_| core.clone());
+        match self.state.admit(core, policy, reply, now) {
+            Admission::Decided { outcome, reply } => {
+                if let (Some(journal), Some(core)) = (&self.journal, &decided_core) {
+                    journal.settled(core, &outcome);
+                }
+                reply.send(outcome);
+            }
+            Admission::Opened(id) => {
+                if let (Some(journal), Some(open)) = (&self.journal, self.state.book().get(id)) {
+                    journal.opened(&open.core);
+                }
+            }
+            Admission::Joined(_) => {}
         }
     }
 
@@ -240,6 +266,9 @@ impl App {
     fn send(&mut self, settled: Option<Settled<Responder>>) {
         let Some(settled) = settled else { return };
         self.edited.retain(|(id, _, _), _| *id != settled.open.id());
+        if let Some(journal) = &self.journal {
+            journal.settled(&settled.open.core, &settled.outcome);
+        }
         for responder in settled.replies {
             responder.send(settled.outcome.clone());
         }
@@ -278,7 +307,21 @@ impl App {
                 }
                 _ => {}
             }
+            // Issue 11 (store): which form this edit may change, to save it once applied.
+            let edited_form = match (&self.journal, &action) {
+                (Some(_), state::Action::Edit(edit)) => {
+                    self.state.current().and_then(|open| journal_form(edit, open))
+                }
+                _ => None,
+            };
             let settled = self.state.apply(action);
+            if settled.is_none()
+                && let (Some(journal), Some((id, question))) = (&self.journal, edited_form)
+                && let Some(open) = self.state.book().get(id)
+                && let Some(form) = open.forms.get(question)
+            {
+                journal.draft_changed(&open.core, question, form);
+            }
             self.send(settled);
         }
     }
@@ -495,6 +538,25 @@ impl App {
             let _ = changes.send((tool_use_id, change));
         }
     }
+}
+
+/// Issue 11 (store): the request and question whose form `edit` may change (a choice, a typed
+/// text, the keyboard cursor); `None` for edits that change no form.
+fn journal_form(edit: &state::Edit, open: &state::Open) -> Option<(RequestId, usize)> {
+    use state::Edit;
+    let question = match edit {
+        Edit::Pick { question, .. }
+        | Edit::SetCursor { question, .. }
+        | Edit::ClearChoice { question }
+        | Edit::SetOtherText { question, .. }
+        | Edit::SetNotes { question, .. } => *question,
+        Edit::MoveCursor(_) | Edit::PickAtCursor | Edit::Advance => match open.tab {
+            state::Tab::Question(question) => question,
+            state::Tab::Review => return None,
+        },
+        _ => return None,
+    };
+    Some((open.id(), question))
 }
 
 /// Input that comes from the keyboard: keys, typed text, and what key chords do.

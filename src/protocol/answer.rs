@@ -80,6 +80,34 @@ impl Draft {
         self.other_text = text;
     }
 
+    /// A draft as the store saved it (issue 11: typing that survives a crash). The indices are
+    /// kept as saved, sorted and without repeats; [`Draft::fitted`] drops those a question
+    /// does not have.
+    pub fn restored(
+        mut chosen: Vec<usize>,
+        other_selected: bool,
+        other_text: String,
+        notes: String,
+        touched: bool,
+    ) -> Draft {
+        chosen.sort_unstable();
+        chosen.dedup();
+        Draft { chosen, other_selected, other_text, notes, touched }
+    }
+
+    /// The same draft with only what `question` can hold: options past its last are dropped,
+    /// and a single-select question keeps one choice (Other, when Other was chosen).
+    pub fn fitted(mut self, question: &Question) -> Draft {
+        self.chosen.retain(|&index| index < question.options().len());
+        if !question.multi_select() {
+            match self.other_selected {
+                true => self.chosen.clear(),
+                false => self.chosen.truncate(1),
+            }
+        }
+        self
+    }
+
     pub fn set_notes(&mut self, notes: String) {
         self.touched = true;
         self.notes = notes;

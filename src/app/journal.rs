@@ -1,0 +1,16 @@
+//! [`Journal`]: where the window reports what happens to requests so that something beside the
+//! book can keep it (issue 11: the store's drafts and history). The window only calls it; the
+//! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
+
+use crate::book::{Core, Form};
+use crate::protocol::Outcome;
+
+/// What the window tells a journal. Every call happens on the UI thread and must be cheap.
+pub trait Journal {
+    /// A request opened for the user.
+    fn opened(&self, core: &Core);
+    /// The user changed question `question`'s form of this request.
+    fn draft_changed(&self, core: &Core, question: usize, form: &Form);
+    /// The request ended with `outcome`.
+    fn settled(&self, core: &Core, outcome: &Outcome);
+}

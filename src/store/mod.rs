@@ -1,0 +1,436 @@
+//! The store (issue 11): one SQLite file beside the request book that keeps open requests, the
+//! drafts the user is typing (so a crash loses at most the last debounce window) and the history
+//! of every outcome. It records; it never decides. Native only.
+//!
+//! A store that cannot be opened never stops askpane from answering: the caller says so in one
+//! line on stderr and runs without it. Drafts reach the file through [`DraftSink`], whose named
+//! writer thread (`store-writer`) batches them, so the UI thread only sends a small message.
+
+mod records;
+pub mod schema;
+mod writer;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::book::Form;
+use crate::protocol::{Ask, Draft};
+use crate::transport::Provenance;
+
+pub use records::{
+    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, from_millis, request_key,
+    short_answer, to_millis,
+};
+pub use writer::{DEBOUNCE, DraftSink};
+
+/// The database's file name inside the state directory.
+pub const FILE_NAME: &str = "askpane.db";
+
+/// Draft rows past this question index are ignored when read back (a request has at most four
+/// questions; the bridge accepts up to 16).
+const MAX_SAVED_QUESTIONS: usize = 64;
+
+/// How long history is kept unless the user says otherwise (`askpane history --prune`).
+pub const DEFAULT_KEEP_DAYS: u64 = 90;
+
+/// Why the store could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no state directory: set XDG_STATE_HOME or HOME, or pass --state-dir")]
+    NoStateDir,
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Open { path: PathBuf, source: rusqlite::Error },
+    #[error("{}: {source}", path.display())]
+    Migrate { path: PathBuf, source: schema::MigrateError },
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// Where the state lives: `dir` when given (`--state-dir` / `ASKPANE_STATE_DIR`), else
+/// `$XDG_STATE_HOME/askpane`, else `~/.local/state/askpane`.
+pub fn state_dir(dir: Option<&Path>) -> Result<PathBuf, StoreError> {
+    if let Some(dir) = dir {
+        return Ok(dir.to_owned());
+    }
+    let absolute = |name: &str| {
+        std::env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute())
+    };
+    // The XDG spec: a relative XDG_STATE_HOME is invalid and is ignored.
+    if let Some(state_home) = absolute("XDG_STATE_HOME") {
+        return Ok(state_home.join("askpane"));
+    }
+    let home = absolute("HOME").ok_or(StoreError::NoStateDir)?;
+    Ok(home.join(".local/state/askpane"))
+}
+
+/// The SQLite database.
+#[derive(Debug)]
+pub struct Store {
+    connection: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `dir` and brings its schema up to date.
+    pub fn open_in(dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
+        Store::open_file(&dir.join(FILE_NAME))
+    }
+
+    /// Opens the database file at `path`.
+    pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+        let open = |source| StoreError::Open { path: path.to_owned(), source };
+        let connection = Connection::open(path).map_err(open)?;
+        Store::prepare(connection, schema::LATEST).map_err(|error| match error {
+            StoreError::Sql(source) => open(source),
+            StoreError::Migrate { source, .. } => {
+                StoreError::Migrate { path: path.to_owned(), source }
+            }
+            other => other,
+        })
+    }
+
+    /// A database in memory, for tests.
+    pub fn in_memory() -> Result<Store, StoreError> {
+        Store::prepare(Connection::open_in_memory()?, schema::LATEST)
+    }
+
+    /// Sets the connection up and migrates it to `version`.
+    pub fn prepare(mut connection: Connection, version: u32) -> Result<Store, StoreError> {
+        // Several askpane processes share the file (each hook run is one): wait for a writer
+        // rather than fail. WAL lets readers go on while one writes; NORMAL syncs at
+        // checkpoints only, which in WAL mode still never corrupts the file on a crash (a power
+        // cut may lose the last commits: drafts, which are a convenience).
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        // A file that is not a database fails here, at open, not at the first write.
+        schema::migrate_to(&mut connection, version)
+            .map_err(|source| StoreError::Migrate { path: PathBuf::new(), source })?;
+        Ok(Store { connection })
+    }
+
+    /// The schema version of the file.
+    pub fn version(&self) -> Result<u32, StoreError> {
+        Ok(schema::version(&self.connection)?)
+    }
+
+    /// The connection, for the writer and for tests.
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.connection
+    }
+
+    /// Stores a request that is now open.
+    pub fn opened(&mut self, record: &OpenRecord) -> Result<(), StoreError> {
+        insert_open(&self.connection, record)?;
+        Ok(())
+    }
+
+    /// Every request stored as open (by this process or another, perhaps one that crashed),
+    /// oldest first.
+    pub fn open_requests(&self) -> Result<Vec<OpenRecord>, StoreError> {
+        let mut statement = self.connection.prepare(
+            "SELECT key, envelope, input, source, detail, project, session, subagent, asked_at,
+                    pid
+             FROM open_requests ORDER BY asked_at, key",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok(OpenRecord {
+                key: row.get(0)?,
+                envelope: row.get(1)?,
+                input: row.get(2)?,
+                provenance: Provenance {
+                    source: row.get(3)?,
+                    detail: row.get(4)?,
+                    project: row.get(5)?,
+                    session: row.get(6)?,
+                    subagent: row.get(7)?,
+                },
+                asked_at: from_millis(row.get(8)?),
+                pid: row.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Saves one question's form (what the writer thread does, batched).
+    pub fn save_draft(
+        &mut self,
+        key: &str,
+        question: usize,
+        form: &Form,
+        at: SystemTime,
+    ) -> Result<(), StoreError> {
+        upsert_draft(&self.connection, key, question, form, at)?;
+        Ok(())
+    }
+
+    /// The forms saved for request `key`, one per question up to the last saved (questions
+    /// with nothing saved are empty forms). Fit them to the questions with [`fit_forms`].
+    pub fn drafts_for(&self, key: &str) -> Result<Vec<Form>, StoreError> {
+        let mut statement = self.connection.prepare(
+            "SELECT question, chosen, other_selected, other_text, notes, cursor, touched
+             FROM drafts WHERE key = ?1 ORDER BY question",
+        )?;
+        let rows = statement.query_map([key], |row| {
+            let question: i64 = row.get(0)?;
+            let chosen: String = row.get(1)?;
+            // A row this askpane did not write is read as nothing chosen, never an error.
+            let chosen: Vec<usize> = serde_json::from_str(&chosen).unwrap_or_default();
+            let draft = Draft::restored(chosen, row.get(2)?, row.get(3)?, row.get(4)?, row.get(6)?);
+            Ok((question, draft, row.get::<_, i64>(5)?))
+        })?;
+        let mut forms = Vec::new();
+        for row in rows {
+            let (question, draft, cursor) = row?;
+            // A request has a few questions; a stray index (another program's row) is skipped.
+            let Ok(question) = usize::try_from(question) else { continue };
+            if question >= MAX_SAVED_QUESTIONS {
+                continue;
+            }
+            if forms.len() <= question {
+                forms.resize_with(question + 1, Form::default);
+            }
+            if let Some(slot) = forms.get_mut(question) {
+                *slot = Form { draft, cursor: usize::try_from(cursor).unwrap_or(0) };
+            }
+        }
+        Ok(forms)
+    }
+
+    /// Records an ended request in history, and forgets it as open (with its drafts), in one
+    /// transaction.
+    pub fn record(&mut self, record: &HistoryRecord) -> Result<(), StoreError> {
+        let transaction = self.connection.transaction()?;
+        insert_history(&transaction, record)?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// Records the open request `key` as abandoned (the process holding it is gone): its
+    /// history entry says so, and it is no longer open. Its drafts stay until it is asked again
+    /// and settled, or pruned. False when no such request is open.
+    pub fn abandon(&mut self, key: &str, at: SystemTime) -> Result<bool, StoreError> {
+        let Some(open) = self.open_requests()?.into_iter().find(|open| open.key == key) else {
+            return Ok(false);
+        };
+        let header = serde_json::from_str::<serde_json::Value>(&open.input)
+            .ok()
+            .and_then(|input| crate::protocol::validate(&input).ok())
+            .map(|validated| validated.ask.title().to_owned())
+            .unwrap_or_default();
+        let record = HistoryRecord {
+            key: open.key.clone(),
+            asked_at: Some(open.asked_at),
+            ended_at: at,
+            provenance: open.provenance,
+            header,
+            questions: open.input,
+            ended: Ended::Abandoned,
+            outcome: Ended::Abandoned.name().to_owned(),
+            answer: String::new(),
+            reply: None,
+            model_text: None,
+        };
+        let transaction = self.connection.transaction()?;
+        insert_history_keeping_drafts(&transaction, &record)?;
+        transaction.commit()?;
+        Ok(true)
+    }
+
+    /// History entries, newest first.
+    pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut statement = self.connection.prepare(
+            "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
+                    header, questions, ended, outcome, answer, reply, model_text
+             FROM history
+             WHERE (?1 IS NULL OR ended_at >= ?1)
+               AND (?2 IS NULL OR project = ?2)
+               AND (?3 IS NULL OR instr(lower(questions), lower(?3)) > 0
+                    OR instr(lower(answer), lower(?3)) > 0
+                    OR instr(lower(coalesce(model_text, '')), lower(?3)) > 0)
+             ORDER BY ended_at DESC, id DESC
+             LIMIT ?4",
+        )?;
+        let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+        let since = query.since.map(to_millis);
+        let rows = statement.query_map(
+            params![since, query.project, query.search, limit],
+            |row| {
+                let asked_at = from_millis(row.get(2)?);
+                let ended: String = row.get(11)?;
+                let record = HistoryRecord {
+                    key: row.get(1)?,
+                    asked_at: Some(asked_at),
+                    ended_at: from_millis(row.get(3)?),
+                    provenance: Provenance {
+                        source: row.get(4)?,
+                        detail: row.get(5)?,
+                        project: row.get(6)?,
+                        session: row.get(7)?,
+                        subagent: row.get(8)?,
+                    },
+                    header: row.get(9)?,
+                    questions: row.get(10)?,
+                    // A name this askpane does not know (a newer one wrote it): abandoned is the
+                    // honest "we do not know how".
+                    ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
+                    outcome: row.get(12)?,
+                    answer: row.get(13)?,
+                    reply: row.get(14)?,
+                    model_text: row.get(15)?,
+                };
+                Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Deletes history that ended before `before`, and drafts and open requests older than
+    /// that (left by processes long gone). Returns how many history entries went.
+    pub fn prune(&mut self, before: SystemTime) -> Result<usize, StoreError> {
+        let before = to_millis(before);
+        let transaction = self.connection.transaction()?;
+        let pruned = transaction.execute("DELETE FROM history WHERE ended_at < ?1", [before])?;
+        transaction.execute("DELETE FROM drafts WHERE saved_at < ?1", [before])?;
+        transaction.execute("DELETE FROM open_requests WHERE asked_at < ?1", [before])?;
+        transaction.commit()?;
+        Ok(pruned)
+    }
+}
+
+/// `forms` fitted to `ask`'s questions: one per question, with choices it does not have
+/// dropped and the cursor on a row that exists.
+pub fn fit_forms(ask: &Ask, forms: Vec<Form>) -> Vec<Form> {
+    let mut forms = forms.into_iter();
+    ask.questions()
+        .iter()
+        .map(|question| {
+            let form = forms.next().unwrap_or_default();
+            Form {
+                draft: form.draft.fitted(question),
+                cursor: form.cursor.min(question.options().len()),
+            }
+        })
+        .collect()
+}
+
+/// Fills a request's policy with the drafts saved for it, when the policy has no preset of its
+/// own: a request asked again (same tool_use_id) after a crash comes back as the user left it.
+/// Returns true when something was restored.
+pub fn restore_drafts(policy: &mut crate::book::Policy, ask: &Ask, saved: Vec<Form>) -> bool {
+    if saved.is_empty() || !policy.preset.is_empty() || policy.submit {
+        return false;
+    }
+    policy.preset = fit_forms(ask, saved).into_iter().map(|form| form.draft).collect();
+    true
+}
+
+fn insert_open(connection: &Connection, record: &OpenRecord) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT INTO open_requests
+             (key, envelope, input, source, detail, project, session, subagent, asked_at, pid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (key) DO UPDATE SET pid = excluded.pid",
+        params![
+            record.key,
+            record.envelope,
+            record.input,
+            record.provenance.source,
+            record.provenance.detail,
+            record.provenance.project,
+            record.provenance.session,
+            record.provenance.subagent,
+            to_millis(record.asked_at),
+            record.pid,
+        ],
+    )?;
+    Ok(())
+}
+
+fn upsert_draft(
+    connection: &Connection,
+    key: &str,
+    question: usize,
+    form: &Form,
+    at: SystemTime,
+) -> rusqlite::Result<()> {
+    let draft = &form.draft;
+    let chosen = serde_json::to_string(draft.chosen()).unwrap_or_else(|_| "[]".to_owned());
+    connection.execute(
+        "INSERT INTO drafts
+             (key, question, chosen, other_selected, other_text, notes, cursor, touched, saved_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (key, question) DO UPDATE SET
+             chosen = excluded.chosen, other_selected = excluded.other_selected,
+             other_text = excluded.other_text, notes = excluded.notes,
+             cursor = excluded.cursor, touched = excluded.touched, saved_at = excluded.saved_at",
+        params![
+            key,
+            i64::try_from(question).unwrap_or(i64::MAX),
+            chosen,
+            draft.is_chosen(crate::protocol::Pick::Other),
+            draft.other_text(),
+            draft.notes(),
+            i64::try_from(form.cursor).unwrap_or(0),
+            draft.is_touched(),
+            to_millis(at),
+        ],
+    )?;
+    Ok(())
+}
+
+/// History gets the entry; the request is no longer open and its drafts are done with.
+fn insert_history(connection: &Connection, record: &HistoryRecord) -> rusqlite::Result<()> {
+    insert_history_keeping_drafts(connection, record)?;
+    connection.execute("DELETE FROM drafts WHERE key = ?1", [&record.key])?;
+    Ok(())
+}
+
+fn insert_history_keeping_drafts(
+    connection: &Connection,
+    record: &HistoryRecord,
+) -> rusqlite::Result<()> {
+    let stored_asked_at: Option<i64> = connection
+        .query_row("SELECT asked_at FROM open_requests WHERE key = ?1", [&record.key], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    let asked_at = record
+        .asked_at
+        .map(to_millis)
+        .or(stored_asked_at)
+        .unwrap_or_else(|| to_millis(record.ended_at));
+    let provenance = &record.provenance;
+    connection.execute(
+        "INSERT INTO history
+             (key, asked_at, ended_at, source, detail, project, session, subagent, header,
+              questions, ended, outcome, answer, reply, model_text)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            record.key,
+            asked_at,
+            to_millis(record.ended_at),
+            provenance.source,
+            provenance.detail,
+            provenance.project,
+            provenance.session,
+            provenance.subagent,
+            record.header,
+            record.questions,
+            record.ended.name(),
+            record.outcome,
+            record.answer,
+            record.reply,
+            record.model_text,
+        ],
+    )?;
+    connection.execute("DELETE FROM open_requests WHERE key = ?1", [&record.key])?;
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! What the store keeps, as plain data: the key a request is stored under, an open request, how a
+//! request ended, and one history entry.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::book::Core;
+use crate::protocol::{Outcome, ResultStyle};
+use crate::transport::Provenance;
+
+/// The key a request is stored under: its tool_use_id when the envelope names one (a request
+/// asked again after a crash finds its drafts), else an id made for this process's request.
+pub fn request_key(core: &Core) -> String {
+    match core.envelope.tool_use_id() {
+        Some(id) => id.to_owned(),
+        None => format!("local-{}-{}-{:?}", process_tag(), std::process::id(), core.id),
+    }
+}
+
+/// When this process started, in milliseconds: with the pid, it keeps made-up keys of two runs
+/// apart.
+fn process_tag() -> u128 {
+    static STARTED: OnceLock<u128> = OnceLock::new();
+    *STARTED.get_or_init(|| to_millis(SystemTime::now()) as u128)
+}
+
+/// Unix milliseconds, as the database stores times (0 before 1970).
+pub fn to_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The time `millis` (Unix milliseconds) stands for.
+pub fn from_millis(millis: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
+}
+
+/// How a request ended, as history lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The user answered (with the form, or in their own words).
+    Answered,
+    /// The user declined (or stopped the agent, or closed the window; askpane was stopped).
+    Declined,
+    /// "Chat about this".
+    Clarify,
+    /// The agent took the question back, or it was settled elsewhere.
+    Withdrawn,
+    TimedOut,
+    /// No human could answer (no display, a non-interactive run, `--non-interactive`).
+    NoHuman,
+    /// The input was invalid and was refused.
+    Refused,
+    /// The process that held it went away without an outcome (a crash, kill -9).
+    Abandoned,
+}
+
+impl Ended {
+    pub const ALL: [Ended; 8] = [
+        Ended::Answered,
+        Ended::Declined,
+        Ended::Clarify,
+        Ended::Withdrawn,
+        Ended::TimedOut,
+        Ended::NoHuman,
+        Ended::Refused,
+        Ended::Abandoned,
+    ];
+
+    /// How an outcome counts in history.
+    pub fn of(outcome: &Outcome) -> Ended {
+        match outcome {
+            Outcome::Answered(_) | Outcome::Replied(_) => Ended::Answered,
+            Outcome::Declined { .. } | Outcome::Stopped { .. } => Ended::Declined,
+            Outcome::Clarify { .. } => Ended::Clarify,
+            Outcome::Withdrawn => Ended::Withdrawn,
+            Outcome::TimedOut(_) => Ended::TimedOut,
+            Outcome::Unavailable { .. } => Ended::NoHuman,
+            Outcome::Refused { .. } => Ended::Refused,
+        }
+    }
+
+    /// The name stored and printed: `answered`, `declined`, `clarify`, `withdrawn`,
+    /// `timed_out`, `no_human`, `refused`, `abandoned`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Answered => "answered",
+            Ended::Declined => "declined",
+            Ended::Clarify => "clarify",
+            Ended::Withdrawn => "withdrawn",
+            Ended::TimedOut => "timed_out",
+            Ended::NoHuman => "no_human",
+            Ended::Refused => "refused",
+            Ended::Abandoned => "abandoned",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Ended> {
+        Ended::ALL.into_iter().find(|ended| ended.name() == name)
+    }
+}
+
+/// A request that is open, as stored while it waits (so a crash leaves a trace of it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenRecord {
+    pub key: String,
+    /// Which envelope it came in (`Envelope::describe`).
+    pub envelope: String,
+    /// The AskUserQuestion tool input as received, JSON.
+    pub input: String,
+    pub provenance: Provenance,
+    pub asked_at: SystemTime,
+    /// The askpane process holding it.
+    pub pid: u32,
+}
+
+impl OpenRecord {
+    pub fn new(core: &Core, asked_at: SystemTime) -> Self {
+        OpenRecord {
+            key: request_key(core),
+            envelope: core.envelope.describe().to_owned(),
+            input: serde_json::Value::Object(core.ask.input().clone()).to_string(),
+            provenance: core.provenance.clone(),
+            asked_at,
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// One ended request, as history keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryRecord {
+    pub key: String,
+    /// When it was asked; `None` takes the time its open request was stored, else `ended_at`.
+    pub asked_at: Option<SystemTime>,
+    pub ended_at: SystemTime,
+    pub provenance: Provenance,
+    /// The request's title (its first header).
+    pub header: String,
+    /// The tool input as asked, JSON.
+    pub questions: String,
+    pub ended: Ended,
+    /// The outcome's own kind ([`Outcome::kind`]): `replied` and `stopped` are kept apart here.
+    pub outcome: String,
+    /// The answer in short, for tables and search.
+    pub answer: String,
+    /// The exact reply line sent; `None` when nothing was sent (a withdrawn `can_use_tool`).
+    pub reply: Option<String>,
+    /// What the model read.
+    pub model_text: Option<String>,
+}
+
+impl HistoryRecord {
+    /// A request that ended with `outcome`; `reply` is the line sent for it.
+    pub fn new(
+        core: &Core,
+        outcome: &Outcome,
+        reply: Option<String>,
+        ended_at: SystemTime,
+    ) -> Self {
+        HistoryRecord {
+            key: request_key(core),
+            asked_at: None,
+            ended_at,
+            provenance: core.provenance.clone(),
+            header: core.ask.title().to_owned(),
+            questions: serde_json::Value::Object(core.ask.input().clone()).to_string(),
+            ended: Ended::of(outcome),
+            outcome: outcome.kind().to_owned(),
+            answer: short_answer(outcome),
+            reply,
+            model_text: Some(outcome.model_text(ResultStyle::default())),
+        }
+    }
+
+    /// A message refused before it became a request: what came in, and why it was refused.
+    pub fn refused(
+        input: &serde_json::Value,
+        provenance: Provenance,
+        outcome: &Outcome,
+        reply: Option<String>,
+        at: SystemTime,
+    ) -> Self {
+        HistoryRecord {
+            key: format!("refused-{}-{}", to_millis(at), std::process::id()),
+            asked_at: Some(at),
+            ended_at: at,
+            provenance,
+            header: String::new(),
+            questions: input.to_string(),
+            ended: Ended::of(outcome),
+            outcome: outcome.kind().to_owned(),
+            answer: short_answer(outcome),
+            reply,
+            model_text: Some(outcome.model_text(ResultStyle::default())),
+        }
+    }
+}
+
+/// The answer in a few words: each question's answer (and note), or why there is none.
+pub fn short_answer(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Answered(answers) => {
+            let pieces: Vec<String> = answers
+                .entries()
+                .iter()
+                .map(|entry| {
+                    let mut piece = entry.answer.clone().unwrap_or_else(|| "(none)".to_owned());
+                    if let Some(notes) = &entry.notes {
+                        piece.push_str(&format!(" (notes: {notes})"));
+                    }
+                    piece
+                })
+                .collect();
+            pieces.join(" · ")
+        }
+        Outcome::Replied(reply) => format!("in own words: {}", reply.text()),
+        Outcome::Declined { message } | Outcome::Stopped { message } => message.clone(),
+        Outcome::Clarify { .. } => "wants to talk about it first".to_owned(),
+        Outcome::Withdrawn => String::new(),
+        Outcome::TimedOut(timed_out) => format!("no response after {} s", timed_out.waited_secs),
+        Outcome::Unavailable { reason } | Outcome::Refused { reason } => reason.clone(),
+    }
+}
+
+/// One entry read back from history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryEntry {
+    pub id: i64,
+    pub record: HistoryRecord,
+    /// When it was asked (always known once stored).
+    pub asked_at: SystemTime,
+}
+
+/// Which history entries to read.
+#[derive(Clone, Debug, Default)]
+pub struct HistoryQuery {
+    /// Ended at or after this time.
+    pub since: Option<SystemTime>,
+    /// Asked in this project (exactly).
+    pub project: Option<String>,
+    /// Containing this text in the questions, the answer or what the model read (ASCII letters
+    /// match either case).
+    pub search: Option<String>,
+    /// At most this many, newest first.
+    pub limit: Option<usize>,
+}

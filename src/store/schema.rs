@@ -1,0 +1,100 @@
+//! The database's schema and its migrations: `PRAGMA user_version` says which steps ran; each
+//! step is one function, run in one transaction, so a file is always at some whole version.
+
+use rusqlite::{Connection, Transaction};
+
+/// One migration step: from version `index` to `index + 1`.
+type Step = fn(&Transaction<'_>) -> rusqlite::Result<()>;
+
+/// Every step, oldest first. Never edit a step that has shipped: add one.
+pub(super) const STEPS: &[Step] = &[v1_tables, v2_history_indexes];
+
+/// The version a fully migrated database has.
+pub const LATEST: u32 = STEPS.len() as u32;
+
+/// Why a database could not be brought to [`LATEST`].
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    #[error("the database is at schema version {found}, made by a newer askpane (this one knows {LATEST})")]
+    Newer { found: u32 },
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// The schema version the file is at.
+pub fn version(connection: &Connection) -> rusqlite::Result<u32> {
+    connection.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Runs every step the file has not had, up to `target` (tests stop at older versions).
+pub fn migrate_to(connection: &mut Connection, target: u32) -> Result<(), MigrateError> {
+    let found = version(connection)?;
+    if found > LATEST {
+        return Err(MigrateError::Newer { found });
+    }
+    for (index, step) in STEPS.iter().enumerate().take(target as usize).skip(found as usize) {
+        let transaction = connection.transaction()?;
+        step(&transaction)?;
+        // `user_version` takes no bound parameter; the number is ours.
+        transaction.pragma_update(None, "user_version", index as u32 + 1)?;
+        transaction.commit()?;
+    }
+    Ok(())
+}
+
+/// Version 1: open requests, their drafts, and the history of outcomes. Times are Unix
+/// milliseconds.
+fn v1_tables(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "CREATE TABLE open_requests (
+             key TEXT PRIMARY KEY,       -- the tool_use_id, else an id made for it
+             envelope TEXT NOT NULL,     -- which envelope it came in
+             input TEXT NOT NULL,        -- the AskUserQuestion tool input as received (JSON)
+             source TEXT NOT NULL,
+             detail TEXT,
+             project TEXT,
+             session TEXT,
+             subagent TEXT,
+             asked_at INTEGER NOT NULL,
+             pid INTEGER NOT NULL        -- the askpane process that holds it
+         );
+         CREATE TABLE drafts (
+             key TEXT NOT NULL,
+             question INTEGER NOT NULL,
+             chosen TEXT NOT NULL,       -- option indices, a JSON array
+             other_selected INTEGER NOT NULL,
+             other_text TEXT NOT NULL,
+             notes TEXT NOT NULL,
+             cursor INTEGER NOT NULL,
+             touched INTEGER NOT NULL,
+             saved_at INTEGER NOT NULL,
+             PRIMARY KEY (key, question)
+         );
+         CREATE TABLE history (
+             id INTEGER PRIMARY KEY,
+             key TEXT NOT NULL,
+             asked_at INTEGER NOT NULL,
+             ended_at INTEGER NOT NULL,
+             source TEXT NOT NULL,
+             detail TEXT,
+             project TEXT,
+             session TEXT,
+             subagent TEXT,
+             header TEXT NOT NULL,
+             questions TEXT NOT NULL,    -- the tool input as asked (JSON)
+             ended TEXT NOT NULL,        -- answered, declined, clarify, withdrawn, timed_out, …
+             outcome TEXT NOT NULL,      -- the outcome's own kind (replied, stopped, …)
+             answer TEXT NOT NULL,       -- the answer in short
+             reply TEXT,                 -- the exact reply line sent, if one was
+             model_text TEXT             -- what the model read
+         );",
+    )
+}
+
+/// Version 2: `askpane history --since/--project` and pruning read by time and project.
+fn v2_history_indexes(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "CREATE INDEX history_ended_at ON history (ended_at);
+         CREATE INDEX history_project ON history (project, ended_at);",
+    )
+}

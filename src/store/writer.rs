@@ -1,0 +1,199 @@
+//! [`DraftSink`]: what the window holds to save drafts and record outcomes without touching the
+//! disk on the UI thread. Each call sends one small message to the named `store-writer` thread,
+//! which gathers drafts for up to [`DEBOUNCE`] and writes them in one transaction.
+
+use std::collections::HashMap;
+use std::io;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use crate::book::{Core, Form};
+use crate::protocol::ReplyFormat;
+use crate::transport::replies::reply_line;
+
+use super::records::{HistoryRecord, OpenRecord, request_key};
+use super::{Store, StoreError, insert_history, insert_open, upsert_draft};
+
+/// How long the writer gathers drafts before writing them: typing is at most this far behind on
+/// disk (plus one write), so a crash loses at most this much of it.
+pub const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// One message to the writer.
+enum Message {
+    Opened(OpenRecord),
+    Draft { key: String, question: usize, form: Form, at: SystemTime },
+    Settled(Box<HistoryRecord>),
+    /// Write what is pending now, then answer.
+    Flush(Sender<()>),
+}
+
+/// The UI side of the store: cheap calls that hand the work to the writer thread. Dropping it
+/// writes what is pending and joins the thread.
+#[derive(Debug)]
+pub struct DraftSink {
+    sender: Option<Sender<Message>>,
+    thread: Option<JoinHandle<()>>,
+    /// How replies are rendered (`askpane ask --format`), for the line history records.
+    reply_format: Option<ReplyFormat>,
+    always_a_line: bool,
+}
+
+impl DraftSink {
+    /// Starts the writer thread, which owns `store` from now on.
+    pub fn start(store: Store) -> io::Result<DraftSink> {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("store-writer".to_owned())
+            .spawn(move || Writer::new(store).run(&receiver))?;
+        Ok(DraftSink {
+            sender: Some(sender),
+            thread: Some(thread),
+            reply_format: None,
+            always_a_line: false,
+        })
+    }
+
+    /// Replies are written in `format` (else each envelope's own), with a line even where the
+    /// envelope sends none when `always_a_line` (`askpane ask`): history records that line.
+    pub fn replying(mut self, format: Option<ReplyFormat>, always_a_line: bool) -> Self {
+        self.reply_format = format;
+        self.always_a_line = always_a_line;
+        self
+    }
+
+    fn send(&self, message: Message) {
+        if let Some(sender) = &self.sender {
+            // The writer only stops when this sink drops; a send cannot fail before that.
+            let _ = sender.send(message);
+        }
+    }
+
+    /// A request is open (stored so that a crash leaves a trace of it).
+    pub fn opened(&self, core: &Core) {
+        self.send(Message::Opened(OpenRecord::new(core, SystemTime::now())));
+    }
+
+    /// The user changed question `question`'s form of request `key` ([`request_key`]).
+    pub fn draft_changed(&self, key: &str, question: usize, form: &Form) {
+        let (key, form, at) = (key.to_owned(), form.clone(), SystemTime::now());
+        self.send(Message::Draft { key, question, form, at });
+    }
+
+    /// A request ended: history gets it, and its drafts go.
+    pub fn settled(&self, record: HistoryRecord) {
+        self.send(Message::Settled(Box::new(record)));
+    }
+
+    /// The key the drafts of `core`'s request are saved under.
+    pub fn key(core: &Core) -> String {
+        request_key(core)
+    }
+
+    /// Waits until everything sent so far is written (tests; the end of a run).
+    pub fn flush(&self) {
+        let (done, written) = crossbeam_channel::bounded(1);
+        self.send(Message::Flush(done));
+        let _ = written.recv();
+    }
+}
+
+impl Drop for DraftSink {
+    fn drop(&mut self) {
+        // Closing the channel tells the writer to write what is pending and stop.
+        self.sender = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread's state: drafts not yet written, newest per question.
+struct Writer {
+    store: Store,
+    pending: HashMap<(String, usize), (Form, SystemTime)>,
+    /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
+    oldest: Option<Instant>,
+    /// A failure has been reported; later ones are not (one line, not one per keystroke).
+    warned: bool,
+}
+
+impl Writer {
+    fn new(store: Store) -> Self {
+        Writer { store, pending: HashMap::new(), oldest: None, warned: false }
+    }
+
+    fn run(mut self, receiver: &Receiver<Message>) {
+        loop {
+            let message = match self.oldest {
+                Some(oldest) => match receiver.recv_deadline(oldest + DEBOUNCE) {
+                    Ok(message) => message,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.write(None);
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                None => match receiver.recv() {
+                    Ok(message) => message,
+                    Err(_) => break,
+                },
+            };
+            match message {
+                Message::Draft { key, question, form, at } => {
+                    self.pending.insert((key, question), (form, at));
+                    self.oldest.get_or_insert_with(Instant::now);
+                }
+                other => self.write(Some(other)),
+            }
+        }
+        self.write(None);
+    }
+
+    /// Writes the pending drafts and `message`, in one transaction.
+    fn write(&mut self, message: Option<Message>) {
+        let pending = std::mem::take(&mut self.pending);
+        self.oldest = None;
+        let mut flushed = None;
+        let result = (|| -> Result<(), StoreError> {
+            let transaction = self.store.connection().transaction()?;
+            for ((key, question), (form, at)) in &pending {
+                upsert_draft(&transaction, key, *question, form, *at)?;
+            }
+            match message {
+                Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
+                Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
+                Some(Message::Flush(done)) => flushed = Some(done),
+                Some(Message::Draft { .. }) | None => {}
+            }
+            transaction.commit()?;
+            Ok(())
+        })();
+        if let Err(error) = result
+            && !std::mem::replace(&mut self.warned, true)
+        {
+            eprintln!("askpane: cannot write to the store ({error}); drafts and history are not saved");
+        }
+        if let Some(done) = flushed {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// The window's journal: the calls above, with the history record made from the request.
+impl crate::app::journal::Journal for DraftSink {
+    fn opened(&self, core: &Core) {
+        DraftSink::opened(self, core);
+    }
+
+    fn draft_changed(&self, core: &Core, question: usize, form: &Form) {
+        DraftSink::draft_changed(self, &request_key(core), question, form);
+    }
+
+    fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {
+        let reply = reply_line(&core.envelope, self.reply_format, outcome, self.always_a_line)
+            .map(|line| line.to_string());
+        DraftSink::settled(self, HistoryRecord::new(core, outcome, reply, SystemTime::now()));
+    }
+}
