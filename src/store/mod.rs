@@ -8,9 +8,9 @@
 
 mod records;
 pub mod schema;
-mod writer;
 #[cfg(test)]
 mod tests;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -55,17 +55,26 @@ pub enum StoreError {
 /// Where the state lives: `dir` when given (`--state-dir` / `ASKPANE_STATE_DIR`), else
 /// `$XDG_STATE_HOME/askpane`, else `~/.local/state/askpane`.
 pub fn state_dir(dir: Option<&Path>) -> Result<PathBuf, StoreError> {
+    state_dir_from(dir, std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`state_dir`] with the environment given.
+fn state_dir_from(
+    dir: Option<&Path>,
+    state_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf, StoreError> {
     if let Some(dir) = dir {
         return Ok(dir.to_owned());
     }
-    let absolute = |name: &str| {
-        std::env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute())
+    // The XDG spec: a relative path in XDG_STATE_HOME is invalid and is ignored.
+    let absolute = |value: Option<std::ffi::OsString>| {
+        value.map(PathBuf::from).filter(|path| path.is_absolute())
     };
-    // The XDG spec: a relative XDG_STATE_HOME is invalid and is ignored.
-    if let Some(state_home) = absolute("XDG_STATE_HOME") {
+    if let Some(state_home) = absolute(state_home) {
         return Ok(state_home.join("askpane"));
     }
-    let home = absolute("HOME").ok_or(StoreError::NoStateDir)?;
+    let home = absolute(home).ok_or(StoreError::NoStateDir)?;
     Ok(home.join(".local/state/askpane"))
 }
 
@@ -260,9 +269,8 @@ impl Store {
         )?;
         let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let since = query.since.map(to_millis);
-        let rows = statement.query_map(
-            params![since, query.project, query.search, limit],
-            |row| {
+        let rows =
+            statement.query_map(params![since, query.project, query.search, limit], |row| {
                 let asked_at = from_millis(row.get(2)?);
                 let ended: String = row.get(11)?;
                 let record = HistoryRecord {
@@ -287,8 +295,7 @@ impl Store {
                     model_text: row.get(15)?,
                 };
                 Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
-            },
-        )?;
+            })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -15,7 +15,9 @@ pub const LATEST: u32 = STEPS.len() as u32;
 /// Why a database could not be brought to [`LATEST`].
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
-    #[error("the database is at schema version {found}, made by a newer askpane (this one knows {LATEST})")]
+    #[error(
+        "the database is at schema version {found}, made by a newer askpane (this one knows {LATEST})"
+    )]
     Newer { found: u32 },
     #[error(transparent)]
     Sql(#[from] rusqlite::Error),

@@ -23,7 +23,12 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// One message to the writer.
 enum Message {
     Opened(OpenRecord),
-    Draft { key: String, question: usize, form: Form, at: SystemTime },
+    Draft {
+        key: String,
+        question: usize,
+        form: Form,
+        at: SystemTime,
+    },
     Settled(Box<HistoryRecord>),
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
@@ -173,7 +178,9 @@ impl Writer {
         if let Err(error) = result
             && !std::mem::replace(&mut self.warned, true)
         {
-            eprintln!("askpane: cannot write to the store ({error}); drafts and history are not saved");
+            eprintln!(
+                "askpane: cannot write to the store ({error}); drafts and history are not saved"
+            );
         }
         if let Some(done) = flushed {
             let _ = done.send(());

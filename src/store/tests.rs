@@ -1,0 +1,342 @@
+//! The store on its own: migrations from an empty file and from every older version, drafts read
+//! back exactly, the writer thread, history queries, pruning, abandoning.
+
+use std::time::{Duration, SystemTime};
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::*;
+use crate::book::Core;
+use crate::protocol::{Outcome, Pick, parse_message};
+use crate::transport::Request;
+
+fn scratch(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("askpane-store-{name}-{}-{serial}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn core(tool_use_id: Option<&str>, header: &str) -> Core {
+    let input = json!({"questions": [{
+        "question": format!("Which {header}?"), "header": header, "multiSelect": false,
+        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]
+    }]});
+    let message = match tool_use_id {
+        Some(id) => {
+            json!({"type": "tool_use", "name": "AskUserQuestion", "id": id, "input": input})
+        }
+        None => input,
+    };
+    let incoming = parse_message(&message).expect("a message askpane reads");
+    let provenance = Provenance::new("ask", None).with_project(Some("orders".to_owned()));
+    Request::new(incoming, provenance).expect("a valid request").0.core
+}
+
+fn typed(other: &str, notes: &str) -> Form {
+    let draft = Draft::restored(vec![], true, other.to_owned(), notes.to_owned(), true);
+    Form { draft, cursor: 2 }
+}
+
+fn table_names(connection: &Connection) -> Vec<String> {
+    let mut statement = connection
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index') ORDER BY name")
+        .expect("sqlite_master");
+    let names = statement.query_map([], |row| row.get(0)).expect("query");
+    names.map(Result::unwrap).filter(|name: &String| !name.starts_with("sqlite_")).collect()
+}
+
+#[test]
+fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
+    let dir = scratch("empty");
+    let mut store = Store::open_in(&dir).expect("open");
+    assert_eq!(store.version().expect("version"), schema::LATEST);
+    let connection = store.connection();
+    let mode: String =
+        connection.pragma_query_value(None, "journal_mode", |row| row.get(0)).expect("mode");
+    assert_eq!(mode, "wal");
+    let synchronous: i64 =
+        connection.pragma_query_value(None, "synchronous", |row| row.get(0)).expect("sync");
+    assert_eq!(synchronous, 1, "NORMAL");
+    assert_eq!(
+        table_names(connection),
+        ["drafts", "history", "history_ended_at", "history_project", "open_requests"]
+    );
+    // Opening again changes nothing.
+    drop(store);
+    assert_eq!(Store::open_in(&dir).expect("reopen").version().expect("v"), schema::LATEST);
+}
+
+#[test]
+fn every_older_version_migrates_to_the_latest_keeping_its_rows() {
+    for old in 0..schema::LATEST {
+        let dir = scratch("older");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join(FILE_NAME);
+        {
+            let mut connection = Connection::open(&path).expect("file");
+            schema::migrate_to(&mut connection, old).expect("migrate to the old version");
+            assert_eq!(schema::version(&connection).expect("v"), old);
+            if old >= 1 {
+                connection
+                    .execute(
+                        "INSERT INTO history (key, asked_at, ended_at, source, header, questions,
+                         ended, outcome, answer) VALUES ('k', 1, 2, 'ask', 'Database', '{}',
+                         'answered', 'answered', 'Postgres')",
+                        [],
+                    )
+                    .expect("a row of the old version");
+            }
+        }
+        let store = Store::open_file(&path).expect("open migrates");
+        assert_eq!(store.version().expect("v"), schema::LATEST, "from version {old}");
+        let entries = store.history(&HistoryQuery::default()).expect("history");
+        assert_eq!(entries.len(), usize::from(old >= 1), "from version {old}");
+        if let Some(entry) = entries.first() {
+            assert_eq!(entry.record.answer, "Postgres");
+            assert_eq!(entry.record.ended, Ended::Answered);
+        }
+    }
+}
+
+#[test]
+fn a_file_from_a_newer_askpane_or_not_a_database_is_an_error_not_a_panic() {
+    let dir = scratch("newer");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE_NAME);
+    Connection::open(&path)
+        .and_then(|c| c.pragma_update(None, "user_version", schema::LATEST + 1))
+        .expect("a newer file");
+    let error = Store::open_file(&path).expect_err("a newer schema is refused");
+    assert!(error.to_string().contains("made by a newer askpane"), "{error}");
+
+    let corrupt = dir.join("corrupt.db");
+    std::fs::write(&corrupt, vec![0x5a; 8192]).expect("garbage");
+    let error = Store::open_file(&corrupt).expect_err("garbage is refused");
+    assert!(error.to_string().contains("corrupt.db"), "{error}");
+}
+
+#[test]
+fn drafts_read_back_exactly_including_100_kb_of_japanese() {
+    let mut store = Store::in_memory().expect("store");
+    let japanese = "下書きは入力中に保存されます。「改行」\nも絵文字😀も。".repeat(100 * 1024 / 60);
+    assert!(japanese.len() >= 100 * 1024);
+    let first = Form {
+        draft: Draft::restored(vec![1, 0, 1], false, String::new(), "n".into(), true),
+        cursor: 1,
+    };
+    let second = typed(&japanese, "メモ: 第二");
+    store.save_draft("toolu_1", 0, &first, SystemTime::now()).expect("save");
+    store.save_draft("toolu_1", 2, &second, SystemTime::now()).expect("save");
+    store.save_draft("toolu_other", 0, &typed("x", ""), SystemTime::now()).expect("save");
+    let forms = store.drafts_for("toolu_1").expect("read");
+    assert_eq!(forms.len(), 3);
+    assert_eq!(forms[0].draft.chosen(), [0, 1]);
+    assert_eq!(forms[0].cursor, 1);
+    assert_eq!(forms[1], Form::default());
+    assert_eq!(forms[2], second);
+    assert_eq!(forms[2].draft.other_text(), japanese);
+    assert!(store.drafts_for("toolu_none").expect("read").is_empty());
+}
+
+#[test]
+fn restored_drafts_fit_the_questions_and_never_replace_a_preset() {
+    let core = core(Some("toolu_fit"), "Database");
+    let saved = vec![
+        Form {
+            draft: Draft::restored(vec![1, 7], false, String::new(), "note".into(), true),
+            cursor: 9,
+        },
+        typed("a second question that no longer exists", ""),
+    ];
+    let forms = fit_forms(&core.ask, saved.clone());
+    assert_eq!(forms.len(), 1);
+    assert_eq!(forms[0].draft.chosen(), [1]);
+    assert_eq!(forms[0].draft.notes(), "note");
+    assert_eq!(forms[0].cursor, 2, "Other is the last row");
+
+    let mut policy = crate::book::Policy::default();
+    assert!(restore_drafts(&mut policy, &core.ask, saved.clone()));
+    assert_eq!(policy.preset.len(), 1);
+    let mut preset = crate::book::Policy { preset: vec![Draft::default()], ..Default::default() };
+    assert!(!restore_drafts(&mut preset, &core.ask, saved));
+    assert_eq!(preset.preset, vec![Draft::default()]);
+}
+
+#[test]
+fn keys_are_the_tool_use_id_or_a_made_up_one_that_stays_the_same() {
+    let with_id = core(Some("toolu_key"), "Database");
+    assert_eq!(request_key(&with_id), "toolu_key");
+    let without = core(None, "Database");
+    let key = request_key(&without);
+    assert!(key.starts_with("local-"), "{key}");
+    assert_eq!(request_key(&without), key);
+    assert_ne!(request_key(&core(None, "Database")), key);
+}
+
+/// Reads the drafts of `key` from a second connection until `wanted` holds (bounded).
+fn eventually(path: &Path, key: &str, wanted: impl Fn(&[Form]) -> bool) -> Vec<Form> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let forms = Store::open_file(path).and_then(|store| store.drafts_for(key)).expect("read");
+        if wanted(&forms) || std::time::Instant::now() > deadline {
+            return forms;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_writer_saves_the_last_draft_of_a_burst_without_being_asked_to() {
+    let dir = scratch("writer");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let mut text = String::new();
+    for character in "Postgres behind pgbouncer, please".chars() {
+        text.push(character);
+        sink.draft_changed("toolu_w", 0, &typed(&text, ""));
+    }
+    // No flush: the writer writes on its own once the debounce window passes.
+    let forms = eventually(&dir.join(FILE_NAME), "toolu_w", |forms| {
+        forms.first().is_some_and(|form| form.draft.other_text() == text)
+    });
+    assert_eq!(forms, vec![typed(&text, "")]);
+    drop(sink);
+}
+
+#[test]
+fn a_settled_request_goes_to_history_and_its_drafts_and_open_row_go() {
+    let dir = scratch("settled");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let core = core(Some("toolu_s"), "Database");
+    sink.opened(&core);
+    sink.draft_changed(&request_key(&core), 0, &typed("MySQL", ""));
+    sink.flush();
+    let store = Store::open_in(&dir).expect("reader");
+    assert_eq!(store.open_requests().expect("open").len(), 1);
+    assert_eq!(store.drafts_for("toolu_s").expect("drafts").len(), 1);
+
+    let mut draft = Draft::default();
+    draft.pick(&core.ask.questions()[0], Pick::Option(1));
+    let answers = crate::protocol::build_answers(&core.ask, &[draft]).expect("answers");
+    let outcome = Outcome::Answered(answers);
+    crate::app::journal::Journal::settled(&sink, &core, &outcome);
+    drop(sink);
+
+    assert!(store.open_requests().expect("open").is_empty());
+    assert!(store.drafts_for("toolu_s").expect("drafts").is_empty());
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    let [entry] = entries.as_slice() else { panic!("one entry: {entries:?}") };
+    let record = &entry.record;
+    assert_eq!(
+        (record.key.as_str(), record.ended, record.answer.as_str()),
+        ("toolu_s", Ended::Answered, "B")
+    );
+    assert_eq!(record.header, "Database");
+    assert_eq!(record.provenance.project.as_deref(), Some("orders"));
+    let reply = core.envelope.reply(&outcome).map(|line| line.to_string());
+    assert_eq!(record.reply, reply);
+    assert_eq!(
+        record.model_text.as_deref(),
+        Some(
+            "Your questions have been answered: \"Which Database?\"=\"B\". You can now continue with these answers in mind."
+        )
+    );
+    assert!(entry.asked_at <= record.ended_at);
+}
+
+fn record_at(key: &str, project: &str, answer: &str, days_ago: u64) -> HistoryRecord {
+    let at = SystemTime::now() - Duration::from_secs(days_ago * 24 * 3600);
+    HistoryRecord {
+        key: key.to_owned(),
+        asked_at: Some(at),
+        ended_at: at,
+        provenance: Provenance::new("hook", None).with_project(Some(project.to_owned())),
+        header: "Database".to_owned(),
+        questions: json!({"questions": [{"question": format!("Which database for {key}?")}]})
+            .to_string(),
+        ended: Ended::Answered,
+        outcome: "answered".to_owned(),
+        answer: answer.to_owned(),
+        reply: Some("{}".to_owned()),
+        model_text: Some("text".to_owned()),
+    }
+}
+
+#[test]
+fn history_is_newest_first_and_filters_by_time_project_and_text() {
+    let mut store = Store::in_memory().expect("store");
+    store.record(&record_at("old", "orders", "MySQL", 100)).expect("record");
+    store.record(&record_at("mid", "billing", "Postgres", 10)).expect("record");
+    store.record(&record_at("new", "orders", "SQLite で十分", 0)).expect("record");
+    let keys = |query: HistoryQuery| -> Vec<String> {
+        store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect()
+    };
+    assert_eq!(keys(HistoryQuery::default()), ["new", "mid", "old"]);
+    let since = SystemTime::now() - Duration::from_secs(20 * 24 * 3600);
+    assert_eq!(keys(HistoryQuery { since: Some(since), ..Default::default() }), ["new", "mid"]);
+    assert_eq!(
+        keys(HistoryQuery { project: Some("orders".into()), ..Default::default() }),
+        ["new", "old"]
+    );
+    assert_eq!(
+        keys(HistoryQuery { search: Some("POSTGRES".into()), ..Default::default() }),
+        ["mid"]
+    );
+    assert_eq!(keys(HistoryQuery { search: Some("十分".into()), ..Default::default() }), ["new"]);
+    assert_eq!(
+        keys(HistoryQuery { search: Some("database for old".into()), ..Default::default() }),
+        ["old"]
+    );
+    assert_eq!(
+        keys(HistoryQuery { search: Some("%".into()), ..Default::default() }),
+        Vec::<String>::new()
+    );
+    assert_eq!(keys(HistoryQuery { limit: Some(1), ..Default::default() }), ["new"]);
+}
+
+#[test]
+fn pruning_removes_only_what_ended_before_the_retention() {
+    let mut store = Store::in_memory().expect("store");
+    store.record(&record_at("old", "orders", "MySQL", 100)).expect("record");
+    store.record(&record_at("new", "orders", "Postgres", 1)).expect("record");
+    let before = SystemTime::now() - Duration::from_secs(DEFAULT_KEEP_DAYS * 24 * 3600);
+    assert_eq!(store.prune(before).expect("prune"), 1);
+    let left = store.history(&HistoryQuery::default()).expect("history");
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].record.key, "new");
+    assert_eq!(store.prune(before).expect("prune again"), 0);
+}
+
+#[test]
+fn an_open_request_whose_process_is_gone_is_recorded_as_abandoned_keeping_its_drafts() {
+    let mut store = Store::in_memory().expect("store");
+    let core = core(Some("toolu_gone"), "Cache");
+    store.opened(&OpenRecord::new(&core, SystemTime::now())).expect("open");
+    store.save_draft("toolu_gone", 0, &typed("Redis", ""), SystemTime::now()).expect("draft");
+    assert!(store.abandon("toolu_gone", SystemTime::now()).expect("abandon"));
+    assert!(!store.abandon("toolu_gone", SystemTime::now()).expect("only once"));
+    assert!(store.open_requests().expect("open").is_empty());
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].record.ended, Ended::Abandoned);
+    assert_eq!(entries[0].record.header, "Cache");
+    assert_eq!(store.drafts_for("toolu_gone").expect("drafts"), vec![typed("Redis", "")]);
+}
+
+#[test]
+fn the_state_dir_follows_the_flag_then_xdg_state_home_then_home() {
+    let some = |text: &str| Some(std::ffi::OsString::from(text));
+    let flag = Some(Path::new("/x/y"));
+    assert_eq!(state_dir_from(flag, some("/s"), some("/h")).expect("dir"), PathBuf::from("/x/y"));
+    assert_eq!(
+        state_dir_from(None, some("/s"), some("/h")).expect("dir"),
+        PathBuf::from("/s/askpane")
+    );
+    let home = PathBuf::from("/h/.local/state/askpane");
+    assert_eq!(state_dir_from(None, some("relative"), some("/h")).expect("dir"), home);
+    assert_eq!(state_dir_from(None, None, some("/h")).expect("dir"), home);
+    assert!(matches!(state_dir_from(None, None, None), Err(StoreError::NoStateDir)));
+}
