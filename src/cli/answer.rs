@@ -1,19 +1,22 @@
 //! Answering one message from a pipe (`ask` and `hook`) in this process: refuse it if it is
 //! invalid, settle it from the flags when they decide it (`--decline`, `--answers --submit`, no
 //! human), or show it and wait for the user. The request is built by [`admit`], the same
-//! function the inbox uses for its clients (issue 10).
+//! function the inbox uses for its clients (issue 10). Every outcome goes into the store's
+//! history (issue 11); a request shown in this process's window saves its drafts there, and one
+//! asked again (same tool_use_id) comes back with them.
 
 use anyhow::Context as _;
 
 use askpane::app::AppOptions;
 use askpane::protocol::inbox::{ClientMode, Policy, Preset};
-use askpane::protocol::{Incoming, Outcome, ReplyFormat};
+use askpane::protocol::{Envelope, Incoming, Outcome, ReplyFormat};
+use askpane::store::{self, DraftSink, HistoryRecord, Store};
 use askpane::transport::admit::{Admission, admit};
-use askpane::transport::pipe;
-use askpane::transport::replies::AwaitedReply;
+use askpane::transport::replies::{AwaitedReply, reply_line};
 use askpane::transport::signals::StopSignal;
+use askpane::transport::{Provenance, pipe};
 
-use super::args::{AnsweringArgs, UiArgs};
+use super::args::{AnsweringArgs, StoreArgs, UiArgs};
 use super::window::{missing_display, show_requests};
 
 /// How one message was answered: its outcome, and the signal that stopped askpane, if any.
@@ -56,32 +59,69 @@ pub(super) fn answer_one(
     mode: ClientMode,
     policy: &Policy,
     shown: &UiArgs,
+    store_args: &StoreArgs,
 ) -> anyhow::Result<Answered> {
     let no_display = match shown.web() {
         true => None,
         false => missing_display(),
     };
-    let Admission { envelope, format, always_a_line, request, outcome, warnings, invalid, problem } =
-        admit(incoming, mode, policy, no_display);
+    // Issue 11: what history needs of the message, kept only when there is a store.
+    let mut store = store_args.open_or_warn();
+    let asked = store.as_ref().map(|_| Asked {
+        envelope: incoming.envelope.clone(),
+        input: incoming.input.clone(),
+        provenance: Provenance::from_envelope(mode.name(), &incoming.envelope),
+    });
+    let Admission {
+        envelope,
+        format,
+        always_a_line,
+        mut request,
+        outcome,
+        warnings,
+        invalid,
+        problem,
+    } = admit(incoming, mode, policy, no_display);
     if let Some(invalid) = &invalid {
         eprintln!("askpane: the questions cannot be shown: {invalid}");
     }
     for warning in &warnings {
         eprintln!("askpane: warning: {warning}");
     }
+    let rendered = Rendered { format, always_a_line };
     let awaited = vec![AwaitedReply { envelope, format, outcome, always_a_line }];
     if let Some(problem) = problem {
         // The agent was told no answer is available; the caller gets the error (exit 2) that
         // names what did not match.
-        show_requests(Vec::new(), awaited, AppOptions::default(), shown)?;
+        let served = show_requests(Vec::new(), awaited, AppOptions::default(), shown, None)?;
+        record(store.as_mut(), asked.as_ref(), served.outcomes.first(), rendered);
         anyhow::bail!(problem);
     }
+    // Shown in this process's native window: the window saves its drafts and records its
+    // outcome through a writer of its own. Asked again after a crash (same tool_use_id), the
+    // form comes back as it was left.
+    let in_window = request.is_some() && !shown.web();
+    let mut sink = None;
+    if let (Some(store), Some(request)) = (&store, &mut request) {
+        if let Ok(saved) = store.drafts_for(&store::request_key(&request.core)) {
+            store::restore_drafts(&mut request.policy, &request.core.ask, saved);
+        }
+        if in_window {
+            sink = store_args.open().ok().and_then(|second| start_sink(second, rendered));
+        }
+    }
+    let window_records = sink.is_some();
     let served = show_requests(
         request.into_iter().collect(),
         awaited,
         AppOptions { close_when_done: true, ..AppOptions::default() },
         shown,
+        sink,
     )?;
+    // Decided without a window, refused, answered in the browser, or no window could open.
+    if !window_records || served.problem.is_some() {
+        record(store.as_mut(), asked.as_ref(), served.outcomes.first(), rendered);
+    }
     match (&served.problem, served.bridge_failed) {
         // The agent was told no one can answer; the caller hears the usage error (exit 2).
         (Some(problem), true) => anyhow::bail!("cannot show the questions: {problem}"),
@@ -90,4 +130,50 @@ pub(super) fn answer_one(
     }
     let outcome = served.outcomes.into_iter().next().context("no reply was decided")?;
     Ok(Answered { outcome, stopped_by: served.stopped_by })
+}
+
+/// What history keeps of the message as it came in.
+struct Asked {
+    envelope: Envelope,
+    input: serde_json::Value,
+    provenance: Provenance,
+}
+
+/// How the reply was rendered (`--format`, a line always), for the line history records.
+#[derive(Clone, Copy)]
+struct Rendered {
+    format: Option<ReplyFormat>,
+    always_a_line: bool,
+}
+
+/// Records in history how a message this process answered ended; a failure is one line on
+/// stderr, never a failed answer.
+fn record(
+    store: Option<&mut Store>,
+    asked: Option<&Asked>,
+    outcome: Option<&Outcome>,
+    rendered: Rendered,
+) {
+    let (Some(store), Some(asked), Some(outcome)) = (store, asked, outcome) else { return };
+    let reply = reply_line(&asked.envelope, rendered.format, outcome, rendered.always_a_line)
+        .map(|line| line.to_string());
+    let record = HistoryRecord::from_message(
+        &asked.envelope,
+        &asked.input,
+        asked.provenance.clone(),
+        outcome,
+        reply,
+        std::time::SystemTime::now(),
+    );
+    if let Err(error) = store.record(&record) {
+        eprintln!("askpane: warning: cannot record this in history ({error})");
+    }
+}
+
+/// The store's writer for the window: drafts saved as the user types, the outcome recorded.
+fn start_sink(store: Store, rendered: Rendered) -> Option<DraftSink> {
+    DraftSink::start(store)
+        .map(|sink| sink.replying(rendered.format, rendered.always_a_line))
+        .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+        .ok()
 }

@@ -1,6 +1,6 @@
 //! The argument groups several modes share: where questions are shown ([`UiArgs`]), how a
-//! request may be answered without a person ([`AnsweringArgs`]), and the reply envelope
-//! (`--format`).
+//! request may be answered without a person ([`AnsweringArgs`]), where drafts and history are
+//! kept ([`StoreArgs`]), and the reply envelope (`--format`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use askpane::protocol::ReplyFormat;
+use askpane::store::{self, Store};
 
 use super::window::missing_display;
 
@@ -130,4 +131,34 @@ pub(super) struct InboxUse {
     /// Answer in a window of this command's own, not in the running inbox (and never start one).
     #[arg(long, env = "ASKPANE_NO_INBOX", value_parser = clap::builder::FalseyValueParser::new())]
     pub(super) no_inbox: bool,
+}
+
+/// Where drafts and history are kept (issue 11).
+#[derive(Args, Clone, Debug, Default)]
+pub(super) struct StoreArgs {
+    /// The directory of askpane's database (askpane.db: drafts and history). Default:
+    /// $XDG_STATE_HOME/askpane, else ~/.local/state/askpane.
+    #[arg(long, value_name = "DIR", env = "ASKPANE_STATE_DIR")]
+    pub(super) state_dir: Option<PathBuf>,
+}
+
+impl StoreArgs {
+    /// The store, or the reason it cannot be opened.
+    pub(super) fn open(&self) -> Result<Store, store::StoreError> {
+        let dir = store::state_dir(self.state_dir.as_deref())?;
+        Store::open_in(&dir)
+    }
+
+    /// The store for a mode that answers questions: one that cannot be opened (a read-only
+    /// disk, a corrupt file) never stops the answering. One line on stderr, and no store.
+    pub(super) fn open_or_warn(&self) -> Option<Store> {
+        self.open()
+            .map_err(|error| {
+                eprintln!(
+                    "askpane: warning: no drafts or history this time: cannot open the store \
+                     ({error})"
+                );
+            })
+            .ok()
+    }
 }

@@ -11,7 +11,7 @@ use askpane::transport::pipe::{self, ReadError};
 use askpane::protocol::inbox::ClientMode;
 
 use super::answer::{Answered, answer_one, policy};
-use super::args::{AnsweringArgs, FormatArg, InboxUse, UiArgs};
+use super::args::{AnsweringArgs, FormatArg, InboxUse, StoreArgs, UiArgs};
 use super::client::{Handed, hand_to_inbox};
 use super::exit;
 use super::window::write_direct;
@@ -30,6 +30,8 @@ pub(super) struct AskArgs {
     shown: UiArgs,
     #[command(flatten)]
     inbox: InboxUse,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 /// `askpane ask`: one request in, its reply out, an exit code that says how it ended.
@@ -54,7 +56,8 @@ pub(super) fn run(args: AskArgs) -> anyhow::Result<u8> {
         Handed::Done(code) => return Ok(code),
         Handed::Yourself => {}
     }
-    let Answered { outcome, stopped_by } = answer_one(incoming, mode, &policy, &args.shown)?;
+    let Answered { outcome, stopped_by } =
+        answer_one(incoming, mode, &policy, &args.shown, &args.store)?;
     let by_signal = stopped_by.is_some_and(|signal| outcome == signal.outcome());
     Ok(exit::for_ask(&outcome, by_signal))
 }

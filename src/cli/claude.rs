@@ -11,6 +11,7 @@ use crossbeam_channel::Receiver;
 use askpane::app::{App, AppOptions};
 use askpane::protocol::Outcome;
 use askpane::protocol::stream::CliMessage;
+use askpane::store::DraftSink;
 use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::pipe;
 use askpane::transport::serve::{self, BridgeOptions};
@@ -18,7 +19,7 @@ use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 use askpane::web_bundle;
 
-use super::args::{AnsweringArgs, UiArgs};
+use super::args::{AnsweringArgs, StoreArgs, UiArgs};
 use super::exit;
 use super::window::{
     missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
@@ -45,6 +46,8 @@ pub(super) struct ClaudeArgs {
     answering: AnsweringArgs,
     #[command(flatten)]
     shown: UiArgs,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Arguments passed on to Claude Code (after `--`).
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     extra: Vec<String>,
@@ -104,8 +107,19 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
         let commands = session.commands();
         let prompt = args.prompt.clone();
         let unshown = inbox.clone();
+        // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
+        let sink = args.store.open_or_warn().and_then(|store| {
+            DraftSink::start(store)
+                .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+                .ok()
+        });
         let app = move |ctx: &egui::Context| {
-            App::new(ctx, inbox, AppOptions::default()).with_session(commands, prompt.as_deref())
+            let app = App::new(ctx, inbox, AppOptions::default())
+                .with_session(commands, prompt.as_deref());
+            match sink {
+                Some(sink) => app.with_store(sink),
+                None => app,
+            }
         };
         if let Err(problem) = show_window(window_ctx, args.shown.theme, app) {
             tell_unavailable(&unshown, &problem);

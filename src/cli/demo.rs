@@ -58,6 +58,7 @@ pub(super) fn run(args: DemoArgs) -> anyhow::Result<u8> {
         awaited,
         AppOptions { close_when_done: false, ..AppOptions::default() },
         &args.shown,
+        None,
     )?;
     match (window.problem, window.stopped_by) {
         (Some(problem), _) => Ok(no_display(&problem)),

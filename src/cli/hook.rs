@@ -11,7 +11,7 @@ use askpane::transport::pipe;
 use askpane::protocol::inbox::ClientMode;
 
 use super::answer::{answer_one, policy};
-use super::args::{AnsweringArgs, InboxUse, UiArgs};
+use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::client::{Handed, hand_to_inbox};
 use super::exit;
 
@@ -26,6 +26,8 @@ pub(super) struct HookArgs {
     shown: UiArgs,
     #[command(flatten)]
     inbox: InboxUse,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -61,7 +63,7 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
     {
         return Ok(code);
     }
-    let answered = answer_one(incoming, mode, &policy, &args.shown);
+    let answered = answer_one(incoming, mode, &policy, &args.shown, &args.store);
     if let Err(error) = answered {
         // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
         // make Claude Code block the tool call, so the problem only goes to stderr.

@@ -10,12 +10,13 @@ use clap::Args;
 use askpane::app::{App, AppOptions};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMessage;
+use askpane::store::DraftSink;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, ui_channel};
 use askpane::web_bundle;
 
-use super::args::UiArgs;
+use super::args::{StoreArgs, UiArgs};
 use super::window::{
     leave_the_keyboard_alone, missing_display, no_display, repaint_waker, show_window,
     start_bridge, tell_unavailable, watch_signals,
@@ -32,6 +33,8 @@ pub(super) struct InboxArgs {
     on_demand: bool,
     #[command(flatten)]
     shown: UiArgs,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 /// How long `--quit` waits for the inbox to be gone.
@@ -97,9 +100,20 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             Err(error) => eprintln!("askpane: {error:#}"),
         }
     } else {
+        // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
+        let sink = args.store.open_or_warn().and_then(|store| {
+            DraftSink::start(store)
+                .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+                .ok()
+        });
         let app = move |ctx: &egui::Context| {
-            App::new(ctx, requests, AppOptions { resident: true, ..AppOptions::default() })
-                .with_frame_hook(leave_the_keyboard_alone())
+            let app =
+                App::new(ctx, requests, AppOptions { resident: true, ..AppOptions::default() })
+                    .with_frame_hook(leave_the_keyboard_alone());
+            match sink {
+                Some(sink) => app.with_store(sink),
+                None => app,
+            }
         };
         if let Err(error) = show_window(window_ctx, args.shown.theme, app) {
             eprintln!("askpane: cannot show the inbox's window ({error})");

@@ -2,7 +2,7 @@
 //! codes and the panic hook.
 //!
 //! Each mode lives in a file of its own (`demo`, `ask`, `hook`, `claude`, `install`,
-//! `validate`); the argument groups they share are in [`args`], answering one piped message (for
+//! `validate`, `history`); the argument groups they share are in [`args`], answering one piped message (for
 //! `ask` and `hook`) in [`answer`], and showing the window or the browser bridge, with the
 //! writer of the replies, in [`window`].
 
@@ -26,6 +26,7 @@ mod ask;
 mod claude;
 mod client;
 mod demo;
+mod history;
 mod hook;
 mod inbox;
 mod install;
@@ -83,6 +84,8 @@ enum Command {
         #[command(subcommand)]
         target: install::Target,
     },
+    /// What was asked and how it ended (the store's history): a table, or --json lines.
+    History(history::HistoryArgs),
     /// Check a request (any envelope askpane reads) and report what is wrong with it.
     Validate {
         /// The request file; `-` reads standard input.
@@ -190,6 +193,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Inbox(args) => inbox::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
+        Command::History(args) => history::run(args),
         Command::Validate { file } => validate::run(&file),
     }
 }

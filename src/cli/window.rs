@@ -11,6 +11,7 @@ use crossbeam_channel::Receiver;
 
 use askpane::app::{App, AppOptions};
 use askpane::protocol::{Envelope, Outcome, ReplyFormat};
+use askpane::store::DraftSink;
 use askpane::transport::replies::{AwaitedReply, write_replies};
 use askpane::transport::serve::{self, Bridge, BridgeOptions};
 use askpane::transport::signals::{SignalWatch, StopSignal};
@@ -44,11 +45,13 @@ pub(super) struct Served {
 
 /// Shows `requests` in the window or the browser (an empty list shows nothing) while a writer
 /// thread writes each reply on stdout as it is decided. Returns once every reply is written.
+/// The native window saves drafts and records outcomes in `store` when one is given.
 pub(super) fn show_requests(
     requests: Vec<Request>,
     awaited: Vec<AwaitedReply>,
     options: AppOptions,
     shown: &UiArgs,
+    store: Option<DraftSink>,
 ) -> anyhow::Result<Served> {
     let (written_sender, written) = crossbeam_channel::bounded(1);
     let mut threads = IoThreads::default();
@@ -104,6 +107,10 @@ pub(super) fn show_requests(
             let unshown = inbox.clone();
             let app = move |ctx: &egui::Context| {
                 let app = App::new(ctx, inbox, options);
+                let app = match store {
+                    Some(sink) => app.with_store(sink),
+                    None => app,
+                };
                 // A demo is what the user asked to see; a question arrives on its own and must
                 // not take the keyboard from where the user is typing.
                 match options.close_when_done {
@@ -358,5 +365,5 @@ pub(super) fn write_direct(
     responder.send(outcome.clone());
     let envelope = envelope.clone();
     let awaited = vec![AwaitedReply { envelope, format, outcome: receiver, always_a_line }];
-    show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native()).map(drop)
+    show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native(), None).map(drop)
 }

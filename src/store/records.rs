@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::book::Core;
-use crate::protocol::{Outcome, ResultStyle};
+use crate::protocol::{Envelope, Outcome, ResultStyle};
 use crate::transport::Provenance;
 
 /// The key a request is stored under: its tool_use_id when the envelope names one (a request
@@ -173,21 +173,31 @@ impl HistoryRecord {
         }
     }
 
-    /// A message refused before it became a request: what came in, and why it was refused.
-    pub fn refused(
+    /// A message as it came in (perhaps invalid, perhaps decided before it became a request):
+    /// what was asked, and how it ended.
+    pub fn from_message(
+        envelope: &Envelope,
         input: &serde_json::Value,
         provenance: Provenance,
         outcome: &Outcome,
         reply: Option<String>,
         at: SystemTime,
     ) -> Self {
+        let ask = crate::protocol::validate(input).ok().map(|validated| validated.ask);
+        let key = match envelope.tool_use_id() {
+            Some(id) => id.to_owned(),
+            None => format!("local-{}-{}-{}", process_tag(), std::process::id(), to_millis(at)),
+        };
         HistoryRecord {
-            key: format!("refused-{}-{}", to_millis(at), std::process::id()),
-            asked_at: Some(at),
+            key,
+            asked_at: None,
             ended_at: at,
             provenance,
-            header: String::new(),
-            questions: input.to_string(),
+            header: ask.as_ref().map(|ask| ask.title().to_owned()).unwrap_or_default(),
+            questions: match &ask {
+                Some(ask) => serde_json::Value::Object(ask.input().clone()).to_string(),
+                None => input.to_string(),
+            },
             ended: Ended::of(outcome),
             outcome: outcome.kind().to_owned(),
             answer: short_answer(outcome),

@@ -1,0 +1,188 @@
+//! `askpane history`: what was asked and how it ended, from the store: a table by default,
+//! `--json` lines for scripts, filters by time, project and text; `--prune` applies the
+//! retention.
+
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use askpane::store::{DEFAULT_KEEP_DAYS, HistoryEntry, HistoryQuery};
+
+use super::args::StoreArgs;
+use super::exit;
+
+#[derive(Args, Debug)]
+pub(super) struct HistoryArgs {
+    /// One JSON object per line instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Only what ended since then: a duration back from now (`90m`, `12h`, `3d`, `2weeks`), a
+    /// date (`2026-11-01`, UTC midnight) or a time (`2026-11-01T09:30:00Z`).
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    since: Option<SystemTime>,
+    /// Only what this project asked (its folder's name, exactly).
+    #[arg(long, value_name = "NAME")]
+    project: Option<String>,
+    /// Only entries whose questions, answer or the text the model read contain this.
+    #[arg(long, value_name = "TEXT")]
+    search: Option<String>,
+    /// At most this many entries, newest first.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Delete what ended more than --keep-days ago, and print how many entries went.
+    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "limit"])]
+    prune: bool,
+    /// How many days --prune keeps.
+    #[arg(long, value_name = "DAYS", requires = "prune", default_value_t = DEFAULT_KEEP_DAYS,
+          value_parser = clap::value_parser!(u64).range(0..=36_500))]
+    keep_days: u64,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// `askpane history`.
+pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
+    let mut store = args.store.open().context("cannot open the history")?;
+    if args.prune {
+        let before = SystemTime::now()
+            .checked_sub(Duration::from_secs(args.keep_days.saturating_mul(24 * 60 * 60)))
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let pruned = store.prune(before).context("cannot prune the history")?;
+        let days = args.keep_days;
+        say!("pruned {pruned} {} older than {days} days", plural(pruned, "entry", "entries"));
+        return Ok(exit::OK);
+    }
+    let query = HistoryQuery {
+        since: args.since,
+        project: args.project,
+        search: args.search,
+        limit: args.limit,
+    };
+    let entries = store.history(&query).context("cannot read the history")?;
+    if args.json {
+        for entry in &entries {
+            say!("{}", json_line(entry));
+        }
+    } else {
+        print_table(&entries);
+    }
+    Ok(exit::OK)
+}
+
+fn plural<'a>(count: usize, one: &'a str, many: &'a str) -> &'a str {
+    if count == 1 { one } else { many }
+}
+
+/// `--since`: a duration back from now, a date, or an RFC 3339 time.
+fn parse_since(text: &str) -> Result<SystemTime, String> {
+    let text = text.trim();
+    if let Ok(back) = humantime::parse_duration(text) {
+        return SystemTime::now()
+            .checked_sub(back)
+            .ok_or_else(|| format!("{text} goes back before 1970"));
+    }
+    let is_date = text.len() == 10 && text.chars().filter(|c| *c == '-').count() == 2;
+    let time = match is_date {
+        true => format!("{text}T00:00:00Z"),
+        false => text.to_owned(),
+    };
+    humantime::parse_rfc3339_weak(&time).map_err(|_| {
+        format!(
+            "`{text}` is neither a duration (90m, 12h, 3d, 2weeks) nor a date (2026-11-01) nor a \
+             time (2026-11-01T09:30:00Z)"
+        )
+    })
+}
+
+/// A time as history prints it: UTC to the second.
+fn when(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+fn json_line(entry: &HistoryEntry) -> String {
+    let record = &entry.record;
+    let provenance = &record.provenance;
+    let questions = serde_json::from_str::<serde_json::Value>(&record.questions)
+        .unwrap_or_else(|_| serde_json::Value::String(record.questions.clone()));
+    serde_json::json!({
+        "asked_at": when(entry.asked_at),
+        "ended_at": when(record.ended_at),
+        "key": record.key,
+        "source": provenance.source,
+        "agent": provenance.agent(),
+        "project": provenance.project,
+        "session": provenance.session,
+        "subagent": provenance.subagent,
+        "header": record.header,
+        "questions": questions,
+        "ended": record.ended.name(),
+        "outcome": record.outcome,
+        "answer": record.answer,
+        "reply": record.reply,
+        "model_text": record.model_text,
+    })
+    .to_string()
+}
+
+/// The widest a table column gets, in characters; longer text is cut with "…".
+const COLUMN_LIMITS: [usize; 6] = [20, 20, 20, 28, 9, 60];
+
+fn print_table(entries: &[HistoryEntry]) {
+    if entries.is_empty() {
+        eprintln!("askpane: no history matches");
+        return;
+    }
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|entry| {
+            let record = &entry.record;
+            [
+                when(record.ended_at),
+                record.provenance.project.clone().unwrap_or_else(|| "-".to_owned()),
+                record.provenance.agent(),
+                record.header.clone(),
+                record.ended.name().to_owned(),
+                record.answer.clone(),
+            ]
+        })
+        .collect();
+    let header = ["WHEN", "PROJECT", "AGENT", "HEADER", "ENDED", "ANSWER"].map(str::to_owned);
+    let cells = |row: &[String; 6]| -> [String; 6] {
+        std::array::from_fn(|column| {
+            let limit = COLUMN_LIMITS.get(column).copied().unwrap_or(20);
+            row.get(column).map(|text| cell(text, limit)).unwrap_or_default()
+        })
+    };
+    let all: Vec<[String; 6]> =
+        std::iter::once(cells(&header)).chain(rows.iter().map(cells)).collect();
+    let widths: [usize; 6] = std::array::from_fn(|column| {
+        all.iter()
+            .map(|row| row.get(column).map_or(0, |text| text.chars().count()))
+            .max()
+            .unwrap_or(0)
+    });
+    for row in &all {
+        let mut line = String::new();
+        for (column, text) in row.iter().enumerate() {
+            let width = widths.get(column).copied().unwrap_or(0);
+            if column + 1 == row.len() {
+                line.push_str(text);
+            } else {
+                line.push_str(&format!("{text:<width$}  "));
+            }
+        }
+        say!("{}", line.trim_end());
+    }
+}
+
+/// One line of at most `limit` characters: line breaks and tabs become spaces.
+fn cell(text: &str, limit: usize) -> String {
+    let flat: String =
+        text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
+    let flat = flat.trim();
+    match flat.chars().count() > limit {
+        true => flat.chars().take(limit.saturating_sub(1)).chain(std::iter::once('…')).collect(),
+        false => flat.to_owned(),
+    }
+}
