@@ -23,6 +23,9 @@ mod protocol;
 // askpane stopped by a signal (sent by PID) with a question open: one reply, exit 4; a window
 // destroyed from outside is a closed window.
 mod signals;
+// The store (issue 11): history of `ask`, `askpane history`, drafts that survive kill -9, a
+// store that cannot be opened.
+mod store;
 // Reading the captured fixtures in tests/fixtures; child processes with bounded waits.
 mod support;
 // The window driven headless through egui_kittest: clicks, keys, accessible labels, replies.

@@ -305,7 +305,9 @@ pub fn read_lossy(path: &Path) -> String {
 
 /// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser),
 /// answering in its own process: `ASKPANE_NO_INBOX=1` keeps `ask` and `hook` away from any
-/// inbox (tests/inbox.rs takes it off).
+/// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is one shared directory
+/// under target/tmp, never the user's own; a test that reads the store sets `ASKPANE_STATE_DIR`
+/// to a directory of its own.
 pub fn askpane(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
     for (name, _) in std::env::vars_os() {
@@ -313,8 +315,10 @@ pub fn askpane(args: &[&str]) -> Command {
             command.env_remove(name);
         }
     }
+    let state = Path::new(env!("CARGO_TARGET_TMPDIR")).join("askpane-state-shared");
     command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     command.env("ASKPANE_NO_INBOX", "1");
+    command.env("ASKPANE_STATE_DIR", state);
     command
 }
 
