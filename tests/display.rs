@@ -330,6 +330,7 @@ impl App {
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("ASKPANE_") {
                 command.env_remove(name);

@@ -315,11 +315,15 @@ pub fn askpane(args: &[&str]) -> Command {
             command.env_remove(name);
         }
     }
-    let state = Path::new(env!("CARGO_TARGET_TMPDIR")).join("askpane-state-shared");
     command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     command.env("ASKPANE_NO_INBOX", "1");
-    command.env("ASKPANE_STATE_DIR", state);
+    command.env("ASKPANE_STATE_DIR", shared_state_dir());
     command
+}
+
+/// The store every test-run askpane shares unless a test gives it its own (never the user's).
+pub fn shared_state_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("askpane-state-shared")
 }
 
 /// The last `limit` characters of `text`, with "…" before when cut (for failure messages).
