@@ -1336,7 +1336,6 @@ fn real_cli(cli: Cli, name: &str, answers: Option<&Value>, args: &[&str]) -> Rea
     }
     let api = FakeApi::start();
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command.arg("claude").arg("--claude-bin").arg(cli.binary()).args(["-p", PROMPT]);
     if let Some(answers) = answers {
         let file = scratch.root.join("answers.json");
