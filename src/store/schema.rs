@@ -1,7 +1,7 @@
 //! The database's schema and its migrations: `PRAGMA user_version` says which steps ran; each
 //! step is one function, run in one transaction, so a file is always at some whole version.
 
-use rusqlite::{Connection, Transaction};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 /// One migration step: from version `index` to `index + 1`.
 type Step = fn(&Transaction<'_>) -> rusqlite::Result<()>;
@@ -35,7 +35,12 @@ pub fn migrate_to(connection: &mut Connection, target: u32) -> Result<(), Migrat
         return Err(MigrateError::Newer { found });
     }
     for (index, step) in STEPS.iter().enumerate().take(target as usize).skip(found as usize) {
-        let transaction = connection.transaction()?;
+        // IMMEDIATE takes the write lock first: two askpanes opening a new file at once (two
+        // hooks) run each step once; the second sees the version the first left.
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if version(&transaction)? > index as u32 {
+            continue;
+        }
         step(&transaction)?;
         // `user_version` takes no bound parameter; the number is ours.
         transaction.pragma_update(None, "user_version", index as u32 + 1)?;

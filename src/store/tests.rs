@@ -103,6 +103,21 @@ fn every_older_version_migrates_to_the_latest_keeping_its_rows() {
 }
 
 #[test]
+fn askpanes_opening_a_new_file_at_once_each_find_it_migrated() {
+    let dir = scratch("race");
+    let openers: Vec<_> = (0..6)
+        .map(|_| {
+            let dir = dir.clone();
+            std::thread::spawn(move || Store::open_in(&dir).and_then(|store| store.version()))
+        })
+        .collect();
+    for opener in openers {
+        let version = opener.join().expect("no panic").expect("every one opens");
+        assert_eq!(version, schema::LATEST);
+    }
+}
+
+#[test]
 fn a_file_from_a_newer_askpane_or_not_a_database_is_an_error_not_a_panic() {
     let dir = scratch("newer");
     std::fs::create_dir_all(&dir).expect("dir");
