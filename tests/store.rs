@@ -173,7 +173,7 @@ fn history_prune_keeps_the_retention() {
     assert_eq!(keys(&history_json(&state, &[])), ["k-new", "k-mid"]);
     let pruned =
         run_bounded(&mut askpane_in(&state, &["history", "--prune", "--keep-days", "1"]), None);
-    assert_eq!(pruned.stdout, "pruned 1 entry older than 1 days\n");
+    assert_eq!(pruned.stdout, "pruned 1 entry older than 1 day\n");
     assert_eq!(keys(&history_json(&state, &[])), ["k-new"]);
     let misuse = run_bounded(&mut askpane_in(&state, &["history", "--keep-days", "3"]), None);
     assert_eq!(misuse.status.code(), Some(2), "--keep-days needs --prune");

@@ -50,7 +50,8 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
             .unwrap_or(SystemTime::UNIX_EPOCH);
         let pruned = store.prune(before).context("cannot prune the history")?;
         let days = args.keep_days;
-        say!("pruned {pruned} {} older than {days} days", plural(pruned, "entry", "entries"));
+        let entries = plural(pruned as u64, "entry", "entries");
+        say!("pruned {pruned} {entries} older than {days} {}", plural(days, "day", "days"));
         return Ok(exit::OK);
     }
     let query = HistoryQuery {
@@ -70,7 +71,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-fn plural<'a>(count: usize, one: &'a str, many: &'a str) -> &'a str {
+fn plural<'a>(count: u64, one: &'a str, many: &'a str) -> &'a str {
     if count == 1 { one } else { many }
 }
 
