@@ -67,6 +67,23 @@ fn ask_decline_is_recorded_with_the_exact_reply_line_and_what_the_model_read() {
 }
 
 #[test]
+fn the_reply_recorded_is_the_one_written_in_the_format_asked_for() {
+    let state = scratch_dir("store-format");
+    let mut command =
+        askpane_in(&state, &["ask", "--decline", "later", "--format", "control-response"]);
+    let message = json!({"type": "tool_use", "name": "AskUserQuestion", "id": "toolu_fmt",
+        "input": serde_json::from_str::<Value>(QUESTION).expect("JSON")});
+    let finished = run_bounded(&mut command, Some(&message.to_string()));
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+    let sent = finished.stdout.trim_end();
+    assert!(sent.starts_with(r#"{"type":"control_response""#), "{sent}");
+    let entries = history_json(&state, &[]);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["reply"], sent);
+    assert_eq!(entries[0]["key"], "toolu_fmt", "stored under its tool_use_id");
+}
+
+#[test]
 fn ask_with_no_human_and_an_invalid_request_are_recorded_too() {
     let state = scratch_dir("store-no-human");
     let no_human = run_bounded(&mut askpane_in(&state, &["ask"]), Some(QUESTION));
