@@ -456,3 +456,36 @@ fn the_window_saves_drafts_as_the_user_types_and_records_the_answer() {
     assert!(reader.open_requests().expect("open").is_empty(), "no longer open");
     assert!(reader.drafts_for("toolu_store_window").expect("drafts").is_empty(), "drafts done");
 }
+
+#[test]
+fn the_window_with_a_store_brings_back_the_form_of_a_question_asked_again() {
+    let state = scratch_dir("store-window-restore");
+    {
+        let mut store = Store::open_in(&state).expect("store");
+        let form = typed_form(OTHER_TEXT, NOTE_TEXT);
+        store.save_draft("toolu_crash", 0, &form, SystemTime::now()).expect("saved before");
+    }
+    let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
+    let (sender, inbox) = transport::memory();
+    let harness = Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(move |cc| {
+            App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default()).with_store(sink)
+        });
+    let mut window = Window { harness, sender };
+    let asked = window.ask(&database_tool_use("toolu_crash"));
+    assert!(window.is_on(Role::RadioButton, "Other"));
+    assert_eq!(window.answer_box().value().as_deref(), Some(OTHER_TEXT));
+    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
+    assert_eq!(note.value().as_deref(), Some(NOTE_TEXT));
+    window.click_button("Submit");
+    let sent = reply(&asked.envelope, &asked.outcome);
+    assert_eq!(sent["answers"], json!({DATABASE_QUESTION: OTHER_TEXT}));
+    drop(window);
+    let store = Store::open_in(&state).expect("store");
+    assert!(store.drafts_for("toolu_crash").expect("drafts").is_empty(), "done with");
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].record.reply.as_deref(), Some(sent.to_string().as_str()));
+}

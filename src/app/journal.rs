@@ -2,11 +2,15 @@
 //! book can keep it (issue 11: the store's drafts and history). The window only calls it; the
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
-use crate::book::{Core, Form};
+use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
 
 /// What the window tells a journal. Every call happens on the UI thread and must be cheap.
 pub trait Journal {
+    /// A request is about to be admitted: fill `policy` with what the user had typed into the
+    /// same question before (a crash, a restart), when the journal kept it. Called once per
+    /// arriving request, never per keystroke.
+    fn restore(&self, core: &Core, policy: &mut Policy);
     /// A request opened for the user.
     fn opened(&self, core: &Core);
     /// The user changed question `question`'s form of this request.

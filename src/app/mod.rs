@@ -242,7 +242,11 @@ impl App {
 
     /// Hands a request to the book; one its policy decides is answered at once.
     fn add(&mut self, request: Request, now: f64) {
-        let Request { core, policy, reply } = request;
+        let Request { core, mut policy, reply } = request;
+        // Issue 11 (store): a question asked again after a crash comes back as it was left.
+        if let Some(journal) = &self.journal {
+            journal.restore(&core, &mut policy);
+        }
         // Issue 11 (store): a request its policy decides is recorded too (the core is kept only
         // when there is a journal).
         let decided_core = self.journal.as_ref().map(|_| core.clone());

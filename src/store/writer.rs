@@ -32,7 +32,16 @@ enum Message {
     Settled(Box<HistoryRecord>),
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
+    /// Write what is pending, then send the forms saved for this key.
+    Saved {
+        key: String,
+        reply: Sender<Vec<Form>>,
+    },
 }
+
+/// How long [`DraftSink::saved_forms`] waits for the writer (which may be writing a batch): a
+/// question arriving is shown this much later at worst.
+pub const SAVED_WAIT: Duration = Duration::from_millis(250);
 
 /// The UI side of the store: cheap calls that hand the work to the writer thread. Dropping it
 /// writes what is pending and joins the thread.
@@ -94,6 +103,14 @@ impl DraftSink {
     /// The key the drafts of `core`'s request are saved under.
     pub fn key(core: &Core) -> String {
         request_key(core)
+    }
+
+    /// The forms saved for request `key` (what [`Store::drafts_for`] reads), asked of the writer
+    /// thread, which owns the file; empty when it does not answer within [`SAVED_WAIT`].
+    pub fn saved_forms(&self, key: &str) -> Vec<Form> {
+        let (reply, forms) = crossbeam_channel::bounded(1);
+        self.send(Message::Saved { key: key.to_owned(), reply });
+        forms.recv_timeout(SAVED_WAIT).unwrap_or_default()
     }
 
     /// Waits until everything sent so far is written (tests; the end of a run).
@@ -161,6 +178,7 @@ impl Writer {
         let pending = std::mem::take(&mut self.pending);
         self.oldest = None;
         let mut flushed = None;
+        let mut saved = None;
         let result = (|| -> Result<(), StoreError> {
             let transaction = self.store.connection().transaction()?;
             for ((key, question), (form, at)) in &pending {
@@ -170,6 +188,7 @@ impl Writer {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
                 Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
                 Some(Message::Flush(done)) => flushed = Some(done),
+                Some(Message::Saved { key, reply }) => saved = Some((key, reply)),
                 Some(Message::Draft { .. }) | None => {}
             }
             transaction.commit()?;
@@ -185,11 +204,24 @@ impl Writer {
         if let Some(done) = flushed {
             let _ = done.send(());
         }
+        if let Some((key, reply)) = saved {
+            let _ = reply.send(self.store.drafts_for(&key).unwrap_or_default());
+        }
     }
 }
 
 /// The window's journal: the calls above, with the history record made from the request.
 impl crate::app::journal::Journal for DraftSink {
+    fn restore(&self, core: &Core, policy: &mut crate::book::Policy) {
+        // Only a question with a tool_use_id can be asked again; a policy with a preset or one
+        // that decides at once keeps it.
+        if core.envelope.tool_use_id().is_none() || !policy.preset.is_empty() || policy.submit {
+            return;
+        }
+        let saved = self.saved_forms(&request_key(core));
+        super::restore_drafts(policy, &core.ask, saved);
+    }
+
     fn opened(&self, core: &Core) {
         DraftSink::opened(self, core);
     }
