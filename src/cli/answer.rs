@@ -65,8 +65,10 @@ pub(super) fn answer_one(
         true => None,
         false => missing_display(),
     };
-    // Issue 11: what history needs of the message, kept only when there is a store.
-    let mut store = store_args.open_or_warn();
+    // Issue 11: what history needs of the message, kept only when there is a store. The file is
+    // open only while it is read or written, never while the questions are shown (a hook may
+    // wait for hours; the browser bridge may be short of descriptors).
+    let store = store_args.open_or_warn();
     let asked = store.as_ref().map(|_| Asked {
         envelope: incoming.envelope.clone(),
         input: incoming.input.clone(),
@@ -94,7 +96,7 @@ pub(super) fn answer_one(
         // The agent was told no answer is available; the caller gets the error (exit 2) that
         // names what did not match.
         let served = show_requests(Vec::new(), awaited, AppOptions::default(), shown, None)?;
-        record(store.as_mut(), asked.as_ref(), served.outcomes.first(), rendered);
+        record(store_args, asked.as_ref(), served.outcomes.first(), rendered);
         anyhow::bail!(problem);
     }
     // Shown in this process's native window: the window saves its drafts and records its
@@ -110,6 +112,7 @@ pub(super) fn answer_one(
             sink = store_args.open().ok().and_then(|second| start_sink(second, rendered));
         }
     }
+    drop(store);
     let window_records = sink.is_some();
     let served = show_requests(
         request.into_iter().collect(),
@@ -120,7 +123,7 @@ pub(super) fn answer_one(
     )?;
     // Decided without a window, refused, answered in the browser, or no window could open.
     if !window_records || served.problem.is_some() {
-        record(store.as_mut(), asked.as_ref(), served.outcomes.first(), rendered);
+        record(store_args, asked.as_ref(), served.outcomes.first(), rendered);
     }
     match (&served.problem, served.bridge_failed) {
         // The agent was told no one can answer; the caller hears the usage error (exit 2).
@@ -148,13 +151,21 @@ struct Rendered {
 
 /// Records in history how a message this process answered ended; a failure is one line on
 /// stderr, never a failed answer.
+/// (`asked` is `None` when the store could not be opened at the start: that was said once.)
 fn record(
-    store: Option<&mut Store>,
+    store_args: &StoreArgs,
     asked: Option<&Asked>,
     outcome: Option<&Outcome>,
     rendered: Rendered,
 ) {
-    let (Some(store), Some(asked), Some(outcome)) = (store, asked, outcome) else { return };
+    let (Some(asked), Some(outcome)) = (asked, outcome) else { return };
+    let mut store = match store_args.open() {
+        Ok(store) => store,
+        Err(error) => {
+            eprintln!("askpane: warning: cannot record this in history ({error})");
+            return;
+        }
+    };
     let reply = reply_line(&asked.envelope, rendered.format, outcome, rendered.always_a_line)
         .map(|line| line.to_string());
     let record = HistoryRecord::from_message(
