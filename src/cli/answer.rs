@@ -6,6 +6,7 @@
 //! asked again (same tool_use_id) comes back with them.
 
 use anyhow::Context as _;
+use clap::Args;
 
 use askpane::app::AppOptions;
 use askpane::protocol::inbox::{ClientMode, Policy, Preset};
@@ -16,8 +17,51 @@ use askpane::transport::replies::{AwaitedReply, reply_line};
 use askpane::transport::signals::StopSignal;
 use askpane::transport::{Provenance, pipe};
 
-use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
+use super::client::{Handed, hand_to_inbox};
 use super::window::{missing_display, show_requests};
+
+/// The flags `ask` and `hook` share: how the request may be answered, where it is shown,
+/// whether the inbox shows it, where drafts and history are kept.
+#[derive(Args, Debug)]
+pub(super) struct PipeArgs {
+    #[command(flatten)]
+    pub(super) answering: AnsweringArgs,
+    #[command(flatten)]
+    pub(super) shown: UiArgs,
+    #[command(flatten)]
+    pub(super) inbox: InboxUse,
+    #[command(flatten)]
+    pub(super) store: StoreArgs,
+}
+
+/// Where one piped message was answered.
+pub(super) enum Piped {
+    /// The inbox answered it; the client printed its reply and exits with this code.
+    ByInbox(u8),
+    /// This process answered it (or failed to: the error says why).
+    Here(anyhow::Result<Answered>),
+}
+
+/// Answers one parsed message as `mode`: the flags make the policy, the running inbox (or one
+/// started for it) shows it, else this process does. `unavailable` says why nobody may be asked
+/// (`hook --fallback`).
+pub(super) fn answer_piped(
+    message: &serde_json::Value,
+    incoming: Incoming,
+    mode: ClientMode,
+    format: Option<ReplyFormat>,
+    unavailable: Option<&str>,
+    args: &PipeArgs,
+) -> Piped {
+    let policy = policy(&args.answering, format, unavailable);
+    match hand_to_inbox(message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox) {
+        Handed::Done(code) => Piped::ByInbox(code),
+        Handed::Yourself => {
+            Piped::Here(answer_one(incoming, mode, &policy, &args.shown, &args.store))
+        }
+    }
+}
 
 /// How one message was answered: its outcome, and the signal that stopped askpane, if any.
 pub(super) struct Answered {
@@ -27,7 +71,7 @@ pub(super) struct Answered {
 
 /// The client's policy from its flags: what travels with the request, to whoever shows it.
 /// `--answers` is read here, in the client's own directory.
-pub(super) fn policy(
+fn policy(
     answering: &AnsweringArgs,
     format: Option<ReplyFormat>,
     unavailable: Option<&str>,
@@ -54,7 +98,7 @@ pub(super) fn policy(
 /// Answers one parsed message here: refuse it if invalid, settle it from the policy if it says
 /// so, or show the window. The reply is written (once) by the writer thread; the outcome is
 /// returned.
-pub(super) fn answer_one(
+fn answer_one(
     incoming: Incoming,
     mode: ClientMode,
     policy: &Policy,

@@ -10,9 +10,8 @@ use askpane::transport::pipe::{self, ReadError};
 
 use askpane::protocol::inbox::ClientMode;
 
-use super::answer::{Answered, answer_one, policy};
-use super::args::{AnsweringArgs, FormatArg, InboxUse, StoreArgs, UiArgs};
-use super::client::{Handed, hand_to_inbox};
+use super::answer::{Answered, PipeArgs, Piped, answer_piped};
+use super::args::FormatArg;
 use super::exit;
 use super::window::write_direct;
 
@@ -25,13 +24,7 @@ pub(super) struct AskArgs {
     #[arg(long, value_enum, value_name = "ENVELOPE")]
     format: Option<FormatArg>,
     #[command(flatten)]
-    answering: AnsweringArgs,
-    #[command(flatten)]
-    shown: UiArgs,
-    #[command(flatten)]
-    inbox: InboxUse,
-    #[command(flatten)]
-    store: StoreArgs,
+    piped: PipeArgs,
 }
 
 /// `askpane ask`: one request in, its reply out, an exit code that says how it ended.
@@ -50,14 +43,11 @@ pub(super) fn run(args: AskArgs) -> anyhow::Result<u8> {
             return Ok(exit::INVALID);
         }
     };
-    let policy = policy(&args.answering, format, None);
-    let mode = ClientMode::Ask;
-    match hand_to_inbox(&message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox) {
-        Handed::Done(code) => return Ok(code),
-        Handed::Yourself => {}
-    }
-    let Answered { outcome, stopped_by } =
-        answer_one(incoming, mode, &policy, &args.shown, &args.store)?;
+    let piped = answer_piped(&message, incoming, ClientMode::Ask, format, None, &args.piped);
+    let Answered { outcome, stopped_by } = match piped {
+        Piped::ByInbox(code) => return Ok(code),
+        Piped::Here(answered) => answered?,
+    };
     let by_signal = stopped_by.is_some_and(|signal| outcome == signal.outcome());
     Ok(exit::for_ask(&outcome, by_signal))
 }

@@ -10,9 +10,7 @@ use askpane::transport::pipe;
 
 use askpane::protocol::inbox::ClientMode;
 
-use super::answer::{answer_one, policy};
-use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
-use super::client::{Handed, hand_to_inbox};
+use super::answer::{PipeArgs, Piped, answer_piped};
 use super::exit;
 
 #[derive(Args, Debug)]
@@ -21,13 +19,7 @@ pub(super) struct HookArgs {
     #[arg(long, value_enum, value_name = "WHERE")]
     fallback: Option<Fallback>,
     #[command(flatten)]
-    answering: AnsweringArgs,
-    #[command(flatten)]
-    shown: UiArgs,
-    #[command(flatten)]
-    inbox: InboxUse,
-    #[command(flatten)]
-    store: StoreArgs,
+    piped: PipeArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -56,14 +48,11 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    let policy = policy(&args.answering, None, fallback);
-    let mode = ClientMode::Hook;
-    if let Handed::Done(code) =
-        hand_to_inbox(&message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox)
-    {
-        return Ok(code);
-    }
-    let answered = answer_one(incoming, mode, &policy, &args.shown, &args.store);
+    let answered =
+        match answer_piped(&message, incoming, ClientMode::Hook, None, fallback, &args.piped) {
+            Piped::ByInbox(code) => return Ok(code),
+            Piped::Here(answered) => answered,
+        };
     if let Err(error) = answered {
         // The reply is written ("no human available": Claude Code asks instead). Exiting 2 would
         // make Claude Code block the tool call, so the problem only goes to stderr.

@@ -154,13 +154,7 @@ impl Store {
                 key: row.get(0)?,
                 envelope: row.get(1)?,
                 input: row.get(2)?,
-                provenance: Provenance {
-                    source: row.get(3)?,
-                    detail: row.get(4)?,
-                    project: row.get(5)?,
-                    session: row.get(6)?,
-                    subagent: row.get(7)?,
-                },
+                provenance: provenance_at(row, 3)?,
                 asked_at: from_millis(row.get(8)?),
                 pid: row.get(9)?,
             })
@@ -277,13 +271,7 @@ impl Store {
                     key: row.get(1)?,
                     asked_at: Some(asked_at),
                     ended_at: from_millis(row.get(3)?),
-                    provenance: Provenance {
-                        source: row.get(4)?,
-                        detail: row.get(5)?,
-                        project: row.get(6)?,
-                        session: row.get(7)?,
-                        subagent: row.get(8)?,
-                    },
+                    provenance: provenance_at(row, 4)?,
                     header: row.get(9)?,
                     questions: row.get(10)?,
                     // A name this askpane does not know (a newer one wrote it): abandoned is the
@@ -310,6 +298,18 @@ impl Store {
         transaction.commit()?;
         Ok(pruned)
     }
+}
+
+/// The provenance stored in five columns from `first` (source, detail, project, session,
+/// subagent), as both tables keep it.
+fn provenance_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Provenance> {
+    Ok(Provenance {
+        source: row.get(first)?,
+        detail: row.get(first + 1)?,
+        project: row.get(first + 2)?,
+        session: row.get(first + 3)?,
+        subagent: row.get(first + 4)?,
+    })
 }
 
 /// `forms` fitted to `ask`'s questions: one per question, with choices it does not have
