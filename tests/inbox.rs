@@ -78,15 +78,7 @@ impl World {
 
     /// A client (`askpane hook` or `ask` …) reading `input`, its stdout and stderr collected.
     fn client(&self, args: &[&str], input: &str) -> Client {
-        let mut command = self.askpane(args);
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut process = Process::new(command.spawn().expect("start a client"));
-        let mut stdin = process.child.stdin.take().expect("piped stdin");
-        stdin.write_all(input.as_bytes()).expect("write the client's input");
-        drop(stdin);
-        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
-        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
-        Client { process, stdout, stderr }
+        Client::spawn(self.askpane(args), input)
     }
 
     /// A raw connection to the socket, its hello read (waits for the inbox to listen).
@@ -142,6 +134,18 @@ struct Client {
 }
 
 impl Client {
+    /// Starts `command` as a client reading `input` on stdin, its stdout and stderr collected.
+    fn spawn(mut command: Command, input: &str) -> Client {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("start a client"));
+        let mut stdin = process.child.stdin.take().expect("piped stdin");
+        stdin.write_all(input.as_bytes()).expect("write the client's input");
+        drop(stdin);
+        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+        Client { process, stdout, stderr }
+    }
+
     /// Waits for the client to end: its exit code, stdout and stderr.
     fn finish(mut self) -> (Option<i32>, String, String) {
         let status = self.process.wait(WAIT);
@@ -667,14 +671,7 @@ fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
     let plain = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
     let mut command = world.askpane(&["ask", "--ui", "web"]);
     command.env_remove("DISPLAY");
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut process = Process::new(command.spawn().expect("start a client"));
-    let mut stdin = process.child.stdin.take().expect("piped stdin");
-    stdin.write_all(plain.as_bytes()).expect("write the request");
-    drop(stdin);
-    let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
-    let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
-    let client = Client { process, stdout, stderr };
+    let client = Client::spawn(command, plain);
     let mut watcher = world.connect();
     let deadline = Instant::now() + WAIT;
     while watcher.list().is_empty() {

@@ -402,10 +402,8 @@ fn kill_9_while_typing_keeps_a_prefix_of_what_was_typed_up_to_the_debounce_windo
 
 // --- The window records what it settles ------------------------------------------------------
 
-#[test]
-fn the_window_saves_drafts_as_the_user_types_and_records_the_answer() {
-    let state = scratch_dir("store-window");
-    let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
+/// A kittest window whose drafts and outcomes go to `sink`.
+fn window_with_store(sink: DraftSink) -> Window {
     let (sender, inbox) = transport::memory();
     let harness = Harness::builder()
         .with_size(egui::vec2(960.0, 680.0))
@@ -413,7 +411,14 @@ fn the_window_saves_drafts_as_the_user_types_and_records_the_answer() {
         .build_eframe(move |cc| {
             App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default()).with_store(sink)
         });
-    let mut window = Window { harness, sender };
+    Window { harness, sender }
+}
+
+#[test]
+fn the_window_saves_drafts_as_the_user_types_and_records_the_answer() {
+    let state = scratch_dir("store-window");
+    let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
+    let mut window = window_with_store(sink);
     let asked = window.ask(&database_tool_use("toolu_store_window"));
     let reader = Store::open_in(&state).expect("reader");
     window.press(Key::Num5, None);
@@ -466,14 +471,7 @@ fn the_window_with_a_store_brings_back_the_form_of_a_question_asked_again() {
         store.save_draft("toolu_crash", 0, &form, SystemTime::now()).expect("saved before");
     }
     let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
-    let (sender, inbox) = transport::memory();
-    let harness = Harness::builder()
-        .with_size(egui::vec2(960.0, 680.0))
-        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
-        .build_eframe(move |cc| {
-            App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default()).with_store(sink)
-        });
-    let mut window = Window { harness, sender };
+    let mut window = window_with_store(sink);
     let asked = window.ask(&database_tool_use("toolu_crash"));
     assert!(window.is_on(Role::RadioButton, "Other"));
     assert_eq!(window.answer_box().value().as_deref(), Some(OTHER_TEXT));
