@@ -238,6 +238,8 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
 fn request_list_ui<R>(ui: &mut Ui, state: &State<R>, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     let now = ui.input(|input| input.time);
+    // Level with the tabs of the form beside it.
+    ui.add_space(size::ROW_GAP * 2.0);
     ui.label(RichText::new(format!("{} waiting", state.book().len())).strong());
     ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
         for group in request_groups(state.book().requests()) {
