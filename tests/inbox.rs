@@ -42,12 +42,18 @@ impl World {
     /// A display, directories, and `askpane inbox` running on them.
     fn with_inbox(name: &str) -> Self {
         let mut world = World::new(name);
-        let mut command = world.askpane(&["inbox"]);
+        world.start_inbox(&["inbox"]);
+        world
+    }
+
+    /// Starts `askpane <args>` (an inbox) here and waits until it listens.
+    fn start_inbox(&mut self, args: &[&str]) {
+        let world = self;
+        let mut command = world.askpane(args);
         command.stdin(Stdio::null()).stdout(Stdio::null());
         command.stderr(fs::File::create(world.root.join("inbox.stderr")).expect("stderr file"));
         world.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
         world.connect();
-        world
     }
 
     fn socket(&self) -> PathBuf {
@@ -691,4 +697,46 @@ fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
     assert_eq!(code, Some(1), "{stderr}");
     let reply: Value = serde_json::from_str(stdout.trim()).expect("ask printed JSON");
     assert_eq!(reply["outcome"], "declined", "{reply}");
+}
+
+// Issue 11: a question an askpane that died left open (a crashed inbox, a killed `ask`) is
+// recorded as abandoned once its client has not asked it again within the grace.
+#[test]
+fn a_question_left_by_an_askpane_that_is_gone_is_recorded_as_abandoned() {
+    use askpane::store::{Ended, HistoryQuery, OpenRecord, Store};
+    let mut world = World::new("inbox-orphans");
+    let state = world.root.join("state/askpane");
+    {
+        let mut store = Store::open_in(&state).expect("the store");
+        let message = json!({"hook_event_name": "PreToolUse", "session_id": "s1",
+            "cwd": "/home/me/orders", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_left",
+            "tool_input": {"questions": [{"question": "Which cache?", "header": "Cache",
+                "options": [{"label": "Redis"}, {"label": "None"}]}]}});
+        let (request, _outcome) = askpane::transport::Request::new(
+            askpane::protocol::parse_message(&message).expect("a hook input"),
+            askpane::transport::Provenance::new("hook", None),
+        )
+        .expect("valid");
+        let mut record = OpenRecord::new(&request.core, std::time::SystemTime::now());
+        // Above any pid_max: no such process.
+        record.pid = 4_194_305;
+        store.opened(&record).expect("stored as open");
+    }
+    world.start_inbox(&["inbox", "--orphan-grace", "1"]);
+    let deadline = Instant::now() + WAIT;
+    let entries = loop {
+        let store = Store::open_in(&state).expect("the store");
+        let entries = store.history(&HistoryQuery::default()).expect("history");
+        if !entries.is_empty() || Instant::now() > deadline {
+            break entries;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        (entries[0].record.ended, entries[0].record.header.as_str()),
+        (Ended::Abandoned, "Cache")
+    );
+    let store = Store::open_in(&state).expect("the store");
+    assert!(store.open_requests().expect("open").is_empty(), "no longer shown as waiting");
 }

@@ -31,11 +31,19 @@ pub(super) struct InboxArgs {
     /// Started by a client that found no inbox (not for people to type).
     #[arg(long, hide = true)]
     on_demand: bool,
+    /// Seconds a question left open by an askpane that is gone may wait to be asked again
+    /// before it is recorded as abandoned (for tests).
+    #[arg(long, hide = true, default_value_t = ORPHAN_GRACE_SECS)]
+    orphan_grace: u64,
     #[command(flatten)]
     shown: UiArgs,
     #[command(flatten)]
     store: StoreArgs,
 }
+
+/// How long a question whose askpane died (a crashed inbox, a killed `ask`) waits for its client
+/// to ask it again, with its drafts, before history records it as abandoned.
+const ORPHAN_GRACE_SECS: u64 = 30;
 
 /// How long `--quit` waits for the inbox to be gone.
 const QUIT_WAIT: Duration = Duration::from_secs(10);
@@ -83,6 +91,27 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let server = InboxServer::start(listener, place.socket(), to_ui, show)
         .context("starting the inbox's socket server")?;
     let mut threads = IoThreads::default();
+    // Issue 11: questions an askpane that died left open are recorded as abandoned, unless their
+    // client asks them again within the grace (which makes this inbox their holder).
+    let (stop_sweep, sweep_stopped) = crossbeam_channel::bounded::<()>(0);
+    let store = args.store.clone();
+    let grace = Duration::from_secs(args.orphan_grace);
+    threads.spawn("store-orphans", move || {
+        if let Err(crossbeam_channel::RecvTimeoutError::Timeout) = sweep_stopped.recv_timeout(grace)
+            && let Ok(mut store) = store.open()
+        {
+            match store.abandon_orphans(std::time::SystemTime::now(), pid_runs) {
+                Ok(0) => {}
+                Ok(count) => eprintln!(
+                    "askpane: {count} question(s) left by a stopped askpane recorded as abandoned"
+                ),
+                Err(error) => {
+                    eprintln!("askpane: warning: cannot record abandoned questions ({error})")
+                }
+            }
+        }
+        Ok(())
+    })?;
     let unshown = requests.clone();
     if web {
         let bridge_options = BridgeOptions {
@@ -123,6 +152,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     // The window is gone: every request it held was told. What is still queued hears the window
     // closed (its responder is dropped with it), then the clients are let go.
     drop(route);
+    drop(stop_sweep);
     drop(unshown.try_iter().collect::<Vec<Inbound>>());
     drop(unshown);
     server.stop();
@@ -165,4 +195,16 @@ fn quit(place: &Place) -> anyhow::Result<u8> {
         std::thread::sleep(Duration::from_millis(20));
     }
     anyhow::bail!("the inbox (pid {pid}) did not end within {} s", QUIT_WAIT.as_secs())
+}
+
+/// True while process `pid` runs (as this user or another).
+fn pid_runs(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        // It exists, but belongs to someone else.
+        Err(error) => error == rustix::io::Errno::PERM,
+    }
 }

@@ -247,6 +247,22 @@ impl Store {
         Ok(true)
     }
 
+    /// Records as abandoned every open request whose askpane is gone (`alive` says whether a
+    /// pid still runs): killed before an outcome, and not asked again since. Returns how many.
+    pub fn abandon_orphans(
+        &mut self,
+        at: SystemTime,
+        alive: impl Fn(u32) -> bool,
+    ) -> Result<usize, StoreError> {
+        let mut abandoned = 0;
+        for open in self.open_requests()? {
+            if !alive(open.pid) && self.abandon(&open.key, at)? {
+                abandoned += 1;
+            }
+        }
+        Ok(abandoned)
+    }
+
     /// History entries, newest first.
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
         let mut statement = self.connection.prepare(

@@ -342,6 +342,28 @@ fn an_open_request_whose_process_is_gone_is_recorded_as_abandoned_keeping_its_dr
 }
 
 #[test]
+fn only_requests_whose_askpane_is_gone_are_swept_as_abandoned() {
+    let mut store = Store::in_memory().expect("store");
+    let mut held = OpenRecord::new(&core(Some("toolu_held"), "Held"), SystemTime::now());
+    held.pid = 100;
+    let mut left = OpenRecord::new(&core(Some("toolu_left"), "Left"), SystemTime::now());
+    left.pid = 200;
+    store.opened(&held).expect("open");
+    store.opened(&left).expect("open");
+    let swept = store.abandon_orphans(SystemTime::now(), |pid| pid == 100).expect("sweep");
+    assert_eq!(swept, 1);
+    let open: Vec<String> =
+        store.open_requests().expect("open").into_iter().map(|r| r.key).collect();
+    assert_eq!(open, ["toolu_held"]);
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    assert_eq!((entries.len(), entries[0].record.header.as_str()), (1, "Left"));
+    // Asked again (by a live askpane) before the sweep: the row is that askpane's now.
+    left.pid = 100;
+    store.opened(&left).expect("asked again");
+    assert_eq!(store.abandon_orphans(SystemTime::now(), |pid| pid == 100).expect("sweep"), 0);
+}
+
+#[test]
 fn the_state_dir_follows_the_flag_then_xdg_state_home_then_home() {
     let some = |text: &str| Some(std::ffi::OsString::from(text));
     let flag = Some(Path::new("/x/y"));
