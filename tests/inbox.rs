@@ -740,3 +740,44 @@ fn a_question_left_by_an_askpane_that_is_gone_is_recorded_as_abandoned() {
     let store = Store::open_in(&state).expect("the store");
     assert!(store.open_requests().expect("open").is_empty(), "no longer shown as waiting");
 }
+
+// An inbox a client starts keeps the client's store: `--state-dir` (and `--theme`) go along.
+#[test]
+fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {
+    use askpane::store::{Ended, HistoryQuery, Store};
+    let world = World::new("inbox-state-dir");
+    let answers = world.answers("answers.json", &json!({"Colour": "Blue"}));
+    let state = world.root.join("elsewhere");
+    let args = [
+        "hook",
+        "--answers",
+        answers.to_str().expect("UTF-8"),
+        "--timeout",
+        "1",
+        "--state-dir",
+        state.to_str().expect("UTF-8"),
+    ];
+    let (code, stdout, stderr) =
+        world.client(&args, &hook_input("toolu_state_dir", "Which colour?")).finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    assert!(world.log().contains("inbox started by a client"), "{}", world.log());
+    // The inbox recorded what its window settled in the client's store, not the default one.
+    let deadline = Instant::now() + WAIT;
+    let entries = loop {
+        let entries = Store::open_in(&state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .unwrap_or_default();
+        if !entries.is_empty() || Instant::now() > deadline {
+            break entries;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].record.ended, Ended::Answered);
+    let default = world.root.join("state/askpane/askpane.db");
+    let default_history = Store::open_file(&default)
+        .and_then(|store| store.history(&HistoryQuery::default()))
+        .unwrap_or_default();
+    assert!(default_history.is_empty(), "{default_history:?}");
+}

@@ -55,7 +55,7 @@ pub(super) fn answer_piped(
     args: &PipeArgs,
 ) -> Piped {
     let policy = policy(&args.answering, format, unavailable);
-    match hand_to_inbox(message, &incoming, mode, &policy, &args.shown, args.inbox.no_inbox) {
+    match hand_to_inbox(message, &incoming, mode, &policy, args) {
         Handed::Done(code) => Piped::ByInbox(code),
         Handed::Yourself => {
             Piped::Here(answer_one(incoming, mode, &policy, &args.shown, &args.store))

@@ -18,7 +18,7 @@ use askpane::transport::lines::write_line;
 use askpane::transport::signals::StopSignal;
 use askpane::transport::{Inbound, IoThreads, ui_channel};
 
-use super::args::UiArgs;
+use super::answer::PipeArgs;
 use super::window::{missing_display, watch_signals, write_direct};
 
 /// How often a client starts an inbox and asks again after the inbox went away mid-question.
@@ -42,10 +42,9 @@ pub(super) fn hand_to_inbox(
     incoming: &Incoming,
     mode: ClientMode,
     policy: &Policy,
-    shown: &UiArgs,
-    no_inbox: bool,
+    args: &PipeArgs,
 ) -> Handed {
-    if no_inbox || askpane::protocol::validate(&incoming.input).is_err() {
+    if args.inbox.no_inbox || askpane::protocol::validate(&incoming.input).is_err() {
         // Refusing an invalid message needs no person: the reply is the same anywhere.
         return Handed::Yourself;
     }
@@ -66,7 +65,7 @@ pub(super) fn hand_to_inbox(
                 // Decided by the flags alone: the same reply here, without starting an inbox.
                 return Handed::Yourself;
             }
-            Err(ConnectError::NotRunning(_)) => match start_inbox(&place, shown) {
+            Err(ConnectError::NotRunning(_)) => match start_inbox(&place, args) {
                 Ok(client) => client,
                 Err(why) => {
                     eprintln!(
@@ -235,7 +234,8 @@ fn wait(
 
 /// Starts an inbox in the background (its own process group, its output in the log file) and
 /// connects to it. Of several clients doing this at once, the inbox lock keeps one inbox.
-fn start_inbox(place: &Place, shown: &UiArgs) -> Result<InboxClient, String> {
+fn start_inbox(place: &Place, args: &PipeArgs) -> Result<InboxClient, String> {
+    let shown = &args.shown;
     let web = shown.web();
     if !web && let Some(problem) = missing_display() {
         return Err(format!("no display: {problem}"));
@@ -248,6 +248,13 @@ fn start_inbox(place: &Place, shown: &UiArgs) -> Result<InboxClient, String> {
     command.arg("inbox").arg("--on-demand");
     command.arg("--ui").arg(if web { "web" } else { "native" });
     command.arg("--bind").arg(shown.bind.to_string());
+    // The client's window and store settings, whether given as flags or variables.
+    if let Some(theme) = clap::ValueEnum::to_possible_value(&shown.theme) {
+        command.arg("--theme").arg(theme.get_name());
+    }
+    if let Some(dir) = &args.store.state_dir {
+        command.arg("--state-dir").arg(dir);
+    }
     // Never the client's own flags (they travel with each request).
     for name in
         ["ASKPANE_ANSWERS", "ASKPANE_SUBMIT", "ASKPANE_DECLINE", "ASKPANE_TIMEOUT", "ASKPANE_UI"]
