@@ -59,6 +59,7 @@ fn largest_form_state() -> State<()> {
         ask: validated.ask,
         warnings: validated.warnings,
         provenance: Provenance::new("bench", Some("largest-form".to_owned())),
+        reply_shape: askpane::protocol::ReplyShape::default(),
     };
     state.admit(core, Policy::default(), (), 0.0);
     // A realistic filled-in form: the Review page then lists four answers and a note.

@@ -781,3 +781,37 @@ fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {
         .unwrap_or_default();
     assert!(default_history.is_empty(), "{default_history:?}");
 }
+
+// The inbox's history keeps the line the client printed, in the client's `--format`.
+#[test]
+fn the_inbox_records_the_reply_in_the_clients_format() {
+    use askpane::store::{HistoryQuery, Store};
+    let world = World::with_inbox("inbox-format");
+    let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
+    let plain = r#"{"questions":[{"question":"Which colour?","header":"Colour","options":[{"label":"Red","description":""},{"label":"Blue","description":""}]}]}"#;
+    let args = [
+        "ask",
+        "--format",
+        "pre-tool-use",
+        "--answers",
+        answers.to_str().expect("UTF-8"),
+        "--timeout",
+        "1",
+    ];
+    let (code, stdout, stderr) = world.client(&args, plain).finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("hookSpecificOutput"), "{stdout}");
+    let state = world.root.join("state/askpane");
+    let deadline = Instant::now() + WAIT;
+    let entries = loop {
+        let entries = Store::open_in(&state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .unwrap_or_default();
+        if !entries.is_empty() || Instant::now() > deadline {
+            break entries;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].record.reply.as_deref(), Some(stdout.trim_end()));
+}

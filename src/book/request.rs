@@ -6,7 +6,7 @@ use crate::protocol::limits;
 use crate::protocol::origin::{Provenance, RequestId};
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{
-    Ask, Draft, Envelope, Outcome, Pick, Question, TextField, Warning, build_answers,
+    Ask, Draft, Envelope, Outcome, Pick, Question, ReplyShape, TextField, Warning, build_answers,
 };
 
 /// A request exactly as it was asked: which agent, in which envelope, what questions.
@@ -17,6 +17,8 @@ pub struct Core {
     pub ask: Ask,
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
+    /// How its reply is written (the asking client's `--format`), for the history's record.
+    pub reply_shape: ReplyShape,
 }
 
 /// How a request may be answered besides by the user, as the asking client says

@@ -25,6 +25,7 @@ fn core(tool_use_id: Option<&str>) -> Core {
         ask: validated.ask,
         warnings: validated.warnings,
         provenance: Provenance::new("test", None),
+        reply_shape: crate::protocol::ReplyShape::default(),
     }
 }
 

@@ -10,10 +10,10 @@ use clap::Args;
 
 use askpane::app::AppOptions;
 use askpane::protocol::inbox::{ClientMode, Policy, Preset};
-use askpane::protocol::{Envelope, Incoming, Outcome, ReplyFormat};
+use askpane::protocol::{Envelope, Incoming, Outcome, ReplyFormat, ReplyShape};
 use askpane::store::{self, DraftSink, HistoryRecord, Store};
 use askpane::transport::admit::{Admission, admit};
-use askpane::transport::replies::{AwaitedReply, reply_line};
+use askpane::transport::replies::AwaitedReply;
 use askpane::transport::signals::StopSignal;
 use askpane::transport::{Provenance, pipe};
 
@@ -134,13 +134,13 @@ fn answer_one(
     for warning in &warnings {
         eprintln!("askpane: warning: {warning}");
     }
-    let rendered = Rendered { format, always_a_line };
+    let shape = ReplyShape { format, always_a_line };
     let awaited = vec![AwaitedReply { envelope, format, outcome, always_a_line }];
     if let Some(problem) = problem {
         // The agent was told no answer is available; the caller gets the error (exit 2) that
         // names what did not match.
         let served = show_requests(Vec::new(), awaited, AppOptions::default(), shown, None)?;
-        record(store_args, asked.as_ref(), served.outcomes.first(), rendered);
+        record(store_args, asked.as_ref(), served.outcomes.first(), shape);
         anyhow::bail!(problem);
     }
     // Shown in this process's native window: the window saves its drafts and records its
@@ -153,7 +153,7 @@ fn answer_one(
             store::restore_drafts(&mut request.policy, &request.core.ask, saved);
         }
         if in_window {
-            sink = store_args.open().ok().and_then(|second| start_sink(second, rendered));
+            sink = store_args.open().ok().and_then(start_sink);
         }
     }
     drop(store);
@@ -167,7 +167,7 @@ fn answer_one(
     )?;
     // Decided without a window, refused, answered in the browser, or no window could open.
     if !window_records || served.problem.is_some() {
-        record(store_args, asked.as_ref(), served.outcomes.first(), rendered);
+        record(store_args, asked.as_ref(), served.outcomes.first(), shape);
     }
     match (&served.problem, served.bridge_failed) {
         // The agent was told no one can answer; the caller hears the usage error (exit 2).
@@ -186,13 +186,6 @@ struct Asked {
     provenance: Provenance,
 }
 
-/// How the reply was rendered (`--format`, a line always), for the line history records.
-#[derive(Clone, Copy)]
-struct Rendered {
-    format: Option<ReplyFormat>,
-    always_a_line: bool,
-}
-
 /// Records in history how a message this process answered ended; a failure is one line on
 /// stderr, never a failed answer.
 /// (`asked` is `None` when the store could not be opened at the start: that was said once.)
@@ -200,7 +193,7 @@ fn record(
     store_args: &StoreArgs,
     asked: Option<&Asked>,
     outcome: Option<&Outcome>,
-    rendered: Rendered,
+    shape: ReplyShape,
 ) {
     let (Some(asked), Some(outcome)) = (asked, outcome) else { return };
     let mut store = match store_args.open() {
@@ -210,8 +203,7 @@ fn record(
             return;
         }
     };
-    let reply = reply_line(&asked.envelope, rendered.format, outcome, rendered.always_a_line)
-        .map(|line| line.to_string());
+    let reply = shape.line(&asked.envelope, outcome).map(|line| line.to_string());
     let record = HistoryRecord::from_message(
         &asked.envelope,
         &asked.input,
@@ -226,9 +218,8 @@ fn record(
 }
 
 /// The store's writer for the window: drafts saved as the user types, the outcome recorded.
-fn start_sink(store: Store, rendered: Rendered) -> Option<DraftSink> {
+fn start_sink(store: Store) -> Option<DraftSink> {
     DraftSink::start(store)
-        .map(|sink| sink.replying(rendered.format, rendered.always_a_line))
         .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
         .ok()
 }

@@ -73,6 +73,25 @@ impl HookContext {
     }
 }
 
+/// How a request's reply is written: in `format` (else the envelope's own), and with
+/// `always_a_line` (`askpane ask`) the tool-input form where the envelope's answer is to send
+/// nothing. Every writer of a reply and the history use this one rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplyShape {
+    pub format: Option<ReplyFormat>,
+    pub always_a_line: bool,
+}
+
+impl ReplyShape {
+    /// The reply line for `outcome` in `envelope`, or `None` when nothing is written.
+    pub fn line(&self, envelope: &Envelope, outcome: &Outcome) -> Option<Value> {
+        let format = self.format.unwrap_or_else(|| envelope.format());
+        envelope.reply_as(format, outcome).or_else(|| {
+            self.always_a_line.then(|| envelope.reply_as(ReplyFormat::ToolInput, outcome)).flatten()
+        })
+    }
+}
+
 /// The reply shapes askpane can write; each envelope has its own, and `--format` can pick another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyFormat {

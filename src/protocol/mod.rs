@@ -21,7 +21,8 @@ pub mod web;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, TextField, build_answers};
 pub use envelope::{
-    Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, parse_message,
+    Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, ReplyShape,
+    parse_message,
 };
 pub use outcome::{Outcome, Reply, ResultStyle, TimedOut};
 pub use preset::{PresetError, drafts_from_preset};

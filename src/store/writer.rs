@@ -10,8 +10,6 @@ use std::time::{Duration, Instant, SystemTime};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::book::{Core, Form};
-use crate::protocol::ReplyFormat;
-use crate::transport::replies::reply_line;
 
 use super::records::{HistoryRecord, OpenRecord, request_key};
 use super::{Store, StoreError, insert_history, insert_open, upsert_draft};
@@ -49,9 +47,6 @@ pub const SAVED_WAIT: Duration = Duration::from_millis(250);
 pub struct DraftSink {
     sender: Option<Sender<Message>>,
     thread: Option<JoinHandle<()>>,
-    /// How replies are rendered (`askpane ask --format`), for the line history records.
-    reply_format: Option<ReplyFormat>,
-    always_a_line: bool,
 }
 
 impl DraftSink {
@@ -61,20 +56,7 @@ impl DraftSink {
         let thread = std::thread::Builder::new()
             .name("store-writer".to_owned())
             .spawn(move || Writer::new(store).run(&receiver))?;
-        Ok(DraftSink {
-            sender: Some(sender),
-            thread: Some(thread),
-            reply_format: None,
-            always_a_line: false,
-        })
-    }
-
-    /// Replies are written in `format` (else each envelope's own), with a line even where the
-    /// envelope sends none when `always_a_line` (`askpane ask`): history records that line.
-    pub fn replying(mut self, format: Option<ReplyFormat>, always_a_line: bool) -> Self {
-        self.reply_format = format;
-        self.always_a_line = always_a_line;
-        self
+        Ok(DraftSink { sender: Some(sender), thread: Some(thread) })
     }
 
     fn send(&self, message: Message) {
@@ -231,8 +213,7 @@ impl crate::app::journal::Journal for DraftSink {
     }
 
     fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {
-        let reply = reply_line(&core.envelope, self.reply_format, outcome, self.always_a_line)
-            .map(|line| line.to_string());
+        let reply = core.reply_shape.line(&core.envelope, outcome).map(|line| line.to_string());
         DraftSink::settled(self, HistoryRecord::new(core, outcome, reply, SystemTime::now()));
     }
 }

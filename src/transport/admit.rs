@@ -9,7 +9,7 @@ use crossbeam_channel::Receiver;
 use crate::book::Policy;
 use crate::protocol::inbox::{ClientMode, Policy as WirePolicy};
 use crate::protocol::{
-    Ask, Envelope, Incoming, Invalid, Outcome, ReplyFormat, Warning, build_answers,
+    Ask, Envelope, Incoming, Invalid, Outcome, ReplyFormat, ReplyShape, Warning, build_answers,
     drafts_from_preset,
 };
 
@@ -66,6 +66,7 @@ pub fn admit(
             };
         }
     };
+    request.core.reply_shape = ReplyShape { format, always_a_line };
     let warnings = request.core.warnings.clone();
     let (request, problem) = match settle(&mut request, policy, no_display) {
         Ok(None) => (Some(request), None),

@@ -35,7 +35,7 @@ pub use crate::protocol::stream::SessionEvent;
 
 use crate::book::{Core, Policy};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
-use crate::protocol::{self, Incoming, Invalid, Outcome};
+use crate::protocol::{self, Incoming, Invalid, Outcome, ReplyShape};
 
 /// One AskUserQuestion call on its way to the request book: what was asked, how it may be
 /// answered besides by the user, and where its outcome goes.
@@ -61,6 +61,7 @@ impl Request {
             ask: validated.ask,
             warnings: validated.warnings,
             provenance,
+            reply_shape: ReplyShape::default(),
         };
         Ok((Request { core, policy: Policy::default(), reply }, outcome))
     }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use crossbeam_channel::{Receiver, Select};
 
-use crate::protocol::{Envelope, Outcome, ReplyFormat};
+use crate::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape};
 
 use super::lines::write_line;
 
@@ -62,8 +62,5 @@ pub fn reply_line(
     outcome: &Outcome,
     always_a_line: bool,
 ) -> Option<serde_json::Value> {
-    let format = format.unwrap_or_else(|| envelope.format());
-    envelope.reply_as(format, outcome).or_else(|| {
-        always_a_line.then(|| envelope.reply_as(ReplyFormat::ToolInput, outcome)).flatten()
-    })
+    ReplyShape { format, always_a_line }.line(envelope, outcome)
 }

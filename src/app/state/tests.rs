@@ -17,6 +17,7 @@ fn request(input: serde_json::Value, envelope: Envelope) -> (Core, Policy) {
         ask: validated.ask,
         warnings: validated.warnings,
         provenance: Provenance::new("test", None),
+        reply_shape: crate::protocol::ReplyShape::default(),
     };
     (core, Policy::default())
 }
