@@ -815,3 +815,36 @@ fn the_inbox_records_the_reply_in_the_clients_format() {
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].record.reply.as_deref(), Some(stdout.trim_end()));
 }
+
+// Issue 11's crash safety, end to end: the inbox is killed while the user types an Other answer;
+// the waiting hook restarts an inbox and asks again, and the new window comes back with what was
+// typed, which the user then sends.
+#[test]
+fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
+    let world = World::with_inbox("inbox-crash-drafts");
+    let first_pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let xvfb = &world.xvfb;
+    let client = world.client(&["hook"], &hook_input("toolu_typed", "Which colour?"));
+    let window = wait_for_window(xvfb, "1 question", true).expect("the question's window");
+    xvfb.focus(window);
+    // Past the moment a new window ignores keys.
+    thread::sleep(Duration::from_millis(700));
+    // Typing starts the Other answer.
+    xvfb.xdotool(&["type", "--window", &window.to_string(), "Teal, matte"]);
+    // Past the drafts' debounce, then the inbox dies without a word.
+    thread::sleep(Duration::from_millis(1000));
+    let killed =
+        Command::new("kill").args(["-KILL", &first_pid.to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    // The dead inbox's window goes with its X connection (a new one may get the same id);
+    // then a new inbox shows the question.
+    wait_for_window(xvfb, "1 question", false);
+    let window = wait_for_window(xvfb, "1 question", true).expect("a new inbox shows it again");
+    assert_ne!(world.locked_pid(), Some(first_pid), "a new inbox");
+    xvfb.focus(window);
+    thread::sleep(Duration::from_millis(700));
+    xvfb.xdotool(&["key", "--window", &window.to_string(), "ctrl+Return"]);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Teal, matte"}), "{stderr}");
+}
