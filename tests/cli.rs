@@ -815,6 +815,18 @@ fn validate_reports_every_error_a_repeat_included() {
     );
 }
 
+/// Runs `askpane <args>` with its stdout closed before it writes: how it exited, and its stderr.
+fn into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
+    let mut command = crate::support::askpane(args);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().expect("start askpane");
+    drop(child.stdout.take());
+    let stderr = crate::support::read_all(child.stderr.take().expect("piped stderr"));
+    let mut process = crate::support::Process::new(child);
+    let status = process.wait(WAIT).expect("askpane exits");
+    (status, crate::support::collect(stderr))
+}
+
 #[test]
 fn validate_into_a_closed_pipe_ends_quietly() {
     // `askpane validate … | head -n1`, with the reader gone before the first line: no panic
@@ -824,28 +836,15 @@ fn validate_into_a_closed_pipe_ends_quietly() {
         (r#"{"questions": [{"question": "Q?", "options": []}]}"#.to_owned(), 2),
     ] {
         let dir = scratch("closed-pipe", &[("request.json", &file)]);
-        let mut command =
-            crate::support::askpane(&["validate", path_str(&dir.join("request.json"))]);
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = command.spawn().expect("start askpane");
-        drop(child.stdout.take());
-        let stderr = crate::support::read_all(child.stderr.take().expect("piped stderr"));
-        let mut process = crate::support::Process::new(child);
-        let status = process.wait(WAIT).expect("askpane exits");
-        let stderr = crate::support::collect(stderr);
+        let request = dir.join("request.json");
+        let (status, stderr) = into_closed_pipe(&["validate", path_str(&request)]);
         assert_eq!(status.code(), Some(code), "{stderr}");
         assert_eq!(stderr, "", "nothing on stderr either");
         let _ = fs::remove_dir_all(&dir);
     }
     // `demo --list` the same.
-    let mut command = crate::support::askpane(&["demo", "--list"]);
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("start askpane");
-    drop(child.stdout.take());
-    let stderr = crate::support::read_all(child.stderr.take().expect("piped stderr"));
-    let mut process = crate::support::Process::new(child);
-    let status = process.wait(WAIT).expect("askpane exits");
-    assert_eq!(status.code(), Some(0), "{}", crate::support::collect(stderr));
+    let (status, stderr) = into_closed_pipe(&["demo", "--list"]);
+    assert_eq!(status.code(), Some(0), "{stderr}");
 }
 
 #[test]

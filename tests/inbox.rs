@@ -21,6 +21,22 @@ use serde_json::{Value, json};
 use crate::display::Xvfb;
 use crate::support::{Process, WAIT, collect, read_all, read_lossy, run_bounded, scratch_dir};
 
+/// The history in the store at `state` once something is recorded there (empty if nothing is
+/// within [`WAIT`]): the inbox's writer records a moment after the client has its reply.
+fn recorded_history(state: &Path) -> Vec<askpane::store::HistoryEntry> {
+    use askpane::store::{HistoryQuery, Store};
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let entries = Store::open_in(state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .unwrap_or_default();
+        if !entries.is_empty() || Instant::now() > deadline {
+            return entries;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// One test's inbox world: a display, private runtime and state directories, and the inbox.
 struct World {
     xvfb: Xvfb,
@@ -703,7 +719,7 @@ fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
 // recorded as abandoned once its client has not asked it again within the grace.
 #[test]
 fn a_question_left_by_an_askpane_that_is_gone_is_recorded_as_abandoned() {
-    use askpane::store::{Ended, HistoryQuery, OpenRecord, Store};
+    use askpane::store::{Ended, OpenRecord, Store};
     let mut world = World::new("inbox-orphans");
     let state = world.root.join("state/askpane");
     {
@@ -723,15 +739,7 @@ fn a_question_left_by_an_askpane_that_is_gone_is_recorded_as_abandoned() {
         store.opened(&record).expect("stored as open");
     }
     world.start_inbox(&["inbox", "--orphan-grace", "1"]);
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let store = Store::open_in(&state).expect("the store");
-        let entries = store.history(&HistoryQuery::default()).expect("history");
-        if !entries.is_empty() || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
+    let entries = recorded_history(&state);
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(
         (entries[0].record.ended, entries[0].record.header.as_str()),
@@ -763,16 +771,7 @@ fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
     assert!(world.log().contains("inbox started by a client"), "{}", world.log());
     // The inbox recorded what its window settled in the client's store, not the default one.
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let entries = Store::open_in(&state)
-            .and_then(|store| store.history(&HistoryQuery::default()))
-            .unwrap_or_default();
-        if !entries.is_empty() || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
+    let entries = recorded_history(&state);
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].record.ended, Ended::Answered);
     let default = world.root.join("state/askpane/askpane.db");
@@ -785,7 +784,6 @@ fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {
 // The inbox's history keeps the line the client printed, in the client's `--format`.
 #[test]
 fn the_inbox_records_the_reply_in_the_clients_format() {
-    use askpane::store::{HistoryQuery, Store};
     let world = World::with_inbox("inbox-format");
     let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
     let plain = r#"{"questions":[{"question":"Which colour?","header":"Colour","options":[{"label":"Red","description":""},{"label":"Blue","description":""}]}]}"#;
@@ -802,16 +800,7 @@ fn the_inbox_records_the_reply_in_the_clients_format() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("hookSpecificOutput"), "{stdout}");
     let state = world.root.join("state/askpane");
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let entries = Store::open_in(&state)
-            .and_then(|store| store.history(&HistoryQuery::default()))
-            .unwrap_or_default();
-        if !entries.is_empty() || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
+    let entries = recorded_history(&state);
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].record.reply.as_deref(), Some(stdout.trim_end()));
 }

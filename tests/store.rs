@@ -353,12 +353,7 @@ fn kill_9_after_typing_loses_nothing_and_the_form_comes_back() {
     assert!(store::restore_drafts(&mut request.policy, &request.core.ask, forms));
     let mut window = crate::ui::window();
     let asked = window.send(request, outcome);
-    assert!(window.is_on(Role::RadioButton, "Other"));
-    assert_eq!(window.answer_box().value().as_deref(), Some(OTHER_TEXT));
-    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
-    assert_eq!(note.value().as_deref(), Some(NOTE_TEXT));
-    window.click_button("Submit");
-    let sent = reply(&asked.envelope, &asked.outcome);
+    let sent = send_restored_form(&mut window, &asked);
     assert_eq!(sent["answers"], json!({DATABASE_QUESTION: OTHER_TEXT}));
     assert_eq!(sent["annotations"], json!({DATABASE_QUESTION: {"notes": NOTE_TEXT}}));
 }
@@ -398,6 +393,17 @@ fn kill_9_while_typing_keeps_a_prefix_of_what_was_typed_up_to_the_debounce_windo
         other.chars().count()
     );
     assert!(form.draft.is_chosen(askpane::protocol::Pick::Other));
+}
+
+/// Checks that the window shows the restored Other text and note, sends them, and returns the
+/// reply the agent got.
+fn send_restored_form(window: &mut Window, asked: &crate::ui::Asked) -> serde_json::Value {
+    assert!(window.is_on(Role::RadioButton, "Other"));
+    assert_eq!(window.answer_box().value().as_deref(), Some(OTHER_TEXT));
+    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
+    assert_eq!(note.value().as_deref(), Some(NOTE_TEXT));
+    window.click_button("Submit");
+    reply(&asked.envelope, &asked.outcome)
 }
 
 // --- The window records what it settles ------------------------------------------------------
@@ -473,12 +479,7 @@ fn the_window_with_a_store_brings_back_the_form_of_a_question_asked_again() {
     let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
     let mut window = window_with_store(sink);
     let asked = window.ask(&database_tool_use("toolu_crash"));
-    assert!(window.is_on(Role::RadioButton, "Other"));
-    assert_eq!(window.answer_box().value().as_deref(), Some(OTHER_TEXT));
-    let note = window.harness.get_by_role_and_label(Role::MultilineTextInput, "Note");
-    assert_eq!(note.value().as_deref(), Some(NOTE_TEXT));
-    window.click_button("Submit");
-    let sent = reply(&asked.envelope, &asked.outcome);
+    let sent = send_restored_form(&mut window, &asked);
     assert_eq!(sent["answers"], json!({DATABASE_QUESTION: OTHER_TEXT}));
     drop(window);
     let store = Store::open_in(&state).expect("store");

@@ -325,26 +325,12 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
         limits::check_reply(response)?;
         return Ok(Outcome::replied(ask, response));
     }
-    let answers = match body.get("answers") {
-        None => Map::new(),
-        Some(Value::Object(answers)) => answers.clone(),
-        Some(_) => return Err(BrowserError::AnswersNotObject),
-    };
-    let notes = match body.get("notes") {
-        Some(Value::Object(notes)) => Some(notes),
-        _ => None,
-    };
-    let drafts = drafts_from_numbers(ask, &answers, notes)?;
-    // The texts exactly as sent first: whatever passes also fits the bridge's message limit.
-    let texts = drafts
-        .iter()
-        .enumerate()
-        .map(|(question, draft)| (question, Some(draft.other_text()), Some(draft.notes())));
-    limits::check_form_texts(texts)?;
+    let drafts = picked_drafts(ask, body)?;
     Ok(Outcome::Answered(build_answers(ask, &drafts)?))
 }
 
-/// The picks of a `question_clarify` or `question_timed_out`, as drafts, with their texts checked.
+/// The picks of a page's answer, `question_clarify` or `question_timed_out`, as drafts, with their
+/// texts checked exactly as sent (whatever passes also fits the bridge's message limit).
 fn picked_drafts(ask: &Ask, body: &Map<String, Value>) -> Result<Vec<Draft>, BrowserError> {
     let answers = match body.get("answers") {
         None => Map::new(),
