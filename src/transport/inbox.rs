@@ -26,11 +26,10 @@ use serde_json::Value;
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
-use crate::protocol::{Outcome, exit, parse_message};
+use crate::protocol::{Outcome, ReplyShape, exit, parse_message};
 
 use super::admit::{Admission, admit};
 use super::pipe::MAX_INPUT_BYTES;
-use super::replies::reply_line;
 use super::signals::StopSignal;
 use super::{Inbound, RequestId, UiSender};
 
@@ -531,7 +530,7 @@ fn take_ask(
                 exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())
             }
         };
-        let reply = reply_line(&envelope, format, &outcome, always_a_line);
+        let reply = ReplyShape { format, always_a_line }.line(&envelope, &outcome);
         let kind = outcome.kind().to_owned();
         writer.send(&InboxMessage::Outcome(OutcomeMessage {
             id: id.clone(),

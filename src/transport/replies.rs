@@ -45,22 +45,11 @@ pub fn write_replies(
         // Disconnected means the responder vanished without sending, which `Responder`'s drop
         // rules out; skip it rather than block.
         let Ok(outcome) = received else { continue };
-        if let Some(line) = reply_line(&reply.envelope, reply.format, &outcome, reply.always_a_line)
-        {
+        let shape = ReplyShape { format: reply.format, always_a_line: reply.always_a_line };
+        if let Some(line) = shape.line(&reply.envelope, &outcome) {
             write_line(out, &line)?;
         }
         written.push(outcome);
     }
     Ok(written)
-}
-
-/// The reply to write for `outcome`: in `format`, else the envelope's own; with
-/// `always_a_line`, the tool-input form where that envelope's answer is to send nothing.
-pub fn reply_line(
-    envelope: &Envelope,
-    format: Option<ReplyFormat>,
-    outcome: &Outcome,
-    always_a_line: bool,
-) -> Option<serde_json::Value> {
-    ReplyShape { format, always_a_line }.line(envelope, outcome)
 }
