@@ -820,8 +820,20 @@ fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
     thread::sleep(Duration::from_millis(700));
     // Typing starts the Other answer.
     xvfb.xdotool(&["type", "--window", &window.to_string(), "Teal, matte"]);
-    // Past the drafts' debounce, then the inbox dies without a word.
-    thread::sleep(Duration::from_millis(1000));
+    // Once the draft is on disk (the writer is a fifth of a second behind at most), the inbox
+    // dies without a word.
+    let state = world.root.join("state/askpane");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let saved = askpane::store::Store::open_in(&state)
+            .and_then(|store| store.drafts_for("toolu_typed"))
+            .unwrap_or_default();
+        if saved.first().is_some_and(|form| form.draft.other_text() == "Teal, matte") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the typed text was never saved: {saved:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
     let killed =
         Command::new("kill").args(["-KILL", &first_pid.to_string()]).status().expect("run kill");
     assert!(killed.success());
