@@ -317,6 +317,9 @@ function timeQuestions() {
 
 
 /** Waits until the question has come over the socket and been drawn. */
+/** askpane's key grace (src/app/mod.rs KEY_GRACE, 400 ms) and a margin. */
+const KEY_GRACE_MS = 600;
+
 async function questionDrawn(tab, options) {
   const arrived = await frame(tab, "user_question", options);
   await settle(tab.page);
@@ -389,6 +392,8 @@ async function keyboardHook(context) {
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hook.png") });
     await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    // The click may give the page the keyboard: askpane ignores keys for a moment after that.
+    await sleep(KEY_GRACE_MS);
     for (const key of ["2", "Enter", "1", "3", "Enter", "2", "Enter"]) {
       await tab.page.keyboard.press(key);
       await sleep(60);
@@ -510,6 +515,8 @@ async function decline(context) {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
     await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    // The click may give the page the keyboard: askpane ignores keys for a moment after that.
+    await sleep(KEY_GRACE_MS);
     await tab.page.keyboard.press("Escape");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-decline.png") });
