@@ -1,5 +1,9 @@
 //! Embeds the web app (`dist/web`, made by `scripts/build-web`) in the native binary when it has
 //! been built, so `--ui web` can serve it; without it, askpane builds and says how to get it.
+#![allow(
+    clippy::expect_used,
+    reason = "a build script reports failure by panicking: cargo prints the message and stops"
+)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -17,6 +17,13 @@
 //!
 //! No pointer and no keys, so nothing is hovered; the keyboard cursor sits on each question's
 //! picked option, whose preview is the one shown.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a benchmark may assume: a failed assumption is a failed benchmark, reported with its message"
+)]
 
 use std::hint::black_box;
 

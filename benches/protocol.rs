@@ -17,6 +17,13 @@
 //! The previews are 100× and not larger because the note sends the chosen preview back in
 //! `annotations`, and past 32 768 characters in all `build_answers` refuses the answer
 //! (`LimitError::TooLarge`) instead of replying.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a benchmark may assume: a failed assumption is a failed benchmark, reported with its message"
+)]
 
 use std::hint::black_box;
 

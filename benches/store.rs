@@ -8,6 +8,13 @@
 //! Each on a short form (an Other answer of 40 characters and a note) and on one holding 100 KB of
 //! Japanese text in Other. Run with `cargo bench --bench store`; the ratio to the baseline is
 //! what to compare across machines.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a benchmark may assume: a failed assumption is a failed benchmark, reported with its message"
+)]
 
 use std::hint::black_box;
 

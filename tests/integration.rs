@@ -1,4 +1,11 @@
 //! The single integration-test binary (`autotests = false`): each module below is one area's tests.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a test may assume: a failed assumption is a failed test, reported with its message"
+)]
 
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;

@@ -261,6 +261,10 @@ fn typed_form(other: &str, note: &str) -> Form {
 /// typing (slowly) until it is.
 #[test]
 #[ignore = "the child process of the kill -9 tests"]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the child reports its progress to the test on stdout"
+)]
 fn typist_child() {
     use std::io::Write as _;
     let Some(dir) = std::env::var_os(TYPIST_DIR) else { return };

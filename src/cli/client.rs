@@ -87,11 +87,8 @@ pub(super) fn hand_to_inbox(
                         ClientMode::Hook => eprintln!("askpane hook: {problem}"),
                     }
                 }
-                if let Some(reply) = reply
-                    && let Err(error) = write_line(&mut io::stdout().lock(), &reply)
-                    && error.kind() != io::ErrorKind::BrokenPipe
-                {
-                    eprintln!("askpane: cannot write the reply: {error}");
+                if let Some(reply) = reply {
+                    print_reply(&reply);
                 }
                 return Handed::Done(exit_code);
             }
@@ -314,4 +311,17 @@ fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
         .open(&path)
         .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
     Ok((file, path))
+}
+
+/// Writes the inbox's reply, the one line this client prints.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a thin client's one writer: the reply line the inbox computed"
+)]
+fn print_reply(reply: &Value) {
+    if let Err(error) = write_line(&mut io::stdout().lock(), reply)
+        && error.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("askpane: cannot write the reply: {error}");
+    }
 }

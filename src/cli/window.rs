@@ -70,6 +70,10 @@ pub(super) fn show_requests(
     // (or the bridge) sees its adapters are done and closes.
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     drop(to_ui);
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the reply writer: the one thread that writes `ask`/`hook` replies to stdout"
+    )]
     threads.spawn("reply-writer", move || {
         let outcomes = write_replies(awaited, &mut io::stdout().lock());
         REPLIES_WRITTEN.store(outcomes.is_ok(), std::sync::atomic::Ordering::SeqCst);

@@ -42,11 +42,15 @@ pub fn drafts_from_preset(ask: &Ask, preset: &Value) -> Result<Vec<Draft>, Prese
     let mut answered = vec![false; ask.questions().len()];
     for (key, value) in entries {
         let index = find_question(ask, key)?;
-        if std::mem::replace(&mut answered[index], true) {
+        let (Some(question), Some(draft), Some(seen)) =
+            (ask.questions().get(index), drafts.get_mut(index), answered.get_mut(index))
+        else {
+            return Err(PresetError::UnknownQuestion { key: key.to_owned() });
+        };
+        if std::mem::replace(seen, true) {
             return Err(PresetError::Repeated { question: index });
         }
-        let question = &ask.questions()[index];
-        fill(question, key, value, &mut drafts[index])?;
+        fill(question, key, value, draft)?;
     }
     Ok(drafts)
 }

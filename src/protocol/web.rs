@@ -392,9 +392,12 @@ pub fn drafts_from_numbers(
     for (key, value) in answers {
         let index = question_index(ask, key)?;
         let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
-        let (question, draft) = (&ask.questions()[index], &mut drafts[index]);
-        let (numbers, other) = match text.find("other:") {
-            Some(at) => (&text[..at], Some(&text[at + "other:".len()..])),
+        let (Some(question), Some(draft)) = (ask.questions().get(index), drafts.get_mut(index))
+        else {
+            return Err(BrowserError::NoSuchQuestion(key.clone()));
+        };
+        let (numbers, other) = match text.split_once("other:") {
+            Some((numbers, other)) => (numbers, Some(other)),
             None => (text, None),
         };
         let numbers: Vec<&str> =
@@ -425,7 +428,9 @@ pub fn drafts_from_numbers(
     for (key, value) in notes.into_iter().flatten() {
         let index = question_index(ask, key)?;
         let text = value.as_str().ok_or(BrowserError::AnswersNotObject)?;
-        drafts[index].set_notes(text.to_owned());
+        if let Some(draft) = drafts.get_mut(index) {
+            draft.set_notes(text.to_owned());
+        }
     }
     Ok(drafts)
 }

@@ -447,6 +447,10 @@ fn keep_stderr_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) -> io::Re
     Ok(())
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "--print-stream: this relay is the one writer of `askpane claude`'s stdout"
+)]
 fn copy_stream(lines: &Receiver<Vec<u8>>) -> io::Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
@@ -476,6 +480,11 @@ impl AgentInput {
 }
 
 /// The writer: owns the CLI's stdin, writes the first lines, then whatever is decided first.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "crossbeam's Select hands back the index of an operation added from these same \
+              vectors, and a selected operation must be completed on that very receiver"
+)]
 fn write_to_agent(
     stdin: ChildStdin,
     first_lines: &[Value],

@@ -25,6 +25,11 @@ pub struct AwaitedReply {
 
 /// Writes every awaited reply to `out` as it arrives; returns once each has been written or its
 /// responder vanished. Returns the outcomes, in the order they were written.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "crossbeam's Select hands back the index of an operation added from this same \
+              vector, and a selected operation must be completed on that very receiver"
+)]
 pub fn write_replies(
     mut awaited: Vec<AwaitedReply>,
     out: &mut impl Write,

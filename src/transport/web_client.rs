@@ -413,8 +413,8 @@ impl BridgeClient {
     /// Moves the outcomes the app decided into the held list.
     fn take_decided(&mut self) {
         let mut index = 0;
-        while index < self.awaited.len() {
-            let Ok(outcome) = self.awaited[index].outcome.try_recv() else {
+        while let Some(waiting) = self.awaited.get(index) {
+            let Ok(outcome) = waiting.outcome.try_recv() else {
                 index += 1;
                 continue;
             };

@@ -292,14 +292,13 @@ fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGr
         let provenance = &open.core.provenance;
         let project = provenance.project.as_deref();
         let session = provenance.short_session();
-        let index = match groups.iter().position(|group| group.project == project) {
-            Some(index) => index,
-            None => {
-                groups.push(RequestGroup { project, sessions: Vec::new() });
-                groups.len() - 1
-            }
+        if !groups.iter().any(|group| group.project == project) {
+            groups.push(RequestGroup { project, sessions: Vec::new() });
+        }
+        let Some(group) = groups.iter_mut().find(|group| group.project == project) else {
+            continue;
         };
-        let sessions = &mut groups[index].sessions;
+        let sessions = &mut group.sessions;
         match sessions.iter_mut().find(|(known, _)| *known == session) {
             Some((_, requests)) => requests.push(open),
             None => sessions.push((session, vec![open])),

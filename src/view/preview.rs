@@ -90,7 +90,7 @@ fn is_markdown_line(line: &str) -> bool {
 /// A markdown table: a header row, then a delimiter row of as many cells (`|---|:--:|`).
 fn has_table(lines: &[&str]) -> bool {
     lines.windows(2).any(|pair| {
-        let (header, delimiter) = (pair[0], pair[1]);
+        let &[header, delimiter] = pair else { return false };
         header.contains('|')
             && is_table_delimiter(delimiter)
             && cells(header).count() == cells(delimiter).count()
