@@ -50,6 +50,17 @@ const AUTOSTART_FILE: &str = "askpane-inbox.desktop";
 /// remove; a systemd user unit starts before (or without) the session's display and needs the
 /// desktop to import its environment, which not all do.
 fn autostart(install: bool) -> anyhow::Result<u8> {
+    // XDG autostart is honoured by Linux and BSD desktops; macOS (launchd) and Windows (the
+    // Startup folder) have their own, and the inbox does not run on Windows yet (issue 15).
+    if cfg!(target_os = "macos") {
+        anyhow::bail!(
+            "`askpane install autostart` writes an XDG autostart entry, which macOS does not \
+             read: add `askpane inbox` to your login items instead"
+        );
+    }
+    if cfg!(windows) {
+        anyhow::bail!("the inbox does not run on Windows yet, so there is nothing to autostart");
+    }
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())

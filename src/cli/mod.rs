@@ -24,12 +24,21 @@ mod answer;
 mod args;
 mod ask;
 mod claude;
+#[cfg(unix)]
 mod client;
 mod demo;
 mod history;
 mod hook;
+#[cfg(unix)]
 mod inbox;
 mod install;
+// The inbox's platform seam: a Unix socket above; elsewhere, its absence said plainly.
+#[cfg(not(unix))]
+mod no_inbox;
+#[cfg(not(unix))]
+use no_inbox as client;
+#[cfg(not(unix))]
+use no_inbox as inbox;
 mod validate;
 mod window;
 

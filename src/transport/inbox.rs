@@ -320,14 +320,10 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
                 continue;
             }
         };
-        let peer = rustix::net::sockopt::socket_peercred(&stream);
-        let pid = match peer {
-            Ok(peer) if peer.uid.as_raw() == shared.uid => Some(peer.pid.as_raw_nonzero().get()),
+        let pid = match super::peer::peer_of(&stream) {
+            Ok(peer) if peer.uid == shared.uid => peer.pid,
             Ok(peer) => {
-                eprintln!(
-                    "askpane inbox: refused a client of another user (uid {})",
-                    peer.uid.as_raw()
-                );
+                eprintln!("askpane inbox: refused a client of another user (uid {})", peer.uid);
                 continue;
             }
             Err(error) => {
@@ -338,7 +334,6 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
         let number = shared.next_connection.fetch_add(1, Ordering::Relaxed);
         let Ok(kept) = stream.try_clone() else { continue };
         let serving = Arc::clone(shared);
-        let pid = pid.and_then(|pid| u32::try_from(pid).ok());
         let thread = std::thread::Builder::new()
             .name("inbox-client".to_owned())
             .spawn(move || serve_connection(&serving, number, stream, pid));

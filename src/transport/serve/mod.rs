@@ -29,14 +29,15 @@
 //! the request book's driver for pages.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 use rustix::event::{PollFd, PollFlags, Timespec};
+// On Windows rustix names a socket handle `AsFd` too, so this one import serves every platform.
+use rustix::fd::{AsFd, BorrowedFd};
 
 use crate::protocol::limits::{self};
 
@@ -256,36 +257,35 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Waking threads that block in poll(2)
 
-/// A pipe that wakes a thread blocked in `poll(2)` (std has no poll): the listener on a stop, a
-/// connection when the hub queued a message for its page.
+/// Wakes a thread blocked in `poll(2)` (std has no poll): the listener on a stop, a connection
+/// when the hub queued a message for its page. A loopback UDP socket connected to itself, not a
+/// pipe: Windows polls only sockets, and one waker for every platform is one to get right.
 struct Wakeup {
-    read: OwnedFd,
-    write: OwnedFd,
+    socket: UdpSocket,
 }
 
 impl Wakeup {
     fn new() -> io::Result<Wakeup> {
-        let (read, write) = rustix::pipe::pipe()?;
-        for end in [&read, &write] {
-            rustix::io::ioctl_fionbio(end, true)?;
-            rustix::io::fcntl_setfd(end, rustix::io::FdFlags::CLOEXEC)?;
-        }
-        Ok(Wakeup { read, write })
+        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+        // Connected to itself: datagrams from anywhere else are dropped by the kernel.
+        socket.connect(socket.local_addr()?)?;
+        socket.set_nonblocking(true)?;
+        Ok(Wakeup { socket })
     }
 
-    /// Wakes the waiter. A full pipe means it is woken already.
+    /// Wakes the waiter. A full buffer means it is woken already.
     fn wake(&self) {
-        let _ = rustix::io::write(&self.write, &[1]);
+        let _ = self.socket.send(&[1]);
     }
 
-    /// Empties the pipe once woken, so the next poll blocks again.
+    /// Empties the socket once woken, so the next poll blocks again.
     fn drain(&self) {
         let mut buffer = [0_u8; 64];
-        while matches!(rustix::io::read(&self.read, &mut buffer), Ok(read) if read > 0) {}
+        while matches!(self.socket.recv(&mut buffer), Ok(read) if read > 0) {}
     }
 
     fn fd(&self) -> BorrowedFd<'_> {
-        self.read.as_fd()
+        self.socket.as_fd()
     }
 }
 
@@ -297,17 +297,20 @@ fn wait_ready(
     wakeup: &Wakeup,
     timeout: Option<Duration>,
 ) -> io::Result<PollFlags> {
-    let mut fds =
-        [PollFd::from_borrowed_fd(socket, interest), PollFd::new(&wakeup.read, PollFlags::IN)];
+    let mut fds = [
+        PollFd::from_borrowed_fd(socket, interest),
+        PollFd::from_borrowed_fd(wakeup.fd(), PollFlags::IN),
+    ];
     let timeout = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
     match rustix::event::poll(&mut fds, timeout.as_ref()) {
         Ok(_) | Err(rustix::io::Errno::INTR) => {}
         Err(error) => return Err(error.into()),
     }
-    if fds[1].revents().contains(PollFlags::IN) {
+    let [socket_ready, wakeup_ready] = &fds;
+    if wakeup_ready.revents().contains(PollFlags::IN) {
         wakeup.drain();
     }
-    Ok(fds[0].revents())
+    Ok(socket_ready.revents())
 }
 
 // ---------------------------------------------------------------------------------------------
