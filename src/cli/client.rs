@@ -287,16 +287,10 @@ fn start_inbox(place: &Place, args: &PipeArgs) -> Result<InboxClient, String> {
     }
 }
 
-/// The inbox's log: `$XDG_STATE_HOME/askpane/inbox.log` (default `~/.local/state/askpane/`).
+/// The inbox's log: `inbox.log` in the state directory (`$XDG_STATE_HOME/askpane`, default
+/// `~/.local/state/askpane`), never in a `--state-dir` a test or a user gave for the database.
 fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(std::path::PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".local/state"))
-        })
-        .ok_or("neither XDG_STATE_HOME nor HOME is set")?;
-    let dir = state.join("askpane");
+    let dir = askpane::store::state_dir(None).map_err(|error| error.to_string())?;
     // Private: the log holds the browser page's address, whose token lets anyone answer.
     std::fs::DirBuilder::new()
         .recursive(true)

@@ -16,8 +16,9 @@ use super::exit;
 pub(super) enum Target {
     /// Claude Code: a PreToolUse hook for AskUserQuestion in settings.json.
     Claude(ClaudeTarget),
-    /// The inbox, started when you log in to your desktop (an XDG autostart entry,
-    /// ~/.config/autostart/askpane-inbox.desktop).
+    /// The inbox, started when you log in: an XDG autostart entry
+    /// (~/.config/autostart/askpane-inbox.desktop), on macOS a launchd agent
+    /// (~/Library/LaunchAgents/dev.askpane.inbox.plist).
     Autostart,
 }
 
@@ -41,32 +42,17 @@ pub(super) fn run(target: &Target, install: bool) -> anyhow::Result<u8> {
 }
 
 /// The XDG autostart entry's file name.
+#[cfg(not(any(target_os = "macos", windows)))]
 const AUTOSTART_FILE: &str = "askpane-inbox.desktop";
 
-/// `askpane install autostart` / `askpane uninstall autostart`: an XDG autostart entry that
-/// starts `askpane inbox` with the desktop session. XDG autostart rather than a systemd user
-/// unit: every desktop honours it (GNOME, KDE, Xfce, LXQt, Cinnamon, MATE), it starts the inbox
-/// inside the graphical session with its DISPLAY / WAYLAND_DISPLAY, and it is one file to
-/// remove; a systemd user unit starts before (or without) the session's display and needs the
-/// desktop to import its environment, which not all do.
+/// The launchd agent's label and file name (macOS).
+const LAUNCH_AGENT: &str = "dev.askpane.inbox";
+
+/// `askpane install autostart` / `askpane uninstall autostart`: the entry that starts
+/// `askpane inbox` when you log in, in the platform's own place ([`autostart_entry`]).
 fn autostart(install: bool) -> anyhow::Result<u8> {
-    // XDG autostart is honoured by Linux and BSD desktops; macOS (launchd) and Windows (the
-    // Startup folder) have their own, and the inbox does not run on Windows yet (issue 15).
-    if cfg!(target_os = "macos") {
-        anyhow::bail!(
-            "`askpane install autostart` writes an XDG autostart entry, which macOS does not \
-             read: add `askpane inbox` to your login items instead"
-        );
-    }
-    if cfg!(windows) {
-        anyhow::bail!("the inbox does not run on Windows yet, so there is nothing to autostart");
-    }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
-        .context("neither XDG_CONFIG_HOME nor HOME is set")?;
-    let path = config.join("autostart").join(AUTOSTART_FILE);
+    let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+    let (path, entry) = autostart_entry(&binary.to_string_lossy())?;
     if !install {
         match std::fs::remove_file(&path) {
             Ok(()) => say!("removed {}", path.display()),
@@ -79,13 +65,6 @@ fn autostart(install: bool) -> anyhow::Result<u8> {
         }
         return Ok(exit::OK);
     }
-    let binary = std::env::current_exe().context("cannot find askpane's own path")?;
-    let entry = format!(
-        "[Desktop Entry]\nType=Application\nName=askpane inbox\nComment=One window for every \
-         AI agent's questions\nExec={} inbox\nTerminal=false\nNoDisplay=true\n\
-         X-GNOME-Autostart-enabled=true\n",
-        desktop_exec_quote(&binary.to_string_lossy())
-    );
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
@@ -94,7 +73,76 @@ fn autostart(install: bool) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// Where the autostart entry goes and what it says, on Linux and the BSDs: an XDG autostart
+/// entry. XDG autostart rather than a systemd user unit: every desktop honours it (GNOME, KDE,
+/// Xfce, LXQt, Cinnamon, MATE), it starts the inbox inside the graphical session with its
+/// DISPLAY / WAYLAND_DISPLAY, and it is one file to remove; a systemd user unit starts before
+/// (or without) the session's display and needs the desktop to import its environment, which
+/// not all do.
+#[cfg(not(any(target_os = "macos", windows)))]
+fn autostart_entry(binary: &str) -> anyhow::Result<(PathBuf, String)> {
+    let config = dirs::config_dir().context("neither XDG_CONFIG_HOME nor HOME is set")?;
+    let entry = format!(
+        "[Desktop Entry]\nType=Application\nName=askpane inbox\nComment=One window for every \
+         AI agent's questions\nExec={} inbox\nTerminal=false\nNoDisplay=true\n\
+         X-GNOME-Autostart-enabled=true\n",
+        desktop_exec_quote(binary)
+    );
+    Ok((config.join("autostart").join(AUTOSTART_FILE), entry))
+}
+
+/// On macOS: a launchd agent in `~/Library/LaunchAgents`, which launchd starts in the user's
+/// graphical session at login (`launchctl load` starts it at once).
+#[cfg(target_os = "macos")]
+fn autostart_entry(binary: &str) -> anyhow::Result<(PathBuf, String)> {
+    let home = dirs::home_dir().context("cannot find your home directory")?;
+    let path = home.join("Library/LaunchAgents").join(format!("{LAUNCH_AGENT}.plist"));
+    Ok((path, launch_agent_plist(binary)))
+}
+
+#[cfg(windows)]
+fn autostart_entry(_binary: &str) -> anyhow::Result<(PathBuf, String)> {
+    anyhow::bail!("the inbox does not run on Windows yet, so there is nothing to start at login")
+}
+
+/// A launchd agent that runs `BINARY inbox` at login, not kept alive (the inbox decides when
+/// it ends; `askpane inbox --quit` must stay quit).
+#[cfg_attr(
+    not(target_os = "macos"),
+    allow(dead_code, reason = "written on macOS only; tested everywhere")
+)]
+fn launch_agent_plist(binary: &str) -> String {
+    let escaped = binary
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key>
+  <string>{LAUNCH_AGENT}</string>
+  <key>ProgramArguments</key>
+  <array>
+    <string>{escaped}</string>
+    <string>inbox</string>
+  </array>
+  <key>RunAtLoad</key>
+  <true/>
+  <key>KeepAlive</key>
+  <false/>
+  <key>LimitLoadToSessionType</key>
+  <string>Aqua</string>
+</dict>
+</plist>
+"#
+    )
+}
+
 /// A path as one argument of a desktop entry's `Exec` (the spec's quoting).
+#[cfg(not(any(target_os = "macos", windows)))]
 fn desktop_exec_quote(path: &str) -> String {
     let plain = path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
     if plain {
@@ -194,4 +242,19 @@ fn write_backup(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     std::fs::write(&backup, text)
         .with_context(|| format!("cannot write the backup {}", backup.display()))?;
     Ok(backup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_launch_agent_runs_the_inbox_at_login_with_the_path_escaped() {
+        let plist = launch_agent_plist("/Users/a&b/<bin>/askpane");
+        assert!(plist.contains("<string>/Users/a&amp;b/&lt;bin&gt;/askpane</string>"), "{plist}");
+        assert!(plist.contains("<string>inbox</string>"));
+        assert!(plist.contains("<key>RunAtLoad</key>\n  <true/>"));
+        assert!(plist.contains("<key>KeepAlive</key>\n  <false/>"));
+        assert!(plist.contains(&format!("<string>{LAUNCH_AGENT}</string>")));
+    }
 }

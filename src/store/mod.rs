@@ -52,30 +52,21 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
 }
 
-/// Where the state lives: `dir` when given (`--state-dir` / `ASKPANE_STATE_DIR`), else
-/// `$XDG_STATE_HOME/askpane`, else `~/.local/state/askpane`.
+/// Where the state lives: `dir` when given (`--state-dir` / `ASKPANE_STATE_DIR`), else the
+/// platform's own place (the `dirs` crate keeps each platform's convention): on Linux
+/// `$XDG_STATE_HOME/askpane` (a relative value is ignored, as the XDG spec says), else
+/// `~/.local/state/askpane`; on macOS `~/Library/Application Support/askpane`; on Windows
+/// `%LOCALAPPDATA%\askpane`.
 pub fn state_dir(dir: Option<&Path>) -> Result<PathBuf, StoreError> {
-    state_dir_from(dir, std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+    state_dir_from(dir, dirs::state_dir().or_else(dirs::data_local_dir))
 }
 
-/// [`state_dir`] with the environment given.
-fn state_dir_from(
-    dir: Option<&Path>,
-    state_home: Option<std::ffi::OsString>,
-    home: Option<std::ffi::OsString>,
-) -> Result<PathBuf, StoreError> {
-    if let Some(dir) = dir {
-        return Ok(dir.to_owned());
+/// [`state_dir`] with the platform's directory given.
+fn state_dir_from(dir: Option<&Path>, platform: Option<PathBuf>) -> Result<PathBuf, StoreError> {
+    match dir {
+        Some(dir) => Ok(dir.to_owned()),
+        None => Ok(platform.ok_or(StoreError::NoStateDir)?.join("askpane")),
     }
-    // The XDG spec: a relative path in XDG_STATE_HOME is invalid and is ignored.
-    let absolute = |value: Option<std::ffi::OsString>| {
-        value.map(PathBuf::from).filter(|path| path.is_absolute())
-    };
-    if let Some(state_home) = absolute(state_home) {
-        return Ok(state_home.join("askpane"));
-    }
-    let home = absolute(home).ok_or(StoreError::NoStateDir)?;
-    Ok(home.join(".local/state/askpane"))
 }
 
 /// The SQLite database.

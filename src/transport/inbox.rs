@@ -50,9 +50,8 @@ impl Place {
     /// Made 0700 if missing; refused if it is not a directory of this user's own.
     pub fn find() -> io::Result<Place> {
         let uid = rustix::process::getuid().as_raw();
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute() && dir.is_dir());
+        // `$XDG_RUNTIME_DIR` where the platform has one (Linux); macOS has none.
+        let runtime = dirs::runtime_dir().filter(|dir| dir.is_dir());
         let dir = match runtime {
             Some(runtime) => runtime.join("askpane"),
             // Not `TMPDIR`: every client of this user must find the same socket, and Claude Code
