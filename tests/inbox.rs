@@ -308,6 +308,36 @@ fn fifty_clients_asking_at_once_each_get_their_own_reply() {
 }
 
 #[test]
+fn two_sessions_asking_with_one_tool_use_id_each_get_their_own_answer() {
+    // Ids are unique only within one agent: the inbox must not take two sessions' questions for
+    // one. Each waits in the window with its own preset until its time runs out, when that
+    // preset is sent: joined, both would get the first one's.
+    let world = World::with_inbox("inbox-same-id");
+    let mut clients = Vec::new();
+    for (session, pick) in [("session-one", "Red"), ("session-two", "Blue")] {
+        let answers = world.answers(&format!("{session}.json"), &json!({"Colour": pick}));
+        let answers = answers.to_str().expect("a UTF-8 path").to_owned();
+        let mut input: Value =
+            serde_json::from_str(&hook_input("toolu_shared", "Which colour?")).expect("JSON");
+        input["session_id"] = json!(session);
+        let client =
+            world.client(&["hook", "--answers", &answers, "--timeout", "2"], &input.to_string());
+        clients.push((pick, client));
+    }
+    let mut watcher = world.connect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while watcher.list().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(watcher.list().len(), 2, "both questions are listed, apart");
+    for (pick, client) in clients {
+        let (code, stdout, stderr) = client.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(hook_answers(&stdout), json!({"Which colour?": pick}), "{stderr}");
+    }
+}
+
+#[test]
 fn the_inbox_replies_exactly_as_a_window_of_its_own() {
     // Clients never decide differently: the same flags give the same bytes with or without the
     // inbox, for an answer, a decline and an answers file that does not fit.

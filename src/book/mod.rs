@@ -53,7 +53,7 @@ pub struct Settled<R> {
 pub enum Admission<R> {
     /// It is open, waiting for the user.
     Opened(RequestId),
-    /// The same question (same tool_use_id) is already open: this handle waits on it too.
+    /// The same question ([`Core::same_question`]) is already open: this handle waits on it too.
     Joined(RequestId),
     /// Its policy decided at once: the outcome, for this handle.
     Decided { outcome: Outcome, reply: R },
@@ -94,11 +94,8 @@ impl<R> Book<R> {
         if let Some(outcome) = policy.decide(&core.ask) {
             return Admission::Decided { outcome, reply };
         }
-        if let Some(key) = core.envelope.tool_use_id()
-            && let Some(entry) = self
-                .entries
-                .iter_mut()
-                .find(|entry| entry.open.core.envelope.tool_use_id() == Some(key))
+        if let Some(entry) =
+            self.entries.iter_mut().find(|entry| entry.open.core.same_question(&core))
         {
             entry.replies.push((core.id, reply));
             return Admission::Joined(entry.open.id());

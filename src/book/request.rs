@@ -21,6 +21,28 @@ pub struct Core {
     pub reply_shape: ReplyShape,
 }
 
+impl Core {
+    /// True when `other` is this very question asked again (a client that re-sends it, a
+    /// second route for the same tool call), so one answer is right for both: the same
+    /// tool_use_id, the same questions and options, and not two different agent sessions.
+    /// A tool_use_id alone is not enough: ids are only unique within one agent, and two agents
+    /// (or two MCP clients counting their calls from 1) may use the same one for different
+    /// questions — joining those would give one agent an answer the person gave the other.
+    pub fn same_question(&self, other: &Core) -> bool {
+        let same_id = matches!(
+            (self.envelope.tool_use_id(), other.envelope.tool_use_id()),
+            (Some(ours), Some(theirs)) if ours == theirs
+        );
+        let other_session = matches!(
+            (&self.provenance.session, &other.provenance.session),
+            (Some(ours), Some(theirs)) if ours != theirs
+        );
+        same_id
+            && !other_session
+            && self.ask.input().get("questions") == other.ask.input().get("questions")
+    }
+}
+
 /// How a request may be answered besides by the user, as the asking client says
 /// (`--answers`, `--submit`, `--decline`, `--timeout`, no human). Each client states it; the book
 /// alone decides what it means ([`Policy::decide`]).

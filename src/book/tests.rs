@@ -90,6 +90,36 @@ fn the_same_question_asked_twice_is_shown_once_and_both_handles_hear_the_outcome
 }
 
 #[test]
+fn one_tool_use_id_in_two_sessions_or_for_other_questions_is_two_requests() {
+    // Two agents may count their ids alike (MCP clients number their calls from 1): joining them
+    // would send one agent the answer the person gave the other.
+    let mut book = Book::default();
+    let in_session = |session: &str| {
+        let mut asked = core(Some("call_1"));
+        asked.provenance.session = Some(session.to_owned());
+        asked
+    };
+    let first = opened(book.admit(in_session("one"), Policy::default(), "one", 0.0));
+    let second = opened(book.admit(in_session("two"), Policy::default(), "two", 0.0));
+    let mut other_questions = core(Some("call_1"));
+    let input = json!({"questions": [{"question": "Ship it?", "header": "Ship",
+        "multiSelect": false, "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    other_questions.ask = validate(&input).expect("valid").ask;
+    let third = opened(book.admit(other_questions, Policy::default(), "three", 0.0));
+    assert_eq!(book.len(), 3);
+    // Answering the first reaches its own agent only.
+    book.select(first);
+    book.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    book.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
+    let settled = book.edit(Edit::Submit).expect("answered");
+    assert_eq!(settled.replies, vec!["one"]);
+    assert!(book.get(second).is_some() && book.get(third).is_some());
+    // The same session asking the same question again is still one request.
+    let again = book.admit(in_session("two"), Policy::default(), "two again", 1.0);
+    assert!(matches!(again, Admission::Joined(joined) if joined == second));
+}
+
+#[test]
 fn requests_without_a_tool_use_id_are_never_merged() {
     let mut book = Book::default();
     opened(book.admit(core(None), Policy::default(), "a", 0.0));
