@@ -1,7 +1,8 @@
 // Shared by the browser tests (demo.mjs, bridge.mjs): Debian's Chromium through playwright-core,
 // with fonts restricted so that CJK and Thai can only come from askpane, and small checks.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { extname, join, normalize, sep } from "node:path";
 
 import { chromium } from "playwright-core";
 
@@ -86,4 +87,57 @@ export function latinOnlyFonts(dir) {
       `<fontconfig><dir>${fonts}</dir><cachedir>${join(dir, "fontcache")}</cachedir></fontconfig>\n`,
   );
   return config;
+}
+
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".ttf": "font/ttf",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/**
+ * Serves `dist` (GET and HEAD only, nothing outside it; every load cold); records every path
+ * asked for. `extra` maps a path to a body of its own (a benchmark's baseline page).
+ */
+export function serveDirectory(dist, extra = {}) {
+  const requested = [];
+  const server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url, "http://localhost").pathname);
+    requested.push(path);
+    if (Object.hasOwn(extra, path)) {
+      const body = Buffer.from(extra[path]);
+      response.writeHead(200, {
+        "content-type": MIME[extname(path)] ?? "application/octet-stream",
+        "content-length": body.length,
+        "cache-control": "no-store",
+      });
+      response.end(request.method === "HEAD" ? undefined : body);
+      return;
+    }
+    const file = normalize(join(dist, path === "/" ? "index.html" : path));
+    let ok = (request.method === "GET" || request.method === "HEAD") && file.startsWith(dist + sep);
+    ok &&= existsSync(file) && statSync(file).isFile();
+    if (!ok) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    const body = readFileSync(file);
+    response.writeHead(200, {
+      "content-type": MIME[extname(file)] ?? "application/octet-stream",
+      "content-length": body.length,
+      // Every load is a cold load: nothing (not even compiled wasm) comes from the cache.
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    response.end(request.method === "HEAD" ? undefined : body);
+  });
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      done({ server, requested, base: `http://127.0.0.1:${port}` });
+    });
+  });
 }

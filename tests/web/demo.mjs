@@ -8,13 +8,12 @@
 // target/test-artifacts/. Run with `scripts/web-test`, or `node tests/web/demo.mjs` once
 // dist/web is built. Exits non-zero with a message on any failure.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:http";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, extname, join, normalize, resolve, sep } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, difference, launch, settle } from "./common.mjs";
+import { Failure, check, chromiumPath, difference, launch, serveDirectory, settle } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const dist = join(root, "dist/web");
@@ -29,46 +28,6 @@ const SQLITE = { x: 81, y: 292 };
 const OTHER_BOX = { x: 490, y: 497 };
 const SUBMIT = { x: 918, y: 645 };
 const DATABASE_QUESTION = "Which database should the new orders service use?";
-
-const MIME = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".ttf": "font/ttf",
-  ".txt": "text/plain; charset=utf-8",
-};
-
-/** Serves dist/web (GET and HEAD only, nothing outside it); records every path asked for. */
-function serve() {
-  const requested = [];
-  const server = createServer((request, response) => {
-    const path = decodeURIComponent(new URL(request.url, "http://localhost").pathname);
-    requested.push(path);
-    const file = normalize(join(dist, path === "/" ? "index.html" : path));
-    let ok = (request.method === "GET" || request.method === "HEAD") && file.startsWith(dist + sep);
-    ok &&= existsSync(file) && statSync(file).isFile();
-    if (!ok) {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-      return;
-    }
-    const body = readFileSync(file);
-    response.writeHead(200, {
-      "content-type": MIME[extname(file)] ?? "application/octet-stream",
-      "content-length": body.length,
-      // Every load is a cold load: nothing (not even compiled wasm) comes from the cache.
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    });
-    response.end(request.method === "HEAD" ? undefined : body);
-  });
-  return new Promise((done, fail) => {
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      done({ server, requested, base: `http://127.0.0.1:${port}` });
-    });
-  });
-}
 
 
 /** Opens `fragment` in a new page and waits for the first frame; fails on page errors. */
@@ -199,7 +158,7 @@ async function main() {
   check(existsSync(chromiumPath), `${chromiumPath} is missing: apt-get install chromium`);
   mkdirSync(artifacts, { recursive: true });
   const scratch = mkdtempSync(join(tmpdir(), "askpane-web-test-"));
-  const { server, base } = await serve();
+  const { server, base } = await serveDirectory(dist);
   let context;
   try {
     context = await launch(scratch, viewport);
