@@ -1,0 +1,422 @@
+//! `askpane mcp` driven by real MCP clients (issue 12): the Python MCP SDK (initialize, list,
+//! call with preset answers through the inbox, cancel mid-question, invalid input, no human),
+//! raw lines for malformed input, and the MCP Inspector CLI (tools/list, tools/call).
+//!
+//! The clients come from PyPI and npm through `scripts/mcp-clients`, pinned, into
+//! `${ASKPANE_MCP_CACHE:-$HOME/.cache/askpane/mcp-clients}`. Without them a test says so and
+//! passes, except under CI (`CI=true`), where a missing client fails it. The server is started
+//! as MCP clients start it: a reduced environment, no `DISPLAY`; an inbox, when a test needs a
+//! person's window, runs on the test's own Xvfb (`inbox::World`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use askpane::protocol::mcp;
+
+use crate::inbox::World;
+use crate::support::{Process, WAIT, read_all, run_bounded, scratch_dir};
+
+const QUESTION: &str = "Which layout should the settings page use?";
+
+/// One question, as a model would call the tool with it.
+fn arguments() -> Value {
+    json!({"questions": [{
+        "question": QUESTION, "header": "Layout", "multiSelect": false,
+        "options": [{"label": "Tabs", "description": "One tab per section"},
+                    {"label": "Sidebar", "description": "Sections listed on the left"}]
+    }]})
+}
+
+/// The answered result the model reads for `Tabs`, as the Python SDK returns it.
+fn answered_tabs() -> Value {
+    json!({
+        "content": [{"type": "text", "text": format!(
+            "Your questions have been answered: \"{QUESTION}\"=\"Tabs\". You can now continue \
+             with these answers in mind.")}],
+        "structuredContent": {"answers": {QUESTION: "Tabs"}, "annotations": {}},
+        "isError": false,
+        "resultType": "complete"
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clients
+
+/// Where scripts/mcp-clients put the clients (keep in step with it).
+fn cache() -> PathBuf {
+    match std::env::var_os("ASKPANE_MCP_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(".cache/askpane/mcp-clients"),
+    }
+}
+
+/// `path` when it exists; else `None` after saying the test is skipped (a failure under CI).
+fn installed(path: PathBuf, what: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!(
+        "{what} is not installed at {}: run scripts/mcp-clients (needs PyPI and npm)",
+        path.display()
+    );
+    assert!(std::env::var("CI").map_or(true, |ci| ci != "true"), "{message}");
+    eprintln!("mcp: skipped: {message}");
+    None
+}
+
+fn python() -> Option<PathBuf> {
+    installed(cache().join("python-mcp-2.3.0/bin/python"), "the Python MCP SDK (mcp 2.3.0)")
+}
+
+fn inspector() -> Option<PathBuf> {
+    let path = cache().join("inspector-2.12.0/node_modules/.bin/mcp-inspector");
+    installed(path, "the MCP Inspector 2.12.0")
+}
+
+/// The Python client playing `scenario` against `askpane mcp <server_args>`, the server's
+/// environment exactly `server_env` (plus what the SDK passes on: HOME, PATH, …), its working
+/// directory `cwd`.
+fn python_client(
+    python: &Path,
+    scenario: &str,
+    arguments: &Value,
+    server_args: &[&str],
+    server_env: &Value,
+    cwd: &Path,
+) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .arg(scenario)
+        .arg(arguments.to_string())
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_askpane"))
+        .arg("mcp")
+        .args(server_args)
+        .env("ASKPANE_TEST_SERVER_ENV", server_env.to_string())
+        .current_dir(cwd);
+    command
+}
+
+/// The `{"event": …}` lines a client printed, by event.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}")))
+        .collect()
+}
+
+fn event<'a>(events: &'a [Value], name: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|event| event["event"] == name)
+        .unwrap_or_else(|| panic!("no {name:?} event in {events:#?}"))
+}
+
+/// A directory for a test without a display or inbox: its runtime and state directories.
+fn quiet_world(name: &str) -> (PathBuf, Value) {
+    let root = scratch_dir(name);
+    let env = json!({
+        "XDG_RUNTIME_DIR": root.join("run").display().to_string(),
+        "XDG_STATE_HOME": root.join("state").display().to_string(),
+    });
+    std::fs::create_dir_all(root.join("run")).expect("make the runtime dir");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o700))
+        .expect("narrow the runtime dir");
+    (root, env)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Python SDK
+
+#[test]
+fn python_sdk_lists_the_tool_and_gets_the_answer_the_inbox_window_sends() {
+    let Some(python) = python() else { return };
+    let world = World::with_inbox("mcp-preset");
+    // Preset, not submitted: the inbox's window shows it and sends it when its time runs out.
+    let answers = world.answers("answers.json", &json!({"Layout": "Tabs"}));
+    let env = json!({
+        "XDG_RUNTIME_DIR": world.root.join("run").display().to_string(),
+        "XDG_STATE_HOME": world.root.join("state").display().to_string(),
+        "ASKPANE_ANSWERS": answers.display().to_string(),
+        "ASKPANE_TIMEOUT": "2",
+    });
+    let mut command = python_client(&python, "call", &arguments(), &[], &env, &world.root);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    let events = events(&run.stdout);
+
+    let initialized = &event(&events, "initialized")["result"];
+    assert_eq!(initialized["serverInfo"]["name"], "askpane", "{initialized}");
+    assert_eq!(initialized["capabilities"], json!({"tools": {}}), "{initialized}");
+
+    let tools = event(&events, "tools")["result"]["tools"].as_array().cloned().unwrap_or_default();
+    assert_eq!(tools.len(), 1, "{tools:#?}");
+    let tool = &tools[0];
+    assert_eq!(tool["name"], "ask_user_question");
+    assert_eq!(tool["description"], mcp::DESCRIPTION);
+    assert_eq!(tool["inputSchema"], mcp::input_schema());
+    assert_eq!(tool["outputSchema"], mcp::output_schema());
+    assert_eq!(
+        tool["annotations"],
+        json!({"title": "Ask the user", "readOnlyHint": false, "destructiveHint": false,
+               "idempotentHint": false, "openWorldHint": false})
+    );
+
+    assert_eq!(event(&events, "result")["result"], answered_tabs());
+}
+
+#[test]
+fn python_sdk_submitted_preset_needs_no_inbox_and_starts_none() {
+    let Some(python) = python() else { return };
+    let (root, mut env) = quiet_world("mcp-submit");
+    std::fs::write(root.join("answers.json"), r#"{"Layout":"Tabs"}"#).expect("answers");
+    env["ASKPANE_ANSWERS"] = json!(root.join("answers.json").display().to_string());
+    env["ASKPANE_SUBMIT"] = json!("1");
+    let mut command = python_client(&python, "call", &arguments(), &[], &env, &root);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(event(&events(&run.stdout), "result")["result"], answered_tabs());
+    assert!(!root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+}
+
+#[test]
+fn python_sdk_no_inbox_and_no_display_is_told_no_human_can_answer() {
+    let Some(python) = python() else { return };
+    let (root, env) = quiet_world("mcp-nobody");
+    let mut command = python_client(&python, "call", &arguments(), &[], &env, &root);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        event(&events(&run.stdout), "result")["result"],
+        json!({
+            "content": [{"type": "text", "text": "No human is available to answer questions \
+                right now (askpane mcp has no window of its own, and no inbox runs and none can \
+                be started: no display: DISPLAY and WAYLAND_DISPLAY are not set). Proceed with \
+                reasonable assumptions and state them clearly, or stop and report what you need \
+                decided."}],
+            "isError": true,
+            "resultType": "complete"
+        })
+    );
+}
+
+#[test]
+fn python_sdk_invalid_input_is_an_error_result_listing_every_problem() {
+    let Some(python) = python() else { return };
+    let (root, env) = quiet_world("mcp-invalid");
+    let broken = json!({"questions": [
+        {"header": "Layout", "multiSelect": false,
+         "options": [{"label": 3, "description": "x"}, {"label": "B", "description": "y"}]},
+        {"question": "Which?", "header": "Q", "multiSelect": false}
+    ]});
+    let mut command = python_client(&python, "call", &broken, &[], &env, &root);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        event(&events(&run.stdout), "result")["result"],
+        json!({
+            "content": [{"type": "text", "text": "These questions could not be shown to the \
+                user because the ask_user_question input is invalid: question 1: `question` is \
+                missing; question 1, option 1: `label` must be a string, found a number; \
+                question 2: `options` is missing. Fix the input and call ask_user_question \
+                again."}],
+            "isError": true,
+            "resultType": "complete"
+        })
+    );
+}
+
+#[test]
+fn python_sdk_cancel_withdraws_the_question_from_the_inbox_at_once() {
+    let Some(python) = python() else { return };
+    let world = World::with_inbox("mcp-cancel");
+    let env = json!({
+        "XDG_RUNTIME_DIR": world.root.join("run").display().to_string(),
+        "XDG_STATE_HOME": world.root.join("state").display().to_string(),
+    });
+    let mut command = python_client(
+        &python,
+        "cancel",
+        &arguments(),
+        &["--progress-every", "1"],
+        &env,
+        &world.root,
+    );
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut client = Process::new(command.spawn().expect("start the Python client"));
+    let mut to_client = client.child.stdin.take().expect("piped stdin");
+    let lines = line_reader(client.child.stdout.take().expect("piped stdout"));
+    let stderr = read_all(client.child.stderr.take().expect("piped stderr"));
+
+    // The question waits in the inbox, and the client hears progress while it does.
+    let progress = next_event(&lines, "progress", &stderr);
+    assert_eq!(progress["message"], "waiting for the user to answer (1 s)", "{progress}");
+    let mut inbox = world.connect();
+    let listed = inbox.list();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    let from = format!("mcp · askpane-tests 1.0 · {}", world.root.display());
+    assert_eq!(listed[0]["from"], json!(from), "{listed:#?}");
+    assert_eq!(listed[0]["title"], "Layout", "{listed:#?}");
+
+    // The client abandons the call (notifications/cancelled): the question leaves the inbox.
+    to_client.write_all(b"cancel\n").expect("tell the client to cancel");
+    next_event(&lines, "cancelled", &stderr);
+    let deadline = Instant::now() + WAIT;
+    while !inbox.list().is_empty() {
+        assert!(Instant::now() < deadline, "the question is still in the inbox after {WAIT:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The server goes on serving the same client.
+    next_event(&lines, "pinged", &stderr);
+    drop(to_client);
+    let status = client.wait(WAIT).expect("the client ends");
+    assert!(status.success(), "{status:?}");
+}
+
+/// Each line of `pipe`, as it comes.
+fn line_reader(pipe: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// The next event named `name` (others skipped), within WAIT.
+fn next_event(lines: &Receiver<String>, name: &str, stderr: &Receiver<String>) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = lines.recv_timeout(left) else {
+            let stderr = stderr.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+            panic!("no {name:?} event within {WAIT:?}; the client's stderr:\n{stderr}");
+        };
+        let Ok(event) = serde_json::from_str::<Value>(&line) else { continue };
+        if event["event"] == name {
+            return event;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw lines: what no SDK sends
+
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let (root, _) = quiet_world("mcp-malformed");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command
+        .arg("mcp")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_RUNTIME_DIR", root.join("run"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .current_dir(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = Process::new(command.spawn().expect("start askpane mcp"));
+    let mut input = server.child.stdin.take().expect("piped stdin");
+    let lines = line_reader(server.child.stdout.take().expect("piped stdout"));
+    let say = |input: &mut std::process::ChildStdin, line: &str| {
+        input.write_all(line.as_bytes()).and_then(|()| input.write_all(b"\n")).expect("write");
+    };
+    let next = || -> Value {
+        let line = lines.recv_timeout(WAIT).expect("a line from askpane mcp in time");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    };
+    say(
+        &mut input,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(next()["result"]["protocolVersion"], "2025-06-18");
+    say(&mut input, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // Not JSON: there is no id to answer, and rmcp (like the other official SDKs) skips it.
+    say(&mut input, "this is not JSON");
+    // JSON that is no JSON-RPC message: an Invalid Request error.
+    say(&mut input, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"not an object"}"#);
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request"}})
+    );
+    // An unknown tool: an error naming it; the server still answers what follows.
+    say(
+        &mut input,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}"#,
+    );
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+               "message": "no tool named \"rm_rf\"; askpane has \"ask_user_question\""}})
+    );
+    say(&mut input, r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
+    let listed = next();
+    assert_eq!(listed["id"], 4, "{listed}");
+    assert_eq!(listed["result"]["tools"][0]["name"], "ask_user_question", "{listed}");
+    drop(input);
+    let status = server.wait(WAIT).expect("askpane mcp ends when its input closes");
+    assert_eq!(status.code(), Some(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The MCP Inspector CLI
+
+#[test]
+fn inspector_cli_lists_the_tool_and_calls_it() {
+    let Some(inspector) = inspector() else { return };
+    let (root, _) = quiet_world("mcp-inspector");
+    std::fs::write(root.join("answers.json"), r#"{"Layout":"Tabs"}"#).expect("answers");
+    let run = |method_args: &[&str]| {
+        let mut command = Command::new(&inspector);
+        command
+            .arg("--cli")
+            .args(["-e", &format!("XDG_RUNTIME_DIR={}", root.join("run").display())])
+            .args(["-e", &format!("XDG_STATE_HOME={}", root.join("state").display())])
+            .args(["-e", &format!("ASKPANE_ANSWERS={}", root.join("answers.json").display())])
+            .args(["-e", "ASKPANE_SUBMIT=1"])
+            .arg(env!("CARGO_BIN_EXE_askpane"))
+            .arg("mcp")
+            .args(method_args)
+            .env("HOME", &root)
+            .env("MCP_CATALOG_PATH", root.join("catalog.json"))
+            .env_remove("DISPLAY")
+            .current_dir(&root);
+        let run = run_bounded(&mut command, None);
+        assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+        serde_json::from_str::<Value>(&run.stdout)
+            .unwrap_or_else(|error| panic!("{error}: {}", run.stdout))
+    };
+    let listed = run(&["--method", "tools/list"]);
+    assert_eq!(listed["tools"][0]["name"], "ask_user_question", "{listed}");
+    assert_eq!(listed["tools"][0]["inputSchema"], mcp::input_schema(), "{listed}");
+    let questions = arguments()["questions"].to_string();
+    let called = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ask_user_question",
+        "--tool-arg",
+        &format!("questions={questions}"),
+    ]);
+    let mut expected = answered_tabs();
+    if let Some(object) = expected.as_object_mut() {
+        object.remove("resultType");
+    }
+    assert_eq!(called, expected);
+}
