@@ -35,11 +35,13 @@ fn arguments() -> Value {
 
 /// The answered result the model reads for `Tabs`, as the Python SDK returns it.
 fn answered_tabs() -> Value {
+    let text = format!(
+        "Your questions have been answered: \"{QUESTION}\"=\"Tabs\". You can now continue with \
+         these answers in mind."
+    );
     json!({
-        "content": [{"type": "text", "text": format!(
-            "Your questions have been answered: \"{QUESTION}\"=\"Tabs\". You can now continue \
-             with these answers in mind.")}],
-        "structuredContent": {"answers": {QUESTION: "Tabs"}, "annotations": {}},
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"answers": {QUESTION: "Tabs"}, "annotations": {}, "message": text},
         "isError": false,
         "resultType": "complete"
     })
@@ -419,4 +421,123 @@ fn inspector_cli_lists_the_tool_and_calls_it() {
         object.remove("resultType");
     }
     assert_eq!(called, expected);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real Claude Code CLI
+
+/// Claude Code 2.1.330 with `--mcp-config` naming `askpane mcp` (its `env` in the config: the
+/// answering variables `answering` and private directories), the fake model calling
+/// `mcp__askpane__ask_user_question`: the one tool_result block of the model's next request,
+/// and a report for failures.
+fn claude_code_run(name: &str, answering: &[(&str, &str)]) -> (Value, String) {
+    use crate::fake_api::FakeApi;
+    use crate::interop::{Cli, CliProcess, RUN_MARKER, Scratch};
+
+    let cli = Cli::V2_1_330;
+    let binary = cli.binary();
+    let scratch = Scratch::new(name);
+    for dir in [scratch.home(), scratch.project(), scratch.tmp(), scratch.root.join("run")] {
+        std::fs::create_dir_all(&dir).expect("make a scratch directory");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(scratch.root.join("run"), std::fs::Permissions::from_mode(0o700))
+        .expect("narrow the runtime dir");
+    let mut env = json!({
+        "XDG_RUNTIME_DIR": scratch.root.join("run").display().to_string(),
+        "XDG_STATE_HOME": scratch.root.join("state").display().to_string(),
+    });
+    for (variable, value) in answering {
+        let value = match *value {
+            "<answers>" => {
+                let answers = scratch.root.join("answers.json");
+                std::fs::write(&answers, r#"{"Layout":"Sidebar"}"#).expect("write the answers");
+                answers.display().to_string()
+            }
+            other => other.to_owned(),
+        };
+        env[*variable] = json!(value);
+    }
+    let config = scratch.root.join("mcp.json");
+    let server = json!({"mcpServers": {"askpane": {
+        "type": "stdio", "command": env!("CARGO_BIN_EXE_askpane"), "args": ["mcp"], "env": env
+    }}});
+    std::fs::write(&config, server.to_string()).expect("write the MCP config");
+    let tool = "mcp__askpane__ask_user_question";
+    let api = FakeApi::calling(tool, arguments(), "toolu_fake_mcp_000001");
+
+    let mut command = Command::new(binary);
+    command
+        .args(["-p", "Ask me which layout I want.", "--output-format", "stream-json", "--verbose"])
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["--strict-mcp-config", "--allowedTools", tool])
+        .current_dir(scratch.project())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+        .env("LANG", "C.UTF-8")
+        .env("HOME", scratch.home())
+        .env("TMPDIR", scratch.tmp())
+        .env("ANTHROPIC_BASE_URL", api.base_url())
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        // MCP tools offered directly, not behind ToolSearch: the fake model calls it at once.
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env(RUN_MARKER, &scratch.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let marker = format!("{RUN_MARKER}={}", scratch.root.display());
+    let mut process = CliProcess::new(command.spawn().expect("start Claude Code"), Some(marker));
+    let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+    let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+    let status = process.wait(Duration::from_secs(60));
+    drop(process);
+    let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+    let report = format!(
+        "status {status:?}\nrequests:\n{}\nstdout:\n{}\nstderr:\n{}",
+        api.request_summary(),
+        crate::support::tail(&stdout, 6000),
+        crate::support::tail(&stderr, 3000)
+    );
+    assert!(status.is_some_and(|status| status.success()), "{report}");
+    let results = api.tool_results();
+    assert_eq!(results.len(), 1, "{report}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_fake_mcp_000001", "{report}");
+    (results[0].clone(), report)
+}
+
+/// The preset answer (ASKPANE_ANSWERS, ASKPANE_SUBMIT in the server's config) is the result,
+/// and the model's next request carries it exactly.
+#[test]
+fn claude_code_calls_the_tool_and_the_model_reads_the_answer() {
+    let (result, report) = claude_code_run(
+        "mcp-claude-answer",
+        &[("ASKPANE_ANSWERS", "<answers>"), ("ASKPANE_SUBMIT", "1")],
+    );
+    // Claude Code gives its model `structuredContent` (as JSON) in place of the text content:
+    // the worded answer reaches the model as its `message`.
+    let text = format!(
+        "Your questions have been answered: \"{QUESTION}\"=\"Sidebar\". You can now continue \
+         with these answers in mind."
+    );
+    let read = json!({"answers": {QUESTION: "Sidebar"}, "annotations": {}, "message": text});
+    assert_eq!(crate::interop::tool_result_text(&result), read.to_string(), "{report}");
+    assert!(result.get("is_error").is_none_or(|error| error == false), "{report}");
+}
+
+/// A decline (ASKPANE_DECLINE) is an error result whose text the model reads, never an answer.
+#[test]
+fn claude_code_model_reads_a_decline_as_an_error() {
+    let (result, report) =
+        claude_code_run("mcp-claude-decline", &[("ASKPANE_DECLINE", "Not now, use the defaults.")]);
+    assert_eq!(
+        crate::interop::tool_result_text(&result),
+        "The user declined to answer these questions and said: Not now, use the defaults.",
+        "{report}"
+    );
+    assert_eq!(result["is_error"], true, "{report}");
 }

@@ -108,7 +108,8 @@ pub fn input_schema() -> Value {
 }
 
 /// The structured result of an answered call: AskUserQuestion's `answers` and `annotations`
-/// (the shape of its `updatedInput`, without the questions), or the user's own words.
+/// (the shape of its `updatedInput`, without the questions), or the user's own words, and the
+/// `message` the model reads.
 pub fn output_schema() -> Value {
     json!({
         "type": "object",
@@ -132,9 +133,13 @@ pub fn output_schema() -> Value {
             "response": {
                 "description": "Set when the user answered in their own words instead of the form.",
                 "type": "string"
+            },
+            "message": {
+                "description": "The answers in words: read them carefully and follow what the user actually says.",
+                "type": "string"
             }
         },
-        "required": ["answers"]
+        "required": ["answers", "message"]
     })
 }
 
@@ -219,7 +224,13 @@ impl McpContext {
 
 /// The MCP tool result for `outcome` (`CallToolResult`): the text the model reads, worded as
 /// Claude Code words its own AskUserQuestion result; for an answer also `structuredContent`
-/// (`{answers, annotations}`); `isError` for every outcome that is not the user's answer.
+/// (`{answers, annotations, message}`); `isError` for every outcome that is not the user's
+/// answer, with the text alone.
+///
+/// The text is in `structuredContent` too (`message`) because Claude Code, Codex, OpenCode and
+/// VS Code give their model `structuredContent` *instead of* the text when both are present
+/// (seen with Claude Code 2.1.330 in tests/mcp.rs): without it their model would read the bare
+/// answers, not "Read the answers carefully…".
 pub fn tool_result(outcome: &Outcome) -> Value {
     let text = match outcome {
         // The model called this tool, not AskUserQuestion: name the one to call again.
@@ -239,6 +250,7 @@ pub fn tool_result(outcome: &Outcome) -> Value {
         Some(Value::Object(mut input)) => {
             // The questions are the model's own; the result carries what the user added.
             input.shift_remove("questions");
+            input.insert("message".into(), Value::String(text.clone()));
             json!({"content": content, "structuredContent": input, "isError": false})
         }
         _ => json!({"content": content, "isError": true}),
