@@ -164,7 +164,7 @@ async fn call_context(context: &RequestContext<RoleServer>, number: u64) -> McpC
 /// The client's roots (`roots/list`), or none when it does not answer in time. Roots are
 /// deprecated by the newest MCP revision (SEP-2577), but they are how the clients of today say
 /// where they work.
-#[allow(deprecated)]
+#[allow(deprecated, reason = "roots are deprecated by SEP-2577 but are what clients send today")]
 async fn roots(context: &RequestContext<RoleServer>) -> Vec<String> {
     match tokio::time::timeout(ROOTS_WAIT, context.peer.list_roots()).await {
         Ok(Ok(listed)) => listed.roots.into_iter().map(|root| root.uri).collect(),
