@@ -541,3 +541,114 @@ fn claude_code_model_reads_a_decline_as_an_error() {
     );
     assert_eq!(result["is_error"], true, "{report}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// askpane install mcp CLIENT
+
+/// `askpane install|uninstall mcp <client>` with HOME (and XDG_CONFIG_HOME) at `home`.
+fn install(home: &Path, verb: &str, client: &str) -> crate::support::Finished {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command
+        .args([verb, "mcp", client])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"));
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "{run:?}");
+    run
+}
+
+/// What `install mcp claude` writes is a server the real Claude Code connects to; installing
+/// twice changes nothing; `uninstall` takes it out again, keeping a backup.
+#[test]
+fn install_mcp_claude_writes_a_server_claude_code_connects_to() {
+    let cli = crate::interop::Cli::V2_1_330;
+    let (home, _) = quiet_world("mcp-install-claude");
+    let config = home.join(".claude.json");
+    std::fs::write(&config, r#"{"numStartups": 3}"#).expect("an existing config");
+    let run = install(&home, "install", "claude");
+    assert!(run.stdout.starts_with("added the askpane MCP server (Claude Code) to"), "{run:?}");
+    let run = install(&home, "install", "claude");
+    assert_eq!(
+        run.stdout,
+        format!("{} already has the askpane MCP server; nothing changed\n", config.display())
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("read")).expect("JSON");
+    assert_eq!(written["numStartups"], 3, "{written}");
+    assert_eq!(
+        written["mcpServers"]["askpane"],
+        json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_askpane"), "args": ["mcp"],
+               "env": {}})
+    );
+
+    let mut list = Command::new(cli.binary());
+    list.args(["mcp", "list"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("XDG_RUNTIME_DIR", home.join("run"))
+        .current_dir(&home);
+    let listed = run_bounded(&mut list, None);
+    let connected = format!("askpane: {} mcp - ✔ Connected", env!("CARGO_BIN_EXE_askpane"));
+    assert!(listed.stdout.contains(&connected), "{listed:?}");
+
+    let run = install(&home, "uninstall", "claude");
+    assert!(run.stdout.starts_with("removed the askpane MCP server from"), "{run:?}");
+    let left: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("read")).expect("JSON");
+    assert!(
+        left.get("mcpServers").is_none_or(|servers| servers.get("askpane").is_none()),
+        "{left}"
+    );
+    let backups = std::fs::read_dir(&home)
+        .expect("list HOME")
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry.file_name().to_string_lossy().starts_with(".claude.json.askpane-backup-")
+        })
+        .count();
+    assert_eq!(backups, 2, "one backup per change");
+}
+
+/// Codex (TOML, comments kept), Gemini CLI and OpenCode get their entries with the timeout
+/// each needs, merged into what is there.
+#[test]
+fn install_mcp_writes_each_clients_entry_with_its_timeout() {
+    let (home, _) = quiet_world("mcp-install-clients");
+    let binary = env!("CARGO_BIN_EXE_askpane");
+    std::fs::create_dir_all(home.join(".codex")).expect("mkdir");
+    let codex = "# mine\nmodel = \"o4\"\n";
+    std::fs::write(home.join(".codex/config.toml"), codex).expect("write");
+    install(&home, "install", "codex");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".codex/config.toml")).expect("read"),
+        format!(
+            "{codex}\n[mcp_servers.askpane]\ncommand = \"{binary}\"\nargs = [\"mcp\"]\n\
+             tool_timeout_sec = 86400\n"
+        )
+    );
+    install(&home, "uninstall", "codex");
+    assert_eq!(std::fs::read_to_string(home.join(".codex/config.toml")).expect("read"), codex);
+
+    install(&home, "install", "gemini");
+    let gemini: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join(".gemini/settings.json")).expect("read"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        gemini,
+        json!({"mcpServers": {"askpane": {"command": binary, "args": ["mcp"], "timeout": 86_400_000}}})
+    );
+    install(&home, "install", "opencode");
+    let opencode: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join(".config/opencode/opencode.json")).expect("read"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        opencode,
+        json!({"mcp": {"askpane": {"type": "local", "command": [binary, "mcp"], "enabled": true}}})
+    );
+}
