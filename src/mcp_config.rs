@@ -179,11 +179,11 @@ pub fn install_codex(
     }
     let timeout = i64::try_from(TOOL_TIMEOUT_SECS).unwrap_or(i64::MAX);
     let mut table = servers.get(SERVER_NAME).and_then(Item::as_table).cloned().unwrap_or_default();
-    table["command"] = value(binary);
+    table.insert("command", value(binary));
     let mut args = toml_edit::Array::new();
     args.push("mcp");
-    table["args"] = value(args);
-    table["tool_timeout_sec"] = value(timeout);
+    table.insert("args", value(args));
+    table.insert("tool_timeout_sec", value(timeout));
     servers.insert(SERVER_NAME, Item::Table(table));
     Ok(match from {
         Some(from) => Change::Updated { from },

@@ -258,6 +258,7 @@ pub fn tool_result(outcome: &Outcome) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used, clippy::indexing_slicing, reason = "tests")]
 mod tests {
     use super::*;
 
