@@ -124,7 +124,7 @@ pub(super) fn deliver(
     loop {
         let client = match InboxClient::connect(&place) {
             Ok(client) => client,
-            Err(ConnectError::NotRunning(_)) if !needs_a_person(policy) => {
+            Err(ConnectError::NotRunning(_)) if !policy.needs_a_person() => {
                 // Decided by the flags alone: the same reply here, without starting an inbox.
                 return Delivered::Yourself("decided without a person".to_owned());
             }
@@ -168,15 +168,6 @@ pub(super) fn deliver(
             }
         }
     }
-}
-
-/// True unless the flags decide the outcome on their own.
-pub(super) fn needs_a_person(policy: &Policy) -> bool {
-    let decided = policy.decline.is_some()
-        || (policy.submit && policy.answers.is_some())
-        || policy.non_interactive
-        || policy.unavailable.is_some();
-    !decided
 }
 
 enum Waited {

@@ -25,7 +25,7 @@ use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
 
 use super::answer::{PipeArgs, policy};
-use super::client::{Delivered, Until, deliver, needs_a_person};
+use super::client::{Delivered, Until, deliver};
 use super::exit;
 
 #[derive(Args, Debug)]
@@ -251,7 +251,7 @@ fn answer_blocking(
         },
     };
     let mut policy = policy.clone();
-    if needs_a_person(&policy) {
+    if policy.needs_a_person() {
         policy.unavailable = Some(format!("askpane mcp has no window of its own, and {why_here}"));
     }
     let admission = admit(incoming, ClientMode::Mcp, &policy, None);

@@ -32,7 +32,6 @@ mod hook;
 #[cfg(unix)]
 mod inbox;
 mod install;
-mod mcp;
 // The inbox's platform seam: a Unix socket above; elsewhere, its absence said plainly.
 #[cfg(not(unix))]
 mod no_inbox;
@@ -40,6 +39,7 @@ mod no_inbox;
 use no_inbox as client;
 #[cfg(not(unix))]
 use no_inbox as inbox;
+mod mcp;
 mod validate;
 mod window;
 

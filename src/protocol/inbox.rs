@@ -115,6 +115,18 @@ pub struct Policy {
     pub format: Option<Format>,
 }
 
+impl Policy {
+    /// True unless the flags decide the outcome on their own (`--decline`, `--answers
+    /// --submit`, `--non-interactive`, `hook --fallback`): only then is an inbox started.
+    pub fn needs_a_person(&self) -> bool {
+        let decided = self.decline.is_some()
+            || (self.submit && self.answers.is_some())
+            || self.non_interactive
+            || self.unavailable.is_some();
+        !decided
+    }
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }
