@@ -190,6 +190,36 @@ fn python_sdk_submitted_preset_needs_no_inbox_and_starts_none() {
     assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
     assert_eq!(event(&events(&run.stdout), "result")["result"], answered_tabs());
     assert!(!root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+    // Answered here, and recorded in the history as the inbox records what it decides.
+    let mut history = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    history.args(["history", "--json"]).env("XDG_STATE_HOME", root.join("state"));
+    let listed = run_bounded(&mut history, None);
+    let entries = events_of_lines(&listed.stdout);
+    assert_eq!(entries.len(), 1, "{listed:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["source"], "mcp", "{entry}");
+    assert_eq!(entry["agent"], "MCP", "{entry}");
+    assert_eq!(
+        entry["project"],
+        json!(root.file_name().map(|name| name.to_string_lossy())),
+        "{entry}"
+    );
+    assert_eq!(entry["outcome"], "answered", "{entry}");
+    assert_eq!(entry["reply"], json!(answered_tabs_reply().to_string()), "{entry}");
+}
+
+/// The result line askpane writes for `Tabs` (the SDK's dump adds `resultType`).
+fn answered_tabs_reply() -> Value {
+    let mut reply = answered_tabs();
+    if let Some(object) = reply.as_object_mut() {
+        object.remove("resultType");
+    }
+    reply
+}
+
+/// Every JSON line of `text`.
+fn events_of_lines(text: &str) -> Vec<Value> {
+    text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
 }
 
 #[test]
@@ -416,11 +446,7 @@ fn inspector_cli_lists_the_tool_and_calls_it() {
         "--tool-arg",
         &format!("questions={questions}"),
     ]);
-    let mut expected = answered_tabs();
-    if let Some(object) = expected.as_object_mut() {
-        object.remove("resultType");
-    }
-    assert_eq!(called, expected);
+    assert_eq!(called, answered_tabs_reply());
 }
 
 // ---------------------------------------------------------------------------------------------

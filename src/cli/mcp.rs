@@ -24,7 +24,7 @@ use askpane::protocol::mcp::{self, McpContext};
 use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
 
-use super::answer::{PipeArgs, policy};
+use super::answer::{Asked, PipeArgs, policy, record};
 use super::client::{Delivered, Until, deliver};
 use super::exit;
 
@@ -231,7 +231,10 @@ fn answer_blocking(
     };
     if let Err(invalid) = askpane::protocol::validate(&incoming.input) {
         eprintln!("askpane mcp: the questions cannot be shown: {invalid}");
-        return mcp::tool_result(&Outcome::Refused { reason: invalid.to_string() });
+        let outcome = Outcome::Refused { reason: invalid.to_string() };
+        let shape = ReplyShape { format: None, always_a_line: true };
+        record(&args.store, Some(&Asked::new(&incoming, ClientMode::Mcp)), Some(&outcome), shape);
+        return mcp::tool_result(&outcome);
     }
     let why_here = match args.inbox.no_inbox {
         true => "askpane mcp runs with --no-inbox (ASKPANE_NO_INBOX)".to_owned(),
@@ -250,6 +253,7 @@ fn answer_blocking(
             Delivered::Yourself(why) => why,
         },
     };
+    let asked = Asked::new(&incoming, ClientMode::Mcp);
     let mut policy = policy.clone();
     if policy.needs_a_person() {
         policy.unavailable = Some(format!("askpane mcp has no window of its own, and {why_here}"));
@@ -262,5 +266,7 @@ fn answer_blocking(
     drop(admission.request);
     let outcome = admission.outcome.recv().unwrap_or_else(|_| Outcome::closed());
     let shape = ReplyShape { format: admission.format, always_a_line: true };
+    // Recorded in the history, as the inbox records what it decides.
+    record(&args.store, Some(&asked), Some(&outcome), shape);
     shape.line(&admission.envelope, &outcome).unwrap_or_else(|| mcp::tool_result(&outcome))
 }
