@@ -40,7 +40,7 @@ fn recorded_history(state: &Path) -> Vec<askpane::store::HistoryEntry> {
 /// One test's inbox world: a display, private runtime and state directories, and the inbox.
 /// (Also the world of `askpane mcp`'s tests, tests/mcp.rs.)
 pub(crate) struct World {
-    xvfb: Xvfb,
+    pub(crate) xvfb: Xvfb,
     pub(crate) root: PathBuf,
     inbox: Option<Process>,
 }
@@ -128,7 +128,7 @@ impl World {
     }
 
     /// The pid in the inbox lock (the inbox that holds it, or held it last).
-    fn locked_pid(&self) -> Option<u32> {
+    pub(crate) fn locked_pid(&self) -> Option<u32> {
         read_lossy(&self.root.join("run/askpane/inbox.lock")).trim().parse().ok()
     }
 }

@@ -678,3 +678,41 @@ fn install_mcp_writes_each_clients_entry_with_its_timeout() {
         json!({"mcp": {"askpane": {"type": "local", "command": [binary, "mcp"], "enabled": true}}})
     );
 }
+
+/// The inbox is killed (-9) while the call's question waits in it: `askpane mcp` starts a new
+/// inbox and asks it again (the code `hook` and `ask` use), and the call still ends with the
+/// answer the new inbox's window sends.
+#[test]
+fn python_sdk_call_survives_the_inbox_being_killed() {
+    let Some(python) = python() else { return };
+    let world = World::with_inbox("mcp-inbox-killed");
+    let first = world.locked_pid().expect("the inbox's pid in its lock");
+    let answers = world.answers("answers.json", &json!({"Layout": "Tabs"}));
+    let env = json!({
+        "XDG_RUNTIME_DIR": world.root.join("run").display().to_string(),
+        "XDG_STATE_HOME": world.root.join("state").display().to_string(),
+        // To start a new inbox, the server needs the display the killed one had.
+        "DISPLAY": world.xvfb.display(),
+        "ASKPANE_ANSWERS": answers.display().to_string(),
+        "ASKPANE_TIMEOUT": "4",
+    });
+    let mut command = python_client(&python, "call", &arguments(), &[], &env, &world.root);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut client = Process::new(command.spawn().expect("start the Python client"));
+    let stdout = read_all(client.child.stdout.take().expect("piped stdout"));
+    let stderr = read_all(client.child.stderr.take().expect("piped stderr"));
+    let mut inbox = world.connect();
+    let deadline = Instant::now() + WAIT;
+    while inbox.list().is_empty() {
+        assert!(Instant::now() < deadline, "the question never reached the inbox");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let killed = Command::new("kill").args(["-KILL", &first.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill -9 {first}");
+    let status = client.wait(WAIT).expect("the client ends");
+    let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+    assert!(status.success(), "{stdout}\n{stderr}");
+    assert_eq!(event(&events(&stdout), "result")["result"], answered_tabs(), "{stderr}");
+    let second = world.locked_pid().expect("a new inbox's pid in the lock");
+    assert_ne!(first, second, "the answer came from the inbox that was killed");
+}
