@@ -138,10 +138,11 @@ fn mcp_server(client: ClientArg, install: bool) -> anyhow::Result<u8> {
 }
 
 fn home() -> anyhow::Result<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from).context("HOME is not set")
+    dirs::home_dir().context("cannot find your home directory")
 }
 
-/// `$XDG_CONFIG_HOME`, else `~/.config`.
+/// `$XDG_CONFIG_HOME`, else `~/.config`: OpenCode's own rule on every platform (not the
+/// platform's configuration folder, which on macOS is ~/Library/Application Support).
 fn config_home() -> anyhow::Result<PathBuf> {
     match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()) {
         Some(dir) => Ok(dir),
