@@ -716,3 +716,48 @@ fn python_sdk_call_survives_the_inbox_being_killed() {
     let second = world.locked_pid().expect("a new inbox's pid in the lock");
     assert_ne!(first, second, "the answer came from the inbox that was killed");
 }
+
+/// The client goes away mid-question (closes the server's input, as a client does when it
+/// quits): `askpane mcp` ends, and the question leaves the inbox.
+#[test]
+fn a_client_that_goes_away_takes_its_question_out_of_the_inbox() {
+    let world = World::with_inbox("mcp-client-gone");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command
+        .arg("mcp")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_RUNTIME_DIR", world.root.join("run"))
+        .env("XDG_STATE_HOME", world.root.join("state"))
+        .current_dir(&world.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = Process::new(command.spawn().expect("start askpane mcp"));
+    let mut input = server.child.stdin.take().expect("piped stdin");
+    let lines = line_reader(server.child.stdout.take().expect("piped stdout"));
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": arguments()}});
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        call.to_string(),
+    ] {
+        input.write_all(line.as_bytes()).and_then(|()| input.write_all(b"\n")).expect("write");
+    }
+    lines.recv_timeout(WAIT).expect("the initialize result");
+    let mut inbox = world.connect();
+    let deadline = Instant::now() + WAIT;
+    while inbox.list().is_empty() {
+        assert!(Instant::now() < deadline, "the question never reached the inbox");
+        thread::sleep(Duration::from_millis(20));
+    }
+    drop(input);
+    let status = server.wait(WAIT).expect("askpane mcp ends when its client goes away");
+    assert_eq!(status.code(), Some(0));
+    let deadline = Instant::now() + WAIT;
+    while !inbox.list().is_empty() {
+        assert!(Instant::now() < deadline, "the question is still in the inbox");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
