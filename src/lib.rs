@@ -16,6 +16,8 @@ pub mod app;
 pub mod book;
 pub mod claude_settings;
 pub mod demo;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mcp_config;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod store;

@@ -49,6 +49,8 @@ struct Shared {
     tool_input: Value,
     /// Its id ([`TOOL_USE_ID`] unless a test needs its own: two sessions asking one inbox).
     tool_use_id: String,
+    /// The tool the model calls: `AskUserQuestion`, or an MCP tool (`mcp__askpane__…`).
+    tool_name: String,
     log: Mutex<Log>,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -84,12 +86,18 @@ impl FakeApi {
 
     /// A fake API whose model calls `AskUserQuestion` with `tool_input`, as `tool_use_id`.
     pub fn asking_as(tool_input: Value, tool_use_id: &str) -> Self {
+        Self::calling("AskUserQuestion", tool_input, tool_use_id)
+    }
+
+    /// A fake API whose model calls the tool `tool_name` (once offered it) with `tool_input`.
+    pub fn calling(tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API on 127.0.0.1");
         let address = listener.local_addr().expect("the fake API's address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             tool_input,
             tool_use_id: tool_use_id.to_owned(),
+            tool_name: tool_name.to_owned(),
             log: Mutex::new(Log::default()),
             connections: Mutex::new(Vec::new()),
         });
@@ -132,7 +140,7 @@ impl FakeApi {
                 request["method"].as_str().unwrap_or("?"),
                 request["path"].as_str().unwrap_or("?"),
                 body["model"].as_str().unwrap_or("-"),
-                is_main_turn(body),
+                is_main_turn(body, &self.shared.tool_name),
             ));
         }
         if summary.is_empty() {
@@ -360,11 +368,11 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             log.messages += 1;
             let id = format!("msg_fake_{:06}", log.messages);
             let model = body["model"].as_str().unwrap_or("claude-sonnet-4-5").to_owned();
-            let ask = is_main_turn(&body) && !log.asked;
+            let ask = is_main_turn(&body, &shared.tool_name) && !log.asked;
             log.asked |= ask;
             drop(log);
             let content = if ask {
-                Content::ToolUse(&shared.tool_input, &shared.tool_use_id)
+                Content::ToolUse(&shared.tool_input, &shared.tool_use_id, &shared.tool_name)
             } else {
                 Content::Text(DONE_TEXT)
             };
@@ -391,11 +399,9 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
     }
 }
 
-/// Whether a Messages request is a main-loop turn: its tools include `AskUserQuestion`.
-fn is_main_turn(body: &Value) -> bool {
-    body["tools"]
-        .as_array()
-        .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "AskUserQuestion"))
+/// Whether a Messages request is a main-loop turn: its tools include `tool_name`.
+fn is_main_turn(body: &Value, tool_name: &str) -> bool {
+    body["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == tool_name))
 }
 
 /// Keeps the `tool_result` blocks of the request's last message (each distinct block once).
@@ -441,7 +447,8 @@ fn describe_message(message: &Value) -> String {
 
 /// What the fake model says.
 enum Content<'a> {
-    ToolUse(&'a Value, &'a str),
+    /// The input, the tool_use id, the tool's name.
+    ToolUse(&'a Value, &'a str, &'a str),
     Text(&'a str),
 }
 
@@ -456,8 +463,8 @@ impl Content<'_> {
     /// The finished content block.
     fn block(&self) -> Value {
         match self {
-            Content::ToolUse(input, id) => json!({"type": "tool_use", "id": id,
-                "name": "AskUserQuestion", "input": input}),
+            Content::ToolUse(input, id, name) => json!({"type": "tool_use", "id": id,
+                "name": name, "input": input}),
             Content::Text(text) => json!({"type": "text", "text": text}),
         }
     }
@@ -478,8 +485,8 @@ fn message(id: &str, model: &str, content: &Content) -> Value {
 /// A streaming Messages response: the Server-Sent Events of one message with one content block.
 fn events(id: &str, model: &str, content: &Content) -> String {
     let (start_block, delta) = match content {
-        Content::ToolUse(input, id) => (
-            json!({"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": {}}),
+        Content::ToolUse(input, id, name) => (
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
             json!({"type": "input_json_delta", "partial_json": input.to_string()}),
         ),
         Content::Text(text) => {

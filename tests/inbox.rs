@@ -38,15 +38,16 @@ fn recorded_history(state: &Path) -> Vec<askpane::store::HistoryEntry> {
 }
 
 /// One test's inbox world: a display, private runtime and state directories, and the inbox.
-struct World {
-    xvfb: Xvfb,
-    root: PathBuf,
+/// (Also the world of `askpane mcp`'s tests, tests/mcp.rs.)
+pub(crate) struct World {
+    pub(crate) xvfb: Xvfb,
+    pub(crate) root: PathBuf,
     inbox: Option<Process>,
 }
 
 impl World {
     /// A display and directories, no inbox yet.
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let xvfb = Xvfb::start();
         let root = scratch_dir(name);
         fs::create_dir_all(root.join("run")).expect("make the runtime dir");
@@ -56,7 +57,7 @@ impl World {
     }
 
     /// A display, directories, and `askpane inbox` running on them.
-    fn with_inbox(name: &str) -> Self {
+    pub(crate) fn with_inbox(name: &str) -> Self {
         let mut world = World::new(name);
         world.start_inbox(&["inbox"]);
         world
@@ -81,7 +82,7 @@ impl World {
     }
 
     /// `askpane <args>` in this world: its display and directories, no other ASKPANE_* setting.
-    fn askpane(&self, args: &[&str]) -> Command {
+    pub(crate) fn askpane(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("ASKPANE_") {
@@ -104,7 +105,7 @@ impl World {
     }
 
     /// A raw connection to the socket, its hello read (waits for the inbox to listen).
-    fn connect(&self) -> Connection {
+    pub(crate) fn connect(&self) -> Connection {
         let deadline = Instant::now() + WAIT;
         loop {
             if let Ok(stream) = UnixStream::connect(self.socket()) {
@@ -120,14 +121,14 @@ impl World {
     }
 
     /// Writes an answers file for `--answers`.
-    fn answers(&self, name: &str, answers: &Value) -> PathBuf {
+    pub(crate) fn answers(&self, name: &str, answers: &Value) -> PathBuf {
         let path = self.root.join(name);
         fs::write(&path, answers.to_string()).expect("write an answers file");
         path
     }
 
     /// The pid in the inbox lock (the inbox that holds it, or held it last).
-    fn locked_pid(&self) -> Option<u32> {
+    pub(crate) fn locked_pid(&self) -> Option<u32> {
         read_lossy(&self.root.join("run/askpane/inbox.lock")).trim().parse().ok()
     }
 }
@@ -184,7 +185,7 @@ impl Client {
 }
 
 /// A test's own line-by-line connection to the inbox socket.
-struct Connection {
+pub(crate) struct Connection {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
 }
@@ -228,7 +229,7 @@ impl Connection {
     }
 
     /// `list`'s requests.
-    fn list(&mut self) -> Vec<Value> {
+    pub(crate) fn list(&mut self) -> Vec<Value> {
         self.send(r#"{"type":"list"}"#);
         let list = self.receive_kind("list");
         list["requests"].as_array().cloned().unwrap_or_default()

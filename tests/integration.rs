@@ -32,6 +32,10 @@ mod fake_api;
 // askpane's hook against the real Claude Code CLI (2.1.330 and 2.1.197; scripts/claude-cli).
 #[cfg(target_os = "linux")]
 mod interop;
+// `askpane mcp` driven by real MCP clients: the Python MCP SDK, the MCP Inspector CLI, and the
+// real Claude Code CLI with --mcp-config (scripts/mcp-clients installs the first two).
+#[cfg(target_os = "linux")]
+mod mcp;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

@@ -71,7 +71,7 @@ pub(super) struct Answered {
 
 /// The client's policy from its flags: what travels with the request, to whoever shows it.
 /// `--answers` is read here, in the client's own directory.
-fn policy(
+pub(super) fn policy(
     answering: &AnsweringArgs,
     format: Option<ReplyFormat>,
     unavailable: Option<&str>,
@@ -113,11 +113,7 @@ fn answer_one(
     // open only while it is read or written, never while the questions are shown (a hook may
     // wait for hours; the browser bridge may be short of descriptors).
     let store = store_args.open_or_warn();
-    let asked = store.as_ref().map(|_| Asked {
-        envelope: incoming.envelope.clone(),
-        input: incoming.input.clone(),
-        provenance: Provenance::from_envelope(mode.name(), &incoming.envelope),
-    });
+    let asked = store.as_ref().map(|_| Asked::new(&incoming, mode));
     let Admission {
         envelope,
         format,
@@ -180,16 +176,26 @@ fn answer_one(
 }
 
 /// What history keeps of the message as it came in.
-struct Asked {
+pub(super) struct Asked {
     envelope: Envelope,
     input: serde_json::Value,
     provenance: Provenance,
 }
 
+impl Asked {
+    pub(super) fn new(incoming: &Incoming, mode: ClientMode) -> Self {
+        Asked {
+            envelope: incoming.envelope.clone(),
+            input: incoming.input.clone(),
+            provenance: Provenance::from_envelope(mode.name(), &incoming.envelope),
+        }
+    }
+}
+
 /// Records in history how a message this process answered ended; a failure is one line on
 /// stderr, never a failed answer.
 /// (`asked` is `None` when the store could not be opened at the start: that was said once.)
-fn record(
+pub(super) fn record(
     store_args: &StoreArgs,
     asked: Option<&Asked>,
     outcome: Option<&Outcome>,

@@ -48,11 +48,74 @@ pub(super) fn hand_to_inbox(
         // Refusing an invalid message needs no person: the reply is the same anywhere.
         return Handed::Yourself;
     }
+    match deliver(message, mode, policy, args, Until::Signal) {
+        Delivered::Outcome { reply, exit_code, problem } => {
+            if let Some(problem) = problem {
+                match mode {
+                    ClientMode::Hook => eprintln!("askpane hook: {problem}"),
+                    ClientMode::Ask | ClientMode::Mcp => eprintln!("askpane: {problem}"),
+                }
+            }
+            if let Some(reply) = reply {
+                print_reply(&reply);
+            }
+            Handed::Done(exit_code)
+        }
+        Delivered::Stopped(signal) => {
+            // This client was stopped: the inbox withdrew the request when the connection
+            // closed; the agent hears why, as from a window of its own.
+            let format = policy.format.map(Into::into);
+            let written =
+                write_direct(&incoming.envelope, format, &signal.outcome(), mode.always_a_line());
+            if let Err(error) = written {
+                eprintln!("askpane: cannot write the reply: {error:#}");
+            }
+            Handed::Done(match mode {
+                ClientMode::Hook => exit::OK,
+                ClientMode::Ask | ClientMode::Mcp => exit::STOPPED,
+            })
+        }
+        // Only a caller that can cancel (`askpane mcp`) is told of a cancel.
+        Delivered::Cancelled | Delivered::Yourself(_) => Handed::Yourself,
+    }
+}
+
+/// What a thin client waits for besides its outcome.
+pub(super) enum Until {
+    /// A signal (SIGTERM, Ctrl+C …) that stops this client: `ask` and `hook`.
+    Signal,
+    /// A message on this channel: the agent took the request back (`askpane mcp`'s
+    /// `notifications/cancelled`). The request is withdrawn from the inbox at once.
+    Cancelled(Receiver<()>),
+}
+
+/// How handing one request to the inbox ended.
+pub(super) enum Delivered {
+    /// The inbox decided: the reply line (`None`: print nothing), the exit code, and what did
+    /// not fit the policy (for stderr).
+    Outcome { reply: Option<Value>, exit_code: u8, problem: Option<String> },
+    /// A signal stopped this client before the outcome came.
+    Stopped(StopSignal),
+    /// The caller cancelled; the request left the inbox.
+    Cancelled,
+    /// No inbox can be used (said on stderr): answer here. The reason, in words.
+    Yourself(String),
+}
+
+/// Hands `message` to the running inbox (starting one when none runs and a person is needed),
+/// waits for its outcome, and asks again (restarting the inbox) when the inbox goes away.
+pub(super) fn deliver(
+    message: &Value,
+    mode: ClientMode,
+    policy: &Policy,
+    args: &PipeArgs,
+    until: Until,
+) -> Delivered {
     let place = match Place::find() {
         Ok(place) => place,
         Err(error) => {
             eprintln!("askpane: cannot use the inbox ({error}); answering here");
-            return Handed::Yourself;
+            return Delivered::Yourself(format!("cannot use the inbox: {error}"));
         }
     };
     let ask =
@@ -61,9 +124,9 @@ pub(super) fn hand_to_inbox(
     loop {
         let client = match InboxClient::connect(&place) {
             Ok(client) => client,
-            Err(ConnectError::NotRunning(_)) if !needs_a_person(policy) => {
+            Err(ConnectError::NotRunning(_)) if !policy.needs_a_person() => {
                 // Decided by the flags alone: the same reply here, without starting an inbox.
-                return Handed::Yourself;
+                return Delivered::Yourself("decided without a person".to_owned());
             }
             Err(ConnectError::NotRunning(_)) => match start_inbox(&place, args) {
                 Ok(client) => client,
@@ -71,68 +134,40 @@ pub(super) fn hand_to_inbox(
                     eprintln!(
                         "askpane: no inbox runs and none can be started ({why}); answering here"
                     );
-                    return Handed::Yourself;
+                    return Delivered::Yourself(format!(
+                        "no inbox runs and none can be started: {why}"
+                    ));
                 }
             },
             Err(error @ ConnectError::NoHello(_)) => {
                 eprintln!("askpane: cannot use the inbox ({error}); answering here");
-                return Handed::Yourself;
+                return Delivered::Yourself(format!("cannot use the inbox: {error}"));
             }
         };
-        match wait_for_outcome(client, &ask) {
+        let until = match &until {
+            Until::Signal => Until::Signal,
+            Until::Cancelled(cancel) => Until::Cancelled(cancel.clone()),
+        };
+        match wait_for_outcome(client, &ask, until) {
             Waited::Outcome { reply, exit_code, problem } => {
-                if let Some(problem) = problem {
-                    match mode {
-                        ClientMode::Ask => eprintln!("askpane: {problem}"),
-                        ClientMode::Hook => eprintln!("askpane hook: {problem}"),
-                    }
-                }
-                if let Some(reply) = reply {
-                    print_reply(&reply);
-                }
-                return Handed::Done(exit_code);
+                return Delivered::Outcome { reply, exit_code, problem };
             }
-            Waited::Stopped(signal) => {
-                // This client was stopped: the inbox withdrew the request when the connection
-                // closed; the agent hears why, as from a window of its own.
-                let format = policy.format.map(Into::into);
-                let written = write_direct(
-                    &incoming.envelope,
-                    format,
-                    &signal.outcome(),
-                    mode.always_a_line(),
-                );
-                if let Err(error) = written {
-                    eprintln!("askpane: cannot write the reply: {error:#}");
-                }
-                return Handed::Done(match mode {
-                    ClientMode::Ask => exit::STOPPED,
-                    ClientMode::Hook => exit::OK,
-                });
-            }
+            Waited::Stopped(signal) => return Delivered::Stopped(signal),
+            Waited::Cancelled => return Delivered::Cancelled,
             Waited::InboxGone if restarts < RESTARTS => {
                 restarts += 1;
                 eprintln!("askpane: the inbox went away before an answer; asking again");
             }
             Waited::InboxGone => {
                 eprintln!("askpane: the inbox keeps going away; answering here");
-                return Handed::Yourself;
+                return Delivered::Yourself("the inbox keeps going away".to_owned());
             }
             Waited::Failed(why) => {
                 eprintln!("askpane: the inbox failed ({why}); answering here");
-                return Handed::Yourself;
+                return Delivered::Yourself(format!("the inbox failed: {why}"));
             }
         }
     }
-}
-
-/// True unless the flags decide the outcome on their own.
-fn needs_a_person(policy: &Policy) -> bool {
-    let decided = policy.decline.is_some()
-        || (policy.submit && policy.answers.is_some())
-        || policy.non_interactive
-        || policy.unavailable.is_some();
-    !decided
 }
 
 enum Waited {
@@ -143,16 +178,21 @@ enum Waited {
     },
     /// A signal stopped this client before the outcome came.
     Stopped(StopSignal),
+    /// The caller cancelled: the request was withdrawn.
+    Cancelled,
     /// The connection ended without an outcome: the inbox crashed or was killed.
     InboxGone,
     Failed(String),
 }
 
-/// Sends the request and waits for its outcome, a signal, or the inbox's end.
-fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
+/// Sends the request and waits for its outcome, a signal or a cancel, or the inbox's end.
+fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage, until: Until) -> Waited {
     // Caught from before the request is handed over: once the inbox shows it, a Ctrl+C must
     // end it with a reply, never kill the client silently.
-    let signals = watch_signals();
+    let (signals, cancel) = match until {
+        Until::Signal => (watch_signals(), crossbeam_channel::never()),
+        Until::Cancelled(cancel) => (None, cancel),
+    };
     if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
@@ -160,7 +200,8 @@ fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
         };
     }
     let (to_me, stop) = ui_channel(askpane::transport::Waker::noop());
-    let route = signals.as_ref().map(|watch| watch.route(to_me));
+    // Kept open while waiting: a closed channel would wake the wait at once, again and again.
+    let route = signals.as_ref().map(|watch| watch.route(to_me.clone()));
     let (messages_sender, messages) = crossbeam_channel::unbounded();
     let mut threads = IoThreads::default();
     let reading = match client.try_clone() {
@@ -180,9 +221,14 @@ fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
     if let Err(error) = spawned {
         return Waited::Failed(error.to_string());
     }
-    let waited = wait(&messages, &stop, &ask.id);
+    let waited = wait(&messages, &stop, &cancel, &ask.id);
+    if matches!(waited, Waited::Cancelled) {
+        // Closing the connection withdraws it too; saying so first names the request.
+        let _ = client.send(&ClientMessage::Withdraw { id: ask.id.clone() });
+    }
     client.close();
     drop(route);
+    drop(to_me);
     drop(messages);
     let _ = threads.join();
     waited
@@ -191,6 +237,7 @@ fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage) -> Waited {
 fn wait(
     messages: &Receiver<io::Result<Option<InboxMessage>>>,
     stop: &Receiver<Inbound>,
+    cancel: &Receiver<()>,
     id: &str,
 ) -> Waited {
     loop {
@@ -218,6 +265,7 @@ fn wait(
                     _ => return Waited::Failed(error.to_string()),
                 },
             },
+            recv(cancel) -> _ => return Waited::Cancelled,
             recv(stop) -> message => {
                 if let Ok(Inbound::Shutdown { outcome }) = message
                     && let Some(signal) = StopSignal::from_outcome(&outcome)

@@ -1,5 +1,5 @@
-//! `askpane install` / `askpane uninstall`: askpane's hook in Claude Code's settings, merged
-//! with what is there, with a backup first.
+//! `askpane install` / `askpane uninstall`: askpane's hook in Claude Code's settings, or its MCP
+//! server in an MCP client's configuration, merged with what is there, with a backup first.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use askpane::claude_settings::{self, Change};
+use askpane::mcp_config::{self, McpClient};
 
 use super::exit;
 
@@ -20,6 +21,29 @@ pub(super) enum Target {
     /// (~/.config/autostart/askpane-inbox.desktop), on macOS a launchd agent
     /// (~/Library/LaunchAgents/dev.askpane.inbox.plist).
     Autostart,
+    /// An MCP client: `askpane mcp` as the server `askpane` in its configuration, with the
+    /// tool timeout that client needs for a person to answer.
+    Mcp {
+        #[arg(value_enum)]
+        client: ClientArg,
+    },
+}
+
+/// The MCP clients whose configuration `install mcp` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(super) enum ClientArg {
+    /// Claude Code: ~/.claude.json (user scope).
+    Claude,
+    /// Codex: ~/.codex/config.toml, tool_timeout_sec = 86400.
+    Codex,
+    /// Gemini CLI: ~/.gemini/settings.json, timeout 86400000 ms.
+    Gemini,
+    /// Cursor: ~/.cursor/mcp.json.
+    Cursor,
+    /// OpenCode: ~/.config/opencode/opencode.json.
+    Opencode,
+    /// Goose: prints the entry for ~/.config/goose/config.yaml (askpane does not edit YAML).
+    Goose,
 }
 
 #[derive(Args, Debug)]
@@ -38,7 +62,129 @@ pub(super) fn run(target: &Target, install: bool) -> anyhow::Result<u8> {
     match target {
         Target::Claude(target) => claude_hook(target, install),
         Target::Autostart => autostart(install),
+        Target::Mcp { client } => mcp_server(*client, install),
     }
+}
+
+/// `askpane install mcp CLIENT` / `askpane uninstall mcp CLIENT`.
+fn mcp_server(client: ClientArg, install: bool) -> anyhow::Result<u8> {
+    let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+    let binary = binary.display().to_string();
+    let client = match client {
+        ClientArg::Claude => McpClient::Claude,
+        ClientArg::Codex => McpClient::Codex,
+        ClientArg::Gemini => McpClient::Gemini,
+        ClientArg::Cursor => McpClient::Cursor,
+        ClientArg::Opencode => McpClient::Opencode,
+        ClientArg::Goose => {
+            // Goose keeps its settings in YAML, which askpane would rewrite without the
+            // user's comments; the entry is printed for `goose configure` or the file.
+            say!("Add askpane to Goose (`goose configure` → Add Extension → Command-line");
+            say!("Extension, or ~/.config/goose/config.yaml under `extensions:`):");
+            say!("  askpane:");
+            say!("    enabled: true");
+            say!("    type: stdio");
+            say!("    name: askpane");
+            say!("    cmd: {binary}");
+            say!("    args: [mcp]");
+            say!("    timeout: {}", mcp_config::TOOL_TIMEOUT_SECS);
+            return Ok(exit::OK);
+        }
+    };
+    let path = match client {
+        McpClient::Opencode => config_home()?.join(client.relative_path()),
+        _ => home()?.join(client.relative_path()),
+    };
+    let what = client.name();
+    rewrite(
+        &path,
+        |existing| match client {
+            McpClient::Codex => {
+                let mut document: toml_edit::DocumentMut = existing
+                    .unwrap_or_default()
+                    .parse()
+                    .with_context(|| format!("{} is not valid TOML", path.display()))?;
+                let change = match install {
+                    true => mcp_config::install_codex(&mut document, &binary)?,
+                    false => mcp_config::uninstall_codex(&mut document),
+                };
+                Ok((document.to_string(), change))
+            }
+            _ => {
+                let mut settings: Value = match existing {
+                    Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+                        .with_context(|| format!("{} is not valid JSON", path.display()))?,
+                    _ => Value::Object(serde_json::Map::new()),
+                };
+                let change = match install {
+                    true => mcp_config::install_json(client, &mut settings, &binary)?,
+                    false => mcp_config::uninstall_json(client, &mut settings)?,
+                };
+                let mut text = serde_json::to_string_pretty(&settings)?;
+                text.push('\n');
+                Ok((text, change))
+            }
+        },
+        |change| match change {
+            Change::Added => format!("added the askpane MCP server ({what}) to"),
+            Change::Updated { from } => {
+                format!("pointed the askpane MCP server (was `{from}`) at this binary in")
+            }
+            Change::Removed { .. } => "removed the askpane MCP server from".to_owned(),
+            Change::AlreadyThere => "already has the askpane MCP server;".to_owned(),
+            Change::NothingToRemove => "has no askpane MCP server;".to_owned(),
+        },
+    )
+}
+
+fn home() -> anyhow::Result<PathBuf> {
+    dirs::home_dir().context("cannot find your home directory")
+}
+
+/// `$XDG_CONFIG_HOME`, else `~/.config`: OpenCode's own rule on every platform (not the
+/// platform's configuration folder, which on macOS is ~/Library/Application Support).
+fn config_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()) {
+        Some(dir) => Ok(dir),
+        None => Ok(home()?.join(".config")),
+    }
+}
+
+/// Reads `path` (absent: `None`), has `edit` compute the new text and what changed, and when
+/// something did, backs the old file up and writes the new one; says what happened in words
+/// from `describe`. A file that cannot be parsed is left untouched.
+fn rewrite(
+    path: &Path,
+    edit: impl FnOnce(Option<&str>) -> anyhow::Result<(String, Change)>,
+    describe: impl FnOnce(&Change) -> String,
+) -> anyhow::Result<u8> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let (text, change) = edit(existing.as_deref())
+        .with_context(|| format!("{}: left it untouched", path.display()))?;
+    if !change.changed() {
+        say!("{} {} nothing changed", path.display(), describe(&change));
+        return Ok(exit::OK);
+    }
+    let backup = match &existing {
+        Some(old) => Some(write_backup(path, old)?),
+        None => None,
+    };
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    match backup {
+        Some(backup) => {
+            say!("{} {} (backup: {})", describe(&change), path.display(), backup.display());
+        }
+        None => say!("{} {} (a new file)", describe(&change), path.display()),
+    }
+    Ok(exit::OK)
 }
 
 /// The XDG autostart entry's file name.
@@ -162,57 +308,37 @@ fn desktop_exec_quote(path: &str) -> String {
 /// `askpane install claude` / `askpane uninstall claude`.
 fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
     let path = settings_path(target)?;
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut settings: Value = match &existing {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
-            .with_context(|| format!("{} is not valid JSON; left it untouched", path.display()))?,
-        _ => Value::Object(serde_json::Map::new()),
-    };
-    let change = match install {
-        true => {
-            let binary = std::env::current_exe().context("cannot find askpane's own path")?;
-            let command = claude_settings::hook_command(&binary);
-            claude_settings::install(&mut settings, &command)
-        }
-        false => claude_settings::uninstall(&mut settings),
-    }
-    .with_context(|| format!("{}: left it untouched", path.display()))?;
-    if !change.changed() {
-        let what = match change {
-            Change::AlreadyThere => "already has askpane's hook",
-            _ => "has no askpane hook",
-        };
-        say!("{} {what}; nothing changed", path.display());
-        return Ok(exit::OK);
-    }
-    let backup = match &existing {
-        Some(text) => Some(write_backup(&path, text)?),
-        None => None,
-    };
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-    }
-    let mut text = serde_json::to_string_pretty(&settings)?;
-    text.push('\n');
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    let what = match &change {
-        Change::Added => "added askpane's PreToolUse hook for AskUserQuestion to".to_owned(),
-        Change::Updated { from } => {
-            format!("pointed askpane's hook (was `{from}`) at this binary in")
-        }
-        Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
-        Change::AlreadyThere | Change::NothingToRemove => "left".to_owned(),
-    };
-    match backup {
-        Some(backup) => say!("{what} {} (backup: {})", path.display(), backup.display()),
-        None => say!("{what} {} (a new file)", path.display()),
-    }
-    Ok(exit::OK)
+    rewrite(
+        &path,
+        |existing| {
+            let mut settings: Value = match existing {
+                Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+                    .with_context(|| format!("{} is not valid JSON", path.display()))?,
+                _ => Value::Object(serde_json::Map::new()),
+            };
+            let change = match install {
+                true => {
+                    let binary =
+                        std::env::current_exe().context("cannot find askpane's own path")?;
+                    let command = claude_settings::hook_command(&binary);
+                    claude_settings::install(&mut settings, &command)?
+                }
+                false => claude_settings::uninstall(&mut settings)?,
+            };
+            let mut text = serde_json::to_string_pretty(&settings)?;
+            text.push('\n');
+            Ok((text, change))
+        },
+        |change| match change {
+            Change::Added => "added askpane's PreToolUse hook for AskUserQuestion to".to_owned(),
+            Change::Updated { from } => {
+                format!("pointed askpane's hook (was `{from}`) at this binary in")
+            }
+            Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
+            Change::AlreadyThere => "already has askpane's hook;".to_owned(),
+            Change::NothingToRemove => "has no askpane hook;".to_owned(),
+        },
+    )
 }
 
 fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {

@@ -2,7 +2,7 @@
 //! codes and the panic hook.
 //!
 //! Each mode lives in a file of its own (`demo`, `ask`, `hook`, `claude`, `install`,
-//! `validate`, `history`); the argument groups they share are in [`args`], answering one piped message (for
+//! `validate`, `history`, `mcp`); the argument groups they share are in [`args`], answering one piped message (for
 //! `ask` and `hook`) in [`answer`], and showing the window or the browser bridge, with the
 //! writer of the replies, in [`window`].
 
@@ -39,6 +39,7 @@ mod no_inbox;
 use no_inbox as client;
 #[cfg(not(unix))]
 use no_inbox as inbox;
+mod mcp;
 mod validate;
 mod window;
 
@@ -87,6 +88,9 @@ enum Command {
     /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
     /// one window. Exits with Claude Code's exit code.
     Claude(claude::ClaudeArgs),
+    /// A stdio MCP server with one tool, ask_user_question, for any MCP-capable agent: each
+    /// call is shown in the inbox's window and the user's answer is the tool result.
+    Mcp(mcp::McpArgs),
     /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
     Install {
         #[command(subcommand)]
@@ -204,6 +208,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Hook(args) => hook::run(args),
         Command::Claude(args) => claude::run(args),
         Command::Inbox(args) => inbox::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),

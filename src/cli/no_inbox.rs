@@ -1,5 +1,6 @@
 //! Where the inbox cannot run yet (Windows: it listens on a Unix domain socket, issue 15): `ask`
-//! and `hook` answer in their own window, and `askpane inbox` says why it is missing.
+//! and `hook` answer in their own window, `mcp` answers from its flags or says no one can be
+//! asked, and `askpane inbox` says why it is missing.
 
 use clap::Args;
 use serde_json::Value;
@@ -30,6 +31,45 @@ pub(super) fn hand_to_inbox(
         eprintln!("askpane: {MISSING}; answering here");
     }
     Handed::Yourself
+}
+
+/// What a thin client waits for besides its outcome (the Unix client's shape).
+#[allow(dead_code, reason = "nothing waits here: the cancel is never read without an inbox")]
+pub(super) enum Until {
+    /// `askpane mcp`'s cancel: nothing to withdraw here.
+    Cancelled(crossbeam_channel::Receiver<()>),
+}
+
+/// How handing a request to the inbox ended: here, always "answer yourself".
+pub(super) enum Delivered {
+    #[allow(
+        dead_code,
+        reason = "the variants the Unix client returns; kept so callers match alike"
+    )]
+    Outcome { reply: Option<Value>, exit_code: u8, problem: Option<String> },
+    #[allow(
+        dead_code,
+        reason = "the variants the Unix client returns; kept so callers match alike"
+    )]
+    Stopped(askpane::transport::signals::StopSignal),
+    #[allow(
+        dead_code,
+        reason = "the variants the Unix client returns; kept so callers match alike"
+    )]
+    Cancelled,
+    /// No inbox can be used: answer here, for this reason.
+    Yourself(String),
+}
+
+/// `askpane mcp`'s hand-over: no inbox on this platform.
+pub(super) fn deliver(
+    _message: &Value,
+    _mode: ClientMode,
+    _policy: &Policy,
+    _args: &PipeArgs,
+    _until: Until,
+) -> Delivered {
+    Delivered::Yourself(MISSING.to_owned())
 }
 
 /// `askpane inbox` takes its usual flags here too, so scripts fail with the reason, not a

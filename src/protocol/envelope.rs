@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::answer::Answers;
 use super::json_type_name;
+use super::mcp::{self, McpContext};
 use super::outcome::Outcome;
 
 /// The tool this crate answers.
@@ -36,6 +37,9 @@ pub enum Envelope {
     Hook { event: HookEvent, context: HookContext },
     /// (e) `{"type":"user_question","tool_use_id":…,"questions":…,"timestamp":…}`.
     SeedWeb { tool_use_id: String },
+    /// (f) an MCP `tools/call` of `ask_user_question`, as `askpane mcp` hands it to the inbox:
+    /// `{"type":"mcp_tool_call","call_id":…,"client":…,"cwd":…,"arguments":…}`.
+    Mcp { context: McpContext },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +109,8 @@ pub enum ReplyFormat {
     PermissionRequest,
     /// The seed web protocol's `question_answer` (answers by number).
     SeedWeb,
+    /// An MCP `CallToolResult`: the text the model reads, `structuredContent`, `isError`.
+    McpToolResult,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -172,6 +178,12 @@ pub fn parse_message(message: &Value) -> Result<Incoming, EnvelopeError> {
             let input = required_value(object, ENVELOPE, "input")?;
             Ok(Incoming { envelope: Envelope::ToolUse { id }, input })
         }
+        Some(mcp::MESSAGE_TYPE) => {
+            const ENVELOPE: &str = "mcp_tool_call message";
+            let input = required_value(object, ENVELOPE, "arguments")?;
+            let context = McpContext::from_message(object);
+            Ok(Incoming { envelope: Envelope::Mcp { context }, input })
+        }
         Some("user_question") => {
             const ENVELOPE: &str = "user_question message";
             let tool_use_id = required_text(object, ENVELOPE, "tool_use_id")?;
@@ -235,6 +247,7 @@ impl Envelope {
                 ReplyFormat::PermissionRequest
             }
             Envelope::SeedWeb { .. } => ReplyFormat::SeedWeb,
+            Envelope::Mcp { .. } => ReplyFormat::McpToolResult,
         }
     }
 
@@ -249,6 +262,7 @@ impl Envelope {
                 "PermissionRequest hook input"
             }
             Envelope::SeedWeb { .. } => "user_question message",
+            Envelope::Mcp { .. } => "MCP tool call",
         }
     }
 
@@ -260,6 +274,7 @@ impl Envelope {
             Envelope::ToolUse { id } | Envelope::SeedWeb { tool_use_id: id } => Some(id),
             Envelope::ControlRequest { tool_use_id, .. } => tool_use_id.as_deref(),
             Envelope::Hook { context, .. } => context.tool_use_id.as_deref(),
+            Envelope::Mcp { context } => Some(&context.call_id),
         }
     }
 
@@ -286,6 +301,7 @@ impl Envelope {
             ReplyFormat::PreToolUse => Some(pre_tool_use_reply(outcome)),
             ReplyFormat::PermissionRequest => permission_request_reply(outcome),
             ReplyFormat::SeedWeb => Some(self.seed_web_reply(outcome)),
+            ReplyFormat::McpToolResult => Some(mcp::tool_result(outcome)),
         }
     }
 

@@ -63,6 +63,8 @@ pub enum ClientMode {
     Ask,
     /// `askpane hook`: prints nothing where Claude Code is to ask in its own dialog; exits 0.
     Hook,
+    /// `askpane mcp`: the reply is an MCP tool result, always one (issue 12).
+    Mcp,
 }
 
 impl ClientMode {
@@ -71,13 +73,14 @@ impl ClientMode {
         match self {
             ClientMode::Ask => "ask",
             ClientMode::Hook => "hook",
+            ClientMode::Mcp => "mcp",
         }
     }
 
     /// `ask` promises exactly one line on stdout; a hook prints nothing where that is how Claude
     /// Code is told to ask in its own dialog.
     pub fn always_a_line(self) -> bool {
-        self == ClientMode::Ask
+        matches!(self, ClientMode::Ask | ClientMode::Mcp)
     }
 }
 
@@ -110,6 +113,18 @@ pub struct Policy {
     /// Reply in this envelope instead of the request's own (`--format`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
+}
+
+impl Policy {
+    /// True unless the flags decide the outcome on their own (`--decline`, `--answers
+    /// --submit`, `--non-interactive`, `hook --fallback`): only then is an inbox started.
+    pub fn needs_a_person(&self) -> bool {
+        let decided = self.decline.is_some()
+            || (self.submit && self.answers.is_some())
+            || self.non_interactive
+            || self.unavailable.is_some();
+        !decided
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -149,6 +164,7 @@ pub enum Format {
     PreToolUse,
     PermissionRequest,
     SeedWeb,
+    McpToolResult,
 }
 
 impl From<Format> for ReplyFormat {
@@ -159,6 +175,7 @@ impl From<Format> for ReplyFormat {
             Format::PreToolUse => ReplyFormat::PreToolUse,
             Format::PermissionRequest => ReplyFormat::PermissionRequest,
             Format::SeedWeb => ReplyFormat::SeedWeb,
+            Format::McpToolResult => ReplyFormat::McpToolResult,
         }
     }
 }
@@ -171,6 +188,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::PreToolUse => Format::PreToolUse,
             ReplyFormat::PermissionRequest => Format::PermissionRequest,
             ReplyFormat::SeedWeb => Format::SeedWeb,
+            ReplyFormat::McpToolResult => Format::McpToolResult,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! Reading order: [`question`] (the validated types), [`validate`] (wire JSON → those types, with
 //! hard errors and soft warnings), [`answer`] (what the user picked → `answers` + `annotations`),
 //! [`outcome`] (every way a request can end, and the text the model then reads), [`envelope`]
-//! (which wrapper a message came in, and the reply rendered back in that same wrapper); [`limits`]
+//! (which wrapper a message came in, and the reply rendered back in that same wrapper; [`mcp`] for
+//! `askpane mcp`'s tool); [`limits`]
 //! holds every size limit.
 
 pub mod answer;
@@ -11,6 +12,7 @@ pub mod envelope;
 pub mod exit;
 pub mod inbox;
 pub mod limits;
+pub mod mcp;
 pub mod origin;
 pub mod outcome;
 pub mod preset;

@@ -44,8 +44,18 @@ impl Provenance {
         self
     }
 
-    /// The provenance of a hook request: its project and permission mode.
+    /// The provenance of a hook request: its project and permission mode. An MCP call's: its
+    /// client (name and version) and where it works.
     pub fn from_envelope(source: &str, envelope: &Envelope) -> Self {
+        if let Envelope::Mcp { context } = envelope {
+            let detail = [context.client.clone(), context.place()].into_iter().flatten();
+            let detail: Vec<String> = detail.collect();
+            let mut provenance =
+                Provenance::new(source, Some(detail.join(" · "))).with_project(context.project());
+            provenance.detail = provenance.detail.filter(|detail| !detail.is_empty());
+            provenance.session = context.session.clone();
+            return provenance;
+        }
         let detail = envelope.hook_context().map(|context| {
             let project = context.project().unwrap_or("unknown project");
             match &context.permission_mode {
@@ -68,6 +78,7 @@ impl Provenance {
             "hook" => "Claude Code hook".to_owned(),
             "claude" => "askpane claude".to_owned(),
             "ask" => "pipe (askpane ask)".to_owned(),
+            "mcp" => "MCP".to_owned(),
             other => other.to_owned(),
         }
     }

@@ -519,8 +519,8 @@ fn take_ask(
         }
         let exit_code = match (mode, &problem) {
             (ClientMode::Hook, _) => exit::OK,
-            (ClientMode::Ask, Some(_)) => exit::INVALID,
-            (ClientMode::Ask, None) => {
+            (ClientMode::Ask | ClientMode::Mcp, Some(_)) => exit::INVALID,
+            (ClientMode::Ask | ClientMode::Mcp, None) => {
                 exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())
             }
         };
