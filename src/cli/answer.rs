@@ -71,7 +71,7 @@ pub(super) struct Answered {
 
 /// The client's policy from its flags: what travels with the request, to whoever shows it.
 /// `--answers` is read here, in the client's own directory.
-fn policy(
+pub(super) fn policy(
     answering: &AnsweringArgs,
     format: Option<ReplyFormat>,
     unavailable: Option<&str>,

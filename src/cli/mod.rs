@@ -39,6 +39,9 @@ mod no_inbox;
 use no_inbox as client;
 #[cfg(not(unix))]
 use no_inbox as inbox;
+// `askpane opencode` hands its questions to the inbox: where the inbox is.
+#[cfg(unix)]
+mod opencode;
 mod validate;
 mod window;
 
@@ -87,6 +90,11 @@ enum Command {
     /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
     /// one window. Exits with Claude Code's exit code.
     Claude(claude::ClaudeArgs),
+    /// Answer every OpenCode session's questions in the inbox: attach to an OpenCode server
+    /// (`opencode serve`, or the TUI with `--port`) and run until stopped.
+    #[cfg(unix)]
+    #[command(name = "opencode")]
+    OpenCode(opencode::OpenCodeArgs),
     /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
     Install {
         #[command(subcommand)]
@@ -204,6 +212,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Hook(args) => hook::run(args),
         Command::Claude(args) => claude::run(args),
         Command::Inbox(args) => inbox::run(args),
+        #[cfg(unix)]
+        Command::OpenCode(args) => opencode::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),

@@ -105,6 +105,9 @@ pub enum ReplyFormat {
     PermissionRequest,
     /// The seed web protocol's `question_answer` (answers by number).
     SeedWeb,
+    /// What goes back to OpenCode's question tool (`askpane opencode`): answers by label, or a
+    /// reject ([`super::opencode::Reply`]).
+    OpenCode,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -286,6 +289,9 @@ impl Envelope {
             ReplyFormat::PreToolUse => Some(pre_tool_use_reply(outcome)),
             ReplyFormat::PermissionRequest => permission_request_reply(outcome),
             ReplyFormat::SeedWeb => Some(self.seed_web_reply(outcome)),
+            ReplyFormat::OpenCode => {
+                super::opencode::reply(outcome).and_then(|reply| serde_json::to_value(reply).ok())
+            }
         }
     }
 

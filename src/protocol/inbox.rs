@@ -149,6 +149,9 @@ pub enum Format {
     PreToolUse,
     PermissionRequest,
     SeedWeb,
+    /// `askpane opencode`'s reply to OpenCode's question tool.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl From<Format> for ReplyFormat {
@@ -159,6 +162,7 @@ impl From<Format> for ReplyFormat {
             Format::PreToolUse => ReplyFormat::PreToolUse,
             Format::PermissionRequest => ReplyFormat::PermissionRequest,
             Format::SeedWeb => ReplyFormat::SeedWeb,
+            Format::OpenCode => ReplyFormat::OpenCode,
         }
     }
 }
@@ -171,6 +175,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::PreToolUse => Format::PreToolUse,
             ReplyFormat::PermissionRequest => Format::PermissionRequest,
             ReplyFormat::SeedWeb => Format::SeedWeb,
+            ReplyFormat::OpenCode => Format::OpenCode,
         }
     }
 }

@@ -68,6 +68,7 @@ impl Provenance {
             "hook" => "Claude Code hook".to_owned(),
             "claude" => "askpane claude".to_owned(),
             "ask" => "pipe (askpane ask)".to_owned(),
+            super::opencode::SOURCE => "OpenCode".to_owned(),
             other => other.to_owned(),
         }
     }

@@ -17,6 +17,8 @@ pub mod lines;
 #[cfg(unix)]
 pub mod peer;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod opencode;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replies;
