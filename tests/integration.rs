@@ -32,6 +32,9 @@ mod fake_api;
 // askpane's hook against the real Claude Code CLI (2.1.330 and 2.1.197; scripts/claude-cli).
 #[cfg(target_os = "linux")]
 mod interop;
+// `askpane opencode` against the real OpenCode CLI (1.18.33; scripts/opencode-cli) and a fake
+// OpenAI-compatible model: answers, decline, answered elsewhere, aborted sessions.
+mod opencode;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;
