@@ -220,3 +220,241 @@ pub fn session_directories(body: &Value) -> Vec<String> {
     }
     directories
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Draft, Pick, build_answers};
+
+    /// Every raw `question.*` SSE data line of the probe (`tests/fixtures/opencode/`).
+    const EVENTS: &str = include_str!("../../tests/fixtures/opencode/question-events.jsonl");
+
+    /// The raw `/global/event` frames of the captures, in order.
+    fn global_frames() -> Vec<String> {
+        EVENTS
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter_map(|record| record.get("raw")?.as_str().map(str::to_owned))
+            .filter(|raw| raw.starts_with("{\"directory\""))
+            .collect()
+    }
+
+    /// The first captured question (two questions: a single select, then `multiple`), with the
+    /// answers its `question.replied` carried.
+    fn captured() -> (String, QuestionRequest, Value) {
+        let frames = global_frames();
+        let asked = frames.first().expect("a captured frame");
+        let Ok(Happening::Asked { directory, request }) = global_event(asked) else {
+            panic!("the first frame is a question: {asked}");
+        };
+        let replied = frames
+            .iter()
+            .filter_map(|raw| serde_json::from_str::<Value>(raw).ok())
+            .find(|frame| {
+                frame["payload"]["type"] == "question.replied"
+                    && frame["payload"]["properties"]["requestID"] == request.id.as_str()
+            })
+            .expect("its reply was captured");
+        (directory, request, replied["payload"]["properties"]["answers"].clone())
+    }
+
+    fn answer(request: &QuestionRequest, picks: &[&[usize]], other: &[&str]) -> Outcome {
+        let Converted { validated, .. } = to_ask(request, "/p").expect("valid");
+        let ask = validated.ask;
+        let drafts: Vec<Draft> = ask
+            .questions()
+            .iter()
+            .enumerate()
+            .map(|(index, question)| {
+                let mut draft = Draft::default();
+                for &option in picks.get(index).copied().unwrap_or_default() {
+                    draft.pick(question, Pick::Option(option));
+                }
+                if let Some(text) = other.get(index).filter(|text| !text.is_empty()) {
+                    draft.set_other_text(question, (*text).to_owned());
+                }
+                draft
+            })
+            .collect();
+        Outcome::Answered(build_answers(&ask, &drafts).expect("within the limits"))
+    }
+
+    #[test]
+    fn every_captured_frame_is_read() {
+        let frames = global_frames();
+        assert!(frames.len() >= 6, "{}", frames.len());
+        for raw in &frames {
+            let happening = global_event(raw).unwrap_or_else(|error| panic!("{error}: {raw}"));
+            let frame: Value = serde_json::from_str(raw).expect("JSON");
+            let properties = &frame["payload"]["properties"];
+            match frame["payload"]["type"].as_str() {
+                Some("question.asked") => {
+                    let Happening::Asked { directory, request } = happening else { panic!() };
+                    assert_eq!(directory, frame["directory"].as_str().unwrap_or_default());
+                    assert!(directory.starts_with("/home/dev/probe-opencode/project"));
+                    assert_eq!(request.id, properties["id"].as_str().unwrap_or_default());
+                    assert_eq!(request.session_id, properties["sessionID"].as_str().unwrap());
+                }
+                Some(_) => {
+                    let Happening::Settled { request_id, .. } = happening else { panic!() };
+                    assert_eq!(request_id, properties["requestID"].as_str().unwrap_or_default());
+                }
+                None => panic!("{raw}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_captured_question_becomes_an_ask_and_a_message_naming_who_asked() {
+        let (directory, request, _) = captured();
+        let Converted { message, validated } = to_ask(&request, &directory).expect("valid");
+        let questions = validated.ask.questions();
+        assert_eq!(questions.len(), 2);
+        assert_eq!(questions[0].text(), "Which database should the service use?");
+        assert_eq!(questions[0].header(), "Database");
+        assert!(!questions[0].multi_select() && questions[1].multi_select());
+        let labels: Vec<&str> = questions[1].options().iter().map(|o| o.label()).collect();
+        assert_eq!(labels, ["Auth", "Billing", "Search"]);
+        assert_eq!(questions[0].options()[1].description(), "Embedded, zero config");
+        assert!(validated.warnings.is_empty(), "{:?}", validated.warnings);
+        assert_eq!(message["type"], "user_question");
+        assert_eq!(message["tool_use_id"], "que_2025bf653001wnfD8i8huoXyJ1");
+        assert_eq!(message["agent"], "opencode");
+        assert_eq!(
+            message["source"],
+            "opencode · /home/dev/probe-opencode/project · ses_dfda413dbffe0KeURMld4o1eES"
+        );
+        assert_eq!(message["project"], "project");
+        assert_eq!(message["session"], "ses_dfda413dbffe0KeURMld4o1eES");
+        // The inbox reads the message back as the same questions.
+        let incoming = crate::protocol::parse_message(&message).expect("an envelope askpane reads");
+        assert_eq!(validate(&incoming.input).expect("valid").ask, validated.ask);
+    }
+
+    #[test]
+    fn answers_go_back_exactly_as_opencode_took_them() {
+        let (_, request, captured_answers) = captured();
+        let outcome = answer(&request, &[&[0], &[0, 1]], &[]);
+        let reply = reply(&outcome).expect("a reply");
+        let body = reply.body().expect("a reply has a body");
+        // Byte for byte what the probe sent (and OpenCode echoed in question.replied).
+        assert_eq!(body.to_string(), json!({ "answers": captured_answers }).to_string());
+        assert_eq!(body.to_string(), r#"{"answers":[["PostgreSQL"],["Auth","Billing"]]}"#);
+        assert_eq!(
+            serde_json::to_string(&reply).expect("serialises"),
+            r#"{"action":"reply","answers":[["PostgreSQL"],["Auth","Billing"]]}"#
+        );
+    }
+
+    #[test]
+    fn typed_answers_unanswered_questions_and_notes() {
+        let (_, request, _) = captured();
+        // The probe's free-text reply: Other on the single select, an option and Other on the
+        // multi-select (OpenCode puts the typed text after the labels, unescaped).
+        let typed = answer(
+            &request,
+            &[&[], &[2]],
+            &["Use CockroachDB, with a \"quoted\" note", "My own feature"],
+        );
+        assert_eq!(
+            reply(&typed).and_then(|reply| reply.body()).map(|body| body.to_string()),
+            Some(r#"{"answers":[["Use CockroachDB, with a \"quoted\" note"],["Search","My own feature"]]}"#.to_owned())
+        );
+        // A question left unanswered is an empty list: OpenCode's model reads "Unanswered".
+        let partial = answer(&request, &[&[1]], &[]);
+        assert_eq!(
+            reply(&partial),
+            Some(Reply::Reply { answers: vec![vec!["SQLite".to_owned()], vec![]] })
+        );
+        // OpenCode has no notes: a note is one more item.
+        let Converted { validated, .. } = to_ask(&request, "/p").expect("valid");
+        let mut draft = Draft::default();
+        draft.pick(&validated.ask.questions()[0], Pick::Option(1));
+        draft.set_notes("only for now".to_owned());
+        let noted = Outcome::Answered(build_answers(&validated.ask, &[draft]).expect("fits"));
+        assert_eq!(
+            reply(&noted),
+            Some(Reply::Reply {
+                answers: vec![vec!["SQLite".to_owned(), "note: only for now".to_owned()], vec![]]
+            })
+        );
+    }
+
+    #[test]
+    fn every_other_ending_has_its_reply() {
+        let (_, request, _) = captured();
+        let ask = to_ask(&request, "/p").expect("valid").validated.ask;
+        // A decline or a stop dismisses the question: the model reads OpenCode's own text.
+        assert_eq!(reply(&Outcome::declined("not now")), Some(Reply::Reject));
+        assert_eq!(reply(&Outcome::stopped("")), Some(Reply::Reject));
+        assert_eq!(reply(&Outcome::closed()), Some(Reply::Reject));
+        assert_eq!(Reply::Reject.body(), None);
+        // Taken back by OpenCode: nothing to send.
+        assert_eq!(reply(&Outcome::Withdrawn), None);
+        // The others let the model go on, reading what happened as the first answer.
+        let own_words = Outcome::replied(&ask, "Use whatever is simplest");
+        assert_eq!(
+            reply(&own_words),
+            Some(Reply::Reply { answers: vec![vec!["Use whatever is simplest".to_owned()]] })
+        );
+        let nobody = Outcome::Unavailable { reason: "no display".to_owned() };
+        let Some(Reply::Reply { answers }) = reply(&nobody) else { panic!("a reply") };
+        assert_eq!(answers, vec![vec![nobody.deny_message().expect("a message")]]);
+        assert!(answers[0][0].starts_with("No human is available"), "{answers:?}");
+        let timed_out = Outcome::timed_out(30);
+        let Some(Reply::Reply { answers }) = reply(&timed_out) else { panic!("a reply") };
+        assert!(answers[0][0].starts_with("No response after 30s"), "{answers:?}");
+    }
+
+    #[test]
+    fn sessions_that_end_and_frames_that_mean_nothing() {
+        let idle = r#"{"directory":"/d","payload":{"type":"session.idle","properties":{"sessionID":"ses_1"}}}"#;
+        assert_eq!(
+            global_event(idle),
+            Ok(Happening::SessionEnded { directory: "/d".into(), session_id: "ses_1".into() })
+        );
+        let error = r#"{"directory":"/d","payload":{"type":"session.error","properties":{"sessionID":"ses_2","error":{"name":"MessageAbortedError"}}}}"#;
+        assert!(matches!(global_event(error), Ok(Happening::SessionEnded { .. })));
+        let heartbeat = r#"{"payload":{"type":"server.heartbeat","properties":{}}}"#;
+        assert_eq!(global_event(heartbeat), Ok(Happening::Other));
+        let providerless =
+            r#"{"directory":"/d","payload":{"type":"session.error","properties":{}}}"#;
+        assert_eq!(global_event(providerless), Ok(Happening::Other));
+        // Broken frames are refused with a reason, never a panic.
+        assert!(global_event("not json").is_err());
+        assert!(
+            global_event(r#"{"payload":{"type":"question.asked","properties":{"id":3}}}"#).is_err()
+        );
+        assert!(
+            global_event(r#"{"payload":{"type":"question.replied","properties":{}}}"#).is_err()
+        );
+        assert_eq!(global_event("[]"), Ok(Happening::Other));
+    }
+
+    #[test]
+    fn a_question_askpane_cannot_show_is_refused_with_the_reason() {
+        let request = QuestionRequest {
+            id: "que_1".into(),
+            session_id: "ses_1".into(),
+            questions: vec![QuestionInfo {
+                question: "Pick".into(),
+                header: "Pick".into(),
+                options: Vec::new(),
+                multiple: false,
+            }],
+        };
+        let invalid = to_ask(&request, "/p").expect_err("no options");
+        let outcome = Outcome::Refused { reason: invalid.to_string() };
+        let Some(Reply::Reply { answers }) = reply(&outcome) else { panic!("a reply") };
+        assert!(answers[0][0].contains("could not be shown"), "{answers:?}");
+    }
+
+    #[test]
+    fn listings_are_read_leniently() {
+        let sessions = json!([{"directory": "/a"}, {"directory": "/b"}, {"directory": "/a"}, {}]);
+        assert_eq!(session_directories(&sessions), ["/a", "/b"]);
+        let listed = json!([{"id": "que_1", "sessionID": "ses_1", "questions": []}, {"id": 7}]);
+        assert_eq!(pending(&listed).expect("a list").len(), 1);
+        assert!(pending(&json!({})).is_err());
+    }
+}
