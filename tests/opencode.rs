@@ -51,6 +51,9 @@ fn free_port() -> u16 {
 struct World {
     root: PathBuf,
     url: String,
+    port: u16,
+    /// `OPENCODE_SERVER_PASSWORD` of the server, when it has one.
+    password: Option<String>,
     model_log: PathBuf,
     _fake: Process,
     opencode: Option<Process>,
@@ -60,12 +63,11 @@ struct World {
 
 impl World {
     fn start(name: &str) -> World {
-        let binary = cache().join("bin").join(format!("opencode-{VERSION}"));
-        assert!(
-            binary.is_file(),
-            "OpenCode {VERSION} is not installed at {}: run scripts/opencode-cli (needs the npm registry)",
-            binary.display()
-        );
+        World::start_with(name, None)
+    }
+
+    /// The world, its OpenCode server wanting `password`.
+    fn start_with(name: &str, password: Option<&str>) -> World {
         let root = scratch_dir(name);
         let home = root.join("home");
         let config = home.join(".config/opencode");
@@ -107,6 +109,8 @@ impl World {
         let port = free_port();
         let mut world = World {
             url: format!("http://127.0.0.1:{port}"),
+            port,
+            password: password.map(str::to_owned),
             root,
             model_log,
             _fake: fake,
@@ -122,11 +126,25 @@ impl World {
             .expect("read the provider config")
             .replace("127.0.0.1:40825", &format!("127.0.0.1:{fake_port}"));
         fs::write(world.root.join("opencode.json.in"), config_text).expect("keep the config");
-        let project = world.project("project");
+        world.project("project");
+        world.start_opencode();
+        world
+    }
+
+    /// Starts `opencode serve` on this world's port (again, after [`World::stop_opencode`]),
+    /// in the first project, and waits until it answers.
+    fn start_opencode(&mut self) {
+        let binary = cache().join("bin").join(format!("opencode-{VERSION}"));
+        assert!(
+            binary.is_file(),
+            "OpenCode {VERSION} is not installed at {}: run scripts/opencode-cli (needs the npm registry)",
+            binary.display()
+        );
+        let home = self.root.join("home");
         let mut opencode = Command::new(&binary);
         opencode
-            .args(["serve", "--port", &port.to_string(), "--hostname", "127.0.0.1"])
-            .current_dir(&project)
+            .args(["serve", "--port", &self.port.to_string(), "--hostname", "127.0.0.1"])
+            .current_dir(self.root.join("project"))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
@@ -138,9 +156,12 @@ impl World {
             .env("OPENCODE_DISABLE_SHARE", "1")
             .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
             .stdin(Stdio::null())
-            .stdout(fs::File::create(world.root.join("opencode.stdout")).expect("stdout file"))
-            .stderr(fs::File::create(world.root.join("opencode.stderr")).expect("stderr file"));
-        world.opencode = Some(Process::new(opencode.spawn().expect("start opencode serve")));
+            .stdout(fs::File::create(self.root.join("opencode.stdout")).expect("stdout file"))
+            .stderr(fs::File::create(self.root.join("opencode.stderr")).expect("stderr file"));
+        if let Some(password) = &self.password {
+            opencode.env("OPENCODE_SERVER_PASSWORD", password);
+        }
+        self.opencode = Some(Process::new(opencode.spawn().expect("start opencode serve")));
         let deadline = Instant::now() + START_LIMIT;
         // A request sent while OpenCode starts can hang for long (seen in the probe): each try
         // has a short timeout of its own.
@@ -150,18 +171,35 @@ impl World {
             .build()
             .into();
         loop {
-            let listed = probe.get(format!("{}/question", world.url)).call();
+            let listed = self.authorized(probe.get(format!("{}/question", self.url))).call();
             if listed.is_ok_and(|response| response.status() == 200) {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
                 "opencode serve did not listen within {START_LIMIT:?}: {}",
-                world.report()
+                self.report()
             );
             thread::sleep(Duration::from_millis(100));
         }
-        world
+    }
+
+    /// Stops `opencode serve` (SIGTERM, by its PID) and waits until it is gone.
+    fn stop_opencode(&mut self) {
+        self.opencode.take();
+    }
+
+    /// `request` with this world's Basic auth, when the server has a password.
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        use base64::Engine as _;
+        match &self.password {
+            Some(password) => {
+                let token = base64::engine::general_purpose::STANDARD
+                    .encode(format!("opencode:{password}"));
+                request.header("Authorization", format!("Basic {token}"))
+            }
+            None => request,
+        }
     }
 
     /// A project folder with the fake provider's config.
@@ -178,13 +216,14 @@ impl World {
         let directory = directory.to_string_lossy().into_owned();
         let response = match (method, body) {
             ("POST", Some(body)) => self
-                .http
-                .post(url)
+                .authorized(self.http.post(url))
                 .query("directory", directory)
                 .content_type("application/json")
                 .send(body.to_string()),
-            ("POST", None) => self.http.post(url).query("directory", directory).send_empty(),
-            _ => self.http.get(url).query("directory", directory).call(),
+            ("POST", None) => {
+                self.authorized(self.http.post(url)).query("directory", directory).send_empty()
+            }
+            _ => self.authorized(self.http.get(url)).query("directory", directory).call(),
         };
         let mut response = response.unwrap_or_else(|error| panic!("{method} {path}: {error}"));
         let status = response.status();
@@ -505,4 +544,58 @@ fn an_aborted_session_takes_its_question_out_of_the_inbox() {
     let settled = inbox.receive_kind("settled");
     assert_eq!(settled["outcome"], "withdrawn", "{settled}");
     assert!(world.askpane_log().contains(&format!("the session of {id} ended")));
+}
+
+#[test]
+fn askpane_connects_again_when_the_server_restarts() {
+    let mut world = World::start("opencode-restart");
+    let answers =
+        world.answers(&json!({"Database": "PostgreSQL", "Features": ["Auth", "Billing"]}));
+    world.attach(&["--answers", &answers, "--submit"]);
+    let project = world.root.join("project");
+    // askpane is attached before the question (it lists what is pending, then follows events).
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains("answering the questions") {
+        assert!(Instant::now() < deadline, "askpane did not start: {}", world.report());
+        thread::sleep(Duration::from_millis(50));
+    }
+    world.stop_opencode();
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains("connecting again") {
+        assert!(Instant::now() < deadline, "askpane did not notice: {}", world.report());
+        thread::sleep(Duration::from_millis(50));
+    }
+    // Down for a while: askpane keeps trying (with backoff) and says so once.
+    thread::sleep(Duration::from_secs(2));
+    world.start_opencode();
+    world.ask(&project, "default");
+    let results = world.wait_tool_results(1);
+    assert_eq!(results, vec![answered(&[(DATABASE, "PostgreSQL"), (FEATURES, "Auth, Billing")])]);
+    let log = world.askpane_log();
+    assert_eq!(log.matches("connecting again").count(), 1, "{log}");
+    assert!(log.contains(&format!("connected to {}", world.url)), "{log}");
+}
+
+#[test]
+fn a_server_with_a_password_is_answered_with_it_and_refuses_without() {
+    let mut world = World::start_with("opencode-password", Some("s3cret"));
+    let answers = world.answers(&json!({"Database": "SQLite", "Features": ["Search"]}));
+    // Without the password: askpane says what is missing, and keeps trying.
+    world.attach(&["--answers", &answers, "--submit"]);
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains("wants a password (401)") {
+        assert!(Instant::now() < deadline, "no word of the password: {}", world.report());
+        thread::sleep(Duration::from_millis(50));
+    }
+    world.askpane.take();
+    // With it (as the variable OpenCode itself reads).
+    let mut command = world.askpane(&["opencode", "--url", &world.url, "--answers", &answers]);
+    command.arg("--submit").env("OPENCODE_SERVER_PASSWORD", "s3cret");
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(world.root.join("askpane.stderr")).expect("stderr file"));
+    world.askpane = Some(Process::new(command.spawn().expect("start askpane opencode")));
+    world.ask(&world.root.join("project"), "default");
+    let results = world.wait_tool_results(1);
+    assert_eq!(results, vec![answered(&[(DATABASE, "SQLite"), (FEATURES, "Search")])]);
+    assert!(!world.askpane_log().contains("s3cret"), "the password was logged");
 }
