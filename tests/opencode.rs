@@ -599,3 +599,36 @@ fn a_server_with_a_password_is_answered_with_it_and_refuses_without() {
     assert_eq!(results, vec![answered(&[(DATABASE, "SQLite"), (FEATURES, "Search")])]);
     assert!(!world.askpane_log().contains("s3cret"), "the password was logged");
 }
+
+// The window, for an OpenCode question (kittest, no process): declining says what OpenCode's
+// model will read, and the receipt shows OpenCode's reply and wording.
+#[test]
+fn the_window_says_what_declining_an_opencode_question_does() {
+    use askpane::protocol::opencode::{self, Reply};
+    use askpane::protocol::{ReplyFormat, ReplyShape};
+    let frame = crate::support::fixture("opencode/question-events.jsonl");
+    let raw = frame
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| record["raw"].as_str().map(str::to_owned))
+        .find(|raw| raw.starts_with("{\"directory\""))
+        .expect("a captured global frame");
+    let Ok(opencode::Happening::Asked { directory, request }) = opencode::global_event(&raw) else {
+        panic!("a question: {raw}");
+    };
+    let converted = opencode::to_ask(&request, &directory).expect("valid");
+    let (mut request, outcome) = crate::ui::request(&converted.message);
+    request.core.reply_shape =
+        ReplyShape { format: Some(ReplyFormat::OpenCode), always_a_line: true };
+    let mut window = crate::ui::window();
+    let asked = window.send(request, outcome);
+    window.click_button("Decline…");
+    let notice = "OpenCode passes no message on: its model reads only “The user dismissed this \
+                  question”, and its turn stops.";
+    assert!(window.has_label(notice));
+    window.click_button("Decline");
+    let outcome = crate::ui::outcome(&asked);
+    assert_eq!(opencode::reply(&outcome), Some(Reply::Reject));
+    assert!(window.has_text_with(&["The user dismissed this question"]));
+    assert!(window.has_text_with(&["\"action\": \"reject\""]));
+}

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::outcome::Outcome;
+use super::question::Ask;
 use super::validate::{Invalid, Validated, validate};
 
 /// The agent's name in a request's provenance (`Provenance::source`).
@@ -156,6 +157,36 @@ pub fn reply(outcome: &Outcome) -> Option<Reply> {
 fn first_answer(text: String) -> Reply {
     Reply::Reply { answers: vec![vec![text]] }
 }
+
+/// What OpenCode's model reads for `outcome` (OpenCode 1.18.33's own wording, captured in
+/// `tests/fixtures/opencode/model-tool-results.txt`): each question of `ask` with its answer
+/// (the items joined by ", ", else "Unanswered"), or the dismissal; empty when nothing is sent.
+pub fn model_text(ask: &Ask, outcome: &Outcome) -> String {
+    match reply(outcome) {
+        None => String::new(),
+        Some(Reply::Reject) => DISMISSED_TEXT.to_owned(),
+        Some(Reply::Reply { answers }) => {
+            let pieces: Vec<String> = ask
+                .questions()
+                .iter()
+                .enumerate()
+                .map(|(index, question)| {
+                    let items = answers.get(index).filter(|items| !items.is_empty());
+                    let answer = items.map_or("Unanswered".to_owned(), |items| items.join(", "));
+                    format!("\"{}\"=\"{answer}\"", question.text())
+                })
+                .collect();
+            format!(
+                "User has answered your questions: {}. You can now continue with the user's \
+                 answers in mind.",
+                pieces.join(", ")
+            )
+        }
+    }
+}
+
+/// What OpenCode's model reads after a reject, on the next prompt (the turn stops first).
+pub const DISMISSED_TEXT: &str = "The user dismissed this question";
 
 /// What one frame of `/global/event` means to askpane.
 #[derive(Clone, Debug, PartialEq)]
@@ -344,6 +375,20 @@ mod tests {
             serde_json::to_string(&reply).expect("serialises"),
             r#"{"action":"reply","answers":[["PostgreSQL"],["Auth","Billing"]]}"#
         );
+    }
+
+    #[test]
+    fn the_model_text_is_opencodes_own() {
+        let (_, request, _) = captured();
+        let ask = to_ask(&request, "/p").expect("valid").validated.ask;
+        let captured = include_str!("../../tests/fixtures/opencode/model-tool-results.txt");
+        for outcome in [answer(&request, &[&[0], &[0, 1]], &[]), answer(&request, &[&[1]], &[])] {
+            let text = serde_json::to_string(&model_text(&ask, &outcome)).expect("a string");
+            assert!(captured.contains(&text), "{text}");
+        }
+        assert_eq!(model_text(&ask, &Outcome::declined("")), "The user dismissed this question");
+        assert!(captured.contains(&format!("\"{DISMISSED_TEXT}\"")));
+        assert_eq!(model_text(&ask, &Outcome::Withdrawn), "");
     }
 
     #[test]
