@@ -632,3 +632,31 @@ fn the_window_says_what_declining_an_opencode_question_does() {
     assert!(window.has_text_with(&["The user dismissed this question"]));
     assert!(window.has_text_with(&["\"action\": \"reject\""]));
 }
+
+#[test]
+fn questions_waiting_at_start_are_asked_but_not_those_an_abort_left() {
+    let mut world = World::start("opencode-at-start");
+    let project = world.root.join("project");
+    let aborted = world.ask(&project, "default");
+    let left = world.wait_pending(&project);
+    world.call("POST", &format!("/session/{aborted}/abort"), &project, None);
+    world.ask(&project, "nocustom");
+    let deadline = Instant::now() + WAIT;
+    while world.pending(&project).len() < 2 {
+        assert!(Instant::now() < deadline, "the second question was not asked: {}", world.report());
+        thread::sleep(Duration::from_millis(100));
+    }
+    let answers = world.answers(&json!({"Color": "Blue"}));
+    world.attach(&["--answers", &answers, "--submit"]);
+    let results = world.wait_tool_results(1);
+    assert_eq!(results, vec![answered(&[("Pick a color", "Blue")])], "{}", world.report());
+    // The aborted session's question is still listed by OpenCode, and was not answered.
+    let pending: Vec<String> = world
+        .pending(&project)
+        .iter()
+        .filter_map(|question| question["id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(pending, vec![left.clone()]);
+    let log = world.askpane_log();
+    assert!(log.contains(&format!("{left} is left from a session that ended")), "{log}");
+}

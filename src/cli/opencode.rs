@@ -177,9 +177,22 @@ fn follow_events(server: &Server, to_main: &Sender<FromServer>, stopped: &Receiv
 fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>, ServerError> {
     let mut pending = Vec::new();
     for directory in server.directories()? {
-        for request in server.pending(&directory)? {
-            pending.push((directory.clone(), request));
+        let questions = server.pending(&directory)?;
+        if questions.is_empty() {
+            continue;
         }
+        // An aborted session leaves its question listed: only working sessions' are asked.
+        let working = server.working_sessions(&directory)?;
+        let (live, stale): (Vec<_>, Vec<_>) = questions
+            .into_iter()
+            .partition(|request| working.iter().any(|session| *session == request.session_id));
+        for request in stale {
+            eprintln!(
+                "askpane opencode: {} is left from a session that ended; not asking it",
+                request.id
+            );
+        }
+        pending.extend(live.into_iter().map(|request| (directory.clone(), request)));
     }
     Ok(pending)
 }

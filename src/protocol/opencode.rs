@@ -238,6 +238,17 @@ pub fn pending(body: &Value) -> Result<Vec<QuestionRequest>, String> {
     Ok(items.iter().filter_map(|item| serde_json::from_value(item.clone()).ok()).collect())
 }
 
+/// The sessions of `GET /session/status` that are working (busy, or retrying): a question
+/// pending in any other session was left by an abort, and its model will never read a reply.
+pub fn working_sessions(body: &Value) -> Result<Vec<String>, String> {
+    let statuses = body.as_object().ok_or("GET /session/status did not return an object")?;
+    Ok(statuses
+        .iter()
+        .filter(|(_, status)| status.get("type").and_then(Value::as_str) != Some("idle"))
+        .map(|(session, _)| session.clone())
+        .collect())
+}
+
 /// The project directories of `GET /experimental/session` (each session's `directory`), each
 /// once.
 pub fn session_directories(body: &Value) -> Vec<String> {
@@ -501,5 +512,9 @@ mod tests {
         let listed = json!([{"id": "que_1", "sessionID": "ses_1", "questions": []}, {"id": 7}]);
         assert_eq!(pending(&listed).expect("a list").len(), 1);
         assert!(pending(&json!({})).is_err());
+        let statuses = json!({"ses_1": {"type": "busy"}, "ses_2": {"type": "idle"},
+            "ses_3": {"type": "retry", "attempt": 1}});
+        assert_eq!(working_sessions(&statuses).expect("an object"), ["ses_1", "ses_3"]);
+        assert!(working_sessions(&json!([])).is_err());
     }
 }

@@ -164,6 +164,15 @@ impl Server {
         opencode::pending(&body).map_err(|detail| ServerError::Unreadable { what, detail })
     }
 
+    /// The sessions of `directory` that are working (their questions can still be answered).
+    pub fn working_sessions(&self, directory: &str) -> Result<Vec<String>, ServerError> {
+        let response =
+            self.get(&self.calls, "/session/status").query("directory", directory).call();
+        let what = format!("listing the sessions of {directory}");
+        let body = self.json(&what, response)?;
+        opencode::working_sessions(&body).map_err(|detail| ServerError::Unreadable { what, detail })
+    }
+
     /// Sends `reply` for the question `id` of `directory`.
     pub fn send(&self, directory: &str, id: &str, reply: &Reply) -> Result<(), ServerError> {
         let response = match reply.body() {
