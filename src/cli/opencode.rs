@@ -183,9 +183,8 @@ fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>,
         }
         // An aborted session leaves its question listed: only working sessions' are asked.
         let working = server.working_sessions(&directory)?;
-        let (live, stale): (Vec<_>, Vec<_>) = questions
-            .into_iter()
-            .partition(|request| working.iter().any(|session| *session == request.session_id));
+        let (live, stale): (Vec<_>, Vec<_>) =
+            questions.into_iter().partition(|request| working.contains(&request.session_id));
         for request in stale {
             eprintln!(
                 "askpane opencode: {} is left from a session that ended; not asking it",
