@@ -7,6 +7,7 @@
 //! holds every size limit.
 
 pub mod answer;
+pub mod codex;
 pub mod envelope;
 pub mod exit;
 pub mod inbox;
