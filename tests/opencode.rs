@@ -660,3 +660,29 @@ fn questions_waiting_at_start_are_asked_but_not_those_an_abort_left() {
     let log = world.askpane_log();
     assert!(log.contains(&format!("{left} is left from a session that ended")), "{log}");
 }
+
+#[test]
+fn stopping_askpane_leaves_the_question_to_opencode() {
+    let mut world = World::start("opencode-stop");
+    world.attach(&[]);
+    let project = world.root.join("project");
+    world.ask(&project, "default");
+    let id = world.wait_pending(&project);
+    let mut inbox = world.subscribe();
+    inbox.waiting();
+    let mut askpane = world.askpane.take().expect("askpane runs");
+    let killed = Command::new("kill")
+        .args(["-TERM", &askpane.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let status = askpane.wait(WAIT).unwrap_or_else(|| panic!("still runs: {}", world.report()));
+    assert_eq!(status.code(), Some(0), "{}", world.report());
+    // Its request leaves the inbox; OpenCode still waits for an answer (its TUI, another askpane).
+    let settled = inbox.receive_kind("settled");
+    assert_eq!(settled["outcome"], "withdrawn", "{settled}");
+    let pending: Vec<Value> = world.pending(&project);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["id"], id.as_str());
+    assert!(world.tool_results().is_empty(), "{}", world.report());
+}
