@@ -18,6 +18,7 @@ mod bridge;
 mod claude_host;
 // Codex's request_user_input against the real Codex CLI (0.169.0; scripts/codex-cli), hosted by
 // the test: what its model reads for askpane's answers and for the honest decline.
+#[cfg(target_os = "linux")]
 mod codex;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
@@ -37,6 +38,7 @@ mod fake_api;
 mod interop;
 // `askpane opencode` against the real OpenCode CLI (1.18.33; scripts/opencode-cli) and a fake
 // OpenAI-compatible model: answers, decline, answered elsewhere, aborted sessions.
+#[cfg(target_os = "linux")]
 mod opencode;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
