@@ -13,9 +13,7 @@ use clap::Args;
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::Value;
 
-use askpane::protocol::inbox::{
-    AskMessage, ClientMessage, ClientMode, Format, InboxMessage, Policy,
-};
+use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message};
 use askpane::transport::admit::admit;
@@ -81,8 +79,8 @@ struct Held {
 
 pub(super) fn run(args: OpenCodeArgs) -> anyhow::Result<u8> {
     let server = Server::new(&args.url, &args.username, args.password.as_deref());
-    let mut wire_policy = policy(&args.answering, Some(ReplyFormat::OpenCode), None);
-    wire_policy.format = Some(Format::OpenCode);
+    // Every reply comes back in OpenCode's form (`protocol::opencode::Reply`).
+    let wire_policy = policy(&args.answering, Some(ReplyFormat::OpenCode), None);
     let signals = watch_signals();
     let (to_me, stop) = ui_channel(Waker::noop());
     let route = signals.as_ref().map(|watch| watch.route(to_me));
@@ -359,6 +357,9 @@ impl Host {
         if let Some(problem) = &admitted.problem {
             eprintln!("askpane opencode: {problem}");
         }
+        // Decided by the flags, so nothing waits for a person; a request left open all the
+        // same is dropped, which answers it as a closed window rather than waiting for ever.
+        drop(admitted.request);
         let outcome = admitted.outcome.recv().unwrap_or_else(|_| Outcome::closed());
         let shape = ReplyShape { format: Some(ReplyFormat::OpenCode), always_a_line: true };
         let line = shape.line(&admitted.envelope, &outcome)?;

@@ -14,10 +14,10 @@ pub mod group;
 #[cfg(unix)]
 pub mod inbox;
 pub mod lines;
-#[cfg(unix)]
-pub mod peer;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod opencode;
+#[cfg(unix)]
+pub mod peer;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]
