@@ -16,6 +16,10 @@ mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
 #[cfg(target_os = "linux")]
 mod claude_host;
+// Codex's request_user_input against the real Codex CLI (0.169.0; scripts/codex-cli), hosted by
+// the test: what its model reads for askpane's answers and for the honest decline.
+#[cfg(target_os = "linux")]
+mod codex;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
@@ -36,6 +40,10 @@ mod interop;
 // real Claude Code CLI with --mcp-config (scripts/mcp-clients installs the first two).
 #[cfg(target_os = "linux")]
 mod mcp;
+// `askpane opencode` against the real OpenCode CLI (1.18.33; scripts/opencode-cli) and a fake
+// OpenAI-compatible model: answers, decline, answered elsewhere, aborted sessions.
+#[cfg(target_os = "linux")]
+mod opencode;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

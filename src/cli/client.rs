@@ -19,6 +19,7 @@ use askpane::transport::signals::StopSignal;
 use askpane::transport::{Inbound, IoThreads, ui_channel};
 
 use super::answer::PipeArgs;
+use super::args::{StoreArgs, UiArgs};
 use super::window::{missing_display, watch_signals, write_direct};
 
 /// How often a client starts an inbox and asks again after the inbox went away mid-question.
@@ -128,7 +129,8 @@ pub(super) fn deliver(
                 // Decided by the flags alone: the same reply here, without starting an inbox.
                 return Delivered::Yourself("decided without a person".to_owned());
             }
-            Err(ConnectError::NotRunning(_)) => match start_inbox(&place, args) {
+            Err(ConnectError::NotRunning(_)) => match start_inbox(&place, &args.shown, &args.store)
+            {
                 Ok(client) => client,
                 Err(why) => {
                     eprintln!(
@@ -279,8 +281,11 @@ fn wait(
 
 /// Starts an inbox in the background (its own process group, its output in the log file) and
 /// connects to it. Of several clients doing this at once, the inbox lock keeps one inbox.
-fn start_inbox(place: &Place, args: &PipeArgs) -> Result<InboxClient, String> {
-    let shown = &args.shown;
+pub(super) fn start_inbox(
+    place: &Place,
+    shown: &UiArgs,
+    store: &StoreArgs,
+) -> Result<InboxClient, String> {
     let web = shown.web();
     if !web && let Some(problem) = missing_display() {
         return Err(format!("no display: {problem}"));
@@ -297,7 +302,7 @@ fn start_inbox(place: &Place, args: &PipeArgs) -> Result<InboxClient, String> {
     if let Some(theme) = clap::ValueEnum::to_possible_value(&shown.theme) {
         command.arg("--theme").arg(theme.get_name());
     }
-    if let Some(dir) = &args.store.state_dir {
+    if let Some(dir) = &store.state_dir {
         command.arg("--state-dir").arg(dir);
     }
     // Never the client's own flags (they travel with each request).

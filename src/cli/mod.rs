@@ -40,6 +40,9 @@ use no_inbox as client;
 #[cfg(not(unix))]
 use no_inbox as inbox;
 mod mcp;
+// `askpane opencode` hands its questions to the inbox: where the inbox is.
+#[cfg(unix)]
+mod opencode;
 mod validate;
 mod window;
 
@@ -91,6 +94,11 @@ enum Command {
     /// A stdio MCP server with one tool, ask_user_question, for any MCP-capable agent: each
     /// call is shown in the inbox's window and the user's answer is the tool result.
     Mcp(mcp::McpArgs),
+    /// Answer every OpenCode session's questions in the inbox: attach to an OpenCode server
+    /// (`opencode serve`, or the TUI with `--port`) and run until stopped.
+    #[cfg(unix)]
+    #[command(name = "opencode")]
+    OpenCode(opencode::OpenCodeArgs),
     /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
     Install {
         #[command(subcommand)]
@@ -209,6 +217,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Claude(args) => claude::run(args),
         Command::Inbox(args) => inbox::run(args),
         Command::Mcp(args) => mcp::run(args),
+        #[cfg(unix)]
+        Command::OpenCode(args) => opencode::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),

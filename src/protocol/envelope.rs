@@ -111,6 +111,9 @@ pub enum ReplyFormat {
     SeedWeb,
     /// An MCP `CallToolResult`: the text the model reads, `structuredContent`, `isError`.
     McpToolResult,
+    /// What goes back to OpenCode's question tool (`askpane opencode`): answers by label, or a
+    /// reject ([`super::opencode::Reply`]).
+    OpenCode,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -302,6 +305,9 @@ impl Envelope {
             ReplyFormat::PermissionRequest => permission_request_reply(outcome),
             ReplyFormat::SeedWeb => Some(self.seed_web_reply(outcome)),
             ReplyFormat::McpToolResult => Some(mcp::tool_result(outcome)),
+            ReplyFormat::OpenCode => {
+                super::opencode::reply(outcome).and_then(|reply| serde_json::to_value(reply).ok())
+            }
         }
     }
 

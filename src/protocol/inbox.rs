@@ -165,6 +165,9 @@ pub enum Format {
     PermissionRequest,
     SeedWeb,
     McpToolResult,
+    /// `askpane opencode`'s reply to OpenCode's question tool.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl From<Format> for ReplyFormat {
@@ -176,6 +179,7 @@ impl From<Format> for ReplyFormat {
             Format::PermissionRequest => ReplyFormat::PermissionRequest,
             Format::SeedWeb => ReplyFormat::SeedWeb,
             Format::McpToolResult => ReplyFormat::McpToolResult,
+            Format::OpenCode => ReplyFormat::OpenCode,
         }
     }
 }
@@ -189,6 +193,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::PermissionRequest => Format::PermissionRequest,
             ReplyFormat::SeedWeb => Format::SeedWeb,
             ReplyFormat::McpToolResult => Format::McpToolResult,
+            ReplyFormat::OpenCode => Format::OpenCode,
         }
     }
 }

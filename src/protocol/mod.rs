@@ -8,11 +8,13 @@
 //! holds every size limit.
 
 pub mod answer;
+pub mod codex;
 pub mod envelope;
 pub mod exit;
 pub mod inbox;
 pub mod limits;
 pub mod mcp;
+pub mod opencode;
 pub mod origin;
 pub mod outcome;
 pub mod preset;

@@ -79,6 +79,7 @@ impl Provenance {
             "claude" => "askpane claude".to_owned(),
             "ask" => "pipe (askpane ask)".to_owned(),
             "mcp" => "MCP".to_owned(),
+            super::opencode::SOURCE => "OpenCode".to_owned(),
             other => other.to_owned(),
         }
     }

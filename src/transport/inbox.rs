@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
-use crate::protocol::{Outcome, ReplyShape, exit, parse_message};
+use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 
 use super::admit::{Admission, admit};
 use super::pipe::MAX_INPUT_BYTES;
@@ -489,8 +489,16 @@ fn take_ask(
             return None;
         }
     };
-    let Admission { envelope, format, always_a_line, request, outcome, warnings, problem, .. } =
-        admit(incoming, mode, &policy, None);
+    let Admission {
+        envelope, format, always_a_line, mut request, outcome, warnings, problem, ..
+    } = admit(incoming, mode, &policy, None);
+    // An agent adapter (`askpane opencode`) names who asked in its `user_question`, as the
+    // browser protocol does: shown instead of the client's mode.
+    if let (Some(request), Envelope::SeedWeb { .. }) = (request.as_mut(), &envelope)
+        && message.get("agent").is_some()
+    {
+        request.core.provenance = crate::protocol::web::question_provenance(&message);
+    }
     let warnings = warnings.iter().map(ToString::to_string).collect();
     let shown = request.is_some();
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown, warnings });

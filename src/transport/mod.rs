@@ -14,6 +14,8 @@ pub mod group;
 #[cfg(unix)]
 pub mod inbox;
 pub mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod opencode;
 #[cfg(unix)]
 pub mod peer;
 #[cfg(not(target_arch = "wasm32"))]

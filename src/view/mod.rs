@@ -672,6 +672,14 @@ fn decline_bar_ui(ui: &mut Ui, pending: &Open, message: &str, actions: &mut Vec<
         actions.push(Action::Edit(Edit::SetDeclineMessage(text)));
     }
     let entered = response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter));
+    // OpenCode passes no message on: declining dismisses the question and ends the turn.
+    if pending.core.reply_shape.format == Some(crate::protocol::ReplyFormat::OpenCode) {
+        let text = format!(
+            "OpenCode passes no message on: its model reads only “{}”, and its turn stops.",
+            crate::protocol::opencode::DISMISSED_TEXT
+        );
+        ui.add(Label::new(RichText::new(text).small().color(tokens.warning)).wrap());
+    }
     ui.horizontal(|ui| {
         if ui.button("Decline").clicked() || entered {
             actions.push(Action::Edit(Edit::ConfirmDecline));

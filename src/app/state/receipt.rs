@@ -2,7 +2,7 @@
 //! got, and (in a browser page) whether askpane has it yet.
 
 use crate::book::{Ending, Open};
-use crate::protocol::{Outcome, ResultStyle};
+use crate::protocol::{Outcome, ReplyFormat, ResultStyle, opencode};
 
 /// What was sent for a finished request, and what its model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,17 +34,25 @@ pub enum SendState {
 impl Receipt {
     pub fn new(open: &Open, outcome: &Outcome, ending: &Ending) -> Self {
         let envelope = &open.core.envelope;
-        let reply = envelope
-            .reply(outcome)
-            .and_then(|value| serde_json::to_string_pretty(&value).ok())
-            .unwrap_or_default();
+        // An OpenCode question is answered in OpenCode's form, and its model words it its way.
+        let opencode = open.core.reply_shape.format == Some(ReplyFormat::OpenCode);
+        let reply = match opencode {
+            true => open.core.reply_shape.line(envelope, outcome),
+            false => envelope.reply(outcome),
+        };
+        let reply =
+            reply.and_then(|value| serde_json::to_string_pretty(&value).ok()).unwrap_or_default();
+        let model_text = match opencode {
+            true => opencode::model_text(&open.core.ask, outcome),
+            false => outcome.model_text(ResultStyle::Current),
+        };
         Receipt {
             title: open.core.ask.title().to_owned(),
             provenance: open.core.provenance.label(),
             outcome_kind: outcome.kind(),
             by_timeout: matches!(ending, Ending::Deadline { .. }),
             reply,
-            model_text: outcome.model_text(ResultStyle::Current),
+            model_text,
             tool_use_id: envelope.tool_use_id().map(str::to_owned),
             send_state: match open.awaits_ack {
                 true => SendState::Sending,

@@ -1,0 +1,520 @@
+//! OpenCode's `question` tool (issue 13) as pure data: its pending question and the events of
+//! its server's `/global/event` stream in, askpane's validated [`Ask`] out ([`to_ask`]), and an
+//! [`Outcome`] back into the reply OpenCode takes ([`reply`]). No IO: the HTTP side is
+//! `transport::opencode`.
+//!
+//! OpenCode answers a question with `POST /question/{id}/reply` and `{"answers": string[][]}`
+//! (one list of labels per question; a typed answer is one more string) and dismisses it with
+//! `POST /question/{id}/reject`, after which its model reads only "The user dismissed this
+//! question" and the turn stops. Shapes: the fixtures in `tests/fixtures/opencode/`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::outcome::Outcome;
+use super::question::Ask;
+use super::validate::{Invalid, Validated, validate};
+
+/// The agent's name in a request's provenance (`Provenance::source`).
+pub const SOURCE: &str = "opencode";
+
+/// One pending question request: a `question.asked` event's `properties`, or an item of
+/// `GET /question`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct QuestionRequest {
+    /// `que_…`: the id the reply and the `question.replied` event name.
+    pub id: String,
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    pub questions: Vec<QuestionInfo>,
+}
+
+/// One question as OpenCode sends it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct QuestionInfo {
+    pub question: String,
+    #[serde(default)]
+    pub header: String,
+    pub options: Vec<QuestionOption>,
+    /// Several answers allowed.
+    #[serde(default)]
+    pub multiple: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct QuestionOption {
+    pub label: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// A question converted: the message askpane's inbox takes (its browser protocol's
+/// `user_question`, naming who asked), and the questions as validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Converted {
+    pub message: Value,
+    pub validated: Validated,
+}
+
+/// OpenCode's question, asked in `directory`, as askpane's validated questions and the message
+/// that carries them to the inbox: `multiple` is a multi-select; the request id is the
+/// message's `tool_use_id` (the same question sent again is shown once); who asked is
+/// `opencode · <directory> · <session>`. OpenCode never sends `custom` on (it strips it), and
+/// its answers may be any text, so Other is always offered, as OpenCode's own TUI does.
+pub fn to_ask(request: &QuestionRequest, directory: &str) -> Result<Converted, Invalid> {
+    let questions: Vec<Value> = request
+        .questions
+        .iter()
+        .map(|question| {
+            let options: Vec<Value> = question
+                .options
+                .iter()
+                .map(|option| json!({"label": option.label, "description": option.description}))
+                .collect();
+            json!({"question": question.question, "header": question.header,
+                "options": options, "multiSelect": question.multiple})
+        })
+        .collect();
+    let validated = validate(&json!({ "questions": questions }))?;
+    let project = directory.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+    let message = json!({"type": "user_question", "tool_use_id": request.id,
+        "questions": questions, "timestamp": "",
+        "agent": SOURCE, "source": format!("{SOURCE} · {directory} · {}", request.session_id),
+        "project": project, "session": request.session_id});
+    Ok(Converted { message, validated })
+}
+
+/// What goes back to OpenCode for one question request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Reply {
+    /// `POST /question/{id}/reply` with `{"answers": …}`: per question, the labels chosen (an
+    /// empty list: the model reads "Unanswered").
+    Reply { answers: Vec<Vec<String>> },
+    /// `POST /question/{id}/reject`: the model reads "The user dismissed this question" and the
+    /// turn stops.
+    Reject,
+}
+
+impl Reply {
+    /// The body of `POST /question/{id}/reply`; `None` for a reject (it has no body).
+    pub fn body(&self) -> Option<Value> {
+        match self {
+            Reply::Reply { answers } => Some(json!({ "answers": answers })),
+            Reply::Reject => None,
+        }
+    }
+}
+
+/// The reply OpenCode gets for `outcome`; `None` when nothing is to be sent (OpenCode took the
+/// question back itself). An answer sends each question's labels, then its Other text, then a
+/// note as `note: …` (OpenCode has no notes: its model reads the items joined by ", "). A
+/// decline or a stop rejects it: OpenCode passes no message on, so the model reads only "The
+/// user dismissed this question" and its turn stops. Every other ending lets the model go on
+/// and read what happened, as the first question's answer (the others "Unanswered"): a reply in
+/// the user's own words, "Chat about this", no human available, a timeout, an invalid question.
+pub fn reply(outcome: &Outcome) -> Option<Reply> {
+    match outcome {
+        Outcome::Withdrawn => None,
+        Outcome::Declined { .. } | Outcome::Stopped { .. } => Some(Reply::Reject),
+        Outcome::Answered(answers) => {
+            let input = answers.updated_input();
+            let questions = input.get("questions").and_then(Value::as_array);
+            let count = questions.map_or(0, Vec::len);
+            let mut lists = vec![Vec::new(); count];
+            for entry in answers.entries() {
+                let Some(list) = lists.get_mut(entry.index) else { continue };
+                let options = questions
+                    .and_then(|questions| questions.get(entry.index))
+                    .and_then(|question| question.get("options"))
+                    .and_then(Value::as_array);
+                for &picked in &entry.picked {
+                    let label = options
+                        .and_then(|options| options.get(picked))
+                        .and_then(|option| option.get("label"))
+                        .and_then(Value::as_str);
+                    list.extend(label.map(str::to_owned));
+                }
+                // A question marked skipped carries its text as the answer, not a pick.
+                if entry.picked.is_empty()
+                    && entry.other.is_none()
+                    && let (Some(answer), Some(_)) = (&entry.answer, entry.unanswered)
+                {
+                    list.push(answer.clone());
+                }
+                list.extend(entry.other.clone());
+                list.extend(entry.notes.as_ref().map(|notes| format!("note: {notes}")));
+            }
+            Some(Reply::Reply { answers: lists })
+        }
+        Outcome::Replied(reply) => Some(first_answer(reply.text().to_owned())),
+        other => Some(first_answer(other.deny_message().unwrap_or_default())),
+    }
+}
+
+/// `text` as the first question's answer; the others are left out, which OpenCode's model reads
+/// as "Unanswered".
+fn first_answer(text: String) -> Reply {
+    Reply::Reply { answers: vec![vec![text]] }
+}
+
+/// What OpenCode's model reads for `outcome` (OpenCode 1.18.33's own wording, captured in
+/// `tests/fixtures/opencode/model-tool-results.txt`): each question of `ask` with its answer
+/// (the items joined by ", ", else "Unanswered"), or the dismissal; empty when nothing is sent.
+pub fn model_text(ask: &Ask, outcome: &Outcome) -> String {
+    match reply(outcome) {
+        None => String::new(),
+        Some(Reply::Reject) => DISMISSED_TEXT.to_owned(),
+        Some(Reply::Reply { answers }) => {
+            let pieces: Vec<String> = ask
+                .questions()
+                .iter()
+                .enumerate()
+                .map(|(index, question)| {
+                    let items = answers.get(index).filter(|items| !items.is_empty());
+                    let answer = items.map_or("Unanswered".to_owned(), |items| items.join(", "));
+                    format!("\"{}\"=\"{answer}\"", question.text())
+                })
+                .collect();
+            format!(
+                "User has answered your questions: {}. You can now continue with the user's \
+                 answers in mind.",
+                pieces.join(", ")
+            )
+        }
+    }
+}
+
+/// What OpenCode's model reads after a reject, on the next prompt (the turn stops first).
+pub const DISMISSED_TEXT: &str = "The user dismissed this question";
+
+/// What one frame of `/global/event` means to askpane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Happening {
+    /// A question was asked in `directory`.
+    Asked { directory: String, request: QuestionRequest },
+    /// The question `request_id` is no longer pending: answered or dismissed elsewhere (the
+    /// TUI, another client).
+    Settled { directory: String, request_id: String },
+    /// The session went idle or failed (an abort): its questions will never reach the model,
+    /// though OpenCode still lists them.
+    SessionEnded { directory: String, session_id: String },
+    /// Anything else (heartbeats, messages, parts): nothing to do.
+    Other,
+}
+
+/// Reads one `data:` payload of `/global/event`: `{"directory", "payload": {"type",
+/// "properties"}}`. `Err` says why a frame could not be read (it is skipped).
+pub fn global_event(data: &str) -> Result<Happening, String> {
+    let frame: Value = serde_json::from_str(data).map_err(|error| format!("not JSON: {error}"))?;
+    let directory = frame.get("directory").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let payload = frame.get("payload").unwrap_or(&Value::Null);
+    let kind = payload.get("type").and_then(Value::as_str).unwrap_or_default();
+    let properties = payload.get("properties").cloned().unwrap_or(Value::Null);
+    let text = |key: &str| properties.get(key).and_then(Value::as_str).map(str::to_owned);
+    match kind {
+        "question.asked" => {
+            let request = serde_json::from_value(properties)
+                .map_err(|error| format!("a question.asked that is not a question: {error}"))?;
+            Ok(Happening::Asked { directory, request })
+        }
+        "question.replied" | "question.rejected" => match text("requestID") {
+            Some(request_id) => Ok(Happening::Settled { directory, request_id }),
+            None => Err(format!("a {kind} without requestID")),
+        },
+        "session.idle" | "session.error" => match text("sessionID") {
+            Some(session_id) => Ok(Happening::SessionEnded { directory, session_id }),
+            // A session.error not tied to a session (a provider error) ends nothing.
+            None => Ok(Happening::Other),
+        },
+        _ => Ok(Happening::Other),
+    }
+}
+
+/// The pending questions of `GET /question`.
+pub fn pending(body: &Value) -> Result<Vec<QuestionRequest>, String> {
+    let items = body.as_array().ok_or("GET /question did not return a list")?;
+    // One broken item does not hide the others.
+    Ok(items.iter().filter_map(|item| serde_json::from_value(item.clone()).ok()).collect())
+}
+
+/// The sessions of `GET /session/status` that are working (busy, or retrying): a question
+/// pending in any other session was left by an abort, and its model will never read a reply.
+pub fn working_sessions(body: &Value) -> Result<Vec<String>, String> {
+    let statuses = body.as_object().ok_or("GET /session/status did not return an object")?;
+    Ok(statuses
+        .iter()
+        .filter(|(_, status)| status.get("type").and_then(Value::as_str) != Some("idle"))
+        .map(|(session, _)| session.clone())
+        .collect())
+}
+
+/// The project directories of `GET /experimental/session` (each session's `directory`), each
+/// once.
+pub fn session_directories(body: &Value) -> Vec<String> {
+    let mut directories: Vec<String> = Vec::new();
+    for session in body.as_array().into_iter().flatten() {
+        if let Some(directory) = session.get("directory").and_then(Value::as_str)
+            && !directories.iter().any(|known| known == directory)
+        {
+            directories.push(directory.to_owned());
+        }
+    }
+    directories
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Draft, Pick, build_answers};
+
+    /// Every raw `question.*` SSE data line of the probe (`tests/fixtures/opencode/`).
+    const EVENTS: &str = include_str!("../../tests/fixtures/opencode/question-events.jsonl");
+
+    /// The raw `/global/event` frames of the captures, in order.
+    fn global_frames() -> Vec<String> {
+        EVENTS
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter_map(|record| record.get("raw")?.as_str().map(str::to_owned))
+            .filter(|raw| raw.starts_with("{\"directory\""))
+            .collect()
+    }
+
+    /// The first captured question (two questions: a single select, then `multiple`), with the
+    /// answers its `question.replied` carried.
+    fn captured() -> (String, QuestionRequest, Value) {
+        let frames = global_frames();
+        let asked = frames.first().expect("a captured frame");
+        let Ok(Happening::Asked { directory, request }) = global_event(asked) else {
+            panic!("the first frame is a question: {asked}");
+        };
+        let replied = frames
+            .iter()
+            .filter_map(|raw| serde_json::from_str::<Value>(raw).ok())
+            .find(|frame| {
+                frame["payload"]["type"] == "question.replied"
+                    && frame["payload"]["properties"]["requestID"] == request.id.as_str()
+            })
+            .expect("its reply was captured");
+        (directory, request, replied["payload"]["properties"]["answers"].clone())
+    }
+
+    fn answer(request: &QuestionRequest, picks: &[&[usize]], other: &[&str]) -> Outcome {
+        let Converted { validated, .. } = to_ask(request, "/p").expect("valid");
+        let ask = validated.ask;
+        let drafts: Vec<Draft> = ask
+            .questions()
+            .iter()
+            .enumerate()
+            .map(|(index, question)| {
+                let mut draft = Draft::default();
+                for &option in picks.get(index).copied().unwrap_or_default() {
+                    draft.pick(question, Pick::Option(option));
+                }
+                if let Some(text) = other.get(index).filter(|text| !text.is_empty()) {
+                    draft.set_other_text(question, (*text).to_owned());
+                }
+                draft
+            })
+            .collect();
+        Outcome::Answered(build_answers(&ask, &drafts).expect("within the limits"))
+    }
+
+    #[test]
+    fn every_captured_frame_is_read() {
+        let frames = global_frames();
+        assert!(frames.len() >= 6, "{}", frames.len());
+        for raw in &frames {
+            let happening = global_event(raw).unwrap_or_else(|error| panic!("{error}: {raw}"));
+            let frame: Value = serde_json::from_str(raw).expect("JSON");
+            let properties = &frame["payload"]["properties"];
+            match frame["payload"]["type"].as_str() {
+                Some("question.asked") => {
+                    let Happening::Asked { directory, request } = happening else { panic!() };
+                    assert_eq!(directory, frame["directory"].as_str().unwrap_or_default());
+                    assert!(directory.starts_with("/home/dev/probe-opencode/project"));
+                    assert_eq!(request.id, properties["id"].as_str().unwrap_or_default());
+                    assert_eq!(request.session_id, properties["sessionID"].as_str().unwrap());
+                }
+                Some(_) => {
+                    let Happening::Settled { request_id, .. } = happening else { panic!() };
+                    assert_eq!(request_id, properties["requestID"].as_str().unwrap_or_default());
+                }
+                None => panic!("{raw}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_captured_question_becomes_an_ask_and_a_message_naming_who_asked() {
+        let (directory, request, _) = captured();
+        let Converted { message, validated } = to_ask(&request, &directory).expect("valid");
+        let questions = validated.ask.questions();
+        assert_eq!(questions.len(), 2);
+        assert_eq!(questions[0].text(), "Which database should the service use?");
+        assert_eq!(questions[0].header(), "Database");
+        assert!(!questions[0].multi_select() && questions[1].multi_select());
+        let labels: Vec<&str> = questions[1].options().iter().map(|o| o.label()).collect();
+        assert_eq!(labels, ["Auth", "Billing", "Search"]);
+        assert_eq!(questions[0].options()[1].description(), "Embedded, zero config");
+        assert!(validated.warnings.is_empty(), "{:?}", validated.warnings);
+        assert_eq!(message["type"], "user_question");
+        assert_eq!(message["tool_use_id"], "que_2025bf653001wnfD8i8huoXyJ1");
+        assert_eq!(message["agent"], "opencode");
+        assert_eq!(
+            message["source"],
+            "opencode · /home/dev/probe-opencode/project · ses_dfda413dbffe0KeURMld4o1eES"
+        );
+        assert_eq!(message["project"], "project");
+        assert_eq!(message["session"], "ses_dfda413dbffe0KeURMld4o1eES");
+        // The inbox reads the message back as the same questions.
+        let incoming = crate::protocol::parse_message(&message).expect("an envelope askpane reads");
+        assert_eq!(validate(&incoming.input).expect("valid").ask, validated.ask);
+    }
+
+    #[test]
+    fn answers_go_back_exactly_as_opencode_took_them() {
+        let (_, request, captured_answers) = captured();
+        let outcome = answer(&request, &[&[0], &[0, 1]], &[]);
+        let reply = reply(&outcome).expect("a reply");
+        let body = reply.body().expect("a reply has a body");
+        // Byte for byte what the probe sent (and OpenCode echoed in question.replied).
+        assert_eq!(body.to_string(), json!({ "answers": captured_answers }).to_string());
+        assert_eq!(body.to_string(), r#"{"answers":[["PostgreSQL"],["Auth","Billing"]]}"#);
+        assert_eq!(
+            serde_json::to_string(&reply).expect("serialises"),
+            r#"{"action":"reply","answers":[["PostgreSQL"],["Auth","Billing"]]}"#
+        );
+    }
+
+    #[test]
+    fn the_model_text_is_opencodes_own() {
+        let (_, request, _) = captured();
+        let ask = to_ask(&request, "/p").expect("valid").validated.ask;
+        let captured = include_str!("../../tests/fixtures/opencode/model-tool-results.txt");
+        for outcome in [answer(&request, &[&[0], &[0, 1]], &[]), answer(&request, &[&[1]], &[])] {
+            let text = serde_json::to_string(&model_text(&ask, &outcome)).expect("a string");
+            assert!(captured.contains(&text), "{text}");
+        }
+        assert_eq!(model_text(&ask, &Outcome::declined("")), "The user dismissed this question");
+        assert!(captured.contains(&format!("\"{DISMISSED_TEXT}\"")));
+        assert_eq!(model_text(&ask, &Outcome::Withdrawn), "");
+    }
+
+    #[test]
+    fn typed_answers_unanswered_questions_and_notes() {
+        let (_, request, _) = captured();
+        // The probe's free-text reply: Other on the single select, an option and Other on the
+        // multi-select (OpenCode puts the typed text after the labels, unescaped).
+        let typed = answer(
+            &request,
+            &[&[], &[2]],
+            &["Use CockroachDB, with a \"quoted\" note", "My own feature"],
+        );
+        assert_eq!(
+            reply(&typed).and_then(|reply| reply.body()).map(|body| body.to_string()),
+            Some(r#"{"answers":[["Use CockroachDB, with a \"quoted\" note"],["Search","My own feature"]]}"#.to_owned())
+        );
+        // A question left unanswered is an empty list: OpenCode's model reads "Unanswered".
+        let partial = answer(&request, &[&[1]], &[]);
+        assert_eq!(
+            reply(&partial),
+            Some(Reply::Reply { answers: vec![vec!["SQLite".to_owned()], vec![]] })
+        );
+        // OpenCode has no notes: a note is one more item.
+        let Converted { validated, .. } = to_ask(&request, "/p").expect("valid");
+        let mut draft = Draft::default();
+        draft.pick(&validated.ask.questions()[0], Pick::Option(1));
+        draft.set_notes("only for now".to_owned());
+        let noted = Outcome::Answered(build_answers(&validated.ask, &[draft]).expect("fits"));
+        assert_eq!(
+            reply(&noted),
+            Some(Reply::Reply {
+                answers: vec![vec!["SQLite".to_owned(), "note: only for now".to_owned()], vec![]]
+            })
+        );
+    }
+
+    #[test]
+    fn every_other_ending_has_its_reply() {
+        let (_, request, _) = captured();
+        let ask = to_ask(&request, "/p").expect("valid").validated.ask;
+        // A decline or a stop dismisses the question: the model reads OpenCode's own text.
+        assert_eq!(reply(&Outcome::declined("not now")), Some(Reply::Reject));
+        assert_eq!(reply(&Outcome::stopped("")), Some(Reply::Reject));
+        assert_eq!(reply(&Outcome::closed()), Some(Reply::Reject));
+        assert_eq!(Reply::Reject.body(), None);
+        // Taken back by OpenCode: nothing to send.
+        assert_eq!(reply(&Outcome::Withdrawn), None);
+        // The others let the model go on, reading what happened as the first answer.
+        let own_words = Outcome::replied(&ask, "Use whatever is simplest");
+        assert_eq!(
+            reply(&own_words),
+            Some(Reply::Reply { answers: vec![vec!["Use whatever is simplest".to_owned()]] })
+        );
+        let nobody = Outcome::Unavailable { reason: "no display".to_owned() };
+        let Some(Reply::Reply { answers }) = reply(&nobody) else { panic!("a reply") };
+        assert_eq!(answers, vec![vec![nobody.deny_message().expect("a message")]]);
+        assert!(answers[0][0].starts_with("No human is available"), "{answers:?}");
+        let timed_out = Outcome::timed_out(30);
+        let Some(Reply::Reply { answers }) = reply(&timed_out) else { panic!("a reply") };
+        assert!(answers[0][0].starts_with("No response after 30s"), "{answers:?}");
+    }
+
+    #[test]
+    fn sessions_that_end_and_frames_that_mean_nothing() {
+        let idle = r#"{"directory":"/d","payload":{"type":"session.idle","properties":{"sessionID":"ses_1"}}}"#;
+        assert_eq!(
+            global_event(idle),
+            Ok(Happening::SessionEnded { directory: "/d".into(), session_id: "ses_1".into() })
+        );
+        let error = r#"{"directory":"/d","payload":{"type":"session.error","properties":{"sessionID":"ses_2","error":{"name":"MessageAbortedError"}}}}"#;
+        assert!(matches!(global_event(error), Ok(Happening::SessionEnded { .. })));
+        let heartbeat = r#"{"payload":{"type":"server.heartbeat","properties":{}}}"#;
+        assert_eq!(global_event(heartbeat), Ok(Happening::Other));
+        let providerless =
+            r#"{"directory":"/d","payload":{"type":"session.error","properties":{}}}"#;
+        assert_eq!(global_event(providerless), Ok(Happening::Other));
+        // Broken frames are refused with a reason, never a panic.
+        assert!(global_event("not json").is_err());
+        assert!(
+            global_event(r#"{"payload":{"type":"question.asked","properties":{"id":3}}}"#).is_err()
+        );
+        assert!(
+            global_event(r#"{"payload":{"type":"question.replied","properties":{}}}"#).is_err()
+        );
+        assert_eq!(global_event("[]"), Ok(Happening::Other));
+    }
+
+    #[test]
+    fn a_question_askpane_cannot_show_is_refused_with_the_reason() {
+        let request = QuestionRequest {
+            id: "que_1".into(),
+            session_id: "ses_1".into(),
+            questions: vec![QuestionInfo {
+                question: "Pick".into(),
+                header: "Pick".into(),
+                options: Vec::new(),
+                multiple: false,
+            }],
+        };
+        let invalid = to_ask(&request, "/p").expect_err("no options");
+        let outcome = Outcome::Refused { reason: invalid.to_string() };
+        let Some(Reply::Reply { answers }) = reply(&outcome) else { panic!("a reply") };
+        assert!(answers[0][0].contains("could not be shown"), "{answers:?}");
+    }
+
+    #[test]
+    fn listings_are_read_leniently() {
+        let sessions = json!([{"directory": "/a"}, {"directory": "/b"}, {"directory": "/a"}, {}]);
+        assert_eq!(session_directories(&sessions), ["/a", "/b"]);
+        let listed = json!([{"id": "que_1", "sessionID": "ses_1", "questions": []}, {"id": 7}]);
+        assert_eq!(pending(&listed).expect("a list").len(), 1);
+        assert!(pending(&json!({})).is_err());
+        let statuses = json!({"ses_1": {"type": "busy"}, "ses_2": {"type": "idle"},
+            "ses_3": {"type": "retry", "attempt": 1}});
+        assert_eq!(working_sessions(&statuses).expect("an object"), ["ses_1", "ses_3"]);
+        assert!(working_sessions(&json!([])).is_err());
+    }
+}
