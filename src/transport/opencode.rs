@@ -21,6 +21,11 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// The longest silence on the event stream: the server sends a heartbeat every 10 s, so a
 /// stream quiet for longer is dead (a server gone without closing) and is opened again.
 const STREAM_SILENCE: Duration = Duration::from_secs(35);
+/// How long a server may take to answer a request with its status line and headers. A server
+/// that is starting accepts connections before it answers them: without this bound the event
+/// stream's request waited for [`STREAM_SILENCE`] after a restart, and the questions asked
+/// meanwhile were seen that much later.
+const RESPONSE_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest event askpane reads (a question with long texts is a few KB).
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
 /// The largest JSON body read from a call.
@@ -74,6 +79,7 @@ impl Server {
             ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .timeout_connect(Some(CONNECT_TIMEOUT))
+                .timeout_recv_response(Some(RESPONSE_HEAD_TIMEOUT))
                 .timeout_per_read(read)
                 .timeout_global(global)
                 .build()
