@@ -19,6 +19,7 @@ use crate::book::{Admission, Settled};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
+use crate::protocol::notice::{Snapshot, Waiting};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
@@ -80,7 +81,16 @@ pub struct App {
     countdown_changes: Option<crossbeam_channel::Sender<(String, TimeoutChange)>>,
     /// Issue 11 (store): where opened requests, draft changes and outcomes are reported.
     journal: Option<Box<dyn journal::Journal>>,
+    /// Issue 11 (notifications): where what waits, and whether the window has focus, is
+    /// reported when it changes, with what was reported last.
+    notices: Option<(NoticeReport, (Vec<RequestId>, bool))>,
+    /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
+    revealed: bool,
 }
+
+/// Receives the window's [`Snapshot`] for desktop notifications (natively the notifier's
+/// channel; it never blocks).
+pub type NoticeReport = Box<dyn FnMut(Snapshot)>;
 
 /// Work a composition root runs once per frame, before the inbox is drained: the web build polls
 /// its transport here (no threads); natively, the first frame (the window exists, not yet shown)
@@ -113,7 +123,16 @@ impl App {
             frame_hook: None,
             countdown_changes: None,
             journal: None,
+            notices: None,
+            revealed: false,
         }
+    }
+
+    /// Issue 11 (notifications): reports what waits and whether the window has focus to
+    /// `report` each time either changes (the inbox's notifier decides what to show).
+    pub fn with_notices(mut self, report: NoticeReport) -> Self {
+        self.notices = Some((report, (Vec::new(), false)));
+        self
     }
 
     /// Issue 11 (store): reports every request opened, every change to a form and every
@@ -220,6 +239,14 @@ impl App {
                         self.state.returned(id, &refused, &error, question);
                     }
                 },
+                // Issue 11: a desktop notification's "Open": back on screen, on that request.
+                Ok(Inbound::Reveal { request }) => {
+                    if self.state.book().get(request).is_some() {
+                        self.state.apply(state::Action::SelectRequest(request));
+                        self.picked_by_user = true;
+                    }
+                    self.revealed = true;
+                }
                 Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
                     self.state.countdown_changed(&tool_use_id, now, left_secs);
                 }
@@ -414,6 +441,13 @@ impl eframe::App for App {
             // manager was told at the first frame not to give it the keyboard).
             ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
         }
+        if std::mem::take(&mut self.revealed) {
+            // The user asked for the window (a notification's "Open"): here, raising it is
+            // what they want.
+            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+            ctx.send_viewport_cmd(egui::ViewportCommand::Focus);
+        }
+        self.report_notices(ctx);
         let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
         if arrived && !focused {
             // Ask for attention (a blinking task bar entry), never steal the focus.
@@ -514,6 +548,38 @@ impl App {
 }
 
 impl App {
+    /// Reports what waits and whether the window has focus, when either changed since the last
+    /// report (a comparison of ids per frame; the texts are copied only then).
+    fn report_notices(&mut self, ctx: &egui::Context) {
+        let Some((report, last)) = &mut self.notices else { return };
+        // Unknown (no focus event yet) counts as not focused: nobody is known to look.
+        let focused = ctx.input(|input| input.viewport().focused) == Some(true);
+        let book = self.state.book();
+        let same = last.1 == focused
+            && last.0.len() == book.len()
+            && book.requests().zip(&last.0).all(|(open, id)| open.id() == *id);
+        if same {
+            return;
+        }
+        let waiting: Vec<Waiting> = book
+            .requests()
+            .map(|open| Waiting {
+                id: open.id(),
+                project: open.core.provenance.project.clone(),
+                header: open.core.ask.title().to_owned(),
+                question: open
+                    .core
+                    .ask
+                    .questions()
+                    .first()
+                    .map(|question| question.text().to_owned())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        *last = (waiting.iter().map(|request| request.id).collect(), focused);
+        report(Snapshot { waiting, focused });
+    }
+
     /// Every open request's countdown, by tool_use_id.
     fn countdowns(&self) -> Vec<(String, Option<Countdown>)> {
         let requests = self.state.book().requests();

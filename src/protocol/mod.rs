@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod exit;
 pub mod inbox;
 pub mod limits;
+pub mod notice;
 pub mod origin;
 pub mod outcome;
 pub mod preset;
