@@ -26,6 +26,8 @@ mod inbox;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 #[cfg(target_os = "linux")]
 mod display;
+// Desktop notifications from the inbox on a private session bus with dunst (issue 11).
+mod notify;
 // A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
 #[cfg(target_os = "linux")]
 mod fake_api;
