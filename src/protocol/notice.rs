@@ -165,6 +165,7 @@ fn clip(text: &str, limit: usize) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, reason = "a test may assume: a failed assumption is a failed test")]
 mod tests {
     use super::*;
 
