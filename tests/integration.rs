@@ -19,6 +19,8 @@ mod claude_host;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
+// The History page in the inbox's window (issue 11), by accessible label (kittest).
+mod history_page;
 // `askpane inbox` and its thin clients over the real socket: many at once, killed clients and
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]

@@ -9,6 +9,7 @@
 //! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
 //! typing aimed at a terminal (or Enter pressed once too often) never answers a question.
 
+pub mod history;
 pub mod journal;
 pub mod state;
 
@@ -27,6 +28,7 @@ use crate::transport::{
     Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
 };
 use crate::{theme, view};
+use history::{HistoryAction, HistoryPage};
 
 use state::{Countdown, PendingPermission, SessionEffect, State};
 
@@ -86,6 +88,10 @@ pub struct App {
     notices: Option<(NoticeReport, (Vec<RequestId>, bool))>,
     /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
     revealed: bool,
+    /// Issue 11: the History page, in a resident window whose journal keeps history.
+    history: Option<history::History>,
+    /// Where the journal's thread sends the History pages it read.
+    history_pages: (crossbeam_channel::Sender<HistoryPage>, Receiver<HistoryPage>),
 }
 
 /// Receives the window's [`Snapshot`] for desktop notifications (natively the notifier's
@@ -125,6 +131,8 @@ impl App {
             journal: None,
             notices: None,
             revealed: false,
+            history: None,
+            history_pages: crossbeam_channel::unbounded(),
         }
     }
 
@@ -139,6 +147,10 @@ impl App {
     /// outcome to `journal` (natively the store's `DraftSink`, which saves them off this
     /// thread).
     pub fn with_store(mut self, journal: impl journal::Journal + 'static) -> Self {
+        // The inbox's window also shows what its journal kept: the History page.
+        if self.options.resident && journal.keeps_history() {
+            self.history = Some(history::History::default());
+        }
         self.journal = Some(Box::new(journal));
         self
     }
@@ -435,6 +447,11 @@ impl eframe::App for App {
         }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
+        if let Some(history) = &mut self.history {
+            for page in self.history_pages.1.try_iter() {
+                history.received(page);
+            }
+        }
         self.expire(ctx, now);
         if arrived && self.options.resident {
             // Issue 10 (inbox): a hidden inbox window comes back for a new question (the window
@@ -483,6 +500,9 @@ impl eframe::App for App {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.guard_keys(ui.ctx());
+        if self.history_ui(ui) {
+            return;
+        }
         let user_acted = App::user_acted(ui.ctx());
         let mut actions = view::root_ui(ui, &self.state, &mut self.markdown);
         // "Any key to stay": a key or a click stops every countdown, except the click that
@@ -548,6 +568,45 @@ impl App {
 }
 
 impl App {
+    /// Issue 11: the History bar, and the History page when it is open (then the questions are
+    /// not drawn: true). A close confirmation brings the questions back.
+    fn history_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let Some(history) = &mut self.history else { return false };
+        if self.state.confirming_close() {
+            history.open = false;
+        }
+        let mut actions = Vec::new();
+        let waiting = self.state.book().len();
+        egui::Panel::top("history-bar")
+            .show(ui, |ui| view::history::history_bar_ui(ui, history.open, waiting, &mut actions));
+        if history.open {
+            view::history::history_ui(ui, history, &mut actions);
+        }
+        let open_before = history.open;
+        for action in actions {
+            if let HistoryAction::Copy(text) = &action {
+                ui.ctx().copy_text(text.clone());
+            }
+            let Some(filter) = history.apply(&action) else { continue };
+            if let Some(journal) = &self.journal {
+                let pages = self.history_pages.0.clone();
+                let ctx = ui.ctx().clone();
+                journal.history(
+                    &filter,
+                    Box::new(move |page| {
+                        let _ = pages.send(page);
+                        ctx.request_repaint();
+                    }),
+                );
+            }
+            ui.ctx().request_repaint();
+        }
+        if open_before != history.open {
+            ui.ctx().request_repaint();
+        }
+        open_before
+    }
+
     /// Reports what waits and whether the window has focus, when either changed since the last
     /// report (a comparison of ids per frame; the texts are copied only then).
     fn report_notices(&mut self, ctx: &egui::Context) {
