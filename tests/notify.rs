@@ -368,6 +368,8 @@ fn notify_id(seen: &Seen) -> u32 {
 #[test]
 fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_that_request() {
     let mut world = World::new("notify", true);
+    // A window manager, where focus is real: a question's window must not take it, "Open" must.
+    let _window_manager = world.xvfb.window_manager();
     world.start_inbox(world.askpane(&["inbox"]));
 
     // One question: its project and header, and its question.
@@ -407,6 +409,7 @@ fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_th
     // The window shows the first question until then.
     let (window, title) = world.window("2 waiting");
     assert_eq!(title, "2 waiting · shop · 1 question — askpane");
+    assert_ne!(world.xvfb.focused_window(), window, "a question's window took the focus");
     world.dunstctl(&["action", "0"]);
     assert_eq!(world.next(), Seen::ActionInvoked { id, action: "default".to_owned() });
     // askpane shows the window on the request the notification was about (the newest), and
@@ -421,6 +424,11 @@ fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_th
         thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(world.next(), Seen::CloseNotification { id });
+    let deadline = Instant::now() + WAIT;
+    while world.xvfb.focused_window() != window {
+        assert!(Instant::now() < deadline, "\"Open\" did not raise the window");
+        thread::sleep(Duration::from_millis(50));
+    }
     // The window shows "blog": keys answer that request.
     world.xvfb.focus(window);
     let window_id = window.to_string();
