@@ -37,7 +37,7 @@ fn entry(n: usize) -> HistoryRecord {
     let project = ["shop", "blog", "infra", "docs", "mobile"][n % 5];
     let source = ["hook", "ask", "claude"][n % 3];
     // Every thousandth entry holds the rare word.
-    let topic = if n % 1000 == 0 { "kaleidoscope" } else { "database" };
+    let topic = if n.is_multiple_of(1000) { "kaleidoscope" } else { "database" };
     let question = format!("Question {n}: which {topic} should the service number {n} use?");
     let answer = format!("Option {} for {n}", n % 4);
     let questions = serde_json::json!({"questions": [{"question": question, "header": "Choice",
