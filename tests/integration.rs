@@ -29,6 +29,7 @@ mod inbox;
 #[cfg(target_os = "linux")]
 mod display;
 // Desktop notifications from the inbox on a private session bus with dunst (issue 11).
+#[cfg(target_os = "linux")]
 mod notify;
 // A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
 #[cfg(target_os = "linux")]

@@ -16,6 +16,9 @@ pub mod inbox;
 pub mod lines;
 #[cfg(target_os = "linux")]
 pub mod notify;
+#[cfg(all(unix, not(target_os = "linux")))]
+#[path = "notify_none.rs"]
+pub mod notify;
 #[cfg(unix)]
 pub mod peer;
 #[cfg(not(target_arch = "wasm32"))]
