@@ -263,17 +263,23 @@ impl Store {
              FROM history
              WHERE (?1 IS NULL OR ended_at >= ?1)
                AND (?2 IS NULL OR project = ?2)
-               AND (?3 IS NULL OR instr(lower(questions), lower(?3)) > 0
-                    OR instr(lower(answer), lower(?3)) > 0
-                    OR instr(lower(coalesce(model_text, '')), lower(?3)) > 0)
+               AND (?3 IS NULL OR questions LIKE ?3 ESCAPE '\\'
+                    OR answer LIKE ?3 ESCAPE '\\'
+                    OR model_text LIKE ?3 ESCAPE '\\')
                AND (?5 IS NULL OR source = ?5)
              ORDER BY ended_at DESC, id DESC
              LIMIT ?4",
         )?;
         let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let since = query.since.map(to_millis);
+        // LIKE ignores the case of ASCII letters, as lower() did, without copying each row's
+        // text (benches/history.rs); the text's own `%`, `_` and `\` are matched literally.
+        let search = query.search.as_deref().map(|text| {
+            let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+            format!("%{escaped}%")
+        });
         let rows = statement.query_map(
-            params![since, query.project, query.search, limit, query.source],
+            params![since, query.project, search, limit, query.source],
             |row| {
                 let asked_at = from_millis(row.get(2)?);
                 let ended: String = row.get(11)?;
