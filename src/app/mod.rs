@@ -257,6 +257,10 @@ impl App {
                         self.state.apply(state::Action::SelectRequest(request));
                         self.picked_by_user = true;
                     }
+                    // The question, not the History page, is what the user asked to see.
+                    if let Some(history) = &mut self.history {
+                        history.open = false;
+                    }
                     self.revealed = true;
                 }
                 Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
