@@ -93,6 +93,9 @@ impl World {
             .args(args)
             .env("DISPLAY", self.xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
+            // No desktop notifications from these inboxes on the desktop running the tests
+            // (tests/notify.rs gives its inboxes a bus of their own).
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env("XDG_RUNTIME_DIR", self.root.join("run"))
             .env("XDG_STATE_HOME", self.root.join("state"))
             .current_dir(&self.root);

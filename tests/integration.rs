@@ -23,6 +23,8 @@ mod codex;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
+// The History page in the inbox's window (issue 11), by accessible label (kittest).
+mod history_page;
 // `askpane inbox` and its thin clients over the real socket: many at once, killed clients and
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
@@ -30,6 +32,9 @@ mod inbox;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 #[cfg(target_os = "linux")]
 mod display;
+// Desktop notifications from the inbox on a private session bus with dunst (issue 11).
+#[cfg(target_os = "linux")]
+mod notify;
 // A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
 #[cfg(target_os = "linux")]
 mod fake_api;

@@ -2,8 +2,12 @@
 //! book can keep it (issue 11: the store's drafts and history). The window only calls it; the
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
+use super::history::{HistoryFilter, HistoryPage};
 use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
+
+/// Where a History page goes once read: natively the app's channel, and a repaint.
+pub type HistoryDone = Box<dyn FnOnce(HistoryPage) + Send>;
 
 /// What the window tells a journal. Every call happens on the UI thread and must be cheap.
 pub trait Journal {
@@ -17,4 +21,12 @@ pub trait Journal {
     fn draft_changed(&self, core: &Core, question: usize, form: &Form);
     /// The request ended with `outcome`.
     fn settled(&self, core: &Core, outcome: &Outcome);
+    /// Issue 11 (History page): true when this journal can read its history back.
+    fn keeps_history(&self) -> bool {
+        false
+    }
+    /// Reads the History page `filter` asks for, off the UI thread, and hands it to `done`.
+    fn history(&self, filter: &HistoryFilter, done: HistoryDone) {
+        let _ = (filter, done);
+    }
 }

@@ -9,6 +9,7 @@
 //! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
 //! typing aimed at a terminal (or Enter pressed once too often) never answers a question.
 
+pub mod history;
 pub mod journal;
 pub mod state;
 
@@ -19,6 +20,7 @@ use crate::book::{Admission, Settled};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
+use crate::protocol::notice::{Snapshot, Waiting};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
@@ -26,6 +28,7 @@ use crate::transport::{
     Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
 };
 use crate::{theme, view};
+use history::{HistoryAction, HistoryPage};
 
 use state::{Countdown, PendingPermission, SessionEffect, State};
 
@@ -80,7 +83,20 @@ pub struct App {
     countdown_changes: Option<crossbeam_channel::Sender<(String, TimeoutChange)>>,
     /// Issue 11 (store): where opened requests, draft changes and outcomes are reported.
     journal: Option<Box<dyn journal::Journal>>,
+    /// Issue 11 (notifications): where what waits, and whether the window has focus, is
+    /// reported when it changes, with what was reported last.
+    notices: Option<(NoticeReport, (Vec<RequestId>, bool))>,
+    /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
+    revealed: bool,
+    /// Issue 11: the History page, in a resident window whose journal keeps history.
+    history: Option<history::History>,
+    /// Where the journal's thread sends the History pages it read.
+    history_pages: (crossbeam_channel::Sender<HistoryPage>, Receiver<HistoryPage>),
 }
+
+/// Receives the window's [`Snapshot`] for desktop notifications (natively the notifier's
+/// channel; it never blocks).
+pub type NoticeReport = Box<dyn FnMut(Snapshot)>;
 
 /// Work a composition root runs once per frame, before the inbox is drained: the web build polls
 /// its transport here (no threads); natively, the first frame (the window exists, not yet shown)
@@ -113,13 +129,28 @@ impl App {
             frame_hook: None,
             countdown_changes: None,
             journal: None,
+            notices: None,
+            revealed: false,
+            history: None,
+            history_pages: crossbeam_channel::unbounded(),
         }
+    }
+
+    /// Issue 11 (notifications): reports what waits and whether the window has focus to
+    /// `report` each time either changes (the inbox's notifier decides what to show).
+    pub fn with_notices(mut self, report: NoticeReport) -> Self {
+        self.notices = Some((report, (Vec::new(), false)));
+        self
     }
 
     /// Issue 11 (store): reports every request opened, every change to a form and every
     /// outcome to `journal` (natively the store's `DraftSink`, which saves them off this
     /// thread).
     pub fn with_store(mut self, journal: impl journal::Journal + 'static) -> Self {
+        // The inbox's window also shows what its journal kept: the History page.
+        if self.options.resident && journal.keeps_history() {
+            self.history = Some(history::History::default());
+        }
         self.journal = Some(Box::new(journal));
         self
     }
@@ -220,6 +251,18 @@ impl App {
                         self.state.returned(id, &refused, &error, question);
                     }
                 },
+                // Issue 11: a desktop notification's "Open": back on screen, on that request.
+                Ok(Inbound::Reveal { request }) => {
+                    if self.state.book().get(request).is_some() {
+                        self.state.apply(state::Action::SelectRequest(request));
+                        self.picked_by_user = true;
+                    }
+                    // The question, not the History page, is what the user asked to see.
+                    if let Some(history) = &mut self.history {
+                        history.open = false;
+                    }
+                    self.revealed = true;
+                }
                 Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
                     self.state.countdown_changed(&tool_use_id, now, left_secs);
                 }
@@ -408,12 +451,24 @@ impl eframe::App for App {
         }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
+        if let Some(history) = &mut self.history {
+            for page in self.history_pages.1.try_iter() {
+                history.received(page);
+            }
+        }
         self.expire(ctx, now);
         if arrived && self.options.resident {
             // Issue 10 (inbox): a hidden inbox window comes back for a new question (the window
             // manager was told at the first frame not to give it the keyboard).
             ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
         }
+        if std::mem::take(&mut self.revealed) {
+            // The user asked for the window (a notification's "Open"): here, raising it is
+            // what they want.
+            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+            ctx.send_viewport_cmd(egui::ViewportCommand::Focus);
+        }
+        self.report_notices(ctx);
         let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
         if arrived && !focused {
             // Ask for attention (a blinking task bar entry), never steal the focus.
@@ -449,6 +504,9 @@ impl eframe::App for App {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.guard_keys(ui.ctx());
+        if self.history_ui(ui) {
+            return;
+        }
         let user_acted = App::user_acted(ui.ctx());
         let mut actions = view::root_ui(ui, &self.state, &mut self.markdown);
         // "Any key to stay": a key or a click stops every countdown, except the click that
@@ -514,6 +572,77 @@ impl App {
 }
 
 impl App {
+    /// Issue 11: the History bar, and the History page when it is open (then the questions are
+    /// not drawn: true). A close confirmation brings the questions back.
+    fn history_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let Some(history) = &mut self.history else { return false };
+        if self.state.confirming_close() {
+            history.open = false;
+        }
+        let mut actions = Vec::new();
+        let waiting = self.state.book().len();
+        egui::Panel::top("history-bar")
+            .show(ui, |ui| view::history::history_bar_ui(ui, history.open, waiting, &mut actions));
+        if history.open {
+            view::history::history_ui(ui, history, &mut actions);
+        }
+        let open_before = history.open;
+        for action in actions {
+            if let HistoryAction::Copy(text) = &action {
+                ui.ctx().copy_text(text.clone());
+            }
+            let Some(filter) = history.apply(&action) else { continue };
+            if let Some(journal) = &self.journal {
+                let pages = self.history_pages.0.clone();
+                let ctx = ui.ctx().clone();
+                journal.history(
+                    &filter,
+                    Box::new(move |page| {
+                        let _ = pages.send(page);
+                        ctx.request_repaint();
+                    }),
+                );
+            }
+            ui.ctx().request_repaint();
+        }
+        if open_before != history.open {
+            ui.ctx().request_repaint();
+        }
+        open_before
+    }
+
+    /// Reports what waits and whether the window has focus, when either changed since the last
+    /// report (a comparison of ids per frame; the texts are copied only then).
+    fn report_notices(&mut self, ctx: &egui::Context) {
+        let Some((report, last)) = &mut self.notices else { return };
+        // Unknown (no focus event yet) counts as not focused: nobody is known to look.
+        let focused = ctx.input(|input| input.viewport().focused) == Some(true);
+        let book = self.state.book();
+        let same = last.1 == focused
+            && last.0.len() == book.len()
+            && book.requests().zip(&last.0).all(|(open, id)| open.id() == *id);
+        if same {
+            return;
+        }
+        let waiting: Vec<Waiting> = book
+            .requests()
+            .map(|open| Waiting {
+                id: open.id(),
+                project: open.core.provenance.project.clone(),
+                header: open.core.ask.title().to_owned(),
+                question: open
+                    .core
+                    .ask
+                    .questions()
+                    .first()
+                    .map(|question| question.text().to_owned())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        *last = (waiting.iter().map(|request| request.id).collect(), focused);
+        report(Snapshot { waiting, focused });
+    }
+
     /// Every open request's countdown, by tool_use_id.
     fn countdowns(&self) -> Vec<(String, Option<Countdown>)> {
         let requests = self.state.book().requests();

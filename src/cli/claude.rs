@@ -169,7 +169,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             | Inbound::Leave { .. }
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
-            | Inbound::Countdown { .. } => {}
+            | Inbound::Countdown { .. }
+            | Inbound::Reveal { .. } => {}
         }
     }
 }

@@ -58,6 +58,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         since: args.since,
         project: args.project,
         search: args.search,
+        source: None,
         limit: args.limit,
     };
     let entries = store.history(&query).context("cannot read the history")?;

@@ -12,6 +12,7 @@ use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMessage;
 use askpane::store::DraftSink;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
+use askpane::transport::notify::Notifier;
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, ui_channel};
 use askpane::web_bundle;
@@ -35,6 +36,10 @@ pub(super) struct InboxArgs {
     /// before it is recorded as abandoned (for tests).
     #[arg(long, hide = true, default_value_t = ORPHAN_GRACE_SECS)]
     orphan_grace: u64,
+    /// No desktop notifications when a question arrives while the window is not focused
+    /// (`ASKPANE_NOTIFY=0` does the same).
+    #[arg(long)]
+    no_notify: bool,
     #[command(flatten)]
     shown: UiArgs,
     #[command(flatten)]
@@ -81,6 +86,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
     let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let reveal = to_ui.clone();
     let shown_ctx = Arc::clone(&window_ctx);
     let show = Box::new(move || {
         if let Some(ctx) = shown_ctx.get() {
@@ -135,18 +141,29 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
                 .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
                 .ok()
         });
+        // Issue 11: a desktop notification when a question arrives and the window is not
+        // focused; its "Open" shows the window on that request.
+        let notifier =
+            notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
+        let notices = notifier.as_ref().map(|notifier| notifier.reporter());
         let app = move |ctx: &egui::Context| {
-            let app =
+            let mut app =
                 App::new(ctx, requests, AppOptions { resident: true, ..AppOptions::default() })
                     .with_frame_hook(leave_the_keyboard_alone());
-            match sink {
-                Some(sink) => app.with_store(sink),
-                None => app,
+            if let Some(sink) = sink {
+                app = app.with_store(sink);
             }
+            if let Some(report) = notices {
+                app = app.with_notices(Box::new(report));
+            }
+            app
         };
         if let Err(error) = show_window(window_ctx, args.shown.theme, app) {
             eprintln!("askpane: cannot show the inbox's window ({error})");
             tell_unavailable(&unshown, &error);
+        }
+        if let Some(notifier) = notifier {
+            notifier.stop();
         }
     }
     // The window is gone: every request it held was told. What is still queued hears the window
@@ -195,6 +212,24 @@ fn quit(place: &Place) -> anyhow::Result<u8> {
         std::thread::sleep(Duration::from_millis(20));
     }
     anyhow::bail!("the inbox (pid {pid}) did not end within {} s", QUIT_WAIT.as_secs())
+}
+
+/// False with `--no-notify` or `ASKPANE_NOTIFY` set to 0 (or false, no, off).
+fn notifications_wanted(no_notify: bool) -> bool {
+    let off = std::env::var("ASKPANE_NOTIFY").is_ok_and(|value| {
+        matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
+    });
+    !no_notify && !off
+}
+
+/// The notifier thread, whose "Open" sends [`Inbound::Reveal`] to the window.
+fn start_notifier(reveal: askpane::transport::UiSender) -> Option<Notifier> {
+    let open = move |request| {
+        reveal.send(Inbound::Reveal { request });
+    };
+    Notifier::start(open)
+        .map_err(|error| eprintln!("askpane: no desktop notifications ({error})"))
+        .ok()
 }
 
 /// True while process `pid` runs (as this user or another).

@@ -14,6 +14,7 @@ pub mod exit;
 pub mod inbox;
 pub mod limits;
 pub mod mcp;
+pub mod notice;
 pub mod opencode;
 pub mod origin;
 pub mod outcome;

@@ -249,6 +249,8 @@ pub struct HistoryQuery {
     pub since: Option<SystemTime>,
     /// Asked in this project (exactly).
     pub project: Option<String>,
+    /// Asked by this kind of agent (its provenance `source`: `hook`, `ask`, …; exactly).
+    pub source: Option<String>,
     /// Containing this text in the questions, the answer or what the model read (ASCII letters
     /// match either case).
     pub search: Option<String>,

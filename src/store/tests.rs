@@ -63,7 +63,14 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
     assert_eq!(synchronous, 1, "NORMAL");
     assert_eq!(
         table_names(connection),
-        ["drafts", "history", "history_ended_at", "history_project", "open_requests"]
+        [
+            "drafts",
+            "history",
+            "history_ended_at",
+            "history_project",
+            "history_source",
+            "open_requests"
+        ]
     );
     // Opening again changes nothing.
     drop(store);

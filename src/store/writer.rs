@@ -9,6 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
+use crate::app::history::HistoryFilter;
+use crate::app::journal::HistoryDone;
 use crate::book::{Core, Form};
 
 use super::records::{HistoryRecord, OpenRecord, request_key};
@@ -34,6 +36,11 @@ enum Message {
     Saved {
         key: String,
         reply: Sender<Vec<Form>>,
+    },
+    /// Write what is pending, then read a History page.
+    History {
+        filter: HistoryFilter,
+        done: HistoryDone,
     },
 }
 
@@ -161,6 +168,7 @@ impl Writer {
         self.oldest = None;
         let mut flushed = None;
         let mut saved = None;
+        let mut history = None;
         let result = (|| -> Result<(), StoreError> {
             let transaction = self.store.connection().transaction()?;
             for ((key, question), (form, at)) in &pending {
@@ -171,6 +179,7 @@ impl Writer {
                 Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
                 Some(Message::Flush(done)) => flushed = Some(done),
                 Some(Message::Saved { key, reply }) => saved = Some((key, reply)),
+                Some(Message::History { filter, done }) => history = Some((filter, done)),
                 Some(Message::Draft { .. }) | None => {}
             }
             transaction.commit()?;
@@ -188,6 +197,9 @@ impl Writer {
         }
         if let Some((key, reply)) = saved {
             let _ = reply.send(self.store.drafts_for(&key).unwrap_or_default());
+        }
+        if let Some((filter, done)) = history {
+            done(super::history_page(&self.store, filter));
         }
     }
 }
@@ -215,5 +227,13 @@ impl crate::app::journal::Journal for DraftSink {
     fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {
         let reply = core.reply_shape.line(&core.envelope, outcome).map(|line| line.to_string());
         DraftSink::settled(self, HistoryRecord::new(core, outcome, reply, SystemTime::now()));
+    }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    fn history(&self, filter: &HistoryFilter, done: HistoryDone) {
+        self.send(Message::History { filter: filter.clone(), done });
     }
 }

@@ -14,6 +14,11 @@ pub mod group;
 #[cfg(unix)]
 pub mod inbox;
 pub mod lines;
+#[cfg(target_os = "linux")]
+pub mod notify;
+#[cfg(all(unix, not(target_os = "linux")))]
+#[path = "notify_none.rs"]
+pub mod notify;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod opencode;
 #[cfg(unix)]
@@ -98,6 +103,9 @@ pub enum Inbound {
     /// Another window stopped or extended a question's countdown: the seconds now left, or
     /// `None` when it stopped (web client only).
     Countdown { tool_use_id: String, left_secs: Option<u64> },
+    /// The user asked to see this request (issue 11: a desktop notification's "Open"): the
+    /// window comes back and shows it.
+    Reveal { request: RequestId },
     /// askpane is being stopped (a signal): end every open request with `outcome`, deny every
     /// open permission with its message, and close without asking. Sent once, by `signal-watch`.
     Shutdown { outcome: Outcome },

@@ -2,6 +2,7 @@
 //!
 //! The view draws [`State`] and returns [`Action`]s; it never changes state or touches channels.
 
+pub mod history;
 mod keys;
 pub mod preview;
 pub mod question;

@@ -259,7 +259,8 @@ impl Hub {
             }
             Inbound::WithdrawPermission { .. }
             | Inbound::Delivery(_)
-            | Inbound::Countdown { .. } => {}
+            | Inbound::Countdown { .. }
+            | Inbound::Reveal { .. } => {}
             Inbound::Shutdown { outcome } => {
                 // askpane is being stopped (issue 9): every open question hears why (and every
                 // page sees it go), and the bridge ends as if stopped.

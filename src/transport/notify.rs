@@ -1,0 +1,252 @@
+//! Desktop notifications (issue 11): the `notifier` thread that shows what [`Notices`] decides
+//! through the freedesktop `org.freedesktop.Notifications` interface on the session bus (zbus),
+//! and hands a notification's "Open" back to the window.
+//!
+//! The window reports a [`Snapshot`] (what waits, whether it has focus) whenever it changes; the
+//! report never blocks (an unbounded channel). One notification is kept per inbox, replaced by id.
+//! The bus is reached on the first notification to show, and again after it was lost: with no bus
+//! or no notification server there are no notifications, and one line on stderr says why.
+
+use std::collections::HashMap;
+use std::io;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use futures_lite::StreamExt as _;
+use zbus::zvariant::Value;
+
+use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot};
+use crate::protocol::origin::RequestId;
+
+const DESTINATION: &str = "org.freedesktop.Notifications";
+const PATH: &str = "/org/freedesktop/Notifications";
+const INTERFACE: &str = "org.freedesktop.Notifications";
+
+/// The action keys askpane offers: `default` (a click on the notification) and `open` (a button),
+/// both showing the request.
+const ACTIONS: [&str; 4] = ["default", "Open", "open", "Open"];
+
+/// How long a call to the notification server may take: a hung server must not hold the inbox
+/// up at its end (the thread is joined).
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The notifier thread and the channel that wakes it.
+#[derive(Debug)]
+pub struct Notifier {
+    snapshots: async_channel::Sender<Snapshot>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Notifier {
+    /// Starts the `notifier` thread. `open` is called (on that thread) with the request whose
+    /// notification the user opened.
+    pub fn start(open: impl Fn(RequestId) + Send + 'static) -> io::Result<Notifier> {
+        let (snapshots, receiver) = async_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("notifier".to_owned())
+            .spawn(move || zbus::block_on(run(&receiver, &open)))?;
+        Ok(Notifier { snapshots, thread: Some(thread) })
+    }
+
+    /// What the window calls with each change; it never blocks.
+    pub fn reporter(&self) -> impl FnMut(Snapshot) + Send + 'static {
+        let snapshots = self.snapshots.clone();
+        move |snapshot| {
+            // The notifier is gone only once the inbox ends; nothing is left to show then.
+            let _ = snapshots.try_send(snapshot);
+        }
+    }
+
+    /// Closes the notification shown and ends the thread.
+    pub fn stop(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.snapshots.close();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The notification up now: the server's id for it, and the request its "Open" shows.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    id: u32,
+    open: RequestId,
+}
+
+/// The thread: decides with [`Notices`], shows through the bus, until the channel closes.
+async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(RequestId)) {
+    let mut notices = Notices::default();
+    let mut bus: Option<Bus> = None;
+    let mut said_why = false;
+    loop {
+        let event = match &mut bus {
+            Some(bus) => {
+                let snapshot = async { Event::Snapshot(snapshots.recv().await.ok()) };
+                let signal = async { Event::Signal(bus.signals.next().await) };
+                futures_lite::future::or(snapshot, signal).await
+            }
+            None => Event::Snapshot(snapshots.recv().await.ok()),
+        };
+        match event {
+            Event::Snapshot(None) => break,
+            Event::Snapshot(Some(snapshot)) => {
+                let Some(command) = notices.update(&snapshot.waiting, snapshot.focused) else {
+                    continue;
+                };
+                if bus.is_none() && matches!(command, NoticeCommand::Show(_)) {
+                    match Bus::connect().await {
+                        Ok(connected) => bus = Some(connected),
+                        Err(error) => {
+                            if !std::mem::replace(&mut said_why, true) {
+                                eprintln!("askpane: no desktop notifications ({error})");
+                            }
+                            notices.dismissed();
+                            continue;
+                        }
+                    }
+                }
+                let Some(connected) = &mut bus else { continue };
+                if let Err(error) = connected.perform(command).await {
+                    eprintln!("askpane: a desktop notification failed ({error})");
+                    notices.dismissed();
+                    bus = None;
+                }
+            }
+            Event::Signal(Some(signal)) => {
+                let Some(connected) = &mut bus else { continue };
+                match connected.heard(&signal) {
+                    Heard::Opened(request) => {
+                        notices.dismissed();
+                        open(request);
+                        // Servers close a notification whose action was taken; some keep it.
+                        let _ = connected.perform(NoticeCommand::Close).await;
+                    }
+                    Heard::Closed => notices.dismissed(),
+                    Heard::Other => {}
+                }
+            }
+            // The bus went away: reached again for the next notification.
+            Event::Signal(None) => {
+                notices.dismissed();
+                bus = None;
+            }
+        }
+    }
+    if let Some(mut bus) = bus {
+        let _ = bus.perform(NoticeCommand::Close).await;
+    }
+}
+
+enum Event {
+    Snapshot(Option<Snapshot>),
+    Signal(Option<zbus::Message>),
+}
+
+/// What a signal from the server meant for us.
+enum Heard {
+    Opened(RequestId),
+    Closed,
+    Other,
+}
+
+/// The session bus and the notification server on it.
+struct Bus {
+    proxy: zbus::Proxy<'static>,
+    signals: zbus::proxy::SignalStream<'static>,
+    /// The server reads markup in the body (`body-markup`): the text must be escaped.
+    markup: bool,
+    shown: Option<Shown>,
+}
+
+impl Bus {
+    async fn connect() -> zbus::Result<Bus> {
+        let connection =
+            zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
+        let proxy = zbus::Proxy::new(&connection, DESTINATION, PATH, INTERFACE).await?;
+        // Also proves a server is there (or can be started by the bus).
+        let capabilities: Vec<String> = proxy.call("GetCapabilities", &()).await?;
+        let markup = capabilities.iter().any(|capability| capability == "body-markup");
+        let signals = proxy.receive_all_signals().await?;
+        Ok(Bus { proxy, signals, markup, shown: None })
+    }
+
+    async fn perform(&mut self, command: NoticeCommand) -> zbus::Result<()> {
+        match command {
+            NoticeCommand::Show(notification) => self.show(&notification).await,
+            NoticeCommand::Close => match self.shown.take() {
+                Some(shown) => self.proxy.call("CloseNotification", &(shown.id,)).await,
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Shows `notification` in place of the one up (by its id), never taking the keyboard:
+    /// a notification server does not, and askpane asks for nothing that would.
+    async fn show(&mut self, notification: &Notification) -> zbus::Result<()> {
+        let body = match self.markup {
+            true => escape_markup(&notification.body),
+            false => notification.body.clone(),
+        };
+        let replaces = self.shown.map_or(0, |shown| shown.id);
+        let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
+        // Normal urgency: a question waits, nothing is on fire.
+        hints.insert("urgency", Value::U8(1));
+        hints.insert("category", Value::from("im.received"));
+        let id: u32 = self
+            .proxy
+            .call(
+                "Notify",
+                &(
+                    "askpane",
+                    replaces,
+                    "dialog-question",
+                    notification.summary.as_str(),
+                    body.as_str(),
+                    &ACTIONS[..],
+                    hints,
+                    -1i32,
+                ),
+            )
+            .await?;
+        self.shown = Some(Shown { id, open: notification.open });
+        Ok(())
+    }
+
+    fn heard(&mut self, signal: &zbus::Message) -> Heard {
+        let header = signal.header();
+        let Some(shown) = self.shown else { return Heard::Other };
+        match header.member().map(|member| member.as_str()) {
+            Some("ActionInvoked") => match signal.body().deserialize::<(u32, String)>() {
+                // `shown` stays: the caller closes it (some servers keep it up after an action).
+                Ok((id, action)) if id == shown.id && (action == "default" || action == "open") => {
+                    Heard::Opened(shown.open)
+                }
+                _ => Heard::Other,
+            },
+            Some("NotificationClosed") => match signal.body().deserialize::<(u32, u32)>() {
+                Ok((id, _reason)) if id == shown.id => {
+                    self.shown = None;
+                    Heard::Closed
+                }
+                _ => Heard::Other,
+            },
+            _ => Heard::Other,
+        }
+    }
+}
+
+/// The body for servers that read a small subset of HTML: `&`, `<` and `>` as entities, so a
+/// question about `Vec<T>` shows as typed.
+fn escape_markup(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}

@@ -1,0 +1,27 @@
+//! Desktop notifications where askpane speaks no notification service (macOS for now): the same
+//! [`Notifier`] as on Linux, which cannot start, so the inbox says once why there are none.
+
+use std::io;
+
+use crate::protocol::notice::Snapshot;
+use crate::protocol::origin::RequestId;
+
+/// Never started here.
+#[derive(Debug)]
+pub struct Notifier;
+
+impl Notifier {
+    pub fn start(open: impl Fn(RequestId) + Send + 'static) -> io::Result<Notifier> {
+        drop(open);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "askpane shows them through the freedesktop service, on Linux only",
+        ))
+    }
+
+    pub fn reporter(&self) -> impl FnMut(Snapshot) + Send + 'static {
+        |_snapshot| {}
+    }
+
+    pub fn stop(self) {}
+}

@@ -1,0 +1,149 @@
+//! The History page in the inbox's window (issue 11), driven through egui_kittest by accessible
+//! label: reached by its button and by Ctrl+H, newest first, search, the project and agent
+//! filters, what the model read and the exact reply with Copy. The page is read by the store's
+//! writer thread (the window never queries SQLite itself).
+
+use std::time::{Duration, Instant, SystemTime};
+
+use askpane::app::{App, AppOptions};
+use askpane::store::{DraftSink, Ended, HistoryRecord, Store};
+use askpane::transport::{self, Provenance};
+use egui::{Key, Modifiers, OutputCommand};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+
+use crate::support::scratch_dir;
+use crate::ui::FONTS;
+
+/// A history entry asked by `source` in `project`, ended `ago` seconds before now.
+fn record(
+    key: &str,
+    source: &str,
+    project: &str,
+    header: &str,
+    question: &str,
+    answer: &str,
+    ago: u64,
+) -> HistoryRecord {
+    let questions = serde_json::json!({"questions": [{"question": question, "header": header,
+        "multiSelect": false, "options": [{"label": answer, "description": ""},
+                                           {"label": "Other thing", "description": ""}]}]});
+    HistoryRecord {
+        key: key.to_owned(),
+        asked_at: None,
+        ended_at: SystemTime::now() - Duration::from_secs(ago),
+        provenance: Provenance::new(source, None).with_project(Some(project.to_owned())),
+        header: header.to_owned(),
+        questions: questions.to_string(),
+        ended: Ended::Answered,
+        outcome: "answered".to_owned(),
+        answer: answer.to_owned(),
+        reply: Some(format!(r#"{{"answers":{{"{question}":"{answer}"}}}}"#)),
+        model_text: Some(format!(r#"The user answered: "{question}"="{answer}"."#)),
+    }
+}
+
+/// The inbox's window (resident) on a store holding three entries.
+fn window() -> Harness<'static, App> {
+    let state = scratch_dir("history-page");
+    let mut store = Store::open_in(&state).expect("store");
+    let entries = [
+        record("h1", "hook", "shop", "Database", "Which database?", "Postgres", 300),
+        record("h2", "ask", "blog", "Theme", "Light or dark?", "Dark", 200),
+        record("h3", "hook", "shop", "Cache", "Which cache?", "Redis", 100),
+    ];
+    for entry in &entries {
+        store.record(entry).expect("record");
+    }
+    let sink = DraftSink::start(store).expect("writer");
+    let (_sender, inbox) = transport::memory();
+    let options =
+        AppOptions { resident: true, key_grace: Some(Duration::ZERO), ..AppOptions::default() };
+    Harness::builder()
+        .with_size(egui::vec2(1000.0, 700.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, options).with_store(sink))
+}
+
+/// Steps the window until `label` is shown (the page comes from another thread).
+fn wait_for(harness: &mut Harness<'static, App>, label: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while harness.query_by_label(label).is_none() {
+        assert!(Instant::now() < deadline, "{label:?} never appeared");
+        std::thread::sleep(Duration::from_millis(10));
+        harness.step();
+    }
+}
+
+/// What the window put on the clipboard in its last frames.
+fn copied_after(harness: &mut Harness<'static, App>, label: &str) -> String {
+    harness.get_by_label(label).click();
+    for _ in 0..4 {
+        harness.step();
+        for command in &harness.output().platform_output.commands {
+            if let OutputCommand::CopyText(text) = command {
+                return text.clone();
+            }
+        }
+    }
+    panic!("{label:?} copied nothing");
+}
+
+#[test]
+fn the_history_page_lists_newest_first_searches_filters_and_copies_the_exact_reply() {
+    let mut harness = window();
+    harness.run();
+    harness.get_by_label("History").click();
+    wait_for(&mut harness, "3 entries, newest first");
+    // Newest first, and the newest is shown: its question, what the model read, its reply.
+    let rows: Vec<String> = harness
+        .query_all_by_role(egui::accesskit::Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.contains(" — answered"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows[0].contains("shop · Cache — answered: Redis"), "{rows:?}");
+    assert!(rows[1].contains("blog · Theme — answered: Dark"), "{rows:?}");
+    assert!(rows[2].contains("shop · Database — answered: Postgres"), "{rows:?}");
+    harness.get_by_label("Which cache?");
+    harness.get_by_label(r#"The user answered: "Which cache?"="Redis"."#);
+    harness.get_by_label(r#"{"answers":{"Which cache?":"Redis"}}"#);
+
+    // Search (any case) over the questions and answers.
+    harness.get_by_label("Search").click();
+    harness.run();
+    harness.get_by_label("Search").type_text("DARK");
+    wait_for(&mut harness, "1 entry, newest first");
+    harness.get_by_label("Light or dark?");
+    assert_eq!(
+        copied_after(&mut harness, "Copy reply"),
+        r#"{"answers":{"Light or dark?":"Dark"}}"#
+    );
+    assert_eq!(
+        copied_after(&mut harness, "Copy what the model read"),
+        r#"The user answered: "Light or dark?"="Dark"."#
+    );
+
+    // Clear the search; filter by project, then by agent.
+    harness.get_by_label("Search").focus();
+    harness.run();
+    for _ in 0.."DARK".len() {
+        harness.key_press(Key::Backspace);
+    }
+    wait_for(&mut harness, "3 entries, newest first");
+    harness.get_by_label("Project").click();
+    harness.run();
+    harness.get_by_label("shop").click();
+    wait_for(&mut harness, "2 entries, newest first");
+    harness.get_by_label("Agent").click();
+    harness.run();
+    harness.get_by_label("pipe (askpane ask)").click();
+    wait_for(&mut harness, "Nothing recorded matches.");
+
+    // Back to the questions (the button, then Ctrl+H again and back).
+    harness.get_by_label("Back").click();
+    harness.run();
+    assert!(harness.query_by_label("Nothing recorded matches.").is_none());
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::H);
+    wait_for(&mut harness, "Nothing recorded matches.");
+}

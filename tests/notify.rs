@@ -1,0 +1,514 @@
+//! Desktop notifications from the inbox (issue 11), for real: a private session bus
+//! (`dbus-daemon`, as `dbus-run-session` starts it), Debian's `dunst` as the notification server
+//! on the test's Xvfb, and a monitor on the bus (zbus, `BecomeMonitor`) that sees every `Notify`
+//! call askpane makes and what the server answers. The "Open" action is taken through dunst
+//! itself (`dunstctl action`), which emits `ActionInvoked` as it does for a click.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use futures_lite::StreamExt as _;
+use serde_json::{Value, json};
+use zbus::zvariant::OwnedValue;
+
+use crate::display::Xvfb;
+use crate::support::{
+    Process, WAIT, collect, read_all, read_lossy, require, run_bounded, scratch_dir,
+};
+
+/// What the monitor saw on the bus, in order.
+#[derive(Clone, Debug, PartialEq)]
+enum Seen {
+    /// askpane's `Notify` call, with the id the server gave it.
+    Notify {
+        app: String,
+        replaces: u32,
+        icon: String,
+        summary: String,
+        body: String,
+        actions: Vec<String>,
+        hints: Vec<String>,
+        timeout: i32,
+        id: u32,
+    },
+    CloseNotification {
+        id: u32,
+    },
+    ActionInvoked {
+        id: u32,
+        action: String,
+    },
+    NotificationClosed {
+        id: u32,
+    },
+}
+
+/// A bus of the test's own with dunst on it, askpane's inbox, and the monitor.
+struct World {
+    xvfb: Xvfb,
+    root: PathBuf,
+    bus: String,
+    seen: Receiver<Seen>,
+    inbox: Option<Process>,
+    _dunst: Option<Process>,
+    _daemon: Process,
+}
+
+impl World {
+    /// A display, directories, a session bus, and (with `server`) dunst on it; no inbox yet.
+    fn new(name: &str, server: bool) -> World {
+        require("dbus-daemon");
+        require("dunst");
+        require("dunstctl");
+        let xvfb = Xvfb::start();
+        let root = scratch_dir(name);
+        fs::create_dir_all(root.join("run")).expect("make the runtime dir");
+        fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
+            .expect("narrow the runtime dir");
+        let socket = root.join("bus");
+        let mut daemon = Command::new("dbus-daemon");
+        daemon
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .arg(format!("--address=unix:path={}", socket.display()))
+            .env("DISPLAY", xvfb.display())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut daemon = Process::new(daemon.spawn().expect("start dbus-daemon"));
+        let stdout = daemon.child.stdout.take().expect("piped stdout");
+        let (sender, address) = mpsc::channel();
+        thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+            let _ = sender.send(line.trim().to_owned());
+        });
+        let bus = address.recv_timeout(WAIT).expect("dbus-daemon printed its address");
+        assert!(bus.starts_with("unix:path="), "dbus-daemon's address: {bus:?}");
+        let dunst = server.then(|| {
+            // Notifications stay until closed: askpane, not a timer, closes them here.
+            let config = root.join("dunstrc");
+            fs::write(&config, "[global]\n[urgency_normal]\n    timeout = 0\n")
+                .expect("write dunstrc");
+            let child = Command::new("dunst")
+                .arg("-config")
+                .arg(&config)
+                .env("DISPLAY", xvfb.display())
+                .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(fs::File::create(root.join("dunst.log")).expect("dunst log"))
+                .spawn()
+                .expect("start dunst");
+            Process::new(child)
+        });
+        let seen = monitor(&bus, server);
+        World { xvfb, root, bus, seen, inbox: None, _dunst: dunst, _daemon: daemon }
+    }
+
+    /// `askpane <args>` in this world: its display, bus and directories, no ASKPANE_* setting.
+    fn askpane(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("ASKPANE_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .args(args)
+            .env("DISPLAY", self.xvfb.display())
+            .env_remove("WAYLAND_DISPLAY")
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .env("XDG_RUNTIME_DIR", self.root.join("run"))
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .current_dir(&self.root);
+        command
+    }
+
+    /// Starts the inbox with `command` and waits until its socket accepts.
+    fn start_inbox(&mut self, mut command: Command) {
+        command.stdin(Stdio::null()).stdout(Stdio::null());
+        command.stderr(fs::File::create(self.root.join("inbox.stderr")).expect("stderr file"));
+        self.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
+        let socket = self.root.join("run/askpane/inbox.sock");
+        let deadline = Instant::now() + WAIT;
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(Instant::now() < deadline, "no inbox listens\n{}", self.inbox_stderr());
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn inbox_stderr(&self) -> String {
+        read_lossy(&self.root.join("inbox.stderr"))
+    }
+
+    /// `askpane hook` asking `question` in project `project` (its working directory's name).
+    fn hook(&self, tool_use_id: &str, project: &str, header: &str, question: &str) -> Client {
+        let input = json!({
+            "session_id": "5e55-10n", "cwd": format!("/home/dev/{project}"),
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "AskUserQuestion", "tool_use_id": tool_use_id,
+            "tool_input": {"questions": [{
+                "question": question, "header": header, "multiSelect": false,
+                "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]
+            }]}
+        });
+        let mut command = self.askpane(&["hook"]);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("start a hook"));
+        let mut stdin = process.child.stdin.take().expect("piped stdin");
+        stdin.write_all(input.to_string().as_bytes()).expect("write the hook's input");
+        drop(stdin);
+        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
+        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+        Client { process, stdout, stderr }
+    }
+
+    /// The next thing the monitor sees (fails the test after WAIT).
+    fn next(&self) -> Seen {
+        match self.seen.recv_timeout(WAIT) {
+            Ok(seen) => seen,
+            Err(error) => panic!(
+                "nothing more on the bus within {WAIT:?} ({error})\ninbox:\n{}\ndunst:\n{}",
+                self.inbox_stderr(),
+                read_lossy(&self.root.join("dunst.log"))
+            ),
+        }
+    }
+
+    /// Waits until a visible window's title matches `pattern`; its id and exact title.
+    fn window(&self, pattern: &str) -> (u32, String) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(window) = self.xvfb.find_window(pattern) {
+                let title = crate::display::window_name(&self.xvfb.display(), window);
+                return (window, title);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no window {pattern:?} within {WAIT:?}\n{}",
+                self.inbox_stderr()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs `dunstctl <args>` on this bus.
+    fn dunstctl(&self, args: &[&str]) -> String {
+        let mut command = Command::new("dunstctl");
+        command.args(args).env("DBUS_SESSION_BUS_ADDRESS", &self.bus);
+        let run = run_bounded(&mut command, None);
+        assert!(run.status.success(), "dunstctl {args:?}: {run:?}");
+        run.stdout
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let mut quit = self.askpane(&["inbox", "--quit"]);
+        let _ = run_bounded(&mut quit, None);
+        drop(self.inbox.take());
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+/// A running `askpane hook`.
+struct Client {
+    process: Process,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Client {
+    /// Ends the client as Claude Code does when it gives up on a hook (SIGKILL): the inbox
+    /// withdraws its question.
+    fn kill(mut self) {
+        let _ = self.process.child.kill();
+        let _ = self.process.child.wait();
+    }
+
+    /// Waits for the client to end: its exit code, stdout and stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let status = self.process.wait(WAIT);
+        let (stdout, stderr) = (collect(self.stdout), collect(self.stderr));
+        let status = status.unwrap_or_else(|| {
+            panic!("the client still runs after {WAIT:?}\nstdout: {stdout}\nstderr: {stderr}")
+        });
+        (status.code(), stdout, stderr)
+    }
+}
+
+/// Watches the bus at `address` on a thread: every Notifications call and signal, and the
+/// server's replies to `Notify`, as [`Seen`]. With `server`, returns once dunst owns the name.
+fn monitor(address: &str, server: bool) -> Receiver<Seen> {
+    let (sender, seen) = mpsc::channel();
+    let (ready, started) = mpsc::channel();
+    let address = address.to_owned();
+    thread::spawn(move || {
+        zbus::block_on(async move {
+            let result = watch(&address, server, &sender, &ready).await;
+            if let Err(error) = result {
+                let _ = ready.send(Err(error.to_string()));
+            }
+        });
+    });
+    match started.recv_timeout(WAIT) {
+        Ok(Ok(())) => seen,
+        Ok(Err(error)) => panic!("cannot monitor the bus: {error}"),
+        Err(error) => panic!("the bus monitor did not start within {WAIT:?} ({error})"),
+    }
+}
+
+type NotifyCall =
+    (String, u32, String, String, String, Vec<String>, HashMap<String, OwnedValue>, i32);
+
+async fn watch(
+    address: &str,
+    server: bool,
+    sender: &mpsc::Sender<Seen>,
+    ready: &mpsc::Sender<Result<(), String>>,
+) -> zbus::Result<()> {
+    use zbus::message::Type;
+    let connection = zbus::connection::Builder::address(address)?.build().await?;
+    if server {
+        let bus = zbus::fdo::DBusProxy::new(&connection).await?;
+        let name = zbus::names::BusName::try_from("org.freedesktop.Notifications")?;
+        let deadline = Instant::now() + WAIT;
+        while !bus.name_has_owner(name.clone()).await? {
+            if Instant::now() > deadline {
+                return Err(zbus::Error::Failure("dunst never took its name".to_owned()));
+            }
+            // This thread is the monitor's own: blocking it a moment blocks nothing else.
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let rules = [
+        zbus::MatchRule::builder().interface("org.freedesktop.Notifications")?.build(),
+        zbus::MatchRule::builder().msg_type(Type::MethodReturn).build(),
+    ];
+    zbus::fdo::MonitoringProxy::new(&connection).await?.become_monitor(&rules, 0).await?;
+    let _ = ready.send(Ok(()));
+    let mut stream = zbus::MessageStream::from(&connection);
+    // Notify calls waiting for their reply, by (caller, serial).
+    let mut calls: HashMap<(String, u32), NotifyCall> = HashMap::new();
+    while let Some(Ok(message)) = stream.next().await {
+        let header = message.header();
+        let member = header.member().map(|member| member.to_string()).unwrap_or_default();
+        let caller = header.sender().map(|name| name.to_string()).unwrap_or_default();
+        let seen = match (message.message_type(), member.as_str()) {
+            (Type::MethodCall, "Notify") => {
+                let Ok(call) = message.body().deserialize::<NotifyCall>() else { continue };
+                calls.insert((caller, header.primary().serial_num().get()), call);
+                continue;
+            }
+            (Type::MethodReturn, _) => {
+                let destination = header.destination().map(|name| name.to_string());
+                let key =
+                    (destination.unwrap_or_default(), header.reply_serial().map_or(0, |s| s.get()));
+                let Some(call) = calls.remove(&key) else { continue };
+                let Ok(id) = message.body().deserialize::<u32>() else { continue };
+                let (app, replaces, icon, summary, body, actions, hints, timeout) = call;
+                let mut hints: Vec<String> = hints.into_keys().collect();
+                hints.sort();
+                Seen::Notify { app, replaces, icon, summary, body, actions, hints, timeout, id }
+            }
+            (Type::MethodCall, "CloseNotification") => {
+                let Ok(id) = message.body().deserialize::<u32>() else { continue };
+                Seen::CloseNotification { id }
+            }
+            (Type::Signal, "ActionInvoked") => {
+                let Ok((id, action)) = message.body().deserialize::<(u32, String)>() else {
+                    continue;
+                };
+                Seen::ActionInvoked { id, action }
+            }
+            (Type::Signal, "NotificationClosed") => {
+                let Ok((id, _reason)) = message.body().deserialize::<(u32, u32)>() else {
+                    continue;
+                };
+                Seen::NotificationClosed { id }
+            }
+            _ => continue,
+        };
+        if sender.send(seen).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The `Notify` askpane sends for `summary` and `body`, replacing `replaces`, given id `id`.
+fn notify(replaces: u32, summary: &str, body: &str, id: u32) -> Seen {
+    Seen::Notify {
+        app: "askpane".to_owned(),
+        replaces,
+        icon: "dialog-question".to_owned(),
+        summary: summary.to_owned(),
+        body: body.to_owned(),
+        actions: ["default", "Open", "open", "Open"].map(str::to_owned).to_vec(),
+        hints: vec!["category".to_owned(), "urgency".to_owned()],
+        timeout: -1,
+        id,
+    }
+}
+
+fn notify_id(seen: &Seen) -> u32 {
+    match seen {
+        Seen::Notify { id, .. } => *id,
+        other => panic!("expected a Notify, saw {other:?}"),
+    }
+}
+
+#[test]
+fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_that_request() {
+    let mut world = World::new("notify", true);
+    // A window manager, where focus is real: a question's window must not take it, "Open" must.
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+
+    // One question: its project and header, and its question.
+    let first = world.hook("toolu_n1", "shop", "Database", "Which database should orders use?");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(shown, notify(0, "shop · Database", "Which database should orders use?", id));
+    // A second one while the first waits: one grouped notification, replacing the first.
+    let second = world.hook("toolu_n2", "blog", "Theme", "Light or dark?");
+    assert_eq!(
+        world.next(),
+        notify(
+            id,
+            "2 questions waiting",
+            "blog · Theme: Light or dark?\nshop · Database: Which database should orders use?",
+            id
+        )
+    );
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "one notification, not two");
+    // The second client goes away: the notification names the one left.
+    second.kill();
+    assert_eq!(
+        world.next(),
+        notify(id, "shop · Database", "Which database should orders use?", id)
+    );
+    // Nothing waits: the notification closes.
+    first.kill();
+    assert_eq!(world.next(), Seen::CloseNotification { id });
+    assert_eq!(world.next(), Seen::NotificationClosed { id });
+
+    // A burst again, then the user takes "Open" on the notification (through dunst).
+    let shop = world.hook("toolu_n3", "shop", "Database", "Which database should orders use?");
+    let id = notify_id(&world.next());
+    let blog = world.hook("toolu_n4", "blog", "Theme", "Light or dark?");
+    let grouped = world.next();
+    assert_eq!(notify_id(&grouped), id, "{grouped:?}");
+    // The window shows the first question until then.
+    let (window, title) = world.window("2 waiting");
+    assert_eq!(title, "2 waiting · shop · 1 question — askpane");
+    assert_ne!(world.xvfb.focused_window(), window, "a question's window took the focus");
+    world.dunstctl(&["action", "0"]);
+    assert_eq!(world.next(), Seen::ActionInvoked { id, action: "default".to_owned() });
+    // askpane shows the window on the request the notification was about (the newest), and
+    // closes the notification.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let title = crate::display::window_name(&world.xvfb.display(), window);
+        if title == "2 waiting · blog · 1 question — askpane" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the window still shows {title:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(world.next(), Seen::CloseNotification { id });
+    let deadline = Instant::now() + WAIT;
+    while world.xvfb.focused_window() != window {
+        assert!(Instant::now() < deadline, "\"Open\" did not raise the window");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The window shows "blog": keys answer that request.
+    world.xvfb.focus(window);
+    let window_id = window.to_string();
+    thread::sleep(Duration::from_millis(500));
+    world.xvfb.xdotool(&["key", "--window", &window_id, "2"]);
+    thread::sleep(Duration::from_millis(200));
+    world.xvfb.xdotool(&["key", "--window", &window_id, "ctrl+Return"]);
+    let (code, stdout, stderr) = blog.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook printed JSON");
+    assert_eq!(
+        reply["hookSpecificOutput"]["updatedInput"]["answers"],
+        json!({"Light or dark?": "No"}),
+        "{reply}"
+    );
+    shop.kill();
+    assert!(
+        world.inbox_stderr().lines().all(|line| !line.contains("notification")),
+        "{}",
+        world.inbox_stderr()
+    );
+}
+
+#[test]
+fn without_a_bus_the_inbox_works_and_says_once_why_there_are_no_notifications() {
+    let mut world = World::new("notify-no-bus", false);
+    // A bus address where nothing listens, as on a machine without a session bus.
+    let mut inbox = world.askpane(&["inbox"]);
+    inbox.env(
+        "DBUS_SESSION_BUS_ADDRESS",
+        format!("unix:path={}", world.root.join("nobus").display()),
+    );
+    world.start_inbox(inbox);
+    let first = world.hook("toolu_b1", "shop", "Database", "Which database?");
+    world.window("1 question");
+    let second = world.hook("toolu_b2", "blog", "Theme", "Light or dark?");
+    let (window, _) = world.window("2 waiting");
+    world.xvfb.focus(window);
+    let window_id = window.to_string();
+    thread::sleep(Duration::from_millis(500));
+    world.xvfb.xdotool(&["key", "--window", &window_id, "1"]);
+    thread::sleep(Duration::from_millis(200));
+    world.xvfb.xdotool(&["key", "--window", &window_id, "ctrl+Return"]);
+    let (code, stdout, stderr) = first.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook printed JSON");
+    assert_eq!(
+        reply["hookSpecificOutput"]["updatedInput"]["answers"],
+        json!({"Which database?": "Yes"}),
+        "{reply}"
+    );
+    second.kill();
+    let stderr = world.inbox_stderr();
+    let why: Vec<&str> =
+        stderr.lines().filter(|line| line.contains("no desktop notifications")).collect();
+    assert_eq!(why.len(), 1, "{stderr}");
+    assert!(why[0].starts_with("askpane: no desktop notifications ("), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn no_notify_and_askpane_notify_0_turn_notifications_off() {
+    for off in ["--no-notify", "ASKPANE_NOTIFY=0"] {
+        let mut world = World::new("notify-off", true);
+        let mut inbox = world.askpane(&["inbox"]);
+        match off.split_once('=') {
+            Some((name, value)) => inbox.env(name, value),
+            None => inbox.arg(off),
+        };
+        world.start_inbox(inbox);
+        let first = world.hook("toolu_o1", "shop", "Database", "Which database?");
+        let second = world.hook("toolu_o2", "blog", "Theme", "Light or dark?");
+        world.window("2 waiting");
+        // The window drew both; a notification would have been sent by now. Give the bus a
+        // moment anyway, then check nothing reached the server.
+        thread::sleep(Duration::from_millis(500));
+        let seen: Vec<Seen> = world.seen.try_iter().collect();
+        assert_eq!(seen, [], "{off}: {seen:?}");
+        assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "0", "{off}");
+        first.kill();
+        second.kill();
+    }
+}
