@@ -379,8 +379,13 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
     );
     assert_eq!(next()["result"]["protocolVersion"], "2025-06-18");
     say(&mut input, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    // Not JSON: there is no id to answer, and rmcp (like the other official SDKs) skips it.
+    // Not JSON: a Parse error with id null (JSON-RPC 2.0), saying which line and where.
     say(&mut input, "this is not JSON");
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
+            "Parse error: line 3 of the input is not JSON (expected ident at line 1 column 2)"}})
+    );
     // JSON that is no JSON-RPC message: an Invalid Request error.
     say(&mut input, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"not an object"}"#);
     assert_eq!(

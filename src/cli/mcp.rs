@@ -55,11 +55,19 @@ pub(super) fn run(args: McpArgs) -> anyhow::Result<u8> {
         .context("cannot start the MCP server's runtime")?;
     let server = Server { args: Arc::new(args), calls: Arc::new(AtomicU64::new(0)) };
     let served = runtime.block_on(async move {
+        let (to_server, server_input) = tokio::io::duplex(PIPE_BYTES);
+        let (server_output, from_server) = tokio::io::duplex(PIPE_BYTES);
+        let (parse_errors, parse_errors_out) = tokio::sync::mpsc::unbounded_channel();
+        let reading = tokio::spawn(screen_input(to_server, parse_errors));
+        let writing = tokio::spawn(write_output(from_server, parse_errors_out));
         let running = server
-            .serve(rmcp::transport::io::stdio_pipes())
+            .serve((server_input, server_output))
             .await
             .map_err(|error| anyhow::anyhow!("the MCP client did not initialize: {error}"))?;
         running.waiting().await.context("the MCP session failed")?;
+        reading.abort();
+        // Everything the server wrote reaches stdout before the process ends.
+        let _ = writing.await;
         anyhow::Ok(())
     });
     // A call still waiting on the inbox is not waited for: the process ends, the connection
@@ -67,6 +75,69 @@ pub(super) fn run(args: McpArgs) -> anyhow::Result<u8> {
     runtime.shutdown_timeout(Duration::from_millis(200));
     served?;
     Ok(exit::OK)
+}
+
+/// Room in each in-process pipe between stdio and the MCP server.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Passes the client's lines on to the MCP server, except a line that is not JSON at all: rmcp
+/// skips those without a word, and JSON-RPC 2.0 asks for a Parse error (-32700, id null), which
+/// goes to [`write_output`] saying what was wrong and where.
+async fn screen_input(
+    mut to_server: tokio::io::DuplexStream,
+    parse_errors: tokio::sync::mpsc::UnboundedSender<String>,
+) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut number = 0_u64;
+    // A read error (input that is not UTF-8, a closed pipe) ends the input as its end does.
+    while let Ok(Some(line)) = lines.next_line().await {
+        number += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&line) {
+            let _ = parse_errors.send(mcp::parse_error(number, &error).to_string());
+            continue;
+        }
+        let passed = to_server.write_all(line.as_bytes()).await;
+        if passed.and(to_server.write_all(b"\n").await).is_err() {
+            break;
+        }
+    }
+    // The server sees the end of the input, and ends the session.
+    let _ = to_server.shutdown().await;
+}
+
+/// The one writer of stdout: the MCP server's lines, and the parse errors of
+/// [`screen_input`], each a whole line, each flushed at once.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "askpane mcp's one writer of stdout: every MCP message passes through here"
+)]
+async fn write_output(
+    from_server: tokio::io::DuplexStream,
+    mut parse_errors: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut stdout = tokio::io::stdout();
+    let mut lines = tokio::io::BufReader::new(from_server).lines();
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => line,
+                // The server is done: what it wrote is out.
+                _ => break,
+            },
+            Some(error) = parse_errors.recv() => error,
+        };
+        let written = stdout.write_all(line.as_bytes()).await;
+        let written = written.and(stdout.write_all(b"\n").await).and(stdout.flush().await);
+        if written.is_err() {
+            // The client is gone; its end of the session follows from its closed input.
+            break;
+        }
+    }
 }
 
 /// The MCP server: the flags every call shares, and a counter that names each call.

@@ -222,6 +222,13 @@ impl McpContext {
     }
 }
 
+/// The JSON-RPC 2.0 Parse error (-32700, id null) for input line `line`, which is not JSON:
+/// what was wrong and where, so the client's author can find it.
+pub fn parse_error(line: u64, error: &serde_json::Error) -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+        "message": format!("Parse error: line {line} of the input is not JSON ({error})")}})
+}
+
 /// The MCP tool result for `outcome` (`CallToolResult`): the text the model reads, worded as
 /// Claude Code words its own AskUserQuestion result; for an answer also `structuredContent`
 /// (`{answers, annotations, message}`); `isError` for every outcome that is not the user's
