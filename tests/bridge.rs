@@ -20,7 +20,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use askpane::protocol::outcome::CLOSED_MESSAGE;
 use askpane::protocol::web::{PAGE_CLOSED_MESSAGE, page_closed_outcome};
 use askpane::protocol::{Envelope, Outcome, parse_message};
-use askpane::transport::serve::{Asset, Bridge, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE};
+use askpane::transport::serve::{
+    Asset, Bridge, BridgeJournal, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE,
+};
 use askpane::transport::{
     Inbound, IoThreads, Provenance, Request, SessionEvent, UiSender, Waker, ui_channel,
 };
@@ -111,6 +113,7 @@ impl Harness {
             stop_when_done,
             stop_after_turn,
             page_gone_grace: PAGE_GONE_GRACE,
+            journal: None,
         };
         Harness::start_bridge(&options)
     }
@@ -638,6 +641,56 @@ fn a_browser_gets_the_questions_and_its_answer_becomes_the_hook_reply() {
     client.assert_quiet();
     drop(client);
     harness.finish();
+}
+
+#[test]
+fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
+    // Issue 11: `askpane inbox --ui web` gives its bridge the store's writer; what a page
+    // answers is in the history as the agent received it, and so is a request decided at once.
+    use askpane::store::{DraftSink, HistoryQuery, Store};
+    let state = crate::support::scratch_dir("bridge-history");
+    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
+    let options = BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+        journal: Some(BridgeJournal(Arc::new(sink))),
+    };
+    let harness = Harness::start_bridge(&options);
+    drop(options);
+    let asked = harness.ask(TOOL_USE_ID);
+    let mut client = harness.client();
+    client.recv_question(TOOL_USE_ID);
+    client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "2", "1": "1,3", "2": "other:MySQL"}}));
+    let outcome = asked.outcome();
+    let reply = asked.reply(&outcome);
+    client.recv_taken(TOOL_USE_ID);
+    let declined = harness.ask_with("toolu_declined", |request| {
+        request.policy.decline = Some("not now".to_owned());
+    });
+    assert!(matches!(declined.outcome(), Outcome::Declined { .. }));
+    drop(client);
+    harness.finish();
+    let deadline = Instant::now() + WAIT;
+    let entries = loop {
+        let entries = Store::open_in(&state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .expect("the history reads");
+        if entries.len() >= 2 || Instant::now() > deadline {
+            break entries;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["declined", "answered"], "newest first");
+    let answered = &entries[1].record;
+    let recorded: Value =
+        serde_json::from_str(answered.reply.as_deref().expect("the reply kept")).expect("JSON");
+    assert_eq!(recorded, reply, "the history keeps the reply the agent received");
+    assert!(answered.answer.contains("MySQL"), "{}", answered.answer);
 }
 
 #[test]
@@ -1472,6 +1525,7 @@ fn loopback_options() -> BridgeOptions {
         stop_when_done: false,
         stop_after_turn: false,
         page_gone_grace: PAGE_GONE_GRACE,
+        journal: None,
     }
 }
 

@@ -99,6 +99,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
             stop_when_done: true,
             stop_after_turn: true,
             page_gone_grace: serve::PAGE_GONE_GRACE,
+            journal: None,
         };
         let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
         bridge.wait();

@@ -13,7 +13,7 @@ use askpane::protocol::inbox::ClientMessage;
 use askpane::store::DraftSink;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
 use askpane::transport::notify::Notifier;
-use askpane::transport::serve::{self, BridgeOptions};
+use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, ui_channel};
 use askpane::web_bundle;
 
@@ -119,6 +119,13 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         Ok(())
     })?;
     let unshown = requests.clone();
+    // Issue 11: the window (or the browser bridge) saves drafts and records outcomes in the
+    // store, if it opens.
+    let sink = args.store.open_or_warn().and_then(|store| {
+        DraftSink::start(store)
+            .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+            .ok()
+    });
     if web {
         let bridge_options = BridgeOptions {
             bind: args.shown.bind,
@@ -126,6 +133,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             stop_when_done: false,
             stop_after_turn: false,
             page_gone_grace: serve::PAGE_GONE_GRACE,
+            journal: sink.map(|sink| BridgeJournal(Arc::new(sink))),
         };
         match start_bridge(&bridge_options, requests, &mut threads) {
             Ok(bridge) => {
@@ -135,12 +143,6 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             Err(error) => eprintln!("askpane: {error:#}"),
         }
     } else {
-        // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
-        let sink = args.store.open_or_warn().and_then(|store| {
-            DraftSink::start(store)
-                .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
-                .ok()
-        });
         // Issue 11: a desktop notification when a question arrives and the window is not
         // focused; its "Open" shows the window on that request.
         let notifier =

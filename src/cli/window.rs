@@ -91,6 +91,7 @@ pub(super) fn show_requests(
                 stop_when_done: options.close_when_done,
                 stop_after_turn: false,
                 page_gone_grace: serve::PAGE_GONE_GRACE,
+                journal: None,
             };
             let unshown = inbox.clone();
             match start_bridge(&bridge_options, inbox, &mut threads) {

@@ -19,7 +19,7 @@ use crate::protocol::web::{self, BrowserError, BrowserMessage};
 
 use crate::transport::{Inbound, Responder, SessionEvent};
 
-use super::{BridgeOptions, TIMEOUT_GRACE, Wakeup};
+use super::{BridgeJournal, BridgeOptions, TIMEOUT_GRACE, Wakeup};
 
 /// A connected page, as the hub sees it: where its messages go, and how its thread is woken.
 pub(super) struct Page {
@@ -92,6 +92,8 @@ pub(super) struct Hub {
     pages_seen: bool,
     /// Since when no page is connected (after one was).
     pages_gone_since: Option<Instant>,
+    /// Where each request opened and each ending is reported (the inbox's history).
+    journal: Option<BridgeJournal>,
 }
 
 impl Hub {
@@ -114,6 +116,7 @@ impl Hub {
             page_gone_grace: options.page_gone_grace,
             pages_seen: false,
             pages_gone_since: None,
+            journal: options.journal.clone(),
         }
     }
 
@@ -290,17 +293,31 @@ impl Hub {
             && let Err(reason) = fits_the_page(&core.ask, &tool_use_id)
         {
             eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
-            reply.send(Outcome::Refused { reason });
+            let outcome = Outcome::Refused { reason };
+            if let Some(journal) = &self.journal {
+                journal.0.settled(&core, &outcome);
+            }
+            reply.send(outcome);
             return;
         }
         let timeout_secs = policy.timeout_secs;
         let now = self.now();
+        // Kept only when there is a journal: a decided request ends here, and is recorded.
+        let decided_core = self.journal.as_ref().map(|_| core.clone());
         let id = match self.book.admit(core, policy, reply, now) {
             Admission::Opened(id) => id,
             Admission::Joined(_) => return,
-            Admission::Decided { outcome, reply } => return reply.send(outcome),
+            Admission::Decided { outcome, reply } => {
+                if let (Some(journal), Some(core)) = (&self.journal, &decided_core) {
+                    journal.0.settled(core, &outcome);
+                }
+                return reply.send(outcome);
+            }
         };
         let Some(open) = self.book.get(id) else { return };
+        if let Some(journal) = &self.journal {
+            journal.0.opened(&open.core);
+        }
         let extras = web::QuestionExtras {
             provenance: open.core.provenance.clone(),
             warnings: open.core.warnings.iter().map(ToString::to_string).collect(),
@@ -342,6 +359,9 @@ impl Hub {
     /// Sends a settled question's outcome to everyone waiting for it, and tells the pages.
     fn told(&mut self, settled: Settled<Responder>, decided_by: Option<u64>) {
         let Some(page) = self.pages.remove(&settled.open.id()) else { return };
+        if let Some(journal) = &self.journal {
+            journal.0.settled(&settled.open.core, &settled.outcome);
+        }
         let kind = settled.outcome.kind();
         for responder in settled.replies {
             responder.send(settled.outcome.clone());

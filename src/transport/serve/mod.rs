@@ -39,6 +39,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 // On Windows rustix names a socket handle `AsFd` too, so this one import serves every platform.
 use rustix::fd::{AsFd, BorrowedFd};
 
+use crate::app::journal::Journal;
 use crate::protocol::limits::{self};
 
 use super::{Inbound, IoThreads};
@@ -96,6 +97,20 @@ pub struct BridgeOptions {
     /// How long the open questions wait for a page to come back once the last one has gone
     /// ([`PAGE_GONE_GRACE`]; tests pass less).
     pub page_gone_grace: Duration,
+    /// Where the hub reports each request it opens and how each ends (issue 11: the inbox's
+    /// history, natively the store's `DraftSink`). `None` where the mode records by itself
+    /// (`ask`/`hook --ui web` record the replies they write).
+    pub journal: Option<BridgeJournal>,
+}
+
+/// A journal the hub's thread can own: the window's [`Journal`], shared.
+#[derive(Clone)]
+pub struct BridgeJournal(pub Arc<dyn Journal + Send + Sync>);
+
+impl std::fmt::Debug for BridgeJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BridgeJournal")
+    }
 }
 
 /// A running bridge.
