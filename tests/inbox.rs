@@ -874,8 +874,14 @@ fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
     // The dead inbox's window goes with its X connection (a new one may get the same id);
     // then a new inbox shows the question.
     wait_for_window(xvfb, "1 question", false);
+    // A new inbox holds the lock (its pid written there once it has it) ...
+    let deadline = Instant::now() + WAIT;
+    while !world.locked_pid().is_some_and(|pid| pid != first_pid) {
+        assert!(Instant::now() < deadline, "no new inbox took the lock");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // ... and shows the question again.
     let window = wait_for_window(xvfb, "1 question", true).expect("a new inbox shows it again");
-    assert_ne!(world.locked_pid(), Some(first_pid), "a new inbox");
     xvfb.focus(window);
     thread::sleep(Duration::from_millis(700));
     xvfb.xdotool(&["key", "--window", &window.to_string(), "ctrl+Return"]);
