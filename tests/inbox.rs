@@ -876,7 +876,7 @@ fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
     wait_for_window(xvfb, "1 question", false);
     // A new inbox holds the lock (its pid written there once it has it) ...
     let deadline = Instant::now() + WAIT;
-    while !world.locked_pid().is_some_and(|pid| pid != first_pid) {
+    while world.locked_pid().is_none_or(|pid| pid == first_pid) {
         assert!(Instant::now() < deadline, "no new inbox took the lock");
         thread::sleep(Duration::from_millis(50));
     }
