@@ -1342,21 +1342,9 @@ fn real_cli(cli: Cli, name: &str, answers: Option<&Value>, args: &[&str]) -> Rea
         fs::write(&file, answers.to_string()).expect("write the answers file");
         command.arg("--answers").arg(file).arg("--submit");
     }
-    command
-        .args(args)
-        .current_dir(scratch.project())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
-        .env("LANG", "C.UTF-8")
-        .env("HOME", scratch.home())
-        .env("TMPDIR", scratch.tmp())
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env(RUN_MARKER, &scratch.root)
+    command.args(args);
+    scratch
+        .isolate(&mut command, &api.base_url())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -566,23 +566,12 @@ impl Session {
         let mut command = Command::new(self.cli.binary());
         command
             .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"])
-            .args(["--permission-prompt-tool", "stdio"])
-            .current_dir(self.scratch.project())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
-            .env("LANG", "C.UTF-8")
-            .env("HOME", self.scratch.home())
-            .env("TMPDIR", self.scratch.tmp())
-            .env("ANTHROPIC_BASE_URL", self.api.base_url())
-            .env("ANTHROPIC_API_KEY", "dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
+            .args(["--permission-prompt-tool", "stdio"]);
+        self.scratch
+            .isolate(&mut command, &self.api.base_url())
             // The hook answers in a window of its own unless a test says otherwise.
             .env("ASKPANE_NO_INBOX", "1")
             .envs(self.env.iter().map(|(name, value)| (name, value)))
-            .env(RUN_MARKER, &self.scratch.root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -1024,6 +1013,26 @@ impl Scratch {
 
     fn hook_dir(&self) -> PathBuf {
         self.root.join("hook")
+    }
+
+    /// `command` in this scratch project with nothing of the caller's environment but `PATH`:
+    /// its own HOME and TMPDIR, Claude Code pointed at the fake Messages API `api_url`, no
+    /// telemetry or updates, and the run marker that lets a failing test find what it started.
+    pub(crate) fn isolate<'a>(&self, command: &'a mut Command, api_url: &str) -> &'a mut Command {
+        command
+            .current_dir(self.project())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+            .env("LANG", "C.UTF-8")
+            .env("HOME", self.home())
+            .env("TMPDIR", self.tmp())
+            .env("ANTHROPIC_BASE_URL", api_url)
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env(RUN_MARKER, &self.root)
     }
 }
 

@@ -502,22 +502,11 @@ fn claude_code_run(name: &str, answering: &[(&str, &str)]) -> (Value, String) {
         .args(["-p", "Ask me which layout I want.", "--output-format", "stream-json", "--verbose"])
         .arg("--mcp-config")
         .arg(&config)
-        .args(["--strict-mcp-config", "--allowedTools", tool])
-        .current_dir(scratch.project())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
-        .env("LANG", "C.UTF-8")
-        .env("HOME", scratch.home())
-        .env("TMPDIR", scratch.tmp())
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
+        .args(["--strict-mcp-config", "--allowedTools", tool]);
+    scratch
+        .isolate(&mut command, &api.base_url())
         // MCP tools offered directly, not behind ToolSearch: the fake model calls it at once.
         .env("ENABLE_TOOL_SEARCH", "false")
-        .env(RUN_MARKER, &scratch.root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
