@@ -2154,7 +2154,11 @@ fn an_exposed_bind_prints_a_usable_link_per_address() {
     let links: Vec<&String> = run.seen.iter().filter(|line| line.contains("#token=")).collect();
     assert!(!links.is_empty(), "{:?}", run.seen);
     assert!(links.iter().all(|line| !line.contains("0.0.0.0")), "{links:?}");
-    assert!(run.seen.iter().any(|line| line.contains("warning: --bind 0.0.0.0")), "{:?}", run.seen);
+    assert!(
+        run.seen.iter().any(|line| line.contains("warning: the page listens on 0.0.0.0")),
+        "{:?}",
+        run.seen
+    );
     let (status, stdout, stderr) = run.answer_and_finish();
     assert_answered(status, &stdout, &stderr);
 }

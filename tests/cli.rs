@@ -1152,3 +1152,56 @@ fn user_settings_live_in_home() {
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     let _ = fs::remove_dir_all(&root);
 }
+
+// ---------------------------------------------------------------------------------------------
+// `--lan`: the browser page for a phone
+
+/// The modules of the QR code printed after `--lan`'s "scan this" line, read back from its half
+/// blocks: `true` is a dark module (a space: the blocks are the light ones).
+fn printed_qr_code(stderr: &str) -> Option<Vec<Vec<bool>>> {
+    let after = stderr.split_once("scan this with your phone's camera:\n")?.1;
+    let rows: Vec<&str> = after
+        .lines()
+        .take_while(|line| !line.is_empty() && line.chars().all(|c| " █▀▄".contains(c)))
+        .collect();
+    let mut modules = Vec::new();
+    for row in rows {
+        let top = row.chars().map(|c| !matches!(c, '█' | '▀')).collect();
+        let bottom = row.chars().map(|c| !matches!(c, '█' | '▄')).collect();
+        modules.push(top);
+        modules.push(bottom);
+    }
+    Some(modules)
+}
+
+#[test]
+fn lan_prints_a_qr_code_that_holds_the_link_for_other_devices() {
+    let question = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+    let mut command = crate::support::askpane(&["ask", "--ui", "web", "--lan", "--timeout", "2"]);
+    command.env("ASKPANE_NO_INBOX", "1").env_remove("DISPLAY");
+    let run = run_bounded(&mut command, Some(question));
+    assert_eq!(run.status.code(), Some(5), "timed out, as asked: {run:?}");
+    // Listening on every address: loopback first, then a link per address of this machine.
+    assert!(run.stderr.contains("answer in your browser: http://127.0.0.1:"), "{}", run.stderr);
+    let Some(link) =
+        run.stderr.lines().find_map(|line| line.strip_prefix("askpane: or, from another device: "))
+    else {
+        // A machine with loopback only has no network for a phone: then no code either.
+        assert!(printed_qr_code(&run.stderr).is_none(), "{}", run.stderr);
+        eprintln!("note: this machine has no network address besides loopback");
+        return;
+    };
+    assert!(link.contains("/#token="), "{link}");
+    let modules = printed_qr_code(&run.stderr).expect("a QR code after the links");
+    let (height, width) = (modules.len(), modules.first().map_or(0, Vec::len));
+    assert!(width > 20 && height >= width, "{width}×{height}: {}", run.stderr);
+    // Four pixels a module, as a camera would see it.
+    let mut image = rqrr::PreparedImage::prepare_from_greyscale(width * 4, height * 4, |x, y| {
+        let dark = modules.get(y / 4).and_then(|row| row.get(x / 4)).copied().unwrap_or(false);
+        if dark { 0 } else { 255 }
+    });
+    let grids = image.detect_grids();
+    assert_eq!(grids.len(), 1, "one QR code: {}", run.stderr);
+    let (_, content) = grids[0].decode().expect("the code decodes");
+    assert_eq!(content, link, "the code holds the link for other devices");
+}

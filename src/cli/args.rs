@@ -23,6 +23,11 @@ pub(super) struct UiArgs {
     /// Where `--ui web` listens (a loopback address unless you mean to share it).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", env = "ASKPANE_BIND")]
     pub(super) bind: SocketAddr,
+    /// `--ui web` for your phone: listen on this machine's network addresses too (on
+    /// `--bind`'s port), and print a QR code of the link. Anyone on the network with the link
+    /// can answer: see the README before using it on a shared network.
+    #[arg(long)]
+    pub(super) lan: bool,
     /// The window's colours: auto follows the system, else the desktop's colour-scheme setting
     /// (the XDG portal or GNOME's), else dark.
     #[arg(long, value_enum, value_name = "THEME", default_value = "auto", env = "ASKPANE_THEME")]
@@ -49,7 +54,16 @@ impl UiArgs {
         UiArgs {
             ui: UiKind::Native,
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            lan: false,
             theme: ThemeArg::Auto,
+        }
+    }
+
+    /// Where the browser bridge listens: `--bind`, or with `--lan` every address on its port.
+    pub(super) fn bind_address(&self) -> SocketAddr {
+        match self.lan {
+            true => SocketAddr::from(([0, 0, 0, 0], self.bind.port())),
+            false => self.bind,
         }
     }
 

@@ -94,7 +94,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     } else if in_browser {
         // The browser shows the questions only: the run ends with the prompt's turn.
         let bridge_options = BridgeOptions {
-            bind: args.shown.bind,
+            bind: args.shown.bind_address(),
             assets: web_bundle::ASSETS,
             stop_when_done: true,
             stop_after_turn: true,

@@ -298,6 +298,9 @@ pub(super) fn start_inbox(
     command.arg("inbox").arg("--on-demand");
     command.arg("--ui").arg(if web { "web" } else { "native" });
     command.arg("--bind").arg(shown.bind.to_string());
+    if shown.lan {
+        command.arg("--lan");
+    }
     // The client's window and store settings, whether given as flags or variables.
     if let Some(theme) = clap::ValueEnum::to_possible_value(&shown.theme) {
         command.arg("--theme").arg(theme.get_name());

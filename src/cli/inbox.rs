@@ -128,7 +128,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     });
     if web {
         let bridge_options = BridgeOptions {
-            bind: args.shown.bind,
+            bind: args.shown.bind_address(),
             assets: web_bundle::ASSETS,
             stop_when_done: false,
             stop_after_turn: false,

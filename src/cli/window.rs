@@ -86,7 +86,7 @@ pub(super) fn show_requests(
     if shown_requests {
         if shown.web() {
             let bridge_options = BridgeOptions {
-                bind: shown.bind,
+                bind: shown.bind_address(),
                 assets: web_bundle::ASSETS,
                 stop_when_done: options.close_when_done,
                 stop_after_turn: false,
@@ -151,8 +151,8 @@ pub(super) fn start_bridge(
     );
     if serve::is_exposed(&options.bind) {
         eprintln!(
-            "askpane: warning: --bind {} can be reached from other machines; anyone with the link \
-             (it holds the token) can answer",
+            "askpane: warning: the page listens on {}, which other machines can reach; anyone \
+             with the link (it holds the token) can answer",
             options.bind
         );
     }
@@ -162,6 +162,12 @@ pub(super) fn start_bridge(
     // `--bind 0.0.0.0`: a link per address of this machine, for a phone or another computer.
     for other in bridge.urls().iter().skip(1) {
         eprintln!("askpane: or, from another device: {other}");
+    }
+    // A phone scans the first link another device can use (`--lan`, `--bind 0.0.0.0`).
+    if let Some(link) = bridge.urls().get(1)
+        && let Some(code) = pairing_code(link)
+    {
+        eprintln!("askpane: or scan this with your phone's camera:\n{code}");
     }
     if missing_display().is_none() {
         // Best effort, and not waited for: xdg-open may stay until the browser it started
@@ -371,4 +377,18 @@ pub(super) fn write_direct(
     let envelope = envelope.clone();
     let awaited = vec![AwaitedReply { envelope, format, outcome: receiver, always_a_line }];
     show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native(), None).map(drop)
+}
+
+/// `link` as a QR code drawn with Unicode half blocks, two modules a character row, for a
+/// terminal that writes light on dark: the light modules (and the quiet zone) are the blocks,
+/// as `qrencode -t UTF8` draws them. `None` when the link does not fit a QR code.
+pub(super) fn pairing_code(link: &str) -> Option<String> {
+    let code = qrcode::QrCode::new(link.as_bytes()).ok()?;
+    Some(
+        code.render::<qrcode::render::unicode::Dense1x2>()
+            .dark_color(qrcode::render::unicode::Dense1x2::Light)
+            .light_color(qrcode::render::unicode::Dense1x2::Dark)
+            .quiet_zone(true)
+            .build(),
+    )
 }
