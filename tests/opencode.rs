@@ -472,6 +472,17 @@ fn submitted_answers_reach_the_model_as_opencode_words_them() {
         "{}",
         world.report()
     );
+    // Decided by the flags, without the inbox, and recorded all the same, as from OpenCode.
+    let mut history = world.askpane(&["history", "--json"]);
+    let listed = crate::support::run_bounded(&mut history, None);
+    let entry: Value = serde_json::from_str(listed.stdout.lines().next().unwrap_or_default())
+        .unwrap_or_else(|error| panic!("{error}: {listed:?}"));
+    assert_eq!((&entry["outcome"], &entry["agent"]), (&json!("answered"), &json!("OpenCode")));
+    let reply: Value = serde_json::from_str(entry["reply"].as_str().unwrap_or_default())
+        .unwrap_or_else(|error| panic!("{error}: {entry}"));
+    assert_eq!(reply, json!({"action": "reply", "answers": [["PostgreSQL"], ["Auth", "Billing"]]}));
+    // What OpenCode's model read, in OpenCode's words (not Claude Code's).
+    assert_eq!(entry["model_text"], json!(results[0]), "{entry}");
 }
 
 #[test]

@@ -184,11 +184,12 @@ pub(super) struct Asked {
 
 impl Asked {
     pub(super) fn new(incoming: &Incoming, mode: ClientMode) -> Self {
-        Asked {
-            envelope: incoming.envelope.clone(),
-            input: incoming.input.clone(),
-            provenance: Provenance::from_envelope(mode.name(), &incoming.envelope),
-        }
+        Asked::asked_by(incoming, Provenance::from_envelope(mode.name(), &incoming.envelope))
+    }
+
+    /// As [`Asked::new`], for an adapter that says who asked (`askpane opencode`).
+    pub(super) fn asked_by(incoming: &Incoming, provenance: Provenance) -> Self {
+        Asked { envelope: incoming.envelope.clone(), input: incoming.input.clone(), provenance }
     }
 }
 
@@ -209,13 +210,12 @@ pub(super) fn record(
             return;
         }
     };
-    let reply = shape.line(&asked.envelope, outcome).map(|line| line.to_string());
     let record = HistoryRecord::from_message(
         &asked.envelope,
         &asked.input,
         asked.provenance.clone(),
         outcome,
-        reply,
+        shape,
         std::time::SystemTime::now(),
     );
     if let Err(error) = store.record(&record) {

@@ -15,13 +15,13 @@ use serde_json::Value;
 
 use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
-use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message};
+use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
 use askpane::transport::admit::admit;
 use askpane::transport::inbox::{ConnectError, InboxClient, Place};
 use askpane::transport::opencode::{Server, ServerError};
 use askpane::transport::{Inbound, Waker, ui_channel};
 
-use super::answer::policy;
+use super::answer::{Asked, policy, record};
 use super::args::{AnsweringArgs, StoreArgs, UiArgs};
 use super::client::start_inbox;
 use super::window::watch_signals;
@@ -349,6 +349,7 @@ impl Host {
     /// asked): the same function the inbox takes requests in with.
     fn decide_here(&self, message: &Value, unavailable: Option<String>) -> Option<Reply> {
         let incoming = parse_message(message).ok()?;
+        let asked = Asked::asked_by(&incoming, web::question_provenance(message));
         let mut policy = self.policy.clone();
         if unavailable.is_some() {
             policy.unavailable = unavailable;
@@ -362,6 +363,8 @@ impl Host {
         drop(admitted.request);
         let outcome = admitted.outcome.recv().unwrap_or_else(|_| Outcome::closed());
         let shape = ReplyShape { format: Some(ReplyFormat::OpenCode), always_a_line: true };
+        // Decided here, so recorded here: the inbox records only what it was given.
+        record(&self.store, Some(&asked), Some(&outcome), shape);
         let line = shape.line(&admitted.envelope, &outcome)?;
         serde_json::from_value(line).ok()
     }

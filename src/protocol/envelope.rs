@@ -87,6 +87,16 @@ pub struct ReplyShape {
 }
 
 impl ReplyShape {
+    /// What the asking agent's model reads for `outcome`: OpenCode words an answer its own way;
+    /// every other agent reads Claude Code's tool result (the MCP result and Codex's note carry
+    /// the same words). The receipt and the history both show this.
+    pub fn model_text(&self, ask: &super::Ask, outcome: &Outcome) -> String {
+        match self.format {
+            Some(ReplyFormat::OpenCode) => super::opencode::model_text(ask, outcome),
+            _ => outcome.model_text(super::outcome::ResultStyle::Current),
+        }
+    }
+
     /// The reply line for `outcome` in `envelope`, or `None` when nothing is written.
     pub fn line(&self, envelope: &Envelope, outcome: &Outcome) -> Option<Value> {
         let format = self.format.unwrap_or_else(|| envelope.format());

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::book::Core;
-use crate::protocol::{Envelope, Outcome, ResultStyle};
+use crate::protocol::{Envelope, Outcome, ReplyShape, ResultStyle};
 use crate::transport::Provenance;
 
 /// The key a request is stored under: its tool_use_id when the envelope names one (a request
@@ -169,7 +169,7 @@ impl HistoryRecord {
             outcome: outcome.kind().to_owned(),
             answer: short_answer(outcome),
             reply,
-            model_text: Some(outcome.model_text(ResultStyle::default())),
+            model_text: Some(core.reply_shape.model_text(&core.ask, outcome)),
         }
     }
 
@@ -180,10 +180,15 @@ impl HistoryRecord {
         input: &serde_json::Value,
         provenance: Provenance,
         outcome: &Outcome,
-        reply: Option<String>,
+        shape: ReplyShape,
         at: SystemTime,
     ) -> Self {
         let ask = crate::protocol::validate(input).ok().map(|validated| validated.ask);
+        let reply = shape.line(envelope, outcome).map(|line| line.to_string());
+        let model_text = match &ask {
+            Some(ask) => shape.model_text(ask, outcome),
+            None => outcome.model_text(ResultStyle::Current),
+        };
         let key = match envelope.tool_use_id() {
             Some(id) => id.to_owned(),
             None => format!("local-{}-{}-{}", process_tag(), std::process::id(), to_millis(at)),
@@ -202,7 +207,7 @@ impl HistoryRecord {
             outcome: outcome.kind().to_owned(),
             answer: short_answer(outcome),
             reply,
-            model_text: Some(outcome.model_text(ResultStyle::default())),
+            model_text: Some(model_text),
         }
     }
 }

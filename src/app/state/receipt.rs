@@ -2,7 +2,7 @@
 //! got, and (in a browser page) whether askpane has it yet.
 
 use crate::book::{Ending, Open};
-use crate::protocol::{Outcome, ReplyFormat, ResultStyle, opencode};
+use crate::protocol::{Outcome, ReplyFormat};
 
 /// What was sent for a finished request, and what its model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,10 +42,7 @@ impl Receipt {
         };
         let reply =
             reply.and_then(|value| serde_json::to_string_pretty(&value).ok()).unwrap_or_default();
-        let model_text = match opencode {
-            true => opencode::model_text(&open.core.ask, outcome),
-            false => outcome.model_text(ResultStyle::Current),
-        };
+        let model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
         Receipt {
             title: open.core.ask.title().to_owned(),
             provenance: open.core.provenance.label(),
