@@ -834,3 +834,23 @@ fn a_user_question_carries_who_asked_and_the_page_reads_it_back() {
     let label_only = json!({"type": "user_question", "source": "hook · orders"});
     assert_eq!(question_provenance(&label_only).label(), "askpane · hook · orders");
 }
+
+#[test]
+fn a_user_question_names_a_reply_shape_that_is_not_its_envelopes_own() {
+    // An OpenCode question in the browser: the page's decline bar and receipt say what OpenCode
+    // gets, as the native window does; an ordinary question names none.
+    use askpane::protocol::ReplyFormat;
+    use askpane::protocol::web::{QuestionExtras, question_reply_format, user_question};
+    let input = json!({"questions": [{"question": "Q?", "header": "Q",
+        "options": [{"label": "A"}, {"label": "B"}]}]});
+    let ask = askpane::protocol::validate(&input).expect("valid").ask;
+    let plain = user_question("t1", &ask, "2026-11-22T00:00:00Z", &QuestionExtras::default());
+    assert_eq!((plain.get("reply_format"), question_reply_format(&plain)), (None, None));
+    let extras =
+        QuestionExtras { reply_format: Some(ReplyFormat::OpenCode), ..QuestionExtras::default() };
+    let opencode = user_question("t2", &ask, "2026-11-22T00:00:00Z", &extras);
+    assert_eq!(opencode["reply_format"], "opencode");
+    assert_eq!(question_reply_format(&opencode), Some(ReplyFormat::OpenCode));
+    // A name this page does not know is no shape at all, not an error.
+    assert_eq!(question_reply_format(&json!({"reply_format": "carrier-pigeon"})), None);
+}

@@ -18,7 +18,7 @@
 use serde_json::{Map, Value, json};
 
 use super::answer::{Draft, Pick, build_answers};
-use super::envelope::Envelope;
+use super::envelope::{Envelope, ReplyFormat};
 use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
 use super::origin::Provenance;
 use super::outcome::Outcome;
@@ -57,6 +57,9 @@ pub struct QuestionExtras {
     pub selected: Map<String, Value>,
     /// Unanswered questions are sent as skipped (the session can take it).
     pub mark_skipped: bool,
+    /// The shape the agent's reply takes when it is not its envelope's own (`--format`, an
+    /// OpenCode question): the page's receipt and decline bar then say what that agent gets.
+    pub reply_format: Option<ReplyFormat>,
 }
 
 /// `user_question`: a question for the browser.
@@ -89,6 +92,11 @@ pub fn user_question(
         if extras.mark_skipped {
             object.insert("mark_skipped".into(), Value::Bool(true));
         }
+        if let Some(format) = extras.reply_format
+            && let Ok(format) = serde_json::to_value(super::inbox::Format::from(format))
+        {
+            object.insert("reply_format".into(), format);
+        }
     }
     message
 }
@@ -101,6 +109,12 @@ pub fn selected_numbers(ask: &Ask, drafts: &[Draft]) -> Map<String, Value> {
         Some(Value::Object(numbers)) => numbers,
         _ => Map::new(),
     }
+}
+
+/// The reply shape a `user_question` names ([`QuestionExtras::reply_format`]), if any.
+pub fn question_reply_format(message: &Value) -> Option<ReplyFormat> {
+    let format = message.get("reply_format")?;
+    serde_json::from_value::<super::inbox::Format>(format.clone()).ok().map(ReplyFormat::from)
 }
 
 /// Who asked a `user_question`, as the page shows it: the bridge's label, and the project,

@@ -355,6 +355,8 @@ impl BridgeClient {
         let envelope = incoming.envelope.clone();
         let (mut request, outcome) =
             Request::new(incoming, provenance).map_err(|invalid| invalid.to_string())?;
+        // An OpenCode question (say) gets OpenCode's decline bar and receipt here too.
+        request.core.reply_shape.format = web::question_reply_format(&question);
         let policy = &mut request.policy;
         policy.awaits_ack = true;
         // Whole seconds, rounded up: the page never ends a question before the bridge would.

@@ -324,6 +324,7 @@ impl Hub {
             timeout_secs,
             selected: web::selected_numbers(&open.core.ask, &open.drafts()),
             mark_skipped: open.mark_skipped,
+            reply_format: open.core.reply_shape.format,
         };
         let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
         self.broadcast(&message);
