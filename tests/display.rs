@@ -329,17 +329,12 @@ impl App {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        // None of the caller's settings: the tests' own store, and a window of its own, never the
+        // user's inbox (tests/inbox.rs starts its own).
+        let mut command = crate::support::askpane_unset(args);
         command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("ASKPANE_") {
-                command.env_remove(name);
-            }
-        }
-        // A window of its own, never the user's inbox (tests/inbox.rs starts its own).
         command.env("ASKPANE_NO_INBOX", "1");
         let child = command
-            .args(args)
             .env("DISPLAY", xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })

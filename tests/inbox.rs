@@ -83,14 +83,8 @@ impl World {
 
     /// `askpane <args>` in this world: its display and directories, no other ASKPANE_* setting.
     pub(crate) fn askpane(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("ASKPANE_") {
-                command.env_remove(name);
-            }
-        }
+        let mut command = crate::support::askpane_unset(args);
         command
-            .args(args)
             .env("DISPLAY", self.xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
             // No desktop notifications from these inboxes on the desktop running the tests

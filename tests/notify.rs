@@ -114,14 +114,8 @@ impl World {
 
     /// `askpane <args>` in this world: its display, bus and directories, no ASKPANE_* setting.
     fn askpane(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("ASKPANE_") {
-                command.env_remove(name);
-            }
-        }
+        let mut command = crate::support::askpane_unset(args);
         command
-            .args(args)
             .env("DISPLAY", self.xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)

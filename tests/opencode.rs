@@ -311,15 +311,8 @@ impl World {
     }
 
     fn askpane(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-        for (name, _) in std::env::vars_os() {
-            let name_text = name.to_string_lossy();
-            if name_text.starts_with("ASKPANE_") || name_text.starts_with("OPENCODE_") {
-                command.env_remove(name);
-            }
-        }
+        let mut command = crate::support::askpane_unset_also(args, &["OPENCODE_"]);
         command
-            .args(args)
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .env("XDG_RUNTIME_DIR", self.root.join("run"))

@@ -303,19 +303,34 @@ pub fn read_lossy(path: &Path) -> String {
     fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
 
+/// The askpane binary with `args` and none of the caller's `ASKPANE_*` settings (nor any
+/// variable starting with one of `also_unset`), which would change what a test sees.
+pub fn askpane_unset_also(args: &[&str], also_unset: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.starts_with("ASKPANE_") || also_unset.iter().any(|prefix| text.starts_with(prefix))
+        {
+            command.env_remove(name);
+        }
+    }
+    command.args(args);
+    command
+}
+
+/// [`askpane_unset_also`] with only the `ASKPANE_*` settings unset.
+pub fn askpane_unset(args: &[&str]) -> Command {
+    askpane_unset_also(args, &[])
+}
+
 /// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser),
 /// answering in its own process: `ASKPANE_NO_INBOX=1` keeps `ask` and `hook` away from any
 /// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is one shared directory
 /// under target/tmp, never the user's own; a test that reads the store sets `ASKPANE_STATE_DIR`
 /// to a directory of its own.
 pub fn askpane(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("ASKPANE_") {
-            command.env_remove(name);
-        }
-    }
-    command.args(args).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    let mut command = askpane_unset(args);
+    command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     command.env("ASKPANE_NO_INBOX", "1");
     command.env("ASKPANE_STATE_DIR", shared_state_dir());
     command
