@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::outcome::Outcome;
+use super::question::question_input;
 use super::validate::{Invalid, Validated, validate};
 
 /// The label Codex's terminal UI sends for its "None of the above" row (Other).
@@ -62,14 +63,10 @@ pub fn to_ask(request: &UserInputRequest) -> Result<Validated, Invalid> {
         .questions
         .iter()
         .map(|question| {
-            let options: Vec<Value> = question
-                .options
-                .iter()
-                .flatten()
-                .map(|option| json!({"label": option.label, "description": option.description}))
-                .collect();
-            json!({"question": question.question, "header": question.header,
-                "options": options, "multiSelect": false})
+            let options = question.options.iter().flatten();
+            let options =
+                options.map(|option| (option.label.as_str(), option.description.as_str()));
+            question_input(&question.question, &question.header, options, false)
         })
         .collect();
     validate(&json!({ "questions": questions }))

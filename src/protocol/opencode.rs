@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::outcome::Outcome;
-use super::question::Ask;
+use super::question::{Ask, question_input};
 use super::validate::{Invalid, Validated, validate};
 
 /// The agent's name in a request's provenance (`Provenance::source`).
@@ -66,13 +66,9 @@ pub fn to_ask(request: &QuestionRequest, directory: &str) -> Result<Converted, I
         .questions
         .iter()
         .map(|question| {
-            let options: Vec<Value> = question
-                .options
-                .iter()
-                .map(|option| json!({"label": option.label, "description": option.description}))
-                .collect();
-            json!({"question": question.question, "header": question.header,
-                "options": options, "multiSelect": question.multiple})
+            let options =
+                question.options.iter().map(|o| (o.label.as_str(), o.description.as_str()));
+            question_input(&question.question, &question.header, options, question.multiple)
         })
         .collect();
     let validated = validate(&json!({ "questions": questions }))?;

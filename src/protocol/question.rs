@@ -4,7 +4,7 @@
 //! 1 or more questions with unique non-empty texts, each with 1 or more options whose labels are
 //! unique and non-empty. Code that holds them never checks again.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The word an agent puts in parentheses after the label of the option it recommends, in the
 /// languages agents answer in (compared without case). The tool description asks for
@@ -146,6 +146,21 @@ impl Choice {
     pub fn is_recommended(&self) -> bool {
         self.display_label().1
     }
+}
+
+/// One question another agent asked (Codex, OpenCode), in AskUserQuestion's form, ready for
+/// [`super::validate`]: its text, header, `(label, description)` options and multi-select.
+pub fn question_input<'a>(
+    text: &str,
+    header: &str,
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+    multi_select: bool,
+) -> Value {
+    let options: Vec<Value> = options
+        .into_iter()
+        .map(|(label, description)| json!({"label": label, "description": description}))
+        .collect();
+    json!({"question": text, "header": header, "options": options, "multiSelect": multi_select})
 }
 
 #[cfg(test)]
