@@ -18,7 +18,7 @@ use askpane::transport::signals::StopSignal;
 use askpane::transport::{Provenance, pipe};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
-use super::client::{Handed, hand_to_inbox};
+use super::handover::{Handed, hand_to_inbox};
 use super::window::{missing_display, show_requests};
 
 /// The flags `ask` and `hook` share: how the request may be answered, where it is shown,

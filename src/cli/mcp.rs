@@ -25,8 +25,9 @@ use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
 
 use super::answer::{Asked, PipeArgs, policy, record};
-use super::client::{Delivered, Until, deliver};
+use super::client::deliver;
 use super::exit;
+use super::handover::{Delivered, Until};
 
 #[derive(Args, Debug)]
 pub(super) struct McpArgs {

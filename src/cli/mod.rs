@@ -27,6 +27,7 @@ mod claude;
 #[cfg(unix)]
 mod client;
 mod demo;
+mod handover;
 mod history;
 mod hook;
 #[cfg(unix)]
