@@ -653,22 +653,18 @@ fn install_mcp_writes_each_clients_entry_with_its_timeout() {
     install(&home, "uninstall", "codex");
     assert_eq!(std::fs::read_to_string(home.join(".codex/config.toml")).expect("read"), codex);
 
+    let written = |path: &str| -> Value {
+        let text = std::fs::read_to_string(home.join(path)).expect("read");
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}: {text}"))
+    };
     install(&home, "install", "gemini");
-    let gemini: Value = serde_json::from_str(
-        &std::fs::read_to_string(home.join(".gemini/settings.json")).expect("read"),
-    )
-    .expect("JSON");
     assert_eq!(
-        gemini,
+        written(".gemini/settings.json"),
         json!({"mcpServers": {"askpane": {"command": binary, "args": ["mcp"], "timeout": 86_400_000}}})
     );
     install(&home, "install", "opencode");
-    let opencode: Value = serde_json::from_str(
-        &std::fs::read_to_string(home.join(".config/opencode/opencode.json")).expect("read"),
-    )
-    .expect("JSON");
     assert_eq!(
-        opencode,
+        written(".config/opencode/opencode.json"),
         json!({"mcp": {"askpane": {"type": "local", "command": [binary, "mcp"], "enabled": true}}})
     );
 }
