@@ -146,8 +146,8 @@ impl Drop for World {
     }
 }
 
-/// A running thin client.
-struct Client {
+/// A running thin client (also tests/notify.rs's hooks).
+pub(crate) struct Client {
     process: Process,
     stdout: std::sync::mpsc::Receiver<String>,
     stderr: std::sync::mpsc::Receiver<String>,
@@ -155,7 +155,7 @@ struct Client {
 
 impl Client {
     /// Starts `command` as a client reading `input` on stdin, its stdout and stderr collected.
-    fn spawn(mut command: Command, input: &str) -> Client {
+    pub(crate) fn spawn(mut command: Command, input: &str) -> Client {
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut process = Process::new(command.spawn().expect("start a client"));
         let mut stdin = process.child.stdin.take().expect("piped stdin");
@@ -166,8 +166,15 @@ impl Client {
         Client { process, stdout, stderr }
     }
 
+    /// Ends the client as Claude Code does when it gives up on a hook (SIGKILL): the inbox
+    /// withdraws its question.
+    pub(crate) fn kill(mut self) {
+        let _ = self.process.child.kill();
+        let _ = self.process.child.wait();
+    }
+
     /// Waits for the client to end: its exit code, stdout and stderr.
-    fn finish(mut self) -> (Option<i32>, String, String) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, String, String) {
         let status = self.process.wait(WAIT);
         let (stdout, stderr) = (collect(self.stdout), collect(self.stderr));
         let status = status.unwrap_or_else(|| {

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -19,9 +18,8 @@ use serde_json::{Value, json};
 use zbus::zvariant::OwnedValue;
 
 use crate::display::Xvfb;
-use crate::support::{
-    Process, WAIT, collect, read_all, read_lossy, require, run_bounded, scratch_dir,
-};
+use crate::inbox::Client;
+use crate::support::{Process, WAIT, read_lossy, require, run_bounded, scratch_dir};
 
 /// What the monitor saw on the bus, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -153,15 +151,7 @@ impl World {
                 "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]
             }]}
         });
-        let mut command = self.askpane(&["hook"]);
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut process = Process::new(command.spawn().expect("start a hook"));
-        let mut stdin = process.child.stdin.take().expect("piped stdin");
-        stdin.write_all(input.to_string().as_bytes()).expect("write the hook's input");
-        drop(stdin);
-        let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
-        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
-        Client { process, stdout, stderr }
+        Client::spawn(self.askpane(&["hook"]), &input.to_string())
     }
 
     /// The next thing the monitor sees (fails the test after WAIT).
@@ -209,32 +199,6 @@ impl Drop for World {
         let _ = run_bounded(&mut quit, None);
         drop(self.inbox.take());
         let _ = fs::remove_dir_all(&self.root);
-    }
-}
-
-/// A running `askpane hook`.
-struct Client {
-    process: Process,
-    stdout: Receiver<String>,
-    stderr: Receiver<String>,
-}
-
-impl Client {
-    /// Ends the client as Claude Code does when it gives up on a hook (SIGKILL): the inbox
-    /// withdraws its question.
-    fn kill(mut self) {
-        let _ = self.process.child.kill();
-        let _ = self.process.child.wait();
-    }
-
-    /// Waits for the client to end: its exit code, stdout and stderr.
-    fn finish(mut self) -> (Option<i32>, String, String) {
-        let status = self.process.wait(WAIT);
-        let (stdout, stderr) = (collect(self.stdout), collect(self.stderr));
-        let status = status.unwrap_or_else(|| {
-            panic!("the client still runs after {WAIT:?}\nstdout: {stdout}\nstderr: {stderr}")
-        });
-        (status.code(), stdout, stderr)
     }
 }
 
