@@ -386,6 +386,21 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
         json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
             "Parse error: line 3 of the input is not JSON (expected ident at line 1 column 2)"}})
     );
+    // Bytes that are not UTF-8: the same, naming the byte; the session goes on.
+    input.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\xff\"}\n").expect("write");
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
+            "Parse error: line 4 of the input is not UTF-8 (at byte 39)"}})
+    );
+    // A line past the limit (8 MiB and some): skipped, never held whole, and said so.
+    let huge = format!("{{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"{}\"}}", "x".repeat(9 << 20));
+    say(&mut input, &huge);
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
+            "Parse error: line 5 of the input is longer than 8454144 bytes; it was skipped"}})
+    );
     // JSON that is no JSON-RPC message: an Invalid Request error.
     say(&mut input, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"not an object"}"#);
     assert_eq!(

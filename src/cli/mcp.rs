@@ -23,6 +23,7 @@ use askpane::protocol::inbox::{ClientMode, Policy};
 use askpane::protocol::mcp::{self, McpContext};
 use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
+use askpane::transport::pipe::MAX_INPUT_BYTES;
 
 use super::answer::{Asked, PipeArgs, policy, record};
 use super::client::deliver;
@@ -81,28 +82,57 @@ pub(super) fn run(args: McpArgs) -> anyhow::Result<u8> {
 /// Room in each in-process pipe between stdio and the MCP server.
 const PIPE_BYTES: usize = 1 << 20;
 
-/// Passes the client's lines on to the MCP server, except a line that is not JSON at all: rmcp
-/// skips those without a word, and JSON-RPC 2.0 asks for a Parse error (-32700, id null), which
-/// goes to [`write_output`] saying what was wrong and where.
+/// The longest line passed on: the largest request askpane reads, escaped as JSON, and room
+/// for the JSON-RPC around it. A longer line is skipped with an error, never held whole.
+const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
+
+/// Passes the client's lines on to the MCP server, except a line that is not a message at all:
+/// not UTF-8, not JSON, or longer than [`MAX_LINE_BYTES`]. rmcp skips such lines without a word
+/// (and its reader ends the session on bytes that are not UTF-8); JSON-RPC 2.0 asks for a Parse
+/// error (-32700, id null), which goes to [`write_output`] saying what was wrong and where.
 async fn screen_input(
     mut to_server: tokio::io::DuplexStream,
     parse_errors: tokio::sync::mpsc::UnboundedSender<String>,
 ) {
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+    let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
     let mut number = 0_u64;
-    // A read error (input that is not UTF-8, a closed pipe) ends the input as its end does.
-    while let Ok(Some(line)) = lines.next_line().await {
-        number += 1;
-        if line.trim().is_empty() {
+    loop {
+        line.clear();
+        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut line).await {
+            // The end of the input (or a pipe that broke): the session ends.
+            Ok(0) | Err(_) => break,
+            Ok(_) => number += 1,
+        }
+        let why = if line.last() != Some(&b'\n') && line.len() as u64 >= MAX_LINE_BYTES {
+            // Read past the rest of it, a bounded piece at a time.
+            let mut rest = Vec::new();
+            while !matches!(rest.last(), Some(b'\n')) {
+                rest.clear();
+                let mut piece = (&mut reader).take(MAX_LINE_BYTES);
+                if matches!(piece.read_until(b'\n', &mut rest).await, Ok(0) | Err(_)) {
+                    break;
+                }
+            }
+            Some(format!("is longer than {MAX_LINE_BYTES} bytes; it was skipped"))
+        } else {
+            match std::str::from_utf8(&line) {
+                Err(error) => Some(format!("is not UTF-8 (at byte {})", error.valid_up_to() + 1)),
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => serde_json::from_str::<serde::de::IgnoredAny>(text)
+                    .err()
+                    .map(|error| format!("is not JSON ({error})")),
+            }
+        };
+        if let Some(why) = why {
+            let _ = parse_errors.send(mcp::parse_error(number, &why).to_string());
             continue;
         }
-        if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&line) {
-            let _ = parse_errors.send(mcp::parse_error(number, &error).to_string());
-            continue;
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
         }
-        let passed = to_server.write_all(line.as_bytes()).await;
-        if passed.and(to_server.write_all(b"\n").await).is_err() {
+        if to_server.write_all(&line).await.is_err() {
             break;
         }
     }

@@ -222,11 +222,12 @@ impl McpContext {
     }
 }
 
-/// The JSON-RPC 2.0 Parse error (-32700, id null) for input line `line`, which is not JSON:
-/// what was wrong and where, so the client's author can find it.
-pub fn parse_error(line: u64, error: &serde_json::Error) -> Value {
+/// The JSON-RPC 2.0 Parse error (-32700, id null) for input line `line`, which could not be
+/// read as a message: `why` says what was wrong and where ("is not JSON (…)", "is not UTF-8
+/// …", "is longer than …"), so the client's author can find it.
+pub fn parse_error(line: u64, why: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
-        "message": format!("Parse error: line {line} of the input is not JSON ({error})")}})
+        "message": format!("Parse error: line {line} of the input {why}")}})
 }
 
 /// The MCP tool result for `outcome` (`CallToolResult`): the text the model reads, worded as
