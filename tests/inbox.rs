@@ -168,9 +168,15 @@ impl Client {
 
     /// Ends the client as Claude Code does when it gives up on a hook (SIGKILL): the inbox
     /// withdraws its question.
-    pub(crate) fn kill(mut self) {
+    pub(crate) fn kill(self) {
+        let _ = self.killed_with_output();
+    }
+
+    /// Kills the client and returns what it wrote (stdout, stderr), for a failure's message.
+    pub(crate) fn killed_with_output(mut self) -> (String, String) {
         let _ = self.process.child.kill();
         let _ = self.process.child.wait();
+        (collect(self.stdout), collect(self.stderr))
     }
 
     /// Waits for the client to end: its exit code, stdout and stderr.
@@ -878,7 +884,14 @@ fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
     // A new inbox holds the lock (its pid written there once it has it) ...
     let deadline = Instant::now() + WAIT;
     while world.locked_pid().is_none_or(|pid| pid == first_pid) {
-        assert!(Instant::now() < deadline, "no new inbox took the lock");
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!(
+                "no new inbox took the lock\nclient stdout: {stdout}\nclient stderr: {stderr}\n\
+                 inbox log: {}",
+                world.log()
+            );
+        }
         thread::sleep(Duration::from_millis(50));
     }
     // ... and shows the question again.
