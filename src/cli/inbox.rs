@@ -58,7 +58,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     if args.quit {
         return quit(&place);
     }
-    let Some(lock) = InboxLock::take(&place).context("taking the inbox lock")? else {
+    let Some(lock) = take_lock(&place, args.on_demand)? else {
         eprintln!("askpane: an inbox already runs ({})", place.socket().display());
         // Run by a person: bring its window back (it hides when closed).
         if !args.on_demand
@@ -179,6 +179,27 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     drop(lock);
     eprintln!("askpane: inbox ended");
     Ok(exit::OK)
+}
+
+/// How long an inbox a client started waits for the lock of one that is dying.
+const DYING_HOLDER_WAIT: Duration = Duration::from_secs(3);
+
+/// The inbox lock, or `None` when another inbox holds it. An inbox a client started (after the
+/// last one was killed) waits a moment while no inbox answers on the socket: a killed inbox
+/// closes its socket before its lock as it dies, and a client that saw the socket close could
+/// otherwise start its successor into a lock still held, which then ends at once.
+fn take_lock(place: &Place, on_demand: bool) -> anyhow::Result<Option<InboxLock>> {
+    let deadline = Instant::now() + DYING_HOLDER_WAIT;
+    loop {
+        if let Some(lock) = InboxLock::take(place).context("taking the inbox lock")? {
+            return Ok(Some(lock));
+        }
+        let answering = InboxClient::connect(place).is_ok();
+        if !on_demand || answering || Instant::now() > deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// `askpane inbox --quit`: asks the running inbox to end and waits until it has.
