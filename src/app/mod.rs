@@ -26,6 +26,7 @@ use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
 use crate::transport::{
     Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
+    SessionKey,
 };
 use crate::{theme, view};
 use history::{HistoryAction, HistoryPage};
@@ -58,8 +59,8 @@ pub struct App {
     inbox: Receiver<Inbound>,
     inbox_open: bool,
     permission_responders: HashMap<RequestId, Responder<PermissionDecision>>,
-    /// Where prompts and Stop go, when the app shows an agent session.
-    session: Option<crossbeam_channel::Sender<SessionCommand>>,
+    /// Where prompts and Stop go, per agent session the app shows.
+    sessions: HashMap<SessionKey, crossbeam_channel::Sender<SessionCommand>>,
     state: State<Responder>,
     markdown: CommonMarkCache,
     options: AppOptions,
@@ -114,7 +115,7 @@ impl App {
             inbox,
             inbox_open: true,
             permission_responders: HashMap::new(),
-            session: None,
+            sessions: HashMap::new(),
             state,
             markdown: CommonMarkCache::default(),
             options,
@@ -162,8 +163,8 @@ impl App {
         commands: crossbeam_channel::Sender<SessionCommand>,
         prompt: Option<&str>,
     ) -> Self {
-        self.state.start_session(prompt);
-        self.session = Some(commands);
+        self.state.start_session(SessionKey::Own, None, prompt);
+        self.sessions.insert(SessionKey::Own, commands);
         self
     }
 
@@ -271,7 +272,19 @@ impl App {
                     if let SessionEvent::Ended { status, .. } = &event {
                         self.state.notify(format!("The agent ended ({status})."));
                     }
-                    self.state.session_event(event);
+                    self.state.session_event(SessionKey::Own, event);
+                }
+                // Issue 10: an inbox client hosts a session (`askpane claude`).
+                Ok(Inbound::Hosted { session, label, prompt, commands }) => {
+                    self.state.start_session(session, Some(label), prompt.as_deref());
+                    self.sessions.insert(session, commands);
+                }
+                Ok(Inbound::HostedEvent { session, event }) => {
+                    self.state.session_event(session, *event);
+                }
+                Ok(Inbound::HostGone { session }) => {
+                    self.state.end_session(session);
+                    self.sessions.remove(&session);
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
@@ -412,12 +425,13 @@ impl App {
                 }
                 return;
             }
-            SessionEffect::Prompt(text) => SessionCommand::UserTurn(text),
-            SessionEffect::Interrupt => SessionCommand::Interrupt,
+            SessionEffect::Prompt { session, text } => (session, SessionCommand::UserTurn(text)),
+            SessionEffect::Interrupt { session } => (session, SessionCommand::Interrupt),
         };
-        if let Some(session) = &self.session {
+        let (session, command) = command;
+        if let Some(commands) = self.sessions.get(&session) {
             // The session may have ended; the transcript then says so.
-            let _ = session.send(command);
+            let _ = commands.send(command);
         }
     }
 

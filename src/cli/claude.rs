@@ -19,7 +19,7 @@ use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 use askpane::web_bundle;
 
-use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::exit;
 use super::window::{
     missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
@@ -48,6 +48,8 @@ pub(super) struct ClaudeArgs {
     shown: UiArgs,
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    inbox: InboxUse,
     /// Arguments passed on to Claude Code (after `--`).
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     extra: Vec<String>,
@@ -104,7 +106,10 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
         let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
         bridge.wait();
         bridge.stop();
-    } else {
+    } else if let Some(why_not) = through_the_inbox(&args, &session, &inbox) {
+        if !args.inbox.no_inbox {
+            eprintln!("askpane: {why_not}; showing a window of its own");
+        }
         let commands = session.commands();
         let prompt = args.prompt.clone();
         let unshown = inbox.clone();
@@ -137,6 +142,57 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
 }
 
+/// Issue 10: the session's questions, permissions and transcript go to the inbox (started if
+/// none runs), until the session ends. Returns why not, when the window is this process's own.
+#[cfg(unix)]
+fn through_the_inbox(
+    args: &ClaudeArgs,
+    session: &ClaudeSession,
+    from_session: &Receiver<Inbound>,
+) -> Option<String> {
+    if args.inbox.no_inbox {
+        return Some("--no-inbox".to_owned());
+    }
+    let answers = args.answering.answers.as_ref().map(|path| {
+        let file = path.display().to_string();
+        match pipe::read_json(path) {
+            Ok(json) => {
+                askpane::protocol::inbox::Preset { file, json: Some(json), unreadable: None }
+            }
+            Err(error) => askpane::protocol::inbox::Preset {
+                file,
+                json: None,
+                unreadable: Some(error.to_string()),
+            },
+        }
+    });
+    let relay = super::hosted::Relay {
+        shown: args.shown.clone(),
+        store: args.store.clone(),
+        answers,
+        prompt: args.prompt.clone(),
+        project: claude::project_name(),
+        lines: session.lines(),
+        commands: session.commands(),
+    };
+    match super::hosted::relay(relay, from_session) {
+        super::hosted::Ended::Done => None,
+        super::hosted::Ended::NoInbox(why) => {
+            Some(format!("no inbox runs and none can be started ({why})"))
+        }
+    }
+}
+
+/// Where there is no inbox, the window is always this process's own.
+#[cfg(not(unix))]
+fn through_the_inbox(
+    _args: &ClaudeArgs,
+    _session: &ClaudeSession,
+    _from_session: &Receiver<Inbound>,
+) -> Option<String> {
+    Some("this platform has no inbox yet".to_owned())
+}
+
 /// The host without a window: notices go to stderr, and whatever reaches the window is answered
 /// "no human available", until the turn ends (or Claude Code does).
 fn host_without_window(inbox: &Receiver<Inbound>) {
@@ -165,6 +221,9 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             Inbound::Shutdown { .. } => break,
             // Permissions are decided by the reader when headless.
             Inbound::Permission(_)
+            | Inbound::Hosted { .. }
+            | Inbound::HostedEvent { .. }
+            | Inbound::HostGone { .. }
             | Inbound::WithdrawPermission { .. }
             | Inbound::Withdraw { .. }
             | Inbound::Leave { .. }

@@ -285,3 +285,50 @@ fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
         .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
     Ok((file, path))
 }
+
+/// A long-lived connection to the inbox (`askpane opencode`, `askpane claude`) and the thread
+/// that reads it: what the inbox sends arrives on `messages`, ending with `Ok(None)` or an error
+/// when the connection ends.
+pub(super) struct Inbox {
+    pub(super) client: InboxClient,
+    pub(super) messages: Receiver<io::Result<Option<InboxMessage>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Inbox {
+    /// Connects to the running inbox, starting one when none runs (as [`deliver`] does).
+    pub(super) fn connect(shown: &UiArgs, store: &StoreArgs) -> Result<Inbox, String> {
+        let place = Place::find().map_err(|error| error.to_string())?;
+        let client = match InboxClient::connect(&place) {
+            Ok(client) => client,
+            Err(ConnectError::NotRunning(_)) => start_inbox(&place, shown, store)?,
+            Err(error) => return Err(error.to_string()),
+        };
+        Inbox::open(client).map_err(|error| error.to_string())
+    }
+
+    fn open(client: InboxClient) -> io::Result<Inbox> {
+        let mut reading = client.try_clone()?;
+        let (sender, messages) = crossbeam_channel::unbounded();
+        let reader =
+            std::thread::Builder::new().name("inbox-reader".to_owned()).spawn(move || {
+                loop {
+                    let message = reading.receive();
+                    let end = !matches!(message, Ok(Some(_)));
+                    if sender.send(message).is_err() || end {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Inbox { client, messages, reader: Some(reader) })
+    }
+
+    /// Closes the connection (the inbox withdraws what it still holds for it) and joins the
+    /// reader.
+    pub(super) fn close(mut self) {
+        self.client.close();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}

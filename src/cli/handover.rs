@@ -41,7 +41,9 @@ pub(super) fn hand_to_inbox(
             if let Some(problem) = problem {
                 match mode {
                     ClientMode::Hook => eprintln!("askpane hook: {problem}"),
-                    ClientMode::Ask | ClientMode::Mcp => eprintln!("askpane: {problem}"),
+                    ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude => {
+                        eprintln!("askpane: {problem}")
+                    }
                 }
             }
             if let Some(reply) = reply {
@@ -59,7 +61,7 @@ pub(super) fn hand_to_inbox(
                 eprintln!("askpane: cannot write the reply: {error:#}");
             }
             Handed::Done(match mode {
-                ClientMode::Hook => exit::OK,
+                ClientMode::Hook | ClientMode::Claude => exit::OK,
                 ClientMode::Ask | ClientMode::Mcp => exit::STOPPED,
             })
         }

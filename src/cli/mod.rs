@@ -30,6 +30,9 @@ mod demo;
 mod handover;
 mod history;
 mod hook;
+// `askpane claude` under the inbox: where the inbox is.
+#[cfg(unix)]
+mod hosted;
 #[cfg(unix)]
 mod inbox;
 mod install;

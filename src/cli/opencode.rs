@@ -6,7 +6,6 @@
 //! own TUI) or whose session ends leaves the inbox at once. Runs until stopped.
 
 use std::collections::HashMap;
-use std::io;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -17,13 +16,12 @@ use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessa
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
 use askpane::transport::admit::admit;
-use askpane::transport::inbox::{ConnectError, InboxClient, Place};
 use askpane::transport::opencode::{Server, ServerError};
 use askpane::transport::{Inbound, Waker, ui_channel};
 
 use super::answer::{Asked, policy, record};
 use super::args::{AnsweringArgs, StoreArgs, UiArgs};
-use super::client::start_inbox;
+use super::client::Inbox;
 use super::window::watch_signals;
 
 #[derive(Args, Debug)]
@@ -204,38 +202,6 @@ struct Host {
     inbox: Option<Inbox>,
 }
 
-/// The connection to the inbox and the thread that reads it.
-struct Inbox {
-    client: InboxClient,
-    messages: Receiver<io::Result<Option<InboxMessage>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Inbox {
-    fn open(client: InboxClient) -> io::Result<Inbox> {
-        let mut reading = client.try_clone()?;
-        let (sender, messages) = crossbeam_channel::unbounded();
-        let reader =
-            std::thread::Builder::new().name("inbox-reader".to_owned()).spawn(move || {
-                loop {
-                    let message = reading.receive();
-                    let end = !matches!(message, Ok(Some(_)));
-                    if sender.send(message).is_err() || end {
-                        return;
-                    }
-                }
-            })?;
-        Ok(Inbox { client, messages, reader: Some(reader) })
-    }
-
-    fn close(mut self) {
-        self.client.close();
-        if let Some(reader) = self.reader.take() {
-            let _ = reader.join();
-        }
-    }
-}
-
 impl Host {
     /// Runs until a signal: returns the exit code.
     fn serve(&mut self, server_events: &Receiver<FromServer>, stop: &Receiver<Inbound>) -> u8 {
@@ -403,13 +369,7 @@ impl Host {
     }
 
     fn connect_inbox(&self) -> Result<Inbox, String> {
-        let place = Place::find().map_err(|error| error.to_string())?;
-        let client = match InboxClient::connect(&place) {
-            Ok(client) => client,
-            Err(ConnectError::NotRunning(_)) => start_inbox(&place, &self.shown, &self.store)?,
-            Err(error) => return Err(error.to_string()),
-        };
-        Inbox::open(client).map_err(|error| error.to_string())
+        Inbox::connect(&self.shown, &self.store)
     }
 
     /// The inbox went away (it crashed or was ended): a new one is asked every held question.

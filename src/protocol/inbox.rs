@@ -7,11 +7,17 @@
 //! to check the version. Every `ask` gets an `accepted` and, once decided, an `outcome` holding
 //! the reply line the client prints and the exit code it ends with. A line that is not a
 //! message gets an `error` that says what was wrong, and the connection stays usable.
+//!
+//! A client that hosts an agent session (`askpane claude`) also sends `host` once, then its
+//! transcript as `session_event`s and its tool permissions as `permission`s; the inbox shows the
+//! session as an entry of its own, and sends back `prompt`, `interrupt` and `permission_decided`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::envelope::ReplyFormat;
+use super::stream::{Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent};
+use super::stream::{SessionInfo, TurnResult};
 
 /// The protocol version in both hellos. A client that speaks another gets an error.
 pub const VERSION: u32 = 1;
@@ -39,6 +45,89 @@ pub enum ClientMessage {
     Quit,
     /// Brings the inbox's window back (it hides when closed); answered with `shown`.
     Show,
+    /// This connection hosts an agent session (`askpane claude`): the inbox shows its
+    /// transcript and prompt box as an entry of its own, until the connection closes.
+    /// Answered with `hosting`.
+    Host {
+        /// The agent (`claude`), shown with the project as `claude · my-project`.
+        agent: String,
+        /// The folder the agent works in, by name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        project: Option<String>,
+        /// The first prompt, when the client was started with one (a turn is then running).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+    },
+    /// One event of the hosted session: a transcript message, or its end.
+    SessionEvent { event: SessionLine },
+    /// A tool the hosted agent wants to run; answered with `permission_decided`.
+    Permission {
+        /// The client's name for it, unique among its connection's open permissions.
+        id: String,
+        request: PermissionRequest,
+    },
+    /// The agent took permission `id` back: it leaves the window; no decision is sent.
+    WithdrawPermission { id: String },
+}
+
+/// A hosted session's event on the wire: the transcript messages a window shows, and the end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SessionLine {
+    Init {
+        info: SessionInfo,
+    },
+    Assistant {
+        blocks: Vec<Block>,
+    },
+    User {
+        blocks: Vec<Block>,
+    },
+    Result {
+        result: TurnResult,
+    },
+    /// The agent ended: how, and the last lines it wrote to stderr.
+    Ended {
+        status: String,
+        stderr_tail: Vec<String>,
+    },
+}
+
+impl SessionLine {
+    /// The wire form of `event`, when a window shows it (questions and permissions travel as
+    /// messages of their own; control lines are nobody's to see).
+    pub fn from_event(event: SessionEvent) -> Option<SessionLine> {
+        match event {
+            SessionEvent::Message(CliMessage::Init(info)) => Some(SessionLine::Init { info }),
+            SessionEvent::Message(CliMessage::Assistant { blocks }) => {
+                Some(SessionLine::Assistant { blocks })
+            }
+            SessionEvent::Message(CliMessage::User { blocks }) => {
+                Some(SessionLine::User { blocks })
+            }
+            SessionEvent::Message(CliMessage::Result(result)) => {
+                Some(SessionLine::Result { result })
+            }
+            SessionEvent::Message(_) => None,
+            SessionEvent::Ended { status, stderr_tail } => {
+                Some(SessionLine::Ended { status, stderr_tail })
+            }
+        }
+    }
+
+    /// The event again, as the window records it.
+    pub fn into_event(self) -> SessionEvent {
+        let message = match self {
+            SessionLine::Init { info } => CliMessage::Init(info),
+            SessionLine::Assistant { blocks } => CliMessage::Assistant { blocks },
+            SessionLine::User { blocks } => CliMessage::User { blocks },
+            SessionLine::Result { result } => CliMessage::Result(result),
+            SessionLine::Ended { status, stderr_tail } => {
+                return SessionEvent::Ended { status, stderr_tail };
+            }
+        };
+        SessionEvent::Message(message)
+    }
 }
 
 /// One request, as a thin client hands it over.
@@ -65,6 +154,9 @@ pub enum ClientMode {
     Hook,
     /// `askpane mcp`: the reply is an MCP tool result, always one (issue 12).
     Mcp,
+    /// `askpane claude`: the reply goes to the hosted Claude Code's stdin; a question the CLI
+    /// withdrew gets none.
+    Claude,
 }
 
 impl ClientMode {
@@ -74,6 +166,7 @@ impl ClientMode {
             ClientMode::Ask => "ask",
             ClientMode::Hook => "hook",
             ClientMode::Mcp => "mcp",
+            ClientMode::Claude => "claude",
         }
     }
 
@@ -235,6 +328,14 @@ pub enum InboxMessage {
     Quitting,
     /// The answer to `show`: the window was asked to come back.
     Shown,
+    /// The answer to `host`: the session is shown.
+    Hosting,
+    /// (hosts) The user sent this prompt from the session's prompt box.
+    Prompt { text: String },
+    /// (hosts) The user pressed Stop: interrupt the running turn.
+    Interrupt,
+    /// (hosts) The user decided permission `id`.
+    PermissionDecided { id: String, decision: PermissionDecision },
     /// The line just read was not a message the inbox can act on; the connection stays usable.
     Error {
         message: String,
@@ -284,7 +385,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show or quit"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, quit, host, session_event, permission or withdraw_permission"
     )]
     NotAMessage(String),
 }

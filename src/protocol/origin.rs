@@ -16,6 +16,14 @@ impl RequestId {
     }
 }
 
+/// Which agent session something belongs to: the one this process hosts (`askpane claude`'s
+/// own window), or one an inbox client hosts (numbered by its connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SessionKey {
+    Own,
+    Hosted(u64),
+}
+
 /// Who asked, shown beside the question so the user knows which agent is waiting.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Provenance {

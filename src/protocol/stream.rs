@@ -4,6 +4,7 @@
 //! Unknown message types and subtypes are [`CliMessage::Other`]: a newer CLI adds kinds, and a
 //! host that stopped on each one would break with every release.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::envelope::{self, Incoming, TOOL_NAME};
@@ -46,7 +47,7 @@ pub enum SessionEvent {
 }
 
 /// What `system`/`init` says about the session.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionInfo {
     pub session_id: String,
     pub version: Option<String>,
@@ -64,7 +65,8 @@ impl SessionInfo {
 }
 
 /// One content block of a message.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Block {
     Text(String),
     Thinking(String),
@@ -73,7 +75,7 @@ pub enum Block {
 }
 
 /// A `result` line.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnResult {
     pub subtype: String,
     pub is_error: bool,
@@ -85,7 +87,7 @@ pub struct TurnResult {
 }
 
 /// `can_use_tool` for a tool other than AskUserQuestion.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequest {
     pub request_id: String,
     pub tool_name: String,
@@ -100,7 +102,8 @@ pub struct PermissionRequest {
 }
 
 /// How the user decided a permission request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "behavior", rename_all = "snake_case")]
 pub enum PermissionDecision {
     AllowOnce,
     Deny { message: String },
@@ -303,6 +306,17 @@ pub fn user_message(text: &str) -> Value {
         "parent_tool_use_id": null})
 }
 
+/// The `can_use_tool` request for AskUserQuestion that `parse_cli_line` reads as
+/// [`CliMessage::Question`], rebuilt from its parts: how `askpane claude` hands a question it
+/// received to the inbox, which takes every agent's message as that agent sent it.
+pub fn question_request(request_id: &str, tool_use_id: Option<&str>, input: &Value) -> Value {
+    let mut request = json!({"subtype": "can_use_tool", "tool_name": TOOL_NAME, "input": input});
+    if let (Some(id), Some(request)) = (tool_use_id, request.as_object_mut()) {
+        request.insert("tool_use_id".into(), Value::String(id.to_owned()));
+    }
+    json!({"type": "control_request", "request_id": request_id, "request": request})
+}
+
 /// Stop the current turn (the Stop button).
 pub fn interrupt(request_id: &str) -> Value {
     json!({"type": "control_request", "request_id": request_id,
@@ -380,6 +394,9 @@ mod tests {
         let ask = json!({"type": "control_request", "request_id": "r3", "request": {
             "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
             "input": {"questions": []}, "tool_use_id": "toolu_3"}});
-        assert!(matches!(parse_cli_line(&ask), CliMessage::Question(_)));
+        let CliMessage::Question(incoming) = parse_cli_line(&ask) else { panic!("question") };
+        let input = json!({"questions": []});
+        assert_eq!(incoming.envelope.tool_use_id(), Some("toolu_3"));
+        assert_eq!(question_request("r3", Some("toolu_3"), &input), ask);
     }
 }

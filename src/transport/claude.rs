@@ -83,6 +83,17 @@ pub struct ClaudeSession {
     commands: Sender<SessionCommand>,
 }
 
+/// Writes whole reply lines to the CLI, in order with everything else the writer writes.
+#[derive(Clone)]
+pub struct AgentLines(Sender<ToAgent>);
+
+impl AgentLines {
+    /// Writes `line` to the CLI's stdin (dropped if the CLI is gone: its end is reported).
+    pub fn write(&self, line: Value) {
+        let _ = self.0.send(ToAgent::Line(line));
+    }
+}
+
 /// What the writer thread is told, besides the window's commands.
 enum ToAgent {
     /// Write the reply to this question once its outcome arrives.
@@ -170,6 +181,12 @@ impl ClaudeSession {
         self.commands.clone()
     }
 
+    /// Where reply lines computed elsewhere go to the CLI (the inbox computes the reply to a
+    /// question `askpane claude` handed to it).
+    pub fn lines(&self) -> AgentLines {
+        AgentLines(self.to_writer.clone())
+    }
+
     /// Ends the session cleanly: interrupt the turn and close the CLI's stdin; after `grace`
     /// SIGTERM to its process group, after another `grace` SIGKILL. Returns the CLI's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
@@ -190,7 +207,7 @@ impl Drop for ClaudeSession {
 }
 
 /// The project folder's name, for showing where the session runs.
-fn project_name() -> Option<String> {
+pub fn project_name() -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
     cwd.file_name().map(|name| name.to_string_lossy().into_owned())
 }

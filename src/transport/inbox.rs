@@ -28,10 +28,11 @@ use crate::protocol::inbox::{
 };
 use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 
+use super::UiSender;
 use super::admit::{Admission, admit};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
-use super::{Inbound, RequestId, UiSender};
+use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
 const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
@@ -194,6 +195,9 @@ struct Shared {
     /// Open requests by (connection, the client's id).
     open: Mutex<HashMap<(u64, String), Open>>,
     subscribers: Mutex<Vec<(u64, Arc<Writer>)>>,
+    /// Connections that host an agent session: told `quitting` when the inbox ends on purpose,
+    /// so they end their session instead of starting another inbox.
+    hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
     connections: Mutex<Vec<Connection>>,
     uid: u32,
     /// Brings the window back (`show`): injected, as the transport never sees egui.
@@ -249,6 +253,7 @@ impl InboxServer {
             next_connection: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
             subscribers: Mutex::new(Vec::new()),
+            hosts: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
             uid: rustix::process::getuid().as_raw(),
             show,
@@ -278,6 +283,11 @@ impl InboxServer {
             let _ = accept.join();
         }
         let _ = fs::remove_file(&self.socket);
+        // Hosts hear that this end is deliberate (a crash says nothing, and they restart one).
+        let hosts = self.shared.hosts.lock().map(|hosts| hosts.clone()).unwrap_or_default();
+        for (_, writer) in hosts {
+            writer.send(&InboxMessage::Quitting);
+        }
         let connections = match self.shared.connections.lock() {
             Ok(mut connections) => std::mem::take(&mut *connections),
             Err(_) => Vec::new(),
@@ -362,6 +372,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
     let mut reader = BufReader::new(stream);
     let mut buffer = Vec::new();
     let mut waiters: Vec<JoinHandle<()>> = Vec::new();
+    let mut hosted = Hosted::new(number);
     loop {
         buffer.clear();
         let read = (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buffer);
@@ -444,8 +455,40 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
                 writer.send(&InboxMessage::Quitting);
                 shared.to_ui(Inbound::Shutdown { outcome: Outcome::closed() });
             }
+            ClientMessage::Host { agent, project, prompt } => {
+                match hosted.host(shared, &writer, agent, project, prompt) {
+                    Ok(forwarder) => waiters.push(forwarder),
+                    Err(message) => {
+                        writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
+            }
+            ClientMessage::SessionEvent { event } => {
+                if hosted.provenance.is_some() {
+                    let event = Box::new(event.into_event());
+                    shared.to_ui(Inbound::HostedEvent { session: hosted.key(), event });
+                } else {
+                    let message = NOT_HOSTING.to_owned();
+                    writer.send(&InboxMessage::Error { message, id: None });
+                }
+            }
+            ClientMessage::Permission { id, request } => {
+                match hosted.permission(shared, &writer, id.clone(), request) {
+                    Ok(waiter) => waiters.push(waiter),
+                    Err(message) => {
+                        writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::WithdrawPermission { id } => {
+                if let Err(message) = hosted.withdraw_permission(shared, &id) {
+                    writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
         }
+        waiters.retain(|waiter| !waiter.is_finished());
     }
+    hosted.end(shared);
     // The client is gone (or the inbox is ending): what it still waits for is withdrawn.
     let gone: Vec<RequestId> = match shared.open.lock() {
         Ok(open) => open
@@ -461,8 +504,138 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
     if let Ok(mut subscribers) = shared.subscribers.lock() {
         subscribers.retain(|(connection, _)| *connection != number);
     }
+    if let Ok(mut hosts) = shared.hosts.lock() {
+        hosts.retain(|(connection, _)| *connection != number);
+    }
     for waiter in waiters {
         let _ = waiter.join();
+    }
+}
+
+const NOT_HOSTING: &str = "this connection hosts no session: send `host` first";
+
+/// The agent session a connection hosts (`askpane claude`), and its open permissions.
+struct Hosted {
+    connection: u64,
+    /// Who the session is, once `host` came.
+    provenance: Option<Provenance>,
+    /// Open permissions: the client's id → the request_id the window knows them by.
+    permissions: Arc<Mutex<HashMap<String, String>>>,
+}
+
+impl Hosted {
+    fn new(connection: u64) -> Self {
+        Hosted { connection, provenance: None, permissions: Arc::default() }
+    }
+
+    fn key(&self) -> SessionKey {
+        SessionKey::Hosted(self.connection)
+    }
+
+    /// Shows the session; starts the thread that forwards the window's prompts and Stop.
+    fn host(
+        &mut self,
+        shared: &Arc<Shared>,
+        writer: &Arc<Writer>,
+        agent: String,
+        project: Option<String>,
+        prompt: Option<String>,
+    ) -> Result<JoinHandle<()>, String> {
+        if self.provenance.is_some() {
+            return Err("this connection hosts a session already".to_owned());
+        }
+        let provenance = Provenance::new(agent, project.clone()).with_project(project);
+        let (commands, to_forward) = crossbeam_channel::unbounded::<SessionCommand>();
+        let forwarding = Arc::clone(writer);
+        // Ends when the window drops its sender: the session left, or the window ended.
+        let forwarder = std::thread::Builder::new()
+            .name("inbox-session".to_owned())
+            .spawn(move || {
+                for command in to_forward {
+                    let message = match command {
+                        SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
+                        SessionCommand::Interrupt => InboxMessage::Interrupt,
+                    };
+                    forwarding.send(&message);
+                }
+            })
+            .map_err(|error| format!("cannot start a thread for the session: {error}"))?;
+        let label = provenance.label();
+        self.provenance = Some(provenance);
+        if let Ok(mut hosts) = shared.hosts.lock() {
+            hosts.push((self.connection, Arc::clone(writer)));
+        }
+        writer.send(&InboxMessage::Hosting);
+        shared.to_ui(Inbound::Hosted { session: self.key(), label, prompt, commands });
+        Ok(forwarder)
+    }
+
+    /// Shows a permission card; starts the thread that writes its decision back.
+    fn permission(
+        &mut self,
+        shared: &Arc<Shared>,
+        writer: &Arc<Writer>,
+        id: String,
+        mut request: crate::protocol::stream::PermissionRequest,
+    ) -> Result<JoinHandle<()>, String> {
+        let Some(provenance) = self.provenance.clone() else { return Err(NOT_HOSTING.to_owned()) };
+        // The CLI's request ids are its own: the window gets one no other client can have.
+        let request_id = format!("inbox-{}-{id}", self.connection);
+        match self.permissions.lock() {
+            Ok(open) if open.contains_key(&id) => {
+                return Err(format!("permission {id:?} is already open on this connection"));
+            }
+            Ok(mut open) => {
+                open.insert(id.clone(), request_id.clone());
+            }
+            Err(_) => return Err("the inbox cannot keep this permission".to_owned()),
+        }
+        request.request_id = request_id;
+        let (reply, decision) = Responder::channel();
+        let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
+        let open = Arc::clone(&self.permissions);
+        let writer = Arc::clone(writer);
+        let waiter = std::thread::Builder::new()
+            .name("inbox-permission".to_owned())
+            .spawn(move || {
+                // A responder always answers (its drop denies: the window closed).
+                let decision = decision.recv().unwrap_or_else(|_| {
+                    <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped()
+                });
+                // Withdrawn meanwhile: the agent no longer waits for it.
+                let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
+                if still_open.unwrap_or(false) {
+                    writer.send(&InboxMessage::PermissionDecided { id, decision });
+                }
+            })
+            .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
+        shared.to_ui(Inbound::Permission(Box::new(ask)));
+        Ok(waiter)
+    }
+
+    fn withdraw_permission(&mut self, shared: &Arc<Shared>, id: &str) -> Result<(), String> {
+        let request_id = self.permissions.lock().ok().and_then(|mut open| open.remove(id));
+        match request_id {
+            Some(request_id) => {
+                shared.to_ui(Inbound::WithdrawPermission { request_id });
+                Ok(())
+            }
+            None => Err(format!("no open permission {id:?} on this connection")),
+        }
+    }
+
+    /// The connection ended: its permission cards and its session leave the window.
+    fn end(self, shared: &Arc<Shared>) {
+        let open: Vec<String> = match self.permissions.lock() {
+            Ok(mut open) => open.drain().map(|(_, request_id)| request_id).collect(),
+            Err(_) => Vec::new(),
+        };
+        for request_id in open {
+            shared.to_ui(Inbound::WithdrawPermission { request_id });
+        }
+        if self.provenance.is_some() {
+            shared.to_ui(Inbound::HostGone { session: self.key() });
+        }
     }
 }
 
@@ -526,7 +699,7 @@ fn take_ask(
             open.remove(&key);
         }
         let exit_code = match (mode, &problem) {
-            (ClientMode::Hook, _) => exit::OK,
+            (ClientMode::Hook | ClientMode::Claude, _) => exit::OK,
             (ClientMode::Ask | ClientMode::Mcp, Some(_)) => exit::INVALID,
             (ClientMode::Ask | ClientMode::Mcp, None) => {
                 exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender};
 
 // Plain data the app's state and view also use, kept in `protocol` so they need no transport.
-pub use crate::protocol::origin::{Provenance, RequestId};
+pub use crate::protocol::origin::{Provenance, RequestId, SessionKey};
 pub use crate::protocol::stream::SessionEvent;
 
 use crate::book::{Core, Policy};
@@ -98,6 +98,18 @@ pub enum Inbound {
     WithdrawPermission { request_id: String },
     /// What happens in an agent session: its messages, and its end.
     Session(Box<SessionEvent>),
+    /// An inbox client hosts an agent session (`askpane claude`): show it as an entry of its
+    /// own; prompts and Stop for it go into `commands`.
+    Hosted {
+        session: SessionKey,
+        label: String,
+        prompt: Option<String>,
+        commands: Sender<SessionCommand>,
+    },
+    /// An event of a session an inbox client hosts.
+    HostedEvent { session: SessionKey, event: Box<SessionEvent> },
+    /// The client hosting this session went away: the session leaves the window.
+    HostGone { session: SessionKey },
     /// What became of an answer the browser page sent to askpane (web client only).
     Delivery(Delivery),
     /// Another window stopped or extended a question's countdown: the seconds now left, or
@@ -175,6 +187,12 @@ impl<T: WhenDropped> Responder<T> {
 
     pub fn send(mut self, answer: T) {
         self.deliver(answer);
+    }
+
+    /// The answer goes to the agent another way (`askpane claude` writes the reply line the
+    /// inbox computed): this responder ends without one, so the waiting side writes nothing.
+    pub fn handed_on(mut self) {
+        self.sender.take();
     }
 
     fn deliver(&mut self, answer: T) {

@@ -71,7 +71,13 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
             .resizable(true)
             .default_size(width * 0.45)
             .size_range(260.0..=width * 0.75)
-            .show(ui, |ui| session::session_ui(ui, session, markdown, &mut actions));
+            .show(ui, |ui| {
+                // The inbox shows one session at a time; several get a switcher.
+                if state.sessions().nth(1).is_some() {
+                    session::session_switcher_ui(ui, state.sessions(), &mut actions);
+                }
+                session::session_ui(ui, session, markdown, &mut actions);
+            });
     }
     if let Some(pending) = state.current() {
         egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, &mut actions));

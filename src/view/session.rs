@@ -8,6 +8,7 @@ use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 use serde_json::Value;
 
 use crate::app::state::{Action, Entry, PendingPermission, Session, SessionAction};
+use crate::protocol::origin::SessionKey;
 use crate::protocol::stream::{TurnResult, tool_summary};
 use crate::theme::{Tokens, size};
 
@@ -17,6 +18,28 @@ pub fn prompt_id() -> egui::Id {
 }
 
 /// The transcript with the prompt box and Stop under it.
+/// One selectable name per agent session (the inbox hosts several), the shown one selected.
+pub fn session_switcher_ui<'a>(
+    ui: &mut Ui,
+    sessions: impl Iterator<Item = (SessionKey, &'a Session, bool)>,
+    actions: &mut Vec<Action>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        for (key, session, shown) in sessions {
+            let name = session.label.as_deref().unwrap_or("this session");
+            let text = match (&session.ended, session.busy) {
+                (Some(_), _) => format!("{name} (ended)"),
+                (None, true) => format!("{name} …"),
+                (None, false) => name.to_owned(),
+            };
+            if ui.selectable_label(shown, text).clicked() && !shown {
+                actions.push(Action::Session(SessionAction::SelectSession(key)));
+            }
+        }
+    });
+    ui.separator();
+}
+
 pub fn session_ui(
     ui: &mut Ui,
     session: &Session,
@@ -27,6 +50,7 @@ pub fn session_ui(
     ui.horizontal(|ui| {
         ui.label(RichText::new("Claude Code").strong());
         let mut facts = Vec::new();
+        facts.extend(session.label.clone());
         if let Some(info) = &session.info {
             facts.extend(info.version.clone());
             facts.extend(info.model.clone());

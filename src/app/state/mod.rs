@@ -19,6 +19,7 @@ pub use session::{
 };
 
 use crate::protocol::origin::RequestId;
+use crate::protocol::origin::SessionKey;
 use crate::protocol::stream::SessionEvent;
 use crate::protocol::{Outcome, TextField, web};
 
@@ -107,18 +108,29 @@ impl<R> State<R> {
         &self.agent.permissions
     }
 
+    /// The agent session shown.
     pub fn session(&self) -> Option<&Session> {
-        self.agent.session.as_ref()
+        self.agent.session()
+    }
+
+    /// Every agent session: its key, the session, and whether it is the one shown.
+    pub fn sessions(&self) -> impl Iterator<Item = (SessionKey, &Session, bool)> {
+        self.agent.sessions()
     }
 
     /// Starts showing an agent session (before its first message, so the prompt box shows).
-    pub fn start_session(&mut self, prompt: Option<&str>) {
-        self.agent.start_session(prompt);
+    pub fn start_session(&mut self, key: SessionKey, label: Option<String>, prompt: Option<&str>) {
+        self.agent.start_session(key, label, prompt);
     }
 
-    /// Records one event of the agent session.
-    pub fn session_event(&mut self, event: SessionEvent) {
-        self.agent.session_event(event);
+    /// Records one event of an agent session.
+    pub fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
+        self.agent.session_event(key, event);
+    }
+
+    /// The host of an agent session went away: the session leaves the window.
+    pub fn end_session(&mut self, key: SessionKey) {
+        self.agent.end_session(key);
     }
 
     pub fn push_permission(&mut self, permission: PendingPermission) {

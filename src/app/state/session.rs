@@ -1,7 +1,7 @@
 //! The agent session shown beside the questions (`askpane claude`): its transcript, the prompt
 //! box, and the tool permissions waiting for the user.
 
-use crate::protocol::origin::{Provenance, RequestId};
+use crate::protocol::origin::{Provenance, RequestId, SessionKey};
 use crate::protocol::stream::{
     Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent, SessionInfo,
     TurnResult, tool_summary,
@@ -21,14 +21,16 @@ pub enum SessionAction {
     SendPrompt,
     /// Stop the current turn.
     Stop,
+    /// Show this session (the inbox shows several).
+    SelectSession(SessionKey),
 }
 
 /// What the app must do for the agent after a [`SessionAction`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionEffect {
     Decided { id: RequestId, decision: PermissionDecision },
-    Prompt(String),
-    Interrupt,
+    Prompt { session: SessionKey, text: String },
+    Interrupt { session: SessionKey },
 }
 
 /// A tool the agent wants to run, waiting for the user.
@@ -59,6 +61,8 @@ pub enum Entry {
 /// The agent session shown beside the questions (`askpane claude`).
 #[derive(Clone, Debug, Default)]
 pub struct Session {
+    /// Who runs it, when it is not this process's own (`claude · my-project`).
+    pub label: Option<String>,
     pub info: Option<SessionInfo>,
     pub entries: Vec<Entry>,
     /// A turn is running (a prompt was sent and its `result` has not come).
@@ -116,27 +120,42 @@ impl Session {
     }
 }
 
-/// The session and its permission cards, as the window shows them.
+/// The sessions and the permission cards, as the window shows them: `askpane claude`'s own
+/// window has one session; the inbox one per client that hosts one.
 #[derive(Clone, Debug, Default)]
 pub struct Agent {
-    pub session: Option<Session>,
+    /// In the order they came.
+    sessions: Vec<(SessionKey, Session)>,
+    /// The session the panel shows (the first when none was picked).
+    current: Option<SessionKey>,
     pub permissions: Vec<PendingPermission>,
 }
 
 impl Agent {
-    /// Starts showing an agent session (before its first message, so the prompt box shows).
-    pub fn start_session(&mut self, prompt: Option<&str>) {
-        let mut session = Session::default();
+    /// Starts showing a session (before its first message, so the prompt box shows). `label`
+    /// names who runs it; `prompt` is its first turn, already sent.
+    pub fn start_session(&mut self, key: SessionKey, label: Option<String>, prompt: Option<&str>) {
+        let mut session = Session { label, ..Session::default() };
         if let Some(prompt) = prompt {
             session.entries.push(Entry::User(prompt.to_owned()));
             session.busy = true;
         }
-        self.session = Some(session);
+        match self.sessions.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, known)) => *known = session,
+            None => self.sessions.push((key, session)),
+        }
     }
 
-    /// Records one event of the agent session.
-    pub fn session_event(&mut self, event: SessionEvent) {
-        let session = self.session.get_or_insert_with(Session::default);
+    /// Records one event of a session (this process's own session starts with its first).
+    pub fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
+        let index = match self.sessions.iter().position(|(known, _)| *known == key) {
+            Some(index) => index,
+            None => {
+                self.sessions.push((key, Session::default()));
+                self.sessions.len() - 1
+            }
+        };
+        let Some((_, session)) = self.sessions.get_mut(index) else { return };
         match event {
             SessionEvent::Message(message) => session.record(message),
             SessionEvent::Ended { status, stderr_tail } => {
@@ -144,6 +163,38 @@ impl Agent {
                 session.ended = Some((status, stderr_tail));
             }
         }
+    }
+
+    /// A session's host went away: the session leaves the window.
+    pub fn end_session(&mut self, key: SessionKey) {
+        self.sessions.retain(|(known, _)| *known != key);
+        if self.current == Some(key) {
+            self.current = None;
+        }
+    }
+
+    /// The session shown.
+    pub fn session(&self) -> Option<&Session> {
+        self.current_index().and_then(|index| self.sessions.get(index)).map(|(_, session)| session)
+    }
+
+    /// Every session: its key, its session, and whether it is the one shown.
+    pub fn sessions(&self) -> impl Iterator<Item = (SessionKey, &Session, bool)> {
+        let shown = self.current_index();
+        self.sessions
+            .iter()
+            .enumerate()
+            .map(move |(index, (key, session))| (*key, session, Some(index) == shown))
+    }
+
+    fn current_index(&self) -> Option<usize> {
+        let picked = self.current.and_then(|key| self.sessions.iter().position(|(k, _)| *k == key));
+        picked.or((!self.sessions.is_empty()).then_some(0))
+    }
+
+    fn current_mut(&mut self) -> Option<(SessionKey, &mut Session)> {
+        let index = self.current_index()?;
+        self.sessions.get_mut(index).map(|(key, session)| (*key, session))
     }
 
     pub fn push_permission(&mut self, permission: PendingPermission) {
@@ -179,11 +230,11 @@ impl Agent {
                 None
             }
             SessionAction::SetPrompt(text) => {
-                self.session.as_mut()?.prompt = text;
+                self.current_mut()?.1.prompt = text;
                 None
             }
             SessionAction::SendPrompt => {
-                let session = self.session.as_mut()?;
+                let (key, session) = self.current_mut()?;
                 let prompt = session.prompt.trim().to_owned();
                 if prompt.is_empty() || session.ended.is_some() {
                     return None;
@@ -191,11 +242,18 @@ impl Agent {
                 session.prompt.clear();
                 session.busy = true;
                 session.entries.push(Entry::User(prompt.clone()));
-                Some(SessionEffect::Prompt(prompt))
+                Some(SessionEffect::Prompt { session: key, text: prompt })
             }
             SessionAction::Stop => {
-                let session = self.session.as_ref()?;
-                (session.busy && session.ended.is_none()).then_some(SessionEffect::Interrupt)
+                let (key, session) = self.current_mut()?;
+                let running = session.busy && session.ended.is_none();
+                running.then_some(SessionEffect::Interrupt { session: key })
+            }
+            SessionAction::SelectSession(key) => {
+                if self.sessions.iter().any(|(known, _)| *known == key) {
+                    self.current = Some(key);
+                }
+                None
             }
         }
     }

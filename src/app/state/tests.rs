@@ -399,19 +399,28 @@ fn preset_drafts_fill_the_form_and_put_the_cursor_on_the_choice() {
 #[test]
 fn a_session_records_its_transcript_and_caps_huge_results() {
     let mut state = State::<()>::default();
-    state.start_session(Some("Fix the tests"));
+    state.start_session(SessionKey::Own, None, Some("Fix the tests"));
     let huge = "x".repeat(ENTRY_LIMIT + 10);
     let event = |line: serde_json::Value| {
         crate::protocol::stream::SessionEvent::Message(crate::protocol::stream::parse_cli_line(
             &line,
         ))
     };
-    state.session_event(event(json!({"type": "assistant", "message": {"content": [
+    state.session_event(
+        SessionKey::Own,
+        event(json!({"type": "assistant", "message": {"content": [
         {"type": "text", "text": "Running them."},
-        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo test"}}]}})));
-    state.session_event(event(json!({"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": huge}]}})));
-    state.session_event(event(json!({"type": "result", "subtype": "success", "num_turns": 2})));
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo test"}}]}})),
+    );
+    state.session_event(
+        SessionKey::Own,
+        event(json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": huge}]}})),
+    );
+    state.session_event(
+        SessionKey::Own,
+        event(json!({"type": "result", "subtype": "success", "num_turns": 2})),
+    );
     let session = state.session().expect("a session");
     assert!(!session.busy);
     assert_eq!(session.entries.len(), 5);
@@ -425,7 +434,7 @@ fn a_session_records_its_transcript_and_caps_huge_results() {
 #[test]
 fn permissions_are_decided_once_and_prompts_go_out_once() {
     let mut state = State::<()>::default();
-    state.start_session(None);
+    state.start_session(SessionKey::Own, None, None);
     let request = PermissionRequest {
         request_id: "r1".into(),
         tool_name: "Bash".into(),
@@ -458,10 +467,13 @@ fn permissions_are_decided_once_and_prompts_go_out_once() {
     state.apply_session(SessionAction::SetPrompt("  go on  ".into()));
     assert_eq!(
         state.apply_session(SessionAction::SendPrompt),
-        Some(SessionEffect::Prompt("go on".into()))
+        Some(SessionEffect::Prompt { session: SessionKey::Own, text: "go on".into() })
     );
     assert_eq!(state.apply_session(SessionAction::SendPrompt), None, "the box is empty now");
-    assert_eq!(state.apply_session(SessionAction::Stop), Some(SessionEffect::Interrupt));
+    assert_eq!(
+        state.apply_session(SessionAction::Stop),
+        Some(SessionEffect::Interrupt { session: SessionKey::Own })
+    );
 }
 
 #[test]
@@ -599,4 +611,45 @@ fn title_names_the_project_the_count_and_who_else_waits() {
         "options": [{"label": "x"}, {"label": "y"}]}]});
     push(&mut state, request(header, Envelope::ToolInput));
     assert_eq!(state.title(0.0), "AB · 1 question — askpane");
+}
+
+#[test]
+fn the_inbox_shows_each_hosted_session_apart_and_sends_to_the_one_shown() {
+    let mut state = State::<()>::default();
+    let event = |line: serde_json::Value| {
+        crate::protocol::stream::SessionEvent::Message(crate::protocol::stream::parse_cli_line(
+            &line,
+        ))
+    };
+    let first = SessionKey::Hosted(1);
+    let second = SessionKey::Hosted(2);
+    state.start_session(first, Some("claude · alpha".into()), Some("Fix the tests"));
+    state.start_session(second, Some("claude · beta".into()), None);
+    state.session_event(
+        second,
+        event(json!({"type": "assistant", "message": {"content": [
+        {"type": "text", "text": "Only in beta."}]}})),
+    );
+    // The first to come is shown until another is picked.
+    assert_eq!(state.session().and_then(|s| s.label.as_deref()), Some("claude · alpha"));
+    assert_eq!(state.sessions().count(), 2);
+    state.apply_session(SessionAction::SelectSession(second));
+    let shown = state.session().expect("a session");
+    assert_eq!(shown.entries, vec![Entry::Assistant("Only in beta.".into())]);
+    state.apply_session(SessionAction::SetPrompt("go on".into()));
+    assert_eq!(
+        state.apply_session(SessionAction::SendPrompt),
+        Some(SessionEffect::Prompt { session: second, text: "go on".into() })
+    );
+    // alpha's turn is running; beta's is now too: Stop goes to the one shown.
+    assert_eq!(
+        state.apply_session(SessionAction::Stop),
+        Some(SessionEffect::Interrupt { session: second })
+    );
+    // Its host went away: the other is shown; a session that is gone cannot be picked.
+    state.end_session(second);
+    assert_eq!(state.session().and_then(|s| s.label.as_deref()), Some("claude · alpha"));
+    state.apply_session(SessionAction::SelectSession(second));
+    assert_eq!(state.sessions().count(), 1);
+    assert_eq!(state.session().and_then(|s| s.label.as_deref()), Some("claude · alpha"));
 }

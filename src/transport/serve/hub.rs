@@ -260,6 +260,8 @@ impl Hub {
                 );
                 self.turn_over |= ends && self.stop_after_turn;
             }
+            // The page shows no agent sessions yet: a hosted session's transcript is not kept.
+            Inbound::Hosted { .. } | Inbound::HostedEvent { .. } | Inbound::HostGone { .. } => {}
             Inbound::WithdrawPermission { .. }
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. }

@@ -1,0 +1,347 @@
+//! `askpane claude` under the inbox (issue 10): the session's questions, permission cards and
+//! transcript go to the running inbox (started if none runs) instead of a window of its own.
+//!
+//! The relay runs on the main thread between two channels: what the Claude Code session sends
+//! toward a window ([`Inbound`]), and what the inbox sends back. A question goes over as the
+//! `can_use_tool` request Claude Code sent; the inbox computes its reply line, which goes to
+//! Claude Code's stdin as it is. A permission's decision, the prompt box and Stop come back as
+//! messages of their own. An inbox that dies is started again and told everything still open,
+//! with the transcript so far; an inbox that ends on purpose (`quitting`) ends the session.
+
+use std::collections::{HashMap, VecDeque};
+
+use crossbeam_channel::{Receiver, Sender, select};
+use serde_json::Value;
+
+use askpane::protocol::inbox::{
+    AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, Preset,
+    SessionLine,
+};
+use askpane::protocol::stream::{self, PermissionDecision, PermissionRequest};
+use askpane::protocol::{Envelope, Outcome};
+use askpane::transport::claude::AgentLines;
+use askpane::transport::{Inbound, PermissionAsk, Request, Responder, SessionCommand};
+
+use super::args::{StoreArgs, UiArgs};
+use super::client::Inbox;
+
+/// How often the relay starts a new inbox after the one it used went away.
+const RESTARTS: usize = 2;
+
+/// Transcript lines kept to show a restarted inbox; older ones are not shown again.
+const REPLAYED_LINES: usize = 2000;
+
+/// What the relay needs from `askpane claude`'s flags and session.
+pub(super) struct Relay {
+    pub(super) shown: UiArgs,
+    pub(super) store: StoreArgs,
+    /// `--answers`, to fill each question's form in the inbox.
+    pub(super) answers: Option<Preset>,
+    /// The first prompt, already sent to Claude Code.
+    pub(super) prompt: Option<String>,
+    pub(super) project: Option<String>,
+    /// Claude Code's stdin, for the reply lines the inbox computes.
+    pub(super) lines: AgentLines,
+    /// The session's prompts and Stop.
+    pub(super) commands: Sender<SessionCommand>,
+}
+
+/// How the relay ended.
+pub(super) enum Ended {
+    /// Claude Code ended, or the inbox ended on purpose, or a signal came: shut the session down.
+    Done,
+    /// The inbox could not be reached at the start: show a window of this process's own.
+    NoInbox(String),
+}
+
+/// A question handed to the inbox, until its outcome comes.
+struct HeldQuestion {
+    ask: AskMessage,
+    tool_use_id: Option<String>,
+    reply: Responder<Outcome>,
+}
+
+/// A permission handed to the inbox, until it is decided.
+struct HeldPermission {
+    request: PermissionRequest,
+    reply: Responder<PermissionDecision>,
+}
+
+struct State {
+    relay: Relay,
+    next_id: u64,
+    questions: HashMap<String, HeldQuestion>,
+    permissions: HashMap<String, HeldPermission>,
+    transcript: VecDeque<SessionLine>,
+}
+
+/// Relays between the session (`from_session`) and the inbox until the session or the inbox
+/// ends, or a signal comes.
+pub(super) fn relay(relay: Relay, from_session: &Receiver<Inbound>) -> Ended {
+    let mut inbox = match Inbox::connect(&relay.shown, &relay.store) {
+        Ok(inbox) => inbox,
+        Err(why) => return Ended::NoInbox(why),
+    };
+    let mut state = State {
+        relay,
+        next_id: 1,
+        questions: HashMap::new(),
+        permissions: HashMap::new(),
+        transcript: VecDeque::new(),
+    };
+    state.introduce(&mut inbox);
+    eprintln!("askpane: Claude Code's questions, permissions and transcript are in the inbox");
+    let mut restarts = 0;
+    loop {
+        let step = select! {
+            recv(from_session) -> message => match message {
+                Ok(message) => state.session_said(message, &mut inbox),
+                Err(_) => Step::End,
+            },
+            recv(inbox.messages) -> message => match message {
+                Ok(Ok(Some(message))) => state.inbox_said(message),
+                // The connection ended without `quitting`: the inbox died.
+                Ok(Ok(None) | Err(_)) | Err(_) => Step::InboxGone,
+            },
+        };
+        match step {
+            Step::Go => {}
+            Step::End => {
+                inbox.close();
+                return Ended::Done;
+            }
+            Step::InboxGone if restarts < RESTARTS => {
+                restarts += 1;
+                inbox.close();
+                eprintln!("askpane: the inbox went away; starting it again");
+                match Inbox::connect(&state.relay.shown, &state.relay.store) {
+                    Ok(again) => {
+                        inbox = again;
+                        state.introduce(&mut inbox);
+                    }
+                    Err(why) => {
+                        state.give_up(&format!("the inbox went away and cannot be started: {why}"));
+                        return Ended::Done;
+                    }
+                }
+            }
+            Step::InboxGone => {
+                inbox.close();
+                state.give_up("the inbox keeps going away");
+                return Ended::Done;
+            }
+        }
+    }
+}
+
+enum Step {
+    Go,
+    End,
+    InboxGone,
+}
+
+impl State {
+    /// Tells a (new) inbox about the session: who it is, the transcript so far, and everything
+    /// still waiting for the user.
+    fn introduce(&mut self, inbox: &mut Inbox) {
+        let mut messages = vec![ClientMessage::Host {
+            agent: "claude".to_owned(),
+            project: self.relay.project.clone(),
+            prompt: self.relay.prompt.clone(),
+        }];
+        messages.extend(
+            self.transcript.iter().map(|line| ClientMessage::SessionEvent { event: line.clone() }),
+        );
+        messages.extend(
+            self.questions.values().map(|held| ClientMessage::Ask(Box::new(held.ask.clone()))),
+        );
+        messages.extend(self.permissions.iter().map(|(id, held)| ClientMessage::Permission {
+            id: id.clone(),
+            request: held.request.clone(),
+        }));
+        for message in messages {
+            // A failed write shows as the connection's end, which the loop handles.
+            if inbox.client.send(&message).is_err() {
+                break;
+            }
+        }
+    }
+
+    fn next_id(&mut self) -> String {
+        self.next_id += 1;
+        (self.next_id - 1).to_string()
+    }
+
+    fn session_said(&mut self, message: Inbound, inbox: &mut Inbox) -> Step {
+        let sent = match message {
+            Inbound::Ask(request) => self.question(*request),
+            Inbound::Withdraw { tool_use_id } => {
+                let id = self.questions.iter().find_map(|(id, held)| {
+                    (held.tool_use_id.as_deref() == Some(tool_use_id.as_str())).then(|| id.clone())
+                });
+                // Claude Code took it back: it waits for no reply.
+                id.and_then(|id| self.questions.remove(&id).map(|held| (id, held))).map(
+                    |(id, held)| {
+                        held.reply.handed_on();
+                        ClientMessage::Withdraw { id }
+                    },
+                )
+            }
+            Inbound::Permission(permission) => {
+                let PermissionAsk { request, reply, .. } = *permission;
+                let id = self.next_id();
+                let message =
+                    ClientMessage::Permission { id: id.clone(), request: request.clone() };
+                self.permissions.insert(id, HeldPermission { request, reply });
+                Some(message)
+            }
+            Inbound::WithdrawPermission { request_id } => {
+                let id = self.permissions.iter().find_map(|(id, held)| {
+                    (held.request.request_id == request_id).then(|| id.clone())
+                });
+                id.and_then(|id| self.permissions.remove(&id).map(|held| (id, held))).map(
+                    |(id, held)| {
+                        held.reply.handed_on();
+                        ClientMessage::WithdrawPermission { id }
+                    },
+                )
+            }
+            Inbound::Session(event) => {
+                let Some(line) = SessionLine::from_event(*event) else { return Step::Go };
+                let ended = matches!(line, SessionLine::Ended { .. });
+                if self.transcript.len() == REPLAYED_LINES {
+                    self.transcript.pop_front();
+                }
+                self.transcript.push_back(line.clone());
+                let _ = inbox.client.send(&ClientMessage::SessionEvent { event: line });
+                // Claude Code ended: so does `askpane claude` (the inbox drops the session).
+                return if ended { Step::End } else { Step::Go };
+            }
+            Inbound::Notice(notice) => {
+                eprintln!("askpane: {notice}");
+                None
+            }
+            Inbound::Shutdown { outcome } => {
+                // A signal: every question and permission still open hears why, here, before
+                // the connection closes (which withdraws them from the inbox).
+                self.answer_all(&outcome);
+                return Step::End;
+            }
+            // Only a window receives these.
+            Inbound::Leave { .. }
+            | Inbound::Settled { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. }
+            | Inbound::Reveal { .. }
+            | Inbound::Hosted { .. }
+            | Inbound::HostedEvent { .. }
+            | Inbound::HostGone { .. } => None,
+        };
+        if let Some(message) = sent {
+            // A failed write shows as the connection's end, which the loop handles.
+            let _ = inbox.client.send(&message);
+        }
+        Step::Go
+    }
+
+    /// Hands a question to the inbox, as the `can_use_tool` request Claude Code sent.
+    fn question(&mut self, request: Request) -> Option<ClientMessage> {
+        let Request { core, policy, reply } = request;
+        let Envelope::ControlRequest { request_id, tool_use_id } = &core.envelope else {
+            // The session only asks in its own envelope; anything else has no way back.
+            reply.send(Outcome::Unavailable {
+                reason: "askpane could not hand this question to the inbox".to_owned(),
+            });
+            return None;
+        };
+        let input = Value::Object(core.ask.input().clone());
+        let message = stream::question_request(request_id, tool_use_id.as_deref(), &input);
+        let id = self.next_id();
+        let ask = AskMessage {
+            id: id.clone(),
+            mode: ClientMode::Claude,
+            message,
+            // What the session's flags left for a person: prefilled answers, the time allowed.
+            policy: Policy {
+                answers: self.relay.answers.clone(),
+                timeout_secs: policy.timeout_secs,
+                mark_skipped: policy.mark_skipped,
+                ..Policy::default()
+            },
+        };
+        let held = HeldQuestion { ask: ask.clone(), tool_use_id: tool_use_id.clone(), reply };
+        self.questions.insert(id, held);
+        Some(ClientMessage::Ask(Box::new(ask)))
+    }
+
+    fn inbox_said(&mut self, message: InboxMessage) -> Step {
+        match message {
+            InboxMessage::Outcome(OutcomeMessage { id, reply, .. }) => {
+                if let Some(held) = self.questions.remove(&id) {
+                    // The inbox wrote the reply in Claude Code's own envelope; none for a
+                    // question Claude Code withdrew.
+                    if let Some(reply) = reply {
+                        self.relay.lines.write(reply);
+                    }
+                    held.reply.handed_on();
+                }
+            }
+            InboxMessage::PermissionDecided { id, decision } => {
+                if let Some(held) = self.permissions.remove(&id) {
+                    held.reply.send(decision);
+                }
+            }
+            InboxMessage::Prompt { text } => {
+                let _ = self.relay.commands.send(SessionCommand::UserTurn(text));
+            }
+            InboxMessage::Interrupt => {
+                let _ = self.relay.commands.send(SessionCommand::Interrupt);
+            }
+            // The inbox ends on purpose: it answered what it held; the session ends with it.
+            InboxMessage::Quitting => {
+                self.answer_all(&Outcome::closed());
+                return Step::End;
+            }
+            InboxMessage::Error { message, id } => {
+                eprintln!("askpane: the inbox refused a message: {message}");
+                // The agent hears why, rather than waiting for a question nobody sees.
+                if let Some(held) = id.as_ref().and_then(|id| self.questions.remove(id)) {
+                    let reason = format!("askpane's inbox could not show the question: {message}");
+                    held.reply.send(Outcome::Unavailable { reason });
+                }
+                if let Some(held) = id.as_ref().and_then(|id| self.permissions.remove(id)) {
+                    let message = format!("askpane's inbox could not show this request: {message}");
+                    held.reply.send(PermissionDecision::Deny { message });
+                }
+            }
+            InboxMessage::Hello { .. }
+            | InboxMessage::Accepted { .. }
+            | InboxMessage::Hosting
+            | InboxMessage::List { .. }
+            | InboxMessage::Subscribed
+            | InboxMessage::Asked { .. }
+            | InboxMessage::Settled { .. }
+            | InboxMessage::Shown => {}
+        }
+        Step::Go
+    }
+
+    /// Ends everything still open with `outcome` (a permission is denied with its words).
+    fn answer_all(&mut self, outcome: &Outcome) {
+        for (_, held) in self.questions.drain() {
+            held.reply.send(outcome.clone());
+        }
+        let message = outcome
+            .deny_message()
+            .unwrap_or_else(|| "askpane ended before the user decided.".to_owned());
+        for (_, held) in self.permissions.drain() {
+            held.reply.send(PermissionDecision::Deny { message: message.clone() });
+        }
+    }
+
+    /// No inbox can be had any more: everything open is told no human can answer.
+    fn give_up(&mut self, why: &str) {
+        eprintln!("askpane: {why}; ending the session");
+        self.answer_all(&Outcome::Unavailable { reason: format!("askpane: {why}") });
+    }
+}
