@@ -44,10 +44,11 @@ use crate::support::{self, WAIT};
 use crate::ui::FONTS;
 
 /// The scripted Claude Code.
-const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
+pub(crate) const FAKE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
 
 /// The prompt of every capture.
-const PROMPT: &str = "Please ask me which layout, features and database I want.";
+pub(crate) const PROMPT: &str = "Please ask me which layout, features and database I want.";
 
 /// The note, the multi-select and the Japanese free text of `session.answer-with-notes`.
 const NOTE: &str = "Keep the sidebar narrow, please.";
@@ -151,22 +152,22 @@ fn turn_end(tool_use_id: &str, content: &str, is_error: bool) -> [Value; 3] {
 }
 
 /// The fake's report.
-struct Report(Value);
+pub(crate) struct Report(Value);
 
 impl Report {
-    fn read(path: &Path) -> Report {
+    pub(crate) fn read(path: &Path) -> Report {
         let text = fs::read_to_string(path).unwrap_or_else(|error| {
             panic!("the fake Claude Code left no report at {} ({error})", path.display())
         });
         Report(serde_json::from_str(&text).expect("the report is JSON"))
     }
 
-    fn comparisons(&self) -> &[Value] {
+    pub(crate) fn comparisons(&self) -> &[Value] {
         self.0["comparisons"].as_array().map_or(&[], Vec::as_slice)
     }
 
     /// A summary for failure messages: status, exit, and every comparison that is not ok.
-    fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut text = format!(
             "fake Claude Code report: status {}, exit {}, all_ok {}\n",
             self.0["status"], self.0["exit"], self.0["all_ok"]
@@ -184,7 +185,7 @@ impl Report {
     }
 
     /// Every comparison ok, the transcript played to its end.
-    fn assert_all_ok(&self, context: &str) {
+    pub(crate) fn assert_all_ok(&self, context: &str) {
         let summary = self.summary();
         assert!(!self.comparisons().is_empty(), "no comparisons\n{summary}{context}");
         for comparison in self.comparisons() {

@@ -42,7 +42,7 @@ fn recorded_history(state: &Path) -> Vec<askpane::store::HistoryEntry> {
 pub(crate) struct World {
     pub(crate) xvfb: Xvfb,
     pub(crate) root: PathBuf,
-    inbox: Option<Process>,
+    pub(crate) inbox: Option<Process>,
 }
 
 impl World {
@@ -189,7 +189,7 @@ impl Client {
         (status.code(), stdout, stderr)
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.process.child.id()
     }
 }

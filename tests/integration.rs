@@ -25,6 +25,10 @@ mod codex;
 mod cli;
 // The History page in the inbox's window (issue 11), by accessible label (kittest).
 mod history_page;
+// `askpane claude` under the inbox (issue 10): its questions, permissions and transcript in the
+// running inbox, which is restarted when it dies and ends the session when it quits.
+#[cfg(target_os = "linux")]
+mod hosted;
 // `askpane inbox` and its thin clients over the real socket: many at once, killed clients and
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]

@@ -413,7 +413,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
             }
             ClientMessage::Hello { .. } => {}
             ClientMessage::Ask(ask) => {
-                if let Some(waiter) = take_ask(shared, number, pid, *ask, &writer) {
+                let from = hosted.provenance.as_ref();
+                if let Some(waiter) = take_ask(shared, number, pid, *ask, from, &writer) {
                     waiters.push(waiter);
                 }
                 waiters.retain(|waiter| !waiter.is_finished());
@@ -645,6 +646,7 @@ fn take_ask(
     connection: u64,
     pid: Option<u32>,
     ask: AskMessage,
+    host: Option<&Provenance>,
     writer: &Arc<Writer>,
 ) -> Option<JoinHandle<()>> {
     let AskMessage { id, mode, message, policy } = ask;
@@ -671,6 +673,10 @@ fn take_ask(
         && message.get("agent").is_some()
     {
         request.core.provenance = crate::protocol::web::question_provenance(&message);
+    }
+    // A hosted session's questions are from that session (`claude · my-project`).
+    if let (Some(request), Some(host)) = (request.as_mut(), host) {
+        request.core.provenance = host.clone();
     }
     let warnings = warnings.iter().map(ToString::to_string).collect();
     let shown = request.is_some();
