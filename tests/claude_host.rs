@@ -813,7 +813,7 @@ impl Drop for Hosted {
 }
 
 /// Is there a label on screen that contains every one of `parts`?
-fn has_text_with(harness: &Harness<'_, App>, parts: &[&str]) -> bool {
+pub(crate) fn has_text_with(harness: &Harness<'_, App>, parts: &[&str]) -> bool {
     harness
         .root()
         .children_recursive()

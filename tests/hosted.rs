@@ -3,16 +3,23 @@
 //! inbox` and whose reply comes back from it; an inbox that dies is started again and asked
 //! again; an inbox that quits ends the session with an honest reply.
 
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use askpane::app::{App, AppOptions};
+use askpane::transport::{self, inbox::InboxServer};
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use serde_json::{Value, json};
 
-use crate::claude_host::{FAKE, PROMPT, Report};
-use crate::inbox::{Client, World};
+use crate::claude_host::{FAKE, PROMPT, Report, has_text_with};
+use crate::inbox::{Client, Connection, World};
 use crate::support::WAIT;
+use crate::ui::FONTS;
 
 const DENY: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/session.deny.2.1.330.replay.jsonl");
@@ -126,4 +133,116 @@ fn an_inbox_that_dies_is_started_again_and_one_that_quits_ends_the_session_hones
     // Claude Code's own exit code: the session ended as if its window closed.
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
+}
+
+/// Steps the window until `done`, for at most WAIT.
+fn step_until(
+    harness: &mut Harness<'_, App>,
+    what: &str,
+    done: impl Fn(&Harness<'_, App>) -> bool,
+) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        harness.step();
+        if done(harness) {
+            harness.run();
+            return;
+        }
+        assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_inbox_window_shows_each_hosted_session_and_sends_its_decisions_back_to_its_host() {
+    let dir = crate::support::scratch_dir("hosted-window");
+    let socket = dir.join("inbox.sock");
+    let listener = UnixListener::bind(&socket).expect("bind a socket");
+    let (to_ui, inbox) = transport::memory();
+    let server = InboxServer::start(listener, socket.clone(), to_ui, Box::new(|| {}))
+        .expect("serve the socket");
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+    let host = |project: &str| {
+        let mut host = Connection::new(UnixStream::connect(&socket).expect("connect"));
+        host.receive_kind("hello");
+        host.send(
+            &json!({"type": "host", "agent": "claude", "project": project,
+            "prompt": "Fix the tests"})
+            .to_string(),
+        );
+        host.receive_kind("hosting");
+        host
+    };
+    let mut alpha = host("alpha");
+    alpha.send(
+        &json!({"type": "session_event", "event": {"kind": "assistant",
+        "blocks": [{"text": "Running the tests in alpha."}]}})
+        .to_string(),
+    );
+    alpha.send(
+        &json!({"type": "permission", "id": "p1", "request": {"request_id": "r1",
+        "tool_name": "Bash", "input": {"command": "cargo test"}, "tool_use_id": "toolu_1"}})
+        .to_string(),
+    );
+    step_until(&mut harness, "alpha's transcript and card", |harness| {
+        has_text_with(harness, &["Running the tests in alpha."])
+            && harness.query_by_role_and_label(Role::Button, "Allow once").is_some()
+    });
+    assert!(has_text_with(&harness, &["claude · alpha"]));
+    harness.get_by_role_and_label(Role::Button, "Allow once").click();
+    harness.run();
+    let decided = alpha.receive_kind("permission_decided");
+    assert_eq!(
+        decided,
+        json!({"type": "permission_decided", "id": "p1",
+        "decision": {"behavior": "allow_once"}})
+    );
+
+    // A second session: a switcher names both; the prompt box sends to the one shown.
+    let mut beta = host("beta");
+    beta.send(
+        &json!({"type": "session_event", "event": {"kind": "assistant",
+        "blocks": [{"text": "Only beta says this."}]}})
+        .to_string(),
+    );
+    step_until(&mut harness, "beta in the switcher", |harness| {
+        harness.query_by_label_contains("claude · beta").is_some()
+    });
+    harness.get_by_label_contains("claude · beta").click();
+    harness.run();
+    assert!(has_text_with(&harness, &["Only beta says this."]));
+    harness.get_by_role_and_label(Role::MultilineTextInput, "Prompt").focus();
+    harness.run();
+    harness.event(egui::Event::Text("Now the docs".to_owned()));
+    harness.run();
+    harness.get_by_role_and_label(Role::Button, "Send").click();
+    harness.run();
+    assert_eq!(beta.receive_kind("prompt"), json!({"type": "prompt", "text": "Now the docs"}));
+    harness.get_by_role_and_label(Role::Button, "Stop").click();
+    harness.run();
+    assert_eq!(beta.receive_kind("interrupt"), json!({"type": "interrupt"}));
+    harness.get_by_role_and_label(Role::Button, "End session").click();
+    harness.run();
+    assert_eq!(beta.receive_kind("end_session"), json!({"type": "end_session"}));
+
+    // A host that goes away takes its session and its cards out of the window.
+    alpha.send(
+        &json!({"type": "permission", "id": "p2", "request": {"request_id": "r2",
+        "tool_name": "Edit", "input": {"file_path": "src/lib.rs"}}})
+        .to_string(),
+    );
+    step_until(&mut harness, "alpha's second card", |harness| {
+        harness.query_by_role_and_label(Role::Button, "Allow once").is_some()
+    });
+    drop(alpha);
+    step_until(&mut harness, "alpha gone", |harness| {
+        harness.query_by_label_contains("claude · alpha").is_none()
+            && harness.query_by_role_and_label(Role::Button, "Allow once").is_none()
+    });
+    drop(beta);
+    drop(harness);
+    server.stop();
 }

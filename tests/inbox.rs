@@ -201,13 +201,13 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    fn new(stream: UnixStream) -> Self {
+    pub(crate) fn new(stream: UnixStream) -> Self {
         stream.set_read_timeout(Some(WAIT)).expect("set a read timeout");
         let writer = stream.try_clone().expect("clone the stream");
         Connection { reader: BufReader::new(stream), writer }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         self.writer.write_all(line.as_bytes()).expect("write to the inbox");
         self.writer.write_all(b"\n").expect("write to the inbox");
     }
@@ -229,7 +229,7 @@ impl Connection {
     }
 
     /// Skips lines until one of `kind` comes.
-    fn receive_kind(&mut self, kind: &str) -> Value {
+    pub(crate) fn receive_kind(&mut self, kind: &str) -> Value {
         loop {
             let message = self.receive();
             if message["type"] == kind {

@@ -427,6 +427,7 @@ impl App {
             }
             SessionEffect::Prompt { session, text } => (session, SessionCommand::UserTurn(text)),
             SessionEffect::Interrupt { session } => (session, SessionCommand::Interrupt),
+            SessionEffect::End { session } => (session, SessionCommand::End),
         };
         let (session, command) = command;
         if let Some(commands) = self.sessions.get(&session) {

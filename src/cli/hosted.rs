@@ -297,6 +297,12 @@ impl State {
             InboxMessage::Interrupt => {
                 let _ = self.relay.commands.send(SessionCommand::Interrupt);
             }
+            // "End session": as closing a window of its own, what is open hears the window
+            // closed, and Claude Code is ended.
+            InboxMessage::EndSession => {
+                self.answer_all(&Outcome::closed());
+                return Step::End;
+            }
             // The inbox ends on purpose: it answered what it held; the session ends with it.
             InboxMessage::Quitting => {
                 self.answer_all(&Outcome::closed());

@@ -334,6 +334,9 @@ pub enum InboxMessage {
     Prompt { text: String },
     /// (hosts) The user pressed Stop: interrupt the running turn.
     Interrupt,
+    /// (hosts) The user ended the session ("End session"): end the agent, as closing a window
+    /// of its own would.
+    EndSession,
     /// (hosts) The user decided permission `id`.
     PermissionDecided { id: String, decision: PermissionDecision },
     /// The line just read was not a message the inbox can act on; the connection stays usable.

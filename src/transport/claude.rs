@@ -573,6 +573,9 @@ fn write_to_agent(
                     stdin.write(&stream::user_message(&text));
                     turn_running = true;
                 }
+                // The window ends its own session by closing; only the inbox's relay gets End,
+                // and it ends the session by closing this writer.
+                Ok(SessionCommand::End) => {}
                 Ok(SessionCommand::Interrupt) => {
                     interrupts += 1;
                     let id = format!("askpane_interrupt_{interrupts}");

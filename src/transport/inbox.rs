@@ -556,6 +556,7 @@ impl Hosted {
                     let message = match command {
                         SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
                         SessionCommand::Interrupt => InboxMessage::Interrupt,
+                        SessionCommand::End => InboxMessage::EndSession,
                     };
                     forwarding.send(&message);
                 }

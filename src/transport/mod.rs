@@ -152,6 +152,8 @@ pub enum SessionCommand {
     UserTurn(String),
     /// Stop the current turn.
     Interrupt,
+    /// End the session, as closing its window would (the inbox's "End session").
+    End,
 }
 
 /// What a responder sends if it is dropped without an answer: the agent is never left waiting.

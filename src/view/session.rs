@@ -198,6 +198,13 @@ fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
         if stop.on_hover_text("Interrupt the current turn").clicked() {
             actions.push(Action::Session(SessionAction::Stop));
         }
+        // A session an inbox client hosts ends here (its own window ends it by closing).
+        if session.label.is_some() && !ended {
+            let end = ui.button("End session");
+            if end.on_hover_text("End Claude Code, as closing its window would").clicked() {
+                actions.push(Action::Session(SessionAction::End));
+            }
+        }
     });
 }
 

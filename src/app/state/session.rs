@@ -23,6 +23,8 @@ pub enum SessionAction {
     Stop,
     /// Show this session (the inbox shows several).
     SelectSession(SessionKey),
+    /// End the session shown, when an inbox client hosts it ("End session").
+    End,
 }
 
 /// What the app must do for the agent after a [`SessionAction`].
@@ -31,6 +33,7 @@ pub enum SessionEffect {
     Decided { id: RequestId, decision: PermissionDecision },
     Prompt { session: SessionKey, text: String },
     Interrupt { session: SessionKey },
+    End { session: SessionKey },
 }
 
 /// A tool the agent wants to run, waiting for the user.
@@ -61,7 +64,8 @@ pub enum Entry {
 /// The agent session shown beside the questions (`askpane claude`).
 #[derive(Clone, Debug, Default)]
 pub struct Session {
-    /// Who runs it, when it is not this process's own (`claude · my-project`).
+    /// Who runs it, when an inbox client hosts it (`claude · my-project`); such a session can
+    /// be ended from the window.
     pub label: Option<String>,
     pub info: Option<SessionInfo>,
     pub entries: Vec<Entry>,
@@ -248,6 +252,11 @@ impl Agent {
                 let (key, session) = self.current_mut()?;
                 let running = session.busy && session.ended.is_none();
                 running.then_some(SessionEffect::Interrupt { session: key })
+            }
+            SessionAction::End => {
+                let (key, session) = self.current_mut()?;
+                let endable = matches!(key, SessionKey::Hosted(_)) && session.ended.is_none();
+                endable.then_some(SessionEffect::End { session: key })
             }
             SessionAction::SelectSession(key) => {
                 if self.sessions.iter().any(|(known, _)| *known == key) {
