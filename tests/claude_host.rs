@@ -1151,6 +1151,38 @@ fn has_label(harness: &Harness<'_, App>, label: &str) -> bool {
 }
 
 #[test]
+fn a_transcript_of_ten_thousand_events_lays_out_only_what_is_in_view() {
+    let (mut harness, sender, _commands) = session_window();
+    for n in 0..10_000 {
+        let line = match n % 2 {
+            0 => json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": format!("Entry {n} says hello.")}]}}),
+            _ => json!({"type": "assistant", "message": {"content": [{"type": "tool_use",
+                "id": format!("t{n}"), "name": "Bash", "input": {"command": format!("echo {n}")}}]}}),
+        };
+        sender.send(message(&line));
+    }
+    harness.run();
+    // The newest rows are in view (the transcript sticks to its end); the oldest were never
+    // laid out, so they are not in the accessibility tree either.
+    assert!(has_text_with(&harness, &["Entry 9998 says hello."]));
+    assert!(has_text_with(&harness, &["Bash: echo 9999"]));
+    assert!(!has_text_with(&harness, &["Entry 0 says hello."]));
+    let laid_out = harness
+        .root()
+        .children_recursive()
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.starts_with("Entry "))
+        .count();
+    assert!(laid_out < 100, "{laid_out} transcript rows laid out");
+    // A new event still lands in view.
+    sender.send(message(&json!({"type": "assistant", "message": {"content": [
+        {"type": "text", "text": "The newest one."}]}})));
+    harness.run();
+    assert!(has_text_with(&harness, &["The newest one."]));
+}
+
+#[test]
 fn the_transcript_shows_text_tool_calls_results_and_the_turn_summary() {
     let (mut harness, sender, _commands) = session_window();
     sender.send(message(&json!({"type": "assistant", "message": {"content": [

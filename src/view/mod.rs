@@ -6,6 +6,7 @@ pub mod history;
 mod keys;
 pub mod preview;
 pub mod question;
+mod rows;
 pub mod session;
 
 use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};

@@ -12,6 +12,8 @@ use crate::protocol::origin::SessionKey;
 use crate::protocol::stream::{TurnResult, tool_summary};
 use crate::theme::{Tokens, size};
 
+use super::rows;
+
 /// The prompt box's id (the keyboard handling leaves Ctrl+Enter to it when it has focus).
 pub fn prompt_id() -> egui::Id {
     egui::Id::unique("askpane-session-prompt")
@@ -65,23 +67,36 @@ pub fn session_ui(
     });
     egui::Panel::bottom("session-prompt").show(ui, |ui| prompt_ui(ui, session, actions));
     egui::CentralPanel::no_frame().show(ui, |ui| {
-        ScrollArea::vertical()
-            .id_salt("transcript")
-            .stick_to_bottom(true)
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                for (index, entry) in session.entries.iter().enumerate() {
-                    entry_ui(ui, index, entry, markdown);
-                }
-                if let Some((status, stderr_tail)) = &session.ended {
-                    let text = format!("Claude Code ended ({status}).");
-                    ui.label(RichText::new(text).color(tokens.warning));
-                    for line in stderr_tail {
-                        ui.add(Label::new(RichText::new(line).monospace().small()).wrap());
-                    }
-                }
-            });
+        // One scroll position and one set of row heights per session the inbox shows.
+        let salt = ("transcript", session.label.as_deref());
+        let scroll =
+            ScrollArea::vertical().id_salt(salt).stick_to_bottom(true).auto_shrink([false, false]);
+        let entries = session.entries.len();
+        // Only the rows in view are laid out: a session of 10 000 events costs what a screen
+        // of them costs. The last row says how the agent ended, when it did.
+        let rows = entries + usize::from(session.ended.is_some());
+        let id = ui.make_persistent_id(salt);
+        rows::show_rows(ui, scroll, id, rows, ROW_ESTIMATE, |ui, index| {
+            match session.entries.get(index) {
+                Some(entry) => entry_ui(ui, index, entry, markdown),
+                None => ended_ui(ui, session),
+            }
+        });
     });
+}
+
+/// The height a transcript row is taken to have before it is first shown (one line of text).
+const ROW_ESTIMATE: f32 = 20.0;
+
+/// How the agent ended, and the last lines it wrote to stderr.
+fn ended_ui(ui: &mut Ui, session: &Session) {
+    let Some((status, stderr_tail)) = &session.ended else { return };
+    let tokens = Tokens::of(ui.ctx());
+    let text = format!("Claude Code ended ({status}).");
+    ui.label(RichText::new(text).color(tokens.warning));
+    for line in stderr_tail {
+        ui.add(Label::new(RichText::new(line).monospace().small()).wrap());
+    }
 }
 
 fn entry_ui(ui: &mut Ui, index: usize, entry: &Entry, markdown: &mut CommonMarkCache) {
