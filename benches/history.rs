@@ -9,7 +9,13 @@
 //! - `frame`: one steady-state frame of the page (200 rows in the list, the newest entry's
 //!   details) in a headless egui context at 1000×700 points, every cache warm.
 //!
-//! The queries run off the UI thread; the frame is what the UI thread pays. Run with
+//! The queries run off the UI thread; the frame is what the UI thread pays.
+//!
+//! The `inbox_start` group is the store's part of `askpane inbox` starting (issue 11: with 10 000
+//! history entries and 20 open requests ≤ 1.2× the start with an empty store): opening the
+//! database (its schema checked), starting the `store-writer` thread, and the `store-orphans`
+//! pass over the open requests; `empty` on a new store, `10000+20` on the full one. The rest of
+//! the start (the window, the socket) never reads the store. Run with
 //! `cargo bench --bench history`.
 #![allow(
     clippy::unwrap_used,
@@ -23,7 +29,7 @@ use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
 use askpane::app::history::{History, HistoryAction, HistoryFilter};
-use askpane::store::{self, Ended, HistoryRecord, Store};
+use askpane::store::{self, DraftSink, Ended, HistoryRecord, OpenRecord, Store};
 use askpane::transport::Provenance;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Context, RawInput, Rect, pos2, vec2};
@@ -111,5 +117,47 @@ fn history(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-criterion_group!(benches, history);
+/// What `askpane inbox` does with the store as it starts.
+fn start_inbox_store(dir: &std::path::Path) {
+    let sink = DraftSink::start(Store::open_in(dir).expect("open")).expect("a writer thread");
+    let me = std::process::id();
+    let mut orphans = Store::open_in(dir).expect("open again");
+    let abandoned = orphans.abandon_orphans(SystemTime::now(), |pid| pid == me).expect("orphans");
+    assert_eq!(abandoned, 0, "the open requests are this process's own: none is abandoned");
+    drop(sink);
+}
+
+fn inbox_start(c: &mut Criterion) {
+    let base = std::env::temp_dir().join(format!("askpane-bench-start-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (empty, full) = (base.join("empty"), base.join("full"));
+    drop(Store::open_in(&empty).expect("an empty store"));
+    let mut store = Store::open_in(&full).expect("a store to fill");
+    for n in 0..ENTRIES {
+        store.record(&entry(n)).expect("record");
+    }
+    for n in 0..20 {
+        let questions = serde_json::json!({"questions": [{"question": format!("Open {n}?"),
+            "header": "Open", "multiSelect": false,
+            "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]});
+        let open = OpenRecord {
+            key: format!("toolu_open_{n}"),
+            envelope: "a hook's input".to_owned(),
+            input: questions.to_string(),
+            provenance: Provenance::new("hook", None).with_project(Some("shop".to_owned())),
+            asked_at: SystemTime::now(),
+            pid: std::process::id(),
+        };
+        store.opened(&open).expect("an open request");
+    }
+    assert_eq!(store.open_requests().expect("listed").len(), 20);
+    drop(store);
+    let mut group = c.benchmark_group("inbox_start");
+    group.bench_function("empty", |b| b.iter(|| start_inbox_store(black_box(&empty))));
+    group.bench_function("10000+20", |b| b.iter(|| start_inbox_store(black_box(&full))));
+    group.finish();
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+criterion_group!(benches, history, inbox_start);
 criterion_main!(benches);
