@@ -209,6 +209,15 @@ impl State {
             Inbound::Session(event) => {
                 let Some(line) = SessionLine::from_event(*event) else { return Step::Go };
                 let ended = matches!(line, SessionLine::Ended { .. });
+                // The session leaves the inbox with the connection: the terminal keeps why.
+                if let SessionLine::Ended { status, stderr_tail } = &line
+                    && !status.ends_with(" 0")
+                {
+                    eprintln!("askpane: Claude Code ended ({status})");
+                    for line in stderr_tail {
+                        eprintln!("  {line}");
+                    }
+                }
                 if self.transcript.len() == REPLAYED_LINES {
                     self.transcript.pop_front();
                 }
