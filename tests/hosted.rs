@@ -27,12 +27,20 @@ const DENY: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/session.deny.2.1.330.replay.jsonl");
 
 /// `askpane claude` in `world` (its inbox, display and directories), replaying `transcript`.
-fn hosted_claude(world: &World, transcript: &str, args: &[&str]) -> (Client, PathBuf) {
+fn hosted_claude(
+    world: &World,
+    transcript: &str,
+    args: &[&str],
+    unset: &[&str],
+) -> (Client, PathBuf) {
     let report = world.root.join("report.json");
     let mut all = vec!["claude", "--claude-bin", FAKE, "-p", PROMPT];
     all.extend(args);
     let mut command = world.askpane(&all);
     command.env("FAKE_CLAUDE_TRANSCRIPT", transcript).env("FAKE_CLAUDE_REPORT", &report);
+    for name in unset {
+        command.env_remove(name);
+    }
     (Client::spawn(command, ""), report)
 }
 
@@ -85,7 +93,8 @@ fn send_signal(pid: u32, name: &str) {
 #[test]
 fn a_hosted_sessions_question_is_listed_in_the_inbox_and_its_reply_goes_back_to_claude_code() {
     let world = World::with_inbox("hosted-question");
-    let (claude, report) = hosted_claude(&world, DENY, &["--timeout", "2"]);
+    // No display here: the running inbox shows the session all the same.
+    let (claude, report) = hosted_claude(&world, DENY, &["--timeout", "2"], &["DISPLAY"]);
     let requests = listed(&world);
     assert_eq!(requests.len(), 1, "{requests:?}");
     let from = requests[0]["from"].as_str().unwrap_or_default();
@@ -110,7 +119,7 @@ fn a_hosted_sessions_question_is_listed_in_the_inbox_and_its_reply_goes_back_to_
 #[test]
 fn an_inbox_that_dies_is_started_again_and_one_that_quits_ends_the_session_honestly() {
     let world = World::with_inbox("hosted-restart");
-    let (claude, report) = hosted_claude(&world, DENY, &[]);
+    let (claude, report) = hosted_claude(&world, DENY, &[], &[]);
     let before = listed(&world);
     let first = world.locked_pid().expect("the inbox holds its lock");
     send_signal(first, "KILL");

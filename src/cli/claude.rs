@@ -60,7 +60,23 @@ pub(super) struct ClaudeArgs {
 pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     let answering = &args.answering;
     let in_browser = args.shown.web() && !answering.non_interactive;
-    let headless = !in_browser && (answering.non_interactive || missing_display().is_some());
+    // Issue 10: the running inbox (or one started now) shows the session, even when this
+    // terminal has no display of its own.
+    let inbox = match (in_browser || answering.non_interactive, args.inbox.no_inbox) {
+        (false, false) => Some(connect_inbox(&args)),
+        _ => None,
+    };
+    let inbox = match inbox {
+        Some(Ok(inbox)) => Some(inbox),
+        Some(Err(why)) => {
+            eprintln!("askpane: no inbox runs and none can be started ({why}); hosting here");
+            None
+        }
+        None => None,
+    };
+    let headless = !in_browser
+        && inbox.is_none()
+        && (answering.non_interactive || missing_display().is_some());
     if (headless || in_browser) && args.prompt.is_none() {
         anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
     }
@@ -87,12 +103,12 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     // Claude Code's process group is stopped (issue 9).
     let signals = watch_signals();
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let (to_ui, from_session) = ui_channel(repaint_waker(&window_ctx));
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let mut threads = IoThreads::default();
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
     if headless {
-        host_without_window(&inbox);
+        host_without_window(&from_session);
     } else if in_browser {
         // The browser shows the questions only: the run ends with the prompt's turn.
         let bridge_options = BridgeOptions {
@@ -103,16 +119,15 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: None,
         };
-        let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+        let bridge = start_bridge(&bridge_options, from_session, &mut threads)?;
         bridge.wait();
         bridge.stop();
-    } else if let Some(why_not) = through_the_inbox(&args, &session, &inbox) {
-        if !args.inbox.no_inbox {
-            eprintln!("askpane: {why_not}; showing a window of its own");
-        }
+    } else if let Some(connection) = inbox {
+        through_the_inbox(connection, &args, &session, &from_session);
+    } else {
         let commands = session.commands();
         let prompt = args.prompt.clone();
-        let unshown = inbox.clone();
+        let unshown = from_session.clone();
         // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
         let sink = args.store.open_or_warn().and_then(|store| {
             DraftSink::start(store)
@@ -120,7 +135,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
                 .ok()
         });
         let app = move |ctx: &egui::Context| {
-            let app = App::new(ctx, inbox, AppOptions::default())
+            let app = App::new(ctx, from_session, AppOptions::default())
                 .with_session(commands, prompt.as_deref());
             match sink {
                 Some(sink) => app.with_store(sink),
@@ -142,28 +157,48 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
 }
 
-/// Issue 10: the session's questions, permissions and transcript go to the inbox (started if
-/// none runs), until the session ends. Returns why not, when the window is this process's own.
+/// A connection to the inbox (issue 10), where the platform has one.
+#[cfg(unix)]
+type InboxConnection = super::hosted::Inbox;
+#[cfg(not(unix))]
+enum InboxConnection {}
+
+/// The running inbox, or one started now, or why there is none.
+#[cfg(unix)]
+fn connect_inbox(args: &ClaudeArgs) -> Result<InboxConnection, String> {
+    super::hosted::connect(&args.shown, &args.store)
+}
+
+#[cfg(not(unix))]
+fn connect_inbox(_args: &ClaudeArgs) -> Result<InboxConnection, String> {
+    Err("this platform has no inbox yet".to_owned())
+}
+
+#[cfg(not(unix))]
+fn through_the_inbox(
+    inbox: InboxConnection,
+    _args: &ClaudeArgs,
+    _session: &ClaudeSession,
+    _from_session: &Receiver<Inbound>,
+) {
+    match inbox {}
+}
+
+/// Issue 10: the session's questions, permissions and transcript go to the inbox until the
+/// session ends.
 #[cfg(unix)]
 fn through_the_inbox(
+    inbox: InboxConnection,
     args: &ClaudeArgs,
     session: &ClaudeSession,
     from_session: &Receiver<Inbound>,
-) -> Option<String> {
-    if args.inbox.no_inbox {
-        return Some("--no-inbox".to_owned());
-    }
+) {
+    use askpane::protocol::inbox::Preset;
     let answers = args.answering.answers.as_ref().map(|path| {
         let file = path.display().to_string();
         match pipe::read_json(path) {
-            Ok(json) => {
-                askpane::protocol::inbox::Preset { file, json: Some(json), unreadable: None }
-            }
-            Err(error) => askpane::protocol::inbox::Preset {
-                file,
-                json: None,
-                unreadable: Some(error.to_string()),
-            },
+            Ok(json) => Preset { file, json: Some(json), unreadable: None },
+            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
         }
     });
     let relay = super::hosted::Relay {
@@ -175,22 +210,7 @@ fn through_the_inbox(
         lines: session.lines(),
         commands: session.commands(),
     };
-    match super::hosted::relay(relay, from_session) {
-        super::hosted::Ended::Done => None,
-        super::hosted::Ended::NoInbox(why) => {
-            Some(format!("no inbox runs and none can be started ({why})"))
-        }
-    }
-}
-
-/// Where there is no inbox, the window is always this process's own.
-#[cfg(not(unix))]
-fn through_the_inbox(
-    _args: &ClaudeArgs,
-    _session: &ClaudeSession,
-    _from_session: &Receiver<Inbound>,
-) -> Option<String> {
-    Some("this platform has no inbox yet".to_owned())
+    super::hosted::relay(relay, inbox, from_session);
 }
 
 /// The host without a window: notices go to stderr, and whatever reaches the window is answered

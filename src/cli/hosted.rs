@@ -23,7 +23,6 @@ use askpane::transport::claude::AgentLines;
 use askpane::transport::{Inbound, PermissionAsk, Request, Responder, SessionCommand};
 
 use super::args::{StoreArgs, UiArgs};
-use super::client::Inbox;
 
 /// How often the relay starts a new inbox after the one it used went away.
 const RESTARTS: usize = 2;
@@ -46,12 +45,11 @@ pub(super) struct Relay {
     pub(super) commands: Sender<SessionCommand>,
 }
 
-/// How the relay ended.
-pub(super) enum Ended {
-    /// Claude Code ended, or the inbox ended on purpose, or a signal came: shut the session down.
-    Done,
-    /// The inbox could not be reached at the start: show a window of this process's own.
-    NoInbox(String),
+pub(super) use super::client::Inbox;
+
+/// The running inbox, or one started now (as for `hook`), or why there is none.
+pub(super) fn connect(shown: &UiArgs, store: &StoreArgs) -> Result<Inbox, String> {
+    Inbox::connect(shown, store)
 }
 
 /// A question handed to the inbox, until its outcome comes.
@@ -76,12 +74,8 @@ struct State {
 }
 
 /// Relays between the session (`from_session`) and the inbox until the session or the inbox
-/// ends, or a signal comes.
-pub(super) fn relay(relay: Relay, from_session: &Receiver<Inbound>) -> Ended {
-    let mut inbox = match Inbox::connect(&relay.shown, &relay.store) {
-        Ok(inbox) => inbox,
-        Err(why) => return Ended::NoInbox(why),
-    };
+/// ends, or a signal comes; then the session is to be shut down.
+pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbound>) {
     let mut state = State {
         relay,
         next_id: 1,
@@ -108,7 +102,7 @@ pub(super) fn relay(relay: Relay, from_session: &Receiver<Inbound>) -> Ended {
             Step::Go => {}
             Step::End => {
                 inbox.close();
-                return Ended::Done;
+                return;
             }
             Step::InboxGone if restarts < RESTARTS => {
                 restarts += 1;
@@ -121,14 +115,14 @@ pub(super) fn relay(relay: Relay, from_session: &Receiver<Inbound>) -> Ended {
                     }
                     Err(why) => {
                         state.give_up(&format!("the inbox went away and cannot be started: {why}"));
-                        return Ended::Done;
+                        return;
                     }
                 }
             }
             Step::InboxGone => {
                 inbox.close();
                 state.give_up("the inbox keeps going away");
-                return Ended::Done;
+                return;
             }
         }
     }
