@@ -168,12 +168,27 @@ pub fn install(ctx: &Context) {
         style.spacing.item_spacing = egui::vec2(8.0, 6.0);
         style.spacing.button_padding = egui::vec2(10.0, 4.0);
         style.spacing.interact_size.y = 24.0;
+        // No eased highlights: each key is one frame, not the six an 83 ms fade draws. With
+        // software GL a frame of this window costs milliseconds of CPU (issue 14).
+        style.animation_time = 0.0;
     });
     for theme in [Theme::Dark, Theme::Light] {
         let tokens = Tokens::for_theme(theme);
         ctx.style_mut_of(theme, |style| {
             style.visuals.selection.bg_fill = tokens.accent.gamma_multiply(0.45);
+            // The window is cleared to the panels' colour (`background`) and the panels paint
+            // nothing: with software GL every full-window fill is a pass over every pixel, and
+            // the panels tile the window (issue 14: it was most of a keypress's frame).
+            style.visuals.panel_fill = Color32::TRANSPARENT;
         });
+    }
+}
+
+/// The window's background: what the panels would fill, cleared once per frame instead.
+pub fn background(visuals: &egui::Visuals) -> Color32 {
+    match visuals.dark_mode {
+        true => egui::Visuals::dark().panel_fill,
+        false => egui::Visuals::light().panel_fill,
     }
 }
 

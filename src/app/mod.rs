@@ -460,6 +460,10 @@ impl App {
 }
 
 impl eframe::App for App {
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        crate::theme::background(visuals).to_normalized_gamma_f32()
+    }
+
     fn logic(&mut self, ctx: &egui::Context, frame: &mut eframe::Frame) {
         if let Some(hook) = &mut self.frame_hook {
             hook(ctx, frame);
