@@ -66,6 +66,7 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     let options = CodexOptions {
         program: args.codex_bin.clone(),
         extra_args: args.extra.clone(),
+        cwd: std::env::current_dir().context("the current folder")?,
         prompt: args.prompt.clone(),
         debug: args.debug,
         autopilot: Autopilot {

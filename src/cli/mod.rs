@@ -24,9 +24,9 @@ mod answer;
 mod args;
 mod ask;
 mod claude;
-mod codex;
 #[cfg(unix)]
 mod client;
+mod codex;
 mod demo;
 mod handover;
 mod history;

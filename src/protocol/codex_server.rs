@@ -10,7 +10,9 @@
 use serde_json::{Value, json};
 
 use super::codex::UserInputRequest;
-use super::stream::{Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult};
+use super::stream::{
+    Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult,
+};
 
 /// The provenance source of a Codex session hosted by askpane.
 pub const SOURCE: &str = "codex";
@@ -77,9 +79,9 @@ pub fn parse_server_line(line: &Value) -> ServerLine {
         (None, id) => ServerLine::Response {
             id: id.as_ref().and_then(Value::as_u64),
             result: line.get("result").cloned().unwrap_or(Value::Null),
-            error: line.get("error").map(|error| {
-                text(error, "message").unwrap_or_else(|| error.to_string())
-            }),
+            error: line
+                .get("error")
+                .map(|error| text(error, "message").unwrap_or_else(|| error.to_string())),
         },
         (Some(method), Some(id)) => parse_request(method, id, params),
         (Some(method), None) => parse_notification(method, &params),
@@ -397,7 +399,8 @@ mod tests {
         let ended = json!({"method":"turn/completed","params":{"turn":{"id":"u","status":"interrupted","error":null}}});
         let ServerLine::TurnEnded(result) = parse_server_line(&ended) else { panic!() };
         assert_eq!(result.subtype, "interrupted");
-        let resolved = json!({"method":"serverRequest/resolved","params":{"threadId":"t","requestId":0}});
+        let resolved =
+            json!({"method":"serverRequest/resolved","params":{"threadId":"t","requestId":0}});
         assert_eq!(parse_server_line(&resolved), ServerLine::Resolved { key: "0".into() });
     }
 }

@@ -44,6 +44,8 @@ pub struct CodexOptions {
     pub program: PathBuf,
     /// Extra arguments for `codex app-server` (after `--`).
     pub extra_args: Vec<String>,
+    /// The folder Codex works in (the thread's `cwd`).
+    pub cwd: PathBuf,
     /// The first user turn; without it the window asks for one.
     pub prompt: Option<String>,
     /// Log what askpane ignores, and Codex's stderr, to stderr.
@@ -64,15 +66,30 @@ enum ToAgent {
     /// `initialize` was answered: send `initialized` and start the thread.
     Initialized,
     /// The thread runs: user turns can go.
-    ThreadStarted { thread_id: String },
-    TurnStarted { turn_id: String },
+    ThreadStarted {
+        thread_id: String,
+    },
+    TurnStarted {
+        turn_id: String,
+    },
     TurnEnded,
     /// Write the result for this question once its outcome arrives.
-    Question { id: Value, key: String, request: UserInputRequest, outcome: Receiver<Outcome> },
+    Question {
+        id: Value,
+        key: String,
+        request: UserInputRequest,
+        outcome: Receiver<Outcome>,
+    },
     /// Write the reply to this approval once it is decided.
-    Permission { id: Value, key: String, decision: Receiver<PermissionDecision> },
+    Permission {
+        id: Value,
+        key: String,
+        decision: Receiver<PermissionDecision>,
+    },
     /// Codex needs no answer to this request any more (resolved, or its turn ended).
-    Resolved { key: String },
+    Resolved {
+        key: String,
+    },
     /// Write this line now.
     Line(Value),
     /// Interrupt the turn (if one runs), close the server's stdin and end.
@@ -90,6 +107,7 @@ impl CodexSession {
         command
             .arg("app-server")
             .args(&options.extra_args)
+            .current_dir(&options.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -108,14 +126,13 @@ impl CodexSession {
         let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
         let (commands, command_inbox) = crossbeam_channel::unbounded();
         // Made now, so that a thread that cannot be started below still ends Codex (its Drop).
-        let session =
-            CodexSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
+        let session = CodexSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
 
         let tail = Arc::clone(&stderr_tail);
         let echo = options.debug;
         threads.spawn("codex-stderr", move || keep_stderr_tail(stderr, &tail, echo))?;
 
-        let cwd = std::env::current_dir().unwrap_or_default();
+        let cwd = &options.cwd;
         let writer = Writer {
             stdin: AgentInput { stdin: BufWriter::new(stdin), gone: false },
             cwd: cwd.to_string_lossy().into_owned(),
