@@ -568,3 +568,64 @@ fn codex_dying_mid_question_withdraws_it_and_the_session_says_it_ended() {
     });
     assert_eq!(status, "signal: 9 (SIGKILL)");
 }
+
+#[test]
+fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
+    use askpane::app::journal::Journal;
+    use askpane::book::{Core, Form};
+    use askpane::protocol::{Draft, Envelope, Pick, ReplyShape, build_answers};
+    use askpane::store::{DraftSink, Store};
+
+    const SECRET: &str = "hunter2-do-not-keep";
+    // What Codex sends when the model marks a question secret (isSecret passes through).
+    let request: UserInputRequest = serde_json::from_value(json!({
+        "threadId": "t", "turnId": "u", "itemId": "call_secret",
+        "questions": [{"id": "token", "header": "Token", "question": "Paste the API token",
+            "isOther": true, "isSecret": true,
+            "options": [{"label": "Skip", "description": "Do without it."}]}]}))
+    .expect("a request");
+    let ask = codex::to_ask(&request).expect("valid").ask;
+    assert!(ask.questions()[0].secret(), "isSecret reaches the question");
+    let mut draft = Draft::default();
+    draft.set_other_text(&ask.questions()[0], SECRET.to_owned());
+    let outcome =
+        Outcome::Answered(build_answers(&ask, std::slice::from_ref(&draft)).expect("fits"));
+    // Codex's model gets the secret: that is what it asked for.
+    assert_eq!(
+        codex::response(&request, &outcome),
+        Some(
+            json!({"answers": {"token": {"answers": ["None of the above", format!("user_note: {SECRET}")]}}})
+        )
+    );
+
+    let dir = scratch_dir("codex-secret-store");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("a store")).expect("the writer");
+    let core = Core {
+        id: askpane::protocol::origin::RequestId::next(),
+        envelope: Envelope::ToolUse { id: "call_secret#0".into() },
+        ask: ask.clone(),
+        warnings: Vec::new(),
+        provenance: askpane::protocol::origin::Provenance::new("codex", None),
+        reply_shape: ReplyShape::default(),
+    };
+    sink.opened(&core);
+    let mut form = Form { draft, cursor: 1 };
+    form.draft.pick(&ask.questions()[0], Pick::Other);
+    Journal::draft_changed(&sink, &core, 0, &form);
+    Journal::settled(&sink, &core, &outcome);
+    sink.flush();
+    drop(sink);
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&dir).expect("the store's folder") {
+        let path = entry.expect("an entry").path();
+        let bytes = fs::read(&path).unwrap_or_default();
+        if bytes.windows(SECRET.len()).any(|window| window == SECRET.as_bytes()) {
+            found.push(path);
+        }
+    }
+    assert!(found.is_empty(), "the secret was written to {found:?}");
+    let store = Store::open_in(&dir).expect("the store again");
+    let history = store.history(&Default::default()).expect("the history");
+    assert_eq!(history.len(), 1);
+    let _ = fs::remove_dir_all(&dir);
+}

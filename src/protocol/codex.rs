@@ -66,7 +66,11 @@ pub fn to_ask(request: &UserInputRequest) -> Result<Validated, Invalid> {
             let options = question.options.iter().flatten();
             let options =
                 options.map(|option| (option.label.as_str(), option.description.as_str()));
-            question_input(&question.question, &question.header, options, false)
+            let mut input = question_input(&question.question, &question.header, options, false);
+            if let (true, Some(object)) = (question.is_secret, input.as_object_mut()) {
+                object.insert("isSecret".to_owned(), Value::Bool(true));
+            }
+            input
         })
         .collect();
     validate(&json!({ "questions": questions }))

@@ -2,6 +2,7 @@
 //! got, and (in a browser page) whether askpane has it yet.
 
 use crate::book::{Ending, Open};
+use crate::protocol::question::SECRET_NOT_SHOWN;
 use crate::protocol::{Outcome, ReplyFormat};
 
 /// What was sent for a finished request, and what its model reads.
@@ -42,7 +43,17 @@ impl Receipt {
         };
         let reply =
             reply.and_then(|value| serde_json::to_string_pretty(&value).ok()).unwrap_or_default();
-        let model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
+        let mut model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
+        // A secret answer was sent, but is not drawn on screen again.
+        let secret = open.core.ask.questions().iter().any(|question| question.secret());
+        let answered = matches!(outcome, Outcome::Answered(_) | Outcome::Replied(_));
+        let reply = match secret && answered {
+            true => {
+                model_text = SECRET_NOT_SHOWN.to_owned();
+                String::new()
+            }
+            false => reply,
+        };
         Receipt {
             title: open.core.ask.title().to_owned(),
             provenance: open.core.provenance.label(),
