@@ -629,3 +629,82 @@ fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
     assert_eq!(history.len(), 1);
     let _ = fs::remove_dir_all(&dir);
 }
+
+// ---- the window, with the real app-server behind it (kittest) ----
+
+#[test]
+fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read() {
+    use askpane::app::{App, AppOptions};
+    use egui::accesskit::Role;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::{NodeT, Queryable};
+
+    let model = FakeModel::start("codex-kittest", &[], "");
+    let options = CodexOptions {
+        program: wrapper(&model),
+        extra_args: Vec::new(),
+        cwd: model.root.join("work"),
+        prompt: Some(PROMPT.to_owned()),
+        debug: false,
+        autopilot: Autopilot::default(),
+    };
+    let (to_ui, inbox) = askpane::transport::memory();
+    let mut threads = IoThreads::default();
+    let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
+    let commands = session.commands();
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+        .build_eframe(move |cc| {
+            App::new(&cc.egui_ctx, inbox, AppOptions::default())
+                .with_session(commands, Some(PROMPT))
+        });
+    let has_text = |harness: &Harness<'_, App>, part: &str| {
+        harness
+            .root()
+            .children_recursive()
+            .map(|node| node.accesskit_node())
+            .filter(|node| node.role() != Role::TextRun)
+            .filter_map(|node| node.value().or_else(|| node.label()))
+            .any(|text| text.contains(part))
+    };
+    let step_until =
+        |harness: &mut Harness<'_, App>, what: &str, done: &dyn Fn(&Harness<'_, App>) -> bool| {
+            let deadline = Instant::now() + WAIT;
+            loop {
+                harness.step();
+                if done(harness) {
+                    harness.run();
+                    return;
+                }
+                assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+                thread::sleep(Duration::from_millis(10));
+            }
+        };
+    step_until(&mut harness, "the question", &|harness| {
+        harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
+    });
+    assert!(has_text(&harness, "codex · work"), "the provenance names Codex and the project");
+    harness.get_by_role_and_label(Role::RadioButton, "SQLite").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::Button, "Name").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::RadioButton, "codex-probe").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::Button, "Submit").click();
+    harness.run();
+    step_until(&mut harness, "the turn's end", &|harness| {
+        has_text(harness, "FAKE MODEL RECEIVED TOOL OUTPUT")
+    });
+    let read: Value =
+        serde_json::from_str(&model_read(&model.root).expect("the model read the answers"))
+            .expect("JSON");
+    assert_eq!(
+        read,
+        json!({"answers": {"db_choice": {"answers": ["SQLite"]},
+            "project_name": {"answers": ["codex-probe"]}}})
+    );
+    let status = session.shut_down(Duration::from_secs(3)).expect("shut down");
+    threads.join().expect("the session's threads end cleanly");
+    assert!(status.success(), "{status}");
+}
