@@ -708,3 +708,73 @@ fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read
     threads.join().expect("the session's threads end cleanly");
     assert!(status.success(), "{status}");
 }
+
+// ---- `askpane install codex`: the PreToolUse hook for Codex's own UI and `codex exec` ----
+
+#[test]
+fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_removes_it() {
+    let model = FakeModel::start("codex-install", &[], "");
+    let config_path = model.root.join("codex_home/config.toml");
+    let config_before = fs::read_to_string(&config_path).expect("the config");
+    let install = |verb: &str| {
+        let mut command = host_command(&model, &[verb, "codex"]);
+        crate::support::run_bounded(&mut command, None)
+    };
+    let installed = install("install");
+    assert_eq!(installed.status.code(), Some(0), "{}{}", installed.stdout, installed.stderr);
+    let hooks: Value = serde_json::from_str(&read_lossy(&model.root.join("codex_home/hooks.json")))
+        .expect("hooks.json");
+    let command = format!("{} codex-hook", env!("CARGO_BIN_EXE_askpane"));
+    assert_eq!(
+        hooks,
+        json!({"hooks": {"PreToolUse": [{"matcher": "request_user_input",
+            "hooks": [{"type": "command", "command": command, "timeout": 86400}]}]}})
+    );
+    let config = fs::read_to_string(&config_path).expect("the config");
+    assert!(config.starts_with(&config_before), "{config}");
+    let key = format!("{}:pre_tool_use:0:0", model.root.join("codex_home/hooks.json").display());
+    assert!(
+        config.contains(&format!("[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:")),
+        "{config}"
+    );
+    // Idempotent: nothing changes the second time.
+    let again = install("install");
+    assert_eq!(again.status.code(), Some(0), "{}", again.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config);
+
+    // The real `codex exec`, no trust bypass: the hook runs (answering from --answers through
+    // its environment) and the model reads the answer as the hook's deny reason.
+    let answers = model.root.join("answers.json");
+    fs::write(&answers, r#"{"Database": "SQLite", "Name": "codex-probe"}"#).expect("answers");
+    let mut exec = Command::new(binary());
+    exec.args(["exec", "--json", "--skip-git-repo-check", PROMPT])
+        .current_dir(model.root.join("work"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", model.root.join("home"))
+        .env("CODEX_HOME", model.root.join("codex_home"))
+        .env("FAKE_API_KEY", "sk-dummy-not-a-real-key")
+        .env("ASKPANE_ANSWERS", &answers)
+        .env("ASKPANE_SUBMIT", "1")
+        .env("ASKPANE_NO_INBOX", "1")
+        .env("ASKPANE_STATE_DIR", model.root.join("state"));
+    let ran = crate::support::run_bounded(&mut exec, None);
+    assert_eq!(
+        model_read(&model.root).as_deref(),
+        Some(
+            "Tool call blocked by PreToolUse hook: Your questions have been answered: \
+             \"Which database should the service use?\"=\"SQLite\", \"What should the project be \
+             called?\"=\"codex-probe\". You can now continue with these answers in mind. Tool: \
+             request_user_input"
+        ),
+        "{}",
+        tail(&ran.stderr, 3000)
+    );
+
+    let removed = install("uninstall");
+    assert_eq!(removed.status.code(), Some(0), "{}", removed.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config_before);
+    let hooks: Value = serde_json::from_str(&read_lossy(&model.root.join("codex_home/hooks.json")))
+        .expect("hooks.json");
+    assert_eq!(hooks, json!({"hooks": {"PreToolUse": []}}));
+}

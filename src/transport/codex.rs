@@ -674,3 +674,93 @@ impl Writer {
         }
     }
 }
+
+/// One hook as Codex's `hooks/list` reports it: the key and hash its trust is recorded under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedHook {
+    pub key: String,
+    pub command: String,
+    pub current_hash: String,
+    pub trusted: bool,
+}
+
+/// The hooks Codex sees for `cwd`, asked of a short-lived `codex app-server` (`hooks/list`):
+/// the only place the hash Codex trusts a hook by is computed. Bounded by `within`.
+pub fn list_hooks(program: &PathBuf, cwd: &str, within: Duration) -> io::Result<Vec<ListedHook>> {
+    use std::io::Write as _;
+    let mut child = Command::new(program)
+        .arg("app-server")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|error| {
+            io::Error::new(error.kind(), format!("cannot start {}: {error}", program.display()))
+        })?;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(io::Error::other("no pipes to codex app-server"));
+    };
+    let (sender, lines) = crossbeam_channel::unbounded::<Value>();
+    let reader = std::thread::Builder::new().name("codex-hooks-list".into()).spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if let Ok(value) = serde_json::from_str::<Value>(&line)
+                && sender.send(value).is_err()
+            {
+                return;
+            }
+        }
+    })?;
+    let list = serde_json::json!({"id": server::THREAD_START_ID, "method": "hooks/list",
+        "params": {"cwds": [cwd]}});
+    let mut written = String::new();
+    for line in [server::initialize(env!("CARGO_PKG_VERSION")), server::initialized(), list] {
+        written.push_str(&line.to_string());
+        written.push('\n');
+    }
+    let sent = stdin.write_all(written.as_bytes()).and_then(|()| stdin.flush());
+    let deadline = std::time::Instant::now() + within;
+    let mut answer = None;
+    while sent.is_ok() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line)
+                if line.get("method").is_none()
+                    && line.get("id").and_then(Value::as_u64) == Some(server::THREAD_START_ID) =>
+            {
+                answer = Some(line);
+                break;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = reader.join();
+    sent?;
+    let answer = answer.ok_or_else(|| {
+        io::Error::new(io::ErrorKind::TimedOut, "codex app-server did not answer hooks/list")
+    })?;
+    if let Some(error) = answer.get("error") {
+        return Err(io::Error::other(format!("codex app-server refused hooks/list: {error}")));
+    }
+    let data = answer.pointer("/result/data").and_then(Value::as_array).cloned();
+    let data = data.unwrap_or_default();
+    let text = |hook: &Value, key: &str| {
+        hook.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+    };
+    Ok(data
+        .iter()
+        .flat_map(|entry| entry.get("hooks").and_then(Value::as_array).cloned().unwrap_or_default())
+        .map(|hook| ListedHook {
+            key: text(&hook, "key"),
+            command: text(&hook, "command"),
+            current_hash: text(&hook, "currentHash"),
+            trusted: hook.get("trustStatus").and_then(Value::as_str) == Some("trusted"),
+        })
+        .collect())
+}

@@ -36,7 +36,11 @@ impl Receipt {
     pub fn new(open: &Open, outcome: &Outcome, ending: &Ending) -> Self {
         let envelope = &open.core.envelope;
         // An OpenCode question is answered in OpenCode's form, and its model words it its way.
-        let opencode = open.core.reply_shape.format == Some(ReplyFormat::OpenCode);
+        // So is a question from Codex's hook (`askpane codex-hook`).
+        let opencode = matches!(
+            open.core.reply_shape.format,
+            Some(ReplyFormat::OpenCode | ReplyFormat::CodexHook)
+        );
         let reply = match opencode {
             true => open.core.reply_shape.line(envelope, outcome),
             false => envelope.reply(outcome),
