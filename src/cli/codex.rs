@@ -180,6 +180,9 @@ fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
             // askpane is being stopped: nothing is open here (everything is answered at once).
             Inbound::Shutdown { .. } => return exit::STOPPED,
             Inbound::WithdrawPermission { .. }
+            | Inbound::Hosted { .. }
+            | Inbound::HostedEvent { .. }
+            | Inbound::HostGone { .. }
             | Inbound::Withdraw { .. }
             | Inbound::Leave { .. }
             | Inbound::Settled { .. }

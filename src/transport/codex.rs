@@ -651,6 +651,8 @@ impl Writer {
                 match operation.recv(commands) {
                     Ok(SessionCommand::UserTurn(text)) => self.user_turn(text),
                     Ok(SessionCommand::Interrupt) => self.interrupt(),
+                    // The window ends its own session by closing (`shut_down`).
+                    Ok(SessionCommand::End) => {}
                     Err(_) => commands_open = false,
                 }
             } else {
