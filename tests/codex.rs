@@ -778,3 +778,68 @@ fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_remov
         .expect("hooks.json");
     assert_eq!(hooks, json!({"hooks": {"PreToolUse": []}}));
 }
+
+/// `askpane codex --ui web` stopped by SIGTERM while a question is open in the browser bridge:
+/// Codex gets one honest reply to it (the signal, in a note for every question), then its turn
+/// is interrupted, its input closed and its process group stopped; askpane exits 4.
+#[test]
+fn a_signal_answers_the_open_codex_question_honestly_and_stops_codex() {
+    if !askpane::web_bundle::available() {
+        return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let model = FakeModel::start("codex-signal", &[], "");
+    // A wrapper that keeps a copy of everything askpane writes to Codex.
+    let sent = model.root.join("sent.jsonl");
+    let script = format!(
+        "#!/bin/sh\necho $$ > '{pid}'\ntee '{sent}' | '{codex}' \"$@\"\n",
+        pid = model.root.join("codex.pid").display(),
+        sent = sent.display(),
+        codex = binary().display(),
+    );
+    let wrapper = model.root.join("codex-tee");
+    fs::write(&wrapper, script).expect("write the wrapper");
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("executable");
+    let mut command = host_command(&model, &["codex", "-p", PROMPT, "--ui", "web"]);
+    command
+        .env("ASKPANE_CODEX_BIN", &wrapper)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut askpane = Process::new(command.spawn().expect("start askpane codex"));
+    let stderr = crate::support::read_all(askpane.child.stderr.take().expect("stderr"));
+    let stdout = crate::support::read_all(askpane.child.stdout.take().expect("stdout"));
+    // The question is asked right after the model's first reply; leave it time to reach the
+    // bridge.
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&sent).contains("turn/start")
+        || read_lossy(&model.root.join("model/model_requests.jsonl")).is_empty()
+    {
+        assert!(Instant::now() < deadline, "Codex never asked the model");
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(1000));
+    let pid = askpane.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let status = askpane.wait(WAIT);
+    let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+    let context = format!("stdout:\n{stdout}\nstderr:\n{stderr}\nsent:\n{}", read_lossy(&sent));
+    let status = status.unwrap_or_else(|| panic!("askpane still runs after SIGTERM\n{context}"));
+    assert_eq!(status.code(), Some(4), "{context}");
+    let replies: Vec<Value> = read_lossy(&sent)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line.get("result").is_some())
+        .collect();
+    let note = "user_note: askpane was stopped (SIGTERM) before the user answered. Do not \
+                assume an answer; ask again in chat if you still need one.";
+    assert_eq!(
+        replies,
+        vec![json!({"id": 0, "result": {"answers": {"db_choice": {"answers": [note]},
+            "project_name": {"answers": [note]}}}})],
+        "{context}"
+    );
+    let codex_pid = read_lossy(&model.root.join("codex.pid")).trim().to_owned();
+    let alive = Command::new("kill").args(["-0", &codex_pid]).stderr(Stdio::null()).status();
+    assert!(!alive.expect("kill -0").success(), "Codex still runs\n{context}");
+}
