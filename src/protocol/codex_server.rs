@@ -395,6 +395,41 @@ mod tests {
     }
 
     #[test]
+    fn a_file_change_approval_carries_the_diff_its_item_announced() {
+        // The shape of Codex 0.169's `fileChange` item (its app-server schema); not captured
+        // from a run: the fake model cannot call apply_patch.
+        let item = json!({"type": "fileChange", "id": "call_9", "status": "inProgress",
+            "changes": [{"path": "src/lib.rs", "kind": {"type": "update", "move_path": null},
+                "diff": "@@ -1 +1 @@\n-a\n+b\n"}]});
+        let line = json!({"method": "item/fileChange/requestApproval", "id": 3,
+            "params": {"threadId": "t", "turnId": "u", "itemId": "call_9", "startedAtMs": 1,
+                "reason": "needs write access"}});
+        let ServerLine::FileChangeApproval { id, item_id, reason } = parse_server_line(&line)
+        else {
+            panic!("not a file-change approval");
+        };
+        let request = file_change_permission(&request_key(&id), &item_id, reason, Some(&item));
+        assert_eq!(request.request_id, "3");
+        assert_eq!(request.tool_name, FILE_CHANGE_TOOL);
+        assert_eq!(request.input["file_path"], "src/lib.rs");
+        assert_eq!(request.description.as_deref(), Some("src/lib.rs\n@@ -1 +1 @@\n-a\n+b"));
+        assert_eq!(request.reason.as_deref(), Some("needs write access"));
+        let declined = json!({"type": "fileChange", "id": "call_9", "status": "declined",
+            "changes": item["changes"]});
+        let lines = transcript(&declined);
+        assert_eq!(
+            lines.get(1),
+            Some(&CliMessage::User {
+                blocks: vec![Block::ToolResult {
+                    tool_use_id: "call_9".into(),
+                    content: "The user declined these changes.".into(),
+                    is_error: true
+                }]
+            })
+        );
+    }
+
+    #[test]
     fn an_interrupted_turn_and_a_resolved_request_are_read() {
         let ended = json!({"method":"turn/completed","params":{"turn":{"id":"u","status":"interrupted","error":null}}});
         let ServerLine::TurnEnded(result) = parse_server_line(&ended) else { panic!() };
