@@ -1,10 +1,12 @@
 //! Codex's `request_user_input` against the real Codex CLI (issue 13): `codex app-server`
 //! 0.169.0 (from npm through `scripts/codex-cli`, cached outside the repo) with the fake
 //! Responses API of `tests/fixtures/codex/fake_model_server.py` on a port chosen at run time,
-//! and a throwaway CODEX_HOME and HOME. The test hosts the app-server itself (JSON-RPC lines on
-//! stdio) and answers with `protocol::codex`: what the model then reads is taken from the fake
-//! model's log. `askpane codex` (the host mode) is not built yet; these prove the encoding it
-//! will send, above all the honest decline.
+//! and a throwaway CODEX_HOME and HOME; what the model reads is always taken from the fake
+//! model's log. First the encoding alone (the test hosts the app-server and answers with
+//! `protocol::codex`), then `askpane codex` run as a user runs it (headless, exit codes, a
+//! signal), its transport in-process as the window drives it (approvals, Stop, Codex killed),
+//! the window itself (kittest), the secret answer and the store, and `askpane install codex`
+//! with the real `codex exec`.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
