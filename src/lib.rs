@@ -15,6 +15,8 @@
 pub mod app;
 pub mod book;
 pub mod claude_settings;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod codex_hooks;
 pub mod demo;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mcp_config;

@@ -1,10 +1,12 @@
 //! Codex's `request_user_input` against the real Codex CLI (issue 13): `codex app-server`
 //! 0.169.0 (from npm through `scripts/codex-cli`, cached outside the repo) with the fake
 //! Responses API of `tests/fixtures/codex/fake_model_server.py` on a port chosen at run time,
-//! and a throwaway CODEX_HOME and HOME. The test hosts the app-server itself (JSON-RPC lines on
-//! stdio) and answers with `protocol::codex`: what the model then reads is taken from the fake
-//! model's log. `askpane codex` (the host mode) is not built yet; these prove the encoding it
-//! will send, above all the honest decline.
+//! and a throwaway CODEX_HOME and HOME; what the model reads is always taken from the fake
+//! model's log. First the encoding alone (the test hosts the app-server and answers with
+//! `protocol::codex`), then `askpane codex` run as a user runs it (headless, exit codes, a
+//! signal), its transport in-process as the window drives it (approvals, Stop, Codex killed),
+//! the window itself (kittest), the secret answer and the store, and `askpane install codex`
+//! with the real `codex exec`.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -40,6 +42,67 @@ fn binary() -> PathBuf {
     binary
 }
 
+/// The fake Responses API on a port chosen at run time, with a throwaway CODEX_HOME (its
+/// config.toml from the template, plus `extra_config` lines), HOME and work folder under `root`.
+struct FakeModel {
+    root: PathBuf,
+    process: Process,
+}
+
+impl FakeModel {
+    /// `env`: the fake's own settings (`FAKE_TOOL_NAME`, `FAKE_ARGUMENTS_JSON`, …).
+    fn start(name: &str, env: &[(&str, &str)], extra_config: &str) -> FakeModel {
+        let root = scratch_dir(name);
+        for dir in ["codex_home", "home", "work", "model", "state"] {
+            fs::create_dir_all(root.join(dir)).expect("make a folder");
+        }
+        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+        let port_file = root.join("model/port");
+        let mut fake = Command::new("python3");
+        fake.arg(fixture.join("fake_model_server.py"))
+            .arg(root.join("model"))
+            .arg(&port_file)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let process = Process::new(fake.spawn().expect("start the fake model (python3)"));
+        let deadline = Instant::now() + WAIT;
+        let port = loop {
+            if let Ok(port) = read_lossy(&port_file).trim().parse::<u16>() {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "the fake model did not start");
+            thread::sleep(Duration::from_millis(20));
+        };
+        let mut config = fs::read_to_string(fixture.join("config.toml.template"))
+            .expect("read the config template")
+            .replace("__PORT__", &port.to_string());
+        // The template's approval policy is "never"; a test may want another. TOML keys may
+        // not repeat, so the line is replaced rather than added.
+        for line in extra_config.lines() {
+            let key = line.split('=').next().unwrap_or_default().trim();
+            let kept: Vec<&str> = config
+                .lines()
+                .filter(|old| old.split('=').next().unwrap_or_default().trim() != key)
+                .collect();
+            config = format!("{line}\n{}\n", kept.join("\n"));
+        }
+        fs::write(root.join("codex_home/config.toml"), config).expect("write config.toml");
+        FakeModel { root, process }
+    }
+}
+
+/// The text the model read as the output of the tool call, from the fake model's log.
+fn model_read(root: &std::path::Path) -> Option<String> {
+    let log = read_lossy(&root.join("model/model_requests.jsonl"));
+    let output = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .flat_map(|record| record["body"]["input"].as_array().cloned().unwrap_or_default())
+        .find(|item| item["type"] == "function_call_output")?;
+    output["output"].as_str().map(str::to_owned)
+}
+
 /// One Codex app-server, hosted by the test, with its fake model.
 struct AppServer {
     root: PathBuf,
@@ -53,31 +116,7 @@ struct AppServer {
 impl AppServer {
     fn start(name: &str) -> AppServer {
         let binary = binary();
-        let root = scratch_dir(name);
-        for dir in ["codex_home", "home", "work", "model"] {
-            fs::create_dir_all(root.join(dir)).expect("make a folder");
-        }
-        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
-        let port_file = root.join("model/port");
-        let mut fake = Command::new("python3");
-        fake.arg(fixture.join("fake_model_server.py"))
-            .arg(root.join("model"))
-            .arg(&port_file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let fake = Process::new(fake.spawn().expect("start the fake model (python3)"));
-        let deadline = Instant::now() + WAIT;
-        let port = loop {
-            if let Ok(port) = read_lossy(&port_file).trim().parse::<u16>() {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "the fake model did not start");
-            thread::sleep(Duration::from_millis(20));
-        };
-        let config = fs::read_to_string(fixture.join("config.toml.template"))
-            .expect("read the config template")
-            .replace("__PORT__", &port.to_string());
-        fs::write(root.join("codex_home/config.toml"), config).expect("write config.toml");
+        let FakeModel { root, process: fake } = FakeModel::start(name, &[], "");
         let mut command = Command::new(binary);
         command
             .arg("app-server")
@@ -167,15 +206,9 @@ impl AppServer {
         let result = codex::response(&request, &outcome(&request)).expect("a result to send");
         self.send(&json!({"id": asked["id"], "result": result}));
         self.receive(|line| line["method"] == "turn/completed");
-        let log = read_lossy(&self.root.join("model/model_requests.jsonl"));
-        let output = log
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .flat_map(|record| record["body"]["input"].as_array().cloned().unwrap_or_default())
-            .find(|item| item["type"] == "function_call_output")
+        let text = model_read(&self.root)
             .unwrap_or_else(|| panic!("the model read no tool output: {}", self.report()));
-        let text = output["output"].as_str().expect("the output is text");
-        serde_json::from_str(text).expect("the output is the answers JSON")
+        serde_json::from_str(&text).expect("the output is the answers JSON")
     }
 
     fn report(&self) -> String {
@@ -229,4 +262,586 @@ fn picks_notes_and_other_reach_codexs_model_as_its_own_ui_sends_them() {
         "{}",
         server.report()
     );
+}
+
+// ---- `askpane codex`: askpane hosts the app-server ----
+
+/// The environment `askpane codex` runs Codex in: the throwaway homes, the dummy key, and the
+/// binary through `ASKPANE_CODEX_BIN`.
+fn host_command(model: &FakeModel, args: &[&str]) -> Command {
+    let mut command = crate::support::askpane(args);
+    command
+        .current_dir(model.root.join("work"))
+        .env("HOME", model.root.join("home"))
+        .env("CODEX_HOME", model.root.join("codex_home"))
+        .env("FAKE_API_KEY", "sk-dummy-not-a-real-key")
+        .env("ASKPANE_CODEX_BIN", binary())
+        .env("ASKPANE_STATE_DIR", model.root.join("state"));
+    command
+}
+
+fn read_json(model: &FakeModel, finished: &crate::support::Finished) -> Value {
+    let text = model_read(&model.root).unwrap_or_else(|| {
+        panic!("the model read no tool output\nstderr:\n{}", tail(&finished.stderr, 3000))
+    });
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+}
+
+const PROMPT: &str = "Set up a new service. Ask me which database to use and what to name it.";
+
+#[test]
+fn askpane_codex_headless_submits_the_answers_file() {
+    let model = FakeModel::start("codex-host-answers", &[], "");
+    let answers = model.root.join("answers.json");
+    fs::write(
+        &answers,
+        r#"{"Which database should the service use?": "SQLite", "Name": "codex-probe"}"#,
+    )
+    .expect("write answers");
+    let answers = answers.to_string_lossy().into_owned();
+    let finished = crate::support::run_bounded(
+        &mut host_command(&model, &["codex", "-p", PROMPT, "--answers", &answers, "--submit"]),
+        None,
+    );
+    let read = read_json(&model, &finished);
+    assert_eq!(
+        read,
+        json!({"answers": {"db_choice": {"answers": ["SQLite"]},
+            "project_name": {"answers": ["codex-probe"]}}}),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+}
+
+#[test]
+fn askpane_codex_headless_decline_and_no_human_reach_the_model_in_words() {
+    let model = FakeModel::start("codex-host-decline", &[], "");
+    let finished = crate::support::run_bounded(
+        &mut host_command(&model, &["codex", "-p", PROMPT, "--decline", "Not now"]),
+        None,
+    );
+    let note = "user_note: The user declined to answer these questions and said: Not now";
+    assert_eq!(
+        read_json(&model, &finished),
+        json!({"answers": {"db_choice": {"answers": [note]}, "project_name": {"answers": [note]}}}),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+
+    // No flag and no display: nobody can answer, and the model is told so.
+    let model = FakeModel::start("codex-host-nobody", &[], "");
+    let finished = crate::support::run_bounded(
+        &mut host_command(&model, &["codex", "-p", PROMPT, "--non-interactive"]),
+        None,
+    );
+    let read = read_json(&model, &finished);
+    let first = read["answers"]["db_choice"]["answers"][0].as_str().unwrap_or_default();
+    assert!(first.starts_with("user_note: No human is available"), "{read}");
+    assert_eq!(read["answers"]["project_name"]["answers"][0].as_str(), Some(first));
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+}
+
+#[test]
+fn askpane_codex_without_the_codex_binary_says_so_and_exits_2() {
+    let model = FakeModel::start("codex-host-missing", &[], "");
+    let mut command = host_command(&model, &["codex", "-p", PROMPT]);
+    command.env("ASKPANE_CODEX_BIN", model.root.join("no-such-codex"));
+    let finished = crate::support::run_bounded(&mut command, None);
+    assert_eq!(finished.status.code(), Some(2), "{}", finished.stderr);
+    let missing = model.root.join("no-such-codex");
+    assert!(
+        finished.stderr.contains(&format!("cannot start {} app-server", missing.display()))
+            && finished.stderr.contains("--codex-bin or ASKPANE_CODEX_BIN"),
+        "{}",
+        finished.stderr
+    );
+}
+
+/// The command a fake model runs through `exec_command`, asking to leave the read-only sandbox
+/// (with `approval_policy = "on-request"` that needs the user's approval; 0.169 refuses
+/// "untrusted" in config.toml), and what Codex's model reads when the user declines it.
+const COMMAND: &str = r#"{"cmd": "touch made-by-codex.txt", "sandbox_permissions": "require_escalated", "justification": "Make the file you asked for"}"#;
+const COMMAND_DECLINED: &str =
+    r#"exec_command failed: CreateProcess { message: "Rejected(\"rejected by user\")" }"#;
+
+fn command_model(name: &str) -> FakeModel {
+    FakeModel::start(
+        name,
+        &[("FAKE_TOOL_NAME", "exec_command"), ("FAKE_ARGUMENTS_JSON", COMMAND)],
+        r#"approval_policy = "on-request""#,
+    )
+}
+
+#[test]
+fn askpane_codex_headless_declines_a_command_and_the_model_reads_the_rejection() {
+    let model = command_model("codex-host-command-headless");
+    let finished = crate::support::run_bounded(
+        &mut host_command(&model, &["codex", "-p", "Make a file", "--non-interactive"]),
+        None,
+    );
+    assert_eq!(model_read(&model.root).as_deref(), Some(COMMAND_DECLINED), "{}", finished.stderr);
+    assert!(!model.root.join("work/made-by-codex.txt").exists());
+    assert!(
+        finished.stderr.contains("declined Codex's Shell: touch made-by-codex.txt"),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+}
+
+// ---- the transport in-process, as the window drives it ----
+
+use askpane::protocol::stream::{CliMessage, PermissionDecision};
+use askpane::transport::claude::Autopilot;
+use askpane::transport::codex::{CodexOptions, CodexSession};
+use askpane::transport::{Inbound, IoThreads, SessionCommand, SessionEvent};
+
+/// `CodexSession` with the real app-server, its UI channel read by the test as the window
+/// would read it.
+struct Hosted {
+    model: FakeModel,
+    session: Option<CodexSession>,
+    threads: Option<IoThreads>,
+    inbox: crossbeam_channel::Receiver<Inbound>,
+}
+
+impl Hosted {
+    /// Starts Codex through `program` (a wrapper that gives the real binary its throwaway
+    /// homes) in the model's work folder.
+    fn start(model: FakeModel, program: PathBuf) -> Hosted {
+        let options = CodexOptions {
+            program,
+            extra_args: Vec::new(),
+            cwd: model.root.join("work"),
+            prompt: Some(PROMPT.to_owned()),
+            debug: false,
+            autopilot: Autopilot::default(),
+        };
+        let (to_ui, inbox) = askpane::transport::memory();
+        let mut threads = IoThreads::default();
+        let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
+        Hosted { model, session: Some(session), threads: Some(threads), inbox }
+    }
+
+    /// Waits for the first message `wanted` accepts, skipping the rest.
+    fn wait_for<T>(&self, what: &str, wanted: impl Fn(Inbound) -> Option<T>) -> T {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.inbox.recv_timeout(left) {
+                Ok(message) => {
+                    if let Some(found) = wanted(message) {
+                        return found;
+                    }
+                }
+                Err(_) => panic!("no {what} came from Codex in time"),
+            }
+        }
+    }
+
+    fn turn_ended(&self) -> String {
+        self.wait_for("turn end", |message| match message {
+            Inbound::Session(event) => match *event {
+                SessionEvent::Message(CliMessage::Result(result)) => Some(result.subtype),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    fn commands(&self) -> crossbeam_channel::Sender<SessionCommand> {
+        self.session.as_ref().expect("running").commands()
+    }
+}
+
+impl Drop for Hosted {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.take() {
+            let _ = session.shut_down(Duration::from_secs(3));
+        }
+        if let Some(threads) = self.threads.take() {
+            let _ = threads.join();
+        }
+    }
+}
+
+/// A wrapper that runs the real Codex with the throwaway homes (and writes its PID, which
+/// `exec` keeps, to `codex.pid`): the test process's own environment stays as it is.
+fn wrapper(model: &FakeModel) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = &model.root;
+    let script = format!(
+        "#!/bin/sh\necho $$ > '{pid}'\nexport HOME='{home}' CODEX_HOME='{codex_home}' \
+         FAKE_API_KEY=sk-dummy-not-a-real-key\nexec '{codex}' \"$@\"\n",
+        pid = root.join("codex.pid").display(),
+        home = root.join("home").display(),
+        codex_home = root.join("codex_home").display(),
+        codex = binary().display(),
+    );
+    let path = root.join("codex-wrapper");
+    fs::write(&path, script).expect("write the wrapper");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("make it executable");
+    path
+}
+
+#[test]
+fn a_command_allowed_in_the_window_runs_and_the_model_reads_its_result() {
+    let model = command_model("codex-window-allow");
+    let program = wrapper(&model);
+    let hosted = Hosted::start(model, program);
+    let permission = hosted.wait_for("permission", |message| match message {
+        Inbound::Permission(permission) => Some(permission),
+        _ => None,
+    });
+    assert_eq!(permission.request.tool_name, "Shell");
+    assert_eq!(permission.request.input["command"], "touch made-by-codex.txt");
+    assert_eq!(permission.request.reason.as_deref(), Some("Make the file you asked for"));
+    permission.reply.send(PermissionDecision::AllowOnce);
+    assert_eq!(hosted.turn_ended(), "success");
+    let read = model_read(&hosted.model.root).expect("the model read the command's output");
+    assert!(read.contains("Process exited with code 0"), "{read}");
+    assert!(hosted.model.root.join("work/made-by-codex.txt").exists());
+}
+
+#[test]
+fn a_command_denied_in_the_window_is_read_as_rejected_by_the_user() {
+    let model = command_model("codex-window-deny");
+    let program = wrapper(&model);
+    let hosted = Hosted::start(model, program);
+    let permission = hosted.wait_for("permission", |message| match message {
+        Inbound::Permission(permission) => Some(permission),
+        _ => None,
+    });
+    permission.reply.send(PermissionDecision::Deny { message: "no".into() });
+    assert_eq!(hosted.turn_ended(), "success");
+    assert_eq!(model_read(&hosted.model.root).as_deref(), Some(COMMAND_DECLINED));
+    assert!(!hosted.model.root.join("work/made-by-codex.txt").exists());
+}
+
+#[test]
+fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
+    let model = FakeModel::start("codex-window-stop", &[], "");
+    let program = wrapper(&model);
+    let hosted = Hosted::start(model, program);
+    let asked = hosted.wait_for("question", |message| match message {
+        Inbound::Ask(request) => Some(request),
+        _ => None,
+    });
+    let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
+    hosted.commands().send(SessionCommand::Interrupt).expect("the writer listens");
+    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
+        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
+        _ => None,
+    });
+    assert_eq!(withdrawn, asked_id);
+    assert_eq!(hosted.turn_ended(), "interrupted");
+    // The window's late answer goes nowhere: the model never read a tool output this turn.
+    asked.reply.send(Outcome::declined("too late"));
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(model_read(&hosted.model.root), None);
+}
+
+#[test]
+fn codex_dying_mid_question_withdraws_it_and_the_session_says_it_ended() {
+    let model = FakeModel::start("codex-window-dies", &[], "");
+    let program = wrapper(&model);
+    let hosted = Hosted::start(model, program);
+    let asked = hosted.wait_for("question", |message| match message {
+        Inbound::Ask(request) => Some(request),
+        _ => None,
+    });
+    let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
+    let pid = read_lossy(&hosted.model.root.join("codex.pid")).trim().to_owned();
+    let killed = Command::new("kill").args(["-KILL", &pid]).status().expect("run kill");
+    assert!(killed.success());
+    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
+        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
+        _ => None,
+    });
+    assert_eq!(withdrawn, asked_id);
+    let status = hosted.wait_for("end", |message| match message {
+        Inbound::Session(event) => match *event {
+            SessionEvent::Ended { status, .. } => Some(status),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(status, "signal: 9 (SIGKILL)");
+}
+
+#[test]
+fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
+    use askpane::app::journal::Journal;
+    use askpane::book::{Core, Form};
+    use askpane::protocol::{Draft, Envelope, Pick, ReplyShape, build_answers};
+    use askpane::store::{DraftSink, Store};
+
+    const SECRET: &str = "hunter2-do-not-keep";
+    // What Codex sends when the model marks a question secret (isSecret passes through).
+    let request: UserInputRequest = serde_json::from_value(json!({
+        "threadId": "t", "turnId": "u", "itemId": "call_secret",
+        "questions": [{"id": "token", "header": "Token", "question": "Paste the API token",
+            "isOther": true, "isSecret": true,
+            "options": [{"label": "Skip", "description": "Do without it."}]}]}))
+    .expect("a request");
+    let ask = codex::to_ask(&request).expect("valid").ask;
+    assert!(ask.questions()[0].secret(), "isSecret reaches the question");
+    let mut draft = Draft::default();
+    draft.set_other_text(&ask.questions()[0], SECRET.to_owned());
+    let outcome =
+        Outcome::Answered(build_answers(&ask, std::slice::from_ref(&draft)).expect("fits"));
+    // Codex's model gets the secret: that is what it asked for.
+    assert_eq!(
+        codex::response(&request, &outcome),
+        Some(
+            json!({"answers": {"token": {"answers": ["None of the above", format!("user_note: {SECRET}")]}}})
+        )
+    );
+
+    let dir = scratch_dir("codex-secret-store");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("a store")).expect("the writer");
+    let core = Core {
+        id: askpane::protocol::origin::RequestId::next(),
+        envelope: Envelope::ToolUse { id: "call_secret#0".into() },
+        ask: ask.clone(),
+        warnings: Vec::new(),
+        provenance: askpane::protocol::origin::Provenance::new("codex", None),
+        reply_shape: ReplyShape::default(),
+    };
+    sink.opened(&core);
+    let mut form = Form { draft, cursor: 1 };
+    form.draft.pick(&ask.questions()[0], Pick::Other);
+    Journal::draft_changed(&sink, &core, 0, &form);
+    Journal::settled(&sink, &core, &outcome);
+    sink.flush();
+    drop(sink);
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&dir).expect("the store's folder") {
+        let path = entry.expect("an entry").path();
+        let bytes = fs::read(&path).unwrap_or_default();
+        if bytes.windows(SECRET.len()).any(|window| window == SECRET.as_bytes()) {
+            found.push(path);
+        }
+    }
+    assert!(found.is_empty(), "the secret was written to {found:?}");
+    let store = Store::open_in(&dir).expect("the store again");
+    let history = store.history(&Default::default()).expect("the history");
+    assert_eq!(history.len(), 1);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+// ---- the window, with the real app-server behind it (kittest) ----
+
+#[test]
+fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read() {
+    use askpane::app::{App, AppOptions};
+    use egui::accesskit::Role;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::{NodeT, Queryable};
+
+    let model = FakeModel::start("codex-kittest", &[], "");
+    let options = CodexOptions {
+        program: wrapper(&model),
+        extra_args: Vec::new(),
+        cwd: model.root.join("work"),
+        prompt: Some(PROMPT.to_owned()),
+        debug: false,
+        autopilot: Autopilot::default(),
+    };
+    let (to_ui, inbox) = askpane::transport::memory();
+    let mut threads = IoThreads::default();
+    let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
+    let commands = session.commands();
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+        .build_eframe(move |cc| {
+            App::new(&cc.egui_ctx, inbox, AppOptions::default())
+                .with_session(commands, Some(PROMPT))
+        });
+    let has_text = |harness: &Harness<'_, App>, part: &str| {
+        harness
+            .root()
+            .children_recursive()
+            .map(|node| node.accesskit_node())
+            .filter(|node| node.role() != Role::TextRun)
+            .filter_map(|node| node.value().or_else(|| node.label()))
+            .any(|text| text.contains(part))
+    };
+    let step_until =
+        |harness: &mut Harness<'_, App>, what: &str, done: &dyn Fn(&Harness<'_, App>) -> bool| {
+            let deadline = Instant::now() + WAIT;
+            loop {
+                harness.step();
+                if done(harness) {
+                    harness.run();
+                    return;
+                }
+                assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+                thread::sleep(Duration::from_millis(10));
+            }
+        };
+    step_until(&mut harness, "the question", &|harness| {
+        harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
+    });
+    assert!(has_text(&harness, "codex · work"), "the provenance names Codex and the project");
+    harness.get_by_role_and_label(Role::RadioButton, "SQLite").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::Button, "Name").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::RadioButton, "codex-probe").click();
+    harness.run();
+    harness.get_by_role_and_label(Role::Button, "Submit").click();
+    harness.run();
+    step_until(&mut harness, "the turn's end", &|harness| {
+        has_text(harness, "FAKE MODEL RECEIVED TOOL OUTPUT")
+    });
+    let read: Value =
+        serde_json::from_str(&model_read(&model.root).expect("the model read the answers"))
+            .expect("JSON");
+    assert_eq!(
+        read,
+        json!({"answers": {"db_choice": {"answers": ["SQLite"]},
+            "project_name": {"answers": ["codex-probe"]}}})
+    );
+    let status = session.shut_down(Duration::from_secs(3)).expect("shut down");
+    threads.join().expect("the session's threads end cleanly");
+    assert!(status.success(), "{status}");
+}
+
+// ---- `askpane install codex`: the PreToolUse hook for Codex's own UI and `codex exec` ----
+
+#[test]
+fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_removes_it() {
+    let model = FakeModel::start("codex-install", &[], "");
+    let config_path = model.root.join("codex_home/config.toml");
+    let config_before = fs::read_to_string(&config_path).expect("the config");
+    let install = |verb: &str| {
+        let mut command = host_command(&model, &[verb, "codex"]);
+        crate::support::run_bounded(&mut command, None)
+    };
+    let installed = install("install");
+    assert_eq!(installed.status.code(), Some(0), "{}{}", installed.stdout, installed.stderr);
+    let hooks: Value = serde_json::from_str(&read_lossy(&model.root.join("codex_home/hooks.json")))
+        .expect("hooks.json");
+    let command = format!("{} codex-hook", env!("CARGO_BIN_EXE_askpane"));
+    assert_eq!(
+        hooks,
+        json!({"hooks": {"PreToolUse": [{"matcher": "request_user_input",
+            "hooks": [{"type": "command", "command": command, "timeout": 86400}]}]}})
+    );
+    let config = fs::read_to_string(&config_path).expect("the config");
+    assert!(config.starts_with(&config_before), "{config}");
+    let key = format!("{}:pre_tool_use:0:0", model.root.join("codex_home/hooks.json").display());
+    assert!(
+        config.contains(&format!("[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:")),
+        "{config}"
+    );
+    // Idempotent: nothing changes the second time.
+    let again = install("install");
+    assert_eq!(again.status.code(), Some(0), "{}", again.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config);
+
+    // The real `codex exec`, no trust bypass: the hook runs (answering from --answers through
+    // its environment) and the model reads the answer as the hook's deny reason.
+    let answers = model.root.join("answers.json");
+    fs::write(&answers, r#"{"Database": "SQLite", "Name": "codex-probe"}"#).expect("answers");
+    let mut exec = Command::new(binary());
+    exec.args(["exec", "--json", "--skip-git-repo-check", PROMPT])
+        .current_dir(model.root.join("work"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", model.root.join("home"))
+        .env("CODEX_HOME", model.root.join("codex_home"))
+        .env("FAKE_API_KEY", "sk-dummy-not-a-real-key")
+        .env("ASKPANE_ANSWERS", &answers)
+        .env("ASKPANE_SUBMIT", "1")
+        .env("ASKPANE_NO_INBOX", "1")
+        .env("ASKPANE_STATE_DIR", model.root.join("state"));
+    let ran = crate::support::run_bounded(&mut exec, None);
+    assert_eq!(
+        model_read(&model.root).as_deref(),
+        Some(
+            "Tool call blocked by PreToolUse hook: Your questions have been answered: \
+             \"Which database should the service use?\"=\"SQLite\", \"What should the project be \
+             called?\"=\"codex-probe\". You can now continue with these answers in mind. Tool: \
+             request_user_input"
+        ),
+        "{}",
+        tail(&ran.stderr, 3000)
+    );
+
+    let removed = install("uninstall");
+    assert_eq!(removed.status.code(), Some(0), "{}", removed.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config_before);
+    let hooks: Value = serde_json::from_str(&read_lossy(&model.root.join("codex_home/hooks.json")))
+        .expect("hooks.json");
+    assert_eq!(hooks, json!({"hooks": {"PreToolUse": []}}));
+}
+
+/// `askpane codex --ui web` stopped by SIGTERM while a question is open in the browser bridge:
+/// Codex gets one honest reply to it (the signal, in a note for every question), then its turn
+/// is interrupted, its input closed and its process group stopped; askpane exits 4.
+#[test]
+fn a_signal_answers_the_open_codex_question_honestly_and_stops_codex() {
+    if !askpane::web_bundle::available() {
+        return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let model = FakeModel::start("codex-signal", &[], "");
+    // A wrapper that keeps a copy of everything askpane writes to Codex.
+    let sent = model.root.join("sent.jsonl");
+    let script = format!(
+        "#!/bin/sh\necho $$ > '{pid}'\ntee '{sent}' | '{codex}' \"$@\"\n",
+        pid = model.root.join("codex.pid").display(),
+        sent = sent.display(),
+        codex = binary().display(),
+    );
+    let wrapper = model.root.join("codex-tee");
+    fs::write(&wrapper, script).expect("write the wrapper");
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("executable");
+    let mut command = host_command(&model, &["codex", "-p", PROMPT, "--ui", "web"]);
+    command
+        .env("ASKPANE_CODEX_BIN", &wrapper)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut askpane = Process::new(command.spawn().expect("start askpane codex"));
+    let stderr = crate::support::read_all(askpane.child.stderr.take().expect("stderr"));
+    let stdout = crate::support::read_all(askpane.child.stdout.take().expect("stdout"));
+    // The question is asked right after the model's first reply; leave it time to reach the
+    // bridge.
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&sent).contains("turn/start")
+        || read_lossy(&model.root.join("model/model_requests.jsonl")).is_empty()
+    {
+        assert!(Instant::now() < deadline, "Codex never asked the model");
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(1000));
+    let pid = askpane.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let status = askpane.wait(WAIT);
+    let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+    let context = format!("stdout:\n{stdout}\nstderr:\n{stderr}\nsent:\n{}", read_lossy(&sent));
+    let status = status.unwrap_or_else(|| panic!("askpane still runs after SIGTERM\n{context}"));
+    assert_eq!(status.code(), Some(4), "{context}");
+    let replies: Vec<Value> = read_lossy(&sent)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line.get("result").is_some())
+        .collect();
+    let note = "user_note: askpane was stopped (SIGTERM) before the user answered. Do not \
+                assume an answer; ask again in chat if you still need one.";
+    assert_eq!(
+        replies,
+        vec![json!({"id": 0, "result": {"answers": {"db_choice": {"answers": [note]},
+            "project_name": {"answers": [note]}}}})],
+        "{context}"
+    );
+    let codex_pid = read_lossy(&model.root.join("codex.pid")).trim().to_owned();
+    let alive = Command::new("kill").args(["-0", &codex_pid]).stderr(Stdio::null()).status();
+    assert!(!alive.expect("kill -0").success(), "Codex still runs\n{context}");
 }

@@ -16,8 +16,8 @@ mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
 #[cfg(target_os = "linux")]
 mod claude_host;
-// Codex's request_user_input against the real Codex CLI (0.169.0; scripts/codex-cli), hosted by
-// the test: what its model reads for askpane's answers and for the honest decline.
+// Codex's request_user_input against the real Codex CLI (0.169.0; scripts/codex-cli): what its
+// model reads for every reply, `askpane codex` hosting it, and `askpane install codex`'s hook.
 #[cfg(target_os = "linux")]
 mod codex;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.

@@ -626,7 +626,10 @@ fn cursor_row(question: &Question, draft: &Draft) -> usize {
 
 /// The answer as the Review page shows it: labels as the user saw them, Other text quoted.
 pub fn review_line(open: &Open, question: usize) -> String {
+    let secret = open.core.ask.questions().get(question).is_some_and(|asked| asked.secret());
     match (open.status(question), open.shown_answer(question)) {
+        // A secret is never drawn in clear, not even on the review step.
+        (Status::Answered(_), _) if secret => "answered (secret, not shown)".to_owned(),
         (Status::Answered(_), Some(shown)) => shown,
         (Status::Answered(answer), None) => answer,
         (Status::NotAnswered, _) => "not answered".to_owned(),

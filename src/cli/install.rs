@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use askpane::claude_settings::{self, Change};
+use askpane::codex_hooks;
 use askpane::mcp_config::{self, McpClient};
 
 use super::exit;
@@ -17,6 +18,9 @@ use super::exit;
 pub(super) enum Target {
     /// Claude Code: a PreToolUse hook for AskUserQuestion in settings.json.
     Claude(ClaudeTarget),
+    /// Codex: a PreToolUse hook for request_user_input in $CODEX_HOME/hooks.json (default
+    /// ~/.codex), trusted in its config.toml, for Codex's own terminal UI and `codex exec`.
+    Codex(CodexTarget),
     /// The inbox, started when you log in: an XDG autostart entry
     /// (~/.config/autostart/askpane-inbox.desktop), on macOS a launchd agent
     /// (~/Library/LaunchAgents/dev.askpane.inbox.plist).
@@ -57,10 +61,18 @@ pub(super) struct ClaudeTarget {
     project: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+pub(super) struct CodexTarget {
+    /// The Codex executable, asked for the hash it trusts the hook by (`hooks/list`).
+    #[arg(long, value_name = "PATH", default_value = "codex", env = "ASKPANE_CODEX_BIN")]
+    codex_bin: PathBuf,
+}
+
 /// `askpane install TARGET` (`install` true) or `askpane uninstall TARGET`.
 pub(super) fn run(target: &Target, install: bool) -> anyhow::Result<u8> {
     match target {
         Target::Claude(target) => claude_hook(target, install),
+        Target::Codex(target) => codex_hook(target, install),
         Target::Autostart => autostart(install),
         Target::Mcp { client } => mcp_server(*client, install),
     }
@@ -340,6 +352,130 @@ fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
         },
     )
 }
+
+/// Codex's own folder: `$CODEX_HOME`, else `~/.codex`.
+fn codex_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("CODEX_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()) {
+        Some(dir) => Ok(dir),
+        None => Ok(home()?.join(".codex")),
+    }
+}
+
+/// `askpane install codex` / `askpane uninstall codex`: the hook in `hooks.json`, then its
+/// trust in `config.toml`. Codex silently skips a hook nobody trusted, so the trust is part of
+/// installing: its key and hash come from Codex itself (`hooks/list`); when Codex cannot be
+/// asked, the hook stays installed and this says how to trust it by hand (exit 1).
+fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
+    let folder = codex_home()?;
+    let hooks_path = folder.join("hooks.json");
+    let config_path = folder.join("config.toml");
+    let cwd = std::env::current_dir().context("the current folder")?;
+    let cwd = cwd.to_string_lossy().into_owned();
+    let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+    let base = claude_settings::hook_command(&binary);
+    let command = format!("{}codex-hook", base.strip_suffix("hook").unwrap_or(&base));
+    let list = || {
+        askpane::transport::codex::list_hooks(&target.codex_bin, &cwd, CODEX_LIST_WAIT)
+            .map(|hooks| {
+                hooks.into_iter().filter(|hook| codex_hooks::is_askpane_codex_hook(&hook.command))
+            })
+            .map(Iterator::collect::<Vec<_>>)
+    };
+    let read_toml = |existing: Option<&str>| -> anyhow::Result<toml_edit::DocumentMut> {
+        existing
+            .unwrap_or_default()
+            .parse()
+            .with_context(|| format!("{} is not valid TOML", config_path.display()))
+    };
+    if !install {
+        // The trust first, while Codex still lists the hook under its key.
+        let keys: Vec<String> = match list() {
+            Ok(hooks) => hooks.into_iter().map(|hook| hook.key).collect(),
+            Err(error) => {
+                eprintln!("askpane: cannot ask Codex which trust entries are askpane's ({error})");
+                Vec::new()
+            }
+        };
+        if !keys.is_empty() {
+            rewrite(
+                &config_path,
+                |existing| {
+                    let mut document = read_toml(existing)?;
+                    let change = codex_hooks::untrust(&mut document, &keys);
+                    Ok((document.to_string(), change))
+                },
+                |change| match change {
+                    Change::Removed { .. } => "removed the trust of askpane's hook from".to_owned(),
+                    _ => "has no trust entry for askpane's hook;".to_owned(),
+                },
+            )?;
+        }
+    }
+    rewrite(
+        &hooks_path,
+        |existing| {
+            let mut settings: Value = match existing {
+                Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+                    .with_context(|| format!("{} is not valid JSON", hooks_path.display()))?,
+                _ => Value::Object(serde_json::Map::new()),
+            };
+            let change = match install {
+                true => codex_hooks::install(&mut settings, &command)?,
+                false => codex_hooks::uninstall(&mut settings),
+            };
+            let mut text = serde_json::to_string_pretty(&settings)?;
+            text.push('\n');
+            Ok((text, change))
+        },
+        |change| match change {
+            Change::Added => "added askpane's PreToolUse hook for request_user_input to".to_owned(),
+            Change::Updated { from } => {
+                format!("pointed askpane's hook (was `{from}`) at this binary in")
+            }
+            Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
+            Change::AlreadyThere => "already has askpane's hook;".to_owned(),
+            Change::NothingToRemove => "has no askpane hook;".to_owned(),
+        },
+    )?;
+    if !install {
+        return Ok(exit::OK);
+    }
+    let hooks = match list() {
+        Ok(hooks) if !hooks.is_empty() => hooks,
+        problem => {
+            let why = match problem {
+                Err(error) => error.to_string(),
+                Ok(_) => "Codex does not list askpane's hook".to_owned(),
+            };
+            eprintln!(
+                "askpane: the hook is installed but not trusted, and Codex skips hooks nobody \
+                 trusted: {why}. Trust it in Codex (its hooks list), or run \
+                 `askpane install codex --codex-bin PATH` again with Codex's path."
+            );
+            return Ok(exit::DECLINED);
+        }
+    };
+    for hook in hooks {
+        rewrite(
+            &config_path,
+            |existing| {
+                let mut document = read_toml(existing)?;
+                let change = codex_hooks::trust(&mut document, &hook.key, &hook.current_hash);
+                Ok((document.to_string(), change))
+            },
+            |change| match change {
+                Change::Added | Change::Updated { .. } => {
+                    "trusted askpane's hook (as Codex does when you trust it) in".to_owned()
+                }
+                _ => "already trusts askpane's hook;".to_owned(),
+            },
+        )?;
+    }
+    Ok(exit::OK)
+}
+
+/// How long `install codex` waits for Codex to list its hooks.
+const CODEX_LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {
     if let Some(project) = &target.project {

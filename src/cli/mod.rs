@@ -26,6 +26,8 @@ mod ask;
 mod claude;
 #[cfg(unix)]
 mod client;
+mod codex;
+mod codex_hook;
 mod demo;
 mod handover;
 mod history;
@@ -95,6 +97,13 @@ enum Command {
     /// Run Claude Code under askpane as its host: the transcript, questions and permissions in
     /// one window. Exits with Claude Code's exit code.
     Claude(claude::ClaudeArgs),
+    /// Run Codex (`codex app-server`) under askpane as its host: the transcript, its
+    /// request_user_input questions and its command / file-change approvals in one window.
+    Codex(codex::CodexArgs),
+    /// Codex's PreToolUse hook for request_user_input (`askpane install codex` adds it): the
+    /// questions in askpane, the answer back to the model as the hook's deny reason.
+    #[command(name = "codex-hook")]
+    CodexHook(codex_hook::CodexHookArgs),
     /// A stdio MCP server with one tool, ask_user_question, for any MCP-capable agent: each
     /// call is shown in the inbox's window and the user's answer is the tool result.
     Mcp(mcp::McpArgs),
@@ -219,6 +228,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Ask(args) => ask::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Claude(args) => claude::run(args),
+        Command::Codex(args) => codex::run(args),
+        Command::CodexHook(args) => codex_hook::run(args),
         Command::Inbox(args) => inbox::run(args),
         Command::Mcp(args) => mcp::run(args),
         #[cfg(unix)]

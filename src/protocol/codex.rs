@@ -56,19 +56,61 @@ pub struct UserInputOption {
     pub description: String,
 }
 
-/// Codex's questions as askpane's validated questions (each single-select, as Codex's own UI
-/// asks them; Other always offered). The result is keyed by the question ids, in this order.
-pub fn to_ask(request: &UserInputRequest) -> Result<Validated, Invalid> {
-    let questions: Vec<Value> = request
-        .questions
+/// Codex's questions in AskUserQuestion's form (`isSecret` kept), for [`super::validate`] or a
+/// message that carries them to the inbox.
+pub fn questions_input(questions: &[UserInputQuestion]) -> Vec<Value> {
+    questions
         .iter()
         .map(|question| {
             let options = question.options.iter().flatten();
             let options =
                 options.map(|option| (option.label.as_str(), option.description.as_str()));
-            question_input(&question.question, &question.header, options, false)
+            let mut input = question_input(&question.question, &question.header, options, false);
+            if let (true, Some(object)) = (question.is_secret, input.as_object_mut()) {
+                object.insert("isSecret".to_owned(), Value::Bool(true));
+            }
+            input
         })
-        .collect();
+        .collect()
+}
+
+/// What Codex's model reads after a `PreToolUse` hook denied `request_user_input` with
+/// `reason` (captured with 0.169.0: `plan-hook-deny`, `exec-hook-deny`).
+pub fn blocked_by_hook(reason: &str) -> String {
+    format!("Tool call blocked by PreToolUse hook: {reason}. Tool: request_user_input")
+}
+
+/// The reason askpane's hook gives Codex for `outcome`: Codex's hooks cannot answer the tool
+/// (an `allow` is refused as unsupported), so every reply is a deny whose reason is the text
+/// Claude Code's model reads for the same outcome: the answers, or why there are none. `None`
+/// for a withdrawn question (nothing is printed; Codex then asks in its own terminal UI).
+pub fn hook_reason(outcome: &Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Withdrawn => None,
+        // Codex puts ". Tool: request_user_input" after the reason: no full stop of our own.
+        outcome => {
+            let text = outcome.model_text(super::outcome::ResultStyle::Current);
+            Some(text.trim_end().trim_end_matches('.').to_owned())
+        }
+    }
+}
+
+/// The hook's stdout for `outcome` (see [`hook_reason`]).
+pub fn hook_reply(outcome: &Outcome) -> Option<Value> {
+    let reason = hook_reason(outcome)?;
+    Some(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "deny", "permissionDecisionReason": reason}}))
+}
+
+/// What Codex's model reads when askpane's hook replies with `outcome`.
+pub fn hook_model_text(outcome: &Outcome) -> String {
+    hook_reason(outcome).map(|reason| blocked_by_hook(&reason)).unwrap_or_default()
+}
+
+/// Codex's questions as askpane's validated questions (each single-select, as Codex's own UI
+/// asks them; Other always offered). The result is keyed by the question ids, in this order.
+pub fn to_ask(request: &UserInputRequest) -> Result<Validated, Invalid> {
+    let questions = questions_input(&request.questions);
     validate(&json!({ "questions": questions }))
 }
 
@@ -183,6 +225,17 @@ mod tests {
                     .to_owned()
             )
         );
+    }
+
+    #[test]
+    fn the_hook_denies_with_the_answer_or_the_decline_as_its_reason() {
+        let declined = hook_model_text(&Outcome::declined("Not now"));
+        assert_eq!(
+            declined,
+            "Tool call blocked by PreToolUse hook: The user declined to answer these questions \
+             and said: Not now. Tool: request_user_input"
+        );
+        assert_eq!(hook_reply(&Outcome::Withdrawn), None);
     }
 
     #[test]

@@ -93,6 +93,7 @@ impl ReplyShape {
     pub fn model_text(&self, ask: &super::Ask, outcome: &Outcome) -> String {
         match self.format {
             Some(ReplyFormat::OpenCode) => super::opencode::model_text(ask, outcome),
+            Some(ReplyFormat::CodexHook) => super::codex::hook_model_text(outcome),
             _ => outcome.model_text(super::outcome::ResultStyle::Current),
         }
     }
@@ -124,6 +125,9 @@ pub enum ReplyFormat {
     /// What goes back to OpenCode's question tool (`askpane opencode`): answers by label, or a
     /// reject ([`super::opencode::Reply`]).
     OpenCode,
+    /// What Codex's `PreToolUse` hook prints for `request_user_input` (`askpane codex-hook`):
+    /// always a deny, whose reason carries the answer ([`super::codex::hook_reply`]).
+    CodexHook,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -318,6 +322,7 @@ impl Envelope {
             ReplyFormat::OpenCode => {
                 super::opencode::reply(outcome).and_then(|reply| serde_json::to_value(reply).ok())
             }
+            ReplyFormat::CodexHook => super::codex::hook_reply(outcome),
         }
     }
 

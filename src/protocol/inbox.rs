@@ -261,6 +261,8 @@ pub enum Format {
     /// `askpane opencode`'s reply to OpenCode's question tool.
     #[serde(rename = "opencode")]
     OpenCode,
+    /// `askpane codex-hook`'s reply to Codex's PreToolUse hook.
+    CodexHook,
 }
 
 impl From<Format> for ReplyFormat {
@@ -273,6 +275,7 @@ impl From<Format> for ReplyFormat {
             Format::SeedWeb => ReplyFormat::SeedWeb,
             Format::McpToolResult => ReplyFormat::McpToolResult,
             Format::OpenCode => ReplyFormat::OpenCode,
+            Format::CodexHook => ReplyFormat::CodexHook,
         }
     }
 }
@@ -287,6 +290,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::SeedWeb => Format::SeedWeb,
             ReplyFormat::McpToolResult => Format::McpToolResult,
             ReplyFormat::OpenCode => Format::OpenCode,
+            ReplyFormat::CodexHook => Format::CodexHook,
         }
     }
 }

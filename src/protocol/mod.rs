@@ -9,6 +9,7 @@
 
 pub mod answer;
 pub mod codex;
+pub mod codex_server;
 pub mod envelope;
 pub mod exit;
 pub mod inbox;

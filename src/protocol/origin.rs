@@ -88,6 +88,7 @@ impl Provenance {
             "ask" => "pipe (askpane ask)".to_owned(),
             "mcp" => "MCP".to_owned(),
             super::opencode::SOURCE => "OpenCode".to_owned(),
+            super::codex_server::SOURCE => "askpane codex".to_owned(),
             other => other.to_owned(),
         }
     }

@@ -67,9 +67,17 @@ pub struct Question {
     pub(crate) header: String,
     pub(crate) options: Vec<Choice>,
     pub(crate) multi_select: bool,
+    /// The answer is a secret (Codex's `isSecret`): typed in a masked box, and never kept in
+    /// the history, the drafts or the receipt.
+    pub(crate) secret: bool,
 }
 
 impl Question {
+    /// True when the answer is a secret (`isSecret`).
+    pub fn secret(&self) -> bool {
+        self.secret
+    }
+
     /// The full question text; `answers` and `annotations` are keyed by it.
     pub fn text(&self) -> &str {
         &self.text
@@ -147,6 +155,9 @@ impl Choice {
         self.display_label().1
     }
 }
+
+/// What the receipt and the history say instead of an answer that holds a secret (`isSecret`).
+pub const SECRET_NOT_SHOWN: &str = "(the answer holds a secret: sent, but not shown or kept)";
 
 /// One question another agent asked (Codex, OpenCode), in AskUserQuestion's form, ready for
 /// [`super::validate`]: its text, header, `(label, description)` options and multi-select.

@@ -301,7 +301,15 @@ impl Checker {
             }
         };
         let options = self.options(index, object, multi_select.unwrap_or(false));
-        Some(Question { text: text?, header, options: options?, multi_select: multi_select? })
+        // `isSecret` (Codex): only a literal true masks the answer; anything else is ignored.
+        let secret = object.get("isSecret") == Some(&Value::Bool(true));
+        Some(Question {
+            text: text?,
+            header,
+            options: options?,
+            multi_select: multi_select?,
+            secret,
+        })
     }
 
     fn options(

@@ -221,12 +221,28 @@ impl crate::app::journal::Journal for DraftSink {
     }
 
     fn draft_changed(&self, core: &Core, question: usize, form: &Form) {
+        // A secret (`isSecret`) is never written to disk, not even as a draft.
+        if core.ask.questions().get(question).is_some_and(|asked| asked.secret()) {
+            return;
+        }
         DraftSink::draft_changed(self, &request_key(core), question, form);
     }
 
     fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {
         let reply = core.reply_shape.line(&core.envelope, outcome).map(|line| line.to_string());
-        DraftSink::settled(self, HistoryRecord::new(core, outcome, reply, SystemTime::now()));
+        let mut record = HistoryRecord::new(core, outcome, reply, SystemTime::now());
+        let answered = matches!(
+            outcome,
+            crate::protocol::Outcome::Answered(_) | crate::protocol::Outcome::Replied(_)
+        );
+        if answered && core.ask.questions().iter().any(|question| question.secret()) {
+            // The history keeps that it was answered, never what: the answer holds a secret.
+            let hidden = crate::protocol::question::SECRET_NOT_SHOWN.to_owned();
+            record.answer = hidden.clone();
+            record.reply = None;
+            record.model_text = Some(hidden);
+        }
+        DraftSink::settled(self, record);
     }
 
     fn keeps_history(&self) -> bool {

@@ -524,8 +524,10 @@ fn review_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
                 let mark = if matches!(status, Status::Answered(_)) { "→" } else { "⚠" };
                 let text = RichText::new(format!("{mark} {shown}")).color(color);
                 ui.add(Label::new(text).wrap().selectable(true));
-                if let Some(notes) =
-                    pending.draft(index).map(|d| d.notes().trim()).filter(|n| !n.is_empty())
+                if let Some(notes) = pending
+                    .draft(index)
+                    .map(|d| d.notes().trim())
+                    .filter(|n| !n.is_empty() && !question.secret())
                 {
                     let text = RichText::new(format!("Note: {notes}")).color(tokens.muted);
                     ui.add(Label::new(text).wrap().selectable(true));

@@ -466,6 +466,7 @@ fn other_ui(
             let response = ui.add(
                 TextEdit::multiline(&mut text)
                     .id(other_text_id(pending.id(), index))
+                    .password(question.secret())
                     .hint_text(hint)
                     .return_key(newline_key())
                     .desired_rows(size::TEXT_ROWS)
@@ -496,11 +497,14 @@ fn notes_ui(ui: &mut Ui, pending: &Open, index: usize, actions: &mut Vec<Action>
         .open(open.then_some(true))
         .show(ui, |ui| {
             let mut text = draft.notes().to_owned();
+            let secret =
+                pending.core.ask.questions().get(index).is_some_and(|question| question.secret());
             let label_id =
                 ui.label(RichText::new("Note").small().color(Tokens::of(ui.ctx()).muted)).id;
             let response = ui.add(
                 TextEdit::multiline(&mut text)
                     .id(id)
+                    .password(secret)
                     .hint_text("Anything the agent should know about your answer")
                     .return_key(newline_key())
                     .desired_rows(size::TEXT_ROWS)

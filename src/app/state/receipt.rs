@@ -2,6 +2,7 @@
 //! got, and (in a browser page) whether askpane has it yet.
 
 use crate::book::{Ending, Open};
+use crate::protocol::question::SECRET_NOT_SHOWN;
 use crate::protocol::{Outcome, ReplyFormat};
 
 /// What was sent for a finished request, and what its model reads.
@@ -35,14 +36,28 @@ impl Receipt {
     pub fn new(open: &Open, outcome: &Outcome, ending: &Ending) -> Self {
         let envelope = &open.core.envelope;
         // An OpenCode question is answered in OpenCode's form, and its model words it its way.
-        let opencode = open.core.reply_shape.format == Some(ReplyFormat::OpenCode);
+        // So is a question from Codex's hook (`askpane codex-hook`).
+        let opencode = matches!(
+            open.core.reply_shape.format,
+            Some(ReplyFormat::OpenCode | ReplyFormat::CodexHook)
+        );
         let reply = match opencode {
             true => open.core.reply_shape.line(envelope, outcome),
             false => envelope.reply(outcome),
         };
         let reply =
             reply.and_then(|value| serde_json::to_string_pretty(&value).ok()).unwrap_or_default();
-        let model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
+        let mut model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
+        // A secret answer was sent, but is not drawn on screen again.
+        let secret = open.core.ask.questions().iter().any(|question| question.secret());
+        let answered = matches!(outcome, Outcome::Answered(_) | Outcome::Replied(_));
+        let reply = match secret && answered {
+            true => {
+                model_text = SECRET_NOT_SHOWN.to_owned();
+                String::new()
+            }
+            false => reply,
+        };
         Receipt {
             title: open.core.ask.title().to_owned(),
             provenance: open.core.provenance.label(),

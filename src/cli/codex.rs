@@ -1,0 +1,195 @@
+//! `askpane codex`: Codex's app-server as a child, askpane as its host (issue 13), with the
+//! transcript, questions and command / file-change approvals in one window (or none).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use anyhow::Context as _;
+use clap::Args;
+use crossbeam_channel::Receiver;
+
+use askpane::app::{App, AppOptions};
+use askpane::protocol::exit;
+use askpane::protocol::stream::{CliMessage, PermissionDecision};
+use askpane::protocol::{Outcome, stream};
+use askpane::store::DraftSink;
+use askpane::transport::claude::Autopilot;
+use askpane::transport::codex::{self, CodexOptions, CodexSession};
+use askpane::transport::pipe;
+use askpane::transport::serve::{self, BridgeOptions};
+use askpane::transport::signals::SignalWatch;
+use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
+use askpane::web_bundle;
+
+use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::window::{
+    missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
+};
+
+#[derive(Args, Debug)]
+pub(super) struct CodexArgs {
+    /// The Codex executable (askpane runs `<it> app-server`).
+    #[arg(long, value_name = "PATH", default_value = "codex", env = "ASKPANE_CODEX_BIN")]
+    codex_bin: PathBuf,
+    /// The first prompt; without it the window asks for one.
+    #[arg(short = 'p', long, value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// Log what askpane ignores, and Codex's own stderr, to stderr.
+    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
+    debug: bool,
+    #[command(flatten)]
+    answering: AnsweringArgs,
+    #[command(flatten)]
+    shown: UiArgs,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Arguments passed on to `codex app-server` (after `--`), e.g. `-c model="o3"`.
+    #[arg(last = true, value_name = "CODEX_ARGS")]
+    extra: Vec<String>,
+}
+
+/// `askpane codex`: Codex as a child, askpane as its host, until the window closes (or, without
+/// a window, until the prompt's turn ends). Exit codes: 0 the turn completed (with a window:
+/// Codex exited cleanly), 1 the turn failed or was interrupted, or Codex ended before it did,
+/// 2 Codex could not be started, 4 stopped by a signal.
+pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
+    let answering = &args.answering;
+    let in_browser = args.shown.web() && !answering.non_interactive;
+    let headless = !in_browser && (answering.non_interactive || missing_display().is_some());
+    if (headless || in_browser) && args.prompt.is_none() {
+        anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
+    }
+    let preset = match &answering.answers {
+        Some(path) => Some(pipe::read_json(path).context("--answers")?),
+        None => None,
+    };
+    let options = CodexOptions {
+        program: args.codex_bin.clone(),
+        extra_args: args.extra.clone(),
+        cwd: std::env::current_dir().context("the current folder")?,
+        prompt: args.prompt.clone(),
+        debug: args.debug,
+        autopilot: Autopilot {
+            decline: answering.decline.clone(),
+            preset,
+            submit: answering.submit,
+            headless,
+            timeout: answering.timeout,
+        },
+    };
+    // A signal ends the session the way closing the window does: open questions hear why, and
+    // Codex's process group is stopped.
+    let signals = watch_signals();
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let mut threads = IoThreads::default();
+    let session = CodexSession::start(&options, to_ui, &mut threads)?;
+    let mut code = exit::OK;
+    if headless {
+        code = host_without_window(&inbox);
+    } else if in_browser {
+        // The browser shows the questions only: the run ends with the prompt's turn.
+        let bridge_options = BridgeOptions {
+            bind: args.shown.bind_address(),
+            assets: web_bundle::ASSETS,
+            stop_when_done: true,
+            stop_after_turn: true,
+            page_gone_grace: serve::PAGE_GONE_GRACE,
+            journal: None,
+        };
+        let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+        bridge.wait();
+        bridge.stop();
+    } else {
+        let commands = session.commands();
+        let prompt = args.prompt.clone();
+        let unshown = inbox.clone();
+        // The window saves drafts and records outcomes in the store, if it opens.
+        let sink = args.store.open_or_warn().and_then(|store| {
+            DraftSink::start(store)
+                .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+                .ok()
+        });
+        let app = move |ctx: &egui::Context| {
+            let app = App::new(ctx, inbox, AppOptions::default())
+                .with_session(commands, prompt.as_deref());
+            match sink {
+                Some(sink) => app.with_store(sink),
+                None => app,
+            }
+        };
+        if let Err(problem) = show_window(window_ctx, args.shown.theme, app) {
+            tell_unavailable(&unshown, &problem);
+            eprintln!("askpane: no display to open a window on ({problem})");
+            code = exit::NO_HUMAN;
+        }
+    }
+    drop(route);
+    let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
+    let status = session.shut_down(codex::GRACE)?;
+    threads.join().context("ending the Codex session")?;
+    if stopped_by.is_some() {
+        return Ok(exit::STOPPED);
+    }
+    if !headless && !in_browser && code == exit::OK && !status.success() {
+        return Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)));
+    }
+    Ok(code)
+}
+
+/// The host without a window: questions are answered by their policy (`--answers`,
+/// `--decline`, else "no human available"), approvals declined, notices go to stderr, until the
+/// prompt's turn ends (or Codex does). Returns the exit code.
+fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
+    for message in inbox {
+        match message {
+            Inbound::Ask(request) => {
+                let reason = "askpane runs Codex without a window".to_owned();
+                request.reply.send(Outcome::Unavailable { reason });
+            }
+            Inbound::Permission(permission) => {
+                eprintln!(
+                    "askpane: declined {} (no window to ask in)",
+                    stream::tool_summary(&permission.request.tool_name, &permission.request.input)
+                );
+                let message = "askpane runs Codex without a window".to_owned();
+                permission.reply.send(PermissionDecision::Deny { message });
+            }
+            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            Inbound::Session(event) => match *event {
+                // The prompt's turn is over: there is no one to type another.
+                SessionEvent::Message(CliMessage::Result(result)) => {
+                    if let Some(text) = &result.text {
+                        eprintln!("askpane: the turn ended ({}): {text}", result.subtype);
+                    }
+                    return match result.subtype.as_str() {
+                        "success" => exit::OK,
+                        _ => exit::DECLINED,
+                    };
+                }
+                SessionEvent::Ended { status, stderr_tail } => {
+                    eprintln!("askpane: Codex ended before the turn did ({status})");
+                    for line in stderr_tail {
+                        eprintln!("  {line}");
+                    }
+                    return exit::DECLINED;
+                }
+                SessionEvent::Message(_) => {}
+            },
+            // askpane is being stopped: nothing is open here (everything is answered at once).
+            Inbound::Shutdown { .. } => return exit::STOPPED,
+            Inbound::WithdrawPermission { .. }
+            | Inbound::Hosted { .. }
+            | Inbound::HostedEvent { .. }
+            | Inbound::HostGone { .. }
+            | Inbound::Withdraw { .. }
+            | Inbound::Leave { .. }
+            | Inbound::Settled { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. }
+            | Inbound::Reveal { .. } => {}
+        }
+    }
+    exit::DECLINED
+}
