@@ -26,7 +26,7 @@ use askpane::demo::{self, Fixture};
 use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::web_client::BridgeClient;
-use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
+use askpane::transport::{Inbound, Request, SessionCommand, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
@@ -177,11 +177,14 @@ fn connect(
     waker: Waker,
     fonts: &WebFonts,
     countdown_changes: Receiver<(String, TimeoutChange)>,
+    session_commands: Receiver<SessionCommand>,
 ) -> Result<Feed, String> {
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
         Source::Bridge { token } => {
             let mut client = BridgeClient::new(bridge_url(), token, to_ui, waker);
+            // Issue 11: the prompt box and Stop of the session the bridge carries, if any.
+            client.carry_session_commands(session_commands);
             Ok(Box::new(move |ctx| {
                 // "Any key to stay" and "+1 min": the bridge's backstop follows the page.
                 for (tool_use_id, change) in countdown_changes.try_iter() {
@@ -283,10 +286,12 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         let _ = app_ctx.set(ctx.clone());
         let fonts = WebFonts::install(&ctx);
         let (countdown_changes, changed) = crossbeam_channel::unbounded();
-        let feed = connect(source, to_ui, waker, &fonts, changed)?;
+        let (session_commands, commands) = crossbeam_channel::unbounded();
+        let feed = connect(source, to_ui, waker, &fonts, changed, commands)?;
         let app = App::new(&ctx, inbox, AppOptions::default())
             .with_frame_hook(frame_hook(feed))
-            .with_countdown_changes(countdown_changes);
+            .with_countdown_changes(countdown_changes)
+            .with_session_commands(session_commands);
         Ok(Box::new(app))
     });
     runner.start(canvas, eframe::WebOptions::default(), creator).await

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use rustix::event::{PollFd, PollFlags, Timespec};
 // On Windows rustix names a socket handle `AsFd` too, so this one import serves every platform.
 use rustix::fd::{AsFd, BorrowedFd};
@@ -42,7 +42,7 @@ use rustix::fd::{AsFd, BorrowedFd};
 use crate::app::journal::Journal;
 use crate::protocol::limits::{self};
 
-use super::{Inbound, IoThreads};
+use super::{Inbound, IoThreads, SessionCommand};
 
 /// Largest WebSocket message or frame a browser may send: the largest valid answer
 /// ([`limits::MAX_BROWSER_MESSAGE`]). A larger one ends its connection with 1009.
@@ -130,6 +130,30 @@ impl Bridge {
         inbox: Receiver<Inbound>,
         threads: &mut IoThreads,
     ) -> io::Result<Bridge> {
+        Bridge::start_inner(options, inbox, None, threads)
+    }
+
+    /// As [`Bridge::start`], for a bridge that carries an agent session to its pages (issue 11,
+    /// `askpane claude --ui web`): they show its transcript and permission cards, and their
+    /// prompts and Stop go to `commands`. `prompt` is the first user turn, when the command line
+    /// gave one. With `stop_after_turn`, the bridge then ends with the agent, not its turn.
+    pub fn start_with_session(
+        options: &BridgeOptions,
+        inbox: Receiver<Inbound>,
+        commands: Sender<SessionCommand>,
+        prompt: Option<String>,
+        threads: &mut IoThreads,
+    ) -> io::Result<Bridge> {
+        let session = CarriedSession { commands, prompt };
+        Bridge::start_inner(options, inbox, Some(session), threads)
+    }
+
+    fn start_inner(
+        options: &BridgeOptions,
+        inbox: Receiver<Inbound>,
+        session: Option<CarriedSession>,
+        threads: &mut IoThreads,
+    ) -> io::Result<Bridge> {
         let listener = TcpListener::bind(options.bind)?;
         // Non-blocking: the listener waits in poll(2), so a stop wakes it at once, and a
         // connection that went away between poll and accept does not block it.
@@ -142,7 +166,7 @@ impl Bridge {
         let (to_hub, hub_inbox) = crossbeam_channel::unbounded();
         let (done_sender, done) = crossbeam_channel::bounded(1);
 
-        let hub = Hub::new(options, Arc::clone(&stopped), Arc::clone(&wakeup));
+        let hub = Hub::new(options, Arc::clone(&stopped), Arc::clone(&wakeup), session);
         threads.spawn("web-hub", move || {
             hub.run(&inbox, &hub_inbox);
             let _ = done_sender.send(());
@@ -335,7 +359,7 @@ mod http;
 mod hub;
 
 use http::{Registry, Site, accept};
-use hub::Hub;
+use hub::{CarriedSession, Hub};
 
 #[cfg(test)]
 mod tests {
