@@ -1979,7 +1979,7 @@ impl WebRun {
         args.extend_from_slice(extra);
         args.push(&file);
         let askpane = crate::support::askpane(&args);
-        let mut command = match wrapper.split_first() {
+        let command = match wrapper.split_first() {
             Some((program, rest)) => {
                 let mut command = std::process::Command::new(program);
                 command.args(rest).arg(askpane.get_program()).args(askpane.get_args());
@@ -1993,6 +1993,11 @@ impl WebRun {
             }
             None => askpane,
         };
+        Some(WebRun::launch(command))
+    }
+
+    /// Runs `command` (an askpane serving the page) and reads its link off stderr.
+    fn launch(mut command: std::process::Command) -> WebRun {
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut process = Process::new(command.spawn().expect("run askpane"));
         let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
@@ -2010,7 +2015,7 @@ impl WebRun {
         let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{url}"));
         run.port = port.parse().unwrap_or_else(|_| panic!("{url}"));
         run.token = token.to_owned();
-        Some(run)
+        run
     }
 
     /// The rest of the next stderr line starting with `prefix`, within [`WAIT`].
@@ -2420,4 +2425,154 @@ fn a_bridge_without_a_session_denies_tool_calls_at_once_and_takes_no_prompts() {
     page.assert_quiet();
     drop(page);
     harness.finish();
+}
+
+/// The fake Claude Code CLI the claude host tests use (tests/fake-claude).
+const FAKE_CLAUDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
+
+/// A page's view of the session: every `session` message applied as the page applies it.
+#[derive(Default)]
+struct PageTranscript {
+    entries: Vec<Value>,
+    busy: bool,
+}
+
+impl PageTranscript {
+    fn apply(&mut self, message: &Value) {
+        let from = message["from"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        self.entries.truncate(from);
+        self.entries.extend(message["entries"].as_array().into_iter().flatten().cloned());
+        self.busy = message["busy"] == true;
+    }
+
+    fn kinds(&self) -> Vec<&str> {
+        self.entries.iter().map(|entry| entry["kind"].as_str().unwrap_or("?")).collect()
+    }
+}
+
+/// Reads messages into `transcript` until `done` says so; returns the message that did.
+fn recv_until(
+    client: &mut Client,
+    transcript: &mut PageTranscript,
+    what: &str,
+    done: impl Fn(&Value, &PageTranscript) -> bool,
+) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "never saw {what}: {:?}", transcript.kinds());
+        let message = client.recv();
+        if message["type"] == "session" {
+            transcript.apply(&message);
+        }
+        if done(&message, transcript) {
+            return message;
+        }
+    }
+}
+
+/// `askpane claude --ui web` with the fake Claude Code: the page sees the transcript, allows the
+/// tool call Claude asks for (the CLI gets exactly the allow the native window sends), sees the
+/// tool's result, types a second prompt (the CLI gets it as the next user turn), and askpane
+/// ends with Claude Code, exit 0.
+#[test]
+fn askpane_claude_in_the_browser_shows_the_transcript_takes_a_tool_decision_and_a_prompt() {
+    if !askpane::web_bundle::available() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let dir = crate::support::scratch_dir("bridge-claude-session");
+    let mut records =
+        crate::support::fixture_lines("session.answer-with-notes.2.1.330.replay.jsonl");
+    let init = records
+        .iter()
+        .position(|record| record["line"]["subtype"] == "init")
+        .expect("the capture has system/init");
+    records.truncate(init + 1);
+    let cli = |line: Value| json!({"dir": "<<", "line": line});
+    let host = |line: Value| json!({"dir": ">>", "line": line});
+    let input = json!({"command": "cargo test", "description": "Run the tests"});
+    let allowed = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": "perm-1", "response": {"behavior": "allow", "updatedInput": input,
+        "toolUseID": "toolu_bash_1"}}});
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+        "num_turns": 2, "duration_ms": 120, "result": "Done."});
+    records.extend([
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_bash_1", "name": "Bash", "input": input}]}})),
+        cli(json!({"type": "control_request", "request_id": "perm-1", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash", "display_name": "Bash",
+            "input": input, "tool_use_id": "toolu_bash_1"}})),
+        host(allowed.clone()),
+        cli(json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "test result: ok. 3 passed", "is_error": false,
+             "tool_use_id": "toolu_bash_1"}]}})),
+        cli(result.clone()),
+        host(json!({"type": "user", "message": {"role": "user", "content": "Now the docs."}})),
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Docs updated."}]}})),
+        cli(result),
+        json!({"dir": "die", "line": 0}),
+    ]);
+    let transcript: String = records.iter().map(|record| format!("{record}\n")).collect();
+    let transcript_path = dir.join("transcript.jsonl");
+    std::fs::write(&transcript_path, transcript).expect("write the transcript");
+    let report_path = dir.join("report.json");
+    let mut command = crate::support::askpane(&[
+        "claude",
+        "--claude-bin",
+        FAKE_CLAUDE,
+        "-p",
+        "Please run the tests.",
+        "--ui",
+        "web",
+    ]);
+    command
+        .current_dir(&dir)
+        .env("FAKE_CLAUDE_TRANSCRIPT", &transcript_path)
+        .env("FAKE_CLAUDE_REPORT", &report_path);
+    let mut run = WebRun::launch(command);
+    let mut client = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    let mut page = PageTranscript::default();
+    let card = recv_until(&mut client, &mut page, "the Bash card", |message, _| {
+        message["type"] == "permission_request"
+    });
+    assert_eq!(card["request"]["request_id"], "perm-1", "{card}");
+    assert_eq!(card["request"]["input"], input, "{card}");
+    assert_eq!(card["agent"], "claude", "{card}");
+    client.send(&json!({"type": "permission_decision", "request_id": "perm-1",
+        "decision": "allow"}));
+    recv_until(&mut client, &mut page, "the first turn's end", |_, page| {
+        !page.busy && page.kinds().contains(&"turn_ended")
+    });
+    assert_eq!(page.kinds(), ["user", "tool_call", "tool_result", "turn_ended"]);
+    assert_eq!(page.entries[0]["body"], "Please run the tests.");
+    assert_eq!(page.entries[1]["body"]["summary"], "Bash: cargo test", "{:?}", page.entries);
+    assert_eq!(page.entries[2]["body"]["content"], "test result: ok. 3 passed");
+    client.send(&json!({"type": "session_prompt", "text": "Now the docs."}));
+    recv_until(&mut client, &mut page, "the second turn's end", |_, page| {
+        !page.busy && page.kinds().len() == 7
+    });
+    assert_eq!(
+        page.kinds(),
+        ["user", "tool_call", "tool_result", "turn_ended", "user", "assistant", "turn_ended"]
+    );
+    assert_eq!(page.entries[4]["body"], "Now the docs.");
+    assert_eq!(page.entries[5]["body"], "Docs updated.");
+    let status = run.process.wait(WAIT);
+    drop(client);
+    run.seen.extend(run.stderr.try_iter());
+    let status = status.unwrap_or_else(|| panic!("askpane still runs: {:?}", run.seen));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("the fake's report"))
+            .expect("a JSON report");
+    assert_eq!(report["all_ok"], true, "{report:#}\n{:?}", run.seen);
+    let reply = report["comparisons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|comparison| comparison["expected"]["type"] == "control_response")
+        .and_then(|comparison| comparison["got_text"].as_str())
+        .map(|text| serde_json::from_str::<Value>(text).expect("JSON"));
+    assert_eq!(reply, Some(allowed), "{report:#}");
+    assert_eq!(status.code(), Some(0), "{:?}", run.seen);
 }
