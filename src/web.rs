@@ -285,6 +285,11 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         let ctx = cc.egui_ctx.clone();
         let _ = app_ctx.set(ctx.clone());
         let fonts = WebFonts::install(&ctx);
+        // A finger, not a mouse (a phone, a tablet): every control gets a finger's size.
+        let touch = web_sys::window()
+            .and_then(|window| window.match_media("(pointer: coarse)").ok().flatten())
+            .is_some_and(|query| query.matches());
+        ctx.data_mut(|data| data.insert_temp(askpane::view::touch_screen_id(), touch));
         let (countdown_changes, changed) = crossbeam_channel::unbounded();
         let (session_commands, commands) = crossbeam_channel::unbounded();
         let feed = connect(source, to_ui, waker, &fonts, changed, commands)?;
@@ -309,6 +314,7 @@ fn frame_hook(mut feed: Feed) -> FrameHook {
             });
         }
         feed(ctx);
+        publish::widgets(ctx);
     })
 }
 
@@ -501,6 +507,44 @@ mod publish {
             let _ = Reflect::set(&object, &JsValue::from_str(key), &JsValue::from_str(value));
         }
         push(DELIVERIES, &object);
+    }
+
+    /// When a test sets `window.askpaneWantWidgets`: every widget of the last frame that takes
+    /// a click or a tap, as `{x, y, w, h, click, drag}` in CSS pixels, on `window.askpaneWidgets`
+    /// (egui's canvas has no DOM for a test to measure tap targets on).
+    pub fn widgets(ctx: &egui::Context) {
+        let Some(window) = web_sys::window() else { return };
+        let wanted = Reflect::get(&window, &JsValue::from_str("askpaneWantWidgets"))
+            .is_ok_and(|value| value.is_truthy());
+        if !wanted {
+            return;
+        }
+        let zoom = f64::from(ctx.zoom_factor());
+        let widgets = Array::new();
+        ctx.viewport(|viewport| {
+            for (_, layer) in viewport.prev_pass.widgets.layers() {
+                for widget in layer {
+                    let sense = widget.sense;
+                    if !(widget.enabled && widget.visible && sense.senses_click()) {
+                        continue;
+                    }
+                    let rect = widget.interact_rect;
+                    let object = js_sys::Object::new();
+                    for (key, value) in [
+                        ("x", f64::from(rect.min.x) * zoom),
+                        ("y", f64::from(rect.min.y) * zoom),
+                        ("w", f64::from(rect.width()) * zoom),
+                        ("h", f64::from(rect.height()) * zoom),
+                    ] {
+                        let _ = Reflect::set(&object, &key.into(), &JsValue::from_f64(value));
+                    }
+                    let drag = JsValue::from_bool(sense.senses_drag());
+                    let _ = Reflect::set(&object, &"drag".into(), &drag);
+                    widgets.push(&object);
+                }
+            }
+        });
+        set("askpaneWidgets", &widgets);
     }
 
     /// Appends a font name to `window.askpaneFonts` once it is added to egui.
