@@ -2576,3 +2576,39 @@ fn askpane_claude_in_the_browser_shows_the_transcript_takes_a_tool_decision_and_
     assert_eq!(reply, Some(allowed), "{report:#}");
     assert_eq!(status.code(), Some(0), "{:?}", run.seen);
 }
+
+// --- Issue 11: "New link" ---------------------------------------------------------------------
+
+#[test]
+fn a_new_link_ends_the_pages_on_the_old_one_which_no_longer_opens_and_questions_stay_open() {
+    let mut harness = Harness::start();
+    let asked = harness.ask(TOOL_USE_ID);
+    let mut old_page = harness.client();
+    old_page.recv_question(TOOL_USE_ID);
+    let old_token = harness.token.clone();
+    harness.bridge.replace_link().expect("a new token");
+    assert_eq!(
+        old_page.expect_close_frame(),
+        (4001, "this link was replaced by a new one".to_owned()),
+        "the page on the old link is told, with the code that stops it reconnecting"
+    );
+    // The old link opens nothing any more.
+    let (host, origin) = (harness.host(), harness.origin());
+    let old = token_protocols(&old_token);
+    let refused = assert_refused(
+        harness.port,
+        "/ws",
+        &[("Host", &host), ("Origin", &origin), (PROTOCOL_HEADER, &old)],
+        401,
+    );
+    assert!(refused.contains("wrong or missing token"), "{refused}");
+    // The new link: the bridge's URLs hold it, and the question waits there.
+    let url = harness.bridge.url();
+    let token = url.rsplit_once("#token=").map(|(_, token)| token.to_owned()).expect("a token");
+    assert_ne!(token, old_token);
+    assert_eq!(token.len(), 64, "{url}");
+    harness.token = token;
+    asked.assert_open();
+    harness.answer_to_prove_open(&asked);
+    harness.finish();
+}

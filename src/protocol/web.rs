@@ -34,6 +34,11 @@ pub const TOKEN_PROTOCOL_PREFIX: &str = "askpane-token.";
 /// there is nothing to reconnect to. Any other close is a fault the page recovers from.
 pub const DONE_REASON: &str = "askpane is done";
 
+/// The close code and reason of a page whose link was replaced ("New link", issue 11): the page
+/// stops reconnecting and says so; the user opens the new link.
+pub const LINK_REPLACED_CODE: u16 = 4001;
+pub const LINK_REPLACED_REASON: &str = "this link was replaced by a new one";
+
 /// What the model reads when the browser page was closed (or lost) and no page came back: the
 /// user did not choose an outcome, so none is made up; the agent hears what happened.
 pub const PAGE_CLOSED_MESSAGE: &str = "The user closed the askpane page in the browser without \

@@ -27,7 +27,8 @@ use crate::app::state::SessionUpdate;
 use crate::protocol::origin::RequestId;
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::{
-    self, DONE_REASON, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX, TimeoutChange,
+    self, DONE_REASON, LINK_REPLACED_CODE, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
+    TimeoutChange,
 };
 use crate::protocol::{Envelope, Outcome, parse_message};
 
@@ -250,6 +251,20 @@ impl BridgeClient {
         // Only askpane's own end is final; anything else is a fault to recover from.
         if code == 1000 && reason == DONE_REASON {
             self.finish();
+            return;
+        }
+        // A new link replaced this one (issue 11): reconnecting with it would be refused.
+        if code == LINK_REPLACED_CODE {
+            self.finished = true;
+            self.socket = None;
+            for held in std::mem::take(&mut self.held) {
+                self.lost(held.id, "not sent: this page's link was replaced".to_owned());
+            }
+            self.to_ui.send(Inbound::Notice(
+                "This link was replaced by a new one: open the new link askpane shows (a new \
+                 QR code or address) to go on answering."
+                    .to_owned(),
+            ));
             return;
         }
         if self.socket.take().is_some() {

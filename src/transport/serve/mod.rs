@@ -113,11 +113,40 @@ impl std::fmt::Debug for BridgeJournal {
     }
 }
 
+/// The bridge's secret and how many times it was replaced (issue 11: "New link"): a page holds
+/// the generation it connected in, and a newer one ends its connection.
+pub(super) struct Link {
+    token: std::sync::Mutex<String>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Link {
+    fn new() -> io::Result<Link> {
+        Ok(Link { token: std::sync::Mutex::new(new_token()?), generation: Default::default() })
+    }
+
+    pub(super) fn token(&self) -> String {
+        self.token.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// A new token; the pages on the old one are ended by their threads once woken.
+    fn replace(&self) -> io::Result<()> {
+        let token = new_token()?;
+        *self.token.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = token;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
 /// A running bridge.
 pub struct Bridge {
     address: SocketAddr,
     served: Vec<SocketAddr>,
-    token: String,
+    site: Arc<Site>,
     stopped: Arc<AtomicBool>,
     wakeup: Arc<Wakeup>,
     done: Receiver<()>,
@@ -160,7 +189,7 @@ impl Bridge {
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
         let served = served_addresses(address);
-        let token = new_token()?;
+        let link = Arc::new(Link::new()?);
         let stopped = Arc::new(AtomicBool::new(false));
         let wakeup = Arc::new(Wakeup::new()?);
         let (to_hub, hub_inbox) = crossbeam_channel::unbounded();
@@ -175,18 +204,19 @@ impl Bridge {
 
         let site = Arc::new(Site {
             assets: options.assets,
-            token: token.clone(),
+            link,
             served: served.clone(),
             to_hub,
             stopped: Arc::clone(&stopped),
             registry: Registry::default(),
         });
         let accept_wakeup = Arc::clone(&wakeup);
+        let accepting = Arc::clone(&site);
         threads.spawn("web-accept", move || {
-            accept(&listener, &site, &accept_wakeup);
+            accept(&listener, &accepting, &accept_wakeup);
             Ok(())
         })?;
-        Ok(Bridge { address, served, token, stopped, wakeup, done })
+        Ok(Bridge { address, served, site, stopped, wakeup, done })
     }
 
     /// Where the page is: open it in a browser. The token is in the fragment. On a loopback or
@@ -198,10 +228,19 @@ impl Bridge {
     /// A link per address the bridge serves (loopback first): with `--bind 0.0.0.0`, one per
     /// address of this machine, the ones another device can use.
     pub fn urls(&self) -> Vec<String> {
-        self.served
-            .iter()
-            .map(|address| format!("http://{address}/#token={}", self.token))
-            .collect()
+        let token = self.site.link.token();
+        self.served.iter().map(|address| format!("http://{address}/#token={token}")).collect()
+    }
+
+    /// "New link" (issue 11): a new token. Every page on the old one is told the link was
+    /// replaced (close code [`crate::protocol::web::LINK_REPLACED_CODE`]) and stops
+    /// reconnecting; the old link no longer opens a connection. Open questions stay open for
+    /// the new link (pages gone count as gone: [`PAGE_GONE_GRACE`]). [`Bridge::urls`] then
+    /// gives the new links.
+    pub fn replace_link(&self) -> io::Result<()> {
+        self.site.link.replace()?;
+        self.site.registry.wake_pages();
+        Ok(())
     }
 
     pub fn address(&self) -> SocketAddr {
