@@ -67,6 +67,53 @@ pub mod size {
     pub const CHIP_CHARS: usize = 12;
     /// Height of the Other and note boxes, in rows.
     pub const TEXT_ROWS: usize = 2;
+    /// Below this width (points, CSS pixels in a browser) the page is one column: a phone.
+    pub const NARROW_WIDTH: f32 = 600.0;
+    /// The smallest a control gets on a touch screen: a finger's tap target (44 CSS px, Apple's
+    /// and the WCAG 2.5.5 figure).
+    pub const TAP_TARGET: f32 = 44.0;
+}
+
+/// Sizes for a finger instead of a mouse (issue 11: answering from a phone): taller controls,
+/// more room between them. Applied and taken back by [`fit_for_touch`]; only the sizes change.
+fn touch_sizes(style: &mut egui::Style, touch: bool) {
+    let spacing = &mut style.spacing;
+    match touch {
+        true => {
+            spacing.item_spacing = egui::vec2(10.0, 10.0);
+            spacing.button_padding = egui::vec2(14.0, 12.0);
+            spacing.interact_size.y = size::TAP_TARGET;
+            spacing.icon_width = 22.0;
+            spacing.icon_width_inner = 12.0;
+        }
+        false => {
+            let default = egui::Spacing::default();
+            spacing.item_spacing = egui::vec2(8.0, 6.0);
+            spacing.button_padding = egui::vec2(10.0, 4.0);
+            spacing.interact_size.y = 24.0;
+            spacing.icon_width = default.icon_width;
+            spacing.icon_width_inner = default.icon_width_inner;
+        }
+    }
+}
+
+fn touch_sizes_id() -> egui::Id {
+    egui::Id::unique("askpane-touch-sizes")
+}
+
+/// True when controls are a finger's size ([`fit_for_touch`]).
+pub fn touch_sized(ctx: &Context) -> bool {
+    ctx.data(|data| data.get_temp::<bool>(touch_sizes_id())).unwrap_or(false)
+}
+
+/// Makes every control a finger's size (`touch`) or a mouse's; does nothing when it already is.
+pub fn fit_for_touch(ctx: &Context, touch: bool) {
+    let id = touch_sizes_id();
+    if ctx.data(|data| data.get_temp::<bool>(id)) == Some(touch) {
+        return;
+    }
+    ctx.data_mut(|data| data.insert_temp(id, touch));
+    ctx.all_styles_mut(|style| touch_sizes(style, touch));
 }
 
 impl Tokens {

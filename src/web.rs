@@ -26,7 +26,7 @@ use askpane::demo::{self, Fixture};
 use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::web_client::BridgeClient;
-use askpane::transport::{Inbound, Request, UiSender, Waker, ui_channel};
+use askpane::transport::{Inbound, Request, SessionCommand, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
@@ -177,11 +177,14 @@ fn connect(
     waker: Waker,
     fonts: &WebFonts,
     countdown_changes: Receiver<(String, TimeoutChange)>,
+    session_commands: Receiver<SessionCommand>,
 ) -> Result<Feed, String> {
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
         Source::Bridge { token } => {
             let mut client = BridgeClient::new(bridge_url(), token, to_ui, waker);
+            // Issue 11: the prompt box and Stop of the session the bridge carries, if any.
+            client.carry_session_commands(session_commands);
             Ok(Box::new(move |ctx| {
                 // "Any key to stay" and "+1 min": the bridge's backstop follows the page.
                 for (tool_use_id, change) in countdown_changes.try_iter() {
@@ -282,11 +285,18 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         let ctx = cc.egui_ctx.clone();
         let _ = app_ctx.set(ctx.clone());
         let fonts = WebFonts::install(&ctx);
+        // A finger, not a mouse (a phone, a tablet): every control gets a finger's size.
+        let touch = web_sys::window()
+            .and_then(|window| window.match_media("(pointer: coarse)").ok().flatten())
+            .is_some_and(|query| query.matches());
+        ctx.data_mut(|data| data.insert_temp(askpane::view::touch_screen_id(), touch));
         let (countdown_changes, changed) = crossbeam_channel::unbounded();
-        let feed = connect(source, to_ui, waker, &fonts, changed)?;
+        let (session_commands, commands) = crossbeam_channel::unbounded();
+        let feed = connect(source, to_ui, waker, &fonts, changed, commands)?;
         let app = App::new(&ctx, inbox, AppOptions::default())
             .with_frame_hook(frame_hook(feed))
-            .with_countdown_changes(countdown_changes);
+            .with_countdown_changes(countdown_changes)
+            .with_session_commands(session_commands);
         Ok(Box::new(app))
     });
     runner.start(canvas, eframe::WebOptions::default(), creator).await
@@ -304,6 +314,7 @@ fn frame_hook(mut feed: Feed) -> FrameHook {
             });
         }
         feed(ctx);
+        publish::widgets(ctx);
     })
 }
 
@@ -496,6 +507,44 @@ mod publish {
             let _ = Reflect::set(&object, &JsValue::from_str(key), &JsValue::from_str(value));
         }
         push(DELIVERIES, &object);
+    }
+
+    /// When a test sets `window.askpaneWantWidgets`: every widget of the last frame that takes
+    /// a click or a tap, as `{x, y, w, h, click, drag}` in CSS pixels, on `window.askpaneWidgets`
+    /// (egui's canvas has no DOM for a test to measure tap targets on).
+    pub fn widgets(ctx: &egui::Context) {
+        let Some(window) = web_sys::window() else { return };
+        let wanted = Reflect::get(&window, &JsValue::from_str("askpaneWantWidgets"))
+            .is_ok_and(|value| value.is_truthy());
+        if !wanted {
+            return;
+        }
+        let zoom = f64::from(ctx.zoom_factor());
+        let widgets = Array::new();
+        ctx.viewport(|viewport| {
+            for (_, layer) in viewport.prev_pass.widgets.layers() {
+                for widget in layer {
+                    let sense = widget.sense;
+                    if !(widget.enabled && widget.visible && sense.senses_click()) {
+                        continue;
+                    }
+                    let rect = widget.interact_rect;
+                    let object = js_sys::Object::new();
+                    for (key, value) in [
+                        ("x", f64::from(rect.min.x) * zoom),
+                        ("y", f64::from(rect.min.y) * zoom),
+                        ("w", f64::from(rect.width()) * zoom),
+                        ("h", f64::from(rect.height()) * zoom),
+                    ] {
+                        let _ = Reflect::set(&object, &key.into(), &JsValue::from_f64(value));
+                    }
+                    let drag = JsValue::from_bool(sense.senses_drag());
+                    let _ = Reflect::set(&object, &"drag".into(), &drag);
+                    widgets.push(&object);
+                }
+            }
+        });
+        set("askpaneWidgets", &widgets);
     }
 
     /// Appends a font name to `window.askpaneFonts` once it is added to egui.

@@ -24,7 +24,8 @@ use askpane::transport::serve::{
     Asset, Bridge, BridgeJournal, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE,
 };
 use askpane::transport::{
-    Inbound, IoThreads, Provenance, Request, SessionEvent, UiSender, Waker, ui_channel,
+    Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
+    SessionEvent, UiSender, Waker, ui_channel,
 };
 use crossbeam_channel::Receiver;
 use serde_json::{Value, json};
@@ -119,9 +120,31 @@ impl Harness {
     }
 
     fn start_bridge(options: &BridgeOptions) -> Self {
+        Harness::start_bridge_carrying(options, None)
+    }
+
+    /// A bridge carrying an agent session whose first prompt was `prompt` (`askpane claude --ui
+    /// web`); the prompts and Stop of its pages arrive on the receiver.
+    fn start_session(options: &BridgeOptions, prompt: &str) -> (Self, Receiver<SessionCommand>) {
+        let (commands, received) = crossbeam_channel::unbounded();
+        let harness =
+            Harness::start_bridge_carrying(options, Some((commands, Some(prompt.to_owned()))));
+        (harness, received)
+    }
+
+    fn start_bridge_carrying(
+        options: &BridgeOptions,
+        session: Option<(crossbeam_channel::Sender<SessionCommand>, Option<String>)>,
+    ) -> Self {
         let (to_bridge, inbox) = ui_channel(Waker::noop());
         let mut threads = IoThreads::default();
-        let bridge = Bridge::start(options, inbox, &mut threads).expect("the bridge starts");
+        let bridge = match session {
+            Some((commands, prompt)) => {
+                Bridge::start_with_session(options, inbox, commands, prompt, &mut threads)
+            }
+            None => Bridge::start(options, inbox, &mut threads),
+        }
+        .expect("the bridge starts");
         let url = bridge.url();
         let port = bridge.address().port();
         let prefix = format!("http://127.0.0.1:{port}/#token=");
@@ -1956,7 +1979,7 @@ impl WebRun {
         args.extend_from_slice(extra);
         args.push(&file);
         let askpane = crate::support::askpane(&args);
-        let mut command = match wrapper.split_first() {
+        let command = match wrapper.split_first() {
             Some((program, rest)) => {
                 let mut command = std::process::Command::new(program);
                 command.args(rest).arg(askpane.get_program()).args(askpane.get_args());
@@ -1970,6 +1993,11 @@ impl WebRun {
             }
             None => askpane,
         };
+        Some(WebRun::launch(command))
+    }
+
+    /// Runs `command` (an askpane serving the page) and reads its link off stderr.
+    fn launch(mut command: std::process::Command) -> WebRun {
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut process = Process::new(command.spawn().expect("run askpane"));
         let stdout = read_all(process.child.stdout.take().expect("piped stdout"));
@@ -1987,7 +2015,7 @@ impl WebRun {
         let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{url}"));
         run.port = port.parse().unwrap_or_else(|_| panic!("{url}"));
         run.token = token.to_owned();
-        Some(run)
+        run
     }
 
     /// The rest of the next stderr line starting with `prefix`, within [`WAIT`].
@@ -2161,4 +2189,426 @@ fn an_exposed_bind_prints_a_usable_link_per_address() {
     );
     let (status, stdout, stderr) = run.answer_and_finish();
     assert_answered(status, &stdout, &stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11: the agent session in the browser (`askpane claude --ui web`)
+
+const SESSION_PROMPT: &str = "Fix the failing test.";
+
+/// Loopback options for a session bridge: it ends with the agent (`stop_after_turn`), pages
+/// gone for `grace` end it once the turn is over.
+fn session_options(grace: Duration) -> BridgeOptions {
+    BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: true,
+        page_gone_grace: grace,
+        journal: None,
+    }
+}
+
+/// A CLI line (stream-json) as the session event the claude transport sends.
+fn cli_event(line: Value) -> Inbound {
+    let message = askpane::protocol::stream::parse_cli_line(&line);
+    Inbound::Session(Box::new(SessionEvent::Message(message)))
+}
+
+/// Claude asking to run `command` with Bash, as request `request_id`; where the decision arrives.
+fn bash_permission(
+    request_id: &str,
+    command: &str,
+) -> (Inbound, Receiver<askpane::protocol::stream::PermissionDecision>) {
+    let request = askpane::protocol::stream::PermissionRequest {
+        request_id: request_id.to_owned(),
+        tool_name: "Bash".to_owned(),
+        input: json!({"command": command}),
+        tool_use_id: Some(format!("toolu_{request_id}")),
+        title: None,
+        description: Some("Run it".to_owned()),
+        reason: None,
+        agent_id: None,
+    };
+    let (reply, decision) = Responder::channel();
+    let provenance = Provenance::new("claude", Some("shop".to_owned()));
+    let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
+    (Inbound::Permission(Box::new(ask)), decision)
+}
+
+/// The `permission_request` a page gets for [`bash_permission`].
+fn bash_card(request_id: &str, command: &str) -> Value {
+    json!({"type": "permission_request", "request": {"request_id": request_id,
+        "tool_name": "Bash", "input": {"command": command},
+        "tool_use_id": format!("toolu_{request_id}"), "title": null, "description": "Run it",
+        "reason": null, "agent_id": null}, "source": "claude · shop", "agent": "claude"})
+}
+
+fn card_gone(request_id: &str, reason: &str) -> Value {
+    json!({"type": "permission_withdrawn", "request_id": request_id, "reason": reason})
+}
+
+#[test]
+fn a_carried_session_reaches_every_page_and_a_card_decided_in_one_leaves_all() {
+    let (harness, _commands) =
+        Harness::start_session(&session_options(PAGE_GONE_GRACE), SESSION_PROMPT);
+    let mut first = harness.client();
+    assert_eq!(
+        first.recv(),
+        json!({"type": "session", "from": 0, "entries": [{"kind": "user", "body": SESSION_PROMPT}],
+            "info": null, "busy": true, "ended": null})
+    );
+    assert_eq!(first.recv(), json!({"type": "permissions_open", "request_ids": []}));
+    harness.sender().send(cli_event(json!({"type": "assistant", "message": {"role": "assistant",
+        "content": [{"type": "text", "text": "Running the tests."}]}})));
+    assert_eq!(
+        first.recv(),
+        json!({"type": "session", "from": 1,
+            "entries": [{"kind": "assistant", "body": "Running the tests."}],
+            "info": null, "busy": true, "ended": null})
+    );
+    let (card, decision) = bash_permission("perm-1", "cargo test");
+    harness.sender().send(card);
+    assert_eq!(first.recv(), bash_card("perm-1", "cargo test"));
+    // A page that comes later gets the whole transcript, the card, and which cards are open.
+    let mut second = harness.client();
+    let session = second.recv();
+    assert_eq!((session["type"].as_str(), &session["from"]), (Some("session"), &json!(0)));
+    assert_eq!(session["entries"].as_array().map(Vec::len), Some(2), "{session}");
+    assert_eq!(second.recv(), bash_card("perm-1", "cargo test"));
+    assert_eq!(second.recv(), json!({"type": "permissions_open", "request_ids": ["perm-1"]}));
+    // Nothing is decided until a page decides.
+    thread::sleep(QUIET);
+    assert!(decision.try_recv().is_err(), "decided without a page");
+    first
+        .send(&json!({"type": "permission_decision", "request_id": "perm-1", "decision": "allow"}));
+    assert_eq!(
+        decision.recv_timeout(MESSAGE_WITHIN),
+        Ok(askpane::protocol::stream::PermissionDecision::AllowOnce)
+    );
+    assert_eq!(first.recv(), card_gone("perm-1", "allowed"));
+    assert_eq!(second.recv(), card_gone("perm-1", "allowed"));
+    // A second decision on it (the other page, too late) counts for nothing, and says so.
+    second.send(&json!({"type": "permission_decision", "request_id": "perm-1", "decision": "deny",
+        "message": "no"}));
+    assert_eq!(
+        second.recv(),
+        json!({"type": "error", "tool_use_id": null, "kind": "not_open",
+            "message": "no tool permission is waiting with request_id \"perm-1\""})
+    );
+    first.assert_quiet();
+    drop((first, second));
+    harness.finish();
+}
+
+#[test]
+fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_page() {
+    let (harness, _commands) =
+        Harness::start_session(&session_options(PAGE_GONE_GRACE), SESSION_PROMPT);
+    let mut page = harness.client();
+    page.recv();
+    page.recv();
+    let (card, denied) = bash_permission("perm-2", "rm -rf target");
+    harness.sender().send(card);
+    assert_eq!(page.recv(), bash_card("perm-2", "rm -rf target"));
+    let words = "The user denied this tool call and said: use cargo clean";
+    page.send(&json!({"type": "permission_decision", "request_id": "perm-2", "decision": "deny",
+        "message": words}));
+    assert_eq!(
+        denied.recv_timeout(MESSAGE_WITHIN),
+        Ok(askpane::protocol::stream::PermissionDecision::Deny { message: words.to_owned() })
+    );
+    assert_eq!(page.recv(), card_gone("perm-2", "denied"));
+    let (card, withdrawn) = bash_permission("perm-3", "cargo build");
+    harness.sender().send(card);
+    assert_eq!(page.recv(), bash_card("perm-3", "cargo build"));
+    harness.sender().send(Inbound::WithdrawPermission { request_id: "perm-3".to_owned() });
+    assert_eq!(page.recv(), card_gone("perm-3", "withdrawn"));
+    assert_eq!(
+        withdrawn.recv_timeout(MESSAGE_WITHIN),
+        Ok(askpane::protocol::stream::PermissionDecision::Deny {
+            message: "Withdrawn by the agent.".to_owned()
+        })
+    );
+    // A malformed decision is refused by name.
+    page.send(&json!({"type": "permission_decision", "request_id": "perm-9", "decision": "maybe"}));
+    assert_eq!(page.recv_error(), "a permission decision must be allow or deny, not \"maybe\"");
+    drop(page);
+    harness.finish();
+}
+
+#[test]
+fn a_card_waits_while_no_page_is_open_and_the_bridges_end_denies_it_honestly() {
+    let grace = Duration::from_millis(300);
+    let (harness, _commands) = Harness::start_session(&session_options(grace), SESSION_PROMPT);
+    let (card, decision) = bash_permission("perm-4", "cargo test");
+    harness.sender().send(card);
+    // No page yet: it waits; a page comes and goes: it still waits, well past the grace, and
+    // the bridge does not end (the card is open).
+    thread::sleep(QUIET);
+    let mut page = harness.client();
+    page.recv();
+    assert_eq!(page.recv(), bash_card("perm-4", "cargo test"));
+    drop(page);
+    assert!(!waits_within(&harness.bridge, grace * 3), "ended with a card open");
+    assert!(decision.try_recv().is_err(), "decided without a page");
+    harness.finish();
+    assert_eq!(
+        decision.recv_timeout(MESSAGE_WITHIN),
+        Ok(askpane::protocol::stream::PermissionDecision::Deny {
+            message: "askpane's browser bridge ended before the user decided on this tool call."
+                .to_owned()
+        })
+    );
+}
+
+#[test]
+fn prompts_and_stop_from_a_page_go_to_the_agent_and_the_turns_end_does_not_end_the_bridge() {
+    let grace = Duration::from_millis(300);
+    let (mut harness, commands) = Harness::start_session(&session_options(grace), SESSION_PROMPT);
+    let mut page = harness.client();
+    page.recv();
+    page.recv();
+    page.send(&json!({"type": "session_stop"}));
+    assert_eq!(commands.recv_timeout(MESSAGE_WITHIN), Ok(SessionCommand::Interrupt));
+    harness.sender().send(cli_event(json!({"type": "result", "subtype": "success",
+        "is_error": false, "num_turns": 1, "duration_ms": 1500, "result": "Done."})));
+    let ended = page.recv();
+    assert_eq!((ended["from"].as_u64(), &ended["busy"]), (Some(1), &json!(false)), "{ended}");
+    assert_eq!(ended["entries"][0]["kind"], "turn_ended", "{ended}");
+    assert_eq!(ended["entries"][0]["body"]["duration_ms"], 1500, "{ended}");
+    // The turn is over, and a page is there to type the next one: the bridge goes on.
+    assert!(!waits_within(&harness.bridge, QUIET), "ended with the turn");
+    // Stop with no turn running does nothing.
+    page.send(&json!({"type": "session_stop"}));
+    page.send(&json!({"type": "session_prompt", "text": "  "}));
+    assert_eq!(page.recv_error(), "a prompt must have some text");
+    page.send(&json!({"type": "session_prompt", "text": "Now update the docs."}));
+    assert_eq!(
+        commands.recv_timeout(MESSAGE_WITHIN),
+        Ok(SessionCommand::UserTurn("Now update the docs.".to_owned()))
+    );
+    assert_eq!(
+        page.recv(),
+        json!({"type": "session", "from": 2,
+            "entries": [{"kind": "user", "body": "Now update the docs."}],
+            "info": null, "busy": true, "ended": null})
+    );
+    harness.sender().send(cli_event(json!({"type": "result", "subtype": "success",
+        "is_error": false, "num_turns": 1, "duration_ms": 10})));
+    page.recv();
+    assert!(commands.try_recv().is_err(), "a Stop with no turn running was sent");
+    // The last page goes, the turn is over, nothing waits: after the grace the bridge ends.
+    drop(page);
+    assert!(waits_within(&harness.bridge, MESSAGE_WITHIN), "still running with no page");
+    harness.to_bridge = None;
+    let threads = harness.threads.take().expect("the threads");
+    join_bounded(threads, JOIN_WITHIN);
+}
+
+#[test]
+fn a_bridge_without_a_session_denies_tool_calls_at_once_and_takes_no_prompts() {
+    let harness = Harness::start();
+    let mut page = harness.client();
+    let (card, decision) = bash_permission("perm-5", "cargo test");
+    harness.sender().send(card);
+    assert_eq!(
+        decision.recv_timeout(MESSAGE_WITHIN),
+        Ok(askpane::protocol::stream::PermissionDecision::Deny {
+            message: "askpane's browser page here shows questions only and cannot approve tool \
+                      calls; allow them with --allow-tools."
+                .to_owned()
+        })
+    );
+    page.send(&json!({"type": "session_prompt", "text": "hello"}));
+    assert_eq!(page.recv_error(), "this askpane runs no agent session to prompt or stop");
+    page.assert_quiet();
+    drop(page);
+    harness.finish();
+}
+
+/// The fake Claude Code CLI the claude host tests use (tests/fake-claude).
+const FAKE_CLAUDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
+
+/// A page's view of the session: every `session` message applied as the page applies it.
+#[derive(Default)]
+struct PageTranscript {
+    entries: Vec<Value>,
+    busy: bool,
+}
+
+impl PageTranscript {
+    fn apply(&mut self, message: &Value) {
+        let from = message["from"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        self.entries.truncate(from);
+        self.entries.extend(message["entries"].as_array().into_iter().flatten().cloned());
+        self.busy = message["busy"] == true;
+    }
+
+    fn kinds(&self) -> Vec<&str> {
+        self.entries.iter().map(|entry| entry["kind"].as_str().unwrap_or("?")).collect()
+    }
+}
+
+/// Reads messages into `transcript` until `done` says so; returns the message that did.
+fn recv_until(
+    client: &mut Client,
+    transcript: &mut PageTranscript,
+    what: &str,
+    done: impl Fn(&Value, &PageTranscript) -> bool,
+) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "never saw {what}: {:?}", transcript.kinds());
+        let message = client.recv();
+        if message["type"] == "session" {
+            transcript.apply(&message);
+        }
+        if done(&message, transcript) {
+            return message;
+        }
+    }
+}
+
+/// `askpane claude --ui web` with the fake Claude Code: the page sees the transcript, allows the
+/// tool call Claude asks for (the CLI gets exactly the allow the native window sends), sees the
+/// tool's result, types a second prompt (the CLI gets it as the next user turn), and askpane
+/// ends with Claude Code, exit 0.
+#[test]
+fn askpane_claude_in_the_browser_shows_the_transcript_takes_a_tool_decision_and_a_prompt() {
+    if !askpane::web_bundle::available() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let dir = crate::support::scratch_dir("bridge-claude-session");
+    let mut records =
+        crate::support::fixture_lines("session.answer-with-notes.2.1.330.replay.jsonl");
+    let init = records
+        .iter()
+        .position(|record| record["line"]["subtype"] == "init")
+        .expect("the capture has system/init");
+    records.truncate(init + 1);
+    let cli = |line: Value| json!({"dir": "<<", "line": line});
+    let host = |line: Value| json!({"dir": ">>", "line": line});
+    let input = json!({"command": "cargo test", "description": "Run the tests"});
+    let allowed = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": "perm-1", "response": {"behavior": "allow", "updatedInput": input,
+        "toolUseID": "toolu_bash_1"}}});
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+        "num_turns": 2, "duration_ms": 120, "result": "Done."});
+    records.extend([
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_bash_1", "name": "Bash", "input": input}]}})),
+        cli(json!({"type": "control_request", "request_id": "perm-1", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash", "display_name": "Bash",
+            "input": input, "tool_use_id": "toolu_bash_1"}})),
+        host(allowed.clone()),
+        cli(json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "test result: ok. 3 passed", "is_error": false,
+             "tool_use_id": "toolu_bash_1"}]}})),
+        cli(result.clone()),
+        host(json!({"type": "user", "message": {"role": "user", "content": "Now the docs."}})),
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Docs updated."}]}})),
+        cli(result),
+        json!({"dir": "die", "line": 0}),
+    ]);
+    let transcript: String = records.iter().map(|record| format!("{record}\n")).collect();
+    let transcript_path = dir.join("transcript.jsonl");
+    std::fs::write(&transcript_path, transcript).expect("write the transcript");
+    let report_path = dir.join("report.json");
+    let mut command = crate::support::askpane(&[
+        "claude",
+        "--claude-bin",
+        FAKE_CLAUDE,
+        "-p",
+        "Please run the tests.",
+        "--ui",
+        "web",
+    ]);
+    command
+        .current_dir(&dir)
+        .env("FAKE_CLAUDE_TRANSCRIPT", &transcript_path)
+        .env("FAKE_CLAUDE_REPORT", &report_path);
+    let mut run = WebRun::launch(command);
+    let mut client = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    let mut page = PageTranscript::default();
+    let card = recv_until(&mut client, &mut page, "the Bash card", |message, _| {
+        message["type"] == "permission_request"
+    });
+    assert_eq!(card["request"]["request_id"], "perm-1", "{card}");
+    assert_eq!(card["request"]["input"], input, "{card}");
+    assert_eq!(card["agent"], "claude", "{card}");
+    client.send(&json!({"type": "permission_decision", "request_id": "perm-1",
+        "decision": "allow"}));
+    recv_until(&mut client, &mut page, "the first turn's end", |_, page| {
+        !page.busy && page.kinds().contains(&"turn_ended")
+    });
+    assert_eq!(page.kinds(), ["user", "tool_call", "tool_result", "turn_ended"]);
+    assert_eq!(page.entries[0]["body"], "Please run the tests.");
+    assert_eq!(page.entries[1]["body"]["summary"], "Bash: cargo test", "{:?}", page.entries);
+    assert_eq!(page.entries[2]["body"]["content"], "test result: ok. 3 passed");
+    client.send(&json!({"type": "session_prompt", "text": "Now the docs."}));
+    recv_until(&mut client, &mut page, "the second turn's end", |_, page| {
+        !page.busy && page.kinds().len() == 7
+    });
+    assert_eq!(
+        page.kinds(),
+        ["user", "tool_call", "tool_result", "turn_ended", "user", "assistant", "turn_ended"]
+    );
+    assert_eq!(page.entries[4]["body"], "Now the docs.");
+    assert_eq!(page.entries[5]["body"], "Docs updated.");
+    let status = run.process.wait(WAIT);
+    drop(client);
+    run.seen.extend(run.stderr.try_iter());
+    let status = status.unwrap_or_else(|| panic!("askpane still runs: {:?}", run.seen));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("the fake's report"))
+            .expect("a JSON report");
+    assert_eq!(report["all_ok"], true, "{report:#}\n{:?}", run.seen);
+    let reply = report["comparisons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|comparison| comparison["expected"]["type"] == "control_response")
+        .and_then(|comparison| comparison["got_text"].as_str())
+        .map(|text| serde_json::from_str::<Value>(text).expect("JSON"));
+    assert_eq!(reply, Some(allowed), "{report:#}");
+    assert_eq!(status.code(), Some(0), "{:?}", run.seen);
+}
+
+// --- Issue 11: "New link" ---------------------------------------------------------------------
+
+#[test]
+fn a_new_link_ends_the_pages_on_the_old_one_which_no_longer_opens_and_questions_stay_open() {
+    let mut harness = Harness::start();
+    let asked = harness.ask(TOOL_USE_ID);
+    let mut old_page = harness.client();
+    old_page.recv_question(TOOL_USE_ID);
+    let old_token = harness.token.clone();
+    harness.bridge.replace_link().expect("a new token");
+    assert_eq!(
+        old_page.expect_close_frame(),
+        (4001, "this link was replaced by a new one".to_owned()),
+        "the page on the old link is told, with the code that stops it reconnecting"
+    );
+    // The old link opens nothing any more.
+    let (host, origin) = (harness.host(), harness.origin());
+    let old = token_protocols(&old_token);
+    let refused = assert_refused(
+        harness.port,
+        "/ws",
+        &[("Host", &host), ("Origin", &origin), (PROTOCOL_HEADER, &old)],
+        401,
+    );
+    assert!(refused.contains("wrong or missing token"), "{refused}");
+    // The new link: the bridge's URLs hold it, and the question waits there.
+    let url = harness.bridge.url();
+    let token = url.rsplit_once("#token=").map(|(_, token)| token.to_owned()).expect("a token");
+    assert_ne!(token, old_token);
+    assert_eq!(token.len(), 64, "{url}");
+    harness.token = token;
+    asked.assert_open();
+    harness.answer_to_prove_open(&asked);
+    harness.finish();
 }

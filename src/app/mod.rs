@@ -168,6 +168,16 @@ impl App {
         self
     }
 
+    /// Sends prompts and Stop to `commands` without showing a session yet: the browser page,
+    /// whose session (if the bridge carries one) arrives as [`Inbound::SessionUpdate`].
+    pub fn with_session_commands(
+        mut self,
+        commands: crossbeam_channel::Sender<SessionCommand>,
+    ) -> Self {
+        self.sessions.insert(SessionKey::Own, commands);
+        self
+    }
+
     /// Reports every countdown the user stops ("any key to stay") or extends ("+1 min"), by
     /// tool_use_id, so another holder of the question (the bridge's backstop) follows.
     pub fn with_countdown_changes(
@@ -267,6 +277,7 @@ impl App {
                 Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
                     self.state.countdown_changed(&tool_use_id, now, left_secs);
                 }
+                Ok(Inbound::SessionUpdate(update)) => self.state.session_update(*update),
                 Ok(Inbound::Session(event)) => {
                     let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {

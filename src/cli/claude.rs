@@ -22,7 +22,8 @@ use askpane::web_bundle;
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::exit;
 use super::window::{
-    missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
+    missing_display, repaint_waker, show_window, start_bridge_carrying, tell_unavailable,
+    watch_signals,
 };
 
 #[derive(Args, Debug)]
@@ -110,7 +111,9 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     if headless {
         host_without_window(&from_session);
     } else if in_browser {
-        // The browser shows the questions only: the run ends with the prompt's turn.
+        // The browser shows the transcript, the questions and the permission cards, and takes
+        // further prompts: the run ends with Claude Code (or once the last page has gone, the
+        // turn over).
         let bridge_options = BridgeOptions {
             bind: args.shown.bind_address(),
             assets: web_bundle::ASSETS,
@@ -119,7 +122,9 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: None,
         };
-        let bridge = start_bridge(&bridge_options, from_session, &mut threads)?;
+        let commands = (session.commands(), args.prompt.clone());
+        let bridge =
+            start_bridge_carrying(&bridge_options, from_session, Some(commands), &mut threads)?;
         bridge.wait();
         bridge.stop();
     } else if let Some(connection) = inbox {
@@ -249,6 +254,7 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             | Inbound::Leave { .. }
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
+            | Inbound::SessionUpdate(_)
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. } => {}
         }

@@ -234,6 +234,7 @@ impl State {
             Inbound::Leave { .. }
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
+            | Inbound::SessionUpdate(_)
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. }
             | Inbound::Hosted { .. }

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
 use askpane::protocol::{Envelope, Outcome, ReplyFormat};
@@ -15,7 +15,7 @@ use askpane::store::DraftSink;
 use askpane::transport::replies::{AwaitedReply, write_replies};
 use askpane::transport::serve::{self, Bridge, BridgeOptions};
 use askpane::transport::signals::{SignalWatch, StopSignal};
-use askpane::transport::{Inbound, IoThreads, Request, Waker, ui_channel};
+use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, Waker, ui_channel};
 use askpane::web_bundle;
 
 use super::args::{ThemeArg, UiArgs};
@@ -143,6 +143,17 @@ pub(super) fn start_bridge(
     inbox: Receiver<Inbound>,
     threads: &mut IoThreads,
 ) -> anyhow::Result<Bridge> {
+    start_bridge_carrying(options, inbox, None, threads)
+}
+
+/// As [`start_bridge`]; with `session` (its commands and first prompt) the pages also show the
+/// agent session and take its prompts (`askpane claude --ui web`).
+pub(super) fn start_bridge_carrying(
+    options: &BridgeOptions,
+    inbox: Receiver<Inbound>,
+    session: Option<(Sender<SessionCommand>, Option<String>)>,
+    threads: &mut IoThreads,
+) -> anyhow::Result<Bridge> {
     // Checked before the inbox is handed over, so a failure leaves it to the caller.
     anyhow::ensure!(
         web_bundle::available(),
@@ -156,7 +167,13 @@ pub(super) fn start_bridge(
             options.bind
         );
     }
-    let bridge = Bridge::start(options, inbox, threads).context("starting the browser bridge")?;
+    let bridge = match session {
+        Some((commands, prompt)) => {
+            Bridge::start_with_session(options, inbox, commands, prompt, threads)
+        }
+        None => Bridge::start(options, inbox, threads),
+    }
+    .context("starting the browser bridge")?;
     let url = bridge.url();
     eprintln!("askpane: answer in your browser: {url}");
     // `--bind 0.0.0.0`: a link per address of this machine, for a phone or another computer.

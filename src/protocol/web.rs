@@ -23,6 +23,7 @@ use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
 use super::origin::Provenance;
 use super::outcome::Outcome;
 use super::question::Ask;
+use super::stream::{PermissionDecision, PermissionRequest};
 
 /// The WebSocket subprotocol a page asks for; its token travels beside it, as
 /// `askpane-token.<hex>` in the same `Sec-WebSocket-Protocol` header (never in the URL).
@@ -32,6 +33,11 @@ pub const TOKEN_PROTOCOL_PREFIX: &str = "askpane-token.";
 /// The close reason of the bridge's one normal closure (code 1000): askpane has finished and
 /// there is nothing to reconnect to. Any other close is a fault the page recovers from.
 pub const DONE_REASON: &str = "askpane is done";
+
+/// The close code and reason of a page whose link was replaced ("New link", issue 11): the page
+/// stops reconnecting and says so; the user opens the new link.
+pub const LINK_REPLACED_CODE: u16 = 4001;
+pub const LINK_REPLACED_REASON: &str = "this link was replaced by a new one";
 
 /// What the model reads when the browser page was closed (or lost) and no page came back: the
 /// user did not choose an outcome, so none is made up; the agent hears what happened.
@@ -262,13 +268,21 @@ pub enum BrowserError {
     NoTimeout(String),
     #[error("{0}")]
     Limit(#[from] LimitError),
+    #[error("a permission decision must be allow or deny, not {0:?}")]
+    BadDecision(String),
+    #[error("a prompt must have some text")]
+    EmptyPrompt,
+    #[error("no tool permission is waiting with request_id {0:?}")]
+    UnknownPermission(String),
+    #[error("this askpane runs no agent session to prompt or stop")]
+    NoSession,
 }
 
 impl BrowserError {
     /// How the page should take it: `not_open`, `too_long` or `invalid` (see [`error_message`]).
     pub fn kind(&self) -> &'static str {
         match self {
-            BrowserError::UnknownQuestion(_) => "not_open",
+            BrowserError::UnknownQuestion(_) | BrowserError::UnknownPermission(_) => "not_open",
             BrowserError::Limit(_) => "too_long",
             _ => "invalid",
         }
@@ -523,6 +537,134 @@ impl Refusal {
     pub fn not_open(&self) -> bool {
         self.kind == "not_open"
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11: the agent session in the browser (`askpane claude --ui web`)
+//
+// Server → browser: `session` (the transcript from entry `from` on, and the session's state; a
+// page gets it from 0 when it connects, then each change), `permission_request` (a tool the agent
+// wants to run), `permission_withdrawn` (decided in some page, or taken back by the agent:
+// every page drops the card) and `permissions_open` (after a connect: the cards still waiting). Browser → server: `permission_decision` (`decision` `allow` or
+// `deny`, with the user's `message` for a deny), `session_prompt` (`text`: the next user turn)
+// and `session_stop` (interrupt the turn).
+
+/// `session`'s type: the transcript as the bridge holds it (the body is the app's
+/// `SessionUpdate`, serialized as it is).
+pub const SESSION_TYPE: &str = "session";
+
+/// `permission_request`: a tool the agent wants to run, with who asked (the keys of
+/// `user_question`, read back by [`question_provenance`]).
+pub fn permission_request(request: &PermissionRequest, provenance: &Provenance) -> Value {
+    let mut message = json!({"type": "permission_request", "request": request,
+        "source": provenance.label(), "agent": provenance.source});
+    if let (Some(object), Some(project)) = (message.as_object_mut(), &provenance.project) {
+        object.insert("project".into(), json!(project));
+    }
+    message
+}
+
+/// The request and who asked, from a `permission_request`.
+pub fn parse_permission_request(message: &Value) -> Option<(PermissionRequest, Provenance)> {
+    let request = serde_json::from_value(message.get("request")?.clone()).ok()?;
+    Some((request, question_provenance(message)))
+}
+
+/// How a permission card ended, for `permission_withdrawn`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PermissionEnd {
+    Allowed,
+    Denied,
+    /// The agent took it back, or askpane ended it.
+    Withdrawn,
+}
+
+impl PermissionEnd {
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionEnd::Allowed => "allowed",
+            PermissionEnd::Denied => "denied",
+            PermissionEnd::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+/// `permission_withdrawn`: the card goes from every page.
+pub fn permission_withdrawn(request_id: &str, end: PermissionEnd) -> Value {
+    json!({"type": "permission_withdrawn", "request_id": request_id, "reason": end.name()})
+}
+
+/// `permissions_open`: after a page (re)connects, the permission cards still waiting; any other
+/// card the page shows was decided or withdrawn while it was away.
+pub fn permissions_open<'a>(request_ids: impl Iterator<Item = &'a str>) -> Value {
+    json!({"type": "permissions_open", "request_ids": request_ids.collect::<Vec<_>>()})
+}
+
+/// A page's decision on a permission: `permission_decision`.
+pub fn permission_decision(request_id: &str, decision: &PermissionDecision) -> Value {
+    match decision {
+        PermissionDecision::AllowOnce => {
+            json!({"type": "permission_decision", "request_id": request_id, "decision": "allow"})
+        }
+        PermissionDecision::Deny { message } => json!({"type": "permission_decision",
+            "request_id": request_id, "decision": "deny", "message": message}),
+    }
+}
+
+/// `session_prompt`: the next user turn, typed in a page.
+pub fn session_prompt(text: &str) -> Value {
+    json!({"type": "session_prompt", "text": text})
+}
+
+/// `session_stop`: the page's Stop.
+pub fn session_stop() -> Value {
+    json!({"type": "session_stop"})
+}
+
+/// What a page asks of the agent session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionMessage {
+    /// Allow once, or deny with the message the model reads (the page's state built it).
+    Decide {
+        request_id: String,
+        decision: PermissionDecision,
+    },
+    Prompt(String),
+    Stop,
+}
+
+/// Recognises a page's session message: `None` when `value` is not one (it may be a question's),
+/// an error when it is one but malformed.
+pub fn parse_session_message(value: &Value) -> Option<Result<SessionMessage, BrowserError>> {
+    let text = |key: &str| value.get(key).and_then(Value::as_str);
+    let message = match value.get("type").and_then(Value::as_str)? {
+        "permission_decision" => {
+            let Some(request_id) = text("request_id") else {
+                return Some(Err(BrowserError::MissingId));
+            };
+            let decision = match text("decision") {
+                Some("allow") => PermissionDecision::AllowOnce,
+                Some("deny") => {
+                    let message = text("message").unwrap_or_default();
+                    if let Err(limit) = limits::check_decline_wire_message(message) {
+                        return Some(Err(limit.into()));
+                    }
+                    PermissionDecision::Deny { message: message.to_owned() }
+                }
+                other => {
+                    return Some(Err(BrowserError::BadDecision(other.unwrap_or("").to_owned())));
+                }
+            };
+            SessionMessage::Decide { request_id: request_id.to_owned(), decision }
+        }
+        "session_prompt" => match text("text") {
+            Some(prompt) if !prompt.trim().is_empty() => SessionMessage::Prompt(prompt.to_owned()),
+            _ => return Some(Err(BrowserError::EmptyPrompt)),
+        },
+        "session_stop" => SessionMessage::Stop,
+        _ => return None,
+    };
+    Some(Ok(message))
 }
 
 #[cfg(test)]

@@ -112,6 +112,9 @@ pub enum Inbound {
     HostedEvent { session: SessionKey, event: Box<SessionEvent> },
     /// The client hosting this session went away: the session leaves the window.
     HostGone { session: SessionKey },
+    /// The agent session as the bridge holds it (web client only, issue 11): the page shows
+    /// the bridge's transcript instead of building one from the agent's messages.
+    SessionUpdate(Box<crate::app::state::SessionUpdate>),
     /// What became of an answer the browser page sent to askpane (web client only).
     Delivery(Delivery),
     /// Another window stopped or extended a question's countdown: the seconds now left, or

@@ -23,12 +23,18 @@ use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
+use crate::app::state::SessionUpdate;
+use crate::protocol::origin::RequestId;
+use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::{
-    self, DONE_REASON, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX, TimeoutChange,
+    self, DONE_REASON, LINK_REPLACED_CODE, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
+    TimeoutChange,
 };
 use crate::protocol::{Envelope, Outcome, parse_message};
 
-use super::{Delivery, Inbound, Request, UiSender, Waker};
+use super::{
+    Delivery, Inbound, PermissionAsk, Request, Responder, SessionCommand, UiSender, Waker,
+};
 
 /// How long to wait before connecting again after the bridge went away, in milliseconds.
 const RETRY_MS: f64 = 2000.0;
@@ -95,6 +101,11 @@ pub struct BridgeClient {
     retry_at: Option<f64>,
     told_disconnected: bool,
     finished: bool,
+    /// Permission cards shown in the app, by the agent's request_id, and where the app's
+    /// decision on each arrives (issue 11).
+    permissions: Vec<(String, Receiver<PermissionDecision>)>,
+    /// The app's prompts and Stop, for the bridge's agent session.
+    session_commands: Option<Receiver<SessionCommand>>,
 }
 
 impl BridgeClient {
@@ -115,6 +126,8 @@ impl BridgeClient {
             retry_at: None,
             told_disconnected: false,
             finished: false,
+            permissions: Vec::new(),
+            session_commands: None,
         };
         client.connect();
         client
@@ -160,6 +173,61 @@ impl BridgeClient {
         self.socket = Some(socket);
     }
 
+    /// The app's prompts and Stop (its session commands) go to the bridge's agent session.
+    pub fn carry_session_commands(&mut self, commands: Receiver<SessionCommand>) {
+        self.session_commands = Some(commands);
+    }
+
+    /// Queues the app's permission decisions, prompts and Stop for the bridge. A decision lost
+    /// with a dropped connection is not sent again: the bridge shows the card again on the next
+    /// connection, and the user decides once more.
+    fn take_session_work(&mut self) {
+        let mut index = 0;
+        while let Some((request_id, decision)) = self.permissions.get(index) {
+            match decision.try_recv() {
+                Ok(decision) => {
+                    let message = web::permission_decision(request_id, &decision);
+                    self.controls.push_back(message.to_string());
+                    self.permissions.swap_remove(index);
+                }
+                Err(crossbeam_channel::TryRecvError::Empty) => index += 1,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    self.permissions.swap_remove(index);
+                }
+            }
+        }
+        let commands: Vec<SessionCommand> =
+            self.session_commands.iter().flat_map(Receiver::try_iter).collect();
+        for command in commands {
+            let message = match command {
+                SessionCommand::UserTurn(text) => web::session_prompt(&text),
+                SessionCommand::Interrupt => web::session_stop(),
+                // The page's session is the bridge's own, which only its agent or askpane ends.
+                SessionCommand::End => continue,
+            };
+            self.controls.push_back(message.to_string());
+        }
+    }
+
+    /// A permission card from the bridge, shown once however often it is sent.
+    fn permission_arrived(&mut self, message: &Value) {
+        let Some((request, provenance)) = web::parse_permission_request(message) else { return };
+        if self.permissions.iter().any(|(id, _)| *id == request.request_id) {
+            return;
+        }
+        let (reply, decision) = Responder::channel();
+        self.permissions.push((request.request_id.clone(), decision));
+        let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
+        self.to_ui.send(Inbound::Permission(Box::new(ask)));
+    }
+
+    /// A permission card decided (here or in another page) or withdrawn: it leaves the app, and
+    /// what the app then says to its responder goes nowhere.
+    fn permission_gone(&mut self, request_id: String) {
+        self.permissions.retain(|(id, _)| *id != request_id);
+        self.to_ui.send(Inbound::WithdrawPermission { request_id });
+    }
+
     /// Does what arrived, sends what was decided, and reconnects when it is time.
     pub fn pump(&mut self, now_ms: f64) {
         let (messages, opened, closed) = {
@@ -174,6 +242,7 @@ impl BridgeClient {
             self.receive(&text, now_ms);
         }
         self.take_decided();
+        self.take_session_work();
         self.send_held();
         let Some((code, reason)) = closed else { return };
         if self.finished {
@@ -182,6 +251,20 @@ impl BridgeClient {
         // Only askpane's own end is final; anything else is a fault to recover from.
         if code == 1000 && reason == DONE_REASON {
             self.finish();
+            return;
+        }
+        // A new link replaced this one (issue 11): reconnecting with it would be refused.
+        if code == LINK_REPLACED_CODE {
+            self.finished = true;
+            self.socket = None;
+            for held in std::mem::take(&mut self.held) {
+                self.lost(held.id, "not sent: this page's link was replaced".to_owned());
+            }
+            self.to_ui.send(Inbound::Notice(
+                "This link was replaced by a new one: open the new link askpane shows (a new \
+                 QR code or address) to go on answering."
+                    .to_owned(),
+            ));
             return;
         }
         if self.socket.take().is_some() {
@@ -309,6 +392,32 @@ impl BridgeClient {
                     Some(how) => Inbound::Settled { tool_use_id, how: how.to_owned() },
                     None => Inbound::Withdraw { tool_use_id },
                 });
+            }
+            // Issue 11: the agent session the bridge carries.
+            Some(web::SESSION_TYPE) => {
+                if let Ok(update) = serde_json::from_value::<SessionUpdate>(value) {
+                    self.to_ui.send(Inbound::SessionUpdate(Box::new(update)));
+                }
+            }
+            Some("permission_request") => self.permission_arrived(&value),
+            Some("permissions_open") => {
+                let open: Vec<&str> = value
+                    .get("request_ids")
+                    .and_then(Value::as_array)
+                    .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let gone: Vec<String> = self
+                    .permissions
+                    .iter()
+                    .map(|(id, _)| id.clone())
+                    .filter(|id| !open.contains(&id.as_str()))
+                    .collect();
+                for request_id in gone {
+                    self.permission_gone(request_id);
+                }
+            }
+            Some("permission_withdrawn") => {
+                self.permission_gone(value_text(&value, "request_id"));
             }
             // Another tab stopped or extended the countdown: this page follows.
             Some("timeout_changed") => {

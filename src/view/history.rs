@@ -216,7 +216,7 @@ fn section_ui(
 ) {
     ui.horizontal(|ui| {
         ui.strong(title);
-        if ui.small_button(copy).clicked() {
+        if super::small_button(ui, copy).clicked() {
             actions.push(HistoryAction::Copy(text.to_owned()));
         }
     });

@@ -36,6 +36,14 @@ pub fn chip_text(header: &str) -> (String, bool) {
     }
 }
 
+/// A small button for a mouse; a finger's size on a touch screen (issue 11).
+pub fn small_button(ui: &mut Ui, text: impl Into<egui::WidgetText>) -> egui::Response {
+    match crate::theme::touch_sized(ui.ctx()) {
+        true => ui.button(text),
+        false => ui.small_button(text),
+    }
+}
+
 /// Draws the whole window and returns what the user did this frame.
 pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache) -> Vec<Action> {
     let mut actions = Vec::new();
@@ -60,28 +68,58 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
             .default_size(150.0)
             .show(ui, |ui| receipt_ui(ui, receipt, &mut actions));
     }
-    if state.book().len() > 1 {
-        egui::Panel::left("requests")
-            .resizable(true)
-            .default_size(size::REQUEST_LIST_WIDTH)
-            .show(ui, |ui| request_list_ui(ui, state, &mut actions));
-    }
-    if let Some(session) = state.session() {
-        let width = ui.available_width();
-        egui::Panel::left("session")
-            .resizable(true)
-            .default_size(width * 0.45)
-            .size_range(260.0..=width * 0.75)
-            .show(ui, |ui| {
-                // The inbox shows one session at a time; several get a switcher.
-                if state.sessions().nth(1).is_some() {
-                    session::session_switcher_ui(ui, state.sessions(), &mut actions);
+    // A phone (issue 11): one column, and controls a finger can hit.
+    let narrow = ui.available_width() < size::NARROW_WIDTH;
+    crate::theme::fit_for_touch(ui.ctx(), narrow || is_touch_screen(ui.ctx()));
+    if narrow {
+        let pane = narrow_pane_ui(ui, state);
+        match pane {
+            NarrowPane::Requests => {
+                egui::CentralPanel::default()
+                    .show(ui, |ui| request_list_ui(ui, state, &mut actions));
+                // Picking a request shows it.
+                if actions.iter().any(|action| matches!(action, Action::SelectRequest(_))) {
+                    set_narrow_pane(ui.ctx(), NarrowPane::Form);
                 }
-                session::session_ui(ui, session, markdown, &mut actions);
-            });
+                return finish_root(ui, state, actions);
+            }
+            NarrowPane::Transcript => {
+                if let Some(session) = state.session() {
+                    egui::CentralPanel::default().show(ui, |ui| {
+                        if state.sessions().nth(1).is_some() {
+                            session::session_switcher_ui(ui, state.sessions(), &mut actions);
+                        }
+                        session::session_ui(ui, session, markdown, &mut actions);
+                    });
+                    return finish_root(ui, state, actions);
+                }
+            }
+            NarrowPane::Form => {}
+        }
+    } else {
+        if state.book().len() > 1 {
+            egui::Panel::left("requests")
+                .resizable(true)
+                .default_size(size::REQUEST_LIST_WIDTH)
+                .show(ui, |ui| request_list_ui(ui, state, &mut actions));
+        }
+        if let Some(session) = state.session() {
+            let width = ui.available_width();
+            egui::Panel::left("session")
+                .resizable(true)
+                .default_size(width * 0.45)
+                .size_range(260.0..=width * 0.75)
+                .show(ui, |ui| {
+                    // The inbox shows one session at a time; several get a switcher.
+                    if state.sessions().nth(1).is_some() {
+                        session::session_switcher_ui(ui, state.sessions(), &mut actions);
+                    }
+                    session::session_ui(ui, session, markdown, &mut actions);
+                });
+        }
     }
     if let Some(pending) = state.current() {
-        egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, &mut actions));
+        egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, narrow, &mut actions));
     }
     egui::CentralPanel::default().show(ui, |ui| {
         // Tool permissions come first: the agent is blocked on them as much as on questions.
@@ -95,6 +133,11 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
             None => {}
         }
     });
+    finish_root(ui, state, actions)
+}
+
+/// What every frame ends with: the close dialog, the typing clock, the accessible title.
+fn finish_root<R>(ui: &mut Ui, state: &State<R>, mut actions: Vec<Action>) -> Vec<Action> {
     if state.confirming_close() {
         close_modal_ui(ui.ctx(), state, &mut actions);
     }
@@ -103,6 +146,77 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
     let title = state.title(ui.input(|input| input.time));
     ui.ctx().accesskit_node_builder(egui::accesskit_root_id(), |node| node.set_label(title));
     actions
+}
+
+/// What a narrow (phone) page shows in its one column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum NarrowPane {
+    /// The question (or the permission cards) in front of the user.
+    #[default]
+    Form,
+    /// The list of waiting requests, which sits beside the form on a wide screen.
+    Requests,
+    /// The agent session's transcript and prompt box.
+    Transcript,
+}
+
+fn narrow_pane_id() -> egui::Id {
+    egui::Id::unique("askpane-narrow-pane")
+}
+
+fn set_narrow_pane(ctx: &egui::Context, pane: NarrowPane) {
+    ctx.data_mut(|data| data.insert_temp(narrow_pane_id(), pane));
+}
+
+/// The id under which the composition root says the screen is a touch screen (the browser's
+/// `(pointer: coarse)`): controls are then a finger's size however wide the page is.
+pub fn touch_screen_id() -> egui::Id {
+    egui::Id::unique("askpane-touch-screen")
+}
+
+fn is_touch_screen(ctx: &egui::Context) -> bool {
+    ctx.data(|data| data.get_temp::<bool>(touch_screen_id())).unwrap_or(false)
+}
+
+/// The bar at the top of a narrow page that picks what its one column shows; the pane shown.
+/// None when there is only the form to show.
+fn narrow_pane_ui<R>(ui: &mut Ui, state: &State<R>) -> NarrowPane {
+    let several = state.book().len() > 1;
+    let session = state.session().is_some();
+    let mut pane = ui.ctx().data(|data| data.get_temp::<NarrowPane>(narrow_pane_id()));
+    let mut shown = pane.unwrap_or_default();
+    if !several && shown == NarrowPane::Requests || !session && shown == NarrowPane::Transcript {
+        shown = NarrowPane::Form;
+    }
+    if !several && !session {
+        return shown;
+    }
+    egui::Panel::top("narrow-panes").show(ui, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            let waiting = state.book().len() + state.permissions().len();
+            let form = match waiting {
+                0 => "Questions".to_owned(),
+                _ => format!("Questions ({waiting})"),
+            };
+            let mut choices = vec![(NarrowPane::Form, form)];
+            if several {
+                choices.push((NarrowPane::Requests, "All waiting".to_owned()));
+            }
+            if session {
+                choices.push((NarrowPane::Transcript, "Transcript".to_owned()));
+            }
+            for (choice, text) in choices {
+                if ui.add(Button::selectable(shown == choice, text)).clicked() {
+                    shown = choice;
+                    pane = Some(choice);
+                }
+            }
+        });
+    });
+    if let Some(pane) = pane {
+        set_narrow_pane(ui.ctx(), pane);
+    }
+    shown
 }
 
 /// "Close askpane?" when closing would throw away answers in progress.
@@ -187,7 +301,7 @@ fn notices_ui(ui: &mut Ui, notices: &[String], actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     for (index, notice) in notices.iter().enumerate() {
         ui.horizontal(|ui| {
-            if ui.small_button("✕").on_hover_text("Dismiss").clicked() {
+            if small_button(ui, "✕").on_hover_text("Dismiss").clicked() {
                 actions.push(Action::DismissNotice(index));
             }
             ui.add(Label::new(RichText::new(notice).color(tokens.warning)).wrap().selectable(true));
@@ -214,10 +328,10 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
         let headline = format!("{mark} {sent} {}: “{}” {how}", receipt.provenance, receipt.title);
         ui.add(Label::new(RichText::new(headline).color(color).strong()).wrap());
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui.small_button("✕").on_hover_text("Hide what was sent").clicked() {
+            if small_button(ui, "✕").on_hover_text("Hide what was sent").clicked() {
                 actions.push(Action::DismissReceipt);
             }
-            if !receipt.reply.is_empty() && ui.small_button("Copy reply").clicked() {
+            if !receipt.reply.is_empty() && small_button(ui, "Copy reply").clicked() {
                 ui.ctx().copy_text(receipt.reply.clone());
             }
         });
@@ -439,10 +553,10 @@ fn countdown_ui(ui: &mut Ui, countdown: Countdown, actions: &mut Vec<Action>) {
     ui.horizontal(|ui| {
         let text = format!("⏱ {}:{:02} left · any key to stay", left / 60, left % 60);
         ui.label(RichText::new(text).strong().color(tokens.warning));
-        if ui.small_button("+1 min").on_hover_text("Give yourself another minute").clicked() {
+        if small_button(ui, "+1 min").on_hover_text("Give yourself another minute").clicked() {
             actions.push(Action::Edit(Edit::AddTime(ADD_TIME_SECS)));
         }
-        if ui.small_button("Stay").on_hover_text("Stop the countdown").clicked() {
+        if small_button(ui, "Stay").on_hover_text("Stop the countdown").clicked() {
             actions.push(Action::Stay);
         }
     });
@@ -512,7 +626,7 @@ fn review_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
                 let shown = review_line(pending, index);
                 ui.horizontal(|ui| {
                     chip_ui(ui, question.header(), &tokens);
-                    if ui.small_button("Edit").on_hover_text("Go to this question").clicked() {
+                    if small_button(ui, "Edit").on_hover_text("Go to this question").clicked() {
                         actions.push(Action::Edit(Edit::ShowTab(Tab::Question(index))));
                     }
                 });
@@ -539,7 +653,7 @@ fn review_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
 }
 
 /// Confirmation bars, the size-limit error, the buttons and the key hint.
-fn footer_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
+fn footer_ui(ui: &mut Ui, pending: &Open, narrow: bool, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.add_space(4.0);
     match &pending.confirm {
@@ -584,6 +698,11 @@ fn footer_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
     }
     if let Some(error) = &pending.error {
         ui.label(RichText::new(error).color(tokens.warning));
+    }
+    if narrow {
+        // One column: the buttons wrap instead of running off the page, and the keyboard hint
+        // (a phone has no such keys) is left out.
+        return narrow_footer_buttons_ui(ui, pending, actions);
     }
     ui.horizontal(|ui| {
         let first = pending.tab == Tab::Question(0);
@@ -630,6 +749,37 @@ fn footer_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
     });
     ui.add(Label::new(RichText::new(KEY_HINT).small().color(tokens.muted)).truncate())
         .on_hover_text(KEY_HINT);
+}
+
+/// The footer's buttons on a narrow page: Submit first and wide, the rest wrapped under it.
+fn narrow_footer_buttons_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
+    let tokens = Tokens::of(ui.ctx());
+    let submit = Button::new(RichText::new("Submit").color(tokens.on_accent).strong())
+        .fill(tokens.accent)
+        .min_size(egui::vec2(ui.available_width(), 0.0));
+    if ui.add(submit).clicked() {
+        actions.push(Action::Edit(Edit::Submit));
+    }
+    ui.horizontal_wrapped(|ui| {
+        let first = pending.tab == Tab::Question(0);
+        if ui.add_enabled(!first, Button::new("← Back")).clicked() {
+            actions.push(Action::Edit(Edit::PreviousTab));
+        }
+        if pending.tab != Tab::Review && ui.button("Next →").clicked() {
+            actions.push(Action::Edit(Edit::NextTab));
+        }
+        if pending.confirm.is_none() {
+            for (text, edit) in [
+                ("Decline…", Edit::AskDecline),
+                ("Chat about this", Edit::Clarify),
+                ("Own words…", Edit::AskReply),
+            ] {
+                if ui.button(text).clicked() {
+                    actions.push(Action::Edit(edit));
+                }
+            }
+        }
+    });
 }
 
 /// "Reply instead": the user's own words go back in place of the form's answers.

@@ -152,7 +152,7 @@ pub fn preview_ui(
         ui,
         |ui| ui.label(RichText::new(format!("Preview · {label}")).color(tokens.muted)),
         |ui| {
-            if ui.small_button("Copy").on_hover_text("Copy the preview text").clicked() {
+            if super::small_button(ui, "Copy").on_hover_text("Copy the preview text").clicked() {
                 ui.ctx().copy_text(text.to_owned());
             }
         },

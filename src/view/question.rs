@@ -50,7 +50,10 @@ pub fn question_ui(
     actions: &mut Vec<Action>,
 ) {
     let Some(question) = pending.core.ask.questions().get(index) else { return };
-    if question.has_side_preview() {
+    // A phone has no room beside the options: the preview goes under them (issue 11).
+    let beside = ui.available_width()
+        >= size::SPLIT_MIN_OPTIONS + size::SPLIT_HANDLE + size::SPLIT_MIN_PREVIEW;
+    if question.has_side_preview() && beside {
         side_by_side_ui(ui, pending, index, question, markdown, actions);
     } else {
         ScrollArea::vertical()
@@ -59,6 +62,18 @@ pub fn question_ui(
             .show(ui, |ui| {
                 question_head_ui(ui, question);
                 options_ui(ui, pending, index, question, markdown, actions);
+                if question.has_side_preview()
+                    && let Some(choice) = previewed_row(ui, pending, index, question, None)
+                {
+                    ui.add_space(8.0);
+                    preview_ui(
+                        ui,
+                        ("preview", pending.id(), index),
+                        choice.label(),
+                        choice.preview().unwrap_or_default(),
+                        markdown,
+                    );
+                }
             });
     }
 }

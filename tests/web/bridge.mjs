@@ -15,6 +15,9 @@
 //   7. a long Japanese "Other" answer (≈ 90 KB of UTF-8, over the 64 KiB askpane once allowed):
 //      askpane prints it and exits 0; the page said "Sending…" and "Sent" only after askpane's
 //      acknowledgement (window.askpaneDeliveries)
+//   8. `askpane claude --ui web` with the fake Claude Code: the transcript and a Bash permission
+//      card in the page; "Allow once" → the CLI gets the allow, the transcript shows the result
+//      (ASKPANE_WEB_ONLY=claude runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -27,7 +30,7 @@
 // `node tests/web/bridge.mjs` once askpane is built with the web app. Exits non-zero on failure.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +62,8 @@ const SUBMIT = { x: 918, y: 645 };
 const OTHER_BOX = { x: 490, y: 497 };
 const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
+// The permission card's "Allow once" (web-bridge-claude-card.png).
+const ALLOW_ONCE = { x: 496, y: 138 };
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -104,10 +109,10 @@ function askpaneEnv() {
 }
 
 /** Starts askpane with `args`; collects its stdout and stderr and notes when it exits. */
-function startAskpane(args) {
+function startAskpane(args, extraEnv = {}) {
   const child = spawn(askpaneBin, args, {
     cwd: root,
-    env: askpaneEnv(),
+    env: { ...askpaneEnv(), ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const run = {
@@ -537,6 +542,66 @@ async function decline(context) {
   }
 }
 
+/**
+ * 8. `askpane claude --ui web` with the fake Claude Code (tests/fake-claude): the page shows the
+ * transcript and a permission card for `cargo test`; a click on "Allow once" sends the allow (the
+ * fake checks it is the one the native window sends), and the tool's result and the turn's end
+ * arrive in the transcript. The page is read off its WebSocket frames and a screenshot.
+ */
+async function claudeSession(context, scratch) {
+  const name = "8 claude session";
+  const fixture = join(root, "tests/fixtures/session.answer-with-notes.2.1.330.replay.jsonl");
+  const records = readFileSync(fixture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const init = records.findIndex((record) => record.line?.subtype === "init");
+  const input = { command: "cargo test", description: "Run the tests" };
+  const cli = (line) => ({ dir: "<<", line });
+  const transcript = [
+    ...records.slice(0, init + 1),
+    cli({ type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "I will run the tests first." }] } }),
+    cli({ type: "assistant", message: { role: "assistant", content: [{ type: "tool_use", id: "toolu_bash_1", name: "Bash", input }] } }),
+    cli({ type: "control_request", request_id: "perm-1", request: { subtype: "can_use_tool", tool_name: "Bash", display_name: "Bash", input, tool_use_id: "toolu_bash_1" } }),
+    { dir: ">>", line: { type: "control_response", response: { subtype: "success", request_id: "perm-1", response: { behavior: "allow", updatedInput: input, toolUseID: "toolu_bash_1" } } } },
+    cli({ type: "user", message: { role: "user", content: [{ type: "tool_result", content: "test result: ok. 3 passed", is_error: false, tool_use_id: "toolu_bash_1" }] } }),
+    cli({ type: "result", subtype: "success", is_error: false, num_turns: 2, duration_ms: 1200, result: "Done." }),
+    { dir: "exit", line: 0 },
+  ];
+  const transcriptPath = join(scratch, "claude-transcript.jsonl");
+  const reportPath = join(scratch, "claude-report.json");
+  writeFileSync(transcriptPath, transcript.map((record) => JSON.stringify(record)).join("\n") + "\n");
+  const fake = join(root, "tests/fake-claude/fake_claude.py");
+  const run = startAskpane(["claude", "--claude-bin", fake, "-p", "Please run the tests.", "--ui", "web"], {
+    FAKE_CLAUDE_TRANSCRIPT: transcriptPath,
+    FAKE_CLAUDE_REPORT: reportPath,
+  });
+  try {
+    const tab = await openTab(context, await urlOf(run), name);
+    await frame(tab, "permission_request");
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-claude-card.png") });
+    await tab.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+    await frame(tab, "permission_withdrawn");
+    // The tool's result and the turn's end come as session updates after the card went.
+    const cardGone = tab.frames.findIndex((f) => f.type === "permission_withdrawn");
+    await until(
+      QUESTION_TIMEOUT,
+      () => tab.frames.filter((f, index) => index > cardGone && f.type === "session").length >= 2,
+      `${name}: no transcript update after the tool call was allowed`,
+    );
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-claude-allowed.png") });
+    const report = JSON.parse(readFileSync(reportPath, "utf8"));
+    const reply = report.comparisons.find((c) => c.expected?.type === "control_response");
+    check(reply?.ok === true, `${name}: the fake Claude Code did not get the allow it expected: ${JSON.stringify(reply)}`);
+    const sent = JSON.parse(reply.got_text);
+    expectJson(name, "the reply to Claude Code", sent.response.response, { behavior: "allow", updatedInput: input, toolUseID: "toolu_bash_1" });
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: allowed from the page, the transcript has the result (target/test-artifacts/web-bridge-claude-*.png)`);
+  } finally {
+    await stop(run);
+  }
+}
+
 /** 6. Spawning askpane → the question drawn in a page opened as soon as the URL is printed. */
 async function timing(context, runs) {
   const name = "6 timing";
@@ -650,6 +715,11 @@ async function main() {
     context = await launch(scratch, viewport, { timeout: 60_000 });
     context.setDefaultTimeout(30_000);
     await context.addInitScript(timeQuestions);
+    if (process.env.ASKPANE_WEB_ONLY === "claude") {
+      await claudeSession(context, scratch);
+      return;
+    }
+    await claudeSession(context, scratch);
     await clickAndSubmit(context);
     await keyboardHook(context);
     await twoTabs(context);

@@ -16,6 +16,7 @@ pub use crate::book::{
 pub use receipt::{Receipt, SendState};
 pub use session::{
     Agent, ENTRY_LIMIT, Entry, PendingPermission, Session, SessionAction, SessionEffect,
+    SessionUpdate,
 };
 
 use crate::protocol::origin::RequestId;
@@ -131,6 +132,11 @@ impl<R> State<R> {
     /// The host of an agent session went away: the session leaves the window.
     pub fn end_session(&mut self, key: SessionKey) {
         self.agent.end_session(key);
+    }
+
+    /// Shows the session a browser page's bridge holds (issue 11).
+    pub fn session_update(&mut self, update: SessionUpdate) {
+        self.agent.session_update(SessionKey::Own, update);
     }
 
     pub fn push_permission(&mut self, permission: PendingPermission) {

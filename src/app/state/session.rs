@@ -50,8 +50,10 @@ pub struct PendingPermission {
 /// session with huge tool results stays small.
 pub const ENTRY_LIMIT: usize = 64 * 1024;
 
-/// One line of the session transcript.
-#[derive(Clone, Debug, PartialEq)]
+/// One line of the session transcript. Serialized as it is for the browser page (issue 11),
+/// which shows the bridge's transcript rather than building its own.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "body", rename_all = "snake_case")]
 pub enum Entry {
     User(String),
     Assistant(String),
@@ -77,6 +79,18 @@ pub struct Session {
     pub prompt: String,
 }
 
+/// What a browser page needs to show a session as the bridge holds it (issue 11): the entries
+/// from index `from` on (everything before it the page has already), and the session's state.
+/// The prompt box is the page's own and does not travel.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionUpdate {
+    pub from: usize,
+    pub entries: Vec<Entry>,
+    pub info: Option<SessionInfo>,
+    pub busy: bool,
+    pub ended: Option<(String, Vec<String>)>,
+}
+
 /// Keeps at most [`ENTRY_LIMIT`] bytes of a text (on a char boundary), saying how much was cut.
 fn capped(text: &str) -> String {
     if text.len() <= ENTRY_LIMIT {
@@ -90,6 +104,30 @@ fn capped(text: &str) -> String {
 }
 
 impl Session {
+    /// The entries from `from` on (none when `from` is past the end), and the state: what a page
+    /// that has the first `from` entries needs to show this session.
+    pub fn update_from(&self, from: usize) -> SessionUpdate {
+        let from = from.min(self.entries.len());
+        SessionUpdate {
+            from,
+            entries: self.entries.get(from..).unwrap_or_default().to_vec(),
+            info: self.info.clone(),
+            busy: self.busy,
+            ended: self.ended.clone(),
+        }
+    }
+
+    /// Shows the bridge's session in a page: the entries from `update.from` are replaced (an
+    /// entry the page added itself, its own prompt, is replaced by the bridge's), the prompt box
+    /// is kept.
+    pub fn apply_update(&mut self, update: SessionUpdate) {
+        self.entries.truncate(update.from);
+        self.entries.extend(update.entries);
+        self.info = update.info;
+        self.busy = update.busy;
+        self.ended = update.ended;
+    }
+
     /// Adds what a CLI message shows; other messages change nothing.
     fn record(&mut self, message: CliMessage) {
         // Text on a user line is the user's side ("[Request interrupted by user for tool use]").
@@ -150,15 +188,29 @@ impl Agent {
         }
     }
 
-    /// Records one event of a session (this process's own session starts with its first).
-    pub fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
-        let index = match self.sessions.iter().position(|(known, _)| *known == key) {
+    /// Shows a session as a browser page's bridge holds it (issue 11).
+    pub fn session_update(&mut self, key: SessionKey, update: SessionUpdate) {
+        let index = self.session_index(key);
+        if let Some((_, session)) = self.sessions.get_mut(index) {
+            session.apply_update(update);
+        }
+    }
+
+    /// Where session `key` is, added when it is new (this process's own session starts with
+    /// its first event).
+    fn session_index(&mut self, key: SessionKey) -> usize {
+        match self.sessions.iter().position(|(known, _)| *known == key) {
             Some(index) => index,
             None => {
                 self.sessions.push((key, Session::default()));
                 self.sessions.len() - 1
             }
-        };
+        }
+    }
+
+    /// Records one event of a session (this process's own session starts with its first).
+    pub fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
+        let index = self.session_index(key);
         let Some((_, session)) = self.sessions.get_mut(index) else { return };
         match event {
             SessionEvent::Message(message) => session.record(message),

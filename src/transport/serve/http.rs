@@ -17,7 +17,9 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
-use crate::protocol::web::{DONE_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX};
+use crate::protocol::web::{
+    DONE_REASON, LINK_REPLACED_CODE, LINK_REPLACED_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
+};
 
 use super::hub::{Page, ToHub};
 use super::{
@@ -79,6 +81,13 @@ impl Registry {
         }
     }
 
+    /// Wakes every page's thread (a new link: each looks whether its own is still current).
+    pub(super) fn wake_pages(&self) {
+        for wakeup in self.lock().values().filter_map(|registration| registration.wakeup.as_ref()) {
+            wakeup.wake();
+        }
+    }
+
     fn shutdown_all(&self) {
         for registration in self.lock().values() {
             let _ = registration.socket.shutdown(Shutdown::Both);
@@ -101,7 +110,7 @@ impl Drop for Registered<'_> {
 /// What a connection needs from the server.
 pub(super) struct Site {
     pub(super) assets: &'static [Asset],
-    pub(super) token: String,
+    pub(super) link: Arc<super::Link>,
     pub(super) served: Vec<SocketAddr>,
     pub(super) to_hub: Sender<ToHub>,
     pub(super) stopped: Arc<AtomicBool>,
@@ -317,7 +326,9 @@ pub(super) fn serve_socket(
     head: &Head,
     site: &Site,
 ) -> io::Result<()> {
-    if !same_secret(presented_token(head).as_bytes(), site.token.as_bytes()) {
+    // The generation first: a link replaced after this is one this page must not keep.
+    let generation = site.link.generation();
+    if !same_secret(presented_token(head).as_bytes(), site.link.token().as_bytes()) {
         return respond(&mut stream, "401 Unauthorized", "text/plain", b"wrong or missing token\n");
     }
     let origin_ok = head
@@ -360,7 +371,7 @@ pub(super) fn serve_socket(
     if site.to_hub.send(ToHub::Connected { client: id, page }).is_err() {
         return Ok(());
     }
-    let ended = pump(&mut socket, &raw, id, &outbox, &wakeup, site);
+    let ended = pump(&mut socket, &raw, (id, generation), &outbox, &wakeup, site);
     let _ = site.to_hub.send(ToHub::Disconnected { client: id });
     close(&mut socket, &raw, &wakeup, ended);
     Ok(())
@@ -383,6 +394,8 @@ pub(super) enum Ended {
     Silent,
     /// The hub is gone, or the page does not read what it is sent (1011).
     Internal,
+    /// The link was replaced (issue 11, "New link"): the page must not reconnect with it.
+    Replaced,
 }
 
 impl Ended {
@@ -400,6 +413,9 @@ impl Ended {
             Ended::Internal => {
                 (CloseCode::Error, "askpane could not go on with this page".to_owned())
             }
+            Ended::Replaced => {
+                (CloseCode::from(LINK_REPLACED_CODE), LINK_REPLACED_REASON.to_owned())
+            }
         };
         Some(CloseFrame { code, reason: reason.into() })
     }
@@ -410,7 +426,7 @@ impl Ended {
 pub(super) fn pump(
     socket: &mut WebSocket<TcpStream>,
     raw: &TcpStream,
-    id: u64,
+    (id, generation): (u64, u64),
     outbox: &Receiver<Value>,
     wakeup: &Wakeup,
     site: &Site,
@@ -427,6 +443,9 @@ pub(super) fn pump(
         }
         if site.stopped.load(Ordering::SeqCst) {
             return Ended::Stopped;
+        }
+        if site.link.generation() != generation {
+            return Ended::Replaced;
         }
         if heard.elapsed() >= SILENT_LIMIT {
             return Ended::Silent;
@@ -449,8 +468,8 @@ pub(super) fn pump(
         let Ok(ready) = wait_ready(raw.as_fd(), interest, wakeup, Some(timeout)) else {
             return Ended::Internal;
         };
-        // Stopping: back to the top, which sends what is queued and ends with 1000.
-        if site.stopped.load(Ordering::SeqCst) {
+        // Stopping (or a new link): back to the top, which sends what is queued and closes.
+        if site.stopped.load(Ordering::SeqCst) || site.link.generation() != generation {
             continue;
         }
         if ready.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {

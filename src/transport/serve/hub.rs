@@ -10,14 +10,17 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
+use crate::app::state::{Agent, PendingPermission, SessionAction, SessionEffect};
 use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
 use crate::protocol::Outcome;
 use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
 use crate::protocol::origin::RequestId;
 use crate::protocol::stream::{CliMessage, PermissionDecision};
-use crate::protocol::web::{self, BrowserError, BrowserMessage};
+use crate::protocol::web::{self, BrowserError, BrowserMessage, PermissionEnd, SessionMessage};
 
-use crate::transport::{Inbound, Responder, SessionEvent};
+use crate::transport::{
+    Inbound, PermissionAsk, Responder, SessionCommand, SessionEvent, SessionKey,
+};
 
 use super::{BridgeJournal, BridgeOptions, TIMEOUT_GRACE, Wakeup};
 
@@ -94,15 +97,41 @@ pub(super) struct Hub {
     pages_gone_since: Option<Instant>,
     /// Where each request opened and each ending is reported (the inbox's history).
     journal: Option<BridgeJournal>,
+    /// The agent session the pages show (issue 11), when the bridge carries one: its
+    /// transcript and the permission cards, kept by the same rules as the native window's.
+    agent: Agent,
+    /// Who waits for each permission card's decision.
+    permission_replies: HashMap<RequestId, Responder<PermissionDecision>>,
+    /// Where the pages' prompts and Stop go; `None` when no session is carried.
+    session_commands: Option<Sender<SessionCommand>>,
 }
+
+/// The agent session a bridge carries to its pages (`askpane claude --ui web`).
+pub(super) struct CarriedSession {
+    pub(super) commands: Sender<SessionCommand>,
+    /// The first user turn, when it was given on the command line (already sent).
+    pub(super) prompt: Option<String>,
+}
+
+/// What a permission still waiting hears when the bridge ends without a page deciding it.
+pub(super) const BRIDGE_ENDED_DENY: &str =
+    "askpane's browser bridge ended before the user decided on this tool call.";
 
 impl Hub {
     pub(super) fn new(
         options: &BridgeOptions,
         stopped: Arc<AtomicBool>,
         wakeup: Arc<Wakeup>,
+        session: Option<CarriedSession>,
     ) -> Hub {
+        let mut agent = Agent::default();
+        if let Some(session) = &session {
+            agent.start_session(SessionKey::Own, None, session.prompt.as_deref());
+        }
         Hub {
+            agent,
+            permission_replies: HashMap::new(),
+            session_commands: session.map(|session| session.commands),
             clients: HashMap::new(),
             book: Book::default(),
             pages: HashMap::new(),
@@ -164,8 +193,20 @@ impl Hub {
         // Still open at a stop (the agent's turn ended, askpane is ending): nobody answered
         // these here, and the agent is told so.
         self.resolve_all(&Outcome::closed());
+        // A tool call is never allowed for want of a page: what still waits is denied, saying so.
+        self.deny_all_permissions(BRIDGE_ENDED_DENY);
         self.stopped.store(true, Ordering::SeqCst);
         self.wakeup.wake();
+    }
+
+    fn deny_all_permissions(&mut self, message: &str) {
+        for permission in std::mem::take(&mut self.agent.permissions) {
+            let request_id = &permission.request.request_id;
+            self.broadcast(&web::permission_withdrawn(request_id, PermissionEnd::Withdrawn));
+        }
+        for (_, responder) in self.permission_replies.drain() {
+            responder.send(PermissionDecision::Deny { message: message.to_owned() });
+        }
     }
 
     fn resolve_all(&mut self, outcome: &Outcome) {
@@ -210,6 +251,18 @@ impl Hub {
         let Some(since) = self.pages_gone_since else { return };
         let now = Instant::now();
         let grace = self.page_gone_grace;
+        // A session carried to pages that all went: once its turn is over and nothing waits,
+        // nobody is left to type the next prompt, and the bridge ends as at the end of a turn.
+        let idle = !self.agent.session().is_some_and(|session| session.busy)
+            && self.agent.permissions.is_empty()
+            && self.book.is_empty();
+        if self.stop_after_turn
+            && self.session_commands.is_some()
+            && idle
+            && since.checked_add(grace).is_some_and(|end| now >= end)
+        {
+            self.turn_over = true;
+        }
         let gone: Vec<String> = self
             .pages
             .values()
@@ -248,21 +301,35 @@ impl Hub {
                 }
             }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
-            Inbound::Permission(permission) => permission.reply.send(PermissionDecision::Deny {
-                message: "askpane's browser UI cannot approve tool calls; allow them with \
-                          --allow-tools or use the native window."
-                    .to_owned(),
-            }),
-            Inbound::Session(event) => {
-                let ends = matches!(
-                    *event,
-                    SessionEvent::Message(CliMessage::Result(_)) | SessionEvent::Ended { .. }
-                );
-                self.turn_over |= ends && self.stop_after_turn;
+            Inbound::Permission(permission) => self.ask_permission(*permission),
+            Inbound::WithdrawPermission { request_id } => {
+                if let Some(id) = self.agent.withdraw_permission(&request_id) {
+                    // The agent no longer waits; its responder hears what the window says.
+                    if let Some(responder) = self.permission_replies.remove(&id) {
+                        let message = "Withdrawn by the agent.".to_owned();
+                        responder.send(PermissionDecision::Deny { message });
+                    }
+                    let gone = web::permission_withdrawn(&request_id, PermissionEnd::Withdrawn);
+                    self.broadcast(&gone);
+                }
             }
-            // The page shows no agent sessions yet: a hosted session's transcript is not kept.
+            Inbound::Session(event) => {
+                let ended = matches!(*event, SessionEvent::Ended { .. });
+                let ends = ended || matches!(*event, SessionEvent::Message(CliMessage::Result(_)));
+                // Pages that carry the session can start another turn: only the agent's end
+                // ends the bridge then.
+                let carried = self.session_commands.is_some();
+                self.turn_over |= self.stop_after_turn && if carried { ended } else { ends };
+                if carried {
+                    let from = self.agent.session().map_or(0, |s| s.entries.len());
+                    self.agent.session_event(SessionKey::Own, *event);
+                    self.broadcast_session(from);
+                }
+            }
+            // The page shows no hosted agent sessions yet (the inbox's clients): their
+            // transcripts are not kept.
             Inbound::Hosted { .. } | Inbound::HostedEvent { .. } | Inbound::HostGone { .. } => {}
-            Inbound::WithdrawPermission { .. }
+            Inbound::SessionUpdate(_)
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. } => {}
@@ -274,9 +341,95 @@ impl Hub {
                 for tool_use_id in open {
                     self.resolve(&tool_use_id, outcome.clone(), None);
                 }
+                let message = outcome.deny_message().unwrap_or_else(|| BRIDGE_ENDED_DENY.into());
+                self.deny_all_permissions(&message);
                 self.stopped.store(true, Ordering::SeqCst);
             }
         }
+    }
+
+    /// A tool the agent wants to run: a card in every page. Without a session to show it in
+    /// (a bridge for questions only) it is denied at once, saying why.
+    fn ask_permission(&mut self, permission: PermissionAsk) {
+        let PermissionAsk { id, request, provenance, reply } = permission;
+        if self.session_commands.is_none() {
+            return reply.send(PermissionDecision::Deny {
+                message: "askpane's browser page here shows questions only and cannot approve \
+                          tool calls; allow them with --allow-tools."
+                    .to_owned(),
+            });
+        }
+        self.broadcast(&web::permission_request(&request, &provenance));
+        self.permission_replies.insert(id, reply);
+        let deny_message = String::new();
+        self.agent.push_permission(PendingPermission { id, request, provenance, deny_message });
+    }
+
+    /// Sends every page the session from entry `from` on.
+    fn broadcast_session(&self, from: usize) {
+        if let Some(message) = self.session_message(from) {
+            self.broadcast(&message);
+        }
+    }
+
+    /// `session`: the transcript from entry `from` on, and the session's state.
+    fn session_message(&self, from: usize) -> Option<Value> {
+        let update = self.agent.session()?.update_from(from);
+        let mut message = serde_json::to_value(update).ok()?;
+        message.as_object_mut()?.insert("type".into(), Value::from(web::SESSION_TYPE));
+        Some(message)
+    }
+
+    /// Does what a page asked of the agent session: the same [`SessionAction`]s the native
+    /// window applies, so the deny wording and the prompt's transcript entry are the same.
+    fn take_session(&mut self, message: SessionMessage) -> Result<(), BrowserError> {
+        let Some(commands) = self.session_commands.clone() else {
+            return Err(BrowserError::NoSession);
+        };
+        let from = self.agent.session().map_or(0, |s| s.entries.len());
+        let effect = match message {
+            SessionMessage::Decide { request_id, decision } => {
+                let unknown = || BrowserError::UnknownPermission(request_id.clone());
+                let permission = self
+                    .agent
+                    .permissions
+                    .iter()
+                    .find(|p| p.request.request_id == request_id)
+                    .ok_or_else(unknown)?;
+                let id = permission.id;
+                // A deny carries the text the model reads, built by the page's own state by the
+                // same rules; the card leaves the hub's agent as the page's did.
+                let end = match decision {
+                    PermissionDecision::AllowOnce => PermissionEnd::Allowed,
+                    PermissionDecision::Deny { .. } => PermissionEnd::Denied,
+                };
+                self.agent.withdraw_permission(&request_id);
+                self.broadcast(&web::permission_withdrawn(&request_id, end));
+                Some(SessionEffect::Decided { id, decision })
+            }
+            SessionMessage::Prompt(text) => {
+                self.agent.apply_session(SessionAction::SetPrompt(text));
+                self.agent.apply_session(SessionAction::SendPrompt)
+            }
+            SessionMessage::Stop => self.agent.apply_session(SessionAction::Stop),
+        };
+        match effect {
+            Some(SessionEffect::Decided { id, decision }) => {
+                if let Some(responder) = self.permission_replies.remove(&id) {
+                    responder.send(decision);
+                }
+            }
+            Some(SessionEffect::Prompt { text, .. }) => {
+                let _ = commands.send(SessionCommand::UserTurn(text));
+                self.broadcast_session(from);
+            }
+            Some(SessionEffect::Interrupt { .. }) => {
+                let _ = commands.send(SessionCommand::Interrupt);
+            }
+            // Pages send no End: the bridge's session is its own process's.
+            Some(SessionEffect::End { .. }) | None => {}
+        }
+        Ok(())
     }
 
     /// Takes a request into the book; a new question goes to every page.
@@ -385,6 +538,18 @@ impl Hub {
                         page.send(message_now(question, open, now));
                     }
                 }
+                // And the agent session, whole, with the tools waiting for a decision.
+                if let Some(session) = self.session_message(0) {
+                    page.send(session);
+                }
+                for permission in &self.agent.permissions {
+                    page.send(web::permission_request(&permission.request, &permission.provenance));
+                }
+                if self.session_commands.is_some() {
+                    // A reconnecting page drops the cards decided while it was away.
+                    let open = self.agent.permissions.iter().map(|p| p.request.request_id.as_str());
+                    page.send(web::permissions_open(open));
+                }
                 self.clients.insert(client, page);
                 self.pages_seen = true;
                 self.pages_gone_since = None;
@@ -409,6 +574,9 @@ impl Hub {
     /// Takes a page's message: an answer or a decline decides its question; a timeout change
     /// moves the backstop.
     fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
+        if let Some(message) = web::parse_session_message(value) {
+            return self.take_session(message?);
+        }
         let message = web::parse_browser_message(value)?;
         let tool_use_id = message.tool_use_id().to_owned();
         let unknown = || BrowserError::UnknownQuestion(tool_use_id.clone());

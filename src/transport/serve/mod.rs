@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use rustix::event::{PollFd, PollFlags, Timespec};
 // On Windows rustix names a socket handle `AsFd` too, so this one import serves every platform.
 use rustix::fd::{AsFd, BorrowedFd};
@@ -42,7 +42,7 @@ use rustix::fd::{AsFd, BorrowedFd};
 use crate::app::journal::Journal;
 use crate::protocol::limits::{self};
 
-use super::{Inbound, IoThreads};
+use super::{Inbound, IoThreads, SessionCommand};
 
 /// Largest WebSocket message or frame a browser may send: the largest valid answer
 /// ([`limits::MAX_BROWSER_MESSAGE`]). A larger one ends its connection with 1009.
@@ -113,11 +113,40 @@ impl std::fmt::Debug for BridgeJournal {
     }
 }
 
+/// The bridge's secret and how many times it was replaced (issue 11: "New link"): a page holds
+/// the generation it connected in, and a newer one ends its connection.
+pub(super) struct Link {
+    token: std::sync::Mutex<String>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Link {
+    fn new() -> io::Result<Link> {
+        Ok(Link { token: std::sync::Mutex::new(new_token()?), generation: Default::default() })
+    }
+
+    pub(super) fn token(&self) -> String {
+        self.token.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// A new token; the pages on the old one are ended by their threads once woken.
+    fn replace(&self) -> io::Result<()> {
+        let token = new_token()?;
+        *self.token.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = token;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
 /// A running bridge.
 pub struct Bridge {
     address: SocketAddr,
     served: Vec<SocketAddr>,
-    token: String,
+    site: Arc<Site>,
     stopped: Arc<AtomicBool>,
     wakeup: Arc<Wakeup>,
     done: Receiver<()>,
@@ -130,19 +159,43 @@ impl Bridge {
         inbox: Receiver<Inbound>,
         threads: &mut IoThreads,
     ) -> io::Result<Bridge> {
+        Bridge::start_inner(options, inbox, None, threads)
+    }
+
+    /// As [`Bridge::start`], for a bridge that carries an agent session to its pages (issue 11,
+    /// `askpane claude --ui web`): they show its transcript and permission cards, and their
+    /// prompts and Stop go to `commands`. `prompt` is the first user turn, when the command line
+    /// gave one. With `stop_after_turn`, the bridge then ends with the agent, not its turn.
+    pub fn start_with_session(
+        options: &BridgeOptions,
+        inbox: Receiver<Inbound>,
+        commands: Sender<SessionCommand>,
+        prompt: Option<String>,
+        threads: &mut IoThreads,
+    ) -> io::Result<Bridge> {
+        let session = CarriedSession { commands, prompt };
+        Bridge::start_inner(options, inbox, Some(session), threads)
+    }
+
+    fn start_inner(
+        options: &BridgeOptions,
+        inbox: Receiver<Inbound>,
+        session: Option<CarriedSession>,
+        threads: &mut IoThreads,
+    ) -> io::Result<Bridge> {
         let listener = TcpListener::bind(options.bind)?;
         // Non-blocking: the listener waits in poll(2), so a stop wakes it at once, and a
         // connection that went away between poll and accept does not block it.
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
         let served = served_addresses(address);
-        let token = new_token()?;
+        let link = Arc::new(Link::new()?);
         let stopped = Arc::new(AtomicBool::new(false));
         let wakeup = Arc::new(Wakeup::new()?);
         let (to_hub, hub_inbox) = crossbeam_channel::unbounded();
         let (done_sender, done) = crossbeam_channel::bounded(1);
 
-        let hub = Hub::new(options, Arc::clone(&stopped), Arc::clone(&wakeup));
+        let hub = Hub::new(options, Arc::clone(&stopped), Arc::clone(&wakeup), session);
         threads.spawn("web-hub", move || {
             hub.run(&inbox, &hub_inbox);
             let _ = done_sender.send(());
@@ -151,18 +204,19 @@ impl Bridge {
 
         let site = Arc::new(Site {
             assets: options.assets,
-            token: token.clone(),
+            link,
             served: served.clone(),
             to_hub,
             stopped: Arc::clone(&stopped),
             registry: Registry::default(),
         });
         let accept_wakeup = Arc::clone(&wakeup);
+        let accepting = Arc::clone(&site);
         threads.spawn("web-accept", move || {
-            accept(&listener, &site, &accept_wakeup);
+            accept(&listener, &accepting, &accept_wakeup);
             Ok(())
         })?;
-        Ok(Bridge { address, served, token, stopped, wakeup, done })
+        Ok(Bridge { address, served, site, stopped, wakeup, done })
     }
 
     /// Where the page is: open it in a browser. The token is in the fragment. On a loopback or
@@ -174,10 +228,19 @@ impl Bridge {
     /// A link per address the bridge serves (loopback first): with `--bind 0.0.0.0`, one per
     /// address of this machine, the ones another device can use.
     pub fn urls(&self) -> Vec<String> {
-        self.served
-            .iter()
-            .map(|address| format!("http://{address}/#token={}", self.token))
-            .collect()
+        let token = self.site.link.token();
+        self.served.iter().map(|address| format!("http://{address}/#token={token}")).collect()
+    }
+
+    /// "New link" (issue 11): a new token. Every page on the old one is told the link was
+    /// replaced (close code [`crate::protocol::web::LINK_REPLACED_CODE`]) and stops
+    /// reconnecting; the old link no longer opens a connection. Open questions stay open for
+    /// the new link (pages gone count as gone: [`PAGE_GONE_GRACE`]). [`Bridge::urls`] then
+    /// gives the new links.
+    pub fn replace_link(&self) -> io::Result<()> {
+        self.site.link.replace()?;
+        self.site.registry.wake_pages();
+        Ok(())
     }
 
     pub fn address(&self) -> SocketAddr {
@@ -335,7 +398,7 @@ mod http;
 mod hub;
 
 use http::{Registry, Site, accept};
-use hub::Hub;
+use hub::{CarriedSession, Hub};
 
 #[cfg(test)]
 mod tests {
