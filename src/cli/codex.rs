@@ -183,6 +183,7 @@ fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
             | Inbound::Hosted { .. }
             | Inbound::HostedEvent { .. }
             | Inbound::HostGone { .. }
+            | Inbound::SessionUpdate(_)
             | Inbound::Withdraw { .. }
             | Inbound::Leave { .. }
             | Inbound::Settled { .. }
