@@ -1,9 +1,8 @@
-//! The thin client's Unix side (issue 10): [`deliver`] hands a request to the running inbox over
+//! The thin client (issue 10, on Unix and Windows): [`deliver`] hands a request to the running inbox over
 //! its socket (starting one when none runs and a window or browser can show it), waits for its
 //! outcome, and asks again when the inbox dies. What the callers do with it is `handover.rs`.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -238,8 +237,7 @@ pub(super) fn start_inbox(
         command.env_remove(name);
     }
     command.env_remove("ASKPANE_NONINTERACTIVE");
-    // A process group of its own: Claude Code ending the hook's group leaves the inbox alone.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    detach(&mut command);
     command.stdin(Stdio::null()).stdout(log_out).stderr(log_err);
     let mut child =
         command.spawn().map_err(|error| format!("cannot start `askpane inbox`: {error}"))?;
@@ -266,23 +264,46 @@ pub(super) fn start_inbox(
     }
 }
 
+/// Lets the inbox outlive the client that starts it. Unix: a process group of its own, so Claude
+/// Code ending the hook's group leaves the inbox alone.
+#[cfg(unix)]
+fn detach(command: &mut Command) {
+    std::os::unix::process::CommandExt::process_group(command, 0);
+}
+
+/// Lets the inbox outlive the client that starts it. Windows: no console of its own (its output
+/// goes to the log file) and a process group of its own, so the client's console closing or its
+/// Ctrl+C leaves the inbox alone.
+#[cfg(windows)]
+fn detach(command: &mut Command) {
+    std::os::windows::process::CommandExt::creation_flags(command, detached_flags());
+}
+
+/// `DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP`.
+#[cfg(windows)]
+fn detached_flags() -> u32 {
+    use windows_sys::Win32::System::Threading::{CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS};
+    DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
+}
+
 /// The inbox's log: `inbox.log` in the state directory (`$XDG_STATE_HOME/askpane`, default
 /// `~/.local/state/askpane`), never in a `--state-dir` a test or a user gave for the database.
 fn log_file() -> Result<(std::fs::File, std::path::PathBuf), String> {
     let dir = askpane::store::state_dir(None).map_err(|error| error.to_string())?;
-    // Private: the log holds the browser page's address, whose token lets anyone answer.
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+    // Private: the log holds the browser page's address, whose token lets anyone answer. (On
+    // Windows the state directory is under %LOCALAPPDATA%, whose ACL is the user's already.)
+    let mut make_dir = std::fs::DirBuilder::new();
+    make_dir.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut make_dir, 0o700);
+    make_dir.create(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
     let path = dir.join("inbox.log");
-    let file = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
+    let mut open = std::fs::File::options();
+    open.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    let file =
+        open.open(&path).map_err(|error| format!("cannot open {}: {error}", path.display()))?;
     Ok((file, path))
 }
 

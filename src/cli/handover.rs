@@ -1,6 +1,6 @@
 //! Handing a request to the inbox, as every thin client (`ask`, `hook`, `mcp`) sees it, on
 //! every platform: what it may come to, and what `ask` and `hook` then do. The hand-over itself
-//! is `client::deliver` (the Unix socket), or `no_inbox::deliver` where there is none.
+//! is `client::deliver` (the inbox's socket, Unix or Windows), or `no_inbox::deliver` where there is none.
 
 use std::io;
 
@@ -71,7 +71,7 @@ pub(super) fn hand_to_inbox(
 }
 
 /// What a thin client waits for besides its outcome.
-#[cfg_attr(not(unix), allow(dead_code, reason = "read only by the Unix client"))]
+#[cfg_attr(not(any(unix, windows)), allow(dead_code, reason = "read only by the socket client"))]
 pub(super) enum Until {
     /// A signal (SIGTERM, Ctrl+C …) that stops this client: `ask` and `hook`.
     Signal,
@@ -81,7 +81,7 @@ pub(super) enum Until {
 }
 
 /// How handing one request to the inbox ended.
-#[cfg_attr(not(unix), allow(dead_code, reason = "built only by the Unix client"))]
+#[cfg_attr(not(any(unix, windows)), allow(dead_code, reason = "built only by the socket client"))]
 pub(super) enum Delivered {
     /// The inbox decided: the reply line (`None`: print nothing), the exit code, and what did
     /// not fit the policy (for stderr).

@@ -256,6 +256,7 @@ fn start_notifier(reveal: askpane::transport::UiSender) -> Option<Notifier> {
 }
 
 /// True while process `pid` runs (as this user or another).
+#[cfg(unix)]
 fn pid_runs(pid: u32) -> bool {
     let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
         return false;
@@ -265,4 +266,13 @@ fn pid_runs(pid: u32) -> bool {
         // It exists, but belongs to someone else.
         Err(error) => error == rustix::io::Errno::PERM,
     }
+}
+
+/// Whether process `pid` runs is not asked on Windows (it needs `OpenProcess`, unsafe code
+/// askpane does not write): every process counts as running, so a question is never recorded
+/// as abandoned on a guess; one left by a killed askpane stays open in the store until asked
+/// again.
+#[cfg(windows)]
+fn pid_runs(_pid: u32) -> bool {
+    true
 }

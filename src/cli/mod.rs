@@ -24,7 +24,7 @@ mod answer;
 mod args;
 mod ask;
 mod claude;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod client;
 mod codex;
 mod codex_hook;
@@ -35,19 +35,20 @@ mod hook;
 // `askpane claude` under the inbox: where the inbox is.
 #[cfg(unix)]
 mod hosted;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod inbox;
 mod install;
-// The inbox's platform seam: a Unix socket above; elsewhere, its absence said plainly.
-#[cfg(not(unix))]
+// The inbox's platform seam (`transport::endpoint`): a Unix socket on Unix, an AF_UNIX socket on
+// Windows; elsewhere, its absence said plainly.
+#[cfg(not(any(unix, windows)))]
 mod no_inbox;
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 use no_inbox as client;
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 use no_inbox as inbox;
 mod mcp;
 // `askpane opencode` hands its questions to the inbox: where the inbox is.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod opencode;
 mod validate;
 mod window;
@@ -109,7 +110,7 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Answer every OpenCode session's questions in the inbox: attach to an OpenCode server
     /// (`opencode serve`, or the TUI with `--port`) and run until stopped.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     #[command(name = "opencode")]
     OpenCode(opencode::OpenCodeArgs),
     /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
@@ -232,7 +233,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::CodexHook(args) => codex_hook::run(args),
         Command::Inbox(args) => inbox::run(args),
         Command::Mcp(args) => mcp::run(args),
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         Command::OpenCode(args) => opencode::run(args),
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),

@@ -1,10 +1,11 @@
 //! The inbox's socket (issue 10): where it lives, the lock that makes one inbox per user, the
 //! server `askpane inbox` runs, and the connection a thin client opens.
 //!
-//! The socket is `$XDG_RUNTIME_DIR/askpane/inbox.sock` (else `/tmp/askpane-<uid>/inbox.sock`), in
-//! a directory that must be the user's own and is kept at 0700; the socket is 0600, and every
-//! peer's uid is checked (SO_PEERCRED) before a byte is read. `inbox.lock` beside it is held
-//! (flock) for the inbox's life: of two inboxes started at once, exactly one gets it.
+//! The socket is `inbox.sock` in a directory only this user can use, and who may connect is
+//! checked before a byte is read; both are the endpoint's, per platform (`endpoint/`: Unix
+//! `$XDG_RUNTIME_DIR/askpane` with a peer-uid check, Windows `%LOCALAPPDATA%\askpane`).
+//! `inbox.lock` beside it is held (std's file lock) for the inbox's life: of two inboxes started
+//! at once, exactly one gets it.
 //!
 //! Each connection has a reader thread (`inbox-client`); each request it hands over has a thread
 //! (`inbox-outcome`) that waits for the request's outcome and writes it back. A connection that
@@ -13,9 +14,7 @@
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -30,6 +29,7 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 
 use super::UiSender;
 use super::admit::{Admission, admit};
+use super::endpoint::{self, Gate, Listener, Stream};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
@@ -47,20 +47,10 @@ pub struct Place {
 }
 
 impl Place {
-    /// The directory for this user: `$XDG_RUNTIME_DIR/askpane`, else `/tmp/askpane-<uid>`.
-    /// Made 0700 if missing; refused if it is not a directory of this user's own.
+    /// This user's private directory for the inbox (the endpoint's, per platform), made if
+    /// missing; refused if it is not this user's own.
     pub fn find() -> io::Result<Place> {
-        let uid = rustix::process::getuid().as_raw();
-        // `$XDG_RUNTIME_DIR` where the platform has one (Linux); macOS has none.
-        let runtime = dirs::runtime_dir().filter(|dir| dir.is_dir());
-        let dir = match runtime {
-            Some(runtime) => runtime.join("askpane"),
-            // Not `TMPDIR`: every client of this user must find the same socket, and Claude Code
-            // gives each session a TMPDIR of its own.
-            None => PathBuf::from("/tmp").join(format!("askpane-{uid}")),
-        };
-        own_private_dir(&dir, uid)?;
-        Ok(Place { dir })
+        Ok(Place { dir: endpoint::private_dir()? })
     }
 
     pub fn socket(&self) -> PathBuf {
@@ -72,42 +62,6 @@ impl Place {
     }
 }
 
-/// Makes `dir` (0700) or checks the one there: a real directory (not a link) owned by `uid`.
-/// Permissions wider than 0700 on our own directory are narrowed.
-fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
-    match fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(error) => {
-            return Err(io::Error::new(
-                error.kind(),
-                format!("cannot make {}: {error}", dir.display()),
-            ));
-        }
-    }
-    let metadata = fs::symlink_metadata(dir)?;
-    if !metadata.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} is not a directory; askpane will not put its socket there",
-            dir.display()
-        )));
-    }
-    if metadata.uid() != uid {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} belongs to another user (uid {}); askpane will not put its socket there",
-                dir.display(),
-                metadata.uid()
-            ),
-        ));
-    }
-    if metadata.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
-}
-
 /// The lock one inbox holds for its life (`inbox.lock`, holding its pid).
 #[derive(Debug)]
 pub struct InboxLock {
@@ -117,13 +71,8 @@ pub struct InboxLock {
 impl InboxLock {
     /// Takes the lock, or `None` when another inbox holds it.
     pub fn take(place: &Place) -> io::Result<Option<InboxLock>> {
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(place.lock_file())?;
+        let mut file = endpoint::open_lock_file(&place.lock_file())?;
+        // std's file lock: flock on Unix, LockFileEx on Windows.
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => return Ok(None),
@@ -135,23 +84,14 @@ impl InboxLock {
     }
 }
 
-/// Binds the socket (0600), replacing one a dead inbox left. Call with the lock held.
-pub fn bind(place: &Place) -> io::Result<UnixListener> {
-    let socket = place.socket();
-    match fs::remove_file(&socket) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(error) => return Err(error),
-    }
-    let listener = UnixListener::bind(&socket)?;
-    // The directory is 0700 already, so nobody else could reach it in between.
-    fs::set_permissions(&socket, fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+/// Binds the socket, replacing one a dead inbox left. Call with the lock held.
+pub fn bind(place: &Place) -> io::Result<Listener> {
+    endpoint::bind(&place.socket())
 }
 
 /// Writes whole lines to one client; shared by its reader and its outcome threads.
 #[derive(Debug)]
-struct Writer(Mutex<UnixStream>);
+struct Writer(Mutex<Stream>);
 
 impl Writer {
     fn send(&self, message: &InboxMessage) -> bool {
@@ -181,7 +121,7 @@ struct Open {
 /// A live connection, for shutting it down at the end.
 #[derive(Debug)]
 struct Connection {
-    stream: UnixStream,
+    stream: Stream,
     thread: JoinHandle<()>,
 }
 
@@ -199,7 +139,8 @@ struct Shared {
     /// so they end their session instead of starting another inbox.
     hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
     connections: Mutex<Vec<Connection>>,
-    uid: u32,
+    /// Who may connect (this user).
+    gate: Gate,
     /// Brings the window back (`show`): injected, as the transport never sees egui.
     show: Box<dyn Fn() + Send + Sync>,
 }
@@ -242,7 +183,7 @@ impl InboxServer {
     /// Serves `listener`: every request goes to the UI through `to_ui`.
     /// `show` brings the window back when a client asks.
     pub fn start(
-        listener: UnixListener,
+        listener: Listener,
         socket: PathBuf,
         to_ui: UiSender,
         show: Box<dyn Fn() + Send + Sync>,
@@ -255,7 +196,7 @@ impl InboxServer {
             subscribers: Mutex::new(Vec::new()),
             hosts: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
-            uid: rustix::process::getuid().as_raw(),
+            gate: Gate::for_this_user(),
             show,
         });
         let accepting = Arc::clone(&shared);
@@ -278,7 +219,7 @@ impl InboxServer {
             to_ui.take();
         }
         // Wake the accept loop with a connection of our own, then take the socket away.
-        let _ = UnixStream::connect(&self.socket);
+        let _ = Stream::connect(&self.socket);
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
@@ -308,7 +249,7 @@ impl Drop for InboxServer {
     fn drop(&mut self) {
         if self.accept.is_some() {
             self.shared.stopping.store(true, Ordering::SeqCst);
-            let _ = UnixStream::connect(&self.socket);
+            let _ = Stream::connect(&self.socket);
             if let Some(accept) = self.accept.take() {
                 let _ = accept.join();
             }
@@ -316,7 +257,7 @@ impl Drop for InboxServer {
     }
 }
 
-fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
+fn accept_loop(listener: &Listener, shared: &Arc<Shared>) {
     for stream in listener.incoming() {
         if shared.stopping.load(Ordering::SeqCst) {
             break;
@@ -329,14 +270,10 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
                 continue;
             }
         };
-        let pid = match super::peer::peer_of(&stream) {
-            Ok(peer) if peer.uid == shared.uid => peer.pid,
-            Ok(peer) => {
-                eprintln!("askpane inbox: refused a client of another user (uid {})", peer.uid);
-                continue;
-            }
-            Err(error) => {
-                eprintln!("askpane inbox: refused a client whose user is unknown: {error}");
+        let pid = match shared.gate.admit(&stream) {
+            Ok(pid) => pid,
+            Err(why) => {
+                eprintln!("askpane inbox: {why}");
                 continue;
             }
         };
@@ -364,8 +301,12 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
 }
 
 /// One client: its lines in, its outcomes out; its open requests withdrawn when it goes.
-fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: Option<u32>) {
+fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Option<u32>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    if let Err(error) = endpoint::prepare_server_stream(&stream) {
+        eprintln!("askpane inbox: cannot serve a client: {error}");
+        return;
+    }
     let Ok(write_half) = stream.try_clone() else { return };
     let writer = Arc::new(Writer(Mutex::new(write_half)));
     writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id() });
@@ -375,8 +316,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: UnixStream, pid: 
     let mut hosted = Hosted::new(number);
     loop {
         buffer.clear();
-        let read = (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buffer);
-        match read {
+        match read_line(&mut reader, &mut buffer, &shared.stopping) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
@@ -641,6 +581,27 @@ impl Hosted {
     }
 }
 
+/// Reads one line (at most [`MAX_LINE_BYTES`]) into `buffer`; returns how many bytes it holds
+/// (0 at the end of the stream). A read that times out (only where the endpoint sets a read
+/// timeout: Windows, whose shutdown does not wake a blocked read) keeps what it read and reads
+/// on, unless the server is stopping.
+fn read_line(
+    reader: &mut BufReader<Stream>,
+    buffer: &mut Vec<u8>,
+    stopping: &AtomicBool,
+) -> io::Result<usize> {
+    loop {
+        let room = MAX_LINE_BYTES.saturating_sub(buffer.len() as u64);
+        match reader.take(room).read_until(b'\n', buffer) {
+            Err(error)
+                if matches!(error.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
+                    && !stopping.load(Ordering::SeqCst) => {}
+            Err(error) => return Err(error),
+            Ok(_) => return Ok(buffer.len()),
+        }
+    }
+}
+
 /// Takes one request in and starts the thread that waits for its outcome.
 fn take_ask(
     shared: &Arc<Shared>,
@@ -738,8 +699,8 @@ fn take_ask(
 /// A thin client's connection to the inbox.
 #[derive(Debug)]
 pub struct InboxClient {
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    reader: BufReader<Stream>,
+    writer: Stream,
     /// The inbox's process id, from its hello.
     pub inbox_pid: u32,
 }
@@ -758,7 +719,7 @@ pub enum ConnectError {
 impl InboxClient {
     /// Connects and reads the inbox's hello.
     pub fn connect(place: &Place) -> Result<InboxClient, ConnectError> {
-        let stream = UnixStream::connect(place.socket()).map_err(ConnectError::NotRunning)?;
+        let stream = Stream::connect(place.socket()).map_err(ConnectError::NotRunning)?;
         let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
         // A listening inbox greets at once; one that hangs is not waited for.
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));

@@ -9,16 +9,18 @@
 pub mod admit;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod claude;
+#[cfg(any(unix, windows))]
+pub mod endpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod codex;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod group;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod inbox;
 pub mod lines;
 #[cfg(target_os = "linux")]
 pub mod notify;
-#[cfg(all(unix, not(target_os = "linux")))]
+#[cfg(all(not(target_arch = "wasm32"), not(target_os = "linux")))]
 #[path = "notify_none.rs"]
 pub mod notify;
 #[cfg(not(target_arch = "wasm32"))]

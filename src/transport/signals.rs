@@ -7,6 +7,11 @@
 //! Later signals change nothing: the replies are already on their way, and a second Ctrl+C must
 //! not cut them off. SIGPIPE is left as it is (Rust ignores it: a write to a closed pipe fails).
 //!
+//! On Windows the same thread waits for the console's control events (Ctrl+C, Ctrl+Break, the
+//! console closing, logoff, shutdown) through the `ctrlc` crate, which tells them apart no
+//! further: they arrive as [`StopSignal::Console`]. Windows ends a process soon after the
+//! console closes whatever it does, so only Ctrl+C and Ctrl+Break are sure to get replies out.
+//!
 //! The channel is reached through a [`SignalRoute`], a guard that owns a sender while something
 //! can still be answered; the watcher itself holds only a weak reference, so it never keeps the
 //! channel open (the window and the bridge close once their adapters are done).
@@ -27,6 +32,8 @@ pub enum StopSignal {
     Hup,
     Quit,
     Usr1,
+    /// A Windows console control event: Ctrl+C, Ctrl+Break or the console closing.
+    Console,
 }
 
 impl StopSignal {
@@ -37,6 +44,7 @@ impl StopSignal {
             StopSignal::Hup => "SIGHUP",
             StopSignal::Quit => "SIGQUIT",
             StopSignal::Usr1 => "SIGUSR1",
+            StopSignal::Console => "Ctrl+C or the console closing",
         }
     }
 
@@ -54,6 +62,7 @@ impl StopSignal {
             StopSignal::Hup,
             StopSignal::Quit,
             StopSignal::Usr1,
+            StopSignal::Console,
         ];
         every.into_iter().find(|signal| signal.outcome() == *outcome)
     }
@@ -67,6 +76,8 @@ impl StopSignal {
             StopSignal::Hup => signal::SIGHUP,
             StopSignal::Quit => signal::SIGQUIT,
             StopSignal::Usr1 => signal::SIGUSR1,
+            // Not a Unix signal: never registered there, and matches no number.
+            StopSignal::Console => -1,
         }
     }
 }
@@ -93,12 +104,42 @@ fn deliver(route: &Weak<UiSender>, signal: StopSignal) {
     }
 }
 
+/// The first signal is delivered (if a route is open); later ones are only said.
+fn caught(shared: &Shared, signal: StopSignal) {
+    let Ok(route) = shared.route.lock() else { return };
+    if shared.caught.set(signal).is_ok() {
+        eprintln!("askpane: stopped by {}; telling the agent", signal.name());
+        deliver(&route, signal);
+    } else {
+        eprintln!("askpane: {} while stopping; the replies are on their way", signal.name());
+    }
+}
+
+/// The console's control events, as one channel for the whole process: Windows (and ctrlc)
+/// take one handler per process, while a process may start and stop several watches.
+#[cfg(windows)]
+fn console_events() -> io::Result<crossbeam_channel::Receiver<()>> {
+    static EVENTS: OnceLock<Result<crossbeam_channel::Receiver<()>, String>> = OnceLock::new();
+    let events = EVENTS.get_or_init(|| {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        ctrlc::try_set_handler(move || {
+            let _ = sender.send(());
+        })
+        .map(|()| receiver)
+        .map_err(|error| error.to_string())
+    });
+    events.clone().map_err(io::Error::other)
+}
+
 /// The running watcher. Stopping it (or dropping it) ends and joins its thread.
 #[derive(Debug)]
 pub struct SignalWatch {
     shared: Arc<Shared>,
     #[cfg(unix)]
     handle: signal_hook::iterator::Handle,
+    /// Dropped to end the watcher's thread.
+    #[cfg(windows)]
+    stop: Option<crossbeam_channel::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -117,23 +158,35 @@ impl SignalWatch {
                     else {
                         continue;
                     };
-                    let Ok(route) = watched.route.lock() else { continue };
-                    if watched.caught.set(signal).is_ok() {
-                        eprintln!("askpane: stopped by {}; telling the agent", signal.name());
-                        deliver(&route, signal);
-                    } else {
-                        eprintln!(
-                            "askpane: {} while stopping; the replies are on their way",
-                            signal.name()
-                        );
-                    }
+                    caught(&watched, signal);
                 }
             })?;
         Ok(SignalWatch { shared, handle, thread: Some(thread) })
     }
 
-    /// Elsewhere nothing is caught: the platform's own handling stays (Ctrl+C ends askpane).
-    #[cfg(not(unix))]
+    /// Starts catching the console's control events. From now on Ctrl+C no longer ends
+    /// askpane at once.
+    #[cfg(windows)]
+    pub fn start() -> io::Result<SignalWatch> {
+        let events = console_events()?;
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let shared = Arc::new(Shared::default());
+        let watched = Arc::clone(&shared);
+        let thread =
+            std::thread::Builder::new().name("signal-watch".to_owned()).spawn(move || {
+                loop {
+                    crossbeam_channel::select! {
+                        recv(events) -> event => if event.is_err() { return },
+                        recv(stopped) -> _ => return,
+                    }
+                    caught(&watched, StopSignal::Console);
+                }
+            })?;
+        Ok(SignalWatch { shared, stop: Some(stop), thread: Some(thread) })
+    }
+
+    /// Elsewhere nothing is caught: the platform's own handling stays.
+    #[cfg(not(any(unix, windows)))]
     pub fn start() -> io::Result<SignalWatch> {
         Ok(SignalWatch { shared: Arc::new(Shared::default()), thread: None })
     }
@@ -159,6 +212,8 @@ impl SignalWatch {
     fn stop_thread(&mut self) {
         #[cfg(unix)]
         self.handle.close();
+        #[cfg(windows)]
+        drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

@@ -1,0 +1,108 @@
+//! The inbox's endpoint on Unix: `$XDG_RUNTIME_DIR/askpane/inbox.sock` (else
+//! `/tmp/askpane-<uid>/inbox.sock`) in a directory that must be the user's own and is kept at
+//! 0700; the socket 0600; every peer's uid checked before a byte is read.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+pub use std::os::unix::net::{UnixListener as Listener, UnixStream as Stream};
+
+use crate::transport::peer::peer_of;
+
+/// The directory for this user: `$XDG_RUNTIME_DIR/askpane`, else `/tmp/askpane-<uid>`.
+/// Made 0700 if missing; refused if it is not a directory of this user's own.
+pub fn private_dir() -> io::Result<PathBuf> {
+    let uid = rustix::process::getuid().as_raw();
+    // `$XDG_RUNTIME_DIR` where the platform has one (Linux); macOS has none.
+    let runtime = dirs::runtime_dir().filter(|dir| dir.is_dir());
+    let dir = match runtime {
+        Some(runtime) => runtime.join("askpane"),
+        // Not `TMPDIR`: every client of this user must find the same socket, and Claude Code
+        // gives each session a TMPDIR of its own.
+        None => PathBuf::from("/tmp").join(format!("askpane-{uid}")),
+    };
+    own_private_dir(&dir, uid)?;
+    Ok(dir)
+}
+
+/// Makes `dir` (0700) or checks the one there: a real directory (not a link) owned by `uid`.
+/// Permissions wider than 0700 on our own directory are narrowed.
+fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => {
+            return Err(io::Error::new(
+                error.kind(),
+                format!("cannot make {}: {error}", dir.display()),
+            ));
+        }
+    }
+    let metadata = fs::symlink_metadata(dir)?;
+    if !metadata.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory; askpane will not put its socket there",
+            dir.display()
+        )));
+    }
+    if metadata.uid() != uid {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} belongs to another user (uid {}); askpane will not put its socket there",
+                dir.display(),
+                metadata.uid()
+            ),
+        ));
+    }
+    if metadata.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Opens (creating) the lock file, 0600.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(path)
+}
+
+/// Binds the socket (0600), replacing one a dead inbox left. Call with the lock held.
+pub fn bind(socket: &Path) -> io::Result<Listener> {
+    match fs::remove_file(socket) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    let listener = Listener::bind(socket)?;
+    // The directory is 0700 already, so nobody else could reach it in between.
+    fs::set_permissions(socket, fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Who may use the inbox: this process's user.
+#[derive(Clone, Copy, Debug)]
+pub struct Gate {
+    uid: u32,
+}
+
+impl Gate {
+    pub fn for_this_user() -> Gate {
+        Gate { uid: rustix::process::getuid().as_raw() }
+    }
+
+    /// Admits a client of this user (with its pid where the platform says), or says why not.
+    pub fn admit(&self, stream: &Stream) -> Result<Option<u32>, String> {
+        match peer_of(stream) {
+            Ok(peer) if peer.uid == self.uid => Ok(peer.pid),
+            Ok(peer) => Err(format!("refused a client of another user (uid {})", peer.uid)),
+            Err(error) => Err(format!("refused a client whose user is unknown: {error}")),
+        }
+    }
+}
+
+/// Nothing to do: a blocked read on Unix ends when the server shuts the socket's reading down.
+pub fn prepare_server_stream(_stream: &Stream) -> io::Result<()> {
+    Ok(())
+}

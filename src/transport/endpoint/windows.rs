@@ -1,0 +1,92 @@
+//! The inbox's endpoint on Windows: an AF_UNIX socket (Windows 10 1803 and later) through
+//! `uds_windows`, at `%LOCALAPPDATA%\askpane\inbox.sock`.
+//!
+//! Why AF_UNIX and not a named pipe: the inbox's protocol, its threads and its shutdown are
+//! written once over std-shaped socket types, and `uds_windows` (kept by zbus's maintainer, and
+//! already in askpane's dependency tree) mirrors std's `UnixListener`/`UnixStream`; a named pipe
+//! would need a second server with other semantics (no read timeouts, no half shutdown).
+//! Who may connect is decided by the socket file's ACL, which Windows checks on `connect`: the
+//! file inherits `%LOCALAPPDATA%`'s, which admits the user (and SYSTEM and Administrators)
+//! only. AF_UNIX on Windows gives no peer credentials, so no pid is known.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use uds_windows::{UnixListener as Listener, UnixStream as Stream};
+
+/// The directory for this user: `%LOCALAPPDATA%\askpane`, made if missing.
+pub fn private_dir() -> io::Result<PathBuf> {
+    let local = dirs::data_local_dir().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, "%LOCALAPPDATA% is not known for this user")
+    })?;
+    let dir = dir_under(&local);
+    fs::create_dir_all(&dir).map_err(|error| {
+        io::Error::new(error.kind(), format!("cannot make {}: {error}", dir.display()))
+    })?;
+    let metadata = fs::symlink_metadata(&dir)?;
+    if !metadata.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory; askpane will not put its socket there",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The inbox's directory under the user's `%LOCALAPPDATA%`.
+fn dir_under(local_app_data: &Path) -> PathBuf {
+    local_app_data.join("askpane")
+}
+
+/// Opens (creating) the lock file; its ACL is the directory's.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)
+}
+
+/// Binds the socket, replacing one a dead inbox left. Call with the lock held.
+pub fn bind(socket: &Path) -> io::Result<Listener> {
+    match fs::remove_file(socket) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    Listener::bind(socket)
+}
+
+/// Who may use the inbox: whoever the socket file's ACL lets connect (this user).
+#[derive(Clone, Copy, Debug)]
+pub struct Gate;
+
+impl Gate {
+    pub fn for_this_user() -> Gate {
+        Gate
+    }
+
+    /// Every client that got through the ACL; Windows names no pid.
+    pub fn admit(&self, _stream: &Stream) -> Result<Option<u32>, String> {
+        Ok(None)
+    }
+}
+
+/// How often a server's reader looks up from a quiet client to see whether the inbox is
+/// ending: on Windows, shutting a socket down does not wake a read already blocked on it
+/// (rust-lang/rust#121594), so a reader must not block for good.
+const STOP_POLL: Duration = Duration::from_millis(250);
+
+/// Makes a served connection's reads time out now and then (see [`STOP_POLL`]).
+pub fn prepare_server_stream(stream: &Stream) -> io::Result<()> {
+    stream.set_read_timeout(Some(STOP_POLL))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_socket_lives_in_local_app_data() {
+        let dir = dir_under(Path::new(r"C:\Users\ada\AppData\Local"));
+        assert_eq!(dir, Path::new(r"C:\Users\ada\AppData\Local").join("askpane"));
+    }
+}
