@@ -741,7 +741,11 @@ fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
         assert!(Instant::now() < deadline, "the request never reached the inbox");
         thread::sleep(Duration::from_millis(50));
     }
-    assert!(world.log().contains("answer in your browser: http://127.0.0.1:"), "{}", world.log());
+    // The inbox serves its socket before its bridge says its address: wait for that line too.
+    while !world.log().contains("answer in your browser: http://127.0.0.1:") {
+        assert!(Instant::now() < deadline, "no browser address in the log: {}", world.log());
+        thread::sleep(Duration::from_millis(50));
+    }
     // The log holds the page's token: only its owner may read it.
     let mode = |path: PathBuf| fs::metadata(path).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode(world.root.join("state/askpane")), 0o700);

@@ -789,3 +789,54 @@ impl InboxClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A served connection with a read timeout, as Windows' endpoint sets one.
+    fn timing_out_pair() -> (BufReader<Stream>, Stream) {
+        let (served, client) = Stream::pair().expect("socket pair");
+        served.set_read_timeout(Some(Duration::from_millis(5))).expect("read timeout");
+        (BufReader::new(served), client)
+    }
+
+    #[test]
+    fn a_line_split_by_read_timeouts_is_read_whole() {
+        let (mut reader, mut client) = timing_out_pair();
+        let writer = std::thread::spawn(move || {
+            client.write_all(b"{\"type\":").expect("first half");
+            // Long enough for the reader to time out a few times in between.
+            std::thread::sleep(Duration::from_millis(60));
+            client.write_all(b"\"list\"}\n").expect("second half");
+            client
+        });
+        let mut buffer = Vec::new();
+        let read = read_line(&mut reader, &mut buffer, &AtomicBool::new(false)).expect("a line");
+        assert_eq!(buffer, b"{\"type\":\"list\"}\n");
+        assert_eq!(read, buffer.len());
+        drop(writer.join());
+    }
+
+    #[test]
+    fn a_read_timeout_ends_the_read_once_the_server_stops() {
+        let (mut reader, mut client) = timing_out_pair();
+        client.write_all(b"{\"type\":").expect("half a line");
+        let mut buffer = Vec::new();
+        let error = read_line(&mut reader, &mut buffer, &AtomicBool::new(true))
+            .expect_err("a stopping server reads no further");
+        assert!(
+            matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut),
+            "{error:?}"
+        );
+        assert_eq!(buffer, b"{\"type\":");
+    }
+
+    #[test]
+    fn the_end_of_the_stream_reads_nothing() {
+        let (mut reader, client) = timing_out_pair();
+        drop(client);
+        let mut buffer = Vec::new();
+        assert_eq!(read_line(&mut reader, &mut buffer, &AtomicBool::new(false)).expect("eof"), 0);
+    }
+}
