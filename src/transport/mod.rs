@@ -20,7 +20,10 @@ pub mod inbox;
 pub mod lines;
 #[cfg(target_os = "linux")]
 pub mod notify;
-#[cfg(all(not(target_arch = "wasm32"), not(target_os = "linux")))]
+#[cfg(any(target_os = "macos", windows))]
+#[path = "notify_toast.rs"]
+pub mod notify;
+#[cfg(not(any(target_arch = "wasm32", target_os = "linux", target_os = "macos", windows)))]
 #[path = "notify_none.rs"]
 pub mod notify;
 #[cfg(not(target_arch = "wasm32"))]

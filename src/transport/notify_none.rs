@@ -1,4 +1,4 @@
-//! Desktop notifications where askpane speaks no notification service (macOS for now): the same
+//! Desktop notifications where askpane speaks no notification service (the BSDs): the same
 //! [`Notifier`] as on Linux, which cannot start, so the inbox says once why there are none.
 
 use std::io;
@@ -15,7 +15,7 @@ impl Notifier {
         drop(open);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
-            "askpane shows them through the freedesktop service, on Linux only",
+            "askpane shows them on Linux, macOS and Windows only",
         ))
     }
 
