@@ -23,7 +23,8 @@ pub(super) enum Target {
     Codex(CodexTarget),
     /// The inbox, started when you log in: an XDG autostart entry
     /// (~/.config/autostart/askpane-inbox.desktop), on macOS a launchd agent
-    /// (~/Library/LaunchAgents/dev.askpane.inbox.plist).
+    /// (~/Library/LaunchAgents/dev.askpane.inbox.plist), on Windows a script in the Startup
+    /// folder (askpane-inbox.cmd).
     Autostart,
     /// An MCP client: `askpane mcp` as the server `askpane` in its configuration, with the
     /// tool timeout that client needs for a person to answer.
@@ -258,9 +259,30 @@ fn autostart_entry(binary: &str) -> anyhow::Result<(PathBuf, String)> {
     Ok((path, launch_agent_plist(binary)))
 }
 
+/// On Windows: a script in the user's Startup folder
+/// (`%APPDATA%\Microsoft\Windows\Start Menu\Programs\Startup`), which Windows runs at login.
+/// A script rather than the registry's `Run` key: it is one file to remove like the other
+/// platforms' entries, needs no crate, and lets the inbox's console start minimised.
 #[cfg(windows)]
-fn autostart_entry(_binary: &str) -> anyhow::Result<(PathBuf, String)> {
-    anyhow::bail!("the inbox does not run on Windows yet, so there is nothing to start at login")
+fn autostart_entry(binary: &str) -> anyhow::Result<(PathBuf, String)> {
+    let roaming = dirs::data_dir().context("cannot find your %APPDATA% folder")?;
+    let startup = roaming.join(r"Microsoft\Windows\Start Menu\Programs\Startup");
+    Ok((startup.join(STARTUP_SCRIPT), startup_script(binary)))
+}
+
+/// The Startup folder script's file name (Windows).
+#[cfg(windows)]
+const STARTUP_SCRIPT: &str = "askpane-inbox.cmd";
+
+/// A batch script that starts `BINARY inbox` in a minimised console of its own and ends at once
+/// (its own console closes). A path cannot hold `"` on Windows; `%` is doubled, as batch files
+/// read it as a variable otherwise. CRLF line ends, as cmd.exe expects.
+#[cfg_attr(not(windows), allow(dead_code, reason = "written on Windows only; tested everywhere"))]
+fn startup_script(binary: &str) -> String {
+    let binary = binary.replace('%', "%%");
+    format!(
+        "@echo off\r\nrem askpane inbox: one window for every AI agent's questions\r\nstart \"askpane inbox\" /min \"{binary}\" inbox\r\n"
+    )
 }
 
 /// A launchd agent that runs `BINARY inbox` at login, not kept alive (the inbox decides when
@@ -518,5 +540,16 @@ mod tests {
         assert!(plist.contains("<key>RunAtLoad</key>\n  <true/>"));
         assert!(plist.contains("<key>KeepAlive</key>\n  <false/>"));
         assert!(plist.contains(&format!("<string>{LAUNCH_AGENT}</string>")));
+    }
+
+    #[test]
+    fn the_startup_script_starts_the_inbox_minimised_with_the_path_quoted() {
+        let script = startup_script(r"C:\Users\Ada Lovelace\100% tools\askpane.exe");
+        assert_eq!(
+            script,
+            "@echo off\r\n\
+             rem askpane inbox: one window for every AI agent's questions\r\n\
+             start \"askpane inbox\" /min \"C:\\Users\\Ada Lovelace\\100%% tools\\askpane.exe\" inbox\r\n"
+        );
     }
 }
