@@ -115,20 +115,34 @@ fn caught(shared: &Shared, signal: StopSignal) {
     }
 }
 
-/// The console's control events, as one channel for the whole process: Windows (and ctrlc)
-/// take one handler per process, while a process may start and stop several watches.
+/// The watches alive now, each told of every console event (as signal-hook tells every
+/// iterator of a signal on Unix). An event with no watch alive is dropped, not kept for a later one.
+#[cfg(windows)]
+static CONSOLE_WATCHES: Mutex<Vec<crossbeam_channel::Sender<()>>> = Mutex::new(Vec::new());
+
+/// A new watch's channel of console control events. Windows (and ctrlc) take one handler per
+/// process, installed on the first call; a process may start and stop several watches.
 #[cfg(windows)]
 fn console_events() -> io::Result<crossbeam_channel::Receiver<()>> {
-    static EVENTS: OnceLock<Result<crossbeam_channel::Receiver<()>, String>> = OnceLock::new();
-    let events = EVENTS.get_or_init(|| {
-        let (sender, receiver) = crossbeam_channel::unbounded();
-        ctrlc::try_set_handler(move || {
-            let _ = sender.send(());
+    static HANDLER: OnceLock<Result<(), String>> = OnceLock::new();
+    HANDLER
+        .get_or_init(|| {
+            ctrlc::try_set_handler(|| {
+                if let Ok(mut watches) = CONSOLE_WATCHES.lock() {
+                    // A watch that ended dropped its receiver: it leaves the list here.
+                    watches.retain(|watch| watch.send(()).is_ok());
+                }
+            })
+            .map_err(|error| error.to_string())
         })
-        .map(|()| receiver)
-        .map_err(|error| error.to_string())
-    });
-    events.clone().map_err(io::Error::other)
+        .clone()
+        .map_err(io::Error::other)?;
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    CONSOLE_WATCHES
+        .lock()
+        .map_err(|_| io::Error::other("the list of console watches is poisoned"))?
+        .push(sender);
+    Ok(receiver)
 }
 
 /// The running watcher. Stopping it (or dropping it) ends and joins its thread.
