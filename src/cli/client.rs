@@ -63,7 +63,7 @@ pub(super) fn deliver(
                     ));
                 }
             },
-            Err(error @ ConnectError::NoHello(_)) => {
+            Err(error @ (ConnectError::NoHello(_) | ConnectError::Unsupported(_))) => {
                 eprintln!("askpane: cannot use the inbox ({error}); answering here");
                 return Delivered::Yourself(format!("cannot use the inbox: {error}"));
             }
@@ -246,6 +246,7 @@ pub(super) fn start_inbox(
         match InboxClient::connect(place) {
             Ok(client) => return Ok(client),
             Err(ConnectError::NoHello(why)) => return Err(why),
+            Err(ConnectError::Unsupported(error)) => return Err(error.to_string()),
             Err(ConnectError::NotRunning(_)) => {}
         }
         // An inbox that lost the race to another exits 0 at once; keep trying the winner.

@@ -714,12 +714,18 @@ pub enum ConnectError {
     /// Something listens but does not speak the inbox's protocol.
     #[error("the inbox did not greet: {0}")]
     NoHello(String),
+    /// This system has no socket of the kind the inbox uses (Windows before 10 1803).
+    #[error("{0}")]
+    Unsupported(io::Error),
 }
 
 impl InboxClient {
     /// Connects and reads the inbox's hello.
     pub fn connect(place: &Place) -> Result<InboxClient, ConnectError> {
-        let stream = Stream::connect(place.socket()).map_err(ConnectError::NotRunning)?;
+        let stream = endpoint::connect(&place.socket()).map_err(|error| match error.kind() {
+            io::ErrorKind::Unsupported => ConnectError::Unsupported(error),
+            _ => ConnectError::NotRunning(error),
+        })?;
         let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
         // A listening inbox greets at once; one that hangs is not waited for.
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));

@@ -81,6 +81,11 @@ pub fn bind(socket: &Path) -> io::Result<Listener> {
     Ok(listener)
 }
 
+/// Connects to the inbox's socket.
+pub fn connect(socket: &Path) -> io::Result<Stream> {
+    Stream::connect(socket)
+}
+
 /// Who may use the inbox: this process's user.
 #[derive(Clone, Copy, Debug)]
 pub struct Gate {

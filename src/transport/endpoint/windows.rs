@@ -52,7 +52,27 @@ pub fn bind(socket: &Path) -> io::Result<Listener> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {}
         Err(error) => return Err(error),
     }
-    Listener::bind(socket)
+    Listener::bind(socket).map_err(explain)
+}
+
+/// Connects to the inbox's socket.
+pub fn connect(socket: &Path) -> io::Result<Stream> {
+    Stream::connect(socket).map_err(explain)
+}
+
+/// Winsock's "address family not supported" (`WSAEAFNOSUPPORT`): no AF_UNIX on this Windows.
+const NO_UNIX_SOCKETS: i32 = 10047;
+
+/// Says what is missing when this Windows has no Unix domain sockets.
+fn explain(error: io::Error) -> io::Error {
+    match error.raw_os_error() {
+        Some(NO_UNIX_SOCKETS) => io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the inbox needs Unix domain sockets, which Windows has from Windows 10 version \
+             1803 on; this one has none",
+        ),
+        _ => error,
+    }
 }
 
 /// Who may use the inbox: whoever the socket file's ACL lets connect (this user).
@@ -83,6 +103,13 @@ pub fn prepare_server_stream(stream: &Stream) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_unix_sockets_is_said_in_words() {
+        let error = explain(io::Error::from_raw_os_error(NO_UNIX_SOCKETS));
+        assert_eq!(error.kind(), io::ErrorKind::Unsupported);
+        assert!(error.to_string().contains("Windows 10 version 1803"), "{error}");
+    }
 
     #[test]
     fn the_socket_lives_in_local_app_data() {
