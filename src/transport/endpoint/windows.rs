@@ -2,8 +2,8 @@
 //! `uds_windows`, at `%LOCALAPPDATA%\askpane\inbox.sock`.
 //!
 //! Why AF_UNIX and not a named pipe: the inbox's protocol, its threads and its shutdown are
-//! written once over std-shaped socket types, and `uds_windows` (kept by zbus's maintainer, and
-//! already in askpane's dependency tree) mirrors std's `UnixListener`/`UnixStream`; a named pipe
+//! written once over std-shaped socket types, and `uds_windows` (kept by zbus's maintainer, for
+//! zbus's own Windows transport) mirrors std's `UnixListener`/`UnixStream`; a named pipe
 //! would need a second server with other semantics (no read timeouts, no half shutdown).
 //! Who may connect is decided by the socket file's ACL, which Windows checks on `connect`: the
 //! file inherits `%LOCALAPPDATA%`'s, which admits the user (and SYSTEM and Administrators)
