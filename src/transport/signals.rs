@@ -116,7 +116,8 @@ fn caught(shared: &Shared, signal: StopSignal) {
 }
 
 /// The watches alive now, each told of every console event (as signal-hook tells every
-/// iterator of a signal on Unix). An event with no watch alive is dropped, not kept for a later one.
+/// iterator of a signal on Unix). An event with no watch alive ends the process, as it would
+/// without askpane's handler; it is never kept for a later watch.
 #[cfg(windows)]
 static CONSOLE_WATCHES: Mutex<Vec<crossbeam_channel::Sender<()>>> = Mutex::new(Vec::new());
 
@@ -128,9 +129,13 @@ fn console_events() -> io::Result<crossbeam_channel::Receiver<()>> {
     HANDLER
         .get_or_init(|| {
             ctrlc::try_set_handler(|| {
-                if let Ok(mut watches) = CONSOLE_WATCHES.lock() {
-                    // A watch that ended dropped its receiver: it leaves the list here.
-                    watches.retain(|watch| watch.send(()).is_ok());
+                let Ok(mut watches) = CONSOLE_WATCHES.lock() else { return };
+                // A watch that ended dropped its receiver: it leaves the list here.
+                watches.retain(|watch| watch.send(()).is_ok());
+                if watches.is_empty() {
+                    // Nothing to answer for: Ctrl+C does what it did before askpane caught it,
+                    // with Windows' own exit code for it.
+                    std::process::exit(windows_sys::Win32::Foundation::STATUS_CONTROL_C_EXIT);
                 }
             })
             .map_err(|error| error.to_string())
