@@ -47,7 +47,9 @@ pub(super) fn deliver(
     loop {
         let client = match InboxClient::connect(&place) {
             Ok(client) => client,
-            Err(ConnectError::NotRunning(_)) if !policy.needs_a_person() => {
+            Err(ConnectError::NotRunning(_) | ConnectError::Unsupported(_))
+                if !policy.needs_a_person() =>
+            {
                 // Decided by the flags alone: the same reply here, without starting an inbox.
                 return Delivered::Yourself("decided without a person".to_owned());
             }
