@@ -9,10 +9,10 @@
 pub mod admit;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod claude;
-#[cfg(any(unix, windows))]
-pub mod endpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod codex;
+#[cfg(any(unix, windows))]
+pub mod endpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod group;
 #[cfg(any(unix, windows))]
