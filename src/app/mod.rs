@@ -278,6 +278,9 @@ impl App {
                     self.state.countdown_changed(&tool_use_id, now, left_secs);
                 }
                 Ok(Inbound::SessionUpdate(update)) => self.state.session_update(*update),
+                Ok(Inbound::HostedUpdate { session, update }) => {
+                    self.state.hosted_update(session, *update);
+                }
                 Ok(Inbound::Session(event)) => {
                     let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {

@@ -255,6 +255,7 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
             | Inbound::SessionUpdate(_)
+            | Inbound::HostedUpdate { .. }
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. } => {}
         }

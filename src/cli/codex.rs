@@ -184,6 +184,7 @@ fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
             | Inbound::HostedEvent { .. }
             | Inbound::HostGone { .. }
             | Inbound::SessionUpdate(_)
+            | Inbound::HostedUpdate { .. }
             | Inbound::Withdraw { .. }
             | Inbound::Leave { .. }
             | Inbound::Settled { .. }

@@ -235,6 +235,7 @@ impl State {
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
             | Inbound::SessionUpdate(_)
+            | Inbound::HostedUpdate { .. }
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. }
             | Inbound::Hosted { .. }

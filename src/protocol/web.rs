@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use super::answer::{Draft, Pick, build_answers};
 use super::envelope::{Envelope, ReplyFormat};
 use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
-use super::origin::Provenance;
+use super::origin::{Provenance, SessionKey};
 use super::outcome::Outcome;
 use super::question::Ask;
 use super::stream::{PermissionDecision, PermissionRequest};
@@ -276,13 +276,19 @@ pub enum BrowserError {
     UnknownPermission(String),
     #[error("this askpane runs no agent session to prompt or stop")]
     NoSession,
+    #[error("no agent session {0} is shown here (its host went away)")]
+    UnknownSession(u64),
+    #[error("`session` must be the number of a session askpane sent")]
+    BadSession,
 }
 
 impl BrowserError {
     /// How the page should take it: `not_open`, `too_long` or `invalid` (see [`error_message`]).
     pub fn kind(&self) -> &'static str {
         match self {
-            BrowserError::UnknownQuestion(_) | BrowserError::UnknownPermission(_) => "not_open",
+            BrowserError::UnknownQuestion(_)
+            | BrowserError::UnknownPermission(_)
+            | BrowserError::UnknownSession(_) => "not_open",
             BrowserError::Limit(_) => "too_long",
             _ => "invalid",
         }
@@ -631,6 +637,61 @@ pub enum SessionMessage {
     },
     Prompt(String),
     Stop,
+    /// End a session an inbox client hosts (`session_end`), as the native "End session" does.
+    End,
+}
+
+// Hosted sessions (`askpane inbox --ui web`): an inbox shows every session its clients host
+// (`askpane claude` under the inbox). Each message about one says which in `session` (the
+// number askpane gave it); a message without `session` is about the bridge's own session
+// (`askpane claude --ui web`), so pages and bridges from before keep working. Server → browser:
+// `session` also carries `label` (who runs it) for a hosted one, `session_gone` when its host
+// went away, and `sessions_open` after a connect (the hosted sessions still shown: any other
+// the page shows went while it was away). Browser → server: `session_prompt` and `session_stop`
+// may carry `session`, and `session_end` (with `session`) ends a hosted session.
+
+/// `message` about session `key`: a hosted session's number goes in `session`; the own session
+/// is the message as it is.
+pub fn about_session(mut message: Value, key: SessionKey) -> Value {
+    if let (SessionKey::Hosted(number), Some(object)) = (key, message.as_object_mut()) {
+        object.insert("session".into(), json!(number));
+    }
+    message
+}
+
+/// The session a message is about: `session`'s number, or the own session when it has none.
+pub fn message_session(value: &Value) -> Result<SessionKey, BrowserError> {
+    match value.get("session") {
+        None | Some(Value::Null) => Ok(SessionKey::Own),
+        Some(number) => number.as_u64().map(SessionKey::Hosted).ok_or(BrowserError::BadSession),
+    }
+}
+
+/// `session_gone`: a hosted session's host went away; the session leaves every page.
+pub fn session_gone(key: SessionKey) -> Value {
+    about_session(json!({"type": "session_gone"}), key)
+}
+
+/// `sessions_open`: after a page (re)connects, the hosted sessions still shown.
+pub fn sessions_open(keys: impl Iterator<Item = SessionKey>) -> Value {
+    let numbers: Vec<u64> = keys
+        .filter_map(|key| match key {
+            SessionKey::Hosted(number) => Some(number),
+            SessionKey::Own => None,
+        })
+        .collect();
+    json!({"type": "sessions_open", "sessions": numbers})
+}
+
+/// The hosted sessions a `sessions_open` names (a malformed entry is skipped).
+pub fn parse_sessions_open(value: &Value) -> Vec<SessionKey> {
+    let numbers = value.get("sessions").and_then(Value::as_array);
+    numbers.into_iter().flatten().filter_map(Value::as_u64).map(SessionKey::Hosted).collect()
+}
+
+/// `session_end`: the page's End session, for a hosted session.
+pub fn session_end(key: SessionKey) -> Value {
+    about_session(json!({"type": "session_end"}), key)
 }
 
 /// Recognises a page's session message: `None` when `value` is not one (it may be a question's),
@@ -662,6 +723,7 @@ pub fn parse_session_message(value: &Value) -> Option<Result<SessionMessage, Bro
             _ => return Some(Err(BrowserError::EmptyPrompt)),
         },
         "session_stop" => SessionMessage::Stop,
+        "session_end" => SessionMessage::End,
         _ => return None,
     };
     Some(Ok(message))

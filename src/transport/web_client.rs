@@ -24,7 +24,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use crate::app::state::SessionUpdate;
-use crate::protocol::origin::RequestId;
+use crate::protocol::origin::{RequestId, SessionKey};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::{
     self, DONE_REASON, LINK_REPLACED_CODE, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
@@ -106,6 +106,9 @@ pub struct BridgeClient {
     permissions: Vec<(String, Receiver<PermissionDecision>)>,
     /// The app's prompts and Stop, for the bridge's agent session.
     session_commands: Option<Receiver<SessionCommand>>,
+    /// The sessions an inbox's clients host (`askpane inbox --ui web`), shown in the app, and
+    /// where the app's prompts, Stop and End session for each arrive.
+    hosted: Vec<(SessionKey, Receiver<SessionCommand>)>,
 }
 
 impl BridgeClient {
@@ -128,6 +131,7 @@ impl BridgeClient {
             finished: false,
             permissions: Vec::new(),
             session_commands: None,
+            hosted: Vec::new(),
         };
         client.connect();
         client
@@ -206,6 +210,47 @@ impl BridgeClient {
                 SessionCommand::End => continue,
             };
             self.controls.push_back(message.to_string());
+        }
+        let hosted: Vec<(SessionKey, SessionCommand)> = self
+            .hosted
+            .iter()
+            .flat_map(|(key, commands)| commands.try_iter().map(|command| (*key, command)))
+            .collect();
+        for (key, command) in hosted {
+            let message = match command {
+                SessionCommand::UserTurn(text) => web::session_prompt(&text),
+                SessionCommand::Interrupt => web::session_stop(),
+                SessionCommand::End => web::session_end(key),
+            };
+            self.controls.push_back(web::about_session(message, key).to_string());
+        }
+    }
+
+    /// A `session` message: the bridge's own session, or one an inbox client hosts (shown in
+    /// the app the first time it comes, with who runs it).
+    fn session_arrived(&mut self, value: Value) {
+        let Ok(key) = web::message_session(&value) else { return };
+        let label = value_text(&value, "label");
+        let Ok(update) = serde_json::from_value::<SessionUpdate>(value) else { return };
+        if key == SessionKey::Own {
+            self.to_ui.send(Inbound::SessionUpdate(Box::new(update)));
+            return;
+        }
+        if !self.hosted.iter().any(|(known, _)| *known == key) {
+            let (commands, from_app) = crossbeam_channel::unbounded();
+            self.hosted.push((key, from_app));
+            let label = if label.is_empty() { "hosted session".to_owned() } else { label };
+            self.to_ui.send(Inbound::Hosted { session: key, label, prompt: None, commands });
+        }
+        self.to_ui.send(Inbound::HostedUpdate { session: key, update: Box::new(update) });
+    }
+
+    /// A hosted session's host went away: the session leaves the app.
+    fn hosted_gone(&mut self, key: SessionKey) {
+        let before = self.hosted.len();
+        self.hosted.retain(|(known, _)| *known != key);
+        if self.hosted.len() != before {
+            self.to_ui.send(Inbound::HostGone { session: key });
         }
     }
 
@@ -394,9 +439,22 @@ impl BridgeClient {
                 });
             }
             // Issue 11: the agent session the bridge carries.
-            Some(web::SESSION_TYPE) => {
-                if let Ok(update) = serde_json::from_value::<SessionUpdate>(value) {
-                    self.to_ui.send(Inbound::SessionUpdate(Box::new(update)));
+            Some(web::SESSION_TYPE) => self.session_arrived(value),
+            Some("session_gone") => {
+                if let Ok(key) = web::message_session(&value) {
+                    self.hosted_gone(key);
+                }
+            }
+            Some("sessions_open") => {
+                let open = web::parse_sessions_open(&value);
+                let gone: Vec<SessionKey> = self
+                    .hosted
+                    .iter()
+                    .map(|(key, _)| *key)
+                    .filter(|key| !open.contains(key))
+                    .collect();
+                for key in gone {
+                    self.hosted_gone(key);
                 }
             }
             Some("permission_request") => self.permission_arrived(&value),

@@ -139,6 +139,11 @@ impl<R> State<R> {
         self.agent.session_update(SessionKey::Own, update);
     }
 
+    /// Shows a session an inbox client hosts, as a browser page's bridge holds it.
+    pub fn hosted_update(&mut self, key: SessionKey, update: SessionUpdate) {
+        self.agent.session_update(key, update);
+    }
+
     pub fn push_permission(&mut self, permission: PendingPermission) {
         self.agent.push_permission(permission);
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::app::state::{Agent, PendingPermission, SessionAction, SessionEffect};
+use crate::app::state::{Agent, PendingPermission, Session, SessionAction, SessionEffect};
 use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
 use crate::protocol::Outcome;
 use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
@@ -104,6 +104,11 @@ pub(super) struct Hub {
     permission_replies: HashMap<RequestId, Responder<PermissionDecision>>,
     /// Where the pages' prompts and Stop go; `None` when no session is carried.
     session_commands: Option<Sender<SessionCommand>>,
+    /// The sessions the inbox's clients host (`askpane inbox --ui web`), kept in `agent` under
+    /// their keys: where the pages' prompts, Stop and End session for each go.
+    hosted: HashMap<SessionKey, Sender<SessionCommand>>,
+    /// An inbox client has hosted a session here (pages are then told which still are).
+    hosted_seen: bool,
 }
 
 /// The agent session a bridge carries to its pages (`askpane claude --ui web`).
@@ -132,6 +137,8 @@ impl Hub {
             agent,
             permission_replies: HashMap::new(),
             session_commands: session.map(|session| session.commands),
+            hosted: HashMap::new(),
+            hosted_seen: false,
             clients: HashMap::new(),
             book: Book::default(),
             pages: HashMap::new(),
@@ -253,7 +260,7 @@ impl Hub {
         let grace = self.page_gone_grace;
         // A session carried to pages that all went: once its turn is over and nothing waits,
         // nobody is left to type the next prompt, and the bridge ends as at the end of a turn.
-        let idle = !self.agent.session().is_some_and(|session| session.busy)
+        let idle = !self.session_of(SessionKey::Own).is_some_and(|session| session.busy)
             && self.agent.permissions.is_empty()
             && self.book.is_empty();
         if self.stop_after_turn
@@ -321,15 +328,30 @@ impl Hub {
                 let carried = self.session_commands.is_some();
                 self.turn_over |= self.stop_after_turn && if carried { ended } else { ends };
                 if carried {
-                    let from = self.agent.session().map_or(0, |s| s.entries.len());
-                    self.agent.session_event(SessionKey::Own, *event);
-                    self.broadcast_session(from);
+                    self.session_event(SessionKey::Own, *event);
                 }
             }
-            // The page shows no hosted agent sessions yet (the inbox's clients): their
-            // transcripts are not kept.
-            Inbound::Hosted { .. } | Inbound::HostedEvent { .. } | Inbound::HostGone { .. } => {}
+            // The sessions the inbox's clients host: kept like the own one, each under its key.
+            Inbound::Hosted { session, label, prompt, commands } => {
+                self.agent.start_session(session, Some(label), prompt.as_deref());
+                self.hosted.insert(session, commands);
+                self.hosted_seen = true;
+                self.broadcast_session(session, 0);
+            }
+            Inbound::HostedEvent { session, event } => {
+                if self.hosted.contains_key(&session) {
+                    self.session_event(session, *event);
+                }
+            }
+            Inbound::HostGone { session } => {
+                // Dropping its commands ends the inbox's forwarder for it.
+                if self.hosted.remove(&session).is_some() {
+                    self.agent.end_session(session);
+                    self.broadcast(&web::session_gone(session));
+                }
+            }
             Inbound::SessionUpdate(_)
+            | Inbound::HostedUpdate { .. }
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. } => {}
@@ -352,7 +374,7 @@ impl Hub {
     /// (a bridge for questions only) it is denied at once, saying why.
     fn ask_permission(&mut self, permission: PermissionAsk) {
         let PermissionAsk { id, request, provenance, reply } = permission;
-        if self.session_commands.is_none() {
+        if !self.carries_sessions() {
             return reply.send(PermissionDecision::Deny {
                 message: "askpane's browser page here shows questions only and cannot approve \
                           tool calls; allow them with --allow-tools."
@@ -365,28 +387,66 @@ impl Hub {
         self.agent.push_permission(PendingPermission { id, request, provenance, deny_message });
     }
 
-    /// Sends every page the session from entry `from` on.
-    fn broadcast_session(&self, from: usize) {
-        if let Some(message) = self.session_message(from) {
+    /// Pages can show a session and its cards: the bridge's own, or one an inbox client hosts.
+    fn carries_sessions(&self) -> bool {
+        self.session_commands.is_some() || !self.hosted.is_empty()
+    }
+
+    /// Session `key`, when the hub keeps it.
+    fn session_of(&self, key: SessionKey) -> Option<&Session> {
+        self.agent.sessions().find(|(known, _, _)| *known == key).map(|(_, session, _)| session)
+    }
+
+    /// Records an event of session `key` and sends every page what it added.
+    fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
+        let from = self.session_of(key).map_or(0, |s| s.entries.len());
+        self.agent.session_event(key, event);
+        self.broadcast_session(key, from);
+    }
+
+    /// Sends every page session `key` from entry `from` on.
+    fn broadcast_session(&self, key: SessionKey, from: usize) {
+        if let Some(message) = self.session_message(key, from) {
             self.broadcast(&message);
         }
     }
 
-    /// `session`: the transcript from entry `from` on, and the session's state.
-    fn session_message(&self, from: usize) -> Option<Value> {
-        let update = self.agent.session()?.update_from(from);
-        let mut message = serde_json::to_value(update).ok()?;
-        message.as_object_mut()?.insert("type".into(), Value::from(web::SESSION_TYPE));
-        Some(message)
+    /// `session`: the transcript of session `key` from entry `from` on, and its state; a hosted
+    /// session's also says which it is and who runs it.
+    fn session_message(&self, key: SessionKey, from: usize) -> Option<Value> {
+        let session = self.session_of(key)?;
+        let mut message = serde_json::to_value(session.update_from(from)).ok()?;
+        let object = message.as_object_mut()?;
+        object.insert("type".into(), Value::from(web::SESSION_TYPE));
+        if let (SessionKey::Hosted(_), Some(label)) = (key, &session.label) {
+            object.insert("label".into(), Value::from(label.as_str()));
+        }
+        Some(web::about_session(message, key))
     }
 
     /// Does what a page asked of the agent session: the same [`SessionAction`]s the native
     /// window applies, so the deny wording and the prompt's transcript entry are the same.
-    fn take_session(&mut self, message: SessionMessage) -> Result<(), BrowserError> {
-        let Some(commands) = self.session_commands.clone() else {
+    fn take_session(
+        &mut self,
+        key: SessionKey,
+        message: SessionMessage,
+    ) -> Result<(), BrowserError> {
+        if !self.carries_sessions() {
             return Err(BrowserError::NoSession);
+        }
+        let commands = match key {
+            SessionKey::Own => self.session_commands.clone().ok_or(BrowserError::NoSession),
+            SessionKey::Hosted(number) => {
+                self.hosted.get(&key).cloned().ok_or(BrowserError::UnknownSession(number))
+            }
         };
-        let from = self.agent.session().map_or(0, |s| s.entries.len());
+        // A decision names its card; the rest act on the session the page names, which the
+        // hub's agent shows for the moment (its actions act on the session shown).
+        if !matches!(message, SessionMessage::Decide { .. }) {
+            commands.as_ref().map_err(Clone::clone)?;
+            self.agent.apply_session(SessionAction::SelectSession(key));
+        }
+        let from = self.session_of(key).map_or(0, |s| s.entries.len());
         let effect = match message {
             SessionMessage::Decide { request_id, decision } => {
                 let unknown = || BrowserError::UnknownPermission(request_id.clone());
@@ -412,6 +472,7 @@ impl Hub {
                 self.agent.apply_session(SessionAction::SendPrompt)
             }
             SessionMessage::Stop => self.agent.apply_session(SessionAction::Stop),
+            SessionMessage::End => self.agent.apply_session(SessionAction::End),
         };
         match effect {
             Some(SessionEffect::Decided { id, decision }) => {
@@ -420,14 +481,24 @@ impl Hub {
                 }
             }
             Some(SessionEffect::Prompt { text, .. }) => {
-                let _ = commands.send(SessionCommand::UserTurn(text));
-                self.broadcast_session(from);
+                if let Ok(commands) = &commands {
+                    let _ = commands.send(SessionCommand::UserTurn(text));
+                }
+                self.broadcast_session(key, from);
             }
             Some(SessionEffect::Interrupt { .. }) => {
-                let _ = commands.send(SessionCommand::Interrupt);
+                if let Ok(commands) = &commands {
+                    let _ = commands.send(SessionCommand::Interrupt);
+                }
             }
-            // Pages send no End: the bridge's session is its own process's.
-            Some(SessionEffect::End { .. }) | None => {}
+            // Only a hosted session ends from a page (the agent's own refuses End): its host
+            // ends it, and its going (`HostGone`) takes it from the pages.
+            Some(SessionEffect::End { .. }) => {
+                if let Ok(commands) = &commands {
+                    let _ = commands.send(SessionCommand::End);
+                }
+            }
+            None => {}
         }
         Ok(())
     }
@@ -538,14 +609,21 @@ impl Hub {
                         page.send(message_now(question, open, now));
                     }
                 }
-                // And the agent session, whole, with the tools waiting for a decision.
-                if let Some(session) = self.session_message(0) {
-                    page.send(session);
+                // And the agent sessions, whole, with the tools waiting for a decision.
+                let keys: Vec<SessionKey> = self.agent.sessions().map(|(key, _, _)| key).collect();
+                for key in &keys {
+                    if let Some(session) = self.session_message(*key, 0) {
+                        page.send(session);
+                    }
                 }
                 for permission in &self.agent.permissions {
                     page.send(web::permission_request(&permission.request, &permission.provenance));
                 }
-                if self.session_commands.is_some() {
+                if self.hosted_seen {
+                    // A reconnecting page drops the sessions whose host went while it was away.
+                    page.send(web::sessions_open(keys.into_iter()));
+                }
+                if self.carries_sessions() {
                     // A reconnecting page drops the cards decided while it was away.
                     let open = self.agent.permissions.iter().map(|p| p.request.request_id.as_str());
                     page.send(web::permissions_open(open));
@@ -575,7 +653,7 @@ impl Hub {
     /// moves the backstop.
     fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
         if let Some(message) = web::parse_session_message(value) {
-            return self.take_session(message?);
+            return self.take_session(web::message_session(value)?, message?);
         }
         let message = web::parse_browser_message(value)?;
         let tool_use_id = message.tool_use_id().to_owned();
