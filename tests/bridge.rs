@@ -2612,3 +2612,162 @@ fn a_new_link_ends_the_pages_on_the_old_one_which_no_longer_opens_and_questions_
     harness.answer_to_prove_open(&asked);
     harness.finish();
 }
+
+// --- Issue 11: hosted sessions in the browser (`askpane inbox --ui web`) ------------------------
+
+/// The next message of type `kind` (skipping others, within [`WAIT`]).
+fn recv_kind(client: &mut Client, kind: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "never saw {kind}");
+        let message = client.recv();
+        if message["type"] == kind {
+            return message;
+        }
+    }
+}
+
+/// An inbox client hosting a session, as `askpane claude` under the inbox does.
+fn inbox_host(world: &crate::inbox::World, project: &str) -> crate::inbox::Connection {
+    let mut host = world.connect();
+    host.send(
+        &json!({"type": "host", "agent": "claude", "project": project, "prompt": "Fix the tests"})
+            .to_string(),
+    );
+    host.receive_kind("hosting");
+    host
+}
+
+/// `askpane inbox --ui web` with a raw socket client hosting a session: the page gets the
+/// session (with its number and who runs it) and its permission card, which waits for the page
+/// (no deny at once); the page's Allow once, prompt, Stop and End session reach the host; a
+/// session the page names wrongly is refused; a page that connects later gets the session
+/// whole; the host going away takes the session out of every page.
+#[test]
+fn the_inbox_in_the_browser_shows_hosted_sessions_and_sends_the_pages_decisions_to_their_host() {
+    if !askpane::web_bundle::available() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let world = crate::inbox::World::new("bridge-hosted");
+    let mut command = world.askpane(&["inbox", "--ui", "web"]);
+    command.env_remove("DISPLAY");
+    let mut run = WebRun::launch(command);
+    let mut page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+
+    let mut alpha = inbox_host(&world, "alpha");
+    let shown = recv_kind(&mut page, "session");
+    let number = shown["session"].as_u64().unwrap_or_else(|| panic!("a session number: {shown}"));
+    assert_eq!(
+        (&shown["label"], &shown["from"], &shown["entries"], &shown["busy"]),
+        (
+            &json!("claude · alpha"),
+            &json!(0),
+            &json!([{"kind": "user", "body": "Fix the tests"}]),
+            &json!(true)
+        ),
+        "{shown}"
+    );
+    alpha.send(
+        &json!({"type": "session_event", "event": {"kind": "assistant",
+            "blocks": [{"text": "Running the tests in alpha."}]}})
+        .to_string(),
+    );
+    let added = recv_kind(&mut page, "session");
+    assert_eq!(
+        (&added["session"], &added["from"], &added["entries"]),
+        (
+            &json!(number),
+            &json!(1),
+            &json!([{"kind": "assistant", "body": "Running the tests in alpha."}])
+        ),
+        "{added}"
+    );
+
+    // The card waits for the page: the first decision the host hears is the page's.
+    alpha.send(
+        &json!({"type": "permission", "id": "p1", "request": {"request_id": "r1",
+            "tool_name": "Bash", "input": {"command": "cargo test"}, "tool_use_id": "toolu_1"}})
+        .to_string(),
+    );
+    let card = recv_kind(&mut page, "permission_request");
+    let request_id = format!("inbox-{number}-p1");
+    assert_eq!(card["request"]["request_id"], json!(request_id), "{card}");
+    assert_eq!(card["request"]["input"], json!({"command": "cargo test"}), "{card}");
+    page.send(&json!({"type": "permission_decision", "request_id": request_id,
+        "decision": "allow"}));
+    assert_eq!(
+        recv_kind(&mut page, "permission_withdrawn"),
+        json!({"type": "permission_withdrawn", "request_id": request_id, "reason": "allowed"})
+    );
+    assert_eq!(
+        alpha.receive_kind("permission_decided"),
+        json!({"type": "permission_decided", "id": "p1", "decision": {"behavior": "allow_once"}})
+    );
+
+    // The page's prompt, Stop and End session go to the session it names.
+    page.send(&json!({"type": "session_prompt", "text": "Now the docs", "session": number}));
+    assert_eq!(alpha.receive_kind("prompt"), json!({"type": "prompt", "text": "Now the docs"}));
+    let prompted = recv_kind(&mut page, "session");
+    assert_eq!(
+        (&prompted["session"], &prompted["entries"], &prompted["busy"]),
+        (&json!(number), &json!([{"kind": "user", "body": "Now the docs"}]), &json!(true)),
+        "{prompted}"
+    );
+    page.send(&json!({"type": "session_stop", "session": number}));
+    assert_eq!(alpha.receive_kind("interrupt"), json!({"type": "interrupt"}));
+    page.send(&json!({"type": "session_end", "session": number}));
+    assert_eq!(alpha.receive_kind("end_session"), json!({"type": "end_session"}));
+
+    // A session that is not there, or no session named where the inbox has no own one.
+    page.send(&json!({"type": "session_prompt", "text": "hello", "session": number + 100}));
+    assert_eq!(
+        page.recv_error(),
+        format!("no agent session {} is shown here (its host went away)", number + 100)
+    );
+    page.send(&json!({"type": "session_prompt", "text": "hello"}));
+    assert_eq!(page.recv_error(), "this askpane runs no agent session to prompt or stop");
+
+    // A page that connects now gets the session whole, and which sessions are open.
+    let mut later = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    let whole = recv_kind(&mut later, "session");
+    assert_eq!((&whole["session"], &whole["from"]), (&json!(number), &json!(0)), "{whole}");
+    let kinds: Vec<&Value> =
+        whole["entries"].as_array().into_iter().flatten().map(|e| &e["kind"]).collect();
+    assert_eq!(kinds, [&json!("user"), &json!("assistant"), &json!("user")], "{whole}");
+    assert_eq!(
+        recv_kind(&mut later, "sessions_open"),
+        json!({"type": "sessions_open", "sessions": [number]})
+    );
+
+    // The host goes away: the session leaves every page.
+    drop(alpha);
+    let gone = json!({"type": "session_gone", "session": number});
+    assert_eq!(recv_kind(&mut page, "session_gone"), gone);
+    assert_eq!(recv_kind(&mut later, "session_gone"), gone);
+    let mut last = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    assert_eq!(
+        recv_kind(&mut last, "sessions_open"),
+        json!({"type": "sessions_open", "sessions": []})
+    );
+
+    // A card still waiting when askpane ends hears an honest deny, not an allow.
+    let mut beta = inbox_host(&world, "beta");
+    beta.send(
+        &json!({"type": "permission", "id": "p2", "request": {"request_id": "r2",
+            "tool_name": "Bash", "input": {"command": "rm -rf target"}, "tool_use_id": "toolu_2"}})
+        .to_string(),
+    );
+    recv_kind(&mut page, "permission_request");
+    let mut quit = world.askpane(&["inbox", "--quit"]);
+    quit.env_remove("DISPLAY");
+    let quit = run_bounded(&mut quit, None);
+    assert_eq!(quit.status.code(), Some(0), "{quit:?}");
+    let denied = beta.receive_kind("permission_decided");
+    assert_eq!(denied["id"], "p2", "{denied}");
+    assert_eq!(denied["decision"]["behavior"], "deny", "{denied}");
+    let status = run.process.wait(WAIT);
+    run.seen.extend(run.stderr.try_iter());
+    let status = status.unwrap_or_else(|| panic!("askpane inbox still runs: {:?}", run.seen));
+    assert_eq!(status.code(), Some(0), "{:?}", run.seen);
+}
