@@ -2763,9 +2763,12 @@ fn the_inbox_in_the_browser_shows_hosted_sessions_and_sends_the_pages_decisions_
     quit.env_remove("DISPLAY");
     let quit = run_bounded(&mut quit, None);
     assert_eq!(quit.status.code(), Some(0), "{quit:?}");
-    let denied = beta.receive_kind("permission_decided");
-    assert_eq!(denied["id"], "p2", "{denied}");
-    assert_eq!(denied["decision"]["behavior"], "deny", "{denied}");
+    let closed = Outcome::closed().deny_message().expect("a closed outcome has a message");
+    assert_eq!(
+        beta.receive_kind("permission_decided"),
+        json!({"type": "permission_decided", "id": "p2",
+            "decision": {"behavior": "deny", "message": closed}})
+    );
     let status = run.process.wait(WAIT);
     run.seen.extend(run.stderr.try_iter());
     let status = status.unwrap_or_else(|| panic!("askpane inbox still runs: {:?}", run.seen));
