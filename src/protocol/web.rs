@@ -772,6 +772,22 @@ mod tests {
     }
 
     #[test]
+    fn a_message_names_its_hosted_session_and_none_means_the_own() {
+        let hosted = SessionKey::Hosted(7);
+        let prompt = about_session(session_prompt("go on"), hosted);
+        assert_eq!(prompt, json!({"type": "session_prompt", "text": "go on", "session": 7}));
+        assert_eq!(message_session(&prompt), Ok(hosted));
+        assert_eq!(about_session(session_stop(), SessionKey::Own), session_stop());
+        assert_eq!(message_session(&session_stop()), Ok(SessionKey::Own));
+        let bad = json!({"type": "session_stop", "session": "7"});
+        assert_eq!(message_session(&bad), Err(BrowserError::BadSession));
+        assert_eq!(parse_session_message(&session_end(hosted)), Some(Ok(SessionMessage::End)));
+        let open = sessions_open([SessionKey::Own, hosted].into_iter());
+        assert_eq!(open, json!({"type": "sessions_open", "sessions": [7]}));
+        assert_eq!(parse_sessions_open(&open), [hosted]);
+    }
+
+    #[test]
     fn decline_words_come_back_out_of_askpanes_wording() {
         for words in ["not now", "  spaced  ", "", "said: twice said: "] {
             let Outcome::Declined { message } = Outcome::declined(words) else { panic!() };
