@@ -18,6 +18,9 @@
 //   8. `askpane claude --ui web` with the fake Claude Code: the transcript and a Bash permission
 //      card in the page; "Allow once" → the CLI gets the allow, the transcript shows the result
 //      (ASKPANE_WEB_ONLY=claude runs only this one)
+//   9. `askpane inbox --ui web` with a socket client hosting a session (as `askpane claude` under
+//      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
+//      `permission_decided` allow_once (ASKPANE_WEB_ONLY=hosted runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -30,6 +33,7 @@
 // `node tests/web/bridge.mjs` once askpane is built with the web app. Exits non-zero on failure.
 
 import { spawn } from "node:child_process";
+import { createConnection } from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -602,6 +606,76 @@ async function claudeSession(context, scratch) {
   }
 }
 
+/**
+ * A raw client of the inbox socket at `path` (JSON lines), as `askpane claude` under the inbox
+ * is: `send(message)`, and `next(type)` for the next line of that type (bounded).
+ */
+async function inboxClient(path, name) {
+  await until(URL_TIMEOUT, () => existsSync(path), `${name}: no inbox socket at ${path}`);
+  const socket = createConnection(path);
+  const lines = [];
+  let buffered = "";
+  socket.setEncoding("utf8").on("data", (text) => {
+    buffered += text;
+    let end;
+    while ((end = buffered.indexOf("\n")) >= 0) {
+      lines.push(JSON.parse(buffered.slice(0, end)));
+      buffered = buffered.slice(end + 1);
+    }
+  });
+  socket.on("error", () => {});
+  return {
+    send: (message) => socket.write(`${JSON.stringify(message)}\n`),
+    next: async (type) => {
+      await until(QUESTION_TIMEOUT, () => lines.some((line) => line.type === type), `${name}: the host got no ${type}`);
+      const index = lines.findIndex((line) => line.type === type);
+      return lines.splice(0, index + 1).pop();
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+/**
+ * 9. `askpane inbox --ui web` with a socket client hosting a session: the page shows the hosted
+ * session (its label, its transcript) and its tool card; a click on "Allow once" reaches the host
+ * as `permission_decided` with `allow_once`.
+ */
+async function hostedSession(context, scratch) {
+  const name = "9 hosted session";
+  const runtime = join(scratch, "hosted-run");
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  const run = startAskpane(["inbox", "--ui", "web"], {
+    XDG_RUNTIME_DIR: runtime,
+    XDG_STATE_HOME: join(scratch, "hosted-state"),
+  });
+  let host;
+  try {
+    const url = await urlOf(run);
+    host = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
+    host.send({ type: "host", agent: "claude", project: "web", prompt: "Please run the tests." });
+    await host.next("hosting");
+    host.send({ type: "session_event", event: { kind: "assistant", blocks: [{ text: "I will run the tests first." }] } });
+    const input = { command: "cargo test", description: "Run the tests" };
+    host.send({ type: "permission", id: "p1", request: { request_id: "r1", tool_name: "Bash", input, tool_use_id: "toolu_1" } });
+    const tab = await openTab(context, url, name);
+    await frame(tab, "permission_request");
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-card.png") });
+    await tab.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+    const decided = await host.next("permission_decided");
+    expectJson(name, "the host's decision", decided, { type: "permission_decided", id: "p1", decision: { behavior: "allow_once" } });
+    await frame(tab, "permission_withdrawn");
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-allowed.png") });
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: the hosted session's card allowed from the page reached its host (target/test-artifacts/web-bridge-hosted-*.png)`);
+  } finally {
+    host?.close();
+    await stop(run);
+  }
+}
+
 /** 6. Spawning askpane → the question drawn in a page opened as soon as the URL is printed. */
 async function timing(context, runs) {
   const name = "6 timing";
@@ -719,7 +793,12 @@ async function main() {
       await claudeSession(context, scratch);
       return;
     }
+    if (process.env.ASKPANE_WEB_ONLY === "hosted") {
+      await hostedSession(context, scratch);
+      return;
+    }
     await claudeSession(context, scratch);
+    await hostedSession(context, scratch);
     await clickAndSubmit(context);
     await keyboardHook(context);
     await twoTabs(context);
