@@ -20,7 +20,8 @@
 //      (ASKPANE_WEB_ONLY=claude runs only this one)
 //   9. `askpane inbox --ui web` with a socket client hosting a session (as `askpane claude` under
 //      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
-//      `permission_decided` allow_once (ASKPANE_WEB_ONLY=hosted runs only this one)
+//      `permission_decided` allow_once; a second host adds a switcher; "End session" reaches the
+//      session shown as `end_session` (ASKPANE_WEB_ONLY=hosted runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -68,6 +69,8 @@ const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
 // The permission card's "Allow once" (web-bridge-claude-card.png).
 const ALLOW_ONCE = { x: 496, y: 138 };
+// A hosted session's "End session", under its prompt box (web-bridge-hosted-card.png).
+const END_SESSION = { x: 181, y: 663 };
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -638,7 +641,8 @@ async function inboxClient(path, name) {
 /**
  * 9. `askpane inbox --ui web` with a socket client hosting a session: the page shows the hosted
  * session (its label, its transcript) and its tool card; a click on "Allow once" reaches the host
- * as `permission_decided` with `allow_once`.
+ * as `permission_decided` with `allow_once`; a second hosted session adds the switcher, and
+ * "End session" reaches the host of the session shown (the first) as `end_session`.
  */
 async function hostedSession(context, scratch) {
   const name = "9 hosted session";
@@ -649,6 +653,7 @@ async function hostedSession(context, scratch) {
     XDG_STATE_HOME: join(scratch, "hosted-state"),
   });
   let host;
+  let second;
   try {
     const url = await urlOf(run);
     host = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
@@ -667,11 +672,25 @@ async function hostedSession(context, scratch) {
     await frame(tab, "permission_withdrawn");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-allowed.png") });
+    const sessionsBefore = tab.frames.filter((f) => f.type === "session").length;
+    second = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
+    second.send({ type: "host", agent: "claude", project: "docs" });
+    await second.next("hosting");
+    await until(
+      QUESTION_TIMEOUT,
+      () => tab.frames.filter((f) => f.type === "session").length > sessionsBefore,
+      `${name}: the second session never reached the page`,
+    );
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-two.png") });
+    await tab.page.mouse.click(END_SESSION.x, END_SESSION.y);
+    expectJson(name, "the first host's message", await host.next("end_session"), { type: "end_session" });
     noProblems(tab);
     await tab.page.close();
     console.log(`ok   ${name}: the hosted session's card allowed from the page reached its host (target/test-artifacts/web-bridge-hosted-*.png)`);
   } finally {
     host?.close();
+    second?.close();
     await stop(run);
   }
 }
