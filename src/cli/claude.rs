@@ -212,7 +212,7 @@ fn through_the_inbox(
         answers,
         prompt: args.prompt.clone(),
         project: claude::project_name(),
-        lines: session.lines(),
+        agent: super::hosted::Agent::Claude(session.lines()),
         commands: session.commands(),
     };
     super::hosted::relay(relay, inbox, from_session);

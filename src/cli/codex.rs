@@ -1,5 +1,7 @@
 //! `askpane codex`: Codex's app-server as a child, askpane as its host (issue 13), with the
-//! transcript, questions and command / file-change approvals in one window (or none).
+//! transcript, questions and command / file-change approvals in the running inbox (started if
+//! none runs), as `askpane claude`'s are; or in a window of its own (`--no-inbox`), the browser,
+//! or none.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -21,7 +23,7 @@ use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 use askpane::web_bundle;
 
-use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::window::{
     missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
 };
@@ -43,6 +45,8 @@ pub(super) struct CodexArgs {
     shown: UiArgs,
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    inbox: InboxUse,
     /// Arguments passed on to `codex app-server` (after `--`), e.g. `-c model="o3"`.
     #[arg(last = true, value_name = "CODEX_ARGS")]
     extra: Vec<String>,
@@ -55,7 +59,23 @@ pub(super) struct CodexArgs {
 pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     let answering = &args.answering;
     let in_browser = args.shown.web() && !answering.non_interactive;
-    let headless = !in_browser && (answering.non_interactive || missing_display().is_some());
+    // As `askpane claude`: the running inbox (or one started now) shows the session, even when
+    // this terminal has no display of its own.
+    let inbox = match (in_browser || answering.non_interactive, args.inbox.no_inbox) {
+        (false, false) => Some(connect_inbox(&args)),
+        _ => None,
+    };
+    let inbox = match inbox {
+        Some(Ok(inbox)) => Some(inbox),
+        Some(Err(why)) => {
+            eprintln!("askpane: no inbox runs and none can be started ({why}); hosting here");
+            None
+        }
+        None => None,
+    };
+    let headless = !in_browser
+        && inbox.is_none()
+        && (answering.non_interactive || missing_display().is_some());
     if (headless || in_browser) && args.prompt.is_none() {
         anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
     }
@@ -81,13 +101,13 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     // Codex's process group is stopped.
     let signals = watch_signals();
     let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let (to_ui, from_session) = ui_channel(repaint_waker(&window_ctx));
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let mut threads = IoThreads::default();
     let session = CodexSession::start(&options, to_ui, &mut threads)?;
     let mut code = exit::OK;
     if headless {
-        code = host_without_window(&inbox);
+        code = host_without_window(&from_session);
     } else if in_browser {
         // The browser shows the questions only: the run ends with the prompt's turn.
         let bridge_options = BridgeOptions {
@@ -98,13 +118,15 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: None,
         };
-        let bridge = start_bridge(&bridge_options, inbox, &mut threads)?;
+        let bridge = start_bridge(&bridge_options, from_session, &mut threads)?;
         bridge.wait();
         bridge.stop();
+    } else if let Some(connection) = inbox {
+        through_the_inbox(connection, &args, &session, &from_session);
     } else {
         let commands = session.commands();
         let prompt = args.prompt.clone();
-        let unshown = inbox.clone();
+        let unshown = from_session.clone();
         // The window saves drafts and records outcomes in the store, if it opens.
         let sink = args.store.open_or_warn().and_then(|store| {
             DraftSink::start(store)
@@ -112,7 +134,7 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
                 .ok()
         });
         let app = move |ctx: &egui::Context| {
-            let app = App::new(ctx, inbox, AppOptions::default())
+            let app = App::new(ctx, from_session, AppOptions::default())
                 .with_session(commands, prompt.as_deref());
             match sink {
                 Some(sink) => app.with_store(sink),
@@ -136,6 +158,65 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
         return Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)));
     }
     Ok(code)
+}
+
+/// A connection to the inbox, where the platform has one.
+#[cfg(unix)]
+type InboxConnection = super::hosted::Inbox;
+#[cfg(not(unix))]
+enum InboxConnection {}
+
+/// The running inbox, or one started now, or why there is none.
+#[cfg(unix)]
+fn connect_inbox(args: &CodexArgs) -> Result<InboxConnection, String> {
+    super::hosted::connect(&args.shown, &args.store)
+}
+
+#[cfg(not(unix))]
+fn connect_inbox(_args: &CodexArgs) -> Result<InboxConnection, String> {
+    Err("this platform has no inbox yet".to_owned())
+}
+
+#[cfg(not(unix))]
+fn through_the_inbox(
+    inbox: InboxConnection,
+    _args: &CodexArgs,
+    _session: &CodexSession,
+    _from_session: &Receiver<Inbound>,
+) {
+    match inbox {}
+}
+
+/// The session's questions, approvals and transcript go to the inbox until the session ends
+/// (the same relay as `askpane claude`'s).
+#[cfg(unix)]
+fn through_the_inbox(
+    inbox: InboxConnection,
+    args: &CodexArgs,
+    session: &CodexSession,
+    from_session: &Receiver<Inbound>,
+) {
+    use askpane::protocol::inbox::Preset;
+    let answers = args.answering.answers.as_ref().map(|path| {
+        let file = path.display().to_string();
+        match pipe::read_json(path) {
+            Ok(json) => Preset { file, json: Some(json), unreadable: None },
+            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
+        }
+    });
+    let project = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| cwd.file_name().map(|name| name.to_string_lossy().into_owned()));
+    let relay = super::hosted::Relay {
+        shown: args.shown.clone(),
+        store: args.store.clone(),
+        answers,
+        prompt: args.prompt.clone(),
+        project,
+        agent: super::hosted::Agent::Codex(session.lines()),
+        commands: session.commands(),
+    };
+    super::hosted::relay(relay, inbox, from_session);
 }
 
 /// The host without a window: questions are answered by their policy (`--answers`,

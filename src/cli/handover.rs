@@ -41,7 +41,7 @@ pub(super) fn hand_to_inbox(
             if let Some(problem) = problem {
                 match mode {
                     ClientMode::Hook => eprintln!("askpane hook: {problem}"),
-                    ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude => {
+                    ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude | ClientMode::Codex => {
                         eprintln!("askpane: {problem}")
                     }
                 }
@@ -61,7 +61,7 @@ pub(super) fn hand_to_inbox(
                 eprintln!("askpane: cannot write the reply: {error:#}");
             }
             Handed::Done(match mode {
-                ClientMode::Hook | ClientMode::Claude => exit::OK,
+                ClientMode::Hook | ClientMode::Claude | ClientMode::Codex => exit::OK,
                 ClientMode::Ask | ClientMode::Mcp => exit::STOPPED,
             })
         }

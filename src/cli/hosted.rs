@@ -1,10 +1,12 @@
-//! `askpane claude` under the inbox (issue 10): the session's questions, permission cards and
-//! transcript go to the running inbox (started if none runs) instead of a window of its own.
+//! `askpane claude` and `askpane codex` under the inbox (issues 10, 13): the session's questions,
+//! permission cards and transcript go to the running inbox (started if none runs) instead of a
+//! window of its own.
 //!
-//! The relay runs on the main thread between two channels: what the Claude Code session sends
+//! The relay runs on the main thread between two channels: what the agent's session sends
 //! toward a window ([`Inbound`]), and what the inbox sends back. A question goes over as the
-//! `can_use_tool` request Claude Code sent; the inbox computes its reply line, which goes to
-//! Claude Code's stdin as it is. A permission's decision, the prompt box and Stop come back as
+//! request the agent sent (Claude Code's `can_use_tool`, Codex's `item/tool/requestUserInput`:
+//! [`Agent`] is what differs); the inbox computes its reply line, which goes to the agent's
+//! stdin as it is. A permission's decision, the prompt box and Stop come back as
 //! messages of their own. An inbox that dies is started again and told everything still open,
 //! with the transcript so far; an inbox that ends on purpose (`quitting`) ends the session.
 
@@ -13,6 +15,7 @@ use std::collections::{HashMap, VecDeque};
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::Value;
 
+use askpane::protocol::codex_server;
 use askpane::protocol::inbox::{
     AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, Preset,
     SessionLine,
@@ -20,6 +23,7 @@ use askpane::protocol::inbox::{
 use askpane::protocol::stream::{self, PermissionDecision, PermissionRequest};
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::claude::AgentLines;
+use askpane::transport::codex::CodexLines;
 use askpane::transport::{Inbound, PermissionAsk, Request, Responder, SessionCommand};
 
 use super::args::{StoreArgs, UiArgs};
@@ -30,7 +34,66 @@ const RESTARTS: usize = 2;
 /// Transcript lines kept to show a restarted inbox; older ones are not shown again.
 const REPLAYED_LINES: usize = 2000;
 
-/// What the relay needs from `askpane claude`'s flags and session.
+/// The agent a relay hosts, with its stdin: what differs between `askpane claude` and
+/// `askpane codex`.
+pub(super) enum Agent {
+    Claude(AgentLines),
+    Codex(CodexLines),
+}
+
+impl Agent {
+    /// The agent's name in `host` (the inbox shows `claude · my-project`).
+    fn name(&self) -> &'static str {
+        match self {
+            Agent::Claude(_) => "claude",
+            Agent::Codex(_) => codex_server::SOURCE,
+        }
+    }
+
+    /// The agent in words, for the terminal.
+    fn words(&self) -> &'static str {
+        match self {
+            Agent::Claude(_) => "Claude Code",
+            Agent::Codex(_) => "Codex",
+        }
+    }
+
+    fn mode(&self) -> ClientMode {
+        match self {
+            Agent::Claude(_) => ClientMode::Claude,
+            Agent::Codex(_) => ClientMode::Codex,
+        }
+    }
+
+    /// The question as the agent sent it, for the inbox to read and reply to in the agent's
+    /// envelope; `None` for an envelope this agent does not ask in (then there is no way back).
+    fn message(
+        &self,
+        envelope: &Envelope,
+        input: &serde_json::Map<String, Value>,
+    ) -> Option<Value> {
+        match (self, envelope) {
+            (Agent::Claude(_), Envelope::ControlRequest { request_id, tool_use_id }) => {
+                let input = Value::Object(input.clone());
+                Some(stream::question_request(request_id, tool_use_id.as_deref(), &input))
+            }
+            (Agent::Codex(_), Envelope::CodexServer { id, request, .. }) => {
+                Some(codex_server::question_message(id, request))
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes the inbox's reply line to the agent's stdin, in turn with the session's own lines.
+    fn write(&self, line: Value) {
+        match self {
+            Agent::Claude(lines) => lines.write(line),
+            Agent::Codex(lines) => lines.write(line),
+        }
+    }
+}
+
+/// What the relay needs from `askpane claude`'s or `askpane codex`'s flags and session.
 pub(super) struct Relay {
     pub(super) shown: UiArgs,
     pub(super) store: StoreArgs,
@@ -39,8 +102,8 @@ pub(super) struct Relay {
     /// The first prompt, already sent to Claude Code.
     pub(super) prompt: Option<String>,
     pub(super) project: Option<String>,
-    /// Claude Code's stdin, for the reply lines the inbox computes.
-    pub(super) lines: AgentLines,
+    /// The agent, and its stdin for the reply lines the inbox computes.
+    pub(super) agent: Agent,
     /// The session's prompts and Stop.
     pub(super) commands: Sender<SessionCommand>,
 }
@@ -84,7 +147,10 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
         transcript: VecDeque::new(),
     };
     state.introduce(&mut inbox);
-    eprintln!("askpane: Claude Code's questions, permissions and transcript are in the inbox");
+    eprintln!(
+        "askpane: {}'s questions, permissions and transcript are in the inbox",
+        state.relay.agent.words()
+    );
     let mut restarts = 0;
     loop {
         let step = select! {
@@ -139,7 +205,7 @@ impl State {
     /// still waiting for the user.
     fn introduce(&mut self, inbox: &mut Inbox) {
         let mut messages = vec![ClientMessage::Host {
-            agent: "claude".to_owned(),
+            agent: self.relay.agent.name().to_owned(),
             project: self.relay.project.clone(),
             prompt: self.relay.prompt.clone(),
         }];
@@ -207,7 +273,7 @@ impl State {
                 if let SessionLine::Ended { status, stderr_tail } = &line
                     && !status.ends_with(" 0")
                 {
-                    eprintln!("askpane: Claude Code ended ({status})");
+                    eprintln!("askpane: {} ended ({status})", self.relay.agent.words());
                     for line in stderr_tail {
                         eprintln!("  {line}");
                     }
@@ -217,7 +283,7 @@ impl State {
                 }
                 self.transcript.push_back(line.clone());
                 let _ = inbox.client.send(&ClientMessage::SessionEvent { event: line });
-                // Claude Code ended: so does `askpane claude` (the inbox drops the session).
+                // The agent ended: so does this command (the inbox drops the session).
                 return if ended { Step::End } else { Step::Go };
             }
             Inbound::Notice(notice) => {
@@ -249,22 +315,21 @@ impl State {
         Step::Go
     }
 
-    /// Hands a question to the inbox, as the `can_use_tool` request Claude Code sent.
+    /// Hands a question to the inbox, as the request the agent sent.
     fn question(&mut self, request: Request) -> Option<ClientMessage> {
         let Request { core, policy, reply } = request;
-        let Envelope::ControlRequest { request_id, tool_use_id } = &core.envelope else {
+        let Some(message) = self.relay.agent.message(&core.envelope, core.ask.input()) else {
             // The session only asks in its own envelope; anything else has no way back.
             reply.send(Outcome::Unavailable {
                 reason: "askpane could not hand this question to the inbox".to_owned(),
             });
             return None;
         };
-        let input = Value::Object(core.ask.input().clone());
-        let message = stream::question_request(request_id, tool_use_id.as_deref(), &input);
+        let tool_use_id = core.envelope.tool_use_id().map(str::to_owned);
         let id = self.next_id();
         let ask = AskMessage {
             id: id.clone(),
-            mode: ClientMode::Claude,
+            mode: self.relay.agent.mode(),
             message,
             // What the session's flags left for a person: prefilled answers, the time allowed.
             policy: Policy {
@@ -274,7 +339,7 @@ impl State {
                 ..Policy::default()
             },
         };
-        let held = HeldQuestion { ask: ask.clone(), tool_use_id: tool_use_id.clone(), reply };
+        let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply };
         self.questions.insert(id, held);
         Some(ClientMessage::Ask(Box::new(ask)))
     }
@@ -283,10 +348,10 @@ impl State {
         match message {
             InboxMessage::Outcome(OutcomeMessage { id, reply, .. }) => {
                 if let Some(held) = self.questions.remove(&id) {
-                    // The inbox wrote the reply in Claude Code's own envelope; none for a
-                    // question Claude Code withdrew.
+                    // The inbox wrote the reply in the agent's own envelope; none for a
+                    // question the agent withdrew.
                     if let Some(reply) = reply {
-                        self.relay.lines.write(reply);
+                        self.relay.agent.write(reply);
                     }
                     held.reply.handed_on();
                 }
@@ -303,7 +368,7 @@ impl State {
                 let _ = self.relay.commands.send(SessionCommand::Interrupt);
             }
             // "End session": as closing a window of its own, what is open hears the window
-            // closed, and Claude Code is ended.
+            // closed, and the agent is ended.
             InboxMessage::EndSession => {
                 self.answer_all(&Outcome::closed());
                 return Step::End;

@@ -9,7 +9,7 @@
 //! tell from nothing, so a decline is never sent that way: every question's answer is one note
 //! that says what happened (`"user_note: The user declined to answer …"`), which the model reads.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::outcome::Outcome;
@@ -22,7 +22,7 @@ pub const NONE_OF_THE_ABOVE: &str = "None of the above";
 pub const NOTE_PREFIX: &str = "user_note: ";
 
 /// The params of `item/tool/requestUserInput`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserInputRequest {
     pub thread_id: String,
@@ -32,7 +32,7 @@ pub struct UserInputRequest {
     pub questions: Vec<UserInputQuestion>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserInputQuestion {
     pub id: String,
@@ -45,11 +45,11 @@ pub struct UserInputQuestion {
     /// The answer is a secret (a masked box; never in the history or logs).
     #[serde(default)]
     pub is_secret: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<UserInputOption>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct UserInputOption {
     pub label: String,
     #[serde(default)]

@@ -28,6 +28,8 @@ pub const QUESTION_FEATURE: &str = "features.default_mode_request_user_input";
 /// permission cards.
 pub const COMMAND_TOOL: &str = "Shell";
 pub const FILE_CHANGE_TOOL: &str = "Edit";
+/// The server request that carries the model's questions.
+pub const QUESTION_METHOD: &str = "item/tool/requestUserInput";
 
 /// One line from the app-server.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +92,7 @@ pub fn parse_server_line(line: &Value) -> ServerLine {
 
 fn parse_request(method: String, id: Value, params: Value) -> ServerLine {
     match method.as_str() {
-        "item/tool/requestUserInput" => match serde_json::from_value(params) {
+        QUESTION_METHOD => match serde_json::from_value(params) {
             Ok(request) => ServerLine::Question { id, request },
             Err(_) => ServerLine::Unhandled { id, method },
         },
@@ -327,6 +329,18 @@ pub fn turn_start(id: u64, thread_id: &str, prompt: &str) -> Value {
 /// Stop the running turn (the Stop button).
 pub fn turn_interrupt(id: u64, thread_id: &str, turn_id: &str) -> Value {
     json!({"id": id, "method": "turn/interrupt", "params": {"threadId": thread_id, "turnId": turn_id}})
+}
+
+/// The question request as Codex wrote it (`id`, `method`, `params`): what `askpane codex`
+/// hands to the inbox, which reads it back with [`crate::protocol::parse_message`].
+pub fn question_message(id: &Value, request: &UserInputRequest) -> Value {
+    json!({"id": id, "method": QUESTION_METHOD, "params": request})
+}
+
+/// The name a window knows a question by: the model's call id, made unique with the request key
+/// (a model may reuse a call id in a later turn).
+pub fn question_call(id: &Value, request: &UserInputRequest) -> String {
+    format!("{}#{}", request.item_id, request_key(id))
 }
 
 /// The result for `item/tool/requestUserInput`.

@@ -40,6 +40,10 @@ pub enum Envelope {
     /// (f) an MCP `tools/call` of `ask_user_question`, as `askpane mcp` hands it to the inbox:
     /// `{"type":"mcp_tool_call","call_id":…,"client":…,"cwd":…,"arguments":…}`.
     Mcp { context: McpContext },
+    /// (g) Codex's app-server `item/tool/requestUserInput` request, as `askpane codex` hands it
+    /// to the inbox: `{"id":…,"method":"item/tool/requestUserInput","params":…}`. `call` is the
+    /// name windows know it by ([`super::codex_server::question_call`]).
+    CodexServer { call: String, id: Value, request: Box<super::codex::UserInputRequest> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +132,9 @@ pub enum ReplyFormat {
     /// What Codex's `PreToolUse` hook prints for `request_user_input` (`askpane codex-hook`):
     /// always a deny, whose reason carries the answer ([`super::codex::hook_reply`]).
     CodexHook,
+    /// The JSON-RPC result `codex app-server` takes for `item/tool/requestUserInput`
+    /// ([`super::codex::response`]); only a [`Envelope::CodexServer`] request can be answered so.
+    CodexServer,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -138,6 +145,8 @@ pub enum EnvelopeError {
     OtherTool { envelope: &'static str, tool: String },
     #[error("this {envelope} has no `{field}`")]
     MissingField { envelope: &'static str, field: &'static str },
+    #[error("this {envelope} cannot be read: {reason}")]
+    Unreadable { envelope: &'static str, reason: String },
     #[error("the hook event `{0}` is not one askpane answers (PreToolUse or PermissionRequest)")]
     UnsupportedHookEvent(String),
     #[error("the control_request subtype `{0}` is not a question (askpane answers can_use_tool)")]
@@ -185,6 +194,9 @@ pub fn parse_message(message: &Value) -> Result<Incoming, EnvelopeError> {
     };
     if let Some(event) = object.get("hook_event_name").and_then(Value::as_str) {
         return parse_hook(object, event);
+    }
+    if object.get("method").and_then(Value::as_str) == Some(super::codex_server::QUESTION_METHOD) {
+        return parse_codex_request(object);
     }
     match object.get("type").and_then(Value::as_str) {
         Some("control_request") => parse_control_request(object),
@@ -235,6 +247,20 @@ fn parse_hook(object: &Map<String, Value>, event: &str) -> Result<Incoming, Enve
     Ok(Incoming { envelope: Envelope::Hook { event, context }, input })
 }
 
+fn parse_codex_request(object: &Map<String, Value>) -> Result<Incoming, EnvelopeError> {
+    const ENVELOPE: &str = "Codex requestUserInput request";
+    let id = required_value(object, ENVELOPE, "id")?;
+    let params = required_value(object, ENVELOPE, "params")?;
+    let request: super::codex::UserInputRequest =
+        serde_json::from_value(params).map_err(|error| EnvelopeError::Unreadable {
+            envelope: ENVELOPE,
+            reason: error.to_string(),
+        })?;
+    let input = json!({ "questions": super::codex::questions_input(&request.questions) });
+    let call = super::codex_server::question_call(&id, &request);
+    Ok(Incoming { envelope: Envelope::CodexServer { call, id, request: Box::new(request) }, input })
+}
+
 fn parse_control_request(object: &Map<String, Value>) -> Result<Incoming, EnvelopeError> {
     const ENVELOPE: &str = "control_request";
     let request_id = required_text(object, ENVELOPE, "request_id")?;
@@ -265,6 +291,7 @@ impl Envelope {
             }
             Envelope::SeedWeb { .. } => ReplyFormat::SeedWeb,
             Envelope::Mcp { .. } => ReplyFormat::McpToolResult,
+            Envelope::CodexServer { .. } => ReplyFormat::CodexServer,
         }
     }
 
@@ -280,6 +307,7 @@ impl Envelope {
             }
             Envelope::SeedWeb { .. } => "user_question message",
             Envelope::Mcp { .. } => "MCP tool call",
+            Envelope::CodexServer { .. } => "Codex requestUserInput request",
         }
     }
 
@@ -292,6 +320,7 @@ impl Envelope {
             Envelope::ControlRequest { tool_use_id, .. } => tool_use_id.as_deref(),
             Envelope::Hook { context, .. } => context.tool_use_id.as_deref(),
             Envelope::Mcp { context } => Some(&context.call_id),
+            Envelope::CodexServer { call, .. } => Some(call),
         }
     }
 
@@ -323,6 +352,14 @@ impl Envelope {
                 super::opencode::reply(outcome).and_then(|reply| serde_json::to_value(reply).ok())
             }
             ReplyFormat::CodexHook => super::codex::hook_reply(outcome),
+            ReplyFormat::CodexServer => match self {
+                Envelope::CodexServer { id, request, .. } => {
+                    super::codex::response(request, outcome)
+                        .map(|result| super::codex_server::result_line(id, result))
+                }
+                // The result names the question ids of Codex's request: no other has them.
+                _ => None,
+            },
         }
     }
 

@@ -157,6 +157,9 @@ pub enum ClientMode {
     /// `askpane claude`: the reply goes to the hosted Claude Code's stdin; a question the CLI
     /// withdrew gets none.
     Claude,
+    /// `askpane codex`: the reply (a JSON-RPC result) goes to the hosted `codex app-server`'s
+    /// stdin; a question Codex resolved gets none.
+    Codex,
 }
 
 impl ClientMode {
@@ -167,6 +170,7 @@ impl ClientMode {
             ClientMode::Hook => "hook",
             ClientMode::Mcp => "mcp",
             ClientMode::Claude => "claude",
+            ClientMode::Codex => "codex",
         }
     }
 
@@ -263,6 +267,8 @@ pub enum Format {
     OpenCode,
     /// `askpane codex-hook`'s reply to Codex's PreToolUse hook.
     CodexHook,
+    /// `askpane codex`'s JSON-RPC result to Codex's `item/tool/requestUserInput`.
+    CodexServer,
 }
 
 impl From<Format> for ReplyFormat {
@@ -276,6 +282,7 @@ impl From<Format> for ReplyFormat {
             Format::McpToolResult => ReplyFormat::McpToolResult,
             Format::OpenCode => ReplyFormat::OpenCode,
             Format::CodexHook => ReplyFormat::CodexHook,
+            Format::CodexServer => ReplyFormat::CodexServer,
         }
     }
 }
@@ -291,6 +298,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::McpToolResult => Format::McpToolResult,
             ReplyFormat::OpenCode => Format::OpenCode,
             ReplyFormat::CodexHook => Format::CodexHook,
+            ReplyFormat::CodexServer => Format::CodexServer,
         }
     }
 }

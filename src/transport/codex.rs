@@ -61,6 +61,17 @@ pub struct CodexSession {
     commands: Sender<SessionCommand>,
 }
 
+/// Lines for `codex app-server`'s stdin, written by its writer thread in turn with its own.
+#[derive(Clone)]
+pub struct CodexLines(Sender<ToAgent>);
+
+impl CodexLines {
+    /// Writes `line` to the server's stdin (dropped if the server is gone: its end is reported).
+    pub fn write(&self, line: Value) {
+        let _ = self.0.send(ToAgent::Line(line));
+    }
+}
+
 /// What the writer is told, besides the window's commands.
 enum ToAgent {
     /// `initialize` was answered: send `initialized` and start the thread.
@@ -164,6 +175,11 @@ impl CodexSession {
     /// The channel the window sends prompts and Stop on.
     pub fn commands(&self) -> Sender<SessionCommand> {
         self.commands.clone()
+    }
+
+    /// The server's stdin, for replies computed elsewhere (the inbox's, through the relay).
+    pub fn lines(&self) -> CodexLines {
+        CodexLines(self.to_writer.clone())
     }
 
     /// Ends the session: replies already decided go out, the turn is interrupted and the
@@ -362,12 +378,18 @@ impl Reader {
             }
         };
         // The window knows a request by its tool_use id: the model's call id, made unique with
-        // the request key (a model may reuse a call id in a later turn).
-        let tool_use_id = format!("{}#{key}", request.item_id);
+        // the request key (a model may reuse a call id in a later turn). The envelope carries
+        // the request itself, for an inbox to write Codex's result from (`askpane codex`'s relay).
+        let tool_use_id = server::question_call(&id, &request);
         let (reply, outcome) = Responder::channel();
+        let envelope = Envelope::CodexServer {
+            call: tool_use_id.clone(),
+            id: id.clone(),
+            request: Box::new(request.clone()),
+        };
         let core = Core {
             id: RequestId::next(),
-            envelope: Envelope::ToolUse { id: tool_use_id.clone() },
+            envelope,
             ask: validated.ask,
             warnings: validated.warnings,
             provenance: self.provenance.clone(),

@@ -667,7 +667,7 @@ fn take_ask(
             open.remove(&key);
         }
         let exit_code = match (mode, &problem) {
-            (ClientMode::Hook | ClientMode::Claude, _) => exit::OK,
+            (ClientMode::Hook | ClientMode::Claude | ClientMode::Codex, _) => exit::OK,
             (ClientMode::Ask | ClientMode::Mcp, Some(_)) => exit::INVALID,
             (ClientMode::Ask | ClientMode::Mcp, None) => {
                 exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())
