@@ -845,3 +845,118 @@ fn a_signal_answers_the_open_codex_question_honestly_and_stops_codex() {
     let alive = Command::new("kill").args(["-0", &codex_pid]).stderr(Stdio::null()).status();
     assert!(!alive.expect("kill -0").success(), "Codex still runs\n{context}");
 }
+
+// ---- `askpane codex` under the inbox, as `askpane claude` is ----
+
+/// `askpane codex -p PROMPT <args>` in `world` (its inbox, display and directories), with
+/// `model`'s homes and the real Codex; no display of its own is needed.
+fn codex_in_world(world: &crate::inbox::World, model: &FakeModel, args: &[&str]) -> Command {
+    let mut all = vec!["codex", "-p", PROMPT];
+    all.extend(args);
+    let mut command = world.askpane(&all);
+    command
+        .current_dir(model.root.join("work"))
+        .env("HOME", model.root.join("home"))
+        .env("CODEX_HOME", model.root.join("codex_home"))
+        .env("FAKE_API_KEY", "sk-dummy-not-a-real-key")
+        .env("ASKPANE_CODEX_BIN", binary());
+    command
+}
+
+/// What the model read, once it has read something (bounded by WAIT).
+fn model_read_json(model: &FakeModel) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(text) = model_read(&model.root) {
+            return serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+        }
+        assert!(Instant::now() < deadline, "the model read no tool output");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `askpane codex -p PROMPT <args>` under `world`'s inbox, without a display of its own: what
+/// the model read of the inbox's reply, once the inbox has listed the question (checked to be
+/// from `codex · work`) and decided it. The session then stays until a signal ends it (exit 4).
+fn inbox_decides(world: &crate::inbox::World, name: &str, args: &[&str]) -> Value {
+    use crate::hosted::{listed, send_signal};
+    let model = FakeModel::start(name, &[], "");
+    let mut command = codex_in_world(world, &model, args);
+    command.env_remove("DISPLAY");
+    let askpane = crate::inbox::Client::spawn(command, "");
+    let requests = listed(world);
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0]["from"], "codex · work", "{requests:?}");
+    assert_eq!(requests[0]["title"], "Database", "{requests:?}");
+    // The inbox writes the JSON-RPC result Codex takes; the relay writes it to Codex's stdin.
+    let read = model_read_json(&model);
+    assert!(world.connect().list().is_empty());
+    send_signal(askpane.pid(), "TERM");
+    let (code, _, stderr) = askpane.finish();
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("Codex's questions, permissions and transcript are in the inbox"),
+        "{stderr}"
+    );
+    read
+}
+
+#[test]
+fn askpane_codex_hands_its_question_to_the_inbox_and_the_model_reads_the_inbox_reply() {
+    let world = crate::inbox::World::with_inbox("codex-inbox");
+    // --timeout travels with the question: the inbox's time runs out, and the model is told.
+    let read = inbox_decides(&world, "codex-inbox-timeout", &["--timeout", "2"]);
+    let note = "user_note: No response after 2s — the user may be away from keyboard. Proceed \
+                using your best judgment based on the context so far; you can re-ask this \
+                question later if it's still relevant.";
+    assert_eq!(
+        read,
+        json!({"answers": {"db_choice": {"answers": [note]}, "project_name": {"answers": [note]}}})
+    );
+    // --answers fills the inbox's form: when the time runs out every question is answered, so
+    // the prefilled answers are what is sent.
+    let answers = world.answers(
+        "answers.json",
+        &json!({"Which database should the service use?": "SQLite", "Name": "codex-probe"}),
+    );
+    let answers = answers.to_string_lossy().into_owned();
+    let read =
+        inbox_decides(&world, "codex-inbox-answers", &["--timeout", "2", "--answers", &answers]);
+    assert_eq!(
+        read,
+        json!({"answers": {"db_choice": {"answers": ["SQLite"]},
+            "project_name": {"answers": ["codex-probe"]}}})
+    );
+}
+
+#[test]
+fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
+    use crate::hosted::{listed, send_signal};
+    let world = crate::inbox::World::with_inbox("codex-inbox-restart");
+    let model = FakeModel::start("codex-inbox-restart-model", &[], "");
+    let askpane = crate::inbox::Client::spawn(codex_in_world(&world, &model, &[]), "");
+    let before = listed(&world);
+    let first = world.locked_pid().expect("the inbox holds its lock");
+    send_signal(first, "KILL");
+    let deadline = Instant::now() + WAIT;
+    while world.locked_pid() == Some(first) || world.locked_pid().is_none() {
+        assert!(Instant::now() < deadline, "no new inbox took the lock");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let after = listed(&world);
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);
+    assert_eq!(after[0]["from"], "codex · work");
+    // `--quit` is deliberate: the question hears the window closed, and the session ends.
+    let mut quit = world.askpane(&["inbox", "--quit"]);
+    let quitting = crate::support::run_bounded(&mut quit, None);
+    assert_eq!(quitting.status.code(), Some(0), "{}", quitting.stderr);
+    let (code, _, stderr) = askpane.finish();
+    let read = model_read(&model.root).unwrap_or_else(|| panic!("no reply read\n{stderr}"));
+    let read: Value = serde_json::from_str(&read).unwrap_or_else(|_| panic!("not JSON: {read}"));
+    let note = read["answers"]["db_choice"]["answers"][0].as_str().unwrap_or_default().to_owned();
+    assert!(note.contains("closed the question window"), "{read}\n{stderr}");
+    assert_eq!(read["answers"]["project_name"]["answers"][0].as_str(), Some(note.as_str()));
+    assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -46,7 +46,7 @@ fn hosted_claude(
 
 /// The inbox's open requests, once there are some (a new connection each time: the inbox may
 /// be a new one).
-fn listed(world: &World) -> Vec<Value> {
+pub(crate) fn listed(world: &World) -> Vec<Value> {
     let deadline = Instant::now() + WAIT;
     loop {
         let requests = world.connect().list();
@@ -85,7 +85,7 @@ fn reply_message(report: &Report) -> String {
     reply["response"]["response"]["message"].as_str().unwrap_or_default().to_owned()
 }
 
-fn send_signal(pid: u32, name: &str) {
+pub(crate) fn send_signal(pid: u32, name: &str) {
     let status = Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status();
     assert!(status.is_ok_and(|status| status.success()), "kill -{name} {pid}");
 }
