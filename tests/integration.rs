@@ -17,7 +17,8 @@ mod bridge;
 #[cfg(target_os = "linux")]
 mod claude_host;
 // Codex's request_user_input against the real Codex CLI (0.169.0; scripts/codex-cli): what its
-// model reads for every reply, `askpane codex` hosting it, and `askpane install codex`'s hook.
+// model reads for every reply, `askpane codex` hosting it (alone and under the inbox), and
+// `askpane install codex`'s hook.
 #[cfg(target_os = "linux")]
 mod codex;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.

@@ -52,9 +52,9 @@ pub(super) struct CodexArgs {
     extra: Vec<String>,
 }
 
-/// `askpane codex`: Codex as a child, askpane as its host, until the window closes (or, without
-/// a window, until the prompt's turn ends). Exit codes: 0 the turn completed (with a window:
-/// Codex exited cleanly), 1 the turn failed or was interrupted, or Codex ended before it did,
+/// `askpane codex`: Codex as a child, askpane as its host, until the window closes or the inbox
+/// ends the session (or, without either, until the prompt's turn ends). Exit codes: 0 the turn
+/// completed (with a window or the inbox: Codex exited cleanly), 1 the turn failed or was interrupted, or Codex ended before it did,
 /// 2 Codex could not be started, 4 stopped by a signal.
 pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     let answering = &args.answering;

@@ -32,7 +32,7 @@ mod demo;
 mod handover;
 mod history;
 mod hook;
-// `askpane claude` under the inbox: where the inbox is.
+// `askpane claude` and `askpane codex` under the inbox: where the inbox is.
 #[cfg(unix)]
 mod hosted;
 #[cfg(any(unix, windows))]
