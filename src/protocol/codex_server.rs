@@ -452,4 +452,39 @@ mod tests {
             json!({"method":"serverRequest/resolved","params":{"threadId":"t","requestId":0}});
         assert_eq!(parse_server_line(&resolved), ServerLine::Resolved { key: "0".into() });
     }
+
+    #[test]
+    fn a_question_handed_to_the_inbox_is_read_back_and_answered_in_codexs_json_rpc() {
+        use crate::protocol::{Envelope, Outcome, ReplyFormat, parse_message};
+        let line = json!({"method": QUESTION_METHOD, "id": 7, "params": {"threadId": "t",
+            "turnId": "u", "itemId": "call_1", "questions": [{"id": "db", "header": "Database",
+            "question": "Which database?", "isOther": true, "isSecret": false,
+            "options": [{"label": "SQLite", "description": "a file"}]}]}});
+        let ServerLine::Question { id, request } = parse_server_line(&line) else {
+            panic!("not a question");
+        };
+        // What `askpane codex` hands over is Codex's request again, and reads back the same.
+        let message = question_message(&id, &request);
+        let incoming = parse_message(&message).expect("an envelope askpane reads");
+        let Envelope::CodexServer { call, id: read_id, request: read } = &incoming.envelope else {
+            panic!("{:?}", incoming.envelope);
+        };
+        assert_eq!((call.as_str(), read_id, read.as_ref()), ("call_1#7", &id, &request));
+        assert_eq!(incoming.envelope.tool_use_id(), Some("call_1#7"));
+        assert_eq!(incoming.envelope.format(), ReplyFormat::CodexServer);
+        let note = "user_note: The user declined to answer these questions and said: later";
+        assert_eq!(
+            incoming.envelope.reply(&Outcome::declined("later")),
+            Some(json!({"id": 7, "result": {"answers": {"db": {"answers": [note]}}}}))
+        );
+        // Resolved by Codex meanwhile: nothing is written.
+        assert_eq!(incoming.envelope.reply(&Outcome::Withdrawn), None);
+        // Only Codex's own request can be answered in Codex's form.
+        let other = parse_message(&json!({"questions": []})).expect("a tool input");
+        assert_eq!(other.envelope.reply_as(ReplyFormat::CodexServer, &Outcome::closed()), None);
+        // A request whose params Codex's schema does not fit says what is wrong.
+        let broken = json!({"method": QUESTION_METHOD, "id": 8, "params": {"itemId": "x"}});
+        let error = parse_message(&broken).expect_err("no questions");
+        assert!(error.to_string().contains("missing field"), "{error}");
+    }
 }
