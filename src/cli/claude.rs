@@ -163,23 +163,23 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
 }
 
 /// A connection to the inbox (issue 10), where the platform has one.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 type InboxConnection = super::hosted::Inbox;
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 enum InboxConnection {}
 
 /// The running inbox, or one started now, or why there is none.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn connect_inbox(args: &ClaudeArgs) -> Result<InboxConnection, String> {
     super::hosted::connect(&args.shown, &args.store)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn connect_inbox(_args: &ClaudeArgs) -> Result<InboxConnection, String> {
     Err("this platform has no inbox yet".to_owned())
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn through_the_inbox(
     inbox: InboxConnection,
     _args: &ClaudeArgs,
@@ -191,7 +191,7 @@ fn through_the_inbox(
 
 /// Issue 10: the session's questions, permissions and transcript go to the inbox until the
 /// session ends.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn through_the_inbox(
     inbox: InboxConnection,
     args: &ClaudeArgs,

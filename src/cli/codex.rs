@@ -25,7 +25,8 @@ use askpane::web_bundle;
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::window::{
-    missing_display, repaint_waker, show_window, start_bridge, tell_unavailable, watch_signals,
+    missing_display, repaint_waker, show_window, start_bridge_carrying, tell_unavailable,
+    watch_signals,
 };
 
 #[derive(Args, Debug)]
@@ -109,7 +110,9 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     if headless {
         code = host_without_window(&from_session);
     } else if in_browser {
-        // The browser shows the questions only: the run ends with the prompt's turn.
+        // The browser shows the transcript, the questions and the approval cards, and takes
+        // further prompts, as for `askpane claude --ui web`: the run ends with Codex (or once
+        // the last page has gone, the turn over).
         let bridge_options = BridgeOptions {
             bind: args.shown.bind_address(),
             assets: web_bundle::ASSETS,
@@ -118,7 +121,9 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: None,
         };
-        let bridge = start_bridge(&bridge_options, from_session, &mut threads)?;
+        let commands = (session.commands(), args.prompt.clone());
+        let bridge =
+            start_bridge_carrying(&bridge_options, from_session, Some(commands), &mut threads)?;
         bridge.wait();
         bridge.stop();
     } else if let Some(connection) = inbox {
@@ -161,23 +166,23 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
 }
 
 /// A connection to the inbox, where the platform has one.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 type InboxConnection = super::hosted::Inbox;
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 enum InboxConnection {}
 
 /// The running inbox, or one started now, or why there is none.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn connect_inbox(args: &CodexArgs) -> Result<InboxConnection, String> {
     super::hosted::connect(&args.shown, &args.store)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn connect_inbox(_args: &CodexArgs) -> Result<InboxConnection, String> {
     Err("this platform has no inbox yet".to_owned())
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn through_the_inbox(
     inbox: InboxConnection,
     _args: &CodexArgs,
@@ -189,7 +194,7 @@ fn through_the_inbox(
 
 /// The session's questions, approvals and transcript go to the inbox until the session ends
 /// (the same relay as `askpane claude`'s).
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn through_the_inbox(
     inbox: InboxConnection,
     args: &CodexArgs,

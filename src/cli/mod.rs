@@ -33,7 +33,7 @@ mod handover;
 mod history;
 mod hook;
 // `askpane claude` and `askpane codex` under the inbox: where the inbox is.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod hosted;
 #[cfg(any(unix, windows))]
 mod inbox;
