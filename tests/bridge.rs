@@ -2616,6 +2616,7 @@ fn a_new_link_ends_the_pages_on_the_old_one_which_no_longer_opens_and_questions_
 // --- Issue 11: hosted sessions in the browser (`askpane inbox --ui web`) ------------------------
 
 /// The next message of type `kind` (skipping others, within [`WAIT`]).
+#[cfg(target_os = "linux")]
 fn recv_kind(client: &mut Client, kind: &str) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
@@ -2627,7 +2628,9 @@ fn recv_kind(client: &mut Client, kind: &str) -> Value {
     }
 }
 
-/// An inbox client hosting a session, as `askpane claude` under the inbox does.
+/// An inbox client hosting a session, as `askpane claude` under the inbox does. (Linux-only, as
+/// `tests/inbox.rs`'s world is.)
+#[cfg(target_os = "linux")]
 fn inbox_host(world: &crate::inbox::World, project: &str) -> crate::inbox::Connection {
     let mut host = world.connect();
     host.send(
@@ -2643,6 +2646,7 @@ fn inbox_host(world: &crate::inbox::World, project: &str) -> crate::inbox::Conne
 /// (no deny at once); the page's Allow once, prompt, Stop and End session reach the host; a
 /// session the page names wrongly is refused; a page that connects later gets the session
 /// whole; the host going away takes the session out of every page.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_inbox_in_the_browser_shows_hosted_sessions_and_sends_the_pages_decisions_to_their_host() {
     if !askpane::web_bundle::available() {
