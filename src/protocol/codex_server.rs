@@ -477,6 +477,12 @@ mod tests {
             incoming.envelope.reply(&Outcome::declined("later")),
             Some(json!({"id": 7, "result": {"answers": {"db": {"answers": [note]}}}}))
         );
+        // The receipt and the history show what Codex's model reads: the answers' JSON.
+        let validated = crate::protocol::validate(&incoming.input).expect("valid questions");
+        let shape = crate::protocol::ReplyShape::default();
+        let read =
+            shape.model_text(&incoming.envelope, &validated.ask, &Outcome::declined("later"));
+        assert_eq!(read, json!({"answers": {"db": {"answers": [note]}}}).to_string());
         // Resolved by Codex meanwhile: nothing is written.
         assert_eq!(incoming.envelope.reply(&Outcome::Withdrawn), None);
         // Only Codex's own request can be answered in Codex's form.

@@ -91,14 +91,27 @@ pub struct ReplyShape {
 }
 
 impl ReplyShape {
-    /// What the asking agent's model reads for `outcome`: OpenCode words an answer its own way;
-    /// every other agent reads Claude Code's tool result (the MCP result and Codex's note carry
-    /// the same words). The receipt and the history both show this.
-    pub fn model_text(&self, ask: &super::Ask, outcome: &Outcome) -> String {
-        match self.format {
-            Some(ReplyFormat::OpenCode) => super::opencode::model_text(ask, outcome),
-            Some(ReplyFormat::CodexHook) => super::codex::hook_model_text(outcome),
-            _ => outcome.model_text(super::outcome::ResultStyle::Current),
+    /// What the asking agent's model reads for `outcome`, asked in `envelope`: OpenCode words an
+    /// answer its own way; Codex's model reads the answers' JSON (or, through its hook, the
+    /// blocked call's reason); every other agent reads Claude Code's tool result (the MCP result
+    /// carries the same words). The receipt and the history both show this.
+    pub fn model_text(&self, envelope: &Envelope, ask: &super::Ask, outcome: &Outcome) -> String {
+        match self.format.unwrap_or_else(|| envelope.format()) {
+            ReplyFormat::OpenCode => super::opencode::model_text(ask, outcome),
+            ReplyFormat::CodexHook => super::codex::hook_model_text(outcome),
+            // The tool's output Codex hands its model is the result's `{"answers": …}`.
+            ReplyFormat::CodexServer => envelope
+                .reply_as(ReplyFormat::CodexServer, outcome)
+                .and_then(|line| line.get("result").map(Value::to_string))
+                .unwrap_or_default(),
+            ReplyFormat::ToolInput
+            | ReplyFormat::ControlResponse
+            | ReplyFormat::PreToolUse
+            | ReplyFormat::PermissionRequest
+            | ReplyFormat::SeedWeb
+            | ReplyFormat::McpToolResult => {
+                outcome.model_text(super::outcome::ResultStyle::Current)
+            }
         }
     }
 

@@ -169,7 +169,7 @@ impl HistoryRecord {
             outcome: outcome.kind().to_owned(),
             answer: short_answer(outcome),
             reply,
-            model_text: Some(core.reply_shape.model_text(&core.ask, outcome)),
+            model_text: Some(core.reply_shape.model_text(&core.envelope, &core.ask, outcome)),
         }
     }
 
@@ -186,7 +186,7 @@ impl HistoryRecord {
         let ask = crate::protocol::validate(input).ok().map(|validated| validated.ask);
         let reply = shape.line(envelope, outcome).map(|line| line.to_string());
         let model_text = match &ask {
-            Some(ask) => shape.model_text(ask, outcome),
+            Some(ask) => shape.model_text(envelope, ask, outcome),
             None => outcome.model_text(ResultStyle::Current),
         };
         let key = match envelope.tool_use_id() {

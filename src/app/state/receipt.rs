@@ -47,7 +47,7 @@ impl Receipt {
         };
         let reply =
             reply.and_then(|value| serde_json::to_string_pretty(&value).ok()).unwrap_or_default();
-        let mut model_text = open.core.reply_shape.model_text(&open.core.ask, outcome);
+        let mut model_text = open.core.reply_shape.model_text(envelope, &open.core.ask, outcome);
         // A secret answer was sent, but is not drawn on screen again.
         let secret = open.core.ask.questions().iter().any(|question| question.secret());
         let answered = matches!(outcome, Outcome::Answered(_) | Outcome::Replied(_));
