@@ -203,6 +203,8 @@ fn the_inbox_window_shows_each_hosted_session_and_sends_its_decisions_back_to_it
             && harness.query_by_role_and_label(Role::Button, "Allow once").is_some()
     });
     assert!(has_text_with(&harness, &["claude · alpha"]));
+    // The card says which session asks (the inbox shows the cards of several side by side).
+    assert!(has_text_with(&harness, &["· claude · alpha"]));
     harness.get_by_role_and_label(Role::Button, "Allow once").click();
     harness.run();
     let decided = alpha.receive_kind("permission_decided");

@@ -234,15 +234,24 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
         .inner_margin(10)
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
+            let agent = match permission.provenance.source.as_str() {
+                crate::protocol::codex_server::SOURCE => "Codex",
+                _ => "Claude",
+            };
             let who = match &request.agent_id {
-                Some(agent) => format!("A subagent ({agent})"),
-                None => "Claude".to_owned(),
+                Some(subagent) => format!("A subagent ({subagent})"),
+                None => agent.to_owned(),
             };
             let title = request
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{who} wants to use {}", request.tool_name));
-            ui.label(RichText::new(title).strong());
+            ui.horizontal_wrapped(|ui| {
+                ui.label(RichText::new(title).strong());
+                // Which session asks: the inbox shows the cards of several side by side.
+                let from = permission.provenance.label();
+                ui.label(RichText::new(format!("· {from}")).small().color(tokens.muted));
+            });
             for text in [&request.description, &request.reason].into_iter().flatten() {
                 ui.add(Label::new(RichText::new(text).color(tokens.muted)).wrap());
             }
