@@ -252,7 +252,8 @@ fn the_inbox_window_shows_each_hosted_session_and_sends_its_decisions_back_to_it
     });
     drop(alpha);
     step_until(&mut harness, "alpha gone", |harness| {
-        harness.query_by_label_contains("claude · alpha").is_none()
+        // The switcher, the session's header and its card each name it: none may be left.
+        harness.query_all_by_label_contains("claude · alpha").next().is_none()
             && harness.query_by_role_and_label(Role::Button, "Allow once").is_none()
     });
     drop(beta);
