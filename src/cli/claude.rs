@@ -8,23 +8,17 @@ use anyhow::Context as _;
 use clap::Args;
 use crossbeam_channel::Receiver;
 
-use askpane::app::{App, AppOptions};
 use askpane::protocol::Outcome;
 use askpane::protocol::stream::CliMessage;
-use askpane::store::DraftSink;
 use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::pipe;
-use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
-use askpane::web_bundle;
 
+use super::agent_host;
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::exit;
-use super::window::{
-    missing_display, repaint_waker, show_window, start_bridge_carrying, tell_unavailable,
-    watch_signals,
-};
+use super::window::{repaint_waker, watch_signals};
 
 #[derive(Args, Debug)]
 pub(super) struct ClaudeArgs {
@@ -60,27 +54,13 @@ pub(super) struct ClaudeArgs {
 /// without a window, until Claude Code ends). Exits with Claude Code's exit code.
 pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     let answering = &args.answering;
-    let in_browser = args.shown.web() && !answering.non_interactive;
-    // Issue 10: the running inbox (or one started now) shows the session, even when this
-    // terminal has no display of its own.
-    let inbox = match (in_browser || answering.non_interactive, args.inbox.no_inbox) {
-        (false, false) => Some(connect_inbox(&args)),
-        _ => None,
-    };
-    let inbox = match inbox {
-        Some(Ok(inbox)) => Some(inbox),
-        Some(Err(why)) => {
-            eprintln!("askpane: no inbox runs and none can be started ({why}); hosting here");
-            None
-        }
-        None => None,
-    };
-    let headless = !in_browser
-        && inbox.is_none()
-        && (answering.non_interactive || missing_display().is_some());
-    if (headless || in_browser) && args.prompt.is_none() {
-        anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
-    }
+    let agent_host::Showing { in_browser, headless, inbox } = agent_host::showing(
+        &args.shown,
+        &args.store,
+        answering,
+        args.inbox.no_inbox,
+        args.prompt.is_some(),
+    )?;
     let preset = match &answering.answers {
         Some(path) => Some(pipe::read_json(path).context("--answers")?),
         None => None,
@@ -111,46 +91,18 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     if headless {
         host_without_window(&from_session);
     } else if in_browser {
-        // The browser shows the transcript, the questions and the permission cards, and takes
-        // further prompts: the run ends with Claude Code (or once the last page has gone, the
-        // turn over).
-        let bridge_options = BridgeOptions {
-            bind: args.shown.bind_address(),
-            assets: web_bundle::ASSETS,
-            stop_when_done: true,
-            stop_after_turn: true,
-            page_gone_grace: serve::PAGE_GONE_GRACE,
-            journal: None,
-        };
-        let commands = (session.commands(), args.prompt.clone());
-        let bridge =
-            start_bridge_carrying(&bridge_options, from_session, Some(commands), &mut threads)?;
-        bridge.wait();
-        bridge.stop();
+        agent_host::in_browser(
+            &args.shown,
+            from_session,
+            session.commands(),
+            args.prompt.clone(),
+            &mut threads,
+        )?;
     } else if let Some(connection) = inbox {
         through_the_inbox(connection, &args, &session, &from_session);
     } else {
-        let commands = session.commands();
-        let prompt = args.prompt.clone();
-        let unshown = from_session.clone();
-        // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
-        let sink = args.store.open_or_warn().and_then(|store| {
-            DraftSink::start(store)
-                .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
-                .ok()
-        });
-        let app = move |ctx: &egui::Context| {
-            let app = App::new(ctx, from_session, AppOptions::default())
-                .with_session(commands, prompt.as_deref());
-            match sink {
-                Some(sink) => app.with_store(sink),
-                None => app,
-            }
-        };
-        if let Err(problem) = show_window(window_ctx, args.shown.theme, app) {
-            tell_unavailable(&unshown, &problem);
-            eprintln!("askpane: no display to open a window on ({problem})");
-        }
+        let (commands, prompt) = (session.commands(), args.prompt.clone());
+        agent_host::in_window(window_ctx, &args.shown, &args.store, from_session, commands, prompt);
     }
     drop(route);
     let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
@@ -162,26 +114,9 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     Ok(status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1)))
 }
 
-/// A connection to the inbox (issue 10), where the platform has one.
-#[cfg(any(unix, windows))]
-type InboxConnection = super::hosted::Inbox;
-#[cfg(not(any(unix, windows)))]
-enum InboxConnection {}
-
-/// The running inbox, or one started now, or why there is none.
-#[cfg(any(unix, windows))]
-fn connect_inbox(args: &ClaudeArgs) -> Result<InboxConnection, String> {
-    super::hosted::connect(&args.shown, &args.store)
-}
-
-#[cfg(not(any(unix, windows)))]
-fn connect_inbox(_args: &ClaudeArgs) -> Result<InboxConnection, String> {
-    Err("this platform has no inbox yet".to_owned())
-}
-
 #[cfg(not(any(unix, windows)))]
 fn through_the_inbox(
-    inbox: InboxConnection,
+    inbox: agent_host::InboxConnection,
     _args: &ClaudeArgs,
     _session: &ClaudeSession,
     _from_session: &Receiver<Inbound>,
@@ -193,23 +128,15 @@ fn through_the_inbox(
 /// session ends.
 #[cfg(any(unix, windows))]
 fn through_the_inbox(
-    inbox: InboxConnection,
+    inbox: agent_host::InboxConnection,
     args: &ClaudeArgs,
     session: &ClaudeSession,
     from_session: &Receiver<Inbound>,
 ) {
-    use askpane::protocol::inbox::Preset;
-    let answers = args.answering.answers.as_ref().map(|path| {
-        let file = path.display().to_string();
-        match pipe::read_json(path) {
-            Ok(json) => Preset { file, json: Some(json), unreadable: None },
-            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
-        }
-    });
     let relay = super::hosted::Relay {
         shown: args.shown.clone(),
         store: args.store.clone(),
-        answers,
+        answers: agent_host::preset(args.answering.answers.as_deref()),
         prompt: args.prompt.clone(),
         project: claude::project_name(),
         agent: super::hosted::Agent::Claude(session.lines()),

@@ -20,6 +20,7 @@ macro_rules! say {
     };
 }
 
+mod agent_host;
 mod answer;
 mod args;
 mod ask;

@@ -1,0 +1,146 @@
+//! What `askpane claude` and `askpane codex` share once their agent runs: showing its session
+//! in the browser or in a window of their own, reaching the inbox, and `--answers` as the inbox
+//! takes it. Each mode keeps only what differs (how the agent starts and how it is relayed).
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use askpane::app::{App, AppOptions};
+use askpane::protocol::inbox::Preset;
+use askpane::store::DraftSink;
+use askpane::transport::pipe;
+use askpane::transport::serve::{self, BridgeOptions};
+use askpane::transport::{Inbound, IoThreads, SessionCommand};
+use askpane::web_bundle;
+
+use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::window::{missing_display, show_window, start_bridge_carrying, tell_unavailable};
+
+/// Where the session is shown, decided before the agent starts.
+pub(super) struct Showing {
+    /// `--ui web`: a browser page of this run's own.
+    pub(super) in_browser: bool,
+    /// No window, browser or inbox: questions and tools are decided by the flags.
+    pub(super) headless: bool,
+    /// Issue 10: the running inbox (or one started now), even when this terminal has no display.
+    pub(super) inbox: Option<InboxConnection>,
+}
+
+/// Decides where the session is shown. Without a window there is nowhere to type a first
+/// prompt, so then one must be given (`has_prompt`).
+pub(super) fn showing(
+    shown: &UiArgs,
+    store: &StoreArgs,
+    answering: &AnsweringArgs,
+    no_inbox: bool,
+    has_prompt: bool,
+) -> anyhow::Result<Showing> {
+    let in_browser = shown.web() && !answering.non_interactive;
+    let inbox = match in_browser || answering.non_interactive || no_inbox {
+        true => None,
+        false => connect_inbox(shown, store)
+            .map_err(|why| {
+                eprintln!("askpane: no inbox runs and none can be started ({why}); hosting here");
+            })
+            .ok(),
+    };
+    let headless = !in_browser
+        && inbox.is_none()
+        && (answering.non_interactive || missing_display().is_some());
+    if (headless || in_browser) && !has_prompt {
+        anyhow::bail!("without a window there is nowhere to type a prompt: give one with -p");
+    }
+    Ok(Showing { in_browser, headless, inbox })
+}
+
+/// The session in the browser: the transcript, the questions and the permission cards, and
+/// further prompts. Returns once the agent has ended (or the last page has gone, the turn over).
+pub(super) fn in_browser(
+    shown: &UiArgs,
+    from_session: Receiver<Inbound>,
+    commands: Sender<SessionCommand>,
+    prompt: Option<String>,
+    threads: &mut IoThreads,
+) -> anyhow::Result<()> {
+    let bridge_options = BridgeOptions {
+        bind: shown.bind_address(),
+        assets: web_bundle::ASSETS,
+        stop_when_done: true,
+        stop_after_turn: true,
+        page_gone_grace: serve::PAGE_GONE_GRACE,
+        journal: None,
+    };
+    let bridge =
+        start_bridge_carrying(&bridge_options, from_session, Some((commands, prompt)), threads)?;
+    bridge.wait();
+    bridge.stop();
+    Ok(())
+}
+
+/// The session in a window of this process's own, until it closes. `false` when no window
+/// could be shown (what waits is then told no human is there).
+pub(super) fn in_window(
+    window_ctx: Arc<OnceLock<egui::Context>>,
+    shown: &UiArgs,
+    store: &StoreArgs,
+    from_session: Receiver<Inbound>,
+    commands: Sender<SessionCommand>,
+    prompt: Option<String>,
+) -> bool {
+    let unshown = from_session.clone();
+    // Issue 11: the window saves drafts and records outcomes in the store, if it opens.
+    let sink = store.open_or_warn().and_then(|store| {
+        DraftSink::start(store)
+            .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
+            .ok()
+    });
+    let app = move |ctx: &egui::Context| {
+        let app = App::new(ctx, from_session, AppOptions::default())
+            .with_session(commands, prompt.as_deref());
+        match sink {
+            Some(sink) => app.with_store(sink),
+            None => app,
+        }
+    };
+    match show_window(window_ctx, shown.theme, app) {
+        Ok(()) => true,
+        Err(problem) => {
+            tell_unavailable(&unshown, &problem);
+            eprintln!("askpane: no display to open a window on ({problem})");
+            false
+        }
+    }
+}
+
+/// `--answers` as the inbox takes it: the file's JSON, or why it could not be read.
+pub(super) fn preset(answers: Option<&Path>) -> Option<Preset> {
+    answers.map(|path| {
+        let file = path.display().to_string();
+        match pipe::read_json(path) {
+            Ok(json) => Preset { file, json: Some(json), unreadable: None },
+            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
+        }
+    })
+}
+
+/// A connection to the inbox (issue 10), where the platform has one.
+#[cfg(any(unix, windows))]
+pub(super) type InboxConnection = super::hosted::Inbox;
+#[cfg(not(any(unix, windows)))]
+pub(super) enum InboxConnection {}
+
+/// The running inbox, or one started now, or why there is none.
+#[cfg(any(unix, windows))]
+pub(super) fn connect_inbox(shown: &UiArgs, store: &StoreArgs) -> Result<InboxConnection, String> {
+    super::hosted::connect(shown, store)
+}
+
+#[cfg(not(any(unix, windows)))]
+pub(super) fn connect_inbox(
+    _shown: &UiArgs,
+    _store: &StoreArgs,
+) -> Result<InboxConnection, String> {
+    Err("this platform has no inbox yet".to_owned())
+}
