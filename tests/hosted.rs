@@ -297,3 +297,45 @@ fn the_real_claude_code_under_the_inbox_reads_the_reply_the_inbox_decided() {
         assert_eq!(code, Some(4), "{}: {stderr}", cli.version());
     }
 }
+
+#[test]
+fn hosting_messages_out_of_order_or_broken_get_an_error_and_the_connection_stays_usable() {
+    let world = World::with_inbox("hosted-malformed");
+    let mut connection = world.connect();
+    let not_hosting =
+        r#"{"type":"error","message":"this connection hosts no session: send `host` first"}"#;
+    connection.send(r#"{"type":"session_event","event":{"kind":"assistant","blocks":[]}}"#);
+    assert_eq!(connection.receive_text(), not_hosting);
+    connection.send(
+        r#"{"type":"permission","id":"p1","request":{"request_id":"r","tool_name":"Bash","input":{}}}"#,
+    );
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"this connection hosts no session: send `host` first","id":"p1"}"#
+    );
+    connection.send(r#"{"type":"permission","id":"p2","request":{"tool_name":"Bash"}}"#);
+    let error = connection.receive();
+    assert_eq!(error["id"], "p2", "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.contains("missing field")), "{error}");
+    connection.send(r#"{"type":"host","agent":"claude"}"#);
+    assert_eq!(connection.receive_kind("hosting"), json!({"type": "hosting"}));
+    connection.send(r#"{"type":"host","agent":"claude"}"#);
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"this connection hosts a session already"}"#
+    );
+    connection.send(r#"{"type":"withdraw_permission","id":"nope"}"#);
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"no open permission \"nope\" on this connection","id":"nope"}"#
+    );
+    // Still usable: a card is taken, and a second one with its id is refused.
+    let card = r#"{"type":"permission","id":"p3","request":{"request_id":"r3","tool_name":"Bash","input":{"command":"ls"}}}"#;
+    connection.send(card);
+    connection.send(card);
+    assert_eq!(
+        connection.receive_text(),
+        r#"{"type":"error","message":"permission \"p3\" is already open on this connection","id":"p3"}"#
+    );
+    assert!(connection.list().is_empty(), "cards are not requests");
+}

@@ -213,7 +213,7 @@ impl Connection {
     }
 
     /// The next line, as JSON (fails the test after WAIT).
-    fn receive(&mut self) -> Value {
+    pub(crate) fn receive(&mut self) -> Value {
         let mut line = String::new();
         let read = self.reader.read_line(&mut line).expect("a line from the inbox in time");
         assert!(read > 0, "the inbox closed the connection");
@@ -221,7 +221,7 @@ impl Connection {
     }
 
     /// The next line as its exact text.
-    fn receive_text(&mut self) -> String {
+    pub(crate) fn receive_text(&mut self) -> String {
         let mut line = String::new();
         let read = self.reader.read_line(&mut line).expect("a line from the inbox in time");
         assert!(read > 0, "the inbox closed the connection");
