@@ -51,9 +51,28 @@ pub struct AppOptions {
     pub key_grace: Option<std::time::Duration>,
     /// Issue 10 (inbox): the long-lived inbox's window. Closing it hides it (asking first,
     /// when requests are open, whether to decline them all); a request that arrives shows it
-    /// again without taking the keyboard. Only a signal or `askpane inbox --quit` ends it.
+    /// again without taking the keyboard. Only a signal or `askpane inbox --quit` ends it
+    /// (or [`App::with_lean_exit`]).
     pub resident: bool,
+    /// The window starts hidden (a resident inbox woken from its lean state by a client: what
+    /// the client sends decides whether it shows).
+    pub start_hidden: bool,
 }
+
+/// Issue 14 (a lean resident inbox): when the inbox's window may end so that the process can
+/// give its window's memory back, and where it says it did.
+pub struct LeanExit {
+    /// True when no client is connected (the socket server's view): nothing can arrive that
+    /// the window would have to hold.
+    pub unattended: Box<dyn Fn() -> bool>,
+    /// Set when the window ended to go lean, for the composition root to read once the window
+    /// is gone.
+    pub went_lean: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// While a hidden inbox window waits for its last client to leave before it goes lean, it
+/// looks this often (no event says a client left).
+const LEAN_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub struct App {
     inbox: Receiver<Inbound>,
@@ -93,6 +112,12 @@ pub struct App {
     history: Option<history::History>,
     /// Where the journal's thread sends the History pages it read.
     history_pages: (crossbeam_channel::Sender<HistoryPage>, Receiver<HistoryPage>),
+    /// The resident window is hidden (closed by the user, or started hidden).
+    hidden: bool,
+    /// [`AppOptions::start_hidden`], until the first frame has hidden the window.
+    hide_at_start: bool,
+    /// Issue 14: when a hidden, empty inbox window may end (see [`LeanExit`]).
+    lean_exit: Option<LeanExit>,
 }
 
 /// Receives the window's [`Snapshot`] for desktop notifications (natively the notifier's
@@ -134,7 +159,45 @@ impl App {
             revealed: false,
             history: None,
             history_pages: crossbeam_channel::unbounded(),
+            hidden: options.start_hidden,
+            hide_at_start: options.start_hidden,
+            lean_exit: None,
         }
+    }
+
+    /// Issue 14: a resident window that is hidden with nothing open and no client connected
+    /// ends (instead of staying hidden), setting `lean.went_lean`: the composition root then
+    /// replaces the process with the lean inbox.
+    pub fn with_lean_exit(mut self, lean: LeanExit) -> Self {
+        self.lean_exit = Some(lean);
+        self
+    }
+
+    /// Whether the window may end now for the inbox to go lean: hidden or being closed, nothing
+    /// open, no agent session shown, no question about closing on screen, no client connected.
+    fn may_go_lean(&self) -> bool {
+        self.lean_exit.as_ref().is_some_and(|lean| {
+            self.options.resident
+                && self.state.book().is_empty()
+                && self.sessions.is_empty()
+                && self.permission_responders.is_empty()
+                && !self.state.confirming_close()
+                && (lean.unattended)()
+        })
+    }
+
+    fn go_lean(&mut self, ctx: &egui::Context) {
+        if let Some(lean) = &self.lean_exit {
+            lean.went_lean.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.closing = true;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    /// Shows the resident window again (it may be hidden).
+    fn show(&mut self, ctx: &egui::Context) {
+        self.hidden = false;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
     }
 
     /// Issue 11 (notifications): reports what waits and whether the window has focus to
@@ -264,7 +327,9 @@ impl App {
                 },
                 // Issue 11: a desktop notification's "Open": back on screen, on that request.
                 Ok(Inbound::Reveal { request }) => {
-                    if self.state.book().get(request).is_some() {
+                    if let Some(request) = request
+                        && self.state.book().get(request).is_some()
+                    {
                         self.state.apply(state::Action::SelectRequest(request));
                         self.picked_by_user = true;
                     }
@@ -362,9 +427,13 @@ impl App {
                 // Issue 10 (inbox): "Decline all" declines, and the window only hides.
                 state::Action::ConfirmClose if self.options.resident => {
                     self.close_all();
+                    self.hidden = true;
                     ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
                 }
-                state::Action::Hide => ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false)),
+                state::Action::Hide => {
+                    self.hidden = true;
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
+                }
                 state::Action::ConfirmClose => {
                     self.closing = true;
                     ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -493,12 +562,12 @@ impl eframe::App for App {
         if arrived && self.options.resident {
             // Issue 10 (inbox): a hidden inbox window comes back for a new question (the window
             // manager was told at the first frame not to give it the keyboard).
-            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+            self.show(ctx);
         }
         if std::mem::take(&mut self.revealed) {
             // The user asked for the window (a notification's "Open"): here, raising it is
             // what they want.
-            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
+            self.show(ctx);
             ctx.send_viewport_cmd(egui::ViewportCommand::Focus);
         }
         self.report_notices(ctx);
@@ -525,6 +594,7 @@ impl eframe::App for App {
             // or asks first when requests wait.
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             if self.state.request_close() {
+                self.hidden = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
             }
             ctx.request_repaint();
@@ -532,6 +602,18 @@ impl eframe::App for App {
             // Answers are in progress: keep the window and ask (nothing typed is lost by accident).
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             ctx.request_repaint();
+        }
+        if std::mem::take(&mut self.hide_at_start) && self.hidden {
+            // eframe maps every window after its first frame; this one has nothing to show yet.
+            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(false));
+        }
+        if self.hidden && !self.closing && self.lean_exit.is_some() {
+            // Issue 14: hidden and empty, the inbox gives its window's memory back once no
+            // client is connected (one may still be reading its outcome or hosting a session).
+            match self.may_go_lean() {
+                true => self.go_lean(ctx),
+                false => ctx.request_repaint_after(LEAN_CHECK),
+            }
         }
     }
 

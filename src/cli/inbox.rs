@@ -1,16 +1,18 @@
 //! `askpane inbox` (issue 10): the long-lived process that shows every `ask` and `hook` of this
 //! user in one window (or one browser page), fed by its socket; and `askpane inbox --quit`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
 
-use askpane::app::{App, AppOptions};
+use askpane::app::{App, AppOptions, LeanExit};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMessage;
 use askpane::store::DraftSink;
+use askpane::transport::endpoint::Listener;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
 use askpane::transport::notify::Notifier;
 use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
@@ -32,6 +34,16 @@ pub(super) struct InboxArgs {
     /// Started by a client that found no inbox (not for people to type).
     #[arg(long, hide = true)]
     on_demand: bool,
+    /// Issue 14: this process was the inbox and shed its window (see `lean.rs`; not for people
+    /// to type).
+    #[cfg(unix)]
+    #[arg(long, hide = true, conflicts_with = "resumed")]
+    lean: bool,
+    /// Issue 14: this process was the lean inbox and a client connected: the full inbox again,
+    /// its window hidden until something is shown (not for people to type).
+    #[cfg(unix)]
+    #[arg(long, hide = true)]
+    resumed: bool,
     /// Seconds a question left open by an askpane that is gone may wait to be asked again
     /// before it is recorded as abandoned (for tests).
     #[arg(long, hide = true, default_value_t = ORPHAN_GRACE_SECS)]
@@ -58,24 +70,44 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     if args.quit {
         return quit(&place);
     }
-    let Some(lock) = take_lock(&place, args.on_demand)? else {
-        eprintln!("askpane: an inbox already runs ({})", place.socket().display());
-        // Run by a person: bring its window back (it hides when closed).
-        if !args.on_demand
-            && let Ok(mut client) = InboxClient::connect(&place)
-        {
-            let _ = client.send(&ClientMessage::Show);
-        }
-        return Ok(exit::OK);
+    #[cfg(unix)]
+    if args.lean {
+        return super::lean::run(&place.socket());
+    }
+    let handed_on = handed_on(&args);
+    // A resumed inbox holds the lock already: the file it took it with stayed open across exec.
+    let lock = match handed_on {
+        Some(_) => None,
+        None => match take_lock(&place, args.on_demand)? {
+            Some(lock) => Some(lock),
+            None => {
+                eprintln!("askpane: an inbox already runs ({})", place.socket().display());
+                // Run by a person: bring its window back (it hides when closed).
+                if !args.on_demand
+                    && let Ok(mut client) = InboxClient::connect(&place)
+                {
+                    let _ = client.send(&ClientMessage::Show);
+                }
+                return Ok(exit::OK);
+            }
+        },
     };
     let web = args.shown.web();
     if !web && let Some(problem) = missing_display() {
         return Ok(no_display(&problem));
     }
-    let listener = inbox::bind(&place).context("opening the inbox socket")?;
-    let started = match args.on_demand {
-        true => "started by a client",
-        false => "started",
+    let listener = match handed_on {
+        Some(listener) => listener
+            .context("taking the inbox socket handed on")?
+            .context("no inbox socket was handed on to askpane inbox --resumed")?,
+        None => inbox::bind(&place).context("opening the inbox socket")?,
+    };
+    // Issue 14: a copy of the listener outlives the server, for the lean inbox.
+    let kept_listener = listener.try_clone().context("opening the inbox socket")?;
+    let started = match (args.on_demand, resumed(&args)) {
+        (_, true) => "resumed for a client",
+        (true, false) => "started by a client",
+        (false, false) => "started",
     };
     eprintln!(
         "askpane: inbox {started}, pid {}, on {}",
@@ -87,15 +119,9 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let reveal = to_ui.clone();
-    let shown_ctx = Arc::clone(&window_ctx);
-    let show = Box::new(move || {
-        if let Some(ctx) = shown_ctx.get() {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
-            ctx.request_repaint();
-        }
-    });
-    let server = InboxServer::start(listener, place.socket(), to_ui, show)
+    let server = InboxServer::start(listener, place.socket(), to_ui)
         .context("starting the inbox's socket server")?;
+    let went_lean = Arc::new(AtomicBool::new(false));
     let mut threads = IoThreads::default();
     // Issue 11: questions an askpane that died left open are recorded as abandoned, unless their
     // client asks them again within the grace (which makes this inbox their holder).
@@ -148,10 +174,17 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         let notifier =
             notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
         let notices = notifier.as_ref().map(|notifier| notifier.reporter());
+        let options =
+            AppOptions { resident: true, start_hidden: resumed(&args), ..AppOptions::default() };
+        let lean = can_go_lean().then(|| LeanExit {
+            unattended: Box::new(server.unattended()),
+            went_lean: Arc::clone(&went_lean),
+        });
         let app = move |ctx: &egui::Context| {
-            let mut app =
-                App::new(ctx, requests, AppOptions { resident: true, ..AppOptions::default() })
-                    .with_frame_hook(leave_the_keyboard_alone());
+            let mut app = App::new(ctx, requests, options).with_frame_hook(leave_the_keyboard_alone());
+            if let Some(lean) = lean {
+                app = app.with_lean_exit(lean);
+            }
             if let Some(sink) = sink {
                 app = app.with_store(sink);
             }
@@ -171,14 +204,59 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     // The window is gone: every request it held was told. What is still queued hears the window
     // closed (its responder is dropped with it), then the clients are let go.
     drop(route);
+    drop(signals);
     drop(stop_sweep);
     drop(unshown.try_iter().collect::<Vec<Inbound>>());
     drop(unshown);
-    server.stop();
+    let going_lean = went_lean.load(Ordering::SeqCst);
+    match going_lean {
+        true => server.hand_over(),
+        false => server.stop(),
+    }
     threads.join().context("ending the browser bridge")?;
+    #[cfg(unix)]
+    if going_lean {
+        let error = super::lean::become_stage(super::lean::Stage::Lean, kept_listener, lock.as_ref());
+        // Still this program: nothing is open, so the inbox ends; the next client starts one.
+        eprintln!("askpane: cannot go lean ({error:#}); the inbox ends");
+        let _ = std::fs::remove_file(place.socket());
+        drop(lock);
+        eprintln!("askpane: inbox ended");
+        return Ok(exit::OK);
+    }
+    drop(kept_listener);
     drop(lock);
     eprintln!("askpane: inbox ended");
     Ok(exit::OK)
+}
+
+/// The socket the lean inbox handed on, when this run is `--resumed` (issue 14).
+#[cfg(unix)]
+fn handed_on(args: &InboxArgs) -> Option<std::io::Result<Option<Listener>>> {
+    args.resumed.then(super::lean::inherited_listener)
+}
+
+#[cfg(not(unix))]
+fn handed_on(_args: &InboxArgs) -> Option<std::io::Result<Option<Listener>>> {
+    None
+}
+
+/// Whether this run was handed the socket by the lean inbox (issue 14).
+fn resumed(args: &InboxArgs) -> bool {
+    #[cfg(unix)]
+    return args.resumed;
+    #[cfg(not(unix))]
+    return false;
+}
+
+/// Issue 14: where the inbox can shed its window by becoming the lean inbox (`exec`, Unix). It
+/// can be turned off (`ASKPANE_LEAN=0`): a window that comes back at once matters more than
+/// memory to some.
+fn can_go_lean() -> bool {
+    let off = std::env::var("ASKPANE_LEAN").is_ok_and(|value| {
+        matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
+    });
+    cfg!(unix) && !off
 }
 
 /// How long an inbox a client started waits for the lock of one that is dying.
@@ -248,7 +326,7 @@ fn notifications_wanted(no_notify: bool) -> bool {
 /// The notifier thread, whose "Open" sends [`Inbound::Reveal`] to the window.
 fn start_notifier(reveal: askpane::transport::UiSender) -> Option<Notifier> {
     let open = move |request| {
-        reveal.send(Inbound::Reveal { request });
+        reveal.send(Inbound::Reveal { request: Some(request) });
     };
     Notifier::start(open)
         .map_err(|error| eprintln!("askpane: no desktop notifications ({error})"))

@@ -39,6 +39,9 @@ mod hosted;
 #[cfg(any(unix, windows))]
 mod inbox;
 mod install;
+// Issue 14: the inbox sheds its window by `exec` (Unix).
+#[cfg(unix)]
+mod lean;
 // The inbox's platform seam (`transport::endpoint`): a Unix socket on Unix, an AF_UNIX socket on
 // Windows; elsewhere, its absence said plainly.
 #[cfg(not(any(unix, windows)))]

@@ -84,6 +84,15 @@ impl InboxLock {
     }
 }
 
+#[cfg(unix)]
+impl InboxLock {
+    /// A second descriptor of the lock's open file: the lean inbox (issue 14) keeps it open
+    /// across `exec`, and the lock with it (a flock belongs to the open file).
+    pub fn duplicate(&self) -> io::Result<std::os::fd::OwnedFd> {
+        Ok(self._file.try_clone()?.into())
+    }
+}
+
 /// Binds the socket, replacing one a dead inbox left. Call with the lock held.
 pub fn bind(place: &Place) -> io::Result<Listener> {
     endpoint::bind(&place.socket())
@@ -141,8 +150,6 @@ struct Shared {
     connections: Mutex<Vec<Connection>>,
     /// Who may connect (this user).
     gate: Gate,
-    /// Brings the window back (`show`): injected, as the transport never sees egui.
-    show: Box<dyn Fn() + Send + Sync>,
 }
 
 impl Shared {
@@ -181,12 +188,10 @@ pub struct InboxServer {
 
 impl InboxServer {
     /// Serves `listener`: every request goes to the UI through `to_ui`.
-    /// `show` brings the window back when a client asks.
     pub fn start(
         listener: Listener,
         socket: PathBuf,
         to_ui: UiSender,
-        show: Box<dyn Fn() + Send + Sync>,
     ) -> io::Result<Self> {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
@@ -197,7 +202,6 @@ impl InboxServer {
             hosts: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
             gate: Gate::for_this_user(),
-            show,
         });
         let accepting = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
@@ -211,9 +215,32 @@ impl InboxServer {
         self.shared.open.lock().map(|open| open.len()).unwrap_or(0)
     }
 
+    /// Whether no client is connected now: a question, a hosted session or a subscriber all
+    /// keep a connection. Cheap; for the window deciding whether the inbox may go lean.
+    pub fn unattended(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let shared = Arc::clone(&self.shared);
+        move || {
+            shared.connections.lock().is_ok_and(|connections| {
+                connections.iter().all(|connection| connection.thread.is_finished())
+            })
+        }
+    }
+
     /// Ends the server, after the UI has ended: every request still open hears its outcome (the
-    /// window closed), then every connection is closed and every thread joined.
-    pub fn stop(mut self) {
+    /// window closed), then every connection is closed and every thread joined. The socket
+    /// file is removed: no inbox answers there any more.
+    pub fn stop(self) {
+        self.end(SocketAfter::Removed);
+    }
+
+    /// Ends the server like [`InboxServer::stop`] but leaves the socket file: the listener
+    /// lives on in the lean inbox this process becomes (issue 14), and a client connecting
+    /// meanwhile waits in its backlog rather than finding no inbox.
+    pub fn hand_over(self) {
+        self.end(SocketAfter::Kept);
+    }
+
+    fn end(mut self, socket: SocketAfter) {
         self.shared.stopping.store(true, Ordering::SeqCst);
         if let Ok(mut to_ui) = self.shared.to_ui.lock() {
             to_ui.take();
@@ -223,7 +250,9 @@ impl InboxServer {
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
-        let _ = fs::remove_file(&self.socket);
+        if socket == SocketAfter::Removed {
+            let _ = fs::remove_file(&self.socket);
+        }
         // Hosts hear that this end is deliberate (a crash says nothing, and they restart one).
         let hosts = self.shared.hosts.lock().map(|hosts| hosts.clone()).unwrap_or_default();
         for (_, writer) in hosts {
@@ -243,6 +272,13 @@ impl InboxServer {
             let _ = connection.stream.shutdown(std::net::Shutdown::Both);
         }
     }
+}
+
+/// What ending the server leaves of its socket file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SocketAfter {
+    Removed,
+    Kept,
 }
 
 impl Drop for InboxServer {
@@ -388,7 +424,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
                 writer.send(&InboxMessage::Subscribed);
             }
             ClientMessage::Show => {
-                (shared.show)();
+                shared.to_ui(Inbound::Reveal { request: None });
                 writer.send(&InboxMessage::Shown);
             }
             ClientMessage::Quit => {

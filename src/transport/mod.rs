@@ -128,9 +128,9 @@ pub enum Inbound {
     /// Another window stopped or extended a question's countdown: the seconds now left, or
     /// `None` when it stopped (web client only).
     Countdown { tool_use_id: String, left_secs: Option<u64> },
-    /// The user asked to see this request (issue 11: a desktop notification's "Open"): the
-    /// window comes back and shows it.
-    Reveal { request: RequestId },
+    /// The user asked to see the window (`askpane inbox` run while one runs), or this request
+    /// in it (issue 11: a desktop notification's "Open"): the window comes back, on it.
+    Reveal { request: Option<RequestId> },
     /// askpane is being stopped (a signal): end every open request with `outcome`, deny every
     /// open permission with its message, and close without asking. Sent once, by `signal-watch`.
     Shutdown { outcome: Outcome },

@@ -1,0 +1,167 @@
+//! The lean inbox (issue 14): `askpane inbox` whose window was closed with nothing waiting and no
+//! client connected becomes this small program, the same process (same pid, socket and lock),
+//! which only watches the socket, and becomes the full inbox again when a client connects.
+//!
+//! Why a new program image: a window's GL stack (Mesa's llvmpipe and libLLVM) stays mapped when
+//! the window closes, about 100 MB of a 120 MB process, and only `exec` gives that back. The
+//! listener passes to the new image as fd 3 under systemd's socket-activation variables
+//! (`LISTEN_FDS`, `LISTEN_PID`); the lock file stays open across `exec` (its flock with it), so
+//! no other inbox can start in between, and a client that connects meanwhile waits in the
+//! socket's backlog.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Context as _;
+use command_fds::{CommandFdExt as _, FdMapping};
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::io::Errno;
+
+use askpane::protocol::exit;
+use askpane::transport::inbox::InboxLock;
+
+/// The first descriptor of systemd's socket-activation protocol, where the listener goes.
+const LISTENER_FD: i32 = 3;
+
+/// Where the lock's open file goes. Later images never touch it: it stays open (and the lock
+/// held) until the process ends, and nothing else can be given this number while it is open.
+const LOCK_FD: i32 = 4;
+
+/// What the next program image is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Only the socket watched (`askpane inbox --lean`).
+    Lean,
+    /// The full inbox, its window hidden until a client's message shows it
+    /// (`askpane inbox --resumed`).
+    Resumed,
+}
+
+impl Stage {
+    fn flag(self) -> &'static str {
+        match self {
+            Stage::Lean => "--lean",
+            Stage::Resumed => "--resumed",
+        }
+    }
+}
+
+/// The listener a previous image of this process handed on, or `None` when it handed none
+/// (the environment says nothing of one).
+pub(super) fn inherited_listener() -> io::Result<Option<UnixListener>> {
+    let mut passed = listenfd::ListenFd::from_env();
+    let listener = passed.take_unix_listener(0)?;
+    if let Some(listener) = &listener {
+        // The accept loop blocks; the handing-on image may have left it either way.
+        listener.set_nonblocking(false)?;
+    }
+    Ok(listener)
+}
+
+/// Replaces this process with the `stage` inbox, handing it `listener` (and keeping `lock`
+/// held across the exec, when this image took it). Returns only when that failed.
+pub(super) fn become_stage(
+    stage: Stage,
+    listener: UnixListener,
+    lock: Option<&InboxLock>,
+) -> anyhow::Error {
+    match exec_stage(stage, listener, lock) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    }
+}
+
+fn exec_stage(
+    stage: Stage,
+    listener: UnixListener,
+    lock: Option<&InboxLock>,
+) -> anyhow::Result<std::convert::Infallible> {
+    let mut passed = vec![FdMapping { parent_fd: listener.into(), child_fd: LISTENER_FD }];
+    // Only the image that took the lock holds a handle on it; later ones have it at LOCK_FD,
+    // left open across exec (a mapped descriptor is not closed on exec).
+    if let Some(lock) = lock {
+        let parent_fd = lock.duplicate().context("keeping the inbox lock across exec")?;
+        passed.push(FdMapping { parent_fd, child_fd: LOCK_FD });
+    }
+    let program = std::env::current_exe().context("finding askpane's own program")?;
+    let mut command = Command::new(program);
+    command
+        .args(next_args(std::env::args_os().skip(1), stage))
+        .env("LISTEN_FDS", "1")
+        .env("LISTEN_PID", std::process::id().to_string())
+        .env_remove("LISTEN_FDNAMES")
+        .fd_mappings(passed)
+        .context("placing the inbox socket for the next stage")?;
+    Err(command.exec()).context(format!("starting askpane inbox {}", stage.flag()))
+}
+
+/// This run's arguments with the stage flag replaced: the next image keeps the user's choices
+/// (theme, store, notifications).
+fn next_args(args: impl Iterator<Item = OsString>, stage: Stage) -> Vec<OsString> {
+    let stages = [Stage::Lean.flag(), Stage::Resumed.flag()];
+    let mut next: Vec<OsString> =
+        args.filter(|arg| !stages.iter().any(|flag| arg.as_os_str() == *flag)).collect();
+    next.push(stage.flag().into());
+    next
+}
+
+/// `askpane inbox --lean`: waits, using no CPU, until a client connects (then becomes the full
+/// inbox, which accepts it) or a termination signal arrives (then ends, as the full inbox
+/// would with nothing open: the socket file removed, exit 0).
+pub(super) fn run(socket: &Path) -> anyhow::Result<u8> {
+    let listener = inherited_listener()
+        .context("taking the inbox socket handed on")?
+        .context("no inbox socket was handed on (askpane inbox --lean is started by the inbox)")?;
+    let (signalled, signal_end) = UnixStream::pair().context("making the signal pipe")?;
+    for signal in signal_hook::consts::TERM_SIGNALS.iter().chain(&[signal_hook::consts::SIGHUP]) {
+        let end = signal_end.try_clone().context("making the signal pipe")?;
+        signal_hook::low_level::pipe::register(*signal, end).context("catching signals")?;
+    }
+    eprintln!(
+        "askpane: inbox lean (its window closed, nothing waiting), pid {}",
+        std::process::id()
+    );
+    loop {
+        let mut watched = [
+            PollFd::new(&listener, PollFlags::IN),
+            PollFd::new(&signalled, PollFlags::IN),
+        ];
+        match poll(&mut watched, None) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(error) => return Err(error).context("watching the inbox socket"),
+        }
+        let ready = |fd: &PollFd| !fd.revents().is_empty();
+        let [client, signal] = &watched;
+        if ready(signal) {
+            let _ = std::fs::remove_file(socket);
+            eprintln!("askpane: inbox ended");
+            return Ok(exit::OK);
+        }
+        if ready(client) {
+            break;
+        }
+    }
+    drop(signalled);
+    Err(become_stage(Stage::Resumed, listener, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_stage_keeps_the_users_arguments_and_names_one_stage() {
+        let args = ["inbox", "--no-notify", "--lean", "--state-dir", "/tmp/x"].map(OsString::from);
+        let next = next_args(args.into_iter(), Stage::Resumed);
+        let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--resumed"];
+        assert_eq!(next, expected.map(OsString::from));
+        let again = next_args(next.into_iter(), Stage::Lean);
+        let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--lean"];
+        assert_eq!(again, expected.map(OsString::from));
+    }
+}
