@@ -170,8 +170,7 @@ fn the_inbox_window_shows_each_hosted_session_and_sends_its_decisions_back_to_it
     let socket = dir.join("inbox.sock");
     let listener = UnixListener::bind(&socket).expect("bind a socket");
     let (to_ui, inbox) = transport::memory();
-    let server = InboxServer::start(listener, socket.clone(), to_ui)
-        .expect("serve the socket");
+    let server = InboxServer::start(listener, socket.clone(), to_ui).expect("serve the socket");
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))

@@ -65,15 +65,20 @@ impl World {
 
     /// Starts `askpane <args>` (an inbox) here and waits until it listens.
     fn start_inbox(&mut self, args: &[&str]) {
+        let command = self.askpane(args);
+        self.start_inbox_command(command);
+    }
+
+    /// Starts `command` (an inbox made by [`World::askpane`]) and waits until it listens.
+    pub(crate) fn start_inbox_command(&mut self, mut command: Command) {
         let world = self;
-        let mut command = world.askpane(args);
         command.stdin(Stdio::null()).stdout(Stdio::null());
         command.stderr(fs::File::create(world.root.join("inbox.stderr")).expect("stderr file"));
         world.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
         world.connect();
     }
 
-    fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.root.join("run/askpane/inbox.sock")
     }
 
@@ -97,7 +102,7 @@ impl World {
     }
 
     /// A client (`askpane hook` or `ask` …) reading `input`, its stdout and stderr collected.
-    fn client(&self, args: &[&str], input: &str) -> Client {
+    pub(crate) fn client(&self, args: &[&str], input: &str) -> Client {
         Client::spawn(self.askpane(args), input)
     }
 
@@ -247,7 +252,7 @@ impl Connection {
 }
 
 /// A PreToolUse hook input with one question, as Claude Code sends it.
-fn hook_input(tool_use_id: &str, question: &str) -> String {
+pub(crate) fn hook_input(tool_use_id: &str, question: &str) -> String {
     json!({
         "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
         "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
@@ -262,7 +267,7 @@ fn hook_input(tool_use_id: &str, question: &str) -> String {
 }
 
 /// The answers a PreToolUse reply carries.
-fn hook_answers(stdout: &str) -> Value {
+pub(crate) fn hook_answers(stdout: &str) -> Value {
     let reply: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|error| panic!("the hook printed no JSON ({error}): {stdout:?}"));
     reply["hookSpecificOutput"]["updatedInput"]["answers"].clone()
@@ -661,7 +666,7 @@ fn install_autostart_writes_an_xdg_entry_and_uninstall_removes_it() {
 
 /// Waits until a visible window's name matches `pattern` (or, with `visible` false, until none
 /// does).
-fn wait_for_window(xvfb: &Xvfb, pattern: &str, visible: bool) -> Option<u32> {
+pub(crate) fn wait_for_window(xvfb: &Xvfb, pattern: &str, visible: bool) -> Option<u32> {
     let deadline = Instant::now() + WAIT;
     loop {
         let found = xvfb.find_window(pattern);

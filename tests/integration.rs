@@ -34,6 +34,10 @@ mod hosted;
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
 mod inbox;
+// Issue 14: the inbox sheds its window when closed with nothing open (`--lean`, same pid, socket
+// and lock) and comes back for the next client.
+#[cfg(target_os = "linux")]
+mod lean;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 #[cfg(target_os = "linux")]
 mod display;

@@ -62,9 +62,10 @@ pub struct AppOptions {
 /// Issue 14 (a lean resident inbox): when the inbox's window may end so that the process can
 /// give its window's memory back, and where it says it did.
 pub struct LeanExit {
-    /// True when no client is connected (the socket server's view): nothing can arrive that
-    /// the window would have to hold.
-    pub unattended: Box<dyn Fn() -> bool>,
+    /// When no client is connected (the socket server's view), stops the server accepting
+    /// and returns true: nothing can then arrive that the window would have to hold. Asked
+    /// last, and only when the window would end at once if it says yes.
+    pub claim_quiet: Box<dyn Fn() -> bool>,
     /// Set when the window ended to go lean, for the composition root to read once the window
     /// is gone.
     pub went_lean: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -173,16 +174,17 @@ impl App {
         self
     }
 
-    /// Whether the window may end now for the inbox to go lean: hidden or being closed, nothing
-    /// open, no agent session shown, no question about closing on screen, no client connected.
-    fn may_go_lean(&self) -> bool {
+    /// Whether the window ends now for the inbox to go lean: nothing open, no agent session
+    /// shown, no question about closing on screen, and no client connected. A yes has stopped
+    /// the socket server accepting ([`LeanExit::claim_quiet`]): the window must then end.
+    fn claim_lean(&self) -> bool {
         self.lean_exit.as_ref().is_some_and(|lean| {
             self.options.resident
                 && self.state.book().is_empty()
                 && self.sessions.is_empty()
                 && self.permission_responders.is_empty()
                 && !self.state.confirming_close()
-                && (lean.unattended)()
+                && (lean.claim_quiet)()
         })
     }
 
@@ -610,7 +612,7 @@ impl eframe::App for App {
         if self.hidden && !self.closing && self.lean_exit.is_some() {
             // Issue 14: hidden and empty, the inbox gives its window's memory back once no
             // client is connected (one may still be reading its outcome or hosting a session).
-            match self.may_go_lean() {
+            match self.claim_lean() {
                 true => self.go_lean(ctx),
                 false => ctx.request_repaint_after(LEAN_CHECK),
             }

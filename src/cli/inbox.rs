@@ -177,11 +177,12 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         let options =
             AppOptions { resident: true, start_hidden: resumed(&args), ..AppOptions::default() };
         let lean = can_go_lean().then(|| LeanExit {
-            unattended: Box::new(server.unattended()),
+            claim_quiet: Box::new(server.claim_quiet()),
             went_lean: Arc::clone(&went_lean),
         });
         let app = move |ctx: &egui::Context| {
-            let mut app = App::new(ctx, requests, options).with_frame_hook(leave_the_keyboard_alone());
+            let mut app =
+                App::new(ctx, requests, options).with_frame_hook(leave_the_keyboard_alone());
             if let Some(lean) = lean {
                 app = app.with_lean_exit(lean);
             }
@@ -216,7 +217,8 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     threads.join().context("ending the browser bridge")?;
     #[cfg(unix)]
     if going_lean {
-        let error = super::lean::become_stage(super::lean::Stage::Lean, kept_listener, lock.as_ref());
+        let error =
+            super::lean::become_stage(super::lean::Stage::Lean, kept_listener, lock.as_ref());
         // Still this program: nothing is open, so the inbox ends; the next client starts one.
         eprintln!("askpane: cannot go lean ({error:#}); the inbox ends");
         let _ = std::fs::remove_file(place.socket());

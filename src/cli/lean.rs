@@ -126,10 +126,8 @@ pub(super) fn run(socket: &Path) -> anyhow::Result<u8> {
         std::process::id()
     );
     loop {
-        let mut watched = [
-            PollFd::new(&listener, PollFlags::IN),
-            PollFd::new(&signalled, PollFlags::IN),
-        ];
+        let mut watched =
+            [PollFd::new(&listener, PollFlags::IN), PollFd::new(&signalled, PollFlags::IN)];
         match poll(&mut watched, None) {
             Ok(_) => {}
             Err(Errno::INTR) => continue,

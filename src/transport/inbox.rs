@@ -29,7 +29,7 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 
 use super::UiSender;
 use super::admit::{Admission, admit};
-use super::endpoint::{self, Gate, Listener, Stream};
+use super::endpoint::{self, Acceptor, Gate, Listener, Stream, Waited};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
@@ -183,16 +183,13 @@ impl Shared {
 pub struct InboxServer {
     shared: Arc<Shared>,
     socket: PathBuf,
+    acceptor: Arc<Acceptor>,
     accept: Option<JoinHandle<()>>,
 }
 
 impl InboxServer {
     /// Serves `listener`: every request goes to the UI through `to_ui`.
-    pub fn start(
-        listener: Listener,
-        socket: PathBuf,
-        to_ui: UiSender,
-    ) -> io::Result<Self> {
+    pub fn start(listener: Listener, socket: PathBuf, to_ui: UiSender) -> io::Result<Self> {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
             stopping: AtomicBool::new(false),
@@ -203,11 +200,13 @@ impl InboxServer {
             connections: Mutex::new(Vec::new()),
             gate: Gate::for_this_user(),
         });
+        let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
+        let stops = Arc::clone(&acceptor);
         let accept = std::thread::Builder::new()
             .name("inbox-accept".to_owned())
-            .spawn(move || accept_loop(&listener, &accepting))?;
-        Ok(InboxServer { shared, socket, accept: Some(accept) })
+            .spawn(move || accept_loop(&listener, &stops, &accepting))?;
+        Ok(InboxServer { shared, socket, acceptor, accept: Some(accept) })
     }
 
     /// How many requests are open.
@@ -215,14 +214,20 @@ impl InboxServer {
         self.shared.open.lock().map(|open| open.len()).unwrap_or(0)
     }
 
-    /// Whether no client is connected now: a question, a hosted session or a subscriber all
-    /// keep a connection. Cheap; for the window deciding whether the inbox may go lean.
-    pub fn unattended(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+    /// Issue 14: when no client is connected, stops accepting (a client that connects from
+    /// then on waits in the socket's backlog for whoever takes the listener next) and says
+    /// so; otherwise changes nothing. For the window deciding whether the inbox may go lean:
+    /// a question, a hosted session or a subscriber each keep a connection.
+    pub fn claim_quiet(&self) -> impl Fn() -> bool + Send + Sync + 'static {
         let shared = Arc::clone(&self.shared);
+        let acceptor = Arc::clone(&self.acceptor);
         move || {
-            shared.connections.lock().is_ok_and(|connections| {
-                connections.iter().all(|connection| connection.thread.is_finished())
-            })
+            let Ok(connections) = shared.connections.lock() else { return false };
+            let quiet = connections.iter().all(|connection| connection.thread.is_finished());
+            if quiet {
+                acceptor.stop();
+            }
+            quiet
         }
     }
 
@@ -245,8 +250,7 @@ impl InboxServer {
         if let Ok(mut to_ui) = self.shared.to_ui.lock() {
             to_ui.take();
         }
-        // Wake the accept loop with a connection of our own, then take the socket away.
-        let _ = Stream::connect(&self.socket);
+        self.acceptor.stop();
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
@@ -285,7 +289,7 @@ impl Drop for InboxServer {
     fn drop(&mut self) {
         if self.accept.is_some() {
             self.shared.stopping.store(true, Ordering::SeqCst);
-            let _ = Stream::connect(&self.socket);
+            self.acceptor.stop();
             if let Some(accept) = self.accept.take() {
                 let _ = accept.join();
             }
@@ -293,19 +297,36 @@ impl Drop for InboxServer {
     }
 }
 
-fn accept_loop(listener: &Listener, shared: &Arc<Shared>) {
-    for stream in listener.incoming() {
-        if shared.stopping.load(Ordering::SeqCst) {
+fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
+    loop {
+        match acceptor.wait(listener) {
+            Ok(Waited::Client) => {}
+            Ok(Waited::Stopped) => break,
+            Err(error) => {
+                eprintln!("askpane inbox: cannot wait for clients: {error}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        }
+        // Accepting a client and listing its connection is one step under the list's lock, so
+        // `InboxServer::claim_quiet` never misses a client between the two.
+        let Ok(mut connections) = shared.connections.lock() else { break };
+        if acceptor.is_stopped() {
             break;
         }
-        let stream = match stream {
-            Ok(stream) => stream,
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
             Err(error) => {
+                drop(connections);
                 eprintln!("askpane inbox: cannot accept a client: {error}");
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
         };
+        if acceptor.is_stopped() {
+            // Windows: the connection that woke this accept to end it.
+            break;
+        }
         let pid = match shared.gate.admit(&stream) {
             Ok(pid) => pid,
             Err(why) => {
@@ -323,16 +344,14 @@ fn accept_loop(listener: &Listener, shared: &Arc<Shared>) {
             eprintln!("askpane inbox: cannot start a thread for a client");
             continue;
         };
-        if let Ok(mut connections) = shared.connections.lock() {
-            // Finished connections are joined as new ones come, so the list stays short.
-            let (done, live): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut *connections).into_iter().partition(|c| c.thread.is_finished());
-            for connection in done {
-                let _ = connection.thread.join();
-            }
-            *connections = live;
-            connections.push(Connection { stream: kept, thread });
+        // Finished connections are joined as new ones come, so the list stays short.
+        let (done, live): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut *connections).into_iter().partition(|c| c.thread.is_finished());
+        for connection in done {
+            let _ = connection.thread.join();
         }
+        *connections = live;
+        connections.push(Connection { stream: kept, thread });
     }
 }
 

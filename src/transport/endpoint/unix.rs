@@ -111,3 +111,64 @@ impl Gate {
 pub fn prepare_server_stream(_stream: &Stream) -> io::Result<()> {
     Ok(())
 }
+
+/// Tells the inbox's accept loop when a client waits, or that it must stop, and accepts none
+/// after: it polls the listener beside a pipe that [`Acceptor::stop`] writes to. A client that
+/// connects while the server ends stays in the socket's backlog for whoever takes the listener
+/// next (the lean inbox, issue 14), rather than being accepted and dropped unanswered.
+#[derive(Debug)]
+pub struct Acceptor {
+    stop_signal: Stream,
+    stopped: Stream,
+    stop_sent: std::sync::atomic::AtomicBool,
+}
+
+/// What [`Acceptor::wait`] saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// A client waits: `accept` returns at once.
+    Client,
+    Stopped,
+}
+
+impl Acceptor {
+    /// `_socket` is for the platforms that wake a blocked accept with a connection.
+    pub fn new(_socket: &Path) -> io::Result<Acceptor> {
+        let (stop_signal, stopped) = Stream::pair()?;
+        Ok(Acceptor { stop_signal, stopped, stop_sent: Default::default() })
+    }
+
+    /// Blocks until a client waits on `listener` or [`Acceptor::stop`] is called.
+    pub fn wait(&self, listener: &Listener) -> io::Result<Waited> {
+        use rustix::event::{PollFd, PollFlags, poll};
+        loop {
+            let mut watched =
+                [PollFd::new(&self.stopped, PollFlags::IN), PollFd::new(listener, PollFlags::IN)];
+            match poll(&mut watched, None) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(error) => return Err(error.into()),
+            }
+            let [stop, client] = &watched;
+            // Stopping wins over a waiting client: that one is left for the next listener.
+            if !stop.revents().is_empty() {
+                return Ok(Waited::Stopped);
+            }
+            if !client.revents().is_empty() {
+                return Ok(Waited::Client);
+            }
+        }
+    }
+
+    /// Whether [`Acceptor::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stop_sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Ends [`Acceptor::wait`], now or at its next call.
+    pub fn stop(&self) {
+        use std::io::Write as _;
+        self.stop_sent.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = (&self.stop_signal).write_all(&[1]);
+    }
+}

@@ -117,3 +117,42 @@ mod tests {
         assert_eq!(dir, Path::new(r"C:\Users\ada\AppData\Local").join("askpane"));
     }
 }
+
+/// Tells the inbox's accept loop whether to accept again. Windows has no lean inbox to hand a
+/// waiting client to, so a blocked accept is woken by a connection of our own, which is then
+/// dropped.
+#[derive(Debug)]
+pub struct Acceptor {
+    socket: PathBuf,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+/// What [`Acceptor::wait`] saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// Go on to `accept`, which blocks here until a client (or [`Acceptor::stop`]'s) comes.
+    Client,
+    Stopped,
+}
+
+impl Acceptor {
+    pub fn new(socket: &Path) -> io::Result<Acceptor> {
+        Ok(Acceptor { socket: socket.to_owned(), stopped: Default::default() })
+    }
+
+    pub fn wait(&self, _listener: &Listener) -> io::Result<Waited> {
+        Ok(match self.is_stopped() {
+            true => Waited::Stopped,
+            false => Waited::Client,
+        })
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn stop(&self) {
+        self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = Stream::connect(&self.socket);
+    }
+}
