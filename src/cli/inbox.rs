@@ -248,7 +248,10 @@ fn resumed(args: &InboxArgs) -> bool {
     #[cfg(unix)]
     return args.resumed;
     #[cfg(not(unix))]
-    return false;
+    {
+        let _ = args;
+        false
+    }
 }
 
 /// Issue 14: where the inbox can shed its window by becoming the lean inbox (`exec`, Unix). It
