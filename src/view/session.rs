@@ -279,12 +279,39 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
         });
 }
 
+/// A unified diff, its added lines in the success colour and its removed lines in the warning
+/// colour.
+fn diff_ui(ui: &mut Ui, diff: &str) {
+    let tokens = Tokens::of(ui.ctx());
+    Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+        ui,
+        |ui| {
+            ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(ui, |ui| {
+                for line in diff.lines() {
+                    let text = RichText::new(line).monospace();
+                    let text = match line.chars().next() {
+                        Some('+') => text.color(tokens.success),
+                        Some('-') => text.color(tokens.warning),
+                        _ => text,
+                    };
+                    ui.add(Label::new(text).extend());
+                }
+            });
+        },
+    );
+}
+
 /// The input of a tool call, shown the way the tool uses it: a command, a diff, a path.
 fn tool_input_ui(ui: &mut Ui, tool: &str, input: &Value) {
     let tokens = Tokens::of(ui.ctx());
     let text = |key: &str| input.get(key).and_then(Value::as_str);
     match (tool, text("command"), text("file_path")) {
         ("Bash", Some(command), _) => code_ui(ui, &format!("$ {command}")),
+        // Codex's file changes: one unified diff of every changed file.
+        ("Edit", _, Some(path)) if text("diff").is_some() => {
+            ui.label(RichText::new(path).monospace());
+            diff_ui(ui, text("diff").unwrap_or_default());
+        }
         ("Edit", _, Some(path)) => {
             ui.label(RichText::new(path).monospace());
             let old = text("old_string").unwrap_or_default();
