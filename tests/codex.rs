@@ -834,6 +834,11 @@ fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read
         window.harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
     });
     assert!(window.has_text("codex · work"), "the provenance names Codex and the project");
+    // The session pane names its agent (it said "Claude Code" for a Codex session).
+    window.step_until("the session's name", |window| {
+        window.harness.query_by_label("Codex").is_some()
+    });
+    assert!(!window.has_text("Claude Code"), "a Codex session is called Claude Code");
     window.click(Role::RadioButton, "SQLite");
     window.click(Role::Button, "Name");
     window.click(Role::RadioButton, "codex-probe");

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::codex::UserInputRequest;
 use super::stream::{
-    Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult,
+    Block, CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionInfo, TurnResult,
 };
 
 /// The provenance source of a Codex session hosted by askpane.
@@ -166,6 +166,7 @@ fn turn_result(turn: Option<&Value>) -> TurnResult {
 pub fn session_info(result: &Value) -> Option<SessionInfo> {
     let thread = result.get("thread")?;
     Some(SessionInfo {
+        agent: SessionAgent::Codex,
         session_id: text(thread, "id")?,
         version: text(thread, "cliVersion").map(|version| format!("Codex {version}")),
         model: text(result, "model"),
