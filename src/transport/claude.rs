@@ -6,11 +6,10 @@
 //! keeps the last lines the CLI wrote to stderr. With `--print-stream`, `stream-copy` is the one
 //! thread that writes askpane's stdout: every CLI line, unchanged.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{ChildStdin, Command, ExitStatus};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Select, Sender};
@@ -20,7 +19,8 @@ use crate::book::Policy;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use crate::protocol::{Ask, Envelope, Outcome};
 
-use super::group::{GroupChild, Pipes};
+use super::agent_process::{self, AgentSession, Closing, Started, StderrKeeping, StderrTail};
+use super::group::GroupChild;
 use super::lines::write_line;
 use super::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
@@ -39,11 +39,9 @@ pub const HOST_ARGS: [&str; 7] = [
     "stdio",
 ];
 
-/// Lines of the CLI's stderr kept for the "agent ended" message.
-const STDERR_TAIL: usize = 12;
 /// How long the CLI gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(3);
+pub const GRACE: Duration = agent_process::GRACE;
 
 /// How to run the CLI.
 #[derive(Clone, Debug)]
@@ -77,11 +75,7 @@ pub struct Autopilot {
 }
 
 /// A running session: the child, and the channel the window's prompts and Stop go into.
-pub struct ClaudeSession {
-    agent: GroupChild,
-    to_writer: Sender<ToAgent>,
-    commands: Sender<SessionCommand>,
-}
+pub struct ClaudeSession(AgentSession<ToAgent>);
 
 /// Writes whole reply lines to the CLI, in order with everything else the writer writes.
 #[derive(Clone)]
@@ -110,6 +104,12 @@ enum ToAgent {
     Close,
 }
 
+impl Closing for ToAgent {
+    fn close() -> Self {
+        ToAgent::Close
+    }
+}
+
 impl ClaudeSession {
     /// Starts the CLI and its threads. Questions and permission requests go to `to_ui`.
     pub fn start(
@@ -118,29 +118,24 @@ impl ClaudeSession {
         threads: &mut IoThreads,
     ) -> io::Result<ClaudeSession> {
         let mut command = Command::new(&options.program);
-        command
-            .args(HOST_ARGS)
-            .args(&options.extra_args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.args(HOST_ARGS).args(&options.extra_args);
         // In a process group of its own: everything the CLI starts is stopped with it.
-        let (agent, Pipes { stdin, stdout, stderr }) =
-            GroupChild::spawn(&mut command, GRACE, threads).map_err(|error| {
-                io::Error::new(
-                    error.kind(),
-                    format!("cannot start {}: {error}", options.program.display()),
-                )
-            })?;
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
-        let (commands, command_inbox) = crossbeam_channel::unbounded();
-        // Made now, so that a thread that cannot be started below still ends the CLI (its Drop).
-        let session =
-            ClaudeSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
-
-        let tail = Arc::clone(&stderr_tail);
-        threads.spawn("agent-stderr", move || keep_stderr_tail(stderr, &tail))?;
+        let Started {
+            session,
+            agent,
+            stdin,
+            stdout,
+            to_writer,
+            writer_inbox,
+            command_inbox,
+            stderr_tail,
+        } = agent_process::start(
+            &mut command,
+            |error| format!("cannot start {}: {error}", options.program.display()),
+            StderrKeeping { thread: "agent-stderr", echo: Some("claude") },
+            threads,
+        )?;
+        let session = ClaudeSession(session);
 
         let copy = match options.print_stream {
             true => {
@@ -178,31 +173,20 @@ impl ClaudeSession {
 
     /// The channel the window sends prompts and Stop on.
     pub fn commands(&self) -> Sender<SessionCommand> {
-        self.commands.clone()
+        self.0.commands()
     }
 
     /// Where reply lines computed elsewhere go to the CLI (the inbox computes the reply to a
     /// question `askpane claude` handed to it).
     pub fn lines(&self) -> AgentLines {
-        AgentLines(self.to_writer.clone())
+        AgentLines(self.0.to_writer())
     }
 
     /// Ends the session cleanly: interrupt the turn and close the CLI's stdin; after `grace`
-    /// SIGTERM to its process group, after another `grace` SIGKILL. Returns the CLI's exit status.
+    /// SIGTERM to its process group, after another `grace` SIGKILL (dropped, the session ends
+    /// its CLI too). Returns the CLI's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
-        let _ = self.to_writer.send(ToAgent::Close);
-        self.agent.stop(grace)
-    }
-}
-
-impl Drop for ClaudeSession {
-    /// A session dropped without [`ClaudeSession::shut_down`] still ends its CLI and everything
-    /// it started: no orphan.
-    fn drop(&mut self) {
-        let _ = self.to_writer.send(ToAgent::Close);
-        if self.agent.wait_timeout(Duration::ZERO).is_none() {
-            self.agent.kill();
-        }
+        self.0.shut_down(grace)
     }
 }
 
@@ -227,7 +211,7 @@ struct Reader {
     /// Permission requests shown in the window, by request_id, cleared when the CLI ends.
     permissions: Vec<String>,
     agent: GroupChild,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
 }
 
 impl Reader {
@@ -432,36 +416,9 @@ impl Reader {
         for request_id in self.permissions {
             self.to_ui.send(Inbound::WithdrawPermission { request_id });
         }
-        let status = match self.agent.wait_timeout(GRACE) {
-            Some(status) => describe(status),
-            None => "still running after closing its output".to_owned(),
-        };
-        let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
-        let stderr_tail = stderr_tail.unwrap_or_default();
-        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Ended { status, stderr_tail })));
+        let ended = agent_process::ended(&self.agent, &self.stderr_tail);
+        self.to_ui.send(Inbound::Session(Box::new(ended)));
     }
-}
-
-fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(0) => "exit code 0".to_owned(),
-        Some(code) => format!("exit code {code}"),
-        None => format!("{status}"),
-    }
-}
-
-fn keep_stderr_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) -> io::Result<()> {
-    for line in BufReader::new(stderr).lines() {
-        let line = line?;
-        eprintln!("claude: {line}");
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
-    }
-    Ok(())
 }
 
 #[allow(
