@@ -472,17 +472,9 @@ struct Hosted {
 }
 
 impl Hosted {
-    /// Starts Codex through `program` (a wrapper that gives the real binary its throwaway
-    /// homes) in the model's work folder.
-    fn start(model: FakeModel, program: PathBuf) -> Hosted {
-        let options = CodexOptions {
-            program,
-            extra_args: Vec::new(),
-            cwd: model.root.join("work"),
-            prompt: Some(PROMPT.to_owned()),
-            debug: false,
-            autopilot: Autopilot::default(),
-        };
+    /// Starts Codex (through [`wrapper`]) in the model's work folder, with [`PROMPT`].
+    fn start(model: FakeModel) -> Hosted {
+        let options = session_options(&model, PROMPT);
         let (to_ui, inbox) = askpane::transport::memory();
         let mut threads = IoThreads::default();
         let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
@@ -503,6 +495,30 @@ impl Hosted {
                 Err(_) => panic!("no {what} came from Codex in time"),
             }
         }
+    }
+
+    /// The first permission card.
+    fn permission(&self) -> Box<askpane::transport::PermissionAsk> {
+        self.wait_for("permission", |message| match message {
+            Inbound::Permission(permission) => Some(permission),
+            _ => None,
+        })
+    }
+
+    /// The first question.
+    fn question(&self) -> Box<askpane::transport::Request> {
+        self.wait_for("question", |message| match message {
+            Inbound::Ask(request) => Some(request),
+            _ => None,
+        })
+    }
+
+    /// The first withdrawn question's id.
+    fn withdrawn(&self) -> String {
+        self.wait_for("withdrawal", |message| match message {
+            Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
+            _ => None,
+        })
     }
 
     fn turn_ended(&self) -> String {
@@ -550,15 +566,23 @@ fn wrapper(model: &FakeModel) -> PathBuf {
     path
 }
 
+/// How the in-process tests start Codex: through [`wrapper`], in the model's work folder.
+fn session_options(model: &FakeModel, prompt: &str) -> CodexOptions {
+    CodexOptions {
+        program: wrapper(model),
+        extra_args: Vec::new(),
+        cwd: model.root.join("work"),
+        prompt: Some(prompt.to_owned()),
+        debug: false,
+        autopilot: Autopilot::default(),
+    }
+}
+
 #[test]
 fn a_command_allowed_in_the_window_runs_and_the_model_reads_its_result() {
     let model = command_model("codex-window-allow");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     assert_eq!(permission.request.tool_name, "Shell");
     assert_eq!(permission.request.input["command"], "touch made-by-codex.txt");
     assert_eq!(permission.request.reason.as_deref(), Some("Make the file you asked for"));
@@ -572,12 +596,8 @@ fn a_command_allowed_in_the_window_runs_and_the_model_reads_its_result() {
 #[test]
 fn a_command_denied_in_the_window_is_read_as_rejected_by_the_user() {
     let model = command_model("codex-window-deny");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     permission.reply.send(PermissionDecision::Deny { message: "no".into() });
     assert_eq!(hosted.turn_ended(), "success");
     assert_eq!(model_read(&hosted.model.root).as_deref(), Some(COMMAND_DECLINED));
@@ -587,12 +607,8 @@ fn a_command_denied_in_the_window_is_read_as_rejected_by_the_user() {
 #[test]
 fn a_file_change_allowed_in_the_window_is_applied_and_the_model_reads_success() {
     let model = patch_model("codex-window-patch-allow");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     let work = hosted.model.root.join("work");
     let (added, edited) = (work.join("made-by-codex.txt"), work.join("notes.txt"));
     assert_eq!(permission.request.tool_name, "Edit");
@@ -612,12 +628,8 @@ fn a_file_change_allowed_in_the_window_is_applied_and_the_model_reads_success() 
 #[test]
 fn a_file_change_denied_in_the_window_is_not_applied_and_the_model_reads_the_rejection() {
     let model = patch_model("codex-window-patch-deny");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     permission.reply.send(PermissionDecision::Deny { message: "not these files".into() });
     assert_eq!(hosted.turn_ended(), "success");
     assert_patch_declined(&hosted.model);
@@ -626,18 +638,11 @@ fn a_file_change_denied_in_the_window_is_not_applied_and_the_model_reads_the_rej
 #[test]
 fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
     let model = FakeModel::start("codex-window-stop", &[], "");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let asked = hosted.wait_for("question", |message| match message {
-        Inbound::Ask(request) => Some(request),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let asked = hosted.question();
     let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
     hosted.commands().send(SessionCommand::Interrupt).expect("the writer listens");
-    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
-        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
-        _ => None,
-    });
+    let withdrawn = hosted.withdrawn();
     assert_eq!(withdrawn, asked_id);
     assert_eq!(hosted.turn_ended(), "interrupted");
     // The window's late answer goes nowhere: the model never read a tool output this turn.
@@ -649,20 +654,13 @@ fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
 #[test]
 fn codex_dying_mid_question_withdraws_it_and_the_session_says_it_ended() {
     let model = FakeModel::start("codex-window-dies", &[], "");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let asked = hosted.wait_for("question", |message| match message {
-        Inbound::Ask(request) => Some(request),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let asked = hosted.question();
     let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
     let pid = read_lossy(&hosted.model.root.join("codex.pid")).trim().to_owned();
     let killed = Command::new("kill").args(["-KILL", &pid]).status().expect("run kill");
     assert!(killed.success());
-    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
-        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
-        _ => None,
-    });
+    let withdrawn = hosted.withdrawn();
     assert_eq!(withdrawn, asked_id);
     let status = hosted.wait_for("end", |message| match message {
         Inbound::Session(event) => match *event {
@@ -753,14 +751,7 @@ struct Window {
 impl Window {
     fn start(model: FakeModel, prompt: &str) -> Window {
         use askpane::app::AppOptions;
-        let options = CodexOptions {
-            program: wrapper(&model),
-            extra_args: Vec::new(),
-            cwd: model.root.join("work"),
-            prompt: Some(prompt.to_owned()),
-            debug: false,
-            autopilot: Autopilot::default(),
-        };
+        let options = session_options(&model, prompt);
         let (to_ui, inbox) = askpane::transport::memory();
         let mut threads = IoThreads::default();
         let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");

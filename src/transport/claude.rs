@@ -19,7 +19,7 @@ use crate::book::Policy;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use crate::protocol::{Ask, Envelope, Outcome};
 
-use super::agent_process::{self, AgentSession, Closing, Started, StderrKeeping, StderrTail};
+use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
 use super::group::GroupChild;
 use super::lines::write_line;
 use super::{
@@ -120,22 +120,13 @@ impl ClaudeSession {
         let mut command = Command::new(&options.program);
         command.args(HOST_ARGS).args(&options.extra_args);
         // In a process group of its own: everything the CLI starts is stopped with it.
-        let Started {
-            session,
-            agent,
-            stdin,
-            stdout,
-            to_writer,
-            writer_inbox,
-            command_inbox,
-            stderr_tail,
-        } = agent_process::start(
+        let started = agent_process::start(
             &mut command,
             |error| format!("cannot start {}: {error}", options.program.display()),
             StderrKeeping { thread: "agent-stderr", echo: Some("claude") },
             threads,
         )?;
-        let session = ClaudeSession(session);
+        let session = ClaudeSession(started.session);
 
         let copy = match options.print_stream {
             true => {
@@ -150,12 +141,17 @@ impl ClaudeSession {
         let mut first_lines = vec![stream::initialize("askpane_init")];
         first_lines.extend(options.prompt.as_deref().map(stream::user_message));
         threads.spawn("agent-writer", move || {
-            write_to_agent(stdin, &first_lines, &writer_inbox, &command_inbox)
+            write_to_agent(
+                started.stdin,
+                &first_lines,
+                &started.writer_inbox,
+                &started.command_inbox,
+            )
         })?;
 
         let reader = Reader {
             to_ui,
-            to_writer,
+            to_writer: started.to_writer,
             copy,
             allow_tools: options.allow_tools.clone(),
             debug: options.debug,
@@ -164,10 +160,10 @@ impl ClaudeSession {
             questions: HashMap::new(),
             marks_skipped: false,
             permissions: Vec::new(),
-            agent,
-            stderr_tail,
+            agent: started.agent,
+            stderr_tail: started.stderr_tail,
         };
-        threads.spawn("agent-reader", move || reader.run(stdout))?;
+        threads.spawn("agent-reader", move || reader.run(started.stdout))?;
         Ok(session)
     }
 

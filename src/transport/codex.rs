@@ -21,7 +21,7 @@ use crate::protocol::codex_server::{self as server, ServerLine};
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest, TurnResult};
 use crate::protocol::{Ask, Envelope, Outcome, ReplyShape};
 
-use super::agent_process::{self, AgentSession, Closing, Started, StderrKeeping, StderrTail};
+use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
 use super::claude::Autopilot;
 use super::group::GroupChild;
 use super::lines::write_line;
@@ -116,16 +116,7 @@ impl CodexSession {
     ) -> io::Result<CodexSession> {
         let mut command = Command::new(&options.program);
         command.arg("app-server").args(&options.extra_args).current_dir(&options.cwd);
-        let Started {
-            session,
-            agent,
-            stdin,
-            stdout,
-            to_writer,
-            writer_inbox,
-            command_inbox,
-            stderr_tail,
-        } = agent_process::start(
+        let started = agent_process::start(
             &mut command,
             |error| {
                 format!(
@@ -137,23 +128,24 @@ impl CodexSession {
             StderrKeeping { thread: "codex-stderr", echo: options.debug.then_some("codex") },
             threads,
         )?;
-        let session = CodexSession(session);
+        let session = CodexSession(started.session);
 
         let cwd = &options.cwd;
         let writer = Writer {
-            stdin: AgentInput { stdin: BufWriter::new(stdin), gone: false },
+            stdin: AgentInput { stdin: BufWriter::new(started.stdin), gone: false },
             cwd: cwd.to_string_lossy().into_owned(),
             thread_id: None,
             turn_id: None,
             waiting_turns: options.prompt.iter().cloned().collect(),
             next_id: server::FIRST_FREE_ID,
         };
+        let (writer_inbox, command_inbox) = (started.writer_inbox, started.command_inbox);
         threads.spawn("codex-writer", move || writer.run(&writer_inbox, &command_inbox))?;
 
         let project = cwd.file_name().map(|name| name.to_string_lossy().into_owned());
         let reader = Reader {
             to_ui,
-            to_writer,
+            to_writer: started.to_writer,
             debug: options.debug,
             autopilot: options.autopilot.clone(),
             provenance: Provenance::new(server::SOURCE, project.clone()).with_project(project),
@@ -161,10 +153,10 @@ impl CodexSession {
             permissions: Vec::new(),
             started: HashMap::new(),
             turn_running: options.prompt.is_some(),
-            agent,
-            stderr_tail,
+            agent: started.agent,
+            stderr_tail: started.stderr_tail,
         };
-        threads.spawn("codex-reader", move || reader.run(stdout))?;
+        threads.spawn("codex-reader", move || reader.run(started.stdout))?;
         Ok(session)
     }
 
