@@ -11,15 +11,66 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
+use serde_json::Value;
+
+use crate::book::Policy;
+use crate::protocol::Ask;
 
 use super::group::{GroupChild, GroupReader, Pipes};
-use super::{IoThreads, SessionCommand, SessionEvent};
+use super::{Inbound, IoThreads, SessionCommand, SessionEvent, UiSender};
 
 /// How long an agent gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(3);
 /// Lines of the agent's stderr kept for the "agent ended" message.
 const STDERR_TAIL: usize = 12;
+
+/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
+/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
+/// "no human available" and denies permissions that are not pre-allowed.
+#[derive(Clone, Debug, Default)]
+pub struct Autopilot {
+    /// Decline every question with this message (`--decline`).
+    pub decline: Option<String>,
+    pub preset: Option<Value>,
+    pub submit: bool,
+    pub headless: bool,
+    pub timeout: Option<Duration>,
+}
+
+impl Autopilot {
+    /// How one question may be answered besides the window: the flags, with `--answers` fitted
+    /// to it; without a window, `no_window` is why nobody answers. A preset that does not fit is
+    /// dropped (with a notice on `to_ui`), so the user answers.
+    pub fn policy(&self, ask: &Ask, no_window: &str, to_ui: &UiSender) -> Policy {
+        let mut policy = Policy {
+            decline: self.decline.clone(),
+            timeout_secs: self.timeout.map(|timeout| timeout.as_secs()),
+            unavailable: self.headless.then(|| no_window.to_owned()),
+            ..Policy::default()
+        };
+        let notice = |text: String| {
+            if self.headless {
+                eprintln!("askpane: {text}");
+            }
+            to_ui.send(Inbound::Notice(text));
+        };
+        if let Some(preset) = &self.preset {
+            match crate::protocol::drafts_from_preset(ask, preset) {
+                Ok(drafts) => {
+                    let fits = crate::protocol::build_answers(ask, &drafts);
+                    match (self.submit, fits) {
+                        (true, Err(error)) => notice(format!("--answers: {error}")),
+                        (submit, _) => policy.submit = submit,
+                    }
+                    policy.preset = drafts;
+                }
+                Err(error) => notice(format!("--answers does not fit “{}”: {error}", ask.title())),
+            }
+        }
+        policy
+    }
+}
 
 /// The message that tells an agent's writer thread to finish its turn's business, close the
 /// agent's stdin and end.

@@ -15,10 +15,10 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::Policy;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
-use crate::protocol::{Ask, Envelope, Outcome};
+use crate::protocol::{Envelope, Outcome};
 
+pub use super::agent_process::Autopilot;
 use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
 use super::group::GroupChild;
 use super::lines::write_line;
@@ -59,19 +59,6 @@ pub struct ClaudeOptions {
     pub debug: bool,
     /// How questions are answered besides the window (`--answers`, `--submit`, no display).
     pub autopilot: Autopilot,
-}
-
-/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
-/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
-/// "no human available" and denies permissions that are not pre-allowed.
-#[derive(Clone, Debug, Default)]
-pub struct Autopilot {
-    /// Decline every question with this message (`--decline`).
-    pub decline: Option<String>,
-    pub preset: Option<Value>,
-    pub submit: bool,
-    pub headless: bool,
-    pub timeout: Option<Duration>,
 }
 
 /// A running session: the child, and the channel the window's prompts and Stop go into.
@@ -319,7 +306,9 @@ impl Reader {
                     self.questions.insert(request_id.clone(), tool_use_id.to_owned());
                 }
                 let _ = self.to_writer.send(ToAgent::Question { envelope, outcome });
-                request.policy = self.policy(&request.core.ask);
+                let no_window = "askpane runs Claude Code without a window";
+                request.policy = self.autopilot.policy(&request.core.ask, no_window, &self.to_ui);
+                request.policy.mark_skipped = self.marks_skipped;
                 match request.policy.decide(&request.core.ask) {
                     Some(decided) => request.reply.send(decided),
                     None => {
@@ -337,44 +326,6 @@ impl Reader {
                 )));
             }
         }
-    }
-
-    /// How one question may be answered besides the window: the flags, with `--answers` fitted
-    /// to it. A preset that does not fit is dropped (with a notice), so the user answers.
-    fn policy(&self, ask: &Ask) -> Policy {
-        let mut policy = Policy {
-            decline: self.autopilot.decline.clone(),
-            timeout_secs: self.autopilot.timeout.map(|timeout| timeout.as_secs()),
-            mark_skipped: self.marks_skipped,
-            unavailable: self
-                .autopilot
-                .headless
-                .then(|| "askpane runs Claude Code without a window".to_owned()),
-            ..Policy::default()
-        };
-        if let Some(preset) = &self.autopilot.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.autopilot.submit, fits) {
-                        (true, Err(error)) => self.notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => {
-                    self.notice(format!("--answers does not fit “{}”: {error}", ask.title()))
-                }
-            }
-        }
-        policy
-    }
-
-    fn notice(&self, text: String) {
-        if self.autopilot.headless {
-            eprintln!("askpane: {text}");
-        }
-        self.to_ui.send(Inbound::Notice(text));
     }
 
     fn permission(&mut self, request: PermissionRequest) {

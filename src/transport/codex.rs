@@ -15,14 +15,14 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::{Core, Policy};
+use crate::book::Core;
 use crate::protocol::codex::{self, UserInputRequest};
 use crate::protocol::codex_server::{self as server, ServerLine};
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest, TurnResult};
-use crate::protocol::{Ask, Envelope, Outcome, ReplyShape};
+use crate::protocol::{Envelope, Outcome, ReplyShape};
 
+use super::agent_process::Autopilot;
 use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
-use super::claude::Autopilot;
 use super::group::GroupChild;
 use super::lines::write_line;
 use super::{
@@ -372,7 +372,7 @@ impl Reader {
             provenance: self.provenance.clone(),
             reply_shape: ReplyShape::default(),
         };
-        let policy = self.policy(&core.ask);
+        let policy = self.autopilot.policy(&core.ask, NO_WINDOW, &self.to_ui);
         let request_for_ui = Request { core, policy, reply };
         self.questions.insert(key.clone(), tool_use_id);
         let _ = self.to_writer.send(ToAgent::Question { id, key, request, outcome });
@@ -384,41 +384,6 @@ impl Reader {
                 self.to_ui.send(Inbound::Ask(Box::new(request_for_ui)));
             }
         }
-    }
-
-    /// How one question may be answered besides the window: the flags, with `--answers`
-    /// fitted to it (as `askpane claude` does). A preset that does not fit is dropped, with a
-    /// notice, so the user answers.
-    fn policy(&self, ask: &Ask) -> Policy {
-        let mut policy = Policy {
-            decline: self.autopilot.decline.clone(),
-            timeout_secs: self.autopilot.timeout.map(|timeout| timeout.as_secs()),
-            unavailable: self.autopilot.headless.then(|| NO_WINDOW.to_owned()),
-            ..Policy::default()
-        };
-        if let Some(preset) = &self.autopilot.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.autopilot.submit, fits) {
-                        (true, Err(error)) => self.notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => {
-                    self.notice(format!("--answers does not fit “{}”: {error}", ask.title()))
-                }
-            }
-        }
-        policy
-    }
-
-    fn notice(&self, text: String) {
-        if self.autopilot.headless {
-            eprintln!("askpane: {text}");
-        }
-        self.to_ui.send(Inbound::Notice(text));
     }
 
     fn permission(&mut self, id: Value, request: PermissionRequest) {
