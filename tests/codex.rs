@@ -869,6 +869,17 @@ fn a_codex_file_change_card_shows_its_diff_and_allow_once_writes_the_files() {
     window.shut_down();
 }
 
+#[test]
+fn a_codex_file_change_denied_on_its_card_leaves_the_files_and_the_model_reads_the_rejection() {
+    let mut window = Window::start(patch_model("codex-kittest-patch-deny"), "Make the files");
+    window.step_until("the file-change card", |window| window.has_text("Codex wants to use Edit"));
+    window.click(Role::Button, "Deny");
+    window
+        .step_until("the turn's end", |window| window.has_text("FAKE MODEL RECEIVED TOOL OUTPUT"));
+    assert_patch_declined(&window.model);
+    window.shut_down();
+}
+
 // ---- `askpane install codex`: the PreToolUse hook for Codex's own UI and `codex exec` ----
 
 #[test]
