@@ -100,7 +100,9 @@ fn model_read(root: &std::path::Path) -> Option<String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .flat_map(|record| record["body"]["input"].as_array().cloned().unwrap_or_default())
-        .find(|item| item["type"] == "function_call_output")?;
+        .find(|item| {
+            item["type"] == "function_call_output" || item["type"] == "custom_tool_call_output"
+        })?;
     output["output"].as_str().map(str::to_owned)
 }
 
@@ -392,6 +394,67 @@ fn askpane_codex_headless_declines_a_command_and_the_model_reads_the_rejection()
     assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
 }
 
+/// The patch a fake model sends through Codex's freeform `apply_patch` tool: a new file, and an
+/// edit of `notes.txt` (which [`patch_model`] writes first).
+const PATCH: &str = "*** Begin Patch\n*** Add File: made-by-codex.txt\n+Hello from Codex\n+second \
+                     line\n*** Update File: notes.txt\n@@\n alpha\n-beta\n+BETA\n gamma\n*** End Patch\n";
+const NOTES: &str = "alpha\nbeta\ngamma\n";
+/// What Codex's model reads when the user declines a file change (Codex has no place for the
+/// user's words).
+const PATCH_DECLINED: &str = "patch rejected by user";
+
+/// A fake model that calls `apply_patch` with [`PATCH`]. Codex offers that tool only to models
+/// whose metadata names it: the config names a model Codex knows (`gpt-5.5`, still served by
+/// the fake), and `on-request` with the template's read-only sandbox makes Codex ask before
+/// writing.
+fn patch_model(name: &str) -> FakeModel {
+    let model = FakeModel::start(
+        name,
+        &[("FAKE_TOOL_NAME", "apply_patch"), ("FAKE_CUSTOM_INPUT", PATCH)],
+        "approval_policy = \"on-request\"\nmodel = \"gpt-5.5\"",
+    );
+    fs::write(model.root.join("work/notes.txt"), NOTES).expect("write notes.txt");
+    model
+}
+
+/// The patch was applied, and the model read Codex's success output, naming both files.
+fn assert_patch_applied(model: &FakeModel) {
+    let work = model.root.join("work");
+    assert_eq!(read_lossy(&work.join("made-by-codex.txt")), "Hello from Codex\nsecond line\n");
+    assert_eq!(read_lossy(&work.join("notes.txt")), "alpha\nBETA\ngamma\n");
+    let read = model_read(&model.root).expect("the model read the patch's output");
+    assert!(read.starts_with("Exit code: 0\n"), "{read}");
+    assert!(
+        read.ends_with(
+            "Output:\nSuccess. Updated the following files:\nA made-by-codex.txt\nM notes.txt\n"
+        ),
+        "{read}"
+    );
+}
+
+/// The patch was not applied, and the model read that the user rejected it.
+fn assert_patch_declined(model: &FakeModel) {
+    let work = model.root.join("work");
+    assert!(!work.join("made-by-codex.txt").exists());
+    assert_eq!(read_lossy(&work.join("notes.txt")), NOTES);
+    assert_eq!(model_read(&model.root).as_deref(), Some(PATCH_DECLINED));
+}
+
+#[test]
+fn askpane_codex_headless_declines_a_file_change_and_the_model_reads_the_rejection() {
+    let model = patch_model("codex-host-patch-headless");
+    let finished = crate::support::run_bounded(
+        &mut host_command(&model, &["codex", "-p", "Make the files", "--non-interactive"]),
+        None,
+    );
+    assert_patch_declined(&model);
+    // The summary names the first changed file (shortened to 80 characters).
+    let declined = format!("declined Codex's Edit: {}", model.root.join("work").display());
+    assert!(finished.stderr.contains(&declined), "{}", finished.stderr);
+    assert!(finished.stderr.contains("(no window to ask in)"), "{}", finished.stderr);
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+}
+
 // ---- the transport in-process, as the window drives it ----
 
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
@@ -409,17 +472,9 @@ struct Hosted {
 }
 
 impl Hosted {
-    /// Starts Codex through `program` (a wrapper that gives the real binary its throwaway
-    /// homes) in the model's work folder.
-    fn start(model: FakeModel, program: PathBuf) -> Hosted {
-        let options = CodexOptions {
-            program,
-            extra_args: Vec::new(),
-            cwd: model.root.join("work"),
-            prompt: Some(PROMPT.to_owned()),
-            debug: false,
-            autopilot: Autopilot::default(),
-        };
+    /// Starts Codex (through [`wrapper`]) in the model's work folder, with [`PROMPT`].
+    fn start(model: FakeModel) -> Hosted {
+        let options = session_options(&model, PROMPT);
         let (to_ui, inbox) = askpane::transport::memory();
         let mut threads = IoThreads::default();
         let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
@@ -440,6 +495,30 @@ impl Hosted {
                 Err(_) => panic!("no {what} came from Codex in time"),
             }
         }
+    }
+
+    /// The first permission card.
+    fn permission(&self) -> Box<askpane::transport::PermissionAsk> {
+        self.wait_for("permission", |message| match message {
+            Inbound::Permission(permission) => Some(permission),
+            _ => None,
+        })
+    }
+
+    /// The first question.
+    fn question(&self) -> Box<askpane::transport::Request> {
+        self.wait_for("question", |message| match message {
+            Inbound::Ask(request) => Some(request),
+            _ => None,
+        })
+    }
+
+    /// The first withdrawn question's id.
+    fn withdrawn(&self) -> String {
+        self.wait_for("withdrawal", |message| match message {
+            Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
+            _ => None,
+        })
     }
 
     fn turn_ended(&self) -> String {
@@ -487,15 +566,23 @@ fn wrapper(model: &FakeModel) -> PathBuf {
     path
 }
 
+/// How the in-process tests start Codex: through [`wrapper`], in the model's work folder.
+fn session_options(model: &FakeModel, prompt: &str) -> CodexOptions {
+    CodexOptions {
+        program: wrapper(model),
+        extra_args: Vec::new(),
+        cwd: model.root.join("work"),
+        prompt: Some(prompt.to_owned()),
+        debug: false,
+        autopilot: Autopilot::default(),
+    }
+}
+
 #[test]
 fn a_command_allowed_in_the_window_runs_and_the_model_reads_its_result() {
     let model = command_model("codex-window-allow");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     assert_eq!(permission.request.tool_name, "Shell");
     assert_eq!(permission.request.input["command"], "touch made-by-codex.txt");
     assert_eq!(permission.request.reason.as_deref(), Some("Make the file you asked for"));
@@ -509,12 +596,8 @@ fn a_command_allowed_in_the_window_runs_and_the_model_reads_its_result() {
 #[test]
 fn a_command_denied_in_the_window_is_read_as_rejected_by_the_user() {
     let model = command_model("codex-window-deny");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let permission = hosted.wait_for("permission", |message| match message {
-        Inbound::Permission(permission) => Some(permission),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
     permission.reply.send(PermissionDecision::Deny { message: "no".into() });
     assert_eq!(hosted.turn_ended(), "success");
     assert_eq!(model_read(&hosted.model.root).as_deref(), Some(COMMAND_DECLINED));
@@ -522,20 +605,44 @@ fn a_command_denied_in_the_window_is_read_as_rejected_by_the_user() {
 }
 
 #[test]
+fn a_file_change_allowed_in_the_window_is_applied_and_the_model_reads_success() {
+    let model = patch_model("codex-window-patch-allow");
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
+    let work = hosted.model.root.join("work");
+    let (added, edited) = (work.join("made-by-codex.txt"), work.join("notes.txt"));
+    assert_eq!(permission.request.tool_name, "Edit");
+    assert_eq!(
+        permission.request.input,
+        json!({"file_path": format!("{}, {}", added.display(), edited.display()),
+            "diff": format!("{} (new file)\n+Hello from Codex\n+second line\n\n{}\n\
+                @@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma", added.display(), edited.display())})
+    );
+    // Nothing is written before the user allows it.
+    assert!(!added.exists());
+    permission.reply.send(PermissionDecision::AllowOnce);
+    assert_eq!(hosted.turn_ended(), "success");
+    assert_patch_applied(&hosted.model);
+}
+
+#[test]
+fn a_file_change_denied_in_the_window_is_not_applied_and_the_model_reads_the_rejection() {
+    let model = patch_model("codex-window-patch-deny");
+    let hosted = Hosted::start(model);
+    let permission = hosted.permission();
+    permission.reply.send(PermissionDecision::Deny { message: "not these files".into() });
+    assert_eq!(hosted.turn_ended(), "success");
+    assert_patch_declined(&hosted.model);
+}
+
+#[test]
 fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
     let model = FakeModel::start("codex-window-stop", &[], "");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let asked = hosted.wait_for("question", |message| match message {
-        Inbound::Ask(request) => Some(request),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let asked = hosted.question();
     let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
     hosted.commands().send(SessionCommand::Interrupt).expect("the writer listens");
-    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
-        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
-        _ => None,
-    });
+    let withdrawn = hosted.withdrawn();
     assert_eq!(withdrawn, asked_id);
     assert_eq!(hosted.turn_ended(), "interrupted");
     // The window's late answer goes nowhere: the model never read a tool output this turn.
@@ -547,20 +654,13 @@ fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
 #[test]
 fn codex_dying_mid_question_withdraws_it_and_the_session_says_it_ended() {
     let model = FakeModel::start("codex-window-dies", &[], "");
-    let program = wrapper(&model);
-    let hosted = Hosted::start(model, program);
-    let asked = hosted.wait_for("question", |message| match message {
-        Inbound::Ask(request) => Some(request),
-        _ => None,
-    });
+    let hosted = Hosted::start(model);
+    let asked = hosted.question();
     let asked_id = asked.core.envelope.tool_use_id().map(str::to_owned).expect("an id");
     let pid = read_lossy(&hosted.model.root.join("codex.pid")).trim().to_owned();
     let killed = Command::new("kill").args(["-KILL", &pid]).status().expect("run kill");
     assert!(killed.success());
-    let withdrawn = hosted.wait_for("withdrawal", |message| match message {
-        Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
-        _ => None,
-    });
+    let withdrawn = hosted.withdrawn();
     assert_eq!(withdrawn, asked_id);
     let status = hosted.wait_for("end", |message| match message {
         Inbound::Session(event) => match *event {
@@ -635,81 +735,149 @@ fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
 
 // ---- the window, with the real app-server behind it (kittest) ----
 
-#[test]
-fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read() {
-    use askpane::app::{App, AppOptions};
-    use egui::accesskit::Role;
-    use egui_kittest::Harness;
-    use egui_kittest::kittest::{NodeT, Queryable};
+use askpane::app::App;
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
 
-    let model = FakeModel::start("codex-kittest", &[], "");
-    let options = CodexOptions {
-        program: wrapper(&model),
-        extra_args: Vec::new(),
-        cwd: model.root.join("work"),
-        prompt: Some(PROMPT.to_owned()),
-        debug: false,
-        autopilot: Autopilot::default(),
-    };
-    let (to_ui, inbox) = askpane::transport::memory();
-    let mut threads = IoThreads::default();
-    let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
-    let commands = session.commands();
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
-        .build_eframe(move |cc| {
-            App::new(&cc.egui_ctx, inbox, AppOptions::default())
-                .with_session(commands, Some(PROMPT))
-        });
-    let has_text = |harness: &Harness<'_, App>, part: &str| {
-        harness
+/// The window (kittest) with a `CodexSession` on the real app-server behind it.
+struct Window {
+    model: FakeModel,
+    harness: Harness<'static, App>,
+    session: Option<CodexSession>,
+    threads: Option<IoThreads>,
+}
+
+impl Window {
+    fn start(model: FakeModel, prompt: &str) -> Window {
+        use askpane::app::AppOptions;
+        let options = session_options(&model, prompt);
+        let (to_ui, inbox) = askpane::transport::memory();
+        let mut threads = IoThreads::default();
+        let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
+        let commands = session.commands();
+        let prompt = prompt.to_owned();
+        let harness = Harness::builder()
+            .with_size(egui::vec2(1280.0, 800.0))
+            .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+            .build_eframe(move |cc| {
+                App::new(&cc.egui_ctx, inbox, AppOptions::default())
+                    .with_session(commands, Some(&prompt))
+            });
+        Window { model, harness, session: Some(session), threads: Some(threads) }
+    }
+
+    /// Whether some node (not a text run) shows `part` in its value or label.
+    fn has_text(&self, part: &str) -> bool {
+        self.harness
             .root()
             .children_recursive()
             .map(|node| node.accesskit_node())
             .filter(|node| node.role() != Role::TextRun)
             .filter_map(|node| node.value().or_else(|| node.label()))
             .any(|text| text.contains(part))
-    };
-    let step_until =
-        |harness: &mut Harness<'_, App>, what: &str, done: &dyn Fn(&Harness<'_, App>) -> bool| {
-            let deadline = Instant::now() + WAIT;
-            loop {
-                harness.step();
-                if done(harness) {
-                    harness.run();
-                    return;
-                }
-                assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
-                thread::sleep(Duration::from_millis(10));
+    }
+
+    /// Steps the window until `done` (bounded by WAIT).
+    fn step_until(&mut self, what: &str, done: impl Fn(&Window) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            self.harness.step();
+            if done(self) {
+                self.harness.run();
+                return;
             }
-        };
-    step_until(&mut harness, "the question", &|harness| {
-        harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
+            assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn click(&mut self, role: Role, label: &str) {
+        self.harness.get_by_role_and_label(role, label).click();
+        self.harness.run();
+    }
+
+    /// Ends the session as the window does on closing; Codex exits cleanly.
+    fn shut_down(mut self) {
+        let session = self.session.take().expect("running");
+        let status = session.shut_down(Duration::from_secs(3)).expect("shut down");
+        let threads = self.threads.take().expect("running");
+        threads.join().expect("the session's threads end cleanly");
+        assert!(status.success(), "{status}");
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.take() {
+            let _ = session.shut_down(Duration::from_secs(3));
+        }
+        if let Some(threads) = self.threads.take() {
+            let _ = threads.join();
+        }
+    }
+}
+
+#[test]
+fn the_window_shows_a_codex_question_and_the_transcript_with_what_the_model_read() {
+    let mut window = Window::start(FakeModel::start("codex-kittest", &[], ""), PROMPT);
+    window.step_until("the question", |window| {
+        window.harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
     });
-    assert!(has_text(&harness, "codex · work"), "the provenance names Codex and the project");
-    harness.get_by_role_and_label(Role::RadioButton, "SQLite").click();
-    harness.run();
-    harness.get_by_role_and_label(Role::Button, "Name").click();
-    harness.run();
-    harness.get_by_role_and_label(Role::RadioButton, "codex-probe").click();
-    harness.run();
-    harness.get_by_role_and_label(Role::Button, "Submit").click();
-    harness.run();
-    step_until(&mut harness, "the turn's end", &|harness| {
-        has_text(harness, "FAKE MODEL RECEIVED TOOL OUTPUT")
+    assert!(window.has_text("codex · work"), "the provenance names Codex and the project");
+    // The session pane names its agent (it said "Claude Code" for a Codex session).
+    window.step_until("the session's name", |window| {
+        window.harness.query_by_label("Codex").is_some()
     });
+    assert!(!window.has_text("Claude Code"), "a Codex session is called Claude Code");
+    window.click(Role::RadioButton, "SQLite");
+    window.click(Role::Button, "Name");
+    window.click(Role::RadioButton, "codex-probe");
+    window.click(Role::Button, "Submit");
+    window
+        .step_until("the turn's end", |window| window.has_text("FAKE MODEL RECEIVED TOOL OUTPUT"));
     let read: Value =
-        serde_json::from_str(&model_read(&model.root).expect("the model read the answers"))
+        serde_json::from_str(&model_read(&window.model.root).expect("the model read the answers"))
             .expect("JSON");
     assert_eq!(
         read,
         json!({"answers": {"db_choice": {"answers": ["SQLite"]},
             "project_name": {"answers": ["codex-probe"]}}})
     );
-    let status = session.shut_down(Duration::from_secs(3)).expect("shut down");
-    threads.join().expect("the session's threads end cleanly");
-    assert!(status.success(), "{status}");
+    window.shut_down();
+}
+
+#[test]
+fn a_codex_file_change_card_shows_its_diff_and_allow_once_writes_the_files() {
+    let model = patch_model("codex-kittest-patch");
+    let mut window = Window::start(model, "Make the files");
+    window.step_until("the file-change card", |window| window.has_text("Codex wants to use Edit"));
+    // The changed files and every +/- line of the patch, an added file's lines included.
+    let work = window.model.root.join("work");
+    let paths = format!(
+        "{}, {}",
+        work.join("made-by-codex.txt").display(),
+        work.join("notes.txt").display()
+    );
+    for shown in [paths.as_str(), "+Hello from Codex", "+second line", "-beta", "+BETA", " gamma"] {
+        assert!(window.has_text(shown), "the card does not show {shown:?}");
+    }
+    window.click(Role::Button, "Allow once");
+    window
+        .step_until("the turn's end", |window| window.has_text("FAKE MODEL RECEIVED TOOL OUTPUT"));
+    assert_patch_applied(&window.model);
+    window.shut_down();
+}
+
+#[test]
+fn a_codex_file_change_denied_on_its_card_leaves_the_files_and_the_model_reads_the_rejection() {
+    let mut window = Window::start(patch_model("codex-kittest-patch-deny"), "Make the files");
+    window.step_until("the file-change card", |window| window.has_text("Codex wants to use Edit"));
+    window.click(Role::Button, "Deny");
+    window
+        .step_until("the turn's end", |window| window.has_text("FAKE MODEL RECEIVED TOOL OUTPUT"));
+    assert_patch_declined(&window.model);
+    window.shut_down();
 }
 
 // ---- `askpane install codex`: the PreToolUse hook for Codex's own UI and `codex exec` ----

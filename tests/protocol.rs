@@ -854,3 +854,42 @@ fn a_user_question_names_a_reply_shape_that_is_not_its_envelopes_own() {
     // A name this page does not know is no shape at all, not an error.
     assert_eq!(question_reply_format(&json!({"reply_format": "carrier-pigeon"})), None);
 }
+
+#[test]
+fn a_codex_question_in_the_browser_carries_codexs_request_so_the_receipt_shows_its_json() {
+    // The page rebuilds Codex's envelope from `agent_request`: its receipt then says what
+    // Codex's model reads (the answers' JSON), not Claude Code's "Your questions have been
+    // answered" (what it said before).
+    use askpane::protocol::web::{
+        QuestionExtras, agent_request, question_agent_envelope, user_question,
+    };
+    use askpane::protocol::{Envelope, ReplyShape};
+    let asked = json!({"method": "item/tool/requestUserInput", "id": 0, "params": {
+        "threadId": "t", "turnId": "u", "itemId": "call_ask_1", "questions": [{"id": "db_choice",
+        "header": "Database", "question": "Which database?", "isOther": true, "isSecret": false,
+        "options": [{"label": "SQLite", "description": "a file"},
+            {"label": "Postgres", "description": "a server"}]}]}});
+    let incoming = parse_message(&asked).expect("Codex's question");
+    let validated = askpane::protocol::validate(&incoming.input).expect("valid");
+    let extras = QuestionExtras {
+        agent_request: agent_request(&incoming.envelope),
+        ..QuestionExtras::default()
+    };
+    let message = user_question("call_ask_1#0", &validated.ask, "2026-11-22T00:00:00Z", &extras);
+    let envelope = question_agent_envelope(&message).expect("Codex's envelope again");
+    assert_eq!(envelope, incoming.envelope);
+    assert_eq!(envelope.tool_use_id(), Some("call_ask_1#0"));
+    let mut drafts = vec![askpane::protocol::Draft::default()];
+    drafts[0].pick(&validated.ask.questions()[0], askpane::protocol::Pick::Option(0));
+    let answers = askpane::protocol::build_answers(&validated.ask, &drafts).expect("fits");
+    let read =
+        ReplyShape::default().model_text(&envelope, &validated.ask, &Outcome::Answered(answers));
+    assert_eq!(read, r#"{"answers":{"db_choice":{"answers":["SQLite"]}}}"#);
+    // Any other question carries none, and a page ignores one it cannot read.
+    let plain =
+        user_question("t1", &validated.ask, "2026-11-22T00:00:00Z", &QuestionExtras::default());
+    assert_eq!((plain.get("agent_request"), question_agent_envelope(&plain)), (None, None));
+    let tool_use = Envelope::ToolUse { id: "t".into() };
+    assert_eq!(agent_request(&tool_use), None);
+    assert_eq!(question_agent_envelope(&json!({"agent_request": {"questions": []}})), None);
+}

@@ -1,22 +1,88 @@
-//! What `askpane claude` and `askpane codex` share once their agent runs: showing its session
-//! in the browser or in a window of their own, reaching the inbox, and `--answers` as the inbox
-//! takes it. Each mode keeps only what differs (how the agent starts and how it is relayed).
+//! What `askpane claude` and `askpane codex` share: their common flags ([`SessionArgs`]), and
+//! once their agent runs, showing its session in the browser or in a window of their own,
+//! reaching the inbox, and `--answers` as the inbox takes it. Each mode keeps only what differs
+//! (how the agent starts and how it is relayed).
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use anyhow::Context as _;
+use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
 use askpane::protocol::inbox::Preset;
 use askpane::store::DraftSink;
+use askpane::transport::claude::Autopilot;
 use askpane::transport::pipe;
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, SessionCommand};
 use askpane::web_bundle;
 
-use super::args::{AnsweringArgs, StoreArgs, UiArgs};
+use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::window::{missing_display, show_window, start_bridge_carrying, tell_unavailable};
+
+/// The flags `askpane claude` and `askpane codex` share, flattened into each.
+#[derive(Args, Debug)]
+pub(super) struct SessionArgs {
+    /// The first prompt; without it the window asks for one.
+    #[arg(short = 'p', long, value_name = "PROMPT")]
+    pub(super) prompt: Option<String>,
+    /// Log what askpane ignores (and, for Codex, Codex's own stderr) to stderr.
+    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
+    pub(super) debug: bool,
+    #[command(flatten)]
+    pub(super) answering: AnsweringArgs,
+    #[command(flatten)]
+    pub(super) shown: UiArgs,
+    #[command(flatten)]
+    pub(super) store: StoreArgs,
+    #[command(flatten)]
+    pub(super) inbox: InboxUse,
+}
+
+impl SessionArgs {
+    /// Where the session is shown ([`showing`]).
+    pub(super) fn showing(&self) -> anyhow::Result<Showing> {
+        let no_inbox = self.inbox.no_inbox;
+        showing(&self.shown, &self.store, &self.answering, no_inbox, self.prompt.is_some())
+    }
+
+    /// How questions are answered besides the window: the answering flags, `--answers` read.
+    pub(super) fn autopilot(&self, headless: bool) -> anyhow::Result<Autopilot> {
+        let answering = &self.answering;
+        let preset = match &answering.answers {
+            Some(path) => Some(pipe::read_json(path).context("--answers")?),
+            None => None,
+        };
+        Ok(Autopilot {
+            decline: answering.decline.clone(),
+            preset,
+            submit: answering.submit,
+            headless,
+            timeout: answering.timeout,
+        })
+    }
+
+    /// What the inbox relay needs of these flags, with the agent's own parts.
+    #[cfg(any(unix, windows))]
+    pub(super) fn relay(
+        &self,
+        project: Option<String>,
+        agent: super::hosted::Agent,
+        commands: Sender<SessionCommand>,
+    ) -> super::hosted::Relay {
+        super::hosted::Relay {
+            shown: self.shown.clone(),
+            store: self.store.clone(),
+            answers: preset(self.answering.answers.as_deref()),
+            prompt: self.prompt.clone(),
+            project,
+            agent,
+            commands,
+        }
+    }
+}
 
 /// Where the session is shown, decided before the agent starts.
 pub(super) struct Showing {
@@ -30,7 +96,7 @@ pub(super) struct Showing {
 
 /// Decides where the session is shown. Without a window there is nowhere to type a first
 /// prompt, so then one must be given (`has_prompt`).
-pub(super) fn showing(
+fn showing(
     shown: &UiArgs,
     store: &StoreArgs,
     answering: &AnsweringArgs,

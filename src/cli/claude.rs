@@ -10,13 +10,11 @@ use crossbeam_channel::Receiver;
 
 use askpane::protocol::Outcome;
 use askpane::protocol::stream::CliMessage;
-use askpane::transport::claude::{self, Autopilot, ClaudeOptions, ClaudeSession};
-use askpane::transport::pipe;
+use askpane::transport::claude::{self, ClaudeOptions, ClaudeSession};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
-use super::agent_host;
-use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
+use super::agent_host::{self, SessionArgs};
 use super::exit;
 use super::window::{repaint_waker, watch_signals};
 
@@ -25,26 +23,14 @@ pub(super) struct ClaudeArgs {
     /// The Claude Code executable.
     #[arg(long, value_name = "PATH", default_value = "claude", env = "ASKPANE_CLAUDE_BIN")]
     claude_bin: PathBuf,
-    /// The first prompt; without it the window asks for one.
-    #[arg(short = 'p', long, value_name = "PROMPT")]
-    prompt: Option<String>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Tools to allow without asking, comma-separated (e.g. Read,Grep).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     allow_tools: Vec<String>,
     /// Copy every line Claude Code writes to stdout, unchanged.
     #[arg(long)]
     print_stream: bool,
-    /// Log the message kinds askpane ignores to stderr.
-    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
-    debug: bool,
-    #[command(flatten)]
-    answering: AnsweringArgs,
-    #[command(flatten)]
-    shown: UiArgs,
-    #[command(flatten)]
-    store: StoreArgs,
-    #[command(flatten)]
-    inbox: InboxUse,
     /// Arguments passed on to Claude Code (after `--`).
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     extra: Vec<String>,
@@ -53,32 +39,16 @@ pub(super) struct ClaudeArgs {
 /// `askpane claude`: Claude Code as a child, askpane as its host, until the window closes (or,
 /// without a window, until Claude Code ends). Exits with Claude Code's exit code.
 pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
-    let answering = &args.answering;
-    let agent_host::Showing { in_browser, headless, inbox } = agent_host::showing(
-        &args.shown,
-        &args.store,
-        answering,
-        args.inbox.no_inbox,
-        args.prompt.is_some(),
-    )?;
-    let preset = match &answering.answers {
-        Some(path) => Some(pipe::read_json(path).context("--answers")?),
-        None => None,
-    };
+    let shared = &args.session;
+    let agent_host::Showing { in_browser, headless, inbox } = shared.showing()?;
     let options = ClaudeOptions {
         program: args.claude_bin.clone(),
         extra_args: args.extra.clone(),
-        prompt: args.prompt.clone(),
+        prompt: shared.prompt.clone(),
         allow_tools: args.allow_tools.clone(),
         print_stream: args.print_stream,
-        debug: args.debug,
-        autopilot: Autopilot {
-            decline: answering.decline.clone(),
-            preset,
-            submit: answering.submit,
-            headless,
-            timeout: answering.timeout,
-        },
+        debug: shared.debug,
+        autopilot: shared.autopilot(headless)?,
     };
     // A signal ends the session the way closing the window does: open questions hear why, and
     // Claude Code's process group is stopped (issue 9).
@@ -92,17 +62,18 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
         host_without_window(&from_session);
     } else if in_browser {
         agent_host::in_browser(
-            &args.shown,
+            &shared.shown,
             from_session,
             session.commands(),
-            args.prompt.clone(),
+            shared.prompt.clone(),
             &mut threads,
         )?;
     } else if let Some(connection) = inbox {
         through_the_inbox(connection, &args, &session, &from_session);
     } else {
-        let (commands, prompt) = (session.commands(), args.prompt.clone());
-        agent_host::in_window(window_ctx, &args.shown, &args.store, from_session, commands, prompt);
+        let (commands, prompt) = (session.commands(), shared.prompt.clone());
+        let (shown, store) = (&shared.shown, &shared.store);
+        agent_host::in_window(window_ctx, shown, store, from_session, commands, prompt);
     }
     drop(route);
     let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
@@ -133,15 +104,8 @@ fn through_the_inbox(
     session: &ClaudeSession,
     from_session: &Receiver<Inbound>,
 ) {
-    let relay = super::hosted::Relay {
-        shown: args.shown.clone(),
-        store: args.store.clone(),
-        answers: agent_host::preset(args.answering.answers.as_deref()),
-        prompt: args.prompt.clone(),
-        project: claude::project_name(),
-        agent: super::hosted::Agent::Claude(session.lines()),
-        commands: session.commands(),
-    };
+    let agent = super::hosted::Agent::Claude(session.lines());
+    let relay = args.session.relay(claude::project_name(), agent, session.commands());
     super::hosted::relay(relay, inbox, from_session);
 }
 

@@ -13,14 +13,11 @@ use crossbeam_channel::Receiver;
 use askpane::protocol::exit;
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
 use askpane::protocol::{Outcome, stream};
-use askpane::transport::claude::Autopilot;
 use askpane::transport::codex::{self, CodexOptions, CodexSession};
-use askpane::transport::pipe;
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
-use super::agent_host;
-use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
+use super::agent_host::{self, SessionArgs};
 use super::window::{repaint_waker, watch_signals};
 
 #[derive(Args, Debug)]
@@ -28,20 +25,8 @@ pub(super) struct CodexArgs {
     /// The Codex executable (askpane runs `<it> app-server`).
     #[arg(long, value_name = "PATH", default_value = "codex", env = "ASKPANE_CODEX_BIN")]
     codex_bin: PathBuf,
-    /// The first prompt; without it the window asks for one.
-    #[arg(short = 'p', long, value_name = "PROMPT")]
-    prompt: Option<String>,
-    /// Log what askpane ignores, and Codex's own stderr, to stderr.
-    #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
-    debug: bool,
     #[command(flatten)]
-    answering: AnsweringArgs,
-    #[command(flatten)]
-    shown: UiArgs,
-    #[command(flatten)]
-    store: StoreArgs,
-    #[command(flatten)]
-    inbox: InboxUse,
+    session: SessionArgs,
     /// Arguments passed on to `codex app-server` (after `--`), e.g. `-c model="o3"`.
     #[arg(last = true, value_name = "CODEX_ARGS")]
     extra: Vec<String>,
@@ -52,31 +37,15 @@ pub(super) struct CodexArgs {
 /// completed (with a window or the inbox: Codex exited cleanly), 1 the turn failed or was interrupted, or Codex ended before it did,
 /// 2 Codex could not be started, 4 stopped by a signal.
 pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
-    let answering = &args.answering;
-    let agent_host::Showing { in_browser, headless, inbox } = agent_host::showing(
-        &args.shown,
-        &args.store,
-        answering,
-        args.inbox.no_inbox,
-        args.prompt.is_some(),
-    )?;
-    let preset = match &answering.answers {
-        Some(path) => Some(pipe::read_json(path).context("--answers")?),
-        None => None,
-    };
+    let shared = &args.session;
+    let agent_host::Showing { in_browser, headless, inbox } = shared.showing()?;
     let options = CodexOptions {
         program: args.codex_bin.clone(),
         extra_args: args.extra.clone(),
         cwd: std::env::current_dir().context("the current folder")?,
-        prompt: args.prompt.clone(),
-        debug: args.debug,
-        autopilot: Autopilot {
-            decline: answering.decline.clone(),
-            preset,
-            submit: answering.submit,
-            headless,
-            timeout: answering.timeout,
-        },
+        prompt: shared.prompt.clone(),
+        debug: shared.debug,
+        autopilot: shared.autopilot(headless)?,
     };
     // A signal ends the session the way closing the window does: open questions hear why, and
     // Codex's process group is stopped.
@@ -91,24 +60,18 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
         code = host_without_window(&from_session);
     } else if in_browser {
         agent_host::in_browser(
-            &args.shown,
+            &shared.shown,
             from_session,
             session.commands(),
-            args.prompt.clone(),
+            shared.prompt.clone(),
             &mut threads,
         )?;
     } else if let Some(connection) = inbox {
         through_the_inbox(connection, &args, &session, &from_session);
     } else {
-        let (commands, prompt) = (session.commands(), args.prompt.clone());
-        if !agent_host::in_window(
-            window_ctx,
-            &args.shown,
-            &args.store,
-            from_session,
-            commands,
-            prompt,
-        ) {
+        let (commands, prompt) = (session.commands(), shared.prompt.clone());
+        let (shown, store) = (&shared.shown, &shared.store);
+        if !agent_host::in_window(window_ctx, shown, store, from_session, commands, prompt) {
             code = exit::NO_HUMAN;
         }
     }
@@ -144,18 +107,9 @@ fn through_the_inbox(
     session: &CodexSession,
     from_session: &Receiver<Inbound>,
 ) {
-    let project = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| cwd.file_name().map(|name| name.to_string_lossy().into_owned()));
-    let relay = super::hosted::Relay {
-        shown: args.shown.clone(),
-        store: args.store.clone(),
-        answers: agent_host::preset(args.answering.answers.as_deref()),
-        prompt: args.prompt.clone(),
-        project,
-        agent: super::hosted::Agent::Codex(session.lines()),
-        commands: session.commands(),
-    };
+    let project = askpane::transport::claude::project_name();
+    let agent = super::hosted::Agent::Codex(session.lines());
+    let relay = args.session.relay(project, agent, session.commands());
     super::hosted::relay(relay, inbox, from_session);
 }
 

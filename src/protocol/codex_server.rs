@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::codex::UserInputRequest;
 use super::stream::{
-    Block, CliMessage, PermissionDecision, PermissionRequest, SessionInfo, TurnResult,
+    Block, CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionInfo, TurnResult,
 };
 
 /// The provenance source of a Codex session hosted by askpane.
@@ -166,6 +166,7 @@ fn turn_result(turn: Option<&Value>) -> TurnResult {
 pub fn session_info(result: &Value) -> Option<SessionInfo> {
     let thread = result.get("thread")?;
     Some(SessionInfo {
+        agent: SessionAgent::Codex,
         session_id: text(thread, "id")?,
         version: text(thread, "cliVersion").map(|version| format!("Codex {version}")),
         model: text(result, "model"),
@@ -204,8 +205,9 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
     }
 }
 
-/// A file-change approval as a permission card: the changed paths and their diffs, from the
-/// item's `item/started` (`started`, when it came).
+/// A file-change approval as a permission card: the changed paths and one unified diff of
+/// them all, from the item's `item/started` (`started`, when it came). The diff is the card's
+/// `input.diff` (the window colours its `+`/`-` lines), not its description: shown once.
 pub fn file_change_permission(
     key: &str,
     item_id: &str,
@@ -217,10 +219,10 @@ pub fn file_change_permission(
     PermissionRequest {
         request_id: key.to_owned(),
         tool_name: FILE_CHANGE_TOOL.to_owned(),
-        input: json!({"file_path": paths.join(", "), "changes": changes}),
+        input: json!({"file_path": paths.join(", "), "diff": diffs(&changes)}),
         tool_use_id: Some(item_id.to_owned()),
         title: None,
-        description: Some(diffs(&changes)).filter(|diff| !diff.is_empty()),
+        description: None,
         reason,
         agent_id: None,
     }
@@ -231,6 +233,9 @@ fn file_paths(changes: &Value) -> Vec<String> {
     changes.iter().filter_map(|change| text(change, "path")).collect()
 }
 
+/// Every change as a unified diff under its path. Codex writes an update as a unified diff
+/// already, but an added (deleted) file as its bare content: those lines get their `+` (`-`),
+/// so that every change reads the same way.
 fn diffs(changes: &Value) -> String {
     let changes = changes.as_array().map(Vec::as_slice).unwrap_or_default();
     let parts: Vec<String> = changes
@@ -238,7 +243,18 @@ fn diffs(changes: &Value) -> String {
         .map(|change| {
             let path = text(change, "path").unwrap_or_default();
             let diff = text(change, "diff").unwrap_or_default();
-            format!("{path}\n{diff}")
+            let kind = change.get("kind").and_then(|kind| text(kind, "type"));
+            let marked = |mark: &str| -> String {
+                diff.lines().map(|line| format!("{mark}{line}\n")).collect()
+            };
+            match kind.as_deref() {
+                Some("add") => format!("{path} (new file)\n{}", marked("+")),
+                Some("delete") => format!("{path} (deleted)\n{}", marked("-")),
+                _ => match change.pointer("/kind/move_path").and_then(Value::as_str) {
+                    Some(to) => format!("{path} → {to}\n{diff}"),
+                    None => format!("{path}\n{diff}"),
+                },
+            }
         })
         .collect();
     parts.join("\n").trim().to_owned()
@@ -410,11 +426,12 @@ mod tests {
 
     #[test]
     fn a_file_change_approval_carries_the_diff_its_item_announced() {
-        // The shape of Codex 0.169's `fileChange` item (its app-server schema); not captured
-        // from a run: the fake model cannot call apply_patch.
+        // Captured from codex app-server 0.169.0 (the fake model's apply_patch, tests/codex.rs):
+        // an update carries a unified diff, an added file its bare content.
         let item = json!({"type": "fileChange", "id": "call_9", "status": "inProgress",
             "changes": [{"path": "src/lib.rs", "kind": {"type": "update", "move_path": null},
-                "diff": "@@ -1 +1 @@\n-a\n+b\n"}]});
+                "diff": "@@ -1 +1 @@\n-a\n+b\n"},
+                {"path": "new.txt", "kind": {"type": "add"}, "diff": "one\ntwo\n"}]});
         let line = json!({"method": "item/fileChange/requestApproval", "id": 3,
             "params": {"threadId": "t", "turnId": "u", "itemId": "call_9", "startedAtMs": 1,
                 "reason": "needs write access"}});
@@ -425,8 +442,12 @@ mod tests {
         let request = file_change_permission(&request_key(&id), &item_id, reason, Some(&item));
         assert_eq!(request.request_id, "3");
         assert_eq!(request.tool_name, FILE_CHANGE_TOOL);
-        assert_eq!(request.input["file_path"], "src/lib.rs");
-        assert_eq!(request.description.as_deref(), Some("src/lib.rs\n@@ -1 +1 @@\n-a\n+b"));
+        assert_eq!(request.input["file_path"], "src/lib.rs, new.txt");
+        assert_eq!(
+            request.input["diff"],
+            "src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n\nnew.txt (new file)\n+one\n+two"
+        );
+        assert_eq!(request.description, None);
         assert_eq!(request.reason.as_deref(), Some("needs write access"));
         let declined = json!({"type": "fileChange", "id": "call_9", "status": "declined",
             "changes": item["changes"]});

@@ -49,12 +49,34 @@ pub enum SessionEvent {
 /// What `system`/`init` says about the session.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionInfo {
+    /// Which agent runs the session (absent from what older peers send: Claude Code).
+    #[serde(default)]
+    pub agent: SessionAgent,
     pub session_id: String,
     pub version: Option<String>,
     pub model: Option<String>,
     pub cwd: Option<String>,
     pub tools: Vec<String>,
     pub capabilities: Vec<String>,
+}
+
+/// The agent a hosted session runs, as the session pane names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionAgent {
+    #[default]
+    ClaudeCode,
+    Codex,
+}
+
+impl SessionAgent {
+    /// The agent's name in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionAgent::ClaudeCode => "Claude Code",
+            SessionAgent::Codex => "Codex",
+        }
+    }
 }
 
 impl SessionInfo {
@@ -124,6 +146,7 @@ pub fn parse_cli_line(line: &Value) -> CliMessage {
     let subtype = line.get("subtype").and_then(Value::as_str).unwrap_or_default();
     match (kind, subtype) {
         ("system", "init") => CliMessage::Init(SessionInfo {
+            agent: SessionAgent::ClaudeCode,
             session_id: text(line, "session_id").unwrap_or_default(),
             version: text(line, "claude_code_version"),
             model: text(line, "model"),

@@ -66,6 +66,29 @@ pub struct QuestionExtras {
     /// The shape the agent's reply takes when it is not its envelope's own (`--format`, an
     /// OpenCode question): the page's receipt and decline bar then say what that agent gets.
     pub reply_format: Option<ReplyFormat>,
+    /// The agent's own request when its model reads a reply the page cannot word from the
+    /// questions alone (Codex's answers JSON, keyed by Codex's question ids): see
+    /// [`agent_request`].
+    pub agent_request: Option<Value>,
+}
+
+/// The request a page needs to word a question's receipt as its agent's model reads it: a
+/// Codex app-server question as Codex wrote it. `None` for every other envelope.
+pub fn agent_request(envelope: &Envelope) -> Option<Value> {
+    match envelope {
+        Envelope::CodexServer { id, request, .. } => {
+            Some(super::codex_server::question_message(id, request))
+        }
+        _ => None,
+    }
+}
+
+/// The envelope a `user_question`'s `agent_request` names ([`agent_request`]), for the page's
+/// receipt; `None` without one (or one askpane cannot read).
+pub fn question_agent_envelope(message: &Value) -> Option<Envelope> {
+    let request = message.get("agent_request")?;
+    let envelope = super::parse_message(request).ok()?.envelope;
+    matches!(envelope, Envelope::CodexServer { .. }).then_some(envelope)
 }
 
 /// `user_question`: a question for the browser.
@@ -102,6 +125,9 @@ pub fn user_question(
             && let Ok(format) = serde_json::to_value(super::inbox::Format::from(format))
         {
             object.insert("reply_format".into(), format);
+        }
+        if let Some(request) = &extras.agent_request {
+            object.insert("agent_request".into(), request.clone());
         }
     }
     message

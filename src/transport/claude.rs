@@ -6,21 +6,21 @@
 //! keeps the last lines the CLI wrote to stderr. With `--print-stream`, `stream-copy` is the one
 //! thread that writes askpane's stdout: every CLI line, unchanged.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{ChildStdin, Command, ExitStatus};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::Policy;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
-use crate::protocol::{Ask, Envelope, Outcome};
+use crate::protocol::{Envelope, Outcome};
 
-use super::group::{GroupChild, Pipes};
+pub use super::agent_process::Autopilot;
+use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
+use super::group::GroupChild;
 use super::lines::write_line;
 use super::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
@@ -39,11 +39,9 @@ pub const HOST_ARGS: [&str; 7] = [
     "stdio",
 ];
 
-/// Lines of the CLI's stderr kept for the "agent ended" message.
-const STDERR_TAIL: usize = 12;
 /// How long the CLI gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(3);
+pub const GRACE: Duration = agent_process::GRACE;
 
 /// How to run the CLI.
 #[derive(Clone, Debug)]
@@ -63,25 +61,8 @@ pub struct ClaudeOptions {
     pub autopilot: Autopilot,
 }
 
-/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
-/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
-/// "no human available" and denies permissions that are not pre-allowed.
-#[derive(Clone, Debug, Default)]
-pub struct Autopilot {
-    /// Decline every question with this message (`--decline`).
-    pub decline: Option<String>,
-    pub preset: Option<Value>,
-    pub submit: bool,
-    pub headless: bool,
-    pub timeout: Option<Duration>,
-}
-
 /// A running session: the child, and the channel the window's prompts and Stop go into.
-pub struct ClaudeSession {
-    agent: GroupChild,
-    to_writer: Sender<ToAgent>,
-    commands: Sender<SessionCommand>,
-}
+pub struct ClaudeSession(AgentSession<ToAgent>);
 
 /// Writes whole reply lines to the CLI, in order with everything else the writer writes.
 #[derive(Clone)]
@@ -110,6 +91,12 @@ enum ToAgent {
     Close,
 }
 
+impl Closing for ToAgent {
+    fn close() -> Self {
+        ToAgent::Close
+    }
+}
+
 impl ClaudeSession {
     /// Starts the CLI and its threads. Questions and permission requests go to `to_ui`.
     pub fn start(
@@ -118,29 +105,15 @@ impl ClaudeSession {
         threads: &mut IoThreads,
     ) -> io::Result<ClaudeSession> {
         let mut command = Command::new(&options.program);
-        command
-            .args(HOST_ARGS)
-            .args(&options.extra_args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.args(HOST_ARGS).args(&options.extra_args);
         // In a process group of its own: everything the CLI starts is stopped with it.
-        let (agent, Pipes { stdin, stdout, stderr }) =
-            GroupChild::spawn(&mut command, GRACE, threads).map_err(|error| {
-                io::Error::new(
-                    error.kind(),
-                    format!("cannot start {}: {error}", options.program.display()),
-                )
-            })?;
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
-        let (commands, command_inbox) = crossbeam_channel::unbounded();
-        // Made now, so that a thread that cannot be started below still ends the CLI (its Drop).
-        let session =
-            ClaudeSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
-
-        let tail = Arc::clone(&stderr_tail);
-        threads.spawn("agent-stderr", move || keep_stderr_tail(stderr, &tail))?;
+        let started = agent_process::start(
+            &mut command,
+            |error| format!("cannot start {}: {error}", options.program.display()),
+            StderrKeeping { thread: "agent-stderr", echo: Some("claude") },
+            threads,
+        )?;
+        let session = ClaudeSession(started.session);
 
         let copy = match options.print_stream {
             true => {
@@ -155,12 +128,17 @@ impl ClaudeSession {
         let mut first_lines = vec![stream::initialize("askpane_init")];
         first_lines.extend(options.prompt.as_deref().map(stream::user_message));
         threads.spawn("agent-writer", move || {
-            write_to_agent(stdin, &first_lines, &writer_inbox, &command_inbox)
+            write_to_agent(
+                started.stdin,
+                &first_lines,
+                &started.writer_inbox,
+                &started.command_inbox,
+            )
         })?;
 
         let reader = Reader {
             to_ui,
-            to_writer,
+            to_writer: started.to_writer,
             copy,
             allow_tools: options.allow_tools.clone(),
             debug: options.debug,
@@ -169,40 +147,29 @@ impl ClaudeSession {
             questions: HashMap::new(),
             marks_skipped: false,
             permissions: Vec::new(),
-            agent,
-            stderr_tail,
+            agent: started.agent,
+            stderr_tail: started.stderr_tail,
         };
-        threads.spawn("agent-reader", move || reader.run(stdout))?;
+        threads.spawn("agent-reader", move || reader.run(started.stdout))?;
         Ok(session)
     }
 
     /// The channel the window sends prompts and Stop on.
     pub fn commands(&self) -> Sender<SessionCommand> {
-        self.commands.clone()
+        self.0.commands()
     }
 
     /// Where reply lines computed elsewhere go to the CLI (the inbox computes the reply to a
     /// question `askpane claude` handed to it).
     pub fn lines(&self) -> AgentLines {
-        AgentLines(self.to_writer.clone())
+        AgentLines(self.0.to_writer())
     }
 
     /// Ends the session cleanly: interrupt the turn and close the CLI's stdin; after `grace`
-    /// SIGTERM to its process group, after another `grace` SIGKILL. Returns the CLI's exit status.
+    /// SIGTERM to its process group, after another `grace` SIGKILL (dropped, the session ends
+    /// its CLI too). Returns the CLI's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
-        let _ = self.to_writer.send(ToAgent::Close);
-        self.agent.stop(grace)
-    }
-}
-
-impl Drop for ClaudeSession {
-    /// A session dropped without [`ClaudeSession::shut_down`] still ends its CLI and everything
-    /// it started: no orphan.
-    fn drop(&mut self) {
-        let _ = self.to_writer.send(ToAgent::Close);
-        if self.agent.wait_timeout(Duration::ZERO).is_none() {
-            self.agent.kill();
-        }
+        self.0.shut_down(grace)
     }
 }
 
@@ -227,7 +194,7 @@ struct Reader {
     /// Permission requests shown in the window, by request_id, cleared when the CLI ends.
     permissions: Vec<String>,
     agent: GroupChild,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
 }
 
 impl Reader {
@@ -339,7 +306,9 @@ impl Reader {
                     self.questions.insert(request_id.clone(), tool_use_id.to_owned());
                 }
                 let _ = self.to_writer.send(ToAgent::Question { envelope, outcome });
-                request.policy = self.policy(&request.core.ask);
+                let no_window = "askpane runs Claude Code without a window";
+                request.policy = self.autopilot.policy(&request.core.ask, no_window, &self.to_ui);
+                request.policy.mark_skipped = self.marks_skipped;
                 match request.policy.decide(&request.core.ask) {
                     Some(decided) => request.reply.send(decided),
                     None => {
@@ -357,44 +326,6 @@ impl Reader {
                 )));
             }
         }
-    }
-
-    /// How one question may be answered besides the window: the flags, with `--answers` fitted
-    /// to it. A preset that does not fit is dropped (with a notice), so the user answers.
-    fn policy(&self, ask: &Ask) -> Policy {
-        let mut policy = Policy {
-            decline: self.autopilot.decline.clone(),
-            timeout_secs: self.autopilot.timeout.map(|timeout| timeout.as_secs()),
-            mark_skipped: self.marks_skipped,
-            unavailable: self
-                .autopilot
-                .headless
-                .then(|| "askpane runs Claude Code without a window".to_owned()),
-            ..Policy::default()
-        };
-        if let Some(preset) = &self.autopilot.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.autopilot.submit, fits) {
-                        (true, Err(error)) => self.notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => {
-                    self.notice(format!("--answers does not fit “{}”: {error}", ask.title()))
-                }
-            }
-        }
-        policy
-    }
-
-    fn notice(&self, text: String) {
-        if self.autopilot.headless {
-            eprintln!("askpane: {text}");
-        }
-        self.to_ui.send(Inbound::Notice(text));
     }
 
     fn permission(&mut self, request: PermissionRequest) {
@@ -432,36 +363,9 @@ impl Reader {
         for request_id in self.permissions {
             self.to_ui.send(Inbound::WithdrawPermission { request_id });
         }
-        let status = match self.agent.wait_timeout(GRACE) {
-            Some(status) => describe(status),
-            None => "still running after closing its output".to_owned(),
-        };
-        let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
-        let stderr_tail = stderr_tail.unwrap_or_default();
-        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Ended { status, stderr_tail })));
+        let ended = agent_process::ended(&self.agent, &self.stderr_tail);
+        self.to_ui.send(Inbound::Session(Box::new(ended)));
     }
-}
-
-fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(0) => "exit code 0".to_owned(),
-        Some(code) => format!("exit code {code}"),
-        None => format!("{status}"),
-    }
-}
-
-fn keep_stderr_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) -> io::Result<()> {
-    for line in BufReader::new(stderr).lines() {
-        let line = line?;
-        eprintln!("claude: {line}");
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
-    }
-    Ok(())
 }
 
 #[allow(

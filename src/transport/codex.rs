@@ -6,35 +6,33 @@
 //! `codex-stderr` keeps the last lines the server wrote to stderr. What the lines mean is
 //! `protocol::codex` and `protocol::codex_server`; this file only moves them.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Read};
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::{Core, Policy};
+use crate::book::Core;
 use crate::protocol::codex::{self, UserInputRequest};
 use crate::protocol::codex_server::{self as server, ServerLine};
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest, TurnResult};
-use crate::protocol::{Ask, Envelope, Outcome, ReplyShape};
+use crate::protocol::{Envelope, Outcome, ReplyShape};
 
-use super::claude::Autopilot;
-use super::group::{GroupChild, Pipes};
+use super::agent_process::Autopilot;
+use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
+use super::group::GroupChild;
 use super::lines::write_line;
 use super::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,
 };
 
-/// Lines of the server's stderr kept for the "agent ended" message.
-const STDERR_TAIL: usize = 12;
 /// How long the server gets to exit after its stdin closes, before its process group gets
 /// SIGTERM, and again before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(3);
+pub const GRACE: Duration = agent_process::GRACE;
 /// What a question or permission hears when nobody can answer it.
 const NO_WINDOW: &str = "askpane runs Codex without a window";
 
@@ -55,11 +53,7 @@ pub struct CodexOptions {
 }
 
 /// A running Codex session: the child, and the channel the window's prompts and Stop go into.
-pub struct CodexSession {
-    agent: GroupChild,
-    to_writer: Sender<ToAgent>,
-    commands: Sender<SessionCommand>,
-}
+pub struct CodexSession(AgentSession<ToAgent>);
 
 /// Lines for `codex app-server`'s stdin, written by its writer thread in turn with its own.
 #[derive(Clone)]
@@ -107,6 +101,12 @@ enum ToAgent {
     Close,
 }
 
+impl Closing for ToAgent {
+    fn close() -> Self {
+        ToAgent::Close
+    }
+}
+
 impl CodexSession {
     /// Starts `codex app-server` and its threads. Questions and permissions go to `to_ui`.
     pub fn start(
@@ -115,49 +115,37 @@ impl CodexSession {
         threads: &mut IoThreads,
     ) -> io::Result<CodexSession> {
         let mut command = Command::new(&options.program);
-        command
-            .arg("app-server")
-            .args(&options.extra_args)
-            .current_dir(&options.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let (agent, Pipes { stdin, stdout, stderr }) =
-            GroupChild::spawn(&mut command, GRACE, threads).map_err(|error| {
-                io::Error::new(
-                    error.kind(),
-                    format!(
-                        "cannot start {} app-server: {error} (install Codex, or name it with \
-                         --codex-bin or ASKPANE_CODEX_BIN)",
-                        options.program.display()
-                    ),
+        command.arg("app-server").args(&options.extra_args).current_dir(&options.cwd);
+        let started = agent_process::start(
+            &mut command,
+            |error| {
+                format!(
+                    "cannot start {} app-server: {error} (install Codex, or name it with \
+                     --codex-bin or ASKPANE_CODEX_BIN)",
+                    options.program.display()
                 )
-            })?;
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
-        let (commands, command_inbox) = crossbeam_channel::unbounded();
-        // Made now, so that a thread that cannot be started below still ends Codex (its Drop).
-        let session = CodexSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
-
-        let tail = Arc::clone(&stderr_tail);
-        let echo = options.debug;
-        threads.spawn("codex-stderr", move || keep_stderr_tail(stderr, &tail, echo))?;
+            },
+            StderrKeeping { thread: "codex-stderr", echo: options.debug.then_some("codex") },
+            threads,
+        )?;
+        let session = CodexSession(started.session);
 
         let cwd = &options.cwd;
         let writer = Writer {
-            stdin: AgentInput { stdin: BufWriter::new(stdin), gone: false },
+            stdin: AgentInput { stdin: BufWriter::new(started.stdin), gone: false },
             cwd: cwd.to_string_lossy().into_owned(),
             thread_id: None,
             turn_id: None,
             waiting_turns: options.prompt.iter().cloned().collect(),
             next_id: server::FIRST_FREE_ID,
         };
+        let (writer_inbox, command_inbox) = (started.writer_inbox, started.command_inbox);
         threads.spawn("codex-writer", move || writer.run(&writer_inbox, &command_inbox))?;
 
         let project = cwd.file_name().map(|name| name.to_string_lossy().into_owned());
         let reader = Reader {
             to_ui,
-            to_writer,
+            to_writer: started.to_writer,
             debug: options.debug,
             autopilot: options.autopilot.clone(),
             provenance: Provenance::new(server::SOURCE, project.clone()).with_project(project),
@@ -165,39 +153,28 @@ impl CodexSession {
             permissions: Vec::new(),
             started: HashMap::new(),
             turn_running: options.prompt.is_some(),
-            agent,
-            stderr_tail,
+            agent: started.agent,
+            stderr_tail: started.stderr_tail,
         };
-        threads.spawn("codex-reader", move || reader.run(stdout))?;
+        threads.spawn("codex-reader", move || reader.run(started.stdout))?;
         Ok(session)
     }
 
     /// The channel the window sends prompts and Stop on.
     pub fn commands(&self) -> Sender<SessionCommand> {
-        self.commands.clone()
+        self.0.commands()
     }
 
     /// The server's stdin, for replies computed elsewhere (the inbox's, through the relay).
     pub fn lines(&self) -> CodexLines {
-        CodexLines(self.to_writer.clone())
+        CodexLines(self.0.to_writer())
     }
 
     /// Ends the session: replies already decided go out, the turn is interrupted and the
     /// server's stdin closed; after `grace` SIGTERM to its process group, after another `grace`
-    /// SIGKILL. Returns the server's exit status.
+    /// SIGKILL (dropped, the session ends Codex too). Returns the server's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
-        let _ = self.to_writer.send(ToAgent::Close);
-        self.agent.stop(grace)
-    }
-}
-
-impl Drop for CodexSession {
-    /// A session dropped without [`CodexSession::shut_down`] still ends Codex: no orphan.
-    fn drop(&mut self) {
-        let _ = self.to_writer.send(ToAgent::Close);
-        if self.agent.wait_timeout(Duration::ZERO).is_none() {
-            self.agent.kill();
-        }
+        self.0.shut_down(grace)
     }
 }
 
@@ -215,7 +192,7 @@ struct Reader {
     started: HashMap<String, Value>,
     turn_running: bool,
     agent: GroupChild,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
 }
 
 impl Reader {
@@ -395,7 +372,7 @@ impl Reader {
             provenance: self.provenance.clone(),
             reply_shape: ReplyShape::default(),
         };
-        let policy = self.policy(&core.ask);
+        let policy = self.autopilot.policy(&core.ask, NO_WINDOW, &self.to_ui);
         let request_for_ui = Request { core, policy, reply };
         self.questions.insert(key.clone(), tool_use_id);
         let _ = self.to_writer.send(ToAgent::Question { id, key, request, outcome });
@@ -407,41 +384,6 @@ impl Reader {
                 self.to_ui.send(Inbound::Ask(Box::new(request_for_ui)));
             }
         }
-    }
-
-    /// How one question may be answered besides the window: the flags, with `--answers`
-    /// fitted to it (as `askpane claude` does). A preset that does not fit is dropped, with a
-    /// notice, so the user answers.
-    fn policy(&self, ask: &Ask) -> Policy {
-        let mut policy = Policy {
-            decline: self.autopilot.decline.clone(),
-            timeout_secs: self.autopilot.timeout.map(|timeout| timeout.as_secs()),
-            unavailable: self.autopilot.headless.then(|| NO_WINDOW.to_owned()),
-            ..Policy::default()
-        };
-        if let Some(preset) = &self.autopilot.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.autopilot.submit, fits) {
-                        (true, Err(error)) => self.notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => {
-                    self.notice(format!("--answers does not fit “{}”: {error}", ask.title()))
-                }
-            }
-        }
-        policy
-    }
-
-    fn notice(&self, text: String) {
-        if self.autopilot.headless {
-            eprintln!("askpane: {text}");
-        }
-        self.to_ui.send(Inbound::Notice(text));
     }
 
     fn permission(&mut self, id: Value, request: PermissionRequest) {
@@ -500,41 +442,9 @@ impl Reader {
         for key in open {
             self.resolved(&key);
         }
-        let status = match self.agent.wait_timeout(GRACE) {
-            Some(status) => describe(status),
-            None => "still running after closing its output".to_owned(),
-        };
-        let stderr_tail = self.stderr_tail.lock().map(|tail| tail.iter().cloned().collect());
-        let stderr_tail = stderr_tail.unwrap_or_default();
-        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Ended { status, stderr_tail })));
+        let ended = agent_process::ended(&self.agent, &self.stderr_tail);
+        self.to_ui.send(Inbound::Session(Box::new(ended)));
     }
-}
-
-fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(code) => format!("exit code {code}"),
-        None => format!("{status}"),
-    }
-}
-
-fn keep_stderr_tail(
-    stderr: impl Read,
-    tail: &Mutex<VecDeque<String>>,
-    echo: bool,
-) -> io::Result<()> {
-    for line in BufReader::new(stderr).lines() {
-        let line = line?;
-        if echo {
-            eprintln!("codex: {line}");
-        }
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
-    }
-    Ok(())
 }
 
 /// The server's stdin. Once a write fails (the server exited), later lines are dropped: the

@@ -524,6 +524,11 @@ impl BridgeClient {
             Request::new(incoming, provenance).map_err(|invalid| invalid.to_string())?;
         // An OpenCode question (say) gets OpenCode's decline bar and receipt here too.
         request.core.reply_shape.format = web::question_reply_format(&question);
+        // A Codex question's receipt shows the answers' JSON its model reads, and the line
+        // Codex gets (the bridge is still answered in the page's own form: `envelope`).
+        if let Some(agent_envelope) = web::question_agent_envelope(&question) {
+            request.core.envelope = agent_envelope;
+        }
         let policy = &mut request.policy;
         policy.awaits_ack = true;
         // Whole seconds, rounded up: the page never ends a question before the bridge would.

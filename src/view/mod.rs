@@ -483,8 +483,10 @@ fn idle_ui<R>(ui: &mut Ui, state: &State<R>) {
     ui.vertical_centered(|ui| {
         ui.add_space(ui.available_height() / 3.0);
         ui.heading("No questions are waiting");
-        if state.session().is_some() {
-            let text = "Claude Code's questions and tool permissions appear here when it asks.";
+        if let Some(session) = state.session() {
+            let agent = session::session_agent(session);
+            let text =
+                format!("{agent}'s questions and tool permissions appear here when it asks.");
             ui.label(RichText::new(text).color(tokens.muted));
             return;
         }

@@ -49,8 +49,9 @@ pub fn session_ui(
     actions: &mut Vec<Action>,
 ) {
     let tokens = Tokens::of(ui.ctx());
+    let agent = session_agent(session);
     ui.horizontal(|ui| {
-        ui.label(RichText::new("Claude Code").strong());
+        ui.label(RichText::new(agent).strong());
         let mut facts = Vec::new();
         facts.extend(session.label.clone());
         if let Some(info) = &session.info {
@@ -85,6 +86,11 @@ pub fn session_ui(
     });
 }
 
+/// The agent's name, once the session has said which it is (before: Claude Code).
+pub fn session_agent(session: &Session) -> &'static str {
+    session.info.as_ref().map(|info| info.agent).unwrap_or_default().name()
+}
+
 /// The height a transcript row is taken to have before it is first shown (one line of text).
 const ROW_ESTIMATE: f32 = 20.0;
 
@@ -92,7 +98,7 @@ const ROW_ESTIMATE: f32 = 20.0;
 fn ended_ui(ui: &mut Ui, session: &Session) {
     let Some((status, stderr_tail)) = &session.ended else { return };
     let tokens = Tokens::of(ui.ctx());
-    let text = format!("Claude Code ended ({status}).");
+    let text = format!("{} ended ({status}).", session_agent(session));
     ui.label(RichText::new(text).color(tokens.warning));
     for line in stderr_tail {
         ui.add(Label::new(RichText::new(line).monospace().small()).wrap());
@@ -187,10 +193,11 @@ fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
     }
     let label_id = ui.label(RichText::new("Prompt").small()).id;
     let mut text = session.prompt.clone();
+    let agent = session_agent(session);
     let hint = match (ended, session.entries.is_empty()) {
-        (true, _) => "Claude Code has ended",
-        (false, true) => "What should Claude Code do? (Ctrl+Enter sends)",
-        (false, false) => "A follow-up for Claude Code (Ctrl+Enter sends)",
+        (true, _) => format!("{agent} has ended"),
+        (false, true) => format!("What should {agent} do? (Ctrl+Enter sends)"),
+        (false, false) => format!("A follow-up for {agent} (Ctrl+Enter sends)"),
     };
     let response = ui.add_enabled(
         !ended,
@@ -216,7 +223,8 @@ fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
         // A session an inbox client hosts ends here (its own window ends it by closing).
         if session.label.is_some() && !ended {
             let end = ui.button("End session");
-            if end.on_hover_text("End Claude Code, as closing its window would").clicked() {
+            let hover = format!("End {agent}, as closing its window would");
+            if end.on_hover_text(hover).clicked() {
                 actions.push(Action::Session(SessionAction::End));
             }
         }
@@ -279,12 +287,39 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
         });
 }
 
+/// A unified diff, its added lines in the success colour and its removed lines in the warning
+/// colour.
+fn diff_ui(ui: &mut Ui, diff: &str) {
+    let tokens = Tokens::of(ui.ctx());
+    Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
+        ui,
+        |ui| {
+            ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(ui, |ui| {
+                for line in diff.lines() {
+                    let text = RichText::new(line).monospace();
+                    let text = match line.chars().next() {
+                        Some('+') => text.color(tokens.success),
+                        Some('-') => text.color(tokens.warning),
+                        _ => text,
+                    };
+                    ui.add(Label::new(text).extend());
+                }
+            });
+        },
+    );
+}
+
 /// The input of a tool call, shown the way the tool uses it: a command, a diff, a path.
 fn tool_input_ui(ui: &mut Ui, tool: &str, input: &Value) {
     let tokens = Tokens::of(ui.ctx());
     let text = |key: &str| input.get(key).and_then(Value::as_str);
     match (tool, text("command"), text("file_path")) {
         ("Bash", Some(command), _) => code_ui(ui, &format!("$ {command}")),
+        // Codex's file changes: one unified diff of every changed file.
+        ("Edit", _, Some(path)) if text("diff").is_some() => {
+            ui.label(RichText::new(path).monospace());
+            diff_ui(ui, text("diff").unwrap_or_default());
+        }
         ("Edit", _, Some(path)) => {
             ui.label(RichText::new(path).monospace());
             let old = text("old_string").unwrap_or_default();

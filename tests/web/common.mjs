@@ -34,6 +34,19 @@ export function launch(scratch, viewport, options = {}) {
   });
 }
 
+export function sleep(ms) {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+/** Polls `condition` every 25 ms until it is true; fails with `message` after `ms`. */
+export async function until(ms, condition, message) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Failure(`${message} (waited ${ms / 1000} s)`);
+    await sleep(25);
+  }
+}
+
 /** Throws a [`Failure`] with `message` unless `condition` holds. */
 export function check(condition, message) {
   if (!condition) throw new Failure(message);

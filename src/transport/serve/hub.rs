@@ -551,6 +551,7 @@ impl Hub {
             selected: web::selected_numbers(&open.core.ask, &open.drafts()),
             mark_skipped: open.mark_skipped,
             reply_format: open.core.reply_shape.format,
+            agent_request: web::agent_request(&open.core.envelope),
         };
         let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
         self.broadcast(&message);
