@@ -270,14 +270,27 @@ fn run_window(
             .with_inner_size([960.0, 680.0])
             .with_min_inner_size([520.0, 380.0]),
         renderer: eframe::Renderer::Glow,
+        // Ours, enumerated later: `SystemFontsLater`.
+        system_font_fallback: false,
         ..Default::default()
     };
-    eframe::run_native(
+    let system_fonts = Arc::new(SystemFontsLater::default());
+    let (stop_warming, warm_stopped) = crossbeam_channel::bounded::<()>(0);
+    let warming = Arc::clone(&system_fonts);
+    let warm_up = std::thread::Builder::new().name("system-fonts".into()).spawn(move || {
+        if let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+            warm_stopped.recv_timeout(SYSTEM_FONTS_AFTER)
+        {
+            warming.start();
+        }
+    });
+    let shown = eframe::run_native(
         "askpane",
         native_options,
         Box::new(move |creation| {
             // Ignored if already set: one window per run.
             let _ = window_ctx.set(creation.egui_ctx.clone());
+            creation.egui_ctx.add_font_provider(system_fonts);
             let desktop = desktop.and_then(|lookup| lookup.join().ok()).flatten();
             let chosen = match theme {
                 ThemeArg::Dark => Some(egui::Theme::Dark),
@@ -291,7 +304,39 @@ fn run_window(
             }
             Ok(Box::new(app(&creation.egui_ctx)))
         }),
-    )
+    );
+    drop(stop_warming);
+    if let Ok(warm_up) = warm_up {
+        let _ = warm_up.join();
+    }
+    shown
+}
+
+/// How long after the window starts the system's fonts are enumerated, unless a character
+/// needs one sooner.
+const SYSTEM_FONTS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The system's fonts for characters egui's own lack (日本語, العربية, …), as eframe's
+/// `system_fonts` feature installs them, but enumerated only when a character first needs one,
+/// or [`SYSTEM_FONTS_AFTER`] the window starts: enumerating them (fontconfig) takes a hundred
+/// milliseconds or more of CPU that a window being made should not compete with (issue 14).
+#[derive(Default)]
+struct SystemFontsLater {
+    fonts: OnceLock<egui_system_font_provider::SystemFontProvider>,
+}
+
+impl SystemFontsLater {
+    /// Starts enumerating (on the provider's own thread) unless it has started.
+    fn start(&self) -> &egui_system_font_provider::SystemFontProvider {
+        self.fonts.get_or_init(egui_system_font_provider::SystemFontProvider::new)
+    }
+}
+
+impl egui::FontProvider for SystemFontsLater {
+    fn font_for(&self, request: &egui::FallbackRequest<'_>) -> Option<egui::FontInsert> {
+        // Blocks until the enumeration is done, as the provider itself does.
+        self.start().font_for(request)
+    }
 }
 
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
