@@ -221,6 +221,14 @@ impl App {
         self
     }
 
+    /// Issue 11 (History in the browser): the History page, read through `journal`, in a
+    /// window that is not the inbox's (the browser page, whose journal asks the bridge).
+    pub fn with_history(mut self, journal: impl journal::Journal + 'static) -> Self {
+        self.history = Some(history::History::default());
+        self.journal = Some(Box::new(journal));
+        self
+    }
+
     /// Shows an agent session: its transcript, a prompt box, Stop. `prompt` is the first user
     /// turn when it was given on the command line (already sent by the adapter).
     pub fn with_session(
