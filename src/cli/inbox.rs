@@ -345,7 +345,8 @@ fn new_link(place: &Place) -> anyhow::Result<u8> {
         Ok(client) => client,
         Err(ConnectError::NotRunning(_)) => {
             eprintln!(
-                "askpane: no inbox runs, so there is no link to replace (start one with                  `askpane inbox --ui web`)"
+                "askpane: no inbox runs, so there is no link to replace (start one with \
+                 `askpane inbox --ui web`)"
             );
             return Ok(exit::INVALID);
         }

@@ -158,7 +158,8 @@ struct Shared {
 pub type NewLink = Box<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
 
 /// What `new_link` hears from an inbox that serves no browser page.
-pub const NO_PAGE_TO_RELINK: &str = "this inbox serves no browser page, so it has no link to     replace (start it with `askpane inbox --ui web`, or --lan for a phone)";
+pub const NO_PAGE_TO_RELINK: &str = "this inbox serves no browser page, so it has no link to \
+    replace (start it with `askpane inbox --ui web`, or --lan for a phone)";
 
 impl Shared {
     fn to_ui(&self, message: Inbound) {
