@@ -558,16 +558,19 @@ mod publish {
     }
 
     /// Issue 11: the last History page the bridge answered, on `window.askpaneHistory`:
-    /// `{search, headers: [the first question's header of each entry], error}`.
+    /// `{search, headers: [the first question's header of each entry], answers: [each entry's
+    /// answer], error}`.
     pub fn history(page: &askpane::protocol::history::HistoryPage) {
         let object = js_sys::Object::new();
-        let headers = Array::new();
+        let (headers, answers) = (Array::new(), Array::new());
         for item in &page.items {
             headers.push(&JsValue::from_str(&item.header));
+            answers.push(&JsValue::from_str(&item.answer));
         }
         let error = page.error.as_deref().map_or(JsValue::NULL, JsValue::from_str);
         let _ = Reflect::set(&object, &"search".into(), &JsValue::from_str(&page.filter.search));
         let _ = Reflect::set(&object, &"headers".into(), &headers);
+        let _ = Reflect::set(&object, &"answers".into(), &answers);
         let _ = Reflect::set(&object, &"error".into(), &error);
         set("askpaneHistory", &object);
     }

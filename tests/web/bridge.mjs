@@ -22,6 +22,9 @@
 //      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
 //      `permission_decided` allow_once; a second host adds a switcher; "End session" reaches the
 //      session shown as `end_session` (ASKPANE_WEB_ONLY=hosted runs only this one)
+//  10. `askpane inbox --ui web` with two requests in its history: the page's History button shows
+//      both (window.askpaneHistory), a search narrows them to one, and "Copy answer" puts its
+//      answer on the page's clipboard (ASKPANE_WEB_ONLY=history runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -71,6 +74,11 @@ const DECLINE = { x: 41, y: 614 };
 const ALLOW_ONCE = { x: 496, y: 138 };
 // A hosted session's "End session", under its prompt box (web-bridge-hosted-card.png).
 const END_SESSION = { x: 181, y: 663 };
+// The History page (web-bridge-history*.png): the History button in the bar at the top, the
+// Search box, and the picked entry's "Copy answer".
+const HISTORY = { x: 30, y: 16 };
+const SEARCH = { x: 200, y: 48 };
+const COPY_ANSWER = { x: 560, y: 160 };
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -695,6 +703,101 @@ async function hostedSession(context, scratch) {
   }
 }
 
+/** As `until`, for a condition the page answers (async); `describe` says what was seen instead. */
+async function untilPage(ms, condition, describe) {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Failure(`${await describe()} (waited ${ms / 1000} s)`);
+    await sleep(50);
+  }
+}
+
+/** What the page published about the last History page the bridge answered. */
+async function historyShown(tab) {
+  return tab.page.evaluate(() => window.askpaneHistory ?? null);
+}
+
+/**
+ * 10. The History page in the browser: two requests the inbox's policy answered at once are in
+ * its history; the page's History lists both, a search narrows them to one, and "Copy answer"
+ * puts that answer on the page's clipboard.
+ */
+async function historyPage(context, scratch) {
+  const name = "10 history";
+  const runtime = join(scratch, "history-run");
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  const run = startAskpane(["inbox", "--ui", "web"], {
+    XDG_RUNTIME_DIR: runtime,
+    XDG_STATE_HOME: join(scratch, "history-state"),
+  });
+  let client;
+  try {
+    const url = await urlOf(run);
+    client = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
+    const asked = [
+      ["1", "Deploy", "Ship the release to production today?", "Yes"],
+      ["2", "Colour", "Which accent colour should the theme use?", "Teal"],
+    ];
+    for (const [id, header, question, answer] of asked) {
+      const options = [{ label: answer, description: "" }, { label: "Later", description: "" }];
+      client.send({
+        type: "ask",
+        id,
+        mode: "ask",
+        message: { questions: [{ question, header, options, multiSelect: false }] },
+        policy: { answers: { json: { [question]: answer } }, submit: true },
+      });
+      const outcome = await client.next("outcome");
+      expectJson(name, `request ${id}'s outcome`, outcome.outcome, "answered");
+    }
+    const tab = await openTab(context, url, name);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(url).origin });
+    await settle(tab.page);
+    await tab.page.mouse.click(HISTORY.x, HISTORY.y);
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (await historyShown(tab))?.headers?.length === 2,
+      async () => `${name}: the History page never listed both entries (it shows ${JSON.stringify(await historyShown(tab))})`,
+    );
+    expectJson(name, "the History page", await historyShown(tab), {
+      search: "",
+      headers: ["Colour", "Deploy"],
+      answers: ["Teal", "Yes"],
+      error: null,
+    });
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history.png") });
+    await tab.page.mouse.click(SEARCH.x, SEARCH.y);
+    await tab.page.keyboard.type("production", { delay: 20 });
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (await historyShown(tab))?.search === "production",
+      async () => `${name}: the search never came back (the page shows ${JSON.stringify(await historyShown(tab))})`,
+    );
+    expectJson(name, "the searched History page", await historyShown(tab), {
+      search: "production",
+      headers: ["Deploy"],
+      answers: ["Yes"],
+      error: null,
+    });
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history-search.png") });
+    await tab.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+    let copied = "";
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (copied = await tab.page.evaluate(() => navigator.clipboard.readText())) === "Yes",
+      async () => `${name}: "Copy answer" did not put the answer on the clipboard (it holds ${JSON.stringify(copied)})`,
+    );
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it (target/test-artifacts/web-bridge-history*.png)`);
+  } finally {
+    client?.close();
+    await stop(run);
+  }
+}
+
 /** 6. Spawning askpane → the question drawn in a page opened as soon as the URL is printed. */
 async function timing(context, runs) {
   const name = "6 timing";
@@ -816,8 +919,13 @@ async function main() {
       await hostedSession(context, scratch);
       return;
     }
+    if (process.env.ASKPANE_WEB_ONLY === "history") {
+      await historyPage(context, scratch);
+      return;
+    }
     await claudeSession(context, scratch);
     await hostedSession(context, scratch);
+    await historyPage(context, scratch);
     await clickAndSubmit(context);
     await keyboardHook(context);
     await twoTabs(context);
