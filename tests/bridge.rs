@@ -686,6 +686,8 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     let asked = harness.ask(TOOL_USE_ID);
     let mut client = harness.client();
     client.recv_question(TOOL_USE_ID);
+    // Issue 11: a bridge that keeps history says so (the page then shows History).
+    assert_eq!(client.recv(), json!({"type": "history_kept"}));
     client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"0": "2", "1": "1,3", "2": "other:MySQL"}}));
     let outcome = asked.outcome();
@@ -2819,6 +2821,7 @@ fn a_page_reads_the_inbox_history_filtered_and_a_broken_request_leaves_it_usable
     let asked = harness.ask(TOOL_USE_ID);
     let mut page = harness.client();
     page.recv_question(TOOL_USE_ID);
+    assert_eq!(page.recv(), json!({"type": "history_kept"}), "after the open questions");
     page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"0": "2", "1": "1", "2": "other:MySQL"}}));
     let outcome = asked.outcome();
@@ -2918,6 +2921,9 @@ fn a_slow_history_read_stalls_no_question_and_a_page_has_one_read_at_a_time() {
     let harness = history_harness(Some(BridgeJournal(Arc::clone(&slow) as Arc<_>)));
     let mut page = harness.client();
     let mut other = harness.client();
+    for client in [&mut page, &mut other] {
+        assert_eq!(client.recv(), json!({"type": "history_kept"}));
+    }
     page.send(&json!({"type": "history_request", "search": "first"}));
     // While it is read, a question still reaches every page at once, and another page may read.
     let asked = harness.ask(TOOL_USE_ID);
@@ -2949,9 +2955,13 @@ fn a_slow_history_read_stalls_no_question_and_a_page_has_one_read_at_a_time() {
         thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(recv_history(&mut page)["filter"]["search"], "third");
+    // The question waited meanwhile, and is answered as ever.
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "1"}}));
+    assert!(matches!(asked.outcome(), Outcome::Answered(_)));
+    page.recv_taken(TOOL_USE_ID);
     drop(other);
     drop(page);
-    harness.answer_to_prove_open(&asked);
     harness.finish();
 }
 
@@ -2961,6 +2971,8 @@ fn a_bridge_without_a_store_says_there_is_no_history_here() {
     // instead of an empty list that would look like nothing was ever asked.
     let harness = history_harness(None);
     let mut page = harness.client();
+    // No `history_kept`: the page shows no History button.
+    page.assert_quiet();
     page.send(&json!({"type": "history_request", "search": "anything"}));
     assert_eq!(
         recv_history(&mut page),

@@ -701,6 +701,11 @@ impl App {
     /// not drawn: true). A close confirmation brings the questions back.
     fn history_ui(&mut self, ui: &mut egui::Ui) -> bool {
         let Some(history) = &mut self.history else { return false };
+        // The browser page learns from its bridge whether there is history to read (`ask --ui
+        // web` keeps none): no History until then.
+        if !self.journal.as_ref().is_some_and(|journal| journal.keeps_history()) {
+            return false;
+        }
         if self.state.confirming_close() {
             history.open = false;
         }

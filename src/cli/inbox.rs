@@ -375,7 +375,7 @@ fn new_link(place: &Place) -> anyhow::Result<u8> {
 /// device can use on stderr, for a person to scan.
 fn print_new_links(links: &[String]) {
     for link in links {
-        println!("{link}");
+        say!("{link}");
     }
     if let Some(code) = links.get(1).and_then(|link| pairing_code(link)) {
         eprintln!("askpane: or scan this with your phone's camera:\n{code}");

@@ -2,6 +2,8 @@
 //! ([`HistoryFilter`], sent as `history_request`) and what it gets back ([`HistoryPage`], sent
 //! as `history_page`). Pure data (serde), shared by the native window, the bridge and the page.
 //!
+//! Server → browser, once connected: `{"type":"history_kept"}` when the bridge keeps history
+//! (the inbox's, with its store); only then does the page show its History button.
 //! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null}`.
 //! Server → browser: `{"type":"history_page","filter":{…},"items":[…],"projects":[…],
 //! "agents":[["hook","Claude Code hook"],…],"error":null|"…"}`. A request that breaks a bound
@@ -22,6 +24,7 @@ pub const MAX_HISTORY_NAME: usize = 256;
 /// The `type` of a page's history request and of the bridge's answer.
 pub const HISTORY_REQUEST: &str = "history_request";
 pub const HISTORY_PAGE: &str = "history_page";
+pub const HISTORY_KEPT: &str = "history_kept";
 
 /// What a History page is read with, in words, where this askpane keeps none: a bridge with no
 /// store (`askpane ask --ui web` without the inbox).
@@ -115,6 +118,11 @@ impl HistoryRequestError {
             HistoryRequestError::Busy => None,
         }
     }
+}
+
+/// `history_kept`: this bridge keeps history (a page may show History).
+pub fn history_kept() -> Value {
+    json!({"type": HISTORY_KEPT})
 }
 
 /// `history_request`: a page asks for the History page `filter` selects.

@@ -122,6 +122,8 @@ pub struct BridgeClient {
     /// History pages answered since the last [`BridgeClient::take_history_pages`] (published
     /// for tests).
     history_pages: Vec<HistoryPage>,
+    /// Shared with [`BridgeHistory`]: the bridge keeps history.
+    history_kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The page's History (issue 11): the app's journal in the browser. It records nothing (the
@@ -129,6 +131,8 @@ pub struct BridgeClient {
 pub struct BridgeHistory {
     asked: crossbeam_channel::Sender<(HistoryFilter, HistoryDone)>,
     waker: Waker,
+    /// The bridge said it keeps history (`history_kept`): until then the app shows no History.
+    kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Journal for BridgeHistory {
@@ -138,7 +142,7 @@ impl Journal for BridgeHistory {
     fn settled(&self, _: &Core, _: &Outcome) {}
 
     fn keeps_history(&self) -> bool {
-        true
+        self.kept.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn history(&self, filter: &HistoryFilter, done: HistoryDone) {
@@ -173,6 +177,7 @@ impl BridgeClient {
             history_in_flight: None,
             history_next: None,
             history_pages: Vec::new(),
+            history_kept: Default::default(),
         };
         client.connect();
         client
@@ -223,7 +228,8 @@ impl BridgeClient {
     pub fn history(&mut self) -> BridgeHistory {
         let (asked, receiver) = crossbeam_channel::unbounded();
         self.history_asked = Some(receiver);
-        BridgeHistory { asked, waker: self.waker.clone() }
+        let kept = std::sync::Arc::clone(&self.history_kept);
+        BridgeHistory { asked, waker: self.waker.clone(), kept }
     }
 
     /// The History pages answered since the last call.
@@ -569,6 +575,10 @@ impl BridgeClient {
             Some("timeout_changed") => {
                 let left_secs = value.get("timeout_secs").and_then(Value::as_u64);
                 self.to_ui.send(Inbound::Countdown { tool_use_id, left_secs });
+            }
+            Some(history::HISTORY_KEPT) => {
+                self.history_kept.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.waker.wake();
             }
             Some(history::HISTORY_PAGE) => {
                 if let Some(page) = history::parse_history_page(&value) {

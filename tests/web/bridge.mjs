@@ -718,9 +718,9 @@ async function historyShown(tab) {
 }
 
 /**
- * 10. The History page in the browser: two requests the inbox's policy answered at once are in
- * its history; the page's History lists both, a search narrows them to one, and "Copy answer"
- * puts that answer on the page's clipboard.
+ * 10. The History page in the browser: two requests answered through the inbox's page are in its
+ * history; the page's History button (shown because the inbox said `history_kept`) lists both, a
+ * search narrows them to one, and "Copy answer" puts that answer on the page's clipboard.
  */
 async function historyPage(context, scratch) {
   const name = "10 history";
@@ -740,18 +740,30 @@ async function historyPage(context, scratch) {
     ];
     for (const [id, header, question, answer] of asked) {
       const options = [{ label: answer, description: "" }, { label: "Later", description: "" }];
-      client.send({
-        type: "ask",
-        id,
-        mode: "ask",
-        message: { questions: [{ question, header, options, multiSelect: false }] },
-        policy: { answers: { json: { [question]: answer } }, submit: true },
-      });
-      const outcome = await client.next("outcome");
-      expectJson(name, `request ${id}'s outcome`, outcome.outcome, "answered");
+      client.send({ type: "ask", id, mode: "ask", message: { questions: [{ question, header, options, multiSelect: false }] } });
+      await client.next("accepted");
     }
     const tab = await openTab(context, url, name);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(url).origin });
+    await frame(tab, "history_kept");
+    // Both are answered (their first option) from a second socket of the page, as another tab
+    // would: what History shows is then what the inbox recorded.
+    await until(QUESTION_TIMEOUT, () => tab.frames.filter((f) => f.type === "user_question").length === 2, `${name}: the questions never reached the page`);
+    const ids = tab.frames.filter((f) => f.type === "user_question").map((f) => f.tool_use_id);
+    await tab.page.evaluate(
+      (ids) =>
+        new Promise((done, failed) => {
+          const token = sessionStorage.getItem("askpane-token");
+          const socket = new WebSocket(`ws://${location.host}/ws`, ["askpane", `askpane-token.${token}`]);
+          socket.onopen = () => {
+            for (const id of ids) socket.send(JSON.stringify({ type: "question_answer", tool_use_id: id, answers: { 0: "1" } }));
+            setTimeout(() => (socket.close(), done()), 500);
+          };
+          socket.onerror = () => failed(new Error("the second socket failed"));
+        }),
+      ids,
+    );
+    for (const _ of asked) expectJson(name, "an outcome", (await client.next("outcome")).outcome, "answered");
     await settle(tab.page);
     await tab.page.mouse.click(HISTORY.x, HISTORY.y);
     await untilPage(

@@ -639,6 +639,10 @@ impl Hub {
                     // A reconnecting page drops the sessions whose host went while it was away.
                     page.send(web::sessions_open(keys.into_iter()));
                 }
+                // Issue 11: the page shows History only where there is one to read.
+                if self.journal.as_ref().is_some_and(|journal| journal.0.keeps_history()) {
+                    page.send(history::history_kept());
+                }
                 if self.carries_sessions() {
                     // A reconnecting page drops the cards decided while it was away.
                     let open = self.agent.permissions.iter().map(|p| p.request.request_id.as_str());
