@@ -72,13 +72,15 @@ const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
 // The permission card's "Allow once" (web-bridge-claude-card.png).
 const ALLOW_ONCE = { x: 496, y: 138 };
-// A hosted session's "End session", under its prompt box (web-bridge-hosted-card.png).
+// A hosted session's "End session", under its prompt box, and its card's "Allow once", lower than
+// in test 8 by the History bar the inbox's page has above it (web-bridge-hosted-card.png).
 const END_SESSION = { x: 181, y: 663 };
+const HOSTED_ALLOW_ONCE = { x: 496, y: 175 };
 // The History page (web-bridge-history*.png): the History button in the bar at the top, the
 // Search box, and the picked entry's "Copy answer".
 const HISTORY = { x: 30, y: 16 };
-const SEARCH = { x: 200, y: 48 };
-const COPY_ANSWER = { x: 560, y: 160 };
+const SEARCH = { x: 190, y: 44 };
+const COPY_ANSWER = { x: 594, y: 164 };
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -674,7 +676,7 @@ async function hostedSession(context, scratch) {
     await frame(tab, "permission_request");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-card.png") });
-    await tab.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+    await tab.page.mouse.click(HOSTED_ALLOW_ONCE.x, HOSTED_ALLOW_ONCE.y);
     const decided = await host.next("permission_decided");
     expectJson(name, "the host's decision", decided, { type: "permission_decided", id: "p1", decision: { behavior: "allow_once" } });
     await frame(tab, "permission_withdrawn");
