@@ -719,7 +719,7 @@ impl App {
         let open_before = history.open;
         for action in actions {
             if let HistoryAction::Copy(text) = &action {
-                ui.ctx().copy_text(text.clone());
+                copy_text(ui.ctx(), text.clone());
             }
             let Some(filter) = history.apply(&action) else { continue };
             if let Some(journal) = &self.journal {
@@ -833,6 +833,51 @@ fn is_key_input(event: &egui::Event) -> bool {
             | egui::Event::Cut
             | egui::Event::Ime(_)
     )
+}
+
+/// Puts `text` on the clipboard. In the browser eframe uses the Clipboard API, which browsers
+/// give only to secure pages (https, 127.0.0.1, localhost): a page opened on a LAN address over
+/// plain HTTP (`--lan`, a phone) copies through a hidden text box and `execCommand("copy")`
+/// instead, which browsers still allow there during the click that asked for it.
+fn copy_text(ctx: &egui::Context, text: String) {
+    #[cfg(target_arch = "wasm32")]
+    if web_sys::window().is_some_and(|window| !window.is_secure_context())
+        && copy_by_selection(&text)
+    {
+        return;
+    }
+    ctx.copy_text(text);
+}
+
+/// `execCommand("copy")` of `text` from a hidden, read-only text box; false when it did not copy.
+#[cfg(target_arch = "wasm32")]
+fn copy_by_selection(text: &str) -> bool {
+    use wasm_bindgen::JsCast as _;
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return false;
+    };
+    let Some(body) = document.body() else { return false };
+    let Some(area) = document
+        .create_element("textarea")
+        .ok()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
+    else {
+        return false;
+    };
+    area.set_value(text);
+    // Read-only: a phone opens no keyboard for it; out of sight, it is gone again at once.
+    let _ = area.set_attribute("readonly", "");
+    let _ = area.set_attribute("style", "position: fixed; top: 0; left: 0; opacity: 0");
+    if body.append_child(&area).is_err() {
+        return false;
+    }
+    area.select();
+    let copied = document
+        .dyn_ref::<web_sys::HtmlDocument>()
+        .and_then(|html| html.exec_command("copy").ok())
+        .unwrap_or(false);
+    area.remove();
+    copied
 }
 
 /// The window title natively; the page title on the web (eframe's web backend has no Title).
