@@ -728,7 +728,9 @@ async function historyPage(context, scratch) {
   const name = "10 history";
   const runtime = join(scratch, "history-run");
   mkdirSync(runtime, { recursive: true, mode: 0o700 });
-  const run = startAskpane(["inbox", "--ui", "web"], {
+  // `--lan`: the page is also served on this machine's network address, where (plain HTTP) the
+  // browser gives it no Clipboard API.
+  const run = startAskpane(["inbox", "--ui", "web", "--lan"], {
     XDG_RUNTIME_DIR: runtime,
     XDG_STATE_HOME: join(scratch, "history-state"),
   });
@@ -804,8 +806,35 @@ async function historyPage(context, scratch) {
       async () => `${name}: "Copy answer" did not put the answer on the clipboard (it holds ${JSON.stringify(copied)})`,
     );
     noProblems(tab);
+    // The same on the LAN address, an insecure context: Copy answer still copies (read back
+    // through the loopback tab, which may read the clipboard).
+    const lan = /askpane: or, from another device: (http:\/\/(?!127\.)[0-9.]+:\d+\/#token=[0-9a-f]{64})\s/.exec(run.stderr);
+    let lanCopied = "no LAN address here";
+    if (lan) {
+      const far = await openTab(context, lan[1], `${name} (LAN)`);
+      expectJson(name, "the LAN page's isSecureContext", await far.page.evaluate(() => window.isSecureContext), false);
+      await frame(far, "history_kept");
+      await settle(far.page);
+      await far.page.mouse.click(HISTORY.x, HISTORY.y);
+      await untilPage(
+        QUESTION_TIMEOUT,
+        async () => (await historyShown(far))?.headers?.length === 2,
+        async () => `${name}: the LAN page's History never listed both (${JSON.stringify(await historyShown(far))})`,
+      );
+      await settle(far.page);
+      await far.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+      await untilPage(
+        QUESTION_TIMEOUT,
+        async () => (copied = await tab.page.evaluate(() => navigator.clipboard.readText())) === "Teal",
+        async () => `${name}: "Copy answer" on the LAN page did not copy "Teal" (the clipboard holds ${JSON.stringify(copied)})`,
+      );
+      await far.page.screenshot({ path: join(artifacts, "web-bridge-history-lan.png") });
+      noProblems(far);
+      lanCopied = "and on the LAN address too";
+      await far.page.close();
+    }
     await tab.page.close();
-    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it (target/test-artifacts/web-bridge-history*.png)`);
+    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it, ${lanCopied} (target/test-artifacts/web-bridge-history*.png)`);
   } finally {
     client?.close();
     await stop(run);
