@@ -3024,19 +3024,30 @@ fn askpane_inbox_new_link_replaces_the_running_inbox_link() {
     );
     assert_eq!(none.stdout, "");
 
-    let mut command = world.askpane(&["inbox", "--ui", "web"]);
+    // `--lan`: a link per address of this machine, and a QR code when one is not loopback.
+    let mut command = world.askpane(&["inbox", "--ui", "web", "--lan"]);
     command.env_remove("DISPLAY");
-    let run = WebRun::launch(command);
+    let mut run = WebRun::launch(command);
     let mut old_page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
     let relinked = run_bounded(&mut world.askpane(&["inbox", "--new-link"]), None);
     assert_eq!(relinked.status.code(), Some(0), "{}", relinked.stderr);
     let links: Vec<&str> = relinked.stdout.lines().collect();
     let prefix = format!("http://127.0.0.1:{}/#token=", run.port);
-    let [link] = links.as_slice() else { panic!("one link on loopback: {links:?}") };
-    let token = link.strip_prefix(&prefix).unwrap_or_else(|| panic!("{link}"));
+    let link = links.first().unwrap_or_else(|| panic!("no link: {}", relinked.stderr));
+    let token = link.strip_prefix(&prefix).unwrap_or_else(|| panic!("loopback first: {link}"));
     assert_eq!(token.len(), 64, "{link}");
     assert_ne!(token, run.token);
+    let suffix = format!(":{}/#token={token}", run.port);
+    assert!(links.iter().all(|link| link.ends_with(&suffix)), "one token: {links:?}");
+    assert_eq!(
+        links.len() > 1,
+        relinked.stderr.contains("scan this with your phone's camera"),
+        "a QR code exactly when another device has a link: {}",
+        relinked.stderr
+    );
     assert!(relinked.stderr.contains("the old link"), "{}", relinked.stderr);
+    // The inbox's terminal shows the new link too.
+    assert_eq!(run.line_after("askpane: the page has a new link: "), *link);
     assert_eq!(
         old_page.expect_close_frame(),
         (4001, "this link was replaced by a new one".to_owned())

@@ -23,7 +23,7 @@ use askpane::web_bundle;
 use super::args::{StoreArgs, UiArgs};
 use super::window::{
     leave_the_keyboard_alone, missing_display, no_display, pairing_code, repaint_waker,
-    show_window, start_bridge, tell_unavailable, watch_signals,
+    show_window, start_bridge_then, tell_unavailable, watch_signals,
 };
 
 #[derive(Args, Debug)]
@@ -170,13 +170,22 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: sink.map(|sink| BridgeJournal(Arc::new(sink))),
         };
-        match start_bridge(&bridge_options, requests, &mut threads) {
+        // Issue 11: `askpane inbox --new-link` replaces the page's link.
+        let serve_new_link = |bridge: &serve::Bridge| {
+            let control = bridge.link_control();
+            server.serve_new_link(Box::new(move || {
+                let links = control
+                    .replace()
+                    .map_err(|error| format!("cannot make a new link: {error}"))?;
+                // The inbox's own terminal showed the old link: it shows the new one too.
+                if let Some(link) = links.first() {
+                    eprintln!("askpane: the page has a new link: {link}");
+                }
+                Ok(links)
+            }));
+        };
+        match start_bridge_then(&bridge_options, requests, None, &mut threads, serve_new_link) {
             Ok(bridge) => {
-                // Issue 11: `askpane inbox --new-link` replaces the page's link.
-                let control = bridge.link_control();
-                server.serve_new_link(Box::new(move || {
-                    control.replace().map_err(|error| format!("cannot make a new link: {error}"))
-                }));
                 bridge.wait();
                 bridge.stop();
             }

@@ -469,7 +469,6 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
                 };
                 match replaced {
                     Ok(links) => {
-                        eprintln!("askpane inbox: the page's link was replaced (new_link)");
                         writer.send(&InboxMessage::NewLink { links });
                     }
                     Err(message) => {
