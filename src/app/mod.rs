@@ -865,9 +865,14 @@ fn copy_by_selection(text: &str) -> bool {
         return false;
     };
     area.set_value(text);
-    // Read-only: a phone opens no keyboard for it; out of sight, it is gone again at once.
+    // Read-only: a phone opens no keyboard for it. Placed through the CSSOM (the page's
+    // Content-Security-Policy refuses style attributes): fixed, so nothing scrolls, and unseen.
     let _ = area.set_attribute("readonly", "");
-    let _ = area.set_attribute("style", "position: fixed; top: 0; left: 0; opacity: 0");
+    let style = area.style();
+    for (property, value) in [("position", "fixed"), ("top", "0"), ("left", "0"), ("opacity", "0")]
+    {
+        let _ = style.set_property(property, value);
+    }
     if body.append_child(&area).is_err() {
         return false;
     }
