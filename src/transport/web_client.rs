@@ -392,6 +392,8 @@ impl BridgeClient {
         if code == LINK_REPLACED_CODE {
             self.finished = true;
             self.socket = None;
+            // No bridge to read history from any more: History leaves the page.
+            self.history_kept.store(false, std::sync::atomic::Ordering::Relaxed);
             for held in std::mem::take(&mut self.held) {
                 self.lost(held.id, "not sent: this page's link was replaced".to_owned());
             }
@@ -419,6 +421,7 @@ impl BridgeClient {
     fn finish(&mut self) {
         self.finished = true;
         self.socket = None;
+        self.history_kept.store(false, std::sync::atomic::Ordering::Relaxed);
         for held in std::mem::take(&mut self.held) {
             self.lost(held.id, "askpane ended before it received this answer".to_owned());
         }

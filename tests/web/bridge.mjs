@@ -22,9 +22,11 @@
 //      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
 //      `permission_decided` allow_once; a second host adds a switcher; "End session" reaches the
 //      session shown as `end_session` (ASKPANE_WEB_ONLY=hosted runs only this one)
-//  10. `askpane inbox --ui web` with two requests in its history: the page's History button shows
-//      both (window.askpaneHistory), a search narrows them to one, and "Copy answer" puts its
-//      answer on the page's clipboard (ASKPANE_WEB_ONLY=history runs only this one)
+//  10. `askpane inbox --ui web --lan` with two requests in its history: the page's History button
+//      shows both (window.askpaneHistory), a search narrows them to one, and "Copy answer" puts its
+//      answer on the page's clipboard, also from the page on the LAN address (no Clipboard API
+//      there); then `askpane inbox --new-link`: the page does not reconnect
+//      (ASKPANE_WEB_ONLY=history runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -833,8 +835,19 @@ async function historyPage(context, scratch) {
       lanCopied = "and on the LAN address too";
       await far.page.close();
     }
+    // `askpane inbox --new-link`: the page hears its link was replaced and does not reconnect.
+    const socketsBefore = tab.sockets;
+    const relink = startAskpane(["inbox", "--new-link"], { XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: join(scratch, "history-state") });
+    const relinked = await exitOf(relink);
+    check(relinked.code === 0, `${name}: askpane inbox --new-link exited ${describeExit(relinked)}${stderrOf(relink)}`);
+    check(/^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}\n/.test(relink.stdout), `${name}: --new-link printed ${JSON.stringify(relink.stdout)}`);
+    await sleep(3000);
+    check(tab.sockets === socketsBefore, `${name}: the page opened ${tab.sockets - socketsBefore} new WebSocket(s) after its link was replaced`);
+    // The page leaves History (nothing to read it from now) and says the link was replaced.
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history-relinked.png") });
     await tab.page.close();
-    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it, ${lanCopied} (target/test-artifacts/web-bridge-history*.png)`);
+    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it, ${lanCopied}; after --new-link the page stayed off (target/test-artifacts/web-bridge-history*.png)`);
   } finally {
     client?.close();
     await stop(run);
