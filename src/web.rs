@@ -8,9 +8,9 @@
 //! not left in the history or shown to someone looking at the screen. Tests read what the page
 //! publishes on `window`: `askpaneReady` and `askpaneFirstFrameMs` (`performance.now()` once the
 //! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent),
-//! `askpaneFonts` (the names of the fonts fetched so far) and `askpaneDeliveries` (what became of
+//! `askpaneFonts` (the names of the fonts fetched so far) `askpaneDeliveries` (what became of
 //! each answer sent to the bridge: `{tool_use_id, state, detail}`, state `sending`, `sent`,
-//! `refused` or `lost`).
+//! `refused` or `lost`), and `askpaneHistory` (the last History page the bridge answered).
 //!
 //! Fonts: egui gets no system fonts in the browser (eframe only draws a missing glyph with the
 //! canvas's fonts, one by one, and a box where the machine has none), and a CJK font is
@@ -25,7 +25,7 @@ use askpane::app::{App, AppOptions, FrameHook};
 use askpane::demo::{self, Fixture};
 use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
-use askpane::transport::web_client::BridgeClient;
+use askpane::transport::web_client::{BridgeClient, BridgeHistory};
 use askpane::transport::{Inbound, Request, SessionCommand, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::epaint::text::FallbackRequest;
@@ -178,6 +178,7 @@ fn connect(
     fonts: &WebFonts,
     countdown_changes: Receiver<(String, TimeoutChange)>,
     session_commands: Receiver<SessionCommand>,
+    history: &mut Option<BridgeHistory>,
 ) -> Result<Feed, String> {
     match source {
         Source::Demo(fixtures) => demo_feed(&fixtures, &to_ui, fonts),
@@ -185,6 +186,8 @@ fn connect(
             let mut client = BridgeClient::new(bridge_url(), token, to_ui, waker);
             // Issue 11: the prompt box and Stop of the session the bridge carries, if any.
             client.carry_session_commands(session_commands);
+            // Issue 11: the History page, read from the bridge (which says when it keeps none).
+            *history = Some(client.history());
             Ok(Box::new(move |ctx| {
                 // "Any key to stay" and "+1 min": the bridge's backstop follows the page.
                 for (tool_use_id, change) in countdown_changes.try_iter() {
@@ -193,6 +196,9 @@ fn connect(
                 client.pump(now_ms());
                 for event in client.take_events() {
                     publish::delivery(&event);
+                }
+                for page in client.take_history_pages() {
+                    publish::history(&page);
                 }
                 if client.waiting_to_retry() {
                     ctx.request_repaint_after(std::time::Duration::from_millis(500));
@@ -292,11 +298,15 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         ctx.data_mut(|data| data.insert_temp(askpane::view::touch_screen_id(), touch));
         let (countdown_changes, changed) = crossbeam_channel::unbounded();
         let (session_commands, commands) = crossbeam_channel::unbounded();
-        let feed = connect(source, to_ui, waker, &fonts, changed, commands)?;
-        let app = App::new(&ctx, inbox, AppOptions::default())
+        let mut history = None;
+        let feed = connect(source, to_ui, waker, &fonts, changed, commands, &mut history)?;
+        let mut app = App::new(&ctx, inbox, AppOptions::default())
             .with_frame_hook(frame_hook(feed))
             .with_countdown_changes(countdown_changes)
             .with_session_commands(session_commands);
+        if let Some(history) = history {
+            app = app.with_history(history);
+        }
         Ok(Box::new(app))
     });
     runner.start(canvas, eframe::WebOptions::default(), creator).await
@@ -545,6 +555,24 @@ mod publish {
             }
         });
         set("askpaneWidgets", &widgets);
+    }
+
+    /// Issue 11: the last History page the bridge answered, on `window.askpaneHistory`:
+    /// `{search, headers: [the first question's header of each entry], answers: [each entry's
+    /// answer], error}`.
+    pub fn history(page: &askpane::protocol::history::HistoryPage) {
+        let object = js_sys::Object::new();
+        let (headers, answers) = (Array::new(), Array::new());
+        for item in &page.items {
+            headers.push(&JsValue::from_str(&item.header));
+            answers.push(&JsValue::from_str(&item.answer));
+        }
+        let error = page.error.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+        let _ = Reflect::set(&object, &"search".into(), &JsValue::from_str(&page.filter.search));
+        let _ = Reflect::set(&object, &"headers".into(), &headers);
+        let _ = Reflect::set(&object, &"answers".into(), &answers);
+        let _ = Reflect::set(&object, &"error".into(), &error);
+        set("askpaneHistory", &object);
     }
 
     /// Appends a font name to `window.askpaneFonts` once it is added to egui.

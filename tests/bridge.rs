@@ -686,6 +686,8 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     let asked = harness.ask(TOOL_USE_ID);
     let mut client = harness.client();
     client.recv_question(TOOL_USE_ID);
+    // Issue 11: a bridge that keeps history says so (the page then shows History).
+    assert_eq!(client.recv(), json!({"type": "history_kept"}));
     client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"0": "2", "1": "1,3", "2": "other:MySQL"}}));
     let outcome = asked.outcome();
@@ -2777,4 +2779,305 @@ fn the_inbox_in_the_browser_shows_hosted_sessions_and_sends_the_pages_decisions_
     run.seen.extend(run.stderr.try_iter());
     let status = status.unwrap_or_else(|| panic!("askpane inbox still runs: {:?}", run.seen));
     assert_eq!(status.code(), Some(0), "{:?}", run.seen);
+}
+
+// --- Issue 11: History in the browser, and "New link" from the inbox ---------------------------
+
+/// A bridge with `journal` (and no question asked).
+fn history_harness(journal: Option<BridgeJournal>) -> Harness {
+    Harness::start_bridge(&BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+        journal,
+    })
+}
+
+/// The next `history_page` (skipping anything else, within [`WAIT`]).
+fn recv_history(client: &mut Client) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "no history_page within {WAIT:?}");
+        let message = client.recv();
+        if message["type"] == "history_page" {
+            return message;
+        }
+    }
+}
+
+/// How each entry of a `history_page` ended, newest first.
+fn endings(page: &Value) -> Vec<&str> {
+    page["items"].as_array().into_iter().flatten().filter_map(|i| i["ended"].as_str()).collect()
+}
+
+#[test]
+fn a_page_reads_the_inbox_history_filtered_and_a_broken_request_leaves_it_usable() {
+    use askpane::store::{DraftSink, Store};
+    let state = crate::support::scratch_dir("bridge-history-page");
+    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
+    let harness = history_harness(Some(BridgeJournal(Arc::new(sink))));
+    let asked = harness.ask(TOOL_USE_ID);
+    let mut page = harness.client();
+    page.recv_question(TOOL_USE_ID);
+    assert_eq!(page.recv(), json!({"type": "history_kept"}), "after the open questions");
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "2", "1": "1", "2": "other:MySQL"}}));
+    let outcome = asked.outcome();
+    let sent = asked.reply(&outcome);
+    page.recv_taken(TOOL_USE_ID);
+    let declined = harness.ask_with("toolu_declined", |request| {
+        request.policy.decline = Some("not now".to_owned());
+    });
+    assert!(matches!(declined.outcome(), Outcome::Declined { .. }));
+
+    // Everything, newest first (the store writes a moment after the reply: asked until both
+    // are there, within WAIT).
+    let deadline = Instant::now() + WAIT;
+    let all = loop {
+        page.send(&json!({"type": "history_request"}));
+        let all = recv_history(&mut page);
+        if endings(&all).len() >= 2 || Instant::now() > deadline {
+            break all;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(endings(&all), ["declined", "answered"], "{all}");
+    assert_eq!(all["filter"], json!({"search": "", "project": null, "agent": null}), "{all}");
+    assert_eq!(all["agents"], json!([["hook", "Claude Code hook"]]), "{all}");
+    assert_eq!(all["error"], Value::Null, "{all}");
+    let answered = &all["items"][1];
+    assert_eq!(answered["header"], "Layout", "{answered}");
+    assert!(answered["answer"].as_str().is_some_and(|a| a.contains("MySQL")), "{answered}");
+    let reply: Value =
+        serde_json::from_str(answered["reply"].as_str().expect("the exact reply")).expect("JSON");
+    assert_eq!(reply, sent, "the History shows the reply the agent received");
+
+    // A search, and an agent nobody was.
+    page.send(&json!({"type": "history_request", "search": "mysql"}));
+    let found = recv_history(&mut page);
+    assert_eq!(endings(&found), ["answered"], "{found}");
+    assert_eq!(found["filter"]["search"], "mysql");
+    page.send(&json!({"type": "history_request", "agent": "mcp"}));
+    assert_eq!(endings(&recv_history(&mut page)), Vec::<&str>::new());
+
+    // Broken requests get an error naming the field; the connection stays usable.
+    let long = "x".repeat(askpane::protocol::history::MAX_HISTORY_SEARCH + 1);
+    page.send(&json!({"type": "history_request", "search": long}));
+    let refused = page.recv();
+    assert_eq!(
+        refused,
+        json!({"type": "error", "kind": "too_long", "request": "history_request",
+            "field": "search", "tool_use_id": null,
+            "message": "the history search is 201 characters long; askpane searches at most 200"})
+    );
+    page.send(&json!({"type": "history_request", "project": ["shop"]}));
+    assert_eq!(page.recv_error(), "the history filter's `project` must be a string or null");
+    page.send_text("{\"type\": \"history_request\"");
+    page.recv_error();
+    page.send(&json!({"type": "history_request", "search": "not now"}));
+    assert_eq!(endings(&recv_history(&mut page)), ["declined"]);
+    drop(page);
+    harness.finish();
+}
+
+/// A journal whose History reads wait until the test lets them go: a slow store.
+#[derive(Default)]
+struct SlowHistory {
+    held: std::sync::Mutex<Vec<(askpane::app::history::HistoryFilter, HistoryDone)>>,
+}
+
+use askpane::app::journal::{HistoryDone, Journal};
+
+impl Journal for SlowHistory {
+    fn restore(&self, _: &askpane::book::Core, _: &mut askpane::book::Policy) {}
+    fn opened(&self, _: &askpane::book::Core) {}
+    fn draft_changed(&self, _: &askpane::book::Core, _: usize, _: &askpane::book::Form) {}
+    fn settled(&self, _: &askpane::book::Core, _: &Outcome) {}
+    fn keeps_history(&self) -> bool {
+        true
+    }
+    fn history(&self, filter: &askpane::app::history::HistoryFilter, done: HistoryDone) {
+        self.held.lock().expect("not poisoned").push((filter.clone(), done));
+    }
+}
+
+impl SlowHistory {
+    /// Answers every read held so far, with one entry-less page each; how many there were.
+    fn release(&self) -> usize {
+        let held = std::mem::take(&mut *self.held.lock().expect("not poisoned"));
+        let count = held.len();
+        for (filter, done) in held {
+            done(askpane::app::history::HistoryPage { filter, ..Default::default() });
+        }
+        count
+    }
+}
+
+#[test]
+fn a_slow_history_read_stalls_no_question_and_a_page_has_one_read_at_a_time() {
+    let slow = Arc::new(SlowHistory::default());
+    let harness = history_harness(Some(BridgeJournal(Arc::clone(&slow) as Arc<_>)));
+    let mut page = harness.client();
+    let mut other = harness.client();
+    for client in [&mut page, &mut other] {
+        assert_eq!(client.recv(), json!({"type": "history_kept"}));
+    }
+    page.send(&json!({"type": "history_request", "search": "first"}));
+    // While it is read, a question still reaches every page at once, and another page may read.
+    let asked = harness.ask(TOOL_USE_ID);
+    page.recv_question(TOOL_USE_ID);
+    other.recv_question(TOOL_USE_ID);
+    other.send(&json!({"type": "history_request", "search": "other"}));
+    // The same page asking again before its answer is refused, saying why.
+    page.send(&json!({"type": "history_request", "search": "second"}));
+    let busy = page.recv();
+    assert_eq!(
+        busy,
+        json!({"type": "error", "kind": "invalid", "request": "history_request",
+            "tool_use_id": null,
+            "message": "one history request at a time: wait for the history_page of the last one"})
+    );
+    // The first read ends: its page comes, and the page may ask again.
+    let deadline = Instant::now() + WAIT;
+    while slow.held.lock().expect("not poisoned").len() < 2 {
+        assert!(Instant::now() < deadline, "the reads never reached the journal");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(slow.release(), 2, "one read per page, the refused one never ran");
+    assert_eq!(recv_history(&mut page)["filter"]["search"], "first");
+    assert_eq!(recv_history(&mut other)["filter"]["search"], "other");
+    page.send(&json!({"type": "history_request", "search": "third"}));
+    let deadline = Instant::now() + WAIT;
+    while slow.release() == 0 {
+        assert!(Instant::now() < deadline, "the third read never reached the journal");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(recv_history(&mut page)["filter"]["search"], "third");
+    // The question waited meanwhile, and is answered as ever.
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "1"}}));
+    assert!(matches!(asked.outcome(), Outcome::Answered(_)));
+    page.recv_taken(TOOL_USE_ID);
+    drop(other);
+    drop(page);
+    harness.finish();
+}
+
+#[test]
+fn a_bridge_without_a_store_says_there_is_no_history_here() {
+    // `askpane ask --ui web` without the inbox keeps no history: the page is told so, in words,
+    // instead of an empty list that would look like nothing was ever asked.
+    let harness = history_harness(None);
+    let mut page = harness.client();
+    // No `history_kept`: the page shows no History button.
+    page.assert_quiet();
+    page.send(&json!({"type": "history_request", "search": "anything"}));
+    assert_eq!(
+        recv_history(&mut page),
+        json!({"type": "history_page", "filter": {"search": "anything", "project": null,
+            "agent": null}, "items": [], "projects": [], "agents": [],
+            "error": askpane::protocol::history::NO_HISTORY_HERE})
+    );
+    drop(page);
+    harness.finish();
+}
+
+#[test]
+fn a_page_cannot_replace_the_link() {
+    // A page holding a leaked link must not lock the owner out: no browser message makes a new
+    // link (only the owner's terminal or window does), and the link stays as it was.
+    let harness = history_harness(None);
+    let before = harness.bridge.url();
+    let mut page = harness.client();
+    for kind in ["new_link", "replace_link"] {
+        page.send(&json!({"type": kind}));
+        let error = page.recv_error();
+        assert!(error.starts_with(&format!("unknown message type {kind:?}")), "{error}");
+    }
+    assert_eq!(harness.bridge.url(), before);
+    page.assert_quiet();
+    drop(page);
+    drop(harness.client());
+    harness.finish();
+}
+
+/// `askpane inbox --ui web` and `askpane inbox --new-link` (real processes): the caller gets the
+/// new links on stdout and exits 0; the page on the old link is closed with 4001; the old token
+/// is refused with 401 and the new one opens. Without an inbox, or with an inbox that serves no
+/// page, `--new-link` exits 2 and says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn askpane_inbox_new_link_replaces_the_running_inbox_link() {
+    if !askpane::web_bundle::available() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let world = crate::inbox::World::new("bridge-new-link");
+    let none = run_bounded(&mut world.askpane(&["inbox", "--new-link"]), None);
+    assert_eq!(none.status.code(), Some(2), "{}", none.stderr);
+    assert_eq!(
+        none.stderr,
+        "askpane: no inbox runs, so there is no link to replace (start one with `askpane inbox \
+         --ui web`)\n"
+    );
+    assert_eq!(none.stdout, "");
+
+    // `--lan`: a link per address of this machine, and a QR code when one is not loopback.
+    let mut command = world.askpane(&["inbox", "--ui", "web", "--lan"]);
+    command.env_remove("DISPLAY");
+    let mut run = WebRun::launch(command);
+    let mut old_page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    let relinked = run_bounded(&mut world.askpane(&["inbox", "--new-link"]), None);
+    assert_eq!(relinked.status.code(), Some(0), "{}", relinked.stderr);
+    let links: Vec<&str> = relinked.stdout.lines().collect();
+    let prefix = format!("http://127.0.0.1:{}/#token=", run.port);
+    let link = links.first().unwrap_or_else(|| panic!("no link: {}", relinked.stderr));
+    let token = link.strip_prefix(&prefix).unwrap_or_else(|| panic!("loopback first: {link}"));
+    assert_eq!(token.len(), 64, "{link}");
+    assert_ne!(token, run.token);
+    let suffix = format!(":{}/#token={token}", run.port);
+    assert!(links.iter().all(|link| link.ends_with(&suffix)), "one token: {links:?}");
+    assert_eq!(
+        links.len() > 1,
+        relinked.stderr.contains("scan this with your phone's camera"),
+        "a QR code exactly when another device has a link: {}",
+        relinked.stderr
+    );
+    assert!(relinked.stderr.contains("the old link"), "{}", relinked.stderr);
+    // The inbox's terminal shows the new link too.
+    assert_eq!(run.line_after("askpane: the page has a new link: "), *link);
+    assert_eq!(
+        old_page.expect_close_frame(),
+        (4001, "this link was replaced by a new one".to_owned())
+    );
+    let (host, origin) =
+        (format!("127.0.0.1:{}", run.port), format!("http://127.0.0.1:{}", run.port));
+    let refused = assert_refused(
+        run.port,
+        "/ws",
+        &[("Host", &host), ("Origin", &origin), (PROTOCOL_HEADER, &token_protocols(&run.token))],
+        401,
+    );
+    assert!(refused.contains("wrong or missing token"), "{refused}");
+    let mut new_page = upgrade(
+        run.port,
+        "/ws",
+        &[("Host", &host), ("Origin", &origin), (PROTOCOL_HEADER, &token_protocols(token))],
+    )
+    .unwrap_or_else(|refused| panic!("the new link was refused: {refused:?}"));
+    new_page.send(&json!({"type": "history_request"}));
+    assert_eq!(recv_history(&mut new_page)["error"], Value::Null, "the inbox keeps history");
+    drop(new_page);
+    drop(run);
+
+    // An inbox with a window and no page: nothing to replace.
+    let world = crate::inbox::World::with_inbox("bridge-new-link-window");
+    let windowed = run_bounded(&mut world.askpane(&["inbox", "--new-link"]), None);
+    assert_eq!(windowed.status.code(), Some(2), "{}", windowed.stderr);
+    assert_eq!(
+        windowed.stderr,
+        format!("askpane: {}\n", askpane::transport::inbox::NO_PAGE_TO_RELINK)
+    );
 }

@@ -5,7 +5,13 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use askpane::app::history::HistoryFilter;
+use askpane::app::journal::{HistoryDone, Journal};
 use askpane::app::{App, AppOptions};
+use askpane::protocol::history::{HistoryPage, NO_HISTORY_HERE};
 use askpane::store::{DraftSink, Ended, HistoryRecord, Store};
 use askpane::transport::{self, Provenance};
 use egui::{Key, Modifiers, OutputCommand};
@@ -146,4 +152,51 @@ fn the_history_page_lists_newest_first_searches_filters_and_copies_the_exact_rep
     assert!(harness.query_by_label("Nothing recorded matches.").is_none());
     harness.key_press_modifiers(Modifiers::COMMAND, Key::H);
     wait_for(&mut harness, "Nothing recorded matches.");
+}
+
+/// The browser page's journal, played by the test: History is there once `kept` is set (the
+/// bridge said `history_kept`); each read is noted in `asked` and answered "no history here".
+struct PageJournal {
+    kept: Arc<AtomicBool>,
+    asked: Arc<Mutex<Vec<HistoryFilter>>>,
+}
+
+impl Journal for PageJournal {
+    fn restore(&self, _: &askpane::book::Core, _: &mut askpane::book::Policy) {}
+    fn opened(&self, _: &askpane::book::Core) {}
+    fn draft_changed(&self, _: &askpane::book::Core, _: usize, _: &askpane::book::Form) {}
+    fn settled(&self, _: &askpane::book::Core, _: &askpane::protocol::Outcome) {}
+    fn keeps_history(&self) -> bool {
+        self.kept.load(Ordering::SeqCst)
+    }
+    fn history(&self, filter: &HistoryFilter, done: HistoryDone) {
+        self.asked.lock().expect("not poisoned").push(filter.clone());
+        done(HistoryPage::none_kept(filter.clone()));
+    }
+}
+
+#[test]
+fn a_page_window_shows_history_only_once_its_bridge_keeps_one() {
+    // The browser page's App (not resident) with the page's journal: no History button while
+    // the bridge has not said it keeps history (`askpane ask --ui web`), then the same page as the
+    // inbox's window, whose reads go to the journal.
+    let (kept, asked) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(Vec::new())));
+    let journal = PageJournal { kept: Arc::clone(&kept), asked: Arc::clone(&asked) };
+    let (_sender, inbox) = transport::memory();
+    let options = AppOptions { key_grace: Some(Duration::ZERO), ..AppOptions::default() };
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1000.0, 700.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, options).with_history(journal));
+    harness.run_steps(3);
+    assert!(harness.query_by_label("History").is_none(), "no History before the bridge keeps one");
+    kept.store(true, Ordering::SeqCst);
+    harness.run_steps(2);
+    harness.get_by_label("History").click();
+    wait_for(&mut harness, &format!("The history cannot be read: {NO_HISTORY_HERE}"));
+    assert_eq!(
+        *asked.lock().expect("not poisoned"),
+        [HistoryFilter::default()],
+        "one read, for the page as opened"
+    );
 }

@@ -1,59 +1,9 @@
 //! The History page's state (issue 11): what the user filters by, and the page of past requests
 //! the store sent back. Plain data: the query runs on the store's own thread (the journal's), and
-//! its answer arrives as a [`HistoryPage`] the app hands to [`History::received`].
+//! its answer arrives as a [`HistoryPage`] the app hands to [`History::received`]. The data
+//! types live in [`crate::protocol::history`]: the browser page gets them over the WebSocket.
 
-/// How many entries one page shows, newest first (the search narrows the rest).
-pub const PAGE_SIZE: usize = 200;
-
-/// What the user asked the History page for.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HistoryFilter {
-    /// Text in the questions, the answer or what the model read (any case); empty for all.
-    pub search: String,
-    /// Only this project.
-    pub project: Option<String>,
-    /// Only this kind of agent (a provenance `source`: `hook`, `ask`, …).
-    pub source: Option<String>,
-}
-
-/// One past request, as the page shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HistoryItem {
-    /// The store's id for it.
-    pub id: i64,
-    /// When it ended, as text (`2026-11-22 16:30:05 UTC`).
-    pub ended_at: String,
-    pub project: Option<String>,
-    /// Who asked, in words (`Claude Code hook`).
-    pub agent: String,
-    /// The first question's header.
-    pub header: String,
-    /// Each question's text, as asked.
-    pub questions: Vec<String>,
-    /// How it ended (`answered`, `declined`, …).
-    pub ended: String,
-    /// The answer in short.
-    pub answer: String,
-    /// What the model read.
-    pub model_text: Option<String>,
-    /// The exact reply line sent; `None` when nothing was sent.
-    pub reply: Option<String>,
-}
-
-/// The store's answer to one [`HistoryFilter`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HistoryPage {
-    /// The filter this page answers (an older answer than the filter shown is dropped).
-    pub filter: HistoryFilter,
-    /// Newest first, at most [`PAGE_SIZE`].
-    pub items: Vec<HistoryItem>,
-    /// Every project in history, to filter by.
-    pub projects: Vec<String>,
-    /// Every agent in history: its source and its name in words.
-    pub agents: Vec<(String, String)>,
-    /// The store could not be read: why (the page then shows this instead of entries).
-    pub error: Option<String>,
-}
+pub use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryPage, PAGE_SIZE};
 
 /// What the user does on the History page.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -221,6 +221,14 @@ impl App {
         self
     }
 
+    /// Issue 11 (History in the browser): the History page, read through `journal`, in a
+    /// window that is not the inbox's (the browser page, whose journal asks the bridge).
+    pub fn with_history(mut self, journal: impl journal::Journal + 'static) -> Self {
+        self.history = Some(history::History::default());
+        self.journal = Some(Box::new(journal));
+        self
+    }
+
     /// Shows an agent session: its transcript, a prompt box, Stop. `prompt` is the first user
     /// turn when it was given on the command line (already sent by the adapter).
     pub fn with_session(
@@ -693,6 +701,11 @@ impl App {
     /// not drawn: true). A close confirmation brings the questions back.
     fn history_ui(&mut self, ui: &mut egui::Ui) -> bool {
         let Some(history) = &mut self.history else { return false };
+        // The browser page learns from its bridge whether there is history to read (`ask --ui
+        // web` keeps none): no History until then.
+        if !self.journal.as_ref().is_some_and(|journal| journal.keeps_history()) {
+            return false;
+        }
         if self.state.confirming_close() {
             history.open = false;
         }
@@ -706,7 +719,7 @@ impl App {
         let open_before = history.open;
         for action in actions {
             if let HistoryAction::Copy(text) = &action {
-                ui.ctx().copy_text(text.clone());
+                copy_text(ui.ctx(), text.clone());
             }
             let Some(filter) = history.apply(&action) else { continue };
             if let Some(journal) = &self.journal {
@@ -820,6 +833,56 @@ fn is_key_input(event: &egui::Event) -> bool {
             | egui::Event::Cut
             | egui::Event::Ime(_)
     )
+}
+
+/// Puts `text` on the clipboard. In the browser eframe uses the Clipboard API, which browsers
+/// give only to secure pages (https, 127.0.0.1, localhost): a page opened on a LAN address over
+/// plain HTTP (`--lan`, a phone) copies through a hidden text box and `execCommand("copy")`
+/// instead, which browsers still allow there during the click that asked for it.
+fn copy_text(ctx: &egui::Context, text: String) {
+    #[cfg(target_arch = "wasm32")]
+    if web_sys::window().is_some_and(|window| !window.is_secure_context())
+        && copy_by_selection(&text)
+    {
+        return;
+    }
+    ctx.copy_text(text);
+}
+
+/// `execCommand("copy")` of `text` from a hidden, read-only text box; false when it did not copy.
+#[cfg(target_arch = "wasm32")]
+fn copy_by_selection(text: &str) -> bool {
+    use wasm_bindgen::JsCast as _;
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return false;
+    };
+    let Some(body) = document.body() else { return false };
+    let Some(area) = document
+        .create_element("textarea")
+        .ok()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
+    else {
+        return false;
+    };
+    area.set_value(text);
+    // Read-only: a phone opens no keyboard for it. Placed through the CSSOM (the page's
+    // Content-Security-Policy refuses style attributes): fixed, so nothing scrolls, and unseen.
+    let _ = area.set_attribute("readonly", "");
+    let style = area.style();
+    for (property, value) in [("position", "fixed"), ("top", "0"), ("left", "0"), ("opacity", "0")]
+    {
+        let _ = style.set_property(property, value);
+    }
+    if body.append_child(&area).is_err() {
+        return false;
+    }
+    area.select();
+    let copied = document
+        .dyn_ref::<web_sys::HtmlDocument>()
+        .and_then(|html| html.exec_command("copy").ok())
+        .unwrap_or(false);
+    area.remove();
+    copied
 }
 
 /// The window title natively; the page title on the web (eframe's web backend has no Title).

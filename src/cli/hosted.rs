@@ -397,7 +397,8 @@ impl State {
             | InboxMessage::Subscribed
             | InboxMessage::Asked { .. }
             | InboxMessage::Settled { .. }
-            | InboxMessage::Shown => {}
+            | InboxMessage::Shown
+            | InboxMessage::NewLink { .. } => {}
         }
         Step::Go
     }

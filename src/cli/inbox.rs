@@ -1,5 +1,6 @@
 //! `askpane inbox` (issue 10): the long-lived process that shows every `ask` and `hook` of this
-//! user in one window (or one browser page), fed by its socket; and `askpane inbox --quit`.
+//! user in one window (or one browser page), fed by its socket; `askpane inbox --quit`, and
+//! `askpane inbox --new-link` (issue 11: a new link for its browser page).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -10,7 +11,7 @@ use clap::Args;
 
 use askpane::app::{App, AppOptions, LeanExit};
 use askpane::protocol::exit;
-use askpane::protocol::inbox::ClientMessage;
+use askpane::protocol::inbox::{ClientMessage, InboxMessage};
 use askpane::store::DraftSink;
 use askpane::transport::endpoint::Listener;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
@@ -21,8 +22,8 @@ use askpane::web_bundle;
 
 use super::args::{StoreArgs, UiArgs};
 use super::window::{
-    leave_the_keyboard_alone, missing_display, no_display, repaint_waker, show_window,
-    start_bridge, tell_unavailable, watch_signals,
+    leave_the_keyboard_alone, missing_display, no_display, pairing_code, repaint_waker,
+    show_window, start_bridge_then, tell_unavailable, watch_signals,
 };
 
 #[derive(Args, Debug)]
@@ -31,6 +32,11 @@ pub(super) struct InboxArgs {
     /// answer", and its client exits.
     #[arg(long)]
     quit: bool,
+    /// Replace the link of the running inbox's browser page with a new one: pages on the old
+    /// link are told so and it stops working (a link shared by mistake, a lost phone). Prints
+    /// the new links, and a QR code for a phone with `--lan`.
+    #[arg(long, conflicts_with = "quit")]
+    new_link: bool,
     /// Started by a client that found no inbox (not for people to type).
     #[arg(long, hide = true)]
     on_demand: bool,
@@ -69,6 +75,9 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let place = Place::find().context("finding the inbox's directory")?;
     if args.quit {
         return quit(&place);
+    }
+    if args.new_link {
+        return new_link(&place);
     }
     #[cfg(unix)]
     if args.lean {
@@ -161,7 +170,21 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             page_gone_grace: serve::PAGE_GONE_GRACE,
             journal: sink.map(|sink| BridgeJournal(Arc::new(sink))),
         };
-        match start_bridge(&bridge_options, requests, &mut threads) {
+        // Issue 11: `askpane inbox --new-link` replaces the page's link.
+        let serve_new_link = |bridge: &serve::Bridge| {
+            let control = bridge.link_control();
+            server.serve_new_link(Box::new(move || {
+                let links = control
+                    .replace()
+                    .map_err(|error| format!("cannot make a new link: {error}"))?;
+                // The inbox's own terminal showed the old link: it shows the new one too.
+                if let Some(link) = links.first() {
+                    eprintln!("askpane: the page has a new link: {link}");
+                }
+                Ok(links)
+            }));
+        };
+        match start_bridge_then(&bridge_options, requests, None, &mut threads, serve_new_link) {
             Ok(bridge) => {
                 bridge.wait();
                 bridge.stop();
@@ -318,6 +341,55 @@ fn quit(place: &Place) -> anyhow::Result<u8> {
         std::thread::sleep(Duration::from_millis(20));
     }
     anyhow::bail!("the inbox (pid {pid}) did not end within {} s", QUIT_WAIT.as_secs())
+}
+
+/// How long `--new-link` waits for the inbox's answer.
+const NEW_LINK_WAIT: Duration = Duration::from_secs(10);
+
+/// `askpane inbox --new-link`: asks the running inbox for a new page link, and prints it (and
+/// a QR code for the first link another device can use). Exits 2 with the reason when no inbox
+/// runs, or it serves no browser page.
+fn new_link(place: &Place) -> anyhow::Result<u8> {
+    let mut client = match InboxClient::connect(place) {
+        Ok(client) => client,
+        Err(ConnectError::NotRunning(_)) => {
+            eprintln!(
+                "askpane: no inbox runs, so there is no link to replace (start one with \
+                 `askpane inbox --ui web`)"
+            );
+            return Ok(exit::INVALID);
+        }
+        Err(error) => anyhow::bail!("cannot reach the inbox: {error}"),
+    };
+    client.send(&ClientMessage::NewLink).context("asking the inbox for a new link")?;
+    let deadline = Instant::now() + NEW_LINK_WAIT;
+    while Instant::now() < deadline {
+        match client.receive().context("reading the inbox's answer")? {
+            Some(InboxMessage::NewLink { links }) => {
+                print_new_links(&links);
+                return Ok(exit::OK);
+            }
+            Some(InboxMessage::Error { message, .. }) => {
+                eprintln!("askpane: {message}");
+                return Ok(exit::INVALID);
+            }
+            Some(_) => {}
+            None => anyhow::bail!("the inbox closed the connection without a new link"),
+        }
+    }
+    anyhow::bail!("the inbox did not answer within {} s", NEW_LINK_WAIT.as_secs())
+}
+
+/// The new links on stdout (for scripts), loopback first; the QR code of the first link another
+/// device can use on stderr, for a person to scan.
+fn print_new_links(links: &[String]) {
+    for link in links {
+        say!("{link}");
+    }
+    if let Some(code) = links.get(1).and_then(|link| pairing_code(link)) {
+        eprintln!("askpane: or scan this with your phone's camera:\n{code}");
+    }
+    eprintln!("askpane: pages on the old link were told it was replaced; it no longer works");
 }
 
 /// False with `--no-notify` or `ASKPANE_NOTIFY` set to 0 (or false, no, off).

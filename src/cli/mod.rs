@@ -60,7 +60,7 @@ mod window;
 /// [`say!`]'s writer. A closed stdout is remembered, so the rest of the text is skipped.
 #[allow(
     clippy::disallowed_methods,
-    reason = "modes that print a report (history, validate, demo --list, install) and no reply"
+    reason = "modes that print a report (history, validate, demo --list, install, inbox --new-link) and no reply"
 )]
 fn print_line(line: std::fmt::Arguments<'_>) {
     use std::io::Write as _;

@@ -154,6 +154,18 @@ pub(super) fn start_bridge_carrying(
     session: Option<(Sender<SessionCommand>, Option<String>)>,
     threads: &mut IoThreads,
 ) -> anyhow::Result<Bridge> {
+    start_bridge_then(options, inbox, session, threads, |_| {})
+}
+
+/// As [`start_bridge_carrying`]; `before_links` runs once the bridge serves, before its links
+/// are printed (issue 11: the inbox readies `--new-link` there, so whoever saw a link can ask).
+pub(super) fn start_bridge_then(
+    options: &BridgeOptions,
+    inbox: Receiver<Inbound>,
+    session: Option<(Sender<SessionCommand>, Option<String>)>,
+    threads: &mut IoThreads,
+    before_links: impl FnOnce(&Bridge),
+) -> anyhow::Result<Bridge> {
     // Checked before the inbox is handed over, so a failure leaves it to the caller.
     anyhow::ensure!(
         web_bundle::available(),
@@ -174,6 +186,7 @@ pub(super) fn start_bridge_carrying(
         None => Bridge::start(options, inbox, threads),
     }
     .context("starting the browser bridge")?;
+    before_links(&bridge);
     let url = bridge.url();
     eprintln!("askpane: answer in your browser: {url}");
     // `--bind 0.0.0.0`: a link per address of this machine, for a phone or another computer.

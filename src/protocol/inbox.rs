@@ -45,6 +45,10 @@ pub enum ClientMessage {
     Quit,
     /// Brings the inbox's window back (it hides when closed); answered with `shown`.
     Show,
+    /// Issue 11 ("New link"): replaces the link of the inbox's browser page; answered with
+    /// `new_link` (the new links), or an `error` when the inbox serves no page. Pages on the old
+    /// link are told it was replaced, and the old link stops working.
+    NewLink,
     /// This connection hosts an agent session (`askpane claude`): the inbox shows its
     /// transcript and prompt box as an entry of its own, until the connection closes.
     /// Answered with `hosting`.
@@ -340,6 +344,9 @@ pub enum InboxMessage {
     Quitting,
     /// The answer to `show`: the window was asked to come back.
     Shown,
+    /// The answer to `new_link`: the page's new links, loopback first (then one per address
+    /// of this machine another device can use, with `--lan`).
+    NewLink { links: Vec<String> },
     /// The answer to `host`: the session is shown.
     Hosting,
     /// (hosts) The user sent this prompt from the session's prompt box.
@@ -400,7 +407,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, quit, host, session_event, permission or withdraw_permission"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission or withdraw_permission"
     )]
     NotAMessage(String),
 }

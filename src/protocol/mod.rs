@@ -12,6 +12,7 @@ pub mod codex;
 pub mod codex_server;
 pub mod envelope;
 pub mod exit;
+pub mod history;
 pub mod inbox;
 pub mod limits;
 pub mod mcp;

@@ -199,6 +199,13 @@ pub fn error_message(error: &BrowserError, tool_use_id: Option<&Value>) -> Value
             object.insert("question".into(), json!(question));
         }
     }
+    // Issue 11: the page's History waits for its answer; this one tells it which request failed.
+    if let (BrowserError::History(history), Some(object)) = (error, message.as_object_mut()) {
+        object.insert("request".into(), json!(super::history::HISTORY_REQUEST));
+        if let Some(field) = history.field() {
+            object.insert("field".into(), json!(field));
+        }
+    }
     message
 }
 
@@ -306,6 +313,9 @@ pub enum BrowserError {
     UnknownSession(u64),
     #[error("`session` must be the number of a session askpane sent")]
     BadSession,
+    /// Issue 11: a `history_request` the bridge does not run ([`super::history`]).
+    #[error("{0}")]
+    History(#[from] super::history::HistoryRequestError),
 }
 
 impl BrowserError {
@@ -315,7 +325,11 @@ impl BrowserError {
             BrowserError::UnknownQuestion(_)
             | BrowserError::UnknownPermission(_)
             | BrowserError::UnknownSession(_) => "not_open",
-            BrowserError::Limit(_) => "too_long",
+            BrowserError::Limit(_)
+            | BrowserError::History(
+                super::history::HistoryRequestError::SearchTooLong { .. }
+                | super::history::HistoryRequestError::NameTooLong { .. },
+            ) => "too_long",
             _ => "invalid",
         }
     }

@@ -150,7 +150,16 @@ struct Shared {
     connections: Mutex<Vec<Connection>>,
     /// Who may connect (this user).
     gate: Gate,
+    /// Issue 11: replaces the browser page's link (`new_link`), when the inbox serves a page.
+    new_link: std::sync::OnceLock<NewLink>,
 }
+
+/// Replaces the inbox's page link and returns the new links, or says why it could not.
+pub type NewLink = Box<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
+
+/// What `new_link` hears from an inbox that serves no browser page.
+pub const NO_PAGE_TO_RELINK: &str = "this inbox serves no browser page, so it has no link to \
+    replace (start it with `askpane inbox --ui web`, or --lan for a phone)";
 
 impl Shared {
     fn to_ui(&self, message: Inbound) {
@@ -199,6 +208,7 @@ impl InboxServer {
             hosts: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
             gate: Gate::for_this_user(),
+            new_link: std::sync::OnceLock::new(),
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
@@ -207,6 +217,12 @@ impl InboxServer {
             .name("inbox-accept".to_owned())
             .spawn(move || accept_loop(&listener, &stops, &accepting))?;
         Ok(InboxServer { shared, socket, acceptor, accept: Some(accept) })
+    }
+
+    /// Issue 11: from now on `new_link` calls `replace` (the inbox's browser bridge started).
+    /// Set once; a second call is ignored.
+    pub fn serve_new_link(&self, replace: NewLink) {
+        let _ = self.shared.new_link.set(replace);
     }
 
     /// How many requests are open.
@@ -445,6 +461,20 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
             ClientMessage::Show => {
                 shared.to_ui(Inbound::Reveal { request: None });
                 writer.send(&InboxMessage::Shown);
+            }
+            ClientMessage::NewLink => {
+                let replaced = match shared.new_link.get() {
+                    Some(replace) => replace(),
+                    None => Err(NO_PAGE_TO_RELINK.to_owned()),
+                };
+                match replaced {
+                    Ok(links) => {
+                        writer.send(&InboxMessage::NewLink { links });
+                    }
+                    Err(message) => {
+                        writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
             }
             ClientMessage::Quit => {
                 eprintln!("askpane inbox: asked to quit");

@@ -23,7 +23,10 @@ use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
+use crate::app::journal::{HistoryDone, Journal};
 use crate::app::state::SessionUpdate;
+use crate::book::{Core, Form, Policy};
+use crate::protocol::history::{self, HistoryFilter, HistoryPage};
 use crate::protocol::origin::{RequestId, SessionKey};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::{
@@ -109,6 +112,44 @@ pub struct BridgeClient {
     /// The sessions an inbox's clients host (`askpane inbox --ui web`), shown in the app, and
     /// where the app's prompts, Stop and End session for each arrive.
     hosted: Vec<(SessionKey, Receiver<SessionCommand>)>,
+    /// Issue 11: the app's History page asks here ([`BridgeHistory`]).
+    history_asked: Option<Receiver<(HistoryFilter, HistoryDone)>>,
+    /// The history request sent and not answered yet: the bridge takes one at a time per page.
+    history_in_flight: Option<(HistoryFilter, HistoryDone)>,
+    /// The newest request waiting for that one's answer (an older one waiting is dropped: the
+    /// app shows only the page for its newest filter).
+    history_next: Option<(HistoryFilter, HistoryDone)>,
+    /// History pages answered since the last [`BridgeClient::take_history_pages`] (published
+    /// for tests).
+    history_pages: Vec<HistoryPage>,
+    /// Shared with [`BridgeHistory`]: the bridge keeps history.
+    history_kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The page's History (issue 11): the app's journal in the browser. It records nothing (the
+/// bridge's own journal does); it reads History pages from the bridge over the WebSocket.
+pub struct BridgeHistory {
+    asked: crossbeam_channel::Sender<(HistoryFilter, HistoryDone)>,
+    waker: Waker,
+    /// The bridge said it keeps history (`history_kept`): until then the app shows no History.
+    kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Journal for BridgeHistory {
+    fn restore(&self, _: &Core, _: &mut Policy) {}
+    fn opened(&self, _: &Core) {}
+    fn draft_changed(&self, _: &Core, _: usize, _: &Form) {}
+    fn settled(&self, _: &Core, _: &Outcome) {}
+
+    fn keeps_history(&self) -> bool {
+        self.kept.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn history(&self, filter: &HistoryFilter, done: HistoryDone) {
+        if self.asked.send((filter.clone(), done)).is_ok() {
+            self.waker.wake();
+        }
+    }
 }
 
 impl BridgeClient {
@@ -132,6 +173,11 @@ impl BridgeClient {
             permissions: Vec::new(),
             session_commands: None,
             hosted: Vec::new(),
+            history_asked: None,
+            history_in_flight: None,
+            history_next: None,
+            history_pages: Vec::new(),
+            history_kept: Default::default(),
         };
         client.connect();
         client
@@ -175,6 +221,49 @@ impl BridgeClient {
         socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
         on_close.forget();
         self.socket = Some(socket);
+    }
+
+    /// Issue 11: the journal to give the app for its History page; its requests go to the
+    /// bridge on this connection.
+    pub fn history(&mut self) -> BridgeHistory {
+        let (asked, receiver) = crossbeam_channel::unbounded();
+        self.history_asked = Some(receiver);
+        let kept = std::sync::Arc::clone(&self.history_kept);
+        BridgeHistory { asked, waker: self.waker.clone(), kept }
+    }
+
+    /// The History pages answered since the last call.
+    pub fn take_history_pages(&mut self) -> Vec<HistoryPage> {
+        std::mem::take(&mut self.history_pages)
+    }
+
+    /// Sends the newest history request when none is in flight and the socket is open.
+    fn send_history(&mut self) {
+        if let Some(asked) = &self.history_asked
+            && let Some(newest) = asked.try_iter().last()
+        {
+            self.history_next = Some(newest);
+        }
+        if self.history_in_flight.is_some() {
+            return;
+        }
+        let Some(socket) =
+            self.socket.as_ref().filter(|s| s.ready_state() == web_sys::WebSocket::OPEN)
+        else {
+            return;
+        };
+        if let Some((filter, done)) = self.history_next.take() {
+            let _ = socket.send_with_str(&history::history_request(&filter).to_string());
+            self.history_in_flight = Some((filter, done));
+        }
+    }
+
+    /// The bridge answered the history request in flight (or refused it: the page then says why).
+    fn history_answered(&mut self, page: HistoryPage) {
+        if let Some((_, done)) = self.history_in_flight.take() {
+            self.history_pages.push(page.clone());
+            done(page);
+        }
     }
 
     /// The app's prompts and Stop (its session commands) go to the bridge's agent session.
@@ -289,6 +378,7 @@ impl BridgeClient {
         self.take_decided();
         self.take_session_work();
         self.send_held();
+        self.send_history();
         let Some((code, reason)) = closed else { return };
         if self.finished {
             return;
@@ -302,6 +392,8 @@ impl BridgeClient {
         if code == LINK_REPLACED_CODE {
             self.finished = true;
             self.socket = None;
+            // No bridge to read history from any more: History leaves the page.
+            self.history_kept.store(false, std::sync::atomic::Ordering::Relaxed);
             for held in std::mem::take(&mut self.held) {
                 self.lost(held.id, "not sent: this page's link was replaced".to_owned());
             }
@@ -329,6 +421,7 @@ impl BridgeClient {
     fn finish(&mut self) {
         self.finished = true;
         self.socket = None;
+        self.history_kept.store(false, std::sync::atomic::Ordering::Relaxed);
         for held in std::mem::take(&mut self.held) {
             self.lost(held.id, "askpane ended before it received this answer".to_owned());
         }
@@ -340,6 +433,10 @@ impl BridgeClient {
     /// The connection dropped (or the bridge closed it for a fault). Held outcomes go again on
     /// the next connection, except one the bridge found too big: that comes back to the user.
     fn connection_lost(&mut self, code: u16, reason: &str, now_ms: f64) {
+        // A history request lost with the connection goes again, unless a newer one waits.
+        if let Some(lost) = self.history_in_flight.take() {
+            self.history_next.get_or_insert(lost);
+        }
         let too_big = code == CLOSE_TOO_BIG;
         for held in std::mem::take(&mut self.held) {
             if too_big && held.sent {
@@ -481,6 +578,25 @@ impl BridgeClient {
             Some("timeout_changed") => {
                 let left_secs = value.get("timeout_secs").and_then(Value::as_u64);
                 self.to_ui.send(Inbound::Countdown { tool_use_id, left_secs });
+            }
+            Some(history::HISTORY_KEPT) => {
+                self.history_kept.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.waker.wake();
+            }
+            Some(history::HISTORY_PAGE) => {
+                if let Some(page) = history::parse_history_page(&value) {
+                    self.history_answered(page);
+                }
+            }
+            Some("error")
+                if value.get("request").and_then(Value::as_str)
+                    == Some(history::HISTORY_REQUEST) =>
+            {
+                let Some(filter) = self.history_in_flight.as_ref().map(|(f, _)| f.clone()) else {
+                    return;
+                };
+                let error = Some(value_text(&value, "message"));
+                self.history_answered(HistoryPage { filter, error, ..HistoryPage::default() });
             }
             Some("error") => {
                 let Some(refusal) = Refusal::parse(&value) else { return };

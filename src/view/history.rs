@@ -102,6 +102,8 @@ fn filters_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryAction>) 
             .add(
                 TextEdit::singleline(&mut search)
                     .hint_text("questions and answers")
+                    // What a browser page may send the bridge (the native window keeps to it too).
+                    .char_limit(crate::protocol::history::MAX_HISTORY_SEARCH)
                     .desired_width(260.0),
             )
             .labelled_by(label.id);

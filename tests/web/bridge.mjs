@@ -22,6 +22,11 @@
 //      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
 //      `permission_decided` allow_once; a second host adds a switcher; "End session" reaches the
 //      session shown as `end_session` (ASKPANE_WEB_ONLY=hosted runs only this one)
+//  10. `askpane inbox --ui web --lan` with two requests in its history: the page's History button
+//      shows both (window.askpaneHistory), a search narrows them to one, and "Copy answer" puts its
+//      answer on the page's clipboard, also from the page on the LAN address (no Clipboard API
+//      there); then `askpane inbox --new-link`: the page does not reconnect
+//      (ASKPANE_WEB_ONLY=history runs only this one)
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -69,8 +74,15 @@ const EMPTY = { x: 300, y: 590 };
 const DECLINE = { x: 41, y: 614 };
 // The permission card's "Allow once" (web-bridge-claude-card.png).
 const ALLOW_ONCE = { x: 496, y: 138 };
-// A hosted session's "End session", under its prompt box (web-bridge-hosted-card.png).
+// A hosted session's "End session", under its prompt box, and its card's "Allow once", lower than
+// in test 8 by the History bar the inbox's page has above it (web-bridge-hosted-card.png).
 const END_SESSION = { x: 181, y: 663 };
+const HOSTED_ALLOW_ONCE = { x: 496, y: 175 };
+// The History page (web-bridge-history*.png): the History button in the bar at the top, the
+// Search box, and the picked entry's "Copy answer".
+const HISTORY = { x: 30, y: 16 };
+const SEARCH = { x: 190, y: 44 };
+const COPY_ANSWER = { x: 594, y: 164 };
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -666,7 +678,7 @@ async function hostedSession(context, scratch) {
     await frame(tab, "permission_request");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-card.png") });
-    await tab.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+    await tab.page.mouse.click(HOSTED_ALLOW_ONCE.x, HOSTED_ALLOW_ONCE.y);
     const decided = await host.next("permission_decided");
     expectJson(name, "the host's decision", decided, { type: "permission_decided", id: "p1", decision: { behavior: "allow_once" } });
     await frame(tab, "permission_withdrawn");
@@ -691,6 +703,153 @@ async function hostedSession(context, scratch) {
   } finally {
     host?.close();
     second?.close();
+    await stop(run);
+  }
+}
+
+/** As `until`, for a condition the page answers (async); `describe` says what was seen instead. */
+async function untilPage(ms, condition, describe) {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Failure(`${await describe()} (waited ${ms / 1000} s)`);
+    await sleep(50);
+  }
+}
+
+/** What the page published about the last History page the bridge answered. */
+async function historyShown(tab) {
+  return tab.page.evaluate(() => window.askpaneHistory ?? null);
+}
+
+/**
+ * 10. The History page in the browser: two requests answered through the inbox's page are in its
+ * history; the page's History button (shown because the inbox said `history_kept`) lists both, a
+ * search narrows them to one, and "Copy answer" puts that answer on the page's clipboard.
+ */
+async function historyPage(context, scratch) {
+  const name = "10 history";
+  const runtime = join(scratch, "history-run");
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  // `--lan`: the page is also served on this machine's network address, where (plain HTTP) the
+  // browser gives it no Clipboard API.
+  const run = startAskpane(["inbox", "--ui", "web", "--lan"], {
+    XDG_RUNTIME_DIR: runtime,
+    XDG_STATE_HOME: join(scratch, "history-state"),
+  });
+  let client;
+  try {
+    const url = await urlOf(run);
+    client = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
+    const asked = [
+      ["1", "Deploy", "Ship the release to production today?", "Yes"],
+      ["2", "Colour", "Which accent colour should the theme use?", "Teal"],
+    ];
+    for (const [id, header, question, answer] of asked) {
+      const options = [{ label: answer, description: "" }, { label: "Later", description: "" }];
+      client.send({ type: "ask", id, mode: "ask", message: { questions: [{ question, header, options, multiSelect: false }] } });
+      await client.next("accepted");
+    }
+    const tab = await openTab(context, url, name);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(url).origin });
+    await frame(tab, "history_kept");
+    // Both are answered (their first option) from a second socket of the page, as another tab
+    // would: what History shows is then what the inbox recorded.
+    await until(QUESTION_TIMEOUT, () => tab.frames.filter((f) => f.type === "user_question").length === 2, `${name}: the questions never reached the page`);
+    const ids = tab.frames.filter((f) => f.type === "user_question").map((f) => f.tool_use_id);
+    await tab.page.evaluate(
+      (ids) =>
+        new Promise((done, failed) => {
+          const token = sessionStorage.getItem("askpane-token");
+          const socket = new WebSocket(`ws://${location.host}/ws`, ["askpane", `askpane-token.${token}`]);
+          socket.onopen = () => {
+            for (const id of ids) socket.send(JSON.stringify({ type: "question_answer", tool_use_id: id, answers: { 0: "1" } }));
+            setTimeout(() => (socket.close(), done()), 500);
+          };
+          socket.onerror = () => failed(new Error("the second socket failed"));
+        }),
+      ids,
+    );
+    for (const _ of asked) expectJson(name, "an outcome", (await client.next("outcome")).outcome, "answered");
+    await settle(tab.page);
+    await tab.page.mouse.click(HISTORY.x, HISTORY.y);
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (await historyShown(tab))?.headers?.length === 2,
+      async () => `${name}: the History page never listed both entries (it shows ${JSON.stringify(await historyShown(tab))})`,
+    );
+    expectJson(name, "the History page", await historyShown(tab), {
+      search: "",
+      headers: ["Colour", "Deploy"],
+      answers: ["Teal", "Yes"],
+      error: null,
+    });
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history.png") });
+    await tab.page.mouse.click(SEARCH.x, SEARCH.y);
+    await tab.page.keyboard.type("production", { delay: 20 });
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (await historyShown(tab))?.search === "production",
+      async () => `${name}: the search never came back (the page shows ${JSON.stringify(await historyShown(tab))})`,
+    );
+    expectJson(name, "the searched History page", await historyShown(tab), {
+      search: "production",
+      headers: ["Deploy"],
+      answers: ["Yes"],
+      error: null,
+    });
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history-search.png") });
+    await tab.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+    let copied = "";
+    await untilPage(
+      QUESTION_TIMEOUT,
+      async () => (copied = await tab.page.evaluate(() => navigator.clipboard.readText())) === "Yes",
+      async () => `${name}: "Copy answer" did not put the answer on the clipboard (it holds ${JSON.stringify(copied)})`,
+    );
+    noProblems(tab);
+    // The same on the LAN address, an insecure context: Copy answer still copies (read back
+    // through the loopback tab, which may read the clipboard).
+    const lan = /askpane: or, from another device: (http:\/\/(?!127\.)[0-9.]+:\d+\/#token=[0-9a-f]{64})\s/.exec(run.stderr);
+    let lanCopied = "no LAN address here";
+    if (lan) {
+      const far = await openTab(context, lan[1], `${name} (LAN)`);
+      expectJson(name, "the LAN page's isSecureContext", await far.page.evaluate(() => window.isSecureContext), false);
+      await frame(far, "history_kept");
+      await settle(far.page);
+      await far.page.mouse.click(HISTORY.x, HISTORY.y);
+      await untilPage(
+        QUESTION_TIMEOUT,
+        async () => (await historyShown(far))?.headers?.length === 2,
+        async () => `${name}: the LAN page's History never listed both (${JSON.stringify(await historyShown(far))})`,
+      );
+      await settle(far.page);
+      await far.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+      await untilPage(
+        QUESTION_TIMEOUT,
+        async () => (copied = await tab.page.evaluate(() => navigator.clipboard.readText())) === "Teal",
+        async () => `${name}: "Copy answer" on the LAN page did not copy "Teal" (the clipboard holds ${JSON.stringify(copied)})`,
+      );
+      await far.page.screenshot({ path: join(artifacts, "web-bridge-history-lan.png") });
+      noProblems(far);
+      lanCopied = "and on the LAN address too";
+      await far.page.close();
+    }
+    // `askpane inbox --new-link`: the page hears its link was replaced and does not reconnect.
+    const socketsBefore = tab.sockets;
+    const relink = startAskpane(["inbox", "--new-link"], { XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: join(scratch, "history-state") });
+    const relinked = await exitOf(relink);
+    check(relinked.code === 0, `${name}: askpane inbox --new-link exited ${describeExit(relinked)}${stderrOf(relink)}`);
+    check(/^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}\n/.test(relink.stdout), `${name}: --new-link printed ${JSON.stringify(relink.stdout)}`);
+    await sleep(3000);
+    check(tab.sockets === socketsBefore, `${name}: the page opened ${tab.sockets - socketsBefore} new WebSocket(s) after its link was replaced`);
+    // The page leaves History (nothing to read it from now) and says the link was replaced.
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-history-relinked.png") });
+    await tab.page.close();
+    console.log(`ok   ${name}: History listed both, the search found one, Copy answer copied it, ${lanCopied}; after --new-link the page stayed off (target/test-artifacts/web-bridge-history*.png)`);
+  } finally {
+    client?.close();
     await stop(run);
   }
 }
@@ -816,8 +975,13 @@ async function main() {
       await hostedSession(context, scratch);
       return;
     }
+    if (process.env.ASKPANE_WEB_ONLY === "history") {
+      await historyPage(context, scratch);
+      return;
+    }
     await claudeSession(context, scratch);
     await hostedSession(context, scratch);
+    await historyPage(context, scratch);
     await clickAndSubmit(context);
     await keyboardHook(context);
     await twoTabs(context);

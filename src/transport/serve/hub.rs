@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::app::state::{Agent, PendingPermission, Session, SessionAction, SessionEffect};
 use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
 use crate::protocol::Outcome;
+use crate::protocol::history::{self, HistoryFilter, HistoryPage, HistoryRequestError};
 use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
 use crate::protocol::origin::RequestId;
 use crate::protocol::stream::{CliMessage, PermissionDecision};
@@ -109,6 +110,19 @@ pub(super) struct Hub {
     hosted: HashMap<SessionKey, Sender<SessionCommand>>,
     /// An inbox client has hosted a session here (pages are then told which still are).
     hosted_seen: bool,
+    /// Issue 11 (History in the browser): per page, whether its history request is being read
+    /// on the store's thread (one at a time per page: a page cannot queue unbounded queries).
+    history_in_flight: HashMap<u64, Arc<AtomicBool>>,
+}
+
+/// Marks a page's history request as done when the answer is sent, or when the store's thread
+/// drops it unanswered (it ended): the page may then ask again.
+struct HistoryInFlight(Arc<AtomicBool>);
+
+impl Drop for HistoryInFlight {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 /// The agent session a bridge carries to its pages (`askpane claude --ui web`).
@@ -139,6 +153,7 @@ impl Hub {
             session_commands: session.map(|session| session.commands),
             hosted: HashMap::new(),
             hosted_seen: false,
+            history_in_flight: HashMap::new(),
             clients: HashMap::new(),
             book: Book::default(),
             pages: HashMap::new(),
@@ -624,6 +639,10 @@ impl Hub {
                     // A reconnecting page drops the sessions whose host went while it was away.
                     page.send(web::sessions_open(keys.into_iter()));
                 }
+                // Issue 11: the page shows History only where there is one to read.
+                if self.journal.as_ref().is_some_and(|journal| journal.0.keeps_history()) {
+                    page.send(history::history_kept());
+                }
                 if self.carries_sessions() {
                     // A reconnecting page drops the cards decided while it was away.
                     let open = self.agent.permissions.iter().map(|p| p.request.request_id.as_str());
@@ -635,6 +654,7 @@ impl Hub {
             }
             ToHub::Disconnected { client } => {
                 self.clients.remove(&client);
+                self.history_in_flight.remove(&client);
                 if self.clients.is_empty() && self.pages_seen {
                     self.pages_gone_since = Some(Instant::now());
                 }
@@ -653,6 +673,9 @@ impl Hub {
     /// Takes a page's message: an answer or a decline decides its question; a timeout change
     /// moves the backstop.
     fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
+        if let Some(filter) = history::parse_history_request(value) {
+            return self.history(client, filter?);
+        }
         if let Some(message) = web::parse_session_message(value) {
             return self.take_session(web::message_session(value)?, message?);
         }
@@ -690,6 +713,34 @@ impl Hub {
             }
         };
         self.resolve(&tool_use_id, outcome, Some(client));
+        Ok(())
+    }
+}
+
+impl Hub {
+    /// Issue 11: a page's History. The query runs on the store's thread (the journal's), never
+    /// here: the answer goes from there straight to the page, so a slow query stalls no
+    /// question. A bridge with no store says so instead of showing an empty list.
+    fn history(&mut self, client: u64, filter: HistoryFilter) -> Result<(), BrowserError> {
+        let Some(page) = self.clients.get(&client) else { return Ok(()) };
+        let reply = Page { outgoing: page.outgoing.clone(), wakeup: Arc::clone(&page.wakeup) };
+        let Some(journal) = self.journal.as_ref().filter(|journal| journal.0.keeps_history())
+        else {
+            reply.send(history::history_page(&HistoryPage::none_kept(filter)));
+            return Ok(());
+        };
+        let busy = self.history_in_flight.entry(client).or_default();
+        if busy.swap(true, Ordering::SeqCst) {
+            return Err(HistoryRequestError::Busy.into());
+        }
+        let in_flight = HistoryInFlight(Arc::clone(busy));
+        journal.0.history(
+            &filter,
+            Box::new(move |page| {
+                drop(in_flight);
+                reply.send(history::history_page(&page));
+            }),
+        );
         Ok(())
     }
 }

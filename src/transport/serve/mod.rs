@@ -145,7 +145,6 @@ impl Link {
 /// A running bridge.
 pub struct Bridge {
     address: SocketAddr,
-    served: Vec<SocketAddr>,
     site: Arc<Site>,
     stopped: Arc<AtomicBool>,
     wakeup: Arc<Wakeup>,
@@ -205,7 +204,7 @@ impl Bridge {
         let site = Arc::new(Site {
             assets: options.assets,
             link,
-            served: served.clone(),
+            served,
             to_hub,
             stopped: Arc::clone(&stopped),
             registry: Registry::default(),
@@ -216,7 +215,7 @@ impl Bridge {
             accept(&listener, &accepting, &accept_wakeup);
             Ok(())
         })?;
-        Ok(Bridge { address, served, site, stopped, wakeup, done })
+        Ok(Bridge { address, site, stopped, wakeup, done })
     }
 
     /// Where the page is: open it in a browser. The token is in the fragment. On a loopback or
@@ -228,8 +227,7 @@ impl Bridge {
     /// A link per address the bridge serves (loopback first): with `--bind 0.0.0.0`, one per
     /// address of this machine, the ones another device can use.
     pub fn urls(&self) -> Vec<String> {
-        let token = self.site.link.token();
-        self.served.iter().map(|address| format!("http://{address}/#token={token}")).collect()
+        links(&self.site)
     }
 
     /// "New link" (issue 11): a new token. Every page on the old one is told the link was
@@ -238,9 +236,13 @@ impl Bridge {
     /// the new link (pages gone count as gone: [`PAGE_GONE_GRACE`]). [`Bridge::urls`] then
     /// gives the new links.
     pub fn replace_link(&self) -> io::Result<()> {
-        self.site.link.replace()?;
-        self.site.registry.wake_pages();
-        Ok(())
+        self.link_control().replace().map(drop)
+    }
+
+    /// A handle that replaces the link from another thread (issue 11: `askpane inbox
+    /// --new-link` arrives on the inbox socket's thread).
+    pub fn link_control(&self) -> LinkControl {
+        LinkControl { site: Arc::clone(&self.site) }
     }
 
     pub fn address(&self) -> SocketAddr {
@@ -258,6 +260,28 @@ impl Bridge {
         self.stopped.store(true, Ordering::SeqCst);
         self.wakeup.wake();
     }
+}
+
+/// "New link" for a running bridge, from any thread (see [`Bridge::replace_link`]).
+#[derive(Clone)]
+pub struct LinkControl {
+    site: Arc<Site>,
+}
+
+impl LinkControl {
+    /// Replaces the link as [`Bridge::replace_link`] does; returns the new links, loopback
+    /// first, as [`Bridge::urls`] lists them.
+    pub fn replace(&self) -> io::Result<Vec<String>> {
+        self.site.link.replace()?;
+        self.site.registry.wake_pages();
+        Ok(links(&self.site))
+    }
+}
+
+/// A link per served address, with the current token in the fragment.
+fn links(site: &Site) -> Vec<String> {
+    let token = site.link.token();
+    site.served.iter().map(|address| format!("http://{address}/#token={token}")).collect()
 }
 
 /// True when browsers elsewhere on the network could reach the bridge.

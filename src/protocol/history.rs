@@ -1,0 +1,238 @@
+//! The History page's data (issue 11) and its wire form for the browser: what a page asks for
+//! ([`HistoryFilter`], sent as `history_request`) and what it gets back ([`HistoryPage`], sent
+//! as `history_page`). Pure data (serde), shared by the native window, the bridge and the page.
+//!
+//! Server → browser, once connected: `{"type":"history_kept"}` when the bridge keeps history
+//! (the inbox's, with its store); only then does the page show its History button.
+//! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null}`.
+//! Server → browser: `{"type":"history_page","filter":{…},"items":[…],"projects":[…],
+//! "agents":[["hook","Claude Code hook"],…],"error":null|"…"}`. A request that breaks a bound
+//! gets an `error` with `"request":"history_request"`; a page has one request in flight at a
+//! time (the bridge refuses a second with `busy` until it has answered the first).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// How many entries one page shows, newest first (the search narrows the rest).
+pub const PAGE_SIZE: usize = 200;
+/// The longest search a page may send, in characters: more than any phrase a person types into
+/// a search box, and it bounds what the store's `LIKE` scans for.
+pub const MAX_HISTORY_SEARCH: usize = 200;
+/// The longest project or agent name a filter may carry, in characters.
+pub const MAX_HISTORY_NAME: usize = 256;
+
+/// The `type` of a page's history request and of the bridge's answer.
+pub const HISTORY_REQUEST: &str = "history_request";
+pub const HISTORY_PAGE: &str = "history_page";
+pub const HISTORY_KEPT: &str = "history_kept";
+
+/// What a History page is read with, in words, where this askpane keeps none: a bridge with no
+/// store (`askpane ask --ui web` without the inbox).
+pub const NO_HISTORY_HERE: &str = "no history here: this askpane keeps no record of past \
+    questions (only `askpane inbox` does, in its store)";
+
+/// What the user asked the History page for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryFilter {
+    /// Text in the questions, the answer or what the model read (any case); empty for all.
+    #[serde(default)]
+    pub search: String,
+    /// Only this project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Only this kind of agent (a provenance `source`: `hook`, `ask`, …).
+    #[serde(default, rename = "agent")]
+    pub source: Option<String>,
+}
+
+/// One past request, as the page shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// The store's id for it.
+    pub id: i64,
+    /// When it ended, as text (`2026-11-22 16:30:05 UTC`).
+    pub ended_at: String,
+    pub project: Option<String>,
+    /// Who asked, in words (`Claude Code hook`).
+    pub agent: String,
+    /// The first question's header.
+    pub header: String,
+    /// Each question's text, as asked.
+    pub questions: Vec<String>,
+    /// How it ended (`answered`, `declined`, …).
+    pub ended: String,
+    /// The answer in short.
+    pub answer: String,
+    /// What the model read.
+    pub model_text: Option<String>,
+    /// The exact reply line sent; `None` when nothing was sent.
+    pub reply: Option<String>,
+}
+
+/// The store's answer to one [`HistoryFilter`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    /// The filter this page answers (an older answer than the filter shown is dropped).
+    pub filter: HistoryFilter,
+    /// Newest first, at most [`PAGE_SIZE`].
+    pub items: Vec<HistoryItem>,
+    /// Every project in history, to filter by.
+    pub projects: Vec<String>,
+    /// Every agent in history: its source and its name in words.
+    pub agents: Vec<(String, String)>,
+    /// The store could not be read: why (the page then shows this instead of entries).
+    pub error: Option<String>,
+}
+
+impl HistoryPage {
+    /// The page that says, for `filter`, that nothing here keeps history.
+    pub fn none_kept(filter: HistoryFilter) -> HistoryPage {
+        HistoryPage { filter, error: Some(NO_HISTORY_HERE.to_owned()), ..HistoryPage::default() }
+    }
+}
+
+/// Why a page's `history_request` was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryRequestError {
+    #[error(
+        "the history search is {length} characters long; askpane searches at most \
+         {MAX_HISTORY_SEARCH}"
+    )]
+    SearchTooLong { length: usize },
+    #[error("the history filter's `{field}` is longer than {MAX_HISTORY_NAME} characters")]
+    NameTooLong { field: &'static str },
+    #[error("the history filter's `{field}` must be a string or null")]
+    NotText { field: &'static str },
+    #[error("one history request at a time: wait for the history_page of the last one")]
+    Busy,
+}
+
+impl HistoryRequestError {
+    /// The request field at fault, when one is.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            HistoryRequestError::SearchTooLong { .. } => Some("search"),
+            HistoryRequestError::NameTooLong { field } | HistoryRequestError::NotText { field } => {
+                Some(field)
+            }
+            HistoryRequestError::Busy => None,
+        }
+    }
+}
+
+/// `history_kept`: this bridge keeps history (a page may show History).
+pub fn history_kept() -> Value {
+    json!({"type": HISTORY_KEPT})
+}
+
+/// `history_request`: a page asks for the History page `filter` selects.
+pub fn history_request(filter: &HistoryFilter) -> Value {
+    json!({"type": HISTORY_REQUEST, "search": filter.search, "project": filter.project,
+        "agent": filter.source})
+}
+
+/// Recognises a page's `history_request`: `None` when `value` is not one, an error when it is
+/// one that breaks a bound (every field is optional; a missing one means "all").
+pub fn parse_history_request(value: &Value) -> Option<Result<HistoryFilter, HistoryRequestError>> {
+    if value.get("type").and_then(Value::as_str) != Some(HISTORY_REQUEST) {
+        return None;
+    }
+    Some(checked_filter(value))
+}
+
+fn checked_filter(value: &Value) -> Result<HistoryFilter, HistoryRequestError> {
+    let text = |field: &'static str, max: usize| -> Result<Option<String>, HistoryRequestError> {
+        match value.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => {
+                let length = text.chars().count();
+                match (length > max, field) {
+                    (true, "search") => Err(HistoryRequestError::SearchTooLong { length }),
+                    (true, _) => Err(HistoryRequestError::NameTooLong { field }),
+                    (false, _) => Ok(Some(text.clone())),
+                }
+            }
+            Some(_) => Err(HistoryRequestError::NotText { field }),
+        }
+    };
+    Ok(HistoryFilter {
+        search: text("search", MAX_HISTORY_SEARCH)?.unwrap_or_default(),
+        project: text("project", MAX_HISTORY_NAME)?,
+        source: text("agent", MAX_HISTORY_NAME)?,
+    })
+}
+
+/// `history_page`: the answer to a `history_request`.
+pub fn history_page(page: &HistoryPage) -> Value {
+    let mut message = serde_json::to_value(page).unwrap_or_else(|_| json!({}));
+    if let Some(object) = message.as_object_mut() {
+        object.insert("type".into(), json!(HISTORY_PAGE));
+    }
+    message
+}
+
+/// The page a `history_page` carries; `None` when it is not one or does not fit the shape.
+pub fn parse_history_page(value: &Value) -> Option<HistoryPage> {
+    if value.get("type").and_then(Value::as_str) != Some(HISTORY_PAGE) {
+        return None;
+    }
+    serde_json::from_value(value.clone()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_and_bounds_are_named() {
+        let filter = HistoryFilter {
+            search: "post".into(),
+            project: Some("shop".into()),
+            source: Some("hook".into()),
+        };
+        let request = history_request(&filter);
+        assert_eq!(
+            request.to_string(),
+            r#"{"type":"history_request","search":"post","project":"shop","agent":"hook"}"#
+        );
+        assert_eq!(parse_history_request(&request), Some(Ok(filter)));
+        assert_eq!(
+            parse_history_request(&json!({"type": "history_request"})),
+            Some(Ok(HistoryFilter::default()))
+        );
+        assert_eq!(parse_history_request(&json!({"type": "question_answer"})), None);
+        let long = "x".repeat(MAX_HISTORY_SEARCH + 1);
+        let error = parse_history_request(&json!({"type": "history_request", "search": long}));
+        assert_eq!(error, Some(Err(HistoryRequestError::SearchTooLong { length: 201 })));
+        let error = parse_history_request(&json!({"type": "history_request", "project": 7}));
+        assert_eq!(error, Some(Err(HistoryRequestError::NotText { field: "project" })));
+    }
+
+    #[test]
+    fn pages_round_trip() {
+        let page = HistoryPage {
+            filter: HistoryFilter { search: "a".into(), ..HistoryFilter::default() },
+            items: vec![HistoryItem {
+                id: 3,
+                ended_at: "2026-11-22T16:30:05Z".into(),
+                project: None,
+                agent: "askpane ask".into(),
+                header: "H".into(),
+                questions: vec!["Q?".into()],
+                ended: "answered".into(),
+                answer: "A".into(),
+                model_text: Some("M".into()),
+                reply: None,
+            }],
+            projects: vec!["shop".into()],
+            agents: vec![("ask".into(), "askpane ask".into())],
+            error: None,
+        };
+        let message = history_page(&page);
+        assert_eq!(message.get("type"), Some(&json!("history_page")));
+        assert_eq!(message.pointer("/agents/0"), Some(&json!(["ask", "askpane ask"])));
+        assert_eq!(parse_history_page(&message), Some(page));
+        let none = history_page(&HistoryPage::none_kept(HistoryFilter::default()));
+        assert_eq!(none.get("error"), Some(&json!(NO_HISTORY_HERE)));
+    }
+}
