@@ -912,3 +912,43 @@ fn an_inbox_killed_while_the_user_types_comes_back_with_what_was_typed() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Teal, matte"}), "{stderr}");
 }
+
+// Issue 11: every outcome goes into history, also one the client's flags decided as it arrived
+// (`--answers --submit`, `--decline`), which no one saw: in the window inbox and the browser's.
+#[test]
+fn answers_the_clients_flags_decide_in_the_inbox_are_recorded_in_its_history() {
+    use askpane::store::Ended;
+    for ui in ["native", "web"] {
+        let mut world = World::new(&format!("inbox-decided-{ui}"));
+        world.start_inbox(&["inbox", "--ui", ui]);
+        let answers = world.answers("answers.json", &json!({"Colour": "Blue"}));
+        let answers = answers.to_str().expect("UTF-8");
+        let submitted = ["hook", "--answers", answers, "--submit"];
+        let (code, answered, stderr) =
+            world.client(&submitted, &hook_input("toolu_submitted", "Which colour?")).finish();
+        assert_eq!(code, Some(0), "{ui}: {stderr}");
+        assert_eq!(hook_answers(&answered), json!({"Which colour?": "Blue"}), "{ui}: {stderr}");
+        let declined = ["hook", "--decline", "not now"];
+        let (code, refused, stderr) =
+            world.client(&declined, &hook_input("toolu_declined", "Which shade?")).finish();
+        assert_eq!(code, Some(0), "{ui}: {stderr}");
+        let state = world.root.join("state/askpane");
+        let deadline = Instant::now() + WAIT;
+        let mut entries = recorded_history(&state);
+        while entries.len() < 2 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(100));
+            entries = recorded_history(&state);
+        }
+        let mut ended: Vec<(Ended, String)> = entries
+            .iter()
+            .map(|entry| (entry.record.ended, entry.record.reply.clone().unwrap_or_default()))
+            .collect();
+        ended.sort_by_key(|(ended, _)| *ended != Ended::Answered);
+        // The exact lines the hooks printed are the replies history keeps.
+        let expected = vec![
+            (Ended::Answered, answered.trim().to_owned()),
+            (Ended::Declined, refused.trim().to_owned()),
+        ];
+        assert_eq!(ended, expected, "{ui}: {entries:?}");
+    }
+}

@@ -335,6 +335,12 @@ impl App {
                         self.state.returned(id, &refused, &error, question);
                     }
                 },
+                // Issue 11: decided as it arrived, never shown, but recorded all the same.
+                Ok(Inbound::Unshown { core, outcome }) => {
+                    if let Some(journal) = &self.journal {
+                        journal.settled(&core, &outcome);
+                    }
+                }
                 // Issue 11: a desktop notification's "Open": back on screen, on that request.
                 Ok(Inbound::Reveal { request }) => {
                     if let Some(request) = request

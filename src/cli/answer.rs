@@ -123,6 +123,8 @@ fn answer_one(
         warnings,
         invalid,
         problem,
+        // Recorded here from `asked` (below), as every outcome of this process is.
+        decided: _,
     } = admit(incoming, mode, policy, no_display);
     if let Some(invalid) = &invalid {
         eprintln!("askpane: the questions cannot be shown: {invalid}");

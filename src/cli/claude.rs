@@ -148,7 +148,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) {
             | Inbound::SessionUpdate(_)
             | Inbound::HostedUpdate { .. }
             | Inbound::Countdown { .. }
-            | Inbound::Reveal { .. } => {}
+            | Inbound::Reveal { .. }
+            | Inbound::Unshown { .. } => {}
         }
     }
 }

@@ -165,7 +165,8 @@ fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
             | Inbound::Settled { .. }
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. }
-            | Inbound::Reveal { .. } => {}
+            | Inbound::Reveal { .. }
+            | Inbound::Unshown { .. } => {}
         }
     }
     exit::DECLINED

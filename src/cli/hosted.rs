@@ -304,6 +304,7 @@ impl State {
             | Inbound::HostedUpdate { .. }
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. }
+            | Inbound::Unshown { .. }
             | Inbound::Hosted { .. }
             | Inbound::HostedEvent { .. }
             | Inbound::HostGone { .. } => None,

@@ -6,7 +6,7 @@
 
 use crossbeam_channel::Receiver;
 
-use crate::book::Policy;
+use crate::book::{Core, Policy};
 use crate::protocol::inbox::{ClientMode, Policy as WirePolicy};
 use crate::protocol::{
     Ask, Envelope, Incoming, Invalid, Outcome, ReplyFormat, ReplyShape, Warning, build_answers,
@@ -26,6 +26,9 @@ pub struct Admission {
     pub always_a_line: bool,
     /// The request, for the window; `None` when its outcome is already decided.
     pub request: Option<Request>,
+    /// The request's core when the policy decided its outcome here, never shown: for history
+    /// (issue 11: every outcome is recorded, also those no one saw).
+    pub decided: Option<Box<Core>>,
     /// Where the outcome arrives.
     pub outcome: Receiver<Outcome>,
     /// What is odd about the questions (shown anyway).
@@ -59,6 +62,7 @@ pub fn admit(
                 format,
                 always_a_line,
                 request: None,
+                decided: None,
                 outcome,
                 warnings: Vec::new(),
                 invalid: Some(invalid),
@@ -68,17 +72,17 @@ pub fn admit(
     };
     request.core.reply_shape = ReplyShape { format, always_a_line };
     let warnings = request.core.warnings.clone();
-    let (request, problem) = match settle(&mut request, policy, no_display) {
-        Ok(None) => (Some(request), None),
+    let (request, decided, problem) = match settle(&mut request, policy, no_display) {
+        Ok(None) => (Some(request), None, None),
         Ok(Some(decided)) => {
             request.reply.send(decided);
-            (None, None)
+            (None, Some(Box::new(request.core)), None)
         }
         Err(problem) => {
             // The flags do not fit these questions: the agent is told no answer is available,
             // and the caller names what did not match.
             request.reply.send(Outcome::Unavailable { reason: problem.clone() });
-            (None, Some(problem))
+            (None, Some(Box::new(request.core)), Some(problem))
         }
     };
     Admission {
@@ -86,6 +90,7 @@ pub fn admit(
         format,
         always_a_line,
         request,
+        decided,
         outcome,
         warnings,
         invalid: None,

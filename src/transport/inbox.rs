@@ -712,7 +712,15 @@ fn take_ask(
         }
     };
     let Admission {
-        envelope, format, always_a_line, mut request, outcome, warnings, problem, ..
+        envelope,
+        format,
+        always_a_line,
+        mut request,
+        decided,
+        outcome,
+        warnings,
+        problem,
+        ..
     } = admit(incoming, mode, &policy, None);
     // An agent adapter (`askpane opencode`) names who asked in its `user_question`, as the
     // browser protocol does: shown instead of the client's mode.
@@ -750,6 +758,10 @@ fn take_ask(
         let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
         if let Ok(mut open) = shared.open.lock() {
             open.remove(&key);
+        }
+        // Decided by the client's policy, never shown: the window (or page) still records it.
+        if let Some(core) = decided {
+            shared.to_ui(Inbound::Unshown { core, outcome: outcome.clone() });
         }
         let exit_code = match (mode, &problem) {
             (ClientMode::Hook | ClientMode::Claude | ClientMode::Codex, _) => exit::OK,

@@ -130,6 +130,9 @@ pub enum Inbound {
     /// Another window stopped or extended a question's countdown: the seconds now left, or
     /// `None` when it stopped (web client only).
     Countdown { tool_use_id: String, left_secs: Option<u64> },
+    /// A request the client's policy decided as it arrived (`--answers --submit`, `--decline`,
+    /// …), never shown: its outcome goes into history like every other (issue 11).
+    Unshown { core: Box<Core>, outcome: Outcome },
     /// The user asked to see the window (`askpane inbox` run while one runs), or this request
     /// in it (issue 11: a desktop notification's "Open"): the window comes back, on it.
     Reveal { request: Option<RequestId> },

@@ -370,6 +370,11 @@ impl Hub {
             | Inbound::Delivery(_)
             | Inbound::Countdown { .. }
             | Inbound::Reveal { .. } => {}
+            Inbound::Unshown { core, outcome } => {
+                if let Some(journal) = &self.journal {
+                    journal.0.settled(&core, &outcome);
+                }
+            }
             Inbound::Shutdown { outcome } => {
                 // askpane is being stopped (issue 9): every open question hears why (and every
                 // page sees it go), and the bridge ends as if stopped.
