@@ -45,7 +45,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, difference, launch, settle } from "./common.mjs";
+import { Failure, check, chromiumPath, difference, launch, runTest, settle } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -997,27 +997,4 @@ async function main() {
 }
 
 // Whatever happens, no askpane is left behind.
-process.on("exit", killAll);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    killAll();
-    console.error(`bridge test FAILED: interrupted by ${signal}`);
-    process.exit(1);
-  });
-}
-const watchdog = setTimeout(() => {
-  killAll();
-  console.error(`bridge test FAILED: the whole run took more than ${WHOLE_RUN_TIMEOUT / 60_000} minutes`);
-  process.exit(1);
-}, WHOLE_RUN_TIMEOUT);
-watchdog.unref();
-
-try {
-  await main();
-  console.log("bridge test passed");
-} catch (error) {
-  console.error(`bridge test FAILED: ${error instanceof Failure ? error.message : (error.stack ?? error)}`);
-  process.exitCode = 1;
-}
-killAll();
-process.exit(process.exitCode ?? 0);
+await runTest("bridge test", main, killAll, WHOLE_RUN_TIMEOUT);

@@ -28,7 +28,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, launch, settle, sleep, until } from "./common.mjs";
+import { Failure, check, chromiumPath, launch, runTest, settle, sleep, until } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -298,27 +298,5 @@ async function main() {
   }
 }
 
-process.on("exit", killAll);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    killAll();
-    console.error(`codex web test FAILED: interrupted by ${signal}`);
-    process.exit(1);
-  });
-}
-const watchdog = setTimeout(() => {
-  killAll();
-  console.error(`codex web test FAILED: the whole run took more than ${WHOLE_RUN_TIMEOUT / 60_000} minutes`);
-  process.exit(1);
-}, WHOLE_RUN_TIMEOUT);
-watchdog.unref();
-
-try {
-  await main();
-  console.log("codex web test passed");
-} catch (error) {
-  console.error(`codex web test FAILED: ${error instanceof Failure ? error.message : (error.stack ?? error)}`);
-  process.exitCode = 1;
-}
-killAll();
-process.exit(process.exitCode ?? 0);
+// Whatever happens, no askpane is left behind.
+await runTest("codex web test", main, killAll, WHOLE_RUN_TIMEOUT);

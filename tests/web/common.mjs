@@ -1,4 +1,4 @@
-// Shared by the browser tests (demo.mjs, bridge.mjs): Debian's Chromium through playwright-core,
+// Shared by the browser tests (demo.mjs, bridge.mjs, phone.mjs, codex.mjs): Debian's Chromium through playwright-core,
 // with fonts restricted so that CJK and Thai can only come from askpane, and small checks.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -153,4 +153,35 @@ export function serveDirectory(dist, extra = {}) {
       done({ server, requested, base: `http://127.0.0.1:${port}` });
     });
   });
+}
+
+/**
+ * Runs a browser test's `main` under a watchdog of `wholeRunMs`, ending every askpane it started
+ * (`killAll`) whatever happens: a signal, the watchdog, a failure or success. Prints
+ * "`name` passed" or "`name` FAILED: why", and exits 0 or 1.
+ */
+export async function runTest(name, main, killAll, wholeRunMs) {
+  process.on("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, () => {
+      killAll();
+      console.error(`${name} FAILED: interrupted by ${signal}`);
+      process.exit(1);
+    });
+  }
+  const watchdog = setTimeout(() => {
+    killAll();
+    console.error(`${name} FAILED: the whole run took more than ${wholeRunMs / 60_000} minutes`);
+    process.exit(1);
+  }, wholeRunMs);
+  watchdog.unref();
+  try {
+    await main();
+    console.log(`${name} passed`);
+  } catch (error) {
+    console.error(`${name} FAILED: ${error instanceof Failure ? error.message : (error.stack ?? error)}`);
+    process.exitCode = 1;
+  }
+  killAll();
+  process.exit(process.exitCode ?? 0);
 }
