@@ -241,3 +241,24 @@ fn clients_connecting_while_the_inbox_goes_lean_are_all_served() {
     let resumed = inbox_stderr(&world).matches("inbox resumed for a client").count();
     eprintln!("{served} connections served across {resumed} returns from lean");
 }
+
+#[test]
+fn a_hosted_session_keeps_the_closed_window_hidden_until_its_host_leaves() {
+    // `askpane claude` under the inbox keeps a connection: its session must not be shed with the
+    // window. Once the host leaves, nothing is left to hold and the inbox goes lean.
+    let world = World::with_inbox("lean-hosted");
+    let pid = inbox_pid(&world);
+    let mut host = world.connect();
+    host.send(r#"{"type":"host","agent":"claude","project":"alpha"}"#);
+    assert_eq!(host.receive_kind("hosting"), json!({"type": "hosting"}));
+    let window = wait_for_window(&world.xvfb, "askpane", true).expect("the inbox's window");
+    send_wm_delete_window(world.xvfb.number, window);
+    wait_for_window(&world.xvfb, "askpane", false);
+    // Longer than the window's once-a-second check, several times over.
+    thread::sleep(Duration::from_secs(3));
+    assert!(!is_lean(pid), "a hosted session is held: the window only hides");
+    drop(host);
+    wait_until(&world, "the inbox never went lean after its host left", || {
+        is_lean(pid) && times_lean(&world) == 1
+    });
+}
