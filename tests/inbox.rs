@@ -655,7 +655,10 @@ fn install_autostart_writes_an_xdg_entry_and_uninstall_removes_it() {
         .expect("the entry is written");
     let binary = fs::canonicalize(env!("CARGO_BIN_EXE_askpane")).expect("the binary");
     assert!(entry.starts_with("[Desktop Entry]\nType=Application\n"), "{entry}");
-    assert!(entry.contains(&format!("\nExec={} inbox\n", binary.display())), "{entry}");
+    assert!(
+        entry.contains(&format!("\nExec={} inbox --background\n", binary.display())),
+        "{entry}"
+    );
     let mut uninstall = crate::support::askpane(&["uninstall", "autostart"]);
     uninstall.env("XDG_CONFIG_HOME", &config);
     let run = run_bounded(&mut uninstall, None);

@@ -83,7 +83,7 @@ fn close_into_lean(world: &World, pid: u32) {
 
 /// How many times the inbox has said it went lean.
 fn times_lean(world: &World) -> usize {
-    inbox_stderr(world).matches("inbox lean (its window closed, nothing waiting)").count()
+    inbox_stderr(world).matches("inbox lean (no window, nothing waiting)").count()
 }
 
 /// Answers the one question showing ("Which colour?": Blue) by keyboard.
@@ -261,4 +261,33 @@ fn a_hosted_session_keeps_the_closed_window_hidden_until_its_host_leaves() {
     wait_until(&world, "the inbox never went lean after its host left", || {
         is_lean(pid) && times_lean(&world) == 1
     });
+}
+
+#[test]
+fn an_inbox_started_in_the_background_shows_no_window_until_a_question_comes() {
+    // What `askpane install autostart` starts at login: no window, no GL stack, until asked.
+    let mut world = World::new("lean-background");
+    let command = world.askpane(&["inbox", "--background"]);
+    world.start_inbox_command(command);
+    let pid = inbox_pid(&world);
+    wait_until(&world, "the inbox never said it was lean", || times_lean(&world) == 1);
+    thread::sleep(Duration::from_millis(500));
+    assert!(world.xvfb.find_window("askpane").is_none(), "no window at start");
+    assert_eq!(mapped(pid, "libX11"), Vec::<String>::new());
+    assert!(!lock_is_free(&world), "the lock is held while it waits");
+    // Run again (a second login, a person): it stays in the background, no second inbox.
+    let again = run_bounded(&mut world.askpane(&["inbox", "--background"]), None);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(again.stderr.contains("an inbox already runs"), "{again:?}");
+    thread::sleep(Duration::from_millis(500));
+    assert!(world.xvfb.find_window("askpane").is_none(), "still no window");
+    // The first question brings the window, in the same process, which answers it.
+    let client = world.client(&["hook"], &hook_input("toolu_background", "Which colour?"));
+    answer_blue(&world);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    assert_eq!(world.locked_pid(), Some(pid));
+    assert!(command_line(pid).contains("--resumed"), "{}", command_line(pid));
+    assert!(!lock_is_free(&world), "the lock went along to the full inbox");
 }

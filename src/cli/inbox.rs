@@ -40,6 +40,11 @@ pub(super) struct InboxArgs {
     /// Started by a client that found no inbox (not for people to type).
     #[arg(long, hide = true)]
     on_demand: bool,
+    /// Start without a window: the inbox waits, lean (a few MB), until the first question
+    /// shows it. What `askpane install autostart` starts at login.
+    #[cfg(unix)]
+    #[arg(long, conflicts_with_all = ["lean", "resumed"])]
+    background: bool,
     /// Issue 14: this process was the inbox and shed its window (see `lean.rs`; not for people
     /// to type).
     #[cfg(unix)]
@@ -91,8 +96,10 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             Some(lock) => Some(lock),
             None => {
                 eprintln!("askpane: an inbox already runs ({})", place.socket().display());
-                // Run by a person: bring its window back (it hides when closed).
+                // Run by a person: bring its window back (it hides when closed). Not at login
+                // (`--background`): no window then.
                 if !args.on_demand
+                    && !in_background(&args)
                     && let Ok(mut client) = InboxClient::connect(&place)
                 {
                     let _ = client.send(&ClientMessage::Show);
@@ -111,6 +118,16 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             .context("no inbox socket was handed on to askpane inbox --resumed")?,
         None => inbox::bind(&place).context("opening the inbox socket")?,
     };
+    // Started lean (`--background`): no window until a client comes.
+    #[cfg(unix)]
+    if args.background && !web {
+        eprintln!(
+            "askpane: inbox started in the background, pid {}, on {}",
+            std::process::id(),
+            place.socket().display()
+        );
+        return super::lean::watch(&place.socket(), listener, lock.as_ref());
+    }
     // Issue 14: a copy of the listener outlives the server, for the lean inbox.
     let kept_listener = listener.try_clone().context("opening the inbox socket")?;
     let started = match (args.on_demand, resumed(&args)) {
@@ -264,6 +281,17 @@ fn handed_on(args: &InboxArgs) -> Option<std::io::Result<Option<Listener>>> {
 #[cfg(not(unix))]
 fn handed_on(_args: &InboxArgs) -> Option<std::io::Result<Option<Listener>>> {
     None
+}
+
+/// Whether this run starts without a window (`--background`, Unix).
+fn in_background(args: &InboxArgs) -> bool {
+    #[cfg(unix)]
+    return args.background;
+    #[cfg(not(unix))]
+    {
+        let _ = args;
+        false
+    }
 }
 
 /// Whether this run was handed the socket by the lean inbox (issue 14).

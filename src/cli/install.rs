@@ -243,7 +243,7 @@ fn autostart_entry(binary: &str) -> anyhow::Result<(PathBuf, String)> {
     let config = dirs::config_dir().context("neither XDG_CONFIG_HOME nor HOME is set")?;
     let entry = format!(
         "[Desktop Entry]\nType=Application\nName=askpane inbox\nComment=One window for every \
-         AI agent's questions\nExec={} inbox\nTerminal=false\nNoDisplay=true\n\
+         AI agent's questions\nExec={} inbox --background\nTerminal=false\nNoDisplay=true\n\
          X-GNOME-Autostart-enabled=true\n",
         desktop_exec_quote(binary)
     );

@@ -102,7 +102,8 @@ fn exec_stage(
 /// This run's arguments with the stage flag replaced: the next image keeps the user's choices
 /// (theme, store, notifications).
 fn next_args(args: impl Iterator<Item = OsString>, stage: Stage) -> Vec<OsString> {
-    let stages = [Stage::Lean.flag(), Stage::Resumed.flag()];
+    // `--background` only says how the first image starts.
+    let stages = [Stage::Lean.flag(), Stage::Resumed.flag(), "--background"];
     let mut next: Vec<OsString> =
         args.filter(|arg| !stages.iter().any(|flag| arg.as_os_str() == *flag)).collect();
     next.push(stage.flag().into());
@@ -116,15 +117,22 @@ pub(super) fn run(socket: &Path) -> anyhow::Result<u8> {
     let listener = inherited_listener()
         .context("taking the inbox socket handed on")?
         .context("no inbox socket was handed on (askpane inbox --lean is started by the inbox)")?;
+    watch(socket, listener, None)
+}
+
+/// The lean inbox's wait on `listener` (see [`run`]); `lock` is the inbox lock when this image
+/// took it (`askpane inbox --background`), to be handed on with the listener.
+pub(super) fn watch(
+    socket: &Path,
+    listener: UnixListener,
+    lock: Option<&InboxLock>,
+) -> anyhow::Result<u8> {
     let (signalled, signal_end) = UnixStream::pair().context("making the signal pipe")?;
     for signal in signal_hook::consts::TERM_SIGNALS.iter().chain(&[signal_hook::consts::SIGHUP]) {
         let end = signal_end.try_clone().context("making the signal pipe")?;
         signal_hook::low_level::pipe::register(*signal, end).context("catching signals")?;
     }
-    eprintln!(
-        "askpane: inbox lean (its window closed, nothing waiting), pid {}",
-        std::process::id()
-    );
+    eprintln!("askpane: inbox lean (no window, nothing waiting), pid {}", std::process::id());
     loop {
         let mut watched =
             [PollFd::new(&listener, PollFlags::IN), PollFd::new(&signalled, PollFlags::IN)];
@@ -145,7 +153,7 @@ pub(super) fn run(socket: &Path) -> anyhow::Result<u8> {
         }
     }
     drop(signalled);
-    Err(become_stage(Stage::Resumed, listener, None))
+    Err(become_stage(Stage::Resumed, listener, lock))
 }
 
 #[cfg(test)]
@@ -154,7 +162,8 @@ mod tests {
 
     #[test]
     fn the_next_stage_keeps_the_users_arguments_and_names_one_stage() {
-        let args = ["inbox", "--no-notify", "--lean", "--state-dir", "/tmp/x"].map(OsString::from);
+        let args =
+            ["inbox", "--background", "--no-notify", "--state-dir", "/tmp/x"].map(OsString::from);
         let next = next_args(args.into_iter(), Stage::Resumed);
         let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--resumed"];
         assert_eq!(next, expected.map(OsString::from));
