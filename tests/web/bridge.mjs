@@ -45,7 +45,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, difference, launch, runTest, settle } from "./common.mjs";
+import { Failure, check, chromiumPath, difference, killEvery, launch, runTest, settle } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -217,13 +217,7 @@ async function stop(run) {
 
 /** The last resort (an exit path that cannot wait): SIGKILL every askpane still running. */
 function killAll() {
-  for (const run of children) {
-    if (run.exit === null) {
-      try {
-        process.kill(run.pid, "SIGKILL");
-      } catch {}
-    }
-  }
+  killEvery(children);
 }
 
 /** The lines askpane printed on stdout; fails unless there is exactly one, and parses it. */

@@ -28,7 +28,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, launch, runTest, settle, sleep, until } from "./common.mjs";
+import { Failure, check, chromiumPath, killEvery, launch, runTest, settle, sleep, until } from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -76,13 +76,7 @@ function start(program, args, options) {
 }
 
 function killAll() {
-  for (const run of children) {
-    if (run.exit === null) {
-      try {
-        process.kill(run.pid, "SIGKILL");
-      } catch {}
-    }
-  }
+  killEvery(children);
 }
 
 function stderrOf(run) {

@@ -156,6 +156,20 @@ export function serveDirectory(dist, extra = {}) {
 }
 
 /**
+ * The last resort (an exit path that cannot wait): SIGKILL every run in `children` (objects with
+ * `pid` and `exit`, null while it runs) still running.
+ */
+export function killEvery(children) {
+  for (const run of children) {
+    if (run.exit === null) {
+      try {
+        process.kill(run.pid, "SIGKILL");
+      } catch {}
+    }
+  }
+}
+
+/**
  * Runs a browser test's `main` under a watchdog of `wholeRunMs`, ending every askpane it started
  * (`killAll`) whatever happens: a signal, the watchdog, a failure or success. Prints
  * "`name` passed" or "`name` FAILED: why", and exits 0 or 1.
