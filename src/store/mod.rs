@@ -53,6 +53,24 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
 }
 
+impl StoreError {
+    /// The file was busy (another askpane held a lock SQLite does not wait for).
+    fn is_busy(&self) -> bool {
+        let sql = match self {
+            StoreError::Open { source, .. } | StoreError::Sql(source) => source,
+            StoreError::Migrate { source: schema::MigrateError::Sql(source), .. } => source,
+            _ => return false,
+        };
+        matches!(
+            sql.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
+/// How long opening the store is retried while the file is busy.
+const OPEN_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Where the state lives: `dir` when given (`--state-dir` / `ASKPANE_STATE_DIR`), else the
 /// platform's own place (the `dirs` crate keeps each platform's convention): on Linux
 /// `$XDG_STATE_HOME/askpane` (a relative value is ignored, as the XDG spec says), else
@@ -84,8 +102,22 @@ impl Store {
         Store::open_file(&dir.join(FILE_NAME))
     }
 
-    /// Opens the database file at `path`.
+    /// Opens the database file at `path`. Several askpanes opening a new file at once can find
+    /// it busy where SQLite's busy wait does not apply (switching a new file to WAL while
+    /// another connection opens it): such an open is tried again, for up to [`OPEN_RETRY`].
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+        let deadline = std::time::Instant::now() + OPEN_RETRY;
+        loop {
+            match Store::open_file_once(path) {
+                Err(error) if error.is_busy() && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                opened => return opened,
+            }
+        }
+    }
+
+    fn open_file_once(path: &Path) -> Result<Store, StoreError> {
         let open = |source| StoreError::Open { path: path.to_owned(), source };
         let connection = Connection::open(path).map_err(open)?;
         Store::prepare(connection, schema::LATEST).map_err(|error| match error {
