@@ -759,6 +759,9 @@ impl Window {
         let prompt = prompt.to_owned();
         let harness = Harness::builder()
             .with_size(egui::vec2(1280.0, 800.0))
+            // Codex's transcript goes on arriving while a click settles: a few more frames
+            // than kittest's default 4 (seen in CI: 6).
+            .with_max_steps(16)
             .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
             .build_eframe(move |cc| {
                 App::new(&cc.egui_ctx, inbox, AppOptions::default())

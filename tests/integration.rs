@@ -34,6 +34,9 @@ mod hosted;
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
 mod inbox;
+// Issue 11: the "Pair a phone" window beside `askpane inbox --ui web --lan`.
+#[cfg(target_os = "linux")]
+mod pairing;
 // Issue 14: the inbox sheds its window when closed with nothing open (`--lean`, same pid, socket
 // and lock) and comes back for the next client.
 #[cfg(target_os = "linux")]

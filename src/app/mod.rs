@@ -11,6 +11,7 @@
 
 pub mod history;
 pub mod journal;
+pub mod pairing;
 pub mod state;
 
 use std::collections::HashMap;

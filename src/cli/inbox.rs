@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clap::Args;
 
+use askpane::app::pairing::{PairingApp, Relink};
 use askpane::app::{App, AppOptions, LeanExit};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::{ClientMessage, InboxMessage};
@@ -22,7 +23,7 @@ use askpane::web_bundle;
 
 use super::args::{StoreArgs, UiArgs};
 use super::window::{
-    leave_the_keyboard_alone, missing_display, no_display, pairing_code, repaint_waker,
+    leave_the_keyboard_alone, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
     show_window, start_bridge_then, tell_unavailable, watch_signals,
 };
 
@@ -203,6 +204,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         };
         match start_bridge_then(&bridge_options, requests, None, &mut threads, serve_new_link) {
             Ok(bridge) => {
+                show_pairing(&bridge);
                 bridge.wait();
                 bridge.stop();
             }
@@ -418,6 +420,72 @@ fn print_new_links(links: &[String]) {
         eprintln!("askpane: or scan this with your phone's camera:\n{code}");
     }
     eprintln!("askpane: pages on the old link were told it was replaced; it no longer works");
+}
+
+/// Issue 11: beside the browser pages, a native "Pair a phone" window with the link another
+/// device can use, its QR code and New link, when another device can reach the pages (`--lan`,
+/// `--bind 0.0.0.0`) and there is a display. It closes when the inbox ends; closing it keeps the
+/// inbox. Returns when it is closed (at once without one).
+fn show_pairing(bridge: &serve::Bridge) {
+    if bridge.urls().len() < 2 || missing_display().is_some() {
+        return;
+    }
+    let links = bridge.urls();
+    let control = bridge.link_control();
+    let relink: Relink = Box::new(move || {
+        let links =
+            control.replace().map_err(|error| format!("cannot make a new link: {error}"))?;
+        if let Some(link) = links.first() {
+            eprintln!("askpane: the page has a new link (from the pairing window): {link}");
+        }
+        Ok(links)
+    });
+    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
+    let ended = Arc::new(AtomicBool::new(false));
+    let close = |ctx: &egui::Context| {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        ctx.request_repaint();
+    };
+    std::thread::scope(|scope| {
+        let (closing_ctx, closing_ended) = (Arc::clone(&window_ctx), Arc::clone(&ended));
+        let closer = std::thread::Builder::new().name("pairing-close".into()).spawn_scoped(
+            scope,
+            move || {
+                bridge.wait();
+                // The flag first, then the window: the window's creation does the reverse, so
+                // one of the two always sees the other.
+                closing_ended.store(true, Ordering::SeqCst);
+                if let Some(ctx) = closing_ctx.get() {
+                    close(ctx);
+                }
+            },
+        );
+        let options = eframe::NativeOptions {
+            viewport: egui::ViewportBuilder::default()
+                .with_title("Pair a phone — askpane")
+                .with_app_id("askpane")
+                .with_inner_size([440.0, 640.0]),
+            renderer: eframe::Renderer::Glow,
+            ..Default::default()
+        };
+        let shown = eframe::run_native(
+            "askpane-pairing",
+            options,
+            Box::new(move |creation| {
+                let _ = window_ctx.set(creation.egui_ctx.clone());
+                if ended.load(Ordering::SeqCst) {
+                    close(&creation.egui_ctx);
+                }
+                Ok(Box::new(PairingApp::new(&creation.egui_ctx, &links, relink, qr_modules)))
+            }),
+        );
+        if let Err(error) = shown {
+            eprintln!("askpane: no pairing window ({error}); the links above work all the same");
+        }
+        if closer.is_err() {
+            eprintln!("askpane: cannot watch the inbox for the pairing window; close it yourself");
+        }
+    });
 }
 
 /// False with `--no-notify` or `ASKPANE_NOTIFY` set to 0 (or false, no, off).

@@ -454,6 +454,13 @@ pub(super) fn write_direct(
     show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native(), None).map(drop)
 }
 
+/// `link` as a QR code's modules, for the pairing window to draw.
+pub(super) fn qr_modules(link: &str) -> Option<askpane::view::pairing::QrModules> {
+    let code = qrcode::QrCode::new(link.as_bytes()).ok()?;
+    let dark = code.to_colors().into_iter().map(|color| color == qrcode::Color::Dark).collect();
+    Some(askpane::view::pairing::QrModules { width: code.width(), dark })
+}
+
 /// `link` as a QR code drawn with Unicode half blocks, two modules a character row, for a
 /// terminal that writes light on dark: the light modules (and the quiet zone) are the blocks,
 /// as `qrencode -t UTF8` draws them. `None` when the link does not fit a QR code.

@@ -4,6 +4,7 @@
 
 pub mod history;
 mod keys;
+pub mod pairing;
 pub mod preview;
 pub mod question;
 mod rows;
