@@ -84,10 +84,20 @@ impl Xvfb {
 
     /// Runs xdotool on this display; fails the test if it fails or hangs.
     pub fn xdotool(&self, args: &[&str]) -> String {
+        self.xdotool_for(args, None)
+    }
+
+    /// [`Xvfb::xdotool`] on `app`'s window: a failure also tells what askpane said (its window
+    /// may be gone because askpane ended).
+    pub fn xdotool_for(&self, args: &[&str], app: Option<&App>) -> String {
         let mut command = Command::new("xdotool");
         command.args(args).env("DISPLAY", self.display());
         let run = run_bounded(&mut command, None);
-        assert!(run.status.success(), "xdotool {args:?} failed: {run:?}");
+        let said = app.map(App::stderr).unwrap_or_default();
+        assert!(
+            run.status.success(),
+            "xdotool {args:?} failed: {run:?}\naskpane's stderr:\n{said}"
+        );
         run.stdout
     }
 
