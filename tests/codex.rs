@@ -1103,18 +1103,12 @@ fn askpane_codex_hands_its_question_to_the_inbox_and_the_model_reads_the_inbox_r
 
 #[test]
 fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
-    use crate::hosted::{listed, send_signal};
+    use crate::hosted::{kill_the_inbox_until_another_runs, listed};
     let world = crate::inbox::World::with_inbox("codex-inbox-restart");
     let model = FakeModel::start("codex-inbox-restart-model", &[], "");
     let askpane = crate::inbox::Client::spawn(codex_in_world(&world, &model, &[]), "");
     let before = listed(&world);
-    let first = world.locked_pid().expect("the inbox holds its lock");
-    send_signal(first, "KILL");
-    let deadline = Instant::now() + WAIT;
-    while world.locked_pid() == Some(first) || world.locked_pid().is_none() {
-        assert!(Instant::now() < deadline, "no new inbox took the lock");
-        thread::sleep(Duration::from_millis(50));
-    }
+    kill_the_inbox_until_another_runs(&world);
     let after = listed(&world);
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);

@@ -85,6 +85,18 @@ fn reply_message(report: &Report) -> String {
     reply["response"]["response"]["message"].as_str().unwrap_or_default().to_owned()
 }
 
+/// Kills the inbox (SIGKILL: a crash) and waits until another holds the lock, started by the
+/// client that was waiting on it.
+pub(crate) fn kill_the_inbox_until_another_runs(world: &World) {
+    let first = world.locked_pid().expect("the inbox holds its lock");
+    send_signal(first, "KILL");
+    let deadline = Instant::now() + WAIT;
+    while world.locked_pid() == Some(first) || world.locked_pid().is_none() {
+        assert!(Instant::now() < deadline, "no new inbox took the lock");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub(crate) fn send_signal(pid: u32, name: &str) {
     let status = Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status();
     assert!(status.is_ok_and(|status| status.success()), "kill -{name} {pid}");
@@ -121,14 +133,8 @@ fn an_inbox_that_dies_is_started_again_and_one_that_quits_ends_the_session_hones
     let world = World::with_inbox("hosted-restart");
     let (claude, report) = hosted_claude(&world, DENY, &[], &[]);
     let before = listed(&world);
-    let first = world.locked_pid().expect("the inbox holds its lock");
-    send_signal(first, "KILL");
     // askpane claude starts another inbox and hands it the question again.
-    let deadline = Instant::now() + WAIT;
-    while world.locked_pid() == Some(first) || world.locked_pid().is_none() {
-        assert!(Instant::now() < deadline, "no new inbox took the lock");
-        thread::sleep(Duration::from_millis(50));
-    }
+    kill_the_inbox_until_another_runs(&world);
     let after = listed(&world);
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);
