@@ -20,7 +20,9 @@ use askpane::transport::{Inbound, IoThreads, SessionCommand};
 use askpane::web_bundle;
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
-use super::window::{missing_display, show_window, start_bridge_carrying, tell_unavailable};
+use super::window::{
+    Arrival, missing_display, show_window, start_bridge_carrying, tell_unavailable,
+};
 
 /// The flags `askpane claude` and `askpane codex` share, flattened into each.
 #[derive(Args, Debug)]
@@ -170,7 +172,7 @@ pub(super) fn in_window(
             None => app,
         }
     };
-    match show_window(window_ctx, shown.theme, app) {
+    match show_window(window_ctx, shown.theme, Arrival::TakesKeyboard, app) {
         Ok(()) => true,
         Err(problem) => {
             tell_unavailable(&unshown, &problem);

@@ -23,8 +23,8 @@ use askpane::web_bundle;
 
 use super::args::{StoreArgs, UiArgs};
 use super::window::{
-    leave_the_keyboard_alone, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
-    show_window, start_bridge_then, tell_unavailable, watch_signals,
+    Arrival, Drawing, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
+    run_app, show_window, start_bridge_then, tell_unavailable, watch_signals,
 };
 
 #[derive(Args, Debug)]
@@ -223,8 +223,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             went_lean: Arc::clone(&went_lean),
         });
         let app = move |ctx: &egui::Context| {
-            let mut app =
-                App::new(ctx, requests, options).with_frame_hook(leave_the_keyboard_alone());
+            let mut app = App::new(ctx, requests, options);
             if let Some(lean) = lean {
                 app = app.with_lean_exit(lean);
             }
@@ -236,7 +235,8 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             }
             app
         };
-        if let Err(error) = show_window(window_ctx, args.shown.theme, app) {
+        if let Err(error) = show_window(window_ctx, args.shown.theme, Arrival::LeavesKeyboard, app)
+        {
             eprintln!("askpane: cannot show the inbox's window ({error})");
             tell_unavailable(&unshown, &error);
         }
@@ -460,25 +460,19 @@ fn show_pairing(bridge: &serve::Bridge) {
                 }
             },
         );
-        let options = eframe::NativeOptions {
-            viewport: egui::ViewportBuilder::default()
-                .with_title("Pair a phone — askpane")
-                .with_app_id("askpane")
-                .with_inner_size([440.0, 640.0]),
-            renderer: eframe::Renderer::Glow,
-            ..Default::default()
+        let builder = egui::ViewportBuilder::default()
+            .with_title("Pair a phone — askpane")
+            .with_app_id("askpane")
+            .with_inner_size([440.0, 640.0]);
+        let make = move |ctx: &egui::Context| {
+            let _ = window_ctx.set(ctx.clone());
+            if ended.load(Ordering::SeqCst) {
+                close(ctx);
+            }
+            PairingApp::new(ctx, &links, relink, qr_modules)
         };
-        let shown = eframe::run_native(
-            "askpane-pairing",
-            options,
-            Box::new(move |creation| {
-                let _ = window_ctx.set(creation.egui_ctx.clone());
-                if ended.load(Ordering::SeqCst) {
-                    close(&creation.egui_ctx);
-                }
-                Ok(Box::new(PairingApp::new(&creation.egui_ctx, &links, relink, qr_modules)))
-            }),
-        );
+        let shown =
+            run_app("askpane-pairing", builder, Drawing::chosen(), Arrival::TakesKeyboard, make);
         if let Err(error) = shown {
             eprintln!("askpane: no pairing window ({error}); the links above work all the same");
         }

@@ -29,6 +29,8 @@ mod claude;
 mod client;
 mod codex;
 mod codex_hook;
+#[cfg(target_os = "linux")]
+mod cpu_window;
 mod demo;
 mod handover;
 mod history;

@@ -112,18 +112,18 @@ pub(super) fn show_requests(
             let unshown = inbox.clone();
             let app = move |ctx: &egui::Context| {
                 let app = App::new(ctx, inbox, options);
-                let app = match store {
+                match store {
                     Some(sink) => app.with_store(sink),
                     None => app,
-                };
-                // A demo is what the user asked to see; a question arrives on its own and must
-                // not take the keyboard from where the user is typing.
-                match options.close_when_done {
-                    true => app.with_frame_hook(leave_the_keyboard_alone()),
-                    false => app,
                 }
             };
-            if let Err(error) = show_window(window_ctx, shown.theme, app) {
+            // A demo is what the user asked to see; a question arrives on its own and must
+            // not take the keyboard from where the user is typing.
+            let arrival = match options.close_when_done {
+                true => Arrival::LeavesKeyboard,
+                false => Arrival::TakesKeyboard,
+            };
+            if let Err(error) = show_window(window_ctx, shown.theme, arrival, app) {
                 // No window ever opened: what is still queued was never seen by anyone.
                 tell_unavailable(&unshown, &error);
                 problem = Some(error);
@@ -240,6 +240,15 @@ pub(super) fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker 
     })
 }
 
+/// Whether a window that appears takes the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arrival {
+    /// What the user asked to see (a demo, a session they started): focused as any window.
+    TakesKeyboard,
+    /// A question arriving on its own: it must not take the keyboard from where the user types.
+    LeavesKeyboard,
+}
+
 /// Runs the native window until it closes. The error says, in one line, why no window could be
 /// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
 /// program) is caught here and ends the window like a close: the app is dropped while unwinding,
@@ -247,22 +256,23 @@ pub(super) fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker 
 pub(super) fn show_window(
     window_ctx: Arc<OnceLock<egui::Context>>,
     theme: ThemeArg,
+    arrival: Arrival,
     app: impl FnOnce(&egui::Context) -> App,
 ) -> Result<(), String> {
     use std::sync::atomic::Ordering;
     WINDOW_OPEN.store(true, Ordering::SeqCst);
-    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, app));
+    let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, arrival, app));
     let ended = std::panic::catch_unwind(run);
     WINDOW_OPEN.store(false, Ordering::SeqCst);
     match ended {
         Ok(Ok(())) | Err(_) => Ok(()),
-        Ok(Err(error)) => Err(window_error_summary(&error)),
+        Ok(Err(error)) => Err(error),
     }
 }
 
 /// The last clause of a windowing error: `Failed to open connection to X server`, without the
 /// source path winit puts before it.
-fn window_error_summary(error: &eframe::Error) -> String {
+fn window_error_summary(error: &dyn std::fmt::Display) -> String {
     let text = error.to_string();
     text.rsplit(": ").next().unwrap_or(&text).trim().to_owned()
 }
@@ -270,23 +280,18 @@ fn window_error_summary(error: &eframe::Error) -> String {
 fn run_window(
     window_ctx: Arc<OnceLock<egui::Context>>,
     theme: ThemeArg,
+    arrival: Arrival,
     app: impl FnOnce(&egui::Context) -> App,
-) -> Result<(), eframe::Error> {
+) -> Result<(), String> {
     // Read while the window is being made: X11 reports no theme, the desktop may have one.
     let desktop = (theme == ThemeArg::Auto)
         .then(|| std::thread::Builder::new().name("desktop-theme".into()).spawn(desktop_theme))
         .and_then(Result::ok);
-    let native_options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("askpane")
-            .with_app_id("askpane")
-            .with_inner_size([960.0, 680.0])
-            .with_min_inner_size([520.0, 380.0]),
-        renderer: eframe::Renderer::Glow,
-        // Ours, enumerated later: `SystemFontsLater`.
-        system_font_fallback: false,
-        ..Default::default()
-    };
+    let builder = egui::ViewportBuilder::default()
+        .with_title("askpane")
+        .with_app_id("askpane")
+        .with_inner_size([960.0, 680.0])
+        .with_min_inner_size([520.0, 380.0]);
     let system_fonts = Arc::new(SystemFontsLater::default());
     let (stop_warming, warm_stopped) = crossbeam_channel::bounded::<()>(0);
     let warming = Arc::clone(&system_fonts);
@@ -297,32 +302,103 @@ fn run_window(
             warming.start();
         }
     });
-    let shown = eframe::run_native(
-        "askpane",
-        native_options,
-        Box::new(move |creation| {
-            // Ignored if already set: one window per run.
-            let _ = window_ctx.set(creation.egui_ctx.clone());
-            creation.egui_ctx.add_font_provider(system_fonts);
-            let desktop = desktop.and_then(|lookup| lookup.join().ok()).flatten();
-            let chosen = match theme {
-                ThemeArg::Dark => Some(egui::Theme::Dark),
-                ThemeArg::Light => Some(egui::Theme::Light),
-                // The window system's own theme, followed live, where it reports one.
-                ThemeArg::Auto if creation.egui_ctx.system_theme().is_some() => None,
-                ThemeArg::Auto => Some(desktop.unwrap_or(egui::Theme::Dark)),
-            };
-            if let Some(chosen) = chosen {
-                creation.egui_ctx.set_theme(chosen);
+    let drawing = Drawing::chosen();
+    let shown = run_app("askpane", builder, drawing, arrival, move |ctx: &egui::Context| {
+        // Ignored if already set: one window per run.
+        let _ = window_ctx.set(ctx.clone());
+        ctx.add_font_provider(system_fonts);
+        let desktop = desktop.and_then(|lookup| lookup.join().ok()).flatten();
+        let chosen = match theme {
+            ThemeArg::Dark => Some(egui::Theme::Dark),
+            ThemeArg::Light => Some(egui::Theme::Light),
+            // The window system's own theme, followed live, where it reports one.
+            ThemeArg::Auto if ctx.system_theme().is_some() => None,
+            ThemeArg::Auto => Some(desktop.unwrap_or(egui::Theme::Dark)),
+        };
+        if let Some(chosen) = chosen {
+            ctx.set_theme(chosen);
+        }
+        let app = app(ctx);
+        // The CPU window asks the window manager itself, before the window is mapped.
+        match (arrival, drawing) {
+            (Arrival::LeavesKeyboard, Drawing::Gpu) => {
+                app.with_frame_hook(leave_the_keyboard_alone())
             }
-            Ok(Box::new(app(&creation.egui_ctx)))
-        }),
-    );
+            _ => app,
+        }
+    });
     drop(stop_warming);
     if let Ok(warm_up) = warm_up {
         let _ = warm_up.join();
     }
     shown
+}
+
+/// What draws the native window (issue 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Drawing {
+    /// OpenGL through eframe.
+    Gpu,
+    /// askpane's own CPU drawing (cli/cpu_window.rs), Linux only.
+    Cpu,
+}
+
+impl Drawing {
+    /// `ASKPANE_DRAWING=cpu` or `gpu` when set; otherwise the CPU on Linux when the machine has no
+    /// GPU render node (`/dev/dri/renderD*`), where OpenGL would be Mesa's llvmpipe: a software
+    /// rasterizer that loads LLVM to draw what askpane draws in a millisecond itself.
+    pub(super) fn chosen() -> Drawing {
+        match std::env::var("ASKPANE_DRAWING").ok().as_deref().map(str::trim) {
+            Some("gpu") | Some("gl") => Drawing::Gpu,
+            Some("cpu") if cfg!(target_os = "linux") => Drawing::Cpu,
+            Some(other) if !other.is_empty() => {
+                eprintln!("askpane: ASKPANE_DRAWING={other:?} is neither cpu nor gpu; choosing");
+                Drawing::by_machine()
+            }
+            _ => Drawing::by_machine(),
+        }
+    }
+
+    fn by_machine() -> Drawing {
+        let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
+            nodes.flatten().any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
+        });
+        match cfg!(target_os = "linux") && !has_render_node {
+            true => Drawing::Cpu,
+            false => Drawing::Gpu,
+        }
+    }
+}
+
+/// Runs one native window of `app` with `drawing` until it closes; the error says in one line
+/// why none could open.
+pub(super) fn run_app<A: eframe::App + 'static>(
+    name: &str,
+    builder: egui::ViewportBuilder,
+    drawing: Drawing,
+    arrival: Arrival,
+    make: impl FnOnce(&egui::Context) -> A,
+) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    if drawing == Drawing::Cpu {
+        let leave_keyboard = arrival == Arrival::LeavesKeyboard;
+        return super::cpu_window::run(builder, leave_keyboard, make)
+            .map_err(|error| window_error_summary(&error));
+    }
+    let _ = (drawing, arrival);
+    let native_options = eframe::NativeOptions {
+        viewport: builder,
+        renderer: eframe::Renderer::Glow,
+        // Ours, enumerated later: `SystemFontsLater`.
+        system_font_fallback: false,
+        ..Default::default()
+    };
+    eframe::run_native(
+        name,
+        native_options,
+        Box::new(move |creation| Ok(Box::new(make(&creation.egui_ctx)))),
+    )
+    .map_err(|error| window_error_summary(&error))
 }
 
 /// How long after the window starts the system's fonts are enumerated, unless a character
@@ -354,7 +430,7 @@ impl egui::FontProvider for SystemFontsLater {
 
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
 /// to give the window the keyboard when it appears.
-pub(super) fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
+fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
     let mut first = true;
     Box::new(move |_ctx, frame| {
         if std::mem::take(&mut first) {
