@@ -1,13 +1,16 @@
 //! The native window drawn by the CPU (issue 14): winit and egui-winit as eframe uses them, the
-//! vendored `egui_software_backend` rasterizer, and softbuffer to put the pixels on screen.
+//! vendored `egui_software_backend` rasterizer, and X11 `PutImage` requests of the rows that
+//! changed, over a connection of our own (x11rb, pure Rust).
 //!
 //! Why: on a machine without a GPU, eframe's OpenGL means Mesa's llvmpipe, which maps and
 //! relocates libLLVM before the first frame and keeps 60 MB of it for as long as the window
 //! lives, while drawing a form of text and rectangles is a millisecond of CPU work. This runner
 //! drives the same [`eframe::App`] as eframe does (`logic`, then `ui`, a close the app may
 //! cancel, a hidden window that runs only `logic`), so `App` does not know which one draws it.
+//!
+//! X11 only: softbuffer, which would also serve Wayland, loads libX11 from a constructor in every
+//! process of the binary (tiny-xlib), hooks included, and a Wayland desktop without a GPU is rare.
 
-use std::num::NonZeroU32;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -19,6 +22,9 @@ use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop, EventLoopProxy};
 use winit::platform::run_on_demand::EventLoopExtRunOnDemand;
 use winit::window::{Window, WindowId};
+use x11rb::connection::{Connection as _, RequestConnection as _};
+use x11rb::protocol::xproto::{self, ConnectionExt as _};
+use x11rb::rust_connection::RustConnection;
 
 /// What wakes the event loop besides the window system.
 #[derive(Debug)]
@@ -41,25 +47,39 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Why the CPU window did not run.
+pub(super) enum Failure<F> {
+    /// This display cannot take our pixels (not X11, or an unusual pixel format): `make` is
+    /// handed back unused, for the OpenGL window.
+    CannotDraw { make: F, reason: String },
+    /// The window could not open, or was lost.
+    Window(String),
+}
+
 /// Shows one window drawn by the CPU until the app lets it close. `make` builds the app once the
 /// window exists (hidden until its first frame is painted). `leave_keyboard`: the window manager
-/// is asked not to focus the window when it appears. The error says why no window could open.
-pub(super) fn run<A: eframe::App>(
+/// is asked not to focus the window when it appears.
+pub(super) fn run<A: eframe::App, F: FnOnce(&egui::Context) -> A>(
     builder: egui::ViewportBuilder,
     leave_keyboard: bool,
-    make: impl FnOnce(&egui::Context) -> A,
-) -> Result<(), String> {
+    make: F,
+) -> Result<(), Failure<F>> {
+    let display = match XDisplay::connect() {
+        Ok(display) => display,
+        Err(reason) => return Err(Failure::CannotDraw { make, reason }),
+    };
     EVENT_LOOP.with(|cell| {
         let mut slot = cell.borrow_mut();
         let event_loop = match slot.as_mut() {
             Some(event_loop) => event_loop,
-            None => slot.insert(new_event_loop()?),
+            None => slot.insert(new_event_loop().map_err(Failure::Window)?),
         };
         let mut runner = Runner {
             ctx: egui::Context::default(),
             builder,
             leave_keyboard,
             make: Some(make),
+            display: Some(display),
             proxy: event_loop.create_proxy(),
             shown: None,
             repaint_at: None,
@@ -69,8 +89,8 @@ pub(super) fn run<A: eframe::App>(
         // The app is dropped with its window, before the next one can start.
         runner.close();
         match (runner.error, ran) {
-            (Some(error), _) => Err(error),
-            (None, Err(error)) => Err(error.to_string()),
+            (Some(error), _) => Err(Failure::Window(error)),
+            (None, Err(error)) => Err(Failure::Window(error.to_string())),
             (None, Ok(())) => Ok(()),
         }
     })
@@ -85,6 +105,8 @@ struct Runner<A, F> {
     builder: egui::ViewportBuilder,
     leave_keyboard: bool,
     make: Option<F>,
+    /// Our connection to the X server, until the window takes it.
+    display: Option<XDisplay>,
     proxy: EventLoopProxy<Wake>,
     shown: Option<Shown<A>>,
     /// When the next frame is due, if one is.
@@ -96,7 +118,7 @@ struct Runner<A, F> {
 struct Shown<A> {
     app: A,
     window: Rc<Window>,
-    surface: softbuffer::Surface<Rc<Window>, Rc<Window>>,
+    screen: XWindow,
     input: egui_winit::State,
     info: egui::ViewportInfo,
     renderer: EguiSoftwareRender,
@@ -119,10 +141,8 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
         if self.leave_keyboard {
             askpane::window_manager::never_take_focus_on_arrival(&*window);
         }
-        let context =
-            softbuffer::Context::new(Rc::clone(&window)).map_err(|error| error.to_string())?;
-        let surface = softbuffer::Surface::new(&context, Rc::clone(&window))
-            .map_err(|error| error.to_string())?;
+        let display = self.display.take().ok_or("the X connection was already used")?;
+        let screen = display.window(&window)?;
         let mut input = egui_winit::State::new(
             self.ctx.clone(),
             egui::ViewportId::ROOT,
@@ -147,7 +167,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
         self.shown = Some(Shown {
             app,
             window,
-            surface,
+            screen,
             input,
             info,
             renderer: EguiSoftwareRender::new(ColorFieldOrder::Bgra),
@@ -243,21 +263,17 @@ impl<A: eframe::App> Shown<A> {
         pixels_per_point: f32,
     ) -> Result<(), String> {
         let size = self.window.inner_size();
-        let (Some(width), Some(height)) =
-            (NonZeroU32::new(size.width), NonZeroU32::new(size.height))
-        else {
+        let (width, height) = (size.width as usize, size.height as usize);
+        if width == 0 || height == 0 {
             return Ok(());
-        };
-        self.surface.resize(width, height).map_err(|error| error.to_string())?;
-        let mut buffer = self.surface.buffer_mut().map_err(|error| error.to_string())?;
-        let background = self.app.clear_color(&ctx.global_style().visuals);
-        buffer.fill(opaque_xrgb(background));
-        let pixels: &mut [[u8; 4]] = bytemuck::cast_slice_mut(&mut buffer);
-        let mut target = BufferMutRef::new(pixels, width.get() as usize, height.get() as usize);
+        }
+        let background = opaque_bgrx(self.app.clear_color(&ctx.global_style().visuals));
+        let pixels = self.screen.next_frame(width, height, background);
+        let mut target = BufferMutRef::new(pixels, width, height);
         self.renderer.render(&mut target, clipped, &self.textures, pixels_per_point);
         self.textures.clear();
         self.window.pre_present_notify();
-        buffer.present().map_err(|error| error.to_string())
+        self.screen.present().map_err(|error| format!("cannot draw the window: {error}"))
     }
 
     /// Clipboard shortcuts the app asked for through viewport commands.
@@ -282,11 +298,155 @@ impl<A: eframe::App> Shown<A> {
     }
 }
 
-/// egui's clear colour (gamma-space, 0..1) as softbuffer's `0x00RRGGBB`.
-fn opaque_xrgb(color: [f32; 4]) -> u32 {
+/// egui's clear colour (gamma-space, 0..1) as the bytes of one 32-bit X11 pixel.
+fn opaque_bgrx(color: [f32; 4]) -> [u8; 4] {
     let [red, green, blue, _] =
-        color.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u32);
-    (red << 16) | (green << 8) | blue
+        color.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8);
+    [blue, green, red, 0]
+}
+
+/// A connection to the X server whose pixels are 32 bits, least significant byte first (every
+/// X server askpane meets: Xorg, Xvfb, Xwayland on x86 and ARM).
+struct XDisplay {
+    connection: RustConnection,
+}
+
+impl XDisplay {
+    fn connect() -> Result<XDisplay, String> {
+        if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+            return Err("a Wayland session (the CPU window is X11 only)".into());
+        }
+        let (connection, _screen) =
+            x11rb::connect(None).map_err(|error| format!("no X display: {error}"))?;
+        let setup = connection.setup();
+        if setup.image_byte_order != xproto::ImageOrder::LSB_FIRST {
+            return Err("the X server's pixels are most significant byte first".into());
+        }
+        Ok(XDisplay { connection })
+    }
+
+    /// Prepares drawing into `window` (winit's): a graphics context on it and its depth.
+    fn window(self, window: &Window) -> Result<XWindow, String> {
+        use raw_window_handle::{HasWindowHandle as _, RawWindowHandle};
+        let handle = window.window_handle().map_err(|error| error.to_string())?;
+        let id = match handle.as_raw() {
+            RawWindowHandle::Xlib(xlib) => u32::try_from(xlib.window).ok(),
+            RawWindowHandle::Xcb(xcb) => Some(xcb.window.get()),
+            _ => None,
+        }
+        .ok_or("the window is not an X11 window")?;
+        let failed = |error: &dyn std::fmt::Display| format!("cannot draw on the window: {error}");
+        let depth = self
+            .connection
+            .get_geometry(id)
+            .map_err(|e| failed(&e))?
+            .reply()
+            .map_err(|e| failed(&e))?
+            .depth;
+        let bits = self
+            .connection
+            .setup()
+            .pixmap_formats
+            .iter()
+            .find(|format| format.depth == depth)
+            .map(|format| format.bits_per_pixel);
+        if bits != Some(32) {
+            return Err(format!("the window's pixels are {bits:?} bits for depth {depth}, not 32"));
+        }
+        // The server's own Expose events tell us when it lost the window's pixels (winit's
+        // redraw does not say why it came); each client chooses its own events.
+        let exposures =
+            xproto::ChangeWindowAttributesAux::new().event_mask(xproto::EventMask::EXPOSURE);
+        self.connection.change_window_attributes(id, &exposures).map_err(|e| failed(&e))?;
+        let gc = self.connection.generate_id().map_err(|e| failed(&e))?;
+        self.connection
+            .create_gc(gc, id, &xproto::CreateGCAux::new().graphics_exposures(0))
+            .map_err(|e| failed(&e))?;
+        Ok(XWindow {
+            connection: self.connection,
+            window: id,
+            gc,
+            depth,
+            frame: Vec::new(),
+            shown: Vec::new(),
+            width: 0,
+            height: 0,
+            stale: true,
+        })
+    }
+}
+
+/// The window's pixels: the frame being drawn, and what the X server was last sent.
+struct XWindow {
+    connection: RustConnection,
+    window: xproto::Window,
+    gc: xproto::Gcontext,
+    depth: u8,
+    frame: Vec<[u8; 4]>,
+    shown: Vec<[u8; 4]>,
+    width: usize,
+    height: usize,
+    /// The server's copy is not ours (new size, exposed): the next present sends every row.
+    stale: bool,
+}
+
+impl XWindow {
+    /// The next frame, `width` × `height`, cleared to `background`.
+    fn next_frame(&mut self, width: usize, height: usize, background: [u8; 4]) -> &mut [[u8; 4]] {
+        if (width, height) != (self.width, self.height) {
+            (self.width, self.height, self.stale) = (width, height, true);
+            self.shown.clear();
+        }
+        self.frame.clear();
+        self.frame.resize(width * height, background);
+        &mut self.frame
+    }
+
+    /// Sends the rows that differ from the last frame sent (all of them when stale), in
+    /// requests the server accepts, then keeps this frame as the one shown.
+    fn present(&mut self) -> Result<(), x11rb::errors::ConnectionError> {
+        while let Some(event) = self.connection.poll_for_event()? {
+            if let x11rb::protocol::Event::Expose(_) = event {
+                self.stale = true;
+            }
+        }
+        let row = self.width;
+        let rows = self.frame.chunks_exact(row.max(1));
+        let changed = |(index, pixels): &(usize, &[[u8; 4]])| {
+            self.stale || self.shown.get(index * row..(index + 1) * row) != Some(*pixels)
+        };
+        let first = rows.clone().enumerate().position(|entry| changed(&entry));
+        let last = rows.enumerate().rev().find(|entry| changed(entry)).map(|(index, _)| index);
+        if let (Some(first), Some(last)) = (first, last) {
+            // A request's header is 24 bytes; the rest of what the server allows is pixels.
+            let budget = self.connection.maximum_request_bytes().saturating_sub(64);
+            let band = (budget / (row * 4)).max(1);
+            let mut top = first;
+            while top <= last {
+                let bottom = (top + band).min(last + 1);
+                let bytes =
+                    self.frame.get(top * row..bottom * row).unwrap_or_default().as_flattened();
+                xproto::put_image(
+                    &self.connection,
+                    xproto::ImageFormat::Z_PIXMAP,
+                    self.window,
+                    self.gc,
+                    row as u16,
+                    (bottom - top) as u16,
+                    0,
+                    top as i16,
+                    0,
+                    self.depth,
+                    bytes,
+                )?;
+                top = bottom;
+            }
+            self.connection.flush()?;
+        }
+        std::mem::swap(&mut self.frame, &mut self.shown);
+        self.stale = false;
+        Ok(())
+    }
 }
 
 impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> ApplicationHandler<Wake> for Runner<A, F> {

@@ -380,11 +380,21 @@ pub(super) fn run_app<A: eframe::App + 'static>(
     make: impl FnOnce(&egui::Context) -> A,
 ) -> Result<(), String> {
     #[cfg(target_os = "linux")]
-    if drawing == Drawing::Cpu {
-        let leave_keyboard = arrival == Arrival::LeavesKeyboard;
-        return super::cpu_window::run(builder, leave_keyboard, make)
-            .map_err(|error| window_error_summary(&error));
-    }
+    let make = match drawing {
+        Drawing::Cpu => {
+            use super::cpu_window::{Failure, run};
+            let leave_keyboard = arrival == Arrival::LeavesKeyboard;
+            match run(builder.clone(), leave_keyboard, make) {
+                Ok(()) => return Ok(()),
+                Err(Failure::Window(error)) => return Err(window_error_summary(&error)),
+                Err(Failure::CannotDraw { make, reason }) => {
+                    eprintln!("askpane: drawing with OpenGL: cannot draw with the CPU ({reason})");
+                    make
+                }
+            }
+        }
+        Drawing::Gpu => make,
+    };
     let _ = (drawing, arrival);
     let native_options = eframe::NativeOptions {
         viewport: builder,
