@@ -336,6 +336,16 @@ impl App {
 
     /// [`App::start`] with `input` on stdin (then closed), as Claude Code runs a hook.
     pub fn start_with_input(xvfb: &Xvfb, args: &[&str], input: Option<&str>) -> Self {
+        App::start_with_env(xvfb, args, input, &[])
+    }
+
+    /// [`App::start_with_input`] with `env` set for askpane (`ASKPANE_DRAWING`, …).
+    pub fn start_with_env(
+        xvfb: &Xvfb,
+        args: &[&str],
+        input: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
@@ -344,9 +354,9 @@ impl App {
         let mut command = crate::support::askpane_unset(args);
         command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
         command.env("ASKPANE_NO_INBOX", "1");
+        command.env("DISPLAY", xvfb.display()).env_remove("WAYLAND_DISPLAY");
+        command.envs(env.iter().copied());
         let child = command
-            .env("DISPLAY", xvfb.display())
-            .env_remove("WAYLAND_DISPLAY")
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(File::create(&stderr).expect("create askpane's stderr file"))

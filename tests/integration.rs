@@ -44,6 +44,8 @@ mod lean;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 #[cfg(target_os = "linux")]
 mod display;
+#[cfg(target_os = "linux")]
+mod drawing;
 // Desktop notifications from the inbox on a private session bus with dunst (issue 11).
 #[cfg(target_os = "linux")]
 mod notify;

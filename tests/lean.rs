@@ -41,7 +41,7 @@ fn inbox_stderr(world: &World) -> String {
 }
 
 /// The shared libraries mapped into `pid` whose path contains `part`.
-fn mapped(pid: u32, part: &str) -> Vec<String> {
+pub(crate) fn mapped(pid: u32, part: &str) -> Vec<String> {
     let maps = read_lossy(format!("/proc/{pid}/maps").as_ref());
     let mut found: Vec<String> = maps
         .lines()

@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 use crate::display::{App, Xvfb, send_wm_delete_window};
 use crate::support::{self, WAIT, artifact, run_bounded, scratch_dir};
 /// The title the database fixture gives the window.
-const DATABASE_TITLE: &str = "database · 1 question — askpane";
+pub(crate) const DATABASE_TITLE: &str = "database · 1 question — askpane";
 /// `xdotool search --name` pattern for that title. winit stores the UTF-8 title in WM_NAME typed
 /// as Latin-1 STRING, so xdotool sees the em dash as three other characters; `getwindowname`
 /// (which reads _NET_WM_NAME) then checks the exact title.
-const DATABASE_PATTERN: &str = "^database .* askpane$";
-const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
+pub(crate) const DATABASE_PATTERN: &str = "^database .* askpane$";
+pub(crate) const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
 
 // Where the database fixture draws things, in pixels from the window's top-left corner (measured
 // on a screenshot at the default 960×680 size): option rows are ~65 px tall, the first starting

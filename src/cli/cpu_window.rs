@@ -125,8 +125,9 @@ struct Shown<A> {
     /// Texture changes not yet given to the renderer (a frame of zero size paints nothing).
     textures: egui::TexturesDelta,
     frame: eframe::Frame,
-    /// The window stays unmapped until its first frame is painted (no empty flash), as eframe.
-    painted_once: bool,
+    /// The window stays unmapped until the app's first pass has run (it may keep the window
+    /// hidden); the server's Expose at the mapping then asks for the first picture.
+    first_pass_done: bool,
     /// The app let a close go ahead.
     closing: bool,
 }
@@ -173,7 +174,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             renderer: EguiSoftwareRender::new(ColorFieldOrder::Bgra),
             textures: egui::TexturesDelta::default(),
             frame: eframe::Frame::_new_kittest(),
-            painted_once: false,
+            first_pass_done: false,
             closing: false,
         });
         self.repaint_at = Some(Instant::now());
@@ -210,8 +211,8 @@ impl<A: eframe::App> Shown<A> {
         raw_input.viewports =
             std::iter::once((egui::ViewportId::ROOT, self.info.clone())).collect();
         let close_requested = raw_input.viewport().close_requested();
-        let visible = !self.painted_once || self.info.visible().unwrap_or(true);
-        let (platform_output, commands, painted) = if visible {
+        let visible = !self.first_pass_done || self.info.visible().unwrap_or(true);
+        let (platform_output, commands) = if visible {
             let output = ctx.run_ui(raw_input, |ui| {
                 self.app.logic(ui.ctx(), &mut self.frame);
                 self.app.ui(ui, &mut self.frame);
@@ -222,15 +223,19 @@ impl<A: eframe::App> Shown<A> {
                 .map(|viewport| viewport.commands.clone())
                 .unwrap_or_default();
             self.textures.append(output.textures_delta);
-            let clipped = ctx.tessellate(output.shapes, output.pixels_per_point);
-            self.paint(ctx, &clipped, output.pixels_per_point)?;
-            (output.platform_output, commands, true)
+            // Before the window is mapped nothing would be seen: the server's Expose at the
+            // mapping asks for the first picture (issue 14: the cold start draws once).
+            if self.first_pass_done {
+                let clipped = ctx.tessellate(output.shapes, output.pixels_per_point);
+                self.paint(ctx, &clipped, output.pixels_per_point)?;
+            }
+            (output.platform_output, commands)
         } else {
             // Hidden: only the app's logic runs (it may ask to be shown), as eframe does.
             let output = ctx.run_logic(&raw_input, |ctx| self.app.logic(ctx, &mut self.frame));
             let commands =
                 output.viewport_commands.get(&egui::ViewportId::ROOT).cloned().unwrap_or_default();
-            (output.platform_output, commands, false)
+            (output.platform_output, commands)
         };
         self.info.events.clear();
         self.input.handle_platform_output(&self.window, platform_output);
@@ -239,7 +244,7 @@ impl<A: eframe::App> Shown<A> {
             return Ok(());
         }
         let hides = commands.contains(&egui::ViewportCommand::Visible(false));
-        if painted && !std::mem::replace(&mut self.painted_once, true) && !hides {
+        if !std::mem::replace(&mut self.first_pass_done, true) && !hides {
             self.window.set_visible(true);
         }
         let mut actions = Vec::new();

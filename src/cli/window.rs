@@ -344,9 +344,10 @@ pub(super) enum Drawing {
 }
 
 impl Drawing {
-    /// `ASKPANE_DRAWING=cpu` or `gpu` when set; otherwise the CPU on Linux when the machine has no
-    /// GPU render node (`/dev/dri/renderD*`), where OpenGL would be Mesa's llvmpipe: a software
-    /// rasterizer that loads LLVM to draw what askpane draws in a millisecond itself.
+    /// `ASKPANE_DRAWING=cpu` or `gpu` when set; otherwise the CPU on Linux under X11 when the
+    /// machine has no GPU render node (`/dev/dri/renderD*`), where OpenGL would be Mesa's
+    /// llvmpipe: a software rasterizer that loads LLVM to draw what askpane draws in a
+    /// millisecond itself.
     pub(super) fn chosen() -> Drawing {
         match std::env::var("ASKPANE_DRAWING").ok().as_deref().map(str::trim) {
             Some("gpu") | Some("gl") => Drawing::Gpu,
@@ -360,6 +361,10 @@ impl Drawing {
     }
 
     fn by_machine() -> Drawing {
+        // The CPU window is X11 only (cli/cpu_window.rs).
+        if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+            return Drawing::Gpu;
+        }
         let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
             nodes.flatten().any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
         });
