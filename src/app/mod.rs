@@ -653,8 +653,13 @@ impl eframe::App for App {
         if !actions.is_empty() {
             self.apply(ui.ctx(), actions);
             self.report_countdown_changes(&countdowns_before);
-            // Draw the result of the actions now rather than on the next input event.
-            ui.ctx().request_repaint();
+            // This pass drew the state before the actions: draw their result instead, in
+            // another pass of this same frame (issue 14: a key's change is painted once, one
+            // frame sooner), or in the next frame when this frame has no pass left.
+            ui.ctx().request_discard("the user's actions changed what is shown");
+            if !ui.ctx().will_discard() {
+                ui.ctx().request_repaint();
+            }
         }
     }
 
