@@ -187,9 +187,12 @@ fn a_request_that_comes_up_next_does_not_take_the_keys_meant_for_the_last() {
     window.press(Key::Enter, None);
     key_now(&mut window, Key::Enter, Modifiers::NONE, None);
     assert!(matches!(outcome(&first), Outcome::Answered(_)));
-    // … and the keys right after it land on the second as it appears: dropped.
-    key_now(&mut window, Key::Enter, Modifiers::NONE, None);
-    key_now(&mut window, Key::Num1, Modifiers::NONE, Some("1"));
+    // … and the keys right after it (the next frame, a harness step later, within the grace)
+    // land on the second as it appears: dropped.
+    keys_now(
+        &mut window,
+        &[(Key::Enter, Modifiers::NONE, None), (Key::Num1, Modifiers::NONE, Some("1"))],
+    );
     assert_eq!(window.app().state().current().map(|p| p.tab), Some(Tab::Question(0)));
     assert!(!window.is_on(Role::CheckBox, "Clippy"));
     assert_nothing_sent(&second);
