@@ -66,7 +66,8 @@ pub(super) fn run<A: eframe::App, F: FnOnce(&egui::Context) -> A>(
 ) -> Result<(), Failure<F>> {
     let display = match XDisplay::connect() {
         Ok(display) => display,
-        Err(reason) => return Err(Failure::CannotDraw { make, reason }),
+        Err(Unusable::NoDisplay(error)) => return Err(Failure::Window(error)),
+        Err(Unusable::CannotDraw(reason)) => return Err(Failure::CannotDraw { make, reason }),
     };
     EVENT_LOOP.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -310,6 +311,14 @@ fn opaque_bgrx(color: [f32; 4]) -> [u8; 4] {
     [blue, green, red, 0]
 }
 
+/// Why there is no [`XDisplay`].
+enum Unusable {
+    /// No X server to connect to: no window can open at all.
+    NoDisplay(String),
+    /// An X server (or a Wayland session) this window cannot draw on; OpenGL may.
+    CannotDraw(String),
+}
+
 /// A connection to the X server whose pixels are 32 bits, least significant byte first (every
 /// X server askpane meets: Xorg, Xvfb, Xwayland on x86 and ARM).
 struct XDisplay {
@@ -317,15 +326,19 @@ struct XDisplay {
 }
 
 impl XDisplay {
-    fn connect() -> Result<XDisplay, String> {
+    fn connect() -> Result<XDisplay, Unusable> {
         if std::env::var_os("WAYLAND_DISPLAY").is_some() {
-            return Err("a Wayland session (the CPU window is X11 only)".into());
+            let reason = "a Wayland session (the CPU window is X11 only)";
+            return Err(Unusable::CannotDraw(reason.into()));
         }
-        let (connection, _screen) =
-            x11rb::connect(None).map_err(|error| format!("no X display: {error}"))?;
+        // Worded as winit words it, which the callers' "no display" message quotes.
+        let (connection, _screen) = x11rb::connect(None).map_err(|error| {
+            Unusable::NoDisplay(format!("Failed to open connection to X server ({error})"))
+        })?;
         let setup = connection.setup();
         if setup.image_byte_order != xproto::ImageOrder::LSB_FIRST {
-            return Err("the X server's pixels are most significant byte first".into());
+            let reason = "the X server's pixels are most significant byte first";
+            return Err(Unusable::CannotDraw(reason.into()));
         }
         Ok(XDisplay { connection })
     }
