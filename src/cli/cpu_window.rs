@@ -11,7 +11,6 @@
 //! X11 only: softbuffer, which would also serve Wayland, loads libX11 from a constructor in every
 //! process of the binary (tiny-xlib), hooks included, and a Wayland desktop without a GPU is rare.
 
-use std::rc::Rc;
 use std::time::Instant;
 
 use egui_software_backend::{BufferMutRef, ColorFieldOrder, EguiSoftwareRender};
@@ -118,7 +117,7 @@ struct Runner<A, F> {
 /// The window and what draws into it, from its creation to its close.
 struct Shown<A> {
     app: A,
-    window: Rc<Window>,
+    window: Window,
     screen: XWindow,
     input: egui_winit::State,
     info: egui::ViewportInfo,
@@ -139,9 +138,8 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
         let builder = self.builder.clone().with_visible(false);
         let window = egui_winit::create_window(&self.ctx, event_loop, &builder)
             .map_err(|error| error.to_string())?;
-        let window = Rc::new(window);
         if self.leave_keyboard {
-            askpane::window_manager::never_take_focus_on_arrival(&*window);
+            askpane::window_manager::never_take_focus_on_arrival(&window);
         }
         let display = self.display.take().ok_or("the X connection was already used")?;
         let screen = display.window(&window)?;
@@ -174,6 +172,8 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             info,
             renderer: EguiSoftwareRender::new(ColorFieldOrder::Bgra),
             textures: egui::TexturesDelta::default(),
+            // eframe's constructor for a frame outside its own runner (egui_kittest's too): no
+            // GL context, no storage, which `App` does not use.
             frame: eframe::Frame::_new_kittest(),
             first_pass_done: false,
             closing: false,
