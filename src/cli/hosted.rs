@@ -20,11 +20,13 @@ use askpane::protocol::inbox::{
     AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, Preset,
     SessionLine,
 };
-use askpane::protocol::stream::{self, PermissionDecision, PermissionRequest};
+use askpane::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::claude::AgentLines;
 use askpane::transport::codex::CodexLines;
-use askpane::transport::{Inbound, PermissionAsk, Request, Responder, SessionCommand};
+use askpane::transport::{
+    Inbound, PermissionAsk, Request, Responder, SessionCommand, SessionEvent,
+};
 
 use super::args::{StoreArgs, UiArgs};
 
@@ -170,6 +172,11 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
                 inbox.close();
                 return;
             }
+            Step::EndAfterTurn => {
+                inbox.close();
+                let_the_turn_end(from_session);
+                return;
+            }
             Step::InboxGone if restarts < RESTARTS => {
                 restarts += 1;
                 inbox.close();
@@ -197,7 +204,39 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
 enum Step {
     Go,
     End,
+    /// The session ends, once the agent's turn has taken the answers just sent (see
+    /// [`let_the_turn_end`]).
+    EndAfterTurn,
     InboxGone,
+}
+
+/// How long an ended session waits for the agent to finish the turn its last answers went to.
+const TURN_END_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// After the inbox ended the session with answers sent to the agent: they reach it before it is
+/// stopped. Waits, at most [`TURN_END_GRACE`], until the turn ends or the agent does; what it
+/// asks meanwhile hears the window closed. (Stopping the agent at once lost the answers when it
+/// was slow to send them on: the model never read them.)
+fn let_the_turn_end(from_session: &Receiver<Inbound>) {
+    let closed = Outcome::closed();
+    let deadline = std::time::Instant::now() + TURN_END_GRACE;
+    while let Ok(message) = from_session.recv_deadline(deadline) {
+        match message {
+            Inbound::Ask(request) => request.reply.send(closed.clone()),
+            Inbound::Permission(permission) => {
+                let message = closed.deny_message().unwrap_or_default();
+                permission.reply.send(PermissionDecision::Deny { message });
+            }
+            Inbound::Session(event) => {
+                if let SessionEvent::Message(CliMessage::Result(_)) | SessionEvent::Ended { .. } =
+                    *event
+                {
+                    return;
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl State {
@@ -370,15 +409,9 @@ impl State {
             }
             // "End session": as closing a window of its own, what is open hears the window
             // closed, and the agent is ended.
-            InboxMessage::EndSession => {
-                self.answer_all(&Outcome::closed());
-                return Step::End;
-            }
+            InboxMessage::EndSession => return self.end_with_closed(),
             // The inbox ends on purpose: it answered what it held; the session ends with it.
-            InboxMessage::Quitting => {
-                self.answer_all(&Outcome::closed());
-                return Step::End;
-            }
+            InboxMessage::Quitting => return self.end_with_closed(),
             InboxMessage::Error { message, id } => {
                 eprintln!("askpane: the inbox refused a message: {message}");
                 // The agent hears why, rather than waiting for a question nobody sees.
@@ -404,8 +437,19 @@ impl State {
         Step::Go
     }
 
-    /// Ends everything still open with `outcome` (a permission is denied with its words).
-    fn answer_all(&mut self, outcome: &Outcome) {
+    /// Everything open hears the window closed; the session ends after the turn they went to,
+    /// or at once when nothing was open.
+    fn end_with_closed(&mut self) -> Step {
+        match self.answer_all(&Outcome::closed()) {
+            0 => Step::End,
+            _ => Step::EndAfterTurn,
+        }
+    }
+
+    /// Ends everything still open with `outcome` (a permission is denied with its words), and
+    /// says how many there were.
+    fn answer_all(&mut self, outcome: &Outcome) -> usize {
+        let open = self.questions.len() + self.permissions.len();
         for (_, held) in self.questions.drain() {
             held.reply.send(outcome.clone());
         }
@@ -415,6 +459,7 @@ impl State {
         for (_, held) in self.permissions.drain() {
             held.reply.send(PermissionDecision::Deny { message: message.clone() });
         }
+        open
     }
 
     /// No inbox can be had any more: everything open is told no human can answer.
