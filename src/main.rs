@@ -5,6 +5,9 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(any(target_os = "linux", target_arch = "wasm32"))]
+mod cpu_frame;
+mod drawing;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

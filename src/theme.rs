@@ -27,7 +27,7 @@ pub struct Tokens {
     /// Soft warnings about the input, and unanswered questions on Review.
     pub warning: Color32,
     pub warning_fill: Color32,
-    /// Answered marks (✓) and the sent receipt.
+    /// Answered marks (✔) and the sent receipt.
     pub success: Color32,
     /// Secondary text: descriptions, provenance, hints.
     pub muted: Color32,
@@ -218,7 +218,12 @@ pub fn install(ctx: &Context) {
         // No eased highlights: each key is one frame, not the six an 83 ms fade draws. With
         // software GL a frame of this window costs milliseconds of CPU (issue 14).
         style.animation_time = 0.0;
+        // Each glyph drawn once, not at up to four sub-pixel offsets: a quarter of the glyph
+        // rasterizing, most of the first frame's cost (issue 14: about 35 ms of the web app's
+        // first frame), and text no blurrier.
+        style.visuals.text_options.subpixel_binning = false;
     });
+    ctx.set_fonts(font_definitions());
     for theme in [Theme::Dark, Theme::Light] {
         let tokens = Tokens::for_theme(theme);
         ctx.style_mut_of(theme, |style| {
@@ -229,6 +234,20 @@ pub fn install(ctx: &Context) {
             style.visuals.panel_fill = Color32::TRANSPARENT;
         });
     }
+}
+
+/// egui's embedded fonts, with Hack (the monospace face) after Ubuntu in the proportional family
+/// too: it has the arrows of the key hints and the Back/Next buttons, which Ubuntu lacks. Drawn
+/// from a fallback instead, they cost the web app's first frame about 20 ms (the browser draws
+/// and reads back each one) and the native window a search of the system's fonts.
+fn font_definitions() -> egui::FontDefinitions {
+    let mut definitions = egui::FontDefinitions::default();
+    if let Some(proportional) = definitions.families.get_mut(&FontFamily::Proportional) {
+        let after_text =
+            proportional.iter().position(|font| font == "Ubuntu-Light").map_or(0, |at| at + 1);
+        proportional.insert(after_text, "Hack".to_owned());
+    }
+    definitions
 }
 
 /// The window's background: what the panels would fill, cleared once per frame instead.
@@ -242,6 +261,25 @@ pub fn background(visuals: &egui::Visuals) -> Color32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fixed_texts_are_drawn_by_the_embedded_fonts() {
+        let ctx = Context::default();
+        install(&ctx);
+        ctx.run_ui(egui::RawInput::default(), |_| {}).textures_delta.clear();
+        // Every symbol the view's own texts use (an agent's text may need the system's fonts).
+        let fixed = [crate::view::KEY_HINT, "← Back", "Next →", "→↳·–—…“”•✔⚠⏱⚙", "╔═╗║╚╝"];
+        for family in [FontFamily::Proportional, FontFamily::Monospace] {
+            let font = FontId::new(size::BODY, family.clone());
+            for text in fixed {
+                let missing: String = text
+                    .chars()
+                    .filter(|c| !ctx.fonts_mut(|fonts| fonts.has_glyph(&font, *c)))
+                    .collect();
+                assert_eq!(missing, "", "{family:?} lacks these in {text:?}");
+            }
+        }
+    }
 
     #[test]
     fn the_portals_colour_scheme() {

@@ -32,6 +32,8 @@ use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+mod painting;
+
 /// The canvas egui draws on, and the message shown until the first frame (index.html).
 const CANVAS_ID: &str = "askpane_canvas";
 const LOADING_ID: &str = "askpane_loading";
@@ -58,6 +60,9 @@ pub struct Fragment {
     pub fixture: Option<String>,
     /// The bridge's per-run token: askpane served this page and waits on its WebSocket.
     pub token: Option<String>,
+    /// `cpu` or `gpu`: who paints the page, instead of the browser's WebGL deciding
+    /// ([`painting::chosen_drawing`]).
+    pub drawing: Option<String>,
 }
 
 impl Fragment {
@@ -70,6 +75,7 @@ impl Fragment {
             match key {
                 "fixture" if !value.is_empty() => fragment.fixture = Some(value),
                 "token" if !value.is_empty() => fragment.token = Some(value),
+                "drawing" => fragment.drawing = Some(value),
                 _ => {}
             }
         }
@@ -309,7 +315,10 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         }
         Ok(Box::new(app))
     });
-    runner.start(canvas, eframe::WebOptions::default(), creator).await
+    let drawing = painting::chosen_drawing(fragment.drawing.as_deref());
+    publish::drawing(drawing);
+    let options = eframe::WebOptions { painter: painting::painter(drawing), ..Default::default() };
+    runner.start(canvas, options, creator).await
 }
 
 /// The per-frame work: the feed, and the first-frame marker for tests.
@@ -493,6 +502,15 @@ mod publish {
         set(FONTS, &Array::new());
         set(DELIVERIES, &Array::new());
         set("askpaneReady", &JsValue::FALSE);
+    }
+
+    /// Who paints the page: `window.askpaneDrawing` is `"cpu"` or `"gpu"`.
+    pub fn drawing(drawing: crate::drawing::Drawing) {
+        let name = match drawing {
+            crate::drawing::Drawing::Cpu => "cpu",
+            crate::drawing::Drawing::Gpu => "gpu",
+        };
+        set("askpaneDrawing", &JsValue::from_str(name));
     }
 
     /// The first frame has been painted: when, since navigation started.

@@ -246,7 +246,7 @@ impl Window {
     /// The labels of the buttons whose label starts with `header` without being its tab (the
     /// request list's entries).
     pub(crate) fn request_entries(&self, header: &str) -> Vec<String> {
-        let tab_labels = [header.to_owned(), format!("{header} ✓")];
+        let tab_labels = [header.to_owned(), format!("{header} ✔")];
         self.harness
             .query_all_by_role(Role::Button)
             .filter_map(|node| node.accesskit_node().label())
@@ -304,7 +304,7 @@ fn click_an_option_and_submit_sends_exactly_that_label() {
     assert!(window.is_on(Role::RadioButton, "SQLite"));
     assert!(!window.is_on(Role::RadioButton, "PostgreSQL (Recommended)"));
     assert!(!window.is_on(Role::RadioButton, "Other"));
-    assert!(window.has_button("Database ✓"), "the tab shows the question is answered");
+    assert!(window.has_button("Database ✔"), "the tab shows the question is answered");
     assert_nothing_sent(&asked);
 
     window.click_button("Submit");
@@ -345,7 +345,7 @@ fn multi_select_with_other_joins_the_labels_in_option_order_and_the_typed_text()
     window.focus_box(Role::MultilineTextInput, "Your answer");
     window.type_text("cargo deny");
     assert_eq!(window.answer_box().value().as_deref(), Some("cargo deny"));
-    assert!(window.has_button("CI checks ✓"));
+    assert!(window.has_button("CI checks ✔"));
 
     window.click_button("Next →");
     assert_eq!(window.tab(), Some(Tab::Question(1)));
@@ -709,7 +709,7 @@ fn japanese_korean_and_thai_labels_render_and_answer() {
         assert!(window.has_button(&header), "{name}: tab {header}");
         window.click(Role::RadioButton, single);
         assert!(window.is_on(Role::RadioButton, single), "{name}: {single}");
-        assert!(window.has_button(&format!("{header} ✓")), "{name}");
+        assert!(window.has_button(&format!("{header} ✔")), "{name}");
         window.click_button("Next →");
         window.click(Role::CheckBox, multi);
         assert!(window.is_on(Role::CheckBox, multi), "{name}: {multi}");

@@ -25,6 +25,8 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::xproto::{self, ConnectionExt as _};
 use x11rb::rust_connection::RustConnection;
 
+use crate::cpu_frame::CpuFrame;
+
 /// What wakes the event loop besides the window system.
 #[derive(Debug)]
 enum Wake {
@@ -274,7 +276,7 @@ impl<A: eframe::App> Shown<A> {
             return Ok(());
         }
         let background = opaque_bgrx(self.app.clear_color(&ctx.global_style().visuals));
-        let pixels = self.screen.next_frame(width, height, background);
+        let pixels = self.screen.pixels.next_frame(width, height, background);
         let mut target = BufferMutRef::new(pixels, width, height);
         self.renderer.render(&mut target, clipped, &self.textures, pixels_per_point);
         self.textures.clear();
@@ -385,11 +387,7 @@ impl XDisplay {
             window: id,
             gc,
             depth,
-            frame: Vec::new(),
-            shown: Vec::new(),
-            width: 0,
-            height: 0,
-            stale: true,
+            pixels: CpuFrame::default(),
         })
     }
 }
@@ -400,57 +398,26 @@ struct XWindow {
     window: xproto::Window,
     gc: xproto::Gcontext,
     depth: u8,
-    frame: Vec<[u8; 4]>,
-    shown: Vec<[u8; 4]>,
-    width: usize,
-    height: usize,
-    /// The server's copy is not ours (new size, exposed): the next present sends every row.
-    stale: bool,
+    pixels: CpuFrame,
 }
 
 impl XWindow {
-    /// The next frame, `width` × `height`, cleared to `background`.
-    fn next_frame(&mut self, width: usize, height: usize, background: [u8; 4]) -> &mut [[u8; 4]] {
-        if (width, height) != (self.width, self.height) {
-            (self.width, self.height, self.stale) = (width, height, true);
-            self.shown.clear();
-        }
-        // One row filled pixel by pixel, the others copied from it (memcpy): fast in the
-        // unoptimised builds the window tests run, as the byte comparisons in `present` are.
-        self.frame.clear();
-        self.frame.resize(width, background);
-        for _ in 1..height {
-            self.frame.extend_from_within(..width);
-        }
-        &mut self.frame
-    }
-
-    /// Sends the rows that differ from the last frame sent (all of them when stale), in
-    /// requests the server accepts, then keeps this frame as the one shown.
+    /// Sends the rows that differ from the last frame sent (all of them when the server lost
+    /// them), in requests the server accepts, then keeps this frame as the one shown.
     fn present(&mut self) -> Result<(), x11rb::errors::ConnectionError> {
         while let Some(event) = self.connection.poll_for_event()? {
             if let x11rb::protocol::Event::Expose(_) = event {
-                self.stale = true;
+                self.pixels.mark_stale();
             }
         }
-        let row = self.width;
-        let rows = self.frame.chunks_exact(row.max(1));
-        let changed = |(index, pixels): &(usize, &[[u8; 4]])| {
-            let before =
-                self.shown.get(index * row..(index + 1) * row).map(<[[u8; 4]]>::as_flattened);
-            self.stale || before != Some(pixels.as_flattened())
-        };
-        let first = rows.clone().enumerate().position(|entry| changed(&entry));
-        let last = rows.enumerate().rev().find(|entry| changed(entry)).map(|(index, _)| index);
-        if let (Some(first), Some(last)) = (first, last) {
+        if let Some(changed) = self.pixels.changed_rows() {
+            let row = self.pixels.width();
             // A request's header is 24 bytes; the rest of what the server allows is pixels.
             let budget = self.connection.maximum_request_bytes().saturating_sub(64);
             let band = (budget / (row * 4)).max(1);
-            let mut top = first;
-            while top <= last {
-                let bottom = (top + band).min(last + 1);
-                let bytes =
-                    self.frame.get(top * row..bottom * row).unwrap_or_default().as_flattened();
+            let mut top = changed.start;
+            while top < changed.end {
+                let bottom = (top + band).min(changed.end);
                 xproto::put_image(
                     &self.connection,
                     xproto::ImageFormat::Z_PIXMAP,
@@ -462,14 +429,13 @@ impl XWindow {
                     top as i16,
                     0,
                     self.depth,
-                    bytes,
+                    self.pixels.rows(top..bottom).as_flattened(),
                 )?;
                 top = bottom;
             }
             self.connection.flush()?;
         }
-        std::mem::swap(&mut self.frame, &mut self.shown);
-        self.stale = false;
+        self.pixels.shown_now();
         Ok(())
     }
 }

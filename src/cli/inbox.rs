@@ -23,7 +23,7 @@ use askpane::web_bundle;
 
 use super::args::{StoreArgs, UiArgs};
 use super::window::{
-    Arrival, Drawing, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
+    Arrival, chosen_drawing, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
     run_app, show_window, start_bridge_then, tell_unavailable, watch_signals,
 };
 
@@ -472,7 +472,7 @@ fn show_pairing(bridge: &serve::Bridge) {
             PairingApp::new(ctx, &links, relink, qr_modules)
         };
         let shown =
-            run_app("askpane-pairing", builder, Drawing::chosen(), Arrival::TakesKeyboard, make);
+            run_app("askpane-pairing", builder, chosen_drawing(), Arrival::TakesKeyboard, make);
         if let Err(error) = shown {
             eprintln!("askpane: no pairing window ({error}); the links above work all the same");
         }

@@ -18,6 +18,8 @@ use askpane::transport::signals::{SignalWatch, StopSignal};
 use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, Waker, ui_channel};
 use askpane::web_bundle;
 
+use crate::drawing::Drawing;
+
 use super::args::{ThemeArg, UiArgs};
 use super::exit;
 
@@ -302,7 +304,7 @@ fn run_window(
             warming.start();
         }
     });
-    let drawing = Drawing::chosen();
+    let drawing = chosen_drawing();
     let shown = run_app("askpane", builder, drawing, arrival, move |ctx: &egui::Context| {
         // Ignored if already set: one window per run.
         let _ = window_ctx.set(ctx.clone());
@@ -334,44 +336,33 @@ fn run_window(
     shown
 }
 
-/// What draws the native window (issue 14).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Drawing {
-    /// OpenGL through eframe.
-    Gpu,
-    /// askpane's own CPU drawing (cli/cpu_window.rs), Linux only.
-    Cpu,
-}
-
-impl Drawing {
-    /// `ASKPANE_DRAWING=cpu` or `gpu` when set; otherwise the CPU on Linux under X11 when the
-    /// machine has no GPU render node (`/dev/dri/renderD*`), where OpenGL would be Mesa's
-    /// llvmpipe: a software rasterizer that loads LLVM to draw what askpane draws in a
-    /// millisecond itself.
-    pub(super) fn chosen() -> Drawing {
-        match std::env::var("ASKPANE_DRAWING").ok().as_deref().map(str::trim) {
-            Some("gpu") | Some("gl") => Drawing::Gpu,
-            Some("cpu") if cfg!(target_os = "linux") => Drawing::Cpu,
-            Some(other) if !other.is_empty() => {
-                eprintln!("askpane: ASKPANE_DRAWING={other:?} is neither cpu nor gpu; choosing");
-                Drawing::by_machine()
-            }
-            _ => Drawing::by_machine(),
+/// What draws the native window (issue 14): `ASKPANE_DRAWING=cpu` or `gpu` when set; otherwise
+/// the CPU on Linux under X11 when the machine has no GPU render node (`/dev/dri/renderD*`),
+/// where OpenGL would be Mesa's llvmpipe: a software rasterizer that loads LLVM to draw what
+/// askpane draws in a millisecond itself.
+pub(super) fn chosen_drawing() -> Drawing {
+    match Drawing::asked(std::env::var("ASKPANE_DRAWING").ok().as_deref()) {
+        Ok(Some(Drawing::Cpu)) if !cfg!(target_os = "linux") => drawing_by_machine(),
+        Ok(Some(asked)) => asked,
+        Ok(None) => drawing_by_machine(),
+        Err(other) => {
+            eprintln!("askpane: ASKPANE_DRAWING={other:?} is neither cpu nor gpu; choosing");
+            drawing_by_machine()
         }
     }
+}
 
-    fn by_machine() -> Drawing {
-        // The CPU window is X11 only (cli/cpu_window.rs).
-        if std::env::var_os("WAYLAND_DISPLAY").is_some() {
-            return Drawing::Gpu;
-        }
-        let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
-            nodes.flatten().any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
-        });
-        match cfg!(target_os = "linux") && !has_render_node {
-            true => Drawing::Cpu,
-            false => Drawing::Gpu,
-        }
+fn drawing_by_machine() -> Drawing {
+    // The CPU window is X11 only (cli/cpu_window.rs).
+    if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        return Drawing::Gpu;
+    }
+    let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
+        nodes.flatten().any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
+    });
+    match cfg!(target_os = "linux") && !has_render_node {
+        true => Drawing::Cpu,
+        false => Drawing::Gpu,
     }
 }
 

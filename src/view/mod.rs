@@ -324,7 +324,7 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
             (SendState::Sending, _) => ("…", "Sending to".to_owned(), tokens.muted),
             (SendState::NotSent(why), _) => ("✗", format!("Not sent ({why}) to"), tokens.warning),
             (SendState::Sent, true) => ("⏱", "Sent to".to_owned(), tokens.warning),
-            (SendState::Sent, false) => ("✓", "Sent to".to_owned(), tokens.success),
+            (SendState::Sent, false) => ("✔", "Sent to".to_owned(), tokens.success),
         };
         let headline = format!("{mark} {sent} {}: “{}” {how}", receipt.provenance, receipt.title);
         ui.add(Label::new(RichText::new(headline).color(color).strong()).wrap());
@@ -575,7 +575,7 @@ fn tabs_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
         let text = if text.is_empty() { format!("Question {}", index + 1) } else { text };
         let answered = matches!(pending.status(index), Status::Answered(_));
         let label = match answered {
-            true => RichText::new(format!("{text} ✓")),
+            true => RichText::new(format!("{text} ✔")),
             false => RichText::new(text),
         };
         let selected = pending.tab == Tab::Question(index);
