@@ -1,6 +1,11 @@
 //! A frame drawn by the CPU rasterizer, and which of its rows differ from the frame last shown:
-//! shared by the native window without a GPU (`cli::cpu_window`, X11) and the web page's 2D
-//! canvas (`web::cpu_painter`), so each sends only the rows a key press changed.
+//! shared by the native window without a GPU (`cli::cpu_window`, X11), which sends the X server
+//! only the rows a key press changed, and the web page's 2D canvas (`web::painting`), which is
+//! sent whole (in wasm, comparing rows costs more than copying them).
+#![cfg_attr(
+    target_arch = "wasm32",
+    expect(dead_code, reason = "the page is sent whole: the row comparison is the X11 window's")
+)]
 
 use std::ops::Range;
 
@@ -40,16 +45,6 @@ impl CpuFrame {
     /// The screen lost what was shown: the next frame is sent whole.
     pub fn mark_stale(&mut self) {
         self.stale = true;
-    }
-
-    /// The top-left pixel of the frame last shown, if any: a canary for a screen that may have
-    /// dropped it without saying so (a canvas's bitmap is reset when its size is set).
-    #[cfg_attr(
-        not(any(target_arch = "wasm32", test)),
-        expect(dead_code, reason = "an X server says when it lost pixels")
-    )]
-    pub fn shown_corner(&self) -> Option<[u8; 4]> {
-        self.shown.first().copied()
     }
 
     /// Pixels in a row.
@@ -124,19 +119,6 @@ mod tests {
         frame.next_frame(3, 3, WHITE);
         frame.mark_stale();
         assert_eq!(frame.changed_rows(), Some(0..3));
-    }
-
-    #[test]
-    fn the_corner_shown_is_the_last_frames_until_the_size_changes() {
-        let mut frame = CpuFrame::default();
-        assert_eq!(frame.shown_corner(), None);
-        frame.next_frame(2, 2, BLACK)[0] = WHITE;
-        frame.shown_now();
-        assert_eq!(frame.shown_corner(), Some(WHITE));
-        frame.next_frame(2, 2, BLACK);
-        assert_eq!(frame.shown_corner(), Some(WHITE), "the frame being drawn is not shown yet");
-        frame.next_frame(3, 2, BLACK);
-        assert_eq!(frame.shown_corner(), None);
     }
 
     #[test]
