@@ -1118,7 +1118,8 @@ fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
     let quitting = crate::support::run_bounded(&mut quit, None);
     assert_eq!(quitting.status.code(), Some(0), "{}", quitting.stderr);
     let (code, _, stderr) = askpane.finish();
-    let read = model_read(&model.root).unwrap_or_else(|| panic!("no reply read\n{stderr}"));
+    let read = model_read(&model.root)
+        .unwrap_or_else(|| panic!("no reply read (askpane exited {code:?})\n{stderr}"));
     let read: Value = serde_json::from_str(&read).unwrap_or_else(|_| panic!("not JSON: {read}"));
     let note = format!("user_note: {}", askpane::protocol::outcome::CLOSED_MESSAGE);
     assert_eq!(

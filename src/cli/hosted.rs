@@ -174,7 +174,7 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
             }
             Step::EndAfterTurn => {
                 inbox.close();
-                let_the_turn_end(from_session);
+                let_the_turn_end(from_session, state.relay.agent.words());
                 return;
             }
             Step::InboxGone if restarts < RESTARTS => {
@@ -217,10 +217,23 @@ const TURN_END_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// stopped. Waits, at most [`TURN_END_GRACE`], until the turn ends or the agent does; what it
 /// asks meanwhile hears the window closed. (Stopping the agent at once lost the answers when it
 /// was slow to send them on: the model never read them.)
-fn let_the_turn_end(from_session: &Receiver<Inbound>) {
+fn let_the_turn_end(from_session: &Receiver<Inbound>, agent: &str) {
     let closed = Outcome::closed();
     let deadline = std::time::Instant::now() + TURN_END_GRACE;
-    while let Ok(message) = from_session.recv_deadline(deadline) {
+    loop {
+        let message = match from_session.recv_deadline(deadline) {
+            Ok(message) => message,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "askpane: {agent} did not end its turn within {} s of the last answers; \
+                     stopping it",
+                    TURN_END_GRACE.as_secs()
+                );
+                return;
+            }
+            // The agent ended first.
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
         match message {
             Inbound::Ask(request) => request.reply.send(closed.clone()),
             Inbound::Permission(permission) => {
