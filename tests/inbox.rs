@@ -734,13 +734,18 @@ fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back
     // Closing again (Ctrl+W) and choosing "Decline all" (Tab, then Enter) declines and hides.
     let window = wait_for_window(xvfb, "1 question", true).expect("shown");
     xvfb.focus(window);
-    // The window was just shown again: under load it may take the focus event late, and its
-    // key grace then starts late too. A second wait (it is focused already, so no new grace)
-    // lets Ctrl+W land after it; seen once in a full run, Ctrl+W dropped and Enter answered.
-    xvfb.focus(window);
     let id = window.to_string();
+    let undimmed = xvfb.brightness(window, &crate::support::artifact("inbox-before-ctrl-w.png"));
     xvfb.xdotool(&["key", "--window", &id, "ctrl+w"]);
-    thread::sleep(Duration::from_millis(300));
+    // Tab and Enter are for the dialog: they wait until it is up, which dims the window behind
+    // it. On a busy machine the three keys could otherwise reach one frame, where the form took
+    // Tab and Enter before Ctrl+W's dialog opened (seen in two full runs: "Red" was answered).
+    let dimmed = crate::support::artifact("inbox-close-dialog.png");
+    let deadline = Instant::now() + WAIT;
+    while xvfb.brightness(window, &dimmed) > undimmed - 0.05 {
+        assert!(Instant::now() < deadline, "Ctrl+W opened no dialog (see {})", dimmed.display());
+        thread::sleep(Duration::from_millis(100));
+    }
     xvfb.xdotool(&["key", "--window", &id, "Tab", "Return"]);
     let (code, stdout, stderr) = waiting.finish();
     assert_eq!(code, Some(0), "{stderr}");

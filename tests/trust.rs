@@ -501,6 +501,36 @@ fn ctrl_w_closes_like_the_close_button_and_enter_keeps_the_work() {
 }
 
 #[test]
+fn keys_after_ctrl_w_in_the_same_frame_do_not_answer_behind_its_dialog() {
+    // A busy machine can deliver Ctrl+W, Tab and Enter in one frame: Tab and Enter were meant
+    // for the dialog, which did not show yet, and must not pick and send an answer.
+    let (mut window, asked) = open_fixture("database");
+    window.press_digit(2);
+    keys_now(
+        &mut window,
+        &[
+            (Key::W, CTRL, None),
+            (Key::Tab, Modifiers::NONE, None),
+            (Key::Enter, Modifiers::NONE, None),
+        ],
+    );
+    let commands =
+        window.harness.output().viewport_output[&egui::ViewportId::ROOT].commands.clone();
+    assert!(commands.contains(&ViewportCommand::Close), "Ctrl+W closes: {commands:?}");
+    window.harness.run();
+    assert_nothing_sent(&asked);
+    assert!(window.is_on(Role::RadioButton, "MySQL"), "the pick made before Ctrl+W stays");
+    assert!(window.request_close().contains(&ViewportCommand::CancelClose), "it asks first");
+    assert!(window.has_label("Close askpane?"));
+    // Keys before Ctrl+W in the same frame still count.
+    let (mut window, asked) = open_fixture("database");
+    keys_now(&mut window, &[(Key::Num3, Modifiers::NONE, Some("3")), (Key::W, CTRL, None)]);
+    window.harness.run();
+    assert!(window.is_on(Role::RadioButton, "SQLite"), "3 picked SQLite before Ctrl+W");
+    assert_nothing_sent(&asked);
+}
+
+#[test]
 fn a_picked_option_with_a_preview_carries_it_without_a_note() {
     let (mut window, asked) = open_fixture("settings-capture");
     window.click(Role::RadioButton, "Sidebar");

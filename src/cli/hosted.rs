@@ -136,6 +136,9 @@ struct State {
     questions: HashMap<String, HeldQuestion>,
     permissions: HashMap<String, HeldPermission>,
     transcript: VecDeque<SessionLine>,
+    /// Answers or decisions went to the agent and its turn has not ended since: ending the
+    /// session now waits for that turn ([`Step::EndAfterTurn`]).
+    answered_in_turn: bool,
 }
 
 /// Relays between the session (`from_session`) and the inbox until the session or the inbox
@@ -147,6 +150,7 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
         questions: HashMap::new(),
         permissions: HashMap::new(),
         transcript: VecDeque::new(),
+        answered_in_turn: false,
     };
     state.introduce(&mut inbox);
     eprintln!(
@@ -321,6 +325,9 @@ impl State {
             Inbound::Session(event) => {
                 let Some(line) = SessionLine::from_event(*event) else { return Step::Go };
                 let ended = matches!(line, SessionLine::Ended { .. });
+                if ended || matches!(line, SessionLine::Result { .. }) {
+                    self.answered_in_turn = false;
+                }
                 // The session leaves the inbox with the connection: the terminal keeps why.
                 if let SessionLine::Ended { status, stderr_tail } = &line
                     && !status.ends_with(" 0")
@@ -405,6 +412,7 @@ impl State {
                     // question the agent withdrew.
                     if let Some(reply) = reply {
                         self.relay.agent.write(reply);
+                        self.answered_in_turn = true;
                     }
                     held.reply.handed_on();
                 }
@@ -412,6 +420,7 @@ impl State {
             InboxMessage::PermissionDecided { id, decision } => {
                 if let Some(held) = self.permissions.remove(&id) {
                     held.reply.send(decision);
+                    self.answered_in_turn = true;
                 }
             }
             InboxMessage::Prompt { text } => {
@@ -450,12 +459,14 @@ impl State {
         Step::Go
     }
 
-    /// Everything open hears the window closed; the session ends after the turn they went to,
-    /// or at once when nothing was open.
+    /// Everything open hears the window closed; the session ends after the turn those answers
+    /// (or ones the inbox sent just before: `inbox --quit` closes its questions, then says it
+    /// quits) went to, or at once when the agent's turn has none.
     fn end_with_closed(&mut self) -> Step {
-        match self.answer_all(&Outcome::closed()) {
-            0 => Step::End,
-            _ => Step::EndAfterTurn,
+        let open = self.answer_all(&Outcome::closed());
+        match open > 0 || self.answered_in_turn {
+            true => Step::EndAfterTurn,
+            false => Step::End,
         }
     }
 

@@ -60,8 +60,16 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
                 _ => Edit::Submit,
             }));
         }
-        if input.consume_key(Modifiers::COMMAND, Key::W) {
+        if let Some(at) = close_key_position(&input.events) {
             actions.push(Action::RequestClose);
+            // Keys after Ctrl+W in this frame were pressed before its dialog could show: they
+            // must not act on the form behind it (a busy frame once gave them to it, and Enter
+            // sent an answer). Keys before it still count.
+            let mut index = 0;
+            input.events.retain(|event| {
+                index += 1;
+                index - 1 < at || !matches!(event, Event::Key { .. } | Event::Text(_))
+            });
         }
         if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
             actions.push(Action::Edit(Edit::CancelConfirm));
@@ -180,6 +188,17 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
             memory.request_focus(id);
         }
     });
+}
+
+/// Where Ctrl+W (⌘W on a Mac) is among this frame's events, if it was pressed.
+fn close_key_position(events: &[Event]) -> Option<usize> {
+    events.iter().position(|event| {
+        matches!(
+            event,
+            Event::Key { key: Key::W, pressed: true, modifiers, .. }
+                if modifiers.matches_logically(Modifiers::COMMAND)
+        )
+    })
 }
 
 /// Which text event each key press typed, as (key position, text position). Natively egui-winit

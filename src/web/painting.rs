@@ -1,8 +1,8 @@
 //! How the page is painted: with WebGL through eframe where the browser has a GPU, and by the
-//! CPU rasterizer into a 2D canvas where WebGL is a software renderer or missing — as the native
-//! window chooses (`cli::window::Drawing`, issue 14). A software WebGL (Chromium's SwiftShader,
-//! Mesa's llvmpipe) costs the first frame about 150 ms of waiting on the GPU process and reading
-//! the picture back; the CPU rasterizer draws it in a few.
+//! CPU rasterizer into a 2D canvas where WebGL is a software renderer or missing, as the native
+//! window chooses (`cli::window::chosen_drawing`, issue 14). A software WebGL (Chromium's
+//! SwiftShader, Mesa's llvmpipe) makes the first frame wait on the GPU process and read the
+//! picture back; drawn by the CPU it came 10–50 ms sooner (`scripts/bench-web` times both).
 
 use std::sync::Arc;
 
