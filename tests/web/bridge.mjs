@@ -780,6 +780,8 @@ async function historyPage(context, scratch) {
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-history.png") });
     await tab.page.mouse.click(SEARCH.x, SEARCH.y);
+    // Typing waits for the click's frame, as a person waits for the caret (README, Limits).
+    await settle(tab.page);
     await tab.page.keyboard.type("production", { delay: 20 });
     await untilPage(
       QUESTION_TIMEOUT,

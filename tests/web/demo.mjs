@@ -215,6 +215,9 @@ async function main() {
       name: "database (type an Other answer)",
       answer: async (page) => {
         await page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+        // As a person waits for the caret: keys typed before the click's frame ran reach no
+        // box (eframe gives its hidden text input the keyboard in that frame; README, Limits).
+        await settle(page);
         await page.keyboard.type("MariaDB 10.11", { delay: 20 });
       },
     });

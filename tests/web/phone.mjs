@@ -125,6 +125,8 @@ async function database(context, base) {
   const box = boxes.sort((a, b) => a.y - b.y)[0];
   check(box.h >= TAP_TARGET - 0.5, `${name}: the Other box is ${box.h} px tall`);
   await page.touchscreen.tap(box.x + box.w / 2, box.y + box.h / 2);
+  // Typing waits for the tap's frame, as a person waits for the caret (README, Limits).
+  await settle(page);
   await page.keyboard.type("MariaDB 10.11", { delay: 20 });
   await settle(page);
   await page.screenshot({ path: join(artifacts, "web-phone-other.png") });
@@ -147,6 +149,7 @@ async function database(context, base) {
   check(noteBox, `${name}: no note box after opening the fold-out: ${JSON.stringify(afterFold)}`);
   check(noteBox.h >= TAP_TARGET - 0.5, `${name}: the note box is ${noteBox.h} px tall`);
   await page.touchscreen.tap(noteBox.x + noteBox.w / 2, noteBox.y + noteBox.h / 2);
+  await settle(page);
   await page.keyboard.type("needs JSON", { delay: 20 });
   await settle(page);
   await page.screenshot({ path: join(artifacts, "web-phone-note.png") });
