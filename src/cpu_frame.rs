@@ -9,6 +9,19 @@
 
 use std::ops::Range;
 
+use egui_software_backend::ColorFieldOrder;
+
+/// egui's clear colour (gamma-space, 0..1) as one opaque pixel in the rasterizer's `order`: the
+/// frame's background.
+pub fn opaque_pixel(color: [f32; 4], order: ColorFieldOrder) -> [u8; 4] {
+    let [red, green, blue, _] =
+        color.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8);
+    match order {
+        ColorFieldOrder::Rgba => [red, green, blue, 255],
+        ColorFieldOrder::Bgra => [blue, green, red, 255],
+    }
+}
+
 /// The frame being drawn and the one last shown, both `width` × `height` pixels of 4 bytes.
 #[derive(Default)]
 pub struct CpuFrame {
@@ -81,7 +94,9 @@ impl CpuFrame {
 
 #[cfg(test)]
 mod tests {
-    use super::CpuFrame;
+    use egui_software_backend::ColorFieldOrder;
+
+    use super::{CpuFrame, opaque_pixel};
 
     const WHITE: [u8; 4] = [255; 4];
     const BLACK: [u8; 4] = [0, 0, 0, 255];
@@ -119,6 +134,14 @@ mod tests {
         frame.next_frame(3, 3, WHITE);
         frame.mark_stale();
         assert_eq!(frame.changed_rows(), Some(0..3));
+    }
+
+    #[test]
+    fn the_background_is_opaque_in_either_order() {
+        let colour = [1.0, 0.5, 0.0, 0.2];
+        assert_eq!(opaque_pixel(colour, ColorFieldOrder::Rgba), [255, 128, 0, 255]);
+        assert_eq!(opaque_pixel(colour, ColorFieldOrder::Bgra), [0, 128, 255, 255]);
+        assert_eq!(opaque_pixel([2.0, -1.0, 0.0, 1.0], ColorFieldOrder::Rgba), [255, 0, 0, 255]);
     }
 
     #[test]

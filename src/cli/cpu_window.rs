@@ -25,7 +25,7 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::xproto::{self, ConnectionExt as _};
 use x11rb::rust_connection::RustConnection;
 
-use crate::cpu_frame::CpuFrame;
+use crate::cpu_frame::{CpuFrame, opaque_pixel};
 
 /// What wakes the event loop besides the window system.
 #[derive(Debug)]
@@ -275,7 +275,8 @@ impl<A: eframe::App> Shown<A> {
         if width == 0 || height == 0 {
             return Ok(());
         }
-        let background = opaque_bgrx(self.app.clear_color(&ctx.global_style().visuals));
+        let clear_color = self.app.clear_color(&ctx.global_style().visuals);
+        let background = opaque_pixel(clear_color, ColorFieldOrder::Bgra);
         let pixels = self.screen.pixels.next_frame(width, height, background);
         let mut target = BufferMutRef::new(pixels, width, height);
         self.renderer.render(&mut target, clipped, &self.textures, pixels_per_point);
@@ -304,13 +305,6 @@ impl<A: eframe::App> Shown<A> {
             self.input.egui_ctx().request_repaint();
         }
     }
-}
-
-/// egui's clear colour (gamma-space, 0..1) as the bytes of one 32-bit X11 pixel.
-fn opaque_bgrx(color: [f32; 4]) -> [u8; 4] {
-    let [red, green, blue, _] =
-        color.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8);
-    [blue, green, red, 0]
 }
 
 /// Why there is no [`XDisplay`].

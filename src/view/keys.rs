@@ -62,14 +62,13 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
         }
         if let Some(at) = close_key_position(&input.events) {
             actions.push(Action::RequestClose);
-            // Keys after Ctrl+W in this frame were pressed before its dialog could show: they
-            // must not act on the form behind it (a busy frame once gave them to it, and Enter
-            // sent an answer). Keys before it still count.
-            let mut index = 0;
-            input.events.retain(|event| {
-                index += 1;
-                index - 1 < at || !matches!(event, Event::Key { .. } | Event::Text(_))
-            });
+            // Ctrl+W and the keys pressed after it this frame go: those were pressed before its
+            // dialog could show and must not act on the form behind it (a busy frame once gave
+            // them to it, and Enter sent an answer). Keys before it still count.
+            let from_close = input.events.split_off(at);
+            input.events.extend(from_close.into_iter().filter(|event| {
+                !matches!(event, Event::Key { pressed: true, .. } | Event::Text(_))
+            }));
         }
         if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
             actions.push(Action::Edit(Edit::CancelConfirm));

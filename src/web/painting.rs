@@ -10,7 +10,7 @@ use egui_software_backend::{BufferMutRef, ColorFieldOrder, EguiSoftwareRender};
 use wasm_bindgen::{Clamped, JsCast as _, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
-use crate::cpu_frame::CpuFrame;
+use crate::cpu_frame::{CpuFrame, opaque_pixel};
 use crate::drawing::{Drawing, is_software_renderer};
 
 /// The fragment's `drawing=cpu|gpu` when it names one, otherwise the CPU where WebGL is missing
@@ -112,7 +112,7 @@ impl eframe::web::WebPainter for CpuPainter {
             // Nothing to draw on; the textures wait in the delta for the next frame.
             return Ok(());
         }
-        let background = opaque_rgba(clear_color);
+        let background = opaque_pixel(clear_color, ColorFieldOrder::Rgba);
         let pixels = self.pixels.next_frame(width, height, background);
         let mut target = BufferMutRef::new(pixels, width, height);
         self.renderer.render(&mut target, clipped_primitives, textures_delta, pixels_per_point);
@@ -140,11 +140,4 @@ impl eframe::web::WebPainter for CpuPainter {
     fn destroy(&mut self) {
         self.pixels = CpuFrame::default();
     }
-}
-
-/// egui's clear colour (gamma-space, 0..1) as one opaque RGBA pixel.
-fn opaque_rgba(color: [f32; 4]) -> [u8; 4] {
-    let [red, green, blue, _] =
-        color.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8);
-    [red, green, blue, 255]
 }
