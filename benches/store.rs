@@ -25,7 +25,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 fn form(other: String) -> Form {
     let draft = Draft::restored(vec![1], true, other, "a note to the agent".to_owned(), true);
-    Form { draft, cursor: 4 }
+    Form { draft, cursor: 4, ..Form::default() }
 }
 
 fn draft_change(c: &mut Criterion) {
@@ -39,7 +39,7 @@ fn draft_change(c: &mut Criterion) {
     for (name, form) in [("short", &short), ("japanese_100k", &japanese)] {
         group.bench_function(format!("clone_form/{name}"), |b| b.iter(|| black_box(form.clone())));
         group.bench_function(format!("draft_changed/{name}"), |b| {
-            b.iter(|| sink.draft_changed(black_box("toolu_bench"), 0, black_box(form)))
+            b.iter(|| sink.draft_changed(black_box("toolu_bench"), "asked", 0, black_box(form)))
         });
     }
     group.finish();

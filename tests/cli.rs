@@ -478,6 +478,8 @@ fn nobody_at_the_window_times_out_with_exit_5() {
     assert_eq!(lines[0], expected);
 }
 
+/// Issue 24 item 6 changed what the model reads: a preset nobody confirmed is told apart, never
+/// as what "the user had selected".
 #[test]
 fn preset_answers_left_unconfirmed_are_told_as_picks_not_sent_as_answers() {
     let xvfb = Xvfb::start();
@@ -492,9 +494,11 @@ fn preset_answers_left_unconfirmed_are_told_as_picks_not_sent_as_answers() {
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
     let expected = json!({"outcome": "timed_out", "message": "No response after 2s — the user \
         may be away from keyboard. Proceed using your best judgment based on the context so far; \
-        you can re-ask this question later if it's still relevant.\n\nBefore going idle the \
-        user had selected: \"Which layout should the settings page use?\"=\"Tabs\" selected \
-        preview:\n".to_owned() + &capture_preview("Tabs") + "."});
+        you can re-ask this question later if it's still relevant.\n\nAnswers were filled in \
+        in advance for the user to confirm, but nobody confirmed them: \"Which layout should the \
+        settings page use?\"=\"Tabs\" selected preview:\n".to_owned()
+        + &capture_preview("Tabs")
+        + ". They are not the user's answers."});
     let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
     assert_same_json(&reply, &expected);
     let _ = fs::remove_dir_all(&dir);
@@ -1204,4 +1208,22 @@ fn lan_prints_a_qr_code_that_holds_the_link_for_other_devices() {
     assert_eq!(grids.len(), 1, "one QR code: {}", run.stderr);
     let (_, content) = grids[0].decode().expect("the code decodes");
     assert_eq!(content, link, "the code holds the link for other devices");
+}
+
+/// Issue 24 item 7: `--answers '{}' --submit` answers nothing, and that is not an answer: the
+/// agent is told the user submitted without answering, exit 1, as the window's Submit does.
+#[test]
+fn an_empty_preset_submitted_is_not_an_answer() {
+    for (name, answers) in
+        [("empty-object", "{}"), ("blank-other", r#"{"Layout": {"other": "  "}}"#)]
+    {
+        let run = ask_submitted(name, &tool_input(), answers, &[]);
+        let reply = exit_and_reply(&run, 1);
+        assert_eq!(
+            reply,
+            json!({"outcome": "declined",
+                "message": askpane::protocol::outcome::NOTHING_ANSWERED_MESSAGE}),
+            "{name}: {run:?}"
+        );
+    }
 }

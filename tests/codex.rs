@@ -712,7 +712,7 @@ fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
         reply_shape: ReplyShape::default(),
     };
     sink.opened(&core);
-    let mut form = Form { draft, cursor: 1 };
+    let mut form = Form { draft, cursor: 1, ..Form::default() };
     form.draft.pick(&ask.questions()[0], Pick::Other);
     Journal::draft_changed(&sink, &core, 0, &form);
     Journal::settled(&sink, &core, &outcome);
@@ -1085,8 +1085,8 @@ fn askpane_codex_hands_its_question_to_the_inbox_and_the_model_reads_the_inbox_r
         read,
         json!({"answers": {"db_choice": {"answers": [note]}, "project_name": {"answers": [note]}}})
     );
-    // --answers fills the inbox's form: when the time runs out every question is answered, so
-    // the prefilled answers are what is sent.
+    // --answers fills the inbox's form for the user to confirm: when the time runs out with
+    // nobody confirming it, the model is told the preset apart, never as the answer (issue 24).
     let answers = world.answers(
         "answers.json",
         &json!({"Which database should the service use?": "SQLite", "Name": "codex-probe"}),
@@ -1094,11 +1094,16 @@ fn askpane_codex_hands_its_question_to_the_inbox_and_the_model_reads_the_inbox_r
     let answers = answers.to_string_lossy().into_owned();
     let read =
         inbox_decides(&world, "codex-inbox-answers", &["--timeout", "2", "--answers", &answers]);
-    assert_eq!(
-        read,
-        json!({"answers": {"db_choice": {"answers": ["SQLite"]},
-            "project_name": {"answers": ["codex-probe"]}}})
-    );
+    for id in ["db_choice", "project_name"] {
+        let told = read["answers"][id]["answers"][0].as_str().unwrap_or_default();
+        assert!(told.starts_with("user_note: No response after 2s"), "{id}: {read}");
+        assert!(
+            told.contains(
+                "nobody confirmed them: \"Which database should the service use?\"=\"SQLite\""
+            ) && told.contains("=\"codex-probe\". They are not the user's answers."),
+            "{id}: {read}"
+        );
+    }
 }
 
 #[test]

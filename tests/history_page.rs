@@ -143,7 +143,7 @@ fn the_history_page_lists_newest_first_searches_filters_and_copies_the_exact_rep
     wait_for(&mut harness, "2 entries, newest first");
     harness.get_by_label("Agent").click();
     harness.run();
-    harness.get_by_label("pipe (askpane ask)").click();
+    harness.get_by_label("a script (askpane ask)").click();
     wait_for(&mut harness, "Nothing recorded matches.");
 
     // Back to the questions (the button, then Ctrl+H again and back).

@@ -139,14 +139,14 @@ fn an_inbox_that_dies_is_started_again_and_one_that_quits_ends_the_session_hones
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);
     assert_eq!(after[0]["from"], before[0]["from"]);
-    // `--quit` is deliberate: the question hears the window closed, and the session ends.
+    // `--quit` is deliberate: the question hears the inbox was closed, and the session ends.
     let mut quit = world.askpane(&["inbox", "--quit"]);
     let quitting = crate::support::run_bounded(&mut quit, None);
     assert_eq!(quitting.status.code(), Some(0), "{}", quitting.stderr);
     let (code, _, stderr) = claude.finish();
     let report = Report::read(&report);
     report.assert_all_ok(&stderr);
-    assert!(reply_message(&report).contains("closed the question window"), "{}", report.summary());
+    assert!(reply_message(&report).contains("inbox was closed"), "{}", report.summary());
     // Claude Code's own exit code: the session ended as if its window closed.
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");

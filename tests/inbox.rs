@@ -275,6 +275,24 @@ pub(crate) fn hook_input(tool_use_id: &str, question: &str) -> String {
     .to_string()
 }
 
+/// What a PreToolUse reply says nobody confirmed when its time ran out (issue 24 item 6: a
+/// preset is filled in for the user to confirm; unconfirmed at the deadline, it is told apart,
+/// never sent as the answer): the pieces as the model reads them, `"Q"="A"`. These tests let
+/// presets wait out a `--timeout` so the questions really wait in the window; each client must
+/// hear its own.
+pub(crate) fn hook_unconfirmed(stdout: &str) -> String {
+    let reply: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|error| panic!("the hook printed no JSON ({error}): {stdout:?}"));
+    let output = &reply["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "deny", "not an answer: {reply}");
+    let reason = output["permissionDecisionReason"].as_str().unwrap_or_default();
+    reason
+        .split_once("nobody confirmed them: ")
+        .and_then(|(_, rest)| rest.strip_suffix(". They are not the user's answers."))
+        .unwrap_or_else(|| panic!("no unconfirmed preset told: {reason:?}"))
+        .to_owned()
+}
+
 /// The answers a PreToolUse reply carries.
 pub(crate) fn hook_answers(stdout: &str) -> Value {
     let reply: Value = serde_json::from_str(stdout.trim())
@@ -295,7 +313,7 @@ fn fifty_clients_asking_at_once_each_get_their_own_reply() {
             let answers = world.answers(&format!("answers-{index}.json"), &json!({"Colour": pick}));
             let answers = answers.to_str().expect("a UTF-8 path").to_owned();
             // Half are decided by their policy in the inbox at once; half wait in the window
-            // until their time runs out, when the complete preset is sent.
+            // until their time runs out, when the preset nobody confirmed is told as such.
             let mut args = vec!["hook", "--answers", &answers];
             if index % 2 == 0 {
                 args.push("--submit");
@@ -311,7 +329,16 @@ fn fifty_clients_asking_at_once_each_get_their_own_reply() {
         assert_eq!(code, Some(0), "client {index}: {stderr}");
         let pick = if index % 3 == 0 { "Red" } else { "Blue" };
         let question = format!("Which colour for part {index}?");
-        assert_eq!(hook_answers(&stdout), json!({question: pick}), "client {index}: {stderr}");
+        match index % 2 == 0 {
+            true => {
+                assert_eq!(hook_answers(&stdout), json!({question: pick}), "client {index}")
+            }
+            false => assert_eq!(
+                hook_unconfirmed(&stdout),
+                format!("\"{question}\"=\"{pick}\""),
+                "client {index}: {stderr}"
+            ),
+        }
         assert!(!stderr.contains("answering here"), "client {index} fell back: {stderr}");
     }
     // The ones that waited in the window were announced to subscribers, and settled.
@@ -322,7 +349,7 @@ fn fifty_clients_asking_at_once_each_get_their_own_reply() {
         match event["type"].as_str() {
             Some("asked") => asked += 1,
             Some("settled") => {
-                assert_eq!(event["outcome"], "answered", "{event}");
+                assert_eq!(event["outcome"], "timed_out", "{event}");
                 settled += 1;
             }
             _ => panic!("unexpected line for a subscriber: {event}"),
@@ -336,7 +363,7 @@ fn fifty_clients_asking_at_once_each_get_their_own_reply() {
 fn two_sessions_asking_with_one_tool_use_id_each_get_their_own_answer() {
     // Ids are unique only within one agent: the inbox must not take two sessions' questions for
     // one. Each waits in the window with its own preset until its time runs out, when that
-    // preset is sent: joined, both would get the first one's.
+    // preset is told as unconfirmed: joined, both would hear the first one's.
     let world = World::with_inbox("inbox-same-id");
     let mut clients = Vec::new();
     for (session, pick) in [("session-one", "Red"), ("session-two", "Blue")] {
@@ -358,7 +385,7 @@ fn two_sessions_asking_with_one_tool_use_id_each_get_their_own_answer() {
     for (pick, client) in clients {
         let (code, stdout, stderr) = client.finish();
         assert_eq!(code, Some(0), "{stderr}");
-        assert_eq!(hook_answers(&stdout), json!({"Which colour?": pick}), "{stderr}");
+        assert_eq!(hook_unconfirmed(&stdout), format!("\"Which colour?\"=\"{pick}\""), "{stderr}");
     }
 }
 
@@ -458,7 +485,7 @@ fn a_client_whose_inbox_is_killed_starts_another_and_asks_again() {
     assert_ne!(second_pid, first_pid);
     let (code, stdout, stderr) = client.finish();
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Red"}), "{stderr}");
+    assert_eq!(hook_unconfirmed(&stdout), r#""Which colour?"="Red""#, "{stderr}");
     assert!(stderr.contains("the inbox went away before an answer; asking again"), "{stderr}");
     assert!(!stderr.contains("answering here"), "it fell back: {stderr}");
     assert!(world.log().contains("inbox started by a client"), "{}", world.log());
@@ -475,7 +502,7 @@ fn two_clients_racing_to_start_the_inbox_start_exactly_one() {
     for client in clients {
         let (code, stdout, stderr) = client.finish();
         assert_eq!(code, Some(0), "{stderr}");
-        assert_eq!(hook_answers(&stdout), json!({"Which?": "Blue"}), "{stderr}");
+        assert_eq!(hook_unconfirmed(&stdout), r#""Which?"="Blue""#, "{stderr}");
         assert!(!stderr.contains("answering here"), "a client fell back: {stderr}");
     }
     let log = world.log();
@@ -841,12 +868,12 @@ fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {
     let (code, stdout, stderr) =
         world.client(&args, &hook_input("toolu_state_dir", "Which colour?")).finish();
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    assert_eq!(hook_unconfirmed(&stdout), r#""Which colour?"="Blue""#, "{stderr}");
     assert!(world.log().contains("inbox started by a client"), "{}", world.log());
     // The inbox recorded what its window settled in the client's store, not the default one.
     let entries = recorded_history(&state);
     assert_eq!(entries.len(), 1, "{entries:?}");
-    assert_eq!(entries[0].record.ended, Ended::Answered);
+    assert_eq!(entries[0].record.ended, Ended::TimedOut);
     let default = world.root.join("state/askpane/askpane.db");
     let default_history = Store::open_file(&default)
         .and_then(|store| store.history(&HistoryQuery::default()))
@@ -870,7 +897,7 @@ fn the_inbox_records_the_reply_in_the_clients_format() {
         "1",
     ];
     let (code, stdout, stderr) = world.client(&args, plain).finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(code, Some(5), "timed out, the preset unconfirmed: {stderr}");
     assert!(stdout.contains("hookSpecificOutput"), "{stdout}");
     let state = world.root.join("state/askpane");
     let entries = recorded_history(&state);
@@ -973,5 +1000,42 @@ fn answers_the_clients_flags_decide_in_the_inbox_are_recorded_in_its_history() {
             (Ended::Declined, refused.trim().to_owned()),
         ];
         assert_eq!(ended, expected, "{ui}: {entries:?}");
+    }
+}
+
+/// Issue 24 item 10: an ask decided at once and a shown ask that reuse one id, pipelined on one
+/// connection: the decided one's outcome removes only itself. The shown one stays listed, and
+/// leaves when its client does.
+#[test]
+fn an_outcome_removes_only_its_own_request_when_an_id_is_reused() {
+    let world = World::with_inbox("inbox-reused-id");
+    let mut watcher = world.connect();
+    let questions = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+    for attempt in 0..10 {
+        let id = format!("reused-{attempt}");
+        let decided = format!(
+            r#"{{"type":"ask","id":"{id}","mode":"ask","message":{questions},"policy":{{"decline":"later"}}}}"#
+        );
+        let shown = format!(r#"{{"type":"ask","id":"{id}","mode":"ask","message":{questions}}}"#);
+        let mut connection = world.connect();
+        connection.send(&format!("{decided}\n{shown}"));
+        let (mut accepted, mut outcomes) = (0, 0);
+        while accepted < 2 || outcomes < 1 {
+            let message = connection.receive();
+            match message["type"].as_str() {
+                Some("accepted") => accepted += 1,
+                Some("outcome") => outcomes += 1,
+                _ => panic!("attempt {attempt}: {message}"),
+            }
+        }
+        let listed: Vec<Value> = connection.list();
+        assert_eq!(listed.len(), 1, "attempt {attempt}: the shown one is still open: {listed:?}");
+        assert_eq!(listed[0]["id"], id.as_str());
+        drop(connection);
+        let deadline = Instant::now() + WAIT;
+        while !watcher.list().is_empty() {
+            assert!(Instant::now() < deadline, "attempt {attempt}: its client left, it stays");
+            thread::sleep(Duration::from_millis(20));
+        }
     }
 }

@@ -194,6 +194,19 @@ fn stand_in_falls_through(cli: Cli) {
     run.assert_tool_result(&captured_hook_answers_text(), false);
 }
 
+/// What the model reads when a hook's 3-second `--timeout` ran out on a preset nobody confirmed
+/// (`pieces`, as the model reads them): a deny that tells it apart.
+fn unconfirmed(cli: Cli, pieces: &[String]) -> String {
+    let reason = format!(
+        "No response after 3s \u{2014} the user may be away from keyboard. Proceed using your \
+         best judgment based on the context so far; you can re-ask this question later if it's \
+         still relevant.\n\nAnswers were filled in in advance for the user to confirm, but \
+         nobody confirmed them: {}. They are not the user's answers.",
+        pieces.join(", ")
+    );
+    deny_text(cli, &reason)
+}
+
 /// The tool_result of a PreToolUse deny with `reason`.
 fn deny_text(cli: Cli, reason: &str) -> String {
     match cli {
@@ -303,9 +316,10 @@ fn hook_without_display_hands_back(cli: Cli) {
 }
 
 /// g. Issue 10: two sessions whose hooks ask at the same moment, through one `askpane inbox` on
-/// a virtual display: each model reads its own answers. Each hook's preset fills its form in the
-/// inbox's window and its `--timeout` sends it (every question answered: that is the answer),
-/// so the questions really wait in the window; a subscriber on the socket sees both arrive.
+/// a virtual display: each model reads its own. Each hook's preset fills its form in the inbox's
+/// window and its `--timeout` runs out, so the questions really wait in the window; nobody
+/// confirms the preset, so each model reads it told apart as unconfirmed (issue 24 item 6), never
+/// as the user's answer. A subscriber on the socket sees both arrive.
 fn two_sessions_ask_one_inbox(cli: Cli) {
     let xvfb = crate::display::Xvfb::start();
     let world = Scratch::new(&format!("one-inbox-{}", cli.version()));
@@ -343,16 +357,15 @@ fn two_sessions_ask_one_inbox(cli: Cli) {
         (
             "toolu_session_a",
             json!({"Layout": "Tabs", FEATURES: ["Search", "Export"], "データベース": "SQLite"}),
-            labels_answered(&[tabs, piece(FEATURES, "Search, Export"), piece(DATABASE, "SQLite")]),
+            unconfirmed(cli, &[tabs, piece(FEATURES, "Search, Export"), piece(DATABASE, "SQLite")]),
         ),
         (
             "toolu_session_b",
             json!({"Layout": "Sidebar", FEATURES: ["Dark mode"], "データベース": "PostgreSQL"}),
-            labels_answered(&[
-                sidebar,
-                piece(FEATURES, "Dark mode"),
-                piece(DATABASE, "PostgreSQL"),
-            ]),
+            unconfirmed(
+                cli,
+                &[sidebar, piece(FEATURES, "Dark mode"), piece(DATABASE, "PostgreSQL")],
+            ),
         ),
     ];
     let running: Vec<_> = asks

@@ -446,7 +446,7 @@ proptest! {
             };
             let mut sent = BTreeSet::new();
             strings(&message, &mut sent);
-            match answer_outcome(&ask, &body) {
+            match answer_outcome(&ask, &body, false) {
                 Ok(Outcome::Answered(answers)) => {
                     for entry in answers.entries() {
                         let numbers = body
@@ -465,6 +465,19 @@ proptest! {
                 }
                 Ok(Outcome::Replied(reply)) => {
                     prop_assert!(sent.iter().any(|text| text.trim() == reply.text()));
+                }
+                // Issue 24 item 7: a form that answers nothing is not an answer.
+                Ok(outcome) if outcome == Outcome::nothing_answered() => {
+                    let built = askpane::protocol::web::drafts_from_numbers(
+                        &ask,
+                        body.get("answers").and_then(Value::as_object).unwrap_or(&Default::default()),
+                        body.get("notes").and_then(Value::as_object),
+                    );
+                    prop_assert!(built.is_ok_and(|drafts| drafts
+                        .iter()
+                        .zip(ask.questions())
+                        .all(|(draft, question)| draft.answer(question).is_none()
+                            && draft.notes().trim().is_empty())));
                 }
                 Ok(other) => prop_assert!(false, "an answer became {other:?}"),
                 Err(_) => {}

@@ -785,7 +785,14 @@ fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_th
     let body = sent.as_object().expect("an object");
     assert_eq!(askpane::protocol::web::clarify_outcome(&ask, body), Ok(clarify));
 
-    let timed_out = Outcome::at_deadline(&ask, &drafts, &[2], 90);
+    let at = askpane::protocol::AtDeadline {
+        finished: &drafts,
+        typing: &[2],
+        prefilled: &[],
+        prefill: askpane::protocol::Prefill::Preset,
+        waited_secs: 90,
+    };
+    let timed_out = Outcome::at_deadline(&ask, &at);
     let sent = web.reply(&timed_out).expect("a message");
     assert_json_text(
         &sent,

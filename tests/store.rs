@@ -56,7 +56,7 @@ fn ask_decline_is_recorded_with_the_exact_reply_line_and_what_the_model_read() {
     assert_eq!(entry["ended"], "declined");
     assert_eq!(entry["outcome"], "declined");
     assert_eq!(entry["source"], "ask");
-    assert_eq!(entry["agent"], "pipe (askpane ask)");
+    assert_eq!(entry["agent"], "a script (askpane ask)");
     assert_eq!(entry["header"], "Database");
     assert_eq!(entry["questions"], serde_json::from_str::<Value>(QUESTION).expect("JSON"));
     assert_eq!(
@@ -146,7 +146,7 @@ fn history_prints_a_table_newest_first() {
     };
     assert_eq!(columns(lines[0]), ["WHEN", "PROJECT", "AGENT", "HEADER", "ENDED", "ANSWER"]);
     let first = columns(lines[1]);
-    assert_eq!(first[1..], ["orders", "Claude Code hook", "Queue", "answered", "NATS と Kafka"]);
+    assert_eq!(first[1..], ["orders", "Claude Code (hook)", "Queue", "answered", "NATS と Kafka"]);
     assert!(first[0].ends_with('Z') && first[0].len() == 20, "UTC to the second: {}", first[0]);
     assert_eq!(columns(lines[2])[3], "Cache");
     assert_eq!(columns(lines[3])[3], "Database");
@@ -243,6 +243,12 @@ const TYPIST_DIR: &str = "ASKPANE_TEST_TYPIST_DIR";
 const TYPIST_MODE: &str = "ASKPANE_TEST_TYPIST_MODE";
 
 /// The form after `other` and `note` were typed into question 0 of the database question.
+/// The fingerprint of the questions `toolu_crash` asks: its drafts are saved under it.
+fn crash_asked() -> String {
+    let (request, _) = crate::ui::request(&database_tool_use("toolu_crash"));
+    store::asked_fingerprint(&request.core)
+}
+
 fn typed_form(other: &str, note: &str) -> Form {
     let (request, _) = crate::ui::request(&database_tool_use("toolu_crash"));
     let question = &request.core.ask.questions()[0];
@@ -270,6 +276,7 @@ fn typist_child() {
     let Some(dir) = std::env::var_os(TYPIST_DIR) else { return };
     let steady = std::env::var(TYPIST_MODE).is_ok_and(|mode| mode == "steady");
     let sink = DraftSink::start(Store::open_in(Path::new(&dir)).expect("store")).expect("writer");
+    let asked = crash_asked();
     let mut stdout = std::io::stdout();
     let text: String = match steady {
         true => OTHER_TEXT.repeat(8),
@@ -279,7 +286,7 @@ fn typist_child() {
     let mut other = String::new();
     for (count, character) in text.chars().enumerate() {
         other.push(character);
-        sink.draft_changed("toolu_crash", 0, &typed_form(&other, ""));
+        sink.draft_changed("toolu_crash", &asked, 0, &typed_form(&other, ""));
         let _ = writeln!(stdout, "typed other {}", count + 1);
         let _ = stdout.flush();
         std::thread::sleep(pause);
@@ -287,7 +294,7 @@ fn typist_child() {
     let mut note = String::new();
     for (count, character) in NOTE_TEXT.chars().enumerate() {
         note.push(character);
-        sink.draft_changed("toolu_crash", 0, &typed_form(&other, &note));
+        sink.draft_changed("toolu_crash", &asked, 0, &typed_form(&other, &note));
         let _ = writeln!(stdout, "typed note {}", count + 1);
         let _ = stdout.flush();
         std::thread::sleep(pause);
@@ -478,7 +485,8 @@ fn the_window_with_a_store_brings_back_the_form_of_a_question_asked_again() {
     {
         let mut store = Store::open_in(&state).expect("store");
         let form = typed_form(OTHER_TEXT, NOTE_TEXT);
-        store.save_draft("toolu_crash", 0, &form, SystemTime::now()).expect("saved before");
+        let asked = crash_asked();
+        store.save_draft("toolu_crash", &asked, 0, &form, SystemTime::now()).expect("saved before");
     }
     let sink = DraftSink::start(Store::open_in(&state).expect("store")).expect("writer");
     let mut window = window_with_store(sink);

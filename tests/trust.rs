@@ -620,3 +620,117 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
     harness.run_steps(2);
     assert_eq!(changed.try_iter().collect::<Vec<_>>(), vec![("t1".into(), TimeoutChange::Paused)]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shortcuts inside text boxes (issue 24 item 3)
+
+/// The reply of the database question answered "Redis" in Other with a note.
+fn redis_with_a_note(asked: &crate::ui::Asked) {
+    let sent = reply(&asked.envelope, &asked.outcome);
+    assert_eq!(sent["answers"], json!({DATABASE_QUESTION: "Redis"}), "{sent}");
+    assert_eq!(sent["annotations"], json!({DATABASE_QUESTION: {"notes": "only for caching"}}));
+}
+
+#[test]
+fn alt_n_inside_the_other_box_opens_the_note_and_types_nothing() {
+    let (mut window, asked) = open_fixture("database");
+    window.press_digit(5);
+    window.type_text("Redis");
+    key_now(&mut window, Key::N, Modifiers::ALT, Some("n"));
+    window.harness.run();
+    let note =
+        window.harness.get_by_role_and_label(egui::accesskit::Role::MultilineTextInput, "Note");
+    assert!(note.is_focused(), "Alt+N in the Other box puts the cursor in the note");
+    assert_eq!(window.answer_box().value().as_deref(), Some("Redis"), "no n typed");
+    window.type_text("only for caching");
+    window.press_with(CTRL, Key::Enter);
+    redis_with_a_note(&asked);
+}
+
+#[test]
+fn keys_after_alt_n_in_the_same_frame_go_to_the_note() {
+    // Natively a key's text follows it; in the browser it comes first. Both, in one busy frame.
+    for text_first in [false, true] {
+        let (mut window, asked) = open_fixture("database");
+        window.press_digit(5);
+        let events = &mut window.harness.input_mut().events;
+        events.push(Event::Text("Redis".into()));
+        let alt_n = Event::Key {
+            key: Key::N,
+            pressed: true,
+            modifiers: Modifiers::ALT,
+            repeat: false,
+            physical_key: None,
+        };
+        let letter = Event::Text("n".into());
+        match text_first {
+            true => events.extend([letter, alt_n]),
+            false => events.extend([alt_n, letter]),
+        }
+        events.push(Event::Text("only for caching".into()));
+        window.harness.run();
+        assert_eq!(
+            window.answer_box().value().as_deref(),
+            Some("Redis"),
+            "text first: {text_first}"
+        );
+        window.press_with(CTRL, Key::Enter);
+        redis_with_a_note(&asked);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links in an agent's text (issue 24 item 18)
+
+#[test]
+fn a_link_in_an_agents_markdown_opens_nothing_and_its_address_is_shown_to_copy() {
+    let message = json!({"questions": [{"question": "Which login page?", "header": "Login",
+        "multiSelect": false, "options": [
+            {"label": "New", "description": "the redesign",
+             "preview": "# Login\n\nRead [the security notes](https://evil.example/login) first.\n\n- one\n- two"},
+            {"label": "Old", "description": "as it is"}]}]});
+    let (mut window, asked) = crate::ui::open(&message);
+    window.harness.get_by_role_and_label(Role::Link, "the security notes").click();
+    window.harness.step();
+    let opened: Vec<String> = window
+        .harness
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|command| match command {
+            egui::OutputCommand::OpenUrl(open) => Some(open.url.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(opened.is_empty(), "the link was opened: {opened:?}");
+    window.harness.run();
+    assert!(
+        window.has_label(&askpane::app::link_not_opened("https://evil.example/login")),
+        "the address is shown as text"
+    );
+    assert_nothing_sent(&asked);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clicks aimed elsewhere (issue 24 item 2)
+
+#[test]
+fn a_click_as_another_request_arrives_does_not_act_on_the_window() {
+    let (mut window, first) = open_fixture("database");
+    // A second request arrives; a click lands in the same frame and the next ones: it was
+    // aimed before the list moved, and acts on nothing.
+    let (deploy, answered) = request(&json!({"questions": [{"question": "Deploy now?",
+        "header": "Deploy", "multiSelect": false, "options": [
+            {"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}));
+    let second = window.send_unwaited(deploy, answered);
+    let at = window.harness.get_by_role_and_label(Role::Button, "Chat about this").rect().center();
+    window.click_at_as_eframe(at);
+    window.harness.run();
+    assert_nothing_sent(&first);
+    assert_nothing_sent(&second);
+    // Once the grace is over, a click is the user's.
+    window.wait_out_key_grace();
+    window.click_button("Chat about this");
+    assert!(matches!(outcome(&first), Outcome::Clarify { .. }));
+}

@@ -118,6 +118,27 @@ impl Window {
         self.harness.state()
     }
 
+    /// A click at `at` in the very next frame, its input first given to the app's
+    /// `raw_input_hook` as eframe and the CPU window do (kittest does not call it).
+    pub(crate) fn click_at_as_eframe(&mut self, at: egui::Pos2) {
+        use eframe::App as _;
+        let mut input = std::mem::take(self.harness.input_mut());
+        input.events.push(Event::PointerMoved(at));
+        for pressed in [true, false] {
+            let button = egui::PointerButton::Primary;
+            input.events.push(Event::PointerButton {
+                pos: at,
+                button,
+                pressed,
+                modifiers: Modifiers::NONE,
+            });
+        }
+        let ctx = self.harness.ctx.clone();
+        self.harness.state_mut().raw_input_hook(&ctx, &mut input);
+        *self.harness.input_mut() = input;
+        self.harness.step();
+    }
+
     /// The current request's page.
     pub(crate) fn tab(&self) -> Option<Tab> {
         self.app().state().current().map(|pending| pending.tab)
@@ -1102,13 +1123,13 @@ fn the_request_list_groups_by_project_and_session_and_says_who_asked() {
     harness.get_by_label("session 33333333");
     harness.get_by_role_and_label(
         Role::Button,
-        "Indexes · Claude Code hook · subagent Explore · plan · 1 question · just now",
+        "Indexes · Claude Code (hook) · subagent Explore · plan · 1 question · just now",
     );
     // Oldest first within the project: the two orders requests come before billing's.
     let order: Vec<String> = harness
         .get_all_by_role(Role::Button)
         .filter_map(|node| node.accesskit_node().label())
-        .filter(|label| label.contains("Claude Code hook"))
+        .filter(|label| label.contains("Claude Code (hook)"))
         .map(|label| label.split(" · ").next().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(order, ["Schema", "Indexes", "Invoices"]);
@@ -1143,4 +1164,39 @@ fn the_inbox_window_hides_or_asks_and_never_closes_by_its_close_button() {
     window.request_close();
     window.click_button("Decline all");
     assert_eq!(outcome(&asked), Outcome::closed());
+}
+
+/// Issue 24 item 13: words being written to the agent are never thrown away by a Submit: the
+/// button is not offered beside the bar, Ctrl+Enter sends the bar's own words, and a Submit
+/// from elsewhere (a page, a stale click) leaves the bar and its text as they are.
+#[test]
+fn submit_is_not_offered_while_a_decline_or_reply_is_being_written() {
+    let (mut window, asked) = open_fixture("database");
+    window.press_digit(2);
+    window.click_button("Decline…");
+    window.focus_box(Role::TextInput, "Message to the agent (optional)");
+    window.type_text("Use the defaults");
+    assert!(!window.has_button("Submit"), "Submit beside the decline bar");
+    let ctx = window.harness.ctx.clone();
+    let submit = askpane::app::state::Action::Edit(askpane::app::state::Edit::Submit);
+    window.harness.state_mut().apply(&ctx, vec![submit]);
+    window.harness.run();
+    assert_nothing_sent(&asked);
+    assert!(window.has_label("Decline these questions?"), "the bar stays");
+    window.press_with(CTRL, Key::Enter);
+    assert_eq!(
+        outcome(&asked),
+        Outcome::Declined {
+            message: "The user declined to answer these questions and said: Use the defaults"
+                .into()
+        }
+    );
+
+    let (mut window, asked) = open_fixture("database");
+    window.click_button("Answer in my own words…");
+    window.type_text("Let's talk first");
+    assert!(!window.has_button("Submit"), "Submit beside the reply bar");
+    window.press_with(CTRL, Key::Enter);
+    let Outcome::Replied(reply) = outcome(&asked) else { panic!("the reply is sent") };
+    assert_eq!(reply.text(), "Let's talk first");
 }

@@ -7,7 +7,9 @@
 //!
 //! Keys are the user's only when they meant them for askpane: for a moment after the window
 //! appears, gains focus, or shows a request the user did not pick, key input is dropped, so
-//! typing aimed at a terminal (or Enter pressed once too often) never answers a question.
+//! typing aimed at a terminal (or Enter pressed once too often) never answers a question. Clicks
+//! get the same guard, a little longer after the window appears or comes back: a click aimed at
+//! the program that was under the pointer never answers one either.
 
 pub mod history;
 pub mod journal;
@@ -38,6 +40,11 @@ use state::{Countdown, PendingPermission, SessionEffect, State};
 /// user did not pick: longer than a keystroke already on its way, shorter than a deliberate one.
 pub const KEY_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// How long presses of the pointer are ignored after the window appears, comes back or gains
+/// focus: a click aimed at the program that was there lands a little later than a key (one
+/// arrived 0.6 s after the inbox's window came back over the user's editor, issue 24).
+pub const POINTER_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
+
 /// A box edited this recently counts as being typed in when a countdown runs out.
 const STILL_TYPING_SECS: f64 = 3.0;
 
@@ -47,8 +54,8 @@ pub struct AppOptions {
     /// Close the window once the adapters are done and no question is left (`askpane ask`).
     /// The demo keeps it open to show what was sent.
     pub close_when_done: bool,
-    /// How long keys are ignored at the moments described in the module docs ([`KEY_GRACE`]
-    /// unless a test needs another).
+    /// How long keys (and clicks) are ignored at the moments described in the module docs
+    /// ([`KEY_GRACE`] and [`POINTER_GRACE`] unless a test needs another).
     pub key_grace: Option<std::time::Duration>,
     /// Issue 10 (inbox): the long-lived inbox's window. Closing it hides it (asking first,
     /// when requests are open, whether to decline them all); a request that arrives shows it
@@ -110,6 +117,17 @@ pub struct App {
     notices: Option<(NoticeReport, (Vec<RequestId>, bool))>,
     /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
     revealed: bool,
+    /// A request arrived: input waits out the key grace (the pointer may be over a row that
+    /// just moved).
+    layout_moved: bool,
+    /// The hidden window was shown again: clicks wait out [`POINTER_GRACE`].
+    raised: bool,
+    /// Until when presses of the pointer are dropped (the driver's clock).
+    clicks_blocked_until: f64,
+    /// A press was dropped: its release goes too.
+    press_dropped: bool,
+    /// The time of the last frame (the app's clock), for a host that gives none.
+    last_frame_time: f64,
     /// Issue 11: the History page, in a resident window whose journal keeps history.
     history: Option<history::History>,
     /// Where the journal's thread sends the History pages it read.
@@ -147,7 +165,7 @@ impl App {
             markdown: CommonMarkCache::default(),
             options,
             title: String::new(),
-            // The first frame starts the grace (see `guard_keys`).
+            // The first frame starts the grace (see `guard_input`).
             keys_blocked_until: f64::NEG_INFINITY,
             shown: None,
             picked_by_user: false,
@@ -159,6 +177,11 @@ impl App {
             journal: None,
             notices: None,
             revealed: false,
+            layout_moved: false,
+            raised: false,
+            clicks_blocked_until: f64::NEG_INFINITY,
+            press_dropped: false,
+            last_frame_time: 0.0,
             history: None,
             history_pages: crossbeam_channel::unbounded(),
             hidden: options.start_hidden,
@@ -199,6 +222,9 @@ impl App {
 
     /// Shows the resident window again (it may be hidden).
     fn show(&mut self, ctx: &egui::Context) {
+        if self.hidden {
+            self.raised = true;
+        }
         self.hidden = false;
         ctx.send_viewport_cmd(egui::ViewportCommand::Visible(true));
     }
@@ -570,6 +596,7 @@ impl eframe::App for App {
         }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
+        self.layout_moved |= arrived;
         if let Some(history) = &mut self.history {
             for page in self.history_pages.1.try_iter() {
                 history.received(page);
@@ -635,7 +662,23 @@ impl eframe::App for App {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        self.guard_keys(ui.ctx());
+        self.draw(ui);
+        self.keep_links_closed(ui.ctx());
+    }
+
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        self.guard_clicks(raw_input);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.close_all();
+    }
+}
+
+impl App {
+    /// One pass of the window: the keys' guard, then History or the requests.
+    fn draw(&mut self, ui: &mut egui::Ui) {
+        self.guard_input(ui.ctx());
         if self.history_ui(ui) {
             return;
         }
@@ -663,15 +706,35 @@ impl eframe::App for App {
         }
     }
 
-    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
-        self.close_all();
+    /// A link in an agent's text never opens or navigates anything (natively or in the
+    /// browser, where it would replace askpane's own page with the agent's): the click is
+    /// taken back, and its address is shown as text to copy, for the user to open if they
+    /// trust it.
+    fn keep_links_closed(&mut self, ctx: &egui::Context) {
+        let clicked = ctx.output_mut(|output| {
+            let mut urls = Vec::new();
+            output.commands.retain(|command| match command {
+                egui::OutputCommand::OpenUrl(open) => {
+                    urls.push(open.url.clone());
+                    false
+                }
+                _ => true,
+            });
+            urls
+        });
+        for url in clicked {
+            self.state.notify(link_not_opened(&url));
+            ctx.request_repaint();
+        }
     }
-}
 
-impl App {
-    /// Drops key input during the grace (see the module docs).
-    fn guard_keys(&mut self, ctx: &egui::Context) {
-        let grace = self.options.key_grace.unwrap_or(KEY_GRACE).as_secs_f64();
+    /// Starts the graces at the moments the module docs describe, and drops key input during
+    /// its grace: a key meant for another window never acts on what just appeared. (Clicks are
+    /// dropped before egui reads them: [`App::guard_clicks`].)
+    fn guard_input(&mut self, ctx: &egui::Context) {
+        // A test's own grace stands for both.
+        let key_grace = self.options.key_grace.unwrap_or(KEY_GRACE).as_secs_f64();
+        let pointer_grace = self.options.key_grace.unwrap_or(POINTER_GRACE).as_secs_f64();
         let now = ctx.input(|input| input.time);
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
@@ -679,14 +742,66 @@ impl App {
         let shown = self.state.current().map(state::Open::id);
         let arrived = shown.is_some() && shown != self.shown && !self.picked_by_user;
         let first_frame = self.keys_blocked_until == f64::NEG_INFINITY;
-        if first_frame || gained_focus || arrived {
-            self.keys_blocked_until = now + grace;
+        let raised = std::mem::take(&mut self.raised);
+        // A request joining the list moves what is under the pointer.
+        let moved = std::mem::take(&mut self.layout_moved);
+        if first_frame || gained_focus || arrived || moved || raised {
+            self.keys_blocked_until = now + key_grace;
+            self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }
+        // A window that comes up (or comes back) under a pointer aimed at another program: a
+        // click on its way lands here a moment later than a key would (issue 24: 0.6 s).
+        // (A window the user focused with a click is theirs: focus alone starts no pointer grace.)
+        if first_frame || raised {
+            self.clicks_blocked_until = now + pointer_grace;
+        }
+        self.last_frame_time = now;
         self.shown = shown;
         self.picked_by_user = false;
-        if now < self.keys_blocked_until {
-            ctx.input_mut(|input| input.events.retain(|event| !is_key_input(event)));
+        let keys = now < self.keys_blocked_until;
+        let clicks = now < self.clicks_blocked_until;
+        if keys || clicks {
+            if keys {
+                ctx.input_mut(|input| input.events.retain(|event| !is_key_input(event)));
+            }
+            // A grace ends without an event: look again then.
+            let next = [self.keys_blocked_until, self.clicks_blocked_until]
+                .into_iter()
+                .filter(|&until| until > now)
+                .reduce(f64::min);
+            if let Some(until) = next {
+                ctx.request_repaint_after(std::time::Duration::from_secs_f64(until - now));
+            }
         }
+    }
+
+    /// Drops presses of the pointer during the pointer's grace, and the release of each press
+    /// dropped, before egui reads the frame's input (egui decides clicks from it before any
+    /// app code runs): a click aimed at the program that was under the pointer, or at a row
+    /// that just moved, clicks nothing here. Every host runs it first (eframe's
+    /// `raw_input_hook`; the CPU window and the tests call it too).
+    pub fn guard_clicks(&mut self, raw_input: &mut egui::RawInput) {
+        // egui's own clock when the host gives none: the last frame's time and one frame more.
+        let now =
+            raw_input.time.unwrap_or(self.last_frame_time + f64::from(raw_input.predicted_dt));
+        let blocked = now < self.clicks_blocked_until;
+        let unpressed = &mut self.press_dropped;
+        raw_input.events.retain(|event| match event {
+            _ if blocked && is_pointer_press(event) => {
+                *unpressed = true;
+                false
+            }
+            // egui would count a release whose press it never saw as a click: it goes with its
+            // press, whenever it comes.
+            egui::Event::PointerButton { pressed: false, .. }
+            | egui::Event::Touch { phase: egui::TouchPhase::End, .. }
+                if *unpressed =>
+            {
+                *unpressed = false;
+                false
+            }
+            _ => true,
+        });
     }
 
     /// True when this frame holds a key press, typed text or a finished click: the user is here.
@@ -835,6 +950,7 @@ fn journal_form(edit: &state::Edit, open: &state::Open) -> Option<(RequestId, us
 }
 
 /// Input that comes from the keyboard: keys, typed text, and what key chords do.
+/// The input the key grace drops: every key and what keys type.
 fn is_key_input(event: &egui::Event) -> bool {
     matches!(
         event,
@@ -844,6 +960,16 @@ fn is_key_input(event: &egui::Event) -> bool {
             | egui::Event::Copy
             | egui::Event::Cut
             | egui::Event::Ime(_)
+    )
+}
+
+/// The input the pointer's grace drops: the start of a click or a touch (a release whose
+/// press was dropped clicks nothing).
+fn is_pointer_press(event: &egui::Event) -> bool {
+    matches!(
+        event,
+        egui::Event::PointerButton { pressed: true, .. }
+            | egui::Event::Touch { phase: egui::TouchPhase::Start, .. }
     )
 }
 
@@ -914,4 +1040,12 @@ impl Drop for App {
     fn drop(&mut self) {
         self.close_all();
     }
+}
+
+/// What the window says instead of opening a link from an agent's text.
+pub fn link_not_opened(url: &str) -> String {
+    format!(
+        "askpane does not open links from an agent's text. The address, to copy and open \
+         yourself if you trust it: {url}"
+    )
 }

@@ -6,7 +6,8 @@ use crate::protocol::limits;
 use crate::protocol::origin::{Provenance, RequestId};
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{
-    Ask, Draft, Envelope, Outcome, Pick, Question, ReplyShape, TextField, Warning, build_answers,
+    Ask, AtDeadline, Draft, Envelope, Outcome, Pick, Prefill, Question, ReplyShape, TextField,
+    Warning, build_answers,
 };
 
 /// A request exactly as it was asked: which agent, in which envelope, what questions.
@@ -50,6 +51,9 @@ impl Core {
 pub struct Policy {
     /// Pre-selected answers, one draft per question (may be shorter): they fill the form.
     pub preset: Vec<Draft>,
+    /// Where `preset` came from: the client's `--answers`, or a draft saved in an earlier
+    /// showing. Either is only the user's answer once they confirm it.
+    pub prefill: Prefill,
     /// Send the preset as it is, without asking (`--submit`).
     pub submit: bool,
     /// Decline at once with these words (`--decline`).
@@ -74,12 +78,7 @@ impl Policy {
         }
         if self.submit {
             return Some(match build_answers(ask, &self.preset) {
-                Ok(mut answers) => {
-                    if self.mark_skipped {
-                        answers.mark_skipped(ask);
-                    }
-                    Outcome::Answered(answers)
-                }
+                Ok(answers) => Outcome::submitted(ask, answers, self.mark_skipped),
                 // The client checks its preset before asking; this is the backstop.
                 Err(limit) => Outcome::Unavailable { reason: format!("--answers: {limit}") },
             });
@@ -95,6 +94,10 @@ impl Policy {
 pub struct Form {
     pub draft: Draft,
     pub cursor: usize,
+    /// The user acted on this question in this showing (picked, typed, cleared, or pressed Enter
+    /// on it). What was filled in before and never acted on is not their answer: a countdown
+    /// that runs out never sends it as one.
+    pub acted: bool,
 }
 
 /// Which page of a request is showing.
@@ -266,6 +269,8 @@ pub struct Open {
     pub mark_skipped: bool,
     /// The outcome counts once askpane's bridge acknowledges it (a browser page).
     pub awaits_ack: bool,
+    /// Where the answers the form opened with came from, if it opened with any.
+    pub prefill: Prefill,
 }
 
 impl Open {
@@ -279,7 +284,7 @@ impl Open {
             .enumerate()
             .map(|(index, question)| {
                 let draft = policy.preset.get(index).cloned().unwrap_or_default();
-                Form { cursor: cursor_row(question, &draft), draft }
+                Form { cursor: cursor_row(question, &draft), draft, acted: false }
             })
             .collect();
         Open {
@@ -292,6 +297,7 @@ impl Open {
             opened_at: now,
             mark_skipped: policy.mark_skipped,
             awaits_ack: policy.awaits_ack,
+            prefill: policy.prefill,
         }
     }
 
@@ -396,13 +402,15 @@ impl Open {
     }
 
     /// The outcome when the countdown ran out at a moment the user was `typing` in some boxes:
-    /// those are left out and named (see [`Outcome::at_deadline`]). Returns the outcome and the
-    /// texts that were not sent, for a notice.
+    /// those are left out and named, and what was filled in and never acted on is told apart
+    /// (see [`Outcome::at_deadline`]). Returns the outcome and the texts that were not sent, for
+    /// a notice.
     pub fn at_deadline(
         &self,
         typing: &dyn Fn(RequestId, usize, TextField) -> bool,
     ) -> (Outcome, Vec<String>) {
         let mut finished = Vec::with_capacity(self.forms.len());
+        let mut prefilled = Vec::with_capacity(self.forms.len());
         let mut still_typing = Vec::new();
         let mut unsent = Vec::new();
         for (index, form) in self.forms.iter().enumerate() {
@@ -418,11 +426,27 @@ impl Open {
                     }
                 }
             }
-            finished.push(draft);
+            // What the user did in this showing is theirs; what was filled in and never acted
+            // on is told apart.
+            match form.acted {
+                true => {
+                    finished.push(draft);
+                    prefilled.push(Draft::default());
+                }
+                false => {
+                    finished.push(Draft::default());
+                    prefilled.push(draft);
+                }
+            }
         }
-        let outcome =
-            Outcome::at_deadline(&self.core.ask, &finished, &still_typing, self.given_secs());
-        let outcome = match outcome {
+        let at = AtDeadline {
+            finished: &finished,
+            typing: &still_typing,
+            prefilled: &prefilled,
+            prefill: self.prefill,
+            waited_secs: self.given_secs(),
+        };
+        let outcome = match Outcome::at_deadline(&self.core.ask, &at) {
             Outcome::Answered(mut answers) if self.mark_skipped => {
                 answers.mark_skipped(&self.core.ask);
                 Outcome::Answered(answers)
@@ -484,6 +508,7 @@ impl Open {
             Edit::ClearChoice { question } => {
                 if let Some(form) = self.forms.get_mut(question) {
                     form.draft.clear_choice();
+                    form.acted = true;
                 }
             }
             Edit::SetOtherText { question, text } => {
@@ -495,11 +520,13 @@ impl Open {
                         form.cursor = q.options().len();
                     }
                     form.draft.set_other_text(q, text);
+                    form.acted = true;
                 }
             }
             Edit::SetNotes { question, text } => {
                 if let Some(form) = self.forms.get_mut(question) {
                     form.draft.set_notes(text);
+                    form.acted = true;
                 }
             }
             Edit::Advance => match self.tab {
@@ -519,6 +546,8 @@ impl Open {
                             form.draft.pick(q, Pick::Other);
                         }
                     }
+                    // Enter on a question is the user's word on it, what was filled in included.
+                    form.acted = true;
                     self.tab = self.tab_after(self.tab);
                     self.confirm = None;
                 }
@@ -577,6 +606,7 @@ impl Open {
             return;
         };
         form.draft.pick(q, pick);
+        form.acted = true;
         form.cursor = match pick {
             Pick::Option(index) => index,
             Pick::Other => q.options().len(),
@@ -587,6 +617,11 @@ impl Open {
     /// Sends what the form holds, asking first when questions are unanswered (`confirmed`: the
     /// user already said to send anyway).
     fn submit(&mut self, confirmed: bool) -> Option<Outcome> {
+        // A decline or reply bar holds words the user is writing to the agent: a submit then
+        // would throw them away unseen, so it waits until the bar is sent or closed.
+        if matches!(self.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. })) {
+            return None;
+        }
         let missing = self.missing();
         if !missing.is_empty() && !confirmed {
             self.tab = Tab::Review;
@@ -594,17 +629,7 @@ impl Open {
             return None;
         }
         match build_answers(&self.core.ask, &self.drafts()) {
-            // Nothing chosen and no note: not an answer. A session that takes "skipped" is told
-            // each question was skipped; any other is told the user answered nothing.
-            Ok(answers) if answers.is_empty() && !self.mark_skipped => {
-                Some(Outcome::nothing_answered())
-            }
-            Ok(mut answers) => {
-                if self.mark_skipped {
-                    answers.mark_skipped(&self.core.ask);
-                }
-                Some(Outcome::Answered(answers))
-            }
+            Ok(answers) => Some(Outcome::submitted(&self.core.ask, answers, self.mark_skipped)),
             Err(limit) => {
                 self.error = Some(format!("Not sent: {limit}. Shorten it and submit again."));
                 self.confirm = None;

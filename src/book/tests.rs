@@ -238,3 +238,142 @@ fn an_asker_that_leaves_takes_only_its_own_handle_and_the_last_one_withdraws_the
     assert_eq!(settled.replies, vec!["again"]);
     assert!(book.is_empty());
 }
+
+/// Issue 24 item 6: a preset the user never confirmed is not their answer when the time runs out.
+#[test]
+fn an_unconfirmed_preset_at_the_deadline_is_timed_out_and_told_as_unconfirmed() {
+    let asked = core(Some("t1"));
+    let preset: Vec<Draft> = asked
+        .ask
+        .questions()
+        .iter()
+        .map(|question| {
+            let mut draft = Draft::default();
+            draft.pick(question, Pick::Option(1));
+            draft
+        })
+        .collect();
+    let mut book = Book::default();
+    let policy = Policy { preset, timeout_secs: Some(10), ..Policy::default() };
+    opened(book.admit(asked, policy, "agent", 0.0));
+    let nobody_typing = |_: RequestId, _: usize, _: TextField| false;
+    let settled = book.expire(10.0, &nobody_typing).pop().expect("expired");
+    let Outcome::TimedOut(timed_out) = &settled.outcome else {
+        panic!("an untouched preset is not the user's answer: {:?}", settled.outcome)
+    };
+    assert_eq!(timed_out.picked, None, "the user picked nothing");
+    let unconfirmed = timed_out.unconfirmed.as_ref().expect("the preset is told apart");
+    assert_eq!(unconfirmed.from, crate::protocol::Prefill::Preset);
+    assert!(
+        timed_out.message().ends_with(
+            "Answers were filled in in advance for the user to confirm, but nobody confirmed \
+             them: \"Which database?\"=\"SQLite\", \"Deploy?\"=\"No\". They are not the user's \
+             answers."
+        ),
+        "{}",
+        timed_out.message()
+    );
+}
+
+/// Issue 24 item 6: what the user did in this showing counts, question by question; a preset
+/// they went through with Enter is confirmed.
+#[test]
+fn a_preset_counts_at_the_deadline_once_the_user_confirms_each_question() {
+    let asked = core(Some("t1"));
+    let mut second = Draft::default();
+    second.pick(&asked.ask.questions()[1], Pick::Option(0));
+    let policy = Policy {
+        preset: vec![Draft::default(), second],
+        timeout_secs: Some(10),
+        ..Policy::default()
+    };
+    let nobody_typing = |_: RequestId, _: usize, _: TextField| false;
+
+    let mut book = Book::default();
+    opened(book.admit(asked.clone(), policy.clone(), "agent", 0.0));
+    book.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    let settled = book.expire(10.0, &nobody_typing).pop().expect("expired");
+    let Outcome::TimedOut(timed_out) = &settled.outcome else {
+        panic!("question 2 was never confirmed: {:?}", settled.outcome)
+    };
+    let picked = timed_out.picked.as_ref().expect("the user's pick is told");
+    assert_eq!(
+        picked.answers_json(),
+        json!({"Which database?": "PostgreSQL"}).as_object().cloned().expect("object")
+    );
+    let unconfirmed = timed_out.unconfirmed.as_ref().expect("the preset is told apart");
+    assert_eq!(
+        unconfirmed.answers.answers_json(),
+        json!({"Deploy?": "Yes"}).as_object().cloned().expect("object")
+    );
+
+    let mut book = Book::default();
+    opened(book.admit(asked, policy, "agent", 0.0));
+    book.edit(Edit::Pick { question: 0, pick: Pick::Option(0) });
+    book.edit(Edit::NextTab);
+    book.edit(Edit::Advance);
+    let settled = book.expire(10.0, &nobody_typing).pop().expect("expired");
+    let Outcome::Answered(answers) = &settled.outcome else {
+        panic!("every question is the user's own now: {:?}", settled.outcome)
+    };
+    assert_eq!(answers.answers_json().len(), 2);
+}
+
+/// Issue 24 item 5: a draft restored after a crash is not the user's answer in this showing.
+#[test]
+fn a_restored_draft_at_the_deadline_is_timed_out_and_told_as_restored() {
+    let asked = core(Some("t1"));
+    let restored: Vec<Draft> = asked
+        .ask
+        .questions()
+        .iter()
+        .map(|question| {
+            let mut draft = Draft::default();
+            draft.pick(question, Pick::Option(1));
+            draft
+        })
+        .collect();
+    let policy = Policy {
+        preset: restored,
+        prefill: crate::protocol::Prefill::SavedDraft,
+        timeout_secs: Some(10),
+        ..Policy::default()
+    };
+    let mut book = Book::default();
+    opened(book.admit(asked, policy, "agent", 0.0));
+    let nobody_typing = |_: RequestId, _: usize, _: TextField| false;
+    let settled = book.expire(10.0, &nobody_typing).pop().expect("expired");
+    let Outcome::TimedOut(timed_out) = &settled.outcome else {
+        panic!("a restored pick is not an answer given in this showing: {:?}", settled.outcome)
+    };
+    assert_eq!(
+        timed_out.unconfirmed.as_ref().map(|unconfirmed| unconfirmed.from),
+        Some(crate::protocol::Prefill::SavedDraft)
+    );
+    assert!(
+        timed_out.message().contains("did not confirm it this time"),
+        "{}",
+        timed_out.message()
+    );
+}
+
+/// Issue 24 item 7: an empty form sent with `--answers … --submit` is not an answer, by the
+/// same rule as the window's Submit.
+#[test]
+fn an_empty_preset_submitted_is_nothing_answered_unless_the_session_takes_skipped() {
+    let mut book = Book::default();
+    let empty = Policy { preset: Vec::new(), submit: true, ..Policy::default() };
+    let Admission::Decided { outcome, .. } = book.admit(core(None), empty.clone(), "agent", 0.0)
+    else {
+        panic!("decided")
+    };
+    assert_eq!(outcome, Outcome::nothing_answered());
+    let skipped = Policy { mark_skipped: true, ..empty };
+    let Admission::Decided { outcome: Outcome::Answered(answers), .. } =
+        book.admit(core(None), skipped, "agent", 0.0)
+    else {
+        panic!("skipped is an answer the session takes")
+    };
+    assert_eq!(answers.entries().len(), 2);
+    assert!(answers.entries().iter().all(|entry| entry.unanswered == Some("skipped")));
+}

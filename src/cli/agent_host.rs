@@ -176,7 +176,10 @@ pub(super) fn in_window(
         Ok(()) => true,
         Err(problem) => {
             tell_unavailable(&unshown, &problem);
-            eprintln!("askpane: no display to open a window on ({problem})");
+            eprintln!(
+                "askpane: no display to open a window on ({problem}); answer in a browser \
+                 instead (--ui web)"
+            );
             false
         }
     }

@@ -147,7 +147,9 @@ fn answer_one(
     let in_window = request.is_some() && !shown.web();
     let mut sink = None;
     if let (Some(store), Some(request)) = (&store, &mut request) {
-        if let Ok(saved) = store.drafts_for(&store::request_key(&request.core)) {
+        let (key, asked) =
+            (store::request_key(&request.core), store::asked_fingerprint(&request.core));
+        if let Ok(saved) = store.drafts_to_restore(&key, &asked) {
             store::restore_drafts(&mut request.policy, &request.core.ask, saved);
         }
         if in_window {

@@ -213,6 +213,8 @@ impl<A: eframe::App> Shown<A> {
         let mut raw_input = self.input.take_egui_input(&self.window);
         raw_input.viewports =
             std::iter::once((egui::ViewportId::ROOT, self.info.clone())).collect();
+        // As eframe does before every frame: the app sees the input first (its click guard).
+        self.app.raw_input_hook(ctx, &mut raw_input);
         let close_requested = raw_input.viewport().close_requested();
         let visible = !self.first_pass_done || self.info.visible().unwrap_or(true);
         let (platform_output, commands) = if visible {

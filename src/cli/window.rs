@@ -174,13 +174,7 @@ pub(super) fn start_bridge_then(
         "this askpane was built without its web app: run scripts/build-web, then build askpane \
          again"
     );
-    if serve::is_exposed(&options.bind) {
-        eprintln!(
-            "askpane: warning: the page listens on {}, which other machines can reach; anyone \
-             with the link (it holds the token) can answer",
-            options.bind
-        );
-    }
+    let exposed = serve::is_exposed(&options.bind);
     let bridge = match session {
         Some((commands, prompt)) => {
             Bridge::start_with_session(options, inbox, commands, prompt, threads)
@@ -188,6 +182,14 @@ pub(super) fn start_bridge_then(
         None => Bridge::start(options, inbox, threads),
     }
     .context("starting the browser bridge")?;
+    if exposed {
+        // The address it really listens on: a port of 0 was the system's to choose.
+        eprintln!(
+            "askpane: warning: the page listens on {}, which other machines can reach; anyone \
+             with the link (it holds the token) can answer",
+            bridge.address()
+        );
+    }
     before_links(&bridge);
     let url = bridge.url();
     eprintln!("askpane: answer in your browser: {url}");
@@ -516,8 +518,8 @@ pub(super) fn missing_display() -> Option<String> {
 
 pub(super) fn no_display(problem: &str) -> u8 {
     eprintln!(
-        "askpane: no display to open a window on ({problem}); run it in a desktop session, or \
-         under a virtual display: xvfb-run askpane …"
+        "askpane: no display to open a window on ({problem}); answer in a browser instead \
+         (--ui web), run it in a desktop session, or under a virtual display: xvfb-run askpane …"
     );
     exit::NO_HUMAN
 }

@@ -433,6 +433,17 @@ impl Envelope {
         if let Outcome::TimedOut(timed_out) = outcome {
             let typing = timed_out.still_typing.iter().map(|(index, _)| Value::from(*index));
             object.insert("typing".into(), Value::Array(typing.collect()));
+            // What was filled in and never confirmed, by number too, and where it came from.
+            if let Some(unconfirmed) = &timed_out.unconfirmed {
+                let (by_number, notes) = answers_by_number(&unconfirmed.answers);
+                let mut prefilled = Map::new();
+                prefilled.insert("from".into(), Value::from(unconfirmed.from.name()));
+                prefilled.insert("answers".into(), Value::Object(by_number));
+                if !notes.is_empty() {
+                    prefilled.insert("notes".into(), Value::Object(notes));
+                }
+                object.insert("unconfirmed".into(), Value::Object(prefilled));
+            }
         }
         reply
     }

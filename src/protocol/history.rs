@@ -6,7 +6,7 @@
 //! (the inbox's, with its store); only then does the page show its History button.
 //! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null}`.
 //! Server → browser: `{"type":"history_page","filter":{…},"items":[…],"projects":[…],
-//! "agents":[["hook","Claude Code hook"],…],"error":null|"…"}`. A request that breaks a bound
+//! "agents":[["hook","Claude Code (hook)"],…],"error":null|"…"}`. A request that breaks a bound
 //! gets an `error` with `"request":"history_request"`; a page has one request in flight at a
 //! time (the bridge refuses a second with `busy` until it has answered the first).
 
@@ -53,7 +53,7 @@ pub struct HistoryItem {
     /// When it ended, as text (`2026-11-22 16:30:05 UTC`).
     pub ended_at: String,
     pub project: Option<String>,
-    /// Who asked, in words (`Claude Code hook`).
+    /// Who asked, in words (`Claude Code (hook)`).
     pub agent: String,
     /// The first question's header.
     pub header: String,

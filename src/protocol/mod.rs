@@ -31,7 +31,7 @@ pub use envelope::{
     Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, ReplyShape,
     parse_message,
 };
-pub use outcome::{Outcome, Reply, ResultStyle, TimedOut};
+pub use outcome::{AtDeadline, Outcome, Prefill, Reply, ResultStyle, TimedOut, Unconfirmed};
 pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};

@@ -80,12 +80,12 @@ impl Provenance {
         provenance
     }
 
-    /// Who asked, in words: `Claude Code hook`, `askpane claude`, `pipe (ask)`, …
+    /// Who asked, in words: `Claude Code (hook)`, `askpane claude`, `a script (askpane ask)`, …
     pub fn agent(&self) -> String {
         match self.source.as_str() {
-            "hook" => "Claude Code hook".to_owned(),
+            "hook" => "Claude Code (hook)".to_owned(),
             "claude" => "askpane claude".to_owned(),
-            "ask" => "pipe (askpane ask)".to_owned(),
+            "ask" => "a script (askpane ask)".to_owned(),
             "mcp" => "MCP".to_owned(),
             super::opencode::SOURCE => "OpenCode".to_owned(),
             super::codex_server::SOURCE => "askpane codex".to_owned(),
@@ -99,7 +99,16 @@ impl Provenance {
         (!session.is_empty()).then(|| session.chars().take(8).collect())
     }
 
-    /// One line for lists: `hook · my-project`.
+    /// Who asked, for a person: the agent in words, then what distinguishes it (`Claude Code
+    /// (hook) · my-project`). [`Provenance::label`] is the short form the wire carries.
+    pub fn shown(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{} · {detail}", self.agent()),
+            None => self.agent(),
+        }
+    }
+
+    /// One line for lists and the wire: `hook · my-project`.
     pub fn label(&self) -> String {
         match &self.detail {
             Some(detail) => format!("{} · {detail}", self.source),

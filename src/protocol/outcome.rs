@@ -68,11 +68,63 @@ impl Reply {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimedOut {
     pub waited_secs: u64,
-    /// The finished answers picked before the time ran out (none when nothing was picked).
+    /// The finished answers the user picked in this showing before the time ran out (none when
+    /// nothing was picked).
     pub picked: Option<Answers>,
     /// The questions (index, text) whose Other or note box the user was still typing in: what
     /// they typed is left out.
     pub still_typing: Vec<(usize, String)>,
+    /// Answers filled in before the user saw the form that they never confirmed: told to the
+    /// model as what they are, never as the user's answer.
+    /// (Boxed: rare, and every outcome would carry its size.)
+    pub unconfirmed: Option<Box<Unconfirmed>>,
+}
+
+/// Where answers filled in before the user saw the form came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Prefill {
+    /// The asking client's `--answers`, filled in for the user to confirm.
+    #[default]
+    Preset,
+    /// A draft the user left in an earlier showing of the same request (before a crash).
+    SavedDraft,
+}
+
+impl Prefill {
+    /// The name on the browser's wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefill::Preset => "preset",
+            Prefill::SavedDraft => "saved_draft",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Prefill> {
+        [Prefill::Preset, Prefill::SavedDraft].into_iter().find(|prefill| prefill.name() == name)
+    }
+}
+
+/// Answers that were filled in and that the user never confirmed in this showing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unconfirmed {
+    pub from: Prefill,
+    pub answers: Answers,
+}
+
+/// What a form held when its time ran out, question by question (one draft per question).
+#[derive(Clone, Copy, Debug)]
+pub struct AtDeadline<'a> {
+    /// What the user did in this showing: a question they never acted on is an empty draft, and
+    /// a box they were still typing in is cleared.
+    pub finished: &'a [Draft],
+    /// The questions whose box the user was still typing in.
+    pub typing: &'a [usize],
+    /// What was filled in before the showing on the questions the user never acted on (empty
+    /// drafts for the others), and where it came from.
+    pub prefilled: &'a [Draft],
+    pub prefill: Prefill,
+    /// The seconds the request was given in all.
+    pub waited_secs: u64,
 }
 
 impl TimedOut {
@@ -100,6 +152,21 @@ impl TimedOut {
                  typed was not sent.",
                 quoted.join(", ")
             ));
+        }
+        if let Some(unconfirmed) = &self.unconfirmed {
+            let pieces: Vec<String> = unconfirmed.answers.entries().iter().map(piece).collect();
+            let pieces = pieces.join(", ");
+            text.push_str(&match unconfirmed.from {
+                Prefill::Preset => format!(
+                    "\n\nAnswers were filled in in advance for the user to confirm, but nobody \
+                     confirmed them: {pieces}. They are not the user's answers."
+                ),
+                Prefill::SavedDraft => format!(
+                    "\n\nA draft the user left in an earlier showing of these questions was \
+                     restored, but they did not confirm it this time: {pieces}. It is not their \
+                     answer."
+                ),
+            });
         }
         text
     }
@@ -155,6 +222,16 @@ impl Outcome {
         Outcome::Declined { message: CLOSED_MESSAGE.to_owned() }
     }
 
+    /// The decline sent when the inbox is told to quit (`askpane inbox --quit`) with the
+    /// question still open: the inbox was closed, not the question by the user.
+    pub fn inbox_closed() -> Self {
+        Outcome::Declined {
+            message: "askpane's inbox was closed (askpane inbox --quit) before the user answered. \
+                      Do not assume an answer; ask again in chat if you still need one."
+                .to_owned(),
+        }
+    }
+
     /// Submitted with nothing answered: not an answer, so a decline that says so.
     pub fn nothing_answered() -> Self {
         Outcome::Declined { message: NOTHING_ANSWERED_MESSAGE.to_owned() }
@@ -182,32 +259,60 @@ impl Outcome {
 
     /// Nobody picked anything before the time ran out.
     pub fn timed_out(waited_secs: u64) -> Self {
-        Outcome::TimedOut(TimedOut { waited_secs, picked: None, still_typing: Vec::new() })
+        Outcome::TimedOut(TimedOut {
+            waited_secs,
+            picked: None,
+            still_typing: Vec::new(),
+            unconfirmed: None,
+        })
     }
 
-    /// The time ran out: `finished` holds one draft per question with any box the user was
-    /// still typing in cleared, and `typing` the indices of those questions. Every question
-    /// answered and nothing being typed is a complete answer, the user's own (the dialog's
-    /// auto-continue sends it too); anything less is told as what it is, never as an answer.
-    pub fn at_deadline(ask: &Ask, finished: &[Draft], typing: &[usize], waited_secs: u64) -> Self {
-        // A note over its limit cannot be sent as it is: its answer still counts.
-        let answers = build_answers(ask, finished).or_else(|_| {
-            let choices: Vec<Draft> = finished.iter().map(Draft::choice_only).collect();
-            build_answers(ask, &choices)
-        });
-        let Ok(answers) = answers else { return Outcome::timed_out(waited_secs) };
-        let complete = typing.is_empty()
+    /// The time ran out on a form holding `at`. Every question answered by the user in this
+    /// showing and nothing being typed is a complete answer, the user's own (the dialog's
+    /// auto-continue sends it too); anything less is told as what it is, never as an answer. What
+    /// was filled in for the user (a preset, a restored draft) and never confirmed is not theirs:
+    /// it is told apart, and it never completes the answer.
+    pub fn at_deadline(ask: &Ask, at: &AtDeadline<'_>) -> Self {
+        let Ok(answers) = answers_within_limits(ask, at.finished) else {
+            return Outcome::timed_out(at.waited_secs);
+        };
+        let complete = at.typing.is_empty()
             && answers.entries().len() == ask.questions().len()
             && answers.entries().iter().all(|entry| entry.answer.is_some());
         if complete {
             return Outcome::Answered(answers);
         }
-        let still_typing = typing
+        let still_typing = at
+            .typing
             .iter()
             .filter_map(|&index| Some((index, ask.questions().get(index)?.text().to_owned())))
             .collect();
+        let unconfirmed = answers_within_limits(ask, at.prefilled)
+            .ok()
+            .filter(|prefilled| !prefilled.is_empty())
+            .map(|answers| Box::new(Unconfirmed { from: at.prefill, answers }));
         let picked = (!answers.is_empty()).then_some(answers);
-        Outcome::TimedOut(TimedOut { waited_secs, picked, still_typing })
+        Outcome::TimedOut(TimedOut {
+            waited_secs: at.waited_secs,
+            picked,
+            still_typing,
+            unconfirmed,
+        })
+    }
+
+    /// The outcome of a form submitted as it is (the window's Submit, a page's answer,
+    /// `--answers … --submit`): the one rule for every front end and flag. Nothing chosen and no
+    /// note is not an answer: a session that takes "skipped" is told each question was skipped;
+    /// any other is told the user answered nothing (a decline that says so).
+    pub fn submitted(ask: &Ask, mut answers: Answers, mark_skipped: bool) -> Self {
+        if mark_skipped {
+            answers.mark_skipped(ask);
+            return Outcome::Answered(answers);
+        }
+        if answers.is_empty() {
+            return Outcome::nothing_answered();
+        }
+        Outcome::Answered(answers)
     }
 
     /// The decline sent when askpane itself is stopped (`cause`: the signal, e.g. "SIGTERM")
@@ -270,6 +375,15 @@ impl Outcome {
             other => other.deny_message().unwrap_or_default(),
         }
     }
+}
+
+/// The answers `drafts` hold; a note over its limit cannot be sent as it is, so then only the
+/// choices count (for what is told at a deadline, never sent as an answer by itself).
+fn answers_within_limits(ask: &Ask, drafts: &[Draft]) -> Result<Answers, super::LimitError> {
+    build_answers(ask, drafts).or_else(|_| {
+        let choices: Vec<Draft> = drafts.iter().map(Draft::choice_only).collect();
+        build_answers(ask, &choices)
+    })
 }
 
 /// What the model reads after a decline, with the user's words when they gave any.

@@ -21,7 +21,7 @@ use super::answer::{Draft, Pick, build_answers};
 use super::envelope::{Envelope, ReplyFormat};
 use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
 use super::origin::{Provenance, SessionKey};
-use super::outcome::Outcome;
+use super::outcome::{AtDeadline, Outcome, Prefill};
 use super::question::Ask;
 use super::stream::{PermissionDecision, PermissionRequest};
 
@@ -256,6 +256,11 @@ pub enum BrowserMessage {
         tool_use_id: String,
         body: Map<String, Value>,
     },
+    /// The page drew the question while it was visible (issue 24): from now on, every page going
+    /// away may end it as "the page was closed". A question no page has shown never ends so.
+    Seen {
+        tool_use_id: String,
+    },
 }
 
 impl BrowserMessage {
@@ -265,9 +270,15 @@ impl BrowserMessage {
             | BrowserMessage::Declined { tool_use_id, .. }
             | BrowserMessage::Timeout { tool_use_id, .. }
             | BrowserMessage::Clarify { tool_use_id, .. }
-            | BrowserMessage::TimedOut { tool_use_id, .. } => tool_use_id,
+            | BrowserMessage::TimedOut { tool_use_id, .. }
+            | BrowserMessage::Seen { tool_use_id } => tool_use_id,
         }
     }
+}
+
+/// The page's word that it showed question `tool_use_id` (see [`BrowserMessage::Seen`]).
+pub fn question_seen(tool_use_id: &str) -> Value {
+    json!({"type": "question_seen", "tool_use_id": tool_use_id})
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -276,7 +287,7 @@ pub enum BrowserError {
     NotObject,
     #[error(
         "unknown message type {0:?} (expected question_answer, question_declined, \
-         timeout_paused or timeout_extended)"
+         question_clarify, question_timed_out, question_seen, timeout_paused or timeout_extended)"
     )]
     UnknownType(String),
     #[error("no tool_use_id")]
@@ -293,6 +304,8 @@ pub enum BrowserError {
     SeveralOnSingle { question: usize },
     #[error("a decline's outcome must be declined or stopped, not {0:?}")]
     BadDecline(String),
+    #[error("`unconfirmed.from` must be preset or saved_draft, not {0:?}")]
+    BadPrefill(String),
     #[error(
         "`secs` must be a whole number of seconds from 1 to {MAX_TIMEOUT_EXTENSION_SECS}, not {0}"
     )]
@@ -371,6 +384,7 @@ pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserErr
         "question_timed_out" => {
             Ok(BrowserMessage::TimedOut { tool_use_id: tool_use_id()?, body: object.clone() })
         }
+        "question_seen" => Ok(BrowserMessage::Seen { tool_use_id: tool_use_id()? }),
         "timeout_paused" => Ok(BrowserMessage::Timeout {
             tool_use_id: tool_use_id()?,
             change: TimeoutChange::Paused,
@@ -391,8 +405,13 @@ pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserErr
 }
 
 /// The outcome of a browser's `question_answer` for `ask`: the numbers become the same drafts
-/// the window would hold, so the reply is built by the same rules.
-pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, BrowserError> {
+/// the window would hold, so the reply is built by the same rules ([`Outcome::submitted`]: an
+/// empty form is not an answer).
+pub fn answer_outcome(
+    ask: &Ask,
+    body: &Map<String, Value>,
+    mark_skipped: bool,
+) -> Result<Outcome, BrowserError> {
     if let Some(response) =
         body.get("response").and_then(Value::as_str).filter(|r| !r.trim().is_empty())
     {
@@ -400,7 +419,7 @@ pub fn answer_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, B
         return Ok(Outcome::replied(ask, response));
     }
     let drafts = picked_drafts(ask, body)?;
-    Ok(Outcome::Answered(build_answers(ask, &drafts)?))
+    Ok(Outcome::submitted(ask, build_answers(ask, &drafts)?, mark_skipped))
 }
 
 /// The picks of a page's answer, `question_clarify` or `question_timed_out`, as drafts, with their
@@ -431,8 +450,9 @@ pub fn clarify_outcome(ask: &Ask, body: &Map<String, Value>) -> Result<Outcome, 
 }
 
 /// The outcome of a page whose countdown ran out after `waited_secs` (the time askpane gave,
-/// not the page's word): what was picked, and the questions still being typed in (each a
-/// question index), as [`Outcome::at_deadline`] tells it.
+/// not the page's word): what the user picked in this showing, the questions still being typed in
+/// (each a question index), and what was filled in and never confirmed (`unconfirmed`), as
+/// [`Outcome::at_deadline`] tells it.
 pub fn timed_out_outcome(
     ask: &Ask,
     body: &Map<String, Value>,
@@ -452,7 +472,24 @@ pub fn timed_out_outcome(
             .collect::<Result<_, _>>()?,
         Some(other) => return Err(BrowserError::NoSuchQuestion(other.to_string())),
     };
-    Ok(Outcome::at_deadline(ask, &drafts, &typing, waited_secs))
+    let (prefill, prefilled) = match body.get("unconfirmed") {
+        None => (Prefill::Preset, Vec::new()),
+        Some(Value::Object(unconfirmed)) => {
+            let from = unconfirmed.get("from").and_then(Value::as_str).unwrap_or_default();
+            let prefill = Prefill::from_name(from)
+                .ok_or_else(|| BrowserError::BadPrefill(from.to_owned()))?;
+            (prefill, picked_drafts(ask, unconfirmed)?)
+        }
+        Some(_) => return Err(BrowserError::AnswersNotObject),
+    };
+    let at = AtDeadline {
+        finished: &drafts,
+        typing: &typing,
+        prefilled: &prefilled,
+        prefill,
+        waited_secs,
+    };
+    Ok(Outcome::at_deadline(ask, &at))
 }
 
 /// Answers by number (and notes by index) → one draft per question, each number checked against
@@ -786,6 +823,66 @@ mod tests {
         .ask
     }
 
+    /// Issue 24 item 7: a page's empty form is not an answer, by the window's own rule.
+    #[test]
+    fn an_empty_answer_from_a_page_is_nothing_answered() {
+        let ask = ask();
+        for answers in [
+            json!({}),
+            json!({"0": ""}),
+            json!({"1": ","}),
+            json!({"1": "other:"}),
+            json!({"0": "other:   "}),
+        ] {
+            let body = json!({"answers": answers});
+            let outcome = answer_outcome(&ask, body.as_object().expect("object"), false);
+            assert_eq!(outcome, Ok(Outcome::nothing_answered()), "{answers}");
+        }
+        let body = json!({"answers": {}});
+        let Ok(Outcome::Answered(skipped)) =
+            answer_outcome(&ask, body.as_object().expect("object"), true)
+        else {
+            panic!("a session that takes skipped is told each question was skipped")
+        };
+        assert_eq!(skipped.entries().len(), 2);
+    }
+
+    /// Issue 24 items 5 and 6: what was filled in and never confirmed crosses the page's wire
+    /// and the bridge rebuilds the same outcome: timed out, with it told apart.
+    #[test]
+    fn an_unconfirmed_prefill_at_a_pages_deadline_round_trips() {
+        let ask = ask();
+        let mut layout = Draft::default();
+        layout.pick(&ask.questions()[0], Pick::Option(1));
+        let mut features = Draft::default();
+        features.pick(&ask.questions()[1], Pick::Option(0));
+        for prefill in [Prefill::Preset, Prefill::SavedDraft] {
+            let finished = [layout.clone(), Draft::default()];
+            let prefilled = [Draft::default(), features.clone()];
+            let at = AtDeadline {
+                finished: &finished,
+                typing: &[],
+                prefilled: &prefilled,
+                prefill,
+                waited_secs: 30,
+            };
+            let outcome = Outcome::at_deadline(&ask, &at);
+            let Outcome::TimedOut(timed_out) = &outcome else { panic!("{outcome:?}") };
+            assert!(timed_out.unconfirmed.is_some());
+            let sent =
+                Envelope::SeedWeb { tool_use_id: "t1".into() }.reply(&outcome).expect("sent");
+            assert_eq!(sent["unconfirmed"]["from"], prefill.name());
+            assert_eq!(sent["unconfirmed"]["answers"], json!({"1": "1"}));
+            let body = sent.as_object().expect("object");
+            assert_eq!(timed_out_outcome(&ask, body, 30), Ok(outcome.clone()));
+        }
+        let bad = json!({"answers": {}, "unconfirmed": {"from": "agent", "answers": {}}});
+        assert_eq!(
+            timed_out_outcome(&ask, bad.as_object().expect("object"), 30),
+            Err(BrowserError::BadPrefill("agent".into()))
+        );
+    }
+
     #[test]
     fn the_index_form_round_trips_through_the_same_rules() {
         let ask = ask();
@@ -795,7 +892,7 @@ mod tests {
         else {
             panic!("an answer")
         };
-        let outcome = answer_outcome(&ask, &body).expect("fits");
+        let outcome = answer_outcome(&ask, &body, false).expect("fits");
         let Outcome::Answered(answers) = &outcome else { panic!("answered") };
         assert_eq!(
             Value::Object(answers.answers_json()),
@@ -877,7 +974,7 @@ mod tests {
         let ask = ask();
         let outcome = |answers: Value| {
             let body = json!({"answers": answers});
-            answer_outcome(&ask, body.as_object().expect("object"))
+            answer_outcome(&ask, body.as_object().expect("object"), false)
                 .expect_err("refused")
                 .to_string()
         };

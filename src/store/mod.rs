@@ -23,8 +23,8 @@ use crate::protocol::{Ask, Draft};
 use crate::transport::Provenance;
 
 pub use records::{
-    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, from_millis, request_key,
-    short_answer, to_millis,
+    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, asked_fingerprint, from_millis,
+    request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
 
@@ -186,49 +186,34 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Saves one question's form (what the writer thread does, batched).
+    /// Saves one question's form, typed into the questions with fingerprint `asked` ([`asked_fingerprint`])
+    /// (what the writer thread does, batched).
     pub fn save_draft(
         &mut self,
         key: &str,
+        asked: &str,
         question: usize,
         form: &Form,
         at: SystemTime,
     ) -> Result<(), StoreError> {
-        upsert_draft(&self.connection, key, question, form, at)?;
+        upsert_draft(&self.connection, &DraftRow { key, asked, question, form, at })?;
         Ok(())
     }
 
-    /// The forms saved for request `key`, one per question up to the last saved (questions
-    /// with nothing saved are empty forms). Fit them to the questions with [`fit_forms`].
+    /// The forms saved for request `key`, whatever they were typed into (to look at them: only
+    /// [`Store::drafts_to_restore`] gives them back to a request).
     pub fn drafts_for(&self, key: &str) -> Result<Vec<Form>, StoreError> {
-        let mut statement = self.connection.prepare(
-            "SELECT question, chosen, other_selected, other_text, notes, cursor, touched
-             FROM drafts WHERE key = ?1 ORDER BY question",
-        )?;
-        let rows = statement.query_map([key], |row| {
-            let question: i64 = row.get(0)?;
-            let chosen: String = row.get(1)?;
-            // A row this askpane did not write is read as nothing chosen, never an error.
-            let chosen: Vec<usize> = serde_json::from_str(&chosen).unwrap_or_default();
-            let draft = Draft::restored(chosen, row.get(2)?, row.get(3)?, row.get(4)?, row.get(6)?);
-            Ok((question, draft, row.get::<_, i64>(5)?))
-        })?;
-        let mut forms = Vec::new();
-        for row in rows {
-            let (question, draft, cursor) = row?;
-            // A request has a few questions; a stray index (another program's row) is skipped.
-            let Ok(question) = usize::try_from(question) else { continue };
-            if question >= MAX_SAVED_QUESTIONS {
-                continue;
-            }
-            if forms.len() <= question {
-                forms.resize_with(question + 1, Form::default);
-            }
-            if let Some(slot) = forms.get_mut(question) {
-                *slot = Form { draft, cursor: usize::try_from(cursor).unwrap_or(0) };
-            }
-        }
-        Ok(forms)
+        self.read_drafts(key, None)
+    }
+
+    /// The forms saved for request `key` typed into the very questions with fingerprint
+    /// `asked`: a request that reuses an id with other questions or options gets none.
+    pub fn drafts_to_restore(&self, key: &str, asked: &str) -> Result<Vec<Form>, StoreError> {
+        self.read_drafts(key, Some(asked))
+    }
+
+    fn read_drafts(&self, key: &str, asked: Option<&str>) -> Result<Vec<Form>, StoreError> {
+        Ok(read_drafts(&self.connection, key, asked)?)
     }
 
     /// Records an ended request in history, and forgets it as open (with its drafts), in one
@@ -455,6 +440,7 @@ pub fn fit_forms(ask: &Ask, forms: Vec<Form>) -> Vec<Form> {
             Form {
                 draft: form.draft.fitted(question),
                 cursor: form.cursor.min(question.options().len()),
+                acted: false,
             }
         })
         .collect()
@@ -468,6 +454,7 @@ pub fn restore_drafts(policy: &mut crate::book::Policy, ask: &Ask, saved: Vec<Fo
         return false;
     }
     policy.preset = fit_forms(ask, saved).into_iter().map(|form| form.draft).collect();
+    policy.prefill = crate::protocol::Prefill::SavedDraft;
     true
 }
 
@@ -493,23 +480,30 @@ fn insert_open(connection: &Connection, record: &OpenRecord) -> rusqlite::Result
     Ok(())
 }
 
-fn upsert_draft(
-    connection: &Connection,
-    key: &str,
+/// One question's form as it is saved: under which request, typed into which questions.
+struct DraftRow<'a> {
+    key: &'a str,
+    /// The fingerprint of the questions it was typed into ([`asked_fingerprint`]).
+    asked: &'a str,
     question: usize,
-    form: &Form,
+    form: &'a Form,
     at: SystemTime,
-) -> rusqlite::Result<()> {
+}
+
+fn upsert_draft(connection: &Connection, row: &DraftRow<'_>) -> rusqlite::Result<()> {
+    let DraftRow { key, asked, question, form, at } = *row;
     let draft = &form.draft;
     let chosen = serde_json::to_string(draft.chosen()).unwrap_or_else(|_| "[]".to_owned());
     connection.execute(
         "INSERT INTO drafts
-             (key, question, chosen, other_selected, other_text, notes, cursor, touched, saved_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             (key, question, chosen, other_selected, other_text, notes, cursor, touched, saved_at,
+              asked)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (key, question) DO UPDATE SET
              chosen = excluded.chosen, other_selected = excluded.other_selected,
              other_text = excluded.other_text, notes = excluded.notes,
-             cursor = excluded.cursor, touched = excluded.touched, saved_at = excluded.saved_at",
+             cursor = excluded.cursor, touched = excluded.touched, saved_at = excluded.saved_at,
+             asked = excluded.asked",
         params![
             key,
             i64::try_from(question).unwrap_or(i64::MAX),
@@ -520,6 +514,7 @@ fn upsert_draft(
             i64::try_from(form.cursor).unwrap_or(0),
             draft.is_touched(),
             to_millis(at),
+            asked,
         ],
     )?;
     Ok(())
@@ -532,10 +527,94 @@ fn insert_history(connection: &Connection, record: &HistoryRecord) -> rusqlite::
     Ok(())
 }
 
+/// The forms saved for `key` (typed into `asked`, when given), one per question up to the
+/// last saved (questions with nothing saved are empty forms). Fit them to the questions with
+/// [`fit_forms`].
+fn read_drafts(
+    connection: &Connection,
+    key: &str,
+    asked: Option<&str>,
+) -> rusqlite::Result<Vec<Form>> {
+    let mut statement = connection.prepare(
+        "SELECT question, chosen, other_selected, other_text, notes, cursor, touched
+         FROM drafts WHERE key = ?1 AND (?2 IS NULL OR asked = ?2) ORDER BY question",
+    )?;
+    let rows = statement.query_map(params![key, asked], |row| {
+        let question: i64 = row.get(0)?;
+        let chosen: String = row.get(1)?;
+        // A row this askpane did not write is read as nothing chosen, never an error.
+        let chosen: Vec<usize> = serde_json::from_str(&chosen).unwrap_or_default();
+        let draft = Draft::restored(chosen, row.get(2)?, row.get(3)?, row.get(4)?, row.get(6)?);
+        Ok((question, draft, row.get::<_, i64>(5)?))
+    })?;
+    let mut forms = Vec::new();
+    for row in rows {
+        let (question, draft, cursor) = row?;
+        // A request has a few questions; a stray index (another program's row) is skipped.
+        let Ok(question) = usize::try_from(question) else { continue };
+        if question >= MAX_SAVED_QUESTIONS {
+            continue;
+        }
+        if forms.len() <= question {
+            forms.resize_with(question + 1, Form::default);
+        }
+        if let Some(slot) = forms.get_mut(question) {
+            *slot = Form { draft, cursor: usize::try_from(cursor).unwrap_or(0), acted: false };
+        }
+    }
+    Ok(forms)
+}
+
+/// What the user picked and typed on a request that did not end answered (declined, closed,
+/// timed out, abandoned, …), from its drafts, for history to keep: `Header: answer (note: …)`
+/// per question touched, or `None` when nothing was. Only drafts typed into these very questions
+/// count.
+fn unsent_text(connection: &Connection, record: &HistoryRecord) -> Option<String> {
+    if record.ended == Ended::Answered {
+        return None;
+    }
+    let input: serde_json::Value = serde_json::from_str(&record.questions).ok()?;
+    let ask = crate::protocol::validate(&input).ok()?.ask;
+    let asked = records::fingerprint_of(input.get("questions"));
+    let forms = read_drafts(connection, &record.key, Some(&asked)).ok()?;
+    let pieces: Vec<String> = fit_forms(&ask, forms)
+        .iter()
+        .zip(ask.questions())
+        // A secret is never written as a draft; this keeps it so.
+        .filter(|(_, question)| !question.secret())
+        .filter_map(|(form, question)| {
+            let note = Some(form.draft.notes().trim())
+                .filter(|note| !note.is_empty())
+                .map(|note| format!("(note: {note})"));
+            let piece = match (form.draft.answer(question), note) {
+                (None, None) => return None,
+                (Some(answer), None) => answer,
+                (None, Some(note)) => note,
+                (Some(answer), Some(note)) => format!("{answer} {note}"),
+            };
+            Some(format!("{}: {piece}", question.header()))
+        })
+        .collect();
+    (!pieces.is_empty()).then(|| pieces.join(" · "))
+}
+
+/// `record` with what was picked and typed and not sent added to its answer ([`unsent_text`]).
+fn with_unsent(connection: &Connection, record: &HistoryRecord) -> HistoryRecord {
+    let mut record = record.clone();
+    if let Some(unsent) = unsent_text(connection, &record) {
+        record.answer = match record.answer.is_empty() {
+            true => format!("not sent: {unsent}"),
+            false => format!("{} · not sent: {unsent}", record.answer),
+        };
+    }
+    record
+}
+
 fn insert_history_keeping_drafts(
     connection: &Connection,
     record: &HistoryRecord,
 ) -> rusqlite::Result<()> {
+    let record = &with_unsent(connection, record);
     let stored_asked_at: Option<i64> = connection
         .query_row("SELECT asked_at FROM open_requests WHERE key = ?1", [&record.key], |row| {
             row.get(0)

@@ -4,24 +4,62 @@
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use sha2::{Digest, Sha256};
+
 use crate::book::Core;
 use crate::protocol::{Envelope, Outcome, ReplyShape, ResultStyle};
 use crate::transport::Provenance;
 
-/// The key a request is stored under: its tool_use_id when the envelope names one (a request
-/// asked again after a crash finds its drafts), else an id made for this process's request.
+/// The key a request is stored under: its tool_use_id when the envelope names one, else one
+/// made from what was asked and who asked (`asked-` and a digest of both). Either way a request
+/// asked again after a crash finds its drafts: a plain `askpane ask` without an id too.
 pub fn request_key(core: &Core) -> String {
     match core.envelope.tool_use_id() {
         Some(id) => id.to_owned(),
-        None => format!("local-{}-{}-{:?}", process_tag(), std::process::id(), core.id),
+        None => {
+            let origin = &core.provenance;
+            let parts = [
+                Some(origin.source.as_str()),
+                origin.detail.as_deref(),
+                origin.project.as_deref(),
+                origin.session.as_deref(),
+                origin.subagent.as_deref(),
+            ];
+            let mut digest = Sha256::new();
+            for part in parts {
+                // Each part framed, so ("ab", "c") and ("a", "bc") differ.
+                let part = part.unwrap_or_default();
+                digest.update((part.len() as u64).to_le_bytes());
+                digest.update(part.as_bytes());
+            }
+            digest.update(asked_fingerprint(core).as_bytes());
+            format!("asked-{}", hex(&digest.finalize()))
+        }
     }
 }
 
-/// When this process started, in milliseconds: with the pid, it keeps made-up keys of two runs
-/// apart.
+/// A fingerprint of the questions a request asks (their JSON as received, options and all): a
+/// draft is restored only into questions with the same fingerprint.
+pub fn asked_fingerprint(core: &Core) -> String {
+    fingerprint_of(core.ask.input().get("questions"))
+}
+
+/// The fingerprint of a tool input's `questions` ([`asked_fingerprint`]).
+pub(super) fn fingerprint_of(questions: Option<&serde_json::Value>) -> String {
+    let questions = questions.map(serde_json::Value::to_string).unwrap_or_default();
+    hex(&Sha256::digest(questions.as_bytes()))
+}
+
+/// When this process started, in milliseconds: with the pid, it keeps the made-up keys of
+/// messages decided before they became requests (no drafts) of two runs apart.
 fn process_tag() -> u128 {
     static STARTED: OnceLock<u128> = OnceLock::new();
     *STARTED.get_or_init(|| to_millis(SystemTime::now()) as u128)
+}
+
+/// The first 128 bits of a digest in hex: plenty to tell requests apart, short enough to read.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().take(16).map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Unix milliseconds, as the database stores times (0 before 1970).

@@ -7,7 +7,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 type Step = fn(&Transaction<'_>) -> rusqlite::Result<()>;
 
 /// Every step, oldest first. Never edit a step that has shipped: add one.
-pub(super) const STEPS: &[Step] = &[v1_tables, v2_history_indexes, v3_history_source_index];
+pub(super) const STEPS: &[Step] =
+    &[v1_tables, v2_history_indexes, v3_history_source_index, v4_drafts_know_what_was_asked];
 
 /// The version a fully migrated database has.
 pub const LATEST: u32 = STEPS.len() as u32;
@@ -110,4 +111,12 @@ fn v2_history_indexes(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
 /// source` reads the index instead of every row).
 fn v3_history_source_index(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch("CREATE INDEX history_source ON history (source, ended_at);")
+}
+
+/// Version 4 (issue 24): a draft knows which questions it was typed into (a fingerprint of them,
+/// [`super::asked_fingerprint`]), so it is restored only into the very same questions and never
+/// into a different request that reuses the id. Drafts saved before have none and are never
+/// restored.
+fn v4_drafts_know_what_was_asked(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch("ALTER TABLE drafts ADD COLUMN asked TEXT NOT NULL DEFAULT '';")
 }

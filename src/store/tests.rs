@@ -38,7 +38,7 @@ fn core(tool_use_id: Option<&str>, header: &str) -> Core {
 
 fn typed(other: &str, notes: &str) -> Form {
     let draft = Draft::restored(vec![], true, other.to_owned(), notes.to_owned(), true);
-    Form { draft, cursor: 2 }
+    Form { draft, cursor: 2, ..Form::default() }
 }
 
 fn table_names(connection: &Connection) -> Vec<String> {
@@ -154,11 +154,12 @@ fn drafts_read_back_exactly_including_100_kb_of_japanese() {
     let first = Form {
         draft: Draft::restored(vec![1, 0, 1], false, String::new(), "n".into(), true),
         cursor: 1,
+        ..Form::default()
     };
     let second = typed(&japanese, "メモ: 第二");
-    store.save_draft("toolu_1", 0, &first, SystemTime::now()).expect("save");
-    store.save_draft("toolu_1", 2, &second, SystemTime::now()).expect("save");
-    store.save_draft("toolu_other", 0, &typed("x", ""), SystemTime::now()).expect("save");
+    store.save_draft("toolu_1", "asked", 0, &first, SystemTime::now()).expect("save");
+    store.save_draft("toolu_1", "asked", 2, &second, SystemTime::now()).expect("save");
+    store.save_draft("toolu_other", "asked", 0, &typed("x", ""), SystemTime::now()).expect("save");
     let forms = store.drafts_for("toolu_1").expect("read");
     assert_eq!(forms.len(), 3);
     assert_eq!(forms[0].draft.chosen(), [0, 1]);
@@ -176,6 +177,7 @@ fn restored_drafts_fit_the_questions_and_never_replace_a_preset() {
         Form {
             draft: Draft::restored(vec![1, 7], false, String::new(), "note".into(), true),
             cursor: 9,
+            ..Form::default()
         },
         typed("a second question that no longer exists", ""),
     ];
@@ -193,15 +195,18 @@ fn restored_drafts_fit_the_questions_and_never_replace_a_preset() {
     assert_eq!(preset.preset, vec![Draft::default()]);
 }
 
+/// Issue 24 item 14 changed the made-up key: from one per request (so a plain `askpane ask`
+/// lost its draft when asked again) to one from what was asked and who asked.
 #[test]
 fn keys_are_the_tool_use_id_or_a_made_up_one_that_stays_the_same() {
     let with_id = core(Some("toolu_key"), "Database");
     assert_eq!(request_key(&with_id), "toolu_key");
     let without = core(None, "Database");
     let key = request_key(&without);
-    assert!(key.starts_with("local-"), "{key}");
+    assert!(key.starts_with("asked-"), "{key}");
     assert_eq!(request_key(&without), key);
-    assert_ne!(request_key(&core(None, "Database")), key);
+    assert_eq!(request_key(&core(None, "Database")), key, "asked again, the same key");
+    assert_ne!(request_key(&core(None, "Cache")), key, "other questions, another key");
 }
 
 /// Reads the drafts of `key` from a second connection until `wanted` holds (bounded).
@@ -223,7 +228,7 @@ fn the_writer_saves_the_last_draft_of_a_burst_without_being_asked_to() {
     let mut text = String::new();
     for character in "Postgres behind pgbouncer, please".chars() {
         text.push(character);
-        sink.draft_changed("toolu_w", 0, &typed(&text, ""));
+        sink.draft_changed("toolu_w", "asked", 0, &typed(&text, ""));
     }
     // No flush: the writer writes on its own once the debounce window passes.
     let forms = eventually(&dir.join(FILE_NAME), "toolu_w", |forms| {
@@ -239,7 +244,7 @@ fn a_settled_request_goes_to_history_and_its_drafts_and_open_row_go() {
     let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
     let core = core(Some("toolu_s"), "Database");
     sink.opened(&core);
-    sink.draft_changed(&request_key(&core), 0, &typed("MySQL", ""));
+    sink.draft_changed(&request_key(&core), "asked", 0, &typed("MySQL", ""));
     sink.flush();
     let store = Store::open_in(&dir).expect("reader");
     assert_eq!(store.open_requests().expect("open").len(), 1);
@@ -342,7 +347,9 @@ fn an_open_request_whose_process_is_gone_is_recorded_as_abandoned_keeping_its_dr
     let mut store = Store::in_memory().expect("store");
     let core = core(Some("toolu_gone"), "Cache");
     store.opened(&OpenRecord::new(&core, SystemTime::now())).expect("open");
-    store.save_draft("toolu_gone", 0, &typed("Redis", ""), SystemTime::now()).expect("draft");
+    store
+        .save_draft("toolu_gone", "asked", 0, &typed("Redis", ""), SystemTime::now())
+        .expect("draft");
     assert!(store.abandon("toolu_gone", SystemTime::now()).expect("abandon"));
     assert!(!store.abandon("toolu_gone", SystemTime::now()).expect("only once"));
     assert!(store.open_requests().expect("open").is_empty());
@@ -382,4 +389,67 @@ fn the_state_dir_follows_the_flag_then_the_platform() {
     assert_eq!(state_dir_from(flag, platform.clone()).expect("dir"), PathBuf::from("/x/y"));
     assert_eq!(state_dir_from(None, platform).expect("dir"), PathBuf::from("/s/askpane"));
     assert!(matches!(state_dir_from(None, None), Err(StoreError::NoStateDir)));
+}
+
+/// Issue 24 item 5: a draft goes back only into the very questions it was typed into. A request
+/// that reuses the id with other questions (or other options) opens empty.
+#[test]
+fn a_draft_is_restored_only_into_the_same_questions() {
+    use crate::app::journal::Journal;
+    let dir = scratch("same-questions");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let typed_into = core(Some("toolu_reused"), "Database");
+    let mut picked = Form::default();
+    picked.draft.pick(&typed_into.ask.questions()[0], Pick::Option(1));
+    sink.opened(&typed_into);
+    Journal::draft_changed(&sink, &typed_into, 0, &picked);
+    sink.flush();
+
+    // The same id, other questions ("Drop the production database now?"): nothing restored.
+    let other = core(Some("toolu_reused"), "Production");
+    let mut policy = crate::book::Policy::default();
+    Journal::restore(&sink, &other, &mut policy);
+    assert!(policy.preset.is_empty(), "restored into different questions: {policy:?}");
+
+    // The same id and questions with one option more: not the same request either.
+    let input = json!({"questions": [{
+        "question": "Which Database?", "header": "Database", "multiSelect": false,
+        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"},
+            {"label": "C", "description": "c"}]
+    }]});
+    let message = json!({"type": "tool_use", "name": "AskUserQuestion", "id": "toolu_reused",
+        "input": input});
+    let incoming = parse_message(&message).expect("a message askpane reads");
+    let widened = Request::new(incoming, Provenance::new("ask", None)).expect("valid").0.core;
+    Journal::restore(&sink, &widened, &mut policy);
+    assert!(policy.preset.is_empty(), "restored into other options: {policy:?}");
+
+    // The very same questions: restored, and known to be a saved draft.
+    Journal::restore(&sink, &typed_into, &mut policy);
+    assert_eq!(policy.preset.first().map(Draft::chosen), Some([1].as_slice()));
+    assert_eq!(policy.prefill, crate::protocol::Prefill::SavedDraft);
+}
+
+/// Issue 24 item 14: a request without a tool_use_id is stored under a key made from what was
+/// asked and who asked: asked again (after a crash), it finds its drafts.
+#[test]
+fn a_request_without_an_id_has_a_stable_key_from_its_content_and_origin() {
+    let first = core(None, "Database");
+    let again = core(None, "Database");
+    assert_ne!(first.id, again.id, "two requests");
+    assert_eq!(request_key(&first), request_key(&again));
+    assert!(request_key(&first).starts_with("asked-"), "{}", request_key(&first));
+    assert_ne!(request_key(&first), request_key(&core(None, "Cache")), "other questions");
+    let mut elsewhere = core(None, "Database");
+    elsewhere.provenance.project = Some("billing".into());
+    assert_ne!(request_key(&first), request_key(&elsewhere), "another project");
+
+    use crate::app::journal::Journal;
+    let dir = scratch("no-id");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    Journal::draft_changed(&sink, &first, 0, &typed("Redis", "for caching"));
+    sink.flush();
+    let mut policy = crate::book::Policy::default();
+    Journal::restore(&sink, &again, &mut policy);
+    assert_eq!(policy.preset.first().map(Draft::other_text), Some("Redis"));
 }

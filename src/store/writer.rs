@@ -13,8 +13,8 @@ use crate::app::history::HistoryFilter;
 use crate::app::journal::HistoryDone;
 use crate::book::{Core, Form};
 
-use super::records::{HistoryRecord, OpenRecord, request_key};
-use super::{Store, StoreError, insert_history, insert_open, upsert_draft};
+use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, request_key};
+use super::{DraftRow, Store, StoreError, insert_history, insert_open, upsert_draft};
 
 /// How long the writer gathers drafts before writing them: typing is at most this far behind on
 /// disk (plus one write), so a crash loses at most this much of it.
@@ -25,6 +25,8 @@ enum Message {
     Opened(OpenRecord),
     Draft {
         key: String,
+        /// The fingerprint of the questions it was typed into.
+        asked: String,
         question: usize,
         form: Form,
         at: SystemTime,
@@ -32,9 +34,10 @@ enum Message {
     Settled(Box<HistoryRecord>),
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
-    /// Write what is pending, then send the forms saved for this key.
+    /// Write what is pending, then send the forms saved for this key and these questions.
     Saved {
         key: String,
+        asked: String,
         reply: Sender<Vec<Form>>,
     },
     /// Write what is pending, then read a History page.
@@ -78,10 +81,11 @@ impl DraftSink {
         self.send(Message::Opened(OpenRecord::new(core, SystemTime::now())));
     }
 
-    /// The user changed question `question`'s form of request `key` ([`request_key`]).
-    pub fn draft_changed(&self, key: &str, question: usize, form: &Form) {
-        let (key, form, at) = (key.to_owned(), form.clone(), SystemTime::now());
-        self.send(Message::Draft { key, question, form, at });
+    /// The user changed question `question`'s form of request `key` ([`request_key`]), which
+    /// asks the questions with fingerprint `asked` ([`asked_fingerprint`]).
+    pub fn draft_changed(&self, key: &str, asked: &str, question: usize, form: &Form) {
+        let (key, asked, form) = (key.to_owned(), asked.to_owned(), form.clone());
+        self.send(Message::Draft { key, asked, question, form, at: SystemTime::now() });
     }
 
     /// A request ended: history gets it, and its drafts go.
@@ -94,11 +98,12 @@ impl DraftSink {
         request_key(core)
     }
 
-    /// The forms saved for request `key` (what [`Store::drafts_for`] reads), asked of the writer
-    /// thread, which owns the file; empty when it does not answer within [`SAVED_WAIT`].
-    pub fn saved_forms(&self, key: &str) -> Vec<Form> {
+    /// The forms saved for request `key` typed into the questions `asked` (what
+    /// [`Store::drafts_to_restore`] reads), asked of the writer thread, which owns the file;
+    /// empty when it does not answer within [`SAVED_WAIT`].
+    pub fn saved_forms(&self, key: &str, asked: &str) -> Vec<Form> {
         let (reply, forms) = crossbeam_channel::bounded(1);
-        self.send(Message::Saved { key: key.to_owned(), reply });
+        self.send(Message::Saved { key: key.to_owned(), asked: asked.to_owned(), reply });
         forms.recv_timeout(SAVED_WAIT).unwrap_or_default()
     }
 
@@ -123,7 +128,7 @@ impl Drop for DraftSink {
 /// The writer thread's state: drafts not yet written, newest per question.
 struct Writer {
     store: Store,
-    pending: HashMap<(String, usize), (Form, SystemTime)>,
+    pending: HashMap<(String, usize), (String, Form, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
     /// A failure has been reported; later ones are not (one line, not one per keystroke).
@@ -152,8 +157,8 @@ impl Writer {
                 },
             };
             match message {
-                Message::Draft { key, question, form, at } => {
-                    self.pending.insert((key, question), (form, at));
+                Message::Draft { key, asked, question, form, at } => {
+                    self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
                 other => self.write(Some(other)),
@@ -171,14 +176,15 @@ impl Writer {
         let mut history = None;
         let result = (|| -> Result<(), StoreError> {
             let transaction = self.store.connection().transaction()?;
-            for ((key, question), (form, at)) in &pending {
-                upsert_draft(&transaction, key, *question, form, *at)?;
+            for ((key, question), (asked, form, at)) in &pending {
+                let row = DraftRow { key, asked, question: *question, form, at: *at };
+                upsert_draft(&transaction, &row)?;
             }
             match message {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
                 Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
                 Some(Message::Flush(done)) => flushed = Some(done),
-                Some(Message::Saved { key, reply }) => saved = Some((key, reply)),
+                Some(Message::Saved { key, asked, reply }) => saved = Some((key, asked, reply)),
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
                 Some(Message::Draft { .. }) | None => {}
             }
@@ -195,8 +201,8 @@ impl Writer {
         if let Some(done) = flushed {
             let _ = done.send(());
         }
-        if let Some((key, reply)) = saved {
-            let _ = reply.send(self.store.drafts_for(&key).unwrap_or_default());
+        if let Some((key, asked, reply)) = saved {
+            let _ = reply.send(self.store.drafts_to_restore(&key, &asked).unwrap_or_default());
         }
         if let Some((filter, done)) = history {
             done(super::history_page(&self.store, filter));
@@ -207,12 +213,13 @@ impl Writer {
 /// The window's journal: the calls above, with the history record made from the request.
 impl crate::app::journal::Journal for DraftSink {
     fn restore(&self, core: &Core, policy: &mut crate::book::Policy) {
-        // Only a question with a tool_use_id can be asked again; a policy with a preset or one
-        // that decides at once keeps it.
-        if core.envelope.tool_use_id().is_none() || !policy.preset.is_empty() || policy.submit {
+        // A policy with a preset or one that decides at once keeps it. A request without a
+        // tool_use_id has a key made from what was asked and who asked: asked again, it finds
+        // its drafts too.
+        if !policy.preset.is_empty() || policy.submit {
             return;
         }
-        let saved = self.saved_forms(&request_key(core));
+        let saved = self.saved_forms(&request_key(core), &asked_fingerprint(core));
         super::restore_drafts(policy, &core.ask, saved);
     }
 
@@ -225,7 +232,13 @@ impl crate::app::journal::Journal for DraftSink {
         if core.ask.questions().get(question).is_some_and(|asked| asked.secret()) {
             return;
         }
-        DraftSink::draft_changed(self, &request_key(core), question, form);
+        DraftSink::draft_changed(
+            self,
+            &request_key(core),
+            &asked_fingerprint(core),
+            question,
+            form,
+        );
     }
 
     fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {

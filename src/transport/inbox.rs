@@ -479,7 +479,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
             ClientMessage::Quit => {
                 eprintln!("askpane inbox: asked to quit");
                 writer.send(&InboxMessage::Quitting);
-                shared.to_ui(Inbound::Shutdown { outcome: Outcome::closed() });
+                shared.to_ui(Inbound::Shutdown { outcome: Outcome::inbox_closed() });
             }
             ClientMessage::Host { agent, project, prompt } => {
                 match hosted.host(shared, &writer, agent, project, prompt) {
@@ -735,6 +735,9 @@ fn take_ask(
     }
     let warnings = warnings.iter().map(ToString::to_string).collect();
     let shown = request.is_some();
+    // The request this ask put in the window, if any: its outcome removes only that one from the
+    // open list (a decided ask's outcome must not remove a shown ask that reuses its id).
+    let mine = request.as_ref().map(|request| request.core.id);
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown, warnings });
     if let Some(request) = request {
         let listed = Listed {
@@ -756,7 +759,9 @@ fn take_ask(
     let waiter = std::thread::Builder::new().name("inbox-outcome".to_owned()).spawn(move || {
         // A responder always answers (its drop says the window closed).
         let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
-        if let Ok(mut open) = shared.open.lock() {
+        if let (Ok(mut open), Some(mine)) = (shared.open.lock(), mine)
+            && open.get(&key).is_some_and(|open| open.request == mine)
+        {
             open.remove(&key);
         }
         // Decided by the client's policy, never shown: the window (or page) still records it.

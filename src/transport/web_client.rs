@@ -62,6 +62,8 @@ struct Awaited {
     outcome: Receiver<Outcome>,
     /// When its `--timeout` ends, in `performance.now()` milliseconds.
     deadline_ms: Option<f64>,
+    /// The bridge was told this page showed it (`question_seen`).
+    seen_told: bool,
 }
 
 /// An outcome decided in the app that the bridge has not acknowledged yet.
@@ -378,6 +380,7 @@ impl BridgeClient {
         self.take_decided();
         self.take_session_work();
         self.send_held();
+        self.send_seen();
         self.send_history();
         let Some((code, reason)) = closed else { return };
         if self.finished {
@@ -656,7 +659,14 @@ impl BridgeClient {
             let drafts = web::drafts_from_numbers(&request.core.ask, selected, None);
             policy.preset = drafts.unwrap_or_default();
         }
-        self.awaited.push(Awaited { id, question, envelope, outcome, deadline_ms });
+        self.awaited.push(Awaited {
+            id,
+            question,
+            envelope,
+            outcome,
+            deadline_ms,
+            seen_told: false,
+        });
         Ok(request)
     }
 
@@ -729,6 +739,27 @@ impl BridgeClient {
     }
 
     /// Sends the held outcomes not yet sent on this connection, and queued timeout changes.
+    /// Tells the bridge which questions this page shows: a frame is being drawn and the page is
+    /// visible (a hidden tab draws none). Only a question some page showed may end when every
+    /// page goes away.
+    fn send_seen(&mut self) {
+        let visible = web_sys::window()
+            .and_then(|window| window.document())
+            .is_some_and(|document| !document.hidden());
+        let Some(socket) =
+            self.socket.as_ref().filter(|s| s.ready_state() == web_sys::WebSocket::OPEN)
+        else {
+            return;
+        };
+        if !visible {
+            return;
+        }
+        for awaited in self.awaited.iter_mut().filter(|awaited| !awaited.seen_told) {
+            awaited.seen_told =
+                socket.send_with_str(&web::question_seen(&awaited.id).to_string()).is_ok();
+        }
+    }
+
     fn send_held(&mut self) {
         // Until the socket is open, they wait here rather than be lost.
         let Some(socket) =

@@ -34,10 +34,36 @@ fn typing_memory_id() -> Id {
     Id::unique("askpane-text-focus-last-frame")
 }
 
+/// Where the keys that follow a focus change in the same frame wait for the next frame, so they
+/// reach the box that now has the keyboard rather than the one that had it.
+fn carried_keys_id() -> Id {
+    Id::unique("askpane-keys-carried-to-the-next-frame")
+}
+
+/// A focus change and the keys after it, carried to the next frame: the keys before it reach
+/// the box that has the keyboard in this one.
+#[derive(Clone, Default)]
+struct Carried {
+    focus: Option<Id>,
+    events: Vec<Event>,
+}
+
 /// Reads this frame's keys for the current request. Call before drawing, so keys it uses never
 /// reach a widget.
 pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>) {
-    let typing_now = ctx.text_edit_focused();
+    let carried = ctx.data_mut(|data| data.remove_temp::<Carried>(carried_keys_id()));
+    let mut moved_to_a_box = false;
+    if let Some(Carried { focus, events }) = carried {
+        if let Some(id) = focus {
+            ctx.memory_mut(|memory| memory.request_focus(id));
+            moved_to_a_box = true;
+        }
+        ctx.input_mut(|input| {
+            input.events.splice(0..0, events);
+        });
+    }
+    // A box the keyboard was just moved to is typed in, though it has not been drawn yet.
+    let typing_now = ctx.text_edit_focused() || moved_to_a_box;
     let typing_before = ctx.data(|data| data.get_temp::<bool>(typing_memory_id())).unwrap_or(false);
     if !typing_now {
         // Buttons never keep focus: Space and Enter belong to the shortcuts below, and a focused
@@ -55,6 +81,8 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
         if !prompt_focused && input.consume_key(Modifiers::COMMAND, Key::Enter) {
             actions.push(Action::Edit(match pending.confirm {
                 Some(Confirm::Reply { .. }) => Edit::ConfirmReply,
+                // As Enter in its box: the decline with the words typed, never the form.
+                Some(Confirm::Decline { .. }) => Edit::ConfirmDecline,
                 // The explicit chord sends what a plain Enter would not.
                 Some(Confirm::PartialSubmit { .. }) => Edit::ConfirmSubmit,
                 _ => Edit::Submit,
@@ -75,6 +103,7 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
         }
     });
     if typing_now {
+        note_key_in_a_box(ctx, pending);
         enter_leaves_answer_box(ctx, pending, actions);
         return;
     }
@@ -225,6 +254,40 @@ fn typed_text_of_keys(events: &[Event]) -> Vec<(usize, usize)> {
         }
     }
     pairs
+}
+
+/// True for Alt+N, the note's shortcut.
+fn is_note_key(event: &Event) -> bool {
+    matches!(event, Event::Key { key: Key::N, pressed: true, modifiers, .. }
+        if *modifiers == Modifiers::ALT)
+}
+
+/// Alt+N in a text box (the Other answer, the decline or reply bar, the session's prompt) is the
+/// shortcut there too, never an "n" typed into the box: on a question it moves the keyboard to
+/// that question's note. What was typed after it in the same frame goes to the note, in the
+/// next frame, so nothing typed lands in the box it was not meant for.
+fn note_key_in_a_box(ctx: &Context, pending: &Open) {
+    let text_bar_open =
+        matches!(pending.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. }));
+    let to_note = match pending.tab {
+        Tab::Question(question) if !text_bar_open => Some(notes_id(pending.id(), question)),
+        _ => None,
+    };
+    let carried = ctx.input_mut(|input| {
+        let at = input.events.iter().position(is_note_key)?;
+        let typed = typed_text_of_keys(&input.events);
+        let own_text = typed.iter().find(|(key, _)| *key == at).map(|&(_, text)| text);
+        // The text the browser sends just before its key belongs to it too.
+        let cut = own_text.map_or(at, |text| text.min(at));
+        // The key and its letter go; what follows waits for the next frame.
+        let mut shortcut = input.events.split_off(cut);
+        Some(shortcut.split_off((usize::from(own_text.is_some()) + 1).min(shortcut.len())))
+    });
+    let Some(later) = carried else { return };
+    // The keyboard moves in the next frame, with what was typed after the shortcut.
+    let carried = Carried { focus: to_note, events: later };
+    ctx.data_mut(|data| data.insert_temp(carried_keys_id(), carried));
+    ctx.request_repaint();
 }
 
 /// In the Other or note box, a plain Enter means "done with this question": it leaves the box

@@ -526,7 +526,7 @@ fn request_ui(
         });
     });
     ui.label(
-        RichText::new(format!("Asked by {}", pending.core.provenance.label()))
+        RichText::new(format!("Asked by {}", pending.core.provenance.shown()))
             .small()
             .color(tokens.muted),
     );
@@ -718,7 +718,9 @@ fn footer_ui(ui: &mut Ui, pending: &Open, narrow: bool, actions: &mut Vec<Action
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             let submit = Button::new(RichText::new("Submit").color(tokens.on_accent).strong())
                 .fill(tokens.accent);
-            if ui.add(submit).on_hover_text("Send the answers (Ctrl+Enter)").clicked() {
+            if !text_bar_open(pending)
+                && ui.add(submit).on_hover_text("Send the answers (Ctrl+Enter)").clicked()
+            {
                 actions.push(Action::Edit(Edit::Submit));
             }
             if pending.confirm.is_none()
@@ -754,13 +756,19 @@ fn footer_ui(ui: &mut Ui, pending: &Open, narrow: bool, actions: &mut Vec<Action
         .on_hover_text(KEY_HINT);
 }
 
+/// True while the decline or reply bar is open: it has its own send button, and Submit is not
+/// offered beside it (a click there would throw away what is being written to the agent).
+fn text_bar_open(pending: &Open) -> bool {
+    matches!(pending.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. }))
+}
+
 /// The footer's buttons on a narrow page: Submit first and wide, the rest wrapped under it.
 fn narrow_footer_buttons_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     let submit = Button::new(RichText::new("Submit").color(tokens.on_accent).strong())
         .fill(tokens.accent)
         .min_size(egui::vec2(ui.available_width(), 0.0));
-    if ui.add(submit).clicked() {
+    if !text_bar_open(pending) && ui.add(submit).clicked() {
         actions.push(Action::Edit(Edit::Submit));
     }
     ui.horizontal_wrapped(|ui| {

@@ -229,7 +229,7 @@ impl<R> State<R> {
         let headline = match &settled.ending {
             Ending::Withdrawn => Some(format!(
                 "{} withdrew “{title}” before it was answered.",
-                open.core.provenance.label()
+                open.core.provenance.shown()
             )),
             Ending::Elsewhere { how } => Some(format!("“{title}” was {how}.")),
             Ending::Deadline { unsent } if !unsent.is_empty() => Some(format!(

@@ -60,7 +60,7 @@ impl Receipt {
         };
         Receipt {
             title: open.core.ask.title().to_owned(),
-            provenance: open.core.provenance.label(),
+            provenance: open.core.provenance.shown(),
             outcome_kind: outcome.kind(),
             by_timeout: matches!(ending, Ending::Deadline { .. }),
             reply,

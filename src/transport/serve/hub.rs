@@ -52,6 +52,9 @@ pub(super) struct PageQuestion {
     tool_use_id: String,
     message: Value,
     asked_at: Instant,
+    /// Some page drew it while visible (`question_seen`). Only such a question ends when every
+    /// page goes away: one nobody has seen waits for a page however long (issue 24).
+    seen: bool,
 }
 
 /// A countdown this far off is one that never ends here (a `--timeout` beyond what an instant
@@ -96,6 +99,9 @@ pub(super) struct Hub {
     pages_seen: bool,
     /// Since when no page is connected (after one was).
     pages_gone_since: Option<Instant>,
+    /// The questions waiting unseen with no page open were named in the log (once per time
+    /// the pages went).
+    unseen_told: bool,
     /// Where each request opened and each ending is reported (the inbox's history).
     journal: Option<BridgeJournal>,
     /// The agent session the pages show (issue 11), when the bridge carries one: its
@@ -167,6 +173,7 @@ impl Hub {
             page_gone_grace: options.page_gone_grace,
             pages_seen: false,
             pages_gone_since: None,
+            unseen_told: false,
             journal: options.journal.clone(),
         }
     }
@@ -260,10 +267,12 @@ impl Hub {
         backstop.into_iter().chain(self.pages_gone_deadline()).min()
     }
 
-    /// When the open questions end for want of a page, if no page comes back.
+    /// When the open questions a page has shown end for want of a page, if no page comes back
+    /// (the others wait for one).
     fn pages_gone_deadline(&self) -> Option<Instant> {
         let since = self.pages_gone_since?;
-        let latest_ask = self.pages.values().map(|page| page.asked_at).max()?;
+        let latest_ask =
+            self.pages.values().filter(|page| page.seen).map(|page| page.asked_at).max()?;
         since.max(latest_ask).checked_add(self.page_gone_grace)
     }
 
@@ -285,16 +294,23 @@ impl Hub {
         {
             self.turn_over = true;
         }
+        // Only a question a page has shown can have been closed with its page: one nobody has
+        // seen waits for the next page (a phone drops a background connection in seconds).
         let gone: Vec<String> = self
             .pages
             .values()
             .filter(|page| {
-                since.max(page.asked_at).checked_add(grace).is_some_and(|end| now >= end)
+                page.seen
+                    && since.max(page.asked_at).checked_add(grace).is_some_and(|end| now >= end)
             })
             .map(|page| page.tool_use_id.clone())
             .collect();
         for tool_use_id in gone {
             self.resolve(&tool_use_id, web::page_closed_outcome(), None);
+        }
+        let unseen = self.pages.values().filter(|page| !page.seen).count();
+        if unseen > 0 && !std::mem::replace(&mut self.unseen_told, true) {
+            eprintln!("askpane: {}", waiting_for_a_page(unseen));
         }
     }
 
@@ -575,9 +591,13 @@ impl Hub {
         };
         let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
         self.broadcast(&message);
+        if self.clients.is_empty() && self.pages_seen {
+            eprintln!("askpane: {}", waiting_for_a_page(1));
+        }
         // The page times the question out itself (sending what was touched); the book's
         // countdown, a grace later, is the backstop for no page at all.
-        self.pages.insert(id, PageQuestion { tool_use_id, message, asked_at: Instant::now() });
+        let asked_at = Instant::now();
+        self.pages.insert(id, PageQuestion { tool_use_id, message, asked_at, seen: false });
     }
 
     /// Ends the questions whose time ran out (a grace after the pages' own countdown) with no
@@ -656,6 +676,7 @@ impl Hub {
                 self.clients.insert(client, page);
                 self.pages_seen = true;
                 self.pages_gone_since = None;
+                self.unseen_told = false;
             }
             ToHub::Disconnected { client } => {
                 self.clients.remove(&client);
@@ -688,22 +709,25 @@ impl Hub {
         let tool_use_id = message.tool_use_id().to_owned();
         let unknown = || BrowserError::UnknownQuestion(tool_use_id.clone());
         let id = self.find(&tool_use_id).ok_or_else(unknown)?;
+        if let BrowserMessage::Seen { .. } = message {
+            if let Some(page) = self.pages.get_mut(&id) {
+                page.seen = true;
+            }
+            return Ok(());
+        }
         let open = self.book.get(id).ok_or_else(unknown)?;
         let ask = &open.core.ask;
         let outcome = match message {
-            BrowserMessage::Answer { body, .. } => match web::answer_outcome(ask, &body)? {
-                Outcome::Answered(mut answers) if open.mark_skipped => {
-                    answers.mark_skipped(ask);
-                    Outcome::Answered(answers)
-                }
-                outcome => outcome,
-            },
+            BrowserMessage::Answer { body, .. } => {
+                web::answer_outcome(ask, &body, open.mark_skipped)?
+            }
             BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
             BrowserMessage::Clarify { body, .. } => web::clarify_outcome(ask, &body)?,
             // The time askpane gave (with any added), not what the page says it was.
             BrowserMessage::TimedOut { body, .. } => {
                 web::timed_out_outcome(ask, &body, open.given_secs())?
             }
+            BrowserMessage::Seen { .. } => return Ok(()),
             BrowserMessage::Timeout { change, .. } => {
                 let now = self.now();
                 let left = self
@@ -748,6 +772,18 @@ impl Hub {
         );
         Ok(())
     }
+}
+
+/// The log line for questions that wait for a page because none is open and nobody saw them.
+fn waiting_for_a_page(count: usize) -> String {
+    let what = match count {
+        1 => "a question nobody has seen yet waits".to_owned(),
+        many => format!("{many} questions nobody has seen yet wait"),
+    };
+    format!(
+        "no page is open: {what} for one (open askpane's link again); it is never declined for \
+         want of a page"
+    )
 }
 
 /// The bridge's own bounds on a request (its messages are sized from them): a request over them
