@@ -10,7 +10,9 @@
 //! first frame is painted), `askpaneReplies` (each reply as a JSON string, in the order sent),
 //! `askpaneFonts` (the names of the fonts fetched so far) `askpaneDeliveries` (what became of
 //! each answer sent to the bridge: `{tool_use_id, state, detail}`, state `sending`, `sent`,
-//! `refused` or `lost`), and `askpaneHistory` (the last History page the bridge answered).
+//! `refused` or `lost`), `askpaneHistory` (the last History page the bridge answered), and
+//! `askpaneNeedsLink` (askpane served the page, which was opened without its token: it shows
+//! only how to get the link, never the built-in demo).
 //!
 //! Fonts: egui gets no system fonts in the browser (eframe only draws a missing glyph with the
 //! canvas's fonts, one by one, and a box where the machine has none), and a CJK font is
@@ -273,6 +275,13 @@ impl Replies {
 }
 
 async fn run(fragment: Fragment) -> Result<(), JsValue> {
+    // Without a token, only a page a plain file server served may show the built-in demo: one
+    // askpane served (its address bar, another tab, history) needs its link, and says so.
+    if fragment.token.is_none() && served_by_askpane().await {
+        show_loading_message(askpane::protocol::web::NEEDS_LINK_MESSAGE);
+        publish::needs_link();
+        return Ok(());
+    }
     let document = web_sys::window()
         .and_then(|window| window.document())
         .ok_or_else(|| JsValue::from_str("no document"))?;
@@ -467,6 +476,19 @@ async fn fetch_bytes(url: &str) -> Result<Vec<u8>, JsValue> {
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
+/// True when askpane's bridge served this page: it answers [`BRIDGE_MARK_PATH`], a file
+/// server does not. A failed request counts as askpane's: never the demo by mistake.
+///
+/// [`BRIDGE_MARK_PATH`]: askpane::protocol::web::BRIDGE_MARK_PATH
+async fn served_by_askpane() -> bool {
+    let mark = askpane::protocol::web::BRIDGE_MARK_PATH.trim_start_matches('/');
+    match fetch_bytes(mark).await {
+        Ok(body) => body.starts_with(b"askpane"),
+        // A 404 is a file server's word: it does not know askpane's path.
+        Err(error) => error.as_string().is_none_or(|text| text != "HTTP 404"),
+    }
+}
+
 fn location_hash() -> String {
     web_sys::window().and_then(|window| window.location().hash().ok()).unwrap_or_default()
 }
@@ -511,6 +533,12 @@ mod publish {
             crate::drawing::Drawing::Gpu => "gpu",
         };
         set("askpaneDrawing", &JsValue::from_str(name));
+    }
+
+    /// The page was opened without its token where askpane served it: `window.askpaneNeedsLink`
+    /// is true, and it shows no questions.
+    pub fn needs_link() {
+        set("askpaneNeedsLink", &JsValue::TRUE);
     }
 
     /// The first frame has been painted: when, since navigation started.

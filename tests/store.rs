@@ -152,6 +152,24 @@ fn history_prints_a_table_newest_first() {
     assert_eq!(columns(lines[3])[3], "Database");
 }
 
+/// Issue 24 item 20: an agent's bidi controls and zero-width characters cannot reorder the
+/// table or hide in it: they are written out.
+#[test]
+fn history_writes_out_characters_that_would_reorder_the_table() {
+    let state = scratch_dir("store-bidi");
+    let mut store = Store::open_in(&state).expect("a store");
+    let header = "Deploy\u{202E}dlrow\u{2066}";
+    let answer = "Yes\u{200B} \u{2067}now";
+    store.record(&entry("k-bidi", "orders", header, answer, 0)).expect("record");
+    let finished = run_bounded(&mut askpane_in(&state, &["history"]), None);
+    assert!(finished.status.success(), "{}", finished.stderr);
+    for hidden in ['\u{202E}', '\u{2066}', '\u{200B}', '\u{2067}'] {
+        assert!(!finished.stdout.contains(hidden), "{hidden:?} printed raw: {}", finished.stdout);
+    }
+    assert!(finished.stdout.contains("Deploy<U+202E>dlrow<U+2066>"), "{}", finished.stdout);
+    assert!(finished.stdout.contains("Yes<U+200B> <U+2067>now"), "{}", finished.stdout);
+}
+
 #[test]
 fn history_json_search_since_and_project_filter() {
     let state = seeded("store-filters");

@@ -715,22 +715,61 @@ fn a_link_in_an_agents_markdown_opens_nothing_and_its_address_is_shown_to_copy()
 // ---------------------------------------------------------------------------------------------
 // Clicks aimed elsewhere (issue 24 item 2)
 
+/// A request the user did not pick takes the place of the one they were on: a click on its way,
+/// aimed at the other, acts on nothing.
 #[test]
-fn a_click_as_another_request_arrives_does_not_act_on_the_window() {
+fn a_click_as_the_shown_request_is_replaced_does_not_act_on_the_new_one() {
     let (mut window, first) = open_fixture("database");
-    // A second request arrives; a click lands in the same frame and the next ones: it was
-    // aimed before the list moved, and acts on nothing.
     let (deploy, answered) = request(&json!({"questions": [{"question": "Deploy now?",
         "header": "Deploy", "multiSelect": false, "options": [
             {"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}));
-    let second = window.send_unwaited(deploy, answered);
+    let second = window.send(deploy, answered);
+    // The first is answered (by keyboard); the second takes its place, and a click arrives.
+    window.press_digit(2);
+    window.harness.step();
+    keys_now(&mut window, &[(Key::Enter, CTRL, None)]);
+    assert!(matches!(outcome(&first), Outcome::Answered(_)));
     let at = window.harness.get_by_role_and_label(Role::Button, "Chat about this").rect().center();
     window.click_at_as_eframe(at);
     window.harness.run();
-    assert_nothing_sent(&first);
     assert_nothing_sent(&second);
     // Once the grace is over, a click is the user's.
     window.wait_out_key_grace();
     window.click_button("Chat about this");
-    assert!(matches!(outcome(&first), Outcome::Clarify { .. }));
+    assert!(matches!(outcome(&second), Outcome::Clarify { .. }));
+}
+
+/// The inbox's window comes back on its own for a new question, over whatever the user works
+/// in: a click aimed at that program, even 0.6 s later, acts on nothing here (issue 24 item 2).
+#[test]
+fn a_click_as_the_inbox_window_comes_back_does_not_act_on_it() {
+    let resident = askpane::app::AppOptions { resident: true, ..Default::default() };
+    let mut window = crate::ui::window_with(960.0, 680.0, resident);
+    window.wait_out_key_grace();
+    window.request_close();
+    let (request, answered) = request(&fixture_input("database"));
+    let asked = window.send_unwaited(request, answered);
+    window.harness.step();
+    window.harness.step();
+    let at = window.harness.get_by_role_and_label(Role::Button, "Chat about this").rect().center();
+    window.click_at_as_eframe(at);
+    window.harness.run();
+    assert_nothing_sent(&asked);
+    window.harness.run_steps(5);
+    window.click_button("Chat about this");
+    assert!(matches!(outcome(&asked), Outcome::Clarify { .. }));
+}
+
+/// Issue 24 item 20: characters that reorder or hide in agent text are drawn written out.
+#[test]
+fn hidden_characters_in_agent_text_are_drawn_written_out() {
+    let message = json!({"questions": [{"question": "Ship \u{202E}won\u{202C}?", "header": "Ship",
+        "multiSelect": false, "options": [
+            {"label": "Yes\u{200B}", "description": "now \u{2066}really\u{2069}"},
+            {"label": "No", "description": ""}]}]});
+    let (window, _asked) = crate::ui::open(&message);
+    assert!(window.has_label("Ship <U+202E>won<U+202C>?"), "the question, written out");
+    // (A row's accessible name stays the exact label its answer carries; its drawn name is
+    // written out by the same rule, protocol::text::reveal_hidden, unit-tested there.)
+    assert!(window.has_text_with(&["now <U+2066>really<U+2069>"]), "the description");
 }

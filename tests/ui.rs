@@ -52,7 +52,7 @@ pub(crate) fn window_sized(width: f32, height: f32) -> Window {
 }
 
 /// An empty window of this size, with these options.
-fn window_with(width: f32, height: f32, options: AppOptions) -> Window {
+pub(crate) fn window_with(width: f32, height: f32, options: AppOptions) -> Window {
     let (sender, inbox) = transport::memory();
     let harness = Harness::builder()
         .with_size(egui::vec2(width, height))

@@ -13,7 +13,9 @@ pub mod request;
 #[cfg(test)]
 mod tests;
 
-pub use request::{Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, review_line};
+pub use request::{
+    Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, fit_forms, review_line,
+};
 
 use crate::protocol::origin::RequestId;
 use crate::protocol::web::TimeoutChange;

@@ -639,6 +639,23 @@ impl Open {
     }
 }
 
+/// `forms` fitted to `ask`'s questions: one per question, with choices it does not have
+/// dropped and the cursor on a row that exists.
+pub fn fit_forms(ask: &Ask, forms: Vec<Form>) -> Vec<Form> {
+    let mut forms = forms.into_iter();
+    ask.questions()
+        .iter()
+        .map(|question| {
+            let form = forms.next().unwrap_or_default();
+            Form {
+                draft: form.draft.fitted(question),
+                cursor: form.cursor.min(question.options().len()),
+                acted: false,
+            }
+        })
+        .collect()
+}
+
 /// Where the keyboard cursor starts on a question: the chosen option, Other when only Other is
 /// chosen, else the first row.
 fn cursor_row(question: &Question, draft: &Draft) -> usize {

@@ -178,10 +178,13 @@ fn print_table(entries: &[HistoryEntry]) {
     }
 }
 
-/// One line of at most `limit` characters: line breaks and tabs become spaces.
+/// One line of at most `limit` characters: line breaks and tabs become spaces, and characters
+/// that would reorder the line or hide in it (bidi controls, zero-width spaces) are written out
+/// as `<U+202E>`: an agent's text cannot rearrange the table.
 fn cell(text: &str, limit: usize) -> String {
+    let revealed = askpane::protocol::text::reveal_hidden(text);
     let flat: String =
-        text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
+        revealed.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
     let flat = flat.trim();
     match flat.chars().count() > limit {
         true => flat.chars().take(limit.saturating_sub(1)).chain(std::iter::once('…')).collect(),

@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod preset;
 pub mod question;
 pub mod stream;
+pub mod text;
 pub mod validate;
 pub mod web;
 

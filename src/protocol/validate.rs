@@ -103,6 +103,12 @@ pub enum ErrorKind {
         "the `label` {label:?} repeats option {first}; labels must be unique within a question"
     )]
     DuplicateLabel { label: String, first: usize },
+    #[error(
+        "the `label` {label:?} looks the same as option {first}'s; labels must look different \
+         within a question (invisible characters, spacing, compatibility forms and look-alike \
+         letters of other scripts do not make them differ)"
+    )]
+    LookalikeLabel { label: String, first: usize },
     #[error("{count} questions; askpane shows at most {QUESTION_LIMIT}")]
     QuestionLimit { count: usize },
     #[error("{count} options; askpane shows at most {OPTION_LIMIT}")]
@@ -339,21 +345,34 @@ impl Checker {
         }
         // Each label's first option: repeats are found in one look-up each, and found even when
         // either option has another problem (every error is reported, always).
-        let mut labels: HashMap<&str, usize> = HashMap::with_capacity(list.len());
+        // Labels that look the same to a person are the same label ([`text::lookalike_key`]:
+        // "Yes", "Y\u{435}s" and "Yes\u{200B}" would be two identical-looking choices).
+        let mut labels: HashMap<String, usize> = HashMap::with_capacity(list.len());
         let mut choices: Vec<Option<Choice>> = Vec::with_capacity(list.len());
         for (index, value) in list.iter().enumerate() {
             let place = Place::option(question, index);
             let choice = self.choice(place, value);
             let label = value.get("label").and_then(Value::as_str).filter(|l| !l.trim().is_empty());
             if let Some(label) = label {
-                match labels.get(label) {
+                let key = super::text::lookalike_key(label);
+                match labels.get(&key) {
                     Some(first) => {
-                        let kind =
-                            ErrorKind::DuplicateLabel { label: label.to_owned(), first: first + 1 };
+                        let kind = {
+                            let (label, first) = (label.to_owned(), first + 1);
+                            let exact = list
+                                .get(first - 1)
+                                .and_then(|earlier| earlier.get("label"))
+                                .and_then(Value::as_str)
+                                .is_some_and(|earlier| earlier == label);
+                            match exact {
+                                true => ErrorKind::DuplicateLabel { label, first },
+                                false => ErrorKind::LookalikeLabel { label, first },
+                            }
+                        };
                         self.error(place, kind);
                     }
                     None => {
-                        labels.insert(label, index);
+                        labels.insert(key, index);
                     }
                 }
             }
@@ -490,6 +509,24 @@ mod tests {
              must be unique; question 2, option 2: the `label` \"A\" repeats option 1; labels must be \
              unique within a question"
         );
+    }
+
+    /// Issue 24 item 20: options that look the same are refused as exact repeats are.
+    #[test]
+    fn refuses_labels_that_only_look_different_to_a_machine() {
+        for twin in ["Y\u{0435}s", "Yes\u{200B}", "Yes ", "Ｙｅｓ", "Y\u{0065}\u{0301}s"] {
+            let first = if twin.contains('\u{0301}') { "Y\u{00E9}s" } else { "Yes" };
+            let input =
+                json!({"questions": [question("Ship?", vec![option(first), option(twin)])]});
+            let errors = errors(input);
+            assert!(
+                errors.starts_with("question 1, option 2: the `label`")
+                    && errors.contains("looks the same as option 1's"),
+                "{twin:?}: {errors}"
+            );
+        }
+        let fine = json!({"questions": [question("Ship?", vec![option("Yes"), option("yes!")])]});
+        assert!(validate(&fine).is_ok());
     }
 
     #[test]

@@ -276,6 +276,17 @@ impl BrowserMessage {
     }
 }
 
+/// The path askpane's bridge answers and a plain file server does not: a page opened without its
+/// token asks it, to tell "askpane served me" (it needs its link) from "a directory of files
+/// served me" (the built-in demo may show).
+pub const BRIDGE_MARK_PATH: &str = "/askpane-bridge";
+
+/// What a page askpane served says when it was opened without its token (issue 24: the address
+/// bar without the token once showed the built-in demo, whose answers went nowhere).
+pub const NEEDS_LINK_MESSAGE: &str = "This askpane page needs its link: open the address askpane \
+    printed when it started (it ends in #token=…). For a new one, run `askpane inbox --new-link` \
+    (the inbox), or start the command again.";
+
 /// The page's word that it showed question `tool_use_id` (see [`BrowserMessage::Seen`]).
 pub fn question_seen(tool_use_id: &str) -> Value {
     json!({"type": "question_seen", "tool_use_id": tool_use_id})

@@ -27,6 +27,8 @@ pub use records::{
     request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
+// Fitting a saved form to its questions is the book's rule (the page's drafts use it too).
+pub use crate::book::fit_forms;
 
 /// The database's file name inside the state directory.
 pub const FILE_NAME: &str = "askpane.db";
@@ -427,23 +429,6 @@ fn history_item(entry: &HistoryEntry) -> HistoryItem {
         model_text: record.model_text.clone(),
         reply: record.reply.clone(),
     }
-}
-
-/// `forms` fitted to `ask`'s questions: one per question, with choices it does not have
-/// dropped and the cursor on a row that exists.
-pub fn fit_forms(ask: &Ask, forms: Vec<Form>) -> Vec<Form> {
-    let mut forms = forms.into_iter();
-    ask.questions()
-        .iter()
-        .map(|question| {
-            let form = forms.next().unwrap_or_default();
-            Form {
-                draft: form.draft.fitted(question),
-                cursor: form.cursor.min(question.options().len()),
-                acted: false,
-            }
-        })
-        .collect()
 }
 
 /// Fills a request's policy with the drafts saved for it, when the policy has no preset of its

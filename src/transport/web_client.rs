@@ -137,11 +137,35 @@ pub struct BridgeHistory {
     kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// The page's journal also keeps each question's form in the tab's `sessionStorage` (issue 24:
+/// a reload, pull-to-refresh on a phone, lost the picks and the text). Restored only into the
+/// very same questions (the same `questions` JSON), and only as a draft: at a deadline it is not
+/// the user's answer until they act on it again. Secrets are never kept.
 impl Journal for BridgeHistory {
-    fn restore(&self, _: &Core, _: &mut Policy) {}
+    fn restore(&self, core: &Core, policy: &mut Policy) {
+        if !policy.preset.is_empty() || policy.submit {
+            return;
+        }
+        let Some(saved) = page_drafts::read(core) else { return };
+        let forms = crate::book::fit_forms(&core.ask, saved);
+        if forms.iter().any(|form| form.draft.is_touched()) {
+            policy.preset = forms.into_iter().map(|form| form.draft).collect();
+            policy.prefill = crate::protocol::Prefill::SavedDraft;
+        }
+    }
+
     fn opened(&self, _: &Core) {}
-    fn draft_changed(&self, _: &Core, _: usize, _: &Form) {}
-    fn settled(&self, _: &Core, _: &Outcome) {}
+
+    fn draft_changed(&self, core: &Core, question: usize, form: &Form) {
+        if core.ask.questions().get(question).is_some_and(|asked| asked.secret()) {
+            return;
+        }
+        page_drafts::save(core, question, form);
+    }
+
+    fn settled(&self, core: &Core, _: &Outcome) {
+        page_drafts::forget(core);
+    }
 
     fn keeps_history(&self) -> bool {
         self.kept.load(std::sync::atomic::Ordering::Relaxed)
@@ -781,4 +805,98 @@ impl BridgeClient {
 
 fn value_text(value: &Value, name: &str) -> String {
     value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// Forms kept in the tab's `sessionStorage`, by tool_use_id, with the questions they were typed
+/// into: they survive a reload of the tab and nothing else (another tab, another device).
+mod page_drafts {
+    use serde::{Deserialize, Serialize};
+
+    use crate::book::{Core, Form};
+    use crate::protocol::Draft;
+
+    #[derive(Default, Deserialize, Serialize)]
+    struct Saved {
+        /// The `questions` JSON the forms were typed into.
+        questions: String,
+        forms: Vec<SavedForm>,
+    }
+
+    #[derive(Clone, Default, Deserialize, Serialize)]
+    struct SavedForm {
+        chosen: Vec<usize>,
+        other_selected: bool,
+        other_text: String,
+        notes: String,
+        cursor: usize,
+        touched: bool,
+    }
+
+    fn key(core: &Core) -> Option<String> {
+        core.envelope.tool_use_id().map(|id| format!("askpane-draft:{id}"))
+    }
+
+    fn questions(core: &Core) -> String {
+        core.ask.input().get("questions").map(serde_json::Value::to_string).unwrap_or_default()
+    }
+
+    fn storage() -> Option<web_sys::Storage> {
+        web_sys::window()?.session_storage().ok().flatten()
+    }
+
+    /// What was kept for `core`'s very questions, if anything.
+    fn load(core: &Core) -> Option<Saved> {
+        let text = storage()?.get_item(&key(core)?).ok().flatten()?;
+        let saved: Saved = serde_json::from_str(&text).ok()?;
+        (saved.questions == questions(core)).then_some(saved)
+    }
+
+    pub(super) fn read(core: &Core) -> Option<Vec<Form>> {
+        let forms = load(core)?.forms.into_iter().map(|saved| Form {
+            draft: Draft::restored(
+                saved.chosen,
+                saved.other_selected,
+                saved.other_text,
+                saved.notes,
+                saved.touched,
+            ),
+            cursor: saved.cursor,
+            acted: false,
+        });
+        Some(forms.collect())
+    }
+
+    pub(super) fn save(core: &Core, question: usize, form: &Form) {
+        let (Some(storage), Some(key)) = (storage(), key(core)) else { return };
+        let mut saved =
+            load(core).unwrap_or_else(|| Saved { questions: questions(core), ..Saved::default() });
+        // A tool allows four questions; a bound keeps a hostile index from growing the list.
+        if question >= core.ask.questions().len() {
+            return;
+        }
+        if saved.forms.len() <= question {
+            saved.forms.resize(question + 1, SavedForm::default());
+        }
+        let draft = &form.draft;
+        if let Some(slot) = saved.forms.get_mut(question) {
+            *slot = SavedForm {
+                chosen: draft.chosen().to_vec(),
+                other_selected: draft.is_chosen(crate::protocol::Pick::Other),
+                other_text: draft.other_text().to_owned(),
+                notes: draft.notes().to_owned(),
+                cursor: form.cursor,
+                touched: draft.is_touched(),
+            };
+        }
+        if let Ok(text) = serde_json::to_string(&saved) {
+            // A full storage keeps the form on the page, only not across a reload.
+            let _ = storage.set_item(&key, &text);
+        }
+    }
+
+    pub(super) fn forget(core: &Core) {
+        if let (Some(storage), Some(key)) = (storage(), key(core)) {
+            let _ = storage.remove_item(&key);
+        }
+    }
 }

@@ -31,9 +31,11 @@ pub const ADD_TIME_SECS: u64 = 60;
 /// A header as a chip shows it: at most [`size::CHIP_CHARS`] characters, cut with "…". Returns
 /// whether it was cut.
 pub fn chip_text(header: &str) -> (String, bool) {
+    // Characters that hide or reorder text are written out, as everywhere agent text is drawn.
+    let header = crate::protocol::text::reveal_hidden(header);
     match header.chars().count() > size::CHIP_CHARS {
         true => (header.chars().take(size::CHIP_CHARS - 1).chain(['…']).collect(), true),
-        false => (header.to_owned(), false),
+        false => (header.into_owned(), false),
     }
 }
 
@@ -633,7 +635,8 @@ fn review_ui(ui: &mut Ui, pending: &Open, actions: &mut Vec<Action>) {
                         actions.push(Action::Edit(Edit::ShowTab(Tab::Question(index))));
                     }
                 });
-                ui.add(Label::new(RichText::new(question.text()).strong()).wrap().selectable(true));
+                let text = crate::protocol::text::reveal_hidden(question.text());
+                ui.add(Label::new(RichText::new(text).strong()).wrap().selectable(true));
                 let color = match status {
                     Status::Answered(_) => ui.visuals().text_color(),
                     Status::NotAnswered | Status::OtherBlank => tokens.warning,

@@ -13,6 +13,7 @@ use egui_commonmark::CommonMarkCache;
 
 use crate::app::state::{Action, Edit, Open};
 use crate::protocol::origin::RequestId;
+use crate::protocol::text::reveal_hidden;
 use crate::protocol::{Choice, Pick, Question};
 use crate::theme::{Tokens, size};
 
@@ -91,11 +92,14 @@ fn question_head_ui(ui: &mut Ui, question: &Question) {
         ui.label(RichText::new(kind).small().color(tokens.muted));
     });
     ui.add_space(4.0);
-    let text = RichText::new(question.text())
+    // Characters that hide or reorder text are written out, in the window as in the terminal.
+    let text = RichText::new(reveal_hidden(question.text()))
         .text_style(TextStyle::Heading)
         .color(ui.visuals().strong_text_color());
     let response = ui.add(Label::new(text).wrap().selectable(true));
-    response.widget_info(|| WidgetInfo::labeled(egui::Role::Heading, true, question.text()));
+    response.widget_info(|| {
+        WidgetInfo::labeled(egui::Role::Heading, true, reveal_hidden(question.text()))
+    });
     ui.add_space(8.0);
 }
 
@@ -333,7 +337,7 @@ fn row_ui(
                     let badge_width = badge.as_ref().map_or(0.0, |badge| {
                         badge.size().x + 2.0 * BADGE_PADDING.x + ui.spacing().item_spacing.x
                     });
-                    let name = RichText::new(row.name).strong();
+                    let name = RichText::new(reveal_hidden(row.name)).strong();
                     let room = (ui.available_width() - badge_width).max(40.0);
                     paint_text(ui, name.into(), ui.visuals().strong_text_color(), room);
                     if let Some(badge) = badge {
@@ -347,7 +351,8 @@ fn row_ui(
                     Frame::new()
                         .inner_margin(margin)
                         .show(ui, |ui| {
-                            let text = RichText::new(row.description).color(tokens.muted);
+                            let text =
+                                RichText::new(reveal_hidden(row.description)).color(tokens.muted);
                             ui.add(Label::new(text).wrap().selectable(true))
                         })
                         .inner

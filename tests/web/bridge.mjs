@@ -9,7 +9,7 @@
 //   2. a PreToolUse hook input with three questions, answered by keyboard only → hookSpecificOutput
 //   3. two tabs on `askpane demo --ui web`: the first answer wins, the other tab drops the question,
 //      and a reload does not bring it back
-//   4. a reload before answering gets the question again
+//   4. a reload before answering gets the question again, with what was typed into it
 //   5. Escape, Decline → exit 1 with {"outcome":"declined",…}
 //   6. timing: spawning askpane → the question drawn in the page (median of 5)
 //   7. a long Japanese "Other" answer (≈ 90 KB of UTF-8, over the 64 KiB askpane once allowed):
@@ -27,6 +27,8 @@
 //      answer on the page's clipboard, also from the page on the LAN address (no Clipboard API
 //      there); then `askpane inbox --new-link`: the page does not reconnect
 //      (ASKPANE_WEB_ONLY=history runs only this one)
+//  11. the page's address without its token (and with #fixture=database): it says it needs its
+//      link, opens no WebSocket and never shows the built-in demo; the real link still answers
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
 // The page publishes nothing about the bridge's questions (window.askpaneReplies is filled by the
@@ -507,19 +509,69 @@ async function reloadRestores(context) {
   try {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
+    // What was typed survives the reload (issue 24 item 12: pull-to-refresh lost it).
+    await tab.page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+    await settle(tab.page);
+    await tab.page.keyboard.type("MariaDB 10.11");
+    await settle(tab.page);
     await reload(tab);
     await until(QUESTION_TIMEOUT, () => tab.sockets >= 2, `${name}: the page did not connect again after the reload`);
     await questionDrawn(tab, { socket: tab.sockets });
+    await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-reloaded.png") });
-    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
     await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
     const exit = await exitOf(run);
     check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
     const reply = onlyReply(run, name);
-    expectJson(name, "answers", reply.answers, { [DATABASE_QUESTION]: "SQLite" });
+    expectJson(name, "answers", reply.answers, { [DATABASE_QUESTION]: "MariaDB 10.11" });
     noProblems(tab);
     await tab.page.close();
-    console.log(`ok   ${name}: the question came back after the reload; exit 0, answers ${JSON.stringify(reply.answers)}`);
+    console.log(`ok   ${name}: the question and what was typed came back after the reload; exit 0, answers ${JSON.stringify(reply.answers)}`);
+  } finally {
+    await stop(run);
+  }
+}
+
+/**
+ * 11. The address without its token (the address bar after the page dropped it, another tab,
+ * history, another device) and with a demo fragment: the page says it needs its link, shows no
+ * question, opens no WebSocket and never the built-in demo (issue 24 item 4). The real link in
+ * its own tab still answers.
+ */
+async function addressWithoutToken(context) {
+  const name = "11 address without its token";
+  const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
+  try {
+    const url = await urlOf(run);
+    const bare = url.split("#")[0];
+    for (const address of [bare, `${bare}#fixture=database`]) {
+      const page = await context.newPage();
+      let sockets = 0;
+      page.on("websocket", () => (sockets += 1));
+      await page.goto(address, { timeout: READY_TIMEOUT });
+      try {
+        await page.waitForFunction(() => window.askpaneNeedsLink === true, null, { timeout: READY_TIMEOUT });
+      } catch {
+        const shown = await page.locator("#askpane_loading").textContent({ timeout: 1000 }).catch(() => null);
+        throw new Failure(`${name}: ${address} did not say it needs its link (the page says: ${shown})`);
+      }
+      const text = await page.locator("#askpane_loading").textContent();
+      check(/needs its link/.test(text) && /--new-link/.test(text), `${name}: the page says ${JSON.stringify(text)}`);
+      const ready = await page.evaluate(() => window.askpaneReady === true);
+      const replies = await page.evaluate(() => (window.askpaneReplies ?? []).length);
+      check(!ready && replies === 0 && sockets === 0, `${name}: ${address} showed something (ready ${ready}, ${replies} replies, ${sockets} sockets)`);
+      await page.screenshot({ path: join(artifacts, "web-bridge-needs-link.png") });
+      await page.close();
+    }
+    const tab = await openTab(context, url, name);
+    await questionDrawn(tab);
+    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
+    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    const exit = await exitOf(run);
+    check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
+    expectJson(name, "answers", onlyReply(run, name).answers, { [DATABASE_QUESTION]: "SQLite" });
+    await tab.page.close();
+    console.log(`ok   ${name}: no demo, no socket, the page names its link; the real link answers`);
   } finally {
     await stop(run);
   }
@@ -982,6 +1034,7 @@ async function main() {
     await keyboardHook(context);
     await twoTabs(context);
     await reloadRestores(context);
+    await addressWithoutToken(context);
     await decline(context);
     await longAnswer(context);
     await timing(context, 5);

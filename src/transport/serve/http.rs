@@ -303,6 +303,12 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
         return;
     }
     let path = if head.path == "/" { "/index.html" } else { head.path.as_str() };
+    // A page opened without its token asks whether askpane served it (then it needs its link).
+    if path == crate::protocol::web::BRIDGE_MARK_PATH {
+        let _ = respond(&mut stream, "200 OK", "text/plain", b"askpane\n");
+        let _ = stream.shutdown(Shutdown::Both);
+        return;
+    }
     let _ = match site.assets.iter().find(|asset| asset.path == path) {
         Some(asset) => respond(&mut stream, "200 OK", asset.mime, asset.bytes),
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
