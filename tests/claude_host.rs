@@ -628,6 +628,31 @@ fn a_signal_stops_a_cli_that_never_reads_stdin_and_its_children() {
     assert!(took >= Duration::from_secs(5), "{context}");
 }
 
+/// Issue 24: SIGTERM after the turn has ended, while askpane waits for Claude Code to exit (a CLI
+/// slow to exit once its input closed): askpane was stopped by a signal, so it exits 4, not with
+/// the status of the CLI it then had to stop (1).
+#[test]
+fn a_signal_once_the_turn_has_ended_still_exits_4() {
+    let dir = support::scratch_dir("claude-signal-after-turn");
+    let mut records = session_start("answer-with-notes");
+    records.push(cli_line(json!({"type": "result", "subtype": "success", "is_error": false,
+        "num_turns": 1, "duration_ms": 10, "result": "Done."})));
+    records.push(json!({"dir": "linger", "line": null}));
+    let transcript = write_transcript(&dir, &records);
+    let running = Running::start(&transcript, &dir, &[]);
+    // The turn is over and askpane has closed the CLI's input: it waits for the CLI to exit.
+    let deadline = Instant::now() + WAIT;
+    while !fs::read_to_string(&running.report).is_ok_and(|text| text.contains("\"lingering\"")) {
+        assert!(Instant::now() < deadline, "askpane never closed the CLI's input");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let (code, stdout, stderr, _) = running.stop_with_sigterm();
+    let context = format!("exit {code:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(code, Some(4), "{context}");
+    assert!(stderr.contains("askpane: stopped by SIGTERM"), "{context}");
+    assert!(!stderr.contains("panicked"), "{context}");
+}
+
 /// `askpane claude --ui web` stopped by SIGTERM while a question is open in the bridge: Claude
 /// Code gets exactly one reply to it, a deny that names the signal; askpane exits 4.
 #[test]

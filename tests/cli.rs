@@ -858,12 +858,13 @@ fn a_timeout_outside_one_second_to_a_year_is_a_usage_error() {
     for value in ["0", "31536001", "18446744073709551615", "an hour", "-5"] {
         let flag = format!("--timeout={value}");
         let run = run_askpane(&["ask", "--non-interactive", &flag], &[], Some(&input));
-        assert_eq!(run.status.code(), Some(2), "{value}: {run:?}");
-        assert_eq!(run.stdout, "", "a usage error prints no reply: {run:?}");
+        let reply = exit_and_reply(&run, 2);
+        assert_eq!(reply["outcome"], "unavailable", "a usage error still replies: {run:?}");
         assert!(run.stderr.contains(message), "{value}: {run:?}");
         let run =
             run_askpane(&["ask", "--non-interactive"], &[("ASKPANE_TIMEOUT", value)], Some(&input));
-        assert_eq!(run.status.code(), Some(2), "{value}: {run:?}");
+        let reply = exit_and_reply(&run, 2);
+        assert_eq!(reply["outcome"], "unavailable", "a usage error still replies: {run:?}");
         assert!(run.stderr.contains(message), "{value}: {run:?}");
         // `claude` refuses it before starting anything.
         let run = run_askpane(
@@ -883,6 +884,44 @@ fn a_timeout_outside_one_second_to_a_year_is_a_usage_error() {
     for value in ["1", "31536000"] {
         let run = run_askpane(&["ask", "--non-interactive", "--timeout", value], &[], Some(&input));
         assert_eq!(run.status.code(), Some(3), "{value}: {run:?}");
+    }
+}
+
+/// Issue 24: whatever flag or `ASKPANE_*` value `ask` cannot take, it still prints one JSON line
+/// (the README's SDK example parses it whatever the exit code), says what is wrong on stderr,
+/// and exits 2. The agent reads that no one could be asked: it cannot fix askpane's settings.
+#[test]
+fn ask_with_a_bad_flag_or_variable_still_prints_one_line() {
+    let input = tool_input().to_string();
+    /// The arguments, the environment, and what the reply and stderr must name.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 5] = [
+        (&["ask"], &[("ASKPANE_TIMEOUT", "0")], "--timeout"),
+        (&["ask"], &[("ASKPANE_UI", "bogus")], "bogus"),
+        (&["ask", "--timeout", "abc"], &[], "abc"),
+        (&["ask", "--bogus"], &[], "--bogus"),
+        (&["ask", "--format", "control-response", "--timeout=abc"], &[], "abc"),
+    ];
+    for (args, env, named) in cases {
+        let run = run_askpane(args, env, Some(&input));
+        let reply = exit_and_reply(&run, 2);
+        let context = format!("{args:?} {env:?}: {run:?}");
+        let message = match args.contains(&"control-response") {
+            // `--format` is honoured when it is itself readable.
+            true => {
+                let decision = &reply["response"]["response"];
+                assert_eq!(decision["behavior"], "deny", "{context}");
+                &decision["message"]
+            }
+            false => {
+                assert_eq!(reply["outcome"], "unavailable", "{context}");
+                &reply["message"]
+            }
+        };
+        let message = message.as_str().unwrap_or_default();
+        assert!(message.starts_with("No human is available"), "{context}");
+        assert!(message.contains(named), "the reply names what is wrong: {context}");
+        assert!(run.stderr.contains(named), "stderr names what is wrong: {context}");
     }
 }
 

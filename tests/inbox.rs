@@ -1039,3 +1039,302 @@ fn an_outcome_removes_only_its_own_request_when_an_id_is_reused() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 24: a client keeps its own deadline, and leaves when its agent does
+
+/// A request with one question, for `askpane ask`.
+const GO: &str = r#"{"questions":[{"question":"Go?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No","description":""}]}]}"#;
+
+/// What `ask` prints when nobody answered within `secs` (the inbox's own line for it).
+fn timed_out_line(secs: u64) -> String {
+    format!(
+        "{{\"outcome\":\"timed_out\",\"message\":\"No response after {secs}s \u{2014} the user \
+         may be away from keyboard. Proceed using your best judgment based on the context so \
+         far; you can re-ask this question later if it's still relevant.\"}}\n"
+    )
+}
+
+/// How long a client may take past its `--timeout` when the inbox does not answer: the
+/// client's grace and its check on the inbox (2 s each), and room for a busy machine.
+const PAST_THE_TIMEOUT: Duration = Duration::from_secs(9);
+
+/// Sends `SIG<name>` to `pid` (by PID).
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+/// Resumes a stopped process when dropped, so that a failing test still leaves its inbox able
+/// to quit.
+struct ResumeOnDrop(u32);
+
+impl Drop for ResumeOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-CONT", &self.0.to_string()]).status();
+    }
+}
+
+#[test]
+fn a_client_whose_inbox_is_stopped_replies_timed_out_by_its_own_deadline() {
+    // Ctrl+Z in the inbox's terminal: its window's countdown cannot end the question, so the
+    // client ends it itself, and the inbox drops it once it runs again.
+    let world = World::with_inbox("inbox-stopped");
+    let inbox = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let asking = world.client(&["ask", "--timeout", "3"], GO);
+    watcher.receive_kind("asked");
+    let stopped = Instant::now();
+    signal(inbox, "STOP");
+    let resume = ResumeOnDrop(inbox);
+    let (code, stdout, stderr) = asking.finish();
+    let took = stopped.elapsed();
+    assert_eq!(code, Some(5), "{stderr}");
+    assert_eq!(stdout, timed_out_line(3), "{stderr}");
+    assert!(took < Duration::from_secs(3) + PAST_THE_TIMEOUT, "took {took:?}: {stderr}");
+    assert!(stderr.contains("the inbox does not answer"), "{stderr}");
+    drop(resume);
+    // Running again, the inbox finds the connection closed and withdraws the question, unless
+    // its window, waking at the same moment, ends the overdue countdown first: either way it
+    // no longer holds it.
+    let settled = watcher.receive_kind("settled");
+    let ended = settled["outcome"].as_str().unwrap_or_default();
+    assert!(["withdrawn", "timed_out"].contains(&ended), "{settled}");
+    assert!(watcher.list().is_empty());
+}
+
+/// What a [`silent_inbox`] saw of its one client.
+#[derive(Debug)]
+enum Seen {
+    Line(Value),
+    /// The client closed the connection.
+    Closed,
+}
+
+/// How a [`silent_inbox`] treats the client's `list` (its check that the inbox still runs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// Never answered: an inbox whose every thread hangs.
+    Unanswered,
+    /// Answered; `after` the first answer, the inbox sends this outcome: an inbox whose user
+    /// stopped the countdown ("any key to stay") and answered later.
+    AnsweredThenOutcome { after: Duration },
+}
+
+/// A stand-in inbox on `socket` that greets one client and takes its request but never decides
+/// it (unless `checks` says so later). What the client sends, and its hanging up, arrive on the
+/// channel.
+fn silent_inbox(socket: &Path, checks: Checks) -> std::sync::mpsc::Receiver<Seen> {
+    use std::os::unix::net::UnixListener;
+    let dir = socket.parent().expect("the socket's directory");
+    fs::create_dir_all(dir).expect("make the socket's directory");
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).expect("narrow it");
+    let listener = UnixListener::bind(socket).expect("listen on the socket");
+    let (seen, lines) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else { return };
+        let mut writer = stream.try_clone().expect("clone the stream");
+        let hello = json!({"type": "hello", "version": 1, "pid": std::process::id()});
+        writeln!(writer, "{hello}").expect("greet");
+        let mut answered_a_check = false;
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            let value: Value = serde_json::from_str(&line).expect("the client sends JSON");
+            if value["type"] == "list"
+                && let Checks::AnsweredThenOutcome { after } = checks
+            {
+                writeln!(writer, r#"{{"type":"list","requests":[]}}"#).expect("answer the check");
+                if !answered_a_check {
+                    answered_a_check = true;
+                    let mut later = writer.try_clone().expect("clone the stream");
+                    thread::spawn(move || {
+                        thread::sleep(after);
+                        let outcome = json!({"type": "outcome", "id": "1", "outcome": "answered",
+                            "reply": {"answered": "later"}, "exit_code": 0});
+                        let _ = writeln!(later, "{outcome}");
+                    });
+                }
+            }
+            let _ = seen.send(Seen::Line(value));
+        }
+        let _ = seen.send(Seen::Closed);
+    });
+    lines
+}
+
+/// Everything a [`silent_inbox`] saw until its client hung up (fails after WAIT).
+fn seen_until_closed(seen: &std::sync::mpsc::Receiver<Seen>) -> Vec<Value> {
+    let mut lines = Vec::new();
+    loop {
+        match seen.recv_timeout(WAIT) {
+            Ok(Seen::Line(line)) => lines.push(line),
+            Ok(Seen::Closed) => return lines,
+            Err(error) => panic!("the client never hung up ({error}); it sent {lines:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_client_whose_inbox_never_answers_replies_timed_out_and_hangs_up() {
+    for mode in ["ask", "hook"] {
+        let world = World::new(&format!("inbox-silent-{mode}"));
+        let seen = silent_inbox(&world.socket(), Checks::Unanswered);
+        let started = Instant::now();
+        let input = match mode {
+            "ask" => GO.to_owned(),
+            _ => hook_input("toolu_silent", "Which colour?"),
+        };
+        let (code, stdout, stderr) = world.client(&[mode, "--timeout", "1"], &input).finish();
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(1) + PAST_THE_TIMEOUT, "{mode}: took {took:?}");
+        let lines = seen_until_closed(&seen);
+        let kinds: Vec<&str> = lines.iter().filter_map(|line| line["type"].as_str()).collect();
+        // The request and the check that the inbox still runs; then the client hung up, which
+        // is what withdraws the request (an inbox that does not answer is not reading).
+        assert_eq!(kinds, ["ask", "list"], "{mode}: {lines:?}\n{stderr}");
+        match mode {
+            "ask" => {
+                assert_eq!(code, Some(5), "{stderr}");
+                assert_eq!(stdout, timed_out_line(1), "{stderr}");
+            }
+            _ => {
+                // A hook exits 0 once it printed; Claude Code reads the deny's reason.
+                assert_eq!(code, Some(0), "{stderr}");
+                let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+                let output = &reply["hookSpecificOutput"];
+                assert_eq!(output["permissionDecision"], "deny", "{reply}");
+                let reason = output["permissionDecisionReason"].as_str().unwrap_or_default();
+                assert!(reason.starts_with("No response after 1s"), "{reply}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_waits_past_its_deadline_for_an_inbox_that_still_runs() {
+    // The user pressed a key in the inbox's window ("any key to stay"): the countdown stopped
+    // and the question waits for them. The inbox answers the client's check, so the client
+    // waits on, and prints the answer when it comes.
+    let world = World::new("inbox-stays");
+    let later = Duration::from_secs(4);
+    let seen = silent_inbox(&world.socket(), Checks::AnsweredThenOutcome { after: later });
+    let (code, stdout, stderr) = world.client(&["ask", "--timeout", "1"], GO).finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "{\"answered\":\"later\"}\n", "{stderr}");
+    let lines = seen_until_closed(&seen);
+    assert_eq!(lines.first().map(|line| &line["type"]), Some(&json!("ask")), "{lines:?}");
+}
+
+/// How a [`a_hook_whose_reader_closes_its_stdout_withdraws_its_question`] run's stdout reaches
+/// the test.
+#[derive(Debug, Clone, Copy)]
+enum StdoutKind {
+    Pipe,
+    /// A socket pair, as Node (Claude Code) gives its children for their stdio.
+    Socket,
+}
+
+#[test]
+fn a_hook_whose_reader_closes_its_stdout_withdraws_its_question() {
+    let world = World::with_inbox("inbox-reader-gone");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    for kind in [StdoutKind::Pipe, StdoutKind::Socket] {
+        let mut command = world.askpane(&["hook"]);
+        command.stdin(Stdio::piped()).stderr(Stdio::piped());
+        let ours = match kind {
+            StdoutKind::Pipe => {
+                command.stdout(Stdio::piped());
+                None
+            }
+            StdoutKind::Socket => {
+                let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+                command.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+                Some(ours)
+            }
+        };
+        let mut process = Process::new(command.spawn().expect("start the hook"));
+        // The command keeps its copy of the socket's other end: only the hook's remains.
+        drop(command);
+        let input = hook_input(&format!("toolu_reader_{kind:?}"), "Which colour?");
+        let mut stdin = process.child.stdin.take().expect("piped stdin");
+        stdin.write_all(input.as_bytes()).expect("write the hook's input");
+        drop(stdin);
+        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+        let asked = watcher.receive_kind("asked");
+        // The agent stops reading: its end of the hook's stdout closes.
+        drop(process.child.stdout.take());
+        drop(ours);
+        let status = process.wait(WAIT);
+        let stderr = collect(stderr);
+        let status = status.unwrap_or_else(|| panic!("{kind:?}: the hook still waits\n{stderr}"));
+        assert_eq!(status.code(), Some(6), "{kind:?}: {stderr}");
+        assert!(stderr.contains("standard output"), "{kind:?}: {stderr}");
+        let settled = watcher.receive_kind("settled");
+        assert_eq!(settled["id"], asked["request"]["id"], "{kind:?}: {settled}");
+        assert_eq!(settled["outcome"], "withdrawn", "{kind:?}: {settled}");
+        assert!(watcher.list().is_empty(), "{kind:?}");
+    }
+}
+
+/// True once process `pid` has ended (no such process, or a zombie).
+fn process_gone(pid: u32) -> bool {
+    crate::claude_host::process_gone(pid)
+}
+
+#[test]
+fn a_hook_whose_parent_dies_withdraws_its_question() {
+    // Claude Code killed (SIGKILL, an OOM kill): its hook is left to init, its stdout a file
+    // nobody will read. The hook notices its parent changed and leaves.
+    let world = World::with_inbox("inbox-parent-gone");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let input = world.root.join("hook-input.json");
+    fs::write(&input, hook_input("toolu_orphan", "Which colour?")).expect("write the input");
+    let (out, err) = (world.root.join("hook.stdout"), world.root.join("hook.stderr"));
+    let hook = world.askpane(&["hook"]);
+    // A parent of the hook's own, which says the hook's pid and waits for it.
+    let mut parent = Command::new("sh");
+    parent
+        .arg("-c")
+        .arg(r#""$0" hook <"$1" >"$2" 2>"$3" & echo $!; wait"#)
+        .arg(hook.get_program())
+        .args([&input, &out, &err])
+        .current_dir(&world.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    for (name, value) in hook.get_envs() {
+        match value {
+            Some(value) => parent.env(name, value),
+            None => parent.env_remove(name),
+        };
+    }
+    let mut parent = Process::new(parent.spawn().expect("start the hook's parent"));
+    let mut said = String::new();
+    BufReader::new(parent.child.stdout.take().expect("piped stdout"))
+        .read_line(&mut said)
+        .expect("the parent says the hook's pid");
+    let hook_pid: u32 = said.trim().parse().expect("a pid");
+    let _stray = crate::claude_host::StrayGuard(vec![hook_pid]);
+    let asked = watcher.receive_kind("asked");
+    assert_eq!(asked["request"]["pid"], hook_pid, "{asked}");
+    signal(parent.child.id(), "KILL");
+    let _ = parent.wait(WAIT);
+    let deadline = Instant::now() + WAIT;
+    while !process_gone(hook_pid) {
+        assert!(Instant::now() < deadline, "the orphaned hook still waits: {}", read_lossy(&err));
+        thread::sleep(Duration::from_millis(50));
+    }
+    let settled = watcher.receive_kind("settled");
+    assert_eq!(settled["outcome"], "withdrawn", "{settled}");
+    assert!(watcher.list().is_empty());
+    assert_eq!(read_lossy(&out), "", "nothing is printed for nobody");
+    assert!(read_lossy(&err).contains("parent"), "{}", read_lossy(&err));
+}

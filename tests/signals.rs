@@ -177,6 +177,34 @@ fn a_window_destroyed_by_another_program_is_a_closed_window_told_in_one_line() {
     assert!(lines[0].ends_with("its open questions are answered as a closed window"), "{stderr}");
 }
 
+/// Issue 24: `askpane demo` stays open once its questions are answered (to try them again), and
+/// Ctrl+C or SIGTERM must still end it then, as they do before.
+#[test]
+fn the_demo_ends_on_a_signal_also_once_its_questions_are_answered() {
+    use crate::window::{DATABASE_PATTERN, DATABASE_QUESTION, DATABASE_TITLE};
+    let xvfb = Xvfb::start();
+    for name in ["INT", "TERM"] {
+        let mut app = App::start(&xvfb, &["demo", "--fixture", "database"]);
+        let window = app.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
+        xvfb.focus(window);
+        // Keys in the moment the window takes the keyboard are dropped (`KEY_GRACE`).
+        thread::sleep(askpane::app::KEY_GRACE);
+        let id = window.to_string();
+        xvfb.xdotool(&["key", "--window", &id, "2"]);
+        thread::sleep(std::time::Duration::from_millis(150));
+        xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+        let reply = app.reply();
+        assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "SIG{name}: {reply}");
+        send_signal(app.pid(), name);
+        let (status, lines) = app.finish(WAIT);
+        let stderr = app.stderr();
+        assert_eq!(status.code(), Some(4), "SIG{name}: {lines:?}\nstderr:\n{stderr}");
+        assert!(lines.is_empty(), "SIG{name}: one reply, already printed: {lines:?}");
+        assert!(stderr.contains(&format!("askpane: stopped by SIG{name}")), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
 /// In-process, the window with a question, a tool permission and a question still queued: the
 /// shutdown message ends all three with the stop text.
 #[test]

@@ -52,6 +52,40 @@ pub(super) fn run(args: AskArgs) -> anyhow::Result<u8> {
     Ok(exit::for_ask(&outcome, by_signal))
 }
 
+/// A flag or `ASKPANE_*` value that clap refused before [`run`]: clap's error on stderr, and
+/// still the one reply line (nobody could be asked: the agent cannot fix askpane's settings), in
+/// the `--format` given when that one can be read. Exits 2, a usage error.
+pub(super) fn usage_error(error: &clap::Error) -> u8 {
+    let _ = error.print();
+    let reason = format!(
+        "askpane's command line or ASKPANE_* settings are invalid: {}",
+        super::first_line(error)
+    );
+    let args: Vec<String> =
+        std::env::args_os().map(|arg| arg.to_string_lossy().into_owned()).collect();
+    let outcome = Outcome::Unavailable { reason };
+    if let Err(write_error) = write_direct(&Envelope::ToolInput, format_in(&args), &outcome, true) {
+        eprintln!("askpane: cannot write the reply: {write_error:#}");
+    }
+    exit::INVALID
+}
+
+/// The reply format `--format` names among `args`, if it names one clap would take.
+fn format_in(args: &[String]) -> Option<ReplyFormat> {
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let value = match word.strip_prefix("--format") {
+            Some("") => words.next().map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        if let Some(value) = value {
+            return <FormatArg as clap::ValueEnum>::from_str(value, false).ok().map(Into::into);
+        }
+    }
+    None
+}
+
 /// A message that could not be read: say why on stderr and exit 2, with a reply on stdout all the
 /// same. Input that is at fault (not JSON, too large) is refused, so the agent can fix it; a file
 /// that cannot be read or empty stdin is the caller's mistake, which the agent cannot fix: it

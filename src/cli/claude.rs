@@ -76,9 +76,11 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
         agent_host::in_window(window_ctx, shown, store, from_session, commands, prompt);
     }
     drop(route);
-    let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
     let status = session.shut_down(claude::GRACE)?;
     threads.join().context("ending the Claude Code session")?;
+    // Asked only now: a signal while Claude Code was being stopped (the turn over, the CLI slow
+    // to exit) stopped askpane too, and the status of a CLI askpane had to end says nothing.
+    let stopped_by = signals.as_ref().and_then(SignalWatch::caught);
     if stopped_by.is_some() {
         return Ok(exit::STOPPED);
     }

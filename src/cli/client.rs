@@ -1,8 +1,13 @@
 //! The thin client (issue 10, on Unix and Windows): [`deliver`] hands a request to the running inbox over
 //! its socket (starting one when none runs and a window or browser can show it), waits for its
 //! outcome, and asks again when the inbox dies. What the callers do with it is `handover.rs`.
+//!
+//! While it waits, the client also keeps its own deadline and watches its agent (issue 24): a
+//! request with `--timeout` that the inbox neither decides nor, when checked, still holds (the
+//! inbox stopped by Ctrl+Z or SIGSTOP, or hung) gets the timed-out reply from the client itself;
+//! an agent that went away (`ask` and `hook` only) has its request withdrawn and hears nothing.
 
-use std::io;
+use std::io::{self, Write as _};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -10,6 +15,8 @@ use crossbeam_channel::{Receiver, select};
 use serde_json::Value;
 
 use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
+use askpane::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape, exit, parse_message};
+use askpane::transport::caller::{Caller, CallerGone};
 use askpane::transport::inbox::{ConnectError, InboxClient, Place};
 use askpane::transport::signals::StopSignal;
 use askpane::transport::{Inbound, IoThreads, ui_channel};
@@ -24,6 +31,30 @@ const RESTARTS: usize = 2;
 
 /// How long a client waits for an inbox it started to listen.
 const START_WAIT: Duration = Duration::from_secs(15);
+
+/// How long past a request's `--timeout` the client waits for the inbox's outcome before it
+/// checks on the inbox. The inbox's window ends a countdown on its next frame and writes the
+/// outcome at once, so it normally comes within milliseconds; 2 s leaves room for a busy machine
+/// and a window being drawn, and is little to an agent that allowed the timeout.
+const OUTCOME_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the inbox has to answer the client's check (`list`, which the inbox's socket thread
+/// answers, never its window): a running inbox answers in milliseconds, a stopped or hung one
+/// never. As short as [`OUTCOME_GRACE`], for the same reasons.
+const CHECK_ANSWER: Duration = Duration::from_secs(2);
+
+/// How often a client past its deadline checks again on an inbox that answered: the person may
+/// have stopped the countdown ("any key to stay") and be answering still, but the inbox may be
+/// stopped later on.
+const CHECK_AGAIN: Duration = Duration::from_secs(10);
+
+/// How often a waiting `ask` or `hook` looks whether its agent is still there (two cheap
+/// system calls); an agent that went away is noticed within this.
+const CALLER_TICK: Duration = Duration::from_millis(250);
+
+/// How long one send to the inbox may block (an inbox that stopped reading) before the client
+/// counts the inbox as failed.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Hands `message` to the running inbox (starting one when none runs and a person is needed),
 /// waits for its outcome, and asks again (restarting the inbox) when the inbox goes away.
@@ -43,6 +74,12 @@ pub(super) fn deliver(
     };
     let ask =
         AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
+    // `mcp` takes calls for as long as its client runs: its stdout is not one request's.
+    let caller = match until {
+        Until::Signal => Some(Caller::now()),
+        Until::Cancelled(_) => None,
+    };
+    let watch = Watch { timeout: policy.timeout_secs.map(Duration::from_secs), caller };
     let mut restarts = 0;
     loop {
         let client = match InboxClient::connect(&place) {
@@ -74,9 +111,31 @@ pub(super) fn deliver(
             Until::Signal => Until::Signal,
             Until::Cancelled(cancel) => Until::Cancelled(cancel.clone()),
         };
-        match wait_for_outcome(client, &ask, until) {
+        match wait_for_outcome(client, &ask, until, &watch) {
             Waited::Outcome { reply, exit_code, problem } => {
                 return Delivered::Outcome { reply, exit_code, problem };
+            }
+            Waited::NoAnswer => {
+                let secs = policy.timeout_secs.unwrap_or_default();
+                eprintln!(
+                    "askpane: the {secs} s timeout has passed and the inbox does not answer (is \
+                     it stopped, or hung?); telling the agent the time ran out"
+                );
+                return timed_out_here(message, mode, policy, secs);
+            }
+            Waited::CallerGone(gone) => {
+                // Nobody reads stdout, and stderr may be gone with the agent: a line there is
+                // best effort, never a panic.
+                let _ = writeln!(
+                    io::stderr(),
+                    "askpane: {}; the question was withdrawn and nothing is printed",
+                    gone.describe()
+                );
+                return Delivered::Outcome {
+                    reply: None,
+                    exit_code: exit::AGENT_GONE,
+                    problem: None,
+                };
             }
             Waited::Stopped(signal) => return Delivered::Stopped(signal),
             Waited::Cancelled => return Delivered::Cancelled,
@@ -108,17 +167,68 @@ enum Waited {
     Cancelled,
     /// The connection ended without an outcome: the inbox crashed or was killed.
     InboxGone,
+    /// The request's time ran out, and the inbox neither decided it nor answered a check: it
+    /// is stopped or hung. The request was withdrawn (the connection closed).
+    NoAnswer,
+    /// The agent went away; the request was withdrawn.
+    CallerGone(CallerGone),
     Failed(String),
 }
 
-/// Sends the request and waits for its outcome, a signal or a cancel, or the inbox's end.
-fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage, until: Until) -> Waited {
+/// What a client watches while it waits, besides the inbox's messages.
+struct Watch {
+    /// The request's `--timeout`, counted from when it is handed over.
+    timeout: Option<Duration>,
+    /// The agent, for `ask` and `hook`.
+    caller: Option<Caller>,
+}
+
+/// Where a client stands with its own deadline.
+#[derive(Clone, Copy, Debug)]
+enum Deadline {
+    /// No `--timeout`: the inbox alone decides when the request ends.
+    Unset,
+    /// The inbox is checked on at this instant.
+    CheckAt(Instant),
+    /// A check was sent: the inbox answers by this instant, or counts as stopped.
+    AnswerBy(Instant),
+}
+
+/// The reply the inbox itself gives a request whose time ran out with nothing picked: `timed_out`
+/// in the request's envelope (or `--format`'s), and the exit code the inbox gives it.
+fn timed_out_here(message: &Value, mode: ClientMode, policy: &Policy, secs: u64) -> Delivered {
+    let outcome = Outcome::timed_out(secs);
+    // Parsed before it was handed over, so this never falls back in practice.
+    let envelope = parse_message(message).map_or(Envelope::ToolInput, |incoming| incoming.envelope);
+    let shape = ReplyShape {
+        format: policy.format.map(ReplyFormat::from),
+        always_a_line: mode.always_a_line(),
+    };
+    // As the inbox's `take_ask` computes it: a hook exits 0 once it printed.
+    let exit_code = match mode {
+        ClientMode::Hook | ClientMode::Claude | ClientMode::Codex => exit::OK,
+        ClientMode::Ask | ClientMode::Mcp => exit::for_ask(&outcome, false),
+    };
+    Delivered::Outcome { reply: shape.line(&envelope, &outcome), exit_code, problem: None }
+}
+
+/// Sends the request and waits for its outcome, a signal or a cancel, the inbox's end, the
+/// client's own deadline, or its agent going away.
+fn wait_for_outcome(
+    mut client: InboxClient,
+    ask: &AskMessage,
+    until: Until,
+    watch: &Watch,
+) -> Waited {
     // Caught from before the request is handed over: once the inbox shows it, a Ctrl+C must
     // end it with a reply, never kill the client silently.
     let (signals, cancel) = match until {
         Until::Signal => (watch_signals(), crossbeam_channel::never()),
         Until::Cancelled(cancel) => (None, cancel),
     };
+    if let Err(error) = client.set_write_timeout(Some(SEND_TIMEOUT)) {
+        return Waited::Failed(error.to_string());
+    }
     if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
@@ -147,9 +257,10 @@ fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage, until: Until) -> 
     if let Err(error) = spawned {
         return Waited::Failed(error.to_string());
     }
-    let waited = wait(&messages, &stop, &cancel, &ask.id);
-    if matches!(waited, Waited::Cancelled) {
-        // Closing the connection withdraws it too; saying so first names the request.
+    let waited = wait(&messages, &stop, &cancel, &ask.id, &mut client, watch);
+    if matches!(waited, Waited::Cancelled | Waited::CallerGone(_)) {
+        // Closing the connection withdraws it too; saying so first names the request. (An
+        // inbox that did not answer is not reading: closing is all it will find.)
         let _ = client.send(&ClientMessage::Withdraw { id: ask.id.clone() });
     }
     client.close();
@@ -160,13 +271,29 @@ fn wait_for_outcome(mut client: InboxClient, ask: &AskMessage, until: Until) -> 
     waited
 }
 
+/// The client's one watch: the inbox's messages, a signal or a cancel, the deadline's timer,
+/// and (for `ask` and `hook`) a tick that looks whether the agent is still there.
 fn wait(
     messages: &Receiver<io::Result<Option<InboxMessage>>>,
     stop: &Receiver<Inbound>,
     cancel: &Receiver<()>,
     id: &str,
+    client: &mut InboxClient,
+    watch: &Watch,
 ) -> Waited {
+    let mut deadline = match watch.timeout {
+        Some(timeout) => Deadline::CheckAt(Instant::now() + timeout + OUTCOME_GRACE),
+        None => Deadline::Unset,
+    };
+    let ticks = match watch.caller {
+        Some(_) => crossbeam_channel::tick(CALLER_TICK),
+        None => crossbeam_channel::never(),
+    };
     loop {
+        let timer = match deadline {
+            Deadline::Unset => crossbeam_channel::never(),
+            Deadline::CheckAt(at) | Deadline::AnswerBy(at) => crossbeam_channel::at(at),
+        };
         select! {
             recv(messages) -> message => match message {
                 Ok(Ok(Some(InboxMessage::Outcome(outcome)))) if outcome.id == id => {
@@ -182,6 +309,13 @@ fn wait(
                     }
                 }
                 Ok(Ok(Some(InboxMessage::Error { message, .. }))) => return Waited::Failed(message),
+                // The answer to a check: the inbox runs and still holds the request (its user
+                // may have stopped the countdown), so the client waits on.
+                Ok(Ok(Some(InboxMessage::List { .. }))) => {
+                    if let Deadline::AnswerBy(_) = deadline {
+                        deadline = Deadline::CheckAt(Instant::now() + CHECK_AGAIN);
+                    }
+                }
                 Ok(Ok(Some(_))) => {}
                 Ok(Ok(None)) | Err(_) => return Waited::InboxGone,
                 Ok(Err(error)) => match error.kind() {
@@ -190,6 +324,25 @@ fn wait(
                     }
                     _ => return Waited::Failed(error.to_string()),
                 },
+            },
+            recv(timer) -> _ => match deadline {
+                Deadline::CheckAt(_) => match client.send(&ClientMessage::List) {
+                    Ok(()) => deadline = Deadline::AnswerBy(Instant::now() + CHECK_ANSWER),
+                    Err(error) => match error.kind() {
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
+                            return Waited::InboxGone;
+                        }
+                        // Not even the check can be sent: the inbox stopped reading.
+                        _ => return Waited::NoAnswer,
+                    },
+                },
+                Deadline::AnswerBy(_) => return Waited::NoAnswer,
+                Deadline::Unset => {}
+            },
+            recv(ticks) -> _ => {
+                if let Some(gone) = watch.caller.as_ref().and_then(Caller::gone) {
+                    return Waited::CallerGone(gone);
+                }
             },
             recv(cancel) -> _ => return Waited::Cancelled,
             recv(stop) -> message => {

@@ -52,10 +52,11 @@ pub(super) fn run(args: CodexHookArgs) -> anyhow::Result<u8> {
         }
     };
     let format = Some(ReplyFormat::CodexHook);
-    if let Piped::Here(Err(error)) =
-        answer_piped(&message, incoming, ClientMode::Ask, format, None, &args.piped)
-    {
-        eprintln!("askpane codex-hook: {error:#}");
+    match answer_piped(&message, incoming, ClientMode::Ask, format, None, &args.piped) {
+        Piped::Here(Err(error)) => eprintln!("askpane codex-hook: {error:#}"),
+        // Codex went away while the inbox held the question: nothing was printed (issue 24).
+        Piped::ByInbox(exit::AGENT_GONE) => return Ok(exit::AGENT_GONE),
+        Piped::Here(Ok(_)) | Piped::ByInbox(_) => {}
     }
     // A hook that fails makes Codex show its own question: the reply (or nothing) is printed,
     // and askpane's own exit code would tell Codex nothing more.

@@ -148,6 +148,11 @@ pub fn main() -> ExitCode {
             eprintln!("askpane hook: {}; leaving the question to Claude Code", first_line(&error));
             return ExitCode::from(exit::OK);
         }
+        // The README's SDK example parses `ask`'s stdout whatever the exit code: a bad flag or
+        // ASKPANE_* value still gets its one line (issue 24).
+        Err(error) if is_ask_run() && error.use_stderr() => {
+            return ExitCode::from(ask::usage_error(&error));
+        }
         Err(error) => error.exit(),
     };
     match run(cli) {
@@ -221,6 +226,11 @@ fn exit_once_replied() {
 /// True when askpane was started as `askpane hook …`.
 fn is_hook_run() -> bool {
     std::env::args_os().nth(1).is_some_and(|command| command == "hook")
+}
+
+/// True when askpane was started as `askpane ask …`.
+fn is_ask_run() -> bool {
+    std::env::args_os().nth(1).is_some_and(|command| command == "ask")
 }
 
 fn first_line(error: &clap::Error) -> String {

@@ -69,8 +69,13 @@ pub(super) fn show_requests(
         to_ui.send(Inbound::Ask(Box::new(request)));
     }
     // The signal route keeps the channel open until every reply is written; then the window
-    // (or the bridge) sees its adapters are done and closes.
+    // (or the bridge) sees its adapters are done and closes. One that stays open after its
+    // answers (the demo) keeps the route for as long as it shows: a signal still ends it.
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let (route, route_while_shown) = match options.close_when_done {
+        true => (route, None),
+        false => (None, route),
+    };
     drop(to_ui);
     #[allow(
         clippy::disallowed_methods,
@@ -132,6 +137,7 @@ pub(super) fn show_requests(
             }
         }
     }
+    drop(route_while_shown);
     // The app is gone, so every request has its outcome and the writer finishes.
     threads.join().context("writing the reply")?;
     let outcomes = written.try_recv().unwrap_or_default();

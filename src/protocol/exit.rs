@@ -17,6 +17,9 @@ pub const NO_HUMAN: u8 = 3;
 pub const STOPPED: u8 = 4;
 /// Nobody answered in time (`--timeout`).
 pub const TIMED_OUT: u8 = 5;
+/// The agent went away while `ask` or `hook` waited for the inbox (its end of stdout closed, or
+/// the process that started askpane ended): the request was withdrawn and nothing printed.
+pub const AGENT_GONE: u8 = 6;
 
 /// The code `askpane ask` exits with for `outcome`; `by_signal` when the outcome is the one a
 /// signal to askpane decided.

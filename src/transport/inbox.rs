@@ -883,6 +883,12 @@ impl InboxClient {
         }
     }
 
+    /// Bounds how long [`InboxClient::send`] may block: an inbox that stopped reading (Ctrl+Z,
+    /// SIGSTOP) must not hold its client for ever.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.writer.set_write_timeout(timeout)
+    }
+
     /// Closes the connection: the inbox withdraws what this client still waits for.
     pub fn close(&self) {
         let _ = self.writer.shutdown(std::net::Shutdown::Both);

@@ -10,6 +10,8 @@ pub mod admit;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod agent_process;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod caller;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod claude;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod codex;

@@ -26,6 +26,8 @@ Transcript records, one JSON object per line (`tests/fixtures/session.*.replay.j
     {"dir":"hang","line":{"ignore_term":bool}}
                                    stop reading stdin and sleep until killed; with ignore_term,
                                    SIGTERM is ignored (a CLI that never reads stdin)
+    {"dir":"linger","line":null}   read stdin until it closes, report "lingering", then sleep
+                                   until killed (a CLI slow to exit once its input closed)
 
 In shape means (a host's own ids and texts are its own business):
   * every line: the same `type`;
@@ -365,6 +367,18 @@ def main():
                 report.finish("hanging", None)
                 if line.get("ignore_term"):
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                while True:
+                    time.sleep(1000)
+            elif direction == "linger":
+                while True:
+                    try:
+                        raw = stdin.line(WAIT)
+                    except TimeoutError:
+                        report.finish("timed out waiting for stdin to close", 1)
+                        return 1
+                    if raw is None:
+                        break
+                report.finish("lingering", None)
                 while True:
                     time.sleep(1000)
             elif direction == "die":
