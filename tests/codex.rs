@@ -1118,7 +1118,7 @@ fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);
     assert_eq!(after[0]["from"], "codex · work");
-    // `--quit` is deliberate: the question hears the window closed, and the session ends.
+    // `--quit` is deliberate: the question hears the inbox was closed, and the session ends.
     let mut quit = world.askpane(&["inbox", "--quit"]);
     let quitting = crate::support::run_bounded(&mut quit, None);
     assert_eq!(quitting.status.code(), Some(0), "{}", quitting.stderr);
@@ -1126,7 +1126,8 @@ fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
     let read = model_read(&model.root)
         .unwrap_or_else(|| panic!("no reply read (askpane exited {code:?})\n{stderr}"));
     let read: Value = serde_json::from_str(&read).unwrap_or_else(|_| panic!("not JSON: {read}"));
-    let note = format!("user_note: {}", askpane::protocol::outcome::CLOSED_MESSAGE);
+    let closed = askpane::protocol::Outcome::inbox_closed().deny_message().unwrap_or_default();
+    let note = format!("user_note: {closed}");
     assert_eq!(
         read,
         json!({"answers": {"db_choice": {"answers": [note]}, "project_name": {"answers": [note]}}}),

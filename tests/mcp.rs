@@ -175,7 +175,8 @@ fn python_sdk_lists_the_tool_and_gets_the_answer_the_inbox_window_sends() {
                "idempotentHint": false, "openWorldHint": false})
     );
 
-    assert_eq!(event(&events, "result")["result"], answered_tabs());
+    // Nobody confirms the preset in the window: it is told apart, never the answer (issue 24).
+    assert_eq!(event(&events, "result")["result"], unconfirmed_tabs(2));
 }
 
 #[test]
@@ -687,6 +688,19 @@ fn install_mcp_writes_each_clients_entry_with_its_timeout() {
 /// The inbox is killed (-9) while the call's question waits in it: `askpane mcp` starts a new
 /// inbox and asks it again (the code `hook` and `ask` use), and the call still ends with the
 /// answer the new inbox's window sends.
+/// The result when a `--timeout` of `secs` ran out on the `Layout: Tabs` preset that nobody
+/// confirmed in the inbox's window (issue 24 item 6): an error result that tells it apart.
+fn unconfirmed_tabs(secs: u64) -> Value {
+    let text = format!(
+        "No response after {secs}s \u{2014} the user may be away from keyboard. Proceed using \
+         your best judgment based on the context so far; you can re-ask this question later if \
+         it's still relevant.\n\nAnswers were filled in in advance for the user to confirm, but \
+         nobody confirmed them: \"Which layout should the settings page use?\"=\"Tabs\". They \
+         are not the user's answers."
+    );
+    json!({"content": [{"type": "text", "text": text}], "isError": true, "resultType": "complete"})
+}
+
 #[test]
 fn python_sdk_call_survives_the_inbox_being_killed() {
     let Some(python) = python() else { return };
@@ -717,7 +731,7 @@ fn python_sdk_call_survives_the_inbox_being_killed() {
     let status = client.wait(WAIT).expect("the client ends");
     let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
     assert!(status.success(), "{stdout}\n{stderr}");
-    assert_eq!(event(&events(&stdout), "result")["result"], answered_tabs(), "{stderr}");
+    assert_eq!(event(&events(&stdout), "result")["result"], unconfirmed_tabs(4), "{stderr}");
     let second = world.locked_pid().expect("a new inbox's pid in the lock");
     assert_ne!(first, second, "the answer came from the inbox that was killed");
 }

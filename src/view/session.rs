@@ -257,7 +257,7 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
             ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(title).strong());
                 // Which session asks: the inbox shows the cards of several side by side.
-                let from = permission.provenance.shown();
+                let from = permission.provenance.label();
                 ui.label(RichText::new(format!("· {from}")).small().color(tokens.muted));
             });
             for text in [&request.description, &request.reason].into_iter().flatten() {
