@@ -169,3 +169,86 @@ fn a_socket_directory_left_open_is_narrowed_and_emptied_of_what_another_user_pla
     assert!(!stderr.contains("open to other"), "said again: {stderr}");
     drop(impostor);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The store: drafts and history are the user's alone
+
+/// The modes of the state directory and of the database's three files.
+fn store_modes(dir: &Path) -> [u32; 4] {
+    let file = |suffix: &str| mode(&dir.join(format!("askpane.db{suffix}")));
+    [mode(dir), file(""), file("-wal"), file("-shm")]
+}
+
+#[test]
+fn a_new_store_is_readable_by_the_user_alone() {
+    let root = crate::support::scratch_dir("security-new-store");
+    let dir = root.join("state/askpane");
+    let store = askpane::store::Store::open_in(&dir).expect("a store");
+    // Open, in WAL mode: the write-ahead log and its index are there too.
+    assert_eq!(store_modes(&dir), [0o700, 0o600, 0o600, 0o600], "modes of {}", dir.display());
+    if can_be_nobody() {
+        let read = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/cat"])
+            .arg(dir.join("askpane.db"))
+            .output()
+            .expect("run cat as nobody");
+        assert!(!read.status.success(), "another user read the database");
+    }
+    drop(store);
+    let _ = fs::remove_dir_all(root);
+}
+
+/// A store as an older askpane left it: the directory 0755, the database and (its writer still
+/// running) its `-wal` and `-shm` 0644. The returned connection keeps them.
+fn store_left_open(dir: &Path) -> rusqlite::Connection {
+    fs::create_dir_all(dir).expect("the state directory");
+    let connection = rusqlite::Connection::open(dir.join("askpane.db")).expect("a database");
+    connection.pragma_update(None, "journal_mode", "WAL").expect("WAL");
+    connection.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);").expect("a write");
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).expect("0755");
+    for suffix in ["", "-wal", "-shm"] {
+        let file = dir.join(format!("askpane.db{suffix}"));
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).expect("0644");
+    }
+    assert_eq!(store_modes(dir), [0o755, 0o644, 0o644, 0o644]);
+    connection
+}
+
+#[test]
+fn a_store_open_to_other_users_is_narrowed_once_and_said_in_one_line() {
+    let root = crate::support::scratch_dir("security-old-store");
+    let dir = root.join("state/askpane");
+    let older = store_left_open(&dir);
+    let history = || {
+        let mut command = crate::support::askpane_unset(&["history"]);
+        command.env("XDG_STATE_HOME", root.join("state")).env("HOME", &root);
+        crate::support::run_bounded(&mut command, None)
+    };
+    let run = history();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(store_modes(&dir), [0o700, 0o600, 0o600, 0o600], "{run:?}");
+    let said: Vec<&str> = run.stderr.lines().filter(|line| line.contains("other users")).collect();
+    assert_eq!(said.len(), 1, "{}", run.stderr);
+    let line = said.first().copied().unwrap_or_default();
+    for part in [&dir.display().to_string(), "0755", "0700", "askpane.db", "-wal", "-shm", "0644"] {
+        assert!(line.contains(part), "{part:?} is not named: {line}");
+    }
+    // Once: the next run finds nothing to narrow.
+    let again = history();
+    assert!(again.status.success(), "{again:?}");
+    assert!(!again.stderr.contains("other users"), "said again: {}", again.stderr);
+    drop(older);
+
+    // A directory the user named (--state-dir) keeps its mode, but askpane's files in it are
+    // narrowed all the same.
+    let named = root.join("named");
+    let older = store_left_open(&named);
+    let mut command = crate::support::askpane_unset(&["history", "--state-dir"]);
+    command.arg(&named).env("HOME", &root);
+    let run = crate::support::run_bounded(&mut command, None);
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(store_modes(&named), [0o755, 0o600, 0o600, 0o600], "{run:?}");
+    assert_eq!(run.stderr.lines().filter(|line| line.contains("other users")).count(), 1);
+    drop(older);
+    let _ = fs::remove_dir_all(root);
+}
