@@ -1889,15 +1889,17 @@ fn a_page_pauses_or_extends_a_timeout_and_the_other_tabs_hear_of_it() {
 }
 
 #[test]
-fn at_most_so_many_connections_are_served_at_once_and_the_page_still_gets_in() {
-    use askpane::transport::serve::MAX_CONNECTIONS;
+fn connections_yet_to_send_a_request_have_a_small_cap_and_the_one_past_it_is_told_to_retry() {
+    use askpane::transport::serve::MAX_WAITING_PER_PEER;
     let harness = Harness::start();
     let asked = harness.ask(TOOL_USE_ID);
-    // Connections that never send a request hold their places (for the head timeout).
-    let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS).map(|_| connect(harness.port)).collect();
+    // Connections that never send a request hold their places (for a moment: a newer one may
+    // take a place held a second).
+    let idle: Vec<TcpStream> = (0..MAX_WAITING_PER_PEER).map(|_| connect(harness.port)).collect();
     let mut over = connect(harness.port);
     let (status, headers) = read_response_head(&mut over);
-    assert_eq!(status, 503, "connection {} of {MAX_CONNECTIONS} allowed", MAX_CONNECTIONS + 1);
+    let most = MAX_WAITING_PER_PEER;
+    assert_eq!(status, 503, "connection {} of {most} from one address allowed", most + 1);
     let busy = Response { status, headers, body: read_to_close(&mut over) };
     assert_eq!(busy.body, b"too many connections; retry\n", "{busy:?}");
     assert_eq!(busy.header("content-length"), Some(busy.body.len().to_string().as_str()));
@@ -1913,6 +1915,192 @@ fn at_most_so_many_connections_are_served_at_once_and_the_page_still_gets_in() {
         assert!(Instant::now() < deadline, "the page is still refused after the idle ones left");
         thread::sleep(Duration::from_millis(50));
     }
+    harness.answer_to_prove_open(&asked);
+    harness.finish();
+}
+
+// --- Token-less connections never keep the page out (issue 24) -------------------------------
+
+impl Harness {
+    /// A browser tab on the page, or the refusal it got.
+    fn try_client(&self) -> Result<Client, Response> {
+        let (host, origin, protocols) = (self.host(), self.origin(), self.protocols());
+        let headers =
+            [("Host", host.as_str()), ("Origin", origin.as_str()), (PROTOCOL_HEADER, &protocols)];
+        upgrade(self.port, &self.socket_path(), &headers)
+    }
+
+    /// A tab with the token that gets in within `within` (retrying what is refused).
+    fn client_within(&self, within: Duration) -> Client {
+        let deadline = Instant::now() + within;
+        loop {
+            match self.try_client() {
+                Ok(client) => return client,
+                Err(refused) => {
+                    assert!(Instant::now() < deadline, "the page is kept out: {refused:?}");
+                    thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+}
+
+/// A bridge serving a download big enough that a reader who stops holds its connection.
+fn bridge_with_a_big_file() -> Harness {
+    let big: &'static [u8] = Box::leak(vec![b'w'; 32 << 20].into_boxed_slice());
+    let mut assets = ASSETS.to_vec();
+    assets.push(Asset { path: "/app_bg.wasm", bytes: big, mime: "application/wasm" });
+    let assets: &'static [Asset] = Box::leak(assets.into_boxed_slice());
+    Harness::start_bridge(&BridgeOptions { assets, ..loopback_options() })
+}
+
+/// Someone without the token holding connections: connects all the time from `source` (a
+/// loopback address), sends nothing, and hangs up each connection after `hold`, so there are
+/// always fresh ones waiting.
+struct Flood {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<thread::JoinHandle<usize>>,
+}
+
+impl Flood {
+    fn start(source: std::net::IpAddr, port: u16, hold: Duration) -> Flood {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            let mut held = std::collections::VecDeque::new();
+            let mut opened = 0;
+            while !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Ok(stream) = connect_from(source, port) {
+                    held.push_back((Instant::now(), stream));
+                    opened += 1;
+                }
+                while held.front().is_some_and(|(at, _)| at.elapsed() >= hold) {
+                    held.pop_front();
+                }
+                thread::sleep(Duration::from_millis(2));
+            }
+            opened
+        });
+        Flood { stop, thread: Some(thread) }
+    }
+
+    /// Stops it (every connection it holds is closed); returns how many it opened.
+    fn stop(mut self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.take().map_or(0, |thread| thread.join().expect("the flood"))
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A TCP connection to the bridge on 127.0.0.1 from `source` (another loopback address is
+/// another peer: Linux routes all of 127.0.0.0/8 to loopback).
+fn connect_from(source: std::net::IpAddr, port: u16) -> std::io::Result<TcpStream> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::net::{AddressFamily, SocketType};
+        let socket = rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None)?;
+        rustix::net::bind(&socket, &SocketAddr::new(source, 0))?;
+        rustix::net::connect(&socket, &SocketAddr::from(([127, 0, 0, 1], port)))?;
+        Ok(TcpStream::from(socket))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = source;
+        TcpStream::connect(("127.0.0.1", port))
+    }
+}
+
+#[test]
+fn token_less_connections_never_keep_a_page_with_the_token_out() {
+    let harness = bridge_with_a_big_file();
+    let asked = harness.ask(TOOL_USE_ID);
+    let port = harness.port;
+    // Anyone who can reach the port: connections that never send a request, upgrades without
+    // the token, and downloads that stopped reading. All stay open on this side.
+    let idle: Vec<TcpStream> = (0..200).map(|_| connect(port)).collect();
+    let host = harness.host();
+    let origin = harness.origin();
+    let key = tungstenite::handshake::client::generate_key();
+    let no_token = request_head(
+        "GET",
+        "/ws",
+        &[
+            ("Host", &host),
+            ("Origin", &origin),
+            ("Connection", "Upgrade"),
+            ("Upgrade", "websocket"),
+            ("Sec-WebSocket-Version", "13"),
+            ("Sec-WebSocket-Key", &key),
+            (PROTOCOL_HEADER, "askpane"),
+        ],
+    );
+    let download = request_head("GET", "/app_bg.wasm", &[("Host", &host)]);
+    let mut held = Vec::new();
+    for head in std::iter::repeat_n(&no_token, 30).chain(std::iter::repeat_n(&download, 12)) {
+        let mut stream = connect(port);
+        let _ = stream.write_all(head.as_bytes());
+        held.push(stream);
+    }
+    // The page with the token gets in while they are all still there (within the time a
+    // connection has to send its request), and its answer counts.
+    let mut page = harness.client_within(Duration::from_secs(3));
+    page.recv_question(TOOL_USE_ID);
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "1"}}));
+    let outcome = asked.outcome();
+    assert_eq!(asked.reply(&outcome)["hookSpecificOutput"]["permissionDecision"], "allow");
+    page.recv_taken(TOOL_USE_ID);
+    drop((idle, held));
+    harness.finish();
+}
+
+#[test]
+fn a_refused_reconnect_never_counts_as_the_page_gone() {
+    let grace = Duration::from_secs(1);
+    let harness =
+        Harness::start_bridge(&BridgeOptions { page_gone_grace: grace, ..loopback_options() });
+    let asked = harness.ask(TOOL_USE_ID);
+    let mut tab = harness.client();
+    tab.recv_question(TOOL_USE_ID);
+    drop(tab);
+    // The page is gone, and while it would reconnect the bridge turns connections away (always
+    // fresh ones without the token, waiting to send a request): any of them may be the page.
+    let flood = Flood::start([127, 0, 0, 1].into(), harness.port, Duration::from_millis(300));
+    thread::sleep(grace * 3);
+    let opened = flood.stop();
+    assert!(opened > 50, "the flood opened only {opened} connections");
+    asked.assert_open();
+    // It comes back and answers.
+    let mut page = harness.client_within(MESSAGE_WITHIN);
+    page.recv_question(TOOL_USE_ID);
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "1"}}));
+    assert!(matches!(asked.outcome(), Outcome::Answered(_)));
+    harness.finish();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_from_one_address_leaves_room_for_the_page_at_another() {
+    let harness = Harness::start();
+    let asked = harness.ask(TOOL_USE_ID);
+    // Someone at another address (a LAN peer under --lan) keeps connecting, and holds each
+    // connection a while: soon every place they may hold is taken, and by fresh ones.
+    let flood = Flood::start([127, 0, 0, 2].into(), harness.port, Duration::from_secs(3));
+    thread::sleep(Duration::from_millis(1500));
+    // The page at its own address gets in at once, each time.
+    for _ in 0..3 {
+        let mut page = harness.try_client().unwrap_or_else(|refused| {
+            panic!("the page was refused for another address's connections: {refused:?}")
+        });
+        page.recv_question(TOOL_USE_ID);
+    }
+    assert!(flood.stop() > 50);
     harness.answer_to_prove_open(&asked);
     harness.finish();
 }

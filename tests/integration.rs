@@ -72,6 +72,10 @@ mod protocol;
 // destroyed from outside is a closed window.
 #[cfg(target_os = "linux")]
 mod signals;
+// Issue 24, "nobody else gets in": what another user planted in the inbox's directory is not
+// trusted, and the store's files are the user's alone.
+#[cfg(target_os = "linux")]
+mod security;
 // The store (issue 11): history of `ask`, `askpane history`, drafts that survive kill -9, a
 // store that cannot be opened.
 mod store;

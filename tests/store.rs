@@ -224,6 +224,13 @@ fn a_store_that_cannot_be_opened_never_stops_the_answer() {
     let corrupt = root.join("corrupt");
     std::fs::create_dir_all(&corrupt).expect("dir");
     std::fs::write(corrupt.join("askpane.db"), vec![0x5a_u8; 8192]).expect("garbage");
+    // The user's alone, as askpane makes it: a file open to others would be narrowed, in a
+    // line of its own (tests/security.rs).
+    #[cfg(unix)]
+    {
+        let private = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+        std::fs::set_permissions(corrupt.join("askpane.db"), private).expect("0600");
+    }
     for (state, why) in [(blocker.join("state"), "cannot create"), (corrupt.clone(), "askpane.db")]
     {
         let finished =

@@ -159,8 +159,11 @@ pub(super) struct StoreArgs {
 impl StoreArgs {
     /// The store, or the reason it cannot be opened.
     pub(super) fn open(&self) -> Result<Store, store::StoreError> {
-        let dir = store::state_dir(self.state_dir.as_deref())?;
-        Store::open_in(&dir)
+        match &self.state_dir {
+            // The user's directory keeps its mode; askpane's files in it are theirs alone.
+            Some(dir) => Store::open_in_given(dir),
+            None => Store::open_in(&store::state_dir(None)?),
+        }
     }
 
     /// The store for a mode that answers questions: one that cannot be opened (a read-only

@@ -102,7 +102,11 @@ pub(super) fn deliver(
                     ));
                 }
             },
-            Err(error @ (ConnectError::NoHello(_) | ConnectError::Unsupported(_))) => {
+            Err(
+                error @ (ConnectError::NoHello(_)
+                | ConnectError::Unsupported(_)
+                | ConnectError::Foreign { .. }),
+            ) => {
                 eprintln!("askpane: cannot use the inbox ({error}); answering here");
                 return Delivered::Yourself(format!("cannot use the inbox: {error}"));
             }
@@ -402,6 +406,7 @@ pub(super) fn start_inbox(
             Ok(client) => return Ok(client),
             Err(ConnectError::NoHello(why)) => return Err(why),
             Err(ConnectError::Unsupported(error)) => return Err(error.to_string()),
+            Err(error @ ConnectError::Foreign { .. }) => return Err(error.to_string()),
             Err(ConnectError::NotRunning(_)) => {}
         }
         // An inbox that lost the race to another exits 0 at once; keep trying the winner.

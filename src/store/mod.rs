@@ -6,6 +6,7 @@
 //! line on stderr and runs without it. Drafts reach the file through [`DraftSink`], whose named
 //! writer thread (`store-writer`) batches them, so the UI thread only sends a small message.
 
+mod files;
 mod records;
 pub mod schema;
 #[cfg(test)]
@@ -97,17 +98,42 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database in `dir` and brings its schema up to date.
+    /// Opens (creating if needed) the database in askpane's own state directory `dir` and
+    /// brings its schema up to date. The directory is the user's alone (0700, narrowed if an
+    /// older askpane left it open to others), as are the database's files (0600).
     pub fn open_in(dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
-        Store::open_file(&dir.join(FILE_NAME))
+        Store::open_in_dir(dir, true)
     }
 
-    /// Opens the database file at `path`. Several askpanes opening a new file at once can find
-    /// it busy where SQLite's busy wait does not apply (switching a new file to WAL while
-    /// another connection opens it): such an open is tried again, for up to [`OPEN_RETRY`].
+    /// As [`Store::open_in`], in a directory the user named (`--state-dir`): made 0700 if
+    /// missing, but an existing one keeps its mode (the database's files are 0600 all the same).
+    pub fn open_in_given(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_in_dir(dir, false)
+    }
+
+    fn open_in_dir(dir: &Path, own: bool) -> Result<Store, StoreError> {
+        let narrowed = files::make_dir(dir, own)
+            .map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
+        Store::open_narrowing(&dir.join(FILE_NAME), narrowed)
+    }
+
+    /// Opens the database file at `path` (0600; narrowed to that if open to others). Several
+    /// askpanes opening a new file at once can find it busy where SQLite's busy wait does not
+    /// apply (switching a new file to WAL while another connection opens it): such an open is
+    /// tried again, for up to [`OPEN_RETRY`].
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+        Store::open_narrowing(path, Vec::new())
+    }
+
+    /// Makes the database's files the user's alone, says once what it narrowed (beside what
+    /// was narrowed already: the directory), and opens the database.
+    fn open_narrowing(
+        path: &Path,
+        mut narrowed: Vec<files::Narrowed>,
+    ) -> Result<Store, StoreError> {
+        let (made, failed) = files::make_files(path);
+        narrowed.extend(made);
+        files::say(path.parent().unwrap_or(path), &narrowed, &failed);
         let deadline = std::time::Instant::now() + OPEN_RETRY;
         loop {
             match Store::open_file_once(path) {

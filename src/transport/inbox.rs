@@ -29,7 +29,7 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 
 use super::UiSender;
 use super::admit::{Admission, admit};
-use super::endpoint::{self, Acceptor, Gate, Listener, Stream, Waited};
+use super::endpoint::{self, Acceptor, Gate, Listener, Server, Stream, Waited};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
@@ -819,15 +819,31 @@ pub enum ConnectError {
     /// This system has no socket of the kind the inbox uses (Windows before 10 1803).
     #[error("{0}")]
     Unsupported(io::Error),
+    /// Another user's process serves the socket: not the inbox, and sent nothing (issue 24).
+    #[error(
+        "{} is served by another user (uid {uid}), not by your inbox: askpane sent it nothing",
+        socket.display()
+    )]
+    Foreign { socket: PathBuf, uid: u32 },
 }
 
 impl InboxClient {
-    /// Connects and reads the inbox's hello.
+    /// Connects, checks that the inbox is this user's (before a byte goes either way), and
+    /// reads its hello.
     pub fn connect(place: &Place) -> Result<InboxClient, ConnectError> {
-        let stream = endpoint::connect(&place.socket()).map_err(|error| match error.kind() {
+        let socket = place.socket();
+        let stream = endpoint::connect(&socket).map_err(|error| match error.kind() {
             io::ErrorKind::Unsupported => ConnectError::Unsupported(error),
             _ => ConnectError::NotRunning(error),
         })?;
+        match endpoint::server_of(&stream) {
+            Ok(Server::ThisUser) => {}
+            Ok(Server::OtherUser { uid }) => return Err(ConnectError::Foreign { socket, uid }),
+            Err(error) => {
+                let why = format!("cannot tell who serves {}: {error}", socket.display());
+                return Err(ConnectError::NoHello(why));
+            }
+        }
         let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
         // A listening inbox greets at once; one that hangs is not waited for.
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
@@ -944,6 +960,49 @@ mod tests {
             "{error:?}"
         );
         assert_eq!(buffer, b"{\"type\":");
+    }
+
+    /// A directory of this test's own, 0700 as the inbox's is.
+    #[cfg(unix)]
+    fn private_scratch(name: &str) -> Place {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!("askpane-lock-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::DirBuilder::new().mode(0o700).create(&dir).expect("a private directory");
+        Place { dir }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_that_is_a_link_or_a_second_name_is_refused_and_what_it_names_is_untouched() {
+        let place = private_scratch("planted");
+        let victim = place.dir.join("victim.txt");
+        fs::write(&victim, "precious\n").expect("a file of the user's");
+        // A symbolic link to it, then a hard link (a second name of the same file).
+        std::os::unix::fs::symlink(&victim, place.lock_file()).expect("a link");
+        let error = InboxLock::take(&place).expect_err("a link is not a lock");
+        assert!(error.to_string().contains("inbox.lock"), "{error}");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "precious\n");
+        fs::remove_file(place.lock_file()).expect("remove the link");
+        fs::hard_link(&victim, place.lock_file()).expect("a hard link");
+        let error = InboxLock::take(&place).expect_err("a second name is not a lock");
+        assert!(error.to_string().contains("inbox.lock"), "{error}");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "precious\n");
+        // Another user's file (a root test run can make one): not a lock of this user's.
+        fs::remove_file(place.lock_file()).expect("remove the hard link");
+        fs::write(place.lock_file(), "").expect("a plain file");
+        if rustix::process::getuid().is_root() {
+            std::os::unix::fs::chown(place.lock_file(), Some(65534), Some(65534)).expect("chown");
+            let error = InboxLock::take(&place).expect_err("another user's file is no lock");
+            assert!(error.to_string().contains("uid 65534"), "{error}");
+            fs::remove_file(place.lock_file()).expect("remove it");
+        }
+        // The inbox's own lock is taken, and holds its pid.
+        let lock = InboxLock::take(&place).expect("a lock").expect("not held");
+        let pid = fs::read_to_string(place.lock_file()).expect("the lock's text");
+        assert_eq!(pid.trim(), std::process::id().to_string());
+        drop(lock);
+        let _ = fs::remove_dir_all(&place.dir);
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! The inbox's endpoint on Unix: `$XDG_RUNTIME_DIR/askpane/inbox.sock` (else
 //! `/tmp/askpane-<uid>/inbox.sock`) in a directory that must be the user's own and is kept at
-//! 0700; the socket 0600; every peer's uid checked before a byte is read.
+//! 0700; the socket 0600; every peer's uid checked before a byte is read, by the inbox of its
+//! clients and by a client of the inbox (issue 24).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use std::os::unix::net::{UnixListener as Listener, UnixStream as Stream};
 
+use super::Server;
 use crate::transport::peer::peer_of;
 
 /// The directory for this user: `$XDG_RUNTIME_DIR/askpane`, else `/tmp/askpane-<uid>`.
@@ -28,7 +30,9 @@ pub fn private_dir() -> io::Result<PathBuf> {
 }
 
 /// Makes `dir` (0700) or checks the one there: a real directory (not a link) owned by `uid`.
-/// Permissions wider than 0700 on our own directory are narrowed.
+/// Our own directory found open to other users (issue 24) is narrowed to 0700, and what other
+/// users put in it meanwhile (a socket posing as the inbox, a lock that links to a file of the
+/// user's) is removed, said in one line on stderr.
 fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
     match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
@@ -57,15 +61,95 @@ fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
             ),
         ));
     }
-    if metadata.mode() & 0o077 != 0 {
+    let was = metadata.mode() & 0o7777;
+    if was & 0o077 != 0 {
+        // Narrowed first: from here on nobody else can add to it.
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        let removed = remove_others_entries(dir, uid);
+        eprintln!(
+            "askpane: {} was open to other users (mode {was:04o}): narrowed to 0700{removed}",
+            dir.display()
+        );
     }
     Ok(())
 }
 
-/// Opens (creating) the lock file, 0600.
+/// Removes every entry of `dir` that is not `uid`'s (only another user, or root, could have
+/// made one), and says what went, for the line [`own_private_dir`] writes. The user's own
+/// entries stay: an inbox of theirs may be running on them.
+fn remove_others_entries(dir: &Path, uid: u32) -> String {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) => return format!(", but cannot look inside it ({error})"),
+    };
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(metadata) = entry.path().symlink_metadata() else { continue };
+        if metadata.uid() == uid {
+            continue;
+        }
+        let name = format!("{} (uid {})", entry.file_name().to_string_lossy(), metadata.uid());
+        // Not following links: a planted link goes, what it names stays.
+        let gone = match metadata.is_dir() {
+            true => fs::remove_dir_all(entry.path()),
+            false => fs::remove_file(entry.path()),
+        };
+        match gone {
+            Ok(()) => removed.push(name),
+            Err(error) => kept.push(format!("{name}: {error}")),
+        }
+    }
+    let mut said = match removed.is_empty() {
+        true => String::from(", and nothing of another user's was in it"),
+        false => format!(", and removed what other users put there: {}", removed.join(", ")),
+    };
+    if !kept.is_empty() {
+        said.push_str(&format!("; could not remove {}", kept.join(", ")));
+    }
+    said
+}
+
+/// Opens (creating, 0600) the lock file, which must be a plain file of this user's with no
+/// other name: never through a link (issue 24: a planted `inbox.lock` linking to a file of the
+/// user's had that file truncated), and not another user's. Refused with the reason otherwise.
 pub fn open_lock_file(path: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(path)
+    use rustix::fs::{Mode, OFlags};
+    let refused = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} {why}; askpane will not use it as its lock (remove it if you did not make it)",
+                path.display()
+            ),
+        )
+    };
+    // NONBLOCK: a planted FIFO must not block the open (it is refused below).
+    let flags =
+        OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let file = match rustix::fs::open(path, flags, Mode::from_raw_mode(0o600)) {
+        Ok(descriptor) => File::from(descriptor),
+        // Linux and macOS say ELOOP for a link under O_NOFOLLOW; FreeBSD EMLINK.
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::MLINK) => {
+            return Err(refused("is a symbolic link".to_owned()));
+        }
+        Err(error) => {
+            let error = io::Error::from(error);
+            return Err(io::Error::new(error.kind(), format!("{}: {error}", path.display())));
+        }
+    };
+    let metadata = file.metadata()?;
+    let uid = rustix::process::getuid().as_raw();
+    if !metadata.file_type().is_file() {
+        return Err(refused("is not a plain file".to_owned()));
+    }
+    if metadata.uid() != uid {
+        return Err(refused(format!("belongs to another user (uid {})", metadata.uid())));
+    }
+    if metadata.nlink() != 1 {
+        return Err(refused(format!("has {} names (hard links)", metadata.nlink())));
+    }
+    Ok(file)
 }
 
 /// Binds the socket (0600), replacing one a dead inbox left. Call with the lock held.
@@ -84,6 +168,16 @@ pub fn bind(socket: &Path) -> io::Result<Listener> {
 /// Connects to the inbox's socket.
 pub fn connect(socket: &Path) -> io::Result<Stream> {
     Stream::connect(socket)
+}
+
+/// Who serves `stream`: checked before a client sends anything (issue 24: a socket another
+/// user planted where the inbox's goes was sent the question, and its forged answer taken).
+pub fn server_of(stream: &Stream) -> io::Result<Server> {
+    let uid = peer_of(stream)?.uid;
+    Ok(match uid == rustix::process::getuid().as_raw() {
+        true => Server::ThisUser,
+        false => Server::OtherUser { uid },
+    })
 }
 
 /// Who may use the inbox: this process's user.

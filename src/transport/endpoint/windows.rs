@@ -16,6 +16,8 @@ use std::time::Duration;
 
 pub use uds_windows::{UnixListener as Listener, UnixStream as Stream};
 
+use super::Server;
+
 /// The directory for this user: `%LOCALAPPDATA%\askpane`, made if missing.
 pub fn private_dir() -> io::Result<PathBuf> {
     let local = dirs::data_local_dir().ok_or_else(|| {
@@ -58,6 +60,12 @@ pub fn bind(socket: &Path) -> io::Result<Listener> {
 /// Connects to the inbox's socket.
 pub fn connect(socket: &Path) -> io::Result<Stream> {
     Stream::connect(socket).map_err(explain)
+}
+
+/// Who serves `stream`: Windows gives no peer credentials on AF_UNIX, and the directory's ACL
+/// (the user's `%LOCALAPPDATA%`) lets no other user make a socket there.
+pub fn server_of(_stream: &Stream) -> io::Result<Server> {
+    Ok(Server::ThisUser)
 }
 
 /// Winsock's "address family not supported" (`WSAEAFNOSUPPORT`): no AF_UNIX on this Windows.

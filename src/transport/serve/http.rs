@@ -1,9 +1,10 @@
-//! The bridge's connections: the listener with its back-off, each connection's HTTP head, the
-//! pages and files it serves, and the WebSocket pump between a page and the hub.
+//! The bridge's connections: the listener with its back-off, the limits on each kind of
+//! connection (issue 24), each connection's HTTP head, the pages and files it serves, and the
+//! WebSocket pump between a page and the hub.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -23,22 +24,62 @@ use crate::protocol::web::{
 
 use super::hub::{Page, ToHub};
 use super::{
-    ACCEPT_BACKOFF_MAX, Asset, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD, MAX_MESSAGE,
+    ACCEPT_BACKOFF_MAX, Asset, FILE_DEADLINE, HEAD_PROMPTLY, HEAD_TIMEOUT, MAX_FILES,
+    MAX_FILES_PER_PEER, MAX_HEAD, MAX_MESSAGE, MAX_PAGES, MAX_WAITING, MAX_WAITING_PER_PEER,
     MAX_WRITE_BUFFER, PING_EVERY, SHUTDOWN_GRACE, SILENT_LIMIT, WRITE_TIMEOUT, Wakeup,
     names_this_server, same_secret, wait_ready,
 };
 
 /// Every open connection, so a stop can wake them and, after [`SHUTDOWN_GRACE`], end them (a
-/// download to a tab that stopped reading).
+/// download to a tab that stopped reading), and so each kind is kept within its limits.
 #[derive(Default)]
 pub(super) struct Registry {
     connections: Mutex<HashMap<u64, Registration>>,
 }
 
-/// A connection's socket, and for a page's WebSocket the pipe that wakes its thread.
+/// A connection's socket, whom it counts against, where it is, and for a page's WebSocket the
+/// pipe that wakes its thread.
 pub(super) struct Registration {
     socket: TcpStream,
+    peer: IpAddr,
+    stage: Stage,
     wakeup: Option<Arc<Wakeup>>,
+}
+
+/// Where a connection is, for the limit on each kind (issue 24).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Connected, its request not read yet (so no token shown), since then.
+    Waiting { since: Instant },
+    /// Ended to make room for a newer connection: its request was late. Its thread says 503.
+    Evicted,
+    /// Its request is read and has a short answer (a refusal, not found).
+    Answering,
+    /// Being sent a file: the page's files need no token.
+    File,
+    /// A page's WebSocket, its token checked.
+    Page,
+}
+
+/// What [`Registry::admit`] made of a new connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Admitted {
+    /// Taken in; `evicted`: an older silent connection was ended for it.
+    Yes { evicted: bool },
+    /// No room among the connections still to send their request: refuse it (503).
+    Full,
+}
+
+/// Whom a connection counts against: its address; one host may have a whole IPv6 /64, so that
+/// counts as one (an IPv4-mapped address as the IPv4 one).
+pub(super) fn peer_of(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+    }
 }
 
 impl Registry {
@@ -46,10 +87,82 @@ impl Registry {
         self.connections.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn add(&self, id: u64, stream: &TcpStream) -> io::Result<()> {
+    /// Takes a new connection in among those still to send their request, within
+    /// [`MAX_WAITING`] and [`MAX_WAITING_PER_PEER`]: when its address (or everyone) is at the
+    /// limit, the oldest silent connection there that has had [`HEAD_PROMPTLY`] is ended to make
+    /// room; with none that old, it is refused. So connections that never send anything hold no
+    /// place for long, and a flood from one address leaves room for the others.
+    pub(super) fn admit(&self, id: u64, stream: &TcpStream, peer: IpAddr) -> io::Result<Admitted> {
         let socket = stream.try_clone()?;
-        self.lock().insert(id, Registration { socket, wakeup: None });
-        Ok(())
+        let mut connections = self.lock();
+        let waiting = |registration: &Registration| match registration.stage {
+            Stage::Waiting { since } => Some(since),
+            _ => None,
+        };
+        let of_peer = connections
+            .values()
+            .filter(|registration| registration.peer == peer && waiting(registration).is_some())
+            .count();
+        let all = connections.values().filter_map(waiting).count();
+        let scope = match (of_peer >= MAX_WAITING_PER_PEER, all >= MAX_WAITING) {
+            (true, _) => Some(Some(peer)),
+            (false, true) => Some(None),
+            (false, false) => None,
+        };
+        let mut evicted = false;
+        if let Some(scope) = scope {
+            let oldest = connections
+                .iter_mut()
+                .filter(|(_, registration)| scope.is_none_or(|peer| registration.peer == peer))
+                .filter_map(|(_, registration)| waiting(registration).map(|at| (at, registration)))
+                .filter(|(since, _)| since.elapsed() >= HEAD_PROMPTLY)
+                .min_by_key(|(since, _)| *since);
+            let Some((_, oldest)) = oldest else { return Ok(Admitted::Full) };
+            oldest.stage = Stage::Evicted;
+            // Its thread's read ends; it can still write its 503.
+            let _ = oldest.socket.shutdown(Shutdown::Read);
+            evicted = true;
+        }
+        let since = Instant::now();
+        let stage = Stage::Waiting { since };
+        connections.insert(id, Registration { socket, peer, stage, wakeup: None });
+        Ok(Admitted::Yes { evicted })
+    }
+
+    fn stage(&self, id: u64) -> Option<Stage> {
+        self.lock().get(&id).map(|registration| registration.stage)
+    }
+
+    /// The connection's request is read: it no longer counts among those still to send one.
+    fn answering(&self, id: u64) {
+        if let Some(registration) = self.lock().get_mut(&id) {
+            registration.stage = Stage::Answering;
+        }
+    }
+
+    /// Moves the connection to `stage` (a file or a page) if there is room for one more of
+    /// those ([`MAX_FILES`] and [`MAX_FILES_PER_PEER`], [`MAX_PAGES`]); false if not.
+    fn promote(&self, id: u64, stage: Stage) -> bool {
+        let (most, most_per_peer) = match stage {
+            Stage::File => (MAX_FILES, MAX_FILES_PER_PEER),
+            Stage::Page => (MAX_PAGES, MAX_PAGES),
+            Stage::Waiting { .. } | Stage::Evicted | Stage::Answering => return false,
+        };
+        let mut connections = self.lock();
+        let Some(peer) = connections.get(&id).map(|registration| registration.peer) else {
+            return false;
+        };
+        let same = connections.values().filter(|registration| registration.stage == stage);
+        let (all, of_peer) = same.fold((0, 0), |(all, of_peer), registration| {
+            (all + 1, of_peer + usize::from(registration.peer == peer))
+        });
+        if all >= most || of_peer >= most_per_peer {
+            return false;
+        }
+        if let Some(registration) = connections.get_mut(&id) {
+            registration.stage = stage;
+        }
+        true
     }
 
     /// The connection became a page's WebSocket: a stop wakes it through `wakeup`.
@@ -61,10 +174,6 @@ impl Registry {
 
     fn remove(&self, id: u64) {
         self.lock().remove(&id);
-    }
-
-    fn len(&self) -> usize {
-        self.lock().len()
     }
 
     /// Wakes every connection for a stop: a page's thread through its pipe (it still has its
@@ -137,8 +246,8 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
             backoff = next_backoff(backoff);
             continue;
         }
-        let stream = match listener.accept() {
-            Ok((stream, _)) => stream,
+        let (stream, address) = match listener.accept() {
+            Ok(accepted) => accepted,
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
             Err(error) => {
                 if backoff.is_zero() {
@@ -149,15 +258,23 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
             }
         };
         connections.retain(|handle| !handle.is_finished());
-        if site.registry.len() >= MAX_CONNECTIONS {
-            refuse_busy(stream);
-            continue;
-        }
         let id = next_id;
         next_id += 1;
-        if site.registry.add(id, &stream).is_err() {
-            backoff = next_backoff(backoff);
-            continue;
+        match site.registry.admit(id, &stream, peer_of(address.ip())) {
+            Ok(Admitted::Yes { evicted }) => {
+                if evicted {
+                    site.may_have_been_a_page();
+                }
+            }
+            Ok(Admitted::Full) => {
+                refuse_busy(stream);
+                site.may_have_been_a_page();
+                continue;
+            }
+            Err(_) => {
+                backoff = next_backoff(backoff);
+                continue;
+            }
         }
         let connection_site = Arc::clone(site);
         let spawned = std::thread::Builder::new()
@@ -193,6 +310,15 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
 
 pub(super) fn next_backoff(backoff: Duration) -> Duration {
     (backoff * 2).clamp(Duration::from_millis(10), ACCEPT_BACKOFF_MAX)
+}
+
+impl Site {
+    /// A connection was turned away for want of room before its request was read (or, a page,
+    /// for want of a place): it may have been a page coming back, so the hub must not count the
+    /// pages gone from before it.
+    fn may_have_been_a_page(&self) {
+        let _ = self.to_hub.send(ToHub::Refused);
+    }
 }
 
 /// Too many connections: a short 503 without blocking the listener, then closed.
@@ -265,16 +391,19 @@ pub(super) fn respond(
     mime: &str,
     body: &[u8],
 ) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
-         Content-Security-Policy: frame-ancestors 'none'\r\n\
-         Connection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes())?;
+    stream.write_all(response_head(status, mime, body.len()).as_bytes())?;
     stream.write_all(body)?;
     stream.flush()
+}
+
+/// The head of a response whose body is `length` bytes.
+fn response_head(status: &str, mime: &str, length: usize) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {length}\r\n\
+         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
+         Content-Security-Policy: frame-ancestors 'none'\r\n\
+         Connection: close\r\n\r\n"
+    )
 }
 
 pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
@@ -282,11 +411,14 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
     // A tab that stops reading must not block this thread for long (a stop shuts the socket).
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let Ok(head) = read_head(&stream) else {
-        if !site.stopped.load(Ordering::SeqCst) {
+        if site.registry.stage(id) == Some(Stage::Evicted) {
+            refuse_busy(stream);
+        } else if !site.stopped.load(Ordering::SeqCst) {
             let _ = respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
         }
         return;
     };
+    site.registry.answering(id);
     // Every request must name this server: a page elsewhere that points a DNS name at
     // 127.0.0.1 (DNS rebinding) sends its own name here.
     let host_ok = head.header("host").is_some_and(|host| names_this_server(host, &site.served));
@@ -310,10 +442,30 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
         return;
     }
     let _ = match site.assets.iter().find(|asset| asset.path == path) {
-        Some(asset) => respond(&mut stream, "200 OK", asset.mime, asset.bytes),
+        Some(_) if !site.registry.promote(id, Stage::File) => {
+            refuse_busy(stream);
+            return;
+        }
+        Some(asset) => send_file(&mut stream, asset),
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
     };
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Sends one of the page's files, all of it within [`FILE_DEADLINE`]: a reader that stops (or
+/// crawls) holds its place no longer than that.
+fn send_file(stream: &mut TcpStream, asset: &Asset) -> io::Result<()> {
+    let deadline = Instant::now() + FILE_DEADLINE;
+    stream.write_all(response_head("200 OK", asset.mime, asset.bytes.len()).as_bytes())?;
+    for chunk in asset.bytes.chunks(64 * 1024) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the file took too long"));
+        }
+        stream.set_write_timeout(Some(left.min(WRITE_TIMEOUT)))?;
+        stream.write_all(chunk)?;
+    }
+    stream.flush()
 }
 
 /// The token the page presents: `Sec-WebSocket-Protocol: askpane, askpane-token.<hex>`. Not in
@@ -350,6 +502,11 @@ pub(super) fn serve_socket(
     else {
         return respond(&mut stream, "400 Bad Request", "text/plain", b"not a WebSocket request\n");
     };
+    if !site.registry.promote(id, Stage::Page) {
+        site.may_have_been_a_page();
+        refuse_busy(stream);
+        return Ok(());
+    }
     let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
     // A browser that offered subprotocols fails the connection unless one is chosen: the
     // token's entry never is (it would be echoed back).
@@ -572,6 +729,16 @@ pub(super) fn close(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_host_counts_once_whatever_its_ipv6_address_in_its_64() {
+        let ip = |text: &str| text.parse::<IpAddr>().expect("an address");
+        assert_eq!(peer_of(ip("192.168.1.20")), ip("192.168.1.20"));
+        assert_eq!(peer_of(ip("::ffff:192.168.1.20")), ip("192.168.1.20"));
+        assert_eq!(peer_of(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(peer_of(ip("2001:db8:1:2:ffff:1:2:3")), peer_of(ip("2001:db8:1:2::9")));
+        assert_ne!(peer_of(ip("2001:db8:1:3::1")), peer_of(ip("2001:db8:1:2::1")));
+    }
 
     #[test]
     fn only_a_stop_closes_with_1000() {

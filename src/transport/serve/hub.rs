@@ -39,11 +39,13 @@ impl Page {
     }
 }
 
-/// What connections tell the hub.
+/// What connections tell the hub. `Refused`: a connection was turned away for want of room
+/// (issue 24); it may have been a page coming back.
 pub(super) enum ToHub {
     Connected { client: u64, page: Page },
     Disconnected { client: u64 },
     Message { client: u64, value: Value },
+    Refused,
 }
 
 /// What the hub keeps beside the book for each open question: the name pages know it by and
@@ -682,6 +684,13 @@ impl Hub {
                 self.clients.remove(&client);
                 self.history_in_flight.remove(&client);
                 if self.clients.is_empty() && self.pages_seen {
+                    self.pages_gone_since = Some(Instant::now());
+                }
+            }
+            // Issue 24: a page whose reconnects are refused is not gone; the wait for one to
+            // come back starts again after the last refusal.
+            ToHub::Refused => {
+                if self.pages_gone_since.is_some() {
                     self.pages_gone_since = Some(Instant::now());
                 }
             }

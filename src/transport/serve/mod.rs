@@ -16,9 +16,17 @@
 //! only the end of askpane itself closes with 1000 "askpane is done", which the page takes as
 //! final.
 //!
-//! Threads: `web-accept` (the listener, which joins its `web-conn-N` threads before ending; at
-//! most [`MAX_CONNECTIONS`] at once) and `web-hub`, which owns every open question and every
-//! connected browser. No thread polls: each blocks in `poll(2)` or a read with a timeout, and a
+//! Connections without the token (issue 24: any local user, or any LAN peer under `--lan`, could
+//! hold every place and keep the page out) are bounded apart from the pages: at most
+//! [`MAX_WAITING`] may still be sending their request ([`MAX_WAITING_PER_PEER`] from one address),
+//! each for [`HEAD_TIMEOUT`] at most, and one that has had [`HEAD_PROMPTLY`] makes room for a
+//! newer one when they are full; files go to at most [`MAX_FILES`] at once
+//! ([`MAX_FILES_PER_PEER`]), each within [`FILE_DEADLINE`]. A page with the token counts only
+//! against [`MAX_PAGES`], which connections without it never take. A connection turned away for
+//! want of room may have been a page coming back, so it restarts the [`PAGE_GONE_GRACE`].
+//!
+//! Threads: `web-accept` (the listener, which joins its `web-conn-N` threads before ending) and
+//! `web-hub`, which owns every open question and every connected browser. No thread polls: each blocks in `poll(2)` or a read with a timeout, and a
 //! stop wakes them through a pipe or by shutting their sockets. The first answer wins; the other
 //! tabs see the question withdrawn. A browser that reconnects gets every open question again. When
 //! the last page has gone and none comes back within [`PAGE_GONE_GRACE`], the open questions end
@@ -50,13 +58,28 @@ pub const MAX_MESSAGE: usize = limits::MAX_BROWSER_MESSAGE;
 /// How long the last page may be gone, with questions open, before they end as "the page was
 /// closed": time for a reload or a dropped network to come back.
 pub const PAGE_GONE_GRACE: Duration = Duration::from_secs(60);
-/// Most connections served at once (pages, files, sockets); more are refused with 503.
-pub const MAX_CONNECTIONS: usize = 128;
+/// Most pages (WebSockets that showed the token) served at once; one more is refused with 503.
+pub const MAX_PAGES: usize = 128;
+/// Most connections at once that have not sent their request yet (so showed no token). When they
+/// are full, the oldest that has had [`HEAD_PROMPTLY`] is ended to make room; with none that old,
+/// the new one is refused with 503.
+pub const MAX_WAITING: usize = 16;
+/// Of [`MAX_WAITING`], most from one address (an IPv6 /64): a browser opens up to 6 at once.
+pub const MAX_WAITING_PER_PEER: usize = 8;
+/// A browser sends its request as soon as it has connected: one still silent after this (a
+/// speculative preconnect, or someone holding places) makes room for a newer connection.
+pub const HEAD_PROMPTLY: Duration = Duration::from_secs(1);
+/// Most files (the page's own, which need no token) sent at once, and to one address; one more
+/// is refused with 503.
+pub const MAX_FILES: usize = 16;
+pub const MAX_FILES_PER_PEER: usize = 8;
+/// The longest a file may take to send (the web app is about 5 MB: a slow phone's minute).
+pub const FILE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Largest HTTP request head accepted.
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a connection may take to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one write to a browser may block (a tab that stopped reading).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// After a stop: how long connections get to end by themselves (a page its 1000 close, a file
