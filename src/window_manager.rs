@@ -1,5 +1,6 @@
 //! What askpane tells the window manager about a window that appears on its own: it must not
-//! take the keyboard from the program the user is typing in. Only attention is asked for.
+//! take the keyboard from the program the user is typing in, nor cover it. Only attention is
+//! asked for.
 //!
 //! X11 is the one window system where this needs saying: a window manager gives new windows the
 //! focus unless the window's `_NET_WM_USER_TIME` is 0 when it is mapped (EWMH: "the window should
@@ -10,14 +11,7 @@
 /// in [`crate::app`] still guards keys if the window manager ignores the hint.
 #[cfg(target_os = "linux")]
 pub fn never_take_focus_on_arrival(window: &impl raw_window_handle::HasWindowHandle) {
-    use raw_window_handle::RawWindowHandle;
-    let Ok(handle) = window.window_handle() else { return };
-    let id = match handle.as_raw() {
-        RawWindowHandle::Xlib(xlib) => u32::try_from(xlib.window).ok(),
-        RawWindowHandle::Xcb(xcb) => Some(xcb.window.get()),
-        _ => None,
-    };
-    if let Some(id) = id
+    if let Some(id) = x11_id(window)
         && let Err(error) = set_user_time_zero(id)
     {
         eprintln!("askpane: could not ask the window manager to leave the keyboard alone: {error}");
@@ -42,4 +36,196 @@ fn set_user_time_zero(window: u32) -> Result<(), Box<dyn std::error::Error>> {
     connection.get_input_focus()?.reply()?;
     connection.flush()?;
     Ok(())
+}
+
+/// How long after it is shown a window waits for the window manager to take it before giving up
+/// on moving it below the active window.
+#[cfg(target_os = "linux")]
+const QUIET_ARRIVAL_WITHIN: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Keeps a window that appears on its own (a question coming to the inbox while the user works
+/// elsewhere) from covering the window the user works in (issue 24: openbox put the inbox's
+/// window above the user's editor, and a click meant for the editor answered a question). Once
+/// the window manager manages the shown window, and another window is active, the window is
+/// stacked just below that one: EWMH's `_NET_RESTACK_WINDOW`, sent as a pager would (source 2),
+/// which window managers honour. The window still asks for attention (its task bar entry, the
+/// notification); the user brings it up when they choose. Best effort: a window manager without
+/// EWMH leaves it where it put it.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+pub struct QuietArrival {
+    connection: Option<x11rb::rust_connection::RustConnection>,
+    /// The connection failed once: not tried again.
+    unavailable: bool,
+    was_visible: bool,
+    /// Since when the window has been shown and not yet where it belongs.
+    pending_since: Option<std::time::Instant>,
+    /// The user asked for the window: it goes on top with the keyboard instead.
+    asked_for: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl QuietArrival {
+    /// Call once a frame with the window's X id, whether it is shown, and whether the user just
+    /// asked for it (`askpane inbox` run again, a notification's "Open"). True while there is
+    /// still something to do: call again soon. (Whether the window has the keyboard is read off
+    /// the server: winit's own idea of it goes stale while the window is hidden.)
+    pub fn after_frame(&mut self, window: Option<u32>, visible: bool, asked_for: bool) -> bool {
+        let now = std::time::Instant::now();
+        if asked_for {
+            self.pending_since = Some(now);
+            self.asked_for = true;
+        } else if visible && !self.was_visible && self.pending_since.is_none() {
+            self.pending_since = Some(now);
+            self.asked_for = false;
+        }
+        self.was_visible = visible;
+        let Some(since) = self.pending_since else { return false };
+        if now.duration_since(since) > QUIET_ARRIVAL_WITHIN {
+            self.pending_since = None;
+            return false;
+        }
+        // Not shown yet (the server has not mapped it): look again next frame.
+        let (Some(window), true) = (window, visible) else { return true };
+        let placed = match self.asked_for {
+            true => self.activate(window),
+            false => self.keep_below_the_active_window(window),
+        };
+        match placed {
+            Ok(true) => {
+                self.pending_since = None;
+                false
+            }
+            Ok(false) => true,
+            Err(error) => {
+                eprintln!("askpane: could not keep the window below the one you work in: {error}");
+                self.pending_since = None;
+                self.unavailable = true;
+                false
+            }
+        }
+    }
+
+    /// Asks the window manager to activate `window` (raise it, give it the keyboard) as a pager
+    /// would: the user asked for it. True once it is the active window.
+    fn activate(&mut self, window: u32) -> Result<bool, Box<dyn std::error::Error>> {
+        use x11rb::connection::Connection as _;
+        use x11rb::protocol::xproto::{
+            AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask,
+        };
+        if self.unavailable {
+            return Ok(true);
+        }
+        if self.connection.is_none() {
+            self.connection = Some(x11rb::connect(None)?.0);
+        }
+        let Some(connection) = &self.connection else { return Ok(true) };
+        let root = connection.setup().roots.first().ok_or("no screen")?.root;
+        let active_atom = connection.intern_atom(false, b"_NET_ACTIVE_WINDOW")?.reply()?.atom;
+        let reply =
+            connection.get_property(false, root, active_atom, AtomEnum::WINDOW, 0, 1)?.reply()?;
+        let active = reply.value32().and_then(|mut values| values.next()).unwrap_or(0);
+        if active == window {
+            return Ok(true);
+        }
+        // Source 2 (a pager: the user's own request), no timestamp, no window of ours active.
+        let activate = ClientMessageEvent::new(32, window, active_atom, [2, 0, 0, 0, 0]);
+        connection.send_event(
+            false,
+            root,
+            EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+            activate,
+        )?;
+        connection.flush()?;
+        Ok(false)
+    }
+
+    /// True once there is nothing left to do: the window is below the active one, or there is no
+    /// other active window. False while the window manager has not taken the window yet.
+    fn keep_below_the_active_window(
+        &mut self,
+        window: u32,
+    ) -> Result<bool, Box<dyn std::error::Error>> {
+        use x11rb::connection::Connection as _;
+        use x11rb::protocol::xproto::{
+            AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask,
+        };
+        if self.unavailable {
+            return Ok(true);
+        }
+        if self.connection.is_none() {
+            self.connection = Some(x11rb::connect(None)?.0);
+        }
+        let Some(connection) = &self.connection else { return Ok(true) };
+        let root = connection.setup().roots.first().ok_or("no screen")?.root;
+        let atom = |name: &[u8]| -> Result<u32, Box<dyn std::error::Error>> {
+            Ok(connection.intern_atom(false, name)?.reply()?.atom)
+        };
+        let windows = |property: u32| -> Result<Vec<u32>, Box<dyn std::error::Error>> {
+            let reply = connection
+                .get_property(false, root, property, AtomEnum::WINDOW, 0, 4096)?
+                .reply()?;
+            Ok(reply.value32().map(Iterator::collect).unwrap_or_default())
+        };
+        let active = windows(atom(b"_NET_ACTIVE_WINDOW")?)?.first().copied().unwrap_or(0);
+        if active == 0 || active == window {
+            return Ok(true);
+        }
+        // Bottom to top; the window manager lists a window once it manages it.
+        let stacking = windows(atom(b"_NET_CLIENT_LIST_STACKING")?)?;
+        let (Some(ours), Some(theirs)) = (
+            stacking.iter().position(|&listed| listed == window),
+            stacking.iter().position(|&listed| listed == active),
+        ) else {
+            return Ok(false);
+        };
+        if ours < theirs {
+            return Ok(true);
+        }
+        // Source 2 (a pager: the user's own tools), sibling: the active window, detail: Below.
+        let restack = ClientMessageEvent::new(
+            32,
+            window,
+            atom(b"_NET_RESTACK_WINDOW")?,
+            [2, active, 1, 0, 0],
+        );
+        connection.send_event(
+            false,
+            root,
+            EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+            restack,
+        )?;
+        connection.flush()?;
+        // Looked at again next frame: done once the window manager has done it.
+        Ok(false)
+    }
+}
+
+/// Where there is no X11: windows never cover another on their own (Wayland), or the platform's
+/// own rules apply.
+#[cfg(not(target_os = "linux"))]
+#[derive(Default)]
+pub struct QuietArrival;
+
+#[cfg(not(target_os = "linux"))]
+impl QuietArrival {
+    pub fn after_frame(&mut self, _window: Option<u32>, _visible: bool, _asked_for: bool) -> bool {
+        false
+    }
+}
+
+/// The X11 id of `window`, when it is an X11 window.
+#[cfg(target_os = "linux")]
+pub fn x11_id(window: &impl raw_window_handle::HasWindowHandle) -> Option<u32> {
+    use raw_window_handle::RawWindowHandle;
+    match window.window_handle().ok()?.as_raw() {
+        RawWindowHandle::Xlib(xlib) => u32::try_from(xlib.window).ok(),
+        RawWindowHandle::Xcb(xcb) => Some(xcb.window.get()),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn x11_id<W>(_window: &W) -> Option<u32> {
+    None
 }

@@ -1338,3 +1338,94 @@ fn a_hook_whose_parent_dies_withdraws_its_question() {
     assert_eq!(read_lossy(&out), "", "nothing is printed for nobody");
     assert!(read_lossy(&err).contains("parent"), "{}", read_lossy(&err));
 }
+
+/// The window ids in `_NET_CLIENT_LIST_STACKING` (bottom to top) and `_NET_ACTIVE_WINDOW`.
+fn stacking_and_active(xvfb: &Xvfb) -> (Vec<u32>, u32) {
+    let ids = |text: &str| -> Vec<u32> {
+        text.split(['#', ','])
+            .skip(1)
+            .filter_map(|id| u32::from_str_radix(id.trim().trim_start_matches("0x"), 16).ok())
+            .collect()
+    };
+    let stacking = ids(&xvfb.root_property("_NET_CLIENT_LIST_STACKING"));
+    let active = ids(&xvfb.root_property("_NET_ACTIVE_WINDOW")).first().copied().unwrap_or(0);
+    (stacking, active)
+}
+
+/// Issue 24 items 2, 24 and 26: with openbox, Ctrl+W hides the empty inbox window; a question
+/// that brings it back while the user works in another program shows it *below* that program
+/// (it asks for attention, it does not cover it), and the program keeps the keyboard. A click
+/// meant for the program reaches it, and answers nothing. `askpane inbox` run again brings the
+/// window up with the keyboard: the user asked for it.
+#[test]
+fn a_window_that_comes_back_for_a_question_stays_below_the_program_in_use() {
+    let mut world = World::new("inbox-stays-below");
+    let _openbox = world.xvfb.window_manager();
+    world.start_inbox(&["inbox"]);
+    let xvfb = &world.xvfb;
+    let window = wait_for_window(xvfb, "askpane", true).expect("the inbox's window");
+    xvfb.focus(window);
+    xvfb.xdotool(&["key", "--window", &window.to_string(), "ctrl+w"]);
+    assert!(wait_for_window(xvfb, "askpane", false).is_none(), "Ctrl+W hides the empty inbox");
+    // The program the user works in, over the whole screen, with the keyboard.
+    let _editor = xvfb.spawn("xmessage", &["-geometry", "1280x800+0+0", "the editor"]);
+    let editor = xvfb.wait_for_class("Xmessage");
+    xvfb.xdotool(&["windowactivate", "--sync", &editor.to_string()]);
+    let client = world.client(&["hook"], &hook_input("toolu_below", "Which colour?"));
+    let shown = wait_for_window(xvfb, "1 question", true).expect("the window comes back");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (stacking, active) = stacking_and_active(xvfb);
+        let position = |id| stacking.iter().position(|&listed| listed == id);
+        if let (Some(ours), Some(theirs)) = (position(shown), position(editor))
+            && ours < theirs
+            && active == editor
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the window covers the editor: stacking {stacking:x?}, active {active:x}, ours \
+             {shown:x}, editor {editor:x}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    // A click meant for the editor, where the question's window is: the editor's.
+    xvfb.xdotool(&["mousemove", "200", "300"]);
+    xvfb.xdotool(&["click", "1"]);
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(world.connect().list().len(), 1, "the question still waits");
+    assert_eq!(stacking_and_active(xvfb).1, editor, "the editor keeps the keyboard");
+    // Item 24: `askpane inbox` run again is the user asking for it: on top, with the keyboard.
+    let again = run_bounded(&mut world.askpane(&["inbox"]), None);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let deadline = Instant::now() + WAIT;
+    while stacking_and_active(xvfb).1 != shown {
+        assert!(Instant::now() < deadline, "not focused: {:x?}", stacking_and_active(xvfb));
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (stacking, _) = stacking_and_active(xvfb);
+    assert_eq!(stacking.last(), Some(&shown), "on top: {stacking:x?}");
+    // Hidden ("keep waiting in the background") and asked for again from the editor: it comes
+    // back on top with the keyboard, not below as a window that comes back on its own does.
+    thread::sleep(askpane::app::KEY_GRACE + Duration::from_millis(300));
+    crate::display::send_wm_delete_window(xvfb.number, shown);
+    thread::sleep(Duration::from_millis(300));
+    xvfb.xdotool(&["key", "--window", &shown.to_string(), "Return"]);
+    assert!(wait_for_window(xvfb, "1 question", false).is_none(), "hidden, still waiting");
+    xvfb.xdotool(&["windowactivate", "--sync", &editor.to_string()]);
+    let again = run_bounded(&mut world.askpane(&["inbox"]), None);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let shown = wait_for_window(xvfb, "1 question", true).expect("shown again");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (stacking, active) = stacking_and_active(xvfb);
+        if active == shown && stacking.last() == Some(&shown) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "asked for, not on top: {stacking:x?} {active:x}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (_, stdout) = client.killed_with_output();
+    assert_eq!(stdout, "", "nothing was answered");
+}

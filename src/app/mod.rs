@@ -604,10 +604,13 @@ impl eframe::App for App {
             self.show(ctx);
         }
         if std::mem::take(&mut self.revealed) {
-            // The user asked for the window (a notification's "Open"): here, raising it is
-            // what they want.
+            // The user asked for the window (a notification's "Open", `askpane inbox` run
+            // again): here, raising it and giving it the keyboard is what they want. The host
+            // hears it too ([`take_window_asked_for`]): a window manager that keeps windows from
+            // taking the keyboard by themselves is told the user asked.
             self.show(ctx);
             ctx.send_viewport_cmd(egui::ViewportCommand::Focus);
+            ctx.data_mut(|data| data.insert_temp(window_asked_for_id(), true));
         }
         self.report_notices(ctx);
         let focused = ctx.input(|input| input.viewport().focused.unwrap_or(true));
@@ -1046,4 +1049,14 @@ pub fn link_not_opened(url: &str) -> String {
         "askpane does not open links from an agent's text. The address, to copy and open \
          yourself if you trust it: {url}"
     )
+}
+
+fn window_asked_for_id() -> egui::Id {
+    egui::Id::unique("askpane-window-asked-for")
+}
+
+/// True once after the user asked for the window (the host then raises it and gives it the
+/// keyboard, where it otherwise keeps a window that comes up on its own below the one in use).
+pub fn take_window_asked_for(ctx: &egui::Context) -> bool {
+    ctx.data_mut(|data| data.remove_temp::<bool>(window_asked_for_id())).unwrap_or(false)
 }

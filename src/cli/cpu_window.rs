@@ -132,6 +132,9 @@ struct Shown<A> {
     first_pass_done: bool,
     /// The app let a close go ahead.
     closing: bool,
+    /// A window that appears on its own stays below the one the user works in (`None`: one the
+    /// user asked for, which may come up on top).
+    quiet: Option<askpane::window_manager::QuietArrival>,
 }
 
 impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
@@ -179,6 +182,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             frame: eframe::Frame::_new_kittest(),
             first_pass_done: false,
             closing: false,
+            quiet: self.leave_keyboard.then(askpane::window_manager::QuietArrival::default),
         });
         self.repaint_at = Some(Instant::now());
         Ok(())
@@ -262,6 +266,14 @@ impl<A: eframe::App> Shown<A> {
         );
         for action in actions {
             self.act(action);
+        }
+        if let Some(quiet) = &mut self.quiet {
+            let id = askpane::window_manager::x11_id(&self.window);
+            let visible = self.window.is_visible().unwrap_or(false);
+            let asked_for = askpane::app::take_window_asked_for(ctx);
+            if quiet.after_frame(id, visible, asked_for) {
+                ctx.request_repaint_after(std::time::Duration::from_millis(50));
+            }
         }
         Ok(())
     }

@@ -443,12 +443,20 @@ impl egui::FontProvider for SystemFontsLater {
 }
 
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
-/// to give the window the keyboard when it appears.
+/// to give the window the keyboard when it appears, and each time the window is shown keeps it
+/// below the window the user works in ([`askpane::window_manager::QuietArrival`]).
 fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
     let mut first = true;
-    Box::new(move |_ctx, frame| {
+    let mut quiet = askpane::window_manager::QuietArrival::default();
+    Box::new(move |ctx, frame| {
         if std::mem::take(&mut first) {
             askpane::window_manager::never_take_focus_on_arrival(frame);
+        }
+        let visible = ctx.input(|input| input.viewport().visible().unwrap_or(false));
+        let id = askpane::window_manager::x11_id(frame);
+        let asked_for = askpane::app::take_window_asked_for(ctx);
+        if quiet.after_frame(id, visible, asked_for) {
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
         }
     })
 }

@@ -218,6 +218,19 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
     });
 }
 
+/// The keys that work with no request showing: Ctrl+W closes (the inbox's window hides), from
+/// a text box too (the session's prompt), as on a form.
+pub fn idle_keyboard_actions(ctx: &Context, actions: &mut Vec<Action>) {
+    let closed = ctx.input_mut(|input| {
+        let at = close_key_position(&input.events)?;
+        input.events.remove(at);
+        Some(())
+    });
+    if closed.is_some() {
+        actions.push(Action::RequestClose);
+    }
+}
+
 /// Where Ctrl+W (⌘W on a Mac) is among this frame's events, if it was pressed.
 fn close_key_position(events: &[Event]) -> Option<usize> {
     events.iter().position(|event| {

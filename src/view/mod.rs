@@ -55,6 +55,9 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
         && keyboard_on_form
     {
         keys::keyboard_actions(ui.ctx(), pending, &mut actions);
+    } else if !state.confirming_close() {
+        // Nothing to answer: the window's own keys still work (Ctrl+W hides the inbox).
+        keys::idle_keyboard_actions(ui.ctx(), &mut actions);
     }
     // The row under the keyboard cursor holds the focus (for screen readers) unless a text box,
     // a confirmation bar or the close dialog has the keyboard.
