@@ -277,7 +277,7 @@ impl Replies {
 async fn run(fragment: Fragment) -> Result<(), JsValue> {
     // Without a token, only a page a plain file server served may show the built-in demo: one
     // askpane served (its address bar, another tab, history) needs its link, and says so.
-    if fragment.token.is_none() && served_by_askpane().await {
+    if fragment.token.is_none() && served_by_askpane() {
         show_loading_message(askpane::protocol::web::NEEDS_LINK_MESSAGE);
         publish::needs_link();
         return Ok(());
@@ -476,17 +476,14 @@ async fn fetch_bytes(url: &str) -> Result<Vec<u8>, JsValue> {
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
-/// True when askpane's bridge served this page: it answers [`BRIDGE_MARK_PATH`], a file
-/// server does not. A failed request counts as askpane's: never the demo by mistake.
-///
-/// [`BRIDGE_MARK_PATH`]: askpane::protocol::web::BRIDGE_MARK_PATH
-async fn served_by_askpane() -> bool {
-    let mark = askpane::protocol::web::BRIDGE_MARK_PATH.trim_start_matches('/');
-    match fetch_bytes(mark).await {
-        Ok(body) => body.starts_with(b"askpane"),
-        // A 404 is a file server's word: it does not know askpane's path.
-        Err(error) => error.as_string().is_none_or(|text| text != "HTTP 404"),
-    }
+/// True when askpane's bridge served this page: it serves the page's `askpane-served-by` tag
+/// saying so (a plain file server leaves it saying `files`).
+fn served_by_askpane() -> bool {
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.query_selector(r#"meta[name="askpane-served-by"]"#).ok()?)
+        .and_then(|meta| meta.get_attribute("content"))
+        .is_some_and(|served_by| served_by == "askpane")
 }
 
 fn location_hash() -> String {

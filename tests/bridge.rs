@@ -1422,6 +1422,28 @@ fn the_page_and_its_files_are_served_with_a_strict_policy() {
     harness.finish();
 }
 
+/// Issue 24 item 4: the page askpane serves says askpane served it, so opened without its token
+/// it asks for its link instead of showing the built-in demo (the bundle's own file says
+/// `files`, as a plain file server would serve it).
+#[test]
+fn the_page_is_served_marked_as_askpanes() {
+    use askpane::protocol::web::{SERVED_BY_ASKPANE, SERVED_BY_FILES};
+    static MARKED: &[Asset] = &[Asset {
+        path: "/index.html",
+        bytes:
+            b"<!doctype html><meta name=\"askpane-served-by\" content=\"files\"><title>t</title>",
+        mime: "text/html; charset=utf-8",
+    }];
+    let marked = String::from_utf8_lossy(MARKED[0].bytes);
+    assert!(marked.contains(SERVED_BY_FILES), "the bundle's form");
+    let harness = Harness::start_bridge(&BridgeOptions { assets: MARKED, ..loopback_options() });
+    let page = get(harness.port, "/");
+    let body = String::from_utf8_lossy(&page.body).into_owned();
+    assert!(body.contains(SERVED_BY_ASKPANE) && !body.contains(SERVED_BY_FILES), "{body}");
+    assert_eq!(page.header("content-length"), Some(body.len().to_string().as_str()));
+    harness.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // 9. Through the binary
 

@@ -276,10 +276,13 @@ impl BrowserMessage {
     }
 }
 
-/// The path askpane's bridge answers and a plain file server does not: a page opened without its
-/// token asks it, to tell "askpane served me" (it needs its link) from "a directory of files
-/// served me" (the built-in demo may show).
-pub const BRIDGE_MARK_PATH: &str = "/askpane-bridge";
+/// The page's `<meta name="askpane-served-by">` as the bundle has it: a plain file server serves
+/// it as it is (the built-in demo may show without a token).
+pub const SERVED_BY_FILES: &str = r#"<meta name="askpane-served-by" content="files">"#;
+
+/// The same tag as askpane's bridge serves it: a page opened without its token then needs its
+/// link, and says so, instead of showing the demo.
+pub const SERVED_BY_ASKPANE: &str = r#"<meta name="askpane-served-by" content="askpane">"#;
 
 /// What a page askpane served says when it was opened without its token (issue 24: the address
 /// bar without the token once showed the built-in demo, whose answers went nowhere).

@@ -219,6 +219,9 @@ impl Drop for Registered<'_> {
 /// What a connection needs from the server.
 pub(super) struct Site {
     pub(super) assets: &'static [Asset],
+    /// `index.html` as askpane serves it: its `askpane-served-by` tag says askpane, so the page
+    /// opened without its token says it needs its link rather than show the built-in demo.
+    pub(super) page: Vec<u8>,
     pub(super) link: Arc<super::Link>,
     pub(super) served: Vec<SocketAddr>,
     pub(super) to_hub: Sender<ToHub>,
@@ -435,18 +438,16 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
         return;
     }
     let path = if head.path == "/" { "/index.html" } else { head.path.as_str() };
-    // A page opened without its token asks whether askpane served it (then it needs its link).
-    if path == crate::protocol::web::BRIDGE_MARK_PATH {
-        let _ = respond(&mut stream, "200 OK", "text/plain", b"askpane\n");
-        let _ = stream.shutdown(Shutdown::Both);
-        return;
-    }
     let _ = match site.assets.iter().find(|asset| asset.path == path) {
         Some(_) if !site.registry.promote(id, Stage::File) => {
             refuse_busy(stream);
             return;
         }
-        Some(asset) => send_file(&mut stream, asset),
+        // The page itself, marked as served by askpane (see `Site::page`).
+        Some(asset) if asset.path == "/index.html" => {
+            send_file(&mut stream, asset.mime, &site.page)
+        }
+        Some(asset) => send_file(&mut stream, asset.mime, asset.bytes),
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
     };
     let _ = stream.shutdown(Shutdown::Both);
@@ -454,10 +455,10 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
 
 /// Sends one of the page's files, all of it within [`FILE_DEADLINE`]: a reader that stops (or
 /// crawls) holds its place no longer than that.
-fn send_file(stream: &mut TcpStream, asset: &Asset) -> io::Result<()> {
+fn send_file(stream: &mut TcpStream, mime: &str, bytes: &[u8]) -> io::Result<()> {
     let deadline = Instant::now() + FILE_DEADLINE;
-    stream.write_all(response_head("200 OK", asset.mime, asset.bytes.len()).as_bytes())?;
-    for chunk in asset.bytes.chunks(64 * 1024) {
+    stream.write_all(response_head("200 OK", mime, bytes.len()).as_bytes())?;
+    for chunk in bytes.chunks(64 * 1024) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "the file took too long"));
@@ -757,4 +758,15 @@ mod tests {
         assert_eq!((u16::from(done.code), done.reason.as_str()), (1000, DONE_REASON));
         assert_eq!(Ended::TooBig.close_frame().map(|f| u16::from(f.code)), Some(1009));
     }
+}
+
+/// `index.html` (from `assets`) with its `askpane-served-by` tag saying askpane served it.
+pub(super) fn marked_page(assets: &[Asset]) -> Vec<u8> {
+    use crate::protocol::web::{SERVED_BY_ASKPANE, SERVED_BY_FILES};
+    let Some(index) = assets.iter().find(|asset| asset.path == "/index.html") else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(index.bytes)
+        .replacen(SERVED_BY_FILES, SERVED_BY_ASKPANE, 1)
+        .into_bytes()
 }

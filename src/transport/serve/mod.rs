@@ -226,6 +226,7 @@ impl Bridge {
 
         let site = Arc::new(Site {
             assets: options.assets,
+            page: http::marked_page(options.assets),
             link,
             served,
             to_hub,
