@@ -470,3 +470,50 @@ fn no_notify_and_askpane_notify_0_turn_notifications_off() {
         second.kill();
     }
 }
+
+/// Issue 24 item 24: "keep waiting in the background" leaves the agents blocked with nothing on
+/// screen but a notification: it stays (no expiry, resident) for as long as the window is hidden
+/// and the question waits, and closes when it is answered elsewhere or goes.
+#[test]
+fn a_hidden_window_with_a_question_waiting_keeps_one_persistent_notification() {
+    let mut world = World::new("notify-persistent", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    let waiting = world.hook("toolu_p1", "shop", "Database", "Which database should orders use?");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(shown, notify(0, "shop · Database", "Which database should orders use?", id));
+    // The window is closed with the question waiting: "Keep waiting in the background" (Enter).
+    let (window, _) = world.window("1 waiting|1 question");
+    world.xvfb.focus(window);
+    crate::display::send_wm_delete_window(world.xvfb.number, window);
+    thread::sleep(Duration::from_millis(300));
+    world.xvfb.xdotool(&["key", "--window", &window.to_string(), "Return"]);
+    // Focusing it closed the first notification; hidden, a persistent one says what waits.
+    let persistent = loop {
+        let seen = world.next();
+        match &seen {
+            Seen::Notify { timeout: 0, .. } => break seen,
+            Seen::CloseNotification { .. } | Seen::NotificationClosed { .. } => {}
+            Seen::Notify { timeout, hints, .. } => {
+                panic!("a notification that expires while hidden: {timeout} {hints:?}")
+            }
+            other => panic!("unexpected: {other:?}"),
+        }
+    };
+    let Seen::Notify { summary, hints, timeout, .. } = persistent else {
+        panic!("a Notify: {persistent:?}")
+    };
+    assert_eq!(summary, "shop · Database");
+    assert_eq!(timeout, 0, "never expires");
+    assert_eq!(hints, ["category", "resident", "urgency"]);
+    // The question goes: the notification closes.
+    waiting.kill();
+    loop {
+        match world.next() {
+            Seen::CloseNotification { .. } => break,
+            Seen::NotificationClosed { .. } => continue,
+            other => panic!("expected the notification to close, saw {other:?}"),
+        }
+    }
+}

@@ -773,3 +773,44 @@ fn hidden_characters_in_agent_text_are_drawn_written_out() {
     // written out by the same rule, protocol::text::reveal_hidden, unit-tested there.)
     assert!(window.has_text_with(&["now <U+2066>really<U+2069>"]), "the description");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Waiting made visible (issue 24 item 24)
+
+/// The title of the request showing.
+fn current_title(window: &Window) -> String {
+    window.app().state().current().map(|open| open.core.ask.title().to_owned()).unwrap_or_default()
+}
+
+#[test]
+fn the_list_says_each_requests_time_left_and_ctrl_page_keys_switch_requests() {
+    let (mut window, first) = open_fixture("database");
+    let (mut deploy, answered) = request(&json!({"questions": [{"question": "Deploy now?",
+        "header": "Deploy", "multiSelect": false, "options": [
+            {"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}));
+    deploy.policy.timeout_secs = Some(45);
+    let second = window.send(deploy, answered);
+    let entries: Vec<String> = window
+        .harness
+        .query_all_by_role(Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.starts_with("Deploy · "))
+        .collect();
+    let [entry] = entries.as_slice() else { panic!("one Deploy entry: {entries:?}") };
+    assert!(entry.starts_with("Deploy · ⏱ 0:4") && entry.contains(" left · "), "{entry}");
+    assert_eq!(current_title(&window), "Database");
+    // Ctrl+PgDn, Ctrl+PgUp: the next and the previous request in the list.
+    window.press_with(CTRL, Key::PageDown);
+    assert_eq!(current_title(&window), "Deploy");
+    window.press_with(CTRL, Key::PageUp);
+    assert_eq!(current_title(&window), "Database");
+    // From inside the Other box too, typing nothing into it.
+    window.press_digit(5);
+    window.type_text("Redis");
+    window.press_with(CTRL, Key::PageDown);
+    assert_eq!(current_title(&window), "Deploy");
+    let database = window.app().state().book().requests().next().expect("still open");
+    assert_eq!(database.draft(0).map(|draft| draft.other_text()), Some("Redis"));
+    assert_nothing_sent(&first);
+    assert_nothing_sent(&second);
+}

@@ -114,7 +114,8 @@ pub struct App {
     journal: Option<Box<dyn journal::Journal>>,
     /// Issue 11 (notifications): where what waits, and whether the window has focus, is
     /// reported when it changes, with what was reported last.
-    notices: Option<(NoticeReport, (Vec<RequestId>, bool))>,
+    /// The notifier, and what it was last told: the requests waiting, and (focused, hidden).
+    notices: Option<(NoticeReport, (Vec<RequestId>, (bool, bool)))>,
     /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
     revealed: bool,
     /// The hidden window was shown again: clicks wait out [`POINTER_GRACE`].
@@ -228,7 +229,7 @@ impl App {
     /// Issue 11 (notifications): reports what waits and whether the window has focus to
     /// `report` each time either changes (the inbox's notifier decides what to show).
     pub fn with_notices(mut self, report: NoticeReport) -> Self {
-        self.notices = Some((report, (Vec::new(), false)));
+        self.notices = Some((report, (Vec::new(), (false, false))));
         self
     }
 
@@ -875,8 +876,9 @@ impl App {
         let Some((report, last)) = &mut self.notices else { return };
         // Unknown (no focus event yet) counts as not focused: nobody is known to look.
         let focused = ctx.input(|input| input.viewport().focused) == Some(true);
+        let hidden = self.hidden;
         let book = self.state.book();
-        let same = last.1 == focused
+        let same = last.1 == (focused, hidden)
             && last.0.len() == book.len()
             && book.requests().zip(&last.0).all(|(open, id)| open.id() == *id);
         if same {
@@ -897,8 +899,8 @@ impl App {
                     .unwrap_or_default(),
             })
             .collect();
-        *last = (waiting.iter().map(|request| request.id).collect(), focused);
-        report(Snapshot { waiting, focused });
+        *last = (waiting.iter().map(|request| request.id).collect(), (focused, hidden));
+        report(Snapshot { waiting, focused, hidden });
     }
 
     /// Every open request's countdown, by tool_use_id.

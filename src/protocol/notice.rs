@@ -23,12 +23,14 @@ pub struct Waiting {
     pub question: String,
 }
 
-/// What the window reports whenever it changes: the requests waiting, in arrival order, and
-/// whether the window has the keyboard focus.
+/// What the window reports whenever it changes: the requests waiting, in arrival order,
+/// whether the window has the keyboard focus, and whether it is hidden (closed to the
+/// background: the notification is then all there is on screen).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     pub waiting: Vec<Waiting>,
     pub focused: bool,
+    pub hidden: bool,
 }
 
 /// A notification to show (or to replace the one shown with).
@@ -40,6 +42,9 @@ pub struct Notification {
     pub body: String,
     /// The request its "Open" action shows.
     pub open: RequestId,
+    /// The window is hidden with requests waiting: the notification stays until they are
+    /// answered or the window is shown (it does not expire, and stays after its action).
+    pub persistent: bool,
 }
 
 /// What the notifier does next.
@@ -58,6 +63,8 @@ pub struct Notices {
     seen: Vec<RequestId>,
     /// A notification is up (shown by us, and not closed by the user or the server since).
     showing: bool,
+    /// The window was hidden at the last update.
+    hidden: bool,
 }
 
 impl Notices {
@@ -68,23 +75,35 @@ impl Notices {
     /// - A request leaves while a notification is up: the notification is updated, or closed when
     ///   nothing waits any more.
     /// - The window has focus: the user is looking at the questions, so any notification closes.
-    pub fn update(&mut self, waiting: &[Waiting], focused: bool) -> Option<NoticeCommand> {
+    /// - The window is hidden with requests waiting ("keep waiting in the background"): one
+    ///   persistent notification says what waits, from the moment it hides (issue 24: agents were
+    ///   left blocked with nothing on screen), until it is shown or nothing waits.
+    pub fn update(
+        &mut self,
+        waiting: &[Waiting],
+        focused: bool,
+        hidden: bool,
+    ) -> Option<NoticeCommand> {
         let arrived: Vec<&Waiting> =
             waiting.iter().filter(|request| !self.seen.contains(&request.id)).collect();
         let changed = self.seen.len() != waiting.len() || !arrived.is_empty();
+        let just_hidden = hidden && !self.hidden;
         self.seen = waiting.iter().map(|request| request.id).collect();
-        if waiting.is_empty() || focused {
+        self.hidden = hidden;
+        if waiting.is_empty() || (focused && !hidden) {
             return std::mem::take(&mut self.showing).then_some(NoticeCommand::Close);
         }
         // The newest arrival is what the notification is about; when only departures changed
-        // the list, the newest still waiting.
+        // the list (or the window just hid), the newest still waiting.
         let newest = match arrived.last() {
             Some(newest) => *newest,
-            None if self.showing && changed => waiting.last()?,
+            None if (self.showing && changed) || just_hidden => waiting.last()?,
             None => return None,
         };
         self.showing = true;
-        Some(NoticeCommand::Show(notification(waiting, newest)))
+        let mut shown = notification(waiting, newest);
+        shown.persistent = hidden;
+        Some(NoticeCommand::Show(shown))
     }
 
     /// The notification was closed by the user or the server (dismissed, expired, its action
@@ -101,6 +120,7 @@ fn notification(waiting: &[Waiting], newest: &Waiting) -> Notification {
             summary: clip(&one_line(&name(only)), SUMMARY_CHARS),
             body: clip(&plain(&only.question), BODY_CHARS),
             open: only.id,
+            persistent: false,
         };
     }
     // Newest first: the one that just arrived heads the list.
@@ -124,6 +144,7 @@ fn notification(waiting: &[Waiting], newest: &Waiting) -> Notification {
         summary: format!("{} questions waiting", waiting.len()),
         body: clip(&lines.join("\n"), BODY_CHARS),
         open: newest.id,
+        persistent: false,
     }
 }
 
@@ -189,13 +210,14 @@ mod tests {
     fn one_request_names_its_project_header_and_question() {
         let mut notices = Notices::default();
         let db = waiting(Some("shop"), "Database", "Which database should orders use?");
-        let notification = shown(notices.update(std::slice::from_ref(&db), false));
+        let notification = shown(notices.update(std::slice::from_ref(&db), false, false));
         assert_eq!(
             notification,
             Notification {
                 summary: "shop · Database".to_owned(),
                 body: "Which database should orders use?".to_owned(),
                 open: db.id,
+                persistent: false,
             }
         );
     }
@@ -204,9 +226,9 @@ mod tests {
     fn nothing_is_shown_while_the_window_has_focus() {
         let mut notices = Notices::default();
         let db = waiting(Some("shop"), "Database", "Which?");
-        assert_eq!(notices.update(std::slice::from_ref(&db), true), None);
+        assert_eq!(notices.update(std::slice::from_ref(&db), true, false), None);
         // Seen while focused: losing focus later does not announce it as new.
-        assert_eq!(notices.update(std::slice::from_ref(&db), false), None);
+        assert_eq!(notices.update(std::slice::from_ref(&db), false, false), None);
     }
 
     #[test]
@@ -215,10 +237,10 @@ mod tests {
         let first = waiting(Some("shop"), "Database", "Which database?");
         let second = waiting(Some("blog"), "Theme", "Light or dark?");
         let third = waiting(None, "", "Ship it?");
-        shown(notices.update(std::slice::from_ref(&first), false));
-        shown(notices.update(&[first.clone(), second.clone()], false));
+        shown(notices.update(std::slice::from_ref(&first), false, false));
+        shown(notices.update(&[first.clone(), second.clone()], false, false));
         let all = [first.clone(), second.clone(), third.clone()];
-        let grouped = shown(notices.update(&all, false));
+        let grouped = shown(notices.update(&all, false, false));
         assert_eq!(
             grouped,
             Notification {
@@ -226,10 +248,11 @@ mod tests {
                 body: "A question: Ship it?\nblog · Theme: Light or dark?\nshop · Database: Which database?"
                     .to_owned(),
                 open: third.id,
+                persistent: false,
             }
         );
         // Nothing new: nothing to do.
-        assert_eq!(notices.update(&all, false), None);
+        assert_eq!(notices.update(&all, false, false), None);
     }
 
     #[test]
@@ -237,12 +260,12 @@ mod tests {
         let mut notices = Notices::default();
         let first = waiting(Some("shop"), "Database", "Which database?");
         let second = waiting(Some("blog"), "Theme", "Light or dark?");
-        shown(notices.update(&[first.clone(), second.clone()], false));
-        let left = shown(notices.update(std::slice::from_ref(&first), false));
+        shown(notices.update(&[first.clone(), second.clone()], false, false));
+        let left = shown(notices.update(std::slice::from_ref(&first), false, false));
         assert_eq!(left.summary, "shop · Database");
         assert_eq!(left.open, first.id);
-        assert_eq!(notices.update(&[], false), Some(NoticeCommand::Close));
-        assert_eq!(notices.update(&[], false), None);
+        assert_eq!(notices.update(&[], false, false), Some(NoticeCommand::Close));
+        assert_eq!(notices.update(&[], false, false), None);
     }
 
     #[test]
@@ -251,16 +274,22 @@ mod tests {
         let first = waiting(Some("shop"), "Database", "Which database?");
         let second = waiting(Some("blog"), "Theme", "Light or dark?");
         let third = waiting(Some("blog"), "Font", "Serif?");
-        shown(notices.update(std::slice::from_ref(&first), false));
-        assert_eq!(notices.update(std::slice::from_ref(&first), true), Some(NoticeCommand::Close));
-        shown(notices.update(&[first.clone(), second.clone()], false));
+        shown(notices.update(std::slice::from_ref(&first), false, false));
+        assert_eq!(
+            notices.update(std::slice::from_ref(&first), true, false),
+            Some(NoticeCommand::Close)
+        );
+        shown(notices.update(&[first.clone(), second.clone()], false, false));
         notices.dismissed();
         // The user dismissed it: a departure does not bring it back ...
-        assert_eq!(notices.update(std::slice::from_ref(&second), false), None);
+        assert_eq!(notices.update(std::slice::from_ref(&second), false, false), None);
         // ... nor does the last one leaving (there is nothing to close) ...
-        assert_eq!(notices.update(&[], false), None);
+        assert_eq!(notices.update(&[], false, false), None);
         // ... but a new question does.
-        assert_eq!(shown(notices.update(std::slice::from_ref(&third), false)).open, third.id);
+        assert_eq!(
+            shown(notices.update(std::slice::from_ref(&third), false, false)).open,
+            third.id
+        );
     }
 
     #[test]
@@ -268,7 +297,7 @@ mod tests {
         let mut notices = Notices::default();
         let many: Vec<Waiting> =
             (0..6).map(|n| waiting(Some("p"), &format!("H{n}"), "Q\u{0}?\nmore")).collect();
-        let grouped = shown(notices.update(&many, false));
+        let grouped = shown(notices.update(&many, false, false));
         assert_eq!(grouped.summary, "6 questions waiting");
         assert_eq!(
             grouped.body,
@@ -276,9 +305,55 @@ mod tests {
         );
         let mut notices = Notices::default();
         let long = waiting(None, "Essay", &"é".repeat(1000));
-        let one = shown(notices.update(std::slice::from_ref(&long), false));
+        let one = shown(notices.update(std::slice::from_ref(&long), false, false));
         assert_eq!(one.body.chars().count(), BODY_CHARS);
         assert!(one.body.ends_with('…'));
         assert_eq!(one.summary, "Essay");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::panic, reason = "a test may assume: a failed assumption is a failed test")]
+mod hidden_tests {
+    use super::*;
+
+    fn waiting(header: &str) -> Waiting {
+        Waiting {
+            id: RequestId::next(),
+            project: Some("shop".to_owned()),
+            header: header.to_owned(),
+            question: format!("{header}?"),
+        }
+    }
+
+    /// Issue 24 item 24: "keep waiting in the background" leaves one persistent notification up
+    /// for as long as the window is hidden and something waits; shown again, it closes.
+    #[test]
+    fn a_hidden_window_with_requests_waiting_keeps_one_persistent_notification() {
+        let mut notices = Notices::default();
+        let (db, cache) = (waiting("Database"), waiting("Cache"));
+        let both = [db.clone(), cache.clone()];
+        // Seen in the focused window: nothing to notify.
+        assert_eq!(notices.update(&both, true, false), None);
+        // Hidden with both waiting: a persistent notification at once.
+        let Some(NoticeCommand::Show(shown)) = notices.update(&both, false, true) else {
+            panic!("a notification when the window hides with requests waiting")
+        };
+        assert!(shown.persistent);
+        assert_eq!(shown.summary, "2 questions waiting");
+        // One is answered elsewhere: it is updated, still persistent.
+        let Some(NoticeCommand::Show(updated)) =
+            notices.update(std::slice::from_ref(&cache), false, true)
+        else {
+            panic!("updated")
+        };
+        assert!(updated.persistent && updated.open == cache.id);
+        // Shown again and focused: it closes.
+        assert_eq!(
+            notices.update(std::slice::from_ref(&cache), true, false),
+            Some(NoticeCommand::Close)
+        );
+        // Hidden with nothing waiting: nothing.
+        assert_eq!(notices.update(&[], false, true), None);
     }
 }

@@ -100,7 +100,9 @@ async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(Reques
         match event {
             Event::Snapshot(None) => break,
             Event::Snapshot(Some(snapshot)) => {
-                let Some(command) = notices.update(&snapshot.waiting, snapshot.focused) else {
+                let Some(command) =
+                    notices.update(&snapshot.waiting, snapshot.focused, snapshot.hidden)
+                else {
                     continue;
                 };
                 if bus.is_none() && matches!(command, NoticeCommand::Show(_)) {
@@ -202,6 +204,11 @@ impl Bus {
         // Normal urgency: a question waits, nothing is on fire.
         hints.insert("urgency", Value::U8(1));
         hints.insert("category", Value::from("im.received"));
+        // Hidden with requests waiting: it stays (no expiry; kept after its action) until the
+        // requests are answered or the window is shown, when askpane closes it.
+        if notification.persistent {
+            hints.insert("resident", Value::Bool(true));
+        }
         let id: u32 = self
             .proxy
             .call(
@@ -214,7 +221,8 @@ impl Bus {
                     body.as_str(),
                     &ACTIONS[..],
                     hints,
-                    -1i32,
+                    // 0: never expires; -1: the server's own time.
+                    if notification.persistent { 0i32 } else { -1i32 },
                 ),
             )
             .await?;

@@ -1,7 +1,7 @@
 //! Keyboard answering: 1–9 pick, ↑/↓ move, Enter picks the highlighted option and moves on,
 //! Space toggles, typing starts the Other answer, Alt+N writes a note, Tab and ←/→ switch
-//! questions, PageUp/PageDown scroll the preview, Ctrl+Enter submits, Esc asks to decline,
-//! Ctrl+W closes.
+//! questions, PageUp/PageDown scroll the preview, Ctrl+PageUp/PageDown switch requests,
+//! Ctrl+Enter submits, Esc asks to decline, Ctrl+W closes.
 //!
 //! The app owns the keyboard: egui's own focus rests on a text box or on the row under the
 //! cursor. Keys typed into a text box never trigger shortcuts (Enter in the Other and note
@@ -12,6 +12,7 @@ use egui::{Context, Event, FocusDirection, Id, Key, Modifiers};
 
 use crate::app::state::{Action, Confirm, Edit, Open, Tab};
 use crate::protocol::Pick;
+use crate::protocol::origin::RequestId;
 
 use super::preview::preview_scroll_id;
 use super::question::{notes_id, other_text_id};
@@ -48,9 +49,22 @@ struct Carried {
     events: Vec<Event>,
 }
 
+/// The requests before and after the current one in the list as it is shown: where
+/// Ctrl+PgUp and Ctrl+PgDn go (the list wraps round).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Neighbours {
+    pub previous: Option<RequestId>,
+    pub next: Option<RequestId>,
+}
+
 /// Reads this frame's keys for the current request. Call before drawing, so keys it uses never
 /// reach a widget.
-pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>) {
+pub fn keyboard_actions(
+    ctx: &Context,
+    pending: &Open,
+    neighbours: Neighbours,
+    actions: &mut Vec<Action>,
+) {
     let carried = ctx.data_mut(|data| data.remove_temp::<Carried>(carried_keys_id()));
     let mut moved_to_a_box = false;
     if let Some(Carried { focus, events }) = carried {
@@ -100,6 +114,14 @@ pub fn keyboard_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>
         }
         if text_bar_open && input.consume_key(Modifiers::NONE, Key::Escape) {
             actions.push(Action::Edit(Edit::CancelConfirm));
+        }
+        // Ctrl+PgUp / Ctrl+PgDn: the previous or next waiting request, from a box too.
+        for (key, to) in [(Key::PageUp, neighbours.previous), (Key::PageDown, neighbours.next)] {
+            if input.consume_key(Modifiers::COMMAND, key)
+                && let Some(id) = to
+            {
+                actions.push(Action::SelectRequest(id));
+            }
         }
     });
     if typing_now {

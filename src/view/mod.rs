@@ -23,7 +23,10 @@ use question::{chip_ui, question_ui};
 /// The keyboard hint shown in the footer (the README's keys table says the same).
 pub const KEY_HINT: &str = "↑↓ move · Enter choose & next · 1–9 choose · Space toggle · type to \
                             answer in Other · Alt+N note · Tab/←→ switch · PgUp/PgDn preview · \
-                            Ctrl+Enter submit · Esc decline";
+                            Ctrl+PgUp/PgDn next request · Ctrl+Enter submit · Esc decline";
+
+/// A request with this many seconds left or fewer is marked as urgent in the list.
+pub const URGENT_SECS: u64 = 60;
 
 /// Seconds the "+1 min" button adds to a countdown.
 pub const ADD_TIME_SECS: u64 = 60;
@@ -54,7 +57,8 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
     if let Some(pending) = state.current()
         && keyboard_on_form
     {
-        keys::keyboard_actions(ui.ctx(), pending, &mut actions);
+        let neighbours = neighbours(state, pending.id());
+        keys::keyboard_actions(ui.ctx(), pending, neighbours, &mut actions);
     } else if !state.confirming_close() {
         // Nothing to answer: the window's own keys still work (Ctrl+W hides the inbox).
         keys::idle_keyboard_actions(ui.ctx(), &mut actions);
@@ -435,6 +439,31 @@ fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGr
     groups
 }
 
+/// The requests before and after `current` in the list as it is shown (grouped by project and
+/// session), wrapping round; none when it is the only one.
+fn neighbours<R>(
+    state: &State<R>,
+    current: crate::protocol::origin::RequestId,
+) -> keys::Neighbours {
+    let listed: Vec<crate::protocol::origin::RequestId> = request_groups(state.book().requests())
+        .into_iter()
+        .flat_map(|group| group.sessions)
+        .flat_map(|(_, requests)| requests)
+        .map(Open::id)
+        .collect();
+    let Some(at) = listed.iter().position(|&id| id == current) else {
+        return keys::Neighbours::default();
+    };
+    if listed.len() < 2 {
+        return keys::Neighbours::default();
+    }
+    let count = listed.len();
+    keys::Neighbours {
+        previous: listed.get((at + count - 1) % count).copied(),
+        next: listed.get((at + 1) % count).copied(),
+    }
+}
+
 /// How long a request has waited, in words: "just now", "3 min", "2 h".
 fn age_text(seconds: f64) -> String {
     let minutes = (seconds.max(0.0) / 60.0).floor() as u64;
@@ -464,6 +493,16 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
     }
     let age = age_text(now - pending.opened_at);
     let detail = format!("{who} · {count} question{plural} · {age}{started}");
+    // Issue 24: a `--timeout` question must not expire unseen while another is answered: each
+    // entry says its time left, in the warning colour once a minute or less is left.
+    let (deadline, urgent) = match pending.countdown.map(|countdown| countdown.left(now)) {
+        Some(Some(left)) => {
+            let secs = left.ceil() as u64;
+            (Some(format!("⏱ {}:{:02} left", secs / 60, secs % 60)), secs <= URGENT_SECS)
+        }
+        Some(None) => (Some("⏱ countdown stopped".to_owned()), false),
+        None => (None, false),
+    };
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
             (true, _) => tokens.row_chosen,
@@ -473,11 +512,19 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
         Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.add(Label::new(RichText::new(&title).strong()).truncate().selectable(false));
+            if let Some(deadline) = &deadline {
+                let color = if urgent { tokens.warning } else { tokens.muted };
+                let text = RichText::new(deadline).small().color(color);
+                ui.add(Label::new(if urgent { text.strong() } else { text }).selectable(false));
+            }
             let detail = RichText::new(&detail).small().color(tokens.muted);
             ui.add(Label::new(detail).wrap().selectable(false));
         });
     });
-    let label = format!("{title} · {detail}");
+    let label = match &deadline {
+        Some(deadline) => format!("{title} · {deadline} · {detail}"),
+        None => format!("{title} · {detail}"),
+    };
     scope.response.widget_info(|| {
         egui::WidgetInfo::selected(egui::Role::Button, true, current, label.as_str())
     });
