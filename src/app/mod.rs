@@ -114,8 +114,8 @@ pub struct App {
     journal: Option<Box<dyn journal::Journal>>,
     /// Issue 11 (notifications): where what waits, and whether the window has focus, is
     /// reported when it changes, with what was reported last.
-    /// The notifier, and what it was last told: the requests waiting, and (focused, hidden).
-    notices: Option<(NoticeReport, (Vec<RequestId>, (bool, bool)))>,
+    /// The notifier, and what it was last told.
+    notices: Option<(NoticeReport, Told)>,
     /// A notification's "Open" arrived: the window comes back (and is raised) this frame.
     revealed: bool,
     /// The hidden window was shown again: clicks wait out [`POINTER_GRACE`].
@@ -141,6 +141,9 @@ pub struct App {
 /// Receives the window's [`Snapshot`] for desktop notifications (natively the notifier's
 /// channel; it never blocks).
 pub type NoticeReport = Box<dyn FnMut(Snapshot)>;
+
+/// What the notifier was last told: the requests waiting, and (focused, hidden).
+type Told = (Vec<RequestId>, (bool, bool));
 
 /// Work a composition root runs once per frame, before the inbox is drained: the web build polls
 /// its transport here (no threads); natively, the first frame (the window exists, not yet shown)

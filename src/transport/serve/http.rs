@@ -727,6 +727,17 @@ pub(super) fn close(
 // ---------------------------------------------------------------------------------------------
 // The hub
 
+/// `index.html` (from `assets`) with its `askpane-served-by` tag saying askpane served it.
+pub(super) fn marked_page(assets: &[Asset]) -> Vec<u8> {
+    use crate::protocol::web::{SERVED_BY_ASKPANE, SERVED_BY_FILES};
+    let Some(index) = assets.iter().find(|asset| asset.path == "/index.html") else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(index.bytes)
+        .replacen(SERVED_BY_FILES, SERVED_BY_ASKPANE, 1)
+        .into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,15 +769,4 @@ mod tests {
         assert_eq!((u16::from(done.code), done.reason.as_str()), (1000, DONE_REASON));
         assert_eq!(Ended::TooBig.close_frame().map(|f| u16::from(f.code)), Some(1009));
     }
-}
-
-/// `index.html` (from `assets`) with its `askpane-served-by` tag saying askpane served it.
-pub(super) fn marked_page(assets: &[Asset]) -> Vec<u8> {
-    use crate::protocol::web::{SERVED_BY_ASKPANE, SERVED_BY_FILES};
-    let Some(index) = assets.iter().find(|asset| asset.path == "/index.html") else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(index.bytes)
-        .replacen(SERVED_BY_FILES, SERVED_BY_ASKPANE, 1)
-        .into_bytes()
 }
