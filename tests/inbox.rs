@@ -8,7 +8,7 @@
 //! `--answers` with `--timeout` (the window sends the complete preset when the time runs out).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -1428,4 +1428,202 @@ fn a_window_that_comes_back_for_a_question_stays_below_the_program_in_use() {
     }
     let (_, stdout) = client.killed_with_output();
     assert_eq!(stdout, "", "nothing was answered");
+
+// ---------------------------------------------------------------------------------------------
+// Issue 24 item 21: a subscriber that stops reading delays nobody; closing closes
+
+/// The longest line the inbox reads (`transport::inbox::MAX_LINE_BYTES`): twice the 4 MiB a
+/// request may have, and 64 KiB for its policy.
+const MAX_LINE_BYTES: usize = 2 * 4 * 1024 * 1024 + 64 * 1024;
+
+/// An id of 8 KiB: a subscriber hears it in each `asked` and `settled`, so a few dozen of those
+/// fill a socket's buffer (about 200 KB).
+fn long_id(flood: &str, index: usize) -> String {
+    format!("{flood}-{index:04}-{}", "x".repeat(8 * 1024))
+}
+
+/// A raw connection that subscribes, reads its `subscribed`, and then never reads again.
+fn stalled_subscriber(world: &World) -> Connection {
+    let mut subscriber = world.connect();
+    subscriber.send(r#"{"type":"subscribe"}"#);
+    subscriber.receive_kind("subscribed");
+    subscriber
+}
+
+/// Hands the inbox `count` requests that wait for a person (raw asks with long ids) on a
+/// connection of their own, and waits for all their `accepted`: how long that took. The
+/// connection is returned open, so the requests stay in the window.
+fn flood(world: &World, name: &str, count: usize) -> (Connection, Duration) {
+    let mut connection = world.connect();
+    let mut writer = connection.writer.try_clone().expect("clone the stream");
+    let name = name.to_owned();
+    let started = Instant::now();
+    // Written from a thread: the lines are more than the socket holds, and the inbox answers
+    // each while the rest are still being written.
+    let writing = thread::spawn(move || {
+        for index in 0..count {
+            let id = long_id(&name, index);
+            let ask = format!(r#"{{"type":"ask","id":"{id}","mode":"ask","message":{GO}}}"#);
+            writer.write_all(format!("{ask}\n").as_bytes()).expect("write an ask");
+        }
+    });
+    let mut accepted = 0;
+    while accepted < count {
+        let message = connection.try_receive().unwrap_or_else(|| {
+            panic!("{accepted} of {count} asks accepted after {:?}", started.elapsed())
+        });
+        assert_eq!(message["type"], "accepted", "{message}");
+        assert_eq!(message["shown"], true, "{message}");
+        accepted += 1;
+    }
+    let took = started.elapsed();
+    writing.join().expect("the flood's writer");
+    (connection, took)
+}
+
+/// What the inbox wrote to its stderr.
+fn inbox_stderr(world: &World) -> String {
+    read_lossy(&world.root.join("inbox.stderr"))
+}
+
+/// How many descriptors process `pid` has open.
+fn descriptors(pid: u32) -> usize {
+    fs::read_dir(format!("/proc/{pid}/fd")).expect("the inbox's descriptors").count()
+}
+
+#[test]
+fn subscribers_that_stop_reading_delay_nobody_and_are_dropped() {
+    // Before: `asked` was written to every subscriber on the asker's own thread, each write
+    // waiting up to 10 s for a subscriber whose socket was full: three that stopped reading held
+    // every other client (and every other subscriber) for 30 s and more.
+    let world = World::with_inbox("inbox-stalled-subscribers");
+    let stalled: Vec<Connection> = (0..3).map(|_| stalled_subscriber(&world)).collect();
+    // 200 requests of 8 KiB each for each subscriber: their sockets fill, then their queues,
+    // and the asker never waits for them.
+    let (first_flood, took) = flood(&world, "first", 200);
+    assert!(
+        took < Duration::from_secs(5),
+        "200 asks took {took:?} to be accepted with three subscribers not reading\ninbox: {}",
+        inbox_stderr(&world)
+    );
+    // Each of them was dropped, in one line, and finds its connection closed after what its
+    // socket held (what was queued for it beyond that is dropped with it).
+    let deadline = Instant::now() + WAIT;
+    while inbox_stderr(&world).matches("stopped reading").count() < 3 {
+        assert!(Instant::now() < deadline, "not all dropped: {}", inbox_stderr(&world));
+        thread::sleep(Duration::from_millis(20));
+    }
+    for mut subscriber in stalled {
+        let mut queued = Vec::new();
+        let read = subscriber.reader.read_to_end(&mut queued);
+        assert!(read.is_ok(), "a dropped subscriber's connection ends: {read:?}");
+        assert!(queued.len() < 200 * 8 * 1024, "it was not sent everything: {}", queued.len());
+    }
+    // One more stops reading with its socket full but its queue not: it is kept, and still
+    // delays nobody.
+    let _stalled = stalled_subscriber(&world);
+    let (_second_flood, took) = flood(&world, "second", 40);
+    assert!(took < Duration::from_secs(5), "40 asks took {took:?} to be accepted");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let started = Instant::now();
+    let answers = world.answers("answers.json", &json!({"Go": "Yes"}));
+    let asking =
+        world.client(&["ask", "--answers", answers.to_str().expect("UTF-8"), "--timeout", "1"], GO);
+    // (The last of the flood's may still be announced: each is accepted before.)
+    let asked = loop {
+        let asked = watcher.receive_kind("asked");
+        if asked["request"]["pid"] == asking.pid() {
+            break asked;
+        }
+    };
+    assert!(started.elapsed() < Duration::from_secs(5), "asked after {:?}", started.elapsed());
+    let settled = watcher.receive_kind("settled");
+    assert_eq!(settled["id"], asked["request"]["id"], "{settled}");
+    assert_eq!(settled["outcome"], "timed_out", "{settled}");
+    assert!(started.elapsed() < Duration::from_secs(6), "settled after {:?}", started.elapsed());
+    let (code, stdout, stderr) = asking.finish();
+    assert!(stdout.contains(r#""outcome":"timed_out""#), "{code:?} {stdout} {stderr}");
+    assert!(started.elapsed() < Duration::from_secs(6), "answered after {:?}", started.elapsed());
+    assert_eq!(
+        inbox_stderr(&world).matches("stopped reading").count(),
+        3,
+        "the fourth still has room: {}",
+        inbox_stderr(&world)
+    );
+    drop(first_flood);
+}
+
+#[test]
+fn a_line_over_the_limit_gets_its_error_and_then_the_end_of_the_stream() {
+    // Before: "closing" was said, and the connection stayed open until another client came.
+    let world = World::with_inbox("inbox-long-line");
+    let mut connection = world.connect();
+    let mut writer = connection.writer.try_clone().expect("clone the stream");
+    let writing = thread::spawn(move || {
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut left = MAX_LINE_BYTES + 1;
+        while left > 0 {
+            let now = left.min(chunk.len());
+            // The inbox stops reading at its limit and closes: the rest may not get through.
+            if writer.write_all(&chunk[..now]).is_err() {
+                return;
+            }
+            left -= now;
+        }
+    });
+    let error = connection.receive();
+    assert_eq!(
+        error["message"],
+        format!("a line longer than {MAX_LINE_BYTES} bytes; closing"),
+        "{error}"
+    );
+    let started = Instant::now();
+    connection
+        .reader
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .expect("a read timeout");
+    let mut rest = Vec::new();
+    let read = connection.reader.read_to_end(&mut rest);
+    assert!(
+        matches!(read, Ok(0)),
+        "the end of the stream after the error: {read:?} after {:?}",
+        started.elapsed()
+    );
+    writing.join().expect("the writer");
+    // The inbox serves on.
+    assert!(world.connect().list().is_empty());
+}
+
+#[test]
+fn an_ended_connection_closes_its_descriptor_at_once() {
+    // Before: an ended connection's socket stayed open until the next client connected.
+    let world = World::with_inbox("inbox-descriptors");
+    let pid = world.locked_pid().expect("the inbox's pid");
+    // Settled: the inbox has opened what it keeps (its display, store, sockets).
+    let deadline = Instant::now() + WAIT;
+    let mut baseline = descriptors(pid);
+    loop {
+        thread::sleep(Duration::from_millis(200));
+        let now = descriptors(pid);
+        if now == baseline {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the inbox's descriptors never settle");
+        baseline = now;
+    }
+    let connections: Vec<Connection> = (0..20).map(|_| world.connect()).collect();
+    assert!(descriptors(pid) >= baseline + 20, "each connection holds one");
+    drop(connections);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let now = descriptors(pid);
+        if now <= baseline {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{now} descriptors a second after, {baseline} before");
+        thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -7,16 +7,21 @@
 //! `inbox.lock` beside it is held (std's file lock) for the inbox's life: of two inboxes started
 //! at once, exactly one gets it.
 //!
-//! Each connection has a reader thread (`inbox-client`); each request it hands over has a thread
-//! (`inbox-outcome`) that waits for the request's outcome and writes it back. A connection that
-//! ends (its client was killed, or gave up) withdraws its open requests at once.
+//! Each connection has a reader thread (`inbox-client`) and a writer thread (`inbox-writer`,
+//! `writer.rs`) that writes out the connection's bounded queue of lines; each request it hands
+//! over has a thread (`inbox-outcome`) that waits for the request's outcome and queues it. Nobody
+//! waits on another client's socket: a subscriber whose queue is full has stopped reading and is
+//! dropped (issue 24 item 21). A connection that ends (its client was killed, or gave up)
+//! withdraws its open requests at once, and its socket is closed when its threads end.
+
+mod writer;
 
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -33,11 +38,13 @@ use super::endpoint::{self, Acceptor, Gate, Listener, Server, Stream, Waited};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
+use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
 const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
 
-/// How long a write to a client may block before the client counts as gone.
+/// How long a write to a client may block before the client counts as gone (its writer then
+/// closes the connection).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the inbox of this user lives.
@@ -98,28 +105,6 @@ pub fn bind(place: &Place) -> io::Result<Listener> {
     endpoint::bind(&place.socket())
 }
 
-/// Writes whole lines to one client; shared by its reader and its outcome threads.
-#[derive(Debug)]
-struct Writer(Mutex<Stream>);
-
-impl Writer {
-    fn send(&self, message: &InboxMessage) -> bool {
-        let Ok(line) = line_bytes(message) else { return false };
-        match self.0.lock() {
-            Ok(mut stream) => stream.write_all(&line).is_ok(),
-            Err(_) => false,
-        }
-    }
-}
-
-/// One message as one line of bytes, written with one call: a socket is unbuffered, and
-/// serde's many small writes would each cost a packet (and fill a slow reader's buffer).
-fn line_bytes(message: &impl serde::Serialize) -> io::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
-    line.push(b'\n');
-    Ok(line)
-}
-
 /// A request the inbox holds for a client.
 #[derive(Debug)]
 struct Open {
@@ -127,10 +112,12 @@ struct Open {
     listed: Listed,
 }
 
-/// A live connection, for shutting it down at the end.
+/// A live connection, for shutting it down at the end. Its socket is its threads': this only
+/// watches it, so the socket closes when they end (issue 24: an ended connection's descriptor
+/// was held until the next client connected).
 #[derive(Debug)]
 struct Connection {
-    stream: Stream,
+    stream: Weak<Stream>,
     thread: JoinHandle<()>,
 }
 
@@ -171,20 +158,23 @@ impl Shared {
         }
     }
 
-    /// Tells every subscriber; one that cannot take it (gone, or not reading for
-    /// [`WRITE_TIMEOUT`]) is dropped from the list.
+    /// Tells every subscriber, never waiting for one: a subscriber whose queue is full has
+    /// stopped reading, and is dropped (its connection closed, said in one line). Held under
+    /// the list's lock, which never waits either, so every subscriber hears events in one order.
     fn broadcast(&self, message: &InboxMessage) {
-        let subscribers = match self.subscribers.lock() {
-            Ok(subscribers) => subscribers.clone(),
-            Err(_) => return,
-        };
-        for (connection, writer) in subscribers {
-            if !writer.send(message)
-                && let Ok(mut subscribers) = self.subscribers.lock()
-            {
-                subscribers.retain(|(other, _)| *other != connection);
+        let Ok(line) = line_bytes(message) else { return };
+        let Ok(mut subscribers) = self.subscribers.lock() else { return };
+        subscribers.retain(|(connection, writer)| match writer.offer(&line) {
+            Offered::Queued => true,
+            Offered::Full => {
+                eprintln!(
+                    "askpane inbox: dropped subscriber {connection}: it stopped reading \
+                     ({MAX_QUEUED_BYTES} bytes of events waited for it)"
+                );
+                false
             }
-        }
+            Offered::Closed => false,
+        });
     }
 }
 
@@ -273,23 +263,27 @@ impl InboxServer {
         if socket == SocketAfter::Removed {
             let _ = fs::remove_file(&self.socket);
         }
-        // Hosts hear that this end is deliberate (a crash says nothing, and they restart one).
+        // Hosts hear that this end is deliberate (a crash says nothing, and they restart one);
+        // one that is not reading is not waited for.
         let hosts = self.shared.hosts.lock().map(|hosts| hosts.clone()).unwrap_or_default();
-        for (_, writer) in hosts {
-            writer.send(&InboxMessage::Quitting);
+        if let Ok(quitting) = line_bytes(&InboxMessage::Quitting) {
+            for (_, writer) in hosts {
+                writer.offer(&quitting);
+            }
         }
         let connections = match self.shared.connections.lock() {
             Ok(mut connections) => std::mem::take(&mut *connections),
             Err(_) => Vec::new(),
         };
-        // Reading ends first: each reader then waits for its outcome threads, which write the
-        // last outcomes, before the connection closes for good.
+        // Reading ends first: each reader then waits for its outcome threads, which queue the
+        // last outcomes, and for its writer, which writes them and closes the connection.
         for connection in &connections {
-            let _ = connection.stream.shutdown(std::net::Shutdown::Read);
+            if let Some(stream) = connection.stream.upgrade() {
+                let _ = stream.shutdown(std::net::Shutdown::Read);
+            }
         }
         for connection in connections {
             let _ = connection.thread.join();
-            let _ = connection.stream.shutdown(std::net::Shutdown::Both);
         }
     }
 }
@@ -351,7 +345,8 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
             }
         };
         let number = shared.next_connection.fetch_add(1, Ordering::Relaxed);
-        let Ok(kept) = stream.try_clone() else { continue };
+        let stream = Arc::new(stream);
+        let watched = Arc::downgrade(&stream);
         let serving = Arc::clone(shared);
         let thread = std::thread::Builder::new()
             .name("inbox-client".to_owned())
@@ -367,21 +362,32 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
             let _ = connection.thread.join();
         }
         *connections = live;
-        connections.push(Connection { stream: kept, thread });
+        connections.push(Connection { stream: watched, thread });
     }
 }
 
-/// One client: its lines in, its outcomes out; its open requests withdrawn when it goes.
-fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Option<u32>) {
+/// One client: its lines in, its outcomes out; its open requests withdrawn when it goes. The
+/// socket is closed when this returns (its writer thread is joined here).
+fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid: Option<u32>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     if let Err(error) = endpoint::prepare_server_stream(&stream) {
         eprintln!("askpane inbox: cannot serve a client: {error}");
         return;
     }
-    let Ok(write_half) = stream.try_clone() else { return };
-    let writer = Arc::new(Writer(Mutex::new(write_half)));
+    let writer = Arc::new(Writer::new(Arc::clone(&stream)));
+    let writing = std::thread::Builder::new().name("inbox-writer".to_owned()).spawn({
+        let writer = Arc::clone(&writer);
+        move || writer.write_out()
+    });
+    let writing = match writing {
+        Ok(writing) => writing,
+        Err(error) => {
+            eprintln!("askpane inbox: cannot start a thread for a client: {error}");
+            return;
+        }
+    };
     writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id() });
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
     let mut waiters: Vec<JoinHandle<()>> = Vec::new();
     let mut hosted = Hosted::new(number);
@@ -394,6 +400,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
         if buffer.last() != Some(&b'\n') && buffer.len() as u64 >= MAX_LINE_BYTES {
             let message = format!("a line longer than {MAX_LINE_BYTES} bytes; closing");
             writer.send(&InboxMessage::Error { message, id: None });
+            // Closed now, after the error: not once this connection's requests are settled.
+            writer.finish();
             break;
         }
         let line = buffer.trim_ascii();
@@ -536,6 +544,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Stream, pid: Opti
     for waiter in waiters {
         let _ = waiter.join();
     }
+    // The last outcomes are queued: the writer writes them, then closes the connection.
+    writer.finish();
+    let _ = writing.join();
 }
 
 const NOT_HOSTING: &str = "this connection hosts no session: send `host` first";
@@ -671,7 +682,7 @@ impl Hosted {
 /// timeout: Windows, whose shutdown does not wake a blocked read) keeps what it read and reads
 /// on, unless the server is stopping.
 fn read_line(
-    reader: &mut BufReader<Stream>,
+    reader: &mut BufReader<impl Read>,
     buffer: &mut Vec<u8>,
     stopping: &AtomicBool,
 ) -> io::Result<usize> {
@@ -751,8 +762,9 @@ fn take_ask(
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });
         }
-        shared.to_ui(Inbound::Ask(Box::new(request)));
+        // Announced before the window has it, so that no subscriber hears it settled first.
         shared.broadcast(&InboxMessage::Asked { request: listed });
+        shared.to_ui(Inbound::Ask(Box::new(request)));
     }
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
