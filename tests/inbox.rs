@@ -1428,6 +1428,7 @@ fn a_window_that_comes_back_for_a_question_stays_below_the_program_in_use() {
     }
     let (_, stdout) = client.killed_with_output();
     assert_eq!(stdout, "", "nothing was answered");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Issue 24 item 21: a subscriber that stops reading delays nobody; closing closes
