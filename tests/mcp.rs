@@ -402,11 +402,12 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
         json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
             "Parse error: line 5 of the input is longer than 8454144 bytes; it was skipped"}})
     );
-    // JSON that is no JSON-RPC message: an Invalid Request error.
+    // JSON of the wrong shape: its error, with its id (more in an_invalid_request_is_answered…).
     say(&mut input, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"not an object"}"#);
     assert_eq!(
         next(),
-        json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request"}})
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602,
+               "message": "Invalid params for tools/call: \"params\" must be an object"}})
     );
     // An unknown tool: an error naming it; the server still answers what follows.
     say(
@@ -425,6 +426,331 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
     drop(input);
     let status = server.wait(WAIT).expect("askpane mcp ends when its input closes");
     assert_eq!(status.code(), Some(0));
+}
+
+/// The initialize request of the raw-line tests.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// `askpane mcp` as a client starts it (no display, private directories), fed `lines`, its
+/// input then closed: everything it wrote (each line checked whole), and how it ended.
+fn raw_session(root: &Path, lines: &[String]) -> (String, crate::support::Finished) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command
+        .arg("mcp")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_RUNTIME_DIR", root.join("run"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .current_dir(root);
+    let mut input = String::new();
+    for line in lines {
+        input.push_str(line);
+        input.push('\n');
+    }
+    let run = run_bounded(&mut command, Some(&input));
+    assert!(
+        run.stdout.is_empty() || run.stdout.ends_with('\n'),
+        "the output is cut: {:?}",
+        crate::support::tail(&run.stdout, 300)
+    );
+    (run.stdout.clone(), run)
+}
+
+/// The replies of a session's output: each line's members as raw JSON (an id like `1e400` is
+/// kept as written), a batch's replies one by one; requests and notifications the server sent
+/// are left out.
+fn replies(stdout: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    use serde_json::value::RawValue;
+    let mut replies = Vec::new();
+    let mut add = |text: &str| {
+        let members: std::collections::BTreeMap<String, &RawValue> = serde_json::from_str(text)
+            .unwrap_or_else(|error| panic!("not a JSON object ({error}): {text}"));
+        if !members.contains_key("method") {
+            replies.push(members.into_iter().map(|(k, v)| (k, v.get().to_owned())).collect());
+        }
+    };
+    for line in stdout.lines() {
+        if line.starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(line)
+                .unwrap_or_else(|error| panic!("not a JSON array ({error}): {line}"));
+            items.iter().for_each(|item| add(item.get()));
+        } else {
+            add(line);
+        }
+    }
+    replies
+}
+
+/// The one reply whose id is `id` (as JSON text), failing the test unless there is exactly one.
+fn reply_to<'a>(
+    replies: &'a [std::collections::BTreeMap<String, String>],
+    id: &str,
+    stdout: &str,
+) -> &'a std::collections::BTreeMap<String, String> {
+    let found: Vec<_> =
+        replies.iter().filter(|reply| reply.get("id").map(String::as_str) == Some(id)).collect();
+    assert_eq!(found.len(), 1, "{} replies with id {id}; the output:\n{stdout}", found.len());
+    found[0]
+}
+
+/// The error code of a reply, failing the test for a result.
+fn error_code(reply: &std::collections::BTreeMap<String, String>) -> i64 {
+    let error: Value =
+        serde_json::from_str(reply.get("error").unwrap_or_else(|| panic!("no error: {reply:?}")))
+            .expect("the error is JSON");
+    error["code"].as_i64().unwrap_or_else(|| panic!("no code: {reply:?}"))
+}
+
+/// Issue 24 item 22: JSON of the wrong shape with a readable id was answered `-32600` with no
+/// id at all, so the client waited for ever on that request. Each gets its error with its id.
+#[test]
+fn an_invalid_request_is_answered_with_its_id() {
+    let (root, _) = quiet_world("mcp-invalid-ids");
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"not an object"}"#, "2", -32602),
+        (r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#, "9", -32600),
+        (r#"{"id":"no-version","method":"ping"}"#, r#""no-version""#, -32600),
+        (r#"{"jsonrpc":"2.0","id":13,"method":5}"#, "13", -32600),
+        (r#"{"jsonrpc":"2.0","id":"no-method"}"#, r#""no-method""#, -32600),
+        (r#"{"jsonrpc":"2.0","id":11,"method":"tools/list","params":5}"#, "11", -32602),
+        (r#"{"jsonrpc":"2.0","id":14,"method":"nope","params":[1]}"#, "14", -32601),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, "1.5", -32600),
+        (r#"[{"jsonrpc":"2.0","id":"in-a-batch","method":"ping"}]"#, r#""in-a-batch""#, -32600),
+    ];
+    let mut lines = vec![INITIALIZE.to_owned(), INITIALIZED.to_owned()];
+    lines.extend(cases.iter().map(|(line, _, _)| (*line).to_owned()));
+    let (stdout, run) = raw_session(&root, &lines);
+    assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+    let replies = replies(&stdout);
+    for (line, id, code) in cases {
+        assert_eq!(error_code(reply_to(&replies, id, &stdout)), code, "{line}");
+    }
+    assert_eq!(replies.len(), cases.len() + 1, "{stdout}");
+}
+
+/// Issue 24 item 22: `"id": 1e400` (no number type holds it) got no response at all. It gets
+/// an Invalid Request error with the id echoed exactly as the client wrote it.
+#[test]
+fn an_id_no_number_holds_is_answered_as_written() {
+    let (root, _) = quiet_world("mcp-huge-id");
+    let lines = [
+        INITIALIZE.to_owned(),
+        INITIALIZED.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"tools/list"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#.to_owned(),
+    ];
+    let (stdout, run) = raw_session(&root, &lines);
+    assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+    let replies = replies(&stdout);
+    for id in ["1e400", "18446744073709551616"] {
+        assert_eq!(error_code(reply_to(&replies, id, &stdout)), -32600);
+        let echoed = format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32600,"#);
+        assert!(stdout.lines().any(|line| line.starts_with(&echoed)), "{stdout}");
+    }
+    assert_eq!(reply_to(&replies, r#""after""#, &stdout)["result"], "{}");
+}
+
+/// Issue 24 item 22: `tools/call` whose `arguments` are not an object was answered -32601
+/// Method not found (rmcp read it as an unknown method); it is -32602 Invalid params.
+#[test]
+fn wrong_arguments_are_invalid_params() {
+    let (root, _) = quiet_world("mcp-wrong-arguments");
+    let lines = [
+        INITIALIZE.to_owned(),
+        INITIALIZED.to_owned(),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_user_question","arguments":[1]}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask_user_question","arguments":"x"}}"#.to_owned(),
+    ];
+    let (stdout, run) = raw_session(&root, &lines);
+    assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+    let replies = replies(&stdout);
+    for id in ["5", "6"] {
+        let reply = reply_to(&replies, id, &stdout);
+        assert_eq!(error_code(reply), -32602, "{reply:?}");
+        assert!(reply["error"].contains("Invalid params for tools/call: "), "{reply:?}");
+    }
+}
+
+/// Issue 24 item 22: a client whose first message is not `initialize` got its output cut (no
+/// final newline, replies lost) when the server ended. Every request gets its whole reply.
+#[test]
+fn output_is_whole_when_the_first_message_is_not_initialize() {
+    let (root, _) = quiet_world("mcp-no-initialize");
+    let lines: Vec<String> = (1..=300)
+        .map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#))
+        .collect();
+    let (stdout, run) = raw_session(&root, &lines);
+    assert!(run.stderr.contains("did not initialize"), "{}", run.stderr);
+    let replies = replies(&stdout);
+    assert_eq!(replies.len(), 300, "{}", crate::support::tail(&stdout, 500));
+    for id in 1..=300 {
+        reply_to(&replies, &id.to_string(), &stdout);
+    }
+}
+
+/// Issue 24 item 22: many malformed requests, each with an id of its own (readable or not), and
+/// some well-formed ones, through one server: each request gets exactly one reply, carrying its
+/// id (`null` where none can be read); notifications get none. `ASKPANE_MCP_CASES` (default
+/// 2000) and `ASKPANE_MCP_SEED` change the count and the draw.
+#[test]
+fn every_request_gets_exactly_one_reply_with_its_id() {
+    let cases: u64 =
+        std::env::var("ASKPANE_MCP_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let seed: u64 =
+        std::env::var("ASKPANE_MCP_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x5eed_2422);
+    let (root, _) = quiet_world("mcp-fuzzed-ids");
+    let mut random = Xorshift(seed | 1);
+    let mut lines = vec![INITIALIZE.to_owned(), INITIALIZED.to_owned()];
+    let mut expected: Vec<String> = vec![r#"s:init"#.to_owned()];
+    for case in 1..=cases {
+        let (line, expect) = fuzzed_request(&mut random, case);
+        lines.push(line);
+        expected.extend(expect);
+    }
+    let (stdout, run) = raw_session(&root, &lines);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "seed {seed}: {}",
+        crate::support::tail(&run.stderr, 2000)
+    );
+    let mut got: Vec<String> = replies(&stdout)
+        .iter()
+        .map(|reply| id_key(reply.get("id").map_or("<no id>", String::as_str)))
+        .collect();
+    got.sort();
+    expected.sort();
+    if got != expected {
+        let mut missing = expected.clone();
+        let mut extra = Vec::new();
+        for key in &got {
+            match missing.iter().position(|wanted| wanted == key) {
+                Some(at) => {
+                    missing.remove(at);
+                }
+                None => extra.push(key.clone()),
+            }
+        }
+        panic!(
+            "seed {seed}: {} replies for {} expected; missing {:?}, unexpected {:?}",
+            got.len(),
+            expected.len(),
+            missing.iter().take(20).collect::<Vec<_>>(),
+            extra.iter().take(20).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// A small deterministic generator (xorshift64), so a failing draw can be run again.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+}
+
+/// The key a reply's id is matched by: a string's value; a number the integer rmcp answers with
+/// when it is one (`7.0` is 7), else its text as written.
+fn id_key(id: &str) -> String {
+    if let Ok(text) = serde_json::from_str::<String>(id) {
+        return format!("s:{text}");
+    }
+    match id.parse::<f64>() {
+        Ok(number) if number.fract() == 0.0 && number.abs() < 9.0e15 && !id.contains("e-") => {
+            format!("n:{}", number as i64)
+        }
+        _ => format!("raw:{id}"),
+    }
+}
+
+/// One request with an id of its own (`case` makes it unique), mostly malformed: the line and
+/// the reply keys it must get (none for a notification).
+fn fuzzed_request(random: &mut Xorshift, case: u64) -> (String, Vec<String>) {
+    // The id: readable (a string, an integer, an integer in float form, a number no type holds
+    // or askpane cannot carry) or not (null, a boolean, an object, an array).
+    let (id, key) = match random.next() % 12 {
+        0 | 1 => (case.to_string(), Some(format!("n:{case}"))),
+        2 => (format!("-{case}"), Some(format!("n:-{case}"))),
+        3 | 4 => (format!("\"s{case}\""), Some(format!("s:s{case}"))),
+        5 => (format!("\"\\u0073\\n{case}\""), Some(format!("s:s\n{case}"))),
+        6 => (format!("{case}.0"), Some(format!("n:{case}"))),
+        7 => {
+            let id = random
+                .pick(&["{}e400", "{}.5", "-{}e-400", "18446744073709551616{}", "{}e19"])
+                .replace("{}", &case.to_string());
+            (id.clone(), Some(format!("raw:{id}")))
+        }
+        8 => ("null".to_owned(), Some("raw:null".to_owned())),
+        9 => (random.pick(&["true", "false"]).to_owned(), Some("raw:null".to_owned())),
+        10 => (format!("{{\"n\":{case}}}"), Some("raw:null".to_owned())),
+        _ => (format!("[{case}]"), Some("raw:null".to_owned())),
+    };
+    let body = random.pick(&[
+        r#""method":"ping""#,
+        r#""method":"tools/list""#,
+        r#""method":"tools/list","params":{"cursor":5}"#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","arguments":{"questions":[]}}"#,
+        r#""method":"tools/call","params":{"name":"rm_rf","arguments":{}}"#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","arguments":[1]}"#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","arguments":5}"#,
+        r#""method":"tools/call","params":{"name":5}"#,
+        r#""method":"tools/call","params":{"arguments":{}}"#,
+        r#""method":"tools/call","params":"x""#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","arguments":{"n":1e400}}"#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","arguments":{"deep":DEEP}}"#,
+        r#""method":"tools/call","params":{"name":"ask_user_question","_meta":5}"#,
+        r#""method":"tools/list","params":5"#,
+        r#""method":"ping","params":[]"#,
+        r#""method":"initialize","params":{}"#,
+        r#""method":"initialize","params":{"protocolVersion":5}"#,
+        r#""method":"nope""#,
+        r#""method":"nope","params":"x""#,
+        r#""method":"notifications/foo","params":5"#,
+        r#""method":5"#,
+        r#""method":null"#,
+        r#""method":"ping","result":{}"#,
+        r#""result":5,"method":"ping""#,
+        r#""noMethod":true"#,
+        r#""method":"ping","method":"ping""#,
+        r#""method":"tools/call","params":{"name":"ask_user_question"},"params":{}"#,
+    ]);
+    let body = body.replace("DEEP", &format!("{}{}", "[".repeat(200), "]".repeat(200)));
+    let version = random.pick(&[
+        r#""jsonrpc":"2.0","#,
+        r#""jsonrpc":"2.0","#,
+        r#""jsonrpc":"2.0","#,
+        r#""jsonrpc":"1.0","#,
+        "",
+        r#""jsonrpc":2,"#,
+    ]);
+    let line = format!("{{{version}\"id\":{id},{body}}}");
+    match random.next() % 20 {
+        // In a batch of its own: the reply is in an array.
+        0 => (format!("[{line}]"), key.into_iter().collect()),
+        // Cut short: not JSON at all, a Parse error with id null.
+        1 => {
+            let cut = line.get(..line.len() / 2).unwrap_or_default().to_owned();
+            (cut, vec!["raw:null".to_owned()])
+        }
+        // Without an id: a notification, never answered; or no valid JSON-RPC at all (no
+        // "jsonrpc": "2.0", no method that is a string), an Invalid Request with id null.
+        2 => {
+            let notification = version == r#""jsonrpc":"2.0","# && body.contains(r#""method":""#);
+            let expect = if notification { Vec::new() } else { vec!["raw:null".to_owned()] };
+            (format!("{{{version}{body}}}"), expect)
+        }
+        _ => (line, key.into_iter().collect()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -737,7 +1063,9 @@ fn python_sdk_call_survives_the_inbox_being_killed() {
 }
 
 /// The client goes away mid-question (closes the server's input, as a client does when it
-/// quits): `askpane mcp` ends, and the question leaves the inbox.
+/// quits): `askpane mcp` ends at once (issue 24 item 22: it ended 5 s later, when rmcp gave up
+/// waiting for the call), the question is withdrawn from the inbox before it ends, and the
+/// call's reply (withdrawn) is its last, whole line.
 #[test]
 fn a_client_that_goes_away_takes_its_question_out_of_the_inbox() {
     let world = World::with_inbox("mcp-client-gone");
@@ -754,17 +1082,12 @@ fn a_client_that_goes_away_takes_its_question_out_of_the_inbox() {
         .stderr(Stdio::null());
     let mut server = Process::new(command.spawn().expect("start askpane mcp"));
     let mut input = server.child.stdin.take().expect("piped stdin");
-    let lines = line_reader(server.child.stdout.take().expect("piped stdout"));
+    let stdout = read_all(server.child.stdout.take().expect("piped stdout"));
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "ask_user_question", "arguments": arguments()}});
-    for line in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#.to_owned(),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
-        call.to_string(),
-    ] {
+    for line in [INITIALIZE.to_owned(), INITIALIZED.to_owned(), call.to_string()] {
         input.write_all(line.as_bytes()).and_then(|()| input.write_all(b"\n")).expect("write");
     }
-    lines.recv_timeout(WAIT).expect("the initialize result");
     let mut inbox = world.connect();
     let deadline = Instant::now() + WAIT;
     while inbox.list().is_empty() {
@@ -772,11 +1095,21 @@ fn a_client_that_goes_away_takes_its_question_out_of_the_inbox() {
         thread::sleep(Duration::from_millis(20));
     }
     drop(input);
+    let closed = Instant::now();
     let status = server.wait(WAIT).expect("askpane mcp ends when its client goes away");
+    let took = closed.elapsed();
     assert_eq!(status.code(), Some(0));
-    let deadline = Instant::now() + WAIT;
+    assert!(took < Duration::from_secs(1), "askpane mcp ended {took:?} after its input closed");
+    // Withdrawn before the process ended: the inbox shows it no longer.
+    let deadline = Instant::now() + Duration::from_secs(1);
     while !inbox.list().is_empty() {
-        assert!(Instant::now() < deadline, "the question is still in the inbox");
+        assert!(Instant::now() < deadline, "the question is still in the inbox 1 s later");
         thread::sleep(Duration::from_millis(20));
     }
+    let stdout = crate::support::collect(stdout);
+    assert!(stdout.ends_with('\n'), "the output is cut: {stdout:?}");
+    let replies = replies(&stdout);
+    let reply = reply_to(&replies, "2", &stdout);
+    let result: Value = serde_json::from_str(&reply["result"]).expect("a result");
+    assert_eq!(result["isError"], true, "{result}");
 }

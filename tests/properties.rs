@@ -1,9 +1,10 @@
 //! Property tests (proptest, stable Rust) of everything that reads outside data: the envelope
 //! parser, the validator, the answer builder (from the window's drafts, from `--answers` presets,
-//! from a browser's numbers) and the browser message parser, plus `askpane ask` itself run on
-//! generated requests. The invariants: nothing panics; `ask` prints exactly one JSON line whose
-//! outcome matches its exit code; and no answer is ever produced that the user (or the preset, or
-//! the browser) did not give.
+//! from a browser's numbers), the browser message parser and the lines clients send to the inbox
+//! and to `askpane mcp`, plus `askpane ask` itself run on generated requests. The invariants:
+//! nothing panics; `ask` prints exactly one JSON line whose outcome matches its exit code; no
+//! answer is ever produced that the user (or the preset, or the browser) did not give; a request
+//! to `askpane mcp` with a readable id keeps it.
 //!
 //! Case counts are bounded for CI: `PROPTEST_CASES` (default 256) for the in-process properties,
 //! `ASKPANE_BINARY_CASES` (default 24) for the runs of the binary. Longer, coverage-guided runs
@@ -568,4 +569,152 @@ fn the_generators_reach_valid_and_invalid_requests() {
     }
     eprintln!("valid {valid}, invalid {invalid}, unrecognised {unrecognised}");
     assert!(valid >= 40 && invalid >= 40 && unrecognised >= 20, "{valid} {invalid} {unrecognised}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines from clients (issue 24): the inbox socket's and `askpane mcp`'s, the bounded versions of
+// fuzz/'s `inbox_line` and `mcp_line`
+
+/// A line a client might send on the inbox socket: near a message of each type, or junk.
+fn inbox_line() -> impl Strategy<Value = String> {
+    let kinds = vec![
+        "hello",
+        "ask",
+        "withdraw",
+        "list",
+        "subscribe",
+        "quit",
+        "show",
+        "new_link",
+        "host",
+        "session_event",
+        "permission",
+        "withdraw_permission",
+        "dance",
+    ];
+    let modes = vec!["ask", "hook", "mcp", "opencode", "nope"];
+    let near = (
+        prop::sample::select(kinds),
+        text(),
+        prop::sample::select(modes),
+        message(),
+        prop::collection::vec((key(), json_value()), 0..4),
+    )
+        .prop_map(|(kind, id, mode, message, extra)| {
+            let mut line = json!({"type": kind, "id": id, "mode": mode, "message": message,
+                                  "version": 1, "agent": "claude", "event": {"kind": "ended"}});
+            if let Some(object) = line.as_object_mut() {
+                object.extend(extra);
+            }
+            line.to_string()
+        });
+    prop_oneof![
+        6 => near,
+        1 => json_value().prop_map(|value| value.to_string()),
+        1 => text().prop_map(|text| format!(" {text}\r\n")),
+    ]
+}
+
+/// A number, string or other id as JSON text, `1e400` and ids askpane cannot carry among them.
+fn mcp_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => any::<i64>().prop_map(|id| id.to_string()),
+        3 => text().prop_map(|id| Value::String(id).to_string()),
+        1 => (0..1000u32).prop_map(|id| format!("{id}.0")),
+        1 => (0..1000u32).prop_map(|id| format!("{id}.5")),
+        1 => (0..1000u32).prop_map(|id| format!("{id}e400")),
+        1 => (0..1000u32).prop_map(|id| format!("-{id}e-400")),
+        1 => Just("18446744073709551616".to_owned()),
+        1 => prop::sample::select(vec!["null", "true", "{}", "[1]"]).prop_map(str::to_owned),
+    ]
+}
+
+/// A JSON-RPC line `askpane mcp` might be sent, members near right or wrong, and its id's text.
+fn mcp_line() -> impl Strategy<Value = (String, Option<String>)> {
+    let text_json = || text().prop_map(|text| Value::String(text).to_string());
+    let version = prop::option::of(prop_oneof![
+        4 => Just(r#""2.0""#.to_owned()),
+        1 => Just(r#""1.0""#.to_owned()),
+        1 => Just("2".to_owned()),
+    ]);
+    let method = prop::option::of(prop_oneof![
+        4 => prop::sample::select(vec![
+            "initialize", "ping", "tools/list", "tools/call", "prompts/get", "logging/setLevel",
+            "notifications/initialized", "notifications/cancelled", "nope",
+        ])
+        .prop_map(|method| format!("\"{method}\"")),
+        1 => text_json(),
+        1 => Just("5".to_owned()),
+    ]);
+    let params = prop::option::of(prop_oneof![
+        2 => json_value().prop_map(|value| value.to_string()),
+        2 => (json_value(), text_json()).prop_map(|(arguments, name)| {
+            format!(r#"{{"name":{name},"arguments":{arguments}}}"#)
+        }),
+        1 => Just(r#"{"name":"ask_user_question","arguments":{"n":1e400}}"#.to_owned()),
+        1 => Just(r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}"#.to_owned()),
+    ]);
+    let result = prop::option::of(json_value().prop_map(|value| value.to_string()));
+    (version, prop::option::of(mcp_id()), method, params, result).prop_map(
+        |(version, id, method, params, result)| {
+            let members: Vec<String> = [
+                ("jsonrpc", version),
+                ("id", id.clone()),
+                ("method", method),
+                ("params", params),
+                ("result", result),
+            ]
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|value| format!("\"{name}\":{value}")))
+            .collect();
+            (format!("{{{}}}", members.join(",")), id)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(config(cases("PROPTEST_CASES", 256)))]
+
+    /// The inbox reads any line without panic, and a message it reads is read back the same
+    /// once a client writes it.
+    #[test]
+    fn an_inbox_line_is_read_back_the_same_or_refused(line in inbox_line()) {
+        use askpane::protocol::inbox::read_client_line;
+        if let Some(Ok(message)) = read_client_line(line.as_bytes()) {
+            let written = serde_json::to_string(&message).expect("serialises");
+            let again = read_client_line(written.as_bytes()).and_then(Result::ok);
+            prop_assert_eq!(again, Some(message), "{}", written);
+        }
+    }
+
+    /// `askpane mcp` hands a request to rmcp (which answers with its id) or answers it with its
+    /// id as written, never without it; every answer is one line of JSON.
+    #[test]
+    fn an_mcp_request_with_a_readable_id_keeps_it((line, id) in mcp_line()) {
+        use askpane::protocol::mcp::line::{Screened, screen};
+        use serde_json::value::RawValue;
+        let screened = screen(line.as_bytes(), 1);
+        if let Screened::Answer(reply) = &screened {
+            prop_assert!(!reply.contains('\n'), "{}", reply);
+            let members: std::collections::BTreeMap<String, &RawValue> =
+                serde_json::from_str(reply).expect("the reply is a JSON object");
+            prop_assert_eq!(members.get("jsonrpc").map(|raw| raw.get()), Some(r#""2.0""#));
+            prop_assert!(members.contains_key("error"), "{}", reply);
+            let replied = members.get("id").map(|raw| raw.get()).expect("an id member");
+            prop_assert!(replied == "null" || Some(replied) == id.as_deref(), "{} for {}", reply, line);
+        }
+        let readable = id.as_deref().is_some_and(|id| {
+            matches!(id.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9'))
+        });
+        if readable && line.contains(r#""method":"#) {
+            match &screened {
+                Screened::Pass => {}
+                Screened::Answer(reply) => {
+                    let expected = format!(r#""id":{},"#, id.as_deref().unwrap_or_default());
+                    prop_assert!(reply.contains(&expected), "{} lost the id of {}", reply, line);
+                }
+                other => prop_assert!(false, "{:?} for the request {}", other, line),
+            }
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! `askpane mcp` (issue 12): a stdio MCP server with one tool, `ask_user_question`, for every
-//! agent that speaks MCP. rmcp does the protocol (framing, version negotiation, cancellation);
-//! each call is handed to the inbox as a thin client (the code `ask` and `hook` use), and the
-//! reply the inbox renders (`protocol::mcp::tool_result`) is the tool result. Only rmcp writes
-//! stdout; every log line goes to stderr.
+//! agent that speaks MCP. rmcp does the protocol (version negotiation, dispatch, cancellation);
+//! each input line is screened first (`protocol::mcp::line`), so every request rmcp cannot read
+//! is answered here with its id. Each call is handed to the inbox as a thin client (the code
+//! `ask` and `hook` use), and the reply the inbox renders (`protocol::mcp::tool_result`) is the
+//! tool result. Only MCP messages go to stdout, one whole line each ([`write_output`]); every
+//! log line goes to stderr. The end of the input ends the process at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +22,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 
 use askpane::protocol::inbox::{ClientMode, Policy};
+use askpane::protocol::mcp::line::{self, Screened};
 use askpane::protocol::mcp::{self, McpContext};
 use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
@@ -55,28 +58,42 @@ pub(super) fn run(args: McpArgs) -> anyhow::Result<u8> {
         .thread_name("mcp-runtime")
         .build()
         .context("cannot start the MCP server's runtime")?;
-    let server = Server { args: Arc::new(args), calls: Arc::new(AtomicU64::new(0)) };
+    let (input_closes, input_closed) = tokio::sync::watch::channel(false);
+    let server = Server { args: Arc::new(args), calls: Arc::new(AtomicU64::new(0)), input_closed };
     let served = runtime.block_on(async move {
         let (to_server, server_input) = tokio::io::duplex(PIPE_BYTES);
         let (server_output, from_server) = tokio::io::duplex(PIPE_BYTES);
-        let (parse_errors, parse_errors_out) = tokio::sync::mpsc::unbounded_channel();
-        let reading = tokio::spawn(screen_input(to_server, parse_errors));
-        let writing = tokio::spawn(write_output(from_server, parse_errors_out));
-        let running = server
-            .serve((server_input, server_output))
-            .await
-            .map_err(|error| anyhow::anyhow!("the MCP client did not initialize: {error}"))?;
-        running.waiting().await.context("the MCP session failed")?;
+        let (answers, answers_out) = tokio::sync::mpsc::unbounded_channel();
+        let reading = tokio::spawn(screen_input(to_server, answers, input_closes));
+        let writing = tokio::spawn(write_output(from_server, answers_out));
+        let served = serve(server, server_input, server_output).await;
+        // The session is over, however it ended (a client that never initialized too): nothing
+        // more is read, and everything the server and the screen wrote reaches stdout, each
+        // line whole, before the process ends.
         reading.abort();
-        // Everything the server wrote reaches stdout before the process ends.
         let _ = writing.await;
-        anyhow::Ok(())
+        served
     });
-    // A call still waiting on the inbox is not waited for: the process ends, the connection
-    // closes, and the inbox withdraws the question.
+    // Nothing waits here any more: a call that waited on the inbox was withdrawn when the input
+    // closed. Only a read of stdin still blocked (a session that ended before its input did)
+    // is left behind.
     runtime.shutdown_timeout(Duration::from_millis(200));
     served?;
     Ok(exit::OK)
+}
+
+/// The MCP session over the in-process pipes, until the client's input ends.
+async fn serve(
+    server: Server,
+    input: tokio::io::DuplexStream,
+    output: tokio::io::DuplexStream,
+) -> anyhow::Result<()> {
+    let running = server
+        .serve((input, output))
+        .await
+        .map_err(|error| anyhow::anyhow!("the MCP client did not initialize: {error}"))?;
+    running.waiting().await.context("the MCP session failed")?;
+    Ok(())
 }
 
 /// Room in each in-process pipe between stdio and the MCP server.
@@ -86,13 +103,15 @@ const PIPE_BYTES: usize = 1 << 20;
 /// for the JSON-RPC around it. A longer line is skipped with an error, never held whole.
 const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
 
-/// Passes the client's lines on to the MCP server, except a line that is not a message at all:
-/// not UTF-8, not JSON, or longer than [`MAX_LINE_BYTES`]. rmcp skips such lines without a word
-/// (and its reader ends the session on bytes that are not UTF-8); JSON-RPC 2.0 asks for a Parse
-/// error (-32700, id null), which goes to [`write_output`] saying what was wrong and where.
+/// Reads the client's lines: each is screened ([`line::screen`]); a message rmcp reads as what
+/// it is goes on to the MCP server, every other line is answered here (to [`write_output`])
+/// with the request's id when it has one, and the right JSON-RPC error. At the end of the input
+/// `input_closes` tells every call (a question waiting for a person is withdrawn), then the
+/// server sees the end and ends the session.
 async fn screen_input(
     mut to_server: tokio::io::DuplexStream,
-    parse_errors: tokio::sync::mpsc::UnboundedSender<String>,
+    answers: tokio::sync::mpsc::UnboundedSender<String>,
+    input_closes: tokio::sync::watch::Sender<bool>,
 ) {
     use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
@@ -105,7 +124,7 @@ async fn screen_input(
             Ok(0) | Err(_) => break,
             Ok(_) => number += 1,
         }
-        let why = if line.last() != Some(&b'\n') && line.len() as u64 >= MAX_LINE_BYTES {
+        if line.last() != Some(&b'\n') && line.len() as u64 >= MAX_LINE_BYTES {
             // Read past the rest of it, a bounded piece at a time.
             let mut rest = Vec::new();
             while !matches!(rest.last(), Some(b'\n')) {
@@ -115,55 +134,67 @@ async fn screen_input(
                     break;
                 }
             }
-            Some(format!("is longer than {MAX_LINE_BYTES} bytes; it was skipped"))
-        } else {
-            match std::str::from_utf8(&line) {
-                Err(error) => Some(format!("is not UTF-8 (at byte {})", error.valid_up_to() + 1)),
-                Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => serde_json::from_str::<serde::de::IgnoredAny>(text)
-                    .err()
-                    .map(|error| format!("is not JSON ({error})")),
-            }
-        };
-        if let Some(why) = why {
-            let _ = parse_errors.send(mcp::parse_error(number, &why).to_string());
+            let why = format!("is longer than {MAX_LINE_BYTES} bytes; it was skipped");
+            let _ = answers.send(line::parse_error(number, &why));
             continue;
         }
-        if !line.ends_with(b"\n") {
-            line.push(b'\n');
-        }
-        if to_server.write_all(&line).await.is_err() {
-            break;
+        match line::screen(&line, number) {
+            Screened::Blank => {}
+            Screened::Ignore(why) => eprintln!("askpane mcp: {why}"),
+            Screened::Answer(reply) => {
+                let _ = answers.send(reply);
+            }
+            Screened::Pass => {
+                if !line.ends_with(b"\n") {
+                    line.push(b'\n');
+                }
+                if to_server.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
         }
     }
+    let _ = input_closes.send(true);
     // The server sees the end of the input, and ends the session.
     let _ = to_server.shutdown().await;
 }
 
-/// The one writer of stdout: the MCP server's lines, and the parse errors of
-/// [`screen_input`], each a whole line, each flushed at once.
+/// The one writer of stdout: the MCP server's lines, and the answers of [`screen_input`],
+/// each a whole line written at once and flushed, until both have ended.
 #[allow(
     clippy::disallowed_methods,
     reason = "askpane mcp's one writer of stdout: every MCP message passes through here"
 )]
 async fn write_output(
     from_server: tokio::io::DuplexStream,
-    mut parse_errors: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut answers: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
     let mut stdout = tokio::io::stdout();
     let mut lines = tokio::io::BufReader::new(from_server).lines();
-    loop {
+    let (mut server_open, mut answers_open) = (true, true);
+    while server_open || answers_open {
         let line = tokio::select! {
-            line = lines.next_line() => match line {
+            line = lines.next_line(), if server_open => match line {
                 Ok(Some(line)) => line,
                 // The server is done: what it wrote is out.
-                _ => break,
+                _ => {
+                    server_open = false;
+                    continue;
+                }
             },
-            Some(error) = parse_errors.recv() => error,
+            answer = answers.recv(), if answers_open => match answer {
+                Some(answer) => answer,
+                None => {
+                    answers_open = false;
+                    continue;
+                }
+            },
         };
-        let written = stdout.write_all(line.as_bytes()).await;
-        let written = written.and(stdout.write_all(b"\n").await).and(stdout.flush().await);
+        // One write for the line and its newline: no message is ever seen without its end.
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        let written = stdout.write_all(&bytes).await.and(stdout.flush().await);
         if written.is_err() {
             // The client is gone; its end of the session follows from its closed input.
             break;
@@ -171,11 +202,13 @@ async fn write_output(
     }
 }
 
-/// The MCP server: the flags every call shares, and a counter that names each call.
+/// The MCP server: the flags every call shares, a counter that names each call, and whether
+/// the client's input has closed (the client is gone: no call waits for a person any more).
 #[derive(Clone)]
 struct Server {
     args: Arc<McpArgs>,
     calls: Arc<AtomicU64>,
+    input_closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The one tool, as `tools/list` shows it.
@@ -224,7 +257,7 @@ impl ServerHandler for Server {
             return Err(McpError::invalid_params(message, None));
         }
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let call_context = call_context(&context, number).await;
+        let call_context = call_context(&context, number, self.input_closed.clone()).await;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let message = call_context.message(arguments);
         let result = self.answer(message, &context).await;
@@ -237,14 +270,18 @@ impl ServerHandler for Server {
 
 /// Who calls and from where: the client's name and version, its roots (when it has any) or the
 /// working directory, this server's session, and a name for the call.
-async fn call_context(context: &RequestContext<RoleServer>, number: u64) -> McpContext {
+async fn call_context(
+    context: &RequestContext<RoleServer>,
+    number: u64,
+    input_closed: tokio::sync::watch::Receiver<bool>,
+) -> McpContext {
     let peer = context.peer.peer_info();
     let client = peer.as_ref().map(|info| {
         let client = &info.client_info;
         format!("{} {}", client.name, client.version).trim().to_owned()
     });
     let roots = match peer.as_ref().is_some_and(|info| info.capabilities.roots.is_some()) {
-        true => roots(context).await,
+        true => roots(context, input_closed).await,
         false => Vec::new(),
     };
     let pid = std::process::id();
@@ -263,21 +300,34 @@ async fn call_context(context: &RequestContext<RoleServer>, number: u64) -> McpC
     }
 }
 
-/// The client's roots (`roots/list`), or none when it does not answer in time. Roots are
-/// deprecated by the newest MCP revision (SEP-2577), but they are how the clients of today say
-/// where they work.
+/// Resolves once the client's input has closed (or its reader is gone).
+async fn closed(input_closed: &mut tokio::sync::watch::Receiver<bool>) {
+    // Not held: the guard `wait_for` returns cannot cross an await of a task that must be Send.
+    let _ = input_closed.wait_for(|closed| *closed).await;
+}
+
+/// The client's roots (`roots/list`), or none when it does not answer in time or is gone (its
+/// input closed: no answer will come). Roots are deprecated by the newest MCP revision
+/// (SEP-2577), but they are how the clients of today say where they work.
 #[allow(deprecated, reason = "roots are deprecated by SEP-2577 but are what clients send today")]
-async fn roots(context: &RequestContext<RoleServer>) -> Vec<String> {
-    match tokio::time::timeout(ROOTS_WAIT, context.peer.list_roots()).await {
-        Ok(Ok(listed)) => listed.roots.into_iter().map(|root| root.uri).collect(),
-        _ => Vec::new(),
+async fn roots(
+    context: &RequestContext<RoleServer>,
+    mut input_closed: tokio::sync::watch::Receiver<bool>,
+) -> Vec<String> {
+    tokio::select! {
+        listed = tokio::time::timeout(ROOTS_WAIT, context.peer.list_roots()) => match listed {
+            Ok(Ok(listed)) => listed.roots.into_iter().map(|root| root.uri).collect(),
+            _ => Vec::new(),
+        },
+        () = closed(&mut input_closed) => Vec::new(),
     }
 }
 
 impl Server {
     /// The tool result for one call: refused here when the input is invalid, else decided by
     /// the inbox (or here, when no inbox can be used). Progress goes to the client while the
-    /// user has not answered; a cancel withdraws the question.
+    /// user has not answered; a cancel withdraws the question, and so does the end of the
+    /// client's input (the client is gone).
     async fn answer(&self, message: Value, context: &RequestContext<RoleServer>) -> Value {
         let policy = policy(&self.args.piped.answering, None, None);
         let args = Arc::clone(&self.args);
@@ -289,6 +339,8 @@ impl Server {
         let every = Duration::from_secs(self.args.progress_every);
         let started = Instant::now();
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut input_closed = self.input_closed.clone();
+        let mut withdrawing = false;
         loop {
             tokio::select! {
                 result = &mut waiting => {
@@ -303,7 +355,14 @@ impl Server {
                     let _ = (&mut waiting).await;
                     return mcp::tool_result(&Outcome::Withdrawn);
                 }
-                _ = ticks.tick(), if token.is_some() => {
+                // The client is gone: a question waiting for a person leaves the inbox now, and
+                // the process ends at once rather than when rmcp stops waiting for this call
+                // (5 s). A call decided without a person (a preset) keeps its answer.
+                () = closed(&mut input_closed), if !withdrawing => {
+                    withdrawing = true;
+                    let _ = cancel.try_send(());
+                }
+                _ = ticks.tick(), if token.is_some() && !withdrawing => {
                     if let Some(token) = &token {
                         let waited = started.elapsed().as_secs();
                         let progress = ProgressNotificationParam::new(token.clone(), waited as f64)

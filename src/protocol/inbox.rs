@@ -412,14 +412,33 @@ pub enum LineError {
     NotAMessage(String),
 }
 
-/// Reads one client line (already known to be JSON) into a message.
-pub fn client_message(line: Value) -> Result<ClientMessage, LineError> {
-    serde_json::from_value(line).map_err(|error| LineError::NotAMessage(error.to_string()))
+/// A line that is no client message: why (said back in an `error`), and the `id` it names,
+/// if any, so an error about a broken `ask` can say which one.
+#[derive(Debug)]
+pub struct BadLine {
+    pub error: LineError,
+    pub id: Option<String>,
 }
 
-/// The `id` a line names, if any: so an error about a broken `ask` can say which one.
-pub fn named_id(line: &Value) -> Option<String> {
-    line.get("id").and_then(Value::as_str).map(str::to_owned)
+/// One line a client sent on the inbox socket (its newline and surrounding whitespace
+/// included or not), as the inbox reads it: `None` for a blank line, else its message or why
+/// it is none. Fuzzed: fuzz/fuzz_targets/inbox_line.rs.
+pub fn read_client_line(line: &[u8]) -> Option<Result<ClientMessage, BadLine>> {
+    let line = line.trim_ascii();
+    if line.is_empty() {
+        return None;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(error) => {
+            return Some(Err(BadLine { error: LineError::NotJson(error.to_string()), id: None }));
+        }
+    };
+    let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+    Some(
+        serde_json::from_value(value)
+            .map_err(|error| BadLine { error: LineError::NotAMessage(error.to_string()), id }),
+    )
 }
 
 #[cfg(test)]
@@ -452,16 +471,24 @@ mod tests {
             r#"{"type":"outcome","id":"1","outcome":"declined","reply":null,"exit_code":0}"#
         );
         assert_eq!(
-            client_message(json!({"type": "list"})).expect("a message"),
+            read_client_line(b" {\"type\": \"list\"}\r\n").expect("a line").expect("a message"),
             ClientMessage::List
         );
+        assert!(read_client_line(b" \t\r\n").is_none());
     }
 
     #[test]
     fn a_broken_line_names_what_is_wrong() {
-        let error = client_message(json!({"type": "ask", "id": "7"})).expect_err("no mode");
-        assert!(error.to_string().contains("missing field `mode`"), "{error}");
-        let error = client_message(json!({"type": "dance"})).expect_err("no such type");
-        assert!(error.to_string().contains("unknown variant `dance`"), "{error}");
+        let broken = |line: &str| {
+            read_client_line(line.as_bytes()).expect("a line").expect_err("no message")
+        };
+        let bad = broken(r#"{"type": "ask", "id": "7"}"#);
+        assert!(bad.error.to_string().contains("missing field `mode`"), "{:?}", bad.error);
+        assert_eq!(bad.id.as_deref(), Some("7"));
+        let bad = broken(r#"{"type": "dance"}"#);
+        assert!(bad.error.to_string().contains("unknown variant `dance`"), "{:?}", bad.error);
+        let bad = broken("{\"type\": ");
+        assert!(matches!(bad.error, LineError::NotJson(_)), "{:?}", bad.error);
+        assert_eq!(bad.id, None);
     }
 }

@@ -7,6 +7,10 @@ use serde_json::{Map, Value, json};
 
 use super::outcome::{Outcome, ResultStyle};
 
+/// Each input line of `askpane mcp` before rmcp reads it (rmcp is native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod line;
+
 /// The tool's name as MCP clients list it (Claude Code shows it as
 /// `mcp__askpane__ask_user_question`).
 pub const TOOL: &str = "ask_user_question";
@@ -220,14 +224,6 @@ impl McpContext {
             call_id: text("call_id").unwrap_or_default(),
         }
     }
-}
-
-/// The JSON-RPC 2.0 Parse error (-32700, id null) for input line `line`, which could not be
-/// read as a message: `why` says what was wrong and where ("is not JSON (…)", "is not UTF-8
-/// …", "is longer than …"), so the client's author can find it.
-pub fn parse_error(line: u64, why: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
-        "message": format!("Parse error: line {line} of the input {why}")}})
 }
 
 /// The MCP tool result for `outcome` (`CallToolResult`): the text the model reads, worded as

@@ -25,8 +25,6 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
@@ -404,23 +402,11 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             writer.finish();
             break;
         }
-        let line = buffer.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(value) => value,
-            Err(error) => {
-                let message = inbox::LineError::NotJson(error.to_string()).to_string();
-                writer.send(&InboxMessage::Error { message, id: None });
-                continue;
-            }
-        };
-        let named = inbox::named_id(&value);
-        let message = match inbox::client_message(value) {
-            Ok(message) => message,
-            Err(error) => {
-                writer.send(&InboxMessage::Error { message: error.to_string(), id: named });
+        let message = match inbox::read_client_line(&buffer) {
+            None => continue,
+            Some(Ok(message)) => message,
+            Some(Err(bad)) => {
+                writer.send(&InboxMessage::Error { message: bad.error.to_string(), id: bad.id });
                 continue;
             }
         };
