@@ -3323,3 +3323,209 @@ fn askpane_inbox_new_link_replaces_the_running_inbox_link() {
         format!("askpane: {}\n", askpane::transport::inbox::NO_PAGE_TO_RELINK)
     );
 }
+
+// --- Issue 24 item 15: a long session never locks a page out -----------------------------------
+
+/// What a page gets on connecting, up to and with `permissions_open` (the last of it where
+/// sessions are carried): each message with the bytes it took.
+fn catch_up(client: &mut Client) -> Vec<(Value, usize)> {
+    let mut got = Vec::new();
+    loop {
+        let Message::Text(text) = client.recv_message() else { continue };
+        let message: Value = serde_json::from_str(text.as_str()).expect("JSON");
+        let last = message["type"] == "permissions_open";
+        got.push((message, text.len()));
+        if last {
+            return got;
+        }
+    }
+}
+
+/// A tool result of `content` in hosted session `number`, as the inbox hands it to the bridge.
+fn hosted_result(number: u64, n: usize, content: &str) -> Inbound {
+    let line = json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": content}]}});
+    let event = SessionEvent::Message(askpane::protocol::stream::parse_cli_line(&line));
+    Inbound::HostedEvent {
+        session: askpane::protocol::origin::SessionKey::Hosted(number),
+        event: Box::new(event),
+    }
+}
+
+/// Twelve hosted sessions of 2.4 MB each (29 MB in all, past the 16 MiB a page's connection may
+/// queue): a page that connects gets the question first, answers it, and what it got on
+/// connecting is bounded (each session's newest entries); it asks for older entries of a
+/// session, one page at a time, and a request for a session that is not there is refused by
+/// name. Before: every page was closed with 1011 after the question, and reconnected in a loop.
+#[test]
+fn a_page_connecting_to_long_sessions_gets_the_question_first_and_a_bounded_catch_up() {
+    let harness = Harness::start_bridge(&loopback_options());
+    let mut hosts = Vec::new();
+    let content: String = (0..60_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    for number in 1..=12 {
+        let (commands, receiver) = crossbeam_channel::unbounded();
+        hosts.push(receiver);
+        harness.sender().send(Inbound::Hosted {
+            session: askpane::protocol::origin::SessionKey::Hosted(number),
+            label: format!("claude · p{number}"),
+            prompt: Some("Go".to_owned()),
+            commands,
+        });
+        for n in 0..40 {
+            harness.sender().send(hosted_result(number, n, &content));
+        }
+    }
+    let asked = harness.ask(TOOL_USE_ID);
+    // A question decided at once, sent last: once it is, the bridge has taken everything before.
+    let probe = harness.ask_with("toolu_probe", |request| {
+        request.policy.decline = Some("probe".to_owned());
+    });
+    assert!(matches!(probe.outcome(), Outcome::Declined { .. }));
+
+    let mut page = harness.client();
+    let got = catch_up(&mut page);
+    let kinds: Vec<&str> = got.iter().filter_map(|(m, _)| m["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"user_question"), "the question first: {kinds:?}");
+    let bytes: usize = got.iter().map(|(_, bytes)| bytes).sum();
+    assert!(bytes < 3 * 1024 * 1024, "{bytes} bytes on connecting: {kinds:?}");
+    let sessions: Vec<&Value> =
+        got.iter().map(|(m, _)| m).filter(|m| m["type"] == "session").collect();
+    assert_eq!(sessions.len(), 12, "{kinds:?}");
+    for session in &sessions {
+        let from = session["from"].as_u64().expect("from");
+        let shown = session["entries"].as_array().map_or(0, Vec::len) as u64;
+        assert_eq!(from + shown, 41, "the newest entries: {}", session["session"]);
+        assert!(from > 0, "earlier entries are not sent: {}", session["session"]);
+    }
+    page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
+        "answers": {"0": "2", "1": "1", "2": "other:MySQL"}}));
+    assert!(matches!(asked.outcome(), Outcome::Answered(_)));
+    assert_eq!(page.recv_taken(TOOL_USE_ID), "answered");
+
+    // Older entries, on request: the ones just before the oldest the page holds, bounded.
+    let first = sessions.iter().find(|s| s["session"] == 1).expect("session 1");
+    let before = first["from"].as_u64().expect("from");
+    page.send(&json!({"type": "session_older", "session": 1, "before": before}));
+    let Message::Text(text) = page.recv_message() else { panic!("not text") };
+    assert!(text.len() < 300 * 1024, "{} bytes of older entries", text.len());
+    let older: Value = serde_json::from_str(text.as_str()).expect("JSON");
+    assert_eq!(
+        (&older["type"], &older["session"], &older["before"]),
+        (&json!("session_older_entries"), &json!(1), &json!(before)),
+        "{}",
+        &text[..200]
+    );
+    let from = older["from"].as_u64().expect("from");
+    let entries = older["entries"].as_array().map_or(0, Vec::len) as u64;
+    assert!(entries > 0 && from + entries == before, "{from} + {entries} != {before}");
+    assert_eq!(older["entries"][0]["body"]["tool_use_id"], json!(format!("toolu_{}", from - 1)));
+    // Nothing earlier than the first: none, and the page knows it has them all.
+    page.send(&json!({"type": "session_older", "session": 1, "before": 0}));
+    let none = page.recv();
+    assert_eq!((&none["from"], &none["entries"]), (&json!(0), &json!([])), "{none}");
+    // A session that is not there, and a request without `before`, are refused by name.
+    page.send(&json!({"type": "session_older", "session": 99, "before": 5}));
+    let refused = page.recv();
+    assert_eq!(
+        (&refused["type"], &refused["request"], &refused["message"]),
+        (
+            &json!("error"),
+            &json!("session_older"),
+            &json!("no agent session 99 is shown here (its host went away)")
+        ),
+        "{refused}"
+    );
+    page.send(&json!({"type": "session_older", "session": 1}));
+    let refused = page.recv();
+    assert_eq!(
+        (&refused["request"], &refused["message"]),
+        (&json!("session_older"), &json!("`before` must be the number of a transcript entry")),
+        "{refused}"
+    );
+    drop((page, hosts));
+    harness.finish();
+}
+
+/// Issue 24 item 15, as reported: an `askpane claude` under `askpane inbox --ui web` whose
+/// transcript passed 16 MiB (300 tool results of 60 KB) kept every page out: each was closed
+/// with 1011 on connecting, and reconnected in a loop, so no question could be answered in the
+/// browser. A page now gets the question first and answers it; what it gets on connecting is the
+/// session's newest entries (the inbox dropped the oldest: `kept_from`), and it asks for older
+/// ones.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hosted_session_past_16_mib_never_keeps_the_inbox_page_from_answering() {
+    if !askpane::web_bundle::available() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let world = crate::inbox::World::new("bridge-long-session");
+    let mut command = world.askpane(&["inbox", "--ui", "web"]);
+    command.env_remove("DISPLAY");
+    let run = WebRun::launch(command);
+    let mut host = inbox_host(&world, "long");
+    let content: String = (0..60_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    for n in 0..300 {
+        host.send(
+            &json!({"type": "session_event", "event": {"kind": "user", "blocks": [{"tool_result":
+                {"tool_use_id": format!("toolu_{n}"), "content": content, "is_error": false}}]}})
+            .to_string(),
+        );
+    }
+    host.send(
+        &json!({"type": "session_event", "event": {"kind": "assistant",
+            "blocks": [{"text": "All 300 done."}]}})
+        .to_string(),
+    );
+    let hook = world.client(&["hook"], &crate::inbox::hook_input("toolu_long_1", "Which colour?"));
+    // A page that connects once the inbox has taken all of it (the prompt, 300 results, the
+    // last line: 302 entries) and the question.
+    let deadline = Instant::now() + WAIT;
+    let (mut page, got) = loop {
+        assert!(Instant::now() < deadline, "the inbox never had the session and the question");
+        let mut page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+        let got = catch_up(&mut page);
+        let asked = got.iter().any(|(m, _)| m["type"] == "user_question");
+        let whole = got.iter().any(|(m, _)| {
+            m["type"] == "session"
+                && m["from"].as_u64().unwrap_or(0)
+                    + m["entries"].as_array().map_or(0, |e| e.len() as u64)
+                    == 302
+        });
+        if asked && whole {
+            break (page, got);
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let kinds: Vec<&str> = got.iter().filter_map(|(m, _)| m["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"user_question"), "the question first: {kinds:?}");
+    let bytes: usize = got.iter().map(|(_, bytes)| bytes).sum();
+    assert!(bytes < 512 * 1024, "{bytes} bytes on connecting: {kinds:?}");
+    let (session, _) = got.iter().find(|(m, _)| m["type"] == "session").expect("the session");
+    let number = session["session"].as_u64().expect("a hosted session's number");
+    let from = session["from"].as_u64().expect("from");
+    let kept_from = session["kept_from"].as_u64().unwrap_or(0);
+    assert!(kept_from > 0, "18 MB of results are past what the inbox keeps: {kept_from}");
+    assert!(from > kept_from, "the page gets the newest only: from {from}, kept {kept_from}");
+
+    page.send(&json!({"type": "question_answer", "tool_use_id": "toolu_long_1",
+        "answers": {"0": "1"}}));
+    assert_eq!(page.recv_taken("toolu_long_1"), "answered");
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        crate::inbox::hook_answers(&stdout),
+        json!({"Which colour?": "Red"}),
+        "the page's answer reached the hook: {stdout}"
+    );
+
+    page.send(&json!({"type": "session_older", "session": number, "before": from}));
+    let older = recv_kind(&mut page, "session_older_entries");
+    let older_from = older["from"].as_u64().expect("from");
+    let entries = older["entries"].as_array().map_or(0, Vec::len) as u64;
+    assert!(older_from >= kept_from && entries > 0, "{older_from}, {entries}");
+    assert_eq!(older_from + entries, from);
+    assert_eq!(older["before"], json!(from));
+    drop(page);
+    drop(host);
+}

@@ -344,3 +344,57 @@ fn hosting_messages_out_of_order_or_broken_get_an_error_and_the_connection_stays
     );
     assert!(connection.list().is_empty(), "cards are not requests");
 }
+
+/// Issue 24 item 15: the inbox window keeps a long hosted session's newest entries (200 results
+/// of 60 KB are past its 8 MiB) and says above the first how many earlier ones it dropped.
+#[test]
+fn the_inbox_window_keeps_a_long_sessions_newest_entries_and_says_how_many_it_dropped() {
+    let dir = crate::support::scratch_dir("hosted-long-window");
+    let socket = dir.join("inbox.sock");
+    let listener = UnixListener::bind(&socket).expect("bind a socket");
+    let (to_ui, inbox) = transport::memory();
+    let server = InboxServer::start(listener, socket.clone(), to_ui).expect("serve the socket");
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+    let mut host = Connection::new(UnixStream::connect(&socket).expect("connect"));
+    host.receive_kind("hello");
+    host.send(&json!({"type": "host", "agent": "claude", "project": "long"}).to_string());
+    host.receive_kind("hosting");
+    let content = "0123456789abcdef\n".repeat(3_600);
+    for n in 0..200 {
+        host.send(
+            &json!({"type": "session_event", "event": {"kind": "user", "blocks": [{"tool_result":
+                {"tool_use_id": format!("toolu_{n}"), "content": content, "is_error": false}}]}})
+            .to_string(),
+        );
+    }
+    host.send(
+        &json!({"type": "session_event", "event": {"kind": "assistant",
+            "blocks": [{"text": "The last of 200."}]}})
+        .to_string(),
+    );
+    step_until(&mut harness, "the last entry", |harness| {
+        has_text_with(harness, &["The last of 200."])
+    });
+    // Up to the top of the transcript (it keeps to the bottom as entries come).
+    harness.event(egui::Event::PointerMoved(egui::pos2(300.0, 400.0)));
+    for _ in 0..20 {
+        harness.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Page,
+            delta: egui::vec2(0.0, 100.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
+            modifiers: egui::Modifiers::NONE,
+        });
+        // Scrolling animates: frames, not a settled run.
+        harness.run_steps(10);
+    }
+    step_until(&mut harness, "the line about the earlier entries", |harness| {
+        has_text_with(harness, &["earlier events dropped: askpane keeps the last 10 000 events"])
+    });
+    drop(host);
+    drop(harness);
+    server.stop();
+}

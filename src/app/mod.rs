@@ -554,6 +554,8 @@ impl App {
             SessionEffect::Prompt { session, text } => (session, SessionCommand::UserTurn(text)),
             SessionEffect::Interrupt { session } => (session, SessionCommand::Interrupt),
             SessionEffect::End { session } => (session, SessionCommand::End),
+            // In a browser page, where only the bridge keeps the older entries.
+            SessionEffect::Older { session, before } => (session, SessionCommand::Older { before }),
         };
         let (session, command) = command;
         if let Some(commands) = self.sessions.get(&session) {

@@ -209,6 +209,19 @@ pub fn error_message(error: &BrowserError, tool_use_id: Option<&Value>) -> Value
     message
 }
 
+/// The `error` for a page's message `refused`, with `error`: as [`error_message`], and naming
+/// the request a page waits on when it was one (issue 24: a `session_older`, whose "Show
+/// earlier" waits for its answer).
+pub fn refusal(error: &BrowserError, refused: &Value) -> Value {
+    let mut message = error_message(error, refused.get("tool_use_id"));
+    if refused.get("type").and_then(Value::as_str) == Some(SESSION_OLDER)
+        && let Some(object) = message.as_object_mut()
+    {
+        object.insert("request".into(), json!(SESSION_OLDER));
+    }
+    message
+}
+
 /// A page pausing or extending a question's `--timeout`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeoutChange {
@@ -340,6 +353,12 @@ pub enum BrowserError {
     UnknownSession(u64),
     #[error("`session` must be the number of a session askpane sent")]
     BadSession,
+    /// Issue 24: a `session_older` without the number of an entry.
+    #[error("`before` must be the number of a transcript entry")]
+    BadOlder,
+    /// Issue 24: a `session_older` while the page has not read what it was sent.
+    #[error("the earlier entries asked for before are still on their way; ask again after them")]
+    OlderBusy,
     /// Issue 11: a `history_request` the bridge does not run ([`super::history`]).
     #[error("{0}")]
     History(#[from] super::history::HistoryRequestError),
@@ -640,7 +659,7 @@ impl Refusal {
 // Issue 11: the agent session in the browser (`askpane claude --ui web`)
 //
 // Server → browser: `session` (the transcript from entry `from` on, and the session's state; a
-// page gets it from 0 when it connects, then each change), `permission_request` (a tool the agent
+// page gets the newest entries when it connects, then each change), `permission_request` (a tool the agent
 // wants to run), `permission_withdrawn` (decided in some page, or taken back by the agent:
 // every page drops the card) and `permissions_open` (after a connect: the cards still waiting). Browser → server: `permission_decision` (`decision` `allow` or
 // `deny`, with the user's `message` for a deny), `session_prompt` (`text`: the next user turn)
@@ -649,6 +668,24 @@ impl Refusal {
 /// `session`'s type: the transcript as the bridge holds it (the body is the app's
 /// `SessionUpdate`, serialized as it is).
 pub const SESSION_TYPE: &str = "session";
+
+// Issue 24: a long session never keeps a page out. A page that connects gets each session's
+// newest entries (`session` with `from` past 0 when earlier ones are not sent, and `kept_from`
+// once the bridge dropped the oldest); it asks for the ones before with `session_older`
+// (`before`: the number of the oldest entry it holds, and `session` for a hosted one), one at a
+// time, and gets `session_older_entries` (a `session` body with `before`: the entries just
+// before it, bounded in count and bytes). A refused `session_older` gets an `error` with
+// `"request":"session_older"`.
+
+/// A page's request for the entries before the oldest it holds.
+pub const SESSION_OLDER: &str = "session_older";
+/// The answer to [`SESSION_OLDER`]: a `session` body whose entries go in front.
+pub const SESSION_OLDER_ENTRIES: &str = "session_older_entries";
+
+/// `session_older`: the entries before number `before` of session `key`.
+pub fn session_older(key: SessionKey, before: usize) -> Value {
+    about_session(json!({"type": SESSION_OLDER, "before": before}), key)
+}
 
 /// `permission_request`: a tool the agent wants to run, with who asked (the keys of
 /// `user_question`, read back by [`question_provenance`]).
@@ -730,6 +767,10 @@ pub enum SessionMessage {
     Stop,
     /// End a session an inbox client hosts (`session_end`), as the native "End session" does.
     End,
+    /// The entries before number `before` (`session_older`, issue 24), for this page only.
+    Older {
+        before: usize,
+    },
 }
 
 // Hosted sessions (`askpane inbox --ui web`): an inbox shows every session its clients host
@@ -815,6 +856,13 @@ pub fn parse_session_message(value: &Value) -> Option<Result<SessionMessage, Bro
         },
         "session_stop" => SessionMessage::Stop,
         "session_end" => SessionMessage::End,
+        SESSION_OLDER => {
+            let before = value.get("before").and_then(Value::as_u64);
+            match before.and_then(|before| usize::try_from(before).ok()) {
+                Some(before) => SessionMessage::Older { before },
+                None => return Some(Err(BrowserError::BadOlder)),
+            }
+        }
         _ => return None,
     };
     Some(Ok(message))

@@ -479,7 +479,7 @@ fn write_to_agent(
                 }
                 // The window ends its own session by closing; only the inbox's relay gets End,
                 // and it ends the session by closing this writer.
-                Ok(SessionCommand::End) => {}
+                Ok(SessionCommand::End | SessionCommand::Older { .. }) => {}
                 Ok(SessionCommand::Interrupt) => {
                     interrupts += 1;
                     let id = format!("askpane_interrupt_{interrupts}");

@@ -584,7 +584,7 @@ impl Writer {
                     Ok(SessionCommand::UserTurn(text)) => self.user_turn(text),
                     Ok(SessionCommand::Interrupt) => self.interrupt(),
                     // The window ends its own session by closing (`shut_down`).
-                    Ok(SessionCommand::End) => {}
+                    Ok(SessionCommand::End | SessionCommand::Older { .. }) => {}
                     Err(_) => commands_open = false,
                 }
             } else {

@@ -579,6 +579,8 @@ impl Hosted {
                         SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
                         SessionCommand::Interrupt => InboxMessage::Interrupt,
                         SessionCommand::End => InboxMessage::EndSession,
+                        // A page's older entries come from the bridge, not the host.
+                        SessionCommand::Older { .. } => continue,
                     };
                     forwarding.send(&message);
                 }

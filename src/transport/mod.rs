@@ -174,6 +174,9 @@ pub enum SessionCommand {
     Interrupt,
     /// End the session, as closing its window would (the inbox's "End session").
     End,
+    /// A browser page's "Show earlier": the transcript's entries before number `before`, from
+    /// the bridge (issue 24). An agent's own host has nothing to do with it.
+    Older { before: usize },
 }
 
 /// What a responder sends if it is dropped without an answer: the agent is never left waiting.

@@ -126,6 +126,9 @@ pub struct BridgeClient {
     history_pages: Vec<HistoryPage>,
     /// Shared with [`BridgeHistory`]: the bridge keeps history.
     history_kept: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Issue 24: a `session_older` was sent and not answered yet (the bridge takes one at a
+    /// time; a "Show earlier" meanwhile is dropped, and the user may click again).
+    older_in_flight: bool,
 }
 
 /// The page's History (issue 11): the app's journal in the browser. It records nothing (the
@@ -204,6 +207,7 @@ impl BridgeClient {
             history_next: None,
             history_pages: Vec::new(),
             history_kept: Default::default(),
+            older_in_flight: false,
         };
         client.connect();
         client
@@ -323,6 +327,10 @@ impl BridgeClient {
                 SessionCommand::Interrupt => web::session_stop(),
                 // The page's session is the bridge's own, which only its agent or askpane ends.
                 SessionCommand::End => continue,
+                SessionCommand::Older { before } => match self.ask_older() {
+                    true => web::session_older(SessionKey::Own, before),
+                    false => continue,
+                },
             };
             self.controls.push_back(message.to_string());
         }
@@ -336,17 +344,34 @@ impl BridgeClient {
                 SessionCommand::UserTurn(text) => web::session_prompt(&text),
                 SessionCommand::Interrupt => web::session_stop(),
                 SessionCommand::End => web::session_end(key),
+                SessionCommand::Older { before } => match self.ask_older() {
+                    true => web::session_older(key, before),
+                    false => continue,
+                },
             };
             self.controls.push_back(web::about_session(message, key).to_string());
         }
     }
 
+    /// True when a `session_older` may go now (none is waiting for its answer); it is then
+    /// counted as sent.
+    fn ask_older(&mut self) -> bool {
+        !std::mem::replace(&mut self.older_in_flight, true)
+    }
+
     /// A `session` message: the bridge's own session, or one an inbox client hosts (shown in
-    /// the app the first time it comes, with who runs it).
+    /// the app the first time it comes, with who runs it). An answer to `session_older`
+    /// (`before` set) goes to a session already shown only.
     fn session_arrived(&mut self, value: Value) {
         let Ok(key) = web::message_session(&value) else { return };
         let label = value_text(&value, "label");
         let Ok(update) = serde_json::from_value::<SessionUpdate>(value) else { return };
+        if update.before.is_some() {
+            self.older_in_flight = false;
+            if key != SessionKey::Own && !self.hosted.iter().any(|(known, _)| *known == key) {
+                return;
+            }
+        }
         if key == SessionKey::Own {
             self.to_ui.send(Inbound::SessionUpdate(Box::new(update)));
             return;
@@ -460,6 +485,8 @@ impl BridgeClient {
     /// The connection dropped (or the bridge closed it for a fault). Held outcomes go again on
     /// the next connection, except one the bridge found too big: that comes back to the user.
     fn connection_lost(&mut self, code: u16, reason: &str, now_ms: f64) {
+        // "Show earlier" lost with the connection: the user may click again.
+        self.older_in_flight = false;
         // A history request lost with the connection goes again, unless a newer one waits.
         if let Some(lost) = self.history_in_flight.take() {
             self.history_next.get_or_insert(lost);
@@ -562,8 +589,8 @@ impl BridgeClient {
                     None => Inbound::Withdraw { tool_use_id },
                 });
             }
-            // Issue 11: the agent session the bridge carries.
-            Some(web::SESSION_TYPE) => self.session_arrived(value),
+            // Issue 11: the agent session the bridge carries; issue 24: its older entries.
+            Some(web::SESSION_TYPE | web::SESSION_OLDER_ENTRIES) => self.session_arrived(value),
             Some("session_gone") => {
                 if let Ok(key) = web::message_session(&value) {
                     self.hosted_gone(key);
@@ -614,6 +641,12 @@ impl BridgeClient {
                 if let Some(page) = history::parse_history_page(&value) {
                     self.history_answered(page);
                 }
+            }
+            // "Show earlier" refused (asked again too soon, say): the user may click again.
+            Some("error")
+                if value.get("request").and_then(Value::as_str) == Some(web::SESSION_OLDER) =>
+            {
+                self.older_in_flight = false;
             }
             Some("error")
                 if value.get("request").and_then(Value::as_str)

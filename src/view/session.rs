@@ -7,7 +7,7 @@ use egui::{CollapsingHeader, Frame, Key, Label, Modifiers, RichText, ScrollArea,
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 use serde_json::Value;
 
-use crate::app::state::{Action, Entry, PendingPermission, Session, SessionAction};
+use crate::app::state::{Action, Earlier, Entry, PendingPermission, Session, SessionAction};
 use crate::protocol::origin::SessionKey;
 use crate::protocol::stream::{TurnResult, tool_summary};
 use crate::theme::{Tokens, size};
@@ -72,14 +72,22 @@ pub fn session_ui(
         let salt = ("transcript", session.label.as_deref());
         let scroll =
             ScrollArea::vertical().id_salt(salt).stick_to_bottom(true).auto_shrink([false, false]);
-        let entries = session.entries.len();
+        let entries = session.entries().len();
+        // Issue 24: a long transcript keeps its newest entries; the first row says how many
+        // earlier ones are not here (a page can ask for them).
+        let earlier = session.earlier();
+        let note = usize::from(earlier.note().is_some());
         // Only the rows in view are laid out: a session of 10 000 events costs what a screen
         // of them costs. The last row says how the agent ended, when it did.
-        let rows = entries + usize::from(session.ended.is_some());
+        let rows = note + entries + usize::from(session.ended.is_some());
         let id = ui.make_persistent_id(salt);
-        rows::show_rows(ui, scroll, id, rows, ROW_ESTIMATE, |ui, index| {
-            match session.entries.get(index) {
-                Some(entry) => entry_ui(ui, index, entry, markdown),
+        rows::show_rows(ui, scroll, id, rows, ROW_ESTIMATE, |ui, row| {
+            let Some(index) = row.checked_sub(note) else {
+                return earlier_ui(ui, earlier, actions);
+            };
+            match session.entries().get(index) {
+                // Numbered from the session's start: a row keeps its folding as older go.
+                Some(entry) => entry_ui(ui, session.first() + index, entry, markdown),
                 None => ended_ui(ui, session),
             }
         });
@@ -93,6 +101,19 @@ pub fn session_agent(session: &Session) -> &'static str {
 
 /// The height a transcript row is taken to have before it is first shown (one line of text).
 const ROW_ESTIMATE: f32 = 20.0;
+
+/// The line above the first entry when earlier ones are not here: how many, and in a browser
+/// page a button that asks the bridge for those it still keeps.
+fn earlier_ui(ui: &mut Ui, earlier: Earlier, actions: &mut Vec<Action>) {
+    let Some(note) = earlier.note() else { return };
+    let tokens = Tokens::of(ui.ctx());
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(note).small().color(tokens.muted));
+        if earlier.loadable > 0 && ui.small_button("Show earlier").clicked() {
+            actions.push(Action::Session(SessionAction::ShowEarlier));
+        }
+    });
+}
 
 /// How the agent ended, and the last lines it wrote to stderr.
 fn ended_ui(ui: &mut Ui, session: &Session) {
@@ -194,7 +215,7 @@ fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
     let label_id = ui.label(RichText::new("Prompt").small()).id;
     let mut text = session.prompt.clone();
     let agent = session_agent(session);
-    let hint = match (ended, session.entries.is_empty()) {
+    let hint = match (ended, session.entries().is_empty() && session.first() == 0) {
         (true, _) => format!("{agent} has ended"),
         (false, true) => format!("What should {agent} do? (Ctrl+Enter sends)"),
         (false, false) => format!("A follow-up for {agent} (Ctrl+Enter sends)"),

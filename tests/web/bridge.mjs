@@ -22,6 +22,9 @@
 //      the inbox does): the page shows the session and its Bash card; "Allow once" → the host gets
 //      `permission_decided` allow_once; a second host adds a switcher; "End session" reaches the
 //      session shown as `end_session` (ASKPANE_WEB_ONLY=hosted runs only this one)
+//  11. `askpane inbox --ui web` with a hosted session past 16 MiB: the page opens on the newest
+//      entries, says how many earlier ones it has not got, and "Show earlier" fetches them
+//      (ASKPANE_WEB_ONLY=long runs only this one)
 //  10. `askpane inbox --ui web --lan` with two requests in its history: the page's History button
 //      shows both (window.askpaneHistory), a search narrows them to one, and "Copy answer" puts its
 //      answer on the page's clipboard, also from the page on the LAN address (no Clipboard API
@@ -80,6 +83,8 @@ const ALLOW_ONCE = { x: 496, y: 138 };
 // in test 8 by the History bar the inbox's page has above it (web-bridge-hosted-card.png).
 const END_SESSION = { x: 181, y: 663 };
 const HOSTED_ALLOW_ONCE = { x: 496, y: 175 };
+// "Show earlier", above the first transcript entry of a long session scrolled to its top.
+const SHOW_EARLIER = { x: 326, y: 94 };
 // The History page (web-bridge-history*.png): the History button in the bar at the top, the
 // Search box, and the picked entry's "Copy answer".
 const HISTORY = { x: 30, y: 16 };
@@ -753,6 +758,62 @@ async function hostedSession(context, scratch) {
   }
 }
 
+/**
+ * 11. Issue 24 item 15: `askpane inbox --ui web` with a hosted session past 16 MiB (300 tool
+ * results of 60 KB). The page opens (before: closed with 1011 and reconnecting in a loop), gets
+ * the session's newest entries, and at the top of the transcript says how many earlier ones it
+ * has not got; "Show earlier" asks for them (`session_older_entries` comes back).
+ */
+async function longHostedSession(context, scratch) {
+  const name = "11 long hosted session";
+  const runtime = join(scratch, "long-run");
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  const run = startAskpane(["inbox", "--ui", "web"], {
+    XDG_RUNTIME_DIR: runtime,
+    XDG_STATE_HOME: join(scratch, "long-state"),
+  });
+  let host;
+  try {
+    const url = await urlOf(run);
+    host = await inboxClient(join(runtime, "askpane/inbox.sock"), name);
+    host.send({ type: "host", agent: "claude", project: "long", prompt: "Run every test." });
+    await host.next("hosting");
+    const content = "0123456789abcdef\n".repeat(3_600);
+    for (let n = 0; n < 300; n += 1) {
+      const block = { tool_result: { tool_use_id: `toolu_${n}`, content, is_error: false } };
+      host.send({ type: "session_event", event: { kind: "user", blocks: [block] } });
+    }
+    host.send({ type: "session_event", event: { kind: "assistant", blocks: [{ text: "All 300 done." }] } });
+    // A question on the same connection: accepted once the inbox has taken every line before.
+    const options = [{ label: "Yes", description: "" }, { label: "No", description: "" }];
+    const question = { question: "Ship it?", header: "Ship", options, multiSelect: false };
+    host.send({ type: "ask", id: "q1", mode: "ask", message: { questions: [question] } });
+    await host.next("accepted");
+    const tab = await openTab(context, url, name);
+    await frame(tab, "permissions_open");
+    const first = tab.frames.find((f) => f.socket === 1);
+    check(first?.type === "user_question", `${name}: the page got ${first?.type} first, not the question`);
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-newest.png") });
+    // Up to the first entry shown: the line about the earlier ones, with "Show earlier".
+    await tab.page.mouse.move(200, 300);
+    for (let i = 0; i < 40; i += 1) await tab.page.mouse.wheel(0, -2_000);
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-top.png") });
+    await tab.page.mouse.click(SHOW_EARLIER.x, SHOW_EARLIER.y);
+    await frame(tab, "session_older_entries");
+    await settle(tab.page);
+    await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-earlier.png") });
+    check(!tab.frames.some((f) => f.socket > 1), `${name}: the page reconnected (${tab.sockets} sockets)`);
+    noProblems(tab);
+    await tab.page.close();
+    console.log(`ok   ${name}: the page opened on the newest entries and fetched earlier ones (target/test-artifacts/web-bridge-long-*.png)`);
+  } finally {
+    host?.close();
+    await stop(run);
+  }
+}
+
 /** As `until`, for a condition the page answers (async); `describe` says what was seen instead. */
 async function untilPage(ms, condition, describe) {
   const deadline = Date.now() + ms;
@@ -1023,12 +1084,17 @@ async function main() {
       await hostedSession(context, scratch);
       return;
     }
+    if (process.env.ASKPANE_WEB_ONLY === "long") {
+      await longHostedSession(context, scratch);
+      return;
+    }
     if (process.env.ASKPANE_WEB_ONLY === "history") {
       await historyPage(context, scratch);
       return;
     }
     await claudeSession(context, scratch);
     await hostedSession(context, scratch);
+    await longHostedSession(context, scratch);
     await historyPage(context, scratch);
     await clickAndSubmit(context);
     await keyboardHook(context);

@@ -15,8 +15,8 @@ pub use crate::book::{
 };
 pub use receipt::{Receipt, SendState};
 pub use session::{
-    Agent, ENTRY_LIMIT, Entry, PendingPermission, Session, SessionAction, SessionEffect,
-    SessionUpdate,
+    Agent, ENTRY_LIMIT, Earlier, Entry, MAX_KEPT_BYTES, MAX_KEPT_ENTRIES, PendingPermission,
+    Session, SessionAction, SessionEffect, SessionUpdate,
 };
 
 use crate::protocol::origin::RequestId;

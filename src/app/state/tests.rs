@@ -423,11 +423,11 @@ fn a_session_records_its_transcript_and_caps_huge_results() {
     );
     let session = state.session().expect("a session");
     assert!(!session.busy);
-    assert_eq!(session.entries.len(), 5);
+    assert_eq!(session.entries().len(), 5);
     assert!(
-        matches!(&session.entries[2], Entry::ToolCall { summary, .. } if summary == "Bash: cargo test")
+        matches!(&session.entries()[2], Entry::ToolCall { summary, .. } if summary == "Bash: cargo test")
     );
-    let Entry::ToolResult { content, .. } = &session.entries[3] else { panic!("a result") };
+    let Entry::ToolResult { content, .. } = &session.entries()[3] else { panic!("a result") };
     assert!(content.ends_with("… 10 more bytes not shown"), "{}", &content[content.len() - 40..]);
 }
 
@@ -635,7 +635,7 @@ fn the_inbox_shows_each_hosted_session_apart_and_sends_to_the_one_shown() {
     assert_eq!(state.sessions().count(), 2);
     state.apply_session(SessionAction::SelectSession(second));
     let shown = state.session().expect("a session");
-    assert_eq!(shown.entries, vec![Entry::Assistant("Only in beta.".into())]);
+    assert_eq!(*shown.entries(), vec![Entry::Assistant("Only in beta.".into())]);
     state.apply_session(SessionAction::SetPrompt("go on".into()));
     assert_eq!(
         state.apply_session(SessionAction::SendPrompt),
@@ -652,4 +652,148 @@ fn the_inbox_shows_each_hosted_session_apart_and_sends_to_the_one_shown() {
     state.apply_session(SessionAction::SelectSession(second));
     assert_eq!(state.sessions().count(), 1);
     assert_eq!(state.session().and_then(|s| s.label.as_deref()), Some("claude · alpha"));
+}
+
+/// A tool result of `content`, as a hosted session's event.
+fn tool_result(n: usize, content: &str) -> crate::protocol::stream::SessionEvent {
+    let line = json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": format!("t{n}"), "content": content}]}});
+    crate::protocol::stream::SessionEvent::Message(crate::protocol::stream::parse_cli_line(&line))
+}
+
+/// Issue 24 item 15: a long session kept every event (100 000 of 4 KB held 412 MB). The
+/// transcript keeps its newest entries within the caps, and says how many earlier ones it
+/// dropped.
+#[test]
+fn a_long_session_keeps_its_newest_entries_within_the_caps_and_says_how_many_it_dropped() {
+    let mut state = State::<()>::default();
+    let key = SessionKey::Hosted(1);
+    state.start_session(key, Some("claude · big".into()), Some("Go"));
+    let big = "y".repeat(ENTRY_LIMIT);
+    for n in 0..10_000 {
+        state.session_event(key, tool_result(n, &big));
+    }
+    let session = state.session().expect("a session");
+    let held = session.entries().len();
+    assert!(session.kept_bytes() <= MAX_KEPT_BYTES, "{} bytes kept", session.kept_bytes());
+    let weighed: usize = session.entries().iter().map(Entry::weight).sum();
+    assert_eq!(weighed, session.kept_bytes());
+    // Still a screenful and more: the caps cut memory, not the recent work.
+    assert!(held >= 100, "only {held} kept");
+    assert_eq!(session.first() + held, 10_001, "entries are numbered from the session's start");
+    assert!(
+        matches!(session.entries().back(), Some(Entry::ToolResult { tool_use_id, .. }) if tool_use_id == "t9999")
+    );
+    let earlier = session.earlier();
+    assert_eq!(earlier, Earlier { loadable: 0, dropped: session.first() });
+    let note = earlier.note().expect("a note above the first entry");
+    assert!(
+        note.starts_with(&format!("{} earlier events dropped: askpane keeps", session.first())),
+        "{note}"
+    );
+    // Many small events: the count cap.
+    for n in 0..MAX_KEPT_ENTRIES + 500 {
+        state.session_event(key, tool_result(n, "ok"));
+    }
+    let session = state.session().expect("a session");
+    assert_eq!(session.entries().len(), MAX_KEPT_ENTRIES);
+    assert_eq!(session.end(), 10_001 + MAX_KEPT_ENTRIES + 500);
+    // Nothing dropped, nothing to say.
+    let mut short = State::<()>::default();
+    short.start_session(key, None, Some("Go"));
+    assert_eq!(short.session().map(|s| s.earlier().note()), Some(None));
+}
+
+/// Issue 24 item 15: a page gets a session's newest entries, asks for older ones, and shows
+/// how many earlier ones the bridge still keeps (a "Show earlier" that asks for them) and how
+/// many it dropped; new entries and a page's own prompt go on joining up.
+#[test]
+fn a_page_shows_a_tail_of_the_bridges_session_and_puts_older_entries_in_front() {
+    let mut bridge = State::<()>::default();
+    let key = SessionKey::Hosted(3);
+    bridge.start_session(key, Some("claude · long".into()), None);
+    for n in 0..1_000 {
+        bridge.session_event(key, tool_result(n, &format!("result {n}")));
+    }
+    let kept = bridge.session().expect("the bridge's session");
+    // The tail: at most 100 entries, and at most 2 KiB of them.
+    let tail = kept.tail(100, 100 * 1024);
+    assert_eq!((tail.from, tail.entries.len(), tail.before), (900, 100, None));
+    let small = kept.tail(100, 2 * 1024);
+    assert!(small.entries.len() < 100 && small.from + small.entries.len() == 1_000, "{small:?}");
+    assert_eq!(kept.tail(100, 10).entries.len(), 0, "none when the newest weighs more");
+
+    let mut page = State::<()>::default();
+    page.start_session(key, Some("claude · long".into()), None);
+    page.hosted_update(key, tail);
+    let shown = page.session().expect("the page's session");
+    assert_eq!((shown.first(), shown.end()), (900, 1_000));
+    assert_eq!(shown.earlier(), Earlier { loadable: 900, dropped: 0 });
+    assert_eq!(shown.earlier().note().as_deref(), Some("900 earlier events not shown here."));
+    // "Show earlier" asks for the ones before the oldest shown.
+    assert_eq!(
+        page.apply_session(SessionAction::ShowEarlier),
+        Some(SessionEffect::Older { session: key, before: 900 })
+    );
+    let older = bridge.session().expect("the bridge's session").older(900, 50, 1 << 20);
+    assert_eq!((older.from, older.entries.len(), older.before), (850, 50, Some(900)));
+    page.hosted_update(key, older.clone());
+    let shown = page.session().expect("the page's session");
+    assert_eq!((shown.first(), shown.end()), (850, 1_000));
+    assert!(matches!(shown.entries().front(),
+        Some(Entry::ToolResult { tool_use_id, .. }) if tool_use_id == "t850"));
+    // The same answer again (late, the page moved on) changes nothing.
+    page.hosted_update(key, older);
+    assert_eq!(page.session().map(Session::first), Some(850));
+    // A new entry joins up; so does the page's own prompt, replaced by the bridge's.
+    let from = bridge.session().map_or(0, Session::end);
+    bridge.session_event(key, tool_result(1_000, "new"));
+    let update = bridge.session().expect("a session").update_from(from, 1 << 20);
+    page.hosted_update(key, update);
+    assert_eq!(page.session().map(|s| (s.first(), s.end())), Some((850, 1_001)));
+    // A page that was away (its next update is past its end) starts again from that update.
+    bridge.session_event(key, tool_result(1_001, "a"));
+    bridge.session_event(key, tool_result(1_002, "b"));
+    let update = bridge.session().expect("a session").update_from(1_002, 1 << 20);
+    page.hosted_update(key, update);
+    assert_eq!(page.session().map(|s| (s.first(), s.end())), Some((1_002, 1_003)));
+    // Older asked for past the oldest held, or from nothing: the oldest, at least one each time.
+    let oldest = bridge.session().expect("a session").older(0, 50, 1 << 20);
+    assert_eq!((oldest.from, oldest.entries.len()), (0, 0));
+    let one = bridge.session().expect("a session").older(10, 50, 1);
+    assert_eq!((one.from, one.entries.len()), (9, 1), "at least one entry per request");
+    // An update of new entries is cut into pieces of about the size asked for.
+    let pieces = bridge.session().expect("a session").update_from(0, 1024);
+    assert!(pieces.entries.len() > 1 && pieces.entries.len() < 30, "{}", pieces.entries.len());
+}
+
+/// Issue 24 item 15: a bridge that dropped its oldest entries says so to a page, which shows
+/// both numbers; nothing earlier to load means no "Show earlier".
+#[test]
+fn a_page_tells_the_entries_it_can_load_from_those_the_bridge_dropped() {
+    let mut bridge = State::<()>::default();
+    let key = SessionKey::Own;
+    let big = "z".repeat(ENTRY_LIMIT);
+    for n in 0..300 {
+        bridge.session_event(key, tool_result(n, &big));
+    }
+    let kept = bridge.session().expect("a session");
+    let dropped = kept.first();
+    assert!(dropped > 0, "300 results of 64 KiB are over the cap");
+    let tail = kept.tail(10, 1 << 20);
+    assert_eq!(tail.kept_from, dropped);
+    let mut page = State::<()>::default();
+    page.session_update(tail);
+    let earlier = page.session().expect("a session").earlier();
+    assert_eq!(earlier, Earlier { loadable: 290 - dropped, dropped });
+    let note = earlier.note().expect("a note");
+    assert!(
+        note.starts_with(&format!(
+            "{} earlier events not shown here; {dropped} before them dropped",
+            290 - dropped
+        )),
+        "{note}"
+    );
+    // The bridge's own: nothing to load, so nothing to ask.
+    assert_eq!(bridge.apply_session(SessionAction::ShowEarlier), None);
 }

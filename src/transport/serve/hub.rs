@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::app::state::{Agent, PendingPermission, Session, SessionAction, SessionEffect};
+use crate::app::state::{
+    Agent, PendingPermission, Session, SessionAction, SessionEffect, SessionUpdate,
+};
 use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
 use crate::protocol::Outcome;
 use crate::protocol::history::{self, HistoryFilter, HistoryPage, HistoryRequestError};
@@ -24,6 +26,24 @@ use crate::transport::{
 };
 
 use super::{BridgeJournal, BridgeOptions, TIMEOUT_GRACE, Wakeup};
+
+/// Issue 24: a page that connects gets each session's newest entries, at most this many...
+const TAIL_ENTRIES: usize = 200;
+/// ... and this many bytes ([`crate::app::state::Entry::weight`]); it asks for older ones.
+const TAIL_BYTES: usize = 256 * 1024;
+/// Every session's newest entries together, on a connect: with many sessions each gets an equal
+/// share. With the questions and the cards, what a page gets on connecting stays far below what
+/// its connection may queue (16 MiB), whatever the sessions hold.
+const CATCH_UP_BYTES: usize = 2 * 1024 * 1024;
+/// One answer to a page's `session_older`: at most this many entries, and bytes.
+const OLDER_ENTRIES: usize = 200;
+const OLDER_BYTES: usize = 256 * 1024;
+/// One `session` message of new entries; more go in several (an agent's message may carry many
+/// blocks).
+const UPDATE_BYTES: usize = 256 * 1024;
+/// A page's `session_older` is refused as busy while this many messages wait in its queue: a
+/// page asks one at a time, and one that asks without reading cannot pile up answers here.
+const OLDER_QUEUE_LIMIT: usize = 8;
 
 /// A connected page, as the hub sees it: where its messages go, and how its thread is woken.
 pub(super) struct Page {
@@ -437,25 +457,40 @@ impl Hub {
 
     /// Records an event of session `key` and sends every page what it added.
     fn session_event(&mut self, key: SessionKey, event: SessionEvent) {
-        let from = self.session_of(key).map_or(0, |s| s.entries.len());
+        let from = self.session_of(key).map_or(0, Session::end);
         self.agent.session_event(key, event);
         self.broadcast_session(key, from);
     }
 
-    /// Sends every page session `key` from entry `from` on.
+    /// Sends every page session `key` from entry `from` on, in messages of [`UPDATE_BYTES`].
     fn broadcast_session(&self, key: SessionKey, from: usize) {
-        if let Some(message) = self.session_message(key, from) {
-            self.broadcast(&message);
+        let Some(session) = self.session_of(key) else { return };
+        let mut from = from;
+        loop {
+            let update = session.update_from(from, UPDATE_BYTES);
+            let next = update.from + update.entries.len();
+            if let Some(message) = self.session_message(key, &update) {
+                self.broadcast(&message);
+            }
+            // Each update carries at least one entry while there is one after `from`.
+            if next >= session.end() || next <= from {
+                break;
+            }
+            from = next;
         }
     }
 
-    /// `session`: the transcript of session `key` from entry `from` on, and its state; a hosted
-    /// session's also says which it is and who runs it.
-    fn session_message(&self, key: SessionKey, from: usize) -> Option<Value> {
+    /// `session` (or, with `before`, `session_older_entries`): `update` of session `key`; a
+    /// hosted session's also says which it is and who runs it.
+    fn session_message(&self, key: SessionKey, update: &SessionUpdate) -> Option<Value> {
         let session = self.session_of(key)?;
-        let mut message = serde_json::to_value(session.update_from(from)).ok()?;
+        let mut message = serde_json::to_value(update).ok()?;
         let object = message.as_object_mut()?;
-        object.insert("type".into(), Value::from(web::SESSION_TYPE));
+        let kind = match update.before {
+            Some(_) => web::SESSION_OLDER_ENTRIES,
+            None => web::SESSION_TYPE,
+        };
+        object.insert("type".into(), Value::from(kind));
         if let (SessionKey::Hosted(_), Some(label)) = (key, &session.label) {
             object.insert("label".into(), Value::from(label.as_str()));
         }
@@ -466,11 +501,15 @@ impl Hub {
     /// window applies, so the deny wording and the prompt's transcript entry are the same.
     fn take_session(
         &mut self,
+        client: u64,
         key: SessionKey,
         message: SessionMessage,
     ) -> Result<(), BrowserError> {
         if !self.carries_sessions() {
             return Err(BrowserError::NoSession);
+        }
+        if let SessionMessage::Older { before } = message {
+            return self.older(client, key, before);
         }
         let commands = match key {
             SessionKey::Own => self.session_commands.clone().ok_or(BrowserError::NoSession),
@@ -484,7 +523,7 @@ impl Hub {
             commands.as_ref().map_err(Clone::clone)?;
             self.agent.apply_session(SessionAction::SelectSession(key));
         }
-        let from = self.session_of(key).map_or(0, |s| s.entries.len());
+        let from = self.session_of(key).map_or(0, Session::end);
         let effect = match message {
             SessionMessage::Decide { request_id, decision } => {
                 let unknown = || BrowserError::UnknownPermission(request_id.clone());
@@ -511,6 +550,7 @@ impl Hub {
             }
             SessionMessage::Stop => self.agent.apply_session(SessionAction::Stop),
             SessionMessage::End => self.agent.apply_session(SessionAction::End),
+            SessionMessage::Older { .. } => None,
         };
         match effect {
             Some(SessionEffect::Decided { id, decision }) => {
@@ -536,7 +576,7 @@ impl Hub {
                     let _ = commands.send(SessionCommand::End);
                 }
             }
-            None => {}
+            Some(SessionEffect::Older { .. }) | None => {}
         }
         Ok(())
     }
@@ -652,11 +692,15 @@ impl Hub {
                         page.send(message_now(question, open, now));
                     }
                 }
-                // And the agent sessions, whole, with the tools waiting for a decision.
+                // Then each agent session's newest entries (issue 24: a session held whole
+                // could outgrow what a connection may queue, and every page was closed before
+                // it could answer), with the tools waiting for a decision.
                 let keys: Vec<SessionKey> = self.agent.sessions().map(|(key, _, _)| key).collect();
+                let share = (CATCH_UP_BYTES / keys.len().max(1)).min(TAIL_BYTES);
                 for key in &keys {
-                    if let Some(session) = self.session_message(*key, 0) {
-                        page.send(session);
+                    let tail = self.session_of(*key).map(|s| s.tail(TAIL_ENTRIES, share));
+                    if let Some(message) = tail.and_then(|tail| self.session_message(*key, &tail)) {
+                        page.send(message);
                     }
                 }
                 for permission in &self.agent.permissions {
@@ -696,7 +740,7 @@ impl Hub {
             }
             ToHub::Message { client, value } => {
                 if let Err(error) = self.take(client, &value) {
-                    let refusal = web::error_message(&error, value.get("tool_use_id"));
+                    let refusal = web::refusal(&error, &value);
                     if let Some(page) = self.clients.get(&client) {
                         page.send(refusal);
                     }
@@ -712,7 +756,7 @@ impl Hub {
             return self.history(client, filter?);
         }
         if let Some(message) = web::parse_session_message(value) {
-            return self.take_session(web::message_session(value)?, message?);
+            return self.take_session(client, web::message_session(value)?, message?);
         }
         let message = web::parse_browser_message(value)?;
         let tool_use_id = message.tool_use_id().to_owned();
@@ -756,6 +800,25 @@ impl Hub {
 }
 
 impl Hub {
+    /// Issue 24: a page's "Show earlier": the entries of session `key` just before number
+    /// `before`, to that page only. Answered here at once (the transcript is in memory); a page
+    /// that asks again before reading what it was sent is refused as busy.
+    fn older(&self, client: u64, key: SessionKey, before: usize) -> Result<(), BrowserError> {
+        let session = self.session_of(key).ok_or(match key {
+            SessionKey::Own => BrowserError::NoSession,
+            SessionKey::Hosted(number) => BrowserError::UnknownSession(number),
+        })?;
+        let Some(page) = self.clients.get(&client) else { return Ok(()) };
+        if page.outgoing.len() >= OLDER_QUEUE_LIMIT {
+            return Err(BrowserError::OlderBusy);
+        }
+        let update = session.older(before, OLDER_ENTRIES, OLDER_BYTES);
+        if let Some(message) = self.session_message(key, &update) {
+            page.send(message);
+        }
+        Ok(())
+    }
+
     /// Issue 11: a page's History. The query runs on the store's thread (the journal's), never
     /// here: the answer goes from there straight to the page, so a slow query stalls no
     /// question. A bridge with no store says so instead of showing an empty list.

@@ -28,7 +28,9 @@
 //! Threads: `web-accept` (the listener, which joins its `web-conn-N` threads before ending) and
 //! `web-hub`, which owns every open question and every connected browser. No thread polls: each blocks in `poll(2)` or a read with a timeout, and a
 //! stop wakes them through a pipe or by shutting their sockets. The first answer wins; the other
-//! tabs see the question withdrawn. A browser that reconnects gets every open question again. When
+//! tabs see the question withdrawn. A browser that reconnects gets every open question again,
+//! first, then each agent session's newest entries (issue 24: a whole transcript could outgrow
+//! what a connection may queue, and closed every page with 1011); it asks for older ones. When
 //! the last page has gone and none comes back within [`PAGE_GONE_GRACE`], the open questions end
 //! with "the page was closed" rather than leave the agent waiting.
 //!
