@@ -30,7 +30,7 @@
 //      answer on the page's clipboard, also from the page on the LAN address (no Clipboard API
 //      there); then `askpane inbox --new-link`: the page does not reconnect
 //      (ASKPANE_WEB_ONLY=history runs only this one)
-//  11. the page's address without its token (and with #fixture=database): it says it needs its
+//  12. the page's address without its token (and with #fixture=database): it says it needs its
 //      link, opens no WebSocket and never shows the built-in demo; the real link still answers
 // Every page is also checked to keep its token out of URLs: the WebSocket's URL has none, and the
 // page drops it from the address bar (a reload still connects: test 4).
@@ -538,13 +538,13 @@ async function reloadRestores(context) {
 }
 
 /**
- * 11. The address without its token (the address bar after the page dropped it, another tab,
+  * 12. The address without its token (the address bar after the page dropped it, another tab,
  * history, another device) and with a demo fragment: the page says it needs its link, shows no
  * question, opens no WebSocket and never the built-in demo (issue 24 item 4). The real link in
  * its own tab still answers.
  */
 async function addressWithoutToken(context) {
-  const name = "11 address without its token";
+  const name = "12 address without its token";
   const run = startAskpane(["ask", "--ui", "web", DATABASE_FIXTURE]);
   try {
     const url = await urlOf(run);
