@@ -538,7 +538,7 @@ async function reloadRestores(context) {
 }
 
 /**
-  * 12. The address without its token (the address bar after the page dropped it, another tab,
+ * 12. The address without its token (the address bar after the page dropped it, another tab,
  * history, another device) and with a demo fragment: the page says it needs its link, shows no
  * question, opens no WebSocket and never the built-in demo (issue 24 item 4). The real link in
  * its own tab still answers.
