@@ -90,8 +90,8 @@ pub(super) struct AnsweringArgs {
     /// Decline without showing the window; the message is what the agent reads.
     #[arg(long, value_name = "MESSAGE", env = "ASKPANE_DECLINE", conflicts_with = "answers")]
     pub(super) decline: Option<String>,
-    /// Seconds the user has (1 to 31536000, a year); then what they touched is sent (nothing
-    /// touched: "timed out").
+    /// Time the user has: seconds, or a duration such as 90s, 10m or 1h30m (1 s to a year). Then
+    /// what they answered in the window is sent; anything less is "timed out".
     #[arg(long, value_name = "SECS", env = "ASKPANE_TIMEOUT", value_parser = parse_timeout)]
     pub(super) timeout: Option<Duration>,
     /// Never show a window: reply at once that no human is available.
@@ -103,13 +103,40 @@ pub(super) struct AnsweringArgs {
 /// overflow (issue 9: a huge value panicked the browser bridge).
 const MAX_TIMEOUT_SECS: u64 = 365 * 24 * 60 * 60;
 
-/// `--timeout` / `ASKPANE_TIMEOUT`: whole seconds, from 1 to a year.
+/// `--timeout` / `ASKPANE_TIMEOUT`: whole seconds, or a duration with units as `history
+/// --since` takes them (`90s`, `10m`, `1h30m`, `2days`), from 1 s to a year.
 fn parse_timeout(text: &str) -> Result<Duration, String> {
-    match text.trim().parse::<u64>() {
-        Ok(secs @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(secs)),
+    let text = text.trim();
+    let secs = match text.parse::<u64>() {
+        Ok(secs) => Some(secs),
+        Err(_) => humantime::parse_duration(text)
+            .ok()
+            .filter(|duration| duration.subsec_nanos() == 0)
+            .map(|duration| duration.as_secs()),
+    };
+    match secs {
+        Some(secs @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(secs)),
         _ => Err(format!(
-            "the timeout is a whole number of seconds from 1 to {MAX_TIMEOUT_SECS} (a year)"
+            "the timeout is a whole number of seconds from 1 to {MAX_TIMEOUT_SECS} (a year), \
+             or a duration in whole seconds such as 90s, 10m or 1h30m"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24 item 26: `--timeout 10m`, as `history --since` takes units.
+    #[test]
+    fn a_timeout_takes_seconds_or_a_duration_with_units() {
+        for (text, secs) in [("45", 45), ("90s", 90), ("10m", 600), ("1h30m", 5400), ("2days", 172_800)]
+        {
+            assert_eq!(parse_timeout(text), Ok(Duration::from_secs(secs)), "{text}");
+        }
+        for bad in ["0", "0s", "1.5", "500ms", "1500ms", "2years", "an hour", "-5", ""] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
     }
 }
 
