@@ -1,7 +1,8 @@
 //! Claude Code's `settings.json`: adding and removing askpane's PreToolUse hook, keeping the rest.
 //!
 //! Pure JSON in, JSON out; the caller reads, backs up and writes the file. The entry is
-//! `{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"<askpane> hook","timeout":…}]}`
+//! `{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"<askpane> hook","timeout":…,
+//! "statusMessage":…}]}`
 //! under `hooks.PreToolUse`. An askpane hook is recognised by its command: a program named
 //! `askpane` run with `hook`, wherever it lives, so installing twice (or from a moved binary)
 //! keeps one entry.
@@ -12,6 +13,10 @@ use crate::protocol::envelope::TOOL_NAME;
 
 /// How long Claude Code waits for the hook, in seconds: a day, long enough for a human.
 pub const HOOK_TIMEOUT_SECS: u64 = 86_400;
+
+/// What Claude Code's spinner says while the hook waits (its hooks' `statusMessage`, in the
+/// settings schema of 2.1.197 and 2.1.330 alike): the question is in askpane, not lost.
+pub const HOOK_STATUS_MESSAGE: &str = "Waiting for your answer in askpane";
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
@@ -124,11 +129,16 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
             return Ok(Change::AlreadyThere);
         }
         hook["command"] = Value::String(updated);
+        // A status message of the user's own stays; an entry written before there was one gets it.
+        if let Some(hook) = hook.as_object_mut() {
+            hook.entry("statusMessage").or_insert_with(|| json!(HOOK_STATUS_MESSAGE));
+        }
         return Ok(Change::Updated { from: current });
     }
     pre_tool_use.push(json!({
         "matcher": TOOL_NAME,
-        "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}],
+        "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS,
+            "statusMessage": HOOK_STATUS_MESSAGE}],
     }));
     Ok(Change::Added)
 }
@@ -196,7 +206,8 @@ mod tests {
                     "PreToolUse": [
                         {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]},
                         {"matcher": "AskUserQuestion", "hooks": [
-                            {"type": "command", "command": COMMAND, "timeout": 86_400}]},
+                            {"type": "command", "command": COMMAND, "timeout": 86_400,
+                             "statusMessage": HOOK_STATUS_MESSAGE}]},
                     ],
                     "Stop": [{"hooks": [{"type": "command", "command": "notify"}]}],
                 },

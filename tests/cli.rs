@@ -946,7 +946,8 @@ fn hook_command() -> String {
 /// The entry askpane adds under `hooks.PreToolUse`.
 fn askpane_entry() -> Value {
     json!({"matcher": "AskUserQuestion",
-           "hooks": [{"type": "command", "command": hook_command(), "timeout": 86400}]})
+           "hooks": [{"type": "command", "command": hook_command(), "timeout": 86400,
+                      "statusMessage": askpane::claude_settings::HOOK_STATUS_MESSAGE}]})
 }
 
 /// The names in `dir`, sorted.
@@ -1001,7 +1002,7 @@ fn install_creates_the_project_settings_and_a_second_install_changes_nothing() {
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let text = fs::read_to_string(&settings).expect("settings.json was created");
     let expected = format!(
-        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":86400}}]}}]}}}}"#,
+        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":86400,"statusMessage":"Waiting for your answer in askpane"}}]}}]}}}}"#,
         hook_command()
     );
     assert_eq!(compact(&read_json(&settings)), expected, "{text}");
@@ -1094,9 +1095,10 @@ fn install_points_an_existing_askpane_hook_at_this_binary() {
     let run = settings_command(&["install", "claude", "--project", path_str(&project)], &home);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     assert!(run.stdout.contains("(was `/opt/old/askpane hook`)"), "{run:?}");
-    // One entry, now running this binary; the user's own timeout is kept.
+    // One entry, now running this binary; the user's own timeout is kept, and the spinner's
+    // status message (issue 24) is added.
     let expected = format!(
-        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":600}}]}}]}},"model":"opus"}}"#,
+        r#"{{"hooks":{{"PreToolUse":[{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":600,"statusMessage":"Waiting for your answer in askpane"}}]}}]}},"model":"opus"}}"#,
         hook_command()
     );
     assert_eq!(compact(&read_json(&settings)), expected);

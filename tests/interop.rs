@@ -684,10 +684,12 @@ impl Session {
 }
 
 /// Claude Code settings with `command` as the PreToolUse hook for AskUserQuestion, as
-/// `askpane install claude` writes them.
+/// `askpane install claude` writes them (with the spinner's `statusMessage`, which both CLI
+/// versions take: every scenario here runs with it).
 fn hook_settings(command: &str) -> Value {
     json!({"hooks": {"PreToolUse": [{"matcher": "AskUserQuestion",
-        "hooks": [{"type": "command", "command": command, "timeout": 86400}]}]}})
+        "hooks": [{"type": "command", "command": command, "timeout": 86400,
+            "statusMessage": askpane::claude_settings::HOOK_STATUS_MESSAGE}]}]}})
 }
 
 /// Writes the project's `.claude/settings.json` with `command` as the PreToolUse hook for
@@ -883,8 +885,10 @@ impl Run {
         let [run] = self.hook_runs.as_slice() else {
             panic!("expected one PreToolUse hook run in the transcript\n{context}");
         };
-        let command = format!("{} hook", env!("CARGO_BIN_EXE_askpane"));
-        assert_eq!(run["command"], command.as_str(), "{context}");
+        // Both versions record a hook that has a `statusMessage` under that message, where they
+        // would name its command: the message askpane installs is what Claude Code shows.
+        let shown = askpane::claude_settings::HOOK_STATUS_MESSAGE;
+        assert_eq!(run["command"], shown, "{context}");
         assert_eq!(run["toolUseID"], TOOL_USE_ID, "{context}");
         assert_eq!(run["exitCode"], 0, "askpane hook did not exit 0\n{context}");
     }

@@ -130,7 +130,8 @@ mod tests {
     /// Issue 24 item 26: `--timeout 10m`, as `history --since` takes units.
     #[test]
     fn a_timeout_takes_seconds_or_a_duration_with_units() {
-        for (text, secs) in [("45", 45), ("90s", 90), ("10m", 600), ("1h30m", 5400), ("2days", 172_800)]
+        for (text, secs) in
+            [("45", 45), ("90s", 90), ("10m", 600), ("1h30m", 5400), ("2days", 172_800)]
         {
             assert_eq!(parse_timeout(text), Ok(Duration::from_secs(secs)), "{text}");
         }
