@@ -814,3 +814,38 @@ fn the_list_says_each_requests_time_left_and_ctrl_page_keys_switch_requests() {
     assert_nothing_sent(&first);
     assert_nothing_sent(&second);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The smallest window (issue 24 item 26)
+
+/// At its smallest (520×380, the native window's minimum), with what was sent for the last
+/// request above, the next request's first option is on screen: the receipt is one line (its
+/// details folded) while a form shows. With nothing left to answer, Esc puts the receipt away.
+#[test]
+fn the_smallest_window_shows_the_options_under_the_receipt_and_esc_hides_it_when_idle() {
+    let mut window = window_sized(520.0, 380.0);
+    let first = window.ask_fixture("database");
+    let (deploy, answered) = request(&json!({"questions": [{"question": "Deploy now?",
+        "header": "Deploy", "multiSelect": false, "options": [
+            {"label": "Yes", "description": "ship it"}, {"label": "No", "description": "wait"}]}]}));
+    let second = window.send(deploy, answered);
+    window.press_digit(2);
+    window.harness.step();
+    keys_now(&mut window, &[(Key::Enter, CTRL, None)]);
+    assert!(matches!(outcome(&first), Outcome::Answered(_)));
+    window.wait_out_key_grace();
+    assert!(window.has_text_with(&["Sent to"]), "the receipt shows");
+    let screen = window.harness.ctx.content_rect();
+    // The first option whole (the others a scroll away), where before the receipt pushed every
+    // option below the window's bottom edge.
+    let row = window.harness.get_by_role_and_label(Role::RadioButton, "Yes").rect();
+    assert!(screen.contains_rect(row), "the first option is off screen: {row:?} in {screen:?}");
+    window.press_digit(1);
+    window.harness.step();
+    keys_now(&mut window, &[(Key::Enter, CTRL, None)]);
+    assert!(matches!(outcome(&second), Outcome::Answered(_)));
+    window.wait_out_key_grace();
+    assert!(window.has_text_with(&["Sent to"]));
+    window.press(Key::Escape, None);
+    assert!(!window.has_text_with(&["Sent to"]), "Esc put the receipt away");
+}

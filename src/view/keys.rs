@@ -241,15 +241,20 @@ pub fn keyboard_actions(
 }
 
 /// The keys that work with no request showing: Ctrl+W closes (the inbox's window hides), from
-/// a text box too (the session's prompt), as on a form.
-pub fn idle_keyboard_actions(ctx: &Context, actions: &mut Vec<Action>) {
-    let closed = ctx.input_mut(|input| {
-        let at = close_key_position(&input.events)?;
-        input.events.remove(at);
-        Some(())
+/// a text box too (the session's prompt), as on a form; Esc puts away what was sent
+/// (`receipt`: there is one showing), outside a text box.
+pub fn idle_keyboard_actions(ctx: &Context, receipt: bool, actions: &mut Vec<Action>) {
+    let typing = ctx.text_edit_focused();
+    let (closed, dismissed) = ctx.input_mut(|input| {
+        let closed = close_key_position(&input.events).map(|at| input.events.remove(at));
+        let dismissed = receipt && !typing && input.consume_key(Modifiers::NONE, Key::Escape);
+        (closed.is_some(), dismissed)
     });
-    if closed.is_some() {
+    if closed {
         actions.push(Action::RequestClose);
+    }
+    if dismissed {
+        actions.push(Action::DismissReceipt);
     }
 }
 

@@ -60,8 +60,9 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
         let neighbours = neighbours(state, pending.id());
         keys::keyboard_actions(ui.ctx(), pending, neighbours, &mut actions);
     } else if !state.confirming_close() {
-        // Nothing to answer: the window's own keys still work (Ctrl+W hides the inbox).
-        keys::idle_keyboard_actions(ui.ctx(), &mut actions);
+        // Nothing to answer: the window's own keys still work (Ctrl+W hides the inbox, Esc puts
+        // away what was sent).
+        keys::idle_keyboard_actions(ui.ctx(), state.receipt().is_some(), &mut actions);
     }
     // The row under the keyboard cursor holds the focus (for screen readers) unless a text box,
     // a confirmation bar or the close dialog has the keyboard.
@@ -73,10 +74,25 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
         egui::Panel::top("notices").show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
     }
     if let Some(receipt) = state.receipt() {
-        egui::Panel::top("receipt")
-            .resizable(true)
-            .default_size(150.0)
-            .show(ui, |ui| receipt_ui(ui, receipt, &mut actions));
+        match state.current().is_some() {
+            // A form shows: what was sent is one line with its details folded, so the next
+            // request's options stay on screen in the smallest window.
+            true => {
+                egui::Panel::top("receipt-line").resizable(false).show(ui, |ui| {
+                    receipt_headline_ui(ui, receipt, &mut actions);
+                    egui::CollapsingHeader::new("What the model reads")
+                        .id_salt("receipt-details")
+                        .default_open(false)
+                        .show(ui, |ui| receipt_details_ui(ui, receipt));
+                });
+            }
+            false => {
+                egui::Panel::top("receipt").resizable(true).default_size(150.0).show(ui, |ui| {
+                    receipt_headline_ui(ui, receipt, &mut actions);
+                    receipt_details_ui(ui, receipt);
+                });
+            }
+        }
     }
     // A phone (issue 11): one column, and controls a finger can hit.
     let narrow = ui.available_width() < size::NARROW_WIDTH;
@@ -319,8 +335,9 @@ fn notices_ui(ui: &mut Ui, notices: &[String], actions: &mut Vec<Action>) {
     }
 }
 
-/// What the agent was sent for the last finished request, and what its model reads.
-fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
+/// What the agent was sent for the last finished request: who, what, how it ended, with ✕ and
+/// Copy reply.
+fn receipt_headline_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     ui.horizontal(|ui| {
         let how = match (receipt.by_timeout, receipt.outcome_kind) {
@@ -338,7 +355,8 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
         let headline = format!("{mark} {sent} {}: “{}” {how}", receipt.provenance, receipt.title);
         ui.add(Label::new(RichText::new(headline).color(color).strong()).wrap());
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if small_button(ui, "✕").on_hover_text("Hide what was sent").clicked() {
+            let hide = small_button(ui, "✕").on_hover_text("Hide what was sent (Esc when idle)");
+            if hide.clicked() {
                 actions.push(Action::DismissReceipt);
             }
             if !receipt.reply.is_empty() && small_button(ui, "Copy reply").clicked() {
@@ -346,6 +364,11 @@ fn receipt_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>) {
             }
         });
     });
+}
+
+/// What the model reads, and the exact reply sent.
+fn receipt_details_ui(ui: &mut Ui, receipt: &Receipt) {
+    let tokens = Tokens::of(ui.ctx());
     ScrollArea::vertical().id_salt("receipt-scroll").auto_shrink([false, true]).show(ui, |ui| {
         ui.label(RichText::new("The model reads:").small().color(tokens.muted));
         ui.add(Label::new(&receipt.model_text).wrap().selectable(true));
