@@ -722,6 +722,17 @@ pub(crate) fn wait_for_window(xvfb: &Xvfb, pattern: &str, visible: bool) -> Opti
     }
 }
 
+/// Waits until the close dialog is up: it dims the window behind it (`undimmed`: the window's
+/// brightness before).
+fn wait_for_the_close_dialog(xvfb: &Xvfb, window: u32, undimmed: f64) {
+    let dimmed = crate::support::artifact("inbox-close-dialog.png");
+    let deadline = Instant::now() + WAIT;
+    while xvfb.brightness(window, &dimmed) > undimmed - 0.05 {
+        assert!(Instant::now() < deadline, "no close dialog (see {})", dimmed.display());
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back() {
     let world = World::with_inbox("inbox-keyboard");
@@ -744,13 +755,16 @@ fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back
     // A question brings it back.
     let waiting = world.client(&["hook"], &hook_input("toolu_back", "Which shade?"));
     let window = wait_for_window(xvfb, "1 question", true).expect("shown again");
-    // Closing it now asks; Enter keeps the question waiting in the background.
+    // Closing it now asks; Enter keeps the question waiting in the background. Enter waits for
+    // the dialog: one that came first would go to the form (a busy run once took it there, and
+    // the question's highlighted "Red" was later sent by the Enter meant for the next dialog).
     xvfb.focus(window);
     let id = window.to_string();
+    let undimmed = xvfb.brightness(window, &crate::support::artifact("inbox-before-close.png"));
     crate::display::send_wm_delete_window(xvfb.number, window);
-    thread::sleep(Duration::from_millis(300));
+    wait_for_the_close_dialog(xvfb, window, undimmed);
     xvfb.xdotool(&["key", "--window", &id, "Return"]);
-    wait_for_window(xvfb, "askpane", false);
+    assert!(wait_for_window(xvfb, "askpane", false).is_none(), "kept waiting: hidden");
     let listed = world.connect().list();
     assert_eq!(listed.len(), 1, "still waiting: {listed:?}");
     // `askpane inbox` run again brings the window back rather than starting a second inbox.
@@ -767,12 +781,7 @@ fn a_hook_is_answered_by_keyboard_in_the_inbox_window_which_hides_and_comes_back
     // Tab and Enter are for the dialog: they wait until it is up, which dims the window behind
     // it. On a busy machine the three keys could otherwise reach one frame, where the form took
     // Tab and Enter before Ctrl+W's dialog opened (seen in two full runs: "Red" was answered).
-    let dimmed = crate::support::artifact("inbox-close-dialog.png");
-    let deadline = Instant::now() + WAIT;
-    while xvfb.brightness(window, &dimmed) > undimmed - 0.05 {
-        assert!(Instant::now() < deadline, "Ctrl+W opened no dialog (see {})", dimmed.display());
-        thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_the_close_dialog(xvfb, window, undimmed);
     xvfb.xdotool(&["key", "--window", &id, "Tab", "Return"]);
     let (code, stdout, stderr) = waiting.finish();
     assert_eq!(code, Some(0), "{stderr}");
@@ -1409,8 +1418,9 @@ fn a_window_that_comes_back_for_a_question_stays_below_the_program_in_use() {
     // Hidden ("keep waiting in the background") and asked for again from the editor: it comes
     // back on top with the keyboard, not below as a window that comes back on its own does.
     thread::sleep(askpane::app::KEY_GRACE + Duration::from_millis(300));
+    let undimmed = xvfb.brightness(shown, &crate::support::artifact("inbox-below-before.png"));
     crate::display::send_wm_delete_window(xvfb.number, shown);
-    thread::sleep(Duration::from_millis(300));
+    wait_for_the_close_dialog(xvfb, shown, undimmed);
     xvfb.xdotool(&["key", "--window", &shown.to_string(), "Return"]);
     assert!(wait_for_window(xvfb, "1 question", false).is_none(), "hidden, still waiting");
     xvfb.xdotool(&["windowactivate", "--sync", &editor.to_string()]);
