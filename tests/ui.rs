@@ -1166,6 +1166,30 @@ fn the_inbox_window_hides_or_asks_and_never_closes_by_its_close_button() {
     assert_eq!(outcome(&asked), Outcome::closed());
 }
 
+/// Issue 24 item 26: Ctrl+W on the inbox's empty page hides it, as its close button does.
+#[test]
+fn ctrl_w_hides_the_empty_inbox_window() {
+    let resident = AppOptions { resident: true, ..AppOptions::default() };
+    let mut window = window_with(960.0, 680.0, resident);
+    window.wait_out_key_grace();
+    let events = &mut window.harness.input_mut().events;
+    events.push(Event::Key {
+        key: Key::W,
+        pressed: true,
+        modifiers: CTRL,
+        repeat: false,
+        physical_key: None,
+    });
+    window.harness.step();
+    // The app asks to close; the resident window answers its own close request by hiding.
+    let commands = window.harness.output().viewport_output[&ViewportId::ROOT].commands.clone();
+    assert!(commands.contains(&ViewportCommand::Close), "{commands:?}");
+    assert!(
+        window.request_close().contains(&ViewportCommand::Visible(false)),
+        "the empty inbox hides"
+    );
+}
+
 /// Issue 24 item 13: words being written to the agent are never thrown away by a Submit: the
 /// button is not offered beside the bar, Ctrl+Enter sends the bar's own words, and a Submit
 /// from elsewhere (a page, a stale click) leaves the bar and its text as they are.
