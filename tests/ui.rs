@@ -1275,6 +1275,37 @@ fn a_box_around_japanese_and_korean_text_closes_as_in_a_terminal() {
     );
 }
 
+/// The right edges of a box's lines: the last of each line's box-drawing characters.
+fn right_edges(window: &Window) -> Vec<(char, f32)> {
+    let glyphs = painted_glyphs(window);
+    let mut edges: Vec<(char, f32)> = Vec::new();
+    let mut previous_x = f32::NEG_INFINITY;
+    for (c, x, _) in glyphs.iter().filter(|(c, _, _)| matches!(c, '┐' | '┘' | '│')) {
+        // A new line starts left of where the last character was.
+        match edges.last_mut() {
+            Some(last) if *x > previous_x && *c == '│' && last.0 == '│' => *last = (*c, *x),
+            _ => edges.push((*c, *x)),
+        }
+        previous_x = *x;
+    }
+    edges
+}
+
+#[test]
+fn a_box_in_a_fenced_code_block_closes_too() {
+    let markdown = "## Layout 🚀\n\n```\n┌────────────┐\n│ 日本語設定 │\n│ 한국어     │\n\
+                    │ plain      │\n└────────────┘\n```\nThen **this**.";
+    let (window, _asked) = open(&preview_question(markdown));
+    let edges = right_edges(&window);
+    assert_eq!(edges.len(), 5, "every line's right edge: {edges:?}");
+    let left = edges.iter().map(|(_, x)| *x).fold(f32::INFINITY, f32::min);
+    let right = edges.iter().map(|(_, x)| *x).fold(f32::NEG_INFINITY, f32::max);
+    assert!(right - left < 0.51, "the right edges are apart by {} pt: {edges:?}", right - left);
+    let glyphs = painted_glyphs(&window);
+    let (_, _, rocket) = glyphs.iter().find(|(c, _, _)| *c == '🚀').expect("the heading");
+    assert!(rocket.is_color, "a heading's emoji in colour too");
+}
+
 #[test]
 fn thai_in_a_preview_is_as_large_as_the_latin_text() {
     // Four pixels a point: glyphs measured to a quarter of a point.

@@ -206,8 +206,11 @@ pub fn preview_body(ui: &mut Ui, text: &str, markdown: &mut CommonMarkCache) {
     // of wrapping out of shape.
     let cell = ui.fonts_mut(|fonts| fonts.glyph_width(&font, ' '));
     ui.set_width(ui.available_width().max(prepared.widest as f32 * cell + 40.0));
-    // A monospace box, like the terminal the agent expects: body text in monospace too.
+    // A monospace box, like the terminal the agent expects: body text and headings in
+    // monospace too (and their emoji in colour).
     ui.style_mut().text_styles.insert(TextStyle::Body, font.clone());
+    let heading = FontId::new(size::QUESTION, theme::preview_family());
+    ui.style_mut().text_styles.insert(TextStyle::Heading, heading);
     match prepared.shown {
         Shown::MarkdownBlocks => blocks_ui(ui, text, &prepared, &font, markdown),
         _ => {
@@ -236,8 +239,21 @@ enum Shown {
     Grid,
     /// Markdown, laid out whole by egui_commonmark.
     Markdown,
-    /// Markdown cut into [`Block`]s, each laid out by egui_commonmark when in view.
+    /// Markdown cut into [`Block`]s, each laid out when in view: large markdown, and markdown
+    /// with code blocks that need the grid.
     MarkdownBlocks,
+}
+
+/// How a [`Block`] is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockKind {
+    /// By egui_commonmark.
+    Markdown,
+    /// Too large to format ([`BLOCK_MAX_BYTES`]): as plain text on the grid, saying so.
+    Plain,
+    /// The lines of a fenced code block with characters that are not one cell of Hack (CJK,
+    /// emoji, Thai...), drawn on the grid in a code box, so a box drawn in it closes.
+    Code,
 }
 
 /// What drawing a preview needs from its whole text, worked out once per text (a megabyte takes
@@ -279,9 +295,22 @@ impl Prepared {
             }
             PreviewKind::Markdown => Shown::Markdown,
         };
-        let blocks = match shown {
-            Shown::MarkdownBlocks => blocks_of(text, &lines),
-            _ => Vec::new(),
+        // Code blocks with characters the grid must place are drawn by askpane, not
+        // egui_commonmark (which lays code out in the fonts' advances): any markdown with one is
+        // drawn in blocks.
+        let mut blocks = match shown {
+            Shown::Grid => Vec::new(),
+            _ => blocks_of(text, &lines),
+        };
+        let shown = match shown {
+            Shown::Markdown if blocks.iter().any(|block| block.kind == BlockKind::Code) => {
+                Shown::MarkdownBlocks
+            }
+            Shown::Markdown => {
+                blocks.clear();
+                Shown::Markdown
+            }
+            other => other,
         };
         let heights = blocks.iter().map(Block::estimated_height).collect();
         Prepared { shown, lines, widest, blocks, heights: egui::mutex::Mutex::new(heights) }
@@ -297,13 +326,12 @@ struct Block {
     lines: Range<usize>,
     /// The opening fence of the code block this block cuts, which a closing fence must match.
     fence: Option<usize>,
-    /// Too large to format ([`BLOCK_MAX_BYTES`]): shown as plain text.
-    plain: bool,
+    kind: BlockKind,
 }
 
 impl Block {
     fn whole(lines: Range<usize>) -> Self {
-        Block { repeated: 0..0, lines, fence: None, plain: false }
+        Block { repeated: 0..0, lines, fence: None, kind: BlockKind::Markdown }
     }
 
     /// The height the block is taken to have before it is shown: a line of text per line.
@@ -354,6 +382,18 @@ fn blocks_of(text: &str, lines: &[Range<usize>]) -> Vec<Block> {
         let table = piece.len() > 2
             && first.contains('|')
             && is_table_delimiter(line(piece.start + 1).trim_start());
+        let fenced_content = |closed: bool| piece.start + 1..piece.end - usize::from(closed);
+        if is_fence(first) && at_start(piece.start) {
+            let closed = piece.len() > 1 && is_fence(line(piece.end - 1));
+            let content = fenced_content(closed);
+            if content.clone().any(|index| needs_grid(line(index))) {
+                for chunk in chunks(content, BLOCK_LINES) {
+                    let kind = BlockKind::Code;
+                    blocks.push(Block { repeated: 0..0, lines: chunk, fence: None, kind });
+                }
+                continue;
+            }
+        }
         if piece.len() <= BLOCK_LINES {
             blocks.push(Block::whole(piece));
         } else if is_fence(first) {
@@ -365,7 +405,7 @@ fn blocks_of(text: &str, lines: &[Range<usize>]) -> Vec<Block> {
                     repeated,
                     lines: chunk,
                     fence: Some(piece.start),
-                    plain: false,
+                    kind: BlockKind::Markdown,
                 });
             }
         } else if table {
@@ -376,7 +416,7 @@ fn blocks_of(text: &str, lines: &[Range<usize>]) -> Vec<Block> {
                     repeated: header.clone(),
                     lines: chunk,
                     fence: None,
-                    plain: false,
+                    kind: BlockKind::Markdown,
                 });
             }
         } else {
@@ -394,9 +434,18 @@ fn blocks_of(text: &str, lines: &[Range<usize>]) -> Vec<Block> {
     blocks.retain(|block| !block.lines.is_empty());
     for block in &mut blocks {
         let bytes: usize = block.lines.clone().map(|index| line(index).len() + 1).sum();
-        block.plain = bytes > BLOCK_MAX_BYTES;
+        if block.kind == BlockKind::Markdown && bytes > BLOCK_MAX_BYTES {
+            block.kind = BlockKind::Plain;
+        }
     }
     blocks
+}
+
+/// A line of code egui_commonmark would not keep on the grid: a character outside Latin,
+/// punctuation, arrows and box drawing, which Hack draws in one cell (a CJK character, an emoji,
+/// Thai...).
+fn needs_grid(line: &str) -> bool {
+    line.chars().any(|c| c > '\u{2FF}' && !('\u{2000}'..='\u{25FF}').contains(&c))
 }
 
 /// `range` cut into ranges of `size` (the last one shorter).
@@ -447,15 +496,32 @@ fn blocks_ui(
                 .layout(Layout::top_down(Align::Min))
                 .id_salt(("preview-block", index));
             let mut child = ui.new_child(builder);
-            if block.plain {
-                let note = "Shown as plain text: too large to format as markdown.";
-                child.label(RichText::new(note).small().color(tokens.muted));
-                let lines = prepared.lines.get(block.lines.clone()).unwrap_or_default();
-                let widest = lines.iter().filter_map(|r| text.get(r.clone())).map(line_cells);
-                grid_lines_ui(&mut child, text, lines, widest.max().unwrap_or(0), font);
-            } else {
-                let block = block_markdown(text, &prepared.lines, block);
-                CommonMarkViewer::new().show(&mut child, markdown, &keep_line_breaks(&block));
+            let lines = prepared.lines.get(block.lines.clone()).unwrap_or_default();
+            let widest = lines.iter().filter_map(|r| text.get(r.clone())).map(line_cells);
+            let widest = widest.max().unwrap_or(0);
+            match block.kind {
+                BlockKind::Markdown => {
+                    let block = block_markdown(text, &prepared.lines, block);
+                    CommonMarkViewer::new().show(&mut child, markdown, &keep_line_breaks(&block));
+                }
+                BlockKind::Plain => {
+                    let note = "Shown as plain text: too large to format as markdown.";
+                    child.label(RichText::new(note).small().color(tokens.muted));
+                    grid_lines_ui(&mut child, text, lines, widest, font);
+                }
+                BlockKind::Code => {
+                    // As egui_commonmark frames its code blocks.
+                    let visuals = child.visuals().clone();
+                    Frame::new()
+                        .fill(visuals.extreme_bg_color)
+                        .stroke(visuals.widgets.noninteractive.bg_stroke)
+                        .corner_radius(visuals.widgets.noninteractive.corner_radius)
+                        .inner_margin(4)
+                        .show(&mut child, |ui| {
+                            ui.set_width(ui.available_width());
+                            grid_lines_ui(ui, text, lines, widest, font);
+                        });
+                }
             }
             *height = child.min_rect().height();
         }
@@ -489,13 +555,13 @@ fn prepared(ui: &Ui, text: &str) -> Arc<Prepared> {
     })
 }
 
-/// Draws `lines` of `text` on the grid (`widest` cells wide), one label each, laying out only
-/// those in view.
+/// Draws `lines` of `text` on the grid (`widest` cells wide), laying out only those in view:
+/// one label of the lines in view (one galley, so its rows sit as the rows of a terminal).
 fn grid_lines_ui(ui: &mut Ui, text: &str, lines: &[Range<usize>], widest: usize, font: &FontId) {
     let (row_height, cell) =
         ui.fonts_mut(|fonts| (fonts.row_height(font), fonts.glyph_width(font, ' ')));
-    // A galley's row is a whole number of pixels high: lines that far apart touch, so a box's
-    // sides are unbroken lines.
+    // A galley's row is a whole number of pixels high: the lines in view are placed as if every
+    // line above them were laid out too.
     let pixels = ui.ctx().pixels_per_point();
     let row_height = (row_height * pixels).round() / pixels;
     let width = ui.available_width().max(widest as f32 * cell);
@@ -507,23 +573,13 @@ fn grid_lines_ui(ui: &mut Ui, text: &str, lines: &[Range<usize>], widest: usize,
     }
     let first = ((view.min.y - rect.min.y) / row_height).floor().max(0.0) as usize;
     let end = (((view.max.y - rect.min.y) / row_height).ceil().max(0.0) as usize).min(lines.len());
-    for index in first..end {
-        let Some(line) = lines.get(index).and_then(|range| text.get(range.clone())) else {
-            continue;
-        };
-        if line.is_empty() {
-            continue;
-        }
-        let top = rect.min.y + index as f32 * row_height;
-        let room = Rect::from_min_size(pos2(rect.min.x, top), vec2(width, row_height));
-        let job = ui.fonts_mut(|fonts| grid_job(fonts, line, font));
-        let builder = UiBuilder::new()
-            .max_rect(room)
-            .layout(Layout::left_to_right(Align::Min))
-            .id_salt(("preview-line", index));
-        let mut row = ui.new_child(builder);
-        row.add(Label::new(job).extend().selectable(true));
-    }
+    let shown = lines.get(first..end).unwrap_or_default();
+    let shown = shown.iter().map(|range| text.get(range.clone()).unwrap_or_default());
+    let job = ui.fonts_mut(|fonts| grid_job(fonts, shown, font));
+    let top = rect.min.y + first as f32 * row_height;
+    let room = Rect::from_min_size(pos2(rect.min.x, top), vec2(width, view.max.y - top));
+    let builder = UiBuilder::new().max_rect(room).layout(Layout::left_to_right(Align::Min));
+    ui.new_child(builder).add(Label::new(job).extend().selectable(true));
 }
 
 /// The cells of a line on the terminal's grid.
@@ -553,46 +609,55 @@ fn cells_of(c: char, previous: Option<char>) -> usize {
 /// Advances smaller than this many points are the same.
 const SAME_ADVANCE: f32 = 0.01;
 
-/// `line` laid out on the terminal grid: every character advances the cells [`cells_of`] gives
-/// it, whatever the advance of the font that draws it (Hack's cell for one, a CJK font's em for
-/// two...), a wide character centred in its cells. A tab keeps the font's own advance.
-pub fn grid_job(
+/// `lines` laid out on the terminal grid, one row each: every character advances the cells
+/// [`cells_of`] gives it, whatever the advance of the font that draws it (Hack's cell for one,
+/// a CJK font's em for two...), a wide character centred in its cells. A tab keeps the font's
+/// own advance.
+pub fn grid_job<'a>(
     fonts: &mut egui::epaint::text::FontsView<'_>,
-    line: &str,
+    lines: impl Iterator<Item = &'a str>,
     font: &FontId,
 ) -> LayoutJob {
     let format =
         TextFormat { font_id: font.clone(), color: Color32::PLACEHOLDER, ..Default::default() };
-    let mut job = LayoutJob::single_section(line.to_owned(), format.clone());
+    let mut job = LayoutJob::default();
     job.wrap.max_width = f32::INFINITY;
-    // Hack draws every printable ASCII character in one cell: nothing to correct.
-    if line.bytes().all(|byte| (0x20..0x7f).contains(&byte)) {
-        return job;
-    }
     let cell = fonts.glyph_width(font, ' ');
-    // The advances the fonts give each character, as laid out (shaped, fallback fonts, tweaks).
-    let natural = fonts.layout_job(job.clone());
-    let mut advances =
-        natural.rows.iter().flat_map(|row| row.glyphs.iter()).map(|g| g.advance_width);
-    let mut gridded = LayoutJob { wrap: job.wrap.clone(), ..LayoutJob::default() };
-    // Space owed before the next character: what the last one's cells have left over.
-    let mut owed = 0.0;
-    let mut previous = None;
-    for (at, c) in line.char_indices() {
-        let cells = cells_of(c, previous);
-        previous = Some(c);
-        let advance = advances.next().unwrap_or(0.0);
-        let slack = match c {
-            '\t' => 0.0,
-            _ => cells as f32 * cell - advance,
-        };
-        let before = if cells == 2 { slack / 2.0 } else { 0.0 };
-        let lead = owed + before;
-        let lead = if lead.abs() < SAME_ADVANCE { 0.0 } else { lead };
-        gridded.append(line.get(at..at + c.len_utf8()).unwrap_or_default(), lead, format.clone());
-        owed = slack - before;
+    for (index, line) in lines.enumerate() {
+        if index > 0 {
+            job.append("\n", 0.0, format.clone());
+        }
+        // Hack draws every printable ASCII character in one cell: nothing to correct.
+        if line.bytes().all(|byte| (0x20..0x7f).contains(&byte)) {
+            job.append(line, 0.0, format.clone());
+            continue;
+        }
+        // The advances the fonts give each character, as laid out (shaped, fallback fonts,
+        // tweaks): one glyph per character.
+        let mut natural = LayoutJob::single_section(line.to_owned(), format.clone());
+        natural.wrap.max_width = f32::INFINITY;
+        let natural = fonts.layout_job(natural);
+        let mut advances =
+            natural.rows.iter().flat_map(|row| row.glyphs.iter()).map(|glyph| glyph.advance_width);
+        // Space owed before the next character: what the last one's cells have left over.
+        let mut owed = 0.0;
+        let mut previous = None;
+        for (at, c) in line.char_indices() {
+            let cells = cells_of(c, previous);
+            previous = Some(c);
+            let advance = advances.next().unwrap_or(0.0);
+            let slack = match c {
+                '\t' => 0.0,
+                _ => cells as f32 * cell - advance,
+            };
+            let before = if cells == 2 { slack / 2.0 } else { 0.0 };
+            let lead = owed + before;
+            let lead = if lead.abs() < SAME_ADVANCE { 0.0 } else { lead };
+            job.append(line.get(at..at + c.len_utf8()).unwrap_or_default(), lead, format.clone());
+            owed = slack - before;
+        }
     }
-    gridded
+    job
 }
 
 #[cfg(test)]
@@ -692,8 +757,24 @@ mod tests {
         // Paragraphs apart, and a paragraph of a megabyte shown plain.
         let huge = format!("# Title\n\n{}\n\nEnd\n", "word ".repeat(BLOCK_MAX_BYTES / 4));
         let prepared = Prepared::of(&huge);
-        let plain: Vec<bool> = prepared.blocks.iter().map(|block| block.plain).collect();
-        assert_eq!(plain, [false, true, false]);
+        let kinds: Vec<BlockKind> = prepared.blocks.iter().map(|block| block.kind).collect();
+        assert_eq!(kinds, [BlockKind::Markdown, BlockKind::Plain, BlockKind::Markdown]);
+    }
+
+    #[test]
+    fn code_blocks_with_wide_characters_are_drawn_on_the_grid() {
+        let text = "Intro\n\n```\n┌────┐\n│日本│\n└────┘\n```\nAfter\n";
+        let prepared = Prepared::of(text);
+        assert_eq!(prepared.shown, Shown::MarkdownBlocks, "a small preview, cut");
+        let kinds: Vec<BlockKind> = prepared.blocks.iter().map(|block| block.kind).collect();
+        assert_eq!(kinds, [BlockKind::Markdown, BlockKind::Code, BlockKind::Markdown]);
+        let code = prepared.blocks.get(1).unwrap();
+        let lines: Vec<&str> =
+            code.lines.clone().map(|n| &text[prepared.lines[n].clone()]).collect();
+        assert_eq!(lines, ["┌────┐", "│日本│", "└────┘"], "the code, without its fences");
+        // ASCII and box-drawing code stays with egui_commonmark (and its highlighting).
+        let ascii = "Intro\n\n```\n┌────┐\n│ ok │\n└────┘\n```\n";
+        assert_eq!(Prepared::of(ascii).shown, Shown::Markdown);
     }
 
     #[test]
