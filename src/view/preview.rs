@@ -9,9 +9,10 @@
 //! cells of the monospace grid its East Asian Width gives it (a CJK character or an emoji two, a
 //! combining mark none), whichever font draws it, so a box drawn around Japanese text closes.
 //! Only the lines in view are laid out (issue 24.23): 100 000 lines cost what a screen of them
-//! costs. Markdown is laid out whole by egui_commonmark every frame, so a markdown preview over
-//! [`MARKDOWN_MAX_BYTES`] or [`MARKDOWN_MAX_LINES`] is shown as plain text on the grid instead,
-//! and says so.
+//! costs. egui_commonmark lays out a whole document every frame, so markdown over
+//! [`MARKDOWN_WHOLE_BYTES`] or [`MARKDOWN_WHOLE_LINES`] is cut into blocks, each given to it only
+//! when in view; code blocks whose characters Hack does not draw in one cell are drawn on the
+//! grid.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -198,8 +199,7 @@ pub fn preview_body(ui: &mut Ui, text: &str, markdown: &mut CommonMarkCache) {
     let font = theme::preview_font();
     ui.style_mut().text_styles.insert(TextStyle::Monospace, font.clone());
     if prepared.shown == Shown::Grid {
-        let lines = prepared.lines.get(..).unwrap_or_default();
-        grid_lines_ui(ui, text, lines, prepared.widest, &font);
+        grid_lines_ui(ui, text, &prepared.lines, prepared.widest, &font);
         return;
     }
     // Wide enough for the longest line: long lines scroll sideways, as in a terminal, instead
@@ -213,7 +213,7 @@ pub fn preview_body(ui: &mut Ui, text: &str, markdown: &mut CommonMarkCache) {
     ui.style_mut().text_styles.insert(TextStyle::Heading, heading);
     match prepared.shown {
         Shown::MarkdownBlocks => blocks_ui(ui, text, &prepared, &font, markdown),
-        _ => {
+        Shown::Markdown | Shown::Grid => {
             CommonMarkViewer::new().show(ui, markdown, &keep_line_breaks(text));
         }
     }
