@@ -1364,3 +1364,14 @@ fn a_huge_markdown_preview_lays_out_only_what_is_in_view() {
     let widgets = window.harness.root().children_recursive().count();
     assert!(widgets < 2_000, "{widgets} widgets laid out for a screen of a 5 000-row table");
 }
+
+#[test]
+fn a_preview_line_of_a_megabyte_lays_out_only_what_is_in_view() {
+    // One line of minified data: a megabyte wide, a screen of it shown.
+    let line: String = (0..100_000).map(|n| format!("{n:>9},")).collect();
+    let (window, _asked) = open(&preview_question(&format!("+--+\n{line}\n+--+")));
+    let glyphs = painted_glyphs(&window).len();
+    assert!(glyphs < 5_000, "{glyphs} glyphs laid out for a screen of a 1 MB line");
+    let start: String = line.chars().take(20).collect();
+    assert_eq!(window.shown(&start), 1, "the line's start is shown");
+}

@@ -573,13 +573,59 @@ fn grid_lines_ui(ui: &mut Ui, text: &str, lines: &[Range<usize>], widest: usize,
     }
     let first = ((view.min.y - rect.min.y) / row_height).floor().max(0.0) as usize;
     let end = (((view.max.y - rect.min.y) / row_height).ceil().max(0.0) as usize).min(lines.len());
+    // The cells in view, and a few either side: of a very long line only those are laid out.
+    let cells = match cell > 0.0 {
+        true => {
+            let from = ((view.min.x - rect.min.x) / cell).floor().max(0.0) as usize;
+            let to = ((view.max.x - rect.min.x) / cell).ceil().max(0.0) as usize;
+            from.saturating_sub(CELLS_BESIDE_VIEW)..to.saturating_add(CELLS_BESIDE_VIEW)
+        }
+        false => 0..usize::MAX,
+    };
     let shown = lines.get(first..end).unwrap_or_default();
-    let shown = shown.iter().map(|range| text.get(range.clone()).unwrap_or_default());
+    let shown = shown.iter().map(|range| {
+        let (part, start) = cells_in_view(text.get(range.clone()).unwrap_or_default(), &cells);
+        (part, start as f32 * cell)
+    });
     let job = ui.fonts_mut(|fonts| grid_job(fonts, shown, font));
     let top = rect.min.y + first as f32 * row_height;
     let room = Rect::from_min_size(pos2(rect.min.x, top), vec2(width, view.max.y - top));
     let builder = UiBuilder::new().max_rect(room).layout(Layout::left_to_right(Align::Min));
     ui.new_child(builder).add(Label::new(job).extend().selectable(true));
+}
+
+/// A line longer than this is laid out only where it is in view: a megabyte of minified data on
+/// one line is a megabyte of glyphs.
+const LONG_LINE_BYTES: usize = 2048;
+
+/// Cells laid out either side of the view, for a long line.
+const CELLS_BESIDE_VIEW: usize = 8;
+
+/// The part of `line` in the grid's `cells` and the cell it starts at: all of a line up to
+/// [`LONG_LINE_BYTES`], else the characters that start inside `cells`.
+fn cells_in_view<'a>(line: &'a str, cells: &Range<usize>) -> (&'a str, usize) {
+    if line.len() <= LONG_LINE_BYTES {
+        return (line, 0);
+    }
+    let mut at = 0;
+    let mut previous = None;
+    let mut start = None;
+    let mut end = line.len();
+    for (byte, c) in line.char_indices() {
+        if at >= cells.end {
+            end = byte;
+            break;
+        }
+        if start.is_none() && at >= cells.start {
+            start = Some((byte, at));
+        }
+        at += cells_of(c, previous);
+        previous = Some(c);
+    }
+    match start {
+        Some((byte, cell)) => (line.get(byte..end).unwrap_or_default(), cell),
+        None => ("", 0),
+    }
 }
 
 /// The cells of a line on the terminal's grid.
@@ -609,13 +655,13 @@ fn cells_of(c: char, previous: Option<char>) -> usize {
 /// Advances smaller than this many points are the same.
 const SAME_ADVANCE: f32 = 0.01;
 
-/// `lines` laid out on the terminal grid, one row each: every character advances the cells
-/// [`cells_of`] gives it, whatever the advance of the font that draws it (Hack's cell for one,
-/// a CJK font's em for two...), a wide character centred in its cells. A tab keeps the font's
-/// own advance.
+/// `lines` laid out on the terminal grid, one row each, each after its indent (points): every
+/// character advances the cells [`cells_of`] gives it, whatever the advance of the font that
+/// draws it (Hack's cell for one, a CJK font's em for two...), a wide character centred in its
+/// cells. A tab keeps the font's own advance.
 pub fn grid_job<'a>(
     fonts: &mut egui::epaint::text::FontsView<'_>,
-    lines: impl Iterator<Item = &'a str>,
+    lines: impl Iterator<Item = (&'a str, f32)>,
     font: &FontId,
 ) -> LayoutJob {
     let format =
@@ -623,13 +669,13 @@ pub fn grid_job<'a>(
     let mut job = LayoutJob::default();
     job.wrap.max_width = f32::INFINITY;
     let cell = fonts.glyph_width(font, ' ');
-    for (index, line) in lines.enumerate() {
+    for (index, (line, indent)) in lines.enumerate() {
         if index > 0 {
             job.append("\n", 0.0, format.clone());
         }
         // Hack draws every printable ASCII character in one cell: nothing to correct.
         if line.bytes().all(|byte| (0x20..0x7f).contains(&byte)) {
-            job.append(line, 0.0, format.clone());
+            job.append(line, indent, format.clone());
             continue;
         }
         // The advances the fonts give each character, as laid out (shaped, fallback fonts,
@@ -640,7 +686,7 @@ pub fn grid_job<'a>(
         let mut advances =
             natural.rows.iter().flat_map(|row| row.glyphs.iter()).map(|glyph| glyph.advance_width);
         // Space owed before the next character: what the last one's cells have left over.
-        let mut owed = 0.0;
+        let mut owed = indent;
         let mut previous = None;
         for (at, c) in line.char_indices() {
             let cells = cells_of(c, previous);
@@ -706,6 +752,17 @@ mod tests {
         assert_eq!(line_cells("👨\u{200D}👩\u{200D}👧"), 2, "one emoji, joined");
         assert_eq!(line_cells("⚠\u{FE0F}"), 2, "emoji presentation");
         assert_eq!(line_cells("e\u{301}"), 1, "a combining accent");
+    }
+
+    #[test]
+    fn of_a_long_line_only_the_cells_in_view_are_laid_out() {
+        let short = "a line of a normal length";
+        assert_eq!(cells_in_view(short, &(5..10)), (short, 0));
+        let long = "日本".repeat(LONG_LINE_BYTES);
+        // 日 takes cells 0-1, 本 2-3, 日 4-5, …: the characters that start in cells 5..10.
+        assert_eq!(cells_in_view(&long, &(5..10)), ("本日", 6));
+        assert_eq!(cells_in_view(&long, &(0..3)), ("日本", 0));
+        assert_eq!(cells_in_view(&long, &(usize::MAX - 1..usize::MAX)), ("", 0));
     }
 
     #[test]
