@@ -1328,15 +1328,16 @@ fn thai_in_a_preview_is_as_large_as_the_latin_text() {
 
 #[test]
 fn emoji_in_a_preview_are_in_colour_and_the_windows_own_symbols_are_not() {
-    let (window, _asked) = open(&preview_question("Ship it 🚀 ✅\n# Done"));
+    let (mut window, _asked) = open(&preview_question("Ship it 🚀 ✅\n# Done"));
+    // Answered: the tab shows its ✔, drawn in the window's own colours.
+    window.click(Role::RadioButton, "This one");
     let glyphs = painted_glyphs(&window);
     for emoji in ['🚀', '✅'] {
         let (_, _, glyph) = glyphs.iter().find(|(c, _, _)| *c == emoji).expect("painted");
         assert!(glyph.is_color, "{emoji} is drawn in colour (Noto Color Emoji is installed)");
     }
-    // The tab's "answered" mark and the warning sign stay in the window's colours.
-    let (_, _, hint) = glyphs.iter().find(|(c, _, _)| *c == '→').expect("the key hint");
-    assert!(!hint.is_color);
+    let (_, _, mark) = glyphs.iter().find(|(c, _, _)| *c == '✔').expect("the tab's mark");
+    assert!(!mark.is_color, "the window's ✔ stays in its colours");
 }
 
 #[test]
