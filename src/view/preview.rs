@@ -382,10 +382,9 @@ fn blocks_of(text: &str, lines: &[Range<usize>]) -> Vec<Block> {
         let table = piece.len() > 2
             && first.contains('|')
             && is_table_delimiter(line(piece.start + 1).trim_start());
-        let fenced_content = |closed: bool| piece.start + 1..piece.end - usize::from(closed);
         if is_fence(first) && at_start(piece.start) {
             let closed = piece.len() > 1 && is_fence(line(piece.end - 1));
-            let content = fenced_content(closed);
+            let content = piece.start + 1..piece.end - usize::from(closed);
             if content.clone().any(|index| needs_grid(line(index))) {
                 for chunk in chunks(content, BLOCK_LINES) {
                     let kind = BlockKind::Code;
