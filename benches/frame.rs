@@ -22,6 +22,19 @@
 //!   (markdown paragraphs and tool calls, alternating), scrolled to its end;
 //! - `session/10000+1`: one more event arrives and the frame that shows it is drawn.
 //!
+//! The `preview` group times issue 24's huge previews (item 23: a preview of any size keeps the
+//! window responsive, a frame ≤ 16 ms, within +50 MB), each the only option's preview of a
+//! one-question form, at the top of its scroll area:
+//!
+//! - `preview/table`: a markdown table of 90 000 rows (1 MB);
+//! - `preview/list`: 45 000 list items (1 MB);
+//! - `preview/code`: 10 000 lines of fenced Rust;
+//! - `preview/verbatim`: 100 000 lines of an ASCII mockup (shown verbatim);
+//! - `preview/small`: the largest form's markdown table (the baseline: a preview as agents send
+//!   them).
+//!
+//! Beside each it prints (stderr) the process's RSS growth over building and drawing it.
+//!
 //! No pointer and no keys, so nothing is hovered; the keyboard cursor sits on each question's
 //! picked option, whose preview is the one shown.
 #![allow(
@@ -229,5 +242,86 @@ fn session(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame, session);
+/// A one-question form whose only option with a preview has `preview`.
+fn preview_state(preview: &str) -> State<()> {
+    let input = serde_json::json!({"questions": [{
+        "question": "Which layout?", "header": "Layout", "multiSelect": false,
+        "options": [
+            {"label": "This one", "description": "The big one", "preview": preview},
+            {"label": "Another", "description": "No preview"},
+        ],
+    }]});
+    let validated = validate(&input).expect("a valid AskUserQuestion input");
+    let mut state = State::default();
+    let core = Core {
+        id: RequestId::next(),
+        envelope: Envelope::ToolInput,
+        ask: validated.ask,
+        warnings: validated.warnings,
+        provenance: Provenance::new("bench", Some("preview".to_owned())),
+        reply_shape: askpane::protocol::ReplyShape::default(),
+    };
+    state.admit(core, Policy::default(), (), 0.0);
+    state
+}
+
+/// The huge previews of issue 24 item 23, with a text each one's first screen must paint.
+fn huge_previews() -> Vec<(&'static str, String, &'static str)> {
+    let mut table = String::from("| n | v |\n|---|---|\n");
+    for n in 0..90_000 {
+        table.push_str(&format!("|{n}|{}|\n", n % 97));
+    }
+    let mut list = String::new();
+    for n in 0..45_000 {
+        list.push_str(&format!("- item {n:05} of the list\n"));
+    }
+    let mut code = String::from("```rust\n");
+    for n in 0..10_000 {
+        code.push_str(&format!("    let value_{n} = compute({n}, &input);\n"));
+    }
+    code.push_str("```\n");
+    let mut verbatim = String::from("+----------+----------------------+\n");
+    for n in 0..100_000 {
+        verbatim.push_str(&format!("| row {n:>6} | ( ) option {n:<9} |\n"));
+    }
+    let largest: serde_json::Value = serde_json::from_str(LARGEST_FORM).unwrap();
+    let small = largest["questions"][2]["options"][0]["preview"].as_str().unwrap().to_owned();
+    vec![
+        ("small", small, "Least recently used"),
+        ("table", table, "\n12\n  \n12\n"),
+        ("list", list, "item 00001 of the list"),
+        ("code", code, "let value_1 = compute(1, &input);"),
+        ("verbatim", verbatim, "| row      1 | ( ) option 1         |"),
+    ]
+}
+
+/// The process's resident memory, in bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+fn preview(c: &mut Criterion) {
+    let mut group = c.benchmark_group("preview");
+    group.sample_size(10);
+    for (id, text, painted) in huge_previews() {
+        let before = resident_bytes();
+        let mut state = preview_state(&text);
+        drop(text);
+        let mut window = Window::new();
+        let output = window.show(&mut state, Tab::Question(0));
+        let grown = resident_bytes().saturating_sub(before) as f64 / 1e6;
+        eprintln!("preview/{id}: RSS +{grown:.1} MB (the request and its first frames)");
+        let text = painted_text(&output.shapes);
+        let start: String = text.chars().take(400).collect();
+        assert!(text.contains(painted), "{id}: {painted:?} is not painted in:\n{start}");
+        group.bench_function(id, |b| {
+            b.iter(|| window.frame(black_box(&state)).drop_without_applying_deltas());
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frame, session, preview);
 criterion_main!(benches);

@@ -5,7 +5,10 @@
 //! read by [`theme_from_portal`] / [`theme_from_gsettings`] where the window system reports none
 //! (X11).
 
-use egui::{Color32, Context, FontFamily, FontId, TextStyle, Theme};
+use egui::{
+    Color32, Context, FallbackRequest, FontFamily, FontId, FontInsert, FontPriority, FontProvider,
+    InsertFontFamily, TextStyle, Theme,
+};
 
 /// Colours and sizes for one theme.
 #[derive(Clone, Copy, Debug)]
@@ -224,6 +227,10 @@ pub fn install(ctx: &Context) {
         style.visuals.text_options.subpixel_binning = false;
     });
     ctx.set_fonts(font_definitions());
+    // Natively, emoji in previews come from the system (colour, as in a terminal), and egui's
+    // monochrome ones only where it has none (issue 24.25).
+    #[cfg(not(target_arch = "wasm32"))]
+    ctx.add_font_provider(std::sync::Arc::new(embedded_emoji));
     for theme in [Theme::Dark, Theme::Light] {
         let tokens = Tokens::for_theme(theme);
         ctx.style_mut_of(theme, |style| {
@@ -240,6 +247,12 @@ pub fn install(ctx: &Context) {
 /// too: it has the arrows of the key hints and the Back/Next buttons, which Ubuntu lacks. Drawn
 /// from a fallback instead, they cost the web app's first frame about 20 ms (the browser draws
 /// and reads back each one) and the native window a search of the system's fonts.
+///
+/// Previews get a family of their own ([`preview_family`]): the monospace one, natively without
+/// egui's monochrome emoji fonts. Every family draws a character with the first of its fonts
+/// that has it, and those fonts have nearly every emoji (grey silhouettes): only without them
+/// does an emoji reach the system's fonts, where Noto Color Emoji is. The window's own symbols
+/// (✔ ⚠ ⏱ ⚙, drawn in its colours) stay with the other families, which keep them.
 fn font_definitions() -> egui::FontDefinitions {
     let mut definitions = egui::FontDefinitions::default();
     if let Some(proportional) = definitions.families.get_mut(&FontFamily::Proportional) {
@@ -247,7 +260,99 @@ fn font_definitions() -> egui::FontDefinitions {
             proportional.iter().position(|font| font == "Ubuntu-Light").map_or(0, |at| at + 1);
         proportional.insert(after_text, "Hack".to_owned());
     }
+    let mut preview = definitions.families.get(&FontFamily::Monospace).cloned().unwrap_or_default();
+    if cfg!(not(target_arch = "wasm32")) {
+        preview.retain(|font| !EMOJI_FONTS.contains(&font.as_str()));
+    }
+    definitions.families.insert(preview_family(), preview);
     definitions
+}
+
+/// egui's monochrome emoji fonts (its `monochrome_emoji_fonts`).
+const EMOJI_FONTS: [&str; 2] = ["NotoEmoji-Regular", "emoji-icon-font"];
+
+/// The font family previews are drawn in: monospace, with colour emoji (see [`font_definitions`]).
+pub fn preview_family() -> FontFamily {
+    FontFamily::Name(PREVIEW_FAMILY.into())
+}
+
+const PREVIEW_FAMILY: &str = "askpane-preview";
+
+/// The preview's monospace font: the family of [`preview_family`] at the monospace size.
+pub fn preview_font() -> FontId {
+    FontId::new(size::MONOSPACE, preview_family())
+}
+
+/// egui's monochrome emoji for an emoji in a preview, where no system font has it (the provider
+/// installed after the system's). The other families have these fonts already.
+#[cfg(not(target_arch = "wasm32"))]
+fn embedded_emoji(request: &FallbackRequest<'_>) -> Option<FontInsert> {
+    if *request.family != preview_family() {
+        return None;
+    }
+    let wanted = request.cluster.chars().next()?;
+    let definitions = egui::FontDefinitions::default();
+    EMOJI_FONTS.iter().find_map(|name| {
+        let data = definitions.font_data.get(*name)?;
+        glyph_height(data.bytes(), data.index, wanted)?;
+        let family = InsertFontFamily { family: preview_family(), priority: FontPriority::Lowest };
+        Some(FontInsert::new(name, (**data).clone(), vec![family]))
+    })
+}
+
+/// A font from `system` (the system's fonts) for a character the window's own fonts lack, made
+/// to fit (issue 24.25): a preview asks for the system's monospace fonts, as a terminal would,
+/// and a Thai font is drawn as large as the Latin text beside it.
+pub fn system_font_for(
+    system: &dyn FontProvider,
+    request: &FallbackRequest<'_>,
+) -> Option<FontInsert> {
+    let family = match *request.family == preview_family() {
+        true => &FontFamily::Monospace,
+        false => request.family,
+    };
+    let asked = FallbackRequest { cluster: request.cluster, family };
+    let mut insert = system.font_for(&asked)?;
+    insert.families =
+        vec![InsertFontFamily { family: request.family.clone(), priority: FontPriority::Lowest }];
+    if let Some(wanted) = request.cluster.chars().next()
+        && is_thai(wanted)
+    {
+        insert.data.tweak.scale = thai_scale(insert.data.bytes(), insert.data.index);
+    }
+    Some(insert)
+}
+
+fn is_thai(c: char) -> bool {
+    ('\u{0E00}'..='\u{0E7F}').contains(&c)
+}
+
+/// How much larger a Thai font is drawn than its size: some Thai fonts draw their letters far
+/// smaller on the em than Latin fonts do (Tlwg Typo, fontconfig's monospace Thai: บ is 0.455 em
+/// tall, Hack's x 0.547), so at the same size Thai looked a size smaller than the text around
+/// it. The scale makes a Thai letter without ascender or descender (บ) as tall as Hack's
+/// x-height; never smaller (Loma, the sans-serif one, is 1.0), at most 1.5.
+fn thai_scale(bytes: &[u8], index: u32) -> f32 {
+    let hack = egui::FontDefinitions::default().font_data.get("Hack").cloned();
+    let latin = hack.and_then(|hack| glyph_height(hack.bytes(), hack.index, 'x'));
+    let thai = glyph_height(bytes, index, '\u{0E1A}');
+    match (latin, thai) {
+        (Some(latin), Some(thai)) if thai > 0.0 => (latin / thai).clamp(1.0, 1.5),
+        _ => 1.0,
+    }
+}
+
+/// The height of `c`'s glyph above the baseline, in ems; `None` where the font lacks it.
+fn glyph_height(bytes: &[u8], index: u32, c: char) -> Option<f32> {
+    use skrifa::MetadataProvider as _;
+    use skrifa::instance::{LocationRef, Size};
+    let font = skrifa::FontRef::from_index(bytes, index).ok()?;
+    let glyph = font.charmap().map(c).filter(|glyph| *glyph != skrifa::GlyphId::NOTDEF)?;
+    let units_per_em =
+        f32::from(font.metrics(Size::unscaled(), LocationRef::default()).units_per_em);
+    let bounds = font.glyph_metrics(Size::unscaled(), LocationRef::default()).bounds(glyph);
+    // A colour emoji font has bitmaps, not outlines: the glyph is there, of no measured height.
+    Some(bounds.map_or(0.0, |bounds| bounds.y_max / units_per_em.max(1.0)))
 }
 
 /// The window's background: what the panels would fill, cleared once per frame instead.

@@ -647,13 +647,19 @@ mod publish {
 /// (the full-width "？"), so a script font must come before them to draw its own.
 const SYMBOL_FONTS: [&str; 3] = ["egui-icons", "NotoEmoji-Regular", "emoji-icon-font"];
 
-/// Adds a script font to both families, after the text fonts and before [`SYMBOL_FONTS`].
+/// Adds a script font to every family (the previews' too), after the text fonts and before
+/// [`SYMBOL_FONTS`].
 fn add_before_symbol_fonts(ctx: &egui::Context, name: &str, bytes: Vec<u8>) {
     let mut definitions = ctx.fonts(|fonts| fonts.definitions().clone());
     definitions
         .font_data
         .insert(name.to_owned(), std::sync::Arc::new(egui::FontData::from_owned(bytes)));
-    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+    let families = [
+        egui::FontFamily::Proportional,
+        egui::FontFamily::Monospace,
+        crate::theme::preview_family(),
+    ];
+    for family in families {
         let list = definitions.families.entry(family).or_default();
         if list.iter().any(|font| font == name) {
             continue;

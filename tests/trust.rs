@@ -414,21 +414,27 @@ fn page_down_scrolls_the_preview() {
         {"label": "Short", "description": "", "preview": "short"}]}]});
     let mut window = window();
     window.ask(&input);
-    let top = |window: &Window| {
+    // The first line in view, and where it is: only the lines in view are laid out.
+    let first = |window: &Window| {
         window
             .harness
             .query_all_by_role(Role::Label)
-            .find(|node| node.accesskit_node().value().is_some_and(|v| v.starts_with("line 01")))
+            .filter_map(|node| {
+                let value = node.accesskit_node().value()?;
+                let number: u32 = value.strip_prefix("line ")?.get(..2)?.parse().ok()?;
+                Some((number, node.rect().top()))
+            })
+            .min_by_key(|(number, _)| *number)
             .expect("the preview text")
-            .rect()
-            .top()
     };
-    let before = top(&window);
+    let (line, top) = first(&window);
+    assert_eq!(line, 1);
     window.press(Key::PageDown, None);
-    let after = top(&window);
-    assert!(after < before - 100.0, "PageDown scrolled the preview: {before} → {after}");
+    let (after, _) = first(&window);
+    assert!(after > 10, "PageDown scrolled the preview: line {after} is the first in view");
     window.press(Key::PageUp, None);
-    assert!((top(&window) - before).abs() < 1.0, "PageUp scrolled back");
+    let (line, back) = first(&window);
+    assert!(line == 1 && (back - top).abs() < 1.0, "PageUp scrolled back: line {line} at {back}");
 }
 
 #[test]
@@ -587,7 +593,7 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
     let (changes, changed) = crossbeam_channel::unbounded();
     let mut harness = egui_kittest::Harness::builder()
         .with_size(egui::vec2(960.0, 680.0))
-        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::system_fonts()))
         .build_eframe(|cc| {
             App::new(&cc.egui_ctx, inbox, AppOptions::default()).with_countdown_changes(changes)
         });

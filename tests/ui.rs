@@ -24,6 +24,14 @@ use serde_json::{Value, json};
 pub(crate) static FONTS: LazyLock<Arc<SystemFontProvider>> =
     LazyLock::new(|| Arc::new(SystemFontProvider::new()));
 
+/// The system's fonts as the window installs them (`askpane::theme::system_font_for`: Thai made
+/// as large as the Latin text, previews asking for monospace faces).
+pub(crate) fn system_fonts() -> Arc<dyn egui::FontProvider> {
+    Arc::new(|request: &egui::FallbackRequest<'_>| {
+        askpane::theme::system_font_for(FONTS.as_ref(), request)
+    })
+}
+
 pub(crate) const DATABASE_QUESTION: &str = "Which database should the new orders service use?";
 
 /// Ctrl held, as egui-winit reports it on Linux and Windows (Ctrl is also egui's "command").
@@ -56,7 +64,7 @@ pub(crate) fn window_with(width: f32, height: f32, options: AppOptions) -> Windo
     let (sender, inbox) = transport::memory();
     let harness = Harness::builder()
         .with_size(egui::vec2(width, height))
-        .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
+        .with_context_setup(|ctx| ctx.add_font_provider(system_fonts()))
         .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, options));
     Window { harness, sender }
 }
@@ -1223,4 +1231,172 @@ fn submit_is_not_offered_while_a_decline_or_reply_is_being_written() {
     window.press_with(CTRL, Key::Enter);
     let Outcome::Replied(reply) = outcome(&asked) else { panic!("the reply is sent") };
     assert_eq!(reply.text(), "Let's talk first");
+}
+
+/// A tool_use asking one question whose first option has `preview`.
+fn preview_question(preview: &str) -> Value {
+    json!({"type": "tool_use", "name": "AskUserQuestion", "id": "toolu_preview",
+        "input": {"questions": [{"question": "Which layout?", "header": "Layout",
+            "multiSelect": false, "options": [
+                {"label": "This one", "description": "With the preview", "preview": preview},
+                {"label": "Another", "description": "Without one"}]}]}})
+}
+
+/// Every glyph the last frame painted, with its place on the screen: (character, left edge,
+/// glyph) in painting order.
+fn painted_glyphs(window: &Window) -> Vec<(char, f32, egui::epaint::text::Glyph)> {
+    fn collect(shape: &egui::Shape, out: &mut Vec<(char, f32, egui::epaint::text::Glyph)>) {
+        match shape {
+            egui::Shape::Text(text) => {
+                for row in &text.galley.rows {
+                    for glyph in &row.row.glyphs {
+                        let x = text.pos.x + row.pos.x + glyph.pos.x;
+                        out.push((glyph.chr, x, *glyph));
+                    }
+                }
+            }
+            egui::Shape::Vec(shapes) => shapes.iter().for_each(|shape| collect(shape, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    window.harness.output().shapes.iter().for_each(|clipped| collect(&clipped.shape, &mut out));
+    out
+}
+
+/// The rows of text the last frame laid out and painted, over every galley.
+fn painted_rows(window: &Window) -> usize {
+    fn count(shape: &egui::Shape) -> usize {
+        match shape {
+            egui::Shape::Text(text) => text.galley.rows.len(),
+            egui::Shape::Vec(shapes) => shapes.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+    window.harness.output().shapes.iter().map(|clipped| count(&clipped.shape)).sum()
+}
+
+#[test]
+fn a_box_around_japanese_and_korean_text_closes_as_in_a_terminal() {
+    // Each line 16 cells: a CJK character or a Hangul syllable takes two.
+    let mockup = "┌──────────────┐\n│ 日本語の設定 │\n│ 한국어 설정  │\n│ plain text   │\n\
+                  │ 全角ＡＢＣ   │\n└──────────────┘";
+    let (window, _asked) = open(&preview_question(mockup));
+    let glyphs = painted_glyphs(&window);
+    let right_edges: Vec<(char, f32)> = glyphs
+        .iter()
+        .filter(|(c, _, _)| matches!(c, '┐' | '┘'))
+        .chain(glyphs.iter().filter(|(c, _, _)| *c == '│').skip(1).step_by(2))
+        .map(|(c, x, _)| (*c, *x))
+        .collect();
+    assert_eq!(right_edges.len(), 6, "every line's right edge is painted: {right_edges:?}");
+    let left = right_edges.iter().map(|(_, x)| *x).fold(f32::INFINITY, f32::min);
+    let right = right_edges.iter().map(|(_, x)| *x).fold(f32::NEG_INFINITY, f32::max);
+    assert!(
+        right - left < 0.51,
+        "the right edges are apart by {} pt: {right_edges:?}",
+        right - left
+    );
+}
+
+/// The right edges of a box's lines: the last of each line's box-drawing characters.
+fn right_edges(window: &Window) -> Vec<(char, f32)> {
+    let glyphs = painted_glyphs(window);
+    let mut edges: Vec<(char, f32)> = Vec::new();
+    let mut previous_x = f32::NEG_INFINITY;
+    for (c, x, _) in glyphs.iter().filter(|(c, _, _)| matches!(c, '┐' | '┘' | '│')) {
+        // A new line starts left of where the last character was.
+        match edges.last_mut() {
+            Some(last) if *x > previous_x && *c == '│' && last.0 == '│' => *last = (*c, *x),
+            _ => edges.push((*c, *x)),
+        }
+        previous_x = *x;
+    }
+    edges
+}
+
+#[test]
+fn a_box_in_a_fenced_code_block_closes_too() {
+    let markdown = "## Layout 🚀\n\n```\n┌────────────┐\n│ 日本語設定 │\n│ 한국어     │\n\
+                    │ plain      │\n└────────────┘\n```\nThen **this**.";
+    let (window, _asked) = open(&preview_question(markdown));
+    let edges = right_edges(&window);
+    assert_eq!(edges.len(), 5, "every line's right edge: {edges:?}");
+    let left = edges.iter().map(|(_, x)| *x).fold(f32::INFINITY, f32::min);
+    let right = edges.iter().map(|(_, x)| *x).fold(f32::NEG_INFINITY, f32::max);
+    assert!(right - left < 0.51, "the right edges are apart by {} pt: {edges:?}", right - left);
+    let glyphs = painted_glyphs(&window);
+    let (_, _, rocket) = glyphs.iter().find(|(c, _, _)| *c == '🚀').expect("the heading");
+    assert!(rocket.is_color, "a heading's emoji in colour too");
+}
+
+#[test]
+fn thai_in_a_preview_is_as_large_as_the_latin_text() {
+    // Four pixels a point: glyphs measured to a quarter of a point.
+    let (sender, inbox) = transport::memory();
+    let harness = Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_pixels_per_point(4.0)
+        .with_context_setup(|ctx| ctx.add_font_provider(system_fonts()))
+        .build_eframe(move |cc| App::new(&cc.egui_ctx, inbox, AppOptions::default()));
+    let mut window = Window { harness, sender };
+    let _asked = window.ask(&preview_question("x บ x\nplain"));
+    let glyphs = painted_glyphs(&window);
+    let height = |wanted: char| {
+        let (_, _, glyph) = glyphs.iter().find(|(c, _, _)| *c == wanted).expect("painted");
+        glyph.uv_rect.size.y
+    };
+    let (latin, thai) = (height('x'), height('บ'));
+    assert!(thai >= 0.9 * latin, "บ is {thai} pt tall, x {latin} pt");
+}
+
+#[test]
+fn emoji_in_a_preview_are_in_colour_and_the_windows_own_symbols_are_not() {
+    let (mut window, _asked) = open(&preview_question("Ship it 🚀 ✅\n# Done"));
+    // Answered: the tab shows its ✔, drawn in the window's own colours.
+    window.click(Role::RadioButton, "This one");
+    let glyphs = painted_glyphs(&window);
+    for emoji in ['🚀', '✅'] {
+        let (_, _, glyph) = glyphs.iter().find(|(c, _, _)| *c == emoji).expect("painted");
+        assert!(glyph.is_color, "{emoji} is drawn in colour (Noto Color Emoji is installed)");
+    }
+    let (_, _, mark) = glyphs.iter().find(|(c, _, _)| *c == '✔').expect("the tab's mark");
+    assert!(!mark.is_color, "the window's ✔ stays in its colours");
+}
+
+#[test]
+fn a_verbatim_preview_of_100_000_lines_lays_out_only_what_is_in_view() {
+    let mut mockup = String::from("+--------+\n");
+    for n in 0..100_000 {
+        mockup.push_str(&format!("| {n:>6} |\n"));
+    }
+    let (window, _asked) = open(&preview_question(&mockup));
+    assert_eq!(window.shown("|      0 |"), 1, "the first lines are shown");
+    let rows = painted_rows(&window);
+    assert!(rows < 300, "{rows} rows of text laid out for a screen of the preview");
+}
+
+#[test]
+fn a_huge_markdown_preview_lays_out_only_what_is_in_view() {
+    let mut table = String::from("| n | square |\n|---|---|\n");
+    for n in 0..5_000 {
+        table.push_str(&format!("| {n} | {} |\n", n * n));
+    }
+    let (window, _asked) = open(&preview_question(&table));
+    assert!(window.shown("square") >= 1, "the table's header is shown");
+    assert_eq!(window.shown("| 1 | 1 |"), 0, "formatted as a table: no pipes");
+    // egui paints only the widgets in view, but lays out (and lists) every one it is given.
+    let widgets = window.harness.root().children_recursive().count();
+    assert!(widgets < 2_000, "{widgets} widgets laid out for a screen of a 5 000-row table");
+}
+
+#[test]
+fn a_preview_line_of_a_megabyte_lays_out_only_what_is_in_view() {
+    // One line of minified data: a megabyte wide, a screen of it shown.
+    let line: String = (0..100_000).map(|n| format!("{n:>9},")).collect();
+    let (window, _asked) = open(&preview_question(&format!("+--+\n{line}\n+--+")));
+    let glyphs = painted_glyphs(&window).len();
+    assert!(glyphs < 5_000, "{glyphs} glyphs laid out for a screen of a 1 MB line");
+    let start: String = line.chars().take(20).collect();
+    assert_eq!(window.shown(&start), 1, "the line's start is shown");
 }

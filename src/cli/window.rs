@@ -438,7 +438,7 @@ impl SystemFontsLater {
 impl egui::FontProvider for SystemFontsLater {
     fn font_for(&self, request: &egui::FallbackRequest<'_>) -> Option<egui::FontInsert> {
         // Blocks until the enumeration is done, as the provider itself does.
-        self.start().font_for(request)
+        askpane::theme::system_font_for(self.start(), request)
     }
 }
 
