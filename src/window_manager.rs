@@ -109,34 +109,12 @@ impl QuietArrival {
     /// Asks the window manager to activate `window` (raise it, give it the keyboard) as a pager
     /// would: the user asked for it. True once it is the active window.
     fn activate(&mut self, window: u32) -> Result<bool, Box<dyn std::error::Error>> {
-        use x11rb::connection::Connection as _;
-        use x11rb::protocol::xproto::{
-            AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask,
-        };
-        if self.unavailable {
-            return Ok(true);
-        }
-        if self.connection.is_none() {
-            self.connection = Some(x11rb::connect(None)?.0);
-        }
-        let Some(connection) = &self.connection else { return Ok(true) };
-        let root = connection.setup().roots.first().ok_or("no screen")?.root;
-        let active_atom = connection.intern_atom(false, b"_NET_ACTIVE_WINDOW")?.reply()?.atom;
-        let reply =
-            connection.get_property(false, root, active_atom, AtomEnum::WINDOW, 0, 1)?.reply()?;
-        let active = reply.value32().and_then(|mut values| values.next()).unwrap_or(0);
-        if active == window {
+        let Some(x) = self.x()? else { return Ok(true) };
+        if x.active()? == window {
             return Ok(true);
         }
         // Source 2 (a pager: the user's own request), no timestamp, no window of ours active.
-        let activate = ClientMessageEvent::new(32, window, active_atom, [2, 0, 0, 0, 0]);
-        connection.send_event(
-            false,
-            root,
-            EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
-            activate,
-        )?;
-        connection.flush()?;
+        x.ask_window_manager(window, b"_NET_ACTIVE_WINDOW", [2, 0, 0, 0, 0])?;
         Ok(false)
     }
 
@@ -146,33 +124,13 @@ impl QuietArrival {
         &mut self,
         window: u32,
     ) -> Result<bool, Box<dyn std::error::Error>> {
-        use x11rb::connection::Connection as _;
-        use x11rb::protocol::xproto::{
-            AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask,
-        };
-        if self.unavailable {
-            return Ok(true);
-        }
-        if self.connection.is_none() {
-            self.connection = Some(x11rb::connect(None)?.0);
-        }
-        let Some(connection) = &self.connection else { return Ok(true) };
-        let root = connection.setup().roots.first().ok_or("no screen")?.root;
-        let atom = |name: &[u8]| -> Result<u32, Box<dyn std::error::Error>> {
-            Ok(connection.intern_atom(false, name)?.reply()?.atom)
-        };
-        let windows = |property: u32| -> Result<Vec<u32>, Box<dyn std::error::Error>> {
-            let reply = connection
-                .get_property(false, root, property, AtomEnum::WINDOW, 0, 4096)?
-                .reply()?;
-            Ok(reply.value32().map(Iterator::collect).unwrap_or_default())
-        };
-        let active = windows(atom(b"_NET_ACTIVE_WINDOW")?)?.first().copied().unwrap_or(0);
+        let Some(x) = self.x()? else { return Ok(true) };
+        let active = x.active()?;
         if active == 0 || active == window {
             return Ok(true);
         }
         // Bottom to top; the window manager lists a window once it manages it.
-        let stacking = windows(atom(b"_NET_CLIENT_LIST_STACKING")?)?;
+        let stacking = x.root_windows(b"_NET_CLIENT_LIST_STACKING")?;
         let (Some(ours), Some(theirs)) = (
             stacking.iter().position(|&listed| listed == window),
             stacking.iter().position(|&listed| listed == active),
@@ -183,21 +141,70 @@ impl QuietArrival {
             return Ok(true);
         }
         // Source 2 (a pager: the user's own tools), sibling: the active window, detail: Below.
-        let restack = ClientMessageEvent::new(
-            32,
-            window,
-            atom(b"_NET_RESTACK_WINDOW")?,
-            [2, active, 1, 0, 0],
-        );
-        connection.send_event(
-            false,
-            root,
-            EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
-            restack,
-        )?;
-        connection.flush()?;
+        x.ask_window_manager(window, b"_NET_RESTACK_WINDOW", [2, active, 1, 0, 0])?;
         // Looked at again next frame: done once the window manager has done it.
         Ok(false)
+    }
+
+    /// The connection to the X server, made the first time; `None` once one could not be made.
+    fn x(&mut self) -> Result<Option<X<'_>>, Box<dyn std::error::Error>> {
+        if self.unavailable {
+            return Ok(None);
+        }
+        if self.connection.is_none() {
+            self.connection = Some(x11rb::connect(None)?.0);
+        }
+        let Some(connection) = &self.connection else { return Ok(None) };
+        use x11rb::connection::Connection as _;
+        let root = connection.setup().roots.first().ok_or("no screen")?.root;
+        Ok(Some(X { connection, root }))
+    }
+}
+
+/// An X connection and its root window: the two EWMH requests [`QuietArrival`] makes.
+#[cfg(target_os = "linux")]
+struct X<'a> {
+    connection: &'a x11rb::rust_connection::RustConnection,
+    root: u32,
+}
+
+#[cfg(target_os = "linux")]
+impl X<'_> {
+    fn atom(&self, name: &[u8]) -> Result<u32, Box<dyn std::error::Error>> {
+        use x11rb::protocol::xproto::ConnectionExt as _;
+        Ok(self.connection.intern_atom(false, name)?.reply()?.atom)
+    }
+
+    /// The windows a root window property lists (`_NET_CLIENT_LIST_STACKING`, …).
+    fn root_windows(&self, property: &[u8]) -> Result<Vec<u32>, Box<dyn std::error::Error>> {
+        use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+        let property = self.atom(property)?;
+        let reply = self
+            .connection
+            .get_property(false, self.root, property, AtomEnum::WINDOW, 0, 4096)?
+            .reply()?;
+        Ok(reply.value32().map(Iterator::collect).unwrap_or_default())
+    }
+
+    /// The active window (`_NET_ACTIVE_WINDOW`), 0 for none.
+    fn active(&self) -> Result<u32, Box<dyn std::error::Error>> {
+        Ok(self.root_windows(b"_NET_ACTIVE_WINDOW")?.first().copied().unwrap_or(0))
+    }
+
+    /// Sends the window manager an EWMH request about `window` (a client message to the root).
+    fn ask_window_manager(
+        &self,
+        window: u32,
+        request: &[u8],
+        data: [u32; 5],
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use x11rb::connection::Connection as _;
+        use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt as _, EventMask};
+        let message = ClientMessageEvent::new(32, window, self.atom(request)?, data);
+        let mask = EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY;
+        self.connection.send_event(false, self.root, mask, message)?;
+        self.connection.flush()?;
+        Ok(())
     }
 }
 

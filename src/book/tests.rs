@@ -239,20 +239,21 @@ fn an_asker_that_leaves_takes_only_its_own_handle_and_the_last_one_withdraws_the
     assert!(book.is_empty());
 }
 
+/// One draft per question of `asked`, each picking its second option.
+fn second_option_everywhere(asked: &Core) -> Vec<Draft> {
+    let pick = |question| {
+        let mut draft = Draft::default();
+        draft.pick(question, Pick::Option(1));
+        draft
+    };
+    asked.ask.questions().iter().map(pick).collect()
+}
+
 /// Issue 24 item 6: a preset the user never confirmed is not their answer when the time runs out.
 #[test]
 fn an_unconfirmed_preset_at_the_deadline_is_timed_out_and_told_as_unconfirmed() {
     let asked = core(Some("t1"));
-    let preset: Vec<Draft> = asked
-        .ask
-        .questions()
-        .iter()
-        .map(|question| {
-            let mut draft = Draft::default();
-            draft.pick(question, Pick::Option(1));
-            draft
-        })
-        .collect();
+    let preset = second_option_everywhere(&asked);
     let mut book = Book::default();
     let policy = Policy { preset, timeout_secs: Some(10), ..Policy::default() };
     opened(book.admit(asked, policy, "agent", 0.0));
@@ -323,16 +324,7 @@ fn a_preset_counts_at_the_deadline_once_the_user_confirms_each_question() {
 #[test]
 fn a_restored_draft_at_the_deadline_is_timed_out_and_told_as_restored() {
     let asked = core(Some("t1"));
-    let restored: Vec<Draft> = asked
-        .ask
-        .questions()
-        .iter()
-        .map(|question| {
-            let mut draft = Draft::default();
-            draft.pick(question, Pick::Option(1));
-            draft
-        })
-        .collect();
+    let restored = second_option_everywhere(&asked);
     let policy = Policy {
         preset: restored,
         prefill: crate::protocol::Prefill::SavedDraft,
