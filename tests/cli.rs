@@ -1228,6 +1228,19 @@ fn lan_prints_a_qr_code_that_holds_the_link_for_other_devices() {
     assert_eq!(run.status.code(), Some(5), "timed out, as asked: {run:?}");
     // Listening on every address: loopback first, then a link per address of this machine.
     assert!(run.stderr.contains("answer in your browser: http://127.0.0.1:"), "{}", run.stderr);
+    // Issue 24 item 26: the warning names the port the page really listens on, never port 0.
+    let port = run
+        .stderr
+        .split_once("answer in your browser: http://127.0.0.1:")
+        .and_then(|(_, rest)| rest.split_once('/'))
+        .map(|(port, _)| port.to_owned())
+        .expect("the link's port");
+    assert_ne!(port, "0", "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("the page listens on 0.0.0.0:{port}, which other machines")),
+        "{}",
+        run.stderr
+    );
     let Some(link) =
         run.stderr.lines().find_map(|line| line.strip_prefix("askpane: or, from another device: "))
     else {

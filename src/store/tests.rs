@@ -453,3 +453,30 @@ fn a_request_without_an_id_has_a_stable_key_from_its_content_and_origin() {
     Journal::restore(&sink, &again, &mut policy);
     assert_eq!(policy.preset.first().map(Draft::other_text), Some("Redis"));
 }
+
+/// Issue 24 item 14: what was picked and typed on a request that did not end answered stays in
+/// history (shown, searchable): before, declined, closed and timed-out requests showed an empty
+/// answer although their drafts were in the store.
+#[test]
+fn history_keeps_what_was_typed_on_a_request_that_did_not_end_answered() {
+    use crate::app::journal::Journal;
+    let dir = scratch("unsent");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let asked = core(Some("toolu_unsent"), "Database");
+    sink.opened(&asked);
+    Journal::draft_changed(&sink, &asked, 0, &typed("Redis for caching", "only on staging"));
+    Journal::settled(&sink, &asked, &Outcome::declined("not now"));
+    drop(sink);
+    let store = Store::open_in(&dir).expect("reader");
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    let [entry] = entries.as_slice() else { panic!("one entry: {entries:?}") };
+    assert_eq!(
+        entry.record.answer,
+        "The user declined to answer these questions and said: not now · not sent: Database: \
+         Redis for caching (note: only on staging)"
+    );
+    let found = store
+        .history(&HistoryQuery { search: Some("redis".into()), ..HistoryQuery::default() })
+        .expect("search");
+    assert_eq!(found.len(), 1, "searchable");
+}
