@@ -657,7 +657,7 @@ fn add_before_symbol_fonts(ctx: &egui::Context, name: &str, bytes: Vec<u8>) {
     let families = [
         egui::FontFamily::Proportional,
         egui::FontFamily::Monospace,
-        crate::theme::preview_family(),
+        askpane::theme::preview_family(),
     ];
     for family in families {
         let list = definitions.families.entry(family).or_default();

@@ -66,6 +66,10 @@ pub struct QuietArrival {
 
 #[cfg(target_os = "linux")]
 impl QuietArrival {
+    pub fn new() -> Self {
+        QuietArrival::default()
+    }
+
     /// Call once a frame with the window's X id, whether it is shown, and whether the user just
     /// asked for it (`askpane inbox` run again, a notification's "Open"). True while there is
     /// still something to do: call again soon. (Whether the window has the keyboard is read off
@@ -216,6 +220,10 @@ pub struct QuietArrival;
 
 #[cfg(not(target_os = "linux"))]
 impl QuietArrival {
+    pub fn new() -> Self {
+        QuietArrival
+    }
+
     pub fn after_frame(&mut self, _window: Option<u32>, _visible: bool, _asked_for: bool) -> bool {
         false
     }

@@ -182,7 +182,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             frame: eframe::Frame::_new_kittest(),
             first_pass_done: false,
             closing: false,
-            quiet: self.leave_keyboard.then(askpane::window_manager::QuietArrival::default),
+            quiet: self.leave_keyboard.then(askpane::window_manager::QuietArrival::new),
         });
         self.repaint_at = Some(Instant::now());
         Ok(())

@@ -447,7 +447,7 @@ impl egui::FontProvider for SystemFontsLater {
 /// below the window the user works in ([`askpane::window_manager::QuietArrival`]).
 fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
     let mut first = true;
-    let mut quiet = askpane::window_manager::QuietArrival::default();
+    let mut quiet = askpane::window_manager::QuietArrival::new();
     Box::new(move |ctx, frame| {
         if std::mem::take(&mut first) {
             askpane::window_manager::never_take_focus_on_arrival(frame);

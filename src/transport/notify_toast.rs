@@ -72,7 +72,7 @@ fn run(snapshots: &Receiver<Snapshot>) {
     let mut notices = Notices::default();
     let mut said_why = false;
     for snapshot in snapshots {
-        match notices.update(&snapshot.waiting, snapshot.focused) {
+        match notices.update(&snapshot.waiting, snapshot.focused, snapshot.hidden) {
             Some(NoticeCommand::Show(notification)) => {
                 if let Err(error) = show(&notification)
                     && !std::mem::replace(&mut said_why, true)
@@ -91,6 +91,10 @@ fn run(snapshots: &Receiver<Snapshot>) {
 fn show(notification: &Notification) -> Result<(), notify_rust::error::Error> {
     let mut shown = notify_rust::Notification::new();
     shown.appname("askpane").summary(&notification.summary).body(&notification.body);
+    // The window is hidden with questions waiting: the toast stays until dismissed.
+    if notification.persistent {
+        shown.timeout(notify_rust::Timeout::Never);
+    }
     // macOS sends on the handle's drop; Windows has shown it already.
     drop(shown.show()?);
     Ok(())
