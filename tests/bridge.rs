@@ -1454,7 +1454,7 @@ fn fixture_path(name: &str) -> String {
 #[test]
 fn ask_with_ui_web_answers_through_the_browser() {
     let file = fixture_path(HOOK_INPUT);
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         // Built without scripts/build-web: askpane says how to get the web app.
         let run = run_bounded(&mut crate::support::askpane(&["ask", "--ui", "web", &file]), None);
         assert_eq!(run.status.code(), Some(2), "{run:?}");
@@ -2213,7 +2213,7 @@ struct WebRun {
 impl WebRun {
     /// `None` when askpane was built without its web app (scripts/build-web): nothing to serve.
     fn start(wrapper: &[&str], extra: &[&str]) -> Option<WebRun> {
-        if !askpane::web_bundle::available() {
+        if !crate::support::web_bundle_built() {
             eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
             return None;
         }
@@ -2719,7 +2719,7 @@ fn recv_until(
 /// ends with Claude Code, exit 0.
 #[test]
 fn askpane_claude_in_the_browser_shows_the_transcript_takes_a_tool_decision_and_a_prompt() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
         return;
     }
@@ -2892,7 +2892,7 @@ fn inbox_host(world: &crate::inbox::World, project: &str) -> crate::inbox::Conne
 #[cfg(target_os = "linux")]
 #[test]
 fn the_inbox_in_the_browser_shows_hosted_sessions_and_sends_the_pages_decisions_to_their_host() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
         return;
     }
@@ -3252,7 +3252,7 @@ fn a_page_cannot_replace_the_link() {
 #[cfg(target_os = "linux")]
 #[test]
 fn askpane_inbox_new_link_replaces_the_running_inbox_link() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
         return;
     }
@@ -3455,7 +3455,7 @@ fn a_page_connecting_to_long_sessions_gets_the_question_first_and_a_bounded_catc
 #[cfg(target_os = "linux")]
 #[test]
 fn a_hosted_session_past_16_mib_never_keeps_the_inbox_page_from_answering() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
         return;
     }

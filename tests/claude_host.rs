@@ -657,7 +657,7 @@ fn a_signal_once_the_turn_has_ended_still_exits_4() {
 /// Code gets exactly one reply to it, a deny that names the signal; askpane exits 4.
 #[test]
 fn a_signal_answers_the_open_question_of_a_browser_session_once() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
     }
     let dir = support::scratch_dir("claude-signal-web");

@@ -958,7 +958,7 @@ fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_remov
 /// is interrupted, its input closed and its process group stopped; askpane exits 4.
 #[test]
 fn a_signal_answers_the_open_codex_question_honestly_and_stops_codex() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
     }
     use std::os::unix::fs::PermissionsExt as _;

@@ -123,7 +123,7 @@ fn a_hook_stopped_by_a_signal_denies_with_the_reason_and_exits_0() {
 
 #[test]
 fn ask_in_the_browser_stopped_by_a_signal_gets_one_reply_and_exit_4() {
-    if !askpane::web_bundle::available() {
+    if !crate::support::web_bundle_built() {
         return; // Built without scripts/build-web: `--ui web` is tested in `bridge`.
     }
     let file = settings_capture();

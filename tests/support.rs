@@ -359,3 +359,19 @@ pub fn clip(text: &str, limit: usize) -> String {
     clipped.push('…');
     clipped
 }
+
+/// True when askpane was built with its web app (scripts/build-web), so `--ui web` can be tested
+/// for real. Without it a test may check what askpane says instead and skip the rest, but never
+/// under `CI=true`: there `scripts/test` builds the bundle first, and a missing one is a failure,
+/// not ten tests passing without testing anything (issue 25).
+pub fn web_bundle_built() -> bool {
+    if askpane::web_bundle::available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none_or(|ci| ci.is_empty() || ci == "false"),
+        "askpane was built without its web app under CI=true: run scripts/build-web before \
+         building the tests"
+    );
+    false
+}

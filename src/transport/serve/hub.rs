@@ -891,27 +891,13 @@ pub(super) fn fits_the_page(ask: &crate::protocol::Ask, tool_use_id: &str) -> Re
 
 /// Now as `2026-11-21T23:02:23Z` (UTC), for `user_question.timestamp`.
 pub(super) fn utc_timestamp() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    timestamp_at(std::time::SystemTime::now())
+}
+
+/// `at` as `2026-11-21T23:02:23Z`: RFC 3339 in UTC to the second, by humantime (already the
+/// history's formatter) rather than a calendar of our own.
+fn timestamp_at(at: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string()
 }
 
 #[cfg(test)]
@@ -919,9 +905,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_are_utc_iso_8601() {
-        let stamp = utc_timestamp();
-        assert_eq!(stamp.len(), 20, "{stamp}");
-        assert!(stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T', "{stamp}");
+    fn timestamps_are_utc_rfc_3339_to_the_second() {
+        let at = |secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        assert_eq!(timestamp_at(at(0)), "1970-01-01T00:00:00Z");
+        // The capture's own timestamp, and a leap day.
+        assert_eq!(timestamp_at(at(1_795_302_143)), "2026-11-21T23:02:23Z");
+        assert_eq!(timestamp_at(at(1_709_164_800 + 3_661)), "2024-02-29T01:01:01Z");
+        assert_eq!(utc_timestamp().len(), 20);
     }
 }
