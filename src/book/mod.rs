@@ -8,8 +8,15 @@
 //! answered besides by the user); [`Book::admit`] lets the policy decide or opens it; the user's
 //! [`Edit`]s, a withdrawal, a countdown or a close settle it, and every way out returns a
 //! [`Settled`]: the outcome, every reply handle waiting on it, and how it ended.
+//!
+//! Beside it: [`session`], the agent session a host shows (its transcript, prompt and tool
+//! permissions), and [`journal`], what the book reports for something else to keep (the store).
+//! Both are pure too, so the window, the browser bridge and the store all drive the same state
+//! (`scripts/check-layers` keeps it so).
 
+pub mod journal;
 pub mod request;
+pub mod session;
 #[cfg(test)]
 mod tests;
 

@@ -18,10 +18,10 @@ use std::time::SystemTime;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::app::history::{HistoryFilter, HistoryItem, HistoryPage, PAGE_SIZE};
 use crate::book::Form;
+use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryPage, PAGE_SIZE};
+use crate::protocol::origin::Provenance;
 use crate::protocol::{Ask, Draft};
-use crate::transport::Provenance;
 
 pub use records::{
     Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, asked_fingerprint, from_millis,

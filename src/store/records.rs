@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::book::Core;
+use crate::protocol::origin::Provenance;
 use crate::protocol::{Envelope, Outcome, ReplyShape, ResultStyle};
-use crate::transport::Provenance;
 
 /// The key a request is stored under: its tool_use_id when the envelope names one, else one
 /// made from what was asked and who asked (`asked-` and a digest of both). Either way a request

@@ -9,7 +9,6 @@ use serde_json::json;
 use super::*;
 use crate::book::Core;
 use crate::protocol::{Outcome, Pick, parse_message};
-use crate::transport::Request;
 
 fn scratch(name: &str) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -33,7 +32,20 @@ fn core(tool_use_id: Option<&str>, header: &str) -> Core {
     };
     let incoming = parse_message(&message).expect("a message askpane reads");
     let provenance = Provenance::new("ask", None).with_project(Some("orders".to_owned()));
-    Request::new(incoming, provenance).expect("a valid request").0.core
+    core_of(incoming, provenance)
+}
+
+/// The request `incoming` asks, as the book holds it (the store needs no transport to test).
+fn core_of(incoming: crate::protocol::Incoming, provenance: Provenance) -> Core {
+    let validated = crate::protocol::validate(&incoming.input).expect("valid questions");
+    Core {
+        id: crate::protocol::origin::RequestId::next(),
+        envelope: incoming.envelope,
+        ask: validated.ask,
+        warnings: validated.warnings,
+        provenance,
+        reply_shape: crate::protocol::ReplyShape::default(),
+    }
 }
 
 fn typed(other: &str, notes: &str) -> Form {
@@ -254,7 +266,7 @@ fn a_settled_request_goes_to_history_and_its_drafts_and_open_row_go() {
     draft.pick(&core.ask.questions()[0], Pick::Option(1));
     let answers = crate::protocol::build_answers(&core.ask, &[draft]).expect("answers");
     let outcome = Outcome::Answered(answers);
-    crate::app::journal::Journal::settled(&sink, &core, &outcome);
+    crate::book::journal::Journal::settled(&sink, &core, &outcome);
     drop(sink);
 
     assert!(store.open_requests().expect("open").is_empty());
@@ -395,7 +407,7 @@ fn the_state_dir_follows_the_flag_then_the_platform() {
 /// that reuses the id with other questions (or other options) opens empty.
 #[test]
 fn a_draft_is_restored_only_into_the_same_questions() {
-    use crate::app::journal::Journal;
+    use crate::book::journal::Journal;
     let dir = scratch("same-questions");
     let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
     let typed_into = core(Some("toolu_reused"), "Database");
@@ -420,7 +432,7 @@ fn a_draft_is_restored_only_into_the_same_questions() {
     let message = json!({"type": "tool_use", "name": "AskUserQuestion", "id": "toolu_reused",
         "input": input});
     let incoming = parse_message(&message).expect("a message askpane reads");
-    let widened = Request::new(incoming, Provenance::new("ask", None)).expect("valid").0.core;
+    let widened = core_of(incoming, Provenance::new("ask", None));
     Journal::restore(&sink, &widened, &mut policy);
     assert!(policy.preset.is_empty(), "restored into other options: {policy:?}");
 
@@ -444,7 +456,7 @@ fn a_request_without_an_id_has_a_stable_key_from_its_content_and_origin() {
     elsewhere.provenance.project = Some("billing".into());
     assert_ne!(request_key(&first), request_key(&elsewhere), "another project");
 
-    use crate::app::journal::Journal;
+    use crate::book::journal::Journal;
     let dir = scratch("no-id");
     let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
     Journal::draft_changed(&sink, &first, 0, &typed("Redis", "for caching"));
@@ -459,7 +471,7 @@ fn a_request_without_an_id_has_a_stable_key_from_its_content_and_origin() {
 /// answer although their drafts were in the store.
 #[test]
 fn history_keeps_what_was_typed_on_a_request_that_did_not_end_answered() {
-    use crate::app::journal::Journal;
+    use crate::book::journal::Journal;
     let dir = scratch("unsent");
     let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
     let asked = core(Some("toolu_unsent"), "Database");

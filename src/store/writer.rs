@@ -9,9 +9,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use crate::app::history::HistoryFilter;
-use crate::app::journal::HistoryDone;
+use crate::book::journal::HistoryDone;
 use crate::book::{Core, Form};
+use crate::protocol::history::HistoryFilter;
 
 use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, request_key};
 use super::{DraftRow, Store, StoreError, insert_history, insert_open, upsert_draft};
@@ -211,7 +211,7 @@ impl Writer {
 }
 
 /// The window's journal: the calls above, with the history record made from the request.
-impl crate::app::journal::Journal for DraftSink {
+impl crate::book::journal::Journal for DraftSink {
     fn restore(&self, core: &Core, policy: &mut crate::book::Policy) {
         // A policy with a preset or one that decides at once keeps it. A request without a
         // tool_use_id has a key made from what was asked and who asked: asked again, it finds

@@ -123,10 +123,10 @@ pub enum Inbound {
     HostGone { session: SessionKey },
     /// The agent session as the bridge holds it (web client only, issue 11): the page shows
     /// the bridge's transcript instead of building one from the agent's messages.
-    SessionUpdate(Box<crate::app::state::SessionUpdate>),
+    SessionUpdate(Box<crate::book::session::SessionUpdate>),
     /// A session an inbox client hosts, as the bridge holds it (web client only: `askpane inbox
     /// --ui web`); it was shown first by an [`Inbound::Hosted`].
-    HostedUpdate { session: SessionKey, update: Box<crate::app::state::SessionUpdate> },
+    HostedUpdate { session: SessionKey, update: Box<crate::book::session::SessionUpdate> },
     /// What became of an answer the browser page sent to askpane (web client only).
     Delivery(Delivery),
     /// Another window stopped or extended a question's countdown: the seconds now left, or

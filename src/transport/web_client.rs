@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
-use crate::app::journal::{HistoryDone, Journal};
-use crate::app::state::SessionUpdate;
+use crate::book::journal::{HistoryDone, Journal};
+use crate::book::session::SessionUpdate;
 use crate::book::{Core, Form, Policy};
 use crate::protocol::history::{self, HistoryFilter, HistoryPage};
 use crate::protocol::origin::{RequestId, SessionKey};

@@ -7,7 +7,8 @@
 //! switching tabs or requests loses nothing.
 
 pub mod receipt;
-pub mod session;
+// The agent session's state is the book's (issue 25: transport and store drive it too).
+pub use crate::book::session;
 
 pub use crate::book::{
     Admission, Book, Confirm, Core, Countdown, Edit, Ending, Form, Open, Policy, Settled, Status,

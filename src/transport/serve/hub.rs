@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::app::state::{
+use crate::book::session::{
     Agent, PendingPermission, Session, SessionAction, SessionEffect, SessionUpdate,
 };
 use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
@@ -29,7 +29,7 @@ use super::{BridgeJournal, BridgeOptions, TIMEOUT_GRACE, Wakeup};
 
 /// Issue 24: a page that connects gets each session's newest entries, at most this many...
 const TAIL_ENTRIES: usize = 200;
-/// ... and this many bytes ([`crate::app::state::Entry::weight`]); it asks for older ones.
+/// ... and this many bytes ([`crate::book::session::Entry::weight`]); it asks for older ones.
 const TAIL_BYTES: usize = 256 * 1024;
 /// Every session's newest entries together, on a connect: with many sessions each gets an equal
 /// share. With the questions and the cards, what a page gets on connecting stays far below what

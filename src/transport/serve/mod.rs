@@ -49,7 +49,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 // On Windows rustix names a socket handle `AsFd` too, so this one import serves every platform.
 use rustix::fd::{AsFd, BorrowedFd};
 
-use crate::app::journal::Journal;
+use crate::book::journal::Journal;
 use crate::protocol::limits::{self};
 
 use super::{Inbound, IoThreads, SessionCommand};

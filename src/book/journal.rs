@@ -2,9 +2,9 @@
 //! book can keep it (issue 11: the store's drafts and history). The window only calls it; the
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
-use super::history::{HistoryFilter, HistoryPage};
 use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
+use crate::protocol::history::{HistoryFilter, HistoryPage};
 
 /// Where a History page goes once read: natively the app's channel, and a repaint.
 pub type HistoryDone = Box<dyn FnOnce(HistoryPage) + Send>;
