@@ -554,7 +554,7 @@ mod publish {
         let object = js_sys::Object::new();
         for (key, value) in [
             ("tool_use_id", event.tool_use_id.as_str()),
-            ("state", event.state),
+            ("state", event.state.name()),
             ("detail", &event.detail),
         ] {
             let _ = Reflect::set(&object, &JsValue::from_str(key), &JsValue::from_str(value));

@@ -82,9 +82,33 @@ struct Held {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeliveryEvent {
     pub tool_use_id: String,
-    /// `sending`, `sent`, `refused` or `lost`.
-    pub state: &'static str,
+    pub state: DeliveryState,
     pub detail: String,
+}
+
+/// Where an answer the page sent stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryState {
+    /// Sent, not yet acknowledged.
+    Sending,
+    /// askpane has it.
+    Sent,
+    /// askpane refused it; the question came back.
+    Refused,
+    /// It will never count (the question ended elsewhere, askpane ended).
+    Lost,
+}
+
+impl DeliveryState {
+    /// Its name as the page publishes it (`window.askpaneDeliveries[].state`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryState::Sending => "sending",
+            DeliveryState::Sent => "sent",
+            DeliveryState::Refused => "refused",
+            DeliveryState::Lost => "lost",
+        }
+    }
 }
 
 /// A connection to the bridge, for the app's frame hook.
@@ -558,7 +582,7 @@ impl BridgeClient {
             Some("answer_received") => {
                 if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
                     let held = self.held.remove(at);
-                    self.event(&held.id, "sent", value_text(&value, "outcome"));
+                    self.event(&held.id, DeliveryState::Sent, value_text(&value, "outcome"));
                     self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
                 }
             }
@@ -576,7 +600,7 @@ impl BridgeClient {
                     // ended otherwise; a timeout is the bridge deciding what the page held.
                     let held = self.held.remove(at);
                     if matches!(held.outcome, Outcome::TimedOut { .. }) && reason == "timed_out" {
-                        self.event(&held.id, "sent", reason.to_owned());
+                        self.event(&held.id, DeliveryState::Sent, reason.to_owned());
                         self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
                     } else {
                         let how = how.unwrap_or("withdrawn by the agent");
@@ -730,7 +754,7 @@ impl BridgeClient {
     /// The bridge refused a held outcome: the question goes back to the app as the user left it,
     /// with why.
     fn refused(&mut self, held: Held, error: String, question: Option<usize>, now_ms: f64) {
-        self.event(&held.id, "refused", error.clone());
+        self.event(&held.id, DeliveryState::Refused, error.clone());
         let Ok(mut request) = self.request_for(held.question.clone(), held.deadline_ms, now_ms)
         else {
             self.lost(held.id, format!("not sent: {error}"));
@@ -759,11 +783,11 @@ impl BridgeClient {
     }
 
     fn lost(&mut self, tool_use_id: String, how: String) {
-        self.event(&tool_use_id, "lost", how.clone());
+        self.event(&tool_use_id, DeliveryState::Lost, how.clone());
         self.to_ui.send(Inbound::Delivery(Delivery::Lost { tool_use_id, how }));
     }
 
-    fn event(&mut self, tool_use_id: &str, state: &'static str, detail: String) {
+    fn event(&mut self, tool_use_id: &str, state: DeliveryState, detail: String) {
         self.events.push(DeliveryEvent { tool_use_id: tool_use_id.to_owned(), state, detail });
     }
 
@@ -783,7 +807,7 @@ impl BridgeClient {
                 Outcome::Withdrawn => continue,
                 ref decided => awaited.envelope.reply(decided).map(|reply| reply.to_string()),
             };
-            self.event(&awaited.id, "sending", outcome.kind().to_owned());
+            self.event(&awaited.id, DeliveryState::Sending, outcome.kind().to_owned());
             self.held.push(Held {
                 id: awaited.id,
                 question: awaited.question,
