@@ -62,12 +62,17 @@ pub struct QuietArrival {
     pending_since: Option<std::time::Instant>,
     /// The user asked for the window: it goes on top with the keyboard instead.
     asked_for: bool,
+    /// The next showing is the user's own (they started the window): left where the window
+    /// manager puts it.
+    spare_next: bool,
 }
 
 #[cfg(target_os = "linux")]
 impl QuietArrival {
-    pub fn new() -> Self {
-        QuietArrival::default()
+    /// `first_on_top`: the user started the window, so its first showing is left to the window
+    /// manager (on top, as any window they open).
+    pub fn new(first_on_top: bool) -> Self {
+        QuietArrival { spare_next: first_on_top, ..QuietArrival::default() }
     }
 
     /// Call once a frame with the window's X id, whether it is shown, and whether the user just
@@ -79,7 +84,11 @@ impl QuietArrival {
         if asked_for {
             self.pending_since = Some(now);
             self.asked_for = true;
-        } else if visible && !self.was_visible && self.pending_since.is_none() {
+        } else if visible
+            && !self.was_visible
+            && !std::mem::take(&mut self.spare_next)
+            && self.pending_since.is_none()
+        {
             self.pending_since = Some(now);
             self.asked_for = false;
         }
@@ -220,7 +229,7 @@ pub struct QuietArrival;
 
 #[cfg(not(target_os = "linux"))]
 impl QuietArrival {
-    pub fn new() -> Self {
+    pub fn new(_first_on_top: bool) -> Self {
         QuietArrival
     }
 

@@ -1637,3 +1637,23 @@ fn an_ended_connection_closes_its_descriptor_at_once() {
         thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `askpane inbox` run by the user in a terminal: the window they asked for comes up on top of
+/// the program that was active, as any window they open does (only a window that comes back on
+/// its own for a question stays below it). It still leaves the keyboard where it was.
+#[test]
+fn an_inbox_the_user_starts_comes_up_on_top() {
+    let mut world = World::new("inbox-started-on-top");
+    let _openbox = world.xvfb.window_manager();
+    let _editor = world.xvfb.spawn("xmessage", &["-geometry", "1280x800+0+0", "the terminal"]);
+    let editor = world.xvfb.wait_for_class("Xmessage");
+    world.xvfb.xdotool(&["windowactivate", "--sync", &editor.to_string()]);
+    world.start_inbox(&["inbox"]);
+    let xvfb = &world.xvfb;
+    let shown = wait_for_window(xvfb, "askpane", true).expect("the inbox's window");
+    // Given the time it would take to put it below (the window manager takes it, then askpane
+    // would ask), it stays on top.
+    thread::sleep(askpane::app::POINTER_GRACE);
+    let (stacking, _) = stacking_and_active(xvfb);
+    assert_eq!(stacking.last(), Some(&shown), "on top: {stacking:x?}");
+}

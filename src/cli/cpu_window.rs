@@ -58,13 +58,20 @@ pub(super) enum Failure<F> {
 }
 
 /// Shows one window drawn by the CPU until the app lets it close. `make` builds the app once the
-/// window exists (hidden until its first frame is painted). `leave_keyboard`: the window manager
-/// is asked not to focus the window when it appears.
+/// window exists (hidden until its first frame is painted). `arrival`: whether the window manager
+/// is asked not to focus the window when it appears, and whether it is kept below the window in
+/// use when it comes back on its own.
 pub(super) fn run<A: eframe::App, F: FnOnce(&egui::Context) -> A>(
     builder: egui::ViewportBuilder,
-    leave_keyboard: bool,
+    arrival: super::window::Arrival,
     make: F,
 ) -> Result<(), Failure<F>> {
+    use super::window::Arrival;
+    let leave_keyboard = arrival != Arrival::TakesKeyboard;
+    let keep_below = match arrival {
+        Arrival::ComesBackBelow { first_on_top } => Some(first_on_top),
+        Arrival::TakesKeyboard | Arrival::LeavesKeyboard => None,
+    };
     let display = match XDisplay::connect() {
         Ok(display) => display,
         Err(Unusable::NoDisplay(error)) => return Err(Failure::Window(error)),
@@ -80,6 +87,7 @@ pub(super) fn run<A: eframe::App, F: FnOnce(&egui::Context) -> A>(
             ctx: egui::Context::default(),
             builder,
             leave_keyboard,
+            keep_below,
             make: Some(make),
             display: Some(display),
             proxy: event_loop.create_proxy(),
@@ -106,6 +114,9 @@ struct Runner<A, F> {
     ctx: egui::Context,
     builder: egui::ViewportBuilder,
     leave_keyboard: bool,
+    /// Kept below the window in use when it comes back on its own (the inbox's window), with
+    /// whether its first showing is the user's.
+    keep_below: Option<bool>,
     make: Option<F>,
     /// Our connection to the X server, until the window takes it.
     display: Option<XDisplay>,
@@ -182,7 +193,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             frame: eframe::Frame::_new_kittest(),
             first_pass_done: false,
             closing: false,
-            quiet: self.leave_keyboard.then(askpane::window_manager::QuietArrival::new),
+            quiet: self.keep_below.map(askpane::window_manager::QuietArrival::new),
         });
         self.repaint_at = Some(Instant::now());
         Ok(())

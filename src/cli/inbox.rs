@@ -218,6 +218,9 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         let notices = notifier.as_ref().map(|notifier| notifier.reporter());
         let options =
             AppOptions { resident: true, start_hidden: resumed(&args), ..AppOptions::default() };
+        // Run by the user in a terminal (not by a client, not resumed): the window they asked
+        // for comes up as any window does; later it comes back on its own below the one in use.
+        let by_the_user = !args.on_demand && !resumed(&args);
         let lean = can_go_lean().then(|| LeanExit {
             claim_quiet: Box::new(server.claim_quiet()),
             went_lean: Arc::clone(&went_lean),
@@ -235,8 +238,12 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             }
             app
         };
-        if let Err(error) = show_window(window_ctx, args.shown.theme, Arrival::LeavesKeyboard, app)
-        {
+        if let Err(error) = show_window(
+            window_ctx,
+            args.shown.theme,
+            Arrival::ComesBackBelow { first_on_top: by_the_user },
+            app,
+        ) {
             eprintln!("askpane: cannot show the inbox's window ({error})");
             tell_unavailable(&unshown, &error);
         }

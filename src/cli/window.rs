@@ -257,6 +257,10 @@ pub(super) enum Arrival {
     TakesKeyboard,
     /// A question arriving on its own: it must not take the keyboard from where the user types.
     LeavesKeyboard,
+    /// The inbox's window: it leaves the keyboard, and each time it comes back on its own for a
+    /// question it stays below the window the user works in (one the user asked for comes up).
+    /// `first_on_top`: the user started it, so its first showing is theirs.
+    ComesBackBelow { first_on_top: bool },
 }
 
 /// Runs the native window until it closes. The error says, in one line, why no window could be
@@ -332,7 +336,10 @@ fn run_window(
         // The CPU window asks the window manager itself, before the window is mapped.
         match (arrival, drawing) {
             (Arrival::LeavesKeyboard, Drawing::Gpu) => {
-                app.with_frame_hook(leave_the_keyboard_alone())
+                app.with_frame_hook(leave_the_keyboard_alone(None))
+            }
+            (Arrival::ComesBackBelow { first_on_top }, Drawing::Gpu) => {
+                app.with_frame_hook(leave_the_keyboard_alone(Some(first_on_top)))
             }
             _ => app,
         }
@@ -387,8 +394,7 @@ pub(super) fn run_app<A: eframe::App + 'static>(
     let make = match drawing {
         Drawing::Cpu => {
             use super::cpu_window::{Failure, run};
-            let leave_keyboard = arrival == Arrival::LeavesKeyboard;
-            match run(builder.clone(), leave_keyboard, make) {
+            match run(builder.clone(), arrival, make) {
                 Ok(()) => return Ok(()),
                 Err(Failure::Window(error)) => return Err(window_error_summary(&error)),
                 Err(Failure::CannotDraw { make, reason }) => {
@@ -443,14 +449,20 @@ impl egui::FontProvider for SystemFontsLater {
 }
 
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
-/// to give the window the keyboard when it appears, and each time the window is shown keeps it
+/// to give the window the keyboard when it appears, and (`keep_below`: the inbox's window, with
+/// whether its first showing is the user's) each time the window comes back on its own keeps it
 /// below the window the user works in ([`askpane::window_manager::QuietArrival`]).
-fn leave_the_keyboard_alone() -> askpane::app::FrameHook {
+fn leave_the_keyboard_alone(keep_below: Option<bool>) -> askpane::app::FrameHook {
     let mut first = true;
-    let mut quiet = askpane::window_manager::QuietArrival::new();
+    let mut quiet = askpane::window_manager::QuietArrival::new(
+        keep_below.is_some_and(|first_on_top| first_on_top),
+    );
     Box::new(move |ctx, frame| {
         if std::mem::take(&mut first) {
             askpane::window_manager::never_take_focus_on_arrival(frame);
+        }
+        if keep_below.is_none() {
+            return;
         }
         let visible = ctx.input(|input| input.viewport().visible().unwrap_or(false));
         let id = askpane::window_manager::x11_id(frame);
