@@ -118,7 +118,7 @@ struct Window {
 impl Window {
     fn new() -> Self {
         let ctx = Context::default();
-        askpane::theme::install(&ctx);
+        askpane::view::theme::install(&ctx);
         let input = RawInput {
             screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), vec2(960.0, 680.0))),
             ..RawInput::default()

@@ -95,7 +95,7 @@ fn history(c: &mut Criterion) {
     let _ = shown.apply(&HistoryAction::Open);
     shown.received(page);
     let ctx = Context::default();
-    askpane::theme::install(&ctx);
+    askpane::view::theme::install(&ctx);
     let input = RawInput {
         screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), vec2(1000.0, 700.0))),
         ..RawInput::default()

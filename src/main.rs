@@ -5,9 +5,9 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
-#[cfg(any(target_os = "linux", target_arch = "wasm32"))]
-mod cpu_frame;
-mod drawing;
+mod paint;
+#[cfg(not(target_arch = "wasm32"))]
+mod window;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use askpane::app::state::State;
 use askpane::app::{App, AppOptions};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest, parse_cli_line};
-use askpane::transport::claude::{Autopilot, ClaudeOptions, ClaudeSession};
+use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::{
     self, Inbound, IoThreads, PermissionAsk, Provenance, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,

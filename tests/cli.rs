@@ -947,7 +947,7 @@ fn hook_command() -> String {
 fn askpane_entry() -> Value {
     json!({"matcher": "AskUserQuestion",
            "hooks": [{"type": "command", "command": hook_command(), "timeout": 86400,
-                      "statusMessage": askpane::claude_settings::HOOK_STATUS_MESSAGE}]})
+                      "statusMessage": askpane::protocol::HOOK_STATUS_MESSAGE}]})
 }
 
 /// The names in `dir`, sorted.

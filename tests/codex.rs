@@ -458,8 +458,8 @@ fn askpane_codex_headless_declines_a_file_change_and_the_model_reads_the_rejecti
 // ---- the transport in-process, as the window drives it ----
 
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
-use askpane::transport::claude::Autopilot;
-use askpane::transport::codex::{CodexOptions, CodexSession};
+use askpane::transport::agents::claude::Autopilot;
+use askpane::transport::agents::codex::{CodexOptions, CodexSession};
 use askpane::transport::{Inbound, IoThreads, SessionCommand, SessionEvent};
 
 /// `CodexSession` with the real app-server, its UI channel read by the test as the window

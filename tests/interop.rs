@@ -689,7 +689,7 @@ impl Session {
 fn hook_settings(command: &str) -> Value {
     json!({"hooks": {"PreToolUse": [{"matcher": "AskUserQuestion",
         "hooks": [{"type": "command", "command": command, "timeout": 86400,
-            "statusMessage": askpane::claude_settings::HOOK_STATUS_MESSAGE}]}]}})
+            "statusMessage": askpane::protocol::HOOK_STATUS_MESSAGE}]}]}})
 }
 
 /// Writes the project's `.claude/settings.json` with `command` as the PreToolUse hook for
@@ -887,7 +887,7 @@ impl Run {
         };
         // Both versions record a hook that has a `statusMessage` under that message, where they
         // would name its command: the message askpane installs is what Claude Code shows.
-        let shown = askpane::claude_settings::HOOK_STATUS_MESSAGE;
+        let shown = askpane::protocol::HOOK_STATUS_MESSAGE;
         assert_eq!(run["command"], shown, "{context}");
         assert_eq!(run["toolUseID"], TOOL_USE_ID, "{context}");
         assert_eq!(run["exitCode"], 0, "askpane hook did not exit 0\n{context}");

@@ -365,7 +365,7 @@ pub fn clip(text: &str, limit: usize) -> String {
 /// under `CI=true`: there `scripts/test` builds the bundle first, and a missing one is a failure,
 /// not ten tests passing without testing anything (issue 25).
 pub fn web_bundle_built() -> bool {
-    if askpane::web_bundle::available() {
+    if askpane::transport::serve::bundle::available() {
         return true;
     }
     assert!(

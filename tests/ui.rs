@@ -7,10 +7,10 @@ use std::sync::{Arc, LazyLock};
 
 use askpane::app::state::Tab;
 use askpane::app::{App, AppOptions};
-use askpane::demo;
 use askpane::protocol::envelope::parse_message;
 use askpane::protocol::outcome::CLOSED_MESSAGE;
 use askpane::protocol::{Envelope, Outcome, validate};
+use askpane::transport::demo;
 use askpane::transport::{self, Inbound, Provenance, Request, UiSender};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::accesskit::{Role, Toggled};
@@ -24,11 +24,11 @@ use serde_json::{Value, json};
 pub(crate) static FONTS: LazyLock<Arc<SystemFontProvider>> =
     LazyLock::new(|| Arc::new(SystemFontProvider::new()));
 
-/// The system's fonts as the window installs them (`askpane::theme::system_font_for`: Thai made
+/// The system's fonts as the window installs them (`askpane::view::theme::system_font_for`: Thai made
 /// as large as the Latin text, previews asking for monospace faces).
 pub(crate) fn system_fonts() -> Arc<dyn egui::FontProvider> {
     Arc::new(|request: &egui::FallbackRequest<'_>| {
-        askpane::theme::system_font_for(FONTS.as_ref(), request)
+        askpane::view::theme::system_font_for(FONTS.as_ref(), request)
     })
 }
 

@@ -32,7 +32,7 @@ use crate::transport::{
     Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
     SessionKey,
 };
-use crate::{theme, view};
+use crate::view::{self, theme};
 use history::{HistoryAction, HistoryPage};
 
 use state::{Countdown, PendingPermission, SessionEffect, State};
@@ -109,6 +109,8 @@ pub struct App {
     stopped: Option<Outcome>,
     /// Called at the start of every frame: the web build polls its transport here (no threads).
     frame_hook: Option<FrameHook>,
+    /// The title and the clipboard where the app runs.
+    host: Box<dyn Host>,
     /// Where the user's countdown changes go (the browser page tells askpane's bridge).
     countdown_changes: Option<crossbeam_channel::Sender<(String, TimeoutChange)>>,
     /// Issue 11 (store): where opened requests, draft changes and outcomes are reported.
@@ -175,6 +177,7 @@ impl App {
             closing: false,
             stopped: None,
             frame_hook: None,
+            host: Box::new(NativeHost),
             countdown_changes: None,
             journal: None,
             notices: None,
@@ -286,6 +289,12 @@ impl App {
         changes: crossbeam_channel::Sender<(String, TimeoutChange)>,
     ) -> Self {
         self.countdown_changes = Some(changes);
+        self
+    }
+
+    /// Sets the title and the clipboard's owner where the app does not run natively ([`Host`]).
+    pub fn with_host(mut self, host: impl Host + 'static) -> Self {
+        self.host = Box::new(host);
         self
     }
 
@@ -590,7 +599,7 @@ impl App {
 
 impl eframe::App for App {
     fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
-        crate::theme::background(visuals).to_normalized_gamma_f32()
+        crate::view::theme::background(visuals).to_normalized_gamma_f32()
     }
 
     fn logic(&mut self, ctx: &egui::Context, frame: &mut eframe::Frame) {
@@ -629,7 +638,7 @@ impl eframe::App for App {
         }
         let title = self.state.title(now);
         if title != self.title {
-            set_title(ctx, &title);
+            self.host.set_title(ctx, &title);
             self.title = title;
         }
         let done = self.options.close_when_done && !self.inbox_open && self.state.book().is_empty();
@@ -854,7 +863,7 @@ impl App {
         let open_before = history.open;
         for action in actions {
             if let HistoryAction::Copy(text) = &action {
-                copy_text(ui.ctx(), text.clone());
+                self.host.copy_text(ui.ctx(), text.clone());
             }
             let Some(filter) = history.apply(&action) else { continue };
             if let Some(journal) = &self.journal {
@@ -982,68 +991,25 @@ fn is_pointer_press(event: &egui::Event) -> bool {
     )
 }
 
-/// Puts `text` on the clipboard. In the browser eframe uses the Clipboard API, which browsers
-/// give only to secure pages (https, 127.0.0.1, localhost): a page opened on a LAN address over
-/// plain HTTP (`--lan`, a phone) copies through a hidden text box and `execCommand("copy")`
-/// instead, which browsers still allow there during the click that asked for it.
-fn copy_text(ctx: &egui::Context, text: String) {
-    #[cfg(target_arch = "wasm32")]
-    if web_sys::window().is_some_and(|window| !window.is_secure_context())
-        && copy_by_selection(&text)
-    {
-        return;
+/// What the app asks of the place it runs in where egui does not do it the same way everywhere:
+/// the window's title and the clipboard. Natively egui's own ([`NativeHost`]); the page supplies
+/// its own (the binary's `web/`), so the app holds no browser code.
+pub trait Host {
+    /// Shows `title` as the window's title.
+    fn set_title(&self, ctx: &egui::Context, title: &str) {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.to_owned()));
     }
-    ctx.copy_text(text);
+
+    /// Puts `text` on the clipboard.
+    fn copy_text(&self, ctx: &egui::Context, text: String) {
+        ctx.copy_text(text);
+    }
 }
 
-/// `execCommand("copy")` of `text` from a hidden, read-only text box; false when it did not copy.
-#[cfg(target_arch = "wasm32")]
-fn copy_by_selection(text: &str) -> bool {
-    use wasm_bindgen::JsCast as _;
-    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
-        return false;
-    };
-    let Some(body) = document.body() else { return false };
-    let Some(area) = document
-        .create_element("textarea")
-        .ok()
-        .and_then(|element| element.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
-    else {
-        return false;
-    };
-    area.set_value(text);
-    // Read-only: a phone opens no keyboard for it. Placed through the CSSOM (the page's
-    // Content-Security-Policy refuses style attributes): fixed, so nothing scrolls, and unseen.
-    let _ = area.set_attribute("readonly", "");
-    let style = area.style();
-    for (property, value) in [("position", "fixed"), ("top", "0"), ("left", "0"), ("opacity", "0")]
-    {
-        let _ = style.set_property(property, value);
-    }
-    if body.append_child(&area).is_err() {
-        return false;
-    }
-    area.select();
-    let copied = document
-        .dyn_ref::<web_sys::HtmlDocument>()
-        .and_then(|html| html.exec_command("copy").ok())
-        .unwrap_or(false);
-    area.remove();
-    copied
-}
+/// The native window: egui's title and clipboard as they are.
+pub struct NativeHost;
 
-/// The window title natively; the page title on the web (eframe's web backend has no Title).
-fn set_title(ctx: &egui::Context, title: &str) {
-    #[cfg(not(target_arch = "wasm32"))]
-    ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.to_owned()));
-    #[cfg(target_arch = "wasm32")]
-    {
-        let _ = ctx;
-        if let Some(document) = web_sys::window().and_then(|window| window.document()) {
-            document.set_title(title);
-        }
-    }
-}
+impl Host for NativeHost {}
 
 impl Drop for App {
     fn drop(&mut self) {

@@ -3,8 +3,8 @@
 //! link's replacement and the QR encoder are injected: the app sees neither the bridge nor the
 //! encoder crate.
 
-use crate::theme;
 use crate::view::pairing::{Pairing, PairingAction, QrModules, pairing_ui};
+use crate::view::theme;
 
 /// Replaces the bridge's link; the new links, loopback first, or why it could not.
 pub type Relink = Box<dyn FnMut() -> Result<Vec<String>, String>>;

@@ -13,16 +13,15 @@ use crossbeam_channel::{Receiver, Sender};
 use askpane::app::{App, AppOptions};
 use askpane::protocol::inbox::Preset;
 use askpane::store::DraftSink;
-use askpane::transport::claude::Autopilot;
+use askpane::transport::agents::claude::Autopilot;
 use askpane::transport::pipe;
+use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, SessionCommand};
-use askpane::web_bundle;
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
-use super::window::{
-    Arrival, missing_display, show_window, start_bridge_carrying, tell_unavailable,
-};
+use super::show::{missing_display, start_bridge_carrying, tell_unavailable};
+use crate::window::{Arrival, show_window};
 
 /// The flags `askpane claude` and `askpane codex` share, flattened into each.
 #[derive(Args, Debug)]
@@ -134,7 +133,7 @@ pub(super) fn in_browser(
 ) -> anyhow::Result<()> {
     let bridge_options = BridgeOptions {
         bind: shown.bind_address(),
-        assets: web_bundle::ASSETS,
+        assets: bundle::ASSETS,
         stop_when_done: true,
         stop_after_turn: true,
         page_gone_grace: serve::PAGE_GONE_GRACE,
@@ -172,7 +171,7 @@ pub(super) fn in_window(
             None => app,
         }
     };
-    match show_window(window_ctx, shown.theme, Arrival::TakesKeyboard, app) {
+    match show_window(window_ctx, shown.theme.into(), Arrival::TakesKeyboard, app) {
         Ok(()) => true,
         Err(problem) => {
             tell_unavailable(&unshown, &problem);

@@ -19,7 +19,7 @@ use askpane::transport::{Provenance, pipe};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::handover::{Handed, hand_to_inbox};
-use super::window::{missing_display, show_requests};
+use super::show::{missing_display, show_requests};
 
 /// The flags `ask` and `hook` share: how the request may be answered, where it is shown,
 /// whether the inbox shows it, where drafts and history are kept.

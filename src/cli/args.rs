@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use askpane::protocol::ReplyFormat;
 use askpane::store::{self, Store};
 
-use super::window::missing_display;
+use super::show::missing_display;
 
 /// Where the questions are shown.
 #[derive(Args, Clone, Debug)]
@@ -39,6 +39,16 @@ pub(super) enum ThemeArg {
     Auto,
     Dark,
     Light,
+}
+
+impl From<ThemeArg> for crate::window::ThemeChoice {
+    fn from(theme: ThemeArg) -> Self {
+        match theme {
+            ThemeArg::Auto => crate::window::ThemeChoice::Auto,
+            ThemeArg::Dark => crate::window::ThemeChoice::Dark,
+            ThemeArg::Light => crate::window::ThemeChoice::Light,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -13,7 +13,7 @@ use askpane::protocol::inbox::ClientMode;
 use super::answer::{Answered, PipeArgs, Piped, answer_piped};
 use super::args::FormatArg;
 use super::exit;
-use super::window::write_direct;
+use super::show::write_direct;
 
 #[derive(Args, Debug)]
 pub(super) struct AskArgs {

@@ -10,13 +10,14 @@ use crossbeam_channel::Receiver;
 
 use askpane::protocol::Outcome;
 use askpane::protocol::stream::CliMessage;
-use askpane::transport::claude::{self, ClaudeOptions, ClaudeSession};
+use askpane::transport::agents::claude::{self, ClaudeOptions, ClaudeSession};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
 use super::agent_host::{self, SessionArgs};
 use super::exit;
-use super::window::{repaint_waker, watch_signals};
+use super::show::watch_signals;
+use crate::window::repaint_waker;
 
 #[derive(Args, Debug)]
 pub(super) struct ClaudeArgs {

@@ -24,7 +24,7 @@ use askpane::transport::{Inbound, IoThreads, ui_channel};
 use super::answer::PipeArgs;
 use super::args::{StoreArgs, UiArgs};
 use super::handover::{Delivered, Until};
-use super::window::{missing_display, watch_signals};
+use super::show::{missing_display, watch_signals};
 
 /// How often a client starts an inbox and asks again after the inbox went away mid-question.
 const RESTARTS: usize = 2;

@@ -13,12 +13,13 @@ use crossbeam_channel::Receiver;
 use askpane::protocol::exit;
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
 use askpane::protocol::{Outcome, stream};
-use askpane::transport::codex::{self, CodexOptions, CodexSession};
+use askpane::transport::agents::codex::{self, CodexOptions, CodexSession};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
 use super::agent_host::{self, SessionArgs};
-use super::window::{repaint_waker, watch_signals};
+use super::show::watch_signals;
+use crate::window::repaint_waker;
 
 #[derive(Args, Debug)]
 pub(super) struct CodexArgs {
@@ -107,7 +108,7 @@ fn through_the_inbox(
     session: &CodexSession,
     from_session: &Receiver<Inbound>,
 ) {
-    let project = askpane::transport::claude::project_name();
+    let project = askpane::transport::agents::claude::project_name();
     let agent = super::hosted::Agent::Codex(session.lines());
     let relay = args.session.relay(project, agent, session.commands());
     super::hosted::relay(relay, inbox, from_session);

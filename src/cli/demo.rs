@@ -4,12 +4,12 @@ use anyhow::Context as _;
 use clap::Args;
 
 use askpane::app::AppOptions;
-use askpane::demo::{self, Fixture};
+use askpane::transport::demo::{self, Fixture};
 use askpane::transport::replies::AwaitedReply;
 
 use super::args::UiArgs;
 use super::exit;
-use super::window::{missing_display, no_display, show_requests};
+use super::show::{missing_display, no_display, show_requests};
 
 #[derive(Args, Debug)]
 pub(super) struct DemoArgs {

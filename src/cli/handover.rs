@@ -13,7 +13,7 @@ use askpane::transport::signals::StopSignal;
 
 use super::answer::PipeArgs;
 use super::client::deliver;
-use super::window::write_direct;
+use super::show::write_direct;
 
 /// What became of handing a request to the inbox.
 pub(super) enum Handed {

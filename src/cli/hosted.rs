@@ -22,8 +22,8 @@ use askpane::protocol::inbox::{
 };
 use askpane::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use askpane::protocol::{Envelope, Outcome};
-use askpane::transport::claude::AgentLines;
-use askpane::transport::codex::CodexLines;
+use askpane::transport::agents::claude::AgentLines;
+use askpane::transport::agents::codex::CodexLines;
 use askpane::transport::{
     Inbound, PermissionAsk, Request, Responder, SessionCommand, SessionEvent,
 };

@@ -17,15 +17,16 @@ use askpane::store::DraftSink;
 use askpane::transport::endpoint::Listener;
 use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, InboxServer, Place};
 use askpane::transport::notify::Notifier;
+use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
 use askpane::transport::{Inbound, IoThreads, ui_channel};
-use askpane::web_bundle;
 
 use super::args::{StoreArgs, UiArgs};
-use super::window::{
-    Arrival, chosen_drawing, missing_display, no_display, pairing_code, qr_modules, repaint_waker,
-    run_app, show_window, start_bridge_then, tell_unavailable, watch_signals,
+use super::show::{
+    missing_display, no_display, pairing_code, qr_modules, start_bridge_then, tell_unavailable,
+    watch_signals,
 };
+use crate::window::{Arrival, chosen_drawing, repaint_waker, run_app, show_window};
 
 #[derive(Args, Debug)]
 pub(super) struct InboxArgs {
@@ -182,7 +183,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     if web {
         let bridge_options = BridgeOptions {
             bind: args.shown.bind_address(),
-            assets: web_bundle::ASSETS,
+            assets: bundle::ASSETS,
             stop_when_done: false,
             stop_after_turn: false,
             page_gone_grace: serve::PAGE_GONE_GRACE,
@@ -240,7 +241,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         };
         if let Err(error) = show_window(
             window_ctx,
-            args.shown.theme,
+            args.shown.theme.into(),
             Arrival::ComesBackBelow { first_on_top: by_the_user },
             app,
         ) {

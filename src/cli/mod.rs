@@ -4,7 +4,7 @@
 //! Each mode lives in a file of its own (`demo`, `ask`, `hook`, `claude`, `install`,
 //! `validate`, `history`, `mcp`); the argument groups they share are in [`args`], answering one piped message (for
 //! `ask` and `hook`) in [`answer`], and showing the window or the browser bridge, with the
-//! writer of the replies, in [`window`].
+//! writer of the replies, in [`show`] and [`crate::window`].
 
 use std::io;
 use std::process::ExitCode;
@@ -29,8 +29,6 @@ mod claude;
 mod client;
 mod codex;
 mod codex_hook;
-#[cfg(target_os = "linux")]
-mod cpu_window;
 mod demo;
 mod handover;
 mod history;
@@ -56,8 +54,8 @@ mod mcp;
 // `askpane opencode` hands its questions to the inbox: where the inbox is.
 #[cfg(any(unix, windows))]
 mod opencode;
+mod show;
 mod validate;
-mod window;
 
 /// [`say!`]'s writer. A closed stdout is remembered, so the rest of the text is skipped.
 #[allow(
@@ -189,7 +187,7 @@ fn install_panic_hook() {
             format!(" (at {file}:{})", at.line())
         });
         let place = place.unwrap_or_default();
-        let window_open = window::WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst);
+        let window_open = crate::window::WINDOW_OPEN.load(std::sync::atomic::Ordering::SeqCst);
         if window_open && std::thread::panicking() {
             // A panic while unwinding from a lost window: Rust aborts right after this hook.
             exit_once_replied();
@@ -216,7 +214,7 @@ fn exit_once_replied() {
     use std::sync::atomic::Ordering;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while std::time::Instant::now() < deadline {
-        if window::REPLIES_WRITTEN.load(Ordering::SeqCst) {
+        if show::REPLIES_WRITTEN.load(Ordering::SeqCst) {
             std::process::exit(i32::from(if is_hook_run() { exit::OK } else { exit::DECLINED }));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));

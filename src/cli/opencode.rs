@@ -22,7 +22,7 @@ use askpane::transport::{Inbound, Waker, ui_channel};
 use super::answer::{Asked, policy, record};
 use super::args::{AnsweringArgs, StoreArgs, UiArgs};
 use super::client::Inbox;
-use super::window::watch_signals;
+use super::show::watch_signals;
 
 #[derive(Args, Debug)]
 pub(super) struct OpenCodeArgs {

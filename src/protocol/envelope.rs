@@ -16,6 +16,10 @@ use super::outcome::Outcome;
 /// The tool this crate answers.
 pub const TOOL_NAME: &str = "AskUserQuestion";
 
+/// What Claude Code's spinner says while the hook waits (its hooks' `statusMessage`, in the
+/// settings schema of 2.1.197 and 2.1.330 alike): the question is in askpane, not lost.
+pub const HOOK_STATUS_MESSAGE: &str = "Waiting for your answer in askpane";
+
 /// A message split into its envelope and the AskUserQuestion tool input it carries.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Incoming {

@@ -29,8 +29,8 @@ pub mod web;
 
 pub use answer::{Answers, Draft, LimitError, Pick, QuestionAnswer, TextField, build_answers};
 pub use envelope::{
-    Envelope, EnvelopeError, HookContext, HookEvent, Incoming, ReplyFormat, ReplyShape,
-    parse_message,
+    Envelope, EnvelopeError, HOOK_STATUS_MESSAGE, HookContext, HookEvent, Incoming, ReplyFormat,
+    ReplyShape, parse_message,
 };
 pub use outcome::{AtDeadline, Outcome, Prefill, Reply, ResultStyle, TimedOut, Unconfirmed};
 pub use preset::{PresetError, drafts_from_preset};
@@ -38,7 +38,7 @@ pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};
 
 /// Names a JSON value's type the way an error message should ("a number", "null", …).
-pub(crate) fn json_type_name(value: &serde_json::Value) -> &'static str {
+pub fn json_type_name(value: &serde_json::Value) -> &'static str {
     match value {
         serde_json::Value::Null => "null",
         serde_json::Value::Bool(_) => "a boolean",

@@ -8,13 +8,10 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod admit;
 #[cfg(not(target_arch = "wasm32"))]
-pub mod agent_process;
+pub mod agents;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod caller;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod claude;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod codex;
+pub mod demo;
 #[cfg(any(unix, windows))]
 pub mod endpoint;
 #[cfg(not(target_arch = "wasm32"))]

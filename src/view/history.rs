@@ -7,7 +7,7 @@ use egui::{
 };
 
 use crate::app::history::{History, HistoryAction, HistoryItem};
-use crate::theme::{Tokens, size};
+use crate::view::theme::{Tokens, size};
 
 /// Ctrl+H: the History page and back.
 pub const HISTORY_SHORTCUT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::H);

@@ -9,6 +9,7 @@ pub mod preview;
 pub mod question;
 mod rows;
 pub mod session;
+pub mod theme;
 
 use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
@@ -16,7 +17,7 @@ use egui_commonmark::CommonMarkCache;
 use crate::app::state::{
     Action, Confirm, Countdown, Edit, Open, Receipt, SendState, State, Status, Tab, review_line,
 };
-use crate::theme::{Tokens, size};
+use crate::view::theme::{Tokens, size};
 
 use question::{chip_ui, question_ui};
 
@@ -44,7 +45,7 @@ pub fn chip_text(header: &str) -> (String, bool) {
 
 /// A small button for a mouse; a finger's size on a touch screen (issue 11).
 pub fn small_button(ui: &mut Ui, text: impl Into<egui::WidgetText>) -> egui::Response {
-    match crate::theme::touch_sized(ui.ctx()) {
+    match crate::view::theme::touch_sized(ui.ctx()) {
         true => ui.button(text),
         false => ui.small_button(text),
     }
@@ -96,7 +97,7 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
     }
     // A phone (issue 11): one column, and controls a finger can hit.
     let narrow = ui.available_width() < size::NARROW_WIDTH;
-    crate::theme::fit_for_touch(ui.ctx(), narrow || is_touch_screen(ui.ctx()));
+    crate::view::theme::fit_for_touch(ui.ctx(), narrow || is_touch_screen(ui.ctx()));
     if narrow {
         let pane = narrow_pane_ui(ui, state);
         match pane {

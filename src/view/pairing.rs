@@ -4,7 +4,7 @@
 
 use egui::{Color32, Rect, RichText, Sense, Ui, Vec2};
 
-use crate::theme;
+use crate::view::theme;
 
 /// A QR code's modules, row by row (`true` is dark), `width` on a side.
 #[derive(Clone, Debug, PartialEq, Eq)]

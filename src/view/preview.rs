@@ -25,7 +25,7 @@ use egui::{
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 use unicode_width::UnicodeWidthChar as _;
 
-use crate::theme::{self, Tokens, size};
+use crate::view::theme::{self, Tokens, size};
 
 /// How a preview is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

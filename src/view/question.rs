@@ -15,7 +15,7 @@ use crate::app::state::{Action, Edit, Open};
 use crate::protocol::origin::RequestId;
 use crate::protocol::text::reveal_hidden;
 use crate::protocol::{Choice, Pick, Question};
-use crate::theme::{Tokens, size};
+use crate::view::theme::{Tokens, size};
 
 use super::chip_text;
 use super::preview::{preview_body, preview_ui};

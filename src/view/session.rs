@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::app::state::{Action, Earlier, Entry, PendingPermission, Session, SessionAction};
 use crate::protocol::origin::SessionKey;
 use crate::protocol::stream::{TurnResult, tool_summary};
-use crate::theme::{Tokens, size};
+use crate::view::theme::{Tokens, size};
 
 use super::rows;
 

@@ -1,6 +1,6 @@
 //! How the page is painted: with WebGL through eframe where the browser has a GPU, and by the
 //! CPU rasterizer into a 2D canvas where WebGL is a software renderer or missing, as the native
-//! window chooses (`cli::window::chosen_drawing`, issue 14). A software WebGL (Chromium's
+//! window chooses (`window::chosen_drawing`, issue 14). A software WebGL (Chromium's
 //! SwiftShader, Mesa's llvmpipe) makes the first frame wait on the GPU process and read the
 //! picture back; drawn by the CPU it came 10–50 ms sooner (`scripts/bench-web` times both).
 
@@ -10,8 +10,8 @@ use egui_software_backend::{BufferMutRef, ColorFieldOrder, EguiSoftwareRender};
 use wasm_bindgen::{Clamped, JsCast as _, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
-use crate::cpu_frame::{CpuFrame, opaque_pixel};
-use crate::drawing::{Drawing, is_software_renderer};
+use crate::paint::cpu_frame::{CpuFrame, opaque_pixel};
+use crate::paint::{Drawing, is_software_renderer};
 
 /// The fragment's `drawing=cpu|gpu` when it names one, otherwise the CPU where WebGL is missing
 /// or drawn in software, and WebGL elsewhere. Says in the console why the CPU draws.

@@ -25,7 +25,7 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::xproto::{self, ConnectionExt as _};
 use x11rb::rust_connection::RustConnection;
 
-use crate::cpu_frame::{CpuFrame, opaque_pixel};
+use crate::paint::cpu_frame::{CpuFrame, opaque_pixel};
 
 /// What wakes the event loop besides the window system.
 #[derive(Debug)]
@@ -63,10 +63,10 @@ pub(super) enum Failure<F> {
 /// use when it comes back on its own.
 pub(super) fn run<A: eframe::App, F: FnOnce(&egui::Context) -> A>(
     builder: egui::ViewportBuilder,
-    arrival: super::window::Arrival,
+    arrival: super::Arrival,
     make: F,
 ) -> Result<(), Failure<F>> {
-    use super::window::Arrival;
+    use super::Arrival;
     let leave_keyboard = arrival != Arrival::TakesKeyboard;
     let keep_below = match arrival {
         Arrival::ComesBackBelow { first_on_top } => Some(first_on_top),
@@ -145,7 +145,7 @@ struct Shown<A> {
     closing: bool,
     /// A window that appears on its own stays below the one the user works in (`None`: one the
     /// user asked for, which may come up on top).
-    quiet: Option<askpane::window_manager::QuietArrival>,
+    quiet: Option<crate::window::focus::QuietArrival>,
 }
 
 impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
@@ -155,7 +155,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
         let window = egui_winit::create_window(&self.ctx, event_loop, &builder)
             .map_err(|error| error.to_string())?;
         if self.leave_keyboard {
-            askpane::window_manager::never_take_focus_on_arrival(&window);
+            crate::window::focus::never_take_focus_on_arrival(&window);
         }
         let display = self.display.take().ok_or("the X connection was already used")?;
         let screen = display.window(&window)?;
@@ -193,7 +193,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             frame: eframe::Frame::_new_kittest(),
             first_pass_done: false,
             closing: false,
-            quiet: self.keep_below.map(askpane::window_manager::QuietArrival::new),
+            quiet: self.keep_below.map(crate::window::focus::QuietArrival::new),
         });
         self.repaint_at = Some(Instant::now());
         Ok(())
@@ -279,7 +279,7 @@ impl<A: eframe::App> Shown<A> {
             self.act(action);
         }
         if let Some(quiet) = &mut self.quiet {
-            let id = askpane::window_manager::x11_id(&self.window);
+            let id = crate::window::focus::x11_id(&self.window);
             let visible = self.window.is_visible().unwrap_or(false);
             let asked_for = askpane::app::take_window_asked_for(ctx);
             if quiet.after_frame(id, visible, asked_for) {

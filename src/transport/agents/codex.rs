@@ -21,18 +21,18 @@ use crate::protocol::codex_server::{self as server, ServerLine};
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest, TurnResult};
 use crate::protocol::{Envelope, Outcome, ReplyShape};
 
-use super::agent_process::Autopilot;
-use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
-use super::group::GroupChild;
-use super::lines::write_line;
-use super::{
+use super::Autopilot;
+use super::{self as agents, AgentSession, Closing, StderrKeeping, StderrTail};
+use crate::transport::group::GroupChild;
+use crate::transport::lines::write_line;
+use crate::transport::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,
 };
 
 /// How long the server gets to exit after its stdin closes, before its process group gets
 /// SIGTERM, and again before SIGKILL.
-pub const GRACE: Duration = agent_process::GRACE;
+pub const GRACE: Duration = agents::GRACE;
 /// What a question or permission hears when nobody can answer it.
 const NO_WINDOW: &str = "askpane runs Codex without a window";
 
@@ -116,7 +116,7 @@ impl CodexSession {
     ) -> io::Result<CodexSession> {
         let mut command = Command::new(&options.program);
         command.arg("app-server").args(&options.extra_args).current_dir(&options.cwd);
-        let started = agent_process::start(
+        let started = agents::start(
             &mut command,
             |error| {
                 format!(
@@ -442,7 +442,7 @@ impl Reader {
         for key in open {
             self.resolved(&key);
         }
-        let ended = agent_process::ended(&self.agent, &self.stderr_tail);
+        let ended = agents::ended(&self.agent, &self.stderr_tail);
         self.to_ui.send(Inbound::Session(Box::new(ended)));
     }
 }

@@ -1,5 +1,5 @@
 //! A frame drawn by the CPU rasterizer, and which of its rows differ from the frame last shown:
-//! shared by the native window without a GPU (`cli::cpu_window`, X11), which sends the X server
+//! shared by the native window without a GPU (`window::cpu`, X11), which sends the X server
 //! only the rows a key press changed, and the web page's 2D canvas (`web::painting`), which is
 //! sent whole (in wasm, comparing rows costs more than copying them).
 #![cfg_attr(

@@ -18,7 +18,7 @@ macro_rules! fixture {
         Fixture {
             name: $name,
             summary: $summary,
-            json: include_str!(concat!("../assets/fixtures/", $name, ".json")),
+            json: include_str!(concat!("../../assets/fixtures/", $name, ".json")),
         }
     };
 }

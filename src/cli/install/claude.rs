@@ -9,14 +9,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::envelope::TOOL_NAME;
+use askpane::protocol::HOOK_STATUS_MESSAGE;
+use askpane::protocol::envelope::TOOL_NAME;
 
 /// How long Claude Code waits for the hook, in seconds: a day, long enough for a human.
 pub const HOOK_TIMEOUT_SECS: u64 = 86_400;
-
-/// What Claude Code's spinner says while the hook waits (its hooks' `statusMessage`, in the
-/// settings schema of 2.1.197 and 2.1.330 alike): the question is in askpane, not lost.
-pub const HOOK_STATUS_MESSAGE: &str = "Waiting for your answer in askpane";
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
@@ -80,7 +77,7 @@ fn object_at<'a>(
     path: &str,
 ) -> Result<&'a mut Map<String, Value>, SettingsError> {
     let value = map.entry(key).or_insert_with(|| Value::Object(Map::new()));
-    let found = crate::protocol::json_type_name(value);
+    let found = askpane::protocol::json_type_name(value);
     value.as_object_mut().ok_or(SettingsError::WrongType {
         path: path.to_owned(),
         expected: "an object",
@@ -94,7 +91,7 @@ fn array_at<'a>(
     path: &str,
 ) -> Result<&'a mut Vec<Value>, SettingsError> {
     let value = map.entry(key).or_insert_with(|| Value::Array(Vec::new()));
-    let found = crate::protocol::json_type_name(value);
+    let found = askpane::protocol::json_type_name(value);
     value.as_array_mut().ok_or(SettingsError::WrongType {
         path: path.to_owned(),
         expected: "an array",
@@ -116,7 +113,7 @@ fn askpane_hooks(entry: &mut Value) -> impl Iterator<Item = &mut Value> {
 
 /// Adds the hook (or points an existing askpane hook at `command`). Other keys and hooks stay.
 pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsError> {
-    let found = crate::protocol::json_type_name(settings);
+    let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let hooks = object_at(root, "hooks", "hooks")?;
     let pre_tool_use = array_at(hooks, "PreToolUse", "hooks.PreToolUse")?;
@@ -145,7 +142,7 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
 
 /// Removes every askpane hook, and the entries, lists and objects that become empty by it.
 pub fn uninstall(settings: &mut Value) -> Result<Change, SettingsError> {
-    let found = crate::protocol::json_type_name(settings);
+    let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
         return Ok(Change::NothingToRemove);

@@ -4,6 +4,9 @@
 //! the session handle whose shut-down (or Drop) ends the agent and everything it started. What
 //! the agent's lines mean, and the reader and writer threads, stay with each agent's module.
 
+pub mod claude;
+pub mod codex;
+
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -16,8 +19,8 @@ use serde_json::Value;
 use crate::book::Policy;
 use crate::protocol::Ask;
 
-use super::group::{GroupChild, GroupReader, Pipes};
 use super::{Inbound, IoThreads, SessionCommand, SessionEvent, UiSender};
+use crate::transport::group::{GroupChild, GroupReader, Pipes};
 
 /// How long an agent gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.

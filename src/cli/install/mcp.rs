@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::claude_settings::{Change, SettingsError};
+use super::claude::{Change, SettingsError};
 
 /// The name of askpane's entry in every client's list of servers.
 pub const SERVER_NAME: &str = "askpane";
@@ -101,11 +101,11 @@ pub fn install_json(
     settings: &mut Value,
     binary: &str,
 ) -> Result<Change, SettingsError> {
-    let found = crate::protocol::json_type_name(settings);
+    let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let key = client.servers_key();
     let servers = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
-    let found = crate::protocol::json_type_name(servers);
+    let found = askpane::protocol::json_type_name(servers);
     let servers = servers.as_object_mut().ok_or(SettingsError::WrongType {
         path: key.to_owned(),
         expected: "an object",
@@ -128,7 +128,7 @@ pub fn install_json(
 
 /// Removes askpane's entry from a JSON client's settings (and the list, if it is left empty).
 pub fn uninstall_json(client: McpClient, settings: &mut Value) -> Result<Change, SettingsError> {
-    let found = crate::protocol::json_type_name(settings);
+    let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let key = client.servers_key();
     let Some(servers) = root.get_mut(key).and_then(Value::as_object_mut) else {

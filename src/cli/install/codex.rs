@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::claude_settings::{Change, SettingsError};
+use super::claude::{Change, SettingsError};
 
 /// The tool askpane's hook answers.
 pub const MATCHER: &str = "request_user_input";
@@ -20,17 +20,17 @@ pub fn is_askpane_codex_hook(command: &str) -> bool {
 
 /// The `PreToolUse` groups of `hooks.json`, made if missing.
 fn groups(settings: &mut Value) -> Result<&mut Vec<Value>, SettingsError> {
-    let found = crate::protocol::json_type_name(settings);
+    let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let found = crate::protocol::json_type_name(hooks);
+    let found = askpane::protocol::json_type_name(hooks);
     let hooks = hooks.as_object_mut().ok_or(SettingsError::WrongType {
         path: "hooks".into(),
         expected: "an object",
         found,
     })?;
     let groups = hooks.entry("PreToolUse").or_insert_with(|| Value::Array(Vec::new()));
-    let found = crate::protocol::json_type_name(groups);
+    let found = askpane::protocol::json_type_name(groups);
     groups.as_array_mut().ok_or(SettingsError::WrongType {
         path: "hooks.PreToolUse".into(),
         expected: "an array",
@@ -44,8 +44,9 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
     hooks.unwrap_or_default().iter().filter_map(|hook| hook.get("command")?.as_str())
 }
 
-/// Where askpane's group is among the `PreToolUse` groups, if it is there.
-pub fn position(settings: &Value) -> Option<usize> {
+/// Where askpane's group is among the `PreToolUse` groups, if it is there (the tests' view).
+#[cfg(test)]
+fn position(settings: &Value) -> Option<usize> {
     let groups = settings.get("hooks")?.get("PreToolUse")?.as_array()?;
     groups.iter().position(|group| commands(group).any(is_askpane_codex_hook))
 }

@@ -1,14 +1,17 @@
 //! Who draws askpane's pixels, in the native window and in the browser (issue 14): the GPU
 //! through eframe, or the CPU rasterizer where the GPU would only be a software renderer
 //! (Mesa's llvmpipe, Chromium's SwiftShader), slower to start than drawing the pixels ourselves.
-//! The native choice is made in `cli::window`, the page's in `web::painting`.
+//! The native choice is made in `window::chosen_drawing`, the page's in `web::painting`.
+
+#[cfg(any(target_os = "linux", target_arch = "wasm32"))]
+pub mod cpu_frame;
 
 /// What draws a window or a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drawing {
     /// OpenGL (natively) or WebGL (in the browser), through eframe.
     Gpu,
-    /// askpane's CPU rasterizer: `cli::cpu_window` (Linux, X11) or `web::painting`'s 2D canvas.
+    /// askpane's CPU rasterizer: `window::cpu` (Linux, X11) or `web::painting`'s 2D canvas.
     Cpu,
 }
 
@@ -29,7 +32,10 @@ impl Drawing {
 /// software rasterizer's.
 #[cfg_attr(
     not(any(target_arch = "wasm32", test)),
-    expect(dead_code, reason = "natively the machine's GPU devices decide (cli::window)")
+    expect(
+        dead_code,
+        reason = "natively the machine's GPU devices decide (window::chosen_drawing)"
+    )
 )]
 pub fn is_software_renderer(name: &str) -> bool {
     let name = name.to_ascii_lowercase();

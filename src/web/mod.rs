@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use askpane::app::{App, AppOptions, FrameHook};
-use askpane::demo::{self, Fixture};
 use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
+use askpane::transport::demo::{self, Fixture};
 use askpane::transport::web_client::{BridgeClient, BridgeHistory};
 use askpane::transport::{Inbound, Request, SessionCommand, UiSender, Waker, ui_channel};
 use crossbeam_channel::{Receiver, TryRecvError};
@@ -34,6 +34,7 @@ use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+mod host;
 mod painting;
 
 /// The canvas egui draws on, and the message shown until the first frame (index.html).
@@ -316,6 +317,7 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         let mut history = None;
         let feed = connect(source, to_ui, waker, &fonts, changed, commands, &mut history)?;
         let mut app = App::new(&ctx, inbox, AppOptions::default())
+            .with_host(host::PageHost)
             .with_frame_hook(frame_hook(feed))
             .with_countdown_changes(countdown_changes)
             .with_session_commands(session_commands);
@@ -524,10 +526,10 @@ mod publish {
     }
 
     /// Who paints the page: `window.askpaneDrawing` is `"cpu"` or `"gpu"`.
-    pub fn drawing(drawing: crate::drawing::Drawing) {
+    pub fn drawing(drawing: crate::paint::Drawing) {
         let name = match drawing {
-            crate::drawing::Drawing::Cpu => "cpu",
-            crate::drawing::Drawing::Gpu => "gpu",
+            crate::paint::Drawing::Cpu => "cpu",
+            crate::paint::Drawing::Gpu => "gpu",
         };
         set("askpaneDrawing", &JsValue::from_str(name));
     }
@@ -657,7 +659,7 @@ fn add_before_symbol_fonts(ctx: &egui::Context, name: &str, bytes: Vec<u8>) {
     let families = [
         egui::FontFamily::Proportional,
         egui::FontFamily::Monospace,
-        askpane::theme::preview_family(),
+        askpane::view::theme::preview_family(),
     ];
     for family in families {
         let list = definitions.families.entry(family).or_default();

@@ -18,11 +18,11 @@ use serde_json::Value;
 use crate::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use crate::protocol::{Envelope, Outcome};
 
-pub use super::agent_process::Autopilot;
-use super::agent_process::{self, AgentSession, Closing, StderrKeeping, StderrTail};
-use super::group::GroupChild;
-use super::lines::write_line;
-use super::{
+pub use super::Autopilot;
+use super::{self as agents, AgentSession, Closing, StderrKeeping, StderrTail};
+use crate::transport::group::GroupChild;
+use crate::transport::lines::write_line;
+use crate::transport::{
     Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,
 };
@@ -41,7 +41,7 @@ pub const HOST_ARGS: [&str; 7] = [
 
 /// How long the CLI gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
-pub const GRACE: Duration = agent_process::GRACE;
+pub const GRACE: Duration = agents::GRACE;
 
 /// How to run the CLI.
 #[derive(Clone, Debug)]
@@ -107,7 +107,7 @@ impl ClaudeSession {
         let mut command = Command::new(&options.program);
         command.args(HOST_ARGS).args(&options.extra_args);
         // In a process group of its own: everything the CLI starts is stopped with it.
-        let started = agent_process::start(
+        let started = agents::start(
             &mut command,
             |error| format!("cannot start {}: {error}", options.program.display()),
             StderrKeeping { thread: "agent-stderr", echo: Some("claude") },
@@ -363,7 +363,7 @@ impl Reader {
         for request_id in self.permissions {
             self.to_ui.send(Inbound::WithdrawPermission { request_id });
         }
-        let ended = agent_process::ended(&self.agent, &self.stderr_tail);
+        let ended = agents::ended(&self.agent, &self.stderr_tail);
         self.to_ui.send(Inbound::Session(Box::new(ended)));
     }
 }

@@ -8,9 +8,12 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use askpane::claude_settings::{self, Change};
-use askpane::codex_hooks;
-use askpane::mcp_config::{self, McpClient};
+mod claude;
+mod codex;
+mod mcp;
+
+use claude::Change;
+use mcp::McpClient;
 
 use super::exit;
 
@@ -100,7 +103,7 @@ fn mcp_server(client: ClientArg, install: bool) -> anyhow::Result<u8> {
             say!("    name: askpane");
             say!("    cmd: {binary}");
             say!("    args: [mcp]");
-            say!("    timeout: {}", mcp_config::TOOL_TIMEOUT_SECS);
+            say!("    timeout: {}", mcp::TOOL_TIMEOUT_SECS);
             return Ok(exit::OK);
         }
     };
@@ -118,8 +121,8 @@ fn mcp_server(client: ClientArg, install: bool) -> anyhow::Result<u8> {
                     .parse()
                     .with_context(|| format!("{} is not valid TOML", path.display()))?;
                 let change = match install {
-                    true => mcp_config::install_codex(&mut document, &binary)?,
-                    false => mcp_config::uninstall_codex(&mut document),
+                    true => mcp::install_codex(&mut document, &binary)?,
+                    false => mcp::uninstall_codex(&mut document),
                 };
                 Ok((document.to_string(), change))
             }
@@ -130,8 +133,8 @@ fn mcp_server(client: ClientArg, install: bool) -> anyhow::Result<u8> {
                     _ => Value::Object(serde_json::Map::new()),
                 };
                 let change = match install {
-                    true => mcp_config::install_json(client, &mut settings, &binary)?,
-                    false => mcp_config::uninstall_json(client, &mut settings)?,
+                    true => mcp::install_json(client, &mut settings, &binary)?,
+                    false => mcp::uninstall_json(client, &mut settings)?,
                 };
                 let mut text = serde_json::to_string_pretty(&settings)?;
                 text.push('\n');
@@ -354,10 +357,10 @@ fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
                 true => {
                     let binary =
                         std::env::current_exe().context("cannot find askpane's own path")?;
-                    let command = claude_settings::hook_command(&binary);
-                    claude_settings::install(&mut settings, &command)?
+                    let command = claude::hook_command(&binary);
+                    claude::install(&mut settings, &command)?
                 }
-                false => claude_settings::uninstall(&mut settings)?,
+                false => claude::uninstall(&mut settings)?,
             };
             let mut text = serde_json::to_string_pretty(&settings)?;
             text.push('\n');
@@ -394,12 +397,12 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir().context("the current folder")?;
     let cwd = cwd.to_string_lossy().into_owned();
     let binary = std::env::current_exe().context("cannot find askpane's own path")?;
-    let base = claude_settings::hook_command(&binary);
+    let base = claude::hook_command(&binary);
     let command = format!("{}codex-hook", base.strip_suffix("hook").unwrap_or(&base));
     let list = || {
-        askpane::transport::codex::list_hooks(&target.codex_bin, &cwd, CODEX_LIST_WAIT)
+        askpane::transport::agents::codex::list_hooks(&target.codex_bin, &cwd, CODEX_LIST_WAIT)
             .map(|hooks| {
-                hooks.into_iter().filter(|hook| codex_hooks::is_askpane_codex_hook(&hook.command))
+                hooks.into_iter().filter(|hook| codex::is_askpane_codex_hook(&hook.command))
             })
             .map(Iterator::collect::<Vec<_>>)
     };
@@ -423,7 +426,7 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
                 &config_path,
                 |existing| {
                     let mut document = read_toml(existing)?;
-                    let change = codex_hooks::untrust(&mut document, &keys);
+                    let change = codex::untrust(&mut document, &keys);
                     Ok((document.to_string(), change))
                 },
                 |change| match change {
@@ -442,8 +445,8 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
                 _ => Value::Object(serde_json::Map::new()),
             };
             let change = match install {
-                true => codex_hooks::install(&mut settings, &command)?,
-                false => codex_hooks::uninstall(&mut settings),
+                true => codex::install(&mut settings, &command)?,
+                false => codex::uninstall(&mut settings),
             };
             let mut text = serde_json::to_string_pretty(&settings)?;
             text.push('\n');
@@ -482,7 +485,7 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
             &config_path,
             |existing| {
                 let mut document = read_toml(existing)?;
-                let change = codex_hooks::trust(&mut document, &hook.key, &hook.current_hash);
+                let change = codex::trust(&mut document, &hook.key, &hook.current_hash);
                 Ok((document.to_string(), change))
             },
             |change| match change {
