@@ -4,7 +4,6 @@
 //! (how the agent starts and how it is relayed).
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -21,7 +20,7 @@ use askpane::transport::{Inbound, IoThreads, SessionCommand};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::show::{missing_display, start_bridge_carrying, tell_unavailable};
-use crate::window::{Arrival, show_window};
+use crate::window::{Arrival, WindowSlot, show_window};
 
 /// The flags `askpane claude` and `askpane codex` share, flattened into each.
 #[derive(Args, Debug)]
@@ -149,7 +148,7 @@ pub(super) fn in_browser(
 /// The session in a window of this process's own, until it closes. `false` when no window
 /// could be shown (what waits is then told no human is there).
 pub(super) fn in_window(
-    window_ctx: Arc<OnceLock<egui::Context>>,
+    window: WindowSlot,
     shown: &UiArgs,
     store: &StoreArgs,
     from_session: Receiver<Inbound>,
@@ -163,15 +162,20 @@ pub(super) fn in_window(
             .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
             .ok()
     });
-    let app = move |ctx: &egui::Context| {
-        let app = App::new(ctx, from_session, AppOptions::default())
-            .with_session(commands, prompt.as_deref());
+    let finish = move |app: App| {
+        let app = app.with_session(commands, prompt.as_deref());
         match sink {
             Some(sink) => app.with_store(sink),
             None => app,
         }
     };
-    match show_window(window_ctx, shown.theme.into(), Arrival::TakesKeyboard, app) {
+    match show_window(
+        window,
+        shown.theme.into(),
+        Arrival::TakesKeyboard,
+        (from_session, AppOptions::default()),
+        finish,
+    ) {
         Ok(()) => true,
         Err(problem) => {
             tell_unavailable(&unshown, &problem);

@@ -2,7 +2,6 @@
 //! transcript, questions and permissions in one window (or the browser, or none).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -17,7 +16,7 @@ use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 use super::agent_host::{self, SessionArgs};
 use super::exit;
 use super::show::watch_signals;
-use crate::window::repaint_waker;
+use crate::window::WindowSlot;
 
 #[derive(Args, Debug)]
 pub(super) struct ClaudeArgs {
@@ -54,8 +53,8 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     // A signal ends the session the way closing the window does: open questions hear why, and
     // Claude Code's process group is stopped (issue 9).
     let signals = watch_signals();
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, from_session) = ui_channel(repaint_waker(&window_ctx));
+    let window = WindowSlot::default();
+    let (to_ui, from_session) = ui_channel(window.waker());
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let mut threads = IoThreads::default();
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
@@ -74,7 +73,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     } else {
         let (commands, prompt) = (session.commands(), shared.prompt.clone());
         let (shown, store) = (&shared.shown, &shared.store);
-        agent_host::in_window(window_ctx, shown, store, from_session, commands, prompt);
+        agent_host::in_window(window, shown, store, from_session, commands, prompt);
     }
     drop(route);
     let status = session.shut_down(claude::GRACE)?;

@@ -4,7 +4,6 @@
 //! or none.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -19,7 +18,7 @@ use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
 use super::agent_host::{self, SessionArgs};
 use super::show::watch_signals;
-use crate::window::repaint_waker;
+use crate::window::WindowSlot;
 
 #[derive(Args, Debug)]
 pub(super) struct CodexArgs {
@@ -51,8 +50,8 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     // A signal ends the session the way closing the window does: open questions hear why, and
     // Codex's process group is stopped.
     let signals = watch_signals();
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, from_session) = ui_channel(repaint_waker(&window_ctx));
+    let window = WindowSlot::default();
+    let (to_ui, from_session) = ui_channel(window.waker());
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let mut threads = IoThreads::default();
     let session = CodexSession::start(&options, to_ui, &mut threads)?;
@@ -72,7 +71,7 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     } else {
         let (commands, prompt) = (session.commands(), shared.prompt.clone());
         let (shown, store) = (&shared.shown, &shared.store);
-        if !agent_host::in_window(window_ctx, shown, store, from_session, commands, prompt) {
+        if !agent_host::in_window(window, shown, store, from_session, commands, prompt) {
             code = exit::NO_HUMAN;
         }
     }

@@ -2,14 +2,14 @@
 //! user in one window (or one browser page), fed by its socket; `askpane inbox --quit`, and
 //! `askpane inbox --new-link` (issue 11: a new link for its browser page).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
 
-use askpane::app::pairing::{PairingApp, Relink};
+use askpane::app::pairing::Relink;
 use askpane::app::{App, AppOptions, LeanExit};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::{ClientMessage, InboxMessage};
@@ -23,10 +23,9 @@ use askpane::transport::{Inbound, IoThreads, ui_channel};
 
 use super::args::{StoreArgs, UiArgs};
 use super::show::{
-    missing_display, no_display, pairing_code, qr_modules, start_bridge_then, tell_unavailable,
-    watch_signals,
+    missing_display, no_display, pairing_code, start_bridge_then, tell_unavailable, watch_signals,
 };
-use crate::window::{Arrival, chosen_drawing, repaint_waker, run_app, show_window};
+use crate::window::{Arrival, WindowSlot, show_window};
 
 #[derive(Args, Debug)]
 pub(super) struct InboxArgs {
@@ -143,8 +142,8 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         place.socket().display()
     );
     let signals = watch_signals();
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, requests) = ui_channel(repaint_waker(&window_ctx));
+    let window = WindowSlot::default();
+    let (to_ui, requests) = ui_channel(window.waker());
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
     let reveal = to_ui.clone();
     let server = InboxServer::start(listener, place.socket(), to_ui)
@@ -226,8 +225,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             claim_quiet: Box::new(server.claim_quiet()),
             went_lean: Arc::clone(&went_lean),
         });
-        let app = move |ctx: &egui::Context| {
-            let mut app = App::new(ctx, requests, options);
+        let finish = move |mut app: App| {
             if let Some(lean) = lean {
                 app = app.with_lean_exit(lean);
             }
@@ -240,10 +238,11 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             app
         };
         if let Err(error) = show_window(
-            window_ctx,
+            window,
             args.shown.theme.into(),
             Arrival::ComesBackBelow { first_on_top: by_the_user },
-            app,
+            (requests, options),
+            finish,
         ) {
             eprintln!("askpane: cannot show the inbox's window ({error})");
             tell_unavailable(&unshown, &error);
@@ -448,46 +447,10 @@ fn show_pairing(bridge: &serve::Bridge) {
         }
         Ok(links)
     });
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let ended = Arc::new(AtomicBool::new(false));
-    let close = |ctx: &egui::Context| {
-        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-        ctx.request_repaint();
-    };
-    std::thread::scope(|scope| {
-        let (closing_ctx, closing_ended) = (Arc::clone(&window_ctx), Arc::clone(&ended));
-        let closer = std::thread::Builder::new().name("pairing-close".into()).spawn_scoped(
-            scope,
-            move || {
-                bridge.wait();
-                // The flag first, then the window: the window's creation does the reverse, so
-                // one of the two always sees the other.
-                closing_ended.store(true, Ordering::SeqCst);
-                if let Some(ctx) = closing_ctx.get() {
-                    close(ctx);
-                }
-            },
-        );
-        let builder = egui::ViewportBuilder::default()
-            .with_title("Pair a phone — askpane")
-            .with_app_id("askpane")
-            .with_inner_size([440.0, 640.0]);
-        let make = move |ctx: &egui::Context| {
-            let _ = window_ctx.set(ctx.clone());
-            if ended.load(Ordering::SeqCst) {
-                close(ctx);
-            }
-            PairingApp::new(ctx, &links, relink, qr_modules)
-        };
-        let shown =
-            run_app("askpane-pairing", builder, chosen_drawing(), Arrival::TakesKeyboard, make);
-        if let Err(error) = shown {
-            eprintln!("askpane: no pairing window ({error}); the links above work all the same");
-        }
-        if closer.is_err() {
-            eprintln!("askpane: cannot watch the inbox for the pairing window; close it yourself");
-        }
-    });
+    let until = || bridge.wait();
+    if let Err(error) = crate::window::show_pairing(links, relink, until) {
+        eprintln!("askpane: no pairing window ({error}); the links above work all the same");
+    }
 }
 
 /// False with `--no-notify` or `ASKPANE_NOTIFY` set to 0 (or false, no, off).

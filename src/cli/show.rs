@@ -3,7 +3,6 @@
 //! goes through here.
 
 use std::io;
-use std::sync::{Arc, OnceLock};
 
 use anyhow::Context as _;
 use crossbeam_channel::{Receiver, Sender};
@@ -17,7 +16,7 @@ use askpane::transport::serve::{self, Bridge, BridgeOptions};
 use askpane::transport::signals::{SignalWatch, StopSignal};
 use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, ui_channel};
 
-use crate::window::{Arrival, repaint_waker, show_window};
+use crate::window::{Arrival, WindowSlot, show_window};
 
 use super::args::UiArgs;
 use super::exit;
@@ -57,8 +56,8 @@ pub(super) fn show_requests(
         true => watch_signals(),
         false => None,
     };
-    let window_ctx = Arc::new(OnceLock::<egui::Context>::new());
-    let (to_ui, inbox) = ui_channel(repaint_waker(&window_ctx));
+    let window = WindowSlot::default();
+    let (to_ui, inbox) = ui_channel(window.waker());
     for request in requests {
         to_ui.send(Inbound::Ask(Box::new(request)));
     }
@@ -111,12 +110,9 @@ pub(super) fn show_requests(
             }
         } else {
             let unshown = inbox.clone();
-            let app = move |ctx: &egui::Context| {
-                let app = App::new(ctx, inbox, options);
-                match store {
-                    Some(sink) => app.with_store(sink),
-                    None => app,
-                }
+            let finish = move |app: App| match store {
+                Some(sink) => app.with_store(sink),
+                None => app,
             };
             // A demo is what the user asked to see; a question arrives on its own and must
             // not take the keyboard from where the user is typing.
@@ -124,7 +120,9 @@ pub(super) fn show_requests(
                 true => Arrival::LeavesKeyboard,
                 false => Arrival::TakesKeyboard,
             };
-            if let Err(error) = show_window(window_ctx, shown.theme.into(), arrival, app) {
+            if let Err(error) =
+                show_window(window, shown.theme.into(), arrival, (inbox, options), finish)
+            {
                 // No window ever opened: what is still queued was never seen by anyone.
                 tell_unavailable(&unshown, &error);
                 problem = Some(error);
@@ -266,13 +264,6 @@ pub(super) fn write_direct(
     let envelope = envelope.clone();
     let awaited = vec![AwaitedReply { envelope, format, outcome: receiver, always_a_line }];
     show_requests(Vec::new(), awaited, AppOptions::default(), &UiArgs::native(), None).map(drop)
-}
-
-/// `link` as a QR code's modules, for the pairing window to draw.
-pub(super) fn qr_modules(link: &str) -> Option<askpane::view::pairing::QrModules> {
-    let code = qrcode::QrCode::new(link.as_bytes()).ok()?;
-    let dark = code.to_colors().into_iter().map(|color| color == qrcode::Color::Dark).collect();
-    Some(askpane::view::pairing::QrModules { width: code.width(), dark })
 }
 
 /// `link` as a QR code drawn with Unicode half blocks, two modules a character row, for a

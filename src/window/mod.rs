@@ -5,12 +5,17 @@
 #[cfg(target_os = "linux")]
 pub(crate) mod cpu;
 pub(crate) mod focus;
+mod pairing;
+
+pub(crate) use pairing::show_pairing;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use askpane::app::App;
-use askpane::transport::Waker;
+use crossbeam_channel::Receiver;
+
+use askpane::app::{App, AppOptions};
+use askpane::transport::{Inbound, Waker};
 
 use crate::paint::Drawing;
 
@@ -28,14 +33,21 @@ pub(crate) enum ThemeChoice {
 pub(crate) static WINDOW_OPEN: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// The waker handed to the transport: it repaints the window once the window exists.
-pub(crate) fn repaint_waker(window_ctx: &Arc<OnceLock<egui::Context>>) -> Waker {
-    let window_ctx = Arc::clone(window_ctx);
-    Waker::new(move || {
-        if let Some(ctx) = window_ctx.get() {
-            ctx.request_repaint();
-        }
-    })
+/// The window a mode shows later, as the transport sees it before it exists: the waker handed
+/// to the transport repaints it once it does.
+#[derive(Clone, Default)]
+pub(crate) struct WindowSlot(Arc<OnceLock<egui::Context>>);
+
+impl WindowSlot {
+    /// The waker handed to the transport: it repaints the window once the window exists.
+    pub(crate) fn waker(&self) -> Waker {
+        let window_ctx = Arc::clone(&self.0);
+        Waker::new(move || {
+            if let Some(ctx) = window_ctx.get() {
+                ctx.request_repaint();
+            }
+        })
+    }
 }
 
 /// Whether a window that appears takes the keyboard.
@@ -55,13 +67,19 @@ pub(crate) enum Arrival {
 /// shown. A panic inside the windowing stack (the X server gone, the window destroyed by another
 /// program) is caught here and ends the window like a close: the app is dropped while unwinding,
 /// so every agent is told the window closed, and the panic hook has said what happened.
+///
+/// The window shows the [`App`] of `inbox` with `options`, as `finish` completes it (its store,
+/// its session, its notices).
 pub(crate) fn show_window(
-    window_ctx: Arc<OnceLock<egui::Context>>,
+    slot: WindowSlot,
     theme: ThemeChoice,
     arrival: Arrival,
-    app: impl FnOnce(&egui::Context) -> App,
+    (inbox, options): (Receiver<Inbound>, AppOptions),
+    finish: impl FnOnce(App) -> App,
 ) -> Result<(), String> {
     use std::sync::atomic::Ordering;
+    let window_ctx = slot.0;
+    let app = move |ctx: &egui::Context| finish(App::new(ctx, inbox, options));
     WINDOW_OPEN.store(true, Ordering::SeqCst);
     let run = std::panic::AssertUnwindSafe(|| run_window(window_ctx, theme, arrival, app));
     let ended = std::panic::catch_unwind(run);
