@@ -15,6 +15,7 @@
 //! (`scripts/check-layers` keeps it so).
 
 pub mod journal;
+pub mod relay;
 pub mod request;
 pub mod session;
 #[cfg(test)]

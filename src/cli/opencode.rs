@@ -5,13 +5,13 @@
 //! outcome back to OpenCode as a reply or a reject. A question answered elsewhere (OpenCode's
 //! own TUI) or whose session ends leaves the inbox at once. Runs until stopped.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::Value;
 
+use askpane::book::relay::{Relay, Step};
 use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
@@ -68,13 +68,6 @@ enum FromServer {
     Lost(String),
 }
 
-/// A question handed to the inbox, by its OpenCode id.
-struct Held {
-    directory: String,
-    session: String,
-    message: Value,
-}
-
 pub(super) fn run(args: OpenCodeArgs) -> anyhow::Result<u8> {
     let server = Server::new(&args.url, &args.username, args.password.as_deref());
     // Every reply comes back in OpenCode's form (`protocol::opencode::Reply`).
@@ -91,10 +84,10 @@ pub(super) fn run(args: OpenCodeArgs) -> anyhow::Result<u8> {
     eprintln!("askpane opencode: answering the questions of the OpenCode server at {}", args.url);
     let mut host = Host {
         server,
+        relay: Relay::new(wire_policy.needs_a_person()),
         policy: wire_policy,
         shown: args.shown,
         store: args.store,
-        held: HashMap::new(),
         inbox: None,
     };
     let code = host.serve(&server_events, &stop);
@@ -192,13 +185,14 @@ fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>,
     Ok(pending)
 }
 
-/// The main loop's state: the server, the inbox connection, and the questions handed over.
+/// The main loop's state: the server, the inbox connection, and the questions handed over
+/// ([`Relay`], which decides what each event means; this does the IO it asks for).
 struct Host {
     server: Server,
+    relay: Relay,
     policy: Policy,
     shown: UiArgs,
     store: StoreArgs,
-    held: HashMap<String, Held>,
     inbox: Option<Inbox>,
 }
 
@@ -211,13 +205,17 @@ impl Host {
             let inbox_messages = self.inbox.as_ref().map_or(&never, |inbox| &inbox.messages);
             select! {
                 recv(server_events) -> event => match event {
-                    Ok(FromServer::Event(happening)) => self.happened(happening),
+                    Ok(FromServer::Event(happening)) => {
+                        let steps = self.relay.happened(happening);
+                        self.take(steps);
+                    }
                     Ok(FromServer::Pending(pending)) => {
                         if lost_said {
                             eprintln!("askpane opencode: connected to {}", self.server.url());
                             lost_said = false;
                         }
-                        self.pending(pending);
+                        let steps = self.relay.pending(pending);
+                        self.take(steps);
                     }
                     Ok(FromServer::Lost(why)) => {
                         if !lost_said {
@@ -240,77 +238,28 @@ impl Host {
         }
     }
 
-    fn happened(&mut self, happening: Happening) {
-        match happening {
-            Happening::Asked { directory, request } => self.asked(directory, &request),
-            Happening::Settled { request_id, .. } => {
-                if self.held.contains_key(&request_id) {
-                    eprintln!("askpane opencode: {request_id} was answered elsewhere");
-                    self.withdraw(&request_id);
+    /// Does what the relay decided, in order.
+    fn take(&mut self, steps: Vec<Step>) {
+        for step in steps {
+            match step {
+                Step::HandOver { id } => self.hand_over(&id),
+                Step::Withdraw { id } => {
+                    if let Some(inbox) = self.inbox.as_mut() {
+                        let _ = inbox.client.send(&ClientMessage::Withdraw { id });
+                    }
                 }
-            }
-            Happening::SessionEnded { session_id, .. } => {
-                let ended: Vec<String> = self
-                    .held
-                    .iter()
-                    .filter(|(_, held)| held.session == session_id)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for id in ended {
-                    eprintln!("askpane opencode: the session of {id} ended");
-                    self.withdraw(&id);
+                Step::DecideHere { directory, id, message } => {
+                    let reply = self.decide_here(&message, None);
+                    self.send_reply(&directory, &id, reply);
                 }
+                Step::Refuse { directory, id, reason } => {
+                    let reply = opencode::reply(&Outcome::Refused { reason });
+                    self.send_reply(&directory, &id, reply);
+                }
+                Step::Say(line) => eprintln!("askpane opencode: {line}"),
             }
-            Happening::Other => {}
         }
     }
-
-    /// What is pending after a (re)connect: new questions are asked; held ones no longer
-    /// pending were settled while askpane was away.
-    fn pending(&mut self, pending: Vec<(String, QuestionRequest)>) {
-        let gone: Vec<String> = self
-            .held
-            .keys()
-            .filter(|id| !pending.iter().any(|(_, request)| &request.id == *id))
-            .cloned()
-            .collect();
-        for id in gone {
-            self.withdraw(&id);
-        }
-        for (directory, request) in pending {
-            self.asked(directory, &request);
-        }
-    }
-
-    fn asked(&mut self, directory: String, request: &QuestionRequest) {
-        if self.held.contains_key(&request.id) {
-            return;
-        }
-        let converted = match opencode::to_ask(request, &directory) {
-            Ok(converted) => converted,
-            Err(invalid) => {
-                let outcome = Outcome::Refused { reason: invalid.to_string() };
-                self.send_reply(&directory, &request.id, opencode::reply(&outcome));
-                return;
-            }
-        };
-        eprintln!(
-            "askpane opencode: {} asks “{}” ({directory})",
-            request.id,
-            converted.validated.ask.title()
-        );
-        if !self.policy.needs_a_person() {
-            let reply = self.decide_here(&converted.message, None);
-            self.send_reply(&directory, &request.id, reply);
-            return;
-        }
-        self.held.insert(
-            request.id.clone(),
-            Held { directory, session: request.session_id.clone(), message: converted.message },
-        );
-        self.hand_over(&request.id);
-    }
-
     /// The reply the flags decide without a person (or, with `unavailable`, that nobody can be
     /// asked): the same function the inbox takes requests in with.
     fn decide_here(&self, message: &Value, unavailable: Option<String>) -> Option<Reply> {
@@ -337,7 +286,7 @@ impl Host {
 
     /// Hands the held question `id` to the inbox, connecting (or starting one) first.
     fn hand_over(&mut self, id: &str) {
-        let Some(held) = self.held.get(id) else { return };
+        let Some(held) = self.relay.get(id) else { return };
         let ask = ClientMessage::Ask(Box::new(AskMessage {
             id: id.to_owned(),
             mode: ClientMode::Ask,
@@ -352,11 +301,9 @@ impl Host {
                     eprintln!(
                         "askpane opencode: no inbox can show {id} ({why}); answering that nobody is available"
                     );
-                    let message = held.message.clone();
-                    let directory = held.directory.clone();
-                    self.held.remove(id);
-                    let reply = self.decide_here(&message, Some(format!("no inbox: {why}")));
-                    self.send_reply(&directory, id, reply);
+                    let Some(held) = self.relay.release(id) else { return };
+                    let reply = self.decide_here(&held.message, Some(format!("no inbox: {why}")));
+                    self.send_reply(&held.directory, id, reply);
                     return;
                 }
             }
@@ -377,12 +324,12 @@ impl Host {
         if let Some(inbox) = self.inbox.take() {
             inbox.close();
         }
-        if self.held.is_empty() {
+        let ids = self.relay.held_ids();
+        if ids.is_empty() {
             return;
         }
         eprintln!("askpane opencode: the inbox went away; asking a new one");
         std::thread::sleep(FIRST_BACKOFF);
-        let ids: Vec<String> = self.held.keys().cloned().collect();
         for id in ids {
             self.hand_over(&id);
         }
@@ -391,7 +338,7 @@ impl Host {
     fn inbox_said(&mut self, message: InboxMessage) {
         match message {
             InboxMessage::Outcome(outcome) => {
-                let Some(held) = self.held.remove(&outcome.id) else { return };
+                let Some(held) = self.relay.release(&outcome.id) else { return };
                 if let Some(problem) = &outcome.problem {
                     eprintln!("askpane opencode: {problem}");
                 }
@@ -411,16 +358,6 @@ impl Host {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Takes the question `id` back from the inbox: it was settled in OpenCode.
-    fn withdraw(&mut self, id: &str) {
-        if self.held.remove(id).is_none() {
-            return;
-        }
-        if let Some(inbox) = self.inbox.as_mut() {
-            let _ = inbox.client.send(&ClientMessage::Withdraw { id: id.to_owned() });
         }
     }
 
