@@ -19,7 +19,8 @@ use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, Inbo
 use askpane::transport::notify::Notifier;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
-use askpane::transport::{Inbound, IoThreads, ui_channel};
+use askpane::transport::{Inbound, IoThreads, UiSender, ui_channel};
+use crossbeam_channel::Receiver;
 
 use super::args::{StoreArgs, UiArgs};
 use super::show::{
@@ -150,27 +151,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
         .context("starting the inbox's socket server")?;
     let went_lean = Arc::new(AtomicBool::new(false));
     let mut threads = IoThreads::default();
-    // Issue 11: questions an askpane that died left open are recorded as abandoned, unless their
-    // client asks them again within the grace (which makes this inbox their holder).
-    let (stop_sweep, sweep_stopped) = crossbeam_channel::bounded::<()>(0);
-    let store = args.store.clone();
-    let grace = Duration::from_secs(args.orphan_grace);
-    threads.spawn("store-orphans", move || {
-        if let Err(crossbeam_channel::RecvTimeoutError::Timeout) = sweep_stopped.recv_timeout(grace)
-            && let Ok(mut store) = store.open()
-        {
-            match store.abandon_orphans(std::time::SystemTime::now(), pid_runs) {
-                Ok(0) => {}
-                Ok(count) => eprintln!(
-                    "askpane: {count} question(s) left by a stopped askpane recorded as abandoned"
-                ),
-                Err(error) => {
-                    eprintln!("askpane: warning: cannot record abandoned questions ({error})")
-                }
-            }
-        }
-        Ok(())
-    })?;
+    let stop_sweep = sweep_orphans(&args, &mut threads)?;
     let unshown = requests.clone();
     // Issue 11: the window (or the browser bridge) saves drafts and records outcomes in the
     // store, if it opens.
@@ -179,76 +160,14 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             .map_err(|error| eprintln!("askpane: warning: drafts are not saved ({error})"))
             .ok()
     });
-    if web {
-        let bridge_options = BridgeOptions {
-            bind: args.shown.bind_address(),
-            assets: bundle::ASSETS,
-            stop_when_done: false,
-            stop_after_turn: false,
-            page_gone_grace: serve::PAGE_GONE_GRACE,
-            journal: sink.map(|sink| BridgeJournal(Arc::new(sink))),
-        };
-        // Issue 11: `askpane inbox --new-link` replaces the page's link.
-        let serve_new_link = |bridge: &serve::Bridge| {
-            let control = bridge.link_control();
-            server.serve_new_link(Box::new(move || {
-                let links = control
-                    .replace()
-                    .map_err(|error| format!("cannot make a new link: {error}"))?;
-                // The inbox's own terminal showed the old link: it shows the new one too.
-                if let Some(link) = links.first() {
-                    eprintln!("askpane: the page has a new link: {link}");
-                }
-                Ok(links)
-            }));
-        };
-        match start_bridge_then(&bridge_options, requests, None, &mut threads, serve_new_link) {
-            Ok(bridge) => {
-                show_pairing(&bridge);
-                bridge.wait();
-                bridge.stop();
-            }
-            Err(error) => eprintln!("askpane: {error:#}"),
-        }
-    } else {
-        // Issue 11: a desktop notification when a question arrives and the window is not
-        // focused; its "Open" shows the window on that request.
-        let notifier =
-            notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
-        let notices = notifier.as_ref().map(|notifier| notifier.reporter());
-        let options =
-            AppOptions { resident: true, start_hidden: resumed(&args), ..AppOptions::default() };
-        // Run by the user in a terminal (not by a client, not resumed): the window they asked
-        // for comes up as any window does; later it comes back on its own below the one in use.
-        let by_the_user = !args.on_demand && !resumed(&args);
-        let lean = can_go_lean().then(|| LeanExit {
-            claim_quiet: Box::new(server.claim_quiet()),
-            went_lean: Arc::clone(&went_lean),
-        });
-        let finish = move |mut app: App| {
-            if let Some(lean) = lean {
-                app = app.with_lean_exit(lean);
-            }
-            if let Some(sink) = sink {
-                app = app.with_store(sink);
-            }
-            if let Some(report) = notices {
-                app = app.with_notices(Box::new(report));
-            }
-            app
-        };
-        if let Err(error) = show_window(
-            window,
-            args.shown.theme.into(),
-            Arrival::ComesBackBelow { first_on_top: by_the_user },
-            (requests, options),
-            finish,
-        ) {
-            eprintln!("askpane: cannot show the inbox's window ({error})");
-            tell_unavailable(&unshown, &error);
-        }
-        if let Some(notifier) = notifier {
-            notifier.stop();
+    match web {
+        true => in_browser(&args, &server, requests, sink, &mut threads),
+        false => {
+            let lean = can_go_lean().then(|| LeanExit {
+                claim_quiet: Box::new(server.claim_quiet()),
+                went_lean: Arc::clone(&went_lean),
+            });
+            in_window(&args, window, (requests, reveal), sink, lean);
         }
     }
     // The window is gone: every request it held was told. What is still queued hears the window
@@ -279,6 +198,119 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     drop(lock);
     eprintln!("askpane: inbox ended");
     Ok(exit::OK)
+}
+
+/// Issue 11: questions an askpane that died left open are recorded as abandoned, unless their
+/// client asks them again within the grace (which makes this inbox their holder). Dropping the
+/// returned sender ends the wait.
+fn sweep_orphans(
+    args: &InboxArgs,
+    threads: &mut IoThreads,
+) -> anyhow::Result<crossbeam_channel::Sender<()>> {
+    let (stop_sweep, sweep_stopped) = crossbeam_channel::bounded::<()>(0);
+    let store = args.store.clone();
+    let grace = Duration::from_secs(args.orphan_grace);
+    threads.spawn("store-orphans", move || {
+        if let Err(crossbeam_channel::RecvTimeoutError::Timeout) = sweep_stopped.recv_timeout(grace)
+            && let Ok(mut store) = store.open()
+        {
+            match store.abandon_orphans(std::time::SystemTime::now(), pid_runs) {
+                Ok(0) => {}
+                Ok(count) => eprintln!(
+                    "askpane: {count} question(s) left by a stopped askpane recorded as abandoned"
+                ),
+                Err(error) => {
+                    eprintln!("askpane: warning: cannot record abandoned questions ({error})")
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(stop_sweep)
+}
+
+/// `--ui web`: the inbox's questions in browser pages until the inbox is stopped.
+fn in_browser(
+    args: &InboxArgs,
+    server: &InboxServer,
+    requests: Receiver<Inbound>,
+    sink: Option<DraftSink>,
+    threads: &mut IoThreads,
+) {
+    let bridge_options = BridgeOptions {
+        bind: args.shown.bind_address(),
+        assets: bundle::ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: serve::PAGE_GONE_GRACE,
+        journal: sink.map(|sink| BridgeJournal(Arc::new(sink))),
+    };
+    // Issue 11: `askpane inbox --new-link` replaces the page's link.
+    let serve_new_link = |bridge: &serve::Bridge| {
+        let control = bridge.link_control();
+        server.serve_new_link(Box::new(move || {
+            let links =
+                control.replace().map_err(|error| format!("cannot make a new link: {error}"))?;
+            // The inbox's own terminal showed the old link: it shows the new one too.
+            if let Some(link) = links.first() {
+                eprintln!("askpane: the page has a new link: {link}");
+            }
+            Ok(links)
+        }));
+    };
+    match start_bridge_then(&bridge_options, requests, None, threads, serve_new_link) {
+        Ok(bridge) => {
+            show_pairing(&bridge);
+            bridge.wait();
+            bridge.stop();
+        }
+        Err(error) => eprintln!("askpane: {error:#}"),
+    }
+}
+
+/// The inbox's native window, until it closes for good or goes lean (`lean`).
+fn in_window(
+    args: &InboxArgs,
+    window: WindowSlot,
+    (requests, reveal): (Receiver<Inbound>, UiSender),
+    sink: Option<DraftSink>,
+    lean: Option<LeanExit>,
+) {
+    let unshown = requests.clone();
+    // Issue 11: a desktop notification when a question arrives and the window is not
+    // focused; its "Open" shows the window on that request.
+    let notifier = notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
+    let notices = notifier.as_ref().map(|notifier| notifier.reporter());
+    let options =
+        AppOptions { resident: true, start_hidden: resumed(args), ..AppOptions::default() };
+    // Run by the user in a terminal (not by a client, not resumed): the window they asked
+    // for comes up as any window does; later it comes back on its own below the one in use.
+    let by_the_user = !args.on_demand && !resumed(args);
+    let finish = move |mut app: App| {
+        if let Some(lean) = lean {
+            app = app.with_lean_exit(lean);
+        }
+        if let Some(sink) = sink {
+            app = app.with_store(sink);
+        }
+        if let Some(report) = notices {
+            app = app.with_notices(Box::new(report));
+        }
+        app
+    };
+    if let Err(error) = show_window(
+        window,
+        args.shown.theme.into(),
+        Arrival::ComesBackBelow { first_on_top: by_the_user },
+        (requests, options),
+        finish,
+    ) {
+        eprintln!("askpane: cannot show the inbox's window ({error})");
+        tell_unavailable(&unshown, &error);
+    }
+    if let Some(notifier) = notifier {
+        notifier.stop();
+    }
 }
 
 /// The socket the lean inbox handed on, when this run is `--resumed` (issue 14).
