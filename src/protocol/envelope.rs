@@ -391,16 +391,7 @@ impl Envelope {
         };
         let mut result = match outcome {
             Outcome::Withdrawn => return None,
-            Outcome::Answered(answers) => {
-                json!({"behavior": "allow", "updatedInput": answers.updated_input()})
-            }
-            Outcome::Replied(reply) => {
-                json!({"behavior": "allow", "updatedInput": reply.updated_input()})
-            }
-            Outcome::Stopped { message } => {
-                json!({"behavior": "deny", "message": message, "interrupt": true})
-            }
-            other => json!({"behavior": "deny", "message": other.deny_message()}),
+            other => permission_result(other),
         };
         if let (Some(id), Some(result)) = (tool_use_id, result.as_object_mut()) {
             result.insert("toolUseID".into(), Value::String(id.to_owned()));
@@ -500,8 +491,11 @@ fn pre_tool_use_reply(outcome: &Outcome) -> Value {
     json!({ "hookSpecificOutput": output })
 }
 
-fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
-    let decision = match outcome {
+/// Claude Code's permission result for `outcome` (a `control_response`'s and a `PermissionRequest`
+/// hook's alike): allow with the answers as the tool's input, or deny with the words the model
+/// reads (a stop also interrupts the turn).
+fn permission_result(outcome: &Outcome) -> Value {
+    match outcome {
         Outcome::Answered(answers) => {
             json!({"behavior": "allow", "updatedInput": answers.updated_input()})
         }
@@ -511,9 +505,15 @@ fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
         Outcome::Stopped { message } => {
             json!({"behavior": "deny", "message": message, "interrupt": true})
         }
+        other => json!({"behavior": "deny", "message": other.deny_message()}),
+    }
+}
+
+fn permission_request_reply(outcome: &Outcome) -> Option<Value> {
+    let decision = match outcome {
         // No decision: Claude Code carries on with its own way of asking.
         Outcome::Unavailable { .. } => return None,
-        other => json!({"behavior": "deny", "message": other.deny_message()}),
+        other => permission_result(other),
     };
     Some(
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}),
