@@ -65,17 +65,7 @@ pub fn keyboard_actions(
     neighbours: Neighbours,
     actions: &mut Vec<Action>,
 ) {
-    let carried = ctx.data_mut(|data| data.remove_temp::<Carried>(carried_keys_id()));
-    let mut moved_to_a_box = false;
-    if let Some(Carried { focus, events }) = carried {
-        if let Some(id) = focus {
-            ctx.memory_mut(|memory| memory.request_focus(id));
-            moved_to_a_box = true;
-        }
-        ctx.input_mut(|input| {
-            input.events.splice(0..0, events);
-        });
-    }
+    let moved_to_a_box = take_carried_keys(ctx);
     // A box the keyboard was just moved to is typed in, though it has not been drawn yet.
     let typing_now = ctx.text_edit_focused() || moved_to_a_box;
     let typing_before = ctx.data(|data| data.get_temp::<bool>(typing_memory_id())).unwrap_or(false);
@@ -86,6 +76,49 @@ pub fn keyboard_actions(
             ctx.memory_mut(|memory| memory.surrender_focus(focused));
         }
     }
+    chord_actions(ctx, pending, neighbours, actions);
+    if typing_now {
+        note_key_in_a_box(ctx, pending);
+        enter_leaves_answer_box(ctx, pending, actions);
+        return;
+    }
+    if typing_before {
+        return;
+    }
+    let (focus, preview_pages) = shortcut_actions(ctx, pending, actions);
+    if preview_pages != 0.0 {
+        ctx.data_mut(|data| data.insert_temp(preview_scroll_id(), preview_pages));
+    }
+    // Tab and the arrows were ours; keep egui from also moving its focus with them.
+    ctx.memory_mut(|memory| {
+        memory.move_focus(FocusDirection::None);
+        if let Some(id) = focus {
+            memory.request_focus(id);
+        }
+    });
+}
+
+/// Puts back the keys carried from the last frame (see [`Carried`]) before this frame's, moving
+/// the keyboard where it was going. True when it moved the keyboard to a text box.
+fn take_carried_keys(ctx: &Context) -> bool {
+    let Some(Carried { focus, events }) =
+        ctx.data_mut(|data| data.remove_temp::<Carried>(carried_keys_id()))
+    else {
+        return false;
+    };
+    if let Some(id) = focus {
+        ctx.memory_mut(|memory| memory.request_focus(id));
+    }
+    ctx.input_mut(|input| {
+        input.events.splice(0..0, events);
+    });
+    focus.is_some()
+}
+
+/// The chords that work from a text box too: Ctrl+Enter sends (or confirms what is being
+/// confirmed), Ctrl+W closes (dropping the keys after it), Esc leaves the decline and reply bars,
+/// Ctrl+PgUp and Ctrl+PgDn go to the previous and next request.
+fn chord_actions(ctx: &Context, pending: &Open, neighbours: Neighbours, actions: &mut Vec<Action>) {
     // The decline and reply bars hold a text box: Esc there goes back, Ctrl+Enter sends.
     let text_bar_open =
         matches!(pending.confirm, Some(Confirm::Decline { .. } | Confirm::Reply { .. }));
@@ -124,14 +157,13 @@ pub fn keyboard_actions(
             }
         }
     });
-    if typing_now {
-        note_key_in_a_box(ctx, pending);
-        enter_leaves_answer_box(ctx, pending, actions);
-        return;
-    }
-    if typing_before {
-        return;
-    }
+}
+
+/// The form's shortcuts among this frame's keys (outside a text box): each key that is one
+/// becomes an action and is used up; the first that types text starts the Other answer. Stops
+/// at a key that changes the screen under the next ones. Returns the box to focus and the
+/// preview pages to scroll by.
+fn shortcut_actions(ctx: &Context, pending: &Open, actions: &mut Vec<Action>) -> (Option<Id>, f32) {
     let mut tab = pending.tab;
     let mut focus = None;
     let mut preview_pages = 0.0_f32;
@@ -228,16 +260,7 @@ pub fn keyboard_actions(
             !handled.contains(&(index - 1))
         });
     });
-    if preview_pages != 0.0 {
-        ctx.data_mut(|data| data.insert_temp(preview_scroll_id(), preview_pages));
-    }
-    // Tab and the arrows were ours; keep egui from also moving its focus with them.
-    ctx.memory_mut(|memory| {
-        memory.move_focus(FocusDirection::None);
-        if let Some(id) = focus {
-            memory.request_focus(id);
-        }
-    });
+    (focus, preview_pages)
 }
 
 /// The keys that work with no request showing: Ctrl+W closes (the inbox's window hides), from
