@@ -302,7 +302,7 @@ fn record_at(key: &str, project: &str, answer: &str, days_ago: u64) -> HistoryRe
         questions: json!({"questions": [{"question": format!("Which database for {key}?")}]})
             .to_string(),
         ended: Ended::Answered,
-        outcome: "answered".to_owned(),
+        outcome: crate::protocol::OutcomeKind::Answered.into(),
         answer: answer.to_owned(),
         reply: Some("{}".to_owned()),
         model_text: Some("text".to_owned()),
