@@ -2580,6 +2580,34 @@ fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_p
     harness.finish();
 }
 
+/// Issue 25: a tool call asked again under the same request_id (an agent that re-sends it) is
+/// one card, and the page's decision reaches both who wait (a second card had appeared, and the
+/// second asker heard nothing until the bridge ended).
+#[test]
+fn a_tool_call_asked_twice_is_one_card_and_both_askers_hear_the_pages_decision() {
+    let (harness, _commands) =
+        Harness::start_session(&session_options(PAGE_GONE_GRACE), SESSION_PROMPT);
+    let mut page = harness.client();
+    page.recv();
+    page.recv();
+    let (card, first) = bash_permission("perm-7", "cargo test");
+    harness.sender().send(card);
+    assert_eq!(page.recv(), bash_card("perm-7", "cargo test"));
+    let (again, second) = bash_permission("perm-7", "cargo test");
+    harness.sender().send(again);
+    page.send(&json!({"type": "permission_decision", "request_id": "perm-7", "decision": "allow"}));
+    assert_eq!(page.recv(), card_gone("perm-7", "allowed"), "one card, decided once");
+    for decision in [first, second] {
+        assert_eq!(
+            decision.recv_timeout(MESSAGE_WITHIN),
+            Ok(askpane::protocol::stream::PermissionDecision::AllowOnce)
+        );
+    }
+    page.assert_quiet();
+    drop(page);
+    harness.finish();
+}
+
 #[test]
 fn a_card_waits_while_no_page_is_open_and_the_bridges_end_denies_it_honestly() {
     let grace = Duration::from_millis(300);
