@@ -82,7 +82,7 @@ impl std::str::FromStr for OutcomeKind {
     }
 }
 
-/// The tests (and a few callers) compare a kind with the name it is stored under.
+/// A kind equals the name it is stored under (the tests compare with the names).
 impl PartialEq<&str> for OutcomeKind {
     fn eq(&self, name: &&str) -> bool {
         self.as_str() == *name
@@ -504,5 +504,44 @@ fn answered_text(answers: &Answers, style: ResultStyle) -> String {
              clarification, changes, or that you not proceed \u{2014} and follow what they \
              actually say."
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// History and the browser's wire hold these names: they stay byte for byte what
+    /// `Outcome::kind` returned when it returned strings.
+    #[test]
+    fn outcome_kinds_keep_their_stored_names_and_read_back() {
+        let names: Vec<&str> = OutcomeKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "answered",
+                "declined",
+                "withdrawn",
+                "timed_out",
+                "clarify",
+                "unavailable",
+                "refused",
+                "stopped",
+                "replied"
+            ]
+        );
+        for kind in OutcomeKind::ALL {
+            assert_eq!(kind.as_str().parse::<OutcomeKind>(), Ok(kind));
+            assert_eq!(serde_json::to_value(kind).ok(), Some(Value::from(kind.as_str())));
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+        assert_eq!(
+            "Answered".parse::<OutcomeKind>(),
+            Err(UnknownOutcomeKind("Answered".to_owned())),
+            "names are exact"
+        );
+        assert!("abandoned".parse::<OutcomeKind>().is_err(), "history's own, not an outcome's");
+        assert_eq!(Outcome::closed().kind(), OutcomeKind::Declined);
+        assert_eq!(Outcome::Withdrawn.kind(), "withdrawn");
     }
 }
