@@ -718,6 +718,49 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     assert!(answered.answer.contains("MySQL"), "{}", answered.answer);
 }
 
+/// Issue 25: a question still open when the inbox's bridge ends is told the window closed, and
+/// the history records that ending as the native window's does (it was left open in the store,
+/// to be found abandoned later).
+#[test]
+fn a_question_open_when_the_inbox_bridge_ends_is_recorded_as_declined() {
+    use askpane::store::{DraftSink, HistoryQuery, Store};
+    let state = crate::support::scratch_dir("bridge-history-end");
+    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
+    let options = BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+        journal: Some(BridgeJournal(Arc::new(sink))),
+    };
+    let harness = Harness::start_bridge(&options);
+    drop(options);
+    let asked = harness.ask(TOOL_USE_ID);
+    // A page shows it: the bridge holds it. (The page's note that history is kept may come
+    // before it or after, as the page's connection and the question reach the hub.)
+    let mut client = harness.client();
+    let first = client.recv();
+    if first["type"] != "user_question" {
+        client.recv_question(TOOL_USE_ID);
+    }
+    drop(client);
+    harness.finish();
+    assert_eq!(asked.outcome(), Outcome::closed());
+    let deadline = Instant::now() + WAIT;
+    let entries = loop {
+        let entries = Store::open_in(&state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .expect("the history reads");
+        if !entries.is_empty() || Instant::now() > deadline {
+            break entries;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["declined"]);
+}
+
 #[test]
 fn localhost_is_accepted_as_host_and_origin() {
     let harness = Harness::start();
