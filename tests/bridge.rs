@@ -670,19 +670,8 @@ fn a_browser_gets_the_questions_and_its_answer_becomes_the_hook_reply() {
 fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     // Issue 11: `askpane inbox --ui web` gives its bridge the store's writer; what a page
     // answers is in the history as the agent received it, and so is a request decided at once.
-    use askpane::store::{DraftSink, HistoryQuery, Store};
     let state = crate::support::scratch_dir("bridge-history");
-    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
-    let options = BridgeOptions {
-        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        assets: ASSETS,
-        stop_when_done: false,
-        stop_after_turn: false,
-        page_gone_grace: PAGE_GONE_GRACE,
-        journal: Some(BridgeJournal(Arc::new(sink))),
-    };
-    let harness = Harness::start_bridge(&options);
-    drop(options);
+    let harness = start_with_history(&state);
     let asked = harness.ask(TOOL_USE_ID);
     let mut client = harness.client();
     client.recv_question(TOOL_USE_ID);
@@ -699,16 +688,7 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     assert!(matches!(declined.outcome(), Outcome::Declined { .. }));
     drop(client);
     harness.finish();
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let entries = Store::open_in(&state)
-            .and_then(|store| store.history(&HistoryQuery::default()))
-            .expect("the history reads");
-        if entries.len() >= 2 || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
+    let entries = history_of(&state, 2);
     let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
     assert_eq!(outcomes, ["declined", "answered"], "newest first");
     let answered = &entries[1].record;
@@ -723,19 +703,8 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
 /// to be found abandoned later).
 #[test]
 fn a_question_open_when_the_inbox_bridge_ends_is_recorded_as_declined() {
-    use askpane::store::{DraftSink, HistoryQuery, Store};
     let state = crate::support::scratch_dir("bridge-history-end");
-    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
-    let options = BridgeOptions {
-        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        assets: ASSETS,
-        stop_when_done: false,
-        stop_after_turn: false,
-        page_gone_grace: PAGE_GONE_GRACE,
-        journal: Some(BridgeJournal(Arc::new(sink))),
-    };
-    let harness = Harness::start_bridge(&options);
-    drop(options);
+    let harness = start_with_history(&state);
     let asked = harness.ask(TOOL_USE_ID);
     // A page shows it: the bridge holds it. (The page's note that history is kept may come
     // before it or after, as the page's connection and the question reach the hub.)
@@ -747,18 +716,40 @@ fn a_question_open_when_the_inbox_bridge_ends_is_recorded_as_declined() {
     drop(client);
     harness.finish();
     assert_eq!(asked.outcome(), Outcome::closed());
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let entries = Store::open_in(&state)
-            .and_then(|store| store.history(&HistoryQuery::default()))
-            .expect("the history reads");
-        if !entries.is_empty() || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
+    let entries = history_of(&state, 1);
     let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
     assert_eq!(outcomes, ["declined"]);
+}
+
+/// A bridge whose journal is a store in `state`, as `askpane inbox --ui web` gives it one.
+fn start_with_history(state: &std::path::Path) -> Harness {
+    use askpane::store::{DraftSink, Store};
+    let sink = DraftSink::start(Store::open_in(state).expect("a store")).expect("its writer");
+    let options = BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+        journal: Some(BridgeJournal(Arc::new(sink))),
+    };
+    Harness::start_bridge(&options)
+}
+
+/// The history in `state`, once it holds `count` entries (the store writes on its own thread),
+/// or whatever it holds after [`WAIT`].
+fn history_of(state: &std::path::Path, count: usize) -> Vec<askpane::store::HistoryEntry> {
+    use askpane::store::{HistoryQuery, Store};
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let entries = Store::open_in(state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .expect("the history reads");
+        if entries.len() >= count || Instant::now() > deadline {
+            return entries;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

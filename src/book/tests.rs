@@ -398,21 +398,30 @@ fn handle(name: &'static str, log: &Log) -> Heard {
     Heard { name, log: Rc::clone(log), sent: false }
 }
 
-impl ReplyHandle<PermissionDecision> for Heard {
-    fn send(mut self, decision: PermissionDecision) {
-        self.sent = true;
-        let heard = match decision {
+/// What a handle heard, in a few words for the log.
+trait Words {
+    fn words(&self) -> String;
+}
+
+impl Words for PermissionDecision {
+    fn words(&self) -> String {
+        match self {
             PermissionDecision::AllowOnce => "allow".to_owned(),
             PermissionDecision::Deny { message } => format!("deny: {message}"),
-        };
-        self.log.borrow_mut().push(format!("{}: {heard}", self.name));
+        }
     }
 }
 
-impl ReplyHandle<Outcome> for Heard {
-    fn send(mut self, outcome: Outcome) {
+impl Words for Outcome {
+    fn words(&self) -> String {
+        self.kind().to_string()
+    }
+}
+
+impl<T: Words> ReplyHandle<T> for Heard {
+    fn send(mut self, answer: T) {
         self.sent = true;
-        self.log.borrow_mut().push(format!("{}: {}", self.name, outcome.kind()));
+        self.log.borrow_mut().push(format!("{}: {}", self.name, answer.words()));
     }
 }
 

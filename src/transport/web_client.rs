@@ -131,7 +131,9 @@ pub struct BridgeClient {
     told_disconnected: bool,
     finished: bool,
     /// Permission cards shown in the app, by the agent's request_id, and where the app's
-    /// decision on each arrives (issue 11).
+    /// decision on each arrives (issue 11). Not the book's `Approvals`: the app holds the cards
+    /// there with their responders; these are the responders' other ends, which carry each
+    /// decision on to the bridge (as the inbox's per-client map does for its clients).
     permissions: Vec<(String, Receiver<PermissionDecision>)>,
     /// The app's prompts and Stop, for the bridge's agent session.
     session_commands: Option<Receiver<SessionCommand>>,
