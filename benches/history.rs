@@ -57,7 +57,7 @@ fn entry(n: usize) -> HistoryRecord {
         header: "Choice".to_owned(),
         questions: questions.to_string(),
         ended: Ended::Answered,
-        outcome: "answered".to_owned(),
+        outcome: askpane::protocol::OutcomeKind::Answered.into(),
         answer: answer.clone(),
         reply: Some(format!(r#"{{"answers":{{"{question}":"{answer}"}}}}"#)),
         model_text: Some(format!(

@@ -670,19 +670,8 @@ fn a_browser_gets_the_questions_and_its_answer_becomes_the_hook_reply() {
 fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     // Issue 11: `askpane inbox --ui web` gives its bridge the store's writer; what a page
     // answers is in the history as the agent received it, and so is a request decided at once.
-    use askpane::store::{DraftSink, HistoryQuery, Store};
     let state = crate::support::scratch_dir("bridge-history");
-    let sink = DraftSink::start(Store::open_in(&state).expect("a store")).expect("its writer");
-    let options = BridgeOptions {
-        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        assets: ASSETS,
-        stop_when_done: false,
-        stop_after_turn: false,
-        page_gone_grace: PAGE_GONE_GRACE,
-        journal: Some(BridgeJournal(Arc::new(sink))),
-    };
-    let harness = Harness::start_bridge(&options);
-    drop(options);
+    let harness = start_with_history(&state);
     let asked = harness.ask(TOOL_USE_ID);
     let mut client = harness.client();
     client.recv_question(TOOL_USE_ID);
@@ -699,16 +688,7 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     assert!(matches!(declined.outcome(), Outcome::Declined { .. }));
     drop(client);
     harness.finish();
-    let deadline = Instant::now() + WAIT;
-    let entries = loop {
-        let entries = Store::open_in(&state)
-            .and_then(|store| store.history(&HistoryQuery::default()))
-            .expect("the history reads");
-        if entries.len() >= 2 || Instant::now() > deadline {
-            break entries;
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
+    let entries = history_of(&state, 2);
     let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
     assert_eq!(outcomes, ["declined", "answered"], "newest first");
     let answered = &entries[1].record;
@@ -716,6 +696,60 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
         serde_json::from_str(answered.reply.as_deref().expect("the reply kept")).expect("JSON");
     assert_eq!(recorded, reply, "the history keeps the reply the agent received");
     assert!(answered.answer.contains("MySQL"), "{}", answered.answer);
+}
+
+/// Issue 25: a question still open when the inbox's bridge ends is told the window closed, and
+/// the history records that ending as the native window's does (it was left open in the store,
+/// to be found abandoned later).
+#[test]
+fn a_question_open_when_the_inbox_bridge_ends_is_recorded_as_declined() {
+    let state = crate::support::scratch_dir("bridge-history-end");
+    let harness = start_with_history(&state);
+    let asked = harness.ask(TOOL_USE_ID);
+    // A page shows it: the bridge holds it. (The page's note that history is kept may come
+    // before it or after, as the page's connection and the question reach the hub.)
+    let mut client = harness.client();
+    let first = client.recv();
+    if first["type"] != "user_question" {
+        client.recv_question(TOOL_USE_ID);
+    }
+    drop(client);
+    harness.finish();
+    assert_eq!(asked.outcome(), Outcome::closed());
+    let entries = history_of(&state, 1);
+    let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["declined"]);
+}
+
+/// A bridge whose journal is a store in `state`, as `askpane inbox --ui web` gives it one.
+fn start_with_history(state: &std::path::Path) -> Harness {
+    use askpane::store::{DraftSink, Store};
+    let sink = DraftSink::start(Store::open_in(state).expect("a store")).expect("its writer");
+    let options = BridgeOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        assets: ASSETS,
+        stop_when_done: false,
+        stop_after_turn: false,
+        page_gone_grace: PAGE_GONE_GRACE,
+        journal: Some(BridgeJournal(Arc::new(sink))),
+    };
+    Harness::start_bridge(&options)
+}
+
+/// The history in `state`, once it holds `count` entries (the store writes on its own thread),
+/// or whatever it holds after [`WAIT`].
+fn history_of(state: &std::path::Path, count: usize) -> Vec<askpane::store::HistoryEntry> {
+    use askpane::store::{HistoryQuery, Store};
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let entries = Store::open_in(state)
+            .and_then(|store| store.history(&HistoryQuery::default()))
+            .expect("the history reads");
+        if entries.len() >= count || Instant::now() > deadline {
+            return entries;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -2576,6 +2610,34 @@ fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_p
     // A malformed decision is refused by name.
     page.send(&json!({"type": "permission_decision", "request_id": "perm-9", "decision": "maybe"}));
     assert_eq!(page.recv_error(), "a permission decision must be allow or deny, not \"maybe\"");
+    drop(page);
+    harness.finish();
+}
+
+/// Issue 25: a tool call asked again under the same request_id (an agent that re-sends it) is
+/// one card, and the page's decision reaches both who wait (a second card had appeared, and the
+/// second asker heard nothing until the bridge ended).
+#[test]
+fn a_tool_call_asked_twice_is_one_card_and_both_askers_hear_the_pages_decision() {
+    let (harness, _commands) =
+        Harness::start_session(&session_options(PAGE_GONE_GRACE), SESSION_PROMPT);
+    let mut page = harness.client();
+    page.recv();
+    page.recv();
+    let (card, first) = bash_permission("perm-7", "cargo test");
+    harness.sender().send(card);
+    assert_eq!(page.recv(), bash_card("perm-7", "cargo test"));
+    let (again, second) = bash_permission("perm-7", "cargo test");
+    harness.sender().send(again);
+    page.send(&json!({"type": "permission_decision", "request_id": "perm-7", "decision": "allow"}));
+    assert_eq!(page.recv(), card_gone("perm-7", "allowed"), "one card, decided once");
+    for decision in [first, second] {
+        assert_eq!(
+            decision.recv_timeout(MESSAGE_WITHIN),
+            Ok(askpane::protocol::stream::PermissionDecision::AllowOnce)
+        );
+    }
+    page.assert_quiet();
     drop(page);
     harness.finish();
 }

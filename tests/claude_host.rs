@@ -21,8 +21,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use askpane::app::state::State;
-use askpane::app::{App, AppOptions};
+use askpane::app::{App, AppOptions, WindowState};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest, parse_cli_line};
 use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeSession};
 use askpane::transport::{
@@ -744,7 +743,7 @@ impl Hosted {
         Hosted::start(&replay(name), &support::scratch_dir(&format!("claude-{name}")))
     }
 
-    fn state(&self) -> &State<Responder> {
+    fn state(&self) -> &WindowState {
         self.harness.state().state()
     }
 

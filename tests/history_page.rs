@@ -42,7 +42,7 @@ fn record(
         header: header.to_owned(),
         questions: questions.to_string(),
         ended: Ended::Answered,
-        outcome: "answered".to_owned(),
+        outcome: askpane::protocol::OutcomeKind::Answered.into(),
         answer: answer.to_owned(),
         reply: Some(format!(r#"{{"answers":{{"{question}":"{answer}"}}}}"#)),
         model_text: Some(format!(r#"The user answered: "{question}"="{answer}"."#)),

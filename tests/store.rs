@@ -110,7 +110,7 @@ fn entry(key: &str, project: &str, header: &str, answer: &str, days_ago: u64) ->
         questions: json!({"questions": [{"question": format!("Which {header} for {key}?")}]})
             .to_string(),
         ended: Ended::Answered,
-        outcome: "answered".to_owned(),
+        outcome: askpane::protocol::OutcomeKind::Answered.into(),
         answer: answer.to_owned(),
         reply: Some(format!(r#"{{"answer":"{answer}"}}"#)),
         model_text: Some(format!("The user answered {answer}")),

@@ -1174,6 +1174,42 @@ fn the_inbox_window_hides_or_asks_and_never_closes_by_its_close_button() {
     assert_eq!(outcome(&asked), Outcome::closed());
 }
 
+/// Issue 25: "Decline all" in the inbox's window also ends the tool calls waiting for approval:
+/// each agent hears the window closed without deciding, and the card leaves the window (it had
+/// stayed on screen with nobody left to hear a click on it).
+#[test]
+fn decline_all_in_the_inbox_window_denies_and_removes_the_waiting_tool_calls() {
+    let resident = AppOptions { resident: true, ..AppOptions::default() };
+    let mut window = window_with(960.0, 680.0, resident);
+    let request = askpane::protocol::stream::PermissionRequest {
+        request_id: "perm-1".to_owned(),
+        tool_name: "Bash".to_owned(),
+        input: json!({"command": "cargo test"}),
+        tool_use_id: Some("toolu_perm".to_owned()),
+        title: None,
+        description: None,
+        reason: None,
+        agent_id: None,
+    };
+    let (reply, decision) = transport::Responder::channel();
+    let provenance = Provenance::new("claude", Some("shop".to_owned()));
+    let id = transport::RequestId::next();
+    let card = transport::PermissionAsk { id, request, provenance, reply };
+    assert!(window.sender.send(Inbound::Permission(Box::new(card))), "the window is listening");
+    let asked = window.ask_fixture("database");
+    assert_eq!(window.app().state().permissions().len(), 1);
+    window.request_close();
+    window.click_button("Decline all");
+    assert_eq!(outcome(&asked), Outcome::closed());
+    assert_eq!(
+        decision.try_recv(),
+        Ok(askpane::protocol::stream::PermissionDecision::Deny {
+            message: "The user closed askpane without deciding.".to_owned()
+        })
+    );
+    assert!(window.app().state().permissions().is_empty(), "the card left the window");
+}
+
 /// Issue 24 item 26: Ctrl+W on the inbox's empty page hides it, as its close button does.
 #[test]
 fn ctrl_w_hides_the_empty_inbox_window() {

@@ -19,7 +19,7 @@ pub mod state;
 
 use std::collections::HashMap;
 
-use crate::book::{Admission, Settled};
+use crate::book::Settled;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
@@ -35,7 +35,7 @@ use crate::transport::{
 use crate::view::{self, theme};
 use history::{HistoryAction, HistoryPage};
 
-use state::{Countdown, PendingPermission, SessionEffect, State};
+use state::{Countdown, SessionEffect, State};
 
 /// How long key input is ignored after the window appears, gains focus, or shows a request the
 /// user did not pick: longer than a keystroke already on its way, shorter than a deliberate one.
@@ -84,13 +84,16 @@ pub struct LeanExit {
 /// looks this often (no event says a client left).
 const LEAN_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The window's state as the app holds it: the questions in the book, and the tool calls
+/// waiting for approval, each with its responder.
+pub type WindowState = State<Responder, Responder<PermissionDecision>>;
+
 pub struct App {
     inbox: Receiver<Inbound>,
     inbox_open: bool,
-    permission_responders: HashMap<RequestId, Responder<PermissionDecision>>,
     /// Where prompts and Stop go, per agent session the app shows.
     sessions: HashMap<SessionKey, crossbeam_channel::Sender<SessionCommand>>,
-    state: State<Responder>,
+    state: WindowState,
     markdown: CommonMarkCache,
     options: AppOptions,
     title: String,
@@ -163,7 +166,6 @@ impl App {
         App {
             inbox,
             inbox_open: true,
-            permission_responders: HashMap::new(),
             sessions: HashMap::new(),
             state,
             markdown: CommonMarkCache::default(),
@@ -210,7 +212,7 @@ impl App {
             self.options.resident
                 && self.state.book().is_empty()
                 && self.sessions.is_empty()
-                && self.permission_responders.is_empty()
+                && self.state.permissions().is_empty()
                 && !self.state.confirming_close()
                 && (lean.claim_quiet)()
         })
@@ -305,7 +307,7 @@ impl App {
     }
 
     /// The state, for tests and for the web entry point.
-    pub fn state(&self) -> &State<Responder> {
+    pub fn state(&self) -> &WindowState {
         &self.state
     }
 
@@ -335,24 +337,10 @@ impl App {
                 Ok(Inbound::Permission(permission)) => {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
-                    self.permission_responders.insert(id, reply);
-                    let deny_message = String::new();
-                    self.state.push_permission(PendingPermission {
-                        id,
-                        request,
-                        provenance,
-                        deny_message,
-                    });
+                    self.state.ask_permission(id, request, provenance, reply);
                 }
                 Ok(Inbound::WithdrawPermission { request_id }) => {
-                    if let Some(id) = self.state.withdraw_permission(&request_id) {
-                        // The agent no longer waits; the responder goes without a word.
-                        if let Some(responder) = self.permission_responders.remove(&id) {
-                            responder.send(PermissionDecision::Deny {
-                                message: "Withdrawn by the agent.".to_owned(),
-                            });
-                        }
-                    }
+                    self.state.withdraw_permission(&request_id);
                 }
                 Ok(Inbound::Shutdown { outcome }) => {
                     // Issue 9: a signal. Everything open hears why, and the window closes.
@@ -435,35 +423,14 @@ impl App {
         if let Some(journal) = &self.journal {
             journal.restore(&core, &mut policy);
         }
-        // Issue 11 (store): a request its policy decides is recorded too (the core is kept only
-        // when there is a journal).
-        let decided_core = self.journal.as_ref().map(|_| core.clone());
-        match self.state.admit(core, policy, reply, now) {
-            Admission::Decided { outcome, reply } => {
-                if let (Some(journal), Some(core)) = (&self.journal, &decided_core) {
-                    journal.settled(core, &outcome);
-                }
-                reply.send(outcome);
-            }
-            Admission::Opened(id) => {
-                if let (Some(journal), Some(open)) = (&self.journal, self.state.book().get(id)) {
-                    journal.opened(&open.core);
-                }
-            }
-            Admission::Joined(_) => {}
-        }
+        self.state.take(core, policy, reply, now, self.journal.as_deref());
     }
 
     /// Sends a settled request's outcome to every agent waiting on it.
     fn send(&mut self, settled: Option<Settled<Responder>>) {
         let Some(settled) = settled else { return };
-        self.edited.retain(|(id, _, _), _| *id != settled.open.id());
-        if let Some(journal) = &self.journal {
-            journal.settled(&settled.open.core, &settled.outcome);
-        }
-        for responder in settled.replies {
-            responder.send(settled.outcome.clone());
-        }
+        let delivered = settled.deliver(self.journal.as_deref());
+        self.edited.retain(|(id, _, _), _| *id != delivered.open.id());
     }
 
     /// Applies the view's actions; finished requests go out at once.
@@ -555,12 +522,8 @@ impl App {
 
     fn perform(&mut self, effect: SessionEffect) {
         let command = match effect {
-            SessionEffect::Decided { id, decision } => {
-                if let Some(responder) = self.permission_responders.remove(&id) {
-                    responder.send(decision);
-                }
-                return;
-            }
+            // The book sent it to the agent already.
+            SessionEffect::Decided { .. } => return,
             SessionEffect::Prompt { session, text } => (session, SessionCommand::UserTurn(text)),
             SessionEffect::Interrupt { session } => (session, SessionCommand::Interrupt),
             SessionEffect::End { session } => (session, SessionCommand::End),
@@ -588,12 +551,8 @@ impl App {
                 request.reply.send(stopped.clone());
             }
         }
-        if let Some(message) = self.stopped.as_ref().and_then(Outcome::deny_message) {
-            for (_, responder) in self.permission_responders.drain() {
-                responder.send(PermissionDecision::Deny { message: message.clone() });
-            }
-        }
-        self.permission_responders.clear();
+        let stopped = self.stopped.as_ref().and_then(Outcome::deny_message);
+        self.state.close_permissions(stopped.as_deref());
     }
 }
 

@@ -9,11 +9,12 @@
 //! [`Edit`]s, a withdrawal, a countdown or a close settle it, and every way out returns a
 //! [`Settled`]: the outcome, every reply handle waiting on it, and how it ended.
 //!
-//! Beside it: [`session`], the agent session a host shows (its transcript, prompt and tool
-//! permissions), and [`journal`], what the book reports for something else to keep (the store).
-//! Both are pure too, so the window, the browser bridge and the store all drive the same state
-//! (`scripts/check-layers` keeps it so).
+//! Beside it: [`approval`], the tool calls waiting for the user to allow or deny them;
+//! [`session`], the agent session a host shows (its transcript and prompt); and [`journal`], what
+//! the book reports for something else to keep (the store). All are pure too, so the window, the
+//! browser bridge and the store all drive the same state (`scripts/check-layers` keeps it so).
 
+pub mod approval;
 pub mod journal;
 pub mod relay;
 pub mod request;
@@ -26,8 +27,22 @@ pub use request::{
 };
 
 use crate::protocol::origin::RequestId;
-use crate::protocol::web::TimeoutChange;
+use crate::protocol::web::{BrowserError, BrowserMessage, TimeoutChange};
 use crate::protocol::{Outcome, TextField};
+use journal::Journal;
+
+/// A reply handle: where the one answer to an ask goes (natively a `Responder`, whose `Drop`
+/// still tells the agent when nothing was sent). The book holds handles and never sends on its
+/// own; the methods a driver calls to hand an ending on ([`Settled::deliver`], [`Book::take`],
+/// [`approval::Approvals`]) send through this.
+pub trait ReplyHandle<T> {
+    fn send(self, answer: T);
+}
+
+/// A handle nobody waits on (the book's and the window's tests).
+impl<T> ReplyHandle<T> for () {
+    fn send(self, _: T) {}
+}
 
 /// The request is not open, or has no countdown to change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +73,44 @@ pub struct Settled<R> {
     pub ending: Ending,
 }
 
+/// A settled request once every handle heard its outcome ([`Settled::deliver`]): what the
+/// driver still shows or tells (a receipt, its pages).
+#[derive(Debug)]
+pub struct Delivered {
+    pub open: Open,
+    pub outcome: Outcome,
+    pub ending: Ending,
+}
+
+impl<R: ReplyHandle<Outcome>> Settled<R> {
+    /// What every driver does with a settled request: `journal` records the outcome, then every
+    /// handle waiting on it hears it.
+    pub fn deliver(self, journal: Option<&dyn Journal>) -> Delivered {
+        let Settled { open, outcome, replies, ending } = self;
+        if let Some(journal) = journal {
+            journal.settled(&open.core, &outcome);
+        }
+        for reply in replies {
+            reply.send(outcome.clone());
+        }
+        Delivered { open, outcome, ending }
+    }
+}
+
+/// A request decided as it arrived, never opened (its policy decided, or the front end cannot
+/// show it): `journal` records it like any other ending, and its handle hears the outcome.
+pub fn answer_at_once<R: ReplyHandle<Outcome>>(
+    core: &Core,
+    outcome: Outcome,
+    reply: R,
+    journal: Option<&dyn Journal>,
+) {
+    if let Some(journal) = journal {
+        journal.settled(core, &outcome);
+    }
+    reply.send(outcome);
+}
+
 /// What [`Book::admit`] did with a request.
 #[derive(Debug)]
 pub enum Admission<R> {
@@ -67,6 +120,12 @@ pub enum Admission<R> {
     Joined(RequestId),
     /// Its policy decided at once: the outcome, for this handle.
     Decided { outcome: Outcome, reply: R },
+}
+
+/// Whether a request the user answers opened, or joined the same question already open.
+enum Joining {
+    Opened,
+    Joined,
 }
 
 /// An open request and every handle waiting for its outcome, each with the id it was asked
@@ -104,17 +163,46 @@ impl<R> Book<R> {
         if let Some(outcome) = policy.decide(&core.ask) {
             return Admission::Decided { outcome, reply };
         }
+        match self.open_or_join(core, &policy, reply, now) {
+            (id, Joining::Opened) => Admission::Opened(id),
+            (id, Joining::Joined) => Admission::Joined(id),
+        }
+    }
+
+    /// [`Book::admit`] once the policy left the request to the user: the id it is open under.
+    fn open_or_join(
+        &mut self,
+        core: Core,
+        policy: &Policy,
+        reply: R,
+        now: f64,
+    ) -> (RequestId, Joining) {
         if let Some(entry) =
             self.entries.iter_mut().find(|entry| entry.open.core.same_question(&core))
         {
             entry.replies.push((core.id, reply));
-            return Admission::Joined(entry.open.id());
+            return (entry.open.id(), Joining::Joined);
         }
         let id = core.id;
         let replies = vec![(id, reply)];
-        self.entries.push(Entry { open: Open::new(core, &policy, now), replies });
+        self.entries.push(Entry { open: Open::new(core, policy, now), replies });
         self.current.get_or_insert(id);
-        Admission::Opened(id)
+        (id, Joining::Opened)
+    }
+
+    /// The user decided request `id` in a front end that keeps no book of its own (a browser
+    /// page: `message`), turned into its outcome by the same rules as an edit here
+    /// ([`Open::outcome_of`]); the request ends as the user's. `Ok(None)`: the message decides
+    /// nothing (the page saw it, or changed its countdown) or the request is not open.
+    pub fn answer_from_page(
+        &mut self,
+        id: RequestId,
+        message: BrowserMessage,
+    ) -> Result<Option<Settled<R>>, BrowserError> {
+        let Some(outcome) = self.get(id).map(|open| open.outcome_of(message)).transpose()? else {
+            return Ok(None);
+        };
+        Ok(outcome.and_then(|outcome| self.settle(id, outcome, Ending::User)))
     }
 
     /// Every open request, oldest first.
@@ -302,5 +390,32 @@ impl<R> Book<R> {
     /// True while some request's countdown runs.
     pub fn counting_down(&self) -> bool {
         self.next_deadline().is_some()
+    }
+}
+
+impl<R: ReplyHandle<Outcome>> Book<R> {
+    /// Takes a request in as every driver does: as [`Book::admit`], then `journal` hears of an
+    /// opened request, and one its policy decides is recorded and answered at once
+    /// ([`answer_at_once`]). Returns the id when it opened for the user (`None`: decided, or
+    /// joined to the same question already open).
+    pub fn take(
+        &mut self,
+        core: Core,
+        policy: Policy,
+        reply: R,
+        now: f64,
+        journal: Option<&dyn Journal>,
+    ) -> Option<RequestId> {
+        if let Some(outcome) = policy.decide(&core.ask) {
+            answer_at_once(&core, outcome, reply, journal);
+            return None;
+        }
+        let (id, Joining::Opened) = self.open_or_join(core, &policy, reply, now) else {
+            return None;
+        };
+        if let (Some(journal), Some(open)) = (journal, self.get(id)) {
+            journal.opened(&open.core);
+        }
+        Some(id)
     }
 }

@@ -4,10 +4,10 @@
 
 use crate::protocol::limits;
 use crate::protocol::origin::{Provenance, RequestId};
-use crate::protocol::web::TimeoutChange;
+use crate::protocol::web::{self, BrowserError, BrowserMessage, PageAnswer, TimeoutChange};
 use crate::protocol::{
-    Ask, AtDeadline, Draft, Envelope, Outcome, Pick, Prefill, Question, ReplyShape, TextField,
-    Warning, build_answers,
+    Answers, Ask, AtDeadline, Draft, Envelope, Outcome, Pick, Prefill, Question, ReplyShape,
+    TextField, Warning, build_answers,
 };
 
 /// A request exactly as it was asked: which agent, in which envelope, what questions.
@@ -446,14 +446,45 @@ impl Open {
             prefill: self.prefill,
             waited_secs: self.given_secs(),
         };
-        let outcome = match Outcome::at_deadline(&self.core.ask, &at) {
+        (self.deadline_outcome(Outcome::at_deadline(&self.core.ask, &at)), unsent)
+    }
+
+    /// A form sent as it is (a submit here, a page's answer): [`Outcome::submitted`] with this
+    /// request's `mark_skipped`. With [`Open::deadline_outcome`], the one place an open request
+    /// applies it.
+    fn sent_as_is(&self, answers: Answers) -> Outcome {
+        Outcome::submitted(&self.core.ask, answers, self.mark_skipped)
+    }
+
+    /// What a countdown's end decided (here, or in a page): an answer marks the questions left
+    /// unanswered as skipped when the session takes that.
+    fn deadline_outcome(&self, outcome: Outcome) -> Outcome {
+        match outcome {
             Outcome::Answered(mut answers) if self.mark_skipped => {
                 answers.mark_skipped(&self.core.ask);
                 Outcome::Answered(answers)
             }
             outcome => outcome,
-        };
-        (outcome, unsent)
+        }
+    }
+
+    /// The outcome of what a browser page says the user did to this request, by the same rules
+    /// as an edit here; `None` for a message that decides nothing (seen, a countdown change).
+    pub fn outcome_of(&self, message: BrowserMessage) -> Result<Option<Outcome>, BrowserError> {
+        let ask = &self.core.ask;
+        Ok(Some(match message {
+            BrowserMessage::Answer { body, .. } => match web::page_answer(ask, &body)? {
+                PageAnswer::Replied(outcome) => outcome,
+                PageAnswer::Form(answers) => self.sent_as_is(answers),
+            },
+            BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
+            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(ask, &body)?,
+            // The time askpane gave (with any added), not what the page says it was.
+            BrowserMessage::TimedOut { body, .. } => {
+                self.deadline_outcome(web::timed_out_outcome(ask, &body, self.given_secs())?)
+            }
+            BrowserMessage::Seen { .. } | BrowserMessage::Timeout { .. } => return Ok(None),
+        }))
     }
 
     /// Performs one edit; returns the outcome when the edit finishes the request.
@@ -629,7 +660,7 @@ impl Open {
             return None;
         }
         match build_answers(&self.core.ask, &self.drafts()) {
-            Ok(answers) => Some(Outcome::submitted(&self.core.ask, answers, self.mark_skipped)),
+            Ok(answers) => Some(self.sent_as_is(answers)),
             Err(limit) => {
                 self.error = Some(format!("Not sent: {limit}. Shorten it and submit again."));
                 self.confirm = None;

@@ -1,5 +1,5 @@
-//! The agent session shown beside the questions (`askpane claude`): its transcript, the prompt
-//! box, and the tool permissions waiting for the user.
+//! The agent session shown beside the questions (`askpane claude`): its transcript and the prompt
+//! box (the tool calls waiting for the user are [`super::approval`]'s).
 //!
 //! A transcript keeps its newest entries only ([`MAX_KEPT_ENTRIES`], [`MAX_KEPT_BYTES`]; issue 24:
 //! a long hosted session held every event, 412 MB for 100 000 of 4 KB). Entries are numbered from
@@ -9,10 +9,9 @@
 
 use std::collections::VecDeque;
 
-use crate::protocol::origin::{Provenance, RequestId, SessionKey};
+use crate::protocol::origin::{RequestId, SessionKey};
 use crate::protocol::stream::{
-    Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent, SessionInfo,
-    TurnResult, tool_summary,
+    Block, CliMessage, PermissionDecision, SessionEvent, SessionInfo, TurnResult, tool_summary,
 };
 
 /// What the user does to an agent session run under askpane.
@@ -41,6 +40,8 @@ pub enum SessionAction {
 /// What the app must do for the agent after a [`SessionAction`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionEffect {
+    /// A card was decided; its handles already heard the decision
+    /// ([`super::approval::Approvals::apply`]): nothing is left to send.
     Decided {
         id: RequestId,
         decision: PermissionDecision,
@@ -60,16 +61,6 @@ pub enum SessionEffect {
         session: SessionKey,
         before: usize,
     },
-}
-
-/// A tool the agent wants to run, waiting for the user.
-#[derive(Clone, Debug)]
-pub struct PendingPermission {
-    pub id: RequestId,
-    pub request: PermissionRequest,
-    pub provenance: Provenance,
-    /// The message sent with a deny, as typed so far.
-    pub deny_message: String,
 }
 
 /// Longest tool output or input kept per transcript entry; the rest is counted, not kept, so a
@@ -455,15 +446,15 @@ impl Session {
     }
 }
 
-/// The sessions and the permission cards, as the window shows them: `askpane claude`'s own
-/// window has one session; the inbox one per client that hosts one.
+/// The sessions, as the window shows them: `askpane claude`'s own window has one session; the
+/// inbox one per client that hosts one. (Their tool calls waiting for a decision are the book's
+/// [`super::approval::Approvals`].)
 #[derive(Clone, Debug, Default)]
 pub struct Agent {
     /// In the order they came.
     sessions: Vec<(SessionKey, Session)>,
     /// The session the panel shows (the first when none was picked).
     current: Option<SessionKey>,
-    pub permissions: Vec<PendingPermission>,
 }
 
 impl Agent {
@@ -543,38 +534,14 @@ impl Agent {
         self.sessions.get_mut(index).map(|(key, session)| (*key, session))
     }
 
-    pub fn push_permission(&mut self, permission: PendingPermission) {
-        self.permissions.push(permission);
-    }
-
-    /// Removes a permission request the agent withdrew. Returns its id.
-    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
-        let index = self.permissions.iter().position(|p| p.request.request_id == request_id)?;
-        Some(self.permissions.remove(index).id)
-    }
-
-    /// Applies what the user did to the agent session; returns what the app must send.
+    /// Applies what the user did to the agent session (not to its cards); returns what the app
+    /// must send.
     pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
         match action {
-            SessionAction::AllowPermission(id) => {
-                let index = self.permissions.iter().position(|p| p.id == id)?;
-                self.permissions.remove(index);
-                Some(SessionEffect::Decided { id, decision: PermissionDecision::AllowOnce })
-            }
-            SessionAction::DenyPermission(id) => {
-                let index = self.permissions.iter().position(|p| p.id == id)?;
-                let permission = self.permissions.remove(index);
-                let message = match permission.deny_message.trim() {
-                    "" => "The user denied this tool call.".to_owned(),
-                    text => format!("The user denied this tool call and said: {text}"),
-                };
-                Some(SessionEffect::Decided { id, decision: PermissionDecision::Deny { message } })
-            }
-            SessionAction::SetDenyMessage { id, text } => {
-                let permission = self.permissions.iter_mut().find(|p| p.id == id)?;
-                permission.deny_message = text;
-                None
-            }
+            // The cards are the approvals' ([`super::approval::Approvals::apply`]).
+            SessionAction::AllowPermission(_)
+            | SessionAction::DenyPermission(_)
+            | SessionAction::SetDenyMessage { .. } => None,
             SessionAction::SetPrompt(text) => {
                 self.current_mut()?.1.prompt = text;
                 None

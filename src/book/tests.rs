@@ -44,7 +44,7 @@ fn a_policy_that_decides_never_opens_the_request() {
     else {
         panic!("decided")
     };
-    assert_eq!((outcome.kind(), reply), ("declined", "agent"));
+    assert_eq!((outcome.kind().as_str(), reply), ("declined", "agent"));
     let nobody = Policy { unavailable: Some("no display".into()), ..Policy::default() };
     let Admission::Decided { outcome, .. } = book.admit(core(None), nobody, "agent", 0.0) else {
         panic!("decided")
@@ -85,7 +85,7 @@ fn the_same_question_asked_twice_is_shown_once_and_both_handles_hear_the_outcome
     book.edit(Edit::Pick { question: 1, pick: Pick::Option(0) });
     let settled = book.edit(Edit::Submit).expect("answered");
     assert_eq!(settled.replies, vec!["first", "reconnected"]);
-    assert_eq!((settled.outcome.kind(), settled.ending), ("answered", Ending::User));
+    assert_eq!((settled.outcome.kind().as_str(), settled.ending), ("answered", Ending::User));
     assert!(book.is_empty() && book.current().is_none());
 }
 
@@ -368,4 +368,291 @@ fn an_empty_preset_submitted_is_nothing_answered_unless_the_session_takes_skippe
     };
     assert_eq!(answers.entries().len(), 2);
     assert!(answers.entries().iter().all(|entry| entry.unanswered == Some("skipped")));
+}
+
+// The drivers' steps ([`Book::take`], [`Settled::deliver`], [`Book::answer_from_page`]) and the
+// approvals ([`approval::Approvals`]), with handles and a journal that write what they hear into
+// one log.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::book::approval::{Approvals, Asked, WITHDRAWN_BY_AGENT};
+use crate::book::journal::Journal;
+use crate::book::session::{SessionAction, SessionEffect};
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
+use crate::protocol::web::{BrowserMessage, PermissionEnd};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+/// A reply handle named `name`: what it is sent goes into the log, and so does being dropped
+/// without an answer (natively a `Responder` then tells the agent the window closed).
+#[derive(Debug)]
+struct Heard {
+    name: &'static str,
+    log: Log,
+    sent: bool,
+}
+
+fn handle(name: &'static str, log: &Log) -> Heard {
+    Heard { name, log: Rc::clone(log), sent: false }
+}
+
+/// What a handle heard, in a few words for the log.
+trait Words {
+    fn words(&self) -> String;
+}
+
+impl Words for PermissionDecision {
+    fn words(&self) -> String {
+        match self {
+            PermissionDecision::AllowOnce => "allow".to_owned(),
+            PermissionDecision::Deny { message } => format!("deny: {message}"),
+        }
+    }
+}
+
+impl Words for Outcome {
+    fn words(&self) -> String {
+        self.kind().to_string()
+    }
+}
+
+impl<T: Words> ReplyHandle<T> for Heard {
+    fn send(mut self, answer: T) {
+        self.sent = true;
+        self.log.borrow_mut().push(format!("{}: {}", self.name, answer.words()));
+    }
+}
+
+impl Drop for Heard {
+    fn drop(&mut self) {
+        if !self.sent {
+            self.log.borrow_mut().push(format!("{}: dropped", self.name));
+        }
+    }
+}
+
+fn taken(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.borrow_mut())
+}
+
+fn tool_call(request_id: &str) -> PermissionRequest {
+    PermissionRequest {
+        request_id: request_id.into(),
+        tool_name: "Bash".into(),
+        input: json!({"command": "ls"}),
+        tool_use_id: Some(format!("toolu_{request_id}")),
+        title: None,
+        description: None,
+        reason: None,
+        agent_id: None,
+    }
+}
+
+/// Asks for `request_id` from `agent` with a fresh id; returns what the approvals did.
+fn ask(approvals: &mut Approvals<Heard>, request_id: &str, agent: &str, reply: Heard) -> Asked {
+    let provenance = Provenance::new(agent, None);
+    approvals.ask(RequestId::next(), tool_call(request_id), provenance, reply)
+}
+
+fn opened_card(asked: Asked) -> RequestId {
+    match asked {
+        Asked::Opened(id) => id,
+        Asked::Joined(_) => panic!("expected a new card"),
+    }
+}
+
+#[test]
+fn an_approval_is_decided_once_and_its_handle_hears_the_decision() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let id = opened_card(ask(&mut approvals, "r1", "claude", handle("agent", &log)));
+    assert_eq!(approvals.cards().map(|card| card.id).collect::<Vec<_>>(), vec![id]);
+    let allowed = approvals.apply(&SessionAction::AllowPermission(id));
+    let decision = PermissionDecision::AllowOnce;
+    assert_eq!(allowed, Some(SessionEffect::Decided { id, decision }));
+    assert_eq!(taken(&log), ["agent: allow"]);
+    assert!(approvals.is_empty());
+    // A second click (or the other button) on a card already decided sends nothing more.
+    assert_eq!(approvals.apply(&SessionAction::DenyPermission(id)), None);
+    assert_eq!(approvals.decide("r1", PermissionDecision::AllowOnce), None);
+    assert_eq!(taken(&log), Vec::<String>::new());
+}
+
+#[test]
+fn a_deny_carries_the_words_typed_on_its_card_only() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let first = opened_card(ask(&mut approvals, "r1", "claude", handle("first", &log)));
+    let second = opened_card(ask(&mut approvals, "r2", "claude", handle("second", &log)));
+    let text = "use the dry run".to_owned();
+    assert_eq!(approvals.apply(&SessionAction::SetDenyMessage { id: first, text }), None);
+    approvals.apply(&SessionAction::DenyPermission(second));
+    approvals.apply(&SessionAction::DenyPermission(first));
+    assert_eq!(
+        taken(&log),
+        [
+            "second: deny: The user denied this tool call.",
+            "first: deny: The user denied this tool call and said: use the dry run",
+        ]
+    );
+    // Actions that are the session's, not the cards', change nothing here.
+    assert_eq!(approvals.apply(&SessionAction::Stop), None);
+}
+
+#[test]
+fn a_withdrawn_approval_tells_its_handle_once_and_a_decision_after_it_goes_nowhere() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let id = opened_card(ask(&mut approvals, "r1", "claude", handle("agent", &log)));
+    assert_eq!(approvals.withdraw("r1"), Some(id));
+    assert_eq!(taken(&log), [format!("agent: deny: {WITHDRAWN_BY_AGENT}")]);
+    assert!(approvals.is_empty());
+    // The card was on screen when the agent took it back: the user's click comes too late, in
+    // this window or a page, and the agent hears nothing more.
+    assert_eq!(approvals.apply(&SessionAction::AllowPermission(id)), None);
+    assert_eq!(approvals.decide("r1", PermissionDecision::AllowOnce), None);
+    assert_eq!(approvals.withdraw("r1"), None);
+    assert_eq!(approvals.withdraw("never asked"), None);
+    assert_eq!(taken(&log), Vec::<String>::new());
+}
+
+#[test]
+fn the_same_request_id_asked_again_is_one_card_and_every_handle_hears_its_decision() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let id = opened_card(ask(&mut approvals, "r1", "claude", handle("first", &log)));
+    assert_eq!(ask(&mut approvals, "r1", "claude", handle("again", &log)), Asked::Joined(id));
+    assert_eq!(approvals.len(), 1, "shown once however often it is asked");
+    let words = "The user denied this tool call.".to_owned();
+    let end = approvals.decide("r1", PermissionDecision::Deny { message: words });
+    assert_eq!(end, Some(PermissionEnd::Denied));
+    assert_eq!(
+        taken(&log),
+        [
+            "first: deny: The user denied this tool call.",
+            "again: deny: The user denied this tool call."
+        ]
+    );
+}
+
+#[test]
+fn two_agents_asking_at_once_each_hear_only_their_own_decision() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let claude = opened_card(ask(&mut approvals, "inbox-1-r1", "claude", handle("claude", &log)));
+    let codex = opened_card(ask(&mut approvals, "inbox-2-r1", "codex", handle("codex", &log)));
+    assert_ne!(claude, codex);
+    let sources: Vec<&str> =
+        approvals.cards().map(|card| card.provenance.source.as_str()).collect();
+    assert_eq!(sources, ["claude", "codex"], "oldest first");
+    // A page decides codex's card by the request id it was shown under.
+    assert_eq!(
+        approvals.decide("inbox-2-r1", PermissionDecision::AllowOnce),
+        Some(PermissionEnd::Allowed)
+    );
+    assert_eq!(taken(&log), ["codex: allow"]);
+    assert_eq!(approvals.cards().map(|card| card.id).collect::<Vec<_>>(), vec![claude]);
+    // Codex withdrawing its own (already decided) card leaves claude's alone.
+    assert_eq!(approvals.withdraw("inbox-2-r1"), None);
+    assert_eq!(approvals.len(), 1);
+    approvals.apply(&SessionAction::DenyPermission(claude));
+    assert_eq!(taken(&log), ["claude: deny: The user denied this tool call."]);
+}
+
+#[test]
+fn approvals_that_end_undecided_deny_with_why_or_drop_their_handles_exactly_once() {
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    ask(&mut approvals, "r1", "claude", handle("one", &log));
+    ask(&mut approvals, "r2", "claude", handle("two", &log));
+    // askpane stopped: a tool call is never allowed for want of a person; each hears why.
+    let closed = approvals.close_all("askpane was stopped (SIGTERM).");
+    assert_eq!(closed.len(), 2);
+    assert_eq!(
+        taken(&log),
+        ["one: deny: askpane was stopped (SIGTERM).", "two: deny: askpane was stopped (SIGTERM)."]
+    );
+    // The window closed: every handle is dropped (natively its own Drop tells the agent).
+    ask(&mut approvals, "r3", "claude", handle("three", &log));
+    approvals.clear();
+    assert_eq!(taken(&log), ["three: dropped"]);
+    // The approvals themselves dropped with a card waiting: its handle goes once, and one that
+    // was decided before is not dropped again.
+    let mut approvals = Approvals::default();
+    let decided = opened_card(ask(&mut approvals, "r4", "claude", handle("four", &log)));
+    ask(&mut approvals, "r5", "claude", handle("five", &log));
+    approvals.apply(&SessionAction::AllowPermission(decided));
+    drop(approvals);
+    assert_eq!(taken(&log), ["four: allow", "five: dropped"]);
+}
+
+/// A journal that writes what it is told into the log.
+struct Recorded(Log);
+
+impl Journal for Recorded {
+    fn restore(&self, _: &Core, _: &mut Policy) {}
+    fn opened(&self, core: &Core) {
+        self.0.borrow_mut().push(format!("opened {}", core.ask.title()));
+    }
+    fn draft_changed(&self, _: &Core, _: usize, _: &Form) {}
+    fn settled(&self, core: &Core, outcome: &Outcome) {
+        self.0.borrow_mut().push(format!("settled {}: {}", core.ask.title(), outcome.kind()));
+    }
+}
+
+#[test]
+fn taking_a_request_records_it_and_answers_a_decided_one_at_once() {
+    let log = Log::default();
+    let journal = Recorded(Rc::clone(&log));
+    let mut book = Book::default();
+    let decline = Policy { decline: Some("not now".into()), ..Policy::default() };
+    let taken_in = book.take(core(None), decline, handle("decided", &log), 0.0, Some(&journal));
+    assert_eq!(taken_in, None);
+    assert_eq!(taken(&log), ["settled Database: declined", "decided: declined"]);
+    let asked = core(Some("toolu_1"));
+    let again = Core { id: RequestId::next(), ..asked.clone() };
+    let id = book.take(asked, Policy::default(), handle("first", &log), 0.0, Some(&journal));
+    assert!(id.is_some());
+    // The same question again joins: nothing new is opened or recorded.
+    let joined = book.take(again, Policy::default(), handle("again", &log), 0.0, Some(&journal));
+    assert_eq!(joined, None);
+    assert_eq!(taken(&log), ["opened Database"]);
+    // Without a journal the handle still hears it.
+    let settled = book.withdraw("toolu_1").expect("open");
+    let delivered = settled.deliver(None);
+    assert_eq!((delivered.outcome, delivered.ending), (Outcome::Withdrawn, Ending::Withdrawn));
+    assert_eq!(taken(&log), ["first: withdrawn", "again: withdrawn"]);
+    let id = book.take(core(None), Policy::default(), handle("third", &log), 0.0, None);
+    let settled = book.settle(id.expect("opened"), Outcome::closed(), Ending::Closed);
+    settled.expect("open").deliver(Some(&journal));
+    assert_eq!(taken(&log), ["settled Database: declined", "third: declined"]);
+}
+
+#[test]
+fn a_page_answer_is_made_an_outcome_by_the_book_with_the_request_s_own_rules() {
+    let mut book = Book::default();
+    let skipped = Policy { mark_skipped: true, ..Policy::default() };
+    let id = opened(book.admit(core(Some("toolu_1")), skipped, "agent", 0.0));
+    let seen = BrowserMessage::Seen { tool_use_id: "toolu_1".into() };
+    assert!(book.answer_from_page(id, seen).expect("fine").is_none());
+    // The page answered the first question only (questions by index, options by number): the
+    // session takes "skipped", so the second is sent as skipped, as the window's Submit would.
+    let body = json!({"answers": {"0": "2"}});
+    let body = body.as_object().expect("object").clone();
+    let answer = BrowserMessage::Answer { tool_use_id: "toolu_1".into(), body };
+    let settled = book.answer_from_page(id, answer).expect("fits").expect("settled");
+    let Outcome::Answered(answers) = &settled.outcome else { panic!("answered") };
+    let unanswered: Vec<Option<&str>> =
+        answers.entries().iter().map(|entry| entry.unanswered).collect();
+    assert_eq!(unanswered, [None, Some("skipped")]);
+    assert_eq!((settled.replies, settled.ending), (vec!["agent"], Ending::User));
+    assert!(book.is_empty());
+    // A hostile page's answer is refused and the request stays open.
+    let id = opened(book.admit(core(Some("toolu_2")), Policy::default(), "agent", 0.0));
+    let body = json!({"answers": {"0": "9"}}).as_object().expect("object").clone();
+    let bad = BrowserMessage::Answer { tool_use_id: "toolu_2".into(), body };
+    assert!(book.answer_from_page(id, bad).is_err());
+    assert_eq!(book.len(), 1);
 }

@@ -119,7 +119,7 @@ fn json_line(entry: &HistoryEntry) -> String {
         "header": record.header,
         "questions": questions,
         "ended": record.ended.name(),
-        "outcome": record.outcome,
+        "outcome": record.outcome.as_str(),
         "answer": record.answer,
         "reply": record.reply,
         "model_text": record.model_text,

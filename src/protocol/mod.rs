@@ -32,7 +32,10 @@ pub use envelope::{
     Envelope, EnvelopeError, HOOK_STATUS_MESSAGE, HookContext, HookEvent, Incoming, ReplyFormat,
     ReplyShape, parse_message,
 };
-pub use outcome::{AtDeadline, Outcome, Prefill, Reply, ResultStyle, TimedOut, Unconfirmed};
+pub use outcome::{
+    AtDeadline, Outcome, OutcomeKind, Prefill, Reply, ResultStyle, TimedOut, Unconfirmed,
+    UnknownOutcomeKind,
+};
 pub use preset::{PresetError, drafts_from_preset};
 pub use question::{Ask, Choice, Question};
 pub use validate::{InputError, Invalid, Validated, Warning, WarningKind, validate};

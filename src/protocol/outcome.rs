@@ -13,6 +13,82 @@ use super::question::Ask;
 pub const CLOSED_MESSAGE: &str = "The user closed the question window without answering. Do not assume an answer; ask again \
      in chat if you still need one.";
 
+/// Which way a request ended ([`Outcome::kind`]), without what it carries. Its name
+/// ([`OutcomeKind::as_str`]) is stored in history and carried by the inbox's and the browser's
+/// wires, byte for byte as before it was an enum: `answered`, `declined`, `withdrawn`,
+/// `timed_out`, `clarify`, `unavailable`, `refused`, `stopped`, `replied`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    Answered,
+    Declined,
+    Withdrawn,
+    TimedOut,
+    Clarify,
+    Unavailable,
+    Refused,
+    Stopped,
+    Replied,
+}
+
+impl OutcomeKind {
+    pub const ALL: [OutcomeKind; 9] = [
+        OutcomeKind::Answered,
+        OutcomeKind::Declined,
+        OutcomeKind::Withdrawn,
+        OutcomeKind::TimedOut,
+        OutcomeKind::Clarify,
+        OutcomeKind::Unavailable,
+        OutcomeKind::Refused,
+        OutcomeKind::Stopped,
+        OutcomeKind::Replied,
+    ];
+
+    /// The name stored and sent.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Answered => "answered",
+            OutcomeKind::Declined => "declined",
+            OutcomeKind::Withdrawn => "withdrawn",
+            OutcomeKind::TimedOut => "timed_out",
+            OutcomeKind::Clarify => "clarify",
+            OutcomeKind::Unavailable => "unavailable",
+            OutcomeKind::Refused => "refused",
+            OutcomeKind::Stopped => "stopped",
+            OutcomeKind::Replied => "replied",
+        }
+    }
+}
+
+impl std::fmt::Display for OutcomeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is no [`OutcomeKind`]'s (one a newer askpane stored, or a hostile page sent).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a way a request ends")]
+pub struct UnknownOutcomeKind(pub String);
+
+impl std::str::FromStr for OutcomeKind {
+    type Err = UnknownOutcomeKind;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        OutcomeKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+            .ok_or_else(|| UnknownOutcomeKind(name.to_owned()))
+    }
+}
+
+/// A kind equals the name it is stored under (the tests compare with the names).
+impl PartialEq<&str> for OutcomeKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
 /// How a request ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
@@ -327,19 +403,18 @@ impl Outcome {
         }
     }
 
-    /// A short machine name: `answered`, `declined`, `withdrawn`, `timed_out`, `clarify`,
-    /// `unavailable`, `refused`, `stopped`, `replied`.
-    pub fn kind(&self) -> &'static str {
+    /// Which way it ended ([`OutcomeKind`]), by the name history stores and the wires carry.
+    pub fn kind(&self) -> OutcomeKind {
         match self {
-            Outcome::Answered(_) => "answered",
-            Outcome::Declined { .. } => "declined",
-            Outcome::Withdrawn => "withdrawn",
-            Outcome::TimedOut(_) => "timed_out",
-            Outcome::Clarify { .. } => "clarify",
-            Outcome::Unavailable { .. } => "unavailable",
-            Outcome::Refused { .. } => "refused",
-            Outcome::Stopped { .. } => "stopped",
-            Outcome::Replied(_) => "replied",
+            Outcome::Answered(_) => OutcomeKind::Answered,
+            Outcome::Declined { .. } => OutcomeKind::Declined,
+            Outcome::Withdrawn => OutcomeKind::Withdrawn,
+            Outcome::TimedOut(_) => OutcomeKind::TimedOut,
+            Outcome::Clarify { .. } => OutcomeKind::Clarify,
+            Outcome::Unavailable { .. } => OutcomeKind::Unavailable,
+            Outcome::Refused { .. } => OutcomeKind::Refused,
+            Outcome::Stopped { .. } => OutcomeKind::Stopped,
+            Outcome::Replied(_) => OutcomeKind::Replied,
         }
     }
 
@@ -429,5 +504,44 @@ fn answered_text(answers: &Answers, style: ResultStyle) -> String {
              clarification, changes, or that you not proceed \u{2014} and follow what they \
              actually say."
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// History and the browser's wire hold these names: they stay byte for byte what
+    /// `Outcome::kind` returned when it returned strings.
+    #[test]
+    fn outcome_kinds_keep_their_stored_names_and_read_back() {
+        let names: Vec<&str> = OutcomeKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "answered",
+                "declined",
+                "withdrawn",
+                "timed_out",
+                "clarify",
+                "unavailable",
+                "refused",
+                "stopped",
+                "replied"
+            ]
+        );
+        for kind in OutcomeKind::ALL {
+            assert_eq!(kind.as_str().parse::<OutcomeKind>(), Ok(kind));
+            assert_eq!(serde_json::to_value(kind).ok(), Some(Value::from(kind.as_str())));
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+        assert_eq!(
+            "Answered".parse::<OutcomeKind>(),
+            Err(UnknownOutcomeKind("Answered".to_owned())),
+            "names are exact"
+        );
+        assert!("abandoned".parse::<OutcomeKind>().is_err(), "history's own, not an outcome's");
+        assert_eq!(Outcome::closed().kind(), OutcomeKind::Declined);
+        assert_eq!(Outcome::Withdrawn.kind(), "withdrawn");
     }
 }

@@ -17,11 +17,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::answer::{Draft, Pick, build_answers};
+use super::answer::{Answers, Draft, Pick, build_answers};
 use super::envelope::{Envelope, ReplyFormat};
 use super::limits::{self, LimitError, MAX_TIMEOUT_EXTENSION_SECS};
 use super::origin::{Provenance, SessionKey};
-use super::outcome::{AtDeadline, Outcome, Prefill};
+use super::outcome::{AtDeadline, Outcome, OutcomeKind, Prefill};
 use super::question::Ask;
 use super::stream::{PermissionDecision, PermissionRequest};
 
@@ -171,12 +171,12 @@ pub fn question_provenance(message: &Value) -> Provenance {
 
 /// `question_withdrawn`: the question is gone; the browser drops it. `reason` is how it ended
 /// (an [`Outcome::kind`]: `answered` in another tab, `withdrawn` by the agent, …).
-pub fn question_withdrawn(tool_use_id: &str, reason: &str) -> Value {
+pub fn question_withdrawn(tool_use_id: &str, reason: OutcomeKind) -> Value {
     json!({"type": "question_withdrawn", "tool_use_id": tool_use_id, "reason": reason})
 }
 
 /// `answer_received`: the bridge took the page's answer (or decline); `outcome` is its kind.
-pub fn answer_received(tool_use_id: &str, outcome: &str) -> Value {
+pub fn answer_received(tool_use_id: &str, outcome: OutcomeKind) -> Value {
     json!({"type": "answer_received", "tool_use_id": tool_use_id, "outcome": outcome})
 }
 
@@ -437,6 +437,28 @@ pub fn parse_browser_message(value: &Value) -> Result<BrowserMessage, BrowserErr
     }
 }
 
+/// What a browser's `question_answer` for `ask` holds: a reply in the user's own words, or the
+/// form as sent, its numbers turned into the same drafts the window would hold.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PageAnswer {
+    /// "Answer in your own words": already the outcome.
+    Replied(Outcome),
+    /// The form sent as it is: the request's book makes it an outcome ([`Outcome::submitted`]).
+    Form(Answers),
+}
+
+/// Reads a browser's `question_answer` for `ask` (see [`PageAnswer`]).
+pub fn page_answer(ask: &Ask, body: &Map<String, Value>) -> Result<PageAnswer, BrowserError> {
+    if let Some(response) =
+        body.get("response").and_then(Value::as_str).filter(|r| !r.trim().is_empty())
+    {
+        limits::check_reply(response)?;
+        return Ok(PageAnswer::Replied(Outcome::replied(ask, response)));
+    }
+    let drafts = picked_drafts(ask, body)?;
+    Ok(PageAnswer::Form(build_answers(ask, &drafts)?))
+}
+
 /// The outcome of a browser's `question_answer` for `ask`: the numbers become the same drafts
 /// the window would hold, so the reply is built by the same rules ([`Outcome::submitted`]: an
 /// empty form is not an answer).
@@ -445,14 +467,10 @@ pub fn answer_outcome(
     body: &Map<String, Value>,
     mark_skipped: bool,
 ) -> Result<Outcome, BrowserError> {
-    if let Some(response) =
-        body.get("response").and_then(Value::as_str).filter(|r| !r.trim().is_empty())
-    {
-        limits::check_reply(response)?;
-        return Ok(Outcome::replied(ask, response));
-    }
-    let drafts = picked_drafts(ask, body)?;
-    Ok(Outcome::submitted(ask, build_answers(ask, &drafts)?, mark_skipped))
+    Ok(match page_answer(ask, body)? {
+        PageAnswer::Replied(outcome) => outcome,
+        PageAnswer::Form(answers) => Outcome::submitted(ask, answers, mark_skipped),
+    })
 }
 
 /// The picks of a page's answer, `question_clarify` or `question_timed_out`, as drafts, with their

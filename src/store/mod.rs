@@ -24,8 +24,8 @@ use crate::protocol::origin::Provenance;
 use crate::protocol::{Ask, Draft};
 
 pub use records::{
-    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, asked_fingerprint, from_millis,
-    request_key, short_answer, to_millis,
+    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
+    asked_fingerprint, from_millis, request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
 // Fitting a saved form to its questions is the book's rule (the page's drafts use it too).
@@ -273,7 +273,7 @@ impl Store {
             header,
             questions: open.input,
             ended: Ended::Abandoned,
-            outcome: Ended::Abandoned.name().to_owned(),
+            outcome: RecordedOutcome::Abandoned,
             answer: String::new(),
             reply: None,
             model_text: None,
@@ -338,7 +338,7 @@ impl Store {
                     // A name this askpane does not know (a newer one wrote it): abandoned is the
                     // honest "we do not know how".
                     ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
-                    outcome: row.get(12)?,
+                    outcome: RecordedOutcome::from_name(row.get(12)?),
                     answer: row.get(13)?,
                     reply: row.get(14)?,
                     model_text: row.get(15)?,
@@ -654,7 +654,7 @@ fn insert_history_keeping_drafts(
             record.header,
             record.questions,
             record.ended.name(),
-            record.outcome,
+            record.outcome.as_str(),
             record.answer,
             record.reply,
             record.model_text,

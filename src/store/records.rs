@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::book::Core;
 use crate::protocol::origin::Provenance;
-use crate::protocol::{Envelope, Outcome, ReplyShape, ResultStyle};
+use crate::protocol::{Envelope, Outcome, OutcomeKind, ReplyShape, ResultStyle};
 
 /// The key a request is stored under: its tool_use_id when the envelope names one, else one
 /// made from what was asked and who asked (`asked-` and a digest of both). Either way a request
@@ -138,6 +138,43 @@ impl Ended {
     }
 }
 
+/// The outcome's own kind as history keeps it (`replied` and `stopped` apart, unlike [`Ended`]).
+/// Stored by its name, byte for byte [`OutcomeKind::as_str`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordedOutcome {
+    Kind(OutcomeKind),
+    /// Nothing ended it: its askpane went away first (`abandoned`).
+    Abandoned,
+    /// A name this askpane does not know (a newer one stored it): shown as it is.
+    Other(String),
+}
+
+impl RecordedOutcome {
+    /// The name stored and printed.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordedOutcome::Kind(kind) => kind.as_str(),
+            RecordedOutcome::Abandoned => Ended::Abandoned.name(),
+            RecordedOutcome::Other(name) => name,
+        }
+    }
+
+    /// Reads a stored name back.
+    pub fn from_name(name: String) -> Self {
+        match name.parse() {
+            Ok(kind) => RecordedOutcome::Kind(kind),
+            Err(_) if name == Ended::Abandoned.name() => RecordedOutcome::Abandoned,
+            Err(_) => RecordedOutcome::Other(name),
+        }
+    }
+}
+
+impl From<OutcomeKind> for RecordedOutcome {
+    fn from(kind: OutcomeKind) -> Self {
+        RecordedOutcome::Kind(kind)
+    }
+}
+
 /// A request that is open, as stored while it waits (so a crash leaves a trace of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenRecord {
@@ -179,7 +216,7 @@ pub struct HistoryRecord {
     pub questions: String,
     pub ended: Ended,
     /// The outcome's own kind ([`Outcome::kind`]): `replied` and `stopped` are kept apart here.
-    pub outcome: String,
+    pub outcome: RecordedOutcome,
     /// The answer in short, for tables and search.
     pub answer: String,
     /// The exact reply line sent; `None` when nothing was sent (a withdrawn `can_use_tool`).
@@ -204,7 +241,7 @@ impl HistoryRecord {
             header: core.ask.title().to_owned(),
             questions: serde_json::Value::Object(core.ask.input().clone()).to_string(),
             ended: Ended::of(outcome),
-            outcome: outcome.kind().to_owned(),
+            outcome: outcome.kind().into(),
             answer: short_answer(outcome),
             reply,
             model_text: Some(core.reply_shape.model_text(&core.envelope, &core.ask, outcome)),
@@ -242,7 +279,7 @@ impl HistoryRecord {
                 None => input.to_string(),
             },
             ended: Ended::of(outcome),
-            outcome: outcome.kind().to_owned(),
+            outcome: outcome.kind().into(),
             answer: short_answer(outcome),
             reply,
             model_text: Some(model_text),

@@ -302,7 +302,7 @@ fn record_at(key: &str, project: &str, answer: &str, days_ago: u64) -> HistoryRe
         questions: json!({"questions": [{"question": format!("Which database for {key}?")}]})
             .to_string(),
         ended: Ended::Answered,
-        outcome: "answered".to_owned(),
+        outcome: crate::protocol::OutcomeKind::Answered.into(),
         answer: answer.to_owned(),
         reply: Some("{}".to_owned()),
         model_text: Some("text".to_owned()),
@@ -491,4 +491,46 @@ fn history_keeps_what_was_typed_on_a_request_that_did_not_end_answered() {
         .history(&HistoryQuery { search: Some("redis".into()), ..HistoryQuery::default() })
         .expect("search");
     assert_eq!(found.len(), 1, "searchable");
+}
+
+/// Issue 25: the outcome's kind is read back as a kind; `abandoned` (history's own) and a name
+/// a newer askpane stored are kept and shown as they are, never an error.
+#[test]
+fn stored_outcome_names_read_back_as_kinds_and_an_unknown_one_as_it_is() {
+    let dir = scratch("outcome-names");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE_NAME);
+    drop(Store::open_file(&path).expect("a new store"));
+    {
+        let connection = Connection::open(&path).expect("file");
+        for (key, ended, outcome) in [
+            ("a", "answered", "replied"),
+            ("b", "abandoned", "abandoned"),
+            ("c", "declined", "declined_politely"),
+        ] {
+            connection
+                .execute(
+                    "INSERT INTO history (key, asked_at, ended_at, source, header, questions,
+                     ended, outcome, answer) VALUES (?1, 1, 2, 'ask', 'Database', '{}', ?2, ?3,
+                     '')",
+                    [key, ended, outcome],
+                )
+                .expect("a row");
+        }
+    }
+    let store = Store::open_file(&path).expect("open");
+    let mut entries = store.history(&HistoryQuery::default()).expect("history");
+    entries.sort_by(|a, b| a.record.key.cmp(&b.record.key));
+    let outcomes: Vec<RecordedOutcome> =
+        entries.iter().map(|entry| entry.record.outcome.clone()).collect();
+    assert_eq!(
+        outcomes,
+        [
+            RecordedOutcome::Kind(crate::protocol::OutcomeKind::Replied),
+            RecordedOutcome::Abandoned,
+            RecordedOutcome::Other("declined_politely".to_owned()),
+        ]
+    );
+    let names: Vec<&str> = outcomes.iter().map(RecordedOutcome::as_str).collect();
+    assert_eq!(names, ["replied", "abandoned", "declined_politely"], "shown as stored");
 }

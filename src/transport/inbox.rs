@@ -776,7 +776,8 @@ fn take_ask(
             }
         };
         let reply = ReplyShape { format, always_a_line }.line(&envelope, &outcome);
-        let kind = outcome.kind().to_owned();
+        // The inbox's wire carries the name as text: a client of another version still reads it.
+        let kind = outcome.kind().as_str().to_owned();
         writer.send(&InboxMessage::Outcome(OutcomeMessage {
             id: id.clone(),
             outcome: kind.clone(),

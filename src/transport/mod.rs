@@ -225,6 +225,14 @@ impl<T: WhenDropped> Responder<T> {
     }
 }
 
+/// The book's drivers hand endings on through this ([`crate::book::Settled::deliver`], the
+/// approvals).
+impl<T: WhenDropped> crate::book::ReplyHandle<T> for Responder<T> {
+    fn send(mut self, answer: T) {
+        self.deliver(answer);
+    }
+}
+
 impl<T: WhenDropped> Drop for Responder<T> {
     fn drop(&mut self) {
         if self.sender.is_some() {

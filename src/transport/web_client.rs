@@ -33,7 +33,7 @@ use crate::protocol::web::{
     self, DONE_REASON, LINK_REPLACED_CODE, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
     TimeoutChange,
 };
-use crate::protocol::{Envelope, Outcome, parse_message};
+use crate::protocol::{Envelope, Outcome, OutcomeKind, parse_message};
 
 use super::{
     Delivery, Inbound, PermissionAsk, Request, Responder, SessionCommand, UiSender, Waker,
@@ -131,7 +131,9 @@ pub struct BridgeClient {
     told_disconnected: bool,
     finished: bool,
     /// Permission cards shown in the app, by the agent's request_id, and where the app's
-    /// decision on each arrives (issue 11).
+    /// decision on each arrives (issue 11). Not the book's `Approvals`: the app holds the cards
+    /// there with their responders; these are the responders' other ends, which carry each
+    /// decision on to the bridge (as the inbox's per-client map does for its clients).
     permissions: Vec<(String, Receiver<PermissionDecision>)>,
     /// The app's prompts and Stop, for the bridge's agent session.
     session_commands: Option<Receiver<SessionCommand>>,
@@ -588,18 +590,25 @@ impl BridgeClient {
             }
             Some("question_withdrawn") => {
                 let reason = value.get("reason").and_then(Value::as_str).unwrap_or_default();
+                // A name this page does not know reads as withdrawn, as before it was parsed.
+                let kind = reason.parse::<OutcomeKind>().ok();
                 // How it ended elsewhere: answered in another tab, or withdrawn by the agent.
-                let how = match reason {
-                    "answered" | "replied" => Some("answered in another window"),
-                    "declined" | "stopped" => Some("declined in another window"),
-                    "timed_out" => Some("ended: its time ran out"),
+                let how = match kind {
+                    Some(OutcomeKind::Answered | OutcomeKind::Replied) => {
+                        Some("answered in another window")
+                    }
+                    Some(OutcomeKind::Declined | OutcomeKind::Stopped) => {
+                        Some("declined in another window")
+                    }
+                    Some(OutcomeKind::TimedOut) => Some("ended: its time ran out"),
                     _ => None,
                 };
                 if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
                     // Our own answer is acknowledged before the question goes, so this one
                     // ended otherwise; a timeout is the bridge deciding what the page held.
                     let held = self.held.remove(at);
-                    if matches!(held.outcome, Outcome::TimedOut { .. }) && reason == "timed_out" {
+                    let timed_out = kind == Some(OutcomeKind::TimedOut);
+                    if matches!(held.outcome, Outcome::TimedOut { .. }) && timed_out {
                         self.event(&held.id, DeliveryState::Sent, reason.to_owned());
                         self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
                     } else {
@@ -807,7 +816,7 @@ impl BridgeClient {
                 Outcome::Withdrawn => continue,
                 ref decided => awaited.envelope.reply(decided).map(|reply| reply.to_string()),
             };
-            self.event(&awaited.id, DeliveryState::Sending, outcome.kind().to_owned());
+            self.event(&awaited.id, DeliveryState::Sending, outcome.kind().as_str().to_owned());
             self.held.push(Held {
                 id: awaited.id,
                 question: awaited.question,

@@ -17,6 +17,7 @@ use egui_commonmark::CommonMarkCache;
 use crate::app::state::{
     Action, Confirm, Countdown, Edit, Open, Receipt, SendState, State, Status, Tab, review_line,
 };
+use crate::protocol::OutcomeKind;
 use crate::view::theme::{Tokens, size};
 
 use question::{chip_ui, question_ui};
@@ -52,7 +53,11 @@ pub fn small_button(ui: &mut Ui, text: impl Into<egui::WidgetText>) -> egui::Res
 }
 
 /// Draws the whole window and returns what the user did this frame.
-pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache) -> Vec<Action> {
+pub fn root_ui<R, A>(
+    ui: &mut Ui,
+    state: &State<R, A>,
+    markdown: &mut CommonMarkCache,
+) -> Vec<Action> {
     let mut actions = Vec::new();
     let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
@@ -150,7 +155,7 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
     }
     egui::CentralPanel::default().show(ui, |ui| {
         // Tool permissions come first: the agent is blocked on them as much as on questions.
-        for permission in state.permissions() {
+        for permission in state.permissions().cards() {
             session::permission_ui(ui, permission, &mut actions);
             ui.add_space(6.0);
         }
@@ -164,7 +169,7 @@ pub fn root_ui<R>(ui: &mut Ui, state: &State<R>, markdown: &mut CommonMarkCache)
 }
 
 /// What every frame ends with: the close dialog, the typing clock, the accessible title.
-fn finish_root<R>(ui: &mut Ui, state: &State<R>, mut actions: Vec<Action>) -> Vec<Action> {
+fn finish_root<R, A>(ui: &mut Ui, state: &State<R, A>, mut actions: Vec<Action>) -> Vec<Action> {
     if state.confirming_close() {
         close_modal_ui(ui.ctx(), state, &mut actions);
     }
@@ -207,7 +212,7 @@ fn is_touch_screen(ctx: &egui::Context) -> bool {
 
 /// The bar at the top of a narrow page that picks what its one column shows; the pane shown.
 /// None when there is only the form to show.
-fn narrow_pane_ui<R>(ui: &mut Ui, state: &State<R>) -> NarrowPane {
+fn narrow_pane_ui<R, A>(ui: &mut Ui, state: &State<R, A>) -> NarrowPane {
     let several = state.book().len() > 1;
     let session = state.session().is_some();
     let mut pane = ui.ctx().data(|data| data.get_temp::<NarrowPane>(narrow_pane_id()));
@@ -247,7 +252,7 @@ fn narrow_pane_ui<R>(ui: &mut Ui, state: &State<R>) -> NarrowPane {
 }
 
 /// "Close askpane?" when closing would throw away answers in progress.
-fn close_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Action>) {
+fn close_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut Vec<Action>) {
     if state.resident() {
         return hide_modal_ui(ctx, state, actions);
     }
@@ -286,7 +291,7 @@ fn close_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Ac
 
 /// Issue 10 (inbox): "Close the inbox's window?" while requests wait: keep them waiting in the
 /// background (the window hides, and comes back when a question arrives), or decline them all.
-fn hide_modal_ui<R>(ctx: &egui::Context, state: &State<R>, actions: &mut Vec<Action>) {
+fn hide_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut Vec<Action>) {
     let open = state.book().len();
     let modal = egui::Modal::new(egui::Id::unique("askpane-hide")).show(ctx, |ui| {
         ui.set_max_width(440.0);
@@ -342,9 +347,11 @@ fn receipt_headline_ui(ui: &mut Ui, receipt: &Receipt, actions: &mut Vec<Action>
     let tokens = Tokens::of(ui.ctx());
     ui.horizontal(|ui| {
         let how = match (receipt.by_timeout, receipt.outcome_kind) {
-            (true, "answered") => "answered: the time ran out with every question answered",
+            (true, OutcomeKind::Answered) => {
+                "answered: the time ran out with every question answered"
+            }
             (true, _) => "not answered: the time ran out (what you picked is listed below)",
-            (false, kind) => kind,
+            (false, kind) => kind.as_str(),
         };
         // Issue 9: a browser page says "Sent" only once askpane has acknowledged it.
         let (mark, sent, color) = match (&receipt.send_state, receipt.by_timeout) {
@@ -391,7 +398,7 @@ fn receipt_details_ui(ui: &mut Ui, receipt: &Receipt) {
 
 /// The side strip listing every waiting request, grouped by project and then by session, oldest
 /// first, each with who asked and how long it has waited.
-fn request_list_ui<R>(ui: &mut Ui, state: &State<R>, actions: &mut Vec<Action>) {
+fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
     let now = ui.input(|input| input.time);
     // Level with the tabs of the form beside it.
@@ -465,8 +472,8 @@ fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGr
 
 /// The requests before and after `current` in the list as it is shown (grouped by project and
 /// session), wrapping round; none when it is the only one.
-fn neighbours<R>(
-    state: &State<R>,
+fn neighbours<R, A>(
+    state: &State<R, A>,
     current: crate::protocol::origin::RequestId,
 ) -> keys::Neighbours {
     let listed: Vec<crate::protocol::origin::RequestId> = request_groups(state.book().requests())
@@ -555,7 +562,7 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
     scope.response
 }
 
-fn idle_ui<R>(ui: &mut Ui, state: &State<R>) {
+fn idle_ui<R, A>(ui: &mut Ui, state: &State<R, A>) {
     let tokens = Tokens::of(ui.ctx());
     ui.vertical_centered(|ui| {
         ui.add_space(ui.available_height() / 3.0);

@@ -10,19 +10,20 @@ pub mod receipt;
 // The agent session's state is the book's (issue 25: transport and store drive it too).
 pub use crate::book::session;
 
+pub use crate::book::approval::{Approvals, Asked, PendingPermission};
 pub use crate::book::{
-    Admission, Book, Confirm, Core, Countdown, Edit, Ending, Form, Open, Policy, Settled, Status,
-    Tab, review_line,
+    Admission, Book, Confirm, Core, Countdown, Edit, Ending, Form, Open, Policy, ReplyHandle,
+    Settled, Status, Tab, review_line,
 };
 pub use receipt::{Receipt, SendState};
 pub use session::{
-    Agent, ENTRY_LIMIT, Earlier, Entry, MAX_KEPT_BYTES, MAX_KEPT_ENTRIES, PendingPermission,
-    Session, SessionAction, SessionEffect, SessionUpdate,
+    Agent, ENTRY_LIMIT, Earlier, Entry, MAX_KEPT_BYTES, MAX_KEPT_ENTRIES, Session, SessionAction,
+    SessionEffect, SessionUpdate,
 };
 
-use crate::protocol::origin::RequestId;
-use crate::protocol::origin::SessionKey;
-use crate::protocol::stream::SessionEvent;
+use crate::book::journal::Journal;
+use crate::protocol::origin::{Provenance, RequestId, SessionKey};
+use crate::protocol::stream::{PermissionDecision, PermissionRequest, SessionEvent};
 use crate::protocol::{Outcome, TextField, web};
 
 /// Everything the user can do: an [`Edit`] of the request in front of them, or something about
@@ -54,10 +55,12 @@ impl From<Edit> for Action {
     }
 }
 
-/// The window's state. `R` is the reply handle each request carries in the book.
+/// The window's state. `R` is the reply handle each request carries in the book; `A` the one
+/// each tool call waiting for approval carries (none in tests that show no agent session).
 #[derive(Debug)]
-pub struct State<R> {
+pub struct State<R, A = ()> {
     book: Book<R>,
+    approvals: Approvals<A>,
     receipt: Option<Receipt>,
     notices: Vec<String>,
     /// Requests answered so far in this run (the demo counts them).
@@ -70,10 +73,11 @@ pub struct State<R> {
     agent: Agent,
 }
 
-impl<R> Default for State<R> {
+impl<R, A> Default for State<R, A> {
     fn default() -> Self {
         State {
             book: Book::default(),
+            approvals: Approvals::default(),
             receipt: None,
             notices: Vec::new(),
             answered: 0,
@@ -84,7 +88,7 @@ impl<R> Default for State<R> {
     }
 }
 
-impl<R> State<R> {
+impl<R, A> State<R, A> {
     pub fn book(&self) -> &Book<R> {
         &self.book
     }
@@ -106,8 +110,9 @@ impl<R> State<R> {
         self.answered
     }
 
-    pub fn permissions(&self) -> &[PendingPermission] {
-        &self.agent.permissions
+    /// The tool calls waiting for the user to allow or deny them.
+    pub fn permissions(&self) -> &Approvals<A> {
+        &self.approvals
     }
 
     /// The agent session shown.
@@ -145,18 +150,16 @@ impl<R> State<R> {
         self.agent.session_update(key, update);
     }
 
-    pub fn push_permission(&mut self, permission: PendingPermission) {
-        self.agent.push_permission(permission);
-    }
-
-    /// Removes a permission request the agent withdrew. Returns its id.
-    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
-        self.agent.withdraw_permission(request_id)
-    }
-
-    /// Applies what the user did to the agent session; returns what the app must send.
-    pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
-        self.agent.apply_session(action)
+    /// A tool the agent wants to run: a card, unless the same one already waits (see
+    /// [`Approvals::ask`]).
+    pub fn ask_permission(
+        &mut self,
+        id: RequestId,
+        request: PermissionRequest,
+        provenance: Provenance,
+        reply: A,
+    ) -> Asked {
+        self.approvals.ask(id, request, provenance, reply)
     }
 
     /// True while "Close askpane?" is showing.
@@ -406,6 +409,50 @@ impl<R> State<R> {
             Action::RequestClose | Action::ConfirmClose => None,
             // Session actions go through `apply_session`.
             Action::Session(_) => None,
+        }
+    }
+}
+
+impl<R: ReplyHandle<Outcome>, A> State<R, A> {
+    /// Takes a request into the book as every driver does ([`Book::take`]): `journal` hears of
+    /// it, and one its policy decides is answered at once. The id when it opened.
+    pub fn take(
+        &mut self,
+        core: Core,
+        policy: Policy,
+        reply: R,
+        now: f64,
+        journal: Option<&dyn Journal>,
+    ) -> Option<RequestId> {
+        self.book.take(core, policy, reply, now, journal)
+    }
+}
+
+impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
+    /// Applies what the user did to the agent session or to its cards (a decision goes to the
+    /// agent at once: [`Approvals::apply`]); returns what the app must send.
+    pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
+        match action {
+            SessionAction::AllowPermission(_)
+            | SessionAction::DenyPermission(_)
+            | SessionAction::SetDenyMessage { .. } => self.approvals.apply(&action),
+            action => self.agent.apply_session(action),
+        }
+    }
+
+    /// The agent took back the tool call `request_id` (see [`Approvals::withdraw`]).
+    pub fn withdraw_permission(&mut self, request_id: &str) -> Option<RequestId> {
+        self.approvals.withdraw(request_id)
+    }
+
+    /// The window ends with cards undecided: denied with `message` when askpane was stopped
+    /// (it says why), else every handle is dropped and says the window closed.
+    pub fn close_permissions(&mut self, message: Option<&str>) {
+        match message {
+            Some(message) => {
+                self.approvals.close_all(message);
+            }
+            None => self.approvals.clear(),
         }
     }
 }

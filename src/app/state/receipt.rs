@@ -3,14 +3,14 @@
 
 use crate::book::{Ending, Open};
 use crate::protocol::question::SECRET_NOT_SHOWN;
-use crate::protocol::{Outcome, ReplyFormat};
+use crate::protocol::{Outcome, OutcomeKind, ReplyFormat};
 
 /// What was sent for a finished request, and what its model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Receipt {
     pub title: String,
     pub provenance: String,
-    pub outcome_kind: &'static str,
+    pub outcome_kind: OutcomeKind,
     /// Sent because the `--timeout` ran out, not by the user's own submit.
     pub by_timeout: bool,
     /// The reply JSON in the request's envelope, pretty-printed (empty when nothing is sent).

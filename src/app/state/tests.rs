@@ -71,7 +71,7 @@ fn keyboard_flow_answers_every_question() {
         json!({"Which database?": "SQLite", "Which checks?": "Clippy, Miri, Fuzzing", "Deploy?": "Yes"})
     );
     assert!(state.current().is_none());
-    assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("answered"));
+    assert_eq!(state.receipt().map(|r| r.outcome_kind.as_str()), Some("answered"));
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn enter_five_times_never_sends_an_empty_answer() {
     // Only the explicit confirmation sends, and then as what it is.
     let resolved = state.edit(Edit::ConfirmSubmit).expect("sent");
     assert_eq!(resolved.outcome, Outcome::nothing_answered());
-    assert_eq!(state.receipt().map(|r| r.outcome_kind), Some("declined"));
+    assert_eq!(state.receipt().map(|r| r.outcome_kind.as_str()), Some("declined"));
 }
 
 #[test]
@@ -446,12 +446,7 @@ fn permissions_are_decided_once_and_prompts_go_out_once() {
         agent_id: None,
     };
     let id = RequestId::next();
-    state.push_permission(PendingPermission {
-        id,
-        request,
-        provenance: Provenance::new("claude", None),
-        deny_message: String::new(),
-    });
+    state.ask_permission(id, request, Provenance::new("claude", None), ());
     state.apply_session(SessionAction::SetDenyMessage { id, text: "not here".into() });
     assert_eq!(
         state.apply_session(SessionAction::DenyPermission(id)),

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::session::{
-    Agent, PendingPermission, Session, SessionAction, SessionEffect, SessionUpdate,
-};
-use crate::book::{Admission, Book, Ending, NoCountdown, Open, Settled};
+use crate::book::approval::{Approvals, Asked};
+use crate::book::journal::Journal;
+use crate::book::session::{Agent, Session, SessionAction, SessionEffect, SessionUpdate};
+use crate::book::{Book, Ending, NoCountdown, Open, Settled, answer_at_once};
 use crate::protocol::Outcome;
 use crate::protocol::history::{self, HistoryFilter, HistoryPage, HistoryRequestError};
 use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
@@ -127,10 +127,11 @@ pub(super) struct Hub {
     /// Where each request opened and each ending is reported (the inbox's history).
     journal: Option<BridgeJournal>,
     /// The agent session the pages show (issue 11), when the bridge carries one: its
-    /// transcript and the permission cards, kept by the same rules as the native window's.
+    /// transcript, kept by the same rules as the native window's.
     agent: Agent,
-    /// Who waits for each permission card's decision.
-    permission_replies: HashMap<RequestId, Responder<PermissionDecision>>,
+    /// The tool calls waiting for a page's decision, and who waits for each: the book's, as in
+    /// the native window.
+    approvals: Approvals<Responder<PermissionDecision>>,
     /// Where the pages' prompts and Stop go; `None` when no session is carried.
     session_commands: Option<Sender<SessionCommand>>,
     /// The sessions the inbox's clients host (`askpane inbox --ui web`), kept in `agent` under
@@ -177,7 +178,7 @@ impl Hub {
         }
         Hub {
             agent,
-            permission_replies: HashMap::new(),
+            approvals: Approvals::default(),
             session_commands: session.map(|session| session.commands),
             hosted: HashMap::new(),
             hosted_seen: false,
@@ -251,22 +252,22 @@ impl Hub {
     }
 
     fn deny_all_permissions(&mut self, message: &str) {
-        for permission in std::mem::take(&mut self.agent.permissions) {
-            let request_id = &permission.request.request_id;
+        for card in self.approvals.close_all(message) {
+            let request_id = &card.request.request_id;
             self.broadcast(&web::permission_withdrawn(request_id, PermissionEnd::Withdrawn));
-        }
-        for (_, responder) in self.permission_replies.drain() {
-            responder.send(PermissionDecision::Deny { message: message.to_owned() });
         }
     }
 
     fn resolve_all(&mut self, outcome: &Outcome) {
         for settled in self.book.close_all(outcome) {
             self.pages.remove(&settled.open.id());
-            for responder in settled.replies {
-                responder.send(outcome.clone());
-            }
+            settled.deliver(self.journal());
         }
+    }
+
+    /// Where the book's endings are recorded (the inbox's history), if anywhere.
+    fn journal(&self) -> Option<&dyn Journal> {
+        self.journal.as_ref().map(BridgeJournal::journal)
     }
 
     /// The book's clock: seconds since the hub started.
@@ -307,7 +308,7 @@ impl Hub {
         // A session carried to pages that all went: once its turn is over and nothing waits,
         // nobody is left to type the next prompt, and the bridge ends as at the end of a turn.
         let idle = !self.session_of(SessionKey::Own).is_some_and(|session| session.busy)
-            && self.agent.permissions.is_empty()
+            && self.approvals.is_empty()
             && self.book.is_empty();
         if self.stop_after_turn
             && self.session_commands.is_some()
@@ -328,7 +329,7 @@ impl Hub {
             .map(|page| page.tool_use_id.clone())
             .collect();
         for tool_use_id in gone {
-            self.resolve(&tool_use_id, web::page_closed_outcome(), None);
+            self.resolve(&tool_use_id, web::page_closed_outcome());
         }
         let unseen = self.pages.values().filter(|page| !page.seen).count();
         if unseen > 0 && !std::mem::replace(&mut self.unseen_told, true) {
@@ -352,7 +353,7 @@ impl Hub {
         match message {
             Inbound::Ask(request) => self.ask(*request),
             Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
-                self.resolve(&tool_use_id, Outcome::Withdrawn, None);
+                self.resolve(&tool_use_id, Outcome::Withdrawn);
             }
             // Issue 10 (inbox): the client that asked went away; its handle leaves.
             Inbound::Leave { asker } => {
@@ -363,12 +364,7 @@ impl Hub {
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Permission(permission) => self.ask_permission(*permission),
             Inbound::WithdrawPermission { request_id } => {
-                if let Some(id) = self.agent.withdraw_permission(&request_id) {
-                    // The agent no longer waits; its responder hears what the window says.
-                    if let Some(responder) = self.permission_replies.remove(&id) {
-                        let message = "Withdrawn by the agent.".to_owned();
-                        responder.send(PermissionDecision::Deny { message });
-                    }
+                if self.approvals.withdraw(&request_id).is_some() {
                     let gone = web::permission_withdrawn(&request_id, PermissionEnd::Withdrawn);
                     self.broadcast(&gone);
                 }
@@ -419,7 +415,7 @@ impl Hub {
                 let open: Vec<String> =
                     self.pages.values().map(|q| q.tool_use_id.clone()).collect();
                 for tool_use_id in open {
-                    self.resolve(&tool_use_id, outcome.clone(), None);
+                    self.resolve(&tool_use_id, outcome.clone());
                 }
                 let message = outcome.deny_message().unwrap_or_else(|| BRIDGE_ENDED_DENY.into());
                 self.deny_all_permissions(&message);
@@ -439,10 +435,11 @@ impl Hub {
                     .to_owned(),
             });
         }
-        self.broadcast(&web::permission_request(&request, &provenance));
-        self.permission_replies.insert(id, reply);
-        let deny_message = String::new();
-        self.agent.push_permission(PendingPermission { id, request, provenance, deny_message });
+        let message = web::permission_request(&request, &provenance);
+        // The same tool call asked again waits on the card the pages show already.
+        if let Asked::Opened(_) = self.approvals.ask(id, request, provenance, reply) {
+            self.broadcast(&message);
+        }
     }
 
     /// Pages can show a session and its cards: the bridge's own, or one an inbox client hosts.
@@ -526,23 +523,14 @@ impl Hub {
         let from = self.session_of(key).map_or(0, Session::end);
         let effect = match message {
             SessionMessage::Decide { request_id, decision } => {
-                let unknown = || BrowserError::UnknownPermission(request_id.clone());
-                let permission = self
-                    .agent
-                    .permissions
-                    .iter()
-                    .find(|p| p.request.request_id == request_id)
-                    .ok_or_else(unknown)?;
-                let id = permission.id;
-                // A deny carries the text the model reads, built by the page's own state by the
-                // same rules; the card leaves the hub's agent as the page's did.
-                let end = match decision {
-                    PermissionDecision::AllowOnce => PermissionEnd::Allowed,
-                    PermissionDecision::Deny { .. } => PermissionEnd::Denied,
-                };
-                self.agent.withdraw_permission(&request_id);
+                // A deny carries the text the model reads, built by the page's own approvals by
+                // the same rules; the card leaves here as it left the page.
+                let end = self
+                    .approvals
+                    .decide(&request_id, decision)
+                    .ok_or_else(|| BrowserError::UnknownPermission(request_id.clone()))?;
                 self.broadcast(&web::permission_withdrawn(&request_id, end));
-                Some(SessionEffect::Decided { id, decision })
+                return Ok(());
             }
             SessionMessage::Prompt(text) => {
                 self.agent.apply_session(SessionAction::SetPrompt(text));
@@ -553,11 +541,6 @@ impl Hub {
             SessionMessage::Older { .. } => None,
         };
         match effect {
-            Some(SessionEffect::Decided { id, decision }) => {
-                if let Some(responder) = self.permission_replies.remove(&id) {
-                    responder.send(decision);
-                }
-            }
             Some(SessionEffect::Prompt { text, .. }) => {
                 if let Ok(commands) = &commands {
                     let _ = commands.send(SessionCommand::UserTurn(text));
@@ -576,7 +559,7 @@ impl Hub {
                     let _ = commands.send(SessionCommand::End);
                 }
             }
-            Some(SessionEffect::Older { .. }) | None => {}
+            Some(SessionEffect::Decided { .. } | SessionEffect::Older { .. }) | None => {}
         }
         Ok(())
     }
@@ -597,31 +580,14 @@ impl Hub {
             && let Err(reason) = fits_the_page(&core.ask, &tool_use_id)
         {
             eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
-            let outcome = Outcome::Refused { reason };
-            if let Some(journal) = &self.journal {
-                journal.0.settled(&core, &outcome);
-            }
-            reply.send(outcome);
-            return;
+            return answer_at_once(&core, Outcome::Refused { reason }, reply, self.journal());
         }
         let timeout_secs = policy.timeout_secs;
         let now = self.now();
-        // Kept only when there is a journal: a decided request ends here, and is recorded.
-        let decided_core = self.journal.as_ref().map(|_| core.clone());
-        let id = match self.book.admit(core, policy, reply, now) {
-            Admission::Opened(id) => id,
-            Admission::Joined(_) => return,
-            Admission::Decided { outcome, reply } => {
-                if let (Some(journal), Some(core)) = (&self.journal, &decided_core) {
-                    journal.0.settled(core, &outcome);
-                }
-                return reply.send(outcome);
-            }
-        };
+        let journal = self.journal.as_ref().map(BridgeJournal::journal);
+        // Recorded, and answered at once when its policy decides it.
+        let Some(id) = self.book.take(core, policy, reply, now, journal) else { return };
         let Some(open) = self.book.get(id) else { return };
-        if let Some(journal) = &self.journal {
-            journal.0.opened(&open.core);
-        }
         let extras = web::QuestionExtras {
             provenance: open.core.provenance.clone(),
             warnings: open.core.warnings.iter().map(ToString::to_string).collect(),
@@ -652,30 +618,23 @@ impl Hub {
         }
     }
 
-    /// Ends an open question with `outcome`; the page that decided it (`decided_by`) hears that
-    /// askpane has it, then every page drops it.
-    fn resolve(&mut self, tool_use_id: &str, outcome: Outcome, decided_by: Option<u64>) {
+    /// Ends an open question with `outcome` that no page decided (the agent withdrew it, the
+    /// pages went, askpane is stopped): every page drops it.
+    fn resolve(&mut self, tool_use_id: &str, outcome: Outcome) {
         let Some(id) = self.find(tool_use_id) else { return };
-        let ending = match (decided_by, &outcome) {
-            (Some(_), _) => Ending::User,
-            (None, Outcome::Withdrawn) => Ending::Withdrawn,
-            (None, _) => Ending::Closed,
+        let ending = match &outcome {
+            Outcome::Withdrawn => Ending::Withdrawn,
+            _ => Ending::Closed,
         };
         if let Some(settled) = self.book.settle(id, outcome, ending) {
-            self.told(settled, decided_by);
+            self.told(settled, None);
         }
     }
 
     /// Sends a settled question's outcome to everyone waiting for it, and tells the pages.
     fn told(&mut self, settled: Settled<Responder>, decided_by: Option<u64>) {
         let Some(page) = self.pages.remove(&settled.open.id()) else { return };
-        if let Some(journal) = &self.journal {
-            journal.0.settled(&settled.open.core, &settled.outcome);
-        }
-        let kind = settled.outcome.kind();
-        for responder in settled.replies {
-            responder.send(settled.outcome.clone());
-        }
+        let kind = settled.deliver(self.journal()).outcome.kind();
         if let Some(client) = decided_by.and_then(|client| self.clients.get(&client)) {
             client.send(web::answer_received(&page.tool_use_id, kind));
         }
@@ -703,8 +662,8 @@ impl Hub {
                         page.send(message);
                     }
                 }
-                for permission in &self.agent.permissions {
-                    page.send(web::permission_request(&permission.request, &permission.provenance));
+                for card in self.approvals.cards() {
+                    page.send(web::permission_request(&card.request, &card.provenance));
                 }
                 if self.hosted_seen {
                     // A reconnecting page drops the sessions whose host went while it was away.
@@ -716,7 +675,7 @@ impl Hub {
                 }
                 if self.carries_sessions() {
                     // A reconnecting page drops the cards decided while it was away.
-                    let open = self.agent.permissions.iter().map(|p| p.request.request_id.as_str());
+                    let open = self.approvals.cards().map(|card| card.request.request_id.as_str());
                     page.send(web::permissions_open(open));
                 }
                 self.clients.insert(client, page);
@@ -768,33 +727,22 @@ impl Hub {
             }
             return Ok(());
         }
-        let open = self.book.get(id).ok_or_else(unknown)?;
-        let ask = &open.core.ask;
-        let outcome = match message {
-            BrowserMessage::Answer { body, .. } => {
-                web::answer_outcome(ask, &body, open.mark_skipped)?
-            }
-            BrowserMessage::Declined { stop, message, .. } => web::declined_outcome(stop, &message),
-            BrowserMessage::Clarify { body, .. } => web::clarify_outcome(ask, &body)?,
-            // The time askpane gave (with any added), not what the page says it was.
-            BrowserMessage::TimedOut { body, .. } => {
-                web::timed_out_outcome(ask, &body, open.given_secs())?
-            }
-            BrowserMessage::Seen { .. } => return Ok(()),
-            BrowserMessage::Timeout { change, .. } => {
-                let now = self.now();
-                let left = self
-                    .book
-                    .change_countdown(id, now, change)
-                    .map_err(|NoCountdown| BrowserError::NoTimeout(tool_use_id.clone()))?;
-                let left =
-                    left.filter(|&left| left < UNBOUNDED_SECS).map(|left| left.ceil() as u64);
-                let changed = web::timeout_changed(&tool_use_id, left);
-                self.broadcast_except(&changed, Some(client));
-                return Ok(());
-            }
-        };
-        self.resolve(&tool_use_id, outcome, Some(client));
+        if let BrowserMessage::Timeout { change, .. } = message {
+            let now = self.now();
+            let left = self
+                .book
+                .change_countdown(id, now, change)
+                .map_err(|NoCountdown| BrowserError::NoTimeout(tool_use_id.clone()))?;
+            let left = left.filter(|&left| left < UNBOUNDED_SECS).map(|left| left.ceil() as u64);
+            let changed = web::timeout_changed(&tool_use_id, left);
+            self.broadcast_except(&changed, Some(client));
+            return Ok(());
+        }
+        // The book turns the page's answer into its outcome, by the window's rules.
+        self.book.get(id).ok_or_else(unknown)?;
+        if let Some(settled) = self.book.answer_from_page(id, message)? {
+            self.told(settled, Some(client));
+        }
         Ok(())
     }
 }

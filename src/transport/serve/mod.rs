@@ -132,6 +132,13 @@ pub struct BridgeOptions {
 #[derive(Clone)]
 pub struct BridgeJournal(pub Arc<dyn Journal + Send + Sync>);
 
+impl BridgeJournal {
+    /// The journal, as the book's drivers pass it.
+    pub fn journal(&self) -> &dyn Journal {
+        &*self.0
+    }
+}
+
 impl std::fmt::Debug for BridgeJournal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("BridgeJournal")

@@ -1,0 +1,198 @@
+//! Approvals: the tool calls an agent wants to make, each waiting for the person to allow or deny
+//! it (the window's and the page's permission cards). They live here, beside the questions, with
+//! one map from each card to every reply handle waiting on it, so the native window and the
+//! browser bridge keep them by the same rules: shown once however often asked, decided once, and
+//! whoever waits always hears how it ended (allowed, denied with the person's words, withdrawn by
+//! the agent, or denied because askpane ended).
+//!
+//! Pure like the rest of the book: no IO, no egui, no clock; generic over the reply handle `R`
+//! (natively a `Responder<PermissionDecision>`, in tests a plain value). A decision goes to the
+//! handles through [`ReplyHandle`]; a handle dropped undecided says what its own `Drop` says.
+
+use super::ReplyHandle;
+use super::session::{SessionAction, SessionEffect};
+use crate::protocol::origin::{Provenance, RequestId};
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
+use crate::protocol::web::PermissionEnd;
+
+/// What the agent's handle hears when the agent itself takes back a tool call it asked about
+/// (nobody reads it: the agent no longer waits; it is said rather than nothing).
+pub const WITHDRAWN_BY_AGENT: &str = "Withdrawn by the agent.";
+
+/// A tool the agent wants to run, waiting for the user: what the card shows.
+#[derive(Clone, Debug)]
+pub struct PendingPermission {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    pub provenance: Provenance,
+    /// The message sent with a deny, as typed so far.
+    pub deny_message: String,
+}
+
+/// What [`Approvals::ask`] did with a tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked {
+    /// A new card, shown to the user.
+    Opened(RequestId),
+    /// A card for the same request_id already waits (the agent asked again): this handle waits
+    /// on it too, and nothing new is shown.
+    Joined(RequestId),
+}
+
+/// One card and every handle waiting for its decision.
+#[derive(Debug)]
+struct Approval<R> {
+    card: PendingPermission,
+    replies: Vec<R>,
+}
+
+/// Every tool call waiting for a decision, oldest first.
+#[derive(Debug)]
+pub struct Approvals<R> {
+    waiting: Vec<Approval<R>>,
+}
+
+impl<R> Default for Approvals<R> {
+    fn default() -> Self {
+        Approvals { waiting: Vec::new() }
+    }
+}
+
+impl<R> Approvals<R> {
+    /// Takes a tool call in. The same `request.request_id` asked again joins the card already
+    /// shown (request ids are the agent's own; the inbox makes each client's unique).
+    pub fn ask(
+        &mut self,
+        id: RequestId,
+        request: PermissionRequest,
+        provenance: Provenance,
+        reply: R,
+    ) -> Asked {
+        if let Some(approval) = self.find_mut(&request.request_id) {
+            approval.replies.push(reply);
+            return Asked::Joined(approval.card.id);
+        }
+        let card = PendingPermission { id, request, provenance, deny_message: String::new() };
+        self.waiting.push(Approval { card, replies: vec![reply] });
+        Asked::Opened(id)
+    }
+
+    /// The cards waiting, oldest first.
+    pub fn cards(&self) -> impl ExactSizeIterator<Item = &PendingPermission> + '_ {
+        self.waiting.iter().map(|approval| &approval.card)
+    }
+
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// The card waiting under the agent's `request_id`.
+    pub fn by_request_id(&self, request_id: &str) -> Option<&PendingPermission> {
+        self.cards().find(|card| card.request.request_id == request_id)
+    }
+
+    fn find_mut(&mut self, request_id: &str) -> Option<&mut Approval<R>> {
+        self.waiting.iter_mut().find(|approval| approval.card.request.request_id == request_id)
+    }
+
+    /// Takes the card `id` out with its handles.
+    fn take(&mut self, id: RequestId) -> Option<Approval<R>> {
+        let index = self.waiting.iter().position(|approval| approval.card.id == id)?;
+        Some(self.waiting.remove(index))
+    }
+
+    /// Ends every card without a decision: each handle is dropped and says what a dropped one
+    /// says (natively: "The user closed askpane without deciding.").
+    pub fn clear(&mut self) {
+        self.waiting.clear();
+    }
+}
+
+impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
+    /// Sends `decision` to every handle of `approval`; returns its card.
+    fn end(approval: Approval<R>, decision: &PermissionDecision) -> PendingPermission {
+        for reply in approval.replies {
+            reply.send(decision.clone());
+        }
+        approval.card
+    }
+
+    /// Decides card `id`: every handle hears `decision`. `None` when it no longer waits (decided
+    /// already, withdrawn).
+    fn decide_card(&mut self, id: RequestId, decision: PermissionDecision) -> Option<()> {
+        let approval = self.take(id)?;
+        Self::end(approval, &decision);
+        Some(())
+    }
+
+    /// What the user did to a card in this window ([`SessionAction::AllowPermission`],
+    /// [`SessionAction::DenyPermission`], [`SessionAction::SetDenyMessage`]): a decision goes to
+    /// every handle at once and is returned as [`SessionEffect::Decided`]; other actions are
+    /// not the cards' and change nothing here.
+    pub fn apply(&mut self, action: &SessionAction) -> Option<SessionEffect> {
+        let (id, decision) = match action {
+            SessionAction::AllowPermission(id) => {
+                self.cards().find(|card| card.id == *id)?;
+                (*id, PermissionDecision::AllowOnce)
+            }
+            SessionAction::DenyPermission(id) => {
+                let card = self.cards().find(|card| card.id == *id)?;
+                (*id, PermissionDecision::Deny { message: deny_words(&card.deny_message) })
+            }
+            SessionAction::SetDenyMessage { id, text } => {
+                let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
+                approval.card.deny_message.clone_from(text);
+                return None;
+            }
+            _ => return None,
+        };
+        self.decide_card(id, decision.clone())?;
+        Some(SessionEffect::Decided { id, decision })
+    }
+
+    /// A decision made elsewhere (a browser page: the deny words built there by the same
+    /// rules, [`deny_words`]) on the card the agent knows as `request_id`. Returns how the card
+    /// ended, for the other pages; `None` when no such card waits.
+    pub fn decide(
+        &mut self,
+        request_id: &str,
+        decision: PermissionDecision,
+    ) -> Option<PermissionEnd> {
+        let id = self.by_request_id(request_id)?.id;
+        let end = match decision {
+            PermissionDecision::AllowOnce => PermissionEnd::Allowed,
+            PermissionDecision::Deny { .. } => PermissionEnd::Denied,
+        };
+        self.decide_card(id, decision)?;
+        Some(end)
+    }
+
+    /// The agent took back the tool call `request_id`: the card goes, and its handles hear
+    /// [`WITHDRAWN_BY_AGENT`]. Returns the card's id; `None` when no such card waits (decided
+    /// already: the decision stands).
+    pub fn withdraw(&mut self, request_id: &str) -> Option<RequestId> {
+        let id = self.by_request_id(request_id)?.id;
+        let message = WITHDRAWN_BY_AGENT.to_owned();
+        self.decide_card(id, PermissionDecision::Deny { message })?;
+        Some(id)
+    }
+
+    /// askpane ends (stopped, or the bridge ended) with cards undecided: a tool call is never
+    /// allowed for want of a person, so every one is denied with `message`. Returns the cards.
+    pub fn close_all(&mut self, message: &str) -> Vec<PendingPermission> {
+        let decision = PermissionDecision::Deny { message: message.to_owned() };
+        self.waiting.drain(..).map(|approval| Self::end(approval, &decision)).collect()
+    }
+}
+
+/// What the model reads when the user denies a tool call, with their words when they gave any.
+pub fn deny_words(typed: &str) -> String {
+    match typed.trim() {
+        "" => "The user denied this tool call.".to_owned(),
+        text => format!("The user denied this tool call and said: {text}"),
+    }
+}
