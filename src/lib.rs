@@ -14,6 +14,11 @@
 //! The binary composes them: `cli/` (the command line, one file per mode), `window/` (the native
 //! window), `paint/` (what draws it) and `web/` (the page, wasm32). See docs/architecture.md.
 
+// The library logs through the `log` facade (levels, `ASKPANE_LOG`, the binary's logger); only
+// the binary speaks to the person on stderr (issue 25). The rest of the house rules are in
+// Cargo.toml's [lints].
+#![deny(clippy::print_stderr)]
+
 pub mod app;
 pub mod book;
 pub mod protocol;

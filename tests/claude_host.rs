@@ -721,7 +721,6 @@ impl Hosted {
             prompt: Some(PROMPT.to_owned()),
             allow_tools: Vec::new(),
             print_stream: false,
-            debug: false,
             autopilot: Autopilot::default(),
         };
         let (to_ui, inbox) = transport::memory();

@@ -1281,3 +1281,51 @@ fn an_empty_preset_submitted_is_not_an_answer() {
         );
     }
 }
+
+/// Issue 25: `ASKPANE_LOG` picks the library's log lines. `askpane history` on a store whose
+/// database another user could read narrows it and warns in its one line, as before; with
+/// `ASKPANE_LOG=debug` a debug line (which store was opened) comes too, and with
+/// `ASKPANE_LOG=error` the warning does not (the database is narrowed all the same).
+#[test]
+fn askpane_log_adds_debug_lines_and_takes_warnings_away() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let history = |name: &str, log: Option<&str>| {
+        let dir = scratch(name, &[("askpane.db", "")]);
+        let database = dir.join("askpane.db");
+        fs::set_permissions(&database, fs::Permissions::from_mode(0o644)).unwrap();
+        let mut command = crate::support::askpane(&["history"]);
+        command.env("ASKPANE_STATE_DIR", &dir);
+        if let Some(log) = log {
+            command.env("ASKPANE_LOG", log);
+        }
+        let run = run_bounded(&mut command, None);
+        assert_eq!(run.status.code(), Some(0), "{run:?}");
+        let mode = fs::metadata(&database).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the database is narrowed whatever is logged: {run:?}");
+        (dir, run)
+    };
+    let warning = |dir: &Path| {
+        format!(
+            "askpane: the store in {} was readable by other users; narrowed askpane.db from \
+             0644 to 0600\n",
+            dir.display()
+        )
+    };
+
+    // The empty history's line is the binary's, for the person: never a log line.
+    let nothing = "askpane: no history matches\n";
+    let (dir, run) = history("log-default", None);
+    assert_eq!(run.stderr, warning(&dir) + nothing, "by default as before: {run:?}");
+
+    let (dir, run) = history("log-debug", Some("debug"));
+    assert!(run.stderr.contains(&warning(&dir)), "{run:?}");
+    let debug: Vec<&str> =
+        run.stderr.lines().filter(|line| line.starts_with("askpane: debug: ")).collect();
+    assert!(
+        debug.iter().any(|line| line.contains(path_str(&dir.join("askpane.db")))),
+        "ASKPANE_LOG=debug says which store was opened: {run:?}"
+    );
+
+    let (_, run) = history("log-error", Some("error"));
+    assert_eq!(run.stderr, nothing, "ASKPANE_LOG=error keeps the warning back: {run:?}");
+}

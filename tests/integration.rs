@@ -6,6 +6,10 @@
     clippy::panic,
     reason = "a test may assume: a failed assumption is a failed test, reported with its message"
 )]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start helper threads freely and unnamed (clippy.toml's thread rules are the product's)"
+)]
 
 // Modules marked Linux-only drive real processes through what only these Linux machines have
 // (Xvfb, X11 tools, signals by PID, the inbox's socket); the rest also build for Windows and

@@ -28,7 +28,8 @@ pub(super) struct SessionArgs {
     /// The first prompt; without it the window asks for one.
     #[arg(short = 'p', long, value_name = "PROMPT")]
     pub(super) prompt: Option<String>,
-    /// Log what askpane ignores (and, for Codex, Codex's own stderr) to stderr.
+    /// Log askpane's debug lines, such as what it ignores (and, for Codex, Codex's own stderr),
+    /// to stderr.
     #[arg(long, env = "ASKPANE_DEBUG", value_parser = clap::builder::FalseyValueParser::new())]
     pub(super) debug: bool,
     #[command(flatten)]

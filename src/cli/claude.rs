@@ -24,7 +24,7 @@ pub(super) struct ClaudeArgs {
     #[arg(long, value_name = "PATH", default_value = "claude", env = "ASKPANE_CLAUDE_BIN")]
     claude_bin: PathBuf,
     #[command(flatten)]
-    session: SessionArgs,
+    pub(super) session: SessionArgs,
     /// Tools to allow without asking, comma-separated (e.g. Read,Grep).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     allow_tools: Vec<String>,
@@ -47,7 +47,6 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
         prompt: shared.prompt.clone(),
         allow_tools: args.allow_tools.clone(),
         print_stream: args.print_stream,
-        debug: shared.debug,
         autopilot: shared.autopilot(headless)?,
     };
     // A signal ends the session the way closing the window does: open questions hear why, and

@@ -492,16 +492,15 @@ impl Inbox {
     fn open(client: InboxClient) -> io::Result<Inbox> {
         let mut reading = client.try_clone()?;
         let (sender, messages) = crossbeam_channel::unbounded();
-        let reader =
-            std::thread::Builder::new().name("inbox-reader".to_owned()).spawn(move || {
-                loop {
-                    let message = reading.receive();
-                    let end = !matches!(message, Ok(Some(_)));
-                    if sender.send(message).is_err() || end {
-                        return;
-                    }
+        let reader = askpane::transport::spawn_named("inbox-reader", move || {
+            loop {
+                let message = reading.receive();
+                let end = !matches!(message, Ok(Some(_)));
+                if sender.send(message).is_err() || end {
+                    return;
                 }
-            })?;
+            }
+        })?;
         Ok(Inbox { client, messages, reader: Some(reader) })
     }
 

@@ -26,7 +26,7 @@ pub(super) struct CodexArgs {
     #[arg(long, value_name = "PATH", default_value = "codex", env = "ASKPANE_CODEX_BIN")]
     codex_bin: PathBuf,
     #[command(flatten)]
-    session: SessionArgs,
+    pub(super) session: SessionArgs,
     /// Arguments passed on to `codex app-server` (after `--`), e.g. `-c model="o3"`.
     #[arg(last = true, value_name = "CODEX_ARGS")]
     extra: Vec<String>,

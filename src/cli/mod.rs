@@ -39,6 +39,8 @@ mod hosted;
 #[cfg(any(unix, windows))]
 mod inbox;
 mod install;
+// The library's log lines on stderr, at the level ASKPANE_LOG names (issue 25).
+mod logger;
 // Issue 14: the inbox sheds its window by `exec` (Unix).
 #[cfg(unix)]
 mod lean;
@@ -153,6 +155,7 @@ pub fn main() -> ExitCode {
         }
         Err(error) => error.exit(),
     };
+    logger::install(cli.command.debug());
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -235,6 +238,17 @@ fn first_line(error: &clap::Error) -> String {
     let text = error.to_string();
     let line = text.lines().next().unwrap_or_default();
     line.trim_start_matches("error: ").to_owned()
+}
+
+impl Command {
+    /// `--debug` (`askpane claude`, `askpane codex`): askpane's debug lines are logged too.
+    fn debug(&self) -> bool {
+        match self {
+            Command::Claude(args) => args.session.debug,
+            Command::Codex(args) => args.session.debug,
+            _ => false,
+        }
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {

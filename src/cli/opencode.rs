@@ -78,9 +78,9 @@ pub(super) fn run(args: OpenCodeArgs) -> anyhow::Result<u8> {
     let (from_server, server_events) = crossbeam_channel::unbounded();
     let (stop_events, events_stopped) = crossbeam_channel::bounded::<()>(0);
     let watching = server.clone();
-    let events_thread = std::thread::Builder::new()
-        .name("opencode-events".to_owned())
-        .spawn(move || follow_events(&watching, &from_server, &events_stopped))?;
+    let events_thread = askpane::transport::spawn_named("opencode-events", move || {
+        follow_events(&watching, &from_server, &events_stopped)
+    })?;
     eprintln!("askpane opencode: answering the questions of the OpenCode server at {}", args.url);
     let mut host = Host {
         server,

@@ -91,12 +91,12 @@ pub(super) fn say(dir: &Path, narrowed: &[Narrowed], failed: &[String]) {
         })
         .collect();
     let mut line = format!(
-        "askpane: the store in {} was readable by other users; narrowed {}",
+        "the store in {} was readable by other users; narrowed {}",
         dir.display(),
         changes.join(", ")
     );
     if !failed.is_empty() {
         line.push_str(&format!("; could not narrow {}", failed.join(", ")));
     }
-    eprintln!("{line}");
+    log::warn!("{line}");
 }

@@ -10,6 +10,7 @@ mod files;
 mod records;
 pub mod schema;
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "a test starts its helper threads freely")]
 mod tests;
 mod writer;
 
@@ -140,7 +141,11 @@ impl Store {
                 Err(error) if error.is_busy() && std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                opened => return opened,
+                Ok(store) => {
+                    log::debug!("opened the store {}", path.display());
+                    return Ok(store);
+                }
+                failed => return failed,
             }
         }
     }

@@ -63,6 +63,10 @@ impl DraftSink {
     /// Starts the writer thread, which owns `store` from now on.
     pub fn start(store: Store) -> io::Result<DraftSink> {
         let (sender, receiver) = crossbeam_channel::unbounded();
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "named as transport::spawn_named names it: the store may not import transport (scripts/check-layers)"
+        )]
         let thread = std::thread::Builder::new()
             .name("store-writer".to_owned())
             .spawn(move || Writer::new(store).run(&receiver))?;
@@ -194,9 +198,7 @@ impl Writer {
         if let Err(error) = result
             && !std::mem::replace(&mut self.warned, true)
         {
-            eprintln!(
-                "askpane: cannot write to the store ({error}); drafts and history are not saved"
-            );
+            log::error!("cannot write to the store ({error}); drafts and history are not saved");
         }
         if let Some(done) = flushed {
             let _ = done.send(());

@@ -45,6 +45,10 @@ const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
 /// closes the connection).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Who the server's log lines say they are from (`askpane inbox: …`, the logger's `speaker`):
+/// the inbox's log holds lines of every part of the process.
+const INBOX: &str = "askpane inbox";
+
 /// Where the inbox of this user lives.
 #[derive(Clone, Debug)]
 pub struct Place {
@@ -165,8 +169,9 @@ impl Shared {
         subscribers.retain(|(connection, writer)| match writer.offer(&line) {
             Offered::Queued => true,
             Offered::Full => {
-                eprintln!(
-                    "askpane inbox: dropped subscriber {connection}: it stopped reading \
+                log::warn!(
+                    speaker = INBOX;
+                    "dropped subscriber {connection}: it stopped reading \
                      ({MAX_QUEUED_BYTES} bytes of events waited for it)"
                 );
                 false
@@ -201,9 +206,9 @@ impl InboxServer {
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
         let stops = Arc::clone(&acceptor);
-        let accept = std::thread::Builder::new()
-            .name("inbox-accept".to_owned())
-            .spawn(move || accept_loop(&listener, &stops, &accepting))?;
+        let accept = crate::transport::spawn_named("inbox-accept", move || {
+            accept_loop(&listener, &stops, &accepting)
+        })?;
         Ok(InboxServer { shared, socket, acceptor, accept: Some(accept) })
     }
 
@@ -311,7 +316,7 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
             Ok(Waited::Client) => {}
             Ok(Waited::Stopped) => break,
             Err(error) => {
-                eprintln!("askpane inbox: cannot wait for clients: {error}");
+                log::error!(speaker = INBOX; "cannot wait for clients: {error}");
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
@@ -326,7 +331,7 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
             Ok((stream, _)) => stream,
             Err(error) => {
                 drop(connections);
-                eprintln!("askpane inbox: cannot accept a client: {error}");
+                log::error!(speaker = INBOX; "cannot accept a client: {error}");
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
@@ -338,7 +343,7 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
         let pid = match shared.gate.admit(&stream) {
             Ok(pid) => pid,
             Err(why) => {
-                eprintln!("askpane inbox: {why}");
+                log::warn!(speaker = INBOX; "{why}");
                 continue;
             }
         };
@@ -346,11 +351,11 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
         let stream = Arc::new(stream);
         let watched = Arc::downgrade(&stream);
         let serving = Arc::clone(shared);
-        let thread = std::thread::Builder::new()
-            .name("inbox-client".to_owned())
-            .spawn(move || serve_connection(&serving, number, stream, pid));
+        let thread = crate::transport::spawn_named("inbox-client", move || {
+            serve_connection(&serving, number, stream, pid)
+        });
         let Ok(thread) = thread else {
-            eprintln!("askpane inbox: cannot start a thread for a client");
+            log::error!(speaker = INBOX; "cannot start a thread for a client");
             continue;
         };
         // Finished connections are joined as new ones come, so the list stays short.
@@ -369,18 +374,18 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
 fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid: Option<u32>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     if let Err(error) = endpoint::prepare_server_stream(&stream) {
-        eprintln!("askpane inbox: cannot serve a client: {error}");
+        log::error!(speaker = INBOX; "cannot serve a client: {error}");
         return;
     }
     let writer = Arc::new(Writer::new(Arc::clone(&stream)));
-    let writing = std::thread::Builder::new().name("inbox-writer".to_owned()).spawn({
+    let writing = crate::transport::spawn_named("inbox-writer", {
         let writer = Arc::clone(&writer);
         move || writer.write_out()
     });
     let writing = match writing {
         Ok(writing) => writing,
         Err(error) => {
-            eprintln!("askpane inbox: cannot start a thread for a client: {error}");
+            log::error!(speaker = INBOX; "cannot start a thread for a client: {error}");
             return;
         }
     };
@@ -471,7 +476,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 }
             }
             ClientMessage::Quit => {
-                eprintln!("askpane inbox: asked to quit");
+                log::info!(speaker = INBOX; "asked to quit");
                 writer.send(&InboxMessage::Quitting);
                 shared.to_ui(Inbound::Shutdown { outcome: Outcome::inbox_closed() });
             }
@@ -571,21 +576,19 @@ impl Hosted {
         let (commands, to_forward) = crossbeam_channel::unbounded::<SessionCommand>();
         let forwarding = Arc::clone(writer);
         // Ends when the window drops its sender: the session left, or the window ended.
-        let forwarder = std::thread::Builder::new()
-            .name("inbox-session".to_owned())
-            .spawn(move || {
-                for command in to_forward {
-                    let message = match command {
-                        SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
-                        SessionCommand::Interrupt => InboxMessage::Interrupt,
-                        SessionCommand::End => InboxMessage::EndSession,
-                        // A page's older entries come from the bridge, not the host.
-                        SessionCommand::Older { .. } => continue,
-                    };
-                    forwarding.send(&message);
-                }
-            })
-            .map_err(|error| format!("cannot start a thread for the session: {error}"))?;
+        let forwarder = crate::transport::spawn_named("inbox-session", move || {
+            for command in to_forward {
+                let message = match command {
+                    SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
+                    SessionCommand::Interrupt => InboxMessage::Interrupt,
+                    SessionCommand::End => InboxMessage::EndSession,
+                    // A page's older entries come from the bridge, not the host.
+                    SessionCommand::Older { .. } => continue,
+                };
+                forwarding.send(&message);
+            }
+        })
+        .map_err(|error| format!("cannot start a thread for the session: {error}"))?;
         let label = provenance.label();
         self.provenance = Some(provenance);
         if let Ok(mut hosts) = shared.hosts.lock() {
@@ -621,20 +624,18 @@ impl Hosted {
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
         let open = Arc::clone(&self.permissions);
         let writer = Arc::clone(writer);
-        let waiter = std::thread::Builder::new()
-            .name("inbox-permission".to_owned())
-            .spawn(move || {
-                // A responder always answers (its drop denies: the window closed).
-                let decision = decision.recv().unwrap_or_else(|_| {
-                    <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped()
-                });
-                // Withdrawn meanwhile: the agent no longer waits for it.
-                let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
-                if still_open.unwrap_or(false) {
-                    writer.send(&InboxMessage::PermissionDecided { id, decision });
-                }
-            })
-            .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
+        let waiter = crate::transport::spawn_named("inbox-permission", move || {
+            // A responder always answers (its drop denies: the window closed).
+            let decision = decision.recv().unwrap_or_else(|_| {
+                <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped()
+            });
+            // Withdrawn meanwhile: the agent no longer waits for it.
+            let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
+            if still_open.unwrap_or(false) {
+                writer.send(&InboxMessage::PermissionDecided { id, decision });
+            }
+        })
+        .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
         shared.to_ui(Inbound::Permission(Box::new(ask)));
         Ok(waiter)
     }
@@ -756,7 +757,7 @@ fn take_ask(
     }
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
-    let waiter = std::thread::Builder::new().name("inbox-outcome".to_owned()).spawn(move || {
+    let waiter = crate::transport::spawn_named("inbox-outcome", move || {
         // A responder always answers (its drop says the window closed).
         let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
         if let (Ok(mut open), Some(mine)) = (shared.open.lock(), mine)
@@ -793,7 +794,7 @@ fn take_ask(
     match waiter {
         Ok(waiter) => Some(waiter),
         Err(error) => {
-            eprintln!("askpane inbox: cannot start a thread for a request: {error}");
+            log::error!(speaker = INBOX; "cannot start a thread for a request: {error}");
             None
         }
     }
@@ -922,6 +923,7 @@ impl InboxClient {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "a test starts its helper threads freely")]
 mod tests {
     use super::*;
 

@@ -293,6 +293,18 @@ pub fn memory() -> (UiSender, Receiver<Inbound>) {
     ui_channel(Waker::noop())
 }
 
+/// Starts a thread named `name` (in a panic's report, `top -H`, a debugger): the one place
+/// askpane starts a thread, as clippy's `disallowed_methods` bans `std::thread::spawn` and
+/// `Builder::spawn` elsewhere (clippy.toml).
+#[cfg(not(target_arch = "wasm32"))]
+#[allow(clippy::disallowed_methods, reason = "the named thread helper itself")]
+pub fn spawn_named<T: Send + 'static>(
+    name: impl Into<String>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new().name(name.into()).spawn(work)
+}
+
 /// The named IO threads of a run, joined when the run ends.
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug, Default)]
@@ -308,7 +320,7 @@ impl IoThreads {
         name: &str,
         work: impl FnOnce() -> std::io::Result<()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let handle = std::thread::Builder::new().name(name.to_owned()).spawn(work)?;
+        let handle = spawn_named(name, work)?;
         self.threads.push(handle);
         Ok(())
     }

@@ -42,9 +42,9 @@ impl Notifier {
     /// notification the user opened.
     pub fn start(open: impl Fn(RequestId) + Send + 'static) -> io::Result<Notifier> {
         let (snapshots, receiver) = async_channel::unbounded();
-        let thread = std::thread::Builder::new()
-            .name("notifier".to_owned())
-            .spawn(move || zbus::block_on(run(&receiver, &open)))?;
+        let thread = crate::transport::spawn_named("notifier", move || {
+            zbus::block_on(run(&receiver, &open))
+        })?;
         Ok(Notifier { snapshots, thread: Some(thread) })
     }
 
@@ -110,7 +110,7 @@ async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(Reques
                         Ok(connected) => bus = Some(connected),
                         Err(error) => {
                             if !std::mem::replace(&mut said_why, true) {
-                                eprintln!("askpane: no desktop notifications ({error})");
+                                log::warn!("no desktop notifications ({error})");
                             }
                             notices.dismissed();
                             continue;
@@ -119,7 +119,7 @@ async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(Reques
                 }
                 let Some(connected) = &mut bus else { continue };
                 if let Err(error) = connected.perform(command).await {
-                    eprintln!("askpane: a desktop notification failed ({error})");
+                    log::warn!("a desktop notification failed ({error})");
                     notices.dismissed();
                     bus = None;
                 }

@@ -31,9 +31,7 @@ impl Notifier {
     pub fn start(open: impl Fn(RequestId) + Send + 'static) -> io::Result<Notifier> {
         drop(open);
         let (snapshots, receiver) = crossbeam_channel::unbounded();
-        let thread = std::thread::Builder::new()
-            .name("notifier".to_owned())
-            .spawn(move || run(&receiver))?;
+        let thread = crate::transport::spawn_named("notifier", move || run(&receiver))?;
         Ok(Notifier { snapshots: Some(snapshots), thread: Some(thread) })
     }
 
@@ -77,7 +75,7 @@ fn run(snapshots: &Receiver<Snapshot>) {
                 if let Err(error) = show(&notification)
                     && !std::mem::replace(&mut said_why, true)
                 {
-                    eprintln!("askpane: no desktop notifications ({error})");
+                    log::warn!("no desktop notifications ({error})");
                 }
             }
             Some(NoticeCommand::Close) | None => {}

@@ -108,10 +108,10 @@ fn deliver(route: &Weak<UiSender>, signal: StopSignal) {
 fn caught(shared: &Shared, signal: StopSignal) {
     let Ok(route) = shared.route.lock() else { return };
     if shared.caught.set(signal).is_ok() {
-        eprintln!("askpane: stopped by {}; telling the agent", signal.name());
+        log::info!("stopped by {}; telling the agent", signal.name());
         deliver(&route, signal);
     } else {
-        eprintln!("askpane: {} while stopping; the replies are on their way", signal.name());
+        log::info!("{} while stopping; the replies are on their way", signal.name());
     }
 }
 
@@ -170,16 +170,14 @@ impl SignalWatch {
         let handle = signals.handle();
         let shared = Arc::new(Shared::default());
         let watched = Arc::clone(&shared);
-        let thread =
-            std::thread::Builder::new().name("signal-watch".to_owned()).spawn(move || {
-                for number in signals.forever() {
-                    let Some(signal) = ALL.into_iter().find(|signal| signal.number() == number)
-                    else {
-                        continue;
-                    };
-                    caught(&watched, signal);
-                }
-            })?;
+        let thread = crate::transport::spawn_named("signal-watch", move || {
+            for number in signals.forever() {
+                let Some(signal) = ALL.into_iter().find(|signal| signal.number() == number) else {
+                    continue;
+                };
+                caught(&watched, signal);
+            }
+        })?;
         Ok(SignalWatch { shared, handle, thread: Some(thread) })
     }
 
@@ -191,16 +189,15 @@ impl SignalWatch {
         let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
         let shared = Arc::new(Shared::default());
         let watched = Arc::clone(&shared);
-        let thread =
-            std::thread::Builder::new().name("signal-watch".to_owned()).spawn(move || {
-                loop {
-                    crossbeam_channel::select! {
-                        recv(events) -> event => if event.is_err() { return },
-                        recv(stopped) -> _ => return,
-                    }
-                    caught(&watched, StopSignal::Console);
+        let thread = crate::transport::spawn_named("signal-watch", move || {
+            loop {
+                crossbeam_channel::select! {
+                    recv(events) -> event => if event.is_err() { return },
+                    recv(stopped) -> _ => return,
                 }
-            })?;
+                caught(&watched, StopSignal::Console);
+            }
+        })?;
         Ok(SignalWatch { shared, stop: Some(stop), thread: Some(thread) })
     }
 

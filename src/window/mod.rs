@@ -105,7 +105,7 @@ fn run_window(
 ) -> Result<(), String> {
     // Read while the window is being made: X11 reports no theme, the desktop may have one.
     let desktop = (theme == ThemeChoice::Auto)
-        .then(|| std::thread::Builder::new().name("desktop-theme".into()).spawn(desktop_theme))
+        .then(|| askpane::transport::spawn_named("desktop-theme", desktop_theme))
         .and_then(Result::ok);
     let builder = egui::ViewportBuilder::default()
         .with_title("askpane")
@@ -115,7 +115,7 @@ fn run_window(
     let system_fonts = Arc::new(SystemFontsLater::default());
     let (stop_warming, warm_stopped) = crossbeam_channel::bounded::<()>(0);
     let warming = Arc::clone(&system_fonts);
-    let warm_up = std::thread::Builder::new().name("system-fonts".into()).spawn(move || {
+    let warm_up = askpane::transport::spawn_named("system-fonts", move || {
         if let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
             warm_stopped.recv_timeout(SYSTEM_FONTS_AFTER)
         {

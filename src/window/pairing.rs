@@ -23,6 +23,10 @@ pub(crate) fn show_pairing(
     };
     std::thread::scope(|scope| {
         let (closing_ctx, closing_ended) = (Arc::clone(&window_ctx), Arc::clone(&ended));
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "named, and scoped: it borrows the bridge, which transport::spawn_named's 'static threads cannot"
+        )]
         let closer = std::thread::Builder::new().name("pairing-close".into()).spawn_scoped(
             scope,
             move || {

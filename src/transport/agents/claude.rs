@@ -55,8 +55,6 @@ pub struct ClaudeOptions {
     pub allow_tools: Vec<String>,
     /// Copy every CLI line to askpane's stdout.
     pub print_stream: bool,
-    /// Log ignored message kinds to stderr.
-    pub debug: bool,
     /// How questions are answered besides the window (`--answers`, `--submit`, no display).
     pub autopilot: Autopilot,
 }
@@ -141,7 +139,6 @@ impl ClaudeSession {
             to_writer: started.to_writer,
             copy,
             allow_tools: options.allow_tools.clone(),
-            debug: options.debug,
             autopilot: options.autopilot.clone(),
             provenance: Provenance::new("claude", project_name()).with_project(project_name()),
             questions: HashMap::new(),
@@ -184,7 +181,6 @@ struct Reader {
     to_writer: Sender<ToAgent>,
     copy: Option<Sender<Vec<u8>>>,
     allow_tools: Vec<String>,
-    debug: bool,
     autopilot: Autopilot,
     provenance: Provenance,
     /// Open questions: request_id → tool_use_id, to turn a cancel into a withdraw.
@@ -273,9 +269,7 @@ impl Reader {
                 )));
             }
             CliMessage::Other { kind } => {
-                if self.debug {
-                    eprintln!("askpane: debug: ignored a `{kind}` line from Claude Code");
-                }
+                log::debug!("ignored a `{kind}` line from Claude Code");
             }
             CliMessage::Response { .. } => {}
             CliMessage::Init(info) => {

@@ -46,7 +46,8 @@ pub struct CodexOptions {
     pub cwd: PathBuf,
     /// The first user turn; without it the window asks for one.
     pub prompt: Option<String>,
-    /// Log what askpane ignores, and Codex's stderr, to stderr.
+    /// Echo Codex's stderr, and its warnings, to stderr (what askpane ignores is a debug line:
+    /// `--debug` also lets those through the binary's logger).
     pub debug: bool,
     /// How questions are answered besides the window (`--answers`, `--submit`, no display).
     pub autopilot: Autopilot,
@@ -274,17 +275,14 @@ impl Reader {
             ServerLine::Problem { text, error } => {
                 let what = if error { "Codex reported an error" } else { "Codex warns" };
                 if self.autopilot.headless || self.debug {
-                    eprintln!("askpane: {what}: {text}");
+                    let level = if error { log::Level::Error } else { log::Level::Warn };
+                    log::log!(level, "{what}: {text}");
                 }
                 if error {
                     self.to_ui.send(Inbound::Notice(format!("{what}: {text}")));
                 }
             }
-            ServerLine::Other { method } => {
-                if self.debug {
-                    eprintln!("askpane: debug: ignored `{method}` from Codex");
-                }
-            }
+            ServerLine::Other { method } => log::debug!("ignored `{method}` from Codex"),
         }
     }
 
@@ -298,7 +296,7 @@ impl Reader {
             };
             let text = format!("Codex refused askpane's {what}: {error}");
             if self.autopilot.headless {
-                eprintln!("askpane: {text}");
+                log::error!("{text}");
             }
             self.to_ui.send(Inbound::Notice(text));
             if matches!(id, Some(server::INITIALIZE_ID | server::THREAD_START_ID)) {
@@ -389,8 +387,8 @@ impl Reader {
     fn permission(&mut self, id: Value, request: PermissionRequest) {
         if self.autopilot.headless {
             let decision = PermissionDecision::Deny { message: NO_WINDOW.to_owned() };
-            eprintln!(
-                "askpane: declined Codex's {} (no window to ask in)",
+            log::warn!(
+                "declined Codex's {} (no window to ask in)",
                 crate::protocol::stream::tool_summary(&request.tool_name, &request.input)
             );
             let _ = self.to_writer.send(ToAgent::Line(server::approval_reply(&id, &decision)));
@@ -637,7 +635,7 @@ pub fn list_hooks(program: &PathBuf, cwd: &str, within: Duration) -> io::Result<
         return Err(io::Error::other("no pipes to codex app-server"));
     };
     let (sender, lines) = crossbeam_channel::unbounded::<Value>();
-    let reader = std::thread::Builder::new().name("codex-hooks-list".into()).spawn(move || {
+    let reader = crate::transport::spawn_named("codex-hooks-list", move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { return };
             if let Ok(value) = serde_json::from_str::<Value>(&line)

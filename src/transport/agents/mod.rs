@@ -54,7 +54,7 @@ impl Autopilot {
         };
         let notice = |text: String| {
             if self.headless {
-                eprintln!("askpane: {text}");
+                log::warn!("{text}");
             }
             to_ui.send(Inbound::Notice(text));
         };
@@ -178,8 +178,8 @@ impl StderrTail {
     fn keep(&self, stderr: impl Read, echo: Option<&str>) -> io::Result<()> {
         for line in BufReader::new(stderr).lines() {
             let line = line?;
-            if let Some(prefix) = echo {
-                eprintln!("{prefix}: {line}");
+            if let Some(agent) = echo {
+                log::info!(speaker = agent; "{line}");
             }
             if let Ok(mut tail) = self.0.lock() {
                 if tail.len() == STDERR_TAIL {

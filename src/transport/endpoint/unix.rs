@@ -66,8 +66,8 @@ fn own_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
         // Narrowed first: from here on nobody else can add to it.
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
         let removed = remove_others_entries(dir, uid);
-        eprintln!(
-            "askpane: {} was open to other users (mode {was:04o}): narrowed to 0700{removed}",
+        log::warn!(
+            "{} was open to other users (mode {was:04o}): narrowed to 0700{removed}",
             dir.display()
         );
     }

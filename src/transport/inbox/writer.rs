@@ -201,6 +201,7 @@ pub(super) fn line_bytes(message: &impl serde::Serialize) -> io::Result<Vec<u8>>
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "a test starts its helper threads freely")]
 mod tests {
     use std::io::BufRead;
     use std::time::{Duration, Instant};

@@ -254,7 +254,7 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
             Err(error) => {
                 if backoff.is_zero() {
-                    eprintln!("askpane: the browser bridge could not accept a connection: {error}");
+                    log::error!("the browser bridge could not accept a connection: {error}");
                 }
                 backoff = next_backoff(backoff);
                 continue;
@@ -280,9 +280,9 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
             }
         }
         let connection_site = Arc::clone(site);
-        let spawned = std::thread::Builder::new()
-            .name(format!("web-conn-{id}"))
-            .spawn(move || serve_connection(stream, id, &connection_site));
+        let spawned = crate::transport::spawn_named(format!("web-conn-{id}"), move || {
+            serve_connection(stream, id, &connection_site)
+        });
         match spawned {
             Ok(handle) => {
                 connections.push(handle);
@@ -292,7 +292,7 @@ pub(super) fn accept(listener: &TcpListener, site: &Arc<Site>, wakeup: &Wakeup) 
                 // The connection (moved into the closure) is closed as it is dropped.
                 site.registry.remove(id);
                 if backoff.is_zero() {
-                    eprintln!("askpane: the browser bridge could not start a thread: {error}");
+                    log::error!("the browser bridge could not start a thread: {error}");
                 }
                 backoff = next_backoff(backoff);
             }

@@ -333,7 +333,7 @@ impl Hub {
         }
         let unseen = self.pages.values().filter(|page| !page.seen).count();
         if unseen > 0 && !std::mem::replace(&mut self.unseen_told, true) {
-            eprintln!("askpane: {}", waiting_for_a_page(unseen));
+            log::warn!("{}", waiting_for_a_page(unseen));
         }
     }
 
@@ -361,7 +361,7 @@ impl Hub {
                     self.told(settled, None);
                 }
             }
-            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            Inbound::Notice(notice) => log::warn!("{notice}"),
             Inbound::Permission(permission) => self.ask_permission(*permission),
             Inbound::WithdrawPermission { request_id } => {
                 if self.approvals.withdraw(&request_id).is_some() {
@@ -579,7 +579,7 @@ impl Hub {
         if self.find(&tool_use_id).is_none()
             && let Err(reason) = fits_the_page(&core.ask, &tool_use_id)
         {
-            eprintln!("askpane: the questions cannot be shown in the browser: {reason}");
+            log::warn!("the questions cannot be shown in the browser: {reason}");
             return answer_at_once(&core, Outcome::Refused { reason }, reply, self.journal());
         }
         let timeout_secs = policy.timeout_secs;
@@ -600,7 +600,7 @@ impl Hub {
         let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
         self.broadcast(&message);
         if self.clients.is_empty() && self.pages_seen {
-            eprintln!("askpane: {}", waiting_for_a_page(1));
+            log::warn!("{}", waiting_for_a_page(1));
         }
         // The page times the question out itself (sending what was touched); the book's
         // countdown, a grace later, is the backstop for no page at all.

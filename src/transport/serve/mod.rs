@@ -349,8 +349,8 @@ fn served_addresses(bound: SocketAddr) -> Vec<SocketAddr> {
                 }
             }
         }
-        Err(error) => eprintln!(
-            "askpane: could not list this machine's network addresses ({error}); only loopback \
+        Err(error) => log::warn!(
+            "could not list this machine's network addresses ({error}); only loopback \
              links work"
         ),
     }
