@@ -96,6 +96,8 @@ pub(crate) mod hash;
 pub(crate) mod math;
 pub(crate) mod raster;
 pub(crate) mod render;
+#[cfg(test)]
+mod simd_tests;
 #[cfg(feature = "raster_stats")]
 pub mod stats;
 
