@@ -5,6 +5,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(not(target_arch = "wasm32"))]
 mod paint;
 #[cfg(not(target_arch = "wasm32"))]
 mod window;

@@ -1,11 +1,6 @@
 //! A frame drawn by the CPU rasterizer, and which of its rows differ from the frame last shown:
-//! shared by the native window without a GPU (`window::cpu`, X11), which sends the X server
-//! only the rows a key press changed, and the web page's 2D canvas (`web::painting`), which is
-//! sent whole (in wasm, comparing rows costs more than copying them).
-#![cfg_attr(
-    target_arch = "wasm32",
-    expect(dead_code, reason = "the page is sent whole: the row comparison is the X11 window's")
-)]
+//! the native window without a GPU (`window::cpu`, X11) sends the X server only the rows a key
+//! press changed.
 
 use std::ops::Range;
 

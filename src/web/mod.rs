@@ -35,7 +35,6 @@ use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 mod host;
-mod painting;
 
 /// The canvas egui draws on, and the message shown until the first frame (index.html).
 const CANVAS_ID: &str = "askpane_canvas";
@@ -63,9 +62,6 @@ pub struct Fragment {
     pub fixture: Option<String>,
     /// The bridge's per-run token: askpane served this page and waits on its WebSocket.
     pub token: Option<String>,
-    /// `cpu` or `gpu`: who paints the page, instead of the browser's WebGL deciding
-    /// ([`painting::chosen_drawing`]).
-    pub drawing: Option<String>,
 }
 
 impl Fragment {
@@ -78,7 +74,6 @@ impl Fragment {
             match key {
                 "fixture" if !value.is_empty() => fragment.fixture = Some(value),
                 "token" if !value.is_empty() => fragment.token = Some(value),
-                "drawing" => fragment.drawing = Some(value),
                 _ => {}
             }
         }
@@ -326,10 +321,7 @@ async fn run(fragment: Fragment) -> Result<(), JsValue> {
         }
         Ok(Box::new(app))
     });
-    let drawing = painting::chosen_drawing(fragment.drawing.as_deref());
-    publish::drawing(drawing);
-    let options = eframe::WebOptions { painter: painting::painter(drawing), ..Default::default() };
-    runner.start(canvas, options, creator).await
+    runner.start(canvas, eframe::WebOptions::default(), creator).await
 }
 
 /// The per-frame work: the feed, and the first-frame marker for tests.
@@ -523,15 +515,6 @@ mod publish {
         set(FONTS, &Array::new());
         set(DELIVERIES, &Array::new());
         set("askpaneReady", &JsValue::FALSE);
-    }
-
-    /// Who paints the page: `window.askpaneDrawing` is `"cpu"` or `"gpu"`.
-    pub fn drawing(drawing: crate::paint::Drawing) {
-        let name = match drawing {
-            crate::paint::Drawing::Cpu => "cpu",
-            crate::paint::Drawing::Gpu => "gpu",
-        };
-        set("askpaneDrawing", &JsValue::from_str(name));
     }
 
     /// The page was opened without its token where askpane served it: `window.askpaneNeedsLink`

@@ -2,9 +2,9 @@
 //
 // Serves dist/web and a baseline page from the same server, then loads each cold (no cache),
 // alternately, LOADS times: askpane's time from navigation start to its first painted frame
-// (`window.askpaneFirstFrameMs`) as the browser chooses who draws it, the same with WebGL forced
-// (`drawing=gpu`), and the baseline's — a page that fetches a small script and paints one frame
-// on a canvas — measured the same way in the same run, so a busy machine slows all three.
+// (`window.askpaneFirstFrameMs`; eframe's WebGL draws it), and the baseline's — a page that
+// fetches a small script and paints one frame on a canvas — measured the same way in the same
+// run, so a busy machine slows both.
 // Prints the medians and the ratios. Not a test: it fails only if a page fails.
 
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -37,15 +37,11 @@ async function firstFrame(context, url) {
   page.on("pageerror", (error) => problems.push(error.message));
   await page.goto(url);
   await page.waitForFunction(() => window.askpaneReady === true, null, { timeout: 30_000 });
-  const [ms, drawing] = await page.evaluate(() => [window.askpaneFirstFrameMs, window.askpaneDrawing]);
+  const ms = await page.evaluate(() => window.askpaneFirstFrameMs);
   await page.close();
   check(problems.length === 0, `${url}: ${problems.join("; ")}`);
-  drawnBy.set(url, drawing);
   return ms;
 }
-
-/** Who drew each URL's page (`window.askpaneDrawing`). */
-const drawnBy = new Map();
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -59,22 +55,20 @@ async function main() {
     // One warm-up of each (Chromium's own start), not counted.
     const urls = {
       app: `${base}/#fixture=database`,
-      webgl: `${base}/#fixture=database&drawing=gpu`,
       baseline: `${base}/__baseline.html`,
     };
     for (const url of Object.values(urls)) await firstFrame(context, url);
-    const times = { app: [], webgl: [], baseline: [] };
+    const times = { app: [], baseline: [] };
     for (let i = 0; i < loads; i += 1) {
       for (const [name, url] of Object.entries(urls)) times[name].push(await firstFrame(context, url));
     }
-    const [a, g, b] = [median(times.app), median(times.webgl), median(times.baseline)];
+    const [a, b] = [median(times.app), median(times.baseline)];
     const row = (label, m, all) =>
       console.log(`  ${label.padEnd(30)} ${m.toFixed(0).padStart(5)} ms   (${all.map((t) => t.toFixed(0)).join(" ")})`);
     console.log(`first frame, median of ${loads} cold loads (navigation start → frame painted):`);
-    row(`askpane web app (${drawnBy.get(urls.app)} drawing)`, a, times.app);
-    row("askpane web app, WebGL forced", g, times.webgl);
+    row("askpane web app (WebGL)", a, times.app);
     row("baseline page", b, times.baseline);
-    console.log(`  ratios: app ${(a / b).toFixed(2)}× and WebGL ${(g / b).toFixed(2)}× the baseline; app ${(a / g).toFixed(2)}× WebGL`);
+    console.log(`  ratio: app ${(a / b).toFixed(2)}× the baseline`);
     console.log(`  target: askpane ≤ 300 ms`);
   } finally {
     await context.close();

@@ -96,6 +96,8 @@ pub(crate) mod hash;
 pub(crate) mod math;
 pub(crate) mod raster;
 pub(crate) mod render;
+#[cfg(test)]
+mod simd_tests;
 #[cfg(feature = "raster_stats")]
 pub mod stats;
 
@@ -661,8 +663,10 @@ impl EguiSoftwareRender {
                     } else {
                         let min_x = cropped_min.x as usize;
                         let min_y = cropped_min.y as usize;
-                        let width = (cropped_max.x.ceil() as usize) - min_x;
-                        let height = (cropped_max.y.ceil() as usize) - min_y;
+                        // askpane: saturating, so a mesh wholly outside its clip rectangle (or
+                        // an empty one) is an empty region, not an overflow panic in a debug build.
+                        let width = (cropped_max.x.ceil() as usize).saturating_sub(min_x);
+                        let height = (cropped_max.y.ceil() as usize).saturating_sub(min_y);
 
                         if width > 8192 || height > 8192 {
                             // TODO it occasionally tries to make giant buffers in the first couple frames initially for some reason.
