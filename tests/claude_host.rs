@@ -57,7 +57,7 @@ const MYSQL: &str = "MySQL を Docker で動かしたい";
 const REPLY: &str = "Let's talk about this in chat first.";
 
 /// The `--answers` that make the captured answer of `session.answer-with-notes`.
-fn notes_answers() -> Value {
+pub(crate) fn notes_answers() -> Value {
     json!({"Layout": {"choose": "Sidebar", "notes": NOTE}, "Features": ["Dark mode", "Export"],
         "データベース": {"other": MYSQL}})
 }
@@ -66,7 +66,7 @@ fn notes_answers() -> Value {
 // Transcripts and the fake's report
 
 /// `tests/fixtures/session.<name>.2.1.330.replay.jsonl`.
-fn replay(name: &str) -> PathBuf {
+pub(crate) fn replay(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(format!("session.{name}.2.1.330.replay.jsonl"))
@@ -199,7 +199,7 @@ impl Report {
     }
 
     /// The host's reply to the question, as it came (the line's text).
-    fn host_reply_text(&self) -> &str {
+    pub(crate) fn host_reply_text(&self) -> &str {
         self.comparisons()
             .iter()
             .find(|comparison| comparison["expected"]["type"] == "control_response")

@@ -10,11 +10,13 @@
 //! [`Settled`]: the outcome, every reply handle waiting on it, and how it ended.
 //!
 //! Beside it: [`session`], the agent session a host shows (its transcript, prompt and tool
-//! permissions), and [`journal`], what the book reports for something else to keep (the store).
+//! permissions), [`journal`], what the book reports for something else to keep (the store), and
+//! [`policy`], the one rule that turns a client's answering flags into a request's [`Policy`].
 //! Both are pure too, so the window, the browser bridge and the store all drive the same state
 //! (`scripts/check-layers` keeps it so).
 
 pub mod journal;
+pub mod policy;
 pub mod request;
 pub mod session;
 #[cfg(test)]

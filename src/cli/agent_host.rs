@@ -10,7 +10,7 @@ use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
-use askpane::protocol::inbox::Preset;
+use askpane::protocol::inbox::{Policy as Flags, Preset};
 use askpane::store::DraftSink;
 use askpane::transport::agents::claude::Autopilot;
 use askpane::transport::pipe;
@@ -48,20 +48,26 @@ impl SessionArgs {
         showing(&self.shown, &self.store, &self.answering, no_inbox, self.prompt.is_some())
     }
 
-    /// How questions are answered besides the window: the answering flags, `--answers` read.
+    /// How questions are answered besides the window: the answering flags, `--answers` read
+    /// (a file that cannot be read stops the run here, before the agent starts).
     pub(super) fn autopilot(&self, headless: bool) -> anyhow::Result<Autopilot> {
         let answering = &self.answering;
-        let preset = match &answering.answers {
-            Some(path) => Some(pipe::read_json(path).context("--answers")?),
+        let answers = match &answering.answers {
+            Some(path) => Some(Preset {
+                file: path.display().to_string(),
+                json: Some(pipe::read_json(path).context("--answers")?),
+                unreadable: None,
+            }),
             None => None,
         };
-        Ok(Autopilot {
-            decline: answering.decline.clone(),
-            preset,
+        let flags = Flags {
+            answers,
             submit: answering.submit,
-            headless,
-            timeout: answering.timeout,
-        })
+            decline: answering.decline.clone(),
+            timeout_secs: answering.timeout.map(|timeout| timeout.as_secs()),
+            ..Flags::default()
+        };
+        Ok(Autopilot { flags, headless })
     }
 
     /// What the inbox relay needs of these flags, with the agent's own parts.

@@ -13,11 +13,10 @@ use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
-use serde_json::Value;
-
-use crate::book::Policy;
+use crate::book::{Policy, policy};
 use crate::protocol::Ask;
+use crate::protocol::inbox::Policy as Flags;
+use crossbeam_channel::{Receiver, Sender};
 
 use super::{Inbound, IoThreads, SessionCommand, SessionEvent, UiSender};
 use crate::transport::group::{GroupChild, GroupReader, Pipes};
@@ -28,50 +27,36 @@ pub const GRACE: Duration = Duration::from_secs(3);
 /// Lines of the agent's stderr kept for the "agent ended" message.
 const STDERR_TAIL: usize = 12;
 
-/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
-/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
-/// "no human available" and denies permissions that are not pre-allowed.
+/// Answering without (or before) a person, as in `askpane ask`: the session's answering flags
+/// (`--decline`, `--answers` with `--submit`, `--timeout`), stated for each question by the one
+/// rule ([`policy::from_flags`]); `headless` (no window, browser or inbox) answers the rest "no
+/// human available" and denies permissions that are not pre-allowed.
 #[derive(Clone, Debug, Default)]
 pub struct Autopilot {
-    /// Decline every question with this message (`--decline`).
-    pub decline: Option<String>,
-    pub preset: Option<Value>,
-    pub submit: bool,
+    /// The flags as `ask` and `hook` hand them to the inbox, `--answers` read once at the start.
+    /// `--non-interactive` is not among them: it makes the host `headless`, and the agent reads
+    /// the host's own words for why nobody answers.
+    pub flags: Flags,
     pub headless: bool,
-    pub timeout: Option<Duration>,
 }
 
 impl Autopilot {
-    /// How one question may be answered besides the window: the flags, with `--answers` fitted
-    /// to it; without a window, `no_window` is why nobody answers. A preset that does not fit is
-    /// dropped (with a notice on `to_ui`), so the user answers.
+    /// How one question may be answered besides the window; without a window, `no_window` is
+    /// why nobody answers. `--answers` that do not fit the question answer it "unavailable",
+    /// naming the problem, as for `ask` (and the user hears of it on `to_ui`).
     pub fn policy(&self, ask: &Ask, no_window: &str, to_ui: &UiSender) -> Policy {
-        let mut policy = Policy {
-            decline: self.decline.clone(),
-            timeout_secs: self.timeout.map(|timeout| timeout.as_secs()),
-            unavailable: self.headless.then(|| no_window.to_owned()),
-            ..Policy::default()
-        };
-        let notice = |text: String| {
+        let ruling = policy::from_flags(ask, &self.flags, self.headless.then_some(no_window));
+        if let Some(problem) = ruling.misfit {
+            let text = format!(
+                "{problem}; the agent was told no answer is available for “{}”",
+                ask.title()
+            );
             if self.headless {
                 eprintln!("askpane: {text}");
             }
             to_ui.send(Inbound::Notice(text));
-        };
-        if let Some(preset) = &self.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.submit, fits) {
-                        (true, Err(error)) => notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => notice(format!("--answers does not fit “{}”: {error}", ask.title())),
-            }
         }
-        policy
+        ruling.policy
     }
 }
 
