@@ -3,7 +3,9 @@
 //! Codex CLI with its fake model), each alone (no display, no inbox), in a window of its own
 //! (`--no-inbox` on an Xvfb) where it has one, and under a running inbox. An `--answers` file
 //! that does not fit the questions is never dropped: whoever would show the question, the agent
-//! hears at once that no answer is available, naming the file (and `ask` exits 2).
+//! hears at once that no answer is available, naming the file (and `ask` exits 2). And what the
+//! flags decide without a person (`--answers f --submit`) is in history, as every outcome is,
+//! whether `claude` or `codex` runs alone, in a window of its own or under the inbox.
 //!
 //! Every process runs in directories of its own (runtime, state), so no test sees another's
 //! inbox or store; every wait is bounded.
@@ -205,4 +207,153 @@ fn codex_under_the_inbox_answers_unavailable_to_answers_that_do_not_fit() {
     let (read, (code, _, stderr)) = codex_reply(command, &model);
     assert!(names_the_misfit(&codex_first_answer(&read), &wrong), "{read}\n{stderr}");
     assert_eq!(code, Some(4), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the flags decide is in history (issue 25): `--answers f --submit`, never shown
+
+/// `askpane history --json` from `command` (the same store), once it lists something (the
+/// process that records may still be writing): its entries, newest first.
+fn history(mut command: impl FnMut() -> Command) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + crate::support::WAIT;
+    loop {
+        let finished = run_bounded(&mut command(), None);
+        assert!(finished.status.success(), "history --json: {}", finished.stderr);
+        let entries: Vec<Value> = finished
+            .stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        if !entries.is_empty() || std::time::Instant::now() > deadline {
+            return entries;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The one entry `entries` holds: answered, from `source`, with the reply the agent got.
+fn assert_answered_entry(entries: &[Value], source: &str, reply: Option<&str>, context: &str) {
+    let [entry] = entries else { panic!("one entry in history: {entries:?}\n{context}") };
+    assert_eq!(entry["ended"], "answered", "{entry}\n{context}");
+    assert_eq!(entry["source"], source, "{entry}\n{context}");
+    if let Some(reply) = reply {
+        let recorded: Value =
+            serde_json::from_str(entry["reply"].as_str().unwrap_or_default()).expect("JSON");
+        let sent: Value = serde_json::from_str(reply).expect("JSON");
+        assert_eq!(recorded, sent, "history keeps the reply the agent read\n{context}");
+    }
+}
+
+/// `--answers` that answer `session.answer-with-notes` as its captured host did.
+fn notes_answers_file(dir: &Path) -> String {
+    let path = dir.join("answers.json");
+    std::fs::write(&path, crate::claude_host::notes_answers().to_string()).expect("write");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+#[test]
+fn claude_alone_records_answers_it_submits_in_history() {
+    let dir = scratch_dir("policy-claude-history-alone");
+    let answers = notes_answers_file(&dir);
+    let report = dir.join("report.json");
+    let mut command = alone(&dir, &claude_args(&["--answers", &answers, "--submit"]));
+    command
+        .env("FAKE_CLAUDE_TRANSCRIPT", crate::claude_host::replay("answer-with-notes"))
+        .env("FAKE_CLAUDE_REPORT", &report);
+    let finished = run_bounded(&mut command, None);
+    let report = Report::read(&report);
+    let entries = history(|| alone(&dir, &["history", "--json"]));
+    assert_answered_entry(&entries, "claude", Some(report.host_reply_text()), &finished.stderr);
+}
+
+#[test]
+fn claude_in_a_window_of_its_own_records_answers_it_submits_in_history() {
+    let world = World::new("policy-claude-history-window");
+    let answers = notes_answers_file(&world.root);
+    let args = claude_args(&["--no-inbox", "--answers", &answers, "--submit"]);
+    let report = world.root.join("report.json");
+    let mut command = world.askpane(&args);
+    command
+        .env("FAKE_CLAUDE_TRANSCRIPT", crate::claude_host::replay("answer-with-notes"))
+        .env("FAKE_CLAUDE_REPORT", &report);
+    let claude = Client::spawn(command, "");
+    let reply = report_after(&report, 4).host_reply_text().to_owned();
+    send_signal(claude.pid(), "TERM");
+    let (_, _, stderr) = claude.finish();
+    let entries = history(|| world.askpane(&["history", "--json"]));
+    assert_answered_entry(&entries, "claude", Some(&reply), &stderr);
+}
+
+#[test]
+fn claude_under_the_inbox_records_answers_it_submits_in_history() {
+    let world = World::with_inbox("policy-claude-history-inbox");
+    let answers = notes_answers_file(&world.root);
+    let report = world.root.join("report.json");
+    let mut command = world.askpane(&claude_args(&["--answers", &answers, "--submit"]));
+    command
+        .env_remove("DISPLAY")
+        .env("FAKE_CLAUDE_TRANSCRIPT", crate::claude_host::replay("answer-with-notes"))
+        .env("FAKE_CLAUDE_REPORT", &report);
+    let claude = Client::spawn(command, "");
+    let reply = report_after(&report, 4).host_reply_text().to_owned();
+    let entries = history(|| world.askpane(&["history", "--json"]));
+    send_signal(claude.pid(), "TERM");
+    let (_, _, stderr) = claude.finish();
+    assert_answered_entry(&entries, "claude", Some(&reply), &stderr);
+}
+
+/// `--answers` that answer both of Codex's questions.
+fn codex_answers_file(model: &FakeModel) -> String {
+    let path = model.root.join("answers.json");
+    let answers =
+        json!({"Which database should the service use?": "SQLite", "Name": "codex-probe"});
+    std::fs::write(&path, answers.to_string()).expect("write the answers");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+#[test]
+fn codex_alone_records_answers_it_submits_in_history() {
+    let model = FakeModel::start("policy-codex-history-alone", &[], "");
+    let answers = codex_answers_file(&model);
+    let prompt = crate::codex::PROMPT;
+    let args = ["codex", "-p", prompt, "--answers", &answers, "--submit"];
+    let mut command = host_command(&model, &args);
+    command.env("XDG_RUNTIME_DIR", scratch_dir("policy-codex-history-run"));
+    let finished = run_bounded(&mut command, None);
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    let state = model.root.join("state");
+    let entries = history(|| {
+        let mut command = support::askpane(&["history", "--json"]);
+        command.env("ASKPANE_STATE_DIR", &state);
+        command
+    });
+    assert_answered_entry(&entries, "codex", None, &finished.stderr);
+}
+
+#[test]
+fn codex_in_a_window_of_its_own_records_answers_it_submits_in_history() {
+    let world = World::new("policy-codex-history-window");
+    let model = FakeModel::start("policy-codex-history-window-model", &[], "");
+    let answers = codex_answers_file(&model);
+    let args = ["--no-inbox", "--answers", &answers, "--submit"];
+    let (read, (_, _, stderr)) = codex_reply(codex_in_world(&world, &model, &args), &model);
+    assert_eq!(codex_first_answer(&read), "SQLite", "{read}");
+    let entries = history(|| world.askpane(&["history", "--json"]));
+    assert_answered_entry(&entries, "codex", None, &stderr);
+}
+
+#[test]
+fn codex_under_the_inbox_records_answers_it_submits_in_history() {
+    let world = World::with_inbox("policy-codex-history-inbox");
+    let model = FakeModel::start("policy-codex-history-inbox-model", &[], "");
+    let answers = codex_answers_file(&model);
+    let mut command = codex_in_world(&world, &model, &["--answers", &answers, "--submit"]);
+    command.env_remove("DISPLAY");
+    let codex = Client::spawn(command, "");
+    let read = model_read_json(&model);
+    assert_eq!(codex_first_answer(&read), "SQLite", "{read}");
+    let entries = history(|| world.askpane(&["history", "--json"]));
+    send_signal(codex.pid(), "TERM");
+    let (_, _, stderr) = codex.finish();
+    assert_answered_entry(&entries, "codex", None, &stderr);
 }

@@ -3,20 +3,20 @@
 //! reaching the inbox, and `--answers` as the inbox takes it. Each mode keeps only what differs
 //! (how the agent starts and how it is relayed).
 
-use std::path::Path;
-
 use anyhow::Context as _;
 use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
+use askpane::book::journal::Journal;
+use askpane::protocol::Outcome;
 use askpane::protocol::inbox::{Policy as Flags, Preset};
 use askpane::store::DraftSink;
 use askpane::transport::agents::claude::Autopilot;
 use askpane::transport::pipe;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
-use askpane::transport::{Inbound, IoThreads, SessionCommand};
+use askpane::transport::{Inbound, IoThreads, Request, SessionCommand};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::show::{missing_display, start_bridge_carrying, tell_unavailable};
@@ -70,10 +70,12 @@ impl SessionArgs {
         Ok(Autopilot { flags, headless })
     }
 
-    /// What the inbox relay needs of these flags, with the agent's own parts.
+    /// What the inbox relay needs of these flags (`flags`: the autopilot's, `--answers` read),
+    /// with the agent's own parts.
     #[cfg(any(unix, windows))]
     pub(super) fn relay(
         &self,
+        flags: Flags,
         project: Option<String>,
         agent: super::hosted::Agent,
         commands: Sender<SessionCommand>,
@@ -81,7 +83,7 @@ impl SessionArgs {
         super::hosted::Relay {
             shown: self.shown.clone(),
             store: self.store.clone(),
-            answers: preset(self.answering.answers.as_deref()),
+            flags,
             prompt: self.prompt.clone(),
             project,
             agent,
@@ -194,15 +196,39 @@ pub(super) fn in_window(
     }
 }
 
-/// `--answers` as the inbox takes it: the file's JSON, or why it could not be read.
-pub(super) fn preset(answers: Option<&Path>) -> Option<Preset> {
-    answers.map(|path| {
-        let file = path.display().to_string();
-        match pipe::read_json(path) {
-            Ok(json) => Preset { file, json: Some(json), unreadable: None },
-            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
+/// Where a host without a window records what its flags decided (issue 11: every outcome is in
+/// history, also those no one saw): the store, opened when the first question is decided.
+pub(super) struct HeadlessHistory<'a> {
+    store: &'a StoreArgs,
+    /// `None` until the first record; then the journal, or `None` when the store cannot open.
+    sink: Option<Option<DraftSink>>,
+}
+
+impl<'a> HeadlessHistory<'a> {
+    pub(super) fn new(store: &'a StoreArgs) -> Self {
+        HeadlessHistory { store, sink: None }
+    }
+
+    /// Decides `request` by its policy (without a window, nobody else answers: `nobody` says
+    /// why), records it, and sends the outcome to the agent.
+    pub(super) fn decide(&mut self, request: Request, nobody: &str) {
+        let Request { core, policy, reply } = request;
+        let outcome = policy
+            .decide(&core.ask)
+            .unwrap_or_else(|| Outcome::Unavailable { reason: nobody.to_owned() });
+        let store = self.store;
+        let sink = self.sink.get_or_insert_with(|| {
+            store.open_or_warn().and_then(|store| {
+                DraftSink::start(store)
+                    .map_err(|error| eprintln!("askpane: warning: no history this time ({error})"))
+                    .ok()
+            })
+        });
+        if let Some(sink) = sink {
+            Journal::settled(sink, &core, &outcome);
         }
-    })
+        reply.send(outcome);
+    }
 }
 
 /// A connection to the inbox (issue 10), where the platform has one.

@@ -7,13 +7,13 @@ use anyhow::Context as _;
 use clap::Args;
 use crossbeam_channel::Receiver;
 
-use askpane::protocol::Outcome;
+use askpane::protocol::inbox::Policy as Flags;
 use askpane::protocol::stream::CliMessage;
 use askpane::transport::agents::claude::{self, ClaudeOptions, ClaudeSession};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
-use super::agent_host::{self, SessionArgs};
+use super::agent_host::{self, HeadlessHistory, SessionArgs};
 use super::exit;
 use super::show::watch_signals;
 use crate::window::WindowSlot;
@@ -59,7 +59,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
     let mut threads = IoThreads::default();
     let session = ClaudeSession::start(&options, to_ui, &mut threads)?;
     if headless {
-        host_without_window(&from_session);
+        host_without_window(&from_session, &mut HeadlessHistory::new(&shared.store));
     } else if in_browser {
         agent_host::in_browser(
             &shared.shown,
@@ -69,7 +69,8 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
             &mut threads,
         )?;
     } else if let Some(connection) = inbox {
-        through_the_inbox(connection, &args, &session, &from_session);
+        let flags = options.autopilot.flags.clone();
+        through_the_inbox(connection, &args, flags, &session, &from_session);
     } else {
         let (commands, prompt) = (session.commands(), shared.prompt.clone());
         let (shown, store) = (&shared.shown, &shared.store);
@@ -91,6 +92,7 @@ pub(super) fn run(args: ClaudeArgs) -> anyhow::Result<u8> {
 fn through_the_inbox(
     inbox: agent_host::InboxConnection,
     _args: &ClaudeArgs,
+    _flags: Flags,
     _session: &ClaudeSession,
     _from_session: &Receiver<Inbound>,
 ) {
@@ -103,22 +105,23 @@ fn through_the_inbox(
 fn through_the_inbox(
     inbox: agent_host::InboxConnection,
     args: &ClaudeArgs,
+    autopilot_flags: Flags,
     session: &ClaudeSession,
     from_session: &Receiver<Inbound>,
 ) {
     let agent = super::hosted::Agent::Claude(session.lines());
-    let relay = args.session.relay(claude::project_name(), agent, session.commands());
+    let relay =
+        args.session.relay(autopilot_flags, claude::project_name(), agent, session.commands());
     super::hosted::relay(relay, inbox, from_session);
 }
 
 /// The host without a window: notices go to stderr, and whatever reaches the window is answered
 /// "no human available", until the turn ends (or Claude Code does).
-fn host_without_window(inbox: &Receiver<Inbound>) {
+fn host_without_window(inbox: &Receiver<Inbound>, history: &mut HeadlessHistory<'_>) {
     for message in inbox {
         match message {
             Inbound::Ask(request) => {
-                let reason = "askpane runs Claude Code without a window".to_owned();
-                request.reply.send(Outcome::Unavailable { reason });
+                history.decide(*request, "askpane runs Claude Code without a window");
             }
             Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
             Inbound::Session(event) => match *event {

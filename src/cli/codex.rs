@@ -10,13 +10,14 @@ use clap::Args;
 use crossbeam_channel::Receiver;
 
 use askpane::protocol::exit;
+use askpane::protocol::inbox::Policy as Flags;
+use askpane::protocol::stream;
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
-use askpane::protocol::{Outcome, stream};
 use askpane::transport::agents::codex::{self, CodexOptions, CodexSession};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, IoThreads, SessionEvent, ui_channel};
 
-use super::agent_host::{self, SessionArgs};
+use super::agent_host::{self, HeadlessHistory, SessionArgs};
 use super::show::watch_signals;
 use crate::window::WindowSlot;
 
@@ -57,7 +58,7 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
     let session = CodexSession::start(&options, to_ui, &mut threads)?;
     let mut code = exit::OK;
     if headless {
-        code = host_without_window(&from_session);
+        code = host_without_window(&from_session, &mut HeadlessHistory::new(&shared.store));
     } else if in_browser {
         agent_host::in_browser(
             &shared.shown,
@@ -67,7 +68,8 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
             &mut threads,
         )?;
     } else if let Some(connection) = inbox {
-        through_the_inbox(connection, &args, &session, &from_session);
+        let flags = options.autopilot.flags.clone();
+        through_the_inbox(connection, &args, flags, &session, &from_session);
     } else {
         let (commands, prompt) = (session.commands(), shared.prompt.clone());
         let (shown, store) = (&shared.shown, &shared.store);
@@ -92,6 +94,7 @@ pub(super) fn run(args: CodexArgs) -> anyhow::Result<u8> {
 fn through_the_inbox(
     inbox: agent_host::InboxConnection,
     _args: &CodexArgs,
+    _flags: Flags,
     _session: &CodexSession,
     _from_session: &Receiver<Inbound>,
 ) {
@@ -104,24 +107,24 @@ fn through_the_inbox(
 fn through_the_inbox(
     inbox: agent_host::InboxConnection,
     args: &CodexArgs,
+    autopilot_flags: Flags,
     session: &CodexSession,
     from_session: &Receiver<Inbound>,
 ) {
     let project = askpane::transport::agents::claude::project_name();
     let agent = super::hosted::Agent::Codex(session.lines());
-    let relay = args.session.relay(project, agent, session.commands());
+    let relay = args.session.relay(autopilot_flags, project, agent, session.commands());
     super::hosted::relay(relay, inbox, from_session);
 }
 
 /// The host without a window: questions are answered by their policy (`--answers`,
 /// `--decline`, else "no human available"), approvals declined, notices go to stderr, until the
 /// prompt's turn ends (or Codex does). Returns the exit code.
-fn host_without_window(inbox: &Receiver<Inbound>) -> u8 {
+fn host_without_window(inbox: &Receiver<Inbound>, history: &mut HeadlessHistory<'_>) -> u8 {
     for message in inbox {
         match message {
             Inbound::Ask(request) => {
-                let reason = "askpane runs Codex without a window".to_owned();
-                request.reply.send(Outcome::Unavailable { reason });
+                history.decide(*request, "askpane runs Codex without a window");
             }
             Inbound::Permission(permission) => {
                 eprintln!(

@@ -17,8 +17,7 @@ use serde_json::Value;
 
 use askpane::protocol::codex_server;
 use askpane::protocol::inbox::{
-    AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, Preset,
-    SessionLine,
+    AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, SessionLine,
 };
 use askpane::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
 use askpane::protocol::{Envelope, Outcome};
@@ -99,8 +98,9 @@ impl Agent {
 pub(super) struct Relay {
     pub(super) shown: UiArgs,
     pub(super) store: StoreArgs,
-    /// `--answers`, to fill each question's form in the inbox.
-    pub(super) answers: Option<Preset>,
+    /// The answering flags (`--answers` read), for the inbox to decide each question by, as
+    /// it decides `ask`'s and `hook`'s (and record what they decide).
+    pub(super) flags: Policy,
     /// The first prompt, already sent to Claude Code.
     pub(super) prompt: Option<String>,
     pub(super) project: Option<String>,
@@ -391,13 +391,10 @@ impl State {
             id: id.clone(),
             mode: self.relay.agent.mode(),
             message,
-            // What the session's flags left for a person: prefilled answers, the time allowed.
-            policy: Policy {
-                answers: self.relay.answers.clone(),
-                timeout_secs: policy.timeout_secs,
-                mark_skipped: policy.mark_skipped,
-                ..Policy::default()
-            },
+            // The session's flags: the inbox decides by them (`--answers --submit`, `--decline`)
+            // and records it, or leaves the question to a person with the form filled in and
+            // the time allowed.
+            policy: Policy { mark_skipped: policy.mark_skipped, ..self.relay.flags.clone() },
         };
         let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply };
         self.questions.insert(id, held);

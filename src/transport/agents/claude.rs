@@ -309,12 +309,9 @@ impl Reader {
                 let no_window = "askpane runs Claude Code without a window";
                 request.policy = self.autopilot.policy(&request.core.ask, no_window, &self.to_ui);
                 request.policy.mark_skipped = self.marks_skipped;
-                match request.policy.decide(&request.core.ask) {
-                    Some(decided) => request.reply.send(decided),
-                    None => {
-                        self.to_ui.send(Inbound::Ask(Box::new(request)));
-                    }
-                }
+                // Whoever shows it lets the book decide by this policy, and records what it
+                // decides (history), even when no one is shown anything.
+                self.to_ui.send(Inbound::Ask(Box::new(request)));
             }
             Err(invalid) => {
                 let outcome = Outcome::Refused { reason: invalid.to_string() };

@@ -376,14 +376,8 @@ impl Reader {
         let request_for_ui = Request { core, policy, reply };
         self.questions.insert(key.clone(), tool_use_id);
         let _ = self.to_writer.send(ToAgent::Question { id, key, request, outcome });
-        match request_for_ui.policy.decide(&request_for_ui.core.ask) {
-            Some(decided) => {
-                request_for_ui.reply.send(decided);
-            }
-            None => {
-                self.to_ui.send(Inbound::Ask(Box::new(request_for_ui)));
-            }
-        }
+        // Whoever shows it lets the book decide by this policy, and records what it decides.
+        self.to_ui.send(Inbound::Ask(Box::new(request_for_ui)));
     }
 
     fn permission(&mut self, id: Value, request: PermissionRequest) {
