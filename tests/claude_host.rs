@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use askpane::app::state::State;
 use askpane::app::{App, AppOptions};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest, parse_cli_line};
-use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeSession};
+use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeOwn, ClaudeSession};
 use askpane::transport::{
     self, Inbound, IoThreads, PermissionAsk, Provenance, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,
@@ -720,10 +720,9 @@ impl Hosted {
                 path(&report),
             ],
             prompt: Some(PROMPT.to_owned()),
-            allow_tools: Vec::new(),
-            print_stream: false,
             debug: false,
             autopilot: Autopilot::default(),
+            own: ClaudeOwn { allow_tools: Vec::new(), print_stream: false },
         };
         let (to_ui, inbox) = transport::memory();
         let mut threads = IoThreads::default();

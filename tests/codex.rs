@@ -460,7 +460,7 @@ fn askpane_codex_headless_declines_a_file_change_and_the_model_reads_the_rejecti
 
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
 use askpane::transport::agents::claude::Autopilot;
-use askpane::transport::agents::codex::{CodexOptions, CodexSession};
+use askpane::transport::agents::codex::{CodexOptions, CodexOwn, CodexSession};
 use askpane::transport::{Inbound, IoThreads, SessionCommand, SessionEvent};
 
 /// `CodexSession` with the real app-server, its UI channel read by the test as the window
@@ -572,10 +572,10 @@ fn session_options(model: &FakeModel, prompt: &str) -> CodexOptions {
     CodexOptions {
         program: wrapper(model),
         extra_args: Vec::new(),
-        cwd: model.root.join("work"),
         prompt: Some(prompt.to_owned()),
         debug: false,
         autopilot: Autopilot::default(),
+        own: CodexOwn { cwd: model.root.join("work") },
     }
 }
 
