@@ -6,7 +6,7 @@
 //! session. The threads are the session's (`codex-reader`, `codex-writer`, `codex-stderr`).
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -21,6 +21,7 @@ use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest,
 use crate::protocol::{Envelope, Outcome, ReplyShape};
 
 use super::{AgentInput, Host, HostOptions, HostedAgent, HostedSession, ThreadNames, Writing};
+use crate::transport::lines::{self, Line};
 use crate::transport::{IoThreads, Provenance, Request, RequestId, Responder};
 
 /// What a question or permission hears when nobody can answer it.
@@ -398,9 +399,11 @@ pub fn list_hooks(program: &PathBuf, cwd: &str, within: Duration) -> io::Result<
     };
     let (sender, lines) = crossbeam_channel::unbounded::<Value>();
     let reader = std::thread::Builder::new().name("codex-hooks-list".into()).spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if let Ok(value) = serde_json::from_str::<Value>(&line)
+        let mut stdout = BufReader::new(stdout);
+        let mut buffer = Vec::new();
+        // A line that is not JSON is skipped; a read that fails ends the list.
+        while let Ok(Some(line)) = lines::read_line(&mut stdout, &mut buffer) {
+            if let Line::Json(value) = line
                 && sender.send(value).is_err()
             {
                 return;

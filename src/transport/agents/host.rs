@@ -4,7 +4,7 @@
 //! are open, so that what the agent takes back (or leaves open when it ends) leaves the window.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::protocol::stream::{CliMessage, PermissionRequest};
 use crate::protocol::{Invalid, Outcome};
 use crate::transport::group::GroupChild;
+use crate::transport::lines::{self, Frame, Line};
 use crate::transport::{
     Inbound, PermissionAsk, Provenance, Request, RequestId, Responder, SessionEvent, UiSender,
 };
@@ -191,26 +192,23 @@ pub(super) fn read<A: HostedAgent>(
     let mut reported_malformed = false;
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        // No limit: the agent is askpane's own child, and its lines can be megabytes.
+        if lines::read_frame(&mut reader, &mut line, lines::UNLIMITED)? == Frame::End {
             break;
         }
         agent.raw_line(&line);
-        let text = line.trim_ascii();
-        if text.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Value>(text) {
-            Ok(value) => agent.line(&value, &mut host),
-            Err(error) if !reported_malformed => {
+        match Line::parse(&line) {
+            None => {}
+            Some(Line::Json(value)) => agent.line(&value, &mut host),
+            Some(Line::Malformed { error, excerpt }) if !reported_malformed => {
                 reported_malformed = true;
-                let excerpt: String = String::from_utf8_lossy(text).chars().take(80).collect();
                 host.notice(format!(
                     "{} wrote a line that is not JSON ({error}): {excerpt}… askpane skips such \
                      lines and goes on reading.",
                     A::WORDS
                 ));
             }
-            Err(_) => {}
+            Some(Line::Malformed { .. }) => {}
         }
     }
     host.resolve_all();

@@ -17,7 +17,7 @@ mod host;
 mod writer;
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -36,6 +36,7 @@ pub use writer::{AgentInput, Writing};
 
 use super::{Inbound, IoThreads, Provenance, SessionCommand, SessionEvent, UiSender};
 use crate::transport::group::{GroupChild, Pipes};
+use crate::transport::lines::{self, Frame};
 
 /// How long an agent gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
@@ -262,9 +263,17 @@ pub fn project_name() -> Option<String> {
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
+    /// Keeps the last lines of `stderr` (echoed with `echo` when given) until it ends. Bytes
+    /// that are not UTF-8 are kept as U+FFFD: an agent's stderr is shown, never refused.
     fn keep(&self, stderr: impl Read, echo: Option<&str>) -> io::Result<()> {
-        for line in BufReader::new(stderr).lines() {
-            let line = line?;
+        let mut reader = BufReader::new(stderr);
+        let mut buffer = Vec::new();
+        loop {
+            buffer.clear();
+            if lines::read_frame(&mut reader, &mut buffer, lines::UNLIMITED)? == Frame::End {
+                return Ok(());
+            }
+            let line = lines::text(&buffer).into_owned();
             if let Some(prefix) = echo {
                 eprintln!("{prefix}: {line}");
             }
@@ -275,7 +284,6 @@ impl StderrTail {
                 tail.push_back(line);
             }
         }
-        Ok(())
     }
 
     fn lines(&self) -> Vec<String> {
@@ -294,4 +302,16 @@ fn ended(agent: &GroupChild, stderr_tail: &StderrTail) -> SessionEvent {
         None => "still running after closing its output".to_owned(),
     };
     SessionEvent::Ended { status, stderr_tail: stderr_tail.lines() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_that_is_not_utf8_is_kept_as_text_and_read_to_its_end() {
+        let tail = StderrTail::default();
+        tail.keep(&b"first\n\xff\xfe broken\r\nlast"[..], None).expect("stderr is read to its end");
+        assert_eq!(tail.lines(), ["first", "\u{fffd}\u{fffd} broken", "last"]);
+    }
 }
