@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender};
 use askpane::app::{App, AppOptions};
 use askpane::book::journal::Journal;
 use askpane::protocol::inbox::{Policy as Flags, Preset};
-use askpane::protocol::stream::{self, CliMessage, PermissionDecision, TurnResult};
+use askpane::protocol::stream::{self, AgentExit, CliMessage, PermissionDecision, TurnResult};
 use askpane::protocol::{Outcome, exit};
 use askpane::store::DraftSink;
 use askpane::transport::agents::{self, Autopilot, HostOptions, HostedAgent, HostedSession};
@@ -58,7 +58,7 @@ pub(super) enum HeadlessEnd {
     /// The prompt's turn ended: there is no one to type another.
     TurnEnded(TurnResult),
     /// The agent ended before its turn did.
-    AgentEnded { status: String, stderr_tail: Vec<String> },
+    AgentEnded { status: AgentExit, stderr_tail: Vec<String> },
     /// askpane is being stopped (a signal).
     Stopped,
     /// The session's channel closed.

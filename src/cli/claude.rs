@@ -46,7 +46,7 @@ impl HostMode for ClaudeArgs {
     /// own exit code follows.
     fn headless_end(end: HeadlessEnd) -> Option<u8> {
         if let HeadlessEnd::AgentEnded { status, stderr_tail } = end
-            && !status.ends_with(" 0")
+            && !status.is_success()
         {
             eprintln!("askpane: Claude Code ended ({status})");
             agent_host::tell_stderr_tail(&stderr_tail);

@@ -269,7 +269,7 @@ impl<A: HostedAgent> State<A> {
                 }
                 // The session leaves the inbox with the connection: the terminal keeps why.
                 if let SessionLine::Ended { status, stderr_tail } = &line
-                    && !status.ends_with(" 0")
+                    && !status.is_success()
                 {
                     eprintln!("askpane: {} ended ({status})", A::WORDS);
                     for line in stderr_tail {

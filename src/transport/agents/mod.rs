@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::book::{Policy, policy};
 use crate::protocol::inbox::{ClientMode, Policy as Flags};
-use crate::protocol::stream::PermissionDecision;
+use crate::protocol::stream::{AgentExit, PermissionDecision};
 use crate::protocol::{Ask, Envelope, Outcome};
 
 pub use host::Host;
@@ -296,10 +296,10 @@ impl StderrTail {
 fn ended(agent: &GroupChild, stderr_tail: &StderrTail) -> SessionEvent {
     let status = match agent.wait_timeout(GRACE) {
         Some(status) => match status.code() {
-            Some(code) => format!("exit code {code}"),
-            None => format!("{status}"),
+            Some(code) => AgentExit::Code(code),
+            None => AgentExit::Other(status.to_string()),
         },
-        None => "still running after closing its output".to_owned(),
+        None => AgentExit::StillRunning,
     };
     SessionEvent::Ended { status, stderr_tail: stderr_tail.lines() }
 }
