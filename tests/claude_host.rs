@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use askpane::app::{App, AppOptions, WindowState};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest, parse_cli_line};
-use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeSession};
+use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeOwn, ClaudeSession};
 use askpane::transport::{
     self, Inbound, IoThreads, PermissionAsk, Provenance, RequestId, Responder, SessionCommand,
     SessionEvent, UiSender,
@@ -56,7 +56,7 @@ const MYSQL: &str = "MySQL を Docker で動かしたい";
 const REPLY: &str = "Let's talk about this in chat first.";
 
 /// The `--answers` that make the captured answer of `session.answer-with-notes`.
-fn notes_answers() -> Value {
+pub(crate) fn notes_answers() -> Value {
     json!({"Layout": {"choose": "Sidebar", "notes": NOTE}, "Features": ["Dark mode", "Export"],
         "データベース": {"other": MYSQL}})
 }
@@ -65,7 +65,7 @@ fn notes_answers() -> Value {
 // Transcripts and the fake's report
 
 /// `tests/fixtures/session.<name>.2.1.330.replay.jsonl`.
-fn replay(name: &str) -> PathBuf {
+pub(crate) fn replay(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(format!("session.{name}.2.1.330.replay.jsonl"))
@@ -198,7 +198,7 @@ impl Report {
     }
 
     /// The host's reply to the question, as it came (the line's text).
-    fn host_reply_text(&self) -> &str {
+    pub(crate) fn host_reply_text(&self) -> &str {
         self.comparisons()
             .iter()
             .find(|comparison| comparison["expected"]["type"] == "control_response")
@@ -719,9 +719,9 @@ impl Hosted {
                 path(&report),
             ],
             prompt: Some(PROMPT.to_owned()),
-            allow_tools: Vec::new(),
-            print_stream: false,
+            debug: false,
             autopilot: Autopilot::default(),
+            own: ClaudeOwn { allow_tools: Vec::new(), print_stream: false },
         };
         let (to_ui, inbox) = transport::memory();
         let mut threads = IoThreads::default();

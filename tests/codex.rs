@@ -45,14 +45,14 @@ fn binary() -> PathBuf {
 
 /// The fake Responses API on a port chosen at run time, with a throwaway CODEX_HOME (its
 /// config.toml from the template, plus `extra_config` lines), HOME and work folder under `root`.
-struct FakeModel {
-    root: PathBuf,
+pub(crate) struct FakeModel {
+    pub(crate) root: PathBuf,
     process: Process,
 }
 
 impl FakeModel {
     /// `env`: the fake's own settings (`FAKE_TOOL_NAME`, `FAKE_ARGUMENTS_JSON`, …).
-    fn start(name: &str, env: &[(&str, &str)], extra_config: &str) -> FakeModel {
+    pub(crate) fn start(name: &str, env: &[(&str, &str)], extra_config: &str) -> FakeModel {
         let root = scratch_dir(name);
         for dir in ["codex_home", "home", "work", "model", "state"] {
             fs::create_dir_all(root.join(dir)).expect("make a folder");
@@ -271,7 +271,7 @@ fn picks_notes_and_other_reach_codexs_model_as_its_own_ui_sends_them() {
 
 /// The environment `askpane codex` runs Codex in: the throwaway homes, the dummy key, and the
 /// binary through `ASKPANE_CODEX_BIN`.
-fn host_command(model: &FakeModel, args: &[&str]) -> Command {
+pub(crate) fn host_command(model: &FakeModel, args: &[&str]) -> Command {
     let mut command = crate::support::askpane(args);
     command
         .current_dir(model.root.join("work"))
@@ -290,7 +290,8 @@ fn read_json(model: &FakeModel, finished: &crate::support::Finished) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
 }
 
-const PROMPT: &str = "Set up a new service. Ask me which database to use and what to name it.";
+pub(crate) const PROMPT: &str =
+    "Set up a new service. Ask me which database to use and what to name it.";
 
 #[test]
 fn askpane_codex_headless_submits_the_answers_file() {
@@ -459,7 +460,7 @@ fn askpane_codex_headless_declines_a_file_change_and_the_model_reads_the_rejecti
 
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
 use askpane::transport::agents::claude::Autopilot;
-use askpane::transport::agents::codex::{CodexOptions, CodexSession};
+use askpane::transport::agents::codex::{CodexOptions, CodexOwn, CodexSession};
 use askpane::transport::{Inbound, IoThreads, SessionCommand, SessionEvent};
 
 /// `CodexSession` with the real app-server, its UI channel read by the test as the window
@@ -571,10 +572,10 @@ fn session_options(model: &FakeModel, prompt: &str) -> CodexOptions {
     CodexOptions {
         program: wrapper(model),
         extra_args: Vec::new(),
-        cwd: model.root.join("work"),
         prompt: Some(prompt.to_owned()),
         debug: false,
         autopilot: Autopilot::default(),
+        own: CodexOwn { cwd: model.root.join("work") },
     }
 }
 
@@ -1022,7 +1023,11 @@ fn a_signal_answers_the_open_codex_question_honestly_and_stops_codex() {
 
 /// `askpane codex -p PROMPT <args>` in `world` (its inbox, display and directories), with
 /// `model`'s homes and the real Codex; no display of its own is needed.
-fn codex_in_world(world: &crate::inbox::World, model: &FakeModel, args: &[&str]) -> Command {
+pub(crate) fn codex_in_world(
+    world: &crate::inbox::World,
+    model: &FakeModel,
+    args: &[&str],
+) -> Command {
     let mut all = vec!["codex", "-p", PROMPT];
     all.extend(args);
     let mut command = world.askpane(&all);
@@ -1036,7 +1041,7 @@ fn codex_in_world(world: &crate::inbox::World, model: &FakeModel, args: &[&str])
 }
 
 /// What the model read, once it has read something (bounded by WAIT).
-fn model_read_json(model: &FakeModel) -> Value {
+pub(crate) fn model_read_json(model: &FakeModel) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
         if let Some(text) = model_read(&model.root) {

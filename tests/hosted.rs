@@ -59,7 +59,7 @@ pub(crate) fn listed(world: &World) -> Vec<Value> {
 }
 
 /// The fake's report once it has compared `count` host lines.
-fn report_after(path: &Path, count: usize) -> Report {
+pub(crate) fn report_after(path: &Path, count: usize) -> Report {
     let deadline = Instant::now() + WAIT;
     loop {
         if path.exists() {
@@ -74,7 +74,7 @@ fn report_after(path: &Path, count: usize) -> Report {
 }
 
 /// The deny message of the reply the fake received to its question.
-fn reply_message(report: &Report) -> String {
+pub(crate) fn reply_message(report: &Report) -> String {
     let reply = report
         .comparisons()
         .iter()

@@ -59,6 +59,10 @@ mod fake_api;
 // askpane's hook against the real Claude Code CLI (2.1.330 and 2.1.197; scripts/claude-cli).
 #[cfg(target_os = "linux")]
 mod interop;
+// The one flags → policy rule (issue 25) under `ask`, `hook`, `claude` and `codex`, alone, in a
+// window of their own and under the inbox.
+#[cfg(target_os = "linux")]
+mod policy;
 // `askpane mcp` driven by real MCP clients: the Python MCP SDK, the MCP Inspector CLI, and the
 // real Claude Code CLI with --mcp-config (scripts/mcp-clients installs the first two).
 #[cfg(target_os = "linux")]

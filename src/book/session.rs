@@ -498,7 +498,9 @@ impl Agent {
         let Some((_, session)) = self.sessions.get_mut(index) else { return };
         match event {
             SessionEvent::Message(message) => session.record(message),
-            SessionEvent::Ended { status, stderr_tail } => session.end_with(&status, &stderr_tail),
+            SessionEvent::Ended { status, stderr_tail } => {
+                session.end_with(&status.to_string(), &stderr_tail);
+            }
         }
     }
 

@@ -1,26 +1,216 @@
-//! What `askpane claude` and `askpane codex` share: their common flags ([`SessionArgs`]), and
-//! once their agent runs, showing its session in the browser or in a window of their own,
-//! reaching the inbox, and `--answers` as the inbox takes it. Each mode keeps only what differs
-//! (how the agent starts and how it is relayed).
+//! What `askpane claude` and `askpane codex` share, written once: their common flags
+//! ([`SessionArgs`]), and [`run`]: the agent started as a [`HostedSession`], then its session
+//! shown in the browser, in the inbox, in a window of its own, or nowhere (the host without a
+//! window), and the run's end. Each mode ([`HostMode`]) keeps only its own flags and how its
+//! exit code follows from how the session ended.
 
-use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitStatus;
 
 use anyhow::Context as _;
 use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
-use askpane::protocol::inbox::Preset;
+use askpane::book::journal::Journal;
+use askpane::protocol::inbox::{Policy as Flags, Preset};
+use askpane::protocol::stream::{self, AgentExit, CliMessage, PermissionDecision, TurnResult};
+use askpane::protocol::{Outcome, exit};
 use askpane::store::DraftSink;
-use askpane::transport::agents::claude::Autopilot;
+use askpane::transport::agents::{self, Autopilot, HostOptions, HostedAgent, HostedSession};
 use askpane::transport::pipe;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
-use askpane::transport::{Inbound, IoThreads, SessionCommand};
+use askpane::transport::signals::SignalWatch;
+use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, SessionEvent, ui_channel};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
-use super::show::{missing_display, start_bridge_carrying, tell_unavailable};
+use super::show::{missing_display, start_bridge_carrying, tell_unavailable, watch_signals};
 use crate::window::{Arrival, WindowSlot, show_window};
+
+/// What differs between `askpane claude` and `askpane codex` on the command line.
+pub(super) trait HostMode {
+    type Agent: HostedAgent;
+    /// The agent's program, and the arguments passed on to it (after `--`).
+    fn program(&self) -> (PathBuf, Vec<String>);
+    /// What only this agent is run with.
+    fn own(&self) -> anyhow::Result<<Self::Agent as HostedAgent>::Own>;
+    /// Says on stderr how a session without a window ended; the exit code that follows
+    /// (`None`: the agent's own).
+    fn headless_end(end: HeadlessEnd) -> Option<u8>;
+    /// The run's exit code, once the session `shown` so has ended and the agent with `status`
+    /// (a signal to askpane is handled before: exit 4).
+    fn exit_code(shown: Shown, status: ExitStatus) -> u8;
+}
+
+/// Where the session was shown, and how that went.
+pub(super) enum Shown {
+    /// No window, browser or inbox: the exit code [`HostMode::headless_end`] chose.
+    Headless(Option<u8>),
+    Browser,
+    Inbox,
+    /// A window of its own; `false` when none could be shown.
+    Window(bool),
+}
+
+/// How a session without a window ended.
+pub(super) enum HeadlessEnd {
+    /// The prompt's turn ended: there is no one to type another.
+    TurnEnded(TurnResult),
+    /// The agent ended before its turn did.
+    AgentEnded { status: AgentExit, stderr_tail: Vec<String> },
+    /// askpane is being stopped (a signal).
+    Stopped,
+    /// The session's channel closed.
+    Gone,
+}
+
+/// `askpane claude` / `askpane codex`: the agent as a child, askpane as its host, until the
+/// window closes, the inbox ends the session, or (without either) the prompt's turn ends.
+/// `shared`: the flags both take; `mode`: the agent's own.
+pub(super) fn run<M: HostMode>(shared: &SessionArgs, mode: &M) -> anyhow::Result<u8> {
+    let Showing { in_browser: browser, headless, inbox } = shared.showing()?;
+    let autopilot = shared.autopilot(headless)?;
+    let flags = autopilot.flags.clone();
+    let (program, extra_args) = mode.program();
+    let options = HostOptions {
+        program,
+        extra_args,
+        prompt: shared.prompt.clone(),
+        debug: shared.debug,
+        autopilot,
+        own: mode.own()?,
+    };
+    // A signal ends the session the way closing the window does: open questions hear why, and
+    // the agent's process group is stopped (issue 9).
+    let signals = watch_signals();
+    let window = WindowSlot::default();
+    let (to_ui, from_session) = ui_channel(window.waker());
+    let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
+    let mut threads = IoThreads::default();
+    let session = HostedSession::<M::Agent>::start(&options, to_ui, &mut threads)?;
+    let shown = if headless {
+        let mut history = HeadlessHistory::new(&shared.store);
+        let end = host_without_window::<M::Agent>(&from_session, &mut history);
+        Shown::Headless(M::headless_end(end))
+    } else if browser {
+        let (commands, prompt) = (session.commands(), shared.prompt.clone());
+        in_browser(&shared.shown, from_session, commands, prompt, &mut threads)?;
+        Shown::Browser
+    } else if let Some(connection) = inbox {
+        through_the_inbox(connection, shared, flags, &session, &from_session);
+        Shown::Inbox
+    } else {
+        let (commands, prompt) = (session.commands(), shared.prompt.clone());
+        let (shown, store) = (&shared.shown, &shared.store);
+        Shown::Window(in_window(window, shown, store, from_session, commands, prompt))
+    };
+    drop(route);
+    let status = session.shut_down(agents::GRACE)?;
+    let words = <M::Agent as HostedAgent>::WORDS;
+    threads.join().with_context(|| format!("ending the {words} session"))?;
+    // Asked only now: a signal while the agent was being stopped (the turn over, the agent slow
+    // to exit) stopped askpane too, and the status of an agent askpane had to end says nothing.
+    if signals.as_ref().and_then(SignalWatch::caught).is_some() {
+        return Ok(exit::STOPPED);
+    }
+    Ok(M::exit_code(shown, status))
+}
+
+/// The agent's own exit code (1 when it has none: a signal ended it).
+pub(super) fn agent_code(status: ExitStatus) -> u8 {
+    status.code().map_or(1, |code| u8::try_from(code).unwrap_or(1))
+}
+
+/// Says the agent's last stderr lines, indented, under a line saying how it ended.
+pub(super) fn tell_stderr_tail(stderr_tail: &[String]) {
+    for line in stderr_tail {
+        eprintln!("  {line}");
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn through_the_inbox<A: HostedAgent>(
+    inbox: InboxConnection,
+    _shared: &SessionArgs,
+    _flags: Flags,
+    _session: &HostedSession<A>,
+    _from_session: &Receiver<Inbound>,
+) {
+    match inbox {}
+}
+
+/// Issues 10 and 13: the session's questions, permissions and transcript go to the inbox until
+/// the session ends.
+#[cfg(any(unix, windows))]
+fn through_the_inbox<A: HostedAgent>(
+    inbox: InboxConnection,
+    shared: &SessionArgs,
+    flags: Flags,
+    session: &HostedSession<A>,
+    from_session: &Receiver<Inbound>,
+) {
+    let relay = super::hosted::Relay {
+        shown: shared.shown.clone(),
+        store: shared.store.clone(),
+        flags,
+        prompt: shared.prompt.clone(),
+        project: agents::project_name(),
+        lines: session.lines(),
+        commands: session.commands(),
+    };
+    super::hosted::relay(relay, inbox, from_session);
+}
+
+/// The host without a window: questions are answered by their policy (`--answers --submit`,
+/// `--decline`, else "no human available") and recorded, permissions not pre-allowed are
+/// declined, notices go to stderr, until the prompt's turn ends (or the agent does, or a signal
+/// comes).
+fn host_without_window<A: HostedAgent>(
+    inbox: &Receiver<Inbound>,
+    history: &mut HeadlessHistory<'_>,
+) -> HeadlessEnd {
+    let nobody = format!("askpane runs {} without a window", A::WORDS);
+    for message in inbox {
+        match message {
+            Inbound::Ask(request) => history.decide(*request, &nobody),
+            // The agent's reader declines them itself when headless: this is the backstop.
+            Inbound::Permission(permission) => {
+                eprintln!(
+                    "askpane: declined {} (no window to ask in)",
+                    stream::tool_summary(&permission.request.tool_name, &permission.request.input)
+                );
+                permission.reply.send(PermissionDecision::Deny { message: nobody.clone() });
+            }
+            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
+            Inbound::Session(event) => match *event {
+                SessionEvent::Message(CliMessage::Result(result)) => {
+                    return HeadlessEnd::TurnEnded(result);
+                }
+                SessionEvent::Ended { status, stderr_tail } => {
+                    return HeadlessEnd::AgentEnded { status, stderr_tail };
+                }
+                SessionEvent::Message(_) => {}
+            },
+            // askpane is being stopped: nothing is open here (everything is answered at once).
+            Inbound::Shutdown { .. } => return HeadlessEnd::Stopped,
+            Inbound::WithdrawPermission { .. }
+            | Inbound::Hosted { .. }
+            | Inbound::HostedEvent { .. }
+            | Inbound::HostGone { .. }
+            | Inbound::SessionUpdate(_)
+            | Inbound::HostedUpdate { .. }
+            | Inbound::Withdraw { .. }
+            | Inbound::Leave { .. }
+            | Inbound::Settled { .. }
+            | Inbound::Delivery(_)
+            | Inbound::Countdown { .. }
+            | Inbound::Reveal { .. }
+            | Inbound::Unshown { .. } => {}
+        }
+    }
+    HeadlessEnd::Gone
+}
 
 /// The flags `askpane claude` and `askpane codex` share, flattened into each.
 #[derive(Args, Debug)]
@@ -49,39 +239,26 @@ impl SessionArgs {
         showing(&self.shown, &self.store, &self.answering, no_inbox, self.prompt.is_some())
     }
 
-    /// How questions are answered besides the window: the answering flags, `--answers` read.
+    /// How questions are answered besides the window: the answering flags, `--answers` read
+    /// (a file that cannot be read stops the run here, before the agent starts).
     pub(super) fn autopilot(&self, headless: bool) -> anyhow::Result<Autopilot> {
         let answering = &self.answering;
-        let preset = match &answering.answers {
-            Some(path) => Some(pipe::read_json(path).context("--answers")?),
+        let answers = match &answering.answers {
+            Some(path) => Some(Preset {
+                file: path.display().to_string(),
+                json: Some(pipe::read_json(path).context("--answers")?),
+                unreadable: None,
+            }),
             None => None,
         };
-        Ok(Autopilot {
-            decline: answering.decline.clone(),
-            preset,
+        let flags = Flags {
+            answers,
             submit: answering.submit,
-            headless,
-            timeout: answering.timeout,
-        })
-    }
-
-    /// What the inbox relay needs of these flags, with the agent's own parts.
-    #[cfg(any(unix, windows))]
-    pub(super) fn relay(
-        &self,
-        project: Option<String>,
-        agent: super::hosted::Agent,
-        commands: Sender<SessionCommand>,
-    ) -> super::hosted::Relay {
-        super::hosted::Relay {
-            shown: self.shown.clone(),
-            store: self.store.clone(),
-            answers: preset(self.answering.answers.as_deref()),
-            prompt: self.prompt.clone(),
-            project,
-            agent,
-            commands,
-        }
+            decline: answering.decline.clone(),
+            timeout_secs: answering.timeout.map(|timeout| timeout.as_secs()),
+            ..Flags::default()
+        };
+        Ok(Autopilot { flags, headless })
     }
 }
 
@@ -189,15 +366,39 @@ pub(super) fn in_window(
     }
 }
 
-/// `--answers` as the inbox takes it: the file's JSON, or why it could not be read.
-pub(super) fn preset(answers: Option<&Path>) -> Option<Preset> {
-    answers.map(|path| {
-        let file = path.display().to_string();
-        match pipe::read_json(path) {
-            Ok(json) => Preset { file, json: Some(json), unreadable: None },
-            Err(error) => Preset { file, json: None, unreadable: Some(error.to_string()) },
+/// Where a host without a window records what its flags decided (issue 11: every outcome is in
+/// history, also those no one saw): the store, opened when the first question is decided.
+pub(super) struct HeadlessHistory<'a> {
+    store: &'a StoreArgs,
+    /// `None` until the first record; then the journal, or `None` when the store cannot open.
+    sink: Option<Option<DraftSink>>,
+}
+
+impl<'a> HeadlessHistory<'a> {
+    pub(super) fn new(store: &'a StoreArgs) -> Self {
+        HeadlessHistory { store, sink: None }
+    }
+
+    /// Decides `request` by its policy (without a window, nobody else answers: `nobody` says
+    /// why), records it, and sends the outcome to the agent.
+    pub(super) fn decide(&mut self, request: Request, nobody: &str) {
+        let Request { core, policy, reply } = request;
+        let outcome = policy
+            .decide(&core.ask)
+            .unwrap_or_else(|| Outcome::Unavailable { reason: nobody.to_owned() });
+        let store = self.store;
+        let sink = self.sink.get_or_insert_with(|| {
+            store.open_or_warn().and_then(|store| {
+                DraftSink::start(store)
+                    .map_err(|error| eprintln!("askpane: warning: no history this time ({error})"))
+                    .ok()
+            })
+        });
+        if let Some(sink) = sink {
+            Journal::settled(sink, &core, &outcome);
         }
-    })
+        reply.send(outcome);
+    }
 }
 
 /// A connection to the inbox (issue 10), where the platform has one.

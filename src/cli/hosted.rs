@@ -5,7 +5,7 @@
 //! The relay runs on the main thread between two channels: what the agent's session sends
 //! toward a window ([`Inbound`]), and what the inbox sends back. A question goes over as the
 //! request the agent sent (Claude Code's `can_use_tool`, Codex's `item/tool/requestUserInput`:
-//! [`Agent`] is what differs); the inbox computes its reply line, which goes to the agent's
+//! the agent's [`HostedAgent::question_message`]); the inbox computes its reply line, which goes to the agent's
 //! stdin as it is. A permission's decision, the prompt box and Stop come back as
 //! messages of their own. An inbox that dies is started again and told everything still open,
 //! with the transcript so far; an inbox that ends on purpose (`quitting`) ends the session.
@@ -13,17 +13,13 @@
 use std::collections::{HashMap, VecDeque};
 
 use crossbeam_channel::{Receiver, Sender, select};
-use serde_json::Value;
 
-use askpane::protocol::codex_server;
+use askpane::protocol::Outcome;
 use askpane::protocol::inbox::{
-    AskMessage, ClientMessage, ClientMode, InboxMessage, OutcomeMessage, Policy, Preset,
-    SessionLine,
+    AskMessage, ClientMessage, InboxMessage, OutcomeMessage, Policy, SessionLine,
 };
-use askpane::protocol::stream::{self, CliMessage, PermissionDecision, PermissionRequest};
-use askpane::protocol::{Envelope, Outcome};
-use askpane::transport::agents::claude::AgentLines;
-use askpane::transport::agents::codex::CodexLines;
+use askpane::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest};
+use askpane::transport::agents::{AgentLines, HostedAgent};
 use askpane::transport::{
     Inbound, PermissionAsk, Request, Responder, SessionCommand, SessionEvent,
 };
@@ -36,76 +32,18 @@ const RESTARTS: usize = 2;
 /// Transcript lines kept to show a restarted inbox; older ones are not shown again.
 const REPLAYED_LINES: usize = 2000;
 
-/// The agent a relay hosts, with its stdin: what differs between `askpane claude` and
-/// `askpane codex`.
-pub(super) enum Agent {
-    Claude(AgentLines),
-    Codex(CodexLines),
-}
-
-impl Agent {
-    /// The agent's name in `host` (the inbox shows `claude · my-project`).
-    fn name(&self) -> &'static str {
-        match self {
-            Agent::Claude(_) => "claude",
-            Agent::Codex(_) => codex_server::SOURCE,
-        }
-    }
-
-    /// The agent in words, for the terminal.
-    fn words(&self) -> &'static str {
-        match self {
-            Agent::Claude(_) => "Claude Code",
-            Agent::Codex(_) => "Codex",
-        }
-    }
-
-    fn mode(&self) -> ClientMode {
-        match self {
-            Agent::Claude(_) => ClientMode::Claude,
-            Agent::Codex(_) => ClientMode::Codex,
-        }
-    }
-
-    /// The question as the agent sent it, for the inbox to read and reply to in the agent's
-    /// envelope; `None` for an envelope this agent does not ask in (then there is no way back).
-    fn message(
-        &self,
-        envelope: &Envelope,
-        input: &serde_json::Map<String, Value>,
-    ) -> Option<Value> {
-        match (self, envelope) {
-            (Agent::Claude(_), Envelope::ControlRequest { request_id, tool_use_id }) => {
-                let input = Value::Object(input.clone());
-                Some(stream::question_request(request_id, tool_use_id.as_deref(), &input))
-            }
-            (Agent::Codex(_), Envelope::CodexServer { id, request, .. }) => {
-                Some(codex_server::question_message(id, request))
-            }
-            _ => None,
-        }
-    }
-
-    /// Writes the inbox's reply line to the agent's stdin, in turn with the session's own lines.
-    fn write(&self, line: Value) {
-        match self {
-            Agent::Claude(lines) => lines.write(line),
-            Agent::Codex(lines) => lines.write(line),
-        }
-    }
-}
-
 /// What the relay needs from `askpane claude`'s or `askpane codex`'s flags and session.
-pub(super) struct Relay {
+pub(super) struct Relay<A: HostedAgent> {
     pub(super) shown: UiArgs,
     pub(super) store: StoreArgs,
-    /// `--answers`, to fill each question's form in the inbox.
-    pub(super) answers: Option<Preset>,
+    /// The answering flags (`--answers` read), for the inbox to decide each question by, as
+    /// it decides `ask`'s and `hook`'s (and record what they decide).
+    pub(super) flags: Policy,
     /// The first prompt, already sent to Claude Code.
     pub(super) prompt: Option<String>,
     pub(super) project: Option<String>,
-    /// The agent, and its stdin for the reply lines the inbox computes.
-    pub(super) agent: Agent,
+    /// The agent's stdin, for the reply lines the inbox computes.
+    pub(super) lines: AgentLines<A>,
     /// The session's prompts and Stop.
     pub(super) commands: Sender<SessionCommand>,
 }
@@ -130,8 +68,8 @@ struct HeldPermission {
     reply: Responder<PermissionDecision>,
 }
 
-struct State {
-    relay: Relay,
+struct State<A: HostedAgent> {
+    relay: Relay<A>,
     next_id: u64,
     questions: HashMap<String, HeldQuestion>,
     permissions: HashMap<String, HeldPermission>,
@@ -143,7 +81,11 @@ struct State {
 
 /// Relays between the session (`from_session`) and the inbox until the session or the inbox
 /// ends, or a signal comes; then the session is to be shut down.
-pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbound>) {
+pub(super) fn relay<A: HostedAgent>(
+    relay: Relay<A>,
+    mut inbox: Inbox,
+    from_session: &Receiver<Inbound>,
+) {
     let mut state = State {
         relay,
         next_id: 1,
@@ -153,10 +95,7 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
         answered_in_turn: false,
     };
     state.introduce(&mut inbox);
-    eprintln!(
-        "askpane: {}'s questions, permissions and transcript are in the inbox",
-        state.relay.agent.words()
-    );
+    eprintln!("askpane: {}'s questions, permissions and transcript are in the inbox", A::WORDS);
     let mut restarts = 0;
     loop {
         let step = select! {
@@ -178,7 +117,7 @@ pub(super) fn relay(relay: Relay, mut inbox: Inbox, from_session: &Receiver<Inbo
             }
             Step::EndAfterTurn => {
                 inbox.close();
-                let_the_turn_end(from_session, state.relay.agent.words());
+                let_the_turn_end(from_session, A::WORDS);
                 return;
             }
             Step::InboxGone if restarts < RESTARTS => {
@@ -256,12 +195,12 @@ fn let_the_turn_end(from_session: &Receiver<Inbound>, agent: &str) {
     }
 }
 
-impl State {
+impl<A: HostedAgent> State<A> {
     /// Tells a (new) inbox about the session: who it is, the transcript so far, and everything
     /// still waiting for the user.
     fn introduce(&mut self, inbox: &mut Inbox) {
         let mut messages = vec![ClientMessage::Host {
-            agent: self.relay.agent.name().to_owned(),
+            agent: A::SOURCE.to_owned(),
             project: self.relay.project.clone(),
             prompt: self.relay.prompt.clone(),
         }];
@@ -330,9 +269,9 @@ impl State {
                 }
                 // The session leaves the inbox with the connection: the terminal keeps why.
                 if let SessionLine::Ended { status, stderr_tail } = &line
-                    && !status.ends_with(" 0")
+                    && !status.is_success()
                 {
-                    eprintln!("askpane: {} ended ({status})", self.relay.agent.words());
+                    eprintln!("askpane: {} ended ({status})", A::WORDS);
                     for line in stderr_tail {
                         eprintln!("  {line}");
                     }
@@ -378,7 +317,7 @@ impl State {
     /// Hands a question to the inbox, as the request the agent sent.
     fn question(&mut self, request: Request) -> Option<ClientMessage> {
         let Request { core, policy, reply } = request;
-        let Some(message) = self.relay.agent.message(&core.envelope, core.ask.input()) else {
+        let Some(message) = A::question_message(&core.envelope, core.ask.input()) else {
             // The session only asks in its own envelope; anything else has no way back.
             reply.send(Outcome::Unavailable {
                 reason: "askpane could not hand this question to the inbox".to_owned(),
@@ -389,15 +328,12 @@ impl State {
         let id = self.next_id();
         let ask = AskMessage {
             id: id.clone(),
-            mode: self.relay.agent.mode(),
+            mode: A::MODE,
             message,
-            // What the session's flags left for a person: prefilled answers, the time allowed.
-            policy: Policy {
-                answers: self.relay.answers.clone(),
-                timeout_secs: policy.timeout_secs,
-                mark_skipped: policy.mark_skipped,
-                ..Policy::default()
-            },
+            // The session's flags: the inbox decides by them (`--answers --submit`, `--decline`)
+            // and records it, or leaves the question to a person with the form filled in and
+            // the time allowed.
+            policy: Policy { mark_skipped: policy.mark_skipped, ..self.relay.flags.clone() },
         };
         let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply };
         self.questions.insert(id, held);
@@ -411,7 +347,7 @@ impl State {
                     // The inbox wrote the reply in the agent's own envelope; none for a
                     // question the agent withdrew.
                     if let Some(reply) = reply {
-                        self.relay.agent.write(reply);
+                        self.relay.lines.write(reply);
                         self.answered_in_turn = true;
                     }
                     held.reply.handed_on();

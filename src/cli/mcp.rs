@@ -26,6 +26,7 @@ use askpane::protocol::mcp::line::{self, Screened};
 use askpane::protocol::mcp::{self, McpContext};
 use askpane::protocol::{Outcome, ReplyShape, parse_message};
 use askpane::transport::admit::admit;
+use askpane::transport::lines::{self, Frame};
 use askpane::transport::pipe::MAX_INPUT_BYTES;
 
 use super::answer::{Asked, PipeArgs, policy, record};
@@ -113,27 +114,22 @@ async fn screen_input(
     answers: tokio::sync::mpsc::UnboundedSender<String>,
     input_closes: tokio::sync::watch::Sender<bool>,
 ) {
-    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::io::AsyncWriteExt as _;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
     let mut number = 0_u64;
     loop {
         line.clear();
-        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut line).await {
+        let frame = match lines::read_frame_async(&mut reader, &mut line, MAX_LINE_BYTES).await {
             // The end of the input (or a pipe that broke): the session ends.
-            Ok(0) | Err(_) => break,
-            Ok(_) => number += 1,
-        }
-        if line.last() != Some(&b'\n') && line.len() as u64 >= MAX_LINE_BYTES {
-            // Read past the rest of it, a bounded piece at a time.
-            let mut rest = Vec::new();
-            while !matches!(rest.last(), Some(b'\n')) {
-                rest.clear();
-                let mut piece = (&mut reader).take(MAX_LINE_BYTES);
-                if matches!(piece.read_until(b'\n', &mut rest).await, Ok(0) | Err(_)) {
-                    break;
-                }
-            }
+            Ok(Frame::End) | Err(_) => break,
+            Ok(frame) => frame,
+        };
+        number += 1;
+        if frame == Frame::TooLong {
+            // Read past the rest of it, a bounded piece at a time (a pipe that breaks meanwhile
+            // ends the session at the next read).
+            let _ = lines::skip_rest_async(&mut reader, MAX_LINE_BYTES).await;
             let why = format!("is longer than {MAX_LINE_BYTES} bytes; it was skipped");
             let _ = answers.send(line::parse_error(number, &why));
             continue;
@@ -169,22 +165,25 @@ async fn write_output(
     from_server: tokio::io::DuplexStream,
     mut answers: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    use tokio::io::AsyncWriteExt as _;
     let mut stdout = tokio::io::stdout();
-    let mut lines = tokio::io::BufReader::new(from_server).lines();
+    let mut from_server = tokio::io::BufReader::new(from_server);
+    // The server's line so far: a read the other branch interrupts goes on where it stopped.
+    let mut server_line = Vec::new();
     let (mut server_open, mut answers_open) = (true, true);
     while server_open || answers_open {
-        let line = tokio::select! {
-            line = lines.next_line(), if server_open => match line {
-                Ok(Some(line)) => line,
+        let mut bytes = tokio::select! {
+            frame = lines::read_frame_async(&mut from_server, &mut server_line, lines::UNLIMITED),
+                if server_open => match frame {
+                Ok(Frame::Line | Frame::TooLong) => std::mem::take(&mut server_line),
                 // The server is done: what it wrote is out.
-                _ => {
+                Ok(Frame::End) | Err(_) => {
                     server_open = false;
                     continue;
                 }
             },
             answer = answers.recv(), if answers_open => match answer {
-                Some(answer) => answer,
+                Some(answer) => answer.into_bytes(),
                 None => {
                     answers_open = false;
                     continue;
@@ -192,8 +191,9 @@ async fn write_output(
             },
         };
         // One write for the line and its newline: no message is ever seen without its end.
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
+        if bytes.last() != Some(&b'\n') {
+            bytes.push(b'\n');
+        }
         let written = stdout.write_all(&bytes).await.and(stdout.flush().await);
         if written.is_err() {
             // The client is gone; its end of the session follows from its closed input.

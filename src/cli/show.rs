@@ -226,8 +226,12 @@ pub(super) fn watch_signals() -> Option<SignalWatch> {
 pub(super) fn tell_unavailable(inbox: &Receiver<Inbound>, problem: &str) {
     for message in inbox.try_iter() {
         if let Inbound::Ask(request) = message {
-            let reason = format!("askpane could not open a window: {problem}");
-            request.reply.send(Outcome::Unavailable { reason });
+            // What its flags decide (a host's `--answers --submit`) stands; nobody answers the rest.
+            let outcome =
+                request.policy.decide(&request.core.ask).unwrap_or_else(|| Outcome::Unavailable {
+                    reason: format!("askpane could not open a window: {problem}"),
+                });
+            request.reply.send(outcome);
         }
     }
 }

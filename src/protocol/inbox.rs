@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::envelope::ReplyFormat;
+use super::stream::{AgentExit, SessionInfo, TurnResult};
 use super::stream::{Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent};
-use super::stream::{SessionInfo, TurnResult};
 
 /// The protocol version in both hellos. A client that speaks another gets an error.
 pub const VERSION: u32 = 1;
@@ -92,7 +92,7 @@ pub enum SessionLine {
     },
     /// The agent ended: how, and the last lines it wrote to stderr.
     Ended {
-        status: String,
+        status: AgentExit,
         stderr_tail: Vec<String>,
     },
 }

@@ -43,7 +43,77 @@ pub enum SessionEvent {
     /// A line of the transcript (`system/init`, assistant, user, result).
     Message(CliMessage),
     /// The agent ended: how, and the last lines it wrote to stderr.
-    Ended { status: String, stderr_tail: Vec<String> },
+    Ended { status: AgentExit, stderr_tail: Vec<String> },
+}
+
+/// How a hosted agent's process ended, as the session's end says it (`exit code 1`). On the
+/// inbox's wire it travels as those words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum AgentExit {
+    /// It exited with this code.
+    Code(i32),
+    /// It closed its output and had not exited within the time askpane gives it.
+    StillRunning,
+    /// It ended otherwise (a signal), in the platform's words (`signal: 9 (SIGKILL)`), or in
+    /// words another process sent over the inbox's wire.
+    Other(String),
+}
+
+/// What [`AgentExit::StillRunning`] says.
+const STILL_RUNNING: &str = "still running after closing its output";
+
+impl AgentExit {
+    /// It exited with code 0.
+    pub fn is_success(&self) -> bool {
+        matches!(self, AgentExit::Code(0))
+    }
+}
+
+impl std::fmt::Display for AgentExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentExit::Code(code) => write!(f, "exit code {code}"),
+            AgentExit::StillRunning => f.write_str(STILL_RUNNING),
+            AgentExit::Other(words) => f.write_str(words),
+        }
+    }
+}
+
+impl From<&str> for AgentExit {
+    /// The words read back: what [`AgentExit`]'s `Display` writes is the same value again, and
+    /// any other words are [`AgentExit::Other`], shown as they came.
+    fn from(words: &str) -> Self {
+        if words == STILL_RUNNING {
+            return AgentExit::StillRunning;
+        }
+        let code = words.strip_prefix("exit code ").and_then(|code| code.parse::<i32>().ok());
+        match code {
+            // Only the words Display writes: "exit code 007" stays as it came.
+            Some(code) if format!("exit code {code}") == words => AgentExit::Code(code),
+            _ => AgentExit::Other(words.to_owned()),
+        }
+    }
+}
+
+impl From<String> for AgentExit {
+    fn from(words: String) -> Self {
+        AgentExit::from(words.as_str())
+    }
+}
+
+impl From<AgentExit> for String {
+    fn from(exit: AgentExit) -> Self {
+        exit.to_string()
+    }
+}
+
+impl PartialEq<&str> for AgentExit {
+    /// Compares what it says.
+    fn eq(&self, words: &&str) -> bool {
+        let read = AgentExit::from(*words);
+        *self == read
+    }
 }
 
 /// What `system`/`init` says about the session.
@@ -365,6 +435,29 @@ pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecisi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agents_exit_says_what_the_status_string_said_and_reads_back_the_same() {
+        for (exit, words) in [
+            (AgentExit::Code(0), "exit code 0"),
+            (AgentExit::Code(-1), "exit code -1"),
+            (AgentExit::StillRunning, "still running after closing its output"),
+            (AgentExit::Other("signal: 9 (SIGKILL)".into()), "signal: 9 (SIGKILL)"),
+        ] {
+            assert_eq!(exit.to_string(), words);
+            assert_eq!(AgentExit::from(words), exit);
+            assert_eq!(serde_json::to_value(&exit).expect("serialises"), json!(words));
+        }
+        assert!(AgentExit::Code(0).is_success());
+        assert!(!AgentExit::Code(1).is_success());
+        assert!(
+            !AgentExit::from("signal: 10 (SIGUSR1)").is_success(),
+            "ends in \" 0\" all the same"
+        );
+        // Words from the wire that only look like a code are kept as they came.
+        assert_eq!(AgentExit::from("exit code 007").to_string(), "exit code 007");
+        assert!(!AgentExit::from("exit code 00").is_success());
+    }
 
     #[test]
     fn types_the_lines_a_host_shows_and_ignores_the_rest() {

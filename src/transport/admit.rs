@@ -6,12 +6,10 @@
 
 use crossbeam_channel::Receiver;
 
-use crate::book::{Core, Policy};
+use crate::book::Core;
+use crate::book::policy;
 use crate::protocol::inbox::{ClientMode, Policy as WirePolicy};
-use crate::protocol::{
-    Ask, Envelope, Incoming, Invalid, Outcome, ReplyFormat, ReplyShape, Warning, build_answers,
-    drafts_from_preset,
-};
+use crate::protocol::{Envelope, Incoming, Invalid, Outcome, ReplyFormat, ReplyShape, Warning};
 
 use super::{Provenance, Request};
 
@@ -100,50 +98,19 @@ pub fn admit(
 
 /// The outcome the client's policy decides on its own (`--decline`, `--answers --submit`, a
 /// non-interactive run, no display, `hook --fallback`); `None` when the user is to answer, with
-/// the preset (without `--submit`) filling the form. The book's [`Policy::decide`] decides; this
-/// only states the client's flags as the book's policy.
+/// the preset (without `--submit`) filling the form. The flags become the book's policy by the
+/// one rule ([`policy::from_flags`]); the book's [`crate::book::Policy::decide`] decides. `Err` names what in
+/// the flags does not fit the questions (the outcome is then "unavailable").
 fn settle(
     request: &mut Request,
-    policy: &WirePolicy,
+    flags: &WirePolicy,
     no_display: Option<String>,
 ) -> Result<Option<Outcome>, String> {
-    request.policy = book_policy(&request.core.ask, policy, no_display)?;
+    let nobody = no_display.map(|problem| format!("no display: {problem}"));
+    let ruling = policy::from_flags(&request.core.ask, flags, nobody.as_deref());
+    if let Some(problem) = ruling.misfit {
+        return Err(problem);
+    }
+    request.policy = ruling.policy;
     Ok(request.policy.decide(&request.core.ask))
-}
-
-/// The request's policy as the client's flags state it. A preset that does not fit the
-/// questions is an error that names the file (exit 2), never a partial answer.
-fn book_policy(ask: &Ask, wire: &WirePolicy, no_display: Option<String>) -> Result<Policy, String> {
-    let mut policy = Policy {
-        timeout_secs: wire.timeout_secs,
-        mark_skipped: wire.mark_skipped,
-        ..Policy::default()
-    };
-    // `hook --fallback`: nobody is asked here, whatever else the flags say.
-    if let Some(reason) = &wire.unavailable {
-        policy.unavailable = Some(reason.clone());
-        return Ok(policy);
-    }
-    if let Some(message) = &wire.decline {
-        policy.decline = Some(message.clone());
-        return Ok(policy);
-    }
-    if let Some(preset) = &wire.answers {
-        let json = preset.content()?;
-        let misfit = |error: &dyn std::fmt::Display| format!("--answers {}: {error}", preset.file);
-        policy.preset = drafts_from_preset(ask, json).map_err(|error| misfit(&error))?;
-        if wire.submit {
-            build_answers(ask, &policy.preset).map_err(|error| misfit(&error))?;
-            policy.submit = true;
-        }
-    }
-    if wire.non_interactive {
-        policy.unavailable = Some(
-            "askpane runs non-interactively (--non-interactive or ASKPANE_NONINTERACTIVE)"
-                .to_owned(),
-        );
-    } else if let Some(problem) = no_display {
-        policy.unavailable = Some(format!("no display: {problem}"));
-    }
-    Ok(policy)
 }

@@ -18,7 +18,7 @@ mod writer;
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -33,6 +33,7 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
 use super::UiSender;
 use super::admit::{Admission, admit};
 use super::endpoint::{self, Acceptor, Gate, Listener, Server, Stream, Waited};
+use super::lines::{self, Frame};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
@@ -396,11 +397,14 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
     let mut hosted = Hosted::new(number);
     loop {
         buffer.clear();
-        match read_line(&mut reader, &mut buffer, &shared.stopping) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        if read_line(&mut reader, &mut buffer, &shared.stopping).is_err() {
+            break;
         }
-        if buffer.last() != Some(&b'\n') && buffer.len() as u64 >= MAX_LINE_BYTES {
+        let frame = Frame::of(&buffer, MAX_LINE_BYTES);
+        if frame == Frame::End {
+            break;
+        }
+        if frame == Frame::TooLong {
             let message = format!("a line longer than {MAX_LINE_BYTES} bytes; closing");
             writer.send(&InboxMessage::Error { message, id: None });
             // Closed now, after the error: not once this connection's requests are settled.
@@ -676,8 +680,7 @@ fn read_line(
     stopping: &AtomicBool,
 ) -> io::Result<usize> {
     loop {
-        let room = MAX_LINE_BYTES.saturating_sub(buffer.len() as u64);
-        match reader.take(room).read_until(b'\n', buffer) {
+        match lines::read_frame(reader, buffer, MAX_LINE_BYTES) {
             Err(error)
                 if matches!(error.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
                     && !stopping.load(Ordering::SeqCst) => {}
@@ -889,8 +892,13 @@ impl InboxClient {
         let mut line = Vec::new();
         loop {
             line.clear();
-            if (&mut self.reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut line)? == 0 {
-                return Ok(None);
+            match lines::read_frame(&mut self.reader, &mut line, MAX_LINE_BYTES)? {
+                Frame::End => return Ok(None),
+                Frame::TooLong => {
+                    let error = format!("the inbox sent a line longer than {MAX_LINE_BYTES} bytes");
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, error));
+                }
+                Frame::Line => {}
             }
             if line.trim_ascii().is_empty() {
                 continue;

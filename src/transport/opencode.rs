@@ -6,13 +6,14 @@
 //! The event stream is Server-Sent Events: [`SseReader`] is a small parser of that framing
 //! (`data:` lines up to a blank line), since the SSE crates are async or pull in a runtime.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::Value;
 
 use crate::protocol::opencode::{self, QuestionRequest, Reply};
+use crate::transport::lines::{self, Frame};
 
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -246,9 +247,10 @@ impl<R: Read> SseReader<R> {
         let mut line = Vec::new();
         loop {
             line.clear();
-            let read =
-                (&mut self.lines).take(MAX_EVENT_BYTES as u64 + 1).read_until(b'\n', &mut line)?;
-            if read == 0 {
+            // A line longer than an event may be is read in pieces of that length: a data line
+            // that long makes the event too long (below).
+            let limit = MAX_EVENT_BYTES as u64 + 1;
+            if lines::read_frame(&mut self.lines, &mut line, limit)? == Frame::End {
                 return Ok(has_data.then_some(data));
             }
             let text = String::from_utf8_lossy(&line);

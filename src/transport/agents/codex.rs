@@ -1,74 +1,276 @@
 //! `askpane codex`: Codex's `codex app-server` run as a child (JSON-RPC lines over stdio), with
-//! askpane as its host (issue 13). Shaped like [`super::claude`]: `codex-reader` reads the
-//! server's stdout and feeds the UI channel with questions, permission cards and the transcript
-//! in the session vocabulary Claude Code's host uses; `codex-writer` owns the server's stdin and
-//! writes the handshake, user turns, interrupts and every reply as its outcome arrives;
-//! `codex-stderr` keeps the last lines the server wrote to stderr. What the lines mean is
-//! `protocol::codex` and `protocol::codex_server`; this file only moves them.
+//! askpane as its host (issue 13): the [`HostedAgent`] for Codex. Its questions, permission cards
+//! and transcript reach the window in the session vocabulary Claude Code's host uses; its writer
+//! writes the handshake, user turns, interrupts and every reply in JSON-RPC. What the lines mean
+//! is `protocol::codex` and `protocol::codex_server`; this file says which mean what to the
+//! session. The threads are the session's (`codex-reader`, `codex-writer`, `codex-stderr`).
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, BufWriter, Read};
+use std::io::{self, BufReader};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Select, Sender};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::book::Core;
+use crate::book::{Core, Policy};
 use crate::protocol::codex::{self, UserInputRequest};
 use crate::protocol::codex_server::{self as server, ServerLine};
+use crate::protocol::inbox::ClientMode;
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest, TurnResult};
 use crate::protocol::{Envelope, Outcome, ReplyShape};
 
-use super::Autopilot;
-use super::{self as agents, AgentSession, Closing, StderrKeeping, StderrTail};
-use crate::transport::group::GroupChild;
-use crate::transport::lines::write_line;
-use crate::transport::{
-    Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
-    SessionEvent, UiSender,
-};
+use super::{AgentInput, Host, HostOptions, HostedAgent, HostedSession, ThreadNames, Writing};
+use crate::transport::lines::{self, Line};
+use crate::transport::{IoThreads, Provenance, Request, RequestId, Responder};
 
-/// How long the server gets to exit after its stdin closes, before its process group gets
-/// SIGTERM, and again before SIGKILL.
-pub const GRACE: Duration = agents::GRACE;
 /// What a question or permission hears when nobody can answer it.
 const NO_WINDOW: &str = "askpane runs Codex without a window";
 
 /// How to run Codex.
+pub type CodexOptions = HostOptions<CodexOwn>;
+
+/// What only Codex is run with.
 #[derive(Clone, Debug)]
-pub struct CodexOptions {
-    pub program: PathBuf,
-    /// Extra arguments for `codex app-server` (after `--`).
-    pub extra_args: Vec<String>,
+pub struct CodexOwn {
     /// The folder Codex works in (the thread's `cwd`).
     pub cwd: PathBuf,
-    /// The first user turn; without it the window asks for one.
-    pub prompt: Option<String>,
-    /// Echo Codex's stderr, and its warnings, to stderr (what askpane ignores is a debug line:
-    /// `--debug` also lets those through the binary's logger).
-    pub debug: bool,
-    /// How questions are answered besides the window (`--answers`, `--submit`, no display).
-    pub autopilot: Autopilot,
 }
 
-/// A running Codex session: the child, and the channel the window's prompts and Stop go into.
-pub struct CodexSession(AgentSession<ToAgent>);
+/// A running Codex session.
+pub type CodexSession = HostedSession<Codex>;
 
-/// Lines for `codex app-server`'s stdin, written by its writer thread in turn with its own.
-#[derive(Clone)]
-pub struct CodexLines(Sender<ToAgent>);
+/// Codex as the reader sees it.
+pub struct Codex {
+    debug: bool,
+    /// File-change items started in this turn, by item id: their diffs go on the card.
+    started: HashMap<String, Value>,
+}
 
-impl CodexLines {
-    /// Writes `line` to the server's stdin (dropped if the server is gone: its end is reported).
-    pub fn write(&self, line: Value) {
-        let _ = self.0.send(ToAgent::Line(line));
+impl HostedAgent for Codex {
+    type Own = CodexOwn;
+    type Writer = CodexWriter;
+    const SOURCE: &'static str = server::SOURCE;
+    const WORDS: &'static str = "Codex";
+    const MODE: ClientMode = ClientMode::Codex;
+    const THREADS: ThreadNames =
+        ThreadNames { reader: "codex-reader", writer: "codex-writer", stderr: "codex-stderr" };
+
+    fn command(options: &CodexOptions) -> Command {
+        let mut command = Command::new(&options.program);
+        command.arg("app-server").args(&options.extra_args).current_dir(&options.own.cwd);
+        command
+    }
+
+    fn cannot_start(options: &CodexOptions, error: &io::Error) -> String {
+        format!(
+            "cannot start {} app-server: {error} (install Codex, or name it with --codex-bin or \
+             ASKPANE_CODEX_BIN)",
+            options.program.display()
+        )
+    }
+
+    fn stderr_echo(options: &CodexOptions) -> Option<&'static str> {
+        options.debug.then_some("codex")
+    }
+
+    fn provenance(options: &CodexOptions) -> Provenance {
+        let project = options.own.cwd.file_name().map(|name| name.to_string_lossy().into_owned());
+        Provenance::new(Self::SOURCE, project.clone()).with_project(project)
+    }
+
+    fn begin(options: &CodexOptions, _: &mut IoThreads) -> io::Result<(Codex, CodexWriter)> {
+        let writer = CodexWriter {
+            cwd: options.own.cwd.to_string_lossy().into_owned(),
+            thread_id: None,
+            turn_id: None,
+            waiting_turns: options.prompt.iter().cloned().collect(),
+            next_id: server::FIRST_FREE_ID,
+        };
+        Ok((Codex { debug: options.debug, started: HashMap::new() }, writer))
+    }
+
+    fn line(&mut self, line: &Value, host: &mut Host<Codex>) {
+        match server::parse_server_line(line) {
+            ServerLine::Response { id, result, error } => self.response(id, &result, error, host),
+            ServerLine::Question { id, request } => self.question(id, request, host),
+            ServerLine::CommandApproval { id, request } => self.permission(id, request, host),
+            ServerLine::FileChangeApproval { id, item_id, reason } => {
+                let started = self.started.remove(&item_id);
+                let key = server::request_key(&id);
+                let request =
+                    server::file_change_permission(&key, &item_id, reason, started.as_ref());
+                self.permission(id, request, host);
+            }
+            ServerLine::Unhandled { id, method } => {
+                host.write(server::unhandled_reply(&id, &method));
+                host.notice(format!(
+                    "Codex sent a request askpane does not handle ({method}); askpane answered it \
+                     with an error so that Codex does not wait."
+                ));
+            }
+            ServerLine::Resolved { key } => host.resolved(&key),
+            ServerLine::TurnStarted { turn_id } => {
+                host.tell_writer(CodexNote::TurnStarted { turn_id })
+            }
+            ServerLine::TurnEnded(result) => self.turn_ended(result, host),
+            ServerLine::ItemStarted { item } => {
+                if item.get("type").and_then(Value::as_str) == Some("fileChange")
+                    && let Some(id) = item.get("id").and_then(Value::as_str)
+                {
+                    self.started.insert(id.to_owned(), item.clone());
+                }
+            }
+            ServerLine::Transcript(messages) => {
+                for message in messages {
+                    host.session(message);
+                }
+            }
+            // Codex warns that the feature askpane switched on for the thread is unstable:
+            // askpane chose it, the user cannot act on it.
+            ServerLine::Problem { text, error: false }
+                if text.contains(server::QUESTION_FEATURE.trim_start_matches("features.")) => {}
+            ServerLine::Problem { text, error } => {
+                let what = if error { "Codex reported an error" } else { "Codex warns" };
+                if host.headless() || self.debug {
+                    let level = if error { log::Level::Error } else { log::Level::Warn };
+                    log::log!(level, "{what}: {text}");
+                }
+                if error {
+                    host.notice(format!("{what}: {text}"));
+                }
+            }
+            ServerLine::Other { method } => log::debug!("ignored `{method}` from Codex"),
+        }
+    }
+
+    fn question_message(envelope: &Envelope, _: &Map<String, Value>) -> Option<Value> {
+        match envelope {
+            Envelope::CodexServer { id, request, .. } => {
+                Some(server::question_message(id, request))
+            }
+            _ => None,
+        }
     }
 }
 
-/// What the writer is told, besides the window's commands.
-enum ToAgent {
+impl Codex {
+    /// The answer to one of askpane's requests: the handshake goes on, a refusal is told.
+    fn response(
+        &mut self,
+        id: Option<u64>,
+        result: &Value,
+        error: Option<String>,
+        host: &mut Host<Codex>,
+    ) {
+        if let Some(error) = error {
+            let what = match id {
+                Some(server::INITIALIZE_ID) => "initialize",
+                Some(server::THREAD_START_ID) => "thread/start",
+                _ => "a request",
+            };
+            let text = format!("Codex refused askpane's {what}: {error}");
+            if host.headless() {
+                log::error!("{text}");
+            }
+            host.notice(text);
+            if matches!(id, Some(server::INITIALIZE_ID | server::THREAD_START_ID)) {
+                // Without a thread there is no session: end Codex, and the run with it.
+                host.close();
+            } else {
+                // Most likely a turn/start that failed: no turn runs (the Stop button goes;
+                // without a window the run ends).
+                self.turn_ended(
+                    TurnResult {
+                        subtype: "error".to_owned(),
+                        is_error: true,
+                        text: Some(error),
+                        ..TurnResult::default()
+                    },
+                    host,
+                );
+            }
+            return;
+        }
+        match id {
+            Some(server::INITIALIZE_ID) => host.tell_writer(CodexNote::Initialized),
+            Some(server::THREAD_START_ID) => match server::session_info(result) {
+                Some(info) => {
+                    host.provenance_mut().session = Some(info.session_id.clone());
+                    let thread_id = info.session_id.clone();
+                    host.session(CliMessage::Init(info));
+                    host.tell_writer(CodexNote::ThreadStarted { thread_id });
+                }
+                None => {
+                    host.notice(
+                        "Codex started no thread (its reply to thread/start has no id).".into(),
+                    );
+                    host.close();
+                }
+            },
+            _ => {}
+        }
+    }
+
+    fn question(&mut self, id: Value, request: UserInputRequest, host: &mut Host<Codex>) {
+        let key = server::request_key(&id);
+        let validated = match codex::to_ask(&request) {
+            Ok(validated) => validated,
+            Err(invalid) => {
+                // Codex waits for an answer: the model hears why there is none.
+                let outcome = Outcome::Refused { reason: invalid.to_string() };
+                let reply = codex::response(&request, &outcome)
+                    .map(|result| server::result_line(&id, result));
+                host.refuse(reply, &invalid, "the model");
+                return;
+            }
+        };
+        // The window knows a request by its tool_use id: the model's call id, made unique with
+        // the request key (a model may reuse a call id in a later turn). The envelope carries
+        // the request itself, for an inbox to write Codex's result from (`askpane codex`'s relay).
+        let envelope = Envelope::CodexServer {
+            call: server::question_call(&id, &request),
+            id: id.clone(),
+            request: Box::new(request.clone()),
+        };
+        let (reply, outcome) = Responder::channel();
+        let core = Core {
+            id: RequestId::next(),
+            envelope,
+            ask: validated.ask,
+            warnings: validated.warnings,
+            provenance: host.provenance().clone(),
+            reply_shape: ReplyShape::default(),
+        };
+        let request_for_ui = Request { core, policy: Policy::default(), reply };
+        host.ask(key, request_for_ui, outcome, (id, request), false);
+    }
+
+    fn permission(&mut self, id: Value, request: PermissionRequest, host: &mut Host<Codex>) {
+        if host.headless() {
+            let decision = PermissionDecision::Deny { message: NO_WINDOW.to_owned() };
+            log::warn!(
+                "declined Codex's {} (no window to ask in)",
+                crate::protocol::stream::tool_summary(&request.tool_name, &request.input)
+            );
+            host.write(server::approval_reply(&id, &decision));
+            return;
+        }
+        host.permission(request.request_id.clone(), request, id);
+    }
+
+    /// The turn ended (completed, interrupted, failed): what it asked is withdrawn (Codex drops
+    /// a later answer), and the transcript says how it ended.
+    fn turn_ended(&mut self, result: TurnResult, host: &mut Host<Codex>) {
+        host.resolve_all();
+        self.started.clear();
+        host.tell_writer(CodexNote::TurnEnded);
+        host.session(CliMessage::Result(result));
+    }
+}
+
+/// What Codex's reader tells its writer: the handshake's progress and the turn's.
+pub enum CodexNote {
     /// `initialize` was answered: send `initialized` and start the thread.
     Initialized,
     /// The thread runs: user turns can go.
@@ -79,531 +281,89 @@ enum ToAgent {
         turn_id: String,
     },
     TurnEnded,
-    /// Write the result for this question once its outcome arrives.
-    Question {
-        id: Value,
-        key: String,
-        request: UserInputRequest,
-        outcome: Receiver<Outcome>,
-    },
-    /// Write the reply to this approval once it is decided.
-    Permission {
-        id: Value,
-        key: String,
-        decision: Receiver<PermissionDecision>,
-    },
-    /// Codex needs no answer to this request any more (resolved, or its turn ended).
-    Resolved {
-        key: String,
-    },
-    /// Write this line now.
-    Line(Value),
-    /// Interrupt the turn (if one runs), close the server's stdin and end.
-    Close,
-}
-
-impl Closing for ToAgent {
-    fn close() -> Self {
-        ToAgent::Close
-    }
-}
-
-impl CodexSession {
-    /// Starts `codex app-server` and its threads. Questions and permissions go to `to_ui`.
-    pub fn start(
-        options: &CodexOptions,
-        to_ui: UiSender,
-        threads: &mut IoThreads,
-    ) -> io::Result<CodexSession> {
-        let mut command = Command::new(&options.program);
-        command.arg("app-server").args(&options.extra_args).current_dir(&options.cwd);
-        let started = agents::start(
-            &mut command,
-            |error| {
-                format!(
-                    "cannot start {} app-server: {error} (install Codex, or name it with \
-                     --codex-bin or ASKPANE_CODEX_BIN)",
-                    options.program.display()
-                )
-            },
-            StderrKeeping { thread: "codex-stderr", echo: options.debug.then_some("codex") },
-            threads,
-        )?;
-        let session = CodexSession(started.session);
-
-        let cwd = &options.cwd;
-        let writer = Writer {
-            stdin: AgentInput { stdin: BufWriter::new(started.stdin), gone: false },
-            cwd: cwd.to_string_lossy().into_owned(),
-            thread_id: None,
-            turn_id: None,
-            waiting_turns: options.prompt.iter().cloned().collect(),
-            next_id: server::FIRST_FREE_ID,
-        };
-        let (writer_inbox, command_inbox) = (started.writer_inbox, started.command_inbox);
-        threads.spawn("codex-writer", move || writer.run(&writer_inbox, &command_inbox))?;
-
-        let project = cwd.file_name().map(|name| name.to_string_lossy().into_owned());
-        let reader = Reader {
-            to_ui,
-            to_writer: started.to_writer,
-            debug: options.debug,
-            autopilot: options.autopilot.clone(),
-            provenance: Provenance::new(server::SOURCE, project.clone()).with_project(project),
-            questions: HashMap::new(),
-            permissions: Vec::new(),
-            started: HashMap::new(),
-            turn_running: options.prompt.is_some(),
-            agent: started.agent,
-            stderr_tail: started.stderr_tail,
-        };
-        threads.spawn("codex-reader", move || reader.run(started.stdout))?;
-        Ok(session)
-    }
-
-    /// The channel the window sends prompts and Stop on.
-    pub fn commands(&self) -> Sender<SessionCommand> {
-        self.0.commands()
-    }
-
-    /// The server's stdin, for replies computed elsewhere (the inbox's, through the relay).
-    pub fn lines(&self) -> CodexLines {
-        CodexLines(self.0.to_writer())
-    }
-
-    /// Ends the session: replies already decided go out, the turn is interrupted and the
-    /// server's stdin closed; after `grace` SIGTERM to its process group, after another `grace`
-    /// SIGKILL (dropped, the session ends Codex too). Returns the server's exit status.
-    pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
-        self.0.shut_down(grace)
-    }
-}
-
-struct Reader {
-    to_ui: UiSender,
-    to_writer: Sender<ToAgent>,
-    debug: bool,
-    autopilot: Autopilot,
-    provenance: Provenance,
-    /// Open questions: request key → the tool_use id the window knows them by.
-    questions: HashMap<String, String>,
-    /// Permission cards shown, by request key.
-    permissions: Vec<String>,
-    /// File-change items started in this turn, by item id: their diffs go on the card.
-    started: HashMap<String, Value>,
-    turn_running: bool,
-    agent: GroupChild,
-    stderr_tail: StderrTail,
-}
-
-impl Reader {
-    fn run(mut self, stdout: impl Read) -> io::Result<()> {
-        let mut reader = BufReader::with_capacity(1 << 20, stdout);
-        let mut line = Vec::with_capacity(1 << 16);
-        let mut reported_malformed = false;
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            let text = line.trim_ascii();
-            if text.is_empty() {
-                continue;
-            }
-            match serde_json::from_slice::<Value>(text) {
-                Ok(value) => self.handle(server::parse_server_line(&value)),
-                Err(error) if !reported_malformed => {
-                    reported_malformed = true;
-                    let excerpt: String = String::from_utf8_lossy(text).chars().take(80).collect();
-                    self.to_ui.send(Inbound::Notice(format!(
-                        "Codex wrote a line that is not JSON ({error}): {excerpt}… askpane skips \
-                         such lines and goes on reading."
-                    )));
-                }
-                Err(_) => {}
-            }
-        }
-        self.ended();
-        Ok(())
-    }
-
-    fn session(&self, message: CliMessage) {
-        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(message))));
-    }
-
-    fn handle(&mut self, line: ServerLine) {
-        match line {
-            ServerLine::Response { id, result, error } => self.response(id, &result, error),
-            ServerLine::Question { id, request } => self.question(id, request),
-            ServerLine::CommandApproval { id, request } => self.permission(id, request),
-            ServerLine::FileChangeApproval { id, item_id, reason } => {
-                let started = self.started.remove(&item_id);
-                let key = server::request_key(&id);
-                let request =
-                    server::file_change_permission(&key, &item_id, reason, started.as_ref());
-                self.permission(id, request);
-            }
-            ServerLine::Unhandled { id, method } => {
-                let _ = self.to_writer.send(ToAgent::Line(server::unhandled_reply(&id, &method)));
-                self.to_ui.send(Inbound::Notice(format!(
-                    "Codex sent a request askpane does not handle ({method}); askpane answered it \
-                     with an error so that Codex does not wait."
-                )));
-            }
-            ServerLine::Resolved { key } => self.resolved(&key),
-            ServerLine::TurnStarted { turn_id } => {
-                self.turn_running = true;
-                let _ = self.to_writer.send(ToAgent::TurnStarted { turn_id });
-            }
-            ServerLine::TurnEnded(result) => self.turn_ended(result),
-            ServerLine::ItemStarted { item } => {
-                if item.get("type").and_then(Value::as_str) == Some("fileChange")
-                    && let Some(id) = item.get("id").and_then(Value::as_str)
-                {
-                    self.started.insert(id.to_owned(), item.clone());
-                }
-            }
-            ServerLine::Transcript(messages) => {
-                for message in messages {
-                    self.session(message);
-                }
-            }
-            // Codex warns that the feature askpane switched on for the thread is unstable:
-            // askpane chose it, the user cannot act on it.
-            ServerLine::Problem { text, error: false }
-                if text.contains(server::QUESTION_FEATURE.trim_start_matches("features.")) => {}
-            ServerLine::Problem { text, error } => {
-                let what = if error { "Codex reported an error" } else { "Codex warns" };
-                if self.autopilot.headless || self.debug {
-                    let level = if error { log::Level::Error } else { log::Level::Warn };
-                    log::log!(level, "{what}: {text}");
-                }
-                if error {
-                    self.to_ui.send(Inbound::Notice(format!("{what}: {text}")));
-                }
-            }
-            ServerLine::Other { method } => log::debug!("ignored `{method}` from Codex"),
-        }
-    }
-
-    /// The answer to one of askpane's requests: the handshake goes on, a refusal is told.
-    fn response(&mut self, id: Option<u64>, result: &Value, error: Option<String>) {
-        if let Some(error) = error {
-            let what = match id {
-                Some(server::INITIALIZE_ID) => "initialize",
-                Some(server::THREAD_START_ID) => "thread/start",
-                _ => "a request",
-            };
-            let text = format!("Codex refused askpane's {what}: {error}");
-            if self.autopilot.headless {
-                log::error!("{text}");
-            }
-            self.to_ui.send(Inbound::Notice(text));
-            if matches!(id, Some(server::INITIALIZE_ID | server::THREAD_START_ID)) {
-                // Without a thread there is no session: end Codex, and the run with it.
-                let _ = self.to_writer.send(ToAgent::Close);
-            } else {
-                // Most likely a turn/start that failed: no turn runs (the Stop button goes;
-                // without a window the run ends).
-                self.turn_ended(TurnResult {
-                    subtype: "error".to_owned(),
-                    is_error: true,
-                    text: Some(error),
-                    ..TurnResult::default()
-                });
-            }
-            return;
-        }
-        match id {
-            Some(server::INITIALIZE_ID) => {
-                let _ = self.to_writer.send(ToAgent::Initialized);
-            }
-            Some(server::THREAD_START_ID) => match server::session_info(result) {
-                Some(info) => {
-                    self.provenance.session = Some(info.session_id.clone());
-                    let thread_id = info.session_id.clone();
-                    self.session(CliMessage::Init(info));
-                    let _ = self.to_writer.send(ToAgent::ThreadStarted { thread_id });
-                }
-                None => {
-                    self.to_ui.send(Inbound::Notice(
-                        "Codex started no thread (its reply to thread/start has no id).".into(),
-                    ));
-                    let _ = self.to_writer.send(ToAgent::Close);
-                }
-            },
-            _ => {}
-        }
-    }
-
-    fn question(&mut self, id: Value, request: UserInputRequest) {
-        let key = server::request_key(&id);
-        let validated = match codex::to_ask(&request) {
-            Ok(validated) => validated,
-            Err(invalid) => {
-                // Codex waits for an answer: the model hears why there is none.
-                let outcome = Outcome::Refused { reason: invalid.to_string() };
-                if let Some(result) = codex::response(&request, &outcome) {
-                    let _ = self.to_writer.send(ToAgent::Line(server::result_line(&id, result)));
-                }
-                self.to_ui.send(Inbound::Notice(format!(
-                    "Codex asked questions askpane cannot show ({invalid}); the model was told why."
-                )));
-                return;
-            }
-        };
-        // The window knows a request by its tool_use id: the model's call id, made unique with
-        // the request key (a model may reuse a call id in a later turn). The envelope carries
-        // the request itself, for an inbox to write Codex's result from (`askpane codex`'s relay).
-        let tool_use_id = server::question_call(&id, &request);
-        let (reply, outcome) = Responder::channel();
-        let envelope = Envelope::CodexServer {
-            call: tool_use_id.clone(),
-            id: id.clone(),
-            request: Box::new(request.clone()),
-        };
-        let core = Core {
-            id: RequestId::next(),
-            envelope,
-            ask: validated.ask,
-            warnings: validated.warnings,
-            provenance: self.provenance.clone(),
-            reply_shape: ReplyShape::default(),
-        };
-        let policy = self.autopilot.policy(&core.ask, NO_WINDOW, &self.to_ui);
-        let request_for_ui = Request { core, policy, reply };
-        self.questions.insert(key.clone(), tool_use_id);
-        let _ = self.to_writer.send(ToAgent::Question { id, key, request, outcome });
-        match request_for_ui.policy.decide(&request_for_ui.core.ask) {
-            Some(decided) => {
-                request_for_ui.reply.send(decided);
-            }
-            None => {
-                self.to_ui.send(Inbound::Ask(Box::new(request_for_ui)));
-            }
-        }
-    }
-
-    fn permission(&mut self, id: Value, request: PermissionRequest) {
-        if self.autopilot.headless {
-            let decision = PermissionDecision::Deny { message: NO_WINDOW.to_owned() };
-            log::warn!(
-                "declined Codex's {} (no window to ask in)",
-                crate::protocol::stream::tool_summary(&request.tool_name, &request.input)
-            );
-            let _ = self.to_writer.send(ToAgent::Line(server::approval_reply(&id, &decision)));
-            return;
-        }
-        let key = request.request_id.clone();
-        let (reply, decision) = Responder::channel();
-        self.permissions.push(key.clone());
-        let _ = self.to_writer.send(ToAgent::Permission { id, key, decision });
-        let ask = PermissionAsk {
-            id: RequestId::next(),
-            request,
-            provenance: self.provenance.clone(),
-            reply,
-        };
-        self.to_ui.send(Inbound::Permission(Box::new(ask)));
-    }
-
-    /// Codex needs no answer to this request any more: its card goes at once.
-    fn resolved(&mut self, key: &str) {
-        let _ = self.to_writer.send(ToAgent::Resolved { key: key.to_owned() });
-        if let Some(tool_use_id) = self.questions.remove(key) {
-            self.to_ui.send(Inbound::Withdraw { tool_use_id });
-        }
-        if let Some(index) = self.permissions.iter().position(|open| open == key) {
-            let request_id = self.permissions.remove(index);
-            self.to_ui.send(Inbound::WithdrawPermission { request_id });
-        }
-    }
-
-    /// The turn ended (completed, interrupted, failed): what it asked is withdrawn (Codex drops
-    /// a later answer), and the transcript says how it ended.
-    fn turn_ended(&mut self, result: TurnResult) {
-        self.turn_running = false;
-        let open: Vec<String> =
-            self.questions.keys().chain(self.permissions.iter()).cloned().collect();
-        for key in open {
-            self.resolved(&key);
-        }
-        self.started.clear();
-        let _ = self.to_writer.send(ToAgent::TurnEnded);
-        self.session(CliMessage::Result(result));
-    }
-
-    /// The server closed its stdout: it is ending. Clears what it asked and says how it ended.
-    fn ended(mut self) {
-        let open: Vec<String> =
-            self.questions.keys().chain(self.permissions.iter()).cloned().collect();
-        for key in open {
-            self.resolved(&key);
-        }
-        let ended = agents::ended(&self.agent, &self.stderr_tail);
-        self.to_ui.send(Inbound::Session(Box::new(ended)));
-    }
-}
-
-/// The server's stdin. Once a write fails (the server exited), later lines are dropped: the
-/// reader reports how it ended.
-struct AgentInput {
-    stdin: BufWriter<ChildStdin>,
-    gone: bool,
-}
-
-impl AgentInput {
-    fn write(&mut self, line: &Value) {
-        if !self.gone && write_line(&mut self.stdin, line).is_err() {
-            self.gone = true;
-        }
-    }
 }
 
 /// The writer's state: the handshake's progress, the running turn, and askpane's next id.
-struct Writer {
-    stdin: AgentInput,
+pub struct CodexWriter {
     cwd: String,
     thread_id: Option<String>,
     turn_id: Option<String>,
-    /// User turns typed before the thread started.
+    /// User turns typed before the thread started (the first prompt among them).
     waiting_turns: Vec<String>,
     next_id: u64,
 }
 
-/// An open question: its JSON-RPC id and key, what was asked, and where its outcome arrives.
-type OpenQuestion = (Value, String, UserInputRequest, Receiver<Outcome>);
-/// An open approval: its JSON-RPC id and key, and where its decision arrives.
-type OpenPermission = (Value, String, Receiver<PermissionDecision>);
-
-impl Writer {
+impl CodexWriter {
     fn id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         id
     }
+}
 
-    fn user_turn(&mut self, text: String) {
+impl Writing for CodexWriter {
+    /// The JSON-RPC id the result goes to, and what was asked.
+    type Question = (Value, UserInputRequest);
+    /// The JSON-RPC id the decision goes to.
+    type Permission = Value;
+    type Note = CodexNote;
+
+    fn begin(&mut self, out: &mut AgentInput) {
+        out.write(&server::initialize(env!("CARGO_PKG_VERSION")));
+    }
+
+    fn note(&mut self, note: CodexNote, out: &mut AgentInput) {
+        match note {
+            CodexNote::Initialized => {
+                out.write(&server::initialized());
+                out.write(&server::thread_start(&self.cwd));
+            }
+            CodexNote::ThreadStarted { thread_id } => {
+                self.thread_id = Some(thread_id);
+                for text in std::mem::take(&mut self.waiting_turns) {
+                    self.user_turn(text, out);
+                }
+            }
+            CodexNote::TurnStarted { turn_id } => self.turn_id = Some(turn_id),
+            CodexNote::TurnEnded => self.turn_id = None,
+        }
+    }
+
+    fn user_turn(&mut self, text: String, out: &mut AgentInput) {
         match self.thread_id.clone() {
             Some(thread_id) => {
                 let id = self.id();
-                self.stdin.write(&server::turn_start(id, &thread_id, &text));
+                out.write(&server::turn_start(id, &thread_id, &text));
             }
             None => self.waiting_turns.push(text),
         }
     }
 
-    fn interrupt(&mut self) {
+    fn interrupt(&mut self, out: &mut AgentInput) {
         if let (Some(thread_id), Some(turn_id)) = (self.thread_id.clone(), self.turn_id.clone()) {
             let id = self.id();
-            self.stdin.write(&server::turn_interrupt(id, &thread_id, &turn_id));
+            out.write(&server::turn_interrupt(id, &thread_id, &turn_id));
         }
     }
 
-    fn answer(&mut self, id: &Value, request: &UserInputRequest, outcome: &Outcome) {
+    fn close(&mut self, out: &mut AgentInput) {
+        self.interrupt(out);
+    }
+
+    fn answer(
+        &mut self,
+        (id, request): &(Value, UserInputRequest),
+        outcome: &Outcome,
+        out: &mut AgentInput,
+    ) {
         // A withdrawn question gets no result: Codex resolved it already.
         if let Some(result) = codex::response(request, outcome) {
-            self.stdin.write(&server::result_line(id, result));
+            out.write(&server::result_line(id, result));
         }
     }
 
-    #[allow(
-        clippy::indexing_slicing,
-        reason = "crossbeam's Select hands back the index of an operation added from these same \
-                  vectors, and a selected operation must be completed on that very receiver"
-    )]
-    fn run(
-        mut self,
-        inbox: &Receiver<ToAgent>,
-        commands: &Receiver<SessionCommand>,
-    ) -> io::Result<()> {
-        self.stdin.write(&server::initialize(env!("CARGO_PKG_VERSION")));
-        let mut questions: Vec<OpenQuestion> = Vec::new();
-        let mut permissions: Vec<OpenPermission> = Vec::new();
-        let mut commands_open = true;
-        loop {
-            let mut select = Select::new();
-            let inbox_index = select.recv(inbox);
-            let commands_index = commands_open.then(|| select.recv(commands));
-            for (_, _, _, outcome) in &questions {
-                select.recv(outcome);
-            }
-            for (_, _, decision) in &permissions {
-                select.recv(decision);
-            }
-            let operation = select.select();
-            let index = operation.index();
-            if index == inbox_index {
-                match operation.recv(inbox) {
-                    Ok(ToAgent::Initialized) => {
-                        self.stdin.write(&server::initialized());
-                        self.stdin.write(&server::thread_start(&self.cwd));
-                    }
-                    Ok(ToAgent::ThreadStarted { thread_id }) => {
-                        self.thread_id = Some(thread_id);
-                        for text in std::mem::take(&mut self.waiting_turns) {
-                            self.user_turn(text);
-                        }
-                    }
-                    Ok(ToAgent::TurnStarted { turn_id }) => self.turn_id = Some(turn_id),
-                    Ok(ToAgent::TurnEnded) => self.turn_id = None,
-                    Ok(ToAgent::Question { id, key, request, outcome }) => {
-                        questions.push((id, key, request, outcome));
-                    }
-                    Ok(ToAgent::Permission { id, key, decision }) => {
-                        permissions.push((id, key, decision));
-                    }
-                    Ok(ToAgent::Resolved { key }) => {
-                        questions.retain(|(_, open, _, _)| open != &key);
-                        permissions.retain(|(_, open, _)| open != &key);
-                    }
-                    Ok(ToAgent::Line(line)) => self.stdin.write(&line),
-                    Ok(ToAgent::Close) | Err(_) => {
-                        // Replies decided just before (a window ending everything as it closes,
-                        // a signal) go out first: the select above picks among ready operations
-                        // at random.
-                        for (id, _, request, outcome) in &questions {
-                            if let Ok(outcome) = outcome.try_recv() {
-                                self.answer(id, request, &outcome);
-                            }
-                        }
-                        for (id, _, decision) in &permissions {
-                            if let Ok(decision) = decision.try_recv() {
-                                self.stdin.write(&server::approval_reply(id, &decision));
-                            }
-                        }
-                        self.interrupt();
-                        // Closing stdin is what ends the server.
-                        return Ok(());
-                    }
-                }
-            } else if Some(index) == commands_index {
-                match operation.recv(commands) {
-                    Ok(SessionCommand::UserTurn(text)) => self.user_turn(text),
-                    Ok(SessionCommand::Interrupt) => self.interrupt(),
-                    // The window ends its own session by closing (`shut_down`).
-                    Ok(SessionCommand::End | SessionCommand::Older { .. }) => {}
-                    Err(_) => commands_open = false,
-                }
-            } else {
-                let first = 1 + usize::from(commands_index.is_some());
-                let offset = index - first;
-                if offset < questions.len() {
-                    let received = operation.recv(&questions[offset].3);
-                    let (id, _, request, _) = questions.swap_remove(offset);
-                    if let Ok(outcome) = received {
-                        self.answer(&id, &request, &outcome);
-                    }
-                } else {
-                    let position = offset - questions.len();
-                    let received = operation.recv(&permissions[position].2);
-                    let (id, _, _) = permissions.swap_remove(position);
-                    if let Ok(decision) = received {
-                        self.stdin.write(&server::approval_reply(&id, &decision));
-                    }
-                }
-            }
-        }
+    fn decide(&mut self, id: &Value, decision: &PermissionDecision, out: &mut AgentInput) {
+        out.write(&server::approval_reply(id, decision));
     }
 }
 
@@ -636,9 +396,11 @@ pub fn list_hooks(program: &PathBuf, cwd: &str, within: Duration) -> io::Result<
     };
     let (sender, lines) = crossbeam_channel::unbounded::<Value>();
     let reader = crate::transport::spawn_named("codex-hooks-list", move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if let Ok(value) = serde_json::from_str::<Value>(&line)
+        let mut stdout = BufReader::new(stdout);
+        let mut buffer = Vec::new();
+        // A line that is not JSON is skipped; a read that fails ends the list.
+        while let Ok(Some(line)) = lines::read_line(&mut stdout, &mut buffer) {
+            if let Line::Json(value) = line
                 && sender.send(value).is_err()
             {
                 return;

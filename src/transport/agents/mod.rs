@@ -1,26 +1,42 @@
-//! The process side that `askpane claude` and `askpane codex` share in hosting an agent, written
-//! once: the agent started in a process group of its own ([`GroupChild`]), a named thread that
-//! keeps the last lines of its stderr, the channels to its writer thread and from the window, and
-//! the session handle whose shut-down (or Drop) ends the agent and everything it started. What
-//! the agent's lines mean, and the reader and writer threads, stay with each agent's module.
+//! Hosting an agent as a child over its stdio, written once for every agent: [`HostedAgent`] is
+//! what an agent's own protocol is (what its lines mean, how a reply is written), and
+//! [`HostedSession`] is everything else: the agent started in a process group of its own
+//! ([`GroupChild`]), three named threads (the reader turns the agent's lines into questions,
+//! permission cards and the transcript for the window; the writer owns the agent's stdin and
+//! writes each reply as its outcome arrives; the stderr keeper holds the last lines for the
+//! "agent ended" message), the channel the window's prompts and Stop go into, and the shut-down
+//! (or Drop) that ends the agent and everything it started.
+//!
+//! Claude Code (`claude`: stream-json) and Codex (`codex`: the app-server's JSON-RPC) implement
+//! it; an ACP agent (JSON-RPC over stdio, like Codex) is the next. The reader's side of the
+//! session is [`Host`] (`host.rs`), the writer's loop `writer.rs`.
 
 pub mod claude;
 pub mod codex;
+mod host;
+mod writer;
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Read};
-use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::io::{self, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::book::Policy;
-use crate::protocol::Ask;
+use crate::book::{Policy, policy};
+use crate::protocol::inbox::{ClientMode, Policy as Flags};
+use crate::protocol::stream::{AgentExit, PermissionDecision};
+use crate::protocol::{Ask, Envelope, Outcome};
 
-use super::{Inbound, IoThreads, SessionCommand, SessionEvent, UiSender};
-use crate::transport::group::{GroupChild, GroupReader, Pipes};
+pub use host::Host;
+pub use writer::{AgentInput, Writing};
+
+use super::{Inbound, IoThreads, Provenance, SessionCommand, SessionEvent, UiSender};
+use crate::transport::group::{GroupChild, Pipes};
+use crate::transport::lines::{self, Frame};
 
 /// How long an agent gets to exit after its stdin closes, before its process group gets SIGTERM,
 /// and again before SIGKILL.
@@ -28,146 +44,219 @@ pub const GRACE: Duration = Duration::from_secs(3);
 /// Lines of the agent's stderr kept for the "agent ended" message.
 const STDERR_TAIL: usize = 12;
 
-/// Answering without (or before) a person, as in `askpane ask`: pre-selected answers fill each
-/// question's form, or with `submit` answer it at once; `headless` (no window) answers the rest
-/// "no human available" and denies permissions that are not pre-allowed.
+/// An agent askpane hosts: what its own protocol is. The implementing type is the reader's
+/// state for one session (what it has seen of the agent); [`HostedAgent::Writer`] is the
+/// writer's. The loop, the threads, the stderr tail and the shut-down are [`HostedSession`]'s.
+pub trait HostedAgent: Sized + Send + 'static {
+    /// What only this agent is run with, besides what every agent takes ([`HostOptions`]).
+    type Own;
+    /// The writer thread's state, and how replies and turns are written in the agent's protocol.
+    type Writer: Writing;
+    /// The agent as history and the inbox name it (`claude · my-project`).
+    const SOURCE: &'static str;
+    /// The agent in words, for the person ("Claude Code").
+    const WORDS: &'static str;
+    /// How its questions are handed to the inbox (whose reply goes to the agent's stdin).
+    const MODE: ClientMode;
+    /// The names of the session's threads.
+    const THREADS: ThreadNames;
+
+    /// The command that runs the agent as askpane's peer (its standard streams are piped).
+    fn command(options: &HostOptions<Self::Own>) -> Command;
+    /// What to say when `command` cannot be started.
+    fn cannot_start(options: &HostOptions<Self::Own>, error: &io::Error) -> String;
+    /// The prefix the agent's stderr is echoed to askpane's stderr with (`None`: kept, not echoed).
+    fn stderr_echo(options: &HostOptions<Self::Own>) -> Option<&'static str>;
+    /// Who asks, for every question and permission card of the session.
+    fn provenance(options: &HostOptions<Self::Own>) -> Provenance;
+    /// The reader's and the writer's state for a new session (it may start threads of its own:
+    /// Claude Code's `--print-stream` copy).
+    fn begin(
+        options: &HostOptions<Self::Own>,
+        threads: &mut IoThreads,
+    ) -> io::Result<(Self, Self::Writer)>;
+
+    /// A line as the agent wrote it (with its newline), before it is read as JSON.
+    fn raw_line(&mut self, _line: &[u8]) {}
+    /// One JSON line the agent wrote: questions, permissions and the transcript go to the
+    /// window through `host`, replies and turns to the writer.
+    fn line(&mut self, line: &Value, host: &mut Host<Self>);
+    /// For the inbox: a question as the agent sent it, for the inbox to read and reply to in
+    /// the agent's envelope; `None` for an envelope this agent does not ask in.
+    fn question_message(envelope: &Envelope, input: &Map<String, Value>) -> Option<Value>;
+}
+
+/// How to run a hosted agent: what every agent takes, and `own`, what only this one does.
+#[derive(Clone, Debug)]
+pub struct HostOptions<O> {
+    pub program: PathBuf,
+    /// Extra arguments, after askpane's own.
+    pub extra_args: Vec<String>,
+    /// The first user turn; without it the window asks for one.
+    pub prompt: Option<String>,
+    /// `--debug`: echo what the agent says on stderr, and its warnings, to askpane's stderr
+    /// (Codex; what askpane ignores is a debug line, which `--debug` lets through the logger).
+    pub debug: bool,
+    /// How questions are answered besides the window (`--answers`, `--submit`, no display).
+    pub autopilot: Autopilot,
+    pub own: O,
+}
+
+/// The names of a session's threads.
+pub struct ThreadNames {
+    pub reader: &'static str,
+    pub writer: &'static str,
+    pub stderr: &'static str,
+}
+
+/// Answering without (or before) a person, as in `askpane ask`: the session's answering flags
+/// (`--decline`, `--answers` with `--submit`, `--timeout`), stated for each question by the one
+/// rule ([`policy::from_flags`]); `headless` (no window, browser or inbox) answers the rest "no
+/// human available" and denies permissions that are not pre-allowed.
 #[derive(Clone, Debug, Default)]
 pub struct Autopilot {
-    /// Decline every question with this message (`--decline`).
-    pub decline: Option<String>,
-    pub preset: Option<Value>,
-    pub submit: bool,
+    /// The flags as `ask` and `hook` hand them to the inbox, `--answers` read once at the start.
+    /// `--non-interactive` is not among them: it makes the host `headless`, and the agent reads
+    /// the host's own words for why nobody answers.
+    pub flags: Flags,
     pub headless: bool,
-    pub timeout: Option<Duration>,
 }
 
 impl Autopilot {
-    /// How one question may be answered besides the window: the flags, with `--answers` fitted
-    /// to it; without a window, `no_window` is why nobody answers. A preset that does not fit is
-    /// dropped (with a notice on `to_ui`), so the user answers.
+    /// How one question may be answered besides the window; without a window, `no_window` is
+    /// why nobody answers. `--answers` that do not fit the question answer it "unavailable",
+    /// naming the problem, as for `ask` (and the user hears of it on `to_ui`).
     pub fn policy(&self, ask: &Ask, no_window: &str, to_ui: &UiSender) -> Policy {
-        let mut policy = Policy {
-            decline: self.decline.clone(),
-            timeout_secs: self.timeout.map(|timeout| timeout.as_secs()),
-            unavailable: self.headless.then(|| no_window.to_owned()),
-            ..Policy::default()
-        };
-        let notice = |text: String| {
+        let ruling = policy::from_flags(ask, &self.flags, self.headless.then_some(no_window));
+        if let Some(problem) = ruling.misfit {
+            let text = format!(
+                "{problem}; the agent was told no answer is available for “{}”",
+                ask.title()
+            );
             if self.headless {
                 log::warn!("{text}");
             }
             to_ui.send(Inbound::Notice(text));
-        };
-        if let Some(preset) = &self.preset {
-            match crate::protocol::drafts_from_preset(ask, preset) {
-                Ok(drafts) => {
-                    let fits = crate::protocol::build_answers(ask, &drafts);
-                    match (self.submit, fits) {
-                        (true, Err(error)) => notice(format!("--answers: {error}")),
-                        (submit, _) => policy.submit = submit,
-                    }
-                    policy.preset = drafts;
-                }
-                Err(error) => notice(format!("--answers does not fit “{}”: {error}", ask.title())),
-            }
         }
-        policy
+        ruling.policy
     }
 }
 
-/// The message that tells an agent's writer thread to finish its turn's business, close the
-/// agent's stdin and end.
-pub trait Closing {
-    fn close() -> Self;
+/// What the reader (and the inbox's relay, and the session's end) tells the writer thread.
+enum ToAgent<W: Writing> {
+    /// Write the reply to this question once its outcome arrives. `key` is how the agent names
+    /// it when it takes it back.
+    Question { key: String, question: W::Question, outcome: Receiver<Outcome> },
+    /// Write the reply to this permission request once it is decided.
+    Permission { key: String, permission: W::Permission, decision: Receiver<PermissionDecision> },
+    /// The agent needs no reply to `key` any more (it cancelled or resolved it).
+    Forget { key: String },
+    /// Something only this agent's writer knows what to do with (a handshake step, a turn).
+    Note(W::Note),
+    /// Write this line now.
+    Line(Value),
+    /// Write what was decided just before, stop the turn (if one runs), close the agent's stdin
+    /// and end.
+    Close,
 }
 
 /// A running agent: the child, the channel to its writer, and the channel the window's prompts
-/// and Stop go into. Dropped without [`AgentSession::shut_down`], it still ends the agent.
-pub struct AgentSession<M: Closing> {
+/// and Stop go into. Dropped without [`HostedSession::shut_down`], it still ends the agent.
+pub struct HostedSession<A: HostedAgent> {
     agent: GroupChild,
-    to_writer: Sender<M>,
+    to_writer: Sender<ToAgent<A::Writer>>,
     commands: Sender<SessionCommand>,
 }
 
-/// What [`start`] hands to the agent's module for its own threads.
-pub struct Started<M: Closing> {
-    pub session: AgentSession<M>,
-    pub agent: GroupChild,
-    pub stdin: ChildStdin,
-    pub stdout: GroupReader<ChildStdout>,
-    pub to_writer: Sender<M>,
-    pub writer_inbox: Receiver<M>,
-    pub command_inbox: Receiver<SessionCommand>,
-    pub stderr_tail: StderrTail,
+/// Whole reply lines for the agent's stdin, written by its writer in turn with its own (the
+/// inbox computes the reply to a question the session handed to it).
+pub struct AgentLines<A: HostedAgent>(Sender<ToAgent<A::Writer>>);
+
+impl<A: HostedAgent> Clone for AgentLines<A> {
+    fn clone(&self) -> Self {
+        AgentLines(self.0.clone())
+    }
 }
 
-/// How the agent's stderr is kept: the thread's name, and the prefix it is echoed to askpane's
-/// stderr with (`None`: kept, not echoed).
-pub struct StderrKeeping {
-    pub thread: &'static str,
-    pub echo: Option<&'static str>,
+impl<A: HostedAgent> AgentLines<A> {
+    /// Writes `line` to the agent's stdin (dropped if the agent is gone: its end is reported).
+    pub fn write(&self, line: Value) {
+        let _ = self.0.send(ToAgent::Line(line));
+    }
 }
 
-/// Starts `command` (its standard streams are piped here) in a process group of its own, and the
-/// thread that keeps its stderr. `cannot_start` words a failure to start it.
-pub fn start<M: Closing + Send + 'static>(
-    command: &mut Command,
-    cannot_start: impl FnOnce(&io::Error) -> String,
-    stderr: StderrKeeping,
-    threads: &mut IoThreads,
-) -> io::Result<Started<M>> {
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let (agent, Pipes { stdin, stdout, stderr: agent_stderr }) =
-        GroupChild::spawn(command, GRACE, threads)
-            .map_err(|error| io::Error::new(error.kind(), cannot_start(&error)))?;
-    let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
-    let (commands, command_inbox) = crossbeam_channel::unbounded();
-    // Made now, so that a thread that cannot be started below still ends the agent (its Drop).
-    let session = AgentSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
-    let stderr_tail = StderrTail::default();
-    let tail = stderr_tail.clone();
-    threads.spawn(stderr.thread, move || tail.keep(agent_stderr, stderr.echo))?;
-    Ok(Started {
-        session,
-        agent,
-        stdin,
-        stdout,
-        to_writer,
-        writer_inbox,
-        command_inbox,
-        stderr_tail,
-    })
-}
+impl<A: HostedAgent> HostedSession<A> {
+    /// Starts the agent and its threads. Questions, permissions and the transcript go to `to_ui`.
+    pub fn start(
+        options: &HostOptions<A::Own>,
+        to_ui: UiSender,
+        threads: &mut IoThreads,
+    ) -> io::Result<HostedSession<A>> {
+        let mut command = A::command(options);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // In a process group of its own: everything the agent starts is stopped with it.
+        let (agent, Pipes { stdin, stdout, stderr }) =
+            GroupChild::spawn(&mut command, GRACE, threads)
+                .map_err(|error| io::Error::new(error.kind(), A::cannot_start(options, &error)))?;
+        let (to_writer, writer_inbox) = crossbeam_channel::unbounded();
+        let (commands, command_inbox) = crossbeam_channel::unbounded();
+        // Made now, so that a thread that cannot be started below still ends the agent (its Drop).
+        let session =
+            HostedSession { agent: agent.clone(), to_writer: to_writer.clone(), commands };
+        let stderr_tail = StderrTail::default();
+        let tail = stderr_tail.clone();
+        let echo = A::stderr_echo(options);
+        threads.spawn(A::THREADS.stderr, move || tail.keep(stderr, echo))?;
+        let (reader, writer) = A::begin(options, threads)?;
+        threads.spawn(A::THREADS.writer, move || {
+            writer::run(writer, stdin, &writer_inbox, &command_inbox)
+        })?;
+        let host = Host::new(
+            to_ui,
+            to_writer,
+            options.autopilot.clone(),
+            A::provenance(options),
+            agent,
+            stderr_tail,
+        );
+        threads.spawn(A::THREADS.reader, move || host::read(reader, host, stdout))?;
+        Ok(session)
+    }
 
-impl<M: Closing> AgentSession<M> {
     /// The channel the window sends prompts and Stop on.
     pub fn commands(&self) -> Sender<SessionCommand> {
         self.commands.clone()
     }
 
-    /// The channel to the agent's writer thread.
-    pub fn to_writer(&self) -> Sender<M> {
-        self.to_writer.clone()
+    /// Where reply lines computed elsewhere go to the agent (the inbox's, through the relay).
+    pub fn lines(&self) -> AgentLines<A> {
+        AgentLines(self.to_writer.clone())
     }
 
-    /// Ends the session cleanly: the writer is told to close (it interrupts the turn and closes
-    /// the agent's stdin); after `grace` SIGTERM to the agent's process group, after another
+    /// Ends the session cleanly: the writer writes what was decided, stops the turn and closes
+    /// the agent's stdin; after `grace` SIGTERM to the agent's process group, after another
     /// `grace` SIGKILL. Returns the agent's exit status.
     pub fn shut_down(self, grace: Duration) -> io::Result<ExitStatus> {
-        let _ = self.to_writer.send(M::close());
+        let _ = self.to_writer.send(ToAgent::Close);
         self.agent.stop(grace)
     }
 }
 
-impl<M: Closing> Drop for AgentSession<M> {
-    /// A session dropped without [`AgentSession::shut_down`] still ends its agent and everything
-    /// it started: no orphan.
+impl<A: HostedAgent> Drop for HostedSession<A> {
+    /// A session dropped without [`HostedSession::shut_down`] still ends its agent and
+    /// everything it started: no orphan.
     fn drop(&mut self) {
-        let _ = self.to_writer.send(M::close());
+        let _ = self.to_writer.send(ToAgent::Close);
         if self.agent.wait_timeout(Duration::ZERO).is_none() {
             self.agent.kill();
         }
     }
+}
+
+/// The project folder's name (the current folder), for showing where the session runs.
+pub fn project_name() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.file_name().map(|name| name.to_string_lossy().into_owned())
 }
 
 /// The last lines the agent wrote to stderr, for the "agent ended" message.
@@ -175,9 +264,17 @@ impl<M: Closing> Drop for AgentSession<M> {
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
+    /// Keeps the last lines of `stderr` (echoed with `echo` when given) until it ends. Bytes
+    /// that are not UTF-8 are kept as U+FFFD: an agent's stderr is shown, never refused.
     fn keep(&self, stderr: impl Read, echo: Option<&str>) -> io::Result<()> {
-        for line in BufReader::new(stderr).lines() {
-            let line = line?;
+        let mut reader = BufReader::new(stderr);
+        let mut buffer = Vec::new();
+        loop {
+            buffer.clear();
+            if lines::read_frame(&mut reader, &mut buffer, lines::UNLIMITED)? == Frame::End {
+                return Ok(());
+            }
+            let line = lines::text(&buffer).into_owned();
             if let Some(agent) = echo {
                 log::info!(speaker = agent; "{line}");
             }
@@ -188,7 +285,6 @@ impl StderrTail {
                 tail.push_back(line);
             }
         }
-        Ok(())
     }
 
     fn lines(&self) -> Vec<String> {
@@ -198,13 +294,25 @@ impl StderrTail {
 
 /// The agent closed its stdout: how it ended (its exit status, once it has one within
 /// [`GRACE`]) and the last lines of its stderr.
-pub fn ended(agent: &GroupChild, stderr_tail: &StderrTail) -> SessionEvent {
+fn ended(agent: &GroupChild, stderr_tail: &StderrTail) -> SessionEvent {
     let status = match agent.wait_timeout(GRACE) {
         Some(status) => match status.code() {
-            Some(code) => format!("exit code {code}"),
-            None => format!("{status}"),
+            Some(code) => AgentExit::Code(code),
+            None => AgentExit::Other(status.to_string()),
         },
-        None => "still running after closing its output".to_owned(),
+        None => AgentExit::StillRunning,
     };
     SessionEvent::Ended { status, stderr_tail: stderr_tail.lines() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_that_is_not_utf8_is_kept_as_text_and_read_to_its_end() {
+        let tail = StderrTail::default();
+        tail.keep(&b"first\n\xff\xfe broken\r\nlast"[..], None).expect("stderr is read to its end");
+        assert_eq!(tail.lines(), ["first", "\u{fffd}\u{fffd} broken", "last"]);
+    }
 }

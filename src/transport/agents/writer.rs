@@ -1,0 +1,167 @@
+//! The writer's side of a hosted session, for every agent: the thread that owns the agent's
+//! stdin and writes, in one order, the agent's first lines, the lines the reader and the inbox
+//! send, the window's prompts and Stop, and each reply the moment its outcome (or decision)
+//! arrives. What those lines look like is the agent's [`Writing`].
+
+use std::io::{self, BufWriter};
+use std::process::ChildStdin;
+
+use crossbeam_channel::{Receiver, Select};
+use serde_json::Value;
+
+use crate::protocol::Outcome;
+use crate::protocol::stream::PermissionDecision;
+use crate::transport::SessionCommand;
+use crate::transport::lines::write_line;
+
+use super::ToAgent;
+
+/// How one agent's lines are written: its handshake, turns and interrupts, and the reply to a
+/// question or a permission in its own protocol. The implementing type is the writer's state.
+pub trait Writing: Send + 'static {
+    /// How a question is known until its reply is written (Claude Code: its envelope; Codex:
+    /// its JSON-RPC id and request).
+    type Question: Send + 'static;
+    /// How a permission request is known until its decision is written.
+    type Permission: Send + 'static;
+    /// What the reader tells this writer besides questions and permissions (a handshake step,
+    /// a turn that started or ended).
+    type Note: Send + 'static;
+
+    /// Writes the first lines (the handshake; the first prompt when there is one).
+    fn begin(&mut self, out: &mut AgentInput);
+    fn note(&mut self, note: Self::Note, out: &mut AgentInput);
+    /// The person's next turn.
+    fn user_turn(&mut self, text: String, out: &mut AgentInput);
+    /// The window's Stop: interrupt the running turn.
+    fn interrupt(&mut self, out: &mut AgentInput);
+    /// The session ends (what was decided just before is written): stop a turn still running.
+    /// Closing the agent's stdin, which follows, is what ends it.
+    fn close(&mut self, out: &mut AgentInput);
+    /// Writes the reply to `question` (none for a question the agent took back).
+    fn answer(&mut self, question: &Self::Question, outcome: &Outcome, out: &mut AgentInput);
+    /// Writes the decision on `permission`.
+    fn decide(
+        &mut self,
+        permission: &Self::Permission,
+        decision: &PermissionDecision,
+        out: &mut AgentInput,
+    );
+}
+
+/// The agent's stdin. Once a write fails (the agent has exited), later lines are dropped: the
+/// reader reports how the agent ended, and askpane still exits with its own exit code.
+pub struct AgentInput {
+    stdin: BufWriter<ChildStdin>,
+    gone: bool,
+}
+
+impl AgentInput {
+    pub fn write(&mut self, line: &Value) {
+        if !self.gone && write_line(&mut self.stdin, line).is_err() {
+            self.gone = true;
+        }
+    }
+}
+
+/// An open question: the agent's key for it, how its reply is written, and where its outcome
+/// arrives.
+type OpenQuestion<W> = (String, <W as Writing>::Question, Receiver<Outcome>);
+/// An open permission: the agent's key, how its decision is written, and where it arrives.
+type OpenPermission<W> = (String, <W as Writing>::Permission, Receiver<PermissionDecision>);
+
+/// The writer thread: owns the agent's stdin, writes the first lines, then whatever is decided
+/// first, until it is told to close (or the session and the reader are gone).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "crossbeam's Select hands back the index of an operation added from these same \
+              vectors, and a selected operation must be completed on that very receiver"
+)]
+pub(super) fn run<W: Writing>(
+    mut writer: W,
+    stdin: ChildStdin,
+    inbox: &Receiver<ToAgent<W>>,
+    commands: &Receiver<SessionCommand>,
+) -> io::Result<()> {
+    let mut out = AgentInput { stdin: BufWriter::new(stdin), gone: false };
+    writer.begin(&mut out);
+    let mut questions: Vec<OpenQuestion<W>> = Vec::new();
+    let mut permissions: Vec<OpenPermission<W>> = Vec::new();
+    let mut commands_open = true;
+    loop {
+        let mut select = Select::new();
+        let inbox_index = select.recv(inbox);
+        let commands_index = commands_open.then(|| select.recv(commands));
+        for (_, _, outcome) in &questions {
+            select.recv(outcome);
+        }
+        for (_, _, decision) in &permissions {
+            select.recv(decision);
+        }
+        let operation = select.select();
+        let index = operation.index();
+        if index == inbox_index {
+            match operation.recv(inbox) {
+                Ok(ToAgent::Question { key, question, outcome }) => {
+                    questions.push((key, question, outcome));
+                }
+                Ok(ToAgent::Permission { key, permission, decision }) => {
+                    permissions.push((key, permission, decision));
+                }
+                Ok(ToAgent::Forget { key }) => {
+                    questions.retain(|(open, _, _)| open != &key);
+                    permissions.retain(|(open, _, _)| open != &key);
+                }
+                Ok(ToAgent::Note(note)) => writer.note(note, &mut out),
+                Ok(ToAgent::Line(line)) => out.write(&line),
+                // Closed, or the reader and the session are gone: end the agent's input.
+                Ok(ToAgent::Close) | Err(_) => {
+                    // Replies decided just before (a window ending everything as it closes, a
+                    // signal) go out first: the select above picks among ready operations at
+                    // random.
+                    for (_, question, outcome) in &questions {
+                        if let Ok(outcome) = outcome.try_recv() {
+                            writer.answer(question, &outcome, &mut out);
+                        }
+                    }
+                    for (_, permission, decision) in &permissions {
+                        if let Ok(decision) = decision.try_recv() {
+                            writer.decide(permission, &decision, &mut out);
+                        }
+                    }
+                    // The agent may already be gone; closing its stdin is what matters.
+                    writer.close(&mut out);
+                    return Ok(());
+                }
+            }
+        } else if Some(index) == commands_index {
+            match operation.recv(commands) {
+                Ok(SessionCommand::UserTurn(text)) => writer.user_turn(text, &mut out),
+                Ok(SessionCommand::Interrupt) => writer.interrupt(&mut out),
+                // The window ends its own session by closing; only the inbox's relay gets End,
+                // and it ends the session by closing this writer.
+                Ok(SessionCommand::End | SessionCommand::Older { .. }) => {}
+                Err(_) => commands_open = false,
+            }
+        } else {
+            // The first index after the fixed ones is the first question.
+            let first = 1 + usize::from(commands_index.is_some());
+            let offset = index - first;
+            if offset < questions.len() {
+                let received = operation.recv(&questions[offset].2);
+                let (_, question, _) = questions.swap_remove(offset);
+                // A withdrawn question gets no reply: the agent already took it back.
+                if let Ok(outcome) = received {
+                    writer.answer(&question, &outcome, &mut out);
+                }
+            } else {
+                let position = offset - questions.len();
+                let received = operation.recv(&permissions[position].2);
+                let (_, permission, _) = permissions.swap_remove(position);
+                if let Ok(decision) = received {
+                    writer.decide(&permission, &decision, &mut out);
+                }
+            }
+        }
+    }
+}
