@@ -24,8 +24,8 @@ use askpane::transport::serve::{
     Asset, Bridge, BridgeJournal, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE,
 };
 use askpane::transport::{
-    Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestId, Responder, SessionCommand,
-    SessionEvent, UiSender, Waker, ui_channel,
+    ApprovalEvent, Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestEvent, RequestId,
+    Responder, SessionCommand, SessionEvent, SessionInbound, UiSender, Waker, ui_channel,
 };
 use crossbeam_channel::Receiver;
 use serde_json::{Value, json};
@@ -188,7 +188,7 @@ impl Harness {
         let provenance = Provenance::from_envelope("hook", &envelope);
         let (mut request, outcome) = Request::new(incoming, provenance).expect("valid questions");
         adjust(&mut request);
-        let sent = self.sender().send(Inbound::Ask(Box::new(request)));
+        let sent = self.sender().send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
         (sent, Asked { tool_use_id: tool_use_id.to_owned(), envelope, outcome })
     }
 
@@ -1226,7 +1226,9 @@ fn a_question_the_agent_withdraws_leaves_every_tab() {
     first.recv_question(TOOL_USE_ID);
     second.recv_question(TOOL_USE_ID);
 
-    harness.sender().send(Inbound::Withdraw { tool_use_id: TOOL_USE_ID.to_owned() });
+    harness
+        .sender()
+        .send(Inbound::Request(RequestEvent::Withdraw { tool_use_id: TOOL_USE_ID.to_owned() }));
     assert_eq!(asked.outcome(), Outcome::Withdrawn);
     first.recv_withdrawn(TOOL_USE_ID);
     assert_eq!(second.recv_withdrawn(TOOL_USE_ID), "withdrawn");
@@ -1238,7 +1240,9 @@ fn a_question_the_agent_withdraws_leaves_every_tab() {
     let mut third = harness.client();
     third.assert_quiet();
     // Withdrawing an id that is not open is harmless.
-    harness.sender().send(Inbound::Withdraw { tool_use_id: "toolu_never_asked".to_owned() });
+    harness.sender().send(Inbound::Request(RequestEvent::Withdraw {
+        tool_use_id: "toolu_never_asked".to_owned(),
+    }));
     third.assert_quiet();
     drop((first, second, third));
     harness.finish();
@@ -1364,7 +1368,7 @@ fn with_stop_after_turn_the_bridge_ends_with_the_agent() {
     client.recv_question(TOOL_USE_ID);
     assert!(!waits_within(&harness.bridge, QUIET), "ended before the agent did");
     let ended = SessionEvent::Ended { status: "exit status: 0".into(), stderr_tail: Vec::new() };
-    harness.sender().send(Inbound::Session(Box::new(ended)));
+    harness.sender().send(Inbound::Session(SessionInbound::Event(Box::new(ended))));
     assert!(waits_within(&harness.bridge, MESSAGE_WITHIN), "wait() did not return by itself");
     assert_eq!(asked.outcome(), Outcome::closed());
     client.expect_closed();
@@ -2489,7 +2493,7 @@ fn session_options(grace: Duration) -> BridgeOptions {
 /// A CLI line (stream-json) as the session event the claude transport sends.
 fn cli_event(line: Value) -> Inbound {
     let message = askpane::protocol::stream::parse_cli_line(&line);
-    Inbound::Session(Box::new(SessionEvent::Message(message)))
+    Inbound::Session(SessionInbound::Event(Box::new(SessionEvent::Message(message))))
 }
 
 /// Claude asking to run `command` with Bash, as request `request_id`; where the decision arrives.
@@ -2510,7 +2514,7 @@ fn bash_permission(
     let (reply, decision) = Responder::channel();
     let provenance = Provenance::new("claude", Some("shop".to_owned()));
     let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
-    (Inbound::Permission(Box::new(ask)), decision)
+    (Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))), decision)
 }
 
 /// The `permission_request` a page gets for [`bash_permission`].
@@ -2599,7 +2603,9 @@ fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_p
     let (card, withdrawn) = bash_permission("perm-3", "cargo build");
     harness.sender().send(card);
     assert_eq!(page.recv(), bash_card("perm-3", "cargo build"));
-    harness.sender().send(Inbound::WithdrawPermission { request_id: "perm-3".to_owned() });
+    harness.sender().send(Inbound::Approval(ApprovalEvent::WithdrawPermission {
+        request_id: "perm-3".to_owned(),
+    }));
     assert_eq!(page.recv(), card_gone("perm-3", "withdrawn"));
     assert_eq!(
         withdrawn.recv_timeout(MESSAGE_WITHIN),
@@ -3408,10 +3414,10 @@ fn hosted_result(number: u64, n: usize, content: &str) -> Inbound {
     let line = json!({"type": "user", "message": {"content": [
         {"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": content}]}});
     let event = SessionEvent::Message(askpane::protocol::stream::parse_cli_line(&line));
-    Inbound::HostedEvent {
+    Inbound::Session(SessionInbound::HostedEvent {
         session: askpane::protocol::origin::SessionKey::Hosted(number),
         event: Box::new(event),
-    }
+    })
 }
 
 /// Twelve hosted sessions of 2.4 MB each (29 MB in all, past the 16 MiB a page's connection may
@@ -3427,12 +3433,12 @@ fn a_page_connecting_to_long_sessions_gets_the_question_first_and_a_bounded_catc
     for number in 1..=12 {
         let (commands, receiver) = crossbeam_channel::unbounded();
         hosts.push(receiver);
-        harness.sender().send(Inbound::Hosted {
+        harness.sender().send(Inbound::Session(SessionInbound::Hosted {
             session: askpane::protocol::origin::SessionKey::Hosted(number),
             label: format!("claude · p{number}"),
             prompt: Some("Go".to_owned()),
             commands,
-        });
+        }));
         for n in 0..40 {
             harness.sender().send(hosted_result(number, n, &content));
         }

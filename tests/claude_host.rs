@@ -25,8 +25,8 @@ use askpane::app::{App, AppOptions, WindowState};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest, parse_cli_line};
 use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeOwn, ClaudeSession};
 use askpane::transport::{
-    self, Inbound, IoThreads, PermissionAsk, Provenance, RequestId, Responder, SessionCommand,
-    SessionEvent, UiSender,
+    self, ApprovalEvent, Inbound, IoThreads, PermissionAsk, Provenance, RequestId, Responder,
+    SessionCommand, SessionEvent, SessionInbound, UiSender,
 };
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::accesskit::Role;
@@ -1140,7 +1140,7 @@ fn session_window() -> (Harness<'static, App>, UiSender, Receiver<SessionCommand
 
 /// One CLI line, as the reader sends it to the window.
 fn message(line: &Value) -> Inbound {
-    Inbound::Session(Box::new(SessionEvent::Message(parse_cli_line(line))))
+    Inbound::Session(SessionInbound::Event(Box::new(SessionEvent::Message(parse_cli_line(line)))))
 }
 
 /// A permission request for `tool`, and the receiver its decision arrives on.
@@ -1166,7 +1166,7 @@ fn permission(
         provenance: Provenance::new("claude", None),
         reply,
     };
-    (Inbound::Permission(Box::new(ask)), decision)
+    (Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))), decision)
 }
 
 fn has_label(harness: &Harness<'_, App>, label: &str) -> bool {
@@ -1295,7 +1295,8 @@ fn a_withdrawn_permission_goes_at_once() {
     sender.send(ask);
     harness.run();
     assert!(harness.query_by_role_and_label(Role::Button, "Allow once").is_some());
-    sender.send(Inbound::WithdrawPermission { request_id: "r4".to_owned() });
+    sender
+        .send(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id: "r4".to_owned() }));
     harness.step();
     assert!(harness.state().state().permissions().is_empty(), "gone in the next frame");
     assert!(harness.query_by_role_and_label(Role::Button, "Allow once").is_none());

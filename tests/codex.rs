@@ -461,7 +461,9 @@ fn askpane_codex_headless_declines_a_file_change_and_the_model_reads_the_rejecti
 use askpane::protocol::stream::{CliMessage, PermissionDecision};
 use askpane::transport::agents::claude::Autopilot;
 use askpane::transport::agents::codex::{CodexOptions, CodexOwn, CodexSession};
-use askpane::transport::{Inbound, IoThreads, SessionCommand, SessionEvent};
+use askpane::transport::{
+    ApprovalEvent, Inbound, IoThreads, RequestEvent, SessionCommand, SessionEvent, SessionInbound,
+};
 
 /// `CodexSession` with the real app-server, its UI channel read by the test as the window
 /// would read it.
@@ -501,7 +503,7 @@ impl Hosted {
     /// The first permission card.
     fn permission(&self) -> Box<askpane::transport::PermissionAsk> {
         self.wait_for("permission", |message| match message {
-            Inbound::Permission(permission) => Some(permission),
+            Inbound::Approval(ApprovalEvent::Permission(permission)) => Some(permission),
             _ => None,
         })
     }
@@ -509,7 +511,7 @@ impl Hosted {
     /// The first question.
     fn question(&self) -> Box<askpane::transport::Request> {
         self.wait_for("question", |message| match message {
-            Inbound::Ask(request) => Some(request),
+            Inbound::Request(RequestEvent::Ask(request)) => Some(request),
             _ => None,
         })
     }
@@ -517,14 +519,14 @@ impl Hosted {
     /// The first withdrawn question's id.
     fn withdrawn(&self) -> String {
         self.wait_for("withdrawal", |message| match message {
-            Inbound::Withdraw { tool_use_id } => Some(tool_use_id),
+            Inbound::Request(RequestEvent::Withdraw { tool_use_id }) => Some(tool_use_id),
             _ => None,
         })
     }
 
     fn turn_ended(&self) -> String {
         self.wait_for("turn end", |message| match message {
-            Inbound::Session(event) => match *event {
+            Inbound::Session(SessionInbound::Event(event)) => match *event {
                 SessionEvent::Message(CliMessage::Result(result)) => Some(result.subtype),
                 _ => None,
             },
@@ -664,7 +666,7 @@ fn codex_dying_mid_question_withdraws_it_and_the_session_says_it_ended() {
     let withdrawn = hosted.withdrawn();
     assert_eq!(withdrawn, asked_id);
     let status = hosted.wait_for("end", |message| match message {
-        Inbound::Session(event) => match *event {
+        Inbound::Session(SessionInbound::Event(event)) => match *event {
             SessionEvent::Ended { status, .. } => Some(status),
             _ => None,
         },

@@ -18,7 +18,10 @@ use askpane::protocol::outcome::CLOSED_MESSAGE;
 use askpane::protocol::parse_message;
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest};
 use askpane::transport::signals::StopSignal;
-use askpane::transport::{self, Inbound, PermissionAsk, Provenance, Request, RequestId, Responder};
+use askpane::transport::{
+    self, ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, Request, RequestEvent,
+    RequestId, Responder,
+};
 use egui_kittest::Harness;
 use serde_json::{Value, json};
 
@@ -217,7 +220,7 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
         Request::new(incoming, Provenance::new("test", None)).expect("valid questions")
     };
     let (shown, shown_outcome) = asked("toolu_shown");
-    to_ui.send(Inbound::Ask(Box::new(shown)));
+    to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(shown))));
     let (reply, decision) = Responder::channel();
     let request = PermissionRequest {
         request_id: "perm-1".to_owned(),
@@ -235,7 +238,7 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
         provenance: Provenance::new("claude", None),
         reply,
     };
-    to_ui.send(Inbound::Permission(Box::new(permission)));
+    to_ui.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(permission))));
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
@@ -245,8 +248,8 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
 
     // The shutdown, then one more question that arrives behind it.
     let (late, late_outcome) = asked("toolu_late");
-    to_ui.send(Inbound::Shutdown { outcome: StopSignal::Hup.outcome() });
-    to_ui.send(Inbound::Ask(Box::new(late)));
+    to_ui.send(Inbound::Control(Control::Shutdown { outcome: StopSignal::Hup.outcome() }));
+    to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(late))));
     harness.step();
     let stopped = StopSignal::Hup.outcome();
     assert_eq!(shown_outcome.try_recv().ok(), Some(stopped.clone()));

@@ -588,7 +588,7 @@ fn in_the_browser_a_keys_text_comes_first_and_still_belongs_to_the_key() {
 fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one() {
     use askpane::app::{App, AppOptions};
     use askpane::protocol::web::TimeoutChange;
-    use askpane::transport::{self, Inbound};
+    use askpane::transport::{self, Inbound, PageEvent, RequestEvent};
     let (sender, inbox) = transport::memory();
     let (changes, changed) = crossbeam_channel::unbounded();
     let mut harness = egui_kittest::Harness::builder()
@@ -601,7 +601,7 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
         let (mut request, receiver) = request(&json!({"type": "user_question", "tool_use_id": id,
             "questions": fixture_questions("database")}));
         request.policy.timeout_secs = Some(secs);
-        assert!(sender.send(Inbound::Ask(Box::new(request))));
+        assert!(sender.send(Inbound::Request(RequestEvent::Ask(Box::new(request)))));
         receiver
     };
     let _first = timed("t1", 100);
@@ -611,7 +611,12 @@ fn countdown_changes_reach_the_bridge_and_other_windows_changes_reach_this_one()
     harness.run_steps(2);
     assert_eq!(changed.try_recv().ok(), Some(("t1".into(), TimeoutChange::Extended { secs: 60 })));
     // Another tab stopped t2's countdown: this window follows.
-    assert!(sender.send(Inbound::Countdown { tool_use_id: "t2".into(), left_secs: None }));
+    assert!(
+        sender.send(Inbound::Page(PageEvent::Countdown {
+            tool_use_id: "t2".into(),
+            left_secs: None
+        }))
+    );
     harness.run_steps(2);
     let second = harness
         .state()

@@ -11,7 +11,9 @@ use askpane::protocol::envelope::parse_message;
 use askpane::protocol::outcome::CLOSED_MESSAGE;
 use askpane::protocol::{Envelope, Outcome, validate};
 use askpane::transport::demo;
-use askpane::transport::{self, Inbound, Provenance, Request, UiSender};
+use askpane::transport::{
+    self, ApprovalEvent, Inbound, Provenance, Request, RequestEvent, UiSender,
+};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::accesskit::{Role, Toggled};
 use egui::{Event, Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
@@ -110,7 +112,10 @@ impl Window {
     /// Sends a request and draws it once: the next keys arrive as it appears.
     pub(crate) fn send_unwaited(&mut self, request: Request, outcome: Receiver<Outcome>) -> Asked {
         let envelope = request.core.envelope.clone();
-        assert!(self.sender.send(Inbound::Ask(Box::new(request))), "the window is listening");
+        assert!(
+            self.sender.send(Inbound::Request(RequestEvent::Ask(Box::new(request)))),
+            "the window is listening"
+        );
         self.harness.step();
         Asked { outcome, envelope }
     }
@@ -855,7 +860,11 @@ fn a_withdrawn_request_disappears_and_keeps_what_was_typed() {
     window.click(Role::RadioButton, "Other");
     window.focus_box(Role::MultilineTextInput, "Your answer");
     window.type_text("MariaDB, managed");
-    assert!(window.sender.send(Inbound::Withdraw { tool_use_id: "toolu_w".into() }));
+    assert!(
+        window
+            .sender
+            .send(Inbound::Request(RequestEvent::Withdraw { tool_use_id: "toolu_w".into() }))
+    );
     window.harness.run();
 
     assert_eq!(outcome(&asked), Outcome::Withdrawn);
@@ -924,7 +933,7 @@ fn dropping_the_window_tells_every_waiting_agent() {
     window.click(Role::RadioButton, "Email magic link");
     // A request still in the channel, never shown, is told too.
     let (request, in_channel) = request(&database_tool_use("toolu_late"));
-    assert!(window.sender.send(Inbound::Ask(Box::new(request))));
+    assert!(window.sender.send(Inbound::Request(RequestEvent::Ask(Box::new(request)))));
     drop(window);
     assert_eq!(outcome(&shown), Outcome::closed());
     assert_eq!(in_channel.try_recv(), Ok(Outcome::closed()));
@@ -1195,7 +1204,10 @@ fn decline_all_in_the_inbox_window_denies_and_removes_the_waiting_tool_calls() {
     let provenance = Provenance::new("claude", Some("shop".to_owned()));
     let id = transport::RequestId::next();
     let card = transport::PermissionAsk { id, request, provenance, reply };
-    assert!(window.sender.send(Inbound::Permission(Box::new(card))), "the window is listening");
+    assert!(
+        window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(card)))),
+        "the window is listening"
+    );
     let asked = window.ask_fixture("database");
     assert_eq!(window.app().state().permissions().len(), 1);
     window.request_close();

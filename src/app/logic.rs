@@ -115,40 +115,40 @@ impl App {
         let mut arrived = false;
         loop {
             match self.inbox.try_recv() {
-                Ok(Inbound::Ask(request)) => {
+                Ok(Inbound::Request(RequestEvent::Ask(request))) => {
                     arrived = true;
                     self.add(*request, now);
                 }
-                Ok(Inbound::Withdraw { tool_use_id }) => {
+                Ok(Inbound::Request(RequestEvent::Withdraw { tool_use_id })) => {
                     let settled = self.state.withdraw(&tool_use_id);
                     self.send(settled);
                 }
                 // Issue 10 (inbox): the client that asked went away.
-                Ok(Inbound::Leave { asker }) => {
+                Ok(Inbound::Request(RequestEvent::Leave { asker })) => {
                     let settled = self.state.leave(asker);
                     self.send(settled);
                 }
-                Ok(Inbound::Settled { tool_use_id, how }) => {
+                Ok(Inbound::Page(PageEvent::Settled { tool_use_id, how })) => {
                     let settled = self.state.settled_elsewhere(&tool_use_id, &how);
                     self.send(settled);
                 }
-                Ok(Inbound::Notice(notice)) => self.state.notify(notice),
-                Ok(Inbound::Permission(permission)) => {
+                Ok(Inbound::Control(Control::Notice(notice))) => self.state.notify(notice),
+                Ok(Inbound::Approval(ApprovalEvent::Permission(permission))) => {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
                     self.state.ask_permission(id, request, provenance, reply);
                 }
-                Ok(Inbound::WithdrawPermission { request_id }) => {
+                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
                     self.state.withdraw_permission(&request_id);
                 }
-                Ok(Inbound::Shutdown { outcome }) => {
+                Ok(Inbound::Control(Control::Shutdown { outcome })) => {
                     // Issue 9: a signal. Everything open hears why, and the window closes.
                     self.stopped = Some(outcome);
                     self.close_all();
                     self.closing = true;
                 }
                 // Issue 9: what became of an answer the browser page sent to askpane.
-                Ok(Inbound::Delivery(delivery)) => match delivery {
+                Ok(Inbound::Page(PageEvent::Delivery(delivery))) => match delivery {
                     Delivery::Received { tool_use_id } => self.state.delivered(&tool_use_id),
                     Delivery::Lost { tool_use_id, how } => {
                         self.state.not_delivered(&tool_use_id, how)
@@ -160,13 +160,13 @@ impl App {
                     }
                 },
                 // Issue 11: decided as it arrived, never shown, but recorded all the same.
-                Ok(Inbound::Unshown { core, outcome }) => {
+                Ok(Inbound::Request(RequestEvent::Unshown { core, outcome })) => {
                     if let Some(journal) = &self.journal {
                         journal.settled(&core, &outcome);
                     }
                 }
                 // Issue 11: a desktop notification's "Open": back on screen, on that request.
-                Ok(Inbound::Reveal { request }) => {
+                Ok(Inbound::Control(Control::Reveal { request })) => {
                     if let Some(request) = request
                         && self.state.book().get(request).is_some()
                     {
@@ -179,14 +179,16 @@ impl App {
                     }
                     self.revealed = true;
                 }
-                Ok(Inbound::Countdown { tool_use_id, left_secs }) => {
+                Ok(Inbound::Page(PageEvent::Countdown { tool_use_id, left_secs })) => {
                     self.state.countdown_changed(&tool_use_id, now, left_secs);
                 }
-                Ok(Inbound::SessionUpdate(update)) => self.state.session_update(*update),
-                Ok(Inbound::HostedUpdate { session, update }) => {
+                Ok(Inbound::Page(PageEvent::SessionUpdate(update))) => {
+                    self.state.session_update(*update)
+                }
+                Ok(Inbound::Page(PageEvent::HostedUpdate { session, update })) => {
                     self.state.hosted_update(session, *update);
                 }
-                Ok(Inbound::Session(event)) => {
+                Ok(Inbound::Session(SessionInbound::Event(event))) => {
                     let event = *event;
                     if let SessionEvent::Ended { status, .. } = &event {
                         self.state.notify(format!("The agent ended ({status})."));
@@ -194,14 +196,19 @@ impl App {
                     self.state.session_event(SessionKey::Own, event);
                 }
                 // Issue 10: an inbox client hosts a session (`askpane claude`).
-                Ok(Inbound::Hosted { session, label, prompt, commands }) => {
+                Ok(Inbound::Session(SessionInbound::Hosted {
+                    session,
+                    label,
+                    prompt,
+                    commands,
+                })) => {
                     self.state.start_session(session, Some(label), prompt.as_deref());
                     self.sessions.insert(session, commands);
                 }
-                Ok(Inbound::HostedEvent { session, event }) => {
+                Ok(Inbound::Session(SessionInbound::HostedEvent { session, event })) => {
                     self.state.session_event(session, *event);
                 }
-                Ok(Inbound::HostGone { session }) => {
+                Ok(Inbound::Session(SessionInbound::HostGone { session })) => {
                     self.state.end_session(session);
                     self.sessions.remove(&session);
                 }

@@ -31,8 +31,8 @@ use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
 use crate::transport::{
-    Delivery, Inbound, PermissionAsk, Request, RequestId, Responder, SessionCommand, SessionEvent,
-    SessionKey,
+    ApprovalEvent, Control, Delivery, Inbound, PageEvent, PermissionAsk, Request, RequestEvent,
+    RequestId, Responder, SessionCommand, SessionEvent, SessionInbound, SessionKey,
 };
 use crate::view::{self, theme};
 use history::{HistoryAction, HistoryPage};
@@ -246,7 +246,7 @@ impl App {
     }
 
     /// Sends prompts and Stop to `commands` without showing a session yet: the browser page,
-    /// whose session (if the bridge carries one) arrives as [`Inbound::SessionUpdate`].
+    /// whose session (if the bridge carries one) arrives as [`PageEvent::SessionUpdate`].
     pub fn with_session_commands(
         mut self,
         commands: crossbeam_channel::Sender<SessionCommand>,
@@ -292,7 +292,9 @@ impl App {
         // Requests still in the channel: their responders send the closed decline when dropped
         // (or are told askpane was stopped).
         while let Ok(message) = self.inbox.try_recv() {
-            if let (Inbound::Ask(request), Some(stopped)) = (message, &self.stopped) {
+            if let (Inbound::Request(RequestEvent::Ask(request)), Some(stopped)) =
+                (message, &self.stopped)
+            {
                 request.reply.send(stopped.clone());
             }
         }

@@ -22,7 +22,10 @@ use askpane::transport::pipe;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::signals::SignalWatch;
-use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, SessionEvent, ui_channel};
+use askpane::transport::{
+    ApprovalEvent, Control, Inbound, IoThreads, Request, RequestEvent, SessionCommand,
+    SessionEvent, SessionInbound, ui_channel,
+};
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
 use super::show::{missing_display, start_bridge_carrying, tell_unavailable, watch_signals};
@@ -173,17 +176,17 @@ fn host_without_window<A: HostedAgent>(
     let nobody = format!("askpane runs {} without a window", A::WORDS);
     for message in inbox {
         match message {
-            Inbound::Ask(request) => history.decide(*request, &nobody),
+            Inbound::Request(RequestEvent::Ask(request)) => history.decide(*request, &nobody),
             // The agent's reader declines them itself when headless: this is the backstop.
-            Inbound::Permission(permission) => {
+            Inbound::Approval(ApprovalEvent::Permission(permission)) => {
                 eprintln!(
                     "askpane: declined {} (no window to ask in)",
                     stream::tool_summary(&permission.request.tool_name, &permission.request.input)
                 );
                 permission.reply.send(PermissionDecision::Deny { message: nobody.clone() });
             }
-            Inbound::Notice(notice) => eprintln!("askpane: {notice}"),
-            Inbound::Session(event) => match *event {
+            Inbound::Control(Control::Notice(notice)) => eprintln!("askpane: {notice}"),
+            Inbound::Session(SessionInbound::Event(event)) => match *event {
                 SessionEvent::Message(CliMessage::Result(result)) => {
                     return HeadlessEnd::TurnEnded(result);
                 }
@@ -193,20 +196,13 @@ fn host_without_window<A: HostedAgent>(
                 SessionEvent::Message(_) => {}
             },
             // askpane is being stopped: nothing is open here (everything is answered at once).
-            Inbound::Shutdown { .. } => return HeadlessEnd::Stopped,
-            Inbound::WithdrawPermission { .. }
-            | Inbound::Hosted { .. }
-            | Inbound::HostedEvent { .. }
-            | Inbound::HostGone { .. }
-            | Inbound::SessionUpdate(_)
-            | Inbound::HostedUpdate { .. }
-            | Inbound::Withdraw { .. }
-            | Inbound::Leave { .. }
-            | Inbound::Settled { .. }
-            | Inbound::Delivery(_)
-            | Inbound::Countdown { .. }
-            | Inbound::Reveal { .. }
-            | Inbound::Unshown { .. } => {}
+            Inbound::Control(Control::Shutdown { .. }) => return HeadlessEnd::Stopped,
+            // Nothing else is shown here: no hosted sessions, no page, no window to reveal.
+            Inbound::Approval(ApprovalEvent::WithdrawPermission { .. })
+            | Inbound::Request(_)
+            | Inbound::Session(_)
+            | Inbound::Page(_)
+            | Inbound::Control(Control::Reveal { .. }) => {}
         }
     }
     HeadlessEnd::Gone

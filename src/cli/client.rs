@@ -19,7 +19,7 @@ use askpane::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape, exit, parse_
 use askpane::transport::caller::{Caller, CallerGone};
 use askpane::transport::inbox::{ConnectError, InboxClient, Place};
 use askpane::transport::signals::StopSignal;
-use askpane::transport::{Inbound, IoThreads, ui_channel};
+use askpane::transport::{Control, Inbound, IoThreads, ui_channel};
 
 use super::answer::PipeArgs;
 use super::args::{StoreArgs, UiArgs};
@@ -350,7 +350,7 @@ fn wait(
             },
             recv(cancel) -> _ => return Waited::Cancelled,
             recv(stop) -> message => {
-                if let Ok(Inbound::Shutdown { outcome }) = message
+                if let Ok(Inbound::Control(Control::Shutdown { outcome })) = message
                     && let Some(signal) = StopSignal::from_outcome(&outcome)
                 {
                     return Waited::Stopped(signal);

@@ -21,7 +21,8 @@ use askpane::protocol::inbox::{
 use askpane::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest};
 use askpane::transport::agents::{AgentLines, HostedAgent};
 use askpane::transport::{
-    Inbound, PermissionAsk, Request, Responder, SessionCommand, SessionEvent,
+    ApprovalEvent, Control, Inbound, PermissionAsk, Request, RequestEvent, Responder,
+    SessionCommand, SessionEvent, SessionInbound,
 };
 
 use super::args::{StoreArgs, UiArgs};
@@ -178,12 +179,12 @@ fn let_the_turn_end(from_session: &Receiver<Inbound>, agent: &str) {
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
         };
         match message {
-            Inbound::Ask(request) => request.reply.send(closed.clone()),
-            Inbound::Permission(permission) => {
+            Inbound::Request(RequestEvent::Ask(request)) => request.reply.send(closed.clone()),
+            Inbound::Approval(ApprovalEvent::Permission(permission)) => {
                 let message = closed.deny_message().unwrap_or_default();
                 permission.reply.send(PermissionDecision::Deny { message });
             }
-            Inbound::Session(event) => {
+            Inbound::Session(SessionInbound::Event(event)) => {
                 if let SessionEvent::Message(CliMessage::Result(_)) | SessionEvent::Ended { .. } =
                     *event
                 {
@@ -229,8 +230,8 @@ impl<A: HostedAgent> State<A> {
 
     fn session_said(&mut self, message: Inbound, inbox: &mut Inbox) -> Step {
         let sent = match message {
-            Inbound::Ask(request) => self.question(*request),
-            Inbound::Withdraw { tool_use_id } => {
+            Inbound::Request(RequestEvent::Ask(request)) => self.question(*request),
+            Inbound::Request(RequestEvent::Withdraw { tool_use_id }) => {
                 let id = self.questions.iter().find_map(|(id, held)| {
                     (held.tool_use_id.as_deref() == Some(tool_use_id.as_str())).then(|| id.clone())
                 });
@@ -242,7 +243,7 @@ impl<A: HostedAgent> State<A> {
                     },
                 )
             }
-            Inbound::Permission(permission) => {
+            Inbound::Approval(ApprovalEvent::Permission(permission)) => {
                 let PermissionAsk { request, reply, .. } = *permission;
                 let id = self.next_id();
                 let message =
@@ -250,7 +251,7 @@ impl<A: HostedAgent> State<A> {
                 self.permissions.insert(id, HeldPermission { request, reply });
                 Some(message)
             }
-            Inbound::WithdrawPermission { request_id } => {
+            Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }) => {
                 let id = self.permissions.iter().find_map(|(id, held)| {
                     (held.request.request_id == request_id).then(|| id.clone())
                 });
@@ -261,7 +262,7 @@ impl<A: HostedAgent> State<A> {
                     },
                 )
             }
-            Inbound::Session(event) => {
+            Inbound::Session(SessionInbound::Event(event)) => {
                 let Some(line) = SessionLine::from_event(*event) else { return Step::Go };
                 let ended = matches!(line, SessionLine::Ended { .. });
                 if ended || matches!(line, SessionLine::Result { .. }) {
@@ -284,28 +285,25 @@ impl<A: HostedAgent> State<A> {
                 // The agent ended: so does this command (the inbox drops the session).
                 return if ended { Step::End } else { Step::Go };
             }
-            Inbound::Notice(notice) => {
+            Inbound::Control(Control::Notice(notice)) => {
                 eprintln!("askpane: {notice}");
                 None
             }
-            Inbound::Shutdown { outcome } => {
+            Inbound::Control(Control::Shutdown { outcome }) => {
                 // A signal: every question and permission still open hears why, here, before
                 // the connection closes (which withdraws them from the inbox).
                 self.answer_all(&outcome);
                 return Step::End;
             }
             // Only a window receives these.
-            Inbound::Leave { .. }
-            | Inbound::Settled { .. }
-            | Inbound::Delivery(_)
-            | Inbound::SessionUpdate(_)
-            | Inbound::HostedUpdate { .. }
-            | Inbound::Countdown { .. }
-            | Inbound::Reveal { .. }
-            | Inbound::Unshown { .. }
-            | Inbound::Hosted { .. }
-            | Inbound::HostedEvent { .. }
-            | Inbound::HostGone { .. } => None,
+            Inbound::Request(RequestEvent::Leave { .. } | RequestEvent::Unshown { .. })
+            | Inbound::Session(
+                SessionInbound::Hosted { .. }
+                | SessionInbound::HostedEvent { .. }
+                | SessionInbound::HostGone { .. },
+            )
+            | Inbound::Page(_)
+            | Inbound::Control(Control::Reveal { .. }) => None,
         };
         if let Some(message) = sent {
             // A failed write shows as the connection's end, which the loop handles.

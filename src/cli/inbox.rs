@@ -19,7 +19,7 @@ use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, Inbo
 use askpane::transport::notify::Notifier;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
-use askpane::transport::{Inbound, IoThreads, UiSender, ui_channel};
+use askpane::transport::{Control, Inbound, IoThreads, UiSender, ui_channel};
 use crossbeam_channel::Receiver;
 
 use super::args::{StoreArgs, UiArgs};
@@ -493,10 +493,10 @@ fn notifications_wanted(no_notify: bool) -> bool {
     !no_notify && !off
 }
 
-/// The notifier thread, whose "Open" sends [`Inbound::Reveal`] to the window.
+/// The notifier thread, whose "Open" sends [`Control::Reveal`] to the window.
 fn start_notifier(reveal: askpane::transport::UiSender) -> Option<Notifier> {
     let open = move |request| {
-        reveal.send(Inbound::Reveal { request: Some(request) });
+        reveal.send(Inbound::Control(Control::Reveal { request: Some(request) }));
     };
     Notifier::start(open)
         .map_err(|error| eprintln!("askpane: no desktop notifications ({error})"))

@@ -17,7 +17,7 @@ use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
 use askpane::transport::admit::admit;
 use askpane::transport::opencode::{Server, ServerError};
-use askpane::transport::{Inbound, Waker, ui_channel};
+use askpane::transport::{Control, Inbound, Waker, ui_channel};
 
 use super::answer::{Asked, policy, record};
 use super::args::{AnsweringArgs, StoreArgs, UiArgs};
@@ -230,7 +230,7 @@ impl Host {
                     _ => self.inbox_gone(),
                 },
                 recv(stop) -> message => {
-                    if let Ok(Inbound::Shutdown { .. }) = message {
+                    if let Ok(Inbound::Control(Control::Shutdown { .. })) = message {
                         return exit::OK;
                     }
                 },

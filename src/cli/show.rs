@@ -14,7 +14,7 @@ use askpane::transport::replies::{AwaitedReply, write_replies};
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, Bridge, BridgeOptions};
 use askpane::transport::signals::{SignalWatch, StopSignal};
-use askpane::transport::{Inbound, IoThreads, Request, SessionCommand, ui_channel};
+use askpane::transport::{Inbound, IoThreads, Request, RequestEvent, SessionCommand, ui_channel};
 
 use crate::window::{Arrival, WindowSlot, show_window};
 
@@ -59,7 +59,7 @@ pub(super) fn show_requests(
     let window = WindowSlot::default();
     let (to_ui, inbox) = ui_channel(window.waker());
     for request in requests {
-        to_ui.send(Inbound::Ask(Box::new(request)));
+        to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
     // The signal route keeps the channel open until every reply is written; then the window
     // (or the bridge) sees its adapters are done and closes. One that stays open after its
@@ -225,7 +225,7 @@ pub(super) fn watch_signals() -> Option<SignalWatch> {
 /// Answers every request still in the channel with "no human can answer".
 pub(super) fn tell_unavailable(inbox: &Receiver<Inbound>, problem: &str) {
     for message in inbox.try_iter() {
-        if let Inbound::Ask(request) = message {
+        if let Inbound::Request(RequestEvent::Ask(request)) = message {
             // What its flags decide (a host's `--answers --submit`) stands; nobody answers the rest.
             let outcome =
                 request.policy.decide(&request.core.ask).unwrap_or_else(|| Outcome::Unavailable {

@@ -36,7 +36,10 @@ use super::endpoint::{self, Acceptor, Gate, Listener, Server, Stream, Waited};
 use super::lines::{self, Frame};
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
-use super::{Inbound, PermissionAsk, Provenance, RequestId, Responder, SessionCommand, SessionKey};
+use super::{
+    ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, RequestEvent, RequestId, Responder,
+    SessionCommand, SessionInbound, SessionKey,
+};
 use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
@@ -440,7 +443,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                     .ok()
                     .and_then(|open| open.get(&(number, id.clone())).map(|open| open.request));
                 match request {
-                    Some(request) => shared.to_ui(Inbound::Leave { asker: request }),
+                    Some(request) => {
+                        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
+                    }
                     None => {
                         let message = format!("no open request {id:?} on this connection");
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
@@ -462,7 +467,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 writer.send(&InboxMessage::Subscribed);
             }
             ClientMessage::Show => {
-                shared.to_ui(Inbound::Reveal { request: None });
+                shared.to_ui(Inbound::Control(Control::Reveal { request: None }));
                 writer.send(&InboxMessage::Shown);
             }
             ClientMessage::NewLink => {
@@ -482,7 +487,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             ClientMessage::Quit => {
                 log::info!(speaker = INBOX; "asked to quit");
                 writer.send(&InboxMessage::Quitting);
-                shared.to_ui(Inbound::Shutdown { outcome: Outcome::inbox_closed() });
+                shared.to_ui(Inbound::Control(Control::Shutdown {
+                    outcome: Outcome::inbox_closed(),
+                }));
             }
             ClientMessage::Host { agent, project, prompt } => {
                 match hosted.host(shared, &writer, agent, project, prompt) {
@@ -495,7 +502,10 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             ClientMessage::SessionEvent { event } => {
                 if hosted.provenance.is_some() {
                     let event = Box::new(event.into_event());
-                    shared.to_ui(Inbound::HostedEvent { session: hosted.key(), event });
+                    shared.to_ui(Inbound::Session(SessionInbound::HostedEvent {
+                        session: hosted.key(),
+                        event,
+                    }));
                 } else {
                     let message = NOT_HOSTING.to_owned();
                     writer.send(&InboxMessage::Error { message, id: None });
@@ -528,7 +538,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
         Err(_) => Vec::new(),
     };
     for request in gone {
-        shared.to_ui(Inbound::Leave { asker: request });
+        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
     }
     if let Ok(mut subscribers) = shared.subscribers.lock() {
         subscribers.retain(|(connection, _)| *connection != number);
@@ -599,7 +609,12 @@ impl Hosted {
             hosts.push((self.connection, Arc::clone(writer)));
         }
         writer.send(&InboxMessage::Hosting);
-        shared.to_ui(Inbound::Hosted { session: self.key(), label, prompt, commands });
+        shared.to_ui(Inbound::Session(SessionInbound::Hosted {
+            session: self.key(),
+            label,
+            prompt,
+            commands,
+        }));
         Ok(forwarder)
     }
 
@@ -640,7 +655,7 @@ impl Hosted {
             }
         })
         .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
-        shared.to_ui(Inbound::Permission(Box::new(ask)));
+        shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
         Ok(waiter)
     }
 
@@ -648,7 +663,7 @@ impl Hosted {
         let request_id = self.permissions.lock().ok().and_then(|mut open| open.remove(id));
         match request_id {
             Some(request_id) => {
-                shared.to_ui(Inbound::WithdrawPermission { request_id });
+                shared.to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
                 Ok(())
             }
             None => Err(format!("no open permission {id:?} on this connection")),
@@ -662,10 +677,10 @@ impl Hosted {
             Err(_) => Vec::new(),
         };
         for request_id in open {
-            shared.to_ui(Inbound::WithdrawPermission { request_id });
+            shared.to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
         }
         if self.provenance.is_some() {
-            shared.to_ui(Inbound::HostGone { session: self.key() });
+            shared.to_ui(Inbound::Session(SessionInbound::HostGone { session: self.key() }));
         }
     }
 }
@@ -756,7 +771,7 @@ fn take_ask(
         }
         // Announced before the window has it, so that no subscriber hears it settled first.
         shared.broadcast(&InboxMessage::Asked { request: listed });
-        shared.to_ui(Inbound::Ask(Box::new(request)));
+        shared.to_ui(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
@@ -770,7 +785,8 @@ fn take_ask(
         }
         // Decided by the client's policy, never shown: the window (or page) still records it.
         if let Some(core) = decided {
-            shared.to_ui(Inbound::Unshown { core, outcome: outcome.clone() });
+            shared
+                .to_ui(Inbound::Request(RequestEvent::Unshown { core, outcome: outcome.clone() }));
         }
         let exit_code = match (mode, &problem) {
             (ClientMode::Hook | ClientMode::Claude | ClientMode::Codex, _) => exit::OK,

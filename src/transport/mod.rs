@@ -84,9 +84,25 @@ impl Request {
     }
 }
 
-/// What adapters send to the UI.
+/// What adapters send to the UI, by concern: a driver that has nothing to do with a concern
+/// (a host without a window and the browser's pages) ignores it with one arm.
 #[derive(Debug)]
 pub enum Inbound {
+    /// Questions: asked, taken back, or decided before anyone saw them.
+    Request(RequestEvent),
+    /// Tool calls for the person to allow or deny.
+    Approval(ApprovalEvent),
+    /// Agent sessions: the one this process hosts, and those inbox clients host.
+    Session(SessionInbound),
+    /// What the bridge tells the browser page about what it holds (the web client only).
+    Page(PageEvent),
+    /// The process itself: a notice, the person asking for the window, a stop.
+    Control(Control),
+}
+
+/// Questions, as the adapters hand them in.
+#[derive(Debug)]
+pub enum RequestEvent {
     /// A question to show.
     Ask(Box<Request>),
     /// The agent took back the question with this tool_use id (e.g. `control_cancel_request`).
@@ -96,16 +112,25 @@ pub enum Inbound {
     /// request is withdrawn when nobody else waits on it. Unlike `Withdraw`, this finds requests
     /// that have no tool_use_id (a plain tool input), and leaves the others asking the same.
     Leave { asker: RequestId },
-    /// The question was settled elsewhere (another browser tab); `how` completes "“X” was …".
-    Settled { tool_use_id: String, how: String },
-    /// Something the user should know (a malformed line, an agent that exited).
-    Notice(String),
+    /// A request the client's policy decided as it arrived (`--answers --submit`, `--decline`,
+    /// …), never shown: its outcome goes into history like every other (issue 11).
+    Unshown { core: Box<Core>, outcome: Outcome },
+}
+
+/// Tool calls an agent wants to make.
+#[derive(Debug)]
+pub enum ApprovalEvent {
     /// A tool the agent wants to run, for the user to allow or deny (`askpane claude`).
     Permission(Box<PermissionAsk>),
     /// The agent took back a permission request.
     WithdrawPermission { request_id: String },
-    /// What happens in an agent session: its messages, and its end.
-    Session(Box<SessionEvent>),
+}
+
+/// Agent sessions shown beside the questions.
+#[derive(Debug)]
+pub enum SessionInbound {
+    /// What happens in the agent session this process hosts: its messages, and its end.
+    Event(Box<SessionEvent>),
     /// An inbox client hosts an agent session (`askpane claude`): show it as an entry of its
     /// own; prompts and Stop for it go into `commands`.
     Hosted {
@@ -118,20 +143,31 @@ pub enum Inbound {
     HostedEvent { session: SessionKey, event: Box<SessionEvent> },
     /// The client hosting this session went away: the session leaves the window.
     HostGone { session: SessionKey },
-    /// The agent session as the bridge holds it (web client only, issue 11): the page shows
-    /// the bridge's transcript instead of building one from the agent's messages.
+}
+
+/// What askpane's bridge tells the browser page (the web client only).
+#[derive(Debug)]
+pub enum PageEvent {
+    /// The agent session as the bridge holds it (issue 11): the page shows the bridge's
+    /// transcript instead of building one from the agent's messages.
     SessionUpdate(Box<crate::book::session::SessionUpdate>),
-    /// A session an inbox client hosts, as the bridge holds it (web client only: `askpane inbox
-    /// --ui web`); it was shown first by an [`Inbound::Hosted`].
+    /// A session an inbox client hosts, as the bridge holds it (`askpane inbox --ui web`); it was
+    /// shown first by a [`SessionInbound::Hosted`].
     HostedUpdate { session: SessionKey, update: Box<crate::book::session::SessionUpdate> },
-    /// What became of an answer the browser page sent to askpane (web client only).
+    /// What became of an answer the browser page sent to askpane.
     Delivery(Delivery),
     /// Another window stopped or extended a question's countdown: the seconds now left, or
-    /// `None` when it stopped (web client only).
+    /// `None` when it stopped.
     Countdown { tool_use_id: String, left_secs: Option<u64> },
-    /// A request the client's policy decided as it arrived (`--answers --submit`, `--decline`,
-    /// …), never shown: its outcome goes into history like every other (issue 11).
-    Unshown { core: Box<Core>, outcome: Outcome },
+    /// The question was settled elsewhere (another browser tab); `how` completes "“X” was …".
+    Settled { tool_use_id: String, how: String },
+}
+
+/// The process itself.
+#[derive(Debug)]
+pub enum Control {
+    /// Something the user should know (a malformed line, an agent that exited).
+    Notice(String),
     /// The user asked to see the window (`askpane inbox` run while one runs), or this request
     /// in it (issue 11: a desktop notification's "Open"): the window comes back, on it.
     Reveal { request: Option<RequestId> },

@@ -1,7 +1,7 @@
 //! Termination signals turned into one message on the UI channel: the agent still gets its reply.
 //!
 //! A named thread (`signal-watch`) waits for SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGUSR1 with
-//! signal-hook's iterator. The first one sends [`Inbound::Shutdown`] into the channel the adapters
+//! signal-hook's iterator. The first one sends [`Control::Shutdown`] into the channel the adapters
 //! use, so the window, the browser bridge and the headless host end every open request the way
 //! closing the window does, with a message that names the signal, and then end themselves.
 //! Later signals change nothing: the replies are already on their way, and a second Ctrl+C must
@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 
 use crate::protocol::Outcome;
 
-use super::{Inbound, UiSender};
+use super::{Control, Inbound, UiSender};
 
 /// The signals askpane answers for; each ends the run with exit code 4 (see the README).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +100,7 @@ struct Shared {
 /// exactly one of them deliver it.
 fn deliver(route: &Weak<UiSender>, signal: StopSignal) {
     if let Some(to_ui) = route.upgrade() {
-        to_ui.send(Inbound::Shutdown { outcome: signal.outcome() });
+        to_ui.send(Inbound::Control(Control::Shutdown { outcome: signal.outcome() }));
     }
 }
 

@@ -36,7 +36,8 @@ use crate::protocol::web::{
 use crate::protocol::{Envelope, Outcome, OutcomeKind, parse_message};
 
 use super::{
-    Delivery, Inbound, PermissionAsk, Request, Responder, SessionCommand, UiSender, Waker,
+    ApprovalEvent, Control, Delivery, Inbound, PageEvent, PermissionAsk, Request, RequestEvent,
+    Responder, SessionCommand, SessionInbound, UiSender, Waker,
 };
 
 /// How long to wait before connecting again after the bridge went away, in milliseconds.
@@ -399,16 +400,24 @@ impl BridgeClient {
             }
         }
         if key == SessionKey::Own {
-            self.to_ui.send(Inbound::SessionUpdate(Box::new(update)));
+            self.to_ui.send(Inbound::Page(PageEvent::SessionUpdate(Box::new(update))));
             return;
         }
         if !self.hosted.iter().any(|(known, _)| *known == key) {
             let (commands, from_app) = crossbeam_channel::unbounded();
             self.hosted.push((key, from_app));
             let label = if label.is_empty() { "hosted session".to_owned() } else { label };
-            self.to_ui.send(Inbound::Hosted { session: key, label, prompt: None, commands });
+            self.to_ui.send(Inbound::Session(SessionInbound::Hosted {
+                session: key,
+                label,
+                prompt: None,
+                commands,
+            }));
         }
-        self.to_ui.send(Inbound::HostedUpdate { session: key, update: Box::new(update) });
+        self.to_ui.send(Inbound::Page(PageEvent::HostedUpdate {
+            session: key,
+            update: Box::new(update),
+        }));
     }
 
     /// A hosted session's host went away: the session leaves the app.
@@ -416,7 +425,7 @@ impl BridgeClient {
         let before = self.hosted.len();
         self.hosted.retain(|(known, _)| *known != key);
         if self.hosted.len() != before {
-            self.to_ui.send(Inbound::HostGone { session: key });
+            self.to_ui.send(Inbound::Session(SessionInbound::HostGone { session: key }));
         }
     }
 
@@ -429,14 +438,14 @@ impl BridgeClient {
         let (reply, decision) = Responder::channel();
         self.permissions.push((request.request_id.clone(), decision));
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
-        self.to_ui.send(Inbound::Permission(Box::new(ask)));
+        self.to_ui.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
     }
 
     /// A permission card decided (here or in another page) or withdrawn: it leaves the app, and
     /// what the app then says to its responder goes nowhere.
     fn permission_gone(&mut self, request_id: String) {
         self.permissions.retain(|(id, _)| *id != request_id);
-        self.to_ui.send(Inbound::WithdrawPermission { request_id });
+        self.to_ui.send(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
     }
 
     /// Does what arrived, sends what was decided, and reconnects when it is time.
@@ -475,11 +484,11 @@ impl BridgeClient {
             for held in std::mem::take(&mut self.held) {
                 self.lost(held.id, "not sent: this page's link was replaced".to_owned());
             }
-            self.to_ui.send(Inbound::Notice(
+            self.to_ui.send(Inbound::Control(Control::Notice(
                 "This link was replaced by a new one: open the new link askpane shows (a new \
                  QR code or address) to go on answering."
                     .to_owned(),
-            ));
+            )));
             return;
         }
         if self.socket.take().is_some() {
@@ -503,9 +512,9 @@ impl BridgeClient {
         for held in std::mem::take(&mut self.held) {
             self.lost(held.id, "askpane ended before it received this answer".to_owned());
         }
-        self.to_ui.send(Inbound::Notice(
+        self.to_ui.send(Inbound::Control(Control::Notice(
             "askpane has finished with this page; you can close it.".to_owned(),
-        ));
+        )));
     }
 
     /// The connection dropped (or the bridge closed it for a fault). Held outcomes go again on
@@ -528,10 +537,10 @@ impl BridgeClient {
         }
         if !self.told_disconnected {
             self.told_disconnected = true;
-            self.to_ui.send(Inbound::Notice(
+            self.to_ui.send(Inbound::Control(Control::Notice(
                 "The connection to askpane was lost; trying again. Your answers are kept."
                     .to_owned(),
-            ));
+            )));
         }
     }
 
@@ -571,13 +580,13 @@ impl BridgeClient {
                     .map(|secs| now_ms + secs as f64 * 1000.0);
                 match self.request_for(value, deadline_ms, now_ms) {
                     Ok(request) => {
-                        self.to_ui.send(Inbound::Ask(Box::new(request)));
+                        self.to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
                     }
                     Err(invalid) => {
                         self.shown.remove(&tool_use_id);
-                        self.to_ui.send(Inbound::Notice(format!(
+                        self.to_ui.send(Inbound::Control(Control::Notice(format!(
                             "askpane sent questions this page cannot show: {invalid}"
-                        )));
+                        ))));
                     }
                 }
             }
@@ -585,7 +594,9 @@ impl BridgeClient {
                 if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
                     let held = self.held.remove(at);
                     self.event(&held.id, DeliveryState::Sent, value_text(&value, "outcome"));
-                    self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
+                    self.to_ui.send(Inbound::Page(PageEvent::Delivery(Delivery::Received {
+                        tool_use_id,
+                    })));
                 }
             }
             Some("question_withdrawn") => {
@@ -610,7 +621,9 @@ impl BridgeClient {
                     let timed_out = kind == Some(OutcomeKind::TimedOut);
                     if matches!(held.outcome, Outcome::TimedOut { .. }) && timed_out {
                         self.event(&held.id, DeliveryState::Sent, reason.to_owned());
-                        self.to_ui.send(Inbound::Delivery(Delivery::Received { tool_use_id }));
+                        self.to_ui.send(Inbound::Page(PageEvent::Delivery(Delivery::Received {
+                            tool_use_id,
+                        })));
                     } else {
                         let how = how.unwrap_or("withdrawn by the agent");
                         self.lost(held.id, format!("not sent: the question was {how} first"));
@@ -618,8 +631,10 @@ impl BridgeClient {
                     return;
                 }
                 self.to_ui.send(match how {
-                    Some(how) => Inbound::Settled { tool_use_id, how: how.to_owned() },
-                    None => Inbound::Withdraw { tool_use_id },
+                    Some(how) => {
+                        Inbound::Page(PageEvent::Settled { tool_use_id, how: how.to_owned() })
+                    }
+                    None => Inbound::Request(RequestEvent::Withdraw { tool_use_id }),
                 });
             }
             // Issue 11: the agent session the bridge carries; issue 24: its older entries.
@@ -664,7 +679,7 @@ impl BridgeClient {
             // Another tab stopped or extended the countdown: this page follows.
             Some("timeout_changed") => {
                 let left_secs = value.get("timeout_secs").and_then(Value::as_u64);
-                self.to_ui.send(Inbound::Countdown { tool_use_id, left_secs });
+                self.to_ui.send(Inbound::Page(PageEvent::Countdown { tool_use_id, left_secs }));
             }
             Some(history::HISTORY_KEPT) => {
                 self.history_kept.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -708,7 +723,9 @@ impl BridgeClient {
                     Some(held) => self.refused(held, refusal.message, refusal.question, now_ms),
                     None => {
                         let message = refusal.message;
-                        self.to_ui.send(Inbound::Notice(format!("askpane refused: {message}")));
+                        self.to_ui.send(Inbound::Control(Control::Notice(format!(
+                            "askpane refused: {message}"
+                        ))));
                     }
                 }
             }
@@ -788,12 +805,12 @@ impl BridgeClient {
             error,
             question,
         };
-        self.to_ui.send(Inbound::Delivery(delivery));
+        self.to_ui.send(Inbound::Page(PageEvent::Delivery(delivery)));
     }
 
     fn lost(&mut self, tool_use_id: String, how: String) {
         self.event(&tool_use_id, DeliveryState::Lost, how.clone());
-        self.to_ui.send(Inbound::Delivery(Delivery::Lost { tool_use_id, how }));
+        self.to_ui.send(Inbound::Page(PageEvent::Delivery(Delivery::Lost { tool_use_id, how })));
     }
 
     fn event(&mut self, tool_use_id: &str, state: DeliveryState, detail: String) {

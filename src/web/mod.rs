@@ -28,7 +28,9 @@ use askpane::protocol::web::TimeoutChange;
 use askpane::protocol::{Envelope, Outcome};
 use askpane::transport::demo::{self, Fixture};
 use askpane::transport::web_client::{BridgeClient, BridgeHistory};
-use askpane::transport::{Inbound, Request, SessionCommand, UiSender, Waker, ui_channel};
+use askpane::transport::{
+    Inbound, Request, RequestEvent, SessionCommand, UiSender, Waker, ui_channel,
+};
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::epaint::text::FallbackRequest;
 use wasm_bindgen::{JsCast as _, JsValue};
@@ -233,7 +235,7 @@ fn demo_feed(fixtures: &[&Fixture], to_ui: &UiSender, fonts: &WebFonts) -> Resul
         let (request, outcome) = fixture.request().map_err(|error| error.to_string())?;
         fonts.want_request(&request);
         replies.await_outcome(&request, outcome);
-        to_ui.send(Inbound::Ask(Box::new(request)));
+        to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
     Ok(Box::new(move |_ctx| replies.poll()))
 }

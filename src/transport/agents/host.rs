@@ -14,7 +14,8 @@ use crate::protocol::{Invalid, Outcome};
 use crate::transport::group::GroupChild;
 use crate::transport::lines::{self, Frame, Line};
 use crate::transport::{
-    Inbound, PermissionAsk, Provenance, Request, RequestId, Responder, SessionEvent, UiSender,
+    ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, Request, RequestEvent, RequestId,
+    Responder, SessionEvent, SessionInbound, UiSender,
 };
 
 use super::{Autopilot, HostedAgent, StderrTail, ToAgent, Writing};
@@ -75,12 +76,14 @@ impl<A: HostedAgent> Host<A> {
 
     /// Something the user should know.
     pub fn notice(&self, text: String) {
-        self.to_ui.send(Inbound::Notice(text));
+        self.to_ui.send(Inbound::Control(Control::Notice(text)));
     }
 
     /// A message of the session's transcript.
     pub fn session(&self, message: CliMessage) {
-        self.to_ui.send(Inbound::Session(Box::new(SessionEvent::Message(message))));
+        self.to_ui.send(Inbound::Session(SessionInbound::Event(Box::new(SessionEvent::Message(
+            message,
+        )))));
     }
 
     /// Writes `line` to the agent now (in turn with the writer's own lines).
@@ -118,7 +121,7 @@ impl<A: HostedAgent> Host<A> {
         let no_window = format!("askpane runs {} without a window", A::WORDS);
         request.policy = self.autopilot.policy(&request.core.ask, &no_window, &self.to_ui);
         request.policy.mark_skipped = mark_skipped;
-        self.to_ui.send(Inbound::Ask(Box::new(request)));
+        self.to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
 
     /// Questions the agent asked that askpane cannot show: `reply` (where the agent takes one)
@@ -150,7 +153,7 @@ impl<A: HostedAgent> Host<A> {
             provenance: self.provenance.clone(),
             reply,
         };
-        self.to_ui.send(Inbound::Permission(Box::new(ask)));
+        self.to_ui.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
     }
 
     /// The agent needs no reply to `key` any more (it took the question or request back, or its
@@ -158,11 +161,11 @@ impl<A: HostedAgent> Host<A> {
     pub fn resolved(&mut self, key: &str) {
         let _ = self.to_writer.send(ToAgent::Forget { key: key.to_owned() });
         if let Some(tool_use_id) = self.questions.remove(key) {
-            self.to_ui.send(Inbound::Withdraw { tool_use_id });
+            self.to_ui.send(Inbound::Request(RequestEvent::Withdraw { tool_use_id }));
         }
         if let Some(index) = self.permissions.iter().position(|open| open == key) {
             let request_id = self.permissions.remove(index);
-            self.to_ui.send(Inbound::WithdrawPermission { request_id });
+            self.to_ui.send(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
         }
     }
 
@@ -213,6 +216,6 @@ pub(super) fn read<A: HostedAgent>(
     }
     host.resolve_all();
     let ended = super::ended(&host.agent, &host.stderr_tail);
-    host.to_ui.send(Inbound::Session(Box::new(ended)));
+    host.to_ui.send(Inbound::Session(SessionInbound::Event(Box::new(ended))));
     Ok(())
 }

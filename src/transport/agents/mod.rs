@@ -34,7 +34,7 @@ use crate::protocol::{Ask, Envelope, Outcome};
 pub use host::Host;
 pub use writer::{AgentInput, Writing};
 
-use super::{Inbound, IoThreads, Provenance, SessionCommand, SessionEvent, UiSender};
+use super::{Control, Inbound, IoThreads, Provenance, SessionCommand, SessionEvent, UiSender};
 use crate::transport::group::{GroupChild, Pipes};
 use crate::transport::lines::{self, Frame};
 
@@ -136,7 +136,7 @@ impl Autopilot {
             if self.headless {
                 log::warn!("{text}");
             }
-            to_ui.send(Inbound::Notice(text));
+            to_ui.send(Inbound::Control(Control::Notice(text)));
         }
         ruling.policy
     }

@@ -22,7 +22,8 @@ use crate::protocol::stream::{CliMessage, PermissionDecision};
 use crate::protocol::web::{self, BrowserError, BrowserMessage, PermissionEnd, SessionMessage};
 
 use crate::transport::{
-    Inbound, PermissionAsk, Responder, SessionCommand, SessionEvent, SessionKey,
+    ApprovalEvent, Control, Inbound, PageEvent, PermissionAsk, RequestEvent, Responder,
+    SessionCommand, SessionEvent, SessionInbound, SessionKey,
 };
 
 use super::{BridgeJournal, BridgeOptions, TIMEOUT_GRACE, Wakeup};
@@ -351,25 +352,28 @@ impl Hub {
 
     fn handle_agent(&mut self, message: Inbound) {
         match message {
-            Inbound::Ask(request) => self.ask(*request),
-            Inbound::Withdraw { tool_use_id } | Inbound::Settled { tool_use_id, .. } => {
+            Inbound::Request(RequestEvent::Ask(request)) => self.ask(*request),
+            Inbound::Request(RequestEvent::Withdraw { tool_use_id })
+            | Inbound::Page(PageEvent::Settled { tool_use_id, .. }) => {
                 self.resolve(&tool_use_id, Outcome::Withdrawn);
             }
             // Issue 10 (inbox): the client that asked went away; its handle leaves.
-            Inbound::Leave { asker } => {
+            Inbound::Request(RequestEvent::Leave { asker }) => {
                 if let Some(settled) = self.book.leave(asker) {
                     self.told(settled, None);
                 }
             }
-            Inbound::Notice(notice) => log::warn!("{notice}"),
-            Inbound::Permission(permission) => self.ask_permission(*permission),
-            Inbound::WithdrawPermission { request_id } => {
+            Inbound::Control(Control::Notice(notice)) => log::warn!("{notice}"),
+            Inbound::Approval(ApprovalEvent::Permission(permission)) => {
+                self.ask_permission(*permission)
+            }
+            Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }) => {
                 if self.approvals.withdraw(&request_id).is_some() {
                     let gone = web::permission_withdrawn(&request_id, PermissionEnd::Withdrawn);
                     self.broadcast(&gone);
                 }
             }
-            Inbound::Session(event) => {
+            Inbound::Session(SessionInbound::Event(event)) => {
                 let ended = matches!(*event, SessionEvent::Ended { .. });
                 let ends = ended || matches!(*event, SessionEvent::Message(CliMessage::Result(_)));
                 // Pages that carry the session can start another turn: only the agent's end
@@ -381,35 +385,38 @@ impl Hub {
                 }
             }
             // The sessions the inbox's clients host: kept like the own one, each under its key.
-            Inbound::Hosted { session, label, prompt, commands } => {
+            Inbound::Session(SessionInbound::Hosted { session, label, prompt, commands }) => {
                 self.agent.start_session(session, Some(label), prompt.as_deref());
                 self.hosted.insert(session, commands);
                 self.hosted_seen = true;
                 self.broadcast_session(session, 0);
             }
-            Inbound::HostedEvent { session, event } => {
+            Inbound::Session(SessionInbound::HostedEvent { session, event }) => {
                 if self.hosted.contains_key(&session) {
                     self.session_event(session, *event);
                 }
             }
-            Inbound::HostGone { session } => {
+            Inbound::Session(SessionInbound::HostGone { session }) => {
                 // Dropping its commands ends the inbox's forwarder for it.
                 if self.hosted.remove(&session).is_some() {
                     self.agent.end_session(session);
                     self.broadcast(&web::session_gone(session));
                 }
             }
-            Inbound::SessionUpdate(_)
-            | Inbound::HostedUpdate { .. }
-            | Inbound::Delivery(_)
-            | Inbound::Countdown { .. }
-            | Inbound::Reveal { .. } => {}
-            Inbound::Unshown { core, outcome } => {
+            // What the bridge tells pages never comes back to it; there is no window to reveal.
+            Inbound::Page(
+                PageEvent::SessionUpdate(_)
+                | PageEvent::HostedUpdate { .. }
+                | PageEvent::Delivery(_)
+                | PageEvent::Countdown { .. },
+            )
+            | Inbound::Control(Control::Reveal { .. }) => {}
+            Inbound::Request(RequestEvent::Unshown { core, outcome }) => {
                 if let Some(journal) = &self.journal {
                     journal.0.settled(&core, &outcome);
                 }
             }
-            Inbound::Shutdown { outcome } => {
+            Inbound::Control(Control::Shutdown { outcome }) => {
                 // askpane is being stopped (issue 9): every open question hears why (and every
                 // page sees it go), and the bridge ends as if stopped.
                 let open: Vec<String> =
