@@ -1,18 +1,18 @@
 //! Who asked, and which request is which: plain data shared by the transport, the app's state and
 //! the view (no IO, no threads).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::envelope::{Envelope, HookContext};
 
-/// Identifies one request for the life of the process.
+/// Identifies one request for the life of the process. Plain data here: the process's ids are
+/// handed out by the transport (`RequestId::next`, `transport/mod.rs`), where the adapters that
+/// make requests run, so this layer keeps no global state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RequestId(u64);
 
 impl RequestId {
-    pub fn next() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        RequestId(NEXT.fetch_add(1, Ordering::Relaxed))
+    /// The id numbered `raw`. Only the transport's allocator numbers ids for requests.
+    pub const fn from_raw(raw: u64) -> Self {
+        RequestId(raw)
     }
 }
 

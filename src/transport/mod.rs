@@ -329,6 +329,15 @@ pub fn memory() -> (UiSender, Receiver<Inbound>) {
     ui_channel(Waker::noop())
 }
 
+/// The process's request ids: one counter, where the adapters that make requests run.
+impl RequestId {
+    /// A new id, never handed out before in this process.
+    pub fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        RequestId::from_raw(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// Starts a thread named `name` (in a panic's report, `top -H`, a debugger): the one place
 /// askpane starts a thread, as clippy's `disallowed_methods` bans `std::thread::spawn` and
 /// `Builder::spawn` elsewhere (clippy.toml).
