@@ -1075,3 +1075,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod wire_tests;

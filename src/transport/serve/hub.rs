@@ -481,17 +481,7 @@ impl Hub {
     /// hosted session's also says which it is and who runs it.
     fn session_message(&self, key: SessionKey, update: &SessionUpdate) -> Option<Value> {
         let session = self.session_of(key)?;
-        let mut message = serde_json::to_value(update).ok()?;
-        let object = message.as_object_mut()?;
-        let kind = match update.before {
-            Some(_) => web::SESSION_OLDER_ENTRIES,
-            None => web::SESSION_TYPE,
-        };
-        object.insert("type".into(), Value::from(kind));
-        if let (SessionKey::Hosted(_), Some(label)) = (key, &session.label) {
-            object.insert("label".into(), Value::from(label.as_str()));
-        }
-        Some(web::about_session(message, key))
+        session_message(key, session.label.as_deref(), update)
     }
 
     /// Does what a page asked of the agent session: the same [`SessionAction`]s the native
@@ -794,6 +784,22 @@ impl Hub {
     }
 }
 
+/// `session` (or, with `before`, `session_older_entries`): `update` of session `key`; a hosted
+/// session's also says which it is and who runs it (`label`).
+fn session_message(key: SessionKey, label: Option<&str>, update: &SessionUpdate) -> Option<Value> {
+    let mut message = serde_json::to_value(update).ok()?;
+    let object = message.as_object_mut()?;
+    let kind = match update.before {
+        Some(_) => web::SESSION_OLDER_ENTRIES,
+        None => web::SESSION_TYPE,
+    };
+    object.insert("type".into(), Value::from(kind));
+    if let (SessionKey::Hosted(_), Some(label)) = (key, label) {
+        object.insert("label".into(), Value::from(label));
+    }
+    Some(web::about_session(message, key))
+}
+
 /// The log line for questions that wait for a page because none is open and nobody saw them.
 fn waiting_for_a_page(count: usize) -> String {
     let what = match count {
@@ -860,5 +866,37 @@ mod tests {
         assert_eq!(timestamp_at(at(1_795_302_143)), "2026-11-21T23:02:23Z");
         assert_eq!(timestamp_at(at(1_709_164_800 + 3_661)), "2024-02-29T01:01:01Z");
         assert_eq!(utc_timestamp().len(), 20);
+    }
+
+    /// Pins a session's message to the pages, as it was built with `json!`.
+    #[test]
+    fn a_sessions_message_says_which_session_and_who_runs_a_hosted_one() {
+        use crate::book::session::Entry;
+        use serde_json::json;
+        let update = SessionUpdate {
+            from: 4,
+            entries: vec![Entry::User("go on".into())],
+            busy: true,
+            ..SessionUpdate::default()
+        };
+        let wire = |message: Option<Value>| message.expect("a message");
+        assert_eq!(
+            wire(session_message(SessionKey::Own, Some("ignored"), &update)),
+            json!({"type": "session", "from": 4, "entries": [{"kind": "user", "body": "go on"}],
+                "info": null, "busy": true, "ended": null})
+        );
+        let older = SessionUpdate { before: Some(9), kept_from: 2, ..update.clone() };
+        assert_eq!(
+            wire(session_message(SessionKey::Hosted(3), Some("claude · shop"), &older)),
+            json!({"type": "session_older_entries", "from": 4,
+                "entries": [{"kind": "user", "body": "go on"}], "info": null, "busy": true,
+                "ended": null, "kept_from": 2, "before": 9, "label": "claude · shop",
+                "session": 3})
+        );
+        assert_eq!(
+            wire(session_message(SessionKey::Hosted(3), None, &update)),
+            json!({"type": "session", "from": 4, "entries": [{"kind": "user", "body": "go on"}],
+                "info": null, "busy": true, "ended": null, "session": 3})
+        );
     }
 }
