@@ -6,10 +6,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::protocol::ReplyFormat;
-use crate::protocol::history::{
-    HistoryFilter, HistoryItem, HistoryPage, HistoryRequestError, history_kept, history_page,
-    history_request, parse_history_request,
-};
+use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryPage, HistoryRequestError};
 use crate::protocol::limits::LimitError;
 use crate::protocol::origin::{Provenance, SessionKey};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
@@ -17,17 +14,14 @@ use crate::protocol::validate;
 
 // --- helpers: the only lines that follow the API -----------------------------------------------
 
-/// A message as the JSON that crosses the wire.
-fn wire(message: Value) -> Value {
-    message
-}
+use super::tests::wire;
 
 /// The page's session messages, about session `key`.
 fn prompt(key: SessionKey, text: &str) -> Value {
-    wire(about_session(session_prompt(text), key))
+    wire(session_prompt(key, text))
 }
 fn stop(key: SessionKey) -> Value {
-    wire(about_session(session_stop(), key))
+    wire(session_stop(key))
 }
 fn end(key: SessionKey) -> Value {
     wire(session_end(key))
@@ -36,31 +30,17 @@ fn older(key: SessionKey, before: usize) -> Value {
     wire(session_older(key, before))
 }
 fn decision(key: SessionKey, request_id: &str, decision: &PermissionDecision) -> Value {
-    wire(about_session(permission_decision(request_id, decision), key))
+    wire(permission_decision(key, request_id, decision))
 }
 
 /// What the bridge makes of a page's message `value`, up to the question it names (which is
 /// `ask`, open as `t`): what it would do, or the `error` the page gets back, as JSON text.
 fn read(value: &Value) -> String {
-    let refused = |error: BrowserError| format!("refused: {}", refusal(&error, value));
-    if let Some(filter) = parse_history_request(value) {
-        return match filter {
-            Ok(filter) => format!("history {filter:?}"),
-            Err(error) => refused(error.into()),
-        };
-    }
-    if let Some(message) = parse_session_message(value) {
-        let key = match message_session(value) {
-            Ok(key) => key,
-            Err(error) => return refused(error),
-        };
-        return match message {
-            Ok(message) => format!("session {key:?} {message:?}"),
-            Err(error) => refused(error),
-        };
-    }
-    let message = match parse_browser_message(value) {
-        Ok(message) => message,
+    let refused = |error: BrowserError| format!("refused: {}", wire(refusal(&error, value)));
+    let message = match FromPage::parse(value) {
+        Ok(PageRequest::History(filter)) => return format!("history {filter:?}"),
+        Ok(PageRequest::Session(key, message)) => return format!("session {key:?} {message:?}"),
+        Ok(PageRequest::Question(message)) => message,
         Err(error) => return refused(error),
     };
     let ask = ask();
