@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::fs;
 
 use askpane::protocol::answer::join_labels;
-use askpane::protocol::web::{answer_outcome, parse_browser_message};
+use askpane::protocol::web::{BrowserMessage, FromPage, PageRequest, answer_outcome};
 use askpane::protocol::{
     Ask, Draft, Outcome, Pick, build_answers, drafts_from_preset, parse_message, validate,
 };
@@ -339,7 +339,7 @@ proptest! {
             prop_assert!(!invalid.to_string().is_empty());
         }
         let _ = parse_message(&value);
-        let _ = parse_browser_message(&value);
+        let _ = FromPage::parse(&value);
     }
 
     /// The answer from the window's drafts holds only what the user picked and typed.
@@ -440,8 +440,8 @@ proptest! {
             message["response"] = json!(response);
         }
         for message in [message, junk] {
-            let Ok(askpane::protocol::web::BrowserMessage::Answer { body, .. }) =
-                parse_browser_message(&message)
+            let Ok(PageRequest::Question(BrowserMessage::Answer { body, .. })) =
+                FromPage::parse(&message)
             else {
                 continue;
             };
@@ -451,8 +451,10 @@ proptest! {
                 Ok(Outcome::Answered(answers)) => {
                     for entry in answers.entries() {
                         let numbers = body
-                            .get("answers")
-                            .and_then(|answers| answers.get(entry.index.to_string()))
+                            .picks
+                            .answers
+                            .given()
+                            .and_then(|answers| answers.get(&entry.index.to_string()))
                             .and_then(Value::as_str)
                             .unwrap_or_default();
                         for option in &entry.picked {
@@ -471,8 +473,8 @@ proptest! {
                 Ok(outcome) if outcome == Outcome::nothing_answered() => {
                     let built = askpane::protocol::web::drafts_from_numbers(
                         &ask,
-                        body.get("answers").and_then(Value::as_object).unwrap_or(&Default::default()),
-                        body.get("notes").and_then(Value::as_object),
+                        body.picks.answers.given().unwrap_or(&Default::default()),
+                        body.picks.notes.given(),
                     );
                     prop_assert!(built.is_ok_and(|drafts| drafts
                         .iter()

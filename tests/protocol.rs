@@ -782,8 +782,8 @@ fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_th
         &sent,
         r#"{"type":"question_clarify","tool_use_id":"t1","answers":{"0":"2"},"notes":{"1":"only if cheap"}}"#,
     );
-    let body = sent.as_object().expect("an object");
-    assert_eq!(askpane::protocol::web::clarify_outcome(&ask, body), Ok(clarify));
+    let body: askpane::protocol::web::PageForm = serde_json::from_value(sent).expect("a form");
+    assert_eq!(askpane::protocol::web::clarify_outcome(&ask, &body), Ok(clarify));
 
     let at = askpane::protocol::AtDeadline {
         finished: &drafts,
@@ -798,8 +798,9 @@ fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_th
         &sent,
         r#"{"type":"question_timed_out","tool_use_id":"t1","answers":{"0":"2"},"notes":{"1":"only if cheap"},"typing":[2]}"#,
     );
-    let body = sent.as_object().expect("an object");
-    assert_eq!(askpane::protocol::web::timed_out_outcome(&ask, body, 90), Ok(timed_out.clone()));
+    let body: askpane::protocol::web::PageTimedOut =
+        serde_json::from_value(sent).expect("a timed out form");
+    assert_eq!(askpane::protocol::web::timed_out_outcome(&ask, &body, 90), Ok(timed_out.clone()));
     let reply = incoming.envelope.reply(&timed_out).expect("a deny");
     assert_eq!(
         reply["response"]["response"]["message"],
@@ -816,6 +817,11 @@ fn chat_about_this_and_a_timeout_are_denies_the_model_reads_and_round_trip_in_th
     );
 }
 
+/// A `user_question` as the JSON a page gets.
+fn wire(question: askpane::protocol::web::UserQuestion) -> Value {
+    serde_json::to_value(askpane::protocol::web::ToPage::<Value>::from(question)).expect("JSON")
+}
+
 // Issue 10: the page groups requests as the window does, so a question carries who asked.
 #[test]
 fn a_user_question_carries_who_asked_and_the_page_reads_it_back() {
@@ -830,7 +836,7 @@ fn a_user_question_carries_who_asked_and_the_page_reads_it_back() {
     let provenance = Provenance::from_envelope("hook", &incoming.envelope);
     let ask = askpane::protocol::validate(&incoming.input).expect("valid").ask;
     let extras = QuestionExtras { provenance: provenance.clone(), ..QuestionExtras::default() };
-    let message = user_question("toolu_9", &ask, "2026-11-22T00:00:00Z", &extras);
+    let message = wire(user_question("toolu_9", &ask, "2026-11-22T00:00:00Z", &extras));
     assert_eq!(message["source"], "hook · orders · plan");
     assert_eq!(
         (&message["agent"], &message["project"], &message["session"], &message["subagent"]),
@@ -851,11 +857,11 @@ fn a_user_question_names_a_reply_shape_that_is_not_its_envelopes_own() {
     let input = json!({"questions": [{"question": "Q?", "header": "Q",
         "options": [{"label": "A"}, {"label": "B"}]}]});
     let ask = askpane::protocol::validate(&input).expect("valid").ask;
-    let plain = user_question("t1", &ask, "2026-11-22T00:00:00Z", &QuestionExtras::default());
+    let plain = wire(user_question("t1", &ask, "2026-11-22T00:00:00Z", &QuestionExtras::default()));
     assert_eq!((plain.get("reply_format"), question_reply_format(&plain)), (None, None));
     let extras =
         QuestionExtras { reply_format: Some(ReplyFormat::OpenCode), ..QuestionExtras::default() };
-    let opencode = user_question("t2", &ask, "2026-11-22T00:00:00Z", &extras);
+    let opencode = wire(user_question("t2", &ask, "2026-11-22T00:00:00Z", &extras));
     assert_eq!(opencode["reply_format"], "opencode");
     assert_eq!(question_reply_format(&opencode), Some(ReplyFormat::OpenCode));
     // A name this page does not know is no shape at all, not an error.
@@ -882,7 +888,8 @@ fn a_codex_question_in_the_browser_carries_codexs_request_so_the_receipt_shows_i
         agent_request: agent_request(&incoming.envelope),
         ..QuestionExtras::default()
     };
-    let message = user_question("call_ask_1#0", &validated.ask, "2026-11-22T00:00:00Z", &extras);
+    let message =
+        wire(user_question("call_ask_1#0", &validated.ask, "2026-11-22T00:00:00Z", &extras));
     let envelope = question_agent_envelope(&message).expect("Codex's envelope again");
     assert_eq!(envelope, incoming.envelope);
     assert_eq!(envelope.tool_use_id(), Some("call_ask_1#0"));
@@ -893,8 +900,12 @@ fn a_codex_question_in_the_browser_carries_codexs_request_so_the_receipt_shows_i
         ReplyShape::default().model_text(&envelope, &validated.ask, &Outcome::Answered(answers));
     assert_eq!(read, r#"{"answers":{"db_choice":{"answers":["SQLite"]}}}"#);
     // Any other question carries none, and a page ignores one it cannot read.
-    let plain =
-        user_question("t1", &validated.ask, "2026-11-22T00:00:00Z", &QuestionExtras::default());
+    let plain = wire(user_question(
+        "t1",
+        &validated.ask,
+        "2026-11-22T00:00:00Z",
+        &QuestionExtras::default(),
+    ));
     assert_eq!((plain.get("agent_request"), question_agent_envelope(&plain)), (None, None));
     let tool_use = Envelope::ToolUse { id: "t".into() };
     assert_eq!(agent_request(&tool_use), None);

@@ -2,7 +2,7 @@
 //! and an answer names only options that were offered and sent.
 #![no_main]
 
-use askpane::protocol::web::{BrowserMessage, answer_outcome, parse_browser_message};
+use askpane::protocol::web::{BrowserMessage, FromPage, PageRequest, answer_outcome};
 use askpane::protocol::{Outcome, validate};
 use libfuzzer_sys::fuzz_target;
 
@@ -17,14 +17,19 @@ const REQUEST: &str = r#"{"questions":[
 
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
-    let Ok(BrowserMessage::Answer { body, .. }) = parse_browser_message(&value) else { return };
+    let Ok(PageRequest::Question(BrowserMessage::Answer { body, .. })) = FromPage::parse(&value)
+    else {
+        return;
+    };
     let request = serde_json::from_str(REQUEST).expect("the request is JSON");
     let ask = validate(&request).expect("the request is valid").ask;
-    if let Ok(Outcome::Answered(answers)) = answer_outcome(&ask, &body) {
+    if let Ok(Outcome::Answered(answers)) = answer_outcome(&ask, &body, false) {
         for entry in answers.entries() {
             let sent = body
-                .get("answers")
-                .and_then(|answers| answers.get(entry.index.to_string()))
+                .picks
+                .answers
+                .given()
+                .and_then(|answers| answers.get(&entry.index.to_string()))
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default();
             for option in &entry.picked {

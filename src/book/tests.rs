@@ -639,8 +639,7 @@ fn a_page_answer_is_made_an_outcome_by_the_book_with_the_request_s_own_rules() {
     assert!(book.answer_from_page(id, seen).expect("fine").is_none());
     // The page answered the first question only (questions by index, options by number): the
     // session takes "skipped", so the second is sent as skipped, as the window's Submit would.
-    let body = json!({"answers": {"0": "2"}});
-    let body = body.as_object().expect("object").clone();
+    let body = serde_json::from_value(json!({"answers": {"0": "2"}})).expect("a form");
     let answer = BrowserMessage::Answer { tool_use_id: "toolu_1".into(), body };
     let settled = book.answer_from_page(id, answer).expect("fits").expect("settled");
     let Outcome::Answered(answers) = &settled.outcome else { panic!("answered") };
@@ -651,7 +650,7 @@ fn a_page_answer_is_made_an_outcome_by_the_book_with_the_request_s_own_rules() {
     assert!(book.is_empty());
     // A hostile page's answer is refused and the request stays open.
     let id = opened(book.admit(core(Some("toolu_2")), Policy::default(), "agent", 0.0));
-    let body = json!({"answers": {"0": "9"}}).as_object().expect("object").clone();
+    let body = serde_json::from_value(json!({"answers": {"0": "9"}})).expect("a form");
     let bad = BrowserMessage::Answer { tool_use_id: "toolu_2".into(), body };
     assert!(book.answer_from_page(id, bad).is_err());
     assert_eq!(book.len(), 1);

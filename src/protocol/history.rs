@@ -1,6 +1,7 @@
 //! The History page's data (issue 11) and its wire form for the browser: what a page asks for
 //! ([`HistoryFilter`], sent as `history_request`) and what it gets back ([`HistoryPage`], sent
-//! as `history_page`). Pure data (serde), shared by the native window, the bridge and the page.
+//! as `history_page`). Pure data (serde), shared by the native window, the bridge and the page;
+//! the messages themselves are [`super::web`]'s (`FromPage::HistoryRequest`, `ToPage::HistoryPage`).
 //!
 //! Server → browser, once connected: `{"type":"history_kept"}` when the bridge keeps history
 //! (the inbox's, with its store); only then does the page show its History button.
@@ -11,7 +12,6 @@
 //! time (the bridge refuses a second with `busy` until it has answered the first).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// How many entries one page shows, newest first (the search narrows the rest).
 pub const PAGE_SIZE: usize = 200;
@@ -20,11 +20,6 @@ pub const PAGE_SIZE: usize = 200;
 pub const MAX_HISTORY_SEARCH: usize = 200;
 /// The longest project or agent name a filter may carry, in characters.
 pub const MAX_HISTORY_NAME: usize = 256;
-
-/// The `type` of a page's history request and of the bridge's answer.
-pub const HISTORY_REQUEST: &str = "history_request";
-pub const HISTORY_PAGE: &str = "history_page";
-pub const HISTORY_KEPT: &str = "history_kept";
 
 /// What a History page is read with, in words, where this askpane keeps none: a bridge with no
 /// store (`askpane ask --ui web` without the inbox).
@@ -120,68 +115,31 @@ impl HistoryRequestError {
     }
 }
 
-/// `history_kept`: this bridge keeps history (a page may show History).
-pub fn history_kept() -> Value {
-    json!({"type": HISTORY_KEPT})
-}
-
-/// `history_request`: a page asks for the History page `filter` selects.
-pub fn history_request(filter: &HistoryFilter) -> Value {
-    json!({"type": HISTORY_REQUEST, "search": filter.search, "project": filter.project,
-        "agent": filter.source})
-}
-
-/// Recognises a page's `history_request`: `None` when `value` is not one, an error when it is
-/// one that breaks a bound (every field is optional; a missing one means "all").
-pub fn parse_history_request(value: &Value) -> Option<Result<HistoryFilter, HistoryRequestError>> {
-    if value.get("type").and_then(Value::as_str) != Some(HISTORY_REQUEST) {
-        return None;
-    }
-    Some(checked_filter(value))
-}
-
-fn checked_filter(value: &Value) -> Result<HistoryFilter, HistoryRequestError> {
-    let text = |field: &'static str, max: usize| -> Result<Option<String>, HistoryRequestError> {
-        match value.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => {
-                let length = text.chars().count();
-                match (length > max, field) {
-                    (true, "search") => Err(HistoryRequestError::SearchTooLong { length }),
-                    (true, _) => Err(HistoryRequestError::NameTooLong { field }),
-                    (false, _) => Ok(Some(text.clone())),
-                }
-            }
-            Some(_) => Err(HistoryRequestError::NotText { field }),
-        }
-    };
-    Ok(HistoryFilter {
-        search: text("search", MAX_HISTORY_SEARCH)?.unwrap_or_default(),
-        project: text("project", MAX_HISTORY_NAME)?,
-        source: text("agent", MAX_HISTORY_NAME)?,
-    })
-}
-
-/// `history_page`: the answer to a `history_request`.
-pub fn history_page(page: &HistoryPage) -> Value {
-    let mut message = serde_json::to_value(page).unwrap_or_else(|_| json!({}));
-    if let Some(object) = message.as_object_mut() {
-        object.insert("type".into(), json!(HISTORY_PAGE));
-    }
-    message
-}
-
-/// The page a `history_page` carries; `None` when it is not one or does not fit the shape.
-pub fn parse_history_page(value: &Value) -> Option<HistoryPage> {
-    if value.get("type").and_then(Value::as_str) != Some(HISTORY_PAGE) {
-        return None;
-    }
-    serde_json::from_value(value.clone()).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::web::{self, FromPage, ToPage};
+    use serde_json::{Value, json};
+
+    // The wire's messages as JSON, read as the bridge and the page read them.
+    fn history_request(filter: &HistoryFilter) -> Value {
+        serde_json::to_value(web::history_request(filter)).expect("JSON")
+    }
+    fn parse_history_request(value: &Value) -> Option<Result<HistoryFilter, HistoryRequestError>> {
+        match FromPage::read(value).ok()? {
+            FromPage::HistoryRequest(query) => Some(query.filter()),
+            _ => None,
+        }
+    }
+    fn history_page(page: &HistoryPage) -> Value {
+        serde_json::to_value(web::history_page::<Value>(page)).expect("JSON")
+    }
+    fn parse_history_page(value: &Value) -> Option<HistoryPage> {
+        match serde_json::from_value::<ToPage>(value.clone()).ok()? {
+            ToPage::HistoryPage(page) => Some(page),
+            _ => None,
+        }
+    }
 
     #[test]
     fn requests_round_trip_and_bounds_are_named() {

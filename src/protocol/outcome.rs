@@ -156,8 +156,10 @@ pub struct TimedOut {
     pub unconfirmed: Option<Box<Unconfirmed>>,
 }
 
-/// Where answers filled in before the user saw the form came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Where answers filled in before the user saw the form came from (by [`Prefill::name`] on the
+/// browser's wire).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Prefill {
     /// The asking client's `--answers`, filled in for the user to confirm.
     #[default]

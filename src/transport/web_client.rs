@@ -19,21 +19,21 @@ use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use crossbeam_channel::Receiver;
-use serde_json::{Map, Value};
+use serde_json::Map;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use crate::book::journal::{HistoryDone, Journal};
 use crate::book::session::SessionUpdate;
 use crate::book::{Core, Form, Policy};
-use crate::protocol::history::{self, HistoryFilter, HistoryPage};
+use crate::protocol::history::{HistoryFilter, HistoryPage};
 use crate::protocol::origin::{RequestId, SessionKey};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::{
-    self, DONE_REASON, LINK_REPLACED_CODE, Refusal, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
-    TimeoutChange,
+    self, DONE_REASON, FromPage, LINK_REPLACED_CODE, PermissionCard, Refusal, RefusedRequest,
+    SUBPROTOCOL, Sent, SessionBody, TOKEN_PROTOCOL_PREFIX, TimeoutChange, ToPage, UserQuestion,
 };
-use crate::protocol::{Envelope, Outcome, OutcomeKind, parse_message};
+use crate::protocol::{Envelope, Outcome, OutcomeKind};
 
 use super::{
     ApprovalEvent, Control, Delivery, Inbound, PageEvent, PermissionAsk, Request, RequestEvent,
@@ -54,11 +54,14 @@ struct Mailbox {
     closed: Option<(u16, String)>,
 }
 
+/// What the bridge sends this page, a session's body being the book's.
+type BridgeMessage = ToPage<SessionUpdate>;
+
 /// A question shown in the app, its outcome not decided yet.
 struct Awaited {
     id: String,
     /// The `user_question` as it came: the question is rebuilt from it if it has to come back.
-    question: Value,
+    question: UserQuestion,
     envelope: Envelope,
     outcome: Receiver<Outcome>,
     /// When its `--timeout` ends, in `performance.now()` milliseconds.
@@ -70,7 +73,7 @@ struct Awaited {
 /// An outcome decided in the app that the bridge has not acknowledged yet.
 struct Held {
     id: String,
-    question: Value,
+    question: UserQuestion,
     outcome: Outcome,
     /// The message for the bridge; `None` for a timeout, which the bridge decides itself.
     reply: Option<String>,
@@ -310,7 +313,7 @@ impl BridgeClient {
             return;
         };
         if let Some((filter, done)) = self.history_next.take() {
-            let _ = socket.send_with_str(&history::history_request(&filter).to_string());
+            let _ = socket.send_with_str(&wire_text(&web::history_request(&filter)));
             self.history_in_flight = Some((filter, done));
         }
     }
@@ -336,8 +339,9 @@ impl BridgeClient {
         while let Some((request_id, decision)) = self.permissions.get(index) {
             match decision.try_recv() {
                 Ok(decision) => {
-                    let message = web::permission_decision(request_id, &decision);
-                    self.controls.push_back(message.to_string());
+                    // A card is decided by its request_id, whichever session asked.
+                    let message = web::permission_decision(SessionKey::Own, request_id, &decision);
+                    self.controls.push_back(wire_text(&message));
                     self.permissions.swap_remove(index);
                 }
                 Err(crossbeam_channel::TryRecvError::Empty) => index += 1,
@@ -349,17 +353,18 @@ impl BridgeClient {
         let commands: Vec<SessionCommand> =
             self.session_commands.iter().flat_map(Receiver::try_iter).collect();
         for command in commands {
+            let own = SessionKey::Own;
             let message = match command {
-                SessionCommand::UserTurn(text) => web::session_prompt(&text),
-                SessionCommand::Interrupt => web::session_stop(),
+                SessionCommand::UserTurn(text) => web::session_prompt(own, &text),
+                SessionCommand::Interrupt => web::session_stop(own),
                 // The page's session is the bridge's own, which only its agent or askpane ends.
                 SessionCommand::End => continue,
                 SessionCommand::Older { before } => match self.ask_older() {
-                    true => web::session_older(SessionKey::Own, before),
+                    true => web::session_older(own, before),
                     false => continue,
                 },
             };
-            self.controls.push_back(message.to_string());
+            self.controls.push_back(wire_text(&message));
         }
         let hosted: Vec<(SessionKey, SessionCommand)> = self
             .hosted
@@ -368,15 +373,15 @@ impl BridgeClient {
             .collect();
         for (key, command) in hosted {
             let message = match command {
-                SessionCommand::UserTurn(text) => web::session_prompt(&text),
-                SessionCommand::Interrupt => web::session_stop(),
+                SessionCommand::UserTurn(text) => web::session_prompt(key, &text),
+                SessionCommand::Interrupt => web::session_stop(key),
                 SessionCommand::End => web::session_end(key),
                 SessionCommand::Older { before } => match self.ask_older() {
                     true => web::session_older(key, before),
                     false => continue,
                 },
             };
-            self.controls.push_back(web::about_session(message, key).to_string());
+            self.controls.push_back(wire_text(&message));
         }
     }
 
@@ -389,10 +394,8 @@ impl BridgeClient {
     /// A `session` message: the bridge's own session, or one an inbox client hosts (shown in
     /// the app the first time it comes, with who runs it). An answer to `session_older`
     /// (`before` set) goes to a session already shown only.
-    fn session_arrived(&mut self, value: Value) {
-        let Ok(key) = web::message_session(&value) else { return };
-        let label = value_text(&value, "label");
-        let Ok(update) = serde_json::from_value::<SessionUpdate>(value) else { return };
+    fn session_arrived(&mut self, body: SessionBody<SessionUpdate>) {
+        let SessionBody { update, label, session: key } = body;
         if update.before.is_some() {
             self.older_in_flight = false;
             if key != SessionKey::Own && !self.hosted.iter().any(|(known, _)| *known == key) {
@@ -406,7 +409,8 @@ impl BridgeClient {
         if !self.hosted.iter().any(|(known, _)| *known == key) {
             let (commands, from_app) = crossbeam_channel::unbounded();
             self.hosted.push((key, from_app));
-            let label = if label.is_empty() { "hosted session".to_owned() } else { label };
+            let label = label.filter(|label| !label.is_empty());
+            let label = label.unwrap_or_else(|| "hosted session".to_owned());
             self.to_ui.send(Inbound::Session(SessionInbound::Hosted {
                 session: key,
                 label,
@@ -430,8 +434,9 @@ impl BridgeClient {
     }
 
     /// A permission card from the bridge, shown once however often it is sent.
-    fn permission_arrived(&mut self, message: &Value) {
-        let Some((request, provenance)) = web::parse_permission_request(message) else { return };
+    fn permission_arrived(&mut self, card: PermissionCard) {
+        let provenance = card.who.provenance();
+        let request = card.request;
         if self.permissions.iter().any(|(id, _)| *id == request.request_id) {
             return;
         }
@@ -558,27 +563,24 @@ impl BridgeClient {
     /// to stay" and "add time"), so its backstop follows and the other tabs hear of it. Sent at
     /// once when connected, otherwise as soon as the connection is back.
     pub fn send_timeout_change(&mut self, tool_use_id: &str, change: TimeoutChange) {
-        self.controls.push_back(web::timeout_change_message(tool_use_id, change).to_string());
+        self.controls.push_back(wire_text(&web::timeout_change_message(tool_use_id, change)));
         self.send_held();
     }
 
     fn receive(&mut self, text: &str, now_ms: f64) {
-        let Ok(value) = serde_json::from_str::<Value>(text) else { return };
-        let tool_use_id =
-            value.get("tool_use_id").and_then(Value::as_str).map(str::to_owned).unwrap_or_default();
-        match value.get("type").and_then(Value::as_str) {
-            Some("user_question") => {
+        // A kind this page does not know (a newer bridge's) is not for it.
+        let Ok(message) = serde_json::from_str::<BridgeMessage>(text) else { return };
+        match message {
+            ToPage::UserQuestion(question) => {
+                let tool_use_id = question.tool_use_id.clone();
                 // Held here: its outcome is on its way again, not a new question.
                 if self.held.iter().any(|held| held.id == tool_use_id)
                     || !self.shown.insert(tool_use_id.clone())
                 {
                     return;
                 }
-                let deadline_ms = value
-                    .get("timeout_secs")
-                    .and_then(Value::as_u64)
-                    .map(|secs| now_ms + secs as f64 * 1000.0);
-                match self.request_for(value, deadline_ms, now_ms) {
+                let deadline_ms = question.timeout_secs.map(|secs| now_ms + secs as f64 * 1000.0);
+                match self.request_for(question, deadline_ms, now_ms) {
                     Ok(request) => {
                         self.to_ui.send(Inbound::Request(RequestEvent::Ask(Box::new(request))));
                     }
@@ -590,19 +592,18 @@ impl BridgeClient {
                     }
                 }
             }
-            Some("answer_received") => {
+            ToPage::AnswerReceived { tool_use_id, outcome } => {
                 if let Some(at) = self.held.iter().position(|held| held.id == tool_use_id) {
                     let held = self.held.remove(at);
-                    self.event(&held.id, DeliveryState::Sent, value_text(&value, "outcome"));
+                    self.event(&held.id, DeliveryState::Sent, kind_text(&outcome));
                     self.to_ui.send(Inbound::Page(PageEvent::Delivery(Delivery::Received {
                         tool_use_id,
                     })));
                 }
             }
-            Some("question_withdrawn") => {
-                let reason = value.get("reason").and_then(Value::as_str).unwrap_or_default();
-                // A name this page does not know reads as withdrawn, as before it was parsed.
-                let kind = reason.parse::<OutcomeKind>().ok();
+            ToPage::QuestionWithdrawn { tool_use_id, reason } => {
+                // A kind this page does not know reads as withdrawn.
+                let kind = reason.given().copied();
                 // How it ended elsewhere: answered in another tab, or withdrawn by the agent.
                 let how = match kind {
                     Some(OutcomeKind::Answered | OutcomeKind::Replied) => {
@@ -620,7 +621,7 @@ impl BridgeClient {
                     let held = self.held.remove(at);
                     let timed_out = kind == Some(OutcomeKind::TimedOut);
                     if matches!(held.outcome, Outcome::TimedOut { .. }) && timed_out {
-                        self.event(&held.id, DeliveryState::Sent, reason.to_owned());
+                        self.event(&held.id, DeliveryState::Sent, kind_text(&reason));
                         self.to_ui.send(Inbound::Page(PageEvent::Delivery(Delivery::Received {
                             tool_use_id,
                         })));
@@ -638,14 +639,10 @@ impl BridgeClient {
                 });
             }
             // Issue 11: the agent session the bridge carries; issue 24: its older entries.
-            Some(web::SESSION_TYPE | web::SESSION_OLDER_ENTRIES) => self.session_arrived(value),
-            Some("session_gone") => {
-                if let Ok(key) = web::message_session(&value) {
-                    self.hosted_gone(key);
-                }
-            }
-            Some("sessions_open") => {
-                let open = web::parse_sessions_open(&value);
+            ToPage::Session(body) | ToPage::SessionOlderEntries(body) => self.session_arrived(body),
+            ToPage::SessionGone { session } => self.hosted_gone(session),
+            ToPage::SessionsOpen { sessions } => {
+                let open: Vec<SessionKey> = sessions.into_iter().map(SessionKey::Hosted).collect();
                 let gone: Vec<SessionKey> = self
                     .hosted
                     .iter()
@@ -656,103 +653,89 @@ impl BridgeClient {
                     self.hosted_gone(key);
                 }
             }
-            Some("permission_request") => self.permission_arrived(&value),
-            Some("permissions_open") => {
-                let open: Vec<&str> = value
-                    .get("request_ids")
-                    .and_then(Value::as_array)
-                    .map(|ids| ids.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+            ToPage::PermissionRequest(card) => self.permission_arrived(card),
+            ToPage::PermissionsOpen { request_ids: open } => {
                 let gone: Vec<String> = self
                     .permissions
                     .iter()
                     .map(|(id, _)| id.clone())
-                    .filter(|id| !open.contains(&id.as_str()))
+                    .filter(|id| !open.contains(id))
                     .collect();
                 for request_id in gone {
                     self.permission_gone(request_id);
                 }
             }
-            Some("permission_withdrawn") => {
-                self.permission_gone(value_text(&value, "request_id"));
-            }
+            ToPage::PermissionWithdrawn { request_id, .. } => self.permission_gone(request_id),
             // Another tab stopped or extended the countdown: this page follows.
-            Some("timeout_changed") => {
-                let left_secs = value.get("timeout_secs").and_then(Value::as_u64);
+            ToPage::TimeoutChanged { tool_use_id, timeout_secs: left_secs } => {
                 self.to_ui.send(Inbound::Page(PageEvent::Countdown { tool_use_id, left_secs }));
             }
-            Some(history::HISTORY_KEPT) => {
+            ToPage::HistoryKept => {
                 self.history_kept.store(true, std::sync::atomic::Ordering::Relaxed);
                 self.waker.wake();
             }
-            Some(history::HISTORY_PAGE) => {
-                if let Some(page) = history::parse_history_page(&value) {
-                    self.history_answered(page);
-                }
-            }
+            ToPage::HistoryPage(page) => self.history_answered(page),
+            ToPage::Error(refusal) => self.refusal_arrived(refusal, now_ms),
+        }
+    }
+
+    /// The bridge refused something this page sent: "Show earlier", a History request, or an
+    /// answer it holds.
+    fn refusal_arrived(&mut self, refusal: Refusal, now_ms: f64) {
+        match refusal.request {
             // "Show earlier" refused (asked again too soon, say): the user may click again.
-            Some("error")
-                if value.get("request").and_then(Value::as_str) == Some(web::SESSION_OLDER) =>
-            {
+            Some(RefusedRequest::SessionOlder) => {
                 self.older_in_flight = false;
+                return;
             }
-            Some("error")
-                if value.get("request").and_then(Value::as_str)
-                    == Some(history::HISTORY_REQUEST) =>
-            {
+            Some(RefusedRequest::HistoryRequest) => {
                 let Some(filter) = self.history_in_flight.as_ref().map(|(f, _)| f.clone()) else {
                     return;
                 };
-                let error = Some(value_text(&value, "message"));
+                let error = Some(refusal.message);
                 self.history_answered(HistoryPage { filter, error, ..HistoryPage::default() });
+                return;
             }
-            Some("error") => {
-                let Some(refusal) = Refusal::parse(&value) else { return };
-                let held = refusal
-                    .tool_use_id
-                    .as_deref()
-                    .and_then(|id| self.held.iter().position(|held| held.id == id));
-                match held.map(|at| self.held.remove(at)) {
-                    Some(held) if refusal.not_open() => self.lost(
-                        held.id,
-                        "not sent: askpane no longer had this question open (it was answered, \
-                         withdrawn or ended, perhaps by this answer before the connection \
-                         dropped)"
-                            .to_owned(),
-                    ),
-                    Some(held) => self.refused(held, refusal.message, refusal.question, now_ms),
-                    None => {
-                        let message = refusal.message;
-                        self.to_ui.send(Inbound::Control(Control::Notice(format!(
-                            "askpane refused: {message}"
-                        ))));
-                    }
-                }
+            None => {}
+        }
+        let held = refusal
+            .tool_use_id
+            .as_str()
+            .and_then(|id| self.held.iter().position(|held| held.id == id));
+        let not_open = refusal.not_open();
+        match held.map(|at| self.held.remove(at)) {
+            Some(held) if not_open => self.lost(
+                held.id,
+                "not sent: askpane no longer had this question open (it was answered, withdrawn \
+                 or ended, perhaps by this answer before the connection dropped)"
+                    .to_owned(),
+            ),
+            Some(held) => self.refused(held, refusal.message, refusal.question, now_ms),
+            None => {
+                let message = refusal.message;
+                self.to_ui
+                    .send(Inbound::Control(Control::Notice(format!("askpane refused: {message}"))));
             }
-            // Another tab paused or extended a countdown: the page's countdown follows it in
-            // issue 8's window work; the bridge's own backstop has moved already.
-            _ => {}
         }
     }
 
     /// A request for the app from a `user_question`, whose outcome this client then awaits.
     fn request_for(
         &mut self,
-        question: Value,
+        question: UserQuestion,
         deadline_ms: Option<f64>,
         now_ms: f64,
     ) -> Result<Request, String> {
-        let incoming = parse_message(&question).map_err(|error| error.to_string())?;
+        let incoming = question.incoming().map_err(|error| error.to_string())?;
         let id = incoming.envelope.tool_use_id().unwrap_or_default().to_owned();
-        let provenance = web::question_provenance(&question);
         let envelope = incoming.envelope.clone();
         let (mut request, outcome) =
-            Request::new(incoming, provenance).map_err(|invalid| invalid.to_string())?;
+            Request::new(incoming, question.provenance()).map_err(|invalid| invalid.to_string())?;
         // An OpenCode question (say) gets OpenCode's decline bar and receipt here too.
-        request.core.reply_shape.format = web::question_reply_format(&question);
+        request.core.reply_shape.format = question.reply_format();
         // A Codex question's receipt shows the answers' JSON its model reads, and the line
         // Codex gets (the bridge is still answered in the page's own form: `envelope`).
-        if let Some(agent_envelope) = web::question_agent_envelope(&question) {
+        if let Some(agent_envelope) = question.agent_envelope() {
             request.core.envelope = agent_envelope;
         }
         let policy = &mut request.policy;
@@ -760,10 +743,9 @@ impl BridgeClient {
         // Whole seconds, rounded up: the page never ends a question before the bridge would.
         policy.timeout_secs =
             deadline_ms.map(|deadline| ((deadline - now_ms).max(0.0) / 1000.0).ceil() as u64);
-        policy.mark_skipped =
-            question.get("mark_skipped").and_then(Value::as_bool).unwrap_or(false);
-        if let Some(Value::Object(selected)) = question.get("selected") {
-            let drafts = web::drafts_from_numbers(&request.core.ask, selected, None);
+        policy.mark_skipped = question.mark_skipped;
+        if !question.selected.is_empty() {
+            let drafts = web::drafts_from_numbers(&request.core.ask, &question.selected, None);
             policy.preset = drafts.unwrap_or_default();
         }
         self.awaited.push(Awaited {
@@ -787,15 +769,14 @@ impl BridgeClient {
             return;
         };
         self.shown.insert(held.id.clone());
-        if let Some(reply) =
-            held.reply.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok())
+        // The form the user sent comes back as they left it.
+        let sent = held.reply.as_deref().and_then(|r| serde_json::from_str::<FromPage>(r).ok());
+        if let (Outcome::Answered(_), Some(FromPage::QuestionAnswer(form))) = (&held.outcome, sent)
         {
-            let empty = Map::new();
-            let answers = reply.get("answers").and_then(Value::as_object).unwrap_or(&empty);
-            let notes = reply.get("notes").and_then(Value::as_object);
-            if let Ok(drafts) = web::drafts_from_numbers(&request.core.ask, answers, notes)
-                && matches!(held.outcome, Outcome::Answered(_))
-            {
+            let none = Map::new();
+            let answers = form.picks.answers.given().unwrap_or(&none);
+            let notes = form.picks.notes.given();
+            if let Ok(drafts) = web::drafts_from_numbers(&request.core.ask, answers, notes) {
                 request.policy.preset = drafts;
             }
         }
@@ -863,7 +844,7 @@ impl BridgeClient {
         }
         for awaited in self.awaited.iter_mut().filter(|awaited| !awaited.seen_told) {
             awaited.seen_told =
-                socket.send_with_str(&web::question_seen(&awaited.id).to_string()).is_ok();
+                socket.send_with_str(&wire_text(&web::question_seen(&awaited.id))).is_ok();
         }
     }
 
@@ -886,8 +867,18 @@ impl BridgeClient {
     }
 }
 
-fn value_text(value: &Value, name: &str) -> String {
-    value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
+/// A message for the bridge as the text sent.
+fn wire_text(message: &FromPage) -> String {
+    // Our own types hold text keys only: writing them as JSON cannot fail.
+    serde_json::to_string(message).unwrap_or_default()
+}
+
+/// An outcome kind as the bridge named it, for a delivery's detail.
+fn kind_text(kind: &Sent<OutcomeKind>) -> String {
+    match kind.given() {
+        Some(kind) => kind.as_str().to_owned(),
+        None => kind.other_text().unwrap_or_default().to_owned(),
+    }
 }
 
 /// Forms kept in the tab's `sessionStorage`, by tool_use_id, with the questions they were typed

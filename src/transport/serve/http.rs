@@ -22,7 +22,7 @@ use crate::protocol::web::{
     DONE_REASON, LINK_REPLACED_CODE, LINK_REPLACED_REASON, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX,
 };
 
-use super::hub::{Page, ToHub};
+use super::hub::{Page, PageMessage, ToHub};
 use super::{
     ACCEPT_BACKOFF_MAX, Asset, FILE_DEADLINE, HEAD_PROMPTLY, HEAD_TIMEOUT, MAX_FILES,
     MAX_FILES_PER_PEER, MAX_HEAD, MAX_MESSAGE, MAX_PAGES, MAX_WAITING, MAX_WAITING_PER_PEER,
@@ -528,7 +528,7 @@ pub(super) fn serve_socket(
         .max_write_buffer_size(MAX_WRITE_BUFFER);
     let raw = stream.try_clone()?;
     let mut socket = WebSocket::from_raw_socket(stream, Role::Server, Some(config));
-    let (outgoing, outbox) = crossbeam_channel::unbounded::<Value>();
+    let (outgoing, outbox) = crossbeam_channel::unbounded::<PageMessage>();
     let wakeup = Arc::new(Wakeup::new()?);
     site.registry.set_wakeup(id, &wakeup);
     let page = Page { outgoing, wakeup: Arc::clone(&wakeup) };
@@ -591,7 +591,7 @@ pub(super) fn pump(
     socket: &mut WebSocket<TcpStream>,
     raw: &TcpStream,
     (id, generation): (u64, u64),
-    outbox: &Receiver<Value>,
+    outbox: &Receiver<PageMessage>,
     wakeup: &Wakeup,
     site: &Site,
 ) -> Ended {
@@ -601,7 +601,15 @@ pub(super) fn pump(
         // What the hub queued goes first, also when stopping: the page must hear its answer
         // was taken (and the question withdrawn) before the close.
         for message in outbox.try_iter() {
-            if let Err(ended) = queue(socket, Message::text(message.to_string())) {
+            // The wire's types hold text keys only: this cannot fail, and would lose one message.
+            let text = match serde_json::to_string(&message) {
+                Ok(text) => text,
+                Err(error) => {
+                    log::error!("a message for the page could not be written: {error}");
+                    continue;
+                }
+            };
+            if let Err(ended) = queue(socket, Message::text(text)) {
                 return ended;
             }
         }

@@ -15,11 +15,14 @@ use crate::book::journal::Journal;
 use crate::book::session::{Agent, Session, SessionAction, SessionEffect, SessionUpdate};
 use crate::book::{Book, Ending, NoCountdown, Open, Settled, answer_at_once};
 use crate::protocol::Outcome;
-use crate::protocol::history::{self, HistoryFilter, HistoryPage, HistoryRequestError};
+use crate::protocol::history::{HistoryFilter, HistoryPage, HistoryRequestError};
 use crate::protocol::limits::{MAX_BRIDGE_OPTIONS, MAX_BRIDGE_QUESTIONS, MAX_TOOL_USE_ID_LENGTH};
 use crate::protocol::origin::RequestId;
 use crate::protocol::stream::{CliMessage, PermissionDecision};
-use crate::protocol::web::{self, BrowserError, BrowserMessage, PermissionEnd, SessionMessage};
+use crate::protocol::web::{
+    self, BrowserError, BrowserMessage, FromPage, PageRequest, PermissionEnd, SessionBody,
+    SessionMessage, ToPage, UserQuestion,
+};
 
 use crate::transport::{
     ApprovalEvent, Control, Inbound, PageEvent, PermissionAsk, RequestEvent, Responder,
@@ -46,14 +49,17 @@ const UPDATE_BYTES: usize = 256 * 1024;
 /// page asks one at a time, and one that asks without reading cannot pile up answers here.
 const OLDER_QUEUE_LIMIT: usize = 8;
 
+/// What the hub sends a page: the browser wire's messages, a session's body being the book's.
+pub(super) type PageMessage = ToPage<SessionUpdate>;
+
 /// A connected page, as the hub sees it: where its messages go, and how its thread is woken.
 pub(super) struct Page {
-    pub(super) outgoing: Sender<Value>,
+    pub(super) outgoing: Sender<PageMessage>,
     pub(super) wakeup: Arc<Wakeup>,
 }
 
 impl Page {
-    fn send(&self, message: Value) {
+    fn send(&self, message: PageMessage) {
         if self.outgoing.send(message).is_ok() {
             self.wakeup.wake();
         }
@@ -73,7 +79,7 @@ pub(super) enum ToHub {
 /// the `user_question` they are sent.
 pub(super) struct PageQuestion {
     tool_use_id: String,
-    message: Value,
+    message: UserQuestion,
     asked_at: Instant,
     /// Some page drew it while visible (`question_seen`). Only such a question ends when every
     /// page goes away: one nobody has seen waits for a page however long (issue 24).
@@ -86,21 +92,17 @@ pub(super) const UNBOUNDED_SECS: f64 = 1e12;
 
 /// The `user_question` to send a page now: a timed question says how many whole seconds are
 /// left (rounded up), a paused one none.
-pub(super) fn message_now(page: &PageQuestion, open: &Open, now: f64) -> Value {
-    let mut message = page.message.clone();
-    if let Some(object) = message.as_object_mut() {
-        match open.countdown.map(|countdown| countdown.left(now)) {
-            Some(Some(left)) if left < UNBOUNDED_SECS => {
-                object.insert("timeout_secs".into(), Value::from(left.ceil() as u64));
-            }
-            Some(None) => {
-                object.shift_remove("timeout_secs");
-            }
-            // As asked: no countdown, or one too far off to count down.
-            Some(Some(_)) | None => {}
+pub(super) fn message_now(page: &PageQuestion, open: &Open, now: f64) -> PageMessage {
+    let mut question = page.message.clone();
+    match open.countdown.map(|countdown| countdown.left(now)) {
+        Some(Some(left)) if left < UNBOUNDED_SECS => {
+            question.timeout_secs = Some(left.ceil() as u64)
         }
+        Some(None) => question.timeout_secs = None,
+        // As asked: no countdown, or one too far off to count down.
+        Some(Some(_)) | None => {}
     }
-    message
+    question.into()
 }
 
 /// The bridge's driver of the request book: the book holds each open question, its countdown
@@ -338,11 +340,11 @@ impl Hub {
         }
     }
 
-    fn broadcast(&self, message: &Value) {
+    fn broadcast(&self, message: &PageMessage) {
         self.broadcast_except(message, None);
     }
 
-    fn broadcast_except(&self, message: &Value, except: Option<u64>) {
+    fn broadcast_except(&self, message: &PageMessage, except: Option<u64>) {
         for (id, page) in &self.clients {
             if Some(*id) != except {
                 page.send(message.clone());
@@ -473,7 +475,7 @@ impl Hub {
         loop {
             let update = session.update_from(from, UPDATE_BYTES);
             let next = update.from + update.entries.len();
-            if let Some(message) = self.session_message(key, &update) {
+            if let Some(message) = self.session_message(key, update) {
                 self.broadcast(&message);
             }
             // Each update carries at least one entry while there is one after `from`.
@@ -486,19 +488,9 @@ impl Hub {
 
     /// `session` (or, with `before`, `session_older_entries`): `update` of session `key`; a
     /// hosted session's also says which it is and who runs it.
-    fn session_message(&self, key: SessionKey, update: &SessionUpdate) -> Option<Value> {
+    fn session_message(&self, key: SessionKey, update: SessionUpdate) -> Option<PageMessage> {
         let session = self.session_of(key)?;
-        let mut message = serde_json::to_value(update).ok()?;
-        let object = message.as_object_mut()?;
-        let kind = match update.before {
-            Some(_) => web::SESSION_OLDER_ENTRIES,
-            None => web::SESSION_TYPE,
-        };
-        object.insert("type".into(), Value::from(kind));
-        if let (SessionKey::Hosted(_), Some(label)) = (key, &session.label) {
-            object.insert("label".into(), Value::from(label.as_str()));
-        }
-        Some(web::about_session(message, key))
+        Some(session_message(key, session.label.as_deref(), update))
     }
 
     /// Does what a page asked of the agent session: the same [`SessionAction`]s the native
@@ -605,7 +597,7 @@ impl Hub {
             agent_request: web::agent_request(&open.core.envelope),
         };
         let message = web::user_question(&tool_use_id, &open.core.ask, &utc_timestamp(), &extras);
-        self.broadcast(&message);
+        self.broadcast(&message.clone().into());
         if self.clients.is_empty() && self.pages_seen {
             log::warn!("{}", waiting_for_a_page(1));
         }
@@ -665,7 +657,7 @@ impl Hub {
                 let share = (CATCH_UP_BYTES / keys.len().max(1)).min(TAIL_BYTES);
                 for key in &keys {
                     let tail = self.session_of(*key).map(|s| s.tail(TAIL_ENTRIES, share));
-                    if let Some(message) = tail.and_then(|tail| self.session_message(*key, &tail)) {
+                    if let Some(message) = tail.and_then(|tail| self.session_message(*key, tail)) {
                         page.send(message);
                     }
                 }
@@ -678,7 +670,7 @@ impl Hub {
                 }
                 // Issue 11: the page shows History only where there is one to read.
                 if self.journal.as_ref().is_some_and(|journal| journal.0.keeps_history()) {
-                    page.send(history::history_kept());
+                    page.send(web::history_kept());
                 }
                 if self.carries_sessions() {
                     // A reconnecting page drops the cards decided while it was away.
@@ -708,7 +700,7 @@ impl Hub {
                 if let Err(error) = self.take(client, &value) {
                     let refusal = web::refusal(&error, &value);
                     if let Some(page) = self.clients.get(&client) {
-                        page.send(refusal);
+                        page.send(refusal.into());
                     }
                 }
             }
@@ -718,13 +710,11 @@ impl Hub {
     /// Takes a page's message: an answer or a decline decides its question; a timeout change
     /// moves the backstop.
     fn take(&mut self, client: u64, value: &Value) -> Result<(), BrowserError> {
-        if let Some(filter) = history::parse_history_request(value) {
-            return self.history(client, filter?);
-        }
-        if let Some(message) = web::parse_session_message(value) {
-            return self.take_session(client, web::message_session(value)?, message?);
-        }
-        let message = web::parse_browser_message(value)?;
+        let message = match FromPage::parse(value)? {
+            PageRequest::History(filter) => return self.history(client, filter),
+            PageRequest::Session(key, message) => return self.take_session(client, key, message),
+            PageRequest::Question(message) => message,
+        };
         let tool_use_id = message.tool_use_id().to_owned();
         let unknown = || BrowserError::UnknownQuestion(tool_use_id.clone());
         let id = self.find(&tool_use_id).ok_or_else(unknown)?;
@@ -768,7 +758,7 @@ impl Hub {
             return Err(BrowserError::OlderBusy);
         }
         let update = session.older(before, OLDER_ENTRIES, OLDER_BYTES);
-        if let Some(message) = self.session_message(key, &update) {
+        if let Some(message) = self.session_message(key, update) {
             page.send(message);
         }
         Ok(())
@@ -782,7 +772,7 @@ impl Hub {
         let reply = Page { outgoing: page.outgoing.clone(), wakeup: Arc::clone(&page.wakeup) };
         let Some(journal) = self.journal.as_ref().filter(|journal| journal.0.keeps_history())
         else {
-            reply.send(history::history_page(&HistoryPage::none_kept(filter)));
+            reply.send(web::history_page(&HistoryPage::none_kept(filter)));
             return Ok(());
         };
         let busy = self.history_in_flight.entry(client).or_default();
@@ -794,10 +784,25 @@ impl Hub {
             &filter,
             Box::new(move |page| {
                 drop(in_flight);
-                reply.send(history::history_page(&page));
+                reply.send(web::history_page(&page));
             }),
         );
         Ok(())
+    }
+}
+
+/// `session` (or, with `before`, `session_older_entries`): `update` of session `key`; a hosted
+/// session's also says which it is and who runs it (`label`).
+fn session_message(key: SessionKey, label: Option<&str>, update: SessionUpdate) -> PageMessage {
+    let label = match key {
+        SessionKey::Hosted(_) => label.map(str::to_owned),
+        SessionKey::Own => None,
+    };
+    let older = update.before.is_some();
+    let body = SessionBody { update, label, session: key };
+    match older {
+        true => ToPage::SessionOlderEntries(body),
+        false => ToPage::Session(body),
     }
 }
 
@@ -867,5 +872,41 @@ mod tests {
         assert_eq!(timestamp_at(at(1_795_302_143)), "2026-11-21T23:02:23Z");
         assert_eq!(timestamp_at(at(1_709_164_800 + 3_661)), "2024-02-29T01:01:01Z");
         assert_eq!(utc_timestamp().len(), 20);
+    }
+
+    /// Pins a session's message to the pages, as it was built with `json!`.
+    #[test]
+    fn a_sessions_message_says_which_session_and_who_runs_a_hosted_one() {
+        use crate::book::session::Entry;
+        use serde_json::json;
+        let update = SessionUpdate {
+            from: 4,
+            entries: vec![Entry::User("go on".into())],
+            busy: true,
+            ..SessionUpdate::default()
+        };
+        let wire = |message: PageMessage| serde_json::to_value(message).expect("JSON");
+        assert_eq!(
+            wire(session_message(SessionKey::Own, Some("ignored"), update.clone())),
+            json!({"type": "session", "from": 4, "entries": [{"kind": "user", "body": "go on"}],
+                "info": null, "busy": true, "ended": null})
+        );
+        let older = SessionUpdate { before: Some(9), kept_from: 2, ..update.clone() };
+        assert_eq!(
+            wire(session_message(SessionKey::Hosted(3), Some("claude · shop"), older.clone())),
+            json!({"type": "session_older_entries", "from": 4,
+                "entries": [{"kind": "user", "body": "go on"}], "info": null, "busy": true,
+                "ended": null, "kept_from": 2, "before": 9, "label": "claude · shop",
+                "session": 3})
+        );
+        // The page reads it back as the book's update, for the session it names.
+        let message = session_message(SessionKey::Hosted(3), Some("claude"), older.clone());
+        let text = serde_json::to_string(&message).expect("JSON");
+        assert_eq!(serde_json::from_str::<PageMessage>(&text).expect("read"), message);
+        assert_eq!(
+            wire(session_message(SessionKey::Hosted(3), None, update)),
+            json!({"type": "session", "from": 4, "entries": [{"kind": "user", "body": "go on"}],
+                "info": null, "busy": true, "ended": null, "session": 3})
+        );
     }
 }
