@@ -11,14 +11,14 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::super::history::{
+use super::{BrowserError, BrowserMessage, SessionMessage, TimeoutChange};
+use crate::protocol::history::{
     HistoryFilter, HistoryRequestError, MAX_HISTORY_NAME, MAX_HISTORY_SEARCH,
 };
-use super::super::limits::{self, MAX_TIMEOUT_EXTENSION_SECS};
-use super::super::origin::SessionKey;
-use super::super::outcome::Prefill;
-use super::super::stream::PermissionDecision;
-use super::{BrowserError, BrowserMessage, SessionMessage, TimeoutChange};
+use crate::protocol::limits::{self, MAX_TIMEOUT_EXTENSION_SECS};
+use crate::protocol::origin::SessionKey;
+use crate::protocol::outcome::Prefill;
+use crate::protocol::stream::PermissionDecision;
 
 /// A field of a message as it came: absent, of the type the wire names, or anything else (kept
 /// whole, so a refusal can say what it was, or the reader can take it as it always has).

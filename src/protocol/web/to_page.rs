@@ -8,13 +8,13 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::super::envelope::{Envelope, EnvelopeError, Incoming, ReplyFormat};
-use super::super::history::HistoryPage;
-use super::super::inbox::Format;
-use super::super::origin::{Provenance, SessionKey};
-use super::super::outcome::OutcomeKind;
-use super::super::stream::PermissionRequest;
 use super::from_page::Sent;
+use crate::protocol::envelope::{Envelope, EnvelopeError, Incoming, ReplyFormat};
+use crate::protocol::history::HistoryPage;
+use crate::protocol::inbox::Format;
+use crate::protocol::origin::{Provenance, SessionKey};
+use crate::protocol::outcome::OutcomeKind;
+use crate::protocol::stream::PermissionRequest;
 
 /// What the bridge sends a page: `{"type": …}` and the fields of each kind. `U` is an agent
 /// session's body: the book's `SessionUpdate` (this layer cannot name it; tests use a `Value`).
@@ -116,11 +116,11 @@ pub struct UserQuestion {
 
 impl UserQuestion {
     /// The question as an agent's message: a seed web `user_question`, which askpane reads as
-    /// it reads any agent's ([`super::super::parse_message`]).
+    /// it reads any agent's ([`crate::protocol::parse_message`]).
     pub fn incoming(&self) -> Result<Incoming, EnvelopeError> {
         // Our own types hold text keys only: writing them as JSON cannot fail.
         let message = serde_json::to_value(ToPage::<Value>::from(self.clone())).unwrap_or_default();
-        super::super::parse_message(&message)
+        crate::protocol::parse_message(&message)
     }
 
     /// Who asked, as the page shows it.
@@ -142,7 +142,7 @@ impl UserQuestion {
 
 /// A Codex app-server question's envelope, from the request Codex wrote.
 pub(super) fn agent_envelope(request: &Value) -> Option<Envelope> {
-    let envelope = super::super::parse_message(request).ok()?.envelope;
+    let envelope = crate::protocol::parse_message(request).ok()?.envelope;
     matches!(envelope, Envelope::CodexServer { .. }).then_some(envelope)
 }
 
