@@ -257,7 +257,7 @@ fn headless(transcript: &Path, args: &[&str]) -> (support::Finished, Report) {
 /// The command `headless` runs: no display, no `ASKPANE_*` variable, the fake replaying
 /// `transcript` and reporting to `report`, in `dir`.
 fn claude_command(transcript: &Path, report: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command
         .args(["claude", "--claude-bin", FAKE, "-p", PROMPT])
@@ -1393,7 +1393,7 @@ fn real_cli(cli: Cli, name: &str, answers: Option<&Value>, args: &[&str]) -> Rea
         fs::create_dir_all(&dir).expect("create a scratch directory");
     }
     let api = FakeApi::start();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.arg("claude").arg("--claude-bin").arg(cli.binary()).args(["-p", PROMPT]);
     if let Some(answers) = answers {
         let file = scratch.root.join("answers.json");

@@ -931,6 +931,7 @@ fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_remov
         .env("ASKPANE_ANSWERS", &answers)
         .env("ASKPANE_SUBMIT", "1")
         .env("ASKPANE_NO_INBOX", "1")
+        .env("XDG_RUNTIME_DIR", crate::support::private_runtime_dir())
         .env("ASKPANE_STATE_DIR", model.root.join("state"));
     let ran = crate::support::run_bounded(&mut exec, None);
     assert_eq!(

@@ -275,7 +275,7 @@ fn the_real_claude_code_under_the_inbox_reads_the_reply_the_inbox_decided() {
             std::fs::create_dir_all(&dir).expect("create a scratch directory");
         }
         let api = FakeApi::start();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        let mut command = crate::support::askpane_command();
         command.arg("claude").arg("--claude-bin").arg(cli.binary());
         command.args(["-p", PROMPT, "--timeout", "2"]);
         scratch

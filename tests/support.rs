@@ -303,10 +303,33 @@ pub fn read_lossy(path: &Path) -> String {
     fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
 
-/// The askpane binary with `args` and none of the caller's `ASKPANE_*` settings (nor any
-/// variable starting with one of `also_unset`), which would change what a test sees.
-pub fn askpane_unset_also(args: &[&str], also_unset: &[&str]) -> Command {
+/// A runtime directory (`XDG_RUNTIME_DIR`) of one askpane's own, 0700 as askpane wants it: the
+/// inbox that askpane looks for, or starts, is then never another test's, another run's on this
+/// machine, nor the user's own (`/tmp/askpane-<uid>` when the variable is unset).
+pub fn private_runtime_dir() -> PathBuf {
+    let dir = scratch_dir("run");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .expect("narrow a runtime directory");
+    }
+    dir
+}
+
+/// The askpane binary with a runtime directory of its own ([`private_runtime_dir`]); a test
+/// whose processes share an inbox sets `XDG_RUNTIME_DIR` to their common one after this.
+pub fn askpane_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command.env("XDG_RUNTIME_DIR", private_runtime_dir());
+    command
+}
+
+/// The askpane binary with `args` and none of the caller's `ASKPANE_*` settings (nor any
+/// variable starting with one of `also_unset`), which would change what a test sees; a runtime
+/// directory of its own ([`askpane_command`]).
+pub fn askpane_unset_also(args: &[&str], also_unset: &[&str]) -> Command {
+    let mut command = askpane_command();
     for (name, _) in std::env::vars_os() {
         let text = name.to_string_lossy();
         if text.starts_with("ASKPANE_") || also_unset.iter().any(|prefix| text.starts_with(prefix))

@@ -8,7 +8,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
@@ -101,7 +100,7 @@ fn closing_the_window_declines_what_is_open() {
 
 #[test]
 fn no_display_exits_3_with_one_line() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command.arg("demo").env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
@@ -122,7 +121,7 @@ fn unreachable_display_exits_3_without_panic() {
                 && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
         })
         .expect("a free display number between 6100 and 6200");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command
         .args(["demo", "--fixture", "database"])
@@ -143,7 +142,7 @@ fn unreachable_display_exits_3_without_panic() {
 fn validate_reports_errors_and_warnings() {
     let dir = scratch_dir("validate");
     let validate = |file: &Path| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+        let mut command = crate::support::askpane_command();
         command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
         command.arg("validate").arg(file);
         run_bounded(&mut command, None)
@@ -193,7 +192,7 @@ fn validate_reports_errors_and_warnings() {
     assert!(run.stdout.contains("not JSON"), "{run:?}");
 
     // `-` reads standard input.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(&hook));
@@ -202,7 +201,7 @@ fn validate_reports_errors_and_warnings() {
         run.stdout, "standard input: valid PreToolUse hook input with 3 questions\n",
         "{run:?}"
     );
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(r#"{"questions":[{"question":"Q?","options":[]}]}"#));
@@ -214,7 +213,7 @@ fn validate_reports_errors_and_warnings() {
 
 #[test]
 fn demo_list_names_every_fixture() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
     command.args(["demo", "--list"]).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
