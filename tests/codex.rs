@@ -647,6 +647,7 @@ fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
     assert_eq!(hosted.turn_ended(), "interrupted");
     // The window's late answer goes nowhere: the model never read a tool output this turn.
     asked.reply.send(Outcome::declined("too late"));
+    // A write that does not come marks nothing: the reply would reach Codex within a moment.
     thread::sleep(Duration::from_millis(300));
     assert_eq!(model_read(&hosted.model.root), None);
 }

@@ -1208,36 +1208,45 @@ fn seen_until_closed(seen: &std::sync::mpsc::Receiver<Seen>) -> Vec<Value> {
 
 #[test]
 fn a_client_whose_inbox_never_answers_replies_timed_out_and_hangs_up() {
-    for mode in ["ask", "hook"] {
-        let world = World::new(&format!("inbox-silent-{mode}"));
-        let seen = silent_inbox(&world.socket(), Checks::Unanswered);
-        let started = Instant::now();
-        let input = match mode {
-            "ask" => GO.to_owned(),
-            _ => hook_input("toolu_silent", "Which colour?"),
-        };
-        let (code, stdout, stderr) = world.client(&[mode, "--timeout", "1"], &input).finish();
-        let took = started.elapsed();
-        assert!(took < Duration::from_secs(1) + PAST_THE_TIMEOUT, "{mode}: took {took:?}");
-        let lines = seen_until_closed(&seen);
-        let kinds: Vec<&str> = lines.iter().filter_map(|line| line["type"].as_str()).collect();
-        // The request and the check that the inbox still runs; then the client hung up, which
-        // is what withdraws the request (an inbox that does not answer is not reading).
-        assert_eq!(kinds, ["ask", "list"], "{mode}: {lines:?}\n{stderr}");
-        match mode {
-            "ask" => {
-                assert_eq!(code, Some(5), "{stderr}");
-                assert_eq!(stdout, timed_out_line(1), "{stderr}");
-            }
-            _ => {
-                // A hook exits 0 once it printed; Claude Code reads the deny's reason.
-                assert_eq!(code, Some(0), "{stderr}");
-                let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
-                let output = &reply["hookSpecificOutput"];
-                assert_eq!(output["permissionDecision"], "deny", "{reply}");
-                let reason = output["permissionDecisionReason"].as_str().unwrap_or_default();
-                assert!(reason.starts_with("No response after 1s"), "{reply}");
-            }
+    // Each mode waits out its timeout, grace and check (about 5 s): both at once, each in a
+    // world of its own.
+    thread::scope(|scope| {
+        for mode in ["ask", "hook"] {
+            scope.spawn(move || never_answered(mode));
+        }
+    });
+}
+
+/// [`a_client_whose_inbox_never_answers_replies_timed_out_and_hangs_up`] for one mode.
+fn never_answered(mode: &str) {
+    let world = World::new(&format!("inbox-silent-{mode}"));
+    let seen = silent_inbox(&world.socket(), Checks::Unanswered);
+    let started = Instant::now();
+    let input = match mode {
+        "ask" => GO.to_owned(),
+        _ => hook_input("toolu_silent", "Which colour?"),
+    };
+    let (code, stdout, stderr) = world.client(&[mode, "--timeout", "1"], &input).finish();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(1) + PAST_THE_TIMEOUT, "{mode}: took {took:?}");
+    let lines = seen_until_closed(&seen);
+    let kinds: Vec<&str> = lines.iter().filter_map(|line| line["type"].as_str()).collect();
+    // The request and the check that the inbox still runs; then the client hung up, which
+    // is what withdraws the request (an inbox that does not answer is not reading).
+    assert_eq!(kinds, ["ask", "list"], "{mode}: {lines:?}\n{stderr}");
+    match mode {
+        "ask" => {
+            assert_eq!(code, Some(5), "{stderr}");
+            assert_eq!(stdout, timed_out_line(1), "{stderr}");
+        }
+        _ => {
+            // A hook exits 0 once it printed; Claude Code reads the deny's reason.
+            assert_eq!(code, Some(0), "{stderr}");
+            let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+            let output = &reply["hookSpecificOutput"];
+            assert_eq!(output["permissionDecision"], "deny", "{reply}");
+            let reason = output["permissionDecisionReason"].as_str().unwrap_or_default();
+            assert!(reason.starts_with("No response after 1s"), "{reply}");
         }
     }
 }
