@@ -258,7 +258,7 @@ fn headless(transcript: &Path, args: &[&str]) -> (support::Finished, Report) {
 /// `transcript` and reporting to `report`, in `dir`.
 fn claude_command(transcript: &Path, report: &Path, dir: &Path, args: &[&str]) -> Command {
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command
         .args(["claude", "--claude-bin", FAKE, "-p", PROMPT])
         .args(args)

@@ -391,10 +391,10 @@ impl App {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
-        // None of the caller's settings: the tests' own store, and a window of its own, never the
+        // None of the caller's settings: a store and a window of its own, never the
         // user's inbox (tests/inbox.rs starts its own).
         let mut command = crate::support::askpane_unset(args);
-        command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+        command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
         command.env("ASKPANE_NO_INBOX", "1");
         command.env("DISPLAY", xvfb.display()).env_remove("WAYLAND_DISPLAY");
         command.envs(env.iter().copied());

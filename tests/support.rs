@@ -348,20 +348,22 @@ pub fn askpane_unset(args: &[&str]) -> Command {
 
 /// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser),
 /// answering in its own process: `ASKPANE_NO_INBOX=1` keeps `ask` and `hook` away from any
-/// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is one shared directory
-/// under target/tmp, never the user's own; a test that reads the store sets `ASKPANE_STATE_DIR`
-/// to a directory of its own.
+/// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is a directory of its
+/// own ([`private_state_dir`]), never the user's; a test whose commands share a store sets
+/// `ASKPANE_STATE_DIR` to their common one after this.
 pub fn askpane(args: &[&str]) -> Command {
     let mut command = askpane_unset(args);
     command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     command.env("ASKPANE_NO_INBOX", "1");
-    command.env("ASKPANE_STATE_DIR", shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", private_state_dir());
     command
 }
 
-/// The store every test-run askpane shares unless a test gives it its own (never the user's).
-pub fn shared_state_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("askpane-state-shared")
+/// A store directory (`ASKPANE_STATE_DIR`) of one askpane's own, never the user's. One store
+/// shared by every test's askpane was written by many at once: with four tests at a time, a
+/// write now and then found it locked, and its warning broke a test's one-line stderr.
+pub fn private_state_dir() -> PathBuf {
+    scratch_dir("state")
 }
 
 /// The last `limit` characters of `text`, with "…" before when cut (for failure messages).

@@ -99,7 +99,7 @@ fn closing_the_window_declines_what_is_open() {
 #[test]
 fn no_display_exits_3_with_one_line() {
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.arg("demo").env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
     assert_eq!(run.status.code(), Some(3), "{run:?}");
@@ -120,7 +120,7 @@ fn unreachable_display_exits_3_without_panic() {
         })
         .expect("a free display number between 6100 and 6200");
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command
         .args(["demo", "--fixture", "database"])
         .env("DISPLAY", format!(":{number}"))
@@ -141,7 +141,7 @@ fn validate_reports_errors_and_warnings() {
     let dir = scratch_dir("validate");
     let validate = |file: &Path| {
         let mut command = crate::support::askpane_command();
-        command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+        command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
         command.arg("validate").arg(file);
         run_bounded(&mut command, None)
     };
@@ -191,7 +191,7 @@ fn validate_reports_errors_and_warnings() {
 
     // `-` reads standard input.
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(&hook));
     assert_eq!(run.status.code(), Some(0), "{run:?}");
@@ -200,7 +200,7 @@ fn validate_reports_errors_and_warnings() {
         "{run:?}"
     );
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(r#"{"questions":[{"question":"Q?","options":[]}]}"#));
     assert_eq!(run.status.code(), Some(2), "{run:?}");
@@ -212,7 +212,7 @@ fn validate_reports_errors_and_warnings() {
 #[test]
 fn demo_list_names_every_fixture() {
     let mut command = crate::support::askpane_command();
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["demo", "--list"]).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
