@@ -391,8 +391,8 @@ impl App {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
-        // None of the caller's settings: a store and a window of its own, never the
-        // user's inbox (tests/inbox.rs starts its own).
+        // None of the caller's settings: a store and a window of its own, never the user's
+        // inbox (tests/inbox.rs starts its own).
         let mut command = crate::support::askpane_unset(args);
         command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
         command.env("ASKPANE_NO_INBOX", "1");

@@ -360,8 +360,9 @@ pub fn askpane(args: &[&str]) -> Command {
 }
 
 /// A store directory (`ASKPANE_STATE_DIR`) of one askpane's own, never the user's. One store
-/// shared by every test's askpane was written by many at once: with four tests at a time, a
-/// write now and then found it locked, and its warning broke a test's one-line stderr.
+/// shared by every test's askpane was written by many at once (a write now and then found it
+/// locked, and its warning broke a test's one-line stderr) and read by all (a draft one test
+/// left was restored in another's window).
 pub fn private_state_dir() -> PathBuf {
     scratch_dir("state")
 }
