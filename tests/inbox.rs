@@ -772,6 +772,18 @@ fn hides_and_comes_back(world: &World) {
         thread::sleep(Duration::from_millis(50));
     }
     assert!(world.connect().list().is_empty());
+    // That `list` was a client: the lean inbox came back for it ("resumed"), and goes lean
+    // again once it has gone. The question waits for that too, for the same reason as above
+    // (the window was lost, BadWindow, with the question come during that hand-over).
+    let lean_again = || {
+        let said = read_lossy(&world.root.join("inbox.stderr"));
+        said.matches("inbox lean").count() > said.matches("inbox resumed").count()
+    };
+    let deadline = Instant::now() + WAIT;
+    while !lean_again() {
+        assert!(Instant::now() < deadline, "the inbox never went lean again after the list");
+        thread::sleep(Duration::from_millis(50));
+    }
     // A question brings it back.
     let waiting = world.client(&["hook"], &hook_input("toolu_back", "Which shade?"));
     let window = wait_for_window(xvfb, "1 question", true).expect("shown again");
