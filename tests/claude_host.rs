@@ -256,8 +256,8 @@ fn headless(transcript: &Path, args: &[&str]) -> (support::Finished, Report) {
 /// The command `headless` runs: no display, no `ASKPANE_*` variable, the fake replaying
 /// `transcript` and reporting to `report`, in `dir`.
 fn claude_command(transcript: &Path, report: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command
         .args(["claude", "--claude-bin", FAKE, "-p", PROMPT])
         .args(args)
@@ -1116,6 +1116,7 @@ fn commands_after_the_cli_ended_do_not_fail_the_session() {
     let commands = hosted.session.as_ref().expect("running").commands();
     commands.send(SessionCommand::UserTurn("Are you there?".into())).expect("the channel is open");
     commands.send(SessionCommand::Interrupt).expect("the channel is open");
+    // A failure that does not come marks nothing: the commands are handled within a moment.
     thread::sleep(Duration::from_millis(200));
     let (status, report) = hosted.finish();
     report.assert_all_ok("");
@@ -1392,7 +1393,7 @@ fn real_cli(cli: Cli, name: &str, answers: Option<&Value>, args: &[&str]) -> Rea
         fs::create_dir_all(&dir).expect("create a scratch directory");
     }
     let api = FakeApi::start();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command.arg("claude").arg("--claude-bin").arg(cli.binary()).args(["-p", PROMPT]);
     if let Some(answers) = answers {
         let file = scratch.root.join("answers.json");

@@ -508,22 +508,23 @@ fn preset_answers_left_unconfirmed_are_told_as_picks_not_sent_as_answers() {
 fn a_key_stops_the_countdown_and_the_window_waits_for_the_answer() {
     let xvfb = Xvfb::start();
     let capture = settings_capture_path();
+    let timeout = Duration::from_secs(4);
     let mut app = App::start(&xvfb, &["ask", "--timeout", "4", path_str(&capture)]);
     let window = app.wait_for_window_titled(COUNTDOWN_PATTERN, assert_countdown_title);
+    let shown = Instant::now();
     xvfb.focus(window);
-    let id = window.to_string();
-    xvfb.xdotool(&["key", "--window", &id, "2"]);
-    // Well past the deadline: any key meant "stay".
-    thread::sleep(Duration::from_secs(5));
+    xvfb.xdotool(&["key", "--window", &window.to_string(), "2"]);
+    // An end that does not come marks nothing: wait until well past the deadline the window
+    // kept (`--timeout` from its showing, and a second more): any key meant "stay".
+    let past_the_deadline = shown + timeout + Duration::from_secs(1);
+    thread::sleep(past_the_deadline.saturating_duration_since(Instant::now()));
     assert_eq!(app.process.exited(), None, "the countdown stopped: askpane still waits");
     assert_eq!(
         crate::display::window_name(&xvfb.display(), window),
         LAYOUT_TITLE,
         "no countdown in the title any more"
     );
-    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
-    thread::sleep(Duration::from_millis(300));
-    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    xvfb.keys(window, &["ctrl+Return", "ctrl+Return"]);
     let (status, lines) = app.finish(WAIT);
     assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
@@ -543,12 +544,8 @@ fn ask_window_answers_from_the_keyboard_and_closes_by_itself() {
     let mut app = App::start(&xvfb, &["ask", path_str(&capture)]);
     let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
     xvfb.focus(window);
-    let window = window.to_string();
     // Tabs, next; Dark mode + Export, next; SQLite, next; submit on Review.
-    for key in ["2", "Return", "1", "3", "Return", "2", "Return", "Return"] {
-        xvfb.xdotool(&["key", "--window", &window, key]);
-        thread::sleep(Duration::from_millis(150));
-    }
+    xvfb.keys(window, &["2", "Return", "1", "3", "Return", "2", "Return", "Return"]);
     let (status, lines) = app.finish(WAIT);
     assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
     assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());

@@ -650,6 +650,7 @@ fn stop_withdraws_the_open_question_at_once_and_nothing_is_sent_later() {
     assert_eq!(hosted.turn_ended(), "interrupted");
     // The window's late answer goes nowhere: the model never read a tool output this turn.
     asked.reply.send(Outcome::declined("too late"));
+    // A write that does not come marks nothing: the reply would reach Codex within a moment.
     thread::sleep(Duration::from_millis(300));
     assert_eq!(model_read(&hosted.model.root), None);
 }
@@ -934,6 +935,7 @@ fn install_codex_adds_a_trusted_hook_that_answers_codex_exec_and_uninstall_remov
         .env("ASKPANE_ANSWERS", &answers)
         .env("ASKPANE_SUBMIT", "1")
         .env("ASKPANE_NO_INBOX", "1")
+        .env("XDG_RUNTIME_DIR", crate::support::private_runtime_dir())
         .env("ASKPANE_STATE_DIR", model.root.join("state"));
     let ran = crate::support::run_bounded(&mut exec, None);
     assert_eq!(

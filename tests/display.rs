@@ -20,6 +20,11 @@ use serde_json::Value;
 
 use crate::support::{Process, WAIT, read_lossy, require, run_bounded, scratch_dir};
 
+/// The pause between the inputs of one sequence: a key and the next, the pointer's move and its
+/// click. egui takes a frame's input together, and a person's keys never share a frame; nothing
+/// the window shows says that a frame was drawn, so this is a time, not an event.
+pub const INPUT_GAP: Duration = Duration::from_millis(200);
+
 /// An Xvfb of this test's own, on the display number Xvfb chose, with a scratch directory for
 /// its log and askpane's stderr (removed afterwards: failure messages already quote them).
 pub struct Xvfb {
@@ -194,12 +199,49 @@ impl Xvfb {
         thread::sleep(askpane::app::KEY_GRACE + Duration::from_millis(300));
     }
 
-    /// Clicks at (x, y) relative to the window's top-left corner: move, pause, then click.
+    /// Clicks at (x, y) relative to the window's top-left corner: move, [`INPUT_GAP`], click.
     pub fn click(&self, window: u32, x: i32, y: i32) {
         let (x, y) = (x.to_string(), y.to_string());
         self.xdotool(&["mousemove", "--window", &window.to_string(), &x, &y]);
-        thread::sleep(Duration::from_millis(200));
+        thread::sleep(INPUT_GAP);
         self.xdotool(&["click", "1"]);
+    }
+
+    /// Presses `keys` on `window` one after the other, [`INPUT_GAP`] apart, as a person would.
+    pub fn keys(&self, window: u32, keys: &[&str]) {
+        self.keys_for(window, keys, None);
+    }
+
+    /// [`Xvfb::keys`]; a failure also tells what `app` said.
+    pub fn keys_for(&self, window: u32, keys: &[&str], app: Option<&App>) {
+        let id = window.to_string();
+        for (index, key) in keys.iter().enumerate() {
+            if index > 0 {
+                thread::sleep(INPUT_GAP);
+            }
+            self.xdotool_for(&["key", "--window", &id, key], app);
+        }
+    }
+
+    /// The window's mean brightness ([`Xvfb::brightness`]) once `drawn` holds for it, or the last
+    /// one seen when `within` has passed (the caller's assertion then says what was wrong). A
+    /// window's pixels are drawn a frame or so after it maps or is uncovered: this waits for
+    /// that, never past `within`. Pixels all black (0) are never taken for drawn ones.
+    pub fn brightness_when(
+        &self,
+        window: u32,
+        path: &Path,
+        within: Duration,
+        drawn: impl Fn(f64) -> bool,
+    ) -> f64 {
+        let deadline = Instant::now() + within;
+        loop {
+            let brightness = self.brightness(window, path);
+            if (brightness > 0.0 && drawn(brightness)) || Instant::now() >= deadline {
+                return brightness;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Saves a PNG of the window (cropped from the root window).
@@ -349,10 +391,10 @@ impl App {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let serial = NEXT.fetch_add(1, Ordering::Relaxed);
         let stderr = xvfb.dir.join(format!("askpane-{serial}.stderr"));
-        // None of the caller's settings: the tests' own store, and a window of its own, never the
-        // user's inbox (tests/inbox.rs starts its own).
+        // None of the caller's settings: a store and a window of its own, never the user's
+        // inbox (tests/inbox.rs starts its own).
         let mut command = crate::support::askpane_unset(args);
-        command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+        command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
         command.env("ASKPANE_NO_INBOX", "1");
         command.env("DISPLAY", xvfb.display()).env_remove("WAYLAND_DISPLAY");
         command.envs(env.iter().copied());

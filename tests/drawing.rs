@@ -3,14 +3,11 @@
 //! window; a Wayland session gets OpenGL (saying why when the CPU was asked for); and pixels
 //! the X server lost (a window that covered ours went away) are drawn again.
 
-use std::thread;
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::display::{App, Xvfb};
 use crate::lean::mapped;
-use crate::support::artifact;
+use crate::support::{WAIT, artifact};
 use crate::window::{DATABASE_PATTERN, DATABASE_QUESTION, DATABASE_TITLE};
 
 /// The libraries an OpenGL window of eframe loads under Mesa's llvmpipe.
@@ -27,10 +24,7 @@ fn answer_by_keyboard(env: &[(&str, &str)], check: impl Fn(&[String], &App)) -> 
         OPENGL.iter().flat_map(|library| mapped(app.pid(), library)).collect();
     check(&opengl, &app);
     xvfb.focus(window);
-    let id = window.to_string();
-    xvfb.xdotool_for(&["key", "--window", &id, "2"], Some(&app));
-    thread::sleep(Duration::from_millis(200));
-    xvfb.xdotool_for(&["key", "--window", &id, "ctrl+Return"], Some(&app));
+    xvfb.keys_for(window, &["2", "ctrl+Return"], Some(&app));
     let reply = app.reply();
     assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "reply: {reply}");
     // Read now: the stderr file goes with the display's scratch directory.
@@ -94,19 +88,21 @@ fn pixels_the_x_server_lost_are_drawn_again() {
     let light_args = ["demo", "--fixture", "database", "--theme", "light"];
     let mut light = App::start(&xvfb, &light_args);
     let window = light.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
-    thread::sleep(Duration::from_millis(300));
-    let before = xvfb.brightness(window, &artifact("drawing-light-before.png"));
+    let before_path = artifact("drawing-light-before.png");
+    let before = xvfb.brightness_when(window, &before_path, WAIT, |mean| mean > 0.6);
     assert!(before > 0.6, "the light window is light: mean {before}");
 
     let dark_args = ["demo", "--fixture", "multi-select", "--theme", "dark"];
     let mut dark = App::start(&xvfb, &dark_args);
     dark.wait_for_window_titled("^multi-select ", |_| {});
-    thread::sleep(Duration::from_millis(300));
-    let covered = xvfb.brightness(window, &artifact("drawing-light-covered.png"));
+    let covered_path = artifact("drawing-light-covered.png");
+    let covered = xvfb.brightness_when(window, &covered_path, WAIT, |mean| mean < 0.4);
     assert!(covered < 0.4, "the dark window covers it: mean {covered}");
     drop(dark);
-    thread::sleep(Duration::from_millis(500));
-    let after = xvfb.brightness(window, &artifact("drawing-light-after.png"));
+    // The light window draws what it lost once the server tells it (an expose): the same picture.
+    let after_path = artifact("drawing-light-after.png");
+    let after =
+        xvfb.brightness_when(window, &after_path, WAIT, |mean| (mean - before).abs() < 0.02);
     assert!(after > 0.6, "drawn again once uncovered: mean {after}\n{}", light.stderr());
     assert!((after - before).abs() < 0.02, "the same picture: {before} then {after}");
 }

@@ -268,39 +268,47 @@ fn the_inbox_window_shows_each_hosted_session_and_sends_its_decisions_back_to_it
 
 #[test]
 fn the_real_claude_code_under_the_inbox_reads_the_reply_the_inbox_decided() {
-    for cli in [Cli::V2_1_330, Cli::V2_1_197] {
-        let world = World::with_inbox(&format!("hosted-real-{}", cli.version()));
-        let scratch = Scratch::new(&format!("hosted-{}", cli.version()));
-        for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
-            std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    // Each version waits out the inbox's 2 s: both at once, each in a world of its own.
+    thread::scope(|scope| {
+        for cli in [Cli::V2_1_330, Cli::V2_1_197] {
+            scope.spawn(move || real_claude_code_under_the_inbox(cli));
         }
-        let api = FakeApi::start();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-        command.arg("claude").arg("--claude-bin").arg(cli.binary());
-        command.args(["-p", PROMPT, "--timeout", "2"]);
-        scratch
-            .isolate(&mut command, &api.base_url())
-            .env("DISPLAY", world.xvfb.display())
-            .env("XDG_RUNTIME_DIR", world.root.join("run"))
-            .env("XDG_STATE_HOME", world.root.join("state"));
-        let claude = Client::spawn(command, "");
-        let requests = listed(&world);
-        assert_eq!(requests[0]["from"], "claude · project", "{requests:?}");
-        // The inbox decides (the time runs out) and Claude Code's model reads its reply.
-        let deadline = Instant::now() + WAIT;
-        while api.tool_results().is_empty() {
-            assert!(Instant::now() < deadline, "{} read no tool_result", cli.version());
-            thread::sleep(Duration::from_millis(100));
-        }
-        let results = api.tool_results();
-        let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
-        assert_eq!(result["tool_use_id"], crate::fake_api::TOOL_USE_ID);
-        let text = interop::tool_result_text(result);
-        assert!(text.starts_with("No response after 2s"), "{}: {text}", cli.version());
-        send_signal(claude.pid(), "TERM");
-        let (code, _, stderr) = claude.finish();
-        assert_eq!(code, Some(4), "{}: {stderr}", cli.version());
+    });
+}
+
+/// [`the_real_claude_code_under_the_inbox_reads_the_reply_the_inbox_decided`] for one version.
+fn real_claude_code_under_the_inbox(cli: Cli) {
+    let world = World::with_inbox(&format!("hosted-real-{}", cli.version()));
+    let scratch = Scratch::new(&format!("hosted-{}", cli.version()));
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        std::fs::create_dir_all(&dir).expect("create a scratch directory");
     }
+    let api = FakeApi::start();
+    let mut command = crate::support::askpane_command();
+    command.arg("claude").arg("--claude-bin").arg(cli.binary());
+    command.args(["-p", PROMPT, "--timeout", "2"]);
+    scratch
+        .isolate(&mut command, &api.base_url())
+        .env("DISPLAY", world.xvfb.display())
+        .env("XDG_RUNTIME_DIR", world.root.join("run"))
+        .env("XDG_STATE_HOME", world.root.join("state"));
+    let claude = Client::spawn(command, "");
+    let requests = listed(&world);
+    assert_eq!(requests[0]["from"], "claude · project", "{requests:?}");
+    // The inbox decides (the time runs out) and Claude Code's model reads its reply.
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "{} read no tool_result", cli.version());
+        thread::sleep(Duration::from_millis(100));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    assert_eq!(result["tool_use_id"], crate::fake_api::TOOL_USE_ID);
+    let text = interop::tool_result_text(result);
+    assert!(text.starts_with("No response after 2s"), "{}: {text}", cli.version());
+    send_signal(claude.pid(), "TERM");
+    let (code, _, stderr) = claude.finish();
+    assert_eq!(code, Some(4), "{}: {stderr}", cli.version());
 }
 
 #[test]

@@ -516,6 +516,7 @@ impl Session {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
             .env("HOME", self.scratch.home())
+            .env("XDG_RUNTIME_DIR", support::private_runtime_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -1033,7 +1034,8 @@ impl Scratch {
     }
 
     /// `command` in this scratch project with nothing of the caller's environment but `PATH`:
-    /// its own HOME and TMPDIR, Claude Code pointed at the fake Messages API `api_url`, no
+    /// its own HOME, TMPDIR and runtime directory (so the askpane it runs finds no inbox but
+    /// one the test started), Claude Code pointed at the fake Messages API `api_url`, no
     /// telemetry or updates, and the run marker that lets a failing test find what it started.
     pub(crate) fn isolate<'a>(&self, command: &'a mut Command, api_url: &str) -> &'a mut Command {
         command
@@ -1043,6 +1045,7 @@ impl Scratch {
             .env("LANG", "C.UTF-8")
             .env("HOME", self.home())
             .env("TMPDIR", self.tmp())
+            .env("XDG_RUNTIME_DIR", support::private_runtime_dir())
             .env("ANTHROPIC_BASE_URL", api_url)
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")

@@ -4,6 +4,8 @@
 
 use std::fs;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -12,6 +14,10 @@ use serde_json::json;
 use crate::display::send_wm_delete_window;
 use crate::inbox::{World, hook_answers, hook_input, wait_for_window};
 use crate::support::{WAIT, read_lossy, run_bounded};
+
+/// How long a window that should not come is given to show (a window comes within a frame or
+/// two of its process deciding to show it).
+const NO_WINDOW_WITHIN: Duration = Duration::from_millis(500);
 
 /// The inbox's process id (the test started it).
 fn inbox_pid(world: &World) -> u32 {
@@ -90,10 +96,7 @@ fn times_lean(world: &World) -> usize {
 fn answer_blue(world: &World) {
     let window = wait_for_window(&world.xvfb, "1 question", true).expect("the question's window");
     world.xvfb.focus(window);
-    let id = window.to_string();
-    world.xvfb.xdotool(&["key", "--window", &id, "2"]);
-    thread::sleep(Duration::from_millis(200));
-    world.xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    world.xvfb.keys(window, &["2", "ctrl+Return"]);
 }
 
 #[test]
@@ -209,6 +212,8 @@ fn with_askpane_lean_off_the_closed_window_only_hides() {
     let window = wait_for_window(&world.xvfb, "askpane", true).expect("the inbox's window");
     send_wm_delete_window(world.xvfb.number, window);
     wait_for_window(&world.xvfb, "askpane", false);
+    // Nothing marks a change that does not come: longer than the window's once-a-second check
+    // (`LEAN_CHECK` in app/mod.rs), several times over.
     thread::sleep(Duration::from_secs(3));
     assert!(!is_lean(pid), "{}", command_line(pid));
     assert!(!mapped(pid, "libX11").is_empty(), "the window (hidden) is still this process's");
@@ -222,22 +227,34 @@ fn clients_connecting_while_the_inbox_goes_lean_are_all_served() {
     let pid = inbox_pid(&world);
     let window = wait_for_window(&world.xvfb, "askpane", true).expect("the inbox's window");
     let socket = world.socket();
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicUsize::new(0));
+    let (stopping, counting) = (Arc::clone(&stop), Arc::clone(&count));
     let hammer = thread::spawn(move || {
-        let until = Instant::now() + Duration::from_secs(8);
         let mut served = 0;
-        while Instant::now() < until {
+        while !stopping.load(Ordering::SeqCst) {
             let stream = std::os::unix::net::UnixStream::connect(&socket);
             let mut connection = crate::inbox::Connection::new(stream.expect("the socket stays"));
             assert_eq!(connection.receive()["type"], "hello", "connection {served}");
             assert!(connection.list().is_empty(), "connection {served}");
             drop(connection);
             served += 1;
+            counting.store(served, Ordering::SeqCst);
             thread::sleep(Duration::from_millis(40));
         }
         served
     });
-    thread::sleep(Duration::from_millis(300));
+    // Once they come one after another, the window closes among them ...
+    let hammering = || count.load(Ordering::SeqCst) >= 3 || hammer.is_finished();
+    wait_until(&world, "the connections never started", hammering);
     send_wm_delete_window(world.xvfb.number, window);
+    // ... and they go on until the inbox has gone lean and come back for them many times over,
+    // each time a race (a stop on a failed connection ends the wait: its join says why).
+    let returns = || inbox_stderr(&world).matches("inbox resumed for a client").count();
+    wait_until(&world, "the inbox never went lean and back ten times", || {
+        returns() >= 10 || hammer.is_finished()
+    });
+    stop.store(true, Ordering::SeqCst);
     let served = hammer.join().expect("every connection was served");
     assert!(served > 10, "{served} connections");
     wait_until(&world, "the inbox never went lean", || is_lean(pid));
@@ -258,7 +275,8 @@ fn a_hosted_session_keeps_the_closed_window_hidden_until_its_host_leaves() {
     let window = wait_for_window(&world.xvfb, "askpane", true).expect("the inbox's window");
     send_wm_delete_window(world.xvfb.number, window);
     wait_for_window(&world.xvfb, "askpane", false);
-    // Longer than the window's once-a-second check, several times over.
+    // Nothing marks a change that does not come: longer than the window's once-a-second check
+    // (`LEAN_CHECK` in app/mod.rs), several times over.
     thread::sleep(Duration::from_secs(3));
     assert!(!is_lean(pid), "a hosted session is held: the window only hides");
     drop(host);
@@ -275,7 +293,8 @@ fn an_inbox_started_in_the_background_shows_no_window_until_a_question_comes() {
     world.start_inbox_command(command);
     let pid = inbox_pid(&world);
     wait_until(&world, "the inbox never said it was lean", || times_lean(&world) == 1);
-    thread::sleep(Duration::from_millis(500));
+    // No window is an event that does not come: give a wrong one the time to show.
+    thread::sleep(NO_WINDOW_WITHIN);
     assert!(world.xvfb.find_window("askpane").is_none(), "no window at start");
     assert_eq!(mapped(pid, "libX11"), Vec::<String>::new());
     assert!(!lock_is_free(&world), "the lock is held while it waits");
@@ -283,7 +302,7 @@ fn an_inbox_started_in_the_background_shows_no_window_until_a_question_comes() {
     let again = run_bounded(&mut world.askpane(&["inbox", "--background"]), None);
     assert_eq!(again.status.code(), Some(0), "{again:?}");
     assert!(again.stderr.contains("an inbox already runs"), "{again:?}");
-    thread::sleep(Duration::from_millis(500));
+    thread::sleep(NO_WINDOW_WITHIN);
     assert!(world.xvfb.find_window("askpane").is_none(), "still no window");
     // The first question brings the window, in the same process, which answers it.
     let client = world.client(&["hook"], &hook_input("toolu_background", "Which colour?"));

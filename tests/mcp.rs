@@ -192,7 +192,7 @@ fn python_sdk_submitted_preset_needs_no_inbox_and_starts_none() {
     assert_eq!(event(&events(&run.stdout), "result")["result"], answered_tabs());
     assert!(!root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
     // Answered here, and recorded in the history as the inbox records what it decides.
-    let mut history = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut history = crate::support::askpane_command();
     history.args(["history", "--json"]).env("XDG_STATE_HOME", root.join("state"));
     let listed = run_bounded(&mut history, None);
     let entries = events_of_lines(&listed.stdout);
@@ -353,7 +353,7 @@ fn next_event(lines: &Receiver<String>, name: &str, stderr: &Receiver<String>) -
 #[test]
 fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
     let (root, _) = quiet_world("mcp-malformed");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command
         .arg("mcp")
         .env_clear()
@@ -435,7 +435,7 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 /// `askpane mcp` as a client starts it (no display, private directories), fed `lines`, its
 /// input then closed: everything it wrote (each line checked whole), and how it ended.
 fn raw_session(root: &Path, lines: &[String]) -> (String, crate::support::Finished) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command
         .arg("mcp")
         .env_clear()
@@ -909,11 +909,12 @@ fn claude_code_model_reads_a_decline_as_an_error() {
 
 /// `askpane install|uninstall mcp <client>` with HOME (and XDG_CONFIG_HOME) at `home`.
 fn install(home: &Path, verb: &str, client: &str) -> crate::support::Finished {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command
         .args([verb, "mcp", client])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_RUNTIME_DIR", crate::support::private_runtime_dir())
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"));
     let run = run_bounded(&mut command, None);
@@ -1069,7 +1070,7 @@ fn python_sdk_call_survives_the_inbox_being_killed() {
 #[test]
 fn a_client_that_goes_away_takes_its_question_out_of_the_inbox() {
     let world = World::with_inbox("mcp-client-gone");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    let mut command = crate::support::askpane_command();
     command
         .arg("mcp")
         .env_clear()

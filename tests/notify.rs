@@ -19,7 +19,7 @@ use zbus::zvariant::OwnedValue;
 
 use crate::display::Xvfb;
 use crate::inbox::Client;
-use crate::support::{Process, WAIT, read_lossy, require, run_bounded, scratch_dir};
+use crate::support::{Process, WAIT, artifact, read_lossy, require, run_bounded, scratch_dir};
 
 /// What the monitor saw on the bus, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -389,11 +389,7 @@ fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_th
     }
     // The window shows "blog": keys answer that request.
     world.xvfb.focus(window);
-    let window_id = window.to_string();
-    thread::sleep(Duration::from_millis(500));
-    world.xvfb.xdotool(&["key", "--window", &window_id, "2"]);
-    thread::sleep(Duration::from_millis(200));
-    world.xvfb.xdotool(&["key", "--window", &window_id, "ctrl+Return"]);
+    world.xvfb.keys(window, &["2", "ctrl+Return"]);
     let (code, stdout, stderr) = blog.finish();
     assert_eq!(code, Some(0), "{stderr}");
     let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook printed JSON");
@@ -425,11 +421,7 @@ fn without_a_bus_the_inbox_works_and_says_once_why_there_are_no_notifications() 
     let second = world.hook("toolu_b2", "blog", "Theme", "Light or dark?");
     let (window, _) = world.window("2 waiting");
     world.xvfb.focus(window);
-    let window_id = window.to_string();
-    thread::sleep(Duration::from_millis(500));
-    world.xvfb.xdotool(&["key", "--window", &window_id, "1"]);
-    thread::sleep(Duration::from_millis(200));
-    world.xvfb.xdotool(&["key", "--window", &window_id, "ctrl+Return"]);
+    world.xvfb.keys(window, &["1", "ctrl+Return"]);
     let (code, stdout, stderr) = first.finish();
     assert_eq!(code, Some(0), "{stderr}");
     let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook printed JSON");
@@ -461,7 +453,8 @@ fn no_notify_and_askpane_notify_0_turn_notifications_off() {
         let second = world.hook("toolu_o2", "blog", "Theme", "Light or dark?");
         world.window("2 waiting");
         // The window drew both; a notification would have been sent by now. Give the bus a
-        // moment anyway, then check nothing reached the server.
+        // moment anyway (a notification that does not come marks nothing), then check nothing
+        // reached the server.
         thread::sleep(Duration::from_millis(500));
         let seen: Vec<Seen> = world.seen.try_iter().collect();
         assert_eq!(seen, [], "{off}: {seen:?}");
@@ -486,8 +479,10 @@ fn a_hidden_window_with_a_question_waiting_keeps_one_persistent_notification() {
     // The window is closed with the question waiting: "Keep waiting in the background" (Enter).
     let (window, _) = world.window("1 waiting|1 question");
     world.xvfb.focus(window);
+    let undimmed = world.xvfb.brightness(window, &artifact("notify-before-close.png"));
     crate::display::send_wm_delete_window(world.xvfb.number, window);
-    thread::sleep(Duration::from_millis(300));
+    let dialog = "notify-close-dialog.png";
+    crate::inbox::wait_for_the_close_dialog(&world.xvfb, window, undimmed, dialog);
     world.xvfb.xdotool(&["key", "--window", &window.to_string(), "Return"]);
     // Focusing it closed the first notification; hidden, a persistent one says what waits.
     let persistent = loop {

@@ -78,14 +78,31 @@ impl World {
         fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
             .expect("narrow the runtime dir");
         // OpenCode installs its plugin package into its config folder on first start: a copy
-        // of the one scripts/opencode-cli installed, instead of a download per test.
-        let copied = Command::new("cp")
-            .arg("-r")
-            .arg(cache().join("plugin/."))
+        // of the one scripts/opencode-cli installed, instead of a download per test. Its 64 MB
+        // of node_modules are hard links (OpenCode only reads them; copying them was seconds
+        // of each test), its package files real copies; a cache on another file system is
+        // copied whole.
+        let plugin = cache().join("plugin");
+        let linked = Command::new("cp")
+            .arg("-al")
+            .arg(plugin.join("node_modules"))
             .arg(&config)
             .status()
             .expect("run cp");
-        assert!(copied.success(), "cannot copy the OpenCode plugin from {}", cache().display());
+        let copied = match linked.success() {
+            true => ["package.json", "package-lock.json"]
+                .iter()
+                .filter(|name| plugin.join(name).exists())
+                .all(|name| fs::copy(plugin.join(name), config.join(name)).is_ok()),
+            false => Command::new("cp")
+                .arg("-r")
+                .arg(plugin.join("."))
+                .arg(&config)
+                .status()
+                .expect("run cp")
+                .success(),
+        };
+        assert!(copied, "cannot copy the OpenCode plugin from {}", cache().display());
         let model_log = root.join("model-requests.jsonl");
         let port_file = root.join("fake.port");
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode");
@@ -98,14 +115,6 @@ impl World {
             .stdout(Stdio::null())
             .stderr(fs::File::create(root.join("fake.stderr")).expect("stderr file"));
         let fake = Process::new(fake.spawn().expect("start the fake model (python3)"));
-        let deadline = Instant::now() + WAIT;
-        let fake_port = loop {
-            if let Ok(port) = read_lossy(&port_file).trim().parse::<u16>() {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "the fake model did not start");
-            thread::sleep(Duration::from_millis(20));
-        };
         let port = free_port();
         let mut world = World {
             url: format!("http://127.0.0.1:{port}"),
@@ -122,18 +131,37 @@ impl World {
                 .build()
                 .into(),
         };
+        // OpenCode takes seconds to start: it starts while the fake model does. It reads a
+        // project's config when first asked about that directory, which `wait_for_opencode`
+        // does once the config names the fake model's port.
+        fs::create_dir_all(world.root.join("project")).expect("make the project folder");
+        world.spawn_opencode();
+        let deadline = Instant::now() + WAIT;
+        let fake_port = loop {
+            if let Ok(port) = read_lossy(&port_file).trim().parse::<u16>() {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "the fake model did not start");
+            thread::sleep(Duration::from_millis(20));
+        };
         let config_text = fs::read_to_string(fixture.join("opencode.json"))
             .expect("read the provider config")
             .replace("127.0.0.1:40825", &format!("127.0.0.1:{fake_port}"));
         fs::write(world.root.join("opencode.json.in"), config_text).expect("keep the config");
         world.project("project");
-        world.start_opencode();
+        world.wait_for_opencode();
         world
     }
 
     /// Starts `opencode serve` on this world's port (again, after [`World::stop_opencode`]),
     /// in the first project, and waits until it answers.
     fn start_opencode(&mut self) {
+        self.spawn_opencode();
+        self.wait_for_opencode();
+    }
+
+    /// Starts `opencode serve` on this world's port, in the first project.
+    fn spawn_opencode(&mut self) {
         let binary = cache().join("bin").join(format!("opencode-{VERSION}"));
         assert!(
             binary.is_file(),
@@ -162,6 +190,10 @@ impl World {
             opencode.env("OPENCODE_SERVER_PASSWORD", password);
         }
         self.opencode = Some(Process::new(opencode.spawn().expect("start opencode serve")));
+    }
+
+    /// Waits until `opencode serve` answers for the first project.
+    fn wait_for_opencode(&self) {
         let deadline = Instant::now() + START_LIMIT;
         // A request sent while OpenCode starts can hang for long (seen in the probe): each try
         // has a short timeout of its own.
@@ -501,6 +533,7 @@ fn a_decline_dismisses_the_question_and_the_turn_stops() {
         thread::sleep(Duration::from_millis(100));
     }
     let requests = world.model_requests().len();
+    // A call that does not come marks nothing: a second is many of the model's turns here.
     thread::sleep(Duration::from_secs(1));
     assert_eq!(world.tool_results(), Vec::<String>::new(), "{}", world.report());
     assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
@@ -579,7 +612,9 @@ fn askpane_connects_again_when_the_server_restarts() {
         assert!(Instant::now() < deadline, "askpane did not notice: {}", world.report());
         thread::sleep(Duration::from_millis(50));
     }
-    // Down for a while: askpane keeps trying (with backoff) and says so once.
+    // Down for a while: askpane keeps trying (with backoff) and says so once. Its tries are
+    // not seen from here: 2 s is three of them (askpane opencode's FIRST_BACKOFF, 250 ms,
+    // doubling); OpenCode's own start then adds more.
     thread::sleep(Duration::from_secs(2));
     world.start_opencode();
     world.ask(&project, "default");

@@ -101,15 +101,10 @@ fn the_inbox_with_lan_opens_the_pairing_window_which_ends_with_it() {
     // No browser is opened for the test (xdg-open finds none to start).
     command.env("BROWSER", "true");
     world.start_inbox_command(command);
-    let stderr = world.root.join("inbox.stderr");
-    let deadline = std::time::Instant::now() + WAIT;
-    while !crate::support::read_lossy(&stderr).contains("answer in your browser") {
-        assert!(std::time::Instant::now() < deadline, "no link printed");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    if !crate::support::read_lossy(&stderr).contains("or, from another device:") {
+    let stderr = wait_for_the_links(&world);
+    if !stderr.contains("or, from another device:") {
         // A machine with no address but loopback: no other device, so no pairing window.
-        std::thread::sleep(std::time::Duration::from_secs(1));
+        std::thread::sleep(NO_WINDOW_WITHIN);
         assert!(world.xvfb.find_window("^Pair a phone").is_none());
         return;
     }
@@ -132,6 +127,26 @@ fn without_another_device_to_reach_it_the_inbox_opens_no_pairing_window() {
     let mut command = world.askpane(&["inbox", "--ui", "web"]);
     command.env("BROWSER", "true");
     world.start_inbox_command(command);
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    wait_for_the_links(&world);
+    std::thread::sleep(NO_WINDOW_WITHIN);
     assert!(world.xvfb.find_window("^Pair a phone").is_none());
+}
+
+/// How long a pairing window that should not come is given to show, once the inbox has
+/// printed its links (it decides on the window then): a window that does not come marks
+/// nothing.
+const NO_WINDOW_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Waits until the inbox has printed its links; what it has said on stderr.
+fn wait_for_the_links(world: &World) -> String {
+    let stderr = world.root.join("inbox.stderr");
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let said = crate::support::read_lossy(&stderr);
+        if said.contains("answer in your browser") {
+            return said;
+        }
+        assert!(std::time::Instant::now() < deadline, "no link printed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -189,13 +189,10 @@ fn the_demo_ends_on_a_signal_also_once_its_questions_are_answered() {
     for name in ["INT", "TERM"] {
         let mut app = App::start(&xvfb, &["demo", "--fixture", "database"]);
         let window = app.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
+        // Keys in the moment the window takes the keyboard are dropped: `focus` waits that out
+        // (`KEY_GRACE`).
         xvfb.focus(window);
-        // Keys in the moment the window takes the keyboard are dropped (`KEY_GRACE`).
-        thread::sleep(askpane::app::KEY_GRACE);
-        let id = window.to_string();
-        xvfb.xdotool(&["key", "--window", &id, "2"]);
-        thread::sleep(std::time::Duration::from_millis(150));
-        xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+        xvfb.keys(window, &["2", "ctrl+Return"]);
         let reply = app.reply();
         assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "SIG{name}: {reply}");
         send_signal(app.pid(), name);

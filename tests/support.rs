@@ -303,10 +303,33 @@ pub fn read_lossy(path: &Path) -> String {
     fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
 
-/// The askpane binary with `args` and none of the caller's `ASKPANE_*` settings (nor any
-/// variable starting with one of `also_unset`), which would change what a test sees.
-pub fn askpane_unset_also(args: &[&str], also_unset: &[&str]) -> Command {
+/// A runtime directory (`XDG_RUNTIME_DIR`) of one askpane's own, 0700 as askpane wants it: the
+/// inbox that askpane looks for, or starts, is then never another test's, another run's on this
+/// machine, nor the user's own (`/tmp/askpane-<uid>` when the variable is unset).
+pub fn private_runtime_dir() -> PathBuf {
+    let dir = scratch_dir("run");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .expect("narrow a runtime directory");
+    }
+    dir
+}
+
+/// The askpane binary with a runtime directory of its own ([`private_runtime_dir`]); a test
+/// whose processes share an inbox sets `XDG_RUNTIME_DIR` to their common one after this.
+pub fn askpane_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    command.env("XDG_RUNTIME_DIR", private_runtime_dir());
+    command
+}
+
+/// The askpane binary with `args` and none of the caller's `ASKPANE_*` settings (nor any
+/// variable starting with one of `also_unset`), which would change what a test sees; a runtime
+/// directory of its own ([`askpane_command`]).
+pub fn askpane_unset_also(args: &[&str], also_unset: &[&str]) -> Command {
+    let mut command = askpane_command();
     for (name, _) in std::env::vars_os() {
         let text = name.to_string_lossy();
         if text.starts_with("ASKPANE_") || also_unset.iter().any(|prefix| text.starts_with(prefix))
@@ -325,20 +348,23 @@ pub fn askpane_unset(args: &[&str]) -> Command {
 
 /// `askpane <args>` with no `ASKPANE_*` variable and no display (so no window and no browser),
 /// answering in its own process: `ASKPANE_NO_INBOX=1` keeps `ask` and `hook` away from any
-/// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is one shared directory
-/// under target/tmp, never the user's own; a test that reads the store sets `ASKPANE_STATE_DIR`
-/// to a directory of its own.
+/// inbox (tests/inbox.rs takes it off). Its store (drafts and history) is a directory of its
+/// own ([`private_state_dir`]), never the user's; a test whose commands share a store sets
+/// `ASKPANE_STATE_DIR` to their common one after this.
 pub fn askpane(args: &[&str]) -> Command {
     let mut command = askpane_unset(args);
     command.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     command.env("ASKPANE_NO_INBOX", "1");
-    command.env("ASKPANE_STATE_DIR", shared_state_dir());
+    command.env("ASKPANE_STATE_DIR", private_state_dir());
     command
 }
 
-/// The store every test-run askpane shares unless a test gives it its own (never the user's).
-pub fn shared_state_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("askpane-state-shared")
+/// A store directory (`ASKPANE_STATE_DIR`) of one askpane's own, never the user's. One store
+/// shared by every test's askpane was written by many at once (a write now and then found it
+/// locked, and its warning broke a test's one-line stderr) and read by all (a draft one test
+/// left was restored in another's window).
+pub fn private_state_dir() -> PathBuf {
+    scratch_dir("state")
 }
 
 /// The last `limit` characters of `text`, with "…" before when cut (for failure messages).

@@ -8,14 +8,13 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
 use askpane::protocol::outcome::CLOSED_MESSAGE;
 use serde_json::{Value, json};
 
-use crate::display::{App, Xvfb, send_wm_delete_window};
+use crate::display::{App, INPUT_GAP, Xvfb, send_wm_delete_window};
 use crate::support::{self, WAIT, artifact, run_bounded, scratch_dir};
 /// The title the database fixture gives the window.
 pub(crate) const DATABASE_TITLE: &str = "database · 1 question — askpane";
@@ -46,7 +45,8 @@ fn demo_window_shows_a_question_and_prints_the_reply_after_a_click() {
 
     // The third option row: SQLite.
     xvfb.click(window, ROW_X, FIRST_ROW_Y + 2 * ROW_HEIGHT + ROW_HEIGHT / 2);
-    thread::sleep(Duration::from_millis(300));
+    // The screenshot is for a person to look at: it shows the pick once a frame has drawn it.
+    thread::sleep(INPUT_GAP);
     xvfb.screenshot(window, &artifact("window-smoke.png"));
     xvfb.click(window, width - SUBMIT_FROM_RIGHT, height - SUBMIT_FROM_BOTTOM);
 
@@ -62,10 +62,7 @@ fn demo_window_answers_from_the_keyboard_alone() {
     let window = app.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
 
     xvfb.focus(window);
-    let id = window.to_string();
-    xvfb.xdotool(&["key", "--window", &id, "2"]);
-    thread::sleep(Duration::from_millis(200));
-    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    xvfb.keys(window, &["2", "ctrl+Return"]);
 
     let reply = app.reply();
     assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "reply: {reply}");
@@ -101,8 +98,8 @@ fn closing_the_window_declines_what_is_open() {
 
 #[test]
 fn no_display_exits_3_with_one_line() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.arg("demo").env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
     assert_eq!(run.status.code(), Some(3), "{run:?}");
@@ -122,8 +119,8 @@ fn unreachable_display_exits_3_without_panic() {
                 && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
         })
         .expect("a free display number between 6100 and 6200");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command
         .args(["demo", "--fixture", "database"])
         .env("DISPLAY", format!(":{number}"))
@@ -143,8 +140,8 @@ fn unreachable_display_exits_3_without_panic() {
 fn validate_reports_errors_and_warnings() {
     let dir = scratch_dir("validate");
     let validate = |file: &Path| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-        command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+        let mut command = crate::support::askpane_command();
+        command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
         command.arg("validate").arg(file);
         run_bounded(&mut command, None)
     };
@@ -193,8 +190,8 @@ fn validate_reports_errors_and_warnings() {
     assert!(run.stdout.contains("not JSON"), "{run:?}");
 
     // `-` reads standard input.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(&hook));
     assert_eq!(run.status.code(), Some(0), "{run:?}");
@@ -202,8 +199,8 @@ fn validate_reports_errors_and_warnings() {
         run.stdout, "standard input: valid PreToolUse hook input with 3 questions\n",
         "{run:?}"
     );
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["validate", "-"]);
     let run = run_bounded(&mut command, Some(r#"{"questions":[{"question":"Q?","options":[]}]}"#));
     assert_eq!(run.status.code(), Some(2), "{run:?}");
@@ -214,8 +211,8 @@ fn validate_reports_errors_and_warnings() {
 
 #[test]
 fn demo_list_names_every_fixture() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    command.env("ASKPANE_STATE_DIR", crate::support::shared_state_dir());
+    let mut command = crate::support::askpane_command();
+    command.env("ASKPANE_STATE_DIR", crate::support::private_state_dir());
     command.args(["demo", "--list"]).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
     let run = run_bounded(&mut command, None);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
@@ -281,10 +278,7 @@ fn a_question_that_appears_leaves_the_keyboard_where_the_user_types() {
     // The user turns to askpane on purpose: now the keys are theirs.
     xvfb.xdotool(&["windowactivate", "--sync", &window.to_string()]);
     xvfb.focus(window);
-    let id = window.to_string();
-    xvfb.xdotool(&["key", "--window", &id, "3"]);
-    thread::sleep(Duration::from_millis(150));
-    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    xvfb.keys(window, &["3", "ctrl+Return"]);
     let (status, lines) = app.finish(WAIT);
     assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
     let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
@@ -304,9 +298,7 @@ fn keys_typed_as_the_window_takes_focus_answer_nothing() {
     assert!(app.silent_for(Duration::from_secs(1)), "keys from before were dropped");
     // A moment later they count.
     thread::sleep(askpane::app::KEY_GRACE);
-    xvfb.xdotool(&["key", "--window", &id, "2"]);
-    thread::sleep(Duration::from_millis(150));
-    xvfb.xdotool(&["key", "--window", &id, "ctrl+Return"]);
+    xvfb.keys(window, &["2", "ctrl+Return"]);
     let reply = app.reply();
     assert_eq!(reply["answers"], json!({ DATABASE_QUESTION: "MySQL" }), "reply: {reply}");
 }
@@ -364,14 +356,14 @@ fn the_theme_follows_the_flag() {
     let xvfb = Xvfb::start();
     let mut light = App::start(&xvfb, &["demo", "--fixture", "database", "--theme", "light"]);
     let window = light.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
-    thread::sleep(Duration::from_millis(300));
-    let brightness = xvfb.brightness(window, &artifact("theme-light.png"));
+    let brightness =
+        xvfb.brightness_when(window, &artifact("theme-light.png"), WAIT, |mean| mean > 0.6);
     assert!(brightness > 0.6, "--theme light draws light: mean {brightness}");
     drop(light);
 
     let mut dark = App::start(&xvfb, &["demo", "--fixture", "database", "--theme", "dark"]);
     let window = dark.wait_for_window(DATABASE_PATTERN, DATABASE_TITLE);
-    thread::sleep(Duration::from_millis(300));
-    let brightness = xvfb.brightness(window, &artifact("theme-dark.png"));
+    let brightness =
+        xvfb.brightness_when(window, &artifact("theme-dark.png"), WAIT, |mean| mean < 0.4);
     assert!(brightness < 0.4, "--theme dark draws dark: mean {brightness}");
 }
