@@ -12,14 +12,14 @@
 //! Beside it: [`approval`], the tool calls waiting for the user to allow or deny them;
 //! [`session`], the agent session a host shows (its transcript and prompt); [`journal`], what the
 //! book reports for something else to keep (the store); [`policy`], the one rule that turns a
-//! client's answering flags into a request's [`Policy`]; and [`relay`], the questions held for a
+//! client's answering flags into a request's [`Policy`]; and [`followed`], the questions held for a
 //! server askpane follows (OpenCode). All are pure too, so the window, the browser bridge and the
 //! store all drive the same state (`scripts/check-layers` keeps it so).
 
 pub mod approval;
+pub mod followed;
 pub mod journal;
 pub mod policy;
-pub mod relay;
 pub mod request;
 pub mod session;
 #[cfg(test)]

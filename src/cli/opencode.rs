@@ -11,7 +11,7 @@ use clap::Args;
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::Value;
 
-use askpane::book::relay::{Relay, Step};
+use askpane::book::followed::{FollowedServer, Step};
 use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
@@ -84,7 +84,7 @@ pub(super) fn run(args: OpenCodeArgs) -> anyhow::Result<u8> {
     eprintln!("askpane opencode: answering the questions of the OpenCode server at {}", args.url);
     let mut host = Host {
         server,
-        relay: Relay::new(wire_policy.needs_a_person()),
+        followed: FollowedServer::new(wire_policy.needs_a_person()),
         policy: wire_policy,
         shown: args.shown,
         store: args.store,
@@ -186,10 +186,10 @@ fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>,
 }
 
 /// The main loop's state: the server, the inbox connection, and the questions handed over
-/// ([`Relay`], which decides what each event means; this does the IO it asks for).
+/// ([`FollowedServer`], which decides what each event means; this does the IO it asks for).
 struct Host {
     server: Server,
-    relay: Relay,
+    followed: FollowedServer,
     policy: Policy,
     shown: UiArgs,
     store: StoreArgs,
@@ -206,7 +206,7 @@ impl Host {
             select! {
                 recv(server_events) -> event => match event {
                     Ok(FromServer::Event(happening)) => {
-                        let steps = self.relay.happened(happening);
+                        let steps = self.followed.happened(happening);
                         self.take(steps);
                     }
                     Ok(FromServer::Pending(pending)) => {
@@ -214,7 +214,7 @@ impl Host {
                             eprintln!("askpane opencode: connected to {}", self.server.url());
                             lost_said = false;
                         }
-                        let steps = self.relay.pending(pending);
+                        let steps = self.followed.pending(pending);
                         self.take(steps);
                     }
                     Ok(FromServer::Lost(why)) => {
@@ -238,7 +238,7 @@ impl Host {
         }
     }
 
-    /// Does what the relay decided, in order.
+    /// Does what the followed server's state decided, in order.
     fn take(&mut self, steps: Vec<Step>) {
         for step in steps {
             match step {
@@ -286,7 +286,7 @@ impl Host {
 
     /// Hands the held question `id` to the inbox, connecting (or starting one) first.
     fn hand_over(&mut self, id: &str) {
-        let Some(held) = self.relay.get(id) else { return };
+        let Some(held) = self.followed.get(id) else { return };
         let ask = ClientMessage::Ask(Box::new(AskMessage {
             id: id.to_owned(),
             mode: ClientMode::Ask,
@@ -301,7 +301,7 @@ impl Host {
                     eprintln!(
                         "askpane opencode: no inbox can show {id} ({why}); answering that nobody is available"
                     );
-                    let Some(held) = self.relay.release(id) else { return };
+                    let Some(held) = self.followed.release(id) else { return };
                     let reply = self.decide_here(&held.message, Some(format!("no inbox: {why}")));
                     self.send_reply(&held.directory, id, reply);
                     return;
@@ -324,7 +324,7 @@ impl Host {
         if let Some(inbox) = self.inbox.take() {
             inbox.close();
         }
-        let ids = self.relay.held_ids();
+        let ids = self.followed.held_ids();
         if ids.is_empty() {
             return;
         }
@@ -338,7 +338,7 @@ impl Host {
     fn inbox_said(&mut self, message: InboxMessage) {
         match message {
             InboxMessage::Outcome(outcome) => {
-                let Some(held) = self.relay.release(&outcome.id) else { return };
+                let Some(held) = self.followed.release(&outcome.id) else { return };
                 if let Some(problem) = &outcome.problem {
                     eprintln!("askpane opencode: {problem}");
                 }

@@ -1,4 +1,4 @@
-//! The questions a relay holds for an agent server it follows (`askpane opencode`): which are
+//! The questions askpane holds for an agent server it follows (`askpane opencode`): which are
 //! handed to the inbox, which come back to the server, and which are taken back because the
 //! server settled them elsewhere. Pure: the caller does the IO each [`Step`] names, so every
 //! turn of a server's events is testable without a server or an inbox.
@@ -31,25 +31,25 @@ pub enum Step {
     DecideHere { directory: String, id: String, message: Value },
     /// Refuse the question to the server: it cannot be shown (`reason` says why).
     Refuse { directory: String, id: String, reason: String },
-    /// A line for the person running the relay.
+    /// A line for the person running `askpane opencode`.
     Say(String),
 }
 
 /// The questions held for one server.
 #[derive(Debug)]
-pub struct Relay {
+pub struct FollowedServer {
     held: BTreeMap<String, Held>,
     /// False when the flags decide every outcome (`--decline`, `--answers --submit`, …): then
     /// nothing is handed to an inbox.
     needs_a_person: bool,
 }
 
-impl Relay {
+impl FollowedServer {
     pub fn new(needs_a_person: bool) -> Self {
-        Relay { held: BTreeMap::new(), needs_a_person }
+        FollowedServer { held: BTreeMap::new(), needs_a_person }
     }
 
-    /// What the server's event asks of the relay.
+    /// What the server's event asks of askpane.
     pub fn happened(&mut self, happening: Happening) -> Vec<Step> {
         match happening {
             Happening::Asked { directory, request } => self.asked(directory, &request),
@@ -80,7 +80,7 @@ impl Relay {
     }
 
     /// What is pending right after a (re)connect: held questions no longer among them were
-    /// settled while the relay was away; new ones are asked (one seen again is held once).
+    /// settled while askpane was away; new ones are asked (one seen again is held once).
     pub fn pending(&mut self, pending: Vec<(String, QuestionRequest)>) -> Vec<Step> {
         let gone: Vec<String> = self
             .held
@@ -156,8 +156,8 @@ mod tests {
         .expect("a QuestionRequest")
     }
 
-    fn asked(relay: &mut Relay, id: &str, session: &str) -> Vec<Step> {
-        relay.happened(Happening::Asked {
+    fn asked(followed: &mut FollowedServer, id: &str, session: &str) -> Vec<Step> {
+        followed.happened(Happening::Asked {
             directory: "/work/app".into(),
             request: question(id, session),
         })
@@ -175,31 +175,31 @@ mod tests {
 
     #[test]
     fn a_question_asked_twice_is_handed_over_once() {
-        let mut relay = Relay::new(true);
-        assert_eq!(handed_over(&asked(&mut relay, "que_1", "ses_a")), ["que_1"]);
-        assert!(asked(&mut relay, "que_1", "ses_a").is_empty());
-        assert!(relay.get("que_1").is_some_and(|held| held.directory == "/work/app"));
+        let mut followed = FollowedServer::new(true);
+        assert_eq!(handed_over(&asked(&mut followed, "que_1", "ses_a")), ["que_1"]);
+        assert!(asked(&mut followed, "que_1", "ses_a").is_empty());
+        assert!(followed.get("que_1").is_some_and(|held| held.directory == "/work/app"));
     }
 
     #[test]
     fn a_question_settled_elsewhere_is_taken_back_once() {
-        let mut relay = Relay::new(true);
-        asked(&mut relay, "que_1", "ses_a");
+        let mut followed = FollowedServer::new(true);
+        asked(&mut followed, "que_1", "ses_a");
         let settled =
             || Happening::Settled { directory: "/work/app".into(), request_id: "que_1".into() };
-        let steps = relay.happened(settled());
+        let steps = followed.happened(settled());
         assert!(steps.contains(&Step::Withdraw { id: "que_1".into() }), "{steps:?}");
-        assert!(relay.happened(settled()).is_empty(), "a second settle withdraws nothing");
-        assert_eq!(relay.release("que_1"), None, "its late outcome is not sent to the server");
+        assert!(followed.happened(settled()).is_empty(), "a second settle withdraws nothing");
+        assert_eq!(followed.release("que_1"), None, "its late outcome is not sent to the server");
     }
 
     #[test]
     fn an_ended_session_takes_back_only_its_own_questions() {
-        let mut relay = Relay::new(true);
-        asked(&mut relay, "que_1", "ses_a");
-        asked(&mut relay, "que_2", "ses_b");
-        asked(&mut relay, "que_3", "ses_a");
-        let steps = relay.happened(Happening::SessionEnded {
+        let mut followed = FollowedServer::new(true);
+        asked(&mut followed, "que_1", "ses_a");
+        asked(&mut followed, "que_2", "ses_b");
+        asked(&mut followed, "que_3", "ses_a");
+        let steps = followed.happened(Happening::SessionEnded {
             directory: "/work/app".into(),
             session_id: "ses_a".into(),
         });
@@ -209,54 +209,54 @@ mod tests {
             withdrawn,
             [&Step::Withdraw { id: "que_1".into() }, &Step::Withdraw { id: "que_3".into() }]
         );
-        assert_eq!(relay.held_ids(), ["que_2"]);
+        assert_eq!(followed.held_ids(), ["que_2"]);
     }
 
     #[test]
     fn after_a_reconnect_what_was_settled_meanwhile_goes_and_what_is_new_is_asked() {
-        let mut relay = Relay::new(true);
-        asked(&mut relay, "que_1", "ses_a");
-        asked(&mut relay, "que_2", "ses_a");
-        let steps = relay.pending(vec![
+        let mut followed = FollowedServer::new(true);
+        asked(&mut followed, "que_1", "ses_a");
+        asked(&mut followed, "que_2", "ses_a");
+        let steps = followed.pending(vec![
             ("/work/app".into(), question("que_2", "ses_a")),
             ("/work/other".into(), question("que_3", "ses_c")),
         ]);
         assert_eq!(steps.first(), Some(&Step::Withdraw { id: "que_1".into() }));
         assert_eq!(handed_over(&steps), ["que_3"], "que_2 is still held, not asked again");
-        assert_eq!(relay.held_ids(), ["que_2", "que_3"]);
+        assert_eq!(followed.held_ids(), ["que_2", "que_3"]);
     }
 
     #[test]
     fn a_question_that_cannot_be_shown_is_refused_to_the_server_and_not_held() {
-        let mut relay = Relay::new(true);
+        let mut followed = FollowedServer::new(true);
         let mut bad = question("que_bad", "ses_a");
         bad.questions.clear();
-        let steps = relay.asked("/work/app".into(), &bad);
+        let steps = followed.asked("/work/app".into(), &bad);
         assert!(
             matches!(steps.as_slice(), [Step::Refuse { id, .. }] if id == "que_bad"),
             "{steps:?}"
         );
-        assert!(relay.held_ids().is_empty());
+        assert!(followed.held_ids().is_empty());
     }
 
     #[test]
     fn flags_that_decide_alone_decide_here_and_hold_nothing() {
-        let mut relay = Relay::new(false);
-        let steps = asked(&mut relay, "que_1", "ses_a");
+        let mut followed = FollowedServer::new(false);
+        let steps = asked(&mut followed, "que_1", "ses_a");
         assert!(
             steps.iter().any(|step| matches!(step, Step::DecideHere { id, .. } if id == "que_1")),
             "{steps:?}"
         );
         assert!(handed_over(&steps).is_empty());
-        assert!(relay.held_ids().is_empty());
+        assert!(followed.held_ids().is_empty());
     }
 
     #[test]
     fn hostile_ids_and_text_are_carried_as_data() {
-        let mut relay = Relay::new(true);
+        let mut followed = FollowedServer::new(true);
         let id = "que_\u{202e}\n\"; rm -rf /";
-        let steps = asked(&mut relay, id, "ses_a");
+        let steps = asked(&mut followed, id, "ses_a");
         assert_eq!(handed_over(&steps), [id]);
-        assert_eq!(relay.release(id).map(|held| held.session), Some("ses_a".to_owned()));
+        assert_eq!(followed.release(id).map(|held| held.session), Some("ses_a".to_owned()));
     }
 }
