@@ -17,7 +17,9 @@ use askpane::protocol::inbox::{Policy as Flags, Preset};
 use askpane::protocol::stream::{self, AgentExit, CliMessage, PermissionDecision, TurnResult};
 use askpane::protocol::{Outcome, exit};
 use askpane::store::DraftSink;
+use askpane::transport::agents::relay::Relay;
 use askpane::transport::agents::{self, Autopilot, HostOptions, HostedAgent, HostedSession};
+use askpane::transport::inbox::InboxConnection;
 use askpane::transport::pipe;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
@@ -132,20 +134,8 @@ pub(super) fn tell_stderr_tail(stderr_tail: &[String]) {
     }
 }
 
-#[cfg(not(any(unix, windows)))]
-fn through_the_inbox<A: HostedAgent>(
-    inbox: InboxConnection,
-    _shared: &SessionArgs,
-    _flags: Flags,
-    _session: &HostedSession<A>,
-    _from_session: &Receiver<Inbound>,
-) {
-    match inbox {}
-}
-
 /// Issues 10 and 13: the session's questions, permissions and transcript go to the inbox until
 /// the session ends.
-#[cfg(any(unix, windows))]
 fn through_the_inbox<A: HostedAgent>(
     inbox: InboxConnection,
     shared: &SessionArgs,
@@ -153,16 +143,15 @@ fn through_the_inbox<A: HostedAgent>(
     session: &HostedSession<A>,
     from_session: &Receiver<Inbound>,
 ) {
-    let relay = super::hosted::Relay {
-        shown: shared.shown.clone(),
-        store: shared.store.clone(),
+    let relay = Relay {
         flags,
         prompt: shared.prompt.clone(),
         project: agents::project_name(),
         lines: session.lines(),
         commands: session.commands(),
     };
-    super::hosted::relay(relay, inbox, from_session);
+    let reconnect = || super::client::connect(&shared.shown, &shared.store);
+    agents::relay::relay(relay, inbox, from_session, &reconnect);
 }
 
 /// The host without a window: questions are answered by their policy (`--answers --submit`,
@@ -280,7 +269,7 @@ fn showing(
     let in_browser = shown.web() && !answering.non_interactive;
     let inbox = match in_browser || answering.non_interactive || no_inbox {
         true => None,
-        false => connect_inbox(shown, store)
+        false => super::client::connect(shown, store)
             .map_err(|why| {
                 eprintln!("askpane: no inbox runs and none can be started ({why}); hosting here");
             })
@@ -395,24 +384,4 @@ impl<'a> HeadlessHistory<'a> {
         }
         reply.send(outcome);
     }
-}
-
-/// A connection to the inbox (issue 10), where the platform has one.
-#[cfg(any(unix, windows))]
-pub(super) type InboxConnection = super::hosted::Inbox;
-#[cfg(not(any(unix, windows)))]
-pub(super) enum InboxConnection {}
-
-/// The running inbox, or one started now, or why there is none.
-#[cfg(any(unix, windows))]
-pub(super) fn connect_inbox(shown: &UiArgs, store: &StoreArgs) -> Result<InboxConnection, String> {
-    super::hosted::connect(shown, store)
-}
-
-#[cfg(not(any(unix, windows)))]
-pub(super) fn connect_inbox(
-    _shown: &UiArgs,
-    _store: &StoreArgs,
-) -> Result<InboxConnection, String> {
-    Err("this platform has no inbox yet".to_owned())
 }

@@ -1,6 +1,7 @@
 //! Handing a request to the inbox, as every thin client (`ask`, `hook`, `mcp`) sees it, on
 //! every platform: what it may come to, and what `ask` and `hook` then do. The hand-over itself
-//! is `client::deliver` (the inbox's socket, Unix or Windows), or `no_inbox::deliver` where there is none.
+//! is the library's (`askpane::transport::inbox::deliver`); how an inbox is started for it is
+//! `client.rs`.
 
 use std::io;
 
@@ -9,10 +10,11 @@ use serde_json::Value;
 use askpane::protocol::inbox::{ClientMode, Policy};
 use askpane::protocol::{Incoming, exit};
 use askpane::transport::lines::write_line;
-use askpane::transport::signals::StopSignal;
+
+pub(super) use askpane::transport::inbox::{Delivered, Until};
 
 use super::answer::PipeArgs;
-use super::client::deliver;
+use super::client::starter;
 use super::show::write_direct;
 
 /// What became of handing a request to the inbox.
@@ -36,7 +38,7 @@ pub(super) fn hand_to_inbox(
         // Refusing an invalid message needs no person: the reply is the same anywhere.
         return Handed::Yourself;
     }
-    match deliver(message, mode, policy, args, Until::Signal) {
+    match deliver(message, mode, policy, args, &Until::Signal) {
         Delivered::Outcome { reply, exit_code, problem } => {
             if let Some(problem) = problem {
                 match mode {
@@ -70,28 +72,18 @@ pub(super) fn hand_to_inbox(
     }
 }
 
-/// What a thin client waits for besides its outcome.
-#[cfg_attr(not(any(unix, windows)), allow(dead_code, reason = "read only by the socket client"))]
-pub(super) enum Until {
-    /// A signal (SIGTERM, Ctrl+C …) that stops this client: `ask` and `hook`.
-    Signal,
-    /// A message on this channel: the agent took the request back (`askpane mcp`'s
-    /// `notifications/cancelled`). The request is withdrawn from the inbox at once.
-    Cancelled(crossbeam_channel::Receiver<()>),
-}
-
-/// How handing one request to the inbox ended.
-#[cfg_attr(not(any(unix, windows)), allow(dead_code, reason = "built only by the socket client"))]
-pub(super) enum Delivered {
-    /// The inbox decided: the reply line (`None`: print nothing), the exit code, and what did
-    /// not fit the policy (for stderr).
-    Outcome { reply: Option<Value>, exit_code: u8, problem: Option<String> },
-    /// A signal stopped this client before the outcome came.
-    Stopped(StopSignal),
-    /// The caller cancelled; the request left the inbox.
-    Cancelled,
-    /// No inbox can be used (said on stderr): answer here. The reason, in words.
-    Yourself(String),
+/// Hands `message` to the inbox through the library's thin client
+/// ([`askpane::transport::inbox::deliver`]), which starts an inbox from the client's flags when
+/// none runs.
+pub(super) fn deliver(
+    message: &Value,
+    mode: ClientMode,
+    policy: &Policy,
+    args: &PipeArgs,
+    until: &Until,
+) -> Delivered {
+    let start = starter(&args.shown, &args.store);
+    askpane::transport::inbox::deliver(message, mode, policy, until, &start)
 }
 
 /// Writes the inbox's reply, the one line this client prints.

@@ -30,9 +30,8 @@ use askpane::transport::lines::{self, Frame};
 use askpane::transport::pipe::MAX_INPUT_BYTES;
 
 use super::answer::{Asked, PipeArgs, policy, record};
-use super::client::deliver;
 use super::exit;
-use super::handover::{Delivered, Until};
+use super::handover::{Delivered, Until, deliver};
 
 #[derive(Args, Debug)]
 pub(super) struct McpArgs {
@@ -399,20 +398,21 @@ fn answer_blocking(
     }
     let why_here = match args.inbox.no_inbox {
         true => "askpane mcp runs with --no-inbox (ASKPANE_NO_INBOX)".to_owned(),
-        false => match deliver(message, ClientMode::Mcp, policy, args, Until::Cancelled(cancelled))
-        {
-            Delivered::Outcome { reply: Some(reply), problem, .. } => {
-                if let Some(problem) = problem {
-                    eprintln!("askpane mcp: {problem}");
+        false => {
+            match deliver(message, ClientMode::Mcp, policy, args, &Until::Cancelled(cancelled)) {
+                Delivered::Outcome { reply: Some(reply), problem, .. } => {
+                    if let Some(problem) = problem {
+                        eprintln!("askpane mcp: {problem}");
+                    }
+                    return reply;
                 }
-                return reply;
+                Delivered::Outcome { reply: None, .. } | Delivered::Cancelled => {
+                    return mcp::tool_result(&Outcome::Withdrawn);
+                }
+                Delivered::Stopped(signal) => return mcp::tool_result(&signal.outcome()),
+                Delivered::Yourself(why) => why,
             }
-            Delivered::Outcome { reply: None, .. } | Delivered::Cancelled => {
-                return mcp::tool_result(&Outcome::Withdrawn);
-            }
-            Delivered::Stopped(signal) => return mcp::tool_result(&signal.outcome()),
-            Delivered::Yourself(why) => why,
-        },
+        }
     };
     let asked = Asked::new(&incoming, ClientMode::Mcp);
     let mut policy = policy.clone();

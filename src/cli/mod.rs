@@ -25,7 +25,6 @@ mod answer;
 mod args;
 mod ask;
 mod claude;
-#[cfg(any(unix, windows))]
 mod client;
 mod codex;
 mod codex_hook;
@@ -33,10 +32,6 @@ mod demo;
 mod handover;
 mod history;
 mod hook;
-// `askpane claude` and `askpane codex` under the inbox: where the inbox is.
-#[cfg(any(unix, windows))]
-mod hosted;
-#[cfg(any(unix, windows))]
 mod inbox;
 mod install;
 // The library's log lines on stderr, at the level ASKPANE_LOG names (issue 25).
@@ -44,17 +39,8 @@ mod logger;
 // Issue 14: the inbox sheds its window by `exec` (Unix).
 #[cfg(unix)]
 mod lean;
-// The inbox's platform seam (`transport::endpoint`): a Unix socket on Unix, an AF_UNIX socket on
-// Windows; elsewhere, its absence said plainly.
-#[cfg(not(any(unix, windows)))]
-mod no_inbox;
-#[cfg(not(any(unix, windows)))]
-use no_inbox as client;
-#[cfg(not(any(unix, windows)))]
-use no_inbox as inbox;
 mod mcp;
-// `askpane opencode` hands its questions to the inbox: where the inbox is.
-#[cfg(any(unix, windows))]
+// `askpane opencode` hands its questions to the inbox.
 mod opencode;
 mod show;
 mod validate;

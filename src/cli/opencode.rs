@@ -16,12 +16,12 @@ use askpane::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessa
 use askpane::protocol::opencode::{self, Happening, QuestionRequest, Reply};
 use askpane::protocol::{Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
 use askpane::transport::admit::admit;
+use askpane::transport::inbox::InboxConnection as Inbox;
 use askpane::transport::opencode::{Server, ServerError};
 use askpane::transport::{Control, Inbound, Waker, ui_channel};
 
 use super::answer::{Asked, policy, record};
 use super::args::{AnsweringArgs, StoreArgs, UiArgs};
-use super::client::Inbox;
 use super::show::watch_signals;
 
 #[derive(Args, Debug)]
@@ -316,7 +316,7 @@ impl Host {
     }
 
     fn connect_inbox(&self) -> Result<Inbox, String> {
-        Inbox::connect(&self.shown, &self.store)
+        super::client::connect(&self.shown, &self.store)
     }
 
     /// The inbox went away (it crashed or was ended): a new one is asked every held question.

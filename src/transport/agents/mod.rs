@@ -14,6 +14,7 @@
 pub mod claude;
 pub mod codex;
 mod host;
+pub mod relay;
 mod writer;
 
 use std::collections::VecDeque;
