@@ -6,6 +6,8 @@
 //! The event stream is Server-Sent Events: [`SseReader`] is a small parser of that framing
 //! (`data:` lines up to a blank line), since the SSE crates are async or pull in a runtime.
 
+pub mod host;
+
 use std::io::{self, BufReader, Read};
 use std::time::Duration;
 

@@ -1,0 +1,362 @@
+//! `askpane opencode`'s host (issue 13): answers every OpenCode session's questions in the inbox.
+//! It follows the server's `/global/event` stream (every project directory) on a thread of its
+//! own, lists the questions already pending at start (and after each reconnect), hands each one
+//! to the inbox as one request (a thin client, like `ask` and `hook`), and sends the inbox's
+//! outcome back to OpenCode as a reply or a reject. A question answered elsewhere (OpenCode's own
+//! TUI) or whose session ends leaves the inbox at once.
+//!
+//! What each event means is [`FollowedServer`]'s (pure, in the book); this file does the IO it
+//! asks for. The command line gives it the inbox's connection and history's recorder.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, select};
+use serde_json::Value;
+
+use crate::book::followed::{FollowedServer, Step};
+use crate::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
+use crate::protocol::opencode::{self, Happening, QuestionRequest, Reply};
+use crate::protocol::origin::Provenance;
+use crate::protocol::{Incoming, Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
+
+use super::super::admit::admit;
+use super::super::inbox::InboxConnection;
+use super::super::{Control, Inbound, spawn_named};
+use super::{Server, ServerError};
+
+/// Who this host's log lines say they are from.
+const SPEAKER: &str = "askpane opencode";
+
+/// The first wait before connecting again to a server that went away; doubled up to
+/// [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// How long the event thread may take to notice the end (it reads the stream, which the server
+/// feeds with a heartbeat every 10 s) before askpane ends without it.
+const EVENT_THREAD_GRACE: Duration = Duration::from_secs(2);
+
+/// What the host is given by the command line.
+pub struct OpenCodeHost {
+    pub server: Server,
+    /// The answering flags; every reply comes back in OpenCode's form.
+    pub policy: Policy,
+    /// Connects to the running inbox, or starts one.
+    pub connect: Box<dyn Fn() -> Result<InboxConnection, String>>,
+    /// Records in history a question decided here, without the inbox (the inbox records what
+    /// it is given).
+    pub record: Recorder,
+}
+
+/// Records one question decided here: what was asked, by whom, how it ended, in what shape.
+pub type Recorder = Box<dyn Fn(&Incoming, Provenance, &Outcome, ReplyShape)>;
+
+/// What the event thread tells the main loop.
+enum FromServer {
+    /// Something happened on the stream.
+    Event(Happening),
+    /// The questions pending right after (re)connecting, every directory listed: any question
+    /// held for OpenCode and not among them was settled while askpane was not listening.
+    Pending(Vec<(String, QuestionRequest)>),
+    /// The server cannot be used now (it is down, or refuses us); trying again.
+    Lost(String),
+}
+
+impl OpenCodeHost {
+    /// Runs until a signal comes on `stop` (a `Control::Shutdown`): returns the exit code.
+    /// Questions still held for the inbox are withdrawn from it; they stay pending in OpenCode,
+    /// for its TUI or the next askpane.
+    pub fn run(self, stop: &Receiver<Inbound>) -> std::io::Result<u8> {
+        let (from_server, server_events) = crossbeam_channel::unbounded();
+        let (stop_events, events_stopped) = crossbeam_channel::bounded::<()>(0);
+        let watching = self.server.clone();
+        let events_thread = spawn_named("opencode-events", move || {
+            follow_events(&watching, &from_server, &events_stopped)
+        })?;
+        log::info!(speaker = SPEAKER; "answering the questions of the OpenCode server at {}", self.server.url());
+        let mut host = Host {
+            followed: FollowedServer::new(self.policy.needs_a_person()),
+            given: self,
+            inbox: None,
+        };
+        let code = host.serve(&server_events, stop);
+        // Closing the inbox connection takes every question still held back from the window.
+        if let Some(inbox) = host.inbox.take() {
+            inbox.close();
+        }
+        drop(stop_events);
+        // The event thread is blocked reading the stream until the next heartbeat at most; it is
+        // joined when it ends within the grace, and otherwise ends with the process.
+        let deadline = Instant::now() + EVENT_THREAD_GRACE;
+        while !events_thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if events_thread.is_finished() && events_thread.join().is_err() {
+            log::error!(speaker = SPEAKER; "the event thread panicked");
+        }
+        Ok(code)
+    }
+}
+
+/// The event thread: follows `/global/event`, lists what is pending on every (re)connect, and
+/// connects again with backoff when the server goes away.
+fn follow_events(server: &Server, to_main: &Sender<FromServer>, stopped: &Receiver<()>) {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let ended = match server.events() {
+            Ok(mut stream) => {
+                // Listed after subscribing, so nothing asked in between is missed (a question
+                // seen twice is shown once).
+                match pending_everywhere(server) {
+                    Ok(pending) => {
+                        backoff = FIRST_BACKOFF;
+                        if to_main.send(FromServer::Pending(pending)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(error) => {
+                        let _ = to_main.send(FromServer::Lost(error.to_string()));
+                    }
+                }
+                loop {
+                    if !matches!(stopped.try_recv(), Err(crossbeam_channel::TryRecvError::Empty)) {
+                        return;
+                    }
+                    match stream.next_event() {
+                        Ok(Some(data)) => match opencode::global_event(&data) {
+                            Ok(Happening::Other) => {}
+                            Ok(happening) => {
+                                if to_main.send(FromServer::Event(happening)).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(why) => log::warn!(speaker = SPEAKER; "skipped an event: {why}"),
+                        },
+                        Ok(None) => break "the server ended the event stream".to_owned(),
+                        Err(error) => break format!("the event stream failed: {error}"),
+                    }
+                }
+            }
+            Err(error) => error.to_string(),
+        };
+        if to_main.send(FromServer::Lost(ended)).is_err() {
+            return;
+        }
+        match stopped.recv_timeout(backoff) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Every pending question of every directory OpenCode has sessions in.
+fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>, ServerError> {
+    let mut pending = Vec::new();
+    for directory in server.directories()? {
+        let questions = server.pending(&directory)?;
+        if questions.is_empty() {
+            continue;
+        }
+        // An aborted session leaves its question listed: only working sessions' are asked.
+        let working = server.working_sessions(&directory)?;
+        let (live, stale): (Vec<_>, Vec<_>) =
+            questions.into_iter().partition(|request| working.contains(&request.session_id));
+        for request in stale {
+            log::info!(
+                speaker = SPEAKER;
+                "{} is left from a session that ended; not asking it",
+                request.id
+            );
+        }
+        pending.extend(live.into_iter().map(|request| (directory.clone(), request)));
+    }
+    Ok(pending)
+}
+
+/// The main loop's state: what it was given, the inbox connection, and the questions handed
+/// over ([`FollowedServer`]).
+struct Host {
+    given: OpenCodeHost,
+    followed: FollowedServer,
+    inbox: Option<InboxConnection>,
+}
+
+impl Host {
+    /// Runs until a signal: returns the exit code.
+    fn serve(&mut self, server_events: &Receiver<FromServer>, stop: &Receiver<Inbound>) -> u8 {
+        let never = crossbeam_channel::never();
+        let mut lost_said = false;
+        loop {
+            let inbox_messages = self.inbox.as_ref().map_or(&never, |inbox| &inbox.messages);
+            select! {
+                recv(server_events) -> event => match event {
+                    Ok(FromServer::Event(happening)) => {
+                        let steps = self.followed.happened(happening);
+                        self.take(steps);
+                    }
+                    Ok(FromServer::Pending(pending)) => {
+                        if lost_said {
+                            log::info!(speaker = SPEAKER; "connected to {}", self.given.server.url());
+                            lost_said = false;
+                        }
+                        let steps = self.followed.pending(pending);
+                        self.take(steps);
+                    }
+                    Ok(FromServer::Lost(why)) => {
+                        if !lost_said {
+                            log::warn!(speaker = SPEAKER; "{why}; connecting again");
+                            lost_said = true;
+                        }
+                    }
+                    Err(_) => return exit::OK,
+                },
+                recv(inbox_messages) -> message => match message {
+                    Ok(Ok(Some(message))) => self.inbox_said(message),
+                    _ => self.inbox_gone(),
+                },
+                recv(stop) -> message => {
+                    if let Ok(Inbound::Control(Control::Shutdown { .. })) = message {
+                        return exit::OK;
+                    }
+                },
+            }
+        }
+    }
+
+    /// Does what the followed server's state decided, in order.
+    fn take(&mut self, steps: Vec<Step>) {
+        for step in steps {
+            match step {
+                Step::HandOver { id } => self.hand_over(&id),
+                Step::Withdraw { id } => {
+                    if let Some(inbox) = self.inbox.as_mut() {
+                        let _ = inbox.client.send(&ClientMessage::Withdraw { id });
+                    }
+                }
+                Step::DecideHere { directory, id, message } => {
+                    let reply = self.decide_here(&message, None);
+                    self.send_reply(&directory, &id, reply);
+                }
+                Step::Refuse { directory, id, reason } => {
+                    let reply = opencode::reply(&Outcome::Refused { reason });
+                    self.send_reply(&directory, &id, reply);
+                }
+                Step::Say(line) => log::info!(speaker = SPEAKER; "{line}"),
+            }
+        }
+    }
+
+    /// The reply the flags decide without a person (or, with `unavailable`, that nobody can be
+    /// asked): the same function the inbox takes requests in with.
+    fn decide_here(&self, message: &Value, unavailable: Option<String>) -> Option<Reply> {
+        let incoming = parse_message(message).ok()?;
+        let provenance = web::question_provenance(message);
+        let mut policy = self.given.policy.clone();
+        if unavailable.is_some() {
+            policy.unavailable = unavailable;
+        }
+        let admitted = admit(incoming.clone(), ClientMode::Ask, &policy, None);
+        if let Some(problem) = &admitted.problem {
+            log::warn!(speaker = SPEAKER; "{problem}");
+        }
+        // Decided by the flags, so nothing waits for a person; a request left open all the
+        // same is dropped, which answers it as a closed window rather than waiting for ever.
+        drop(admitted.request);
+        let outcome = admitted.outcome.recv().unwrap_or_else(|_| Outcome::closed());
+        let shape = ReplyShape { format: Some(ReplyFormat::OpenCode), always_a_line: true };
+        // Decided here, so recorded here: the inbox records only what it was given.
+        (self.given.record)(&incoming, provenance, &outcome, shape);
+        let line = shape.line(&admitted.envelope, &outcome)?;
+        serde_json::from_value(line).ok()
+    }
+
+    /// Hands the held question `id` to the inbox, connecting (or starting one) first.
+    fn hand_over(&mut self, id: &str) {
+        let Some(held) = self.followed.get(id) else { return };
+        let ask = ClientMessage::Ask(Box::new(AskMessage {
+            id: id.to_owned(),
+            mode: ClientMode::Ask,
+            message: held.message.clone(),
+            policy: self.given.policy.clone(),
+        }));
+        if self.inbox.is_none() {
+            match (self.given.connect)() {
+                Ok(inbox) => self.inbox = Some(inbox),
+                Err(why) => {
+                    // Nobody can be asked: OpenCode's model hears so and goes on.
+                    log::warn!(
+                        speaker = SPEAKER;
+                        "no inbox can show {id} ({why}); answering that nobody is available"
+                    );
+                    let Some(held) = self.followed.release(id) else { return };
+                    let reply = self.decide_here(&held.message, Some(format!("no inbox: {why}")));
+                    self.send_reply(&held.directory, id, reply);
+                    return;
+                }
+            }
+        }
+        let sent = self.inbox.as_mut().map(|inbox| inbox.client.send(&ask));
+        if let Some(Err(error)) = sent {
+            log::warn!(speaker = SPEAKER; "cannot hand {id} to the inbox ({error})");
+            // The reader thread sees the connection end and `inbox_gone` asks again.
+        }
+    }
+
+    /// The inbox went away (it crashed or was ended): a new one is asked every held question.
+    fn inbox_gone(&mut self) {
+        if let Some(inbox) = self.inbox.take() {
+            inbox.close();
+        }
+        let ids = self.followed.held_ids();
+        if ids.is_empty() {
+            return;
+        }
+        log::warn!(speaker = SPEAKER; "the inbox went away; asking a new one");
+        std::thread::sleep(FIRST_BACKOFF);
+        for id in ids {
+            self.hand_over(&id);
+        }
+    }
+
+    fn inbox_said(&mut self, message: InboxMessage) {
+        match message {
+            InboxMessage::Outcome(outcome) => {
+                let Some(held) = self.followed.release(&outcome.id) else { return };
+                if let Some(problem) = &outcome.problem {
+                    log::warn!(speaker = SPEAKER; "{problem}");
+                }
+                let reply = outcome.reply.and_then(|line| serde_json::from_value(line).ok());
+                log::info!(speaker = SPEAKER; "{} {}", outcome.id, outcome.outcome);
+                self.send_reply(&held.directory, &outcome.id, reply);
+            }
+            InboxMessage::Error { message, id } => {
+                log::warn!(
+                    speaker = SPEAKER;
+                    "the inbox refused {}: {message}",
+                    id.unwrap_or_default()
+                );
+            }
+            InboxMessage::Accepted { warnings, id, .. } => {
+                for warning in warnings {
+                    log::warn!(speaker = SPEAKER; "{id}: warning: {warning}");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn send_reply(&self, directory: &str, id: &str, reply: Option<Reply>) {
+        let Some(reply) = reply else { return };
+        match self.given.server.send(directory, id, &reply) {
+            Ok(()) => {}
+            Err(error) if error.not_found() => {
+                log::info!(
+                    speaker = SPEAKER;
+                    "{id} was no longer pending in OpenCode; nothing sent"
+                );
+            }
+            Err(error) => log::warn!(speaker = SPEAKER; "cannot answer {id}: {error}"),
+        }
+    }
+}
