@@ -1160,6 +1160,7 @@ fn permission(
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let ask = PermissionAsk {
         id: RequestId::next(),

@@ -17,11 +17,13 @@
 //! store all drive the same state (`scripts/check-layers` keeps it so).
 
 pub mod approval;
+pub mod diff;
 pub mod followed;
 pub mod journal;
 pub mod policy;
 pub mod request;
 pub mod session;
+pub mod tool_call;
 #[cfg(test)]
 mod tests;
 

@@ -202,6 +202,8 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         description: None,
         reason: text(params, "reason"),
         agent_id: None,
+        cwd: text(params, "cwd"),
+        on_disk: None,
     }
 }
 
@@ -225,6 +227,8 @@ pub fn file_change_permission(
         description: None,
         reason,
         agent_id: None,
+        cwd: None,
+        on_disk: None,
     }
 }
 

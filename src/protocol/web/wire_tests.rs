@@ -97,6 +97,7 @@ fn bash_request() -> PermissionRequest {
         description: Some("List".into()),
         reason: None,
         agent_id: None,
+        ..Default::default()
     }
 }
 
