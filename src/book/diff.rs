@@ -116,7 +116,12 @@ impl Diff {
                     DiffTag::Equal => {
                         for (old_index, new_index) in old_range.zip(new_range) {
                             let text = old_lines.get(old_index).copied().unwrap_or_default();
-                            self.push(LineKind::Context, number(old_index), number(new_index), text);
+                            self.push(
+                                LineKind::Context,
+                                number(old_index),
+                                number(new_index),
+                                text,
+                            );
                         }
                     }
                     DiffTag::Delete | DiffTag::Replace | DiffTag::Insert => {

@@ -23,9 +23,9 @@ pub mod journal;
 pub mod policy;
 pub mod request;
 pub mod session;
-pub mod tool_call;
 #[cfg(test)]
 mod tests;
+pub mod tool_call;
 
 pub use request::{
     Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, fit_forms, review_line,

@@ -75,12 +75,32 @@ pub enum ToolCallView {
     },
     /// A change to a file: its path, the diff, and what to know about how it was made (the file
     /// could not be read, the text to replace is not in it, …).
-    Change { tool: Shown, path: Shown, diff: Diff, notes: Vec<String> },
-    Fetch { url: Shown, prompt: Shown },
-    Search { query: Shown, allowed: Vec<Shown>, blocked: Vec<Shown> },
-    Mcp { server: Shown, tool: Shown, arguments: Vec<TreeNode>, more_nodes: usize },
+    Change {
+        tool: Shown,
+        path: Shown,
+        diff: Diff,
+        notes: Vec<String>,
+    },
+    Fetch {
+        url: Shown,
+        prompt: Shown,
+    },
+    Search {
+        query: Shown,
+        allowed: Vec<Shown>,
+        blocked: Vec<Shown>,
+    },
+    Mcp {
+        server: Shown,
+        tool: Shown,
+        arguments: Vec<TreeNode>,
+        more_nodes: usize,
+    },
     /// Anything else: its name and pretty JSON.
-    Other { name: Shown, json: Shown },
+    Other {
+        name: Shown,
+        json: Shown,
+    },
 }
 
 impl ToolCallView {
@@ -158,9 +178,11 @@ impl ToolCallView {
 /// What the card says about a file it could not read.
 fn unread(on_disk: Option<&FileSnapshot>) -> Option<String> {
     match on_disk {
-        None => Some("The file on disk was not read: the change is shown without its place in \
+        None => Some(
+            "The file on disk was not read: the change is shown without its place in \
                       the file."
-            .to_owned()),
+                .to_owned(),
+        ),
         Some(FileSnapshot::Missing { path }) => {
             Some(format!("There is no file at {}.", reveal_controls(path, Breaks::Reveal)))
         }
@@ -186,7 +208,9 @@ fn edits(edits: &[StringEdit], on_disk: Option<&FileSnapshot>) -> (Diff, Vec<Str
                 }
                 return (diff, notes);
             }
-            Err(problem) => notes.push(format!("{problem}: the change is shown as its text alone.")),
+            Err(problem) => {
+                notes.push(format!("{problem}: the change is shown as its text alone."))
+            }
         }
     }
     notes.extend(unread(on_disk));

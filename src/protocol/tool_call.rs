@@ -208,7 +208,12 @@ impl ToolCall {
             }
             COMMAND_TOOL => {
                 let ShellInput { command } = read(input)?;
-                ToolCall::Bash { command, description: None, timeout: None, run_in_background: false }
+                ToolCall::Bash {
+                    command,
+                    description: None,
+                    timeout: None,
+                    run_in_background: false,
+                }
             }
             // Claude Code's Edit; Codex's file change has the same name and a diff instead.
             FILE_CHANGE_TOOL => match read::<EditInput>(input) {

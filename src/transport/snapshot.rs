@@ -110,7 +110,9 @@ fn text(path: &Path) -> Result<String, Refused> {
 }
 
 fn too_large(bytes: u64) -> Refused {
-    Refused::Because(format!("it is {bytes} bytes, more than the {MAX_SNAPSHOT_BYTES} askpane reads"))
+    Refused::Because(format!(
+        "it is {bytes} bytes, more than the {MAX_SNAPSHOT_BYTES} askpane reads"
+    ))
 }
 
 /// Opens `path` for reading without following a final link (the path is already resolved: a
@@ -135,7 +137,9 @@ fn kernel_file_system(file: &File) -> Result<(), Refused> {
     const SYSFS_MAGIC: u64 = 0x6265_6572;
     let kind = rustix::fs::fstatfs(file).map_err(io::Error::from)?.f_type as u64;
     match kind == rustix::fs::PROC_SUPER_MAGIC as u64 || kind == SYSFS_MAGIC {
-        true => Err(Refused::Because("it is the kernel's (procfs or sysfs), not a file on disk".into())),
+        true => {
+            Err(Refused::Because("it is the kernel's (procfs or sysfs), not a file on disk".into()))
+        }
         false => Ok(()),
     }
 }
@@ -150,8 +154,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir()
-            .join(format!("askpane-snapshot-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("askpane-snapshot-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -207,8 +211,12 @@ mod tests {
     fn a_fifo_is_refused_without_waiting_for_a_writer() {
         let dir = scratch("fifo");
         let fifo = dir.join("pipe");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR)
-            .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         assert_eq!(reason(read(&fifo.to_string_lossy(), None)), "it is not a regular file");
     }
 
@@ -245,7 +253,10 @@ mod tests {
     fn a_file_that_is_not_text_says_so() {
         let dir = scratch("binary");
         std::fs::write(dir.join("x.bin"), [0xff, 0xfe, 0x00]).unwrap();
-        assert_eq!(reason(read(&dir.join("x.bin").to_string_lossy(), None)), "it is not UTF-8 text");
+        assert_eq!(
+            reason(read(&dir.join("x.bin").to_string_lossy(), None)),
+            "it is not UTF-8 text"
+        );
     }
 
     /// A file its mode forbids reading says why (as root the mode does not stop a read: the

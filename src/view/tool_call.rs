@@ -63,7 +63,8 @@ pub fn tool_call_ui(ui: &mut Ui, view: &ToolCallView) {
             field_ui(ui, "Search", query);
             for (label, domains) in [("Only", allowed), ("Never", blocked)] {
                 if !domains.is_empty() {
-                    let list: Vec<&str> = domains.iter().map(|domain| domain.text.as_str()).collect();
+                    let list: Vec<&str> =
+                        domains.iter().map(|domain| domain.text.as_str()).collect();
                     let text = format!("{label}: {}", list.join(", "));
                     ui.add(Label::new(RichText::new(text).monospace()).wrap());
                 }
@@ -209,7 +210,11 @@ fn tree_ui(ui: &mut Ui, nodes: &[TreeNode], depth: usize) {
             }
             TreeValue::Leaf(value) => {
                 ui.horizontal_wrapped(|ui| {
-                    ui.label(RichText::new(format!("{}:", node.key.text)).monospace().color(tokens.muted));
+                    ui.label(
+                        RichText::new(format!("{}:", node.key.text))
+                            .monospace()
+                            .color(tokens.muted),
+                    );
                     ui.add(Label::new(RichText::new(&value.text).monospace()).wrap());
                 });
                 if value.cut > 0 {
