@@ -149,7 +149,8 @@ fn kernel_file_system(_: &File) -> Result<(), Refused> {
     Ok(())
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
