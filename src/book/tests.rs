@@ -447,6 +447,7 @@ fn tool_call(request_id: &str) -> PermissionRequest {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     }
 }
 

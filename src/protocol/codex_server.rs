@@ -33,6 +33,10 @@ pub const QUESTION_METHOD: &str = "item/tool/requestUserInput";
 
 /// One line from the app-server.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per app-server line, moved once: 392 bytes is nothing beside parsing the line"
+)]
 pub enum ServerLine {
     /// The reply to one of askpane's requests.
     Response { id: Option<u64>, result: Value, error: Option<String> },
@@ -202,6 +206,8 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         description: None,
         reason: text(params, "reason"),
         agent_id: None,
+        cwd: text(params, "cwd"),
+        on_disk: None,
     }
 }
 
@@ -225,6 +231,8 @@ pub fn file_change_permission(
         description: None,
         reason,
         agent_id: None,
+        cwd: None,
+        on_disk: None,
     }
 }
 
