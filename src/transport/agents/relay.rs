@@ -503,6 +503,7 @@ mod tests {
             description: None,
             reason: None,
             agent_id: None,
+            ..PermissionRequest::default()
         };
         let ask = PermissionAsk {
             id: RequestId::from_raw(7),
