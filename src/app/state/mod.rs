@@ -434,7 +434,9 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
     pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
         match action {
             SessionAction::AllowPermission(_)
+            | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. } => self.approvals.apply(&action),
             action => self.agent.apply_session(action),
         }
