@@ -5,16 +5,54 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
-
+/// A capture of 2.1.332's `PermissionRequest` hook, `stdin` or `stdout`, built in (protocol
+/// code reads no files, tests included).
 fn fixture(case: &str, file: &str) -> Value {
-    let path = format!("{FIXTURES}/{case}/hooks/PermissionRequest.1.{file}.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
-    serde_json::from_str(&text).expect("a fixture is JSON")
+    macro_rules! captures {
+        ($($case:literal),*) => {
+            match (case, file) {
+                $(
+                    ($case, "stdin") => include_str!(concat!(
+                        "../../../tests/fixtures/claude-code/2.1.332/", $case,
+                        "/hooks/PermissionRequest.1.stdin.json")),
+                    ($case, "stdout") => include_str!(concat!(
+                        "../../../tests/fixtures/claude-code/2.1.332/", $case,
+                        "/hooks/PermissionRequest.1.stdout.json")),
+                )*
+                _ => panic!("no capture {case} {file}"),
+            }
+        };
+    }
+    let text = captures!(
+        "pr-bash-allow",
+        "pr-bash-allow-rule",
+        "pr-bash-allow-adddirs",
+        "pr-edit-allow-setmode",
+        "pr-bash-deny-message"
+    );
+    serde_json::from_str(text).expect("a fixture is JSON")
+}
+
+/// The input of a capture Claude Code got no reply to (nothing to compare a reply with).
+fn stdin_only(case: &str) -> Value {
+    let text = match case {
+        "pr-bash-nodecision" => include_str!(
+            "../../../tests/fixtures/claude-code/2.1.332/pr-bash-nodecision/hooks/PermissionRequest.1.stdin.json"
+        ),
+        "pr-mcp-nodecision" => include_str!(
+            "../../../tests/fixtures/claude-code/2.1.332/pr-mcp-nodecision/hooks/PermissionRequest.1.stdin.json"
+        ),
+        _ => panic!("no capture {case}"),
+    };
+    serde_json::from_str(text).expect("a fixture is JSON")
 }
 
 fn card(case: &str) -> HookPermission {
-    parse_hook_permission(&fixture(case, "stdin")).expect("an approval").expect("readable")
+    let stdin = match case {
+        "pr-bash-nodecision" | "pr-mcp-nodecision" => stdin_only(case),
+        _ => fixture(case, "stdin"),
+    };
+    parse_hook_permission(&stdin).expect("an approval").expect("readable")
 }
 
 #[test]
