@@ -186,20 +186,33 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     }
 
     /// The agent took back the tool call `request_id`: the card goes, and its handles hear
-    /// [`WITHDRAWN_BY_AGENT`]. Returns the card's id; `None` when no such card waits (decided
-    /// already: the decision stands).
+    /// [`WITHDRAWN_BY_AGENT`] (a hook's: no decision). Returns the card's id; `None` when no
+    /// such card waits (decided already: the decision stands).
     pub fn withdraw(&mut self, request_id: &str) -> Option<RequestId> {
-        let id = self.by_request_id(request_id)?.id;
-        let message = WITHDRAWN_BY_AGENT.to_owned();
-        self.decide_card(id, PermissionDecision::Deny { message })?;
+        let card = self.by_request_id(request_id)?;
+        let (id, decision) = (card.id, undecided(&card.request, WITHDRAWN_BY_AGENT));
+        self.decide_card(id, decision)?;
         Some(id)
     }
 
-    /// askpane ends (stopped, or the bridge ended) with cards undecided: a tool call is never
-    /// allowed for want of a person, so every one is denied with `message`. Returns the cards.
+    /// askpane ends (stopped, the window closed, or the bridge ended) with cards undecided: a
+    /// tool call is never allowed for want of a person, so every one is denied with `message`,
+    /// or, where the agent can ask on its own (a hook), left to it. Returns the cards.
     pub fn close_all(&mut self, message: &str) -> Vec<PendingPermission> {
-        let decision = PermissionDecision::Deny { message: message.to_owned() };
-        self.waiting.drain(..).map(|approval| Self::end(approval, &decision)).collect()
+        let ended = self.waiting.drain(..).map(|approval| {
+            let decision = undecided(&approval.card.request, message);
+            Self::end(approval, &decision)
+        });
+        ended.collect()
+    }
+}
+
+/// What a card nobody decided tells its agent: a hook's hands the call back (print nothing:
+/// Claude Code's own dialog or policy decides); a hosted session's is denied with `message`.
+fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
+    match request.origin.can_hand_back() {
+        true => PermissionDecision::HandBack,
+        false => PermissionDecision::Deny { message: message.to_owned() },
     }
 }
 

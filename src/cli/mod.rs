@@ -33,6 +33,7 @@ mod demo;
 mod handover;
 mod history;
 mod hook;
+mod hook_approval;
 // `askpane claude` and `askpane codex` under the inbox: where the inbox is.
 #[cfg(any(unix, windows))]
 mod hosted;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::envelope::{HookContext, TOOL_NAME};
+use super::inbox::Policy;
 use super::stream::{PermissionDecision, PermissionRequest};
 
 /// Where a rule suggestion would be kept (Claude Code's `destination`).
@@ -420,6 +421,21 @@ pub fn hook_reply(decision: &PermissionDecision) -> Option<Value> {
         PermissionDecision::HandBack => return None,
     };
     Some(json!({"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "decision": decision}}))
+}
+
+/// What a client's flags decide about an approval with no person asked, or `None` when a
+/// person is to decide. `--decline MESSAGE` denies with the message; `--non-interactive` and
+/// `hook --fallback` leave it to Claude Code's own dialog or policy. `--answers` answers
+/// questions, never a tool call: with `--submit` it asks nobody, so nobody allows it.
+pub fn decided_by_policy(policy: &Policy) -> Option<(ApprovalOutcome, PermissionDecision)> {
+    if let Some(message) = &policy.decline {
+        let decision = PermissionDecision::Deny { message: message.clone() };
+        return Some((ApprovalOutcome::Denied, decision));
+    }
+    let nobody = policy.non_interactive
+        || policy.unavailable.is_some()
+        || (policy.submit && policy.answers.is_some());
+    nobody.then_some((ApprovalOutcome::NoHuman, PermissionDecision::HandBack))
 }
 
 /// What the model reads when a hosted session's call is handed back: a hosted session has no

@@ -190,3 +190,36 @@ fn every_outcome_kind_has_its_own_name() {
     assert!(!ApprovalOutcome::HandedBack.allowed());
     assert!(!ApprovalOutcome::NoHuman.allowed());
 }
+
+#[test]
+fn flags_never_allow_a_tool_call() {
+    use crate::protocol::inbox::{Policy, Preset};
+    assert_eq!(decided_by_policy(&Policy::default()), None);
+    let decline = Policy { decline: Some("not today".into()), ..Policy::default() };
+    assert_eq!(
+        decided_by_policy(&decline),
+        Some((ApprovalOutcome::Denied, PermissionDecision::Deny { message: "not today".into() }))
+    );
+    let preset =
+        Preset { file: "a.json".into(), json: Some(json!({"Bash": "yes"})), unreadable: None };
+    let nobody = [
+        Policy { non_interactive: true, ..Policy::default() },
+        Policy {
+            unavailable: Some("askpane hook --fallback terminal".into()),
+            ..Policy::default()
+        },
+        Policy { answers: Some(preset.clone()), submit: true, ..Policy::default() },
+    ];
+    for policy in nobody {
+        assert_eq!(
+            decided_by_policy(&policy),
+            Some((ApprovalOutcome::NoHuman, PermissionDecision::HandBack)),
+            "{policy:?}"
+        );
+    }
+    // Preset answers alone still ask the person: they are for questions.
+    let answers = Policy { answers: Some(preset), ..Policy::default() };
+    assert_eq!(decided_by_policy(&answers), None);
+    // A deadline alone asks the person too; the inbox ends it with no decision.
+    assert_eq!(decided_by_policy(&Policy { timeout_secs: Some(5), ..Policy::default() }), None);
+}
