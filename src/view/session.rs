@@ -296,12 +296,30 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 let id = permission.id;
                 actions.push(Action::Session(SessionAction::SetDenyMessage { id, text: message }));
             }
-            ui.horizontal(|ui| {
+            let id = permission.id;
+            ui.horizontal_wrapped(|ui| {
                 if ui.button("Allow once").clicked() {
-                    actions.push(Action::Session(SessionAction::AllowPermission(permission.id)));
+                    actions.push(Action::Session(SessionAction::AllowPermission(id)));
+                }
+                // One "Always …" per rule the agent suggested, in its own words for a person.
+                for (suggestion, rule) in request.suggestions.iter().enumerate() {
+                    let always = ui.button(rule.label());
+                    let hover = "Allow this call and add the rule Claude Code suggested";
+                    if always.on_hover_text(hover).clicked() {
+                        let action = SessionAction::AlwaysAllowPermission { id, suggestion };
+                        actions.push(Action::Session(action));
+                    }
                 }
                 if ui.button("Deny").clicked() {
-                    actions.push(Action::Session(SessionAction::DenyPermission(permission.id)));
+                    actions.push(Action::Session(SessionAction::DenyPermission(id)));
+                }
+                // Only a hook has a dialog of its own to hand the call back to.
+                if request.origin.can_hand_back() {
+                    let back = ui.button("Answer in the terminal");
+                    let hover = "Decide nothing here: Claude Code asks in its own dialog";
+                    if back.on_hover_text(hover).clicked() {
+                        actions.push(Action::Session(SessionAction::HandBackPermission(id)));
+                    }
                 }
             });
         });
