@@ -2682,7 +2682,10 @@ fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_p
     );
     // A malformed decision is refused by name.
     page.send(&json!({"type": "permission_decision", "request_id": "perm-9", "decision": "maybe"}));
-    assert_eq!(page.recv_error(), "a permission decision must be allow or deny, not \"maybe\"");
+    assert_eq!(
+        page.recv_error(),
+        "a permission decision must be allow, allow_always, deny or hand_back, not \"maybe\""
+    );
     drop(page);
     harness.finish();
 }
