@@ -26,7 +26,7 @@ use crate::book::Settled;
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
-use crate::protocol::notice::{Snapshot, Waiting};
+use crate::protocol::notice::{Snapshot, Waiting, WaitingKind};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
