@@ -1160,6 +1160,8 @@ fn permission(
         description: None,
         reason: None,
         agent_id: None,
+        suggestions: Vec::new(),
+        origin: askpane::protocol::permission::ApprovalOrigin::Hosted,
     };
     let ask = PermissionAsk {
         id: RequestId::next(),

@@ -202,6 +202,8 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         description: None,
         reason: text(params, "reason"),
         agent_id: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
 
@@ -225,6 +227,8 @@ pub fn file_change_permission(
         description: None,
         reason,
         agent_id: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
 
@@ -369,7 +373,11 @@ pub fn result_line(id: &Value, result: Value) -> Value {
 pub fn approval_reply(id: &Value, decision: &PermissionDecision) -> Value {
     let decision = match decision {
         PermissionDecision::AllowOnce => "accept",
-        PermissionDecision::Deny { .. } => "decline",
+        // Codex sends no rule suggestions, so no card offers "Always …"; were one decided, it
+        // is allowed for this session, Codex's own nearest "always".
+        PermissionDecision::AllowAlways { .. } => "acceptForSession",
+        // Nobody decided, and a hosted session has no dialog of its own: declined.
+        PermissionDecision::Deny { .. } | PermissionDecision::HandBack => "decline",
     };
     json!({"id": id, "result": {"decision": decision}})
 }

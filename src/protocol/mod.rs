@@ -20,6 +20,7 @@ pub mod notice;
 pub mod opencode;
 pub mod origin;
 pub mod outcome;
+pub mod permission;
 pub mod preset;
 pub mod question;
 pub mod stream;

@@ -223,9 +223,12 @@ impl WhenDropped for Outcome {
     }
 }
 
+/// What a tool call's agent reads when the window closed before anyone decided.
+pub const CLOSED_WITHOUT_DECIDING: &str = "The user closed askpane without deciding.";
+
 impl WhenDropped for PermissionDecision {
     fn when_dropped() -> Self {
-        PermissionDecision::Deny { message: "The user closed askpane without deciding.".to_owned() }
+        PermissionDecision::Deny { message: CLOSED_WITHOUT_DECIDING.to_owned() }
     }
 }
 

@@ -444,6 +444,8 @@ fn permissions_are_decided_once_and_prompts_go_out_once() {
         description: None,
         reason: None,
         agent_id: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     };
     let id = RequestId::next();
     state.ask_permission(id, request, Provenance::new("claude", None), ());

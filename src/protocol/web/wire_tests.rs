@@ -97,6 +97,8 @@ fn bash_request() -> PermissionRequest {
         description: Some("List".into()),
         reason: None,
         agent_id: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
 
@@ -272,6 +274,7 @@ fn permission_cards_and_their_ends() {
     for (end, reason) in [
         (PermissionEnd::Allowed, "allowed"),
         (PermissionEnd::Denied, "denied"),
+        (PermissionEnd::HandedBack, "handed_back"),
         (PermissionEnd::Withdrawn, "withdrawn"),
     ] {
         assert_eq!(
@@ -343,6 +346,18 @@ fn what_a_page_sends_about_a_session() {
         decision(hosted, "r1", &PermissionDecision::Deny { message: "not that".into() }),
         json!({"type": "permission_decision", "request_id": "r1", "decision": "deny",
             "message": "not that", "session": 2})
+    );
+    let rule = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
+    let suggestion =
+        crate::protocol::permission::Suggestion::try_from(rule.clone()).expect("a suggestion");
+    assert_eq!(
+        decision(own, "r1", &PermissionDecision::AllowAlways { suggestion }),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always",
+            "suggestion": rule})
+    );
+    assert_eq!(
+        decision(own, "r1", &PermissionDecision::HandBack),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "hand_back"})
     );
     assert_eq!(prompt(own, "go on"), json!({"type": "session_prompt", "text": "go on"}));
     assert_eq!(
@@ -659,16 +674,29 @@ fn a_pages_messages_are_read_and_refused_as_before() {
             r#"refused: {"type":"error","message":"the message to the agent is 8449 characters long; the limit is 8448","tool_use_id":null,"kind":"too_long","field":"decline_message"}"#,
         ),
         (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "hand_back"}),
+            r#"session Own Decide { request_id: "r1", decision: HandBack }"#,
+        ),
+        (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always"}),
+            r#"refused: {"type":"error","message":"an allow_always must name a rule the agent suggested, in `suggestion`","tool_use_id":null,"kind":"invalid"}"#,
+        ),
+        (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always",
+                "suggestion": {"type": "removeRules", "destination": "session"}}),
+            r#"refused: {"type":"error","message":"an allow_always must name a rule the agent suggested, in `suggestion`","tool_use_id":null,"kind":"invalid"}"#,
+        ),
+        (
             json!({"type": "permission_decision", "request_id": "r1", "decision": "maybe"}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"maybe\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"maybe\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "request_id": "r1", "decision": 1}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "request_id": "r1"}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "decision": "maybe"}),

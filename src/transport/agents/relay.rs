@@ -503,6 +503,8 @@ mod tests {
             description: None,
             reason: None,
             agent_id: None,
+            suggestions: Vec::new(),
+            origin: crate::protocol::permission::ApprovalOrigin::Hosted,
         };
         let ask = PermissionAsk {
             id: RequestId::from_raw(7),
