@@ -2533,8 +2533,7 @@ fn bash_permission(
         description: Some("Run it".to_owned()),
         reason: None,
         agent_id: None,
-        suggestions: Vec::new(),
-        origin: askpane::protocol::permission::ApprovalOrigin::Hosted,
+        ..Default::default()
     };
     let (reply, decision) = Responder::channel();
     let provenance = Provenance::new("claude", Some("shop".to_owned()));

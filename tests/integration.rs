@@ -25,6 +25,8 @@ mod claude_host;
 // `askpane install codex`'s hook.
 #[cfg(target_os = "linux")]
 mod codex;
+// The approval card's body (issue 26): typed tool calls, diffs, the card drawn (kittest).
+mod cards;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;

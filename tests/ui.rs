@@ -1199,8 +1199,7 @@ fn decline_all_in_the_inbox_window_denies_and_removes_the_waiting_tool_calls() {
         description: None,
         reason: None,
         agent_id: None,
-        suggestions: Vec::new(),
-        origin: askpane::protocol::permission::ApprovalOrigin::Hosted,
+        ..Default::default()
     };
     let (reply, decision) = transport::Responder::channel();
     let provenance = Provenance::new("claude", Some("shop".to_owned()));

@@ -11,6 +11,7 @@
 
 use super::ReplyHandle;
 use super::session::{SessionAction, SessionEffect};
+use super::tool_call::ToolCallView;
 use crate::protocol::origin::{Provenance, RequestId};
 use crate::protocol::permission::PermissionChoice;
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
@@ -28,6 +29,8 @@ pub struct PendingPermission {
     pub provenance: Provenance,
     /// The message sent with a deny, as typed so far.
     pub deny_message: String,
+    /// What the card shows of the call, prepared once when it arrived (issue 26).
+    pub view: ToolCallView,
 }
 
 /// What [`Approvals::ask`] did with a tool call.
@@ -73,7 +76,8 @@ impl<R> Approvals<R> {
             approval.replies.push(reply);
             return Asked::Joined(approval.card.id);
         }
-        let card = PendingPermission { id, request, provenance, deny_message: String::new() };
+        let view = ToolCallView::of(&request);
+        let card = PendingPermission { id, request, provenance, deny_message: String::new(), view };
         self.waiting.push(Approval { card, replies: vec![reply] });
         Asked::Opened(id)
     }

@@ -451,8 +451,7 @@ fn tool_call(request_id: &str) -> PermissionRequest {
         description: None,
         reason: None,
         agent_id: None,
-        suggestions: Vec::new(),
-        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
+        ..Default::default()
     }
 }
 

@@ -33,6 +33,10 @@ pub const QUESTION_METHOD: &str = "item/tool/requestUserInput";
 
 /// One line from the app-server.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per app-server line, moved once: 392 bytes is nothing beside parsing the line"
+)]
 pub enum ServerLine {
     /// The reply to one of askpane's requests.
     Response { id: Option<u64>, result: Value, error: Option<String> },
@@ -204,6 +208,8 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         agent_id: None,
         suggestions: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
+        cwd: text(params, "cwd"),
+        on_disk: None,
     }
 }
 
@@ -229,6 +235,8 @@ pub fn file_change_permission(
         agent_id: None,
         suggestions: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
+        cwd: None,
+        on_disk: None,
     }
 }
 

@@ -25,6 +25,7 @@ pub mod preset;
 pub mod question;
 pub mod stream;
 pub mod text;
+pub mod tool_call;
 pub mod validate;
 pub mod web;
 

@@ -405,6 +405,9 @@ pub fn parse_hook_permission(
         agent_id: context.agent_id.clone(),
         suggestions: parse_suggestions(object.get("permission_suggestions")),
         origin: ApprovalOrigin::Hook,
+        // The card shows a command's directory and reads a relative path from there.
+        cwd: context.cwd.clone(),
+        on_disk: None,
     };
     Some(Ok(HookPermission { request, context }))
 }

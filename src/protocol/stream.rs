@@ -40,6 +40,10 @@ pub enum CliMessage {
 
 /// One event of an agent session run under askpane.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per agent line, moved a few times: 320 bytes is nothing beside parsing the line"
+)]
 pub enum SessionEvent {
     /// A line of the transcript (`system/init`, assistant, user, result).
     Message(CliMessage),
@@ -180,7 +184,7 @@ pub struct TurnResult {
 }
 
 /// `can_use_tool` for a tool other than AskUserQuestion.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequest {
     pub request_id: String,
     pub tool_name: String,
@@ -200,6 +204,14 @@ pub struct PermissionRequest {
     /// `PermissionRequest` hook.
     #[serde(default, skip_serializing_if = "ApprovalOrigin::is_hosted")]
     pub origin: ApprovalOrigin,
+    /// Where the agent works (its session's or the hook's `cwd`): the card shows it under a
+    /// command, and a relative path is read from there (issue 26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The file the call would change, as it was on disk when it was asked about (attached in
+    /// transport, see `transport::snapshot`); `None` when nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<super::tool_call::FileSnapshot>,
 }
 
 /// How the user decided a permission request.
@@ -305,6 +317,8 @@ fn control_request(line: &Value) -> CliMessage {
             agent_id: text(request, "agent_id"),
             suggestions: parse_suggestions(request.get("permission_suggestions")),
             origin: ApprovalOrigin::Hosted,
+            cwd: None,
+            on_disk: None,
         }),
         // The Agent SDK's own wording for a subtype it has no handler for.
         (subtype, _, _) => unhandled(format!("Unsupported control request subtype: {subtype}")),

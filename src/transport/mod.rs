@@ -39,6 +39,8 @@ pub mod replies;
 pub mod serve;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod signals;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod snapshot;
 #[cfg(target_arch = "wasm32")]
 pub mod web_client;
 

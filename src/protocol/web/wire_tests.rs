@@ -97,8 +97,7 @@ fn bash_request() -> PermissionRequest {
         description: Some("List".into()),
         reason: None,
         agent_id: None,
-        suggestions: Vec::new(),
-        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
+        ..Default::default()
     }
 }
 
@@ -286,6 +285,31 @@ fn permission_cards_and_their_ends() {
         wire(permissions_open(["r1", "r2"].into_iter())),
         json!({"type": "permissions_open", "request_ids": ["r1", "r2"]})
     );
+}
+
+/// Issue 26: the card's folder and the file it changes, read where the agent runs, reach a page
+/// (whose wasm app prepares the same card body from them); a card without them is unchanged.
+#[test]
+fn a_permission_card_carries_its_folder_and_the_file_on_disk() {
+    let request = PermissionRequest {
+        tool_name: "Write".into(),
+        input: json!({"file_path": "/p/a.txt", "content": "b\n"}),
+        cwd: Some("/p".into()),
+        on_disk: Some(crate::protocol::tool_call::FileSnapshot::Text {
+            path: "/p/a.txt".into(),
+            text: "a\n".into(),
+        }),
+        ..bash_request()
+    };
+    let sent = wire(permission_request(&request, &Provenance::new("claude", None)));
+    assert_eq!(sent["request"]["cwd"], json!("/p"));
+    assert_eq!(
+        sent["request"]["on_disk"],
+        json!({"state": "text", "path": "/p/a.txt", "text": "a\n"})
+    );
+    let read: PermissionRequest =
+        serde_json::from_value(sent["request"].clone()).expect("a request");
+    assert_eq!(read, request);
 }
 
 #[test]

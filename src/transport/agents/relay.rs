@@ -503,8 +503,7 @@ mod tests {
             description: None,
             reason: None,
             agent_id: None,
-            suggestions: Vec::new(),
-            origin: crate::protocol::permission::ApprovalOrigin::Hosted,
+            ..Default::default()
         };
         let ask = PermissionAsk {
             id: RequestId::from_raw(7),
