@@ -154,7 +154,9 @@ impl App {
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
-        let shown = self.state.current().map(state::Open::id);
+        // A plan to review takes the page over whatever else shows (issue 26).
+        let plan = self.state.plan().map(|(card, _)| card.id);
+        let shown = plan.or_else(|| self.state.current().map(state::Open::id));
         let arrived = shown.is_some() && shown != self.shown && !self.picked_by_user;
         let first_frame = self.keys_blocked_until == f64::NEG_INFINITY;
         let raised = std::mem::take(&mut self.raised);
@@ -166,7 +168,9 @@ impl App {
         // pointer aimed at another program (a click lands a moment later than a key would:
         // issue 24 saw one 0.6 s after the inbox's window came back over the user's editor). A
         // page in the browser is opened by the user: its first frame starts no pointer grace.
-        let replaced = arrived && self.shown.is_some();
+        // A plan page that just appeared takes no click either: its Approve is where the
+        // pointer may already be.
+        let replaced = arrived && (self.shown.is_some() || plan.is_some());
         if replaced {
             self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }
