@@ -155,7 +155,9 @@ impl App {
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
-        let shown = self.state.current().map(state::Open::id);
+        // A plan to review takes the page over whatever else shows (issue 26).
+        let plan = self.state.plan().map(|(card, _)| card.id);
+        let shown = plan.or_else(|| self.state.current().map(state::Open::id));
         let newest_card = self.state.permissions().cards().last().map(|card| card.id);
         let card_arrived = newest_card.is_some() && newest_card != self.newest_card;
         self.newest_card = newest_card;
@@ -173,7 +175,9 @@ impl App {
         // pointer aimed at another program (a click lands a moment later than a key would:
         // issue 24 saw one 0.6 s after the inbox's window came back over the user's editor). A
         // page in the browser is opened by the user: its first frame starts no pointer grace.
-        let replaced = (arrived && self.shown.is_some()) || card_arrived;
+        // A card or a plan page that just appeared takes no click either: its Allow or Approve
+        // is where the pointer may already be.
+        let replaced = (arrived && (self.shown.is_some() || plan.is_some())) || card_arrived;
         if replaced {
             self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }
