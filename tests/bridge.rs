@@ -2533,6 +2533,7 @@ fn bash_permission(
         description: Some("Run it".to_owned()),
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let (reply, decision) = Responder::channel();
     let provenance = Provenance::new("claude", Some("shop".to_owned()));

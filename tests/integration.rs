@@ -25,11 +25,17 @@ mod claude_host;
 // `askpane install codex`'s hook.
 #[cfg(target_os = "linux")]
 mod codex;
+// The approval card's body (issue 26): typed tool calls, diffs, the card drawn (kittest).
+mod cards;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
 // The History page in the inbox's window (issue 11), by accessible label (kittest).
 mod history_page;
+// Issue 26: `askpane hook` given a PermissionRequest for any tool: a card in the inbox, each
+// decision the reply Claude Code 2.1.332 was given, and nothing where nobody decides.
+#[cfg(target_os = "linux")]
+mod hook_approval;
 // `askpane claude` under the inbox (issue 10): its questions, permissions and transcript in the
 // running inbox, which is restarted when it dies and ends the session when it quits.
 #[cfg(target_os = "linux")]

@@ -13,7 +13,10 @@
 use std::collections::BTreeSet;
 use std::fs;
 
+use askpane::book::tool_call::ToolCallView;
 use askpane::protocol::answer::join_labels;
+use askpane::protocol::stream::PermissionRequest;
+use askpane::protocol::tool_call::{FileSnapshot, ToolCall};
 use askpane::protocol::web::{BrowserMessage, FromPage, PageRequest, answer_outcome};
 use askpane::protocol::{
     Ask, Draft, Outcome, Pick, build_answers, drafts_from_preset, parse_message, validate,
@@ -716,6 +719,118 @@ proptest! {
                     prop_assert!(reply.contains(&expected), "{} lost the id of {}", reply, line);
                 }
                 other => prop_assert!(false, "{:?} for the request {}", other, line),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The approval card's tool calls (issue 26)
+
+/// The fields Claude Code's and Codex's tools take.
+const TOOL_FIELDS: [&str; 20] = [
+    "command",
+    "description",
+    "timeout",
+    "run_in_background",
+    "file_path",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "edits",
+    "content",
+    "notebook_path",
+    "cell_id",
+    "new_source",
+    "edit_mode",
+    "url",
+    "prompt",
+    "query",
+    "allowed_domains",
+    "blocked_domains",
+    "diff",
+];
+
+/// A tool input: an object of tool fields, each a string (often) or any JSON; sometimes not an
+/// object at all.
+fn tool_call_input() -> impl Strategy<Value = Value> {
+    let field = prop_oneof![
+        3 => text().prop_map(Value::String),
+        1 => json_value(),
+        1 => prop::collection::vec(
+            prop::collection::vec(
+                (prop::sample::select(TOOL_FIELDS.to_vec()), text().prop_map(Value::String)),
+                0..4,
+            )
+            .prop_map(|fields| Value::Object(
+                fields.into_iter().map(|(key, value)| (key.to_owned(), value)).collect()
+            )),
+            0..3,
+        )
+        .prop_map(Value::Array),
+    ];
+    let object = prop::collection::vec((prop::sample::select(TOOL_FIELDS.to_vec()), field), 0..8)
+        .prop_map(|fields| {
+            Value::Object(fields.into_iter().map(|(key, value)| (key.to_owned(), value)).collect())
+        });
+    prop_oneof![6 => object, 1 => json_value()]
+}
+
+fn tool_name() -> impl Strategy<Value = String> {
+    let names = vec![
+        "Bash",
+        "Shell",
+        "Edit",
+        "MultiEdit",
+        "Write",
+        "NotebookEdit",
+        "WebFetch",
+        "WebSearch",
+        "mcp__github__create_issue",
+        "mcp__",
+        "Glob",
+    ];
+    prop_oneof![6 => prop::sample::select(names).prop_map(str::to_owned), 1 => text()]
+}
+
+fn file_snapshot() -> impl Strategy<Value = Option<FileSnapshot>> {
+    prop_oneof![
+        1 => Just(None),
+        3 => (text(), text()).prop_map(|(path, text)| Some(FileSnapshot::Text { path, text })),
+        1 => (text(), json_value())
+            .prop_map(|(path, notebook)| Some(FileSnapshot::Text { path, text: notebook.to_string() })),
+        1 => text().prop_map(|path| Some(FileSnapshot::Missing { path })),
+        1 => (text(), text()).prop_map(|(path, reason)| Some(FileSnapshot::Unreadable { path, reason })),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(cases("PROPTEST_CASES", 256)))]
+
+    /// Any input under any tool name is typed (or falls back to Other, keeping the input), and
+    /// its card body is prepared, without a panic; what the card keeps is bounded and inert.
+    #[test]
+    fn any_tool_call_is_typed_and_its_card_prepared_without_panic(
+        name in tool_name(),
+        input in tool_call_input(),
+        on_disk in file_snapshot(),
+    ) {
+        let call = ToolCall::parse(&name, &input);
+        if let ToolCall::Other { name: other, input: kept } = &call {
+            prop_assert_eq!(other, &name);
+            prop_assert_eq!(kept, &input);
+        }
+        let request = PermissionRequest {
+            tool_name: name,
+            input,
+            on_disk,
+            ..PermissionRequest::default()
+        };
+        if let ToolCallView::Change { diff, path, .. } = ToolCallView::of(&request) {
+            prop_assert!(diff.lines.len() <= askpane::book::diff::MAX_SHOWN_LINES);
+            prop_assert!(!path.text.contains('\u{202e}') && !path.text.contains('\n'), "{:?}", path.text);
+            for line in &diff.lines {
+                prop_assert!(!line.text.chars().any(char::is_control), "{:?}", line.text);
             }
         }
     }

@@ -228,6 +228,7 @@ fn the_window_ends_questions_and_permissions_with_the_stop_message() {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let permission = PermissionAsk {
         id: RequestId::next(),

@@ -1199,6 +1199,7 @@ fn decline_all_in_the_inbox_window_denies_and_removes_the_waiting_tool_calls() {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let (reply, decision) = transport::Responder::channel();
     let provenance = Provenance::new("claude", Some("shop".to_owned()));
@@ -1447,4 +1448,99 @@ fn a_preview_line_of_a_megabyte_lays_out_only_what_is_in_view() {
     assert!(glyphs < 5_000, "{glyphs} glyphs laid out for a screen of a 1 MB line");
     let start: String = line.chars().take(20).collect();
     assert_eq!(window.shown(&start), 1, "the line's start is shown");
+}
+
+/// Issue 26: a hook's tool call on a card: one "Always …" button per rule Claude Code
+/// suggested, in words for a person, and "Answer in the terminal"; no key or click in the first
+/// moments after the card appears decides it (Enter pressed five times included), and every
+/// button is reachable by keyboard.
+#[test]
+fn a_hooks_card_offers_each_suggestion_and_ignores_input_as_it_appears() {
+    use askpane::protocol::permission::{ApprovalOrigin, parse_suggestions};
+    use askpane::protocol::stream::PermissionDecision;
+    // A grace of 2 s (a test's own stands for both keys and clicks): long enough for a few
+    // frames of the harness's 0.25 s clock to press keys and click inside it.
+    let grace = std::time::Duration::from_secs(2);
+    let options = AppOptions { resident: true, key_grace: Some(grace), ..AppOptions::default() };
+    let mut window = window_with(1100.0, 700.0, options);
+    let wait_out_grace = |window: &mut Window| window.harness.run_steps(10);
+    wait_out_grace(&mut window);
+    let rules = json!([{"type": "addRules", "rules": [{"toolName": "Bash",
+        "ruleContent": "npm test *"}], "behavior": "allow", "destination": "localSettings"},
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]);
+    let send_card = |window: &mut Window, request_id: &str| {
+        let request = askpane::protocol::stream::PermissionRequest {
+            request_id: request_id.to_owned(),
+            tool_name: "Bash".to_owned(),
+            input: json!({"command": "npm test"}),
+            tool_use_id: None,
+            title: None,
+            description: None,
+            reason: None,
+            agent_id: None,
+            suggestions: parse_suggestions(Some(&rules)),
+            origin: ApprovalOrigin::Hook,
+            ..Default::default()
+        };
+        let (reply, decision) = transport::Responder::channel();
+        let provenance = Provenance::new("hook", Some("project".to_owned()));
+        let card = transport::PermissionAsk {
+            id: transport::RequestId::next(),
+            request,
+            provenance,
+            reply,
+        };
+        assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(card)))));
+        window.harness.step();
+        decision
+    };
+    let decision = send_card(&mut window, "h1");
+    for label in [
+        "Allow once",
+        "Always allow `npm test *` in this project",
+        "Always allow edits in this session",
+        "Deny",
+        "Answer in the terminal",
+    ] {
+        assert!(
+            window.harness.query_by_role_and_label(Role::Button, label).is_some(),
+            "no button {label:?}"
+        );
+    }
+    // Enter pressed five times on the focused button as it appears: dropped.
+    window.harness.get_by_role_and_label(Role::Button, "Allow once").focus();
+    window.harness.step();
+    for _ in 0..5 {
+        // Pressed and released in one frame each, as fast as a person presses them.
+        for pressed in [true, false] {
+            window.harness.input_mut().events.push(Event::Key {
+                key: Key::Enter,
+                pressed,
+                modifiers: Modifiers::NONE,
+                repeat: false,
+                physical_key: None,
+            });
+        }
+        window.harness.step();
+    }
+    assert!(decision.try_recv().is_err(), "Enter decided the card as it appeared");
+    // A click aimed at something else lands on the card as it appears: dropped too.
+    let allow = window.harness.get_by_role_and_label(Role::Button, "Allow once").rect().center();
+    window.click_at_as_eframe(allow);
+    assert!(decision.try_recv().is_err(), "a click decided the card as it appeared");
+    wait_out_grace(&mut window);
+    window.click_button("Always allow `npm test *` in this project");
+    let Ok(PermissionDecision::AllowAlways { suggestion }) = decision.try_recv() else {
+        panic!("allowed always")
+    };
+    assert_eq!(suggestion.raw(), &rules[0]);
+
+    // Keyboard only: focus moves to "Answer in the terminal", Enter hands the call back.
+    let decision = send_card(&mut window, "h2");
+    wait_out_grace(&mut window);
+    window.harness.get_by_role_and_label(Role::Button, "Answer in the terminal").focus();
+    window.harness.run();
+    window.press(Key::Enter, None);
+    assert_eq!(decision.try_recv(), Ok(PermissionDecision::HandBack));
+    assert!(window.app().state().permissions().is_empty());
 }

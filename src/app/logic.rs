@@ -45,7 +45,11 @@ impl App {
             self.host.set_title(ctx, &title);
             self.title = title;
         }
-        let done = self.options.close_when_done && !self.inbox_open && self.state.book().is_empty();
+        // A window of its own waits for its tool calls as for its questions (`askpane hook`).
+        let done = self.options.close_when_done
+            && !self.inbox_open
+            && self.state.book().is_empty()
+            && self.state.permissions().is_empty();
         if done || self.stopped.is_some() {
             self.closing = true;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);

@@ -103,6 +103,9 @@ pub struct App {
     keys_blocked_until: f64,
     /// The request shown last frame, to notice one the user did not pick.
     shown: Option<RequestId>,
+    /// The newest permission card drawn last frame: a new one starts the graces as a new
+    /// question does (its buttons must not take a key or click meant for something else).
+    newest_card: Option<RequestId>,
     /// The user picked the request now shown (a click in the request list).
     picked_by_user: bool,
     /// When each Other or note box was last edited (the app's clock).
@@ -176,6 +179,7 @@ impl App {
             // The first frame starts the grace (see `guard_input`).
             keys_blocked_until: f64::NEG_INFINITY,
             shown: None,
+            newest_card: None,
             picked_by_user: false,
             edited: HashMap::new(),
             closing: false,

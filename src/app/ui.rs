@@ -155,7 +155,11 @@ impl App {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
         let shown = self.state.current().map(state::Open::id);
-        let arrived = shown.is_some() && shown != self.shown && !self.picked_by_user;
+        let newest_card = self.state.permissions().cards().last().map(|card| card.id);
+        let card_arrived = newest_card.is_some() && newest_card != self.newest_card;
+        self.newest_card = newest_card;
+        let arrived =
+            (shown.is_some() && shown != self.shown && !self.picked_by_user) || card_arrived;
         let first_frame = self.keys_blocked_until == f64::NEG_INFINITY;
         let raised = std::mem::take(&mut self.raised);
         if first_frame || gained_focus || arrived || raised {
@@ -166,7 +170,7 @@ impl App {
         // pointer aimed at another program (a click lands a moment later than a key would:
         // issue 24 saw one 0.6 s after the inbox's window came back over the user's editor). A
         // page in the browser is opened by the user: its first frame starts no pointer grace.
-        let replaced = arrived && self.shown.is_some();
+        let replaced = (arrived && self.shown.is_some()) || card_arrived;
         if replaced {
             self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }

@@ -11,7 +11,9 @@
 
 use super::ReplyHandle;
 use super::session::{SessionAction, SessionEffect};
+use super::tool_call::ToolCallView;
 use crate::protocol::origin::{Provenance, RequestId};
+use crate::protocol::permission::PermissionChoice;
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::web::PermissionEnd;
 
@@ -27,6 +29,8 @@ pub struct PendingPermission {
     pub provenance: Provenance,
     /// The message sent with a deny, as typed so far.
     pub deny_message: String,
+    /// What the card shows of the call, prepared once when it arrived (issue 26).
+    pub view: ToolCallView,
 }
 
 /// What [`Approvals::ask`] did with a tool call.
@@ -72,7 +76,8 @@ impl<R> Approvals<R> {
             approval.replies.push(reply);
             return Asked::Joined(approval.card.id);
         }
-        let card = PendingPermission { id, request, provenance, deny_message: String::new() };
+        let view = ToolCallView::of(&request);
+        let card = PendingPermission { id, request, provenance, deny_message: String::new(), view };
         self.waiting.push(Approval { card, replies: vec![reply] });
         Asked::Opened(id)
     }
@@ -130,19 +135,22 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     }
 
     /// What the user did to a card in this window ([`SessionAction::AllowPermission`],
-    /// [`SessionAction::DenyPermission`], [`SessionAction::SetDenyMessage`]): a decision goes to
-    /// every handle at once and is returned as [`SessionEffect::Decided`]; other actions are
-    /// not the cards' and change nothing here.
+    /// [`SessionAction::AlwaysAllowPermission`], [`SessionAction::DenyPermission`],
+    /// [`SessionAction::HandBackPermission`], [`SessionAction::SetDenyMessage`]): a decision goes
+    /// to every handle at once and is returned as [`SessionEffect::Decided`]; a choice the card
+    /// does not offer (a suggestion it lacks, a hand-back with nowhere to go) and other actions
+    /// change nothing here.
     pub fn apply(&mut self, action: &SessionAction) -> Option<SessionEffect> {
-        let (id, decision) = match action {
-            SessionAction::AllowPermission(id) => {
-                self.cards().find(|card| card.id == *id)?;
-                (*id, PermissionDecision::AllowOnce)
+        let (id, choice) = match action {
+            SessionAction::AllowPermission(id) => (*id, PermissionChoice::AllowOnce),
+            SessionAction::AlwaysAllowPermission { id, suggestion } => {
+                (*id, PermissionChoice::AllowAlways { suggestion: *suggestion })
             }
             SessionAction::DenyPermission(id) => {
                 let card = self.cards().find(|card| card.id == *id)?;
-                (*id, PermissionDecision::Deny { message: deny_words(&card.deny_message) })
+                (*id, PermissionChoice::Deny { message: deny_words(&card.deny_message) })
             }
+            SessionAction::HandBackPermission(id) => (*id, PermissionChoice::HandBack),
             SessionAction::SetDenyMessage { id, text } => {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 approval.card.deny_message.clone_from(text);
@@ -150,42 +158,75 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             }
             _ => return None,
         };
+        let card = self.cards().find(|card| card.id == id)?;
+        let decision = choice.decide(&card.request)?;
         self.decide_card(id, decision.clone())?;
         Some(SessionEffect::Decided { id, decision })
     }
 
     /// A decision made elsewhere (a browser page: the deny words built there by the same
     /// rules, [`deny_words`]) on the card the agent knows as `request_id`. Returns how the card
-    /// ended, for the other pages; `None` when no such card waits.
+    /// ended, for the other pages; `None` when no such card waits, or the card does not offer
+    /// that decision (a rule the agent did not suggest, a hand-back with nowhere to go).
     pub fn decide(
         &mut self,
         request_id: &str,
         decision: PermissionDecision,
     ) -> Option<PermissionEnd> {
-        let id = self.by_request_id(request_id)?.id;
+        let card = self.by_request_id(request_id)?;
+        if !offered(&card.request, &decision) {
+            return None;
+        }
+        let id = card.id;
         let end = match decision {
-            PermissionDecision::AllowOnce => PermissionEnd::Allowed,
+            PermissionDecision::AllowOnce | PermissionDecision::AllowAlways { .. } => {
+                PermissionEnd::Allowed
+            }
             PermissionDecision::Deny { .. } => PermissionEnd::Denied,
+            PermissionDecision::HandBack => PermissionEnd::HandedBack,
         };
         self.decide_card(id, decision)?;
         Some(end)
     }
 
     /// The agent took back the tool call `request_id`: the card goes, and its handles hear
-    /// [`WITHDRAWN_BY_AGENT`]. Returns the card's id; `None` when no such card waits (decided
-    /// already: the decision stands).
+    /// [`WITHDRAWN_BY_AGENT`] (a hook's: no decision). Returns the card's id; `None` when no
+    /// such card waits (decided already: the decision stands).
     pub fn withdraw(&mut self, request_id: &str) -> Option<RequestId> {
-        let id = self.by_request_id(request_id)?.id;
-        let message = WITHDRAWN_BY_AGENT.to_owned();
-        self.decide_card(id, PermissionDecision::Deny { message })?;
+        let card = self.by_request_id(request_id)?;
+        let (id, decision) = (card.id, undecided(&card.request, WITHDRAWN_BY_AGENT));
+        self.decide_card(id, decision)?;
         Some(id)
     }
 
-    /// askpane ends (stopped, or the bridge ended) with cards undecided: a tool call is never
-    /// allowed for want of a person, so every one is denied with `message`. Returns the cards.
+    /// askpane ends (stopped, the window closed, or the bridge ended) with cards undecided: a
+    /// tool call is never allowed for want of a person, so every one is denied with `message`,
+    /// or, where the agent can ask on its own (a hook), left to it. Returns the cards.
     pub fn close_all(&mut self, message: &str) -> Vec<PendingPermission> {
-        let decision = PermissionDecision::Deny { message: message.to_owned() };
-        self.waiting.drain(..).map(|approval| Self::end(approval, &decision)).collect()
+        let ended = self.waiting.drain(..).map(|approval| {
+            let decision = undecided(&approval.card.request, message);
+            Self::end(approval, &decision)
+        });
+        ended.collect()
+    }
+}
+
+/// What a card nobody decided tells its agent: a hook's hands the call back (print nothing:
+/// Claude Code's own dialog or policy decides); a hosted session's is denied with `message`.
+fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
+    match request.origin.can_hand_back() {
+        true => PermissionDecision::HandBack,
+        false => PermissionDecision::Deny { message: message.to_owned() },
+    }
+}
+
+/// Whether `request`'s card offers `decision`: a rule only if the agent suggested it, a
+/// hand-back only where the agent can ask on its own.
+fn offered(request: &PermissionRequest, decision: &PermissionDecision) -> bool {
+    match decision {
+        PermissionDecision::AllowOnce | PermissionDecision::Deny { .. } => true,
+        PermissionDecision::AllowAlways { suggestion } => request.suggestions.contains(suggestion),
+        PermissionDecision::HandBack => request.origin.can_hand_back(),
     }
 }
 

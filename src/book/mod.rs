@@ -17,6 +17,7 @@
 //! store all drive the same state (`scripts/check-layers` keeps it so).
 
 pub mod approval;
+pub mod diff;
 pub mod followed;
 pub mod journal;
 pub mod policy;
@@ -24,6 +25,7 @@ pub mod request;
 pub mod session;
 #[cfg(test)]
 mod tests;
+pub mod tool_call;
 
 pub use request::{
     Confirm, Core, Countdown, Edit, Form, Open, Policy, Status, Tab, fit_forms, review_line,

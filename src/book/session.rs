@@ -18,7 +18,14 @@ use crate::protocol::stream::{
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionAction {
     AllowPermission(RequestId),
+    /// Allow, adding the card's suggestion number `suggestion` as a rule.
+    AlwaysAllowPermission {
+        id: RequestId,
+        suggestion: usize,
+    },
     DenyPermission(RequestId),
+    /// "Answer in the terminal": no decision; the agent's own dialog decides.
+    HandBackPermission(RequestId),
     SetDenyMessage {
         id: RequestId,
         text: String,
@@ -542,7 +549,9 @@ impl Agent {
         match action {
             // The cards are the approvals' ([`super::approval::Approvals::apply`]).
             SessionAction::AllowPermission(_)
+            | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. } => None,
             SessionAction::SetPrompt(text) => {
                 self.current_mut()?.1.prompt = text;

@@ -407,7 +407,11 @@ impl Words for PermissionDecision {
     fn words(&self) -> String {
         match self {
             PermissionDecision::AllowOnce => "allow".to_owned(),
+            PermissionDecision::AllowAlways { suggestion } => {
+                format!("allow always: {}", suggestion.label())
+            }
             PermissionDecision::Deny { message } => format!("deny: {message}"),
+            PermissionDecision::HandBack => "hand back".to_owned(),
         }
     }
 }
@@ -447,6 +451,7 @@ fn tool_call(request_id: &str) -> PermissionRequest {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     }
 }
 
@@ -654,4 +659,55 @@ fn a_page_answer_is_made_an_outcome_by_the_book_with_the_request_s_own_rules() {
     let bad = BrowserMessage::Answer { tool_use_id: "toolu_2".into(), body };
     assert!(book.answer_from_page(id, bad).is_err());
     assert_eq!(book.len(), 1);
+}
+
+#[test]
+fn a_card_allows_always_only_with_a_rule_its_agent_suggested_and_hands_back_only_a_hook() {
+    use crate::protocol::permission::{ApprovalOrigin, Suggestion, parse_suggestions};
+    let log = Log::default();
+    let mut approvals: Approvals<Heard> = Approvals::default();
+    let suggested = json!([{"type": "addRules", "rules": [{"toolName": "Bash",
+        "ruleContent": "npm test *"}], "behavior": "allow", "destination": "localSettings"}]);
+    let hook_call = |request_id: &str| PermissionRequest {
+        suggestions: parse_suggestions(Some(&suggested)),
+        origin: ApprovalOrigin::Hook,
+        ..tool_call(request_id)
+    };
+    let provenance = Provenance::new("hook", None);
+    let id = opened_card(approvals.ask(
+        RequestId::next(),
+        hook_call("h1"),
+        provenance.clone(),
+        handle("hook", &log),
+    ));
+    // A rule the agent never suggested (a page could send any JSON) decides nothing.
+    let forged = Suggestion::try_from(json!({"type": "addRules", "rules": [{"toolName": "Bash"}],
+        "behavior": "allow", "destination": "userSettings"}))
+    .expect("a well-formed rule");
+    let forged = PermissionDecision::AllowAlways { suggestion: forged };
+    assert_eq!(approvals.decide("h1", forged), None);
+    let beyond = SessionAction::AlwaysAllowPermission { id, suggestion: 1 };
+    assert_eq!(approvals.apply(&beyond), None);
+    assert!(taken(&log).is_empty(), "nothing was decided");
+    let always = SessionAction::AlwaysAllowPermission { id, suggestion: 0 };
+    assert!(matches!(approvals.apply(&always), Some(SessionEffect::Decided { .. })));
+    assert_eq!(taken(&log), ["hook: allow always: Always allow `npm test *` in this project"]);
+
+    // Handed back: the hook's own dialog decides.
+    let id = opened_card(approvals.ask(
+        RequestId::next(),
+        hook_call("h2"),
+        provenance,
+        handle("hook", &log),
+    ));
+    assert!(approvals.apply(&SessionAction::HandBackPermission(id)).is_some());
+    assert_eq!(taken(&log), ["hook: hand back"]);
+
+    // A hosted session has no dialog to hand back to: the card stays until decided.
+    let id = opened_card(ask(&mut approvals, "r1", "claude", handle("claude", &log)));
+    assert_eq!(approvals.apply(&SessionAction::HandBackPermission(id)), None);
+    assert_eq!(approvals.decide("r1", PermissionDecision::HandBack), None);
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals.decide("r1", PermissionDecision::AllowOnce), Some(PermissionEnd::Allowed));
+    assert_eq!(taken(&log), ["claude: allow"]);
 }

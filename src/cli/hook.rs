@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use askpane::protocol::{EnvelopeError, parse_message};
+use askpane::protocol::{EnvelopeError, parse_message, permission};
 use askpane::transport::pipe;
 
 use askpane::protocol::inbox::ClientMode;
@@ -39,6 +39,11 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
             return Ok(exit::OK);
         }
     };
+    let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
+    // Any tool but AskUserQuestion: a tool call to allow or deny (issue 26).
+    if let Some(parsed) = permission::parse_hook_permission(&message) {
+        return Ok(super::hook_approval::run(&message, parsed, fallback, &args.piped));
+    }
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(EnvelopeError::OtherTool { .. }) => return Ok(exit::OK),
@@ -47,7 +52,6 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
             return Ok(exit::OK);
         }
     };
-    let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
     let answered =
         match answer_piped(&message, incoming, ClientMode::Hook, None, fallback, &args.piped) {
             Piped::ByInbox(code) => return Ok(code),

@@ -32,6 +32,7 @@ mod demo;
 mod handover;
 mod history;
 mod hook;
+mod hook_approval;
 mod inbox;
 mod install;
 // The library's log lines on stderr, at the level ASKPANE_LOG names (issue 25).

@@ -33,6 +33,10 @@ pub const QUESTION_METHOD: &str = "item/tool/requestUserInput";
 
 /// One line from the app-server.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per app-server line, moved once: 392 bytes is nothing beside parsing the line"
+)]
 pub enum ServerLine {
     /// The reply to one of askpane's requests.
     Response { id: Option<u64>, result: Value, error: Option<String> },
@@ -202,6 +206,10 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         description: None,
         reason: text(params, "reason"),
         agent_id: None,
+        cwd: text(params, "cwd"),
+        on_disk: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
 
@@ -225,6 +233,10 @@ pub fn file_change_permission(
         description: None,
         reason,
         agent_id: None,
+        cwd: None,
+        on_disk: None,
+        suggestions: Vec::new(),
+        origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
 
@@ -369,7 +381,11 @@ pub fn result_line(id: &Value, result: Value) -> Value {
 pub fn approval_reply(id: &Value, decision: &PermissionDecision) -> Value {
     let decision = match decision {
         PermissionDecision::AllowOnce => "accept",
-        PermissionDecision::Deny { .. } => "decline",
+        // Codex sends no rule suggestions, so no card offers "Always …"; were one decided, it
+        // is allowed for this session, Codex's own nearest "always".
+        PermissionDecision::AllowAlways { .. } => "acceptForSession",
+        // Nobody decided, and a hosted session has no dialog of its own: declined.
+        PermissionDecision::Deny { .. } | PermissionDecision::HandBack => "decline",
     };
     json!({"id": id, "result": {"decision": decision}})
 }

@@ -68,7 +68,9 @@ pub enum ClientMessage {
     Permission {
         /// The client's name for it, unique among its connection's open permissions.
         id: String,
-        request: PermissionRequest,
+        /// Boxed: with its suggestions and the file on disk it is the largest message by far
+        /// (serde reads and writes it as if unboxed).
+        request: Box<PermissionRequest>,
     },
     /// The agent took permission `id` back: it leaves the window; no decision is sent.
     WithdrawPermission { id: String },

@@ -20,10 +20,12 @@ pub mod notice;
 pub mod opencode;
 pub mod origin;
 pub mod outcome;
+pub mod permission;
 pub mod preset;
 pub mod question;
 pub mod stream;
 pub mod text;
+pub mod tool_call;
 pub mod validate;
 pub mod web;
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::envelope::{self, Incoming, TOOL_NAME};
+use super::permission::{ApprovalOrigin, HANDED_BACK_HOSTED, Suggestion, parse_suggestions};
 
 /// One line from the CLI's stdout.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,11 @@ pub enum CliMessage {
 
 /// One event of an agent session run under askpane.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one event per line of the agent's output, moved once into the window: boxing the \
+              message (a tool call's suggestions made it the larger) would only add an allocation"
+)]
 pub enum SessionEvent {
     /// A line of the transcript (`system/init`, assistant, user, result).
     Message(CliMessage),
@@ -179,7 +185,7 @@ pub struct TurnResult {
 }
 
 /// `can_use_tool` for a tool other than AskUserQuestion.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequest {
     pub request_id: String,
     pub tool_name: String,
@@ -191,6 +197,22 @@ pub struct PermissionRequest {
     pub reason: Option<String>,
     /// Set when a subagent asks.
     pub agent_id: Option<String>,
+    /// Where the agent works (its session's or the hook's `cwd`): the card shows it under a
+    /// command, and a relative path is read from there (issue 26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The file the call would change, as it was on disk when it was asked about (attached in
+    /// transport, see `transport::snapshot`); `None` when nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<super::tool_call::FileSnapshot>,
+    /// The rules the agent suggests adding with an allow (`permission_suggestions`), each
+    /// offered as an "Always …" button (issue 26).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// Who asks: a hosted session (the default, and unsaid on the wire), or a
+    /// `PermissionRequest` hook.
+    #[serde(default, skip_serializing_if = "ApprovalOrigin::is_hosted")]
+    pub origin: ApprovalOrigin,
 }
 
 /// How the user decided a permission request.
@@ -198,7 +220,15 @@ pub struct PermissionRequest {
 #[serde(tag = "behavior", rename_all = "snake_case")]
 pub enum PermissionDecision {
     AllowOnce,
-    Deny { message: String },
+    /// Allowed, and the agent's own suggestion (one of the request's) is added as a rule.
+    AllowAlways {
+        suggestion: Suggestion,
+    },
+    Deny {
+        message: String,
+    },
+    /// No decision: the agent's own dialog or policy decides (a hook prints nothing).
+    HandBack,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -286,6 +316,10 @@ fn control_request(line: &Value) -> CliMessage {
             description: text(request, "description"),
             reason: text(request, "decision_reason"),
             agent_id: text(request, "agent_id"),
+            cwd: None,
+            on_disk: None,
+            suggestions: parse_suggestions(request.get("permission_suggestions")),
+            origin: ApprovalOrigin::Hosted,
         }),
         // The Agent SDK's own wording for a subtype it has no handler for.
         (subtype, _, _) => unhandled(format!("Unsupported control request subtype: {subtype}")),
@@ -417,13 +451,20 @@ pub fn interrupt(request_id: &str) -> Value {
 }
 
 /// The reply to a permission request. An allow carries the input unchanged: 2.1.197 refuses an
-/// allow without `updatedInput` (protocol.md §5.3).
+/// allow without `updatedInput` (protocol.md §5.3); an allow with a rule carries the agent's
+/// own suggestion back as `updatedPermissions`. A hosted session has no terminal dialog to hand
+/// a call back to: a hand-back is a deny that says no one decided ([`HANDED_BACK_HOSTED`]).
 pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Value {
     let mut result = match decision {
         PermissionDecision::AllowOnce => {
             json!({"behavior": "allow", "updatedInput": request.input})
         }
+        PermissionDecision::AllowAlways { suggestion } => json!({"behavior": "allow",
+            "updatedInput": request.input, "updatedPermissions": [suggestion.raw()]}),
         PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::HandBack => {
+            json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
+        }
     };
     if let (Some(id), Some(result)) = (&request.tool_use_id, result.as_object_mut()) {
         result.insert("toolUseID".into(), Value::String(id.clone()));
@@ -514,5 +555,31 @@ mod tests {
         let input = json!({"questions": []});
         assert_eq!(incoming.envelope.tool_use_id(), Some("toolu_3"));
         assert_eq!(question_request("r3", Some("toolu_3"), &input), ask);
+    }
+
+    #[test]
+    fn a_hosted_call_carries_its_suggestions_and_each_decision_its_reply() {
+        let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash",
+            "ruleContent": "npm test *"}], "behavior": "allow", "destination": "localSettings"});
+        let bash = json!({"type": "control_request", "request_id": "r4", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "npm test"},
+            "permission_suggestions": [rule, {"type": "removeRules"}, 7]}});
+        let CliMessage::Permission(request) = parse_cli_line(&bash) else { panic!("permission") };
+        assert_eq!(request.origin, ApprovalOrigin::Hosted);
+        let [suggestion] = request.suggestions.as_slice() else { panic!("one offered") };
+        let always = PermissionDecision::AllowAlways { suggestion: suggestion.clone() };
+        assert_eq!(
+            permission_reply(&request, &always),
+            json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": "r4", "response": {"behavior": "allow",
+                "updatedInput": {"command": "npm test"}, "updatedPermissions": [rule]}}})
+        );
+        // No terminal dialog behind a hosted session: handed back, the call does not run.
+        assert_eq!(
+            permission_reply(&request, &PermissionDecision::HandBack),
+            json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": "r4", "response": {"behavior": "deny",
+                "message": HANDED_BACK_HOSTED}}})
+        );
     }
 }

@@ -51,6 +51,37 @@ pub fn reveal_hidden(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// Where a text's line breaks go when it is made inert ([`reveal_controls`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Breaks {
+    /// Kept: a command or a file's content, shown over several lines.
+    Keep,
+    /// Written out too: a path or a URL, which is one line.
+    Reveal,
+}
+
+/// `text` as inert, visible text (issue 26, the approval card): what [`reveal_hidden`] writes out,
+/// and every control character too (C0, DEL, C1: an ANSI escape's ESC, a carriage return, a NUL)
+/// as `<U+001B>`. Tabs are kept; line feeds as `breaks` says. Borrowed when nothing changes.
+pub fn reveal_controls(text: &str, breaks: Breaks) -> Cow<'_, str> {
+    let shown = |character: char| match character {
+        '\t' => true,
+        '\n' => breaks == Breaks::Keep,
+        _ => !character.is_control() && !is_hidden(character),
+    };
+    if text.chars().all(shown) {
+        return Cow::Borrowed(text);
+    }
+    let mut inert = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        match shown(character) {
+            true => inert.push(character),
+            false => inert.push_str(&format!("<U+{:04X}>", u32::from(character))),
+        }
+    }
+    Cow::Owned(inert)
+}
+
 /// The form in which two labels are compared: NFKC, without the characters Unicode says to
 /// ignore when drawing, trimmed, and with look-alike letters of other scripts folded together
 /// (UTS #39's skeleton). Two labels with the same key look the same to a person.

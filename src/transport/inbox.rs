@@ -14,6 +14,7 @@
 //! dropped (issue 24 item 21). A connection that ends (its client was killed, or gave up)
 //! withdraws its open requests at once, and its socket is closed when its threads end.
 
+mod approval;
 mod client;
 mod connection;
 mod deliver;
@@ -37,7 +38,7 @@ use std::time::Duration;
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
-use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message};
+use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message, permission};
 
 use super::UiSender;
 use super::admit::{Admission, admit};
@@ -438,6 +439,29 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 writer.send(&InboxMessage::Error { message, id: None });
             }
             ClientMessage::Hello { .. } => {}
+            ClientMessage::Ask(ask) if approval_of(&ask).is_some() => {
+                let Some(taken) = approval_of(&ask) else { continue };
+                match taken {
+                    Ok(hook) => {
+                        let ask = approval::HookApproval {
+                            connection: number,
+                            id: ask.id,
+                            approval: hook,
+                            policy: ask.policy,
+                        };
+                        match approval::take(shared, &writer, &hosted.permissions, ask) {
+                            Ok(waiter) => waiters.extend(waiter),
+                            Err(message) => {
+                                writer.send(&InboxMessage::Error { message, id: None });
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        let message = format!("the message of request {:?}: {error}", ask.id);
+                        writer.send(&InboxMessage::Error { message, id: Some(ask.id) });
+                    }
+                }
+            }
             ClientMessage::Ask(ask) => {
                 let from = hosted.provenance.as_ref();
                 if let Some(waiter) = take_ask(shared, number, pid, *ask, from, &writer) {
@@ -455,6 +479,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                     Some(request) => {
                         shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
                     }
+                    // A hook's tool call (a card) is withdrawn as a hosted one is.
+                    None if hosted.withdraw_permission(shared, &id).is_ok() => {}
                     None => {
                         let message = format!("no open request {id:?} on this connection");
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
@@ -521,7 +547,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 }
             }
             ClientMessage::Permission { id, request } => {
-                match hosted.permission(shared, &writer, id.clone(), request) {
+                match hosted.permission(shared, &writer, id.clone(), *request) {
                     Ok(waiter) => waiters.push(waiter),
                     Err(message) => {
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
@@ -711,6 +737,17 @@ fn read_line(
             Err(error) => return Err(error),
             Ok(_) => return Ok(buffer.len()),
         }
+    }
+}
+
+/// A `PermissionRequest` hook's tool call (any tool but AskUserQuestion), read from `askpane
+/// hook`'s ask; `None` for every other ask, which is a question.
+fn approval_of(
+    ask: &AskMessage,
+) -> Option<Result<permission::HookPermission, permission::HookPermissionError>> {
+    match ask.mode {
+        ClientMode::Hook => permission::parse_hook_permission(&ask.message),
+        ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude | ClientMode::Codex => None,
     }
 }
 

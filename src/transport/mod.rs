@@ -39,6 +39,8 @@ pub mod replies;
 pub mod serve;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod signals;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod snapshot;
 #[cfg(target_arch = "wasm32")]
 pub mod web_client;
 
@@ -223,9 +225,12 @@ impl WhenDropped for Outcome {
     }
 }
 
+/// What a tool call's agent reads when the window closed before anyone decided.
+pub const CLOSED_WITHOUT_DECIDING: &str = "The user closed askpane without deciding.";
+
 impl WhenDropped for PermissionDecision {
     fn when_dropped() -> Self {
-        PermissionDecision::Deny { message: "The user closed askpane without deciding.".to_owned() }
+        PermissionDecision::Deny { message: CLOSED_WITHOUT_DECIDING.to_owned() }
     }
 }
 

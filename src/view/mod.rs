@@ -10,6 +10,7 @@ pub mod question;
 mod rows;
 pub mod session;
 pub mod theme;
+pub mod tool_call;
 
 use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;

@@ -5,11 +5,10 @@
 
 use egui::{CollapsingHeader, Frame, Key, Label, Modifiers, RichText, ScrollArea, TextEdit, Ui};
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
-use serde_json::Value;
 
 use crate::app::state::{Action, Earlier, Entry, PendingPermission, Session, SessionAction};
 use crate::protocol::origin::SessionKey;
-use crate::protocol::stream::{TurnResult, tool_summary};
+use crate::protocol::stream::TurnResult;
 use crate::view::theme::{Tokens, size};
 
 use super::rows;
@@ -284,7 +283,7 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
             for text in [&request.description, &request.reason].into_iter().flatten() {
                 ui.add(Label::new(RichText::new(text).color(tokens.muted)).wrap());
             }
-            tool_input_ui(ui, &request.tool_name, &request.input);
+            ui.push_id(permission.id, |ui| super::tool_call::tool_call_ui(ui, &permission.view));
             let mut message = permission.deny_message.clone();
             let label_id = ui.label(RichText::new("Message with the denial (optional)").small()).id;
             let response = ui.add(
@@ -297,80 +296,31 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 let id = permission.id;
                 actions.push(Action::Session(SessionAction::SetDenyMessage { id, text: message }));
             }
-            ui.horizontal(|ui| {
+            let id = permission.id;
+            ui.horizontal_wrapped(|ui| {
                 if ui.button("Allow once").clicked() {
-                    actions.push(Action::Session(SessionAction::AllowPermission(permission.id)));
+                    actions.push(Action::Session(SessionAction::AllowPermission(id)));
+                }
+                // One "Always …" per rule the agent suggested, in its own words for a person.
+                for (suggestion, rule) in request.suggestions.iter().enumerate() {
+                    let always = ui.button(rule.label());
+                    let hover = "Allow this call and add the rule Claude Code suggested";
+                    if always.on_hover_text(hover).clicked() {
+                        let action = SessionAction::AlwaysAllowPermission { id, suggestion };
+                        actions.push(Action::Session(action));
+                    }
                 }
                 if ui.button("Deny").clicked() {
-                    actions.push(Action::Session(SessionAction::DenyPermission(permission.id)));
+                    actions.push(Action::Session(SessionAction::DenyPermission(id)));
+                }
+                // Only a hook has a dialog of its own to hand the call back to.
+                if request.origin.can_hand_back() {
+                    let back = ui.button("Answer in the terminal");
+                    let hover = "Decide nothing here: Claude Code asks in its own dialog";
+                    if back.on_hover_text(hover).clicked() {
+                        actions.push(Action::Session(SessionAction::HandBackPermission(id)));
+                    }
                 }
             });
         });
-}
-
-/// A unified diff, its added lines in the success colour and its removed lines in the warning
-/// colour.
-fn diff_ui(ui: &mut Ui, diff: &str) {
-    let tokens = Tokens::of(ui.ctx());
-    Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
-        ui,
-        |ui| {
-            ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(ui, |ui| {
-                for line in diff.lines() {
-                    let text = RichText::new(line).monospace();
-                    let text = match line.chars().next() {
-                        Some('+') => text.color(tokens.success),
-                        Some('-') => text.color(tokens.warning),
-                        _ => text,
-                    };
-                    ui.add(Label::new(text).extend());
-                }
-            });
-        },
-    );
-}
-
-/// The input of a tool call, shown the way the tool uses it: a command, a diff, a path.
-fn tool_input_ui(ui: &mut Ui, tool: &str, input: &Value) {
-    let tokens = Tokens::of(ui.ctx());
-    let text = |key: &str| input.get(key).and_then(Value::as_str);
-    match (tool, text("command"), text("file_path")) {
-        ("Bash", Some(command), _) => code_ui(ui, &format!("$ {command}")),
-        // Codex's file changes: one unified diff of every changed file.
-        ("Edit", _, Some(path)) if text("diff").is_some() => {
-            ui.label(RichText::new(path).monospace());
-            diff_ui(ui, text("diff").unwrap_or_default());
-        }
-        ("Edit", _, Some(path)) => {
-            ui.label(RichText::new(path).monospace());
-            let old = text("old_string").unwrap_or_default();
-            let new = text("new_string").unwrap_or_default();
-            Frame::new().fill(tokens.code_fill).corner_radius(size::RADIUS).inner_margin(6).show(
-                ui,
-                |ui| {
-                    ScrollArea::both().max_height(240.0).auto_shrink([false, true]).show(
-                        ui,
-                        |ui| {
-                            for line in old.lines() {
-                                let line = RichText::new(format!("- {line}")).monospace();
-                                ui.add(Label::new(line.color(tokens.warning)).extend());
-                            }
-                            for line in new.lines() {
-                                let line = RichText::new(format!("+ {line}")).monospace();
-                                ui.add(Label::new(line.color(tokens.success)).extend());
-                            }
-                        },
-                    );
-                },
-            );
-        }
-        ("Write", _, Some(path)) => {
-            ui.label(RichText::new(path).monospace());
-            code_ui(ui, text("content").unwrap_or_default());
-        }
-        _ => {
-            ui.label(RichText::new(tool_summary(tool, input)).monospace());
-            code_ui(ui, &serde_json::to_string_pretty(input).unwrap_or_default());
-        }
-    }
 }

@@ -37,6 +37,9 @@ pub struct Tokens {
     /// The preview box and the reply JSON.
     pub code_fill: Color32,
     pub code_stroke: Color32,
+    /// A diff's added and removed lines, on `code_fill` (the approval card, issue 26).
+    pub diff_added: Color32,
+    pub diff_removed: Color32,
 }
 
 /// Sizes shared by both themes.
@@ -137,6 +140,8 @@ impl Tokens {
                 muted: Color32::from_rgb(0x9a, 0xa3, 0xb2),
                 code_fill: Color32::from_rgb(0x16, 0x19, 0x1f),
                 code_stroke: Color32::from_rgb(0x3a, 0x40, 0x4c),
+                diff_added: Color32::from_rgb(0x6f, 0xd3, 0x8d),
+                diff_removed: Color32::from_rgb(0xf4, 0x87, 0x87),
             },
             Theme::Light => Tokens {
                 accent: Color32::from_rgb(0x1f, 0x5f, 0xd6),
@@ -153,6 +158,8 @@ impl Tokens {
                 muted: Color32::from_rgb(0x5d, 0x66, 0x75),
                 code_fill: Color32::from_rgb(0xf6, 0xf7, 0xf9),
                 code_stroke: Color32::from_rgb(0xd3, 0xd8, 0xe0),
+                diff_added: Color32::from_rgb(0x1c, 0x7c, 0x3e),
+                diff_removed: Color32::from_rgb(0xb4, 0x23, 0x18),
             },
         }
     }

@@ -434,7 +434,9 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
     pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {
         match action {
             SessionAction::AllowPermission(_)
+            | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. } => self.approvals.apply(&action),
             action => self.agent.apply_session(action),
         }
@@ -446,14 +448,11 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
     }
 
     /// The window ends with cards undecided: denied with `message` when askpane was stopped
-    /// (it says why), else every handle is dropped and says the window closed.
+    /// (it says why), else with what a dropped handle says (the window closed); a hook's card
+    /// is handed back to Claude Code's own dialog either way ([`Approvals::close_all`]).
     pub fn close_permissions(&mut self, message: Option<&str>) {
-        match message {
-            Some(message) => {
-                self.approvals.close_all(message);
-            }
-            None => self.approvals.clear(),
-        }
+        let message = message.unwrap_or(crate::transport::CLOSED_WITHOUT_DECIDING);
+        self.approvals.close_all(message);
     }
 }
 

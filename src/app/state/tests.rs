@@ -444,6 +444,7 @@ fn permissions_are_decided_once_and_prompts_go_out_once() {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let id = RequestId::next();
     state.ask_permission(id, request, Provenance::new("claude", None), ());

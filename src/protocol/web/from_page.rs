@@ -18,6 +18,7 @@ use crate::protocol::history::{
 use crate::protocol::limits::{self, MAX_TIMEOUT_EXTENSION_SECS};
 use crate::protocol::origin::SessionKey;
 use crate::protocol::outcome::Prefill;
+use crate::protocol::permission::Suggestion;
 use crate::protocol::stream::PermissionDecision;
 
 /// A field of a message as it came: absent, of the type the wire names, or anything else (kept
@@ -258,7 +259,11 @@ fn session_key(field: &SessionField) -> Result<SessionKey, BrowserError> {
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     Allow,
+    /// Allow, adding the rule in `suggestion` (one the card's agent suggested, as it sent it).
+    AllowAlways,
     Deny,
+    /// No decision: the agent's own dialog decides ("Answer in the terminal").
+    HandBack,
 }
 
 /// `permission_decision`.
@@ -271,6 +276,9 @@ pub struct PageDecision {
     /// A deny's message, which the model reads (the page's state built it).
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub message: Sent<String>,
+    /// An `allow_always`'s rule: the card's suggestion as the agent sent it.
+    #[serde(default, skip_serializing_if = "Sent::is_absent")]
+    pub suggestion: Sent<Value>,
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub session: SessionField,
 }
@@ -429,6 +437,15 @@ impl FromPage {
                 let request_id = id(&decided.request_id)?;
                 let decision = match decided.decision {
                     Sent::Given(DecisionKind::Allow) => PermissionDecision::AllowOnce,
+                    Sent::Given(DecisionKind::AllowAlways) => {
+                        let suggestion = decided
+                            .suggestion
+                            .into_given()
+                            .and_then(|raw| Suggestion::try_from(raw).ok())
+                            .ok_or(BrowserError::BadSuggestion)?;
+                        PermissionDecision::AllowAlways { suggestion }
+                    }
+                    Sent::Given(DecisionKind::HandBack) => PermissionDecision::HandBack,
                     Sent::Given(DecisionKind::Deny) => {
                         let message = decided.message.into_given().unwrap_or_default();
                         limits::check_decline_wire_message(&message)?;
@@ -504,14 +521,21 @@ pub fn permission_decision(
     request_id: &str,
     decision: &PermissionDecision,
 ) -> FromPage {
-    let (decision, message) = match decision {
-        PermissionDecision::AllowOnce => (DecisionKind::Allow, Sent::Absent),
-        PermissionDecision::Deny { message } => (DecisionKind::Deny, message.clone().into()),
+    let (decision, message, suggestion) = match decision {
+        PermissionDecision::AllowOnce => (DecisionKind::Allow, Sent::Absent, Sent::Absent),
+        PermissionDecision::AllowAlways { suggestion } => {
+            (DecisionKind::AllowAlways, Sent::Absent, suggestion.raw().clone().into())
+        }
+        PermissionDecision::Deny { message } => {
+            (DecisionKind::Deny, message.clone().into(), Sent::Absent)
+        }
+        PermissionDecision::HandBack => (DecisionKind::HandBack, Sent::Absent, Sent::Absent),
     };
     FromPage::PermissionDecision(PageDecision {
         request_id: request_id.to_owned().into(),
         decision: decision.into(),
         message,
+        suggestion,
         session: session_field(key),
     })
 }

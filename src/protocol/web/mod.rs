@@ -358,8 +358,10 @@ pub enum BrowserError {
     NoTimeout(String),
     #[error("{0}")]
     Limit(#[from] LimitError),
-    #[error("a permission decision must be allow or deny, not {0:?}")]
+    #[error("a permission decision must be allow, allow_always, deny or hand_back, not {0:?}")]
     BadDecision(String),
+    #[error("an allow_always must name a rule the agent suggested, in `suggestion`")]
+    BadSuggestion,
     #[error("a prompt must have some text")]
     EmptyPrompt,
     #[error("no tool permission is waiting with request_id {0:?}")]
@@ -602,7 +604,8 @@ pub fn decline_words(message: &str) -> String {
 /// What a page asks of the agent session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionMessage {
-    /// Allow once, or deny with the message the model reads (the page's state built it).
+    /// Allow once or always (with a rule the card offers), deny with the message the model
+    /// reads (the page's state built it), or hand the call back.
     Decide {
         request_id: String,
         decision: PermissionDecision,

@@ -371,6 +371,7 @@ fn what_the_bridge_sends_a_page_reads_back_the_same() {
         description: None,
         reason: None,
         agent_id: None,
+        ..Default::default()
     };
     let messages: Vec<ToPage> = vec![
         question.into(),

@@ -282,6 +282,8 @@ pub struct PermissionCard {
 pub enum PermissionEnd {
     Allowed,
     Denied,
+    /// Left to the agent's own dialog ("Answer in the terminal").
+    HandedBack,
     /// The agent took it back, or askpane ended it.
     Withdrawn,
 }

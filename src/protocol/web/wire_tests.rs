@@ -97,6 +97,7 @@ fn bash_request() -> PermissionRequest {
         description: Some("List".into()),
         reason: None,
         agent_id: None,
+        ..Default::default()
     }
 }
 
@@ -272,6 +273,7 @@ fn permission_cards_and_their_ends() {
     for (end, reason) in [
         (PermissionEnd::Allowed, "allowed"),
         (PermissionEnd::Denied, "denied"),
+        (PermissionEnd::HandedBack, "handed_back"),
         (PermissionEnd::Withdrawn, "withdrawn"),
     ] {
         assert_eq!(
@@ -283,6 +285,31 @@ fn permission_cards_and_their_ends() {
         wire(permissions_open(["r1", "r2"].into_iter())),
         json!({"type": "permissions_open", "request_ids": ["r1", "r2"]})
     );
+}
+
+/// Issue 26: the card's folder and the file it changes, read where the agent runs, reach a page
+/// (whose wasm app prepares the same card body from them); a card without them is unchanged.
+#[test]
+fn a_permission_card_carries_its_folder_and_the_file_on_disk() {
+    let request = PermissionRequest {
+        tool_name: "Write".into(),
+        input: json!({"file_path": "/p/a.txt", "content": "b\n"}),
+        cwd: Some("/p".into()),
+        on_disk: Some(crate::protocol::tool_call::FileSnapshot::Text {
+            path: "/p/a.txt".into(),
+            text: "a\n".into(),
+        }),
+        ..bash_request()
+    };
+    let sent = wire(permission_request(&request, &Provenance::new("claude", None)));
+    assert_eq!(sent["request"]["cwd"], json!("/p"));
+    assert_eq!(
+        sent["request"]["on_disk"],
+        json!({"state": "text", "path": "/p/a.txt", "text": "a\n"})
+    );
+    let read: PermissionRequest =
+        serde_json::from_value(sent["request"].clone()).expect("a request");
+    assert_eq!(read, request);
 }
 
 #[test]
@@ -343,6 +370,18 @@ fn what_a_page_sends_about_a_session() {
         decision(hosted, "r1", &PermissionDecision::Deny { message: "not that".into() }),
         json!({"type": "permission_decision", "request_id": "r1", "decision": "deny",
             "message": "not that", "session": 2})
+    );
+    let rule = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
+    let suggestion =
+        crate::protocol::permission::Suggestion::try_from(rule.clone()).expect("a suggestion");
+    assert_eq!(
+        decision(own, "r1", &PermissionDecision::AllowAlways { suggestion }),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always",
+            "suggestion": rule})
+    );
+    assert_eq!(
+        decision(own, "r1", &PermissionDecision::HandBack),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "hand_back"})
     );
     assert_eq!(prompt(own, "go on"), json!({"type": "session_prompt", "text": "go on"}));
     assert_eq!(
@@ -659,16 +698,29 @@ fn a_pages_messages_are_read_and_refused_as_before() {
             r#"refused: {"type":"error","message":"the message to the agent is 8449 characters long; the limit is 8448","tool_use_id":null,"kind":"too_long","field":"decline_message"}"#,
         ),
         (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "hand_back"}),
+            r#"session Own Decide { request_id: "r1", decision: HandBack }"#,
+        ),
+        (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always"}),
+            r#"refused: {"type":"error","message":"an allow_always must name a rule the agent suggested, in `suggestion`","tool_use_id":null,"kind":"invalid"}"#,
+        ),
+        (
+            json!({"type": "permission_decision", "request_id": "r1", "decision": "allow_always",
+                "suggestion": {"type": "removeRules", "destination": "session"}}),
+            r#"refused: {"type":"error","message":"an allow_always must name a rule the agent suggested, in `suggestion`","tool_use_id":null,"kind":"invalid"}"#,
+        ),
+        (
             json!({"type": "permission_decision", "request_id": "r1", "decision": "maybe"}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"maybe\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"maybe\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "request_id": "r1", "decision": 1}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "request_id": "r1"}),
-            r#"refused: {"type":"error","message":"a permission decision must be allow or deny, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
+            r#"refused: {"type":"error","message":"a permission decision must be allow, allow_always, deny or hand_back, not \"\"","tool_use_id":null,"kind":"invalid"}"#,
         ),
         (
             json!({"type": "permission_decision", "decision": "maybe"}),

@@ -141,9 +141,11 @@ impl<A: HostedAgent> Host<A> {
     pub fn permission(
         &mut self,
         key: String,
-        request: PermissionRequest,
+        mut request: PermissionRequest,
         permission: Permission<A>,
     ) {
+        // Read here, where the agent runs (an inbox may be on the other end of an SSH forward).
+        crate::transport::snapshot::attach(&mut request, std::env::current_dir().ok().as_deref());
         let (reply, decision) = Responder::channel();
         self.permissions.push(key.clone());
         let _ = self.to_writer.send(ToAgent::Permission { key, permission, decision });

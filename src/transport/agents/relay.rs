@@ -230,7 +230,7 @@ impl<A: HostedAgent> RelayState<A> {
         );
         messages.extend(self.permissions.iter().map(|(id, held)| ClientMessage::Permission {
             id: id.to_string(),
-            request: held.request.clone(),
+            request: Box::new(held.request.clone()),
         }));
         messages
     }
@@ -259,8 +259,10 @@ impl<A: HostedAgent> RelayState<A> {
             Inbound::Approval(ApprovalEvent::Permission(permission)) => {
                 let PermissionAsk { request, reply, .. } = *permission;
                 let id = self.next_id();
-                let message =
-                    ClientMessage::Permission { id: id.to_string(), request: request.clone() };
+                let message = ClientMessage::Permission {
+                    id: id.to_string(),
+                    request: Box::new(request.clone()),
+                };
                 self.permissions.insert(id, HeldPermission { request, reply });
                 Some(message)
             }
@@ -503,6 +505,7 @@ mod tests {
             description: None,
             reason: None,
             agent_id: None,
+            ..PermissionRequest::default()
         };
         let ask = PermissionAsk {
             id: RequestId::from_raw(7),

@@ -260,6 +260,10 @@ impl Deadline {
 /// The reply the inbox itself gives a request whose time ran out with nothing picked: `timed_out`
 /// in the request's envelope (or `--format`'s), and the exit code the inbox gives it.
 fn timed_out_here(message: &Value, mode: ClientMode, policy: &Policy, secs: u64) -> Delivered {
+    // A hook's tool call: no decision is printed, so Claude Code's own dialog decides.
+    if crate::protocol::permission::parse_hook_permission(message).is_some() {
+        return Delivered::Outcome { reply: None, exit_code: exit::OK, problem: None };
+    }
     let outcome = Outcome::timed_out(secs);
     // Parsed before it was handed over, so this never falls back in practice.
     let envelope = parse_message(message).map_or(Envelope::ToolInput, |incoming| incoming.envelope);

@@ -1,0 +1,136 @@
+//! `askpane hook` given a `PermissionRequest` for any tool but AskUserQuestion (issue 26): the
+//! tool call becomes a permission card in the running inbox (the hook input handed over as it
+//! came, as a question's is), or in a window of this process's own when no inbox can be used.
+//! The reply is Claude Code's `hookSpecificOutput.decision`, or nothing at all, exit 0, where no
+//! person decided: Claude Code's own dialog (or `-p`'s policy) then decides. Never an allow the
+//! person did not give.
+
+use std::io;
+
+use serde_json::Value;
+
+use askpane::app::AppOptions;
+use askpane::protocol::envelope::{Envelope, HookEvent};
+use askpane::protocol::exit;
+use askpane::protocol::inbox::ClientMode;
+use askpane::protocol::permission::{self, ApprovalOutcome, HookPermission};
+use askpane::protocol::stream::PermissionDecision;
+use askpane::transport::lines::write_line;
+use askpane::transport::{
+    ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, ui_channel,
+};
+
+use crate::window::{Arrival, WindowSlot, show_window};
+
+use super::answer::{PipeArgs, policy};
+use super::handover::{Delivered, Until, deliver};
+use super::show::missing_display;
+
+/// Answers one hook tool call; the exit code is always 0 (Claude Code reads a hook's output
+/// only then, and a 2 would block the call: a decision nobody made).
+pub(super) fn run(
+    message: &Value,
+    parsed: Result<HookPermission, permission::HookPermissionError>,
+    unavailable: Option<&str>,
+    args: &PipeArgs,
+) -> u8 {
+    let approval = match parsed {
+        Ok(approval) => approval,
+        Err(error) => {
+            eprintln!("askpane hook: {error}; leaving the tool call to Claude Code");
+            return exit::OK;
+        }
+    };
+    let policy = policy(&args.answering, None, unavailable);
+    if args.answering.answers.is_some() {
+        eprintln!("askpane hook: --answers answers questions, never a tool call; ignored here");
+    }
+    if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
+        print_decision(kind, &decision);
+        return exit::OK;
+    }
+    if !args.inbox.no_inbox {
+        match deliver(message, ClientMode::Hook, &policy, args, &Until::Signal) {
+            Delivered::Outcome { reply, exit_code, problem } => {
+                if let Some(problem) = problem {
+                    eprintln!("askpane hook: {problem}");
+                }
+                if let Some(reply) = reply {
+                    print_line(&reply);
+                }
+                return exit_code;
+            }
+            // Stopped before anyone decided: nothing is printed, Claude Code decides.
+            Delivered::Stopped(_) => return exit::OK,
+            Delivered::Cancelled | Delivered::Yourself(_) => {}
+        }
+    }
+    let (kind, decision) = decide_here(approval, args);
+    print_decision(kind, &decision);
+    exit::OK
+}
+
+/// Shows the card in a window of this process's own and waits for the person; no window, no
+/// decision. (`--timeout` is kept by the inbox only: this window waits for the person, or for
+/// Claude Code's own hook timeout.)
+fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, PermissionDecision) {
+    let nobody = (ApprovalOutcome::NoHuman, PermissionDecision::HandBack);
+    if args.shown.web() {
+        eprintln!(
+            "askpane hook: a tool call is shown in the browser only by the inbox; leaving it to \
+             Claude Code"
+        );
+        return nobody;
+    }
+    if let Some(why) = missing_display() {
+        eprintln!("askpane hook: {why}; leaving the tool call to Claude Code");
+        return nobody;
+    }
+    let HookPermission { mut request, context } = approval;
+    let cwd = request.cwd.clone().map(std::path::PathBuf::from);
+    askpane::transport::snapshot::attach(&mut request, cwd.as_deref());
+    let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
+    let provenance = Provenance::from_envelope(ClientMode::Hook.name(), &envelope);
+    let (reply, decided) = Responder::channel();
+    let window = WindowSlot::default();
+    let (to_ui, inbox) = ui_channel(window.waker());
+    let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
+    to_ui.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
+    drop(to_ui);
+    let options = AppOptions { close_when_done: true, ..AppOptions::default() };
+    let shown = show_window(
+        window,
+        args.shown.theme.into(),
+        Arrival::LeavesKeyboard,
+        (inbox, options),
+        |app| app,
+    );
+    if let Err(error) = shown {
+        eprintln!("askpane hook: cannot show the tool call ({error}); leaving it to Claude Code");
+    }
+    match decided.try_recv() {
+        Ok(decision) => (ApprovalOutcome::of(&decision), decision),
+        Err(_) => nobody,
+    }
+}
+
+/// Prints the hook's reply for `decision` (nothing for a hand-back), and says on stderr how it
+/// ended when no person decided.
+fn print_decision(kind: ApprovalOutcome, decision: &PermissionDecision) {
+    if kind == ApprovalOutcome::NoHuman {
+        eprintln!("askpane hook: nobody decided; Claude Code decides on its own");
+    }
+    if let Some(reply) = permission::hook_reply(decision) {
+        print_line(&reply);
+    }
+}
+
+/// The hook's one line on stdout.
+#[allow(clippy::disallowed_methods, reason = "the hook's one writer: its reply line")]
+fn print_line(reply: &Value) {
+    if let Err(error) = write_line(&mut io::stdout().lock(), reply)
+        && error.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("askpane hook: cannot write the reply: {error}");
+    }
+}

@@ -1,0 +1,450 @@
+//! Approvals' vocabulary (issue 26): the rule suggestions Claude Code sends with a tool call
+//! (`permission_suggestions`), what a person can choose on a card, how an approval ended, and
+//! the `PermissionRequest` hook's input and reply. Pure data and rules: no IO, no clock.
+//!
+//! A suggestion is kept as the JSON Claude Code gave (it goes back byte for byte as
+//! `updatedPermissions`: askpane never writes a rule of its own) beside a typed view that is
+//! read only for wording the button. Suggestions askpane would not word honestly as an allow
+//! (a deny rule, a rule removal) are skipped, never offered.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::envelope::{HookContext, TOOL_NAME};
+use super::inbox::Policy;
+use super::stream::{PermissionDecision, PermissionRequest};
+
+/// Where a rule suggestion would be kept (Claude Code's `destination`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// `session`: until this Claude Code session ends.
+    Session,
+    /// `localSettings`: this project's `.claude/settings.local.json` (only this user).
+    LocalSettings,
+    /// `projectSettings`: this project's `.claude/settings.json` (shared with the team).
+    ProjectSettings,
+    /// `userSettings`: `~/.claude/settings.json` (every project of this user).
+    UserSettings,
+    /// `cliArg`: this run's command line.
+    CliArg,
+    /// A destination from a newer Claude Code, as it named it.
+    Other(String),
+}
+
+impl Destination {
+    fn parse(name: &str) -> Destination {
+        match name {
+            "session" => Destination::Session,
+            "localSettings" => Destination::LocalSettings,
+            "projectSettings" => Destination::ProjectSettings,
+            "userSettings" => Destination::UserSettings,
+            "cliArg" => Destination::CliArg,
+            other => Destination::Other(other.to_owned()),
+        }
+    }
+
+    /// Where, in words that end a button's label.
+    fn words(&self) -> String {
+        match self {
+            Destination::Session => "in this session".to_owned(),
+            Destination::LocalSettings => "in this project".to_owned(),
+            Destination::ProjectSettings => "in this project, for everyone on it".to_owned(),
+            Destination::UserSettings => "in all your projects".to_owned(),
+            Destination::CliArg => "for this run".to_owned(),
+            Destination::Other(name) => format!("({name})"),
+        }
+    }
+}
+
+/// One rule of an `addRules` suggestion: a tool, and what of it (`npm test *`), if narrowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub tool_name: String,
+    pub content: Option<String>,
+}
+
+impl Rule {
+    fn words(&self) -> String {
+        match (self.tool_name.as_str(), &self.content) {
+            ("Bash", Some(content)) => format!("`{content}`"),
+            ("Edit" | "Write" | "MultiEdit" | "NotebookEdit", None) => "edits".to_owned(),
+            ("Bash", None) => "every command".to_owned(),
+            (tool, Some(content)) => format!("{tool} `{content}`"),
+            (tool, None) => tool.to_owned(),
+        }
+    }
+}
+
+/// What a suggestion would do, typed for wording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SuggestionView {
+    /// `addRules` with `behavior: allow`: these tool calls no longer ask.
+    AllowRules { rules: Vec<Rule>, destination: Destination },
+    /// `addDirectories`: these folders join the working directories.
+    AddDirectories { directories: Vec<String>, destination: Destination },
+    /// `setMode`: the session's permission mode changes (`acceptEdits`, …).
+    SetMode { mode: String, destination: Destination },
+}
+
+/// One of Claude Code's `permission_suggestions`, as given, with its typed view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub struct Suggestion {
+    raw: Value,
+    view: SuggestionView,
+}
+
+/// Why a suggestion is not offered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SuggestionError {
+    #[error("a permission suggestion is not a JSON object")]
+    NotObject,
+    #[error("a permission suggestion has no `{0}`")]
+    Missing(&'static str),
+    #[error("a permission suggestion's `{0}` is not what Claude Code sends")]
+    Malformed(&'static str),
+    #[error("askpane offers only allows, not a `{0}` suggestion")]
+    NotAnAllow(String),
+}
+
+fn text<'a>(object: &'a Map<String, Value>, key: &'static str) -> Result<&'a str, SuggestionError> {
+    match object.get(key) {
+        None | Some(Value::Null) => Err(SuggestionError::Missing(key)),
+        Some(Value::String(text)) => Ok(text),
+        Some(_) => Err(SuggestionError::Malformed(key)),
+    }
+}
+
+fn rule(value: &Value) -> Result<Rule, SuggestionError> {
+    let object = value.as_object().ok_or(SuggestionError::Malformed("rules"))?;
+    let tool_name = text(object, "toolName")?.to_owned();
+    let content = match object.get("ruleContent") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(content)) => Some(content.clone()),
+        Some(_) => return Err(SuggestionError::Malformed("ruleContent")),
+    };
+    Ok(Rule { tool_name, content })
+}
+
+impl TryFrom<Value> for Suggestion {
+    type Error = SuggestionError;
+
+    fn try_from(raw: Value) -> Result<Self, SuggestionError> {
+        let object = raw.as_object().ok_or(SuggestionError::NotObject)?;
+        let destination = Destination::parse(text(object, "destination")?);
+        let view = match text(object, "type")? {
+            "addRules" => {
+                let behavior = text(object, "behavior")?;
+                if behavior != "allow" {
+                    return Err(SuggestionError::NotAnAllow(format!("addRules {behavior}")));
+                }
+                let rules = object
+                    .get("rules")
+                    .and_then(Value::as_array)
+                    .ok_or(SuggestionError::Missing("rules"))?;
+                let rules = rules.iter().map(rule).collect::<Result<Vec<_>, _>>()?;
+                if rules.is_empty() {
+                    return Err(SuggestionError::Missing("rules"));
+                }
+                SuggestionView::AllowRules { rules, destination }
+            }
+            "addDirectories" => {
+                let directories = object
+                    .get("directories")
+                    .and_then(Value::as_array)
+                    .ok_or(SuggestionError::Missing("directories"))?;
+                let directories = directories
+                    .iter()
+                    .map(|directory| directory.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(SuggestionError::Malformed("directories"))?;
+                if directories.is_empty() {
+                    return Err(SuggestionError::Missing("directories"));
+                }
+                SuggestionView::AddDirectories { directories, destination }
+            }
+            "setMode" => {
+                SuggestionView::SetMode { mode: text(object, "mode")?.to_owned(), destination }
+            }
+            other => return Err(SuggestionError::NotAnAllow(other.to_owned())),
+        };
+        Ok(Suggestion { raw, view })
+    }
+}
+
+impl From<Suggestion> for Value {
+    fn from(suggestion: Suggestion) -> Value {
+        suggestion.raw
+    }
+}
+
+impl Suggestion {
+    /// The JSON as Claude Code gave it: what goes back in `updatedPermissions`.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    pub fn view(&self) -> &SuggestionView {
+        &self.view
+    }
+
+    /// The button's label, for a person: "Always allow `npm test *` in this project".
+    pub fn label(&self) -> String {
+        match &self.view {
+            SuggestionView::AllowRules { rules, destination } => {
+                let what: Vec<String> = rules.iter().map(Rule::words).collect();
+                format!("Always allow {} {}", what.join(", "), destination.words())
+            }
+            SuggestionView::AddDirectories { directories, destination } => {
+                let where_ = match destination {
+                    Destination::Session => "for this session".to_owned(),
+                    other => other.words(),
+                };
+                format!("Allow {} {where_}", directories.join(", "))
+            }
+            SuggestionView::SetMode { mode, destination } => {
+                let where_ = destination.words();
+                match mode.as_str() {
+                    "acceptEdits" => format!("Always allow edits {where_}"),
+                    "bypassPermissions" => format!("Allow every tool without asking {where_}"),
+                    "plan" => format!("Allow, then plan only {where_}"),
+                    "default" => format!("Allow, then ask for everything {where_}"),
+                    other => format!("Allow, and switch to {other} mode {where_}"),
+                }
+            }
+        }
+    }
+
+    /// What the rule added says, in one line (history's "rule" column).
+    pub fn summary(&self) -> String {
+        self.label()
+    }
+}
+
+/// The suggestions of a `permission_suggestions` value: each one askpane can offer, in order.
+/// Anything else (not a list, an entry that is no suggestion, a deny rule) is skipped: a
+/// suggestion askpane cannot word is not offered, and never fails the tool call's card.
+pub fn parse_suggestions(value: Option<&Value>) -> Vec<Suggestion> {
+    let entries = value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    entries.iter().filter_map(|entry| Suggestion::try_from(entry.clone()).ok()).collect()
+}
+
+/// Who asked for an approval, which decides what "Answer in the terminal" can mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOrigin {
+    /// A session askpane hosts (`askpane claude`, `askpane codex`): there is no terminal
+    /// dialog to hand back to.
+    #[default]
+    Hosted,
+    /// A `PermissionRequest` hook (`askpane hook`): Claude Code's own dialog can ask instead.
+    Hook,
+}
+
+impl ApprovalOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOrigin::Hosted => "hosted",
+            ApprovalOrigin::Hook => "hook",
+        }
+    }
+
+    pub fn is_hosted(&self) -> bool {
+        matches!(self, ApprovalOrigin::Hosted)
+    }
+
+    /// Whether the agent has its own way to ask when askpane hands the call back.
+    pub fn can_hand_back(self) -> bool {
+        matches!(self, ApprovalOrigin::Hook)
+    }
+}
+
+/// What a person chose on a card. A suggestion is named by its place in the card's list, so
+/// a page (or anyone) can only pick a rule the agent itself suggested.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermissionChoice {
+    AllowOnce,
+    AllowAlways { suggestion: usize },
+    Deny { message: String },
+    HandBack,
+}
+
+impl PermissionChoice {
+    /// The decision this choice makes on `request`; `None` for a suggestion it does not have,
+    /// or a hand-back where nobody could take the call back.
+    pub fn decide(self, request: &PermissionRequest) -> Option<PermissionDecision> {
+        match self {
+            PermissionChoice::AllowOnce => Some(PermissionDecision::AllowOnce),
+            PermissionChoice::AllowAlways { suggestion } => {
+                let suggestion = request.suggestions.get(suggestion)?.clone();
+                Some(PermissionDecision::AllowAlways { suggestion })
+            }
+            PermissionChoice::Deny { message } => Some(PermissionDecision::Deny { message }),
+            PermissionChoice::HandBack => {
+                request.origin.can_hand_back().then_some(PermissionDecision::HandBack)
+            }
+        }
+    }
+}
+
+/// How an approval ended, by kind (history stores [`ApprovalOutcome::as_str`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOutcome {
+    /// The person allowed this one call.
+    AllowedOnce,
+    /// The person allowed it and added the agent's suggested rule.
+    AllowedAlways,
+    /// The person denied it (with words the model reads).
+    Denied,
+    /// The person left it to the agent's own dialog or policy.
+    HandedBack,
+    /// The agent took it back, or its client went away.
+    Withdrawn,
+    /// `--timeout` ran out with no decision.
+    TimedOut,
+    /// Nobody could be asked (`--non-interactive`, no display, the window closed).
+    NoHuman,
+}
+
+impl ApprovalOutcome {
+    pub const ALL: [ApprovalOutcome; 7] = [
+        ApprovalOutcome::AllowedOnce,
+        ApprovalOutcome::AllowedAlways,
+        ApprovalOutcome::Denied,
+        ApprovalOutcome::HandedBack,
+        ApprovalOutcome::Withdrawn,
+        ApprovalOutcome::TimedOut,
+        ApprovalOutcome::NoHuman,
+    ];
+
+    /// The name stored and sent.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOutcome::AllowedOnce => "allowed_once",
+            ApprovalOutcome::AllowedAlways => "allowed_always",
+            ApprovalOutcome::Denied => "denied",
+            ApprovalOutcome::HandedBack => "handed_back",
+            ApprovalOutcome::Withdrawn => "withdrawn",
+            ApprovalOutcome::TimedOut => "timed_out",
+            ApprovalOutcome::NoHuman => "no_human",
+        }
+    }
+
+    /// The kind a person's (or a policy's) decision ends in.
+    pub fn of(decision: &PermissionDecision) -> ApprovalOutcome {
+        match decision {
+            PermissionDecision::AllowOnce => ApprovalOutcome::AllowedOnce,
+            PermissionDecision::AllowAlways { .. } => ApprovalOutcome::AllowedAlways,
+            PermissionDecision::Deny { .. } => ApprovalOutcome::Denied,
+            PermissionDecision::HandBack => ApprovalOutcome::HandedBack,
+        }
+    }
+
+    /// Whether the tool call may run.
+    pub fn allowed(self) -> bool {
+        matches!(self, ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways)
+    }
+}
+
+/// The event name of the hook this module answers.
+pub const HOOK_EVENT: &str = "PermissionRequest";
+
+/// A `PermissionRequest` hook's input for any tool but AskUserQuestion (which stays a
+/// question): the card's request and the session it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HookPermission {
+    pub request: PermissionRequest,
+    pub context: HookContext,
+}
+
+/// Why a hook input that names a tool call cannot become a card.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HookPermissionError {
+    #[error("the PermissionRequest hook input has no `{0}`")]
+    Missing(&'static str),
+}
+
+/// Reads a hook input as an approval: `None` when it is none (another event, AskUserQuestion,
+/// not a hook input at all: that is for [`super::envelope::parse_message`]).
+pub fn parse_hook_permission(
+    message: &Value,
+) -> Option<Result<HookPermission, HookPermissionError>> {
+    let object = message.as_object()?;
+    if object.get("hook_event_name").and_then(Value::as_str) != Some(HOOK_EVENT) {
+        return None;
+    }
+    let tool_name = object.get("tool_name").and_then(Value::as_str);
+    if tool_name == Some(TOOL_NAME) {
+        return None;
+    }
+    let field = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
+    let Some(tool_name) = tool_name else {
+        return Some(Err(HookPermissionError::Missing("tool_name")));
+    };
+    let Some(input) = object.get("tool_input").cloned() else {
+        return Some(Err(HookPermissionError::Missing("tool_input")));
+    };
+    let context = HookContext {
+        session_id: field("session_id"),
+        cwd: field("cwd"),
+        permission_mode: field("permission_mode"),
+        tool_use_id: field("tool_use_id"),
+        agent_id: field("agent_id"),
+        agent_type: field("agent_type"),
+    };
+    let request = PermissionRequest {
+        // The inbox gives each client's card a request id of its own.
+        request_id: context.tool_use_id.clone().unwrap_or_default(),
+        tool_name: tool_name.to_owned(),
+        input,
+        tool_use_id: context.tool_use_id.clone(),
+        title: None,
+        description: None,
+        reason: None,
+        agent_id: context.agent_id.clone(),
+        suggestions: parse_suggestions(object.get("permission_suggestions")),
+        origin: ApprovalOrigin::Hook,
+        cwd: context.cwd.clone(),
+        // Read where the file is, in transport (`transport::snapshot`).
+        on_disk: None,
+    };
+    Some(Ok(HookPermission { request, context }))
+}
+
+/// The `PermissionRequest` hook's reply line for `decision`; `None` (print nothing, exit 0:
+/// Claude Code's own dialog or policy decides) for a hand-back.
+pub fn hook_reply(decision: &PermissionDecision) -> Option<Value> {
+    let decision = match decision {
+        PermissionDecision::AllowOnce => json!({"behavior": "allow"}),
+        PermissionDecision::AllowAlways { suggestion } => {
+            json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
+        }
+        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::HandBack => return None,
+    };
+    Some(json!({"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "decision": decision}}))
+}
+
+/// What a client's flags decide about an approval with no person asked, or `None` when a
+/// person is to decide. `--decline MESSAGE` denies with the message; `--non-interactive` and
+/// `hook --fallback` leave it to Claude Code's own dialog or policy. `--answers` answers
+/// questions, never a tool call: with `--submit` it asks nobody, so nobody allows it.
+pub fn decided_by_policy(policy: &Policy) -> Option<(ApprovalOutcome, PermissionDecision)> {
+    if let Some(message) = &policy.decline {
+        let decision = PermissionDecision::Deny { message: message.clone() };
+        return Some((ApprovalOutcome::Denied, decision));
+    }
+    let nobody = policy.non_interactive
+        || policy.unavailable.is_some()
+        || (policy.submit && policy.answers.is_some());
+    nobody.then_some((ApprovalOutcome::NoHuman, PermissionDecision::HandBack))
+}
+
+/// What the model reads when a hosted session's call is handed back: a hosted session has no
+/// terminal dialog, so the call is not run, and nothing says the person refused it.
+pub const HANDED_BACK_HOSTED: &str = "The user did not decide on this tool call in askpane, and \
+    this session has no other place to ask: it did not run. Ask again if it is still needed.";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+//! A `PermissionRequest` hook's tool call handed to the inbox by `askpane hook` (issue 26): the
+//! inbox recognises the hook input, decides it from the client's flags when they decide it,
+//! else shows it as a permission card, and answers the client with the hook's reply line (or
+//! none: Claude Code's own dialog or policy then decides). The client stays thin: it hands the
+//! hook input over as it came and prints what comes back.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::RecvTimeoutError;
+
+use crate::protocol::envelope::{Envelope, HookEvent};
+use crate::protocol::exit;
+use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
+use crate::protocol::permission::{self, ApprovalOutcome, HookPermission};
+use crate::protocol::stream::PermissionDecision;
+
+use super::writer::Writer;
+use super::{ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, Shared};
+
+/// One hook approval to take in: the client's name for it, the card, and the client's flags.
+pub(super) struct HookApproval {
+    pub(super) connection: u64,
+    pub(super) id: String,
+    pub(super) approval: HookPermission,
+    pub(super) policy: Policy,
+}
+
+/// Takes a hook's tool call in: decided at once by the flags, or shown as a card whose
+/// decision a thread waits for (until `--timeout`, when given). `open` maps this connection's
+/// open cards (the client's id → the request id the window knows) so a withdraw, or the
+/// connection's end, takes the card back.
+pub(super) fn take(
+    shared: &Arc<Shared>,
+    writer: &Arc<Writer>,
+    open: &Arc<Mutex<HashMap<String, String>>>,
+    ask: HookApproval,
+) -> Result<Option<JoinHandle<()>>, String> {
+    let HookApproval { connection, id, approval, policy } = ask;
+    if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
+        writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
+        writer.send(&outcome(id, kind, &decision));
+        return Ok(None);
+    }
+    let HookPermission { mut request, context } = approval;
+    // The hook's request carries no id of its own: the window gets one no other client has.
+    let request_id = format!("inbox-{connection}-{id}");
+    match open.lock() {
+        Ok(cards) if cards.contains_key(&id) => {
+            return Err(format!("request {id:?} is already open on this connection"));
+        }
+        Ok(mut cards) => {
+            cards.insert(id.clone(), request_id.clone());
+        }
+        Err(_) => return Err("the inbox cannot keep this tool call".to_owned()),
+    }
+    request.request_id = request_id.clone();
+    // The hook runs on this machine (its socket is this user's, checked on connect), so the file
+    // its call would change is read here. A hook reaching the inbox through a forwarded socket
+    // (remote hosts, issue 27) will have to send it along instead.
+    let cwd = request.cwd.clone().map(std::path::PathBuf::from);
+    crate::transport::snapshot::attach(&mut request, cwd.as_deref());
+    let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
+    let provenance = Provenance::from_envelope("hook", &envelope);
+    let (reply, decision) = Responder::channel();
+    let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
+    let timeout = policy.timeout_secs.map(Duration::from_secs);
+    // Said before the thread starts: a deadline of 0 s must not reach the client first.
+    writer.send(&InboxMessage::Accepted { id: id.clone(), shown: true, warnings: Vec::new() });
+    let waiter = {
+        let (shared, writer, open) = (Arc::clone(shared), Arc::clone(writer), Arc::clone(open));
+        crate::transport::spawn_named("inbox-approval", move || {
+            let decided = match timeout {
+                Some(timeout) => decision.recv_timeout(timeout),
+                None => decision.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            let (kind, decision) = match decided {
+                Ok(decision) => (ApprovalOutcome::of(&decision), decision),
+                Err(RecvTimeoutError::Timeout) => {
+                    // The card leaves every window; nobody decided.
+                    shared
+                        .to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
+                    (ApprovalOutcome::TimedOut, PermissionDecision::HandBack)
+                }
+                // The window let go of the card undecided: nobody allowed it.
+                Err(RecvTimeoutError::Disconnected) => {
+                    (ApprovalOutcome::NoHuman, PermissionDecision::HandBack)
+                }
+            };
+            // Withdrawn meanwhile (the client went away): nobody waits for it.
+            let still_open = open.lock().map(|mut cards| cards.remove(&id).is_some());
+            if still_open.unwrap_or(false) {
+                writer.send(&outcome(id, kind, &decision));
+            }
+        })
+        .map_err(|error| format!("cannot start a thread for the tool call: {error}"))?
+    };
+    shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
+    Ok(Some(waiter))
+}
+
+/// The outcome a hook client prints: the reply line (none for a hand-back) and exit code 0,
+/// which is the only code whose output Claude Code reads.
+fn outcome(id: String, kind: ApprovalOutcome, decision: &PermissionDecision) -> InboxMessage {
+    InboxMessage::Outcome(OutcomeMessage {
+        id,
+        outcome: kind.as_str().to_owned(),
+        reply: permission::hook_reply(decision),
+        exit_code: exit::OK,
+        problem: None,
+    })
+}
