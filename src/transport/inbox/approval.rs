@@ -44,7 +44,7 @@ pub(super) fn take(
         writer.send(&outcome(id, kind, &decision));
         return Ok(None);
     }
-    let HookPermission { mut request, context } = approval;
+    let HookPermission { mut request, context, source } = approval;
     // The hook's request carries no id of its own: the window gets one no other client has.
     let request_id = format!("inbox-{connection}-{id}");
     match open.lock() {
@@ -63,7 +63,7 @@ pub(super) fn take(
     let cwd = request.cwd.clone().map(std::path::PathBuf::from);
     crate::transport::snapshot::attach(&mut request, cwd.as_deref());
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope("hook", &envelope);
+    let provenance = Provenance::from_envelope(source, &envelope);
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
