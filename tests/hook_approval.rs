@@ -33,14 +33,14 @@ fn json(text: &str) -> Value {
 }
 
 /// An inbox server on a runtime directory of its own; its window is the channel.
-struct Inbox {
+pub(crate) struct Inbox {
     run: PathBuf,
     server: Option<InboxServer>,
     window: Receiver<Inbound>,
 }
 
 impl Inbox {
-    fn start(name: &str) -> Inbox {
+    pub(crate) fn start(name: &str) -> Inbox {
         let run = scratch_dir(name);
         let dir = run.join("askpane");
         fs::create_dir_all(&dir).expect("the socket's directory");
@@ -60,6 +60,13 @@ impl Inbox {
         thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
     }
 
+    /// `askpane codex-hook <args>` (Codex's hook, issue 26 part 5) against this inbox.
+    pub(crate) fn codex_hook(&self, args: &[&str], stdin: String) -> thread::JoinHandle<Finished> {
+        let mut command = askpane(&["codex-hook"]);
+        command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
+        thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = askpane(&["hook"]);
         command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
@@ -67,7 +74,7 @@ impl Inbox {
     }
 
     /// The next card the window is given (other events are skipped).
-    fn card(&self) -> PermissionAsk {
+    pub(crate) fn card(&self) -> PermissionAsk {
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -103,7 +110,7 @@ impl Drop for Inbox {
     }
 }
 
-fn finished(hook: thread::JoinHandle<Finished>) -> Finished {
+pub(crate) fn finished(hook: thread::JoinHandle<Finished>) -> Finished {
     hook.join().expect("the hook's runner")
 }
 

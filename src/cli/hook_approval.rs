@@ -87,11 +87,11 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
         eprintln!("askpane hook: {why}; leaving the tool call to Claude Code");
         return nobody;
     }
-    let HookPermission { mut request, context } = approval;
+    let HookPermission { mut request, context, source } = approval;
     let cwd = request.cwd.clone().map(std::path::PathBuf::from);
     askpane::transport::snapshot::attach(&mut request, cwd.as_deref());
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope(ClientMode::Hook.name(), &envelope);
+    let provenance = Provenance::from_envelope(source, &envelope);
     let (reply, decided) = Responder::channel();
     let window = WindowSlot::default();
     let (to_ui, inbox) = ui_channel(window.waker());

@@ -316,7 +316,7 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 // Only a hook has a dialog of its own to hand the call back to.
                 if request.origin.can_hand_back() {
                     let back = ui.button("Answer in the terminal");
-                    let hover = "Decide nothing here: Claude Code asks in its own dialog";
+                    let hover = "Decide nothing here: the agent asks in its own dialog";
                     if back.on_hover_text(hover).clicked() {
                         actions.push(Action::Session(SessionAction::HandBackPermission(id)));
                     }

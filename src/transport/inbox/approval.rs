@@ -44,7 +44,7 @@ pub(super) fn take(
         writer.send(&outcome(id, &approval.request, kind, &decision));
         return Ok(None);
     }
-    let HookPermission { mut request, context } = approval;
+    let HookPermission { mut request, context, source } = approval;
     // The hook's request carries no id of its own: the window gets one no other client has.
     let request_id = format!("inbox-{connection}-{id}");
     match open.lock() {
@@ -65,7 +65,7 @@ pub(super) fn take(
     // The reply of a plan's allow echoes its input (`permission::hook_reply`).
     let asked = request.clone();
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope("hook", &envelope);
+    let provenance = Provenance::from_envelope(source, &envelope);
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
