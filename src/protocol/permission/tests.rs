@@ -251,7 +251,7 @@ fn codex_input_marked_by_codex_hook_is_a_codex_card_without_suggestions() {
     assert_eq!(marked.request.origin, ApprovalOrigin::Hook);
     // The reply is the one Codex honoured in `app-shell-perm_allow`.
     assert_eq!(
-        hook_reply(&PermissionDecision::AllowOnce),
+        hook_reply(&marked.request, &PermissionDecision::AllowOnce),
         Some(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
             "decision": {"behavior": "allow"}}}))
     );
