@@ -3666,3 +3666,107 @@ fn a_hosted_session_past_16_mib_never_keeps_the_inbox_page_from_answering() {
     drop(page);
     drop(host);
 }
+
+// --- Issue 26: every approval in history ------------------------------------------------------
+
+/// A `PermissionRequest` hook input for `Bash` running `command`, suggesting the rule
+/// `npm test *` for this project (as Claude Code 2.1.332 sends them).
+#[cfg(target_os = "linux")]
+fn hook_bash(command: &str, tool_use_id: &str) -> String {
+    json!({"session_id": "s-history", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp/shop",
+        "permission_mode": "default", "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash", "tool_input": {"command": command, "description": "Run it"},
+        "tool_use_id": tool_use_id,
+        "permission_suggestions": [{"type": "addRules", "behavior": "allow",
+            "destination": "localSettings",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}]}]})
+    .to_string()
+}
+
+/// `askpane history --json <args>` in `world`: one JSON value per entry.
+#[cfg(target_os = "linux")]
+fn history_lines(world: &crate::inbox::World, args: &[&str]) -> Vec<Value> {
+    let mut command = world.askpane(&["history", "--json"]);
+    command.args(args);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "history failed: {}", run.stderr);
+    run.stdout.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+/// Issue 26: a hook's tool call decided on the inbox's page (always allow, with the rule the
+/// agent suggested) is in `askpane history --kind approval` with its decision and rule, and
+/// not in `--kind question`; a search finds it by its command; a `--decline` decided with
+/// nobody asked is recorded too.
+#[cfg(target_os = "linux")]
+#[test]
+fn approvals_decided_on_the_inbox_page_or_by_a_flag_are_in_history_by_kind() {
+    if !crate::support::web_bundle_built() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let world = crate::inbox::World::new("history-approvals");
+    let mut command = world.askpane(&["inbox", "--ui", "web"]);
+    command.env_remove("DISPLAY");
+    let run = WebRun::launch(command);
+    let mut page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    // The page shows cards beside a session: a client hosts one.
+    let _host = inbox_host(&world, "shop");
+    recv_kind(&mut page, "session");
+
+    let hook = world.client(&["hook"], &hook_bash("npm test -- --watch=false", "toolu_h1"));
+    let card = recv_kind(&mut page, "permission_request");
+    let request_id = card["request"]["request_id"].clone();
+    let suggestion = card["request"]["suggestions"][0].clone();
+    assert_eq!(suggestion["rules"][0]["ruleContent"], "npm test *", "{card}");
+    page.send(&json!({"type": "permission_decision", "request_id": request_id,
+        "decision": "allow_always", "suggestion": suggestion}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook's reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
+
+    // The inbox's store writes off its UI thread: the entry is there within a bounded wait.
+    let deadline = Instant::now() + WAIT;
+    let approvals = loop {
+        let approvals = history_lines(&world, &["--kind", "approval"]);
+        if !approvals.is_empty() || Instant::now() > deadline {
+            break approvals;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let [allowed] = approvals.as_slice() else { panic!("one approval: {approvals:?}") };
+    assert_eq!(allowed["kind"], "approval", "{allowed}");
+    assert_eq!(allowed["tool"], "Bash", "{allowed}");
+    assert_eq!(allowed["summary"], "Bash: npm test -- --watch=false", "{allowed}");
+    assert_eq!(allowed["decision"], "allowed_always", "{allowed}");
+    assert_eq!(allowed["rule"], "Always allow `npm test *` in this project", "{allowed}");
+    assert_eq!(allowed["origin"], "hook", "{allowed}");
+    assert_eq!(allowed["source"], "hook", "{allowed}");
+    assert_eq!(allowed["questions"]["command"], "npm test -- --watch=false", "{allowed}");
+    assert!(history_lines(&world, &["--kind", "question"]).is_empty());
+    let found = history_lines(&world, &["--search", "watch=false"]);
+    assert_eq!(found.len(), 1, "found by its command: {found:?}");
+
+    // `--decline` decides with nobody asked, in the hook itself: recorded all the same.
+    let declined = world.client(
+        &["hook", "--decline", "No pushes today."],
+        &hook_bash("git push --force", "toolu_h2"),
+    );
+    let (code, stdout, stderr) = declined.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook's reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "deny", "{reply}");
+    let approvals = history_lines(&world, &["--kind", "approval"]);
+    assert_eq!(approvals.len(), 2, "{approvals:?}");
+    let denied = &approvals[0];
+    assert_eq!(denied["summary"], "Bash: git push --force", "{denied}");
+    assert_eq!(denied["decision"], "denied", "{denied}");
+    assert_eq!(denied["deny_message"], "No pushes today.", "{denied}");
+    assert_eq!(denied["rule"], Value::Null, "{denied}");
+    // The table shows them too: the call in one line and the decision.
+    let mut table = world.askpane(&["history", "--kind", "approval"]);
+    let table = run_bounded(&mut table, None);
+    assert!(table.stdout.contains("Bash: git push --force"), "{}", table.stdout);
+    assert!(table.stdout.contains("allowed_always"), "{}", table.stdout);
+    drop(page);
+}

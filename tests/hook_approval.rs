@@ -86,17 +86,18 @@ impl Inbox {
         }
     }
 
-    /// The next withdrawal the window is told of.
-    fn withdrawn(&self) -> String {
+    /// The next card the window is told timed out (issue 26: it leaves as a withdrawn one
+    /// does, and history says it timed out).
+    fn timed_out(&self) -> String {
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
+                Ok(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id })) => {
                     return request_id;
                 }
                 Ok(_) => {}
-                Err(error) => panic!("no card was withdrawn: {error}"),
+                Err(error) => panic!("no card timed out: {error}"),
             }
         }
     }
@@ -161,7 +162,7 @@ fn handed_back_withdrawn_or_timed_out_prints_nothing_and_exits_0() {
     let started = Instant::now();
     let hook = inbox.hook(&["--timeout", "1"], stdin.clone());
     let card = inbox.card();
-    assert_eq!(inbox.withdrawn(), card.request.request_id);
+    assert_eq!(inbox.timed_out(), card.request.request_id);
     let done = finished(hook);
     assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
     assert!(started.elapsed() < Duration::from_secs(1) + Duration::from_secs(5));

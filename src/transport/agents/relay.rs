@@ -312,6 +312,9 @@ impl<A: HostedAgent> RelayState<A> {
             }
             // Only a window receives these.
             Inbound::Request(RequestEvent::Leave { .. } | RequestEvent::Unshown { .. })
+            | Inbound::Approval(
+                ApprovalEvent::TimedOutPermission { .. } | ApprovalEvent::Unshown(_),
+            )
             | Inbound::Session(
                 SessionInbound::Hosted { .. }
                 | SessionInbound::HostedEvent { .. }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crossbeam_channel::RecvTimeoutError;
 
+use crate::book::approval::EndedApproval;
 use crate::protocol::envelope::{Envelope, HookEvent};
 use crate::protocol::exit;
 use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
@@ -42,6 +43,17 @@ pub(super) fn take(
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
         writer.send(&outcome(id, &approval.request, kind, &decision));
+        // Issue 26: history keeps it, though no card was shown.
+        let HookPermission { request, context, source } = approval;
+        let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
+        let ended = EndedApproval {
+            id: RequestId::next(),
+            request,
+            provenance: Provenance::from_envelope(source, &envelope),
+            outcome: kind,
+            decision,
+        };
+        shared.to_ui(Inbound::Approval(ApprovalEvent::Unshown(Box::new(ended))));
         return Ok(None);
     }
     let HookPermission { mut request, context, source } = approval;
@@ -82,8 +94,8 @@ pub(super) fn take(
                 Ok(decision) => (ApprovalOutcome::of(&decision), decision),
                 Err(RecvTimeoutError::Timeout) => {
                     // The card leaves every window; nobody decided.
-                    shared
-                        .to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
+                    let gone = ApprovalEvent::TimedOutPermission { request_id };
+                    shared.to_ui(Inbound::Approval(gone));
                     (ApprovalOutcome::TimedOut, PermissionDecision::HandBack)
                 }
                 // The window let go of the card undecided: nobody allowed it.

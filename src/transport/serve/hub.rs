@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::approval::{Approvals, Asked};
+use crate::book::approval::{Approvals, Asked, EndedApproval};
 use crate::book::journal::Journal;
 use crate::book::session::{Agent, Session, SessionAction, SessionEffect, SessionUpdate};
 use crate::book::{Book, Ending, NoCountdown, Open, Settled, answer_at_once};
@@ -228,12 +228,18 @@ impl Hub {
             let index = operation.index();
             if Some(index) == inbox_index {
                 match operation.recv(inbox) {
-                    Ok(message) => self.handle_agent(message),
+                    Ok(message) => {
+                        self.handle_agent(message);
+                        self.journal_ended_permissions();
+                    }
                     Err(_) => inbox_open = false,
                 }
             } else if index == connections_index {
                 match operation.recv(connections) {
-                    Ok(message) => self.handle_browser(message),
+                    Ok(message) => {
+                        self.handle_browser(message);
+                        self.journal_ended_permissions();
+                    }
                     // Every connection ended because the bridge is stopping: the usual end.
                     Err(_) if self.stopped.load(Ordering::SeqCst) => break,
                     Err(_) => {
@@ -258,6 +264,17 @@ impl Hub {
         for card in self.approvals.close_all(message) {
             let request_id = &card.request.request_id;
             self.broadcast(&web::permission_withdrawn(request_id, PermissionEnd::Withdrawn));
+        }
+        self.journal_ended_permissions();
+    }
+
+    /// Issue 26: hands every card that ended to the journal (history keeps each approval).
+    fn journal_ended_permissions(&mut self) {
+        let ended = self.approvals.take_ended();
+        if let Some(journal) = self.journal() {
+            for approval in &ended {
+                journal.approval_ended(approval);
+            }
         }
     }
 
@@ -375,6 +392,18 @@ impl Hub {
                     self.broadcast(&gone);
                 }
             }
+            Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id }) => {
+                if self.approvals.time_out(&request_id).is_some() {
+                    let gone = web::permission_withdrawn(&request_id, PermissionEnd::Withdrawn);
+                    self.broadcast(&gone);
+                }
+            }
+            // Issue 26: decided by a flag as it arrived, never shown, recorded all the same.
+            Inbound::Approval(ApprovalEvent::Unshown(ended)) => {
+                if let Some(journal) = self.journal() {
+                    journal.approval_ended(&ended);
+                }
+            }
             Inbound::Session(SessionInbound::Event(event)) => {
                 let ended = matches!(*event, SessionEvent::Ended { .. });
                 let ends = ended || matches!(*event, SessionEvent::Message(CliMessage::Result(_)));
@@ -438,16 +467,30 @@ impl Hub {
     fn ask_permission(&mut self, permission: PermissionAsk) {
         let PermissionAsk { id, request, provenance, reply } = permission;
         if !self.carries_sessions() {
-            return reply.send(PermissionDecision::Deny {
+            let decision = PermissionDecision::Deny {
                 message: "askpane's browser page here shows questions only and cannot approve \
                           tool calls; allow them with --allow-tools."
                     .to_owned(),
-            });
+            };
+            reply.send(decision.clone());
+            // Issue 26: denied with nobody asked; history keeps it.
+            let outcome = crate::protocol::permission::ApprovalOutcome::NoHuman;
+            let ended = EndedApproval { id, request, provenance, outcome, decision };
+            if let Some(journal) = self.journal() {
+                journal.approval_ended(&ended);
+            }
+            return;
         }
         let message = web::permission_request(&request, &provenance);
         // The same tool call asked again waits on the card the pages show already.
-        if let Asked::Opened(_) = self.approvals.ask(id, request, provenance, reply) {
+        if let Asked::Opened(id) = self.approvals.ask(id, request, provenance, reply) {
             self.broadcast(&message);
+            // Issue 26: history notes when the card opened.
+            if let (Some(journal), Some(card)) =
+                (self.journal(), self.approvals.cards().find(|card| card.id == id))
+            {
+                journal.approval_opened(card);
+            }
         }
     }
 
