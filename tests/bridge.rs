@@ -495,6 +495,23 @@ impl Client {
         message
     }
 
+    /// What a page that connects to a bridge keeping history gets while `tool_use_id` is asked:
+    /// the question and `history_kept`, in either order (and nothing else). Returns the question.
+    /// A page gets the questions already open, then `history_kept`, then each question asked
+    /// after it connected: which comes first depends on whether the hub took the question or the
+    /// page's connection first, and the hub takes whichever is ready (both may be).
+    fn recv_question_and_history_kept(&mut self, tool_use_id: &str) -> Value {
+        let first = self.recv();
+        let (question, kept) = match first["type"] == "user_question" {
+            true => (first, self.recv()),
+            false => (self.recv(), first),
+        };
+        assert_eq!(kept, json!({"type": "history_kept"}), "beside the question: {question}");
+        assert_eq!(question["type"], "user_question", "beside history_kept: {question}");
+        assert_eq!(question["tool_use_id"], tool_use_id, "{question}");
+        question
+    }
+
     /// The next message, which must be `question_withdrawn` for `tool_use_id`; returns its reason
     /// (how the question ended: `answered`, `withdrawn`, …).
     fn recv_withdrawn(&mut self, tool_use_id: &str) -> String {
@@ -674,9 +691,8 @@ fn the_inbox_bridge_records_each_ending_in_the_history_with_the_exact_reply() {
     let harness = start_with_history(&state);
     let asked = harness.ask(TOOL_USE_ID);
     let mut client = harness.client();
-    client.recv_question(TOOL_USE_ID);
     // Issue 11: a bridge that keeps history says so (the page then shows History).
-    assert_eq!(client.recv(), json!({"type": "history_kept"}));
+    client.recv_question_and_history_kept(TOOL_USE_ID);
     client.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"0": "2", "1": "1,3", "2": "other:MySQL"}}));
     let outcome = asked.outcome();
@@ -709,16 +725,43 @@ fn a_question_open_when_the_inbox_bridge_ends_is_recorded_as_declined() {
     // A page shows it: the bridge holds it. (The page's note that history is kept may come
     // before it or after, as the page's connection and the question reach the hub.)
     let mut client = harness.client();
-    let first = client.recv();
-    if first["type"] != "user_question" {
-        client.recv_question(TOOL_USE_ID);
-    }
+    client.recv_question_and_history_kept(TOOL_USE_ID);
     drop(client);
     harness.finish();
     assert_eq!(asked.outcome(), Outcome::closed());
     let entries = history_of(&state, 1);
     let outcomes: Vec<&str> = entries.iter().map(|entry| entry.record.outcome.as_str()).collect();
     assert_eq!(outcomes, ["declined"]);
+}
+
+/// Issue 25: a page never misses a question asked as it connects, nor gets it twice. The hub
+/// takes the page's connection and the question one at a time (whichever is ready, at random
+/// when both are), so the question is either among the open ones the page gets on connecting
+/// (before `history_kept`) or sent to it afterwards (after `history_kept`).
+#[test]
+fn a_page_connecting_as_a_question_arrives_gets_it_once_whichever_comes_first() {
+    let state = crate::support::scratch_dir("bridge-connect-race");
+    let harness = start_with_history(&state);
+    for round in 0..20 {
+        let id = format!("toolu_race_{round}");
+        let (asked, mut page) = match round % 2 {
+            0 => {
+                let asked = harness.ask(&id);
+                (asked, harness.client())
+            }
+            _ => {
+                let page = harness.client();
+                (harness.ask(&id), page)
+            }
+        };
+        page.recv_question_and_history_kept(&id);
+        page.send(&json!({"type": "question_declined", "tool_use_id": id,
+            "outcome": "declined", "message": "Not now."}));
+        assert_eq!(asked.outcome(), Outcome::Declined { message: "Not now.".into() });
+        // Its acknowledgement is what comes next: a second copy of the question would be first.
+        page.recv_taken(&id);
+    }
+    harness.finish();
 }
 
 /// A bridge whose journal is a store in `state`, as `askpane inbox --ui web` gives it one.
@@ -2639,7 +2682,10 @@ fn a_denial_carries_the_pages_words_and_a_card_the_agent_withdrew_leaves_every_p
     );
     // A malformed decision is refused by name.
     page.send(&json!({"type": "permission_decision", "request_id": "perm-9", "decision": "maybe"}));
-    assert_eq!(page.recv_error(), "a permission decision must be allow or deny, not \"maybe\"");
+    assert_eq!(
+        page.recv_error(),
+        "a permission decision must be allow, allow_always, deny or hand_back, not \"maybe\""
+    );
     drop(page);
     harness.finish();
 }
@@ -3154,8 +3200,7 @@ fn a_page_reads_the_inbox_history_filtered_and_a_broken_request_leaves_it_usable
     let harness = history_harness(Some(BridgeJournal(Arc::new(sink))));
     let asked = harness.ask(TOOL_USE_ID);
     let mut page = harness.client();
-    page.recv_question(TOOL_USE_ID);
-    assert_eq!(page.recv(), json!({"type": "history_kept"}), "after the open questions");
+    page.recv_question_and_history_kept(TOOL_USE_ID);
     page.send(&json!({"type": "question_answer", "tool_use_id": TOOL_USE_ID,
         "answers": {"0": "2", "1": "1", "2": "other:MySQL"}}));
     let outcome = asked.outcome();

@@ -1033,6 +1033,61 @@ fn install_creates_the_project_settings_and_a_second_install_changes_nothing() {
     let _ = fs::remove_dir_all(&root);
 }
 
+#[test]
+fn install_with_approvals_adds_the_permission_hook_for_the_tools_named_and_uninstall_takes_both() {
+    let root = scratch("install-approvals", &[]);
+    let Layout { home, project, settings, .. } = Layout::new(&root);
+    let project_text = path_str(&project).to_owned();
+    let run_with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--project", project_text.as_str()]);
+        settings_command(&all, &home)
+    };
+
+    let run = run_with(&["install", "claude", "--approvals", "Bash,Edit"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let hook = |matcher: &str| {
+        format!(
+            r#"{{"matcher":"{matcher}","hooks":[{{"type":"command","command":"{}","timeout":86400,"statusMessage":"Waiting for your answer in askpane"}}]}}"#,
+            hook_command()
+        )
+    };
+    let expected = format!(
+        r#"{{"hooks":{{"PreToolUse":[{}],"PermissionRequest":[{}]}}}}"#,
+        hook("AskUserQuestion"),
+        hook("Bash|Edit")
+    );
+    assert_eq!(compact(&read_json(&settings)), expected);
+    assert!(run.stdout.starts_with("askpane's PreToolUse hook for AskUserQuestion: added; its PermissionRequest hook for Bash, Edit: added; in "), "{run:?}");
+
+    // Every tool, then again: the one entry follows, then nothing changes.
+    let run = run_with(&["install", "claude", "--approvals"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(read_json(&settings)["hooks"]["PermissionRequest"][0]["matcher"], "*");
+    let run = run_with(&["install", "claude", "--approvals"]);
+    assert!(run.stdout.ends_with("already has askpane's hooks; nothing changed\n"), "{run:?}");
+
+    // A name that is not a tool's: refused, saying which, the file untouched.
+    let before = fs::read_to_string(&settings).expect("read");
+    let run = run_with(&["install", "claude", "--approvals", "Bash,rm -rf"]);
+    assert_ne!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stderr.contains("`rm -rf` is not a tool name"), "{run:?}");
+    assert_eq!(fs::read_to_string(&settings).expect("read"), before);
+
+    // `uninstall --approvals` takes the approval hook only; `uninstall` the rest.
+    let run = run_with(&["uninstall", "claude", "--approvals"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(
+        compact(&read_json(&settings)),
+        format!(r#"{{"hooks":{{"PreToolUse":[{}]}}}}"#, hook("AskUserQuestion"))
+    );
+    run_with(&["install", "claude", "--approvals", "Write"]);
+    let run = run_with(&["uninstall", "claude"]);
+    assert!(run.stdout.starts_with("removed 2 askpane hook(s) from "), "{run:?}");
+    assert_eq!(fs::read_to_string(&settings).expect("read"), "{}\n");
+    let _ = fs::remove_dir_all(&root);
+}
+
 /// Settings with other keys (not in alphabetical order), other hooks, non-ASCII text and an
 /// AskUserQuestion hook of someone else's.
 const OTHER_SETTINGS: &str = r#"{

@@ -212,6 +212,24 @@ impl Xvfb {
         self.keys_for(window, keys, None);
     }
 
+    /// Presses `keys` (each an xdotool key sequence, [`INPUT_GAP`] apart) on `window`, which must
+    /// have the keyboard, through the X server (XTEST) as a keyboard does. For keys that hide or
+    /// close the window: `xdotool key --window` sends each press and each release by XTEST when
+    /// the window has the keyboard at that moment, else as an event sent to the window. A press
+    /// that hid the window thus had its release sent to the window, and the server kept the key
+    /// down: it repeated it (after 660 ms, 25 times a second) into the window that had the
+    /// keyboard next, where a held Return answered a question; and a release sent to a window
+    /// already gone failed (BadWindow).
+    pub fn keys_to_focused(&self, window: u32, keys: &[&str]) {
+        assert_eq!(self.focused_window(), window, "the keys are for a window with the keyboard");
+        for (index, key) in keys.iter().enumerate() {
+            if index > 0 {
+                thread::sleep(INPUT_GAP);
+            }
+            self.xdotool(&["key", key]);
+        }
+    }
+
     /// [`Xvfb::keys`]; a failure also tells what `app` said.
     pub fn keys_for(&self, window: u32, keys: &[&str], app: Option<&App>) {
         let id = window.to_string();

@@ -27,6 +27,8 @@ mod claude_host;
 mod codex;
 // The approval card's body (issue 26): typed tool calls, diffs, the card drawn (kittest).
 mod cards;
+// The plan page (issue 26): approve, keep planning with comments, the guard (kittest).
+mod plan;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;

@@ -154,6 +154,17 @@ impl World {
         Client::spawn(self.askpane(&["hook"]), &input.to_string())
     }
 
+    /// A `PermissionRequest` hook for Bash `command` in `project`: a tool call to allow or deny.
+    fn approval(&self, project: &str, command: &str) -> Client {
+        let input = json!({
+            "session_id": "5e55-10n", "cwd": format!("/home/dev/{project}"),
+            "permission_mode": "default", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": command, "description": "Run the tests"},
+            "permission_suggestions": []
+        });
+        Client::spawn(self.askpane(&["hook"]), &input.to_string())
+    }
+
     /// The next thing the monitor sees (fails the test after WAIT).
     fn next(&self) -> Seen {
         match self.seen.recv_timeout(WAIT) {
@@ -404,6 +415,34 @@ fn questions_arriving_unfocused_notify_grouped_replaced_closed_and_open_shows_th
         "{}",
         world.inbox_stderr()
     );
+}
+
+#[test]
+fn a_tool_call_waiting_notifies_as_a_question_does_and_is_counted_beside_them() {
+    let mut world = World::new("notify-approval", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+
+    let call = world.approval("shop", "npm test");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(shown, notify(0, "shop · Bash", "npm test", id));
+    let question = world.hook("toolu_n5", "blog", "Theme", "Light or dark?");
+    assert_eq!(
+        world.next(),
+        notify(
+            id,
+            "2 waiting: 1 question, 1 tool call",
+            "blog · Theme: Light or dark?\nshop · Bash: npm test",
+            id
+        )
+    );
+    // The tool call's hook goes away (Claude Code gave up on it): the notification names the
+    // question left.
+    call.kill();
+    assert_eq!(world.next(), notify(id, "blog · Theme", "Light or dark?", id));
+    question.kill();
+    assert_eq!(world.next(), Seen::CloseNotification { id });
 }
 
 #[test]

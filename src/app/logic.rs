@@ -299,16 +299,29 @@ impl App {
         let focused = ctx.input(|input| input.viewport().focused) == Some(true);
         let hidden = self.hidden;
         let book = self.state.book();
-        let same = last.1 == (focused, hidden)
-            && last.0.len() == book.len()
-            && book.requests().zip(&last.0).all(|(open, id)| open.id() == *id);
-        if same {
+        let cards = self.state.permissions();
+        // Questions and tool calls, oldest first (ids are given in arrival order).
+        let mut ids: Vec<RequestId> = book
+            .requests()
+            .map(|open| open.id())
+            .chain(cards.cards().map(|card| card.id))
+            .collect();
+        ids.sort_unstable();
+        if last.1 == (focused, hidden) && last.0 == ids {
             return;
         }
-        let waiting: Vec<Waiting> = book
+        let calls = cards.cards().map(|card| Waiting {
+            id: card.id,
+            kind: WaitingKind::ToolCall,
+            project: card.provenance.project.clone(),
+            header: card.request.tool_name.clone(),
+            question: what_the_call_does(&card.request),
+        });
+        let mut waiting: Vec<Waiting> = book
             .requests()
             .map(|open| Waiting {
                 id: open.id(),
+                kind: WaitingKind::Question,
                 project: open.core.provenance.project.clone(),
                 header: open.core.ask.title().to_owned(),
                 question: open
@@ -319,8 +332,10 @@ impl App {
                     .map(|question| question.text().to_owned())
                     .unwrap_or_default(),
             })
+            .chain(calls)
             .collect();
-        *last = (waiting.iter().map(|request| request.id).collect(), (focused, hidden));
+        waiting.sort_unstable_by_key(|request| request.id);
+        *last = (ids, (focused, hidden));
         report(Snapshot { waiting, focused, hidden });
     }
 
@@ -371,4 +386,12 @@ pub(super) fn journal_form(edit: &state::Edit, open: &state::Open) -> Option<(Re
         _ => return None,
     };
     Some((open.id(), question))
+}
+
+/// What a tool call would do, for its notification (`npm test` for Bash): its summary without
+/// the tool's name, which the notification's title carries.
+fn what_the_call_does(request: &crate::protocol::stream::PermissionRequest) -> String {
+    let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
+    let named = format!("{}: ", request.tool_name);
+    summary.strip_prefix(&named).unwrap_or_default().to_owned()
 }

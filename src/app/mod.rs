@@ -26,7 +26,7 @@ use crate::book::Settled;
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
 
-use crate::protocol::notice::{Snapshot, Waiting};
+use crate::protocol::notice::{Snapshot, Waiting, WaitingKind};
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::TimeoutChange;
 use crate::protocol::{Outcome, TextField};
@@ -101,6 +101,9 @@ pub struct App {
     title: String,
     /// Keys pressed before this time (the app's clock) are dropped.
     keys_blocked_until: f64,
+    /// Keys whose press this showing took and that are not let go yet: only their repeats are
+    /// the user's (issue 25: see [`App::guard_input`]).
+    keys_down_here: Vec<egui::Key>,
     /// The request shown last frame, to notice one the user did not pick.
     shown: Option<RequestId>,
     /// The newest permission card drawn last frame: a new one starts the graces as a new
@@ -178,6 +181,7 @@ impl App {
             title: String::new(),
             // The first frame starts the grace (see `guard_input`).
             keys_blocked_until: f64::NEG_INFINITY,
+            keys_down_here: Vec::new(),
             shown: None,
             newest_card: None,
             picked_by_user: false,

@@ -144,8 +144,9 @@ impl App {
     }
 
     /// Starts the graces at the moments the module docs describe, and drops key input during
-    /// its grace: a key meant for another window never acts on what just appeared. (Clicks are
-    /// dropped before egui reads them: [`App::guard_clicks`].)
+    /// its grace, and the repeats of a key pressed before it: a key meant for another window
+    /// never acts on what just appeared. (Clicks are dropped before egui reads them:
+    /// [`App::guard_clicks`].)
     pub(super) fn guard_input(&mut self, ctx: &egui::Context) {
         // A test's own grace stands for both.
         let key_grace = self.options.key_grace.unwrap_or(KEY_GRACE).as_secs_f64();
@@ -154,7 +155,9 @@ impl App {
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
-        let shown = self.state.current().map(state::Open::id);
+        // A plan to review takes the page over whatever else shows (issue 26).
+        let plan = self.state.plan().map(|(card, _)| card.id);
+        let shown = plan.or_else(|| self.state.current().map(state::Open::id));
         let newest_card = self.state.permissions().cards().last().map(|card| card.id);
         let card_arrived = newest_card.is_some() && newest_card != self.newest_card;
         self.newest_card = newest_card;
@@ -164,13 +167,17 @@ impl App {
         let raised = std::mem::take(&mut self.raised);
         if first_frame || gained_focus || arrived || raised {
             self.keys_blocked_until = now + key_grace;
+            // A key already down was pressed for something else.
+            self.keys_down_here.clear();
         }
         // Clicks: a request the user did not pick took the place of the one they were on (a
         // click on its way was aimed at the other), or the window came up on its own under a
         // pointer aimed at another program (a click lands a moment later than a key would:
         // issue 24 saw one 0.6 s after the inbox's window came back over the user's editor). A
         // page in the browser is opened by the user: its first frame starts no pointer grace.
-        let replaced = (arrived && self.shown.is_some()) || card_arrived;
+        // A card or a plan page that just appeared takes no click either: its Allow or Approve
+        // is where the pointer may already be.
+        let replaced = (arrived && (self.shown.is_some() || plan.is_some())) || card_arrived;
         if replaced {
             self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }
@@ -195,6 +202,11 @@ impl App {
                 ctx.request_repaint_after(std::time::Duration::from_secs_f64(until - now));
             }
         }
+        // Issue 25: a key held down since before the grace repeats on after it (on X11 25
+        // times a second, for as long as it is held): a repeat of a press this showing did not
+        // take is dropped, with what it types, however late it comes.
+        let down = &mut self.keys_down_here;
+        ctx.input_mut(|input| drop_repeats_of_keys_pressed_elsewhere(&mut input.events, down));
     }
 
     /// True when this frame holds a key press, typed text or a finished click: the user is here.
@@ -272,6 +284,56 @@ pub(super) fn is_key_input(event: &egui::Event) -> bool {
             | egui::Event::Cut
             | egui::Event::Ime(_)
     )
+}
+
+/// Drops each repeat of a key whose press `down` does not hold, with the input that key brings
+/// (egui-winit puts what a chord does, Cut, Copy or Paste, just before the key, and the text it
+/// types just after); notes the presses and releases kept. egui marks a press `repeat` when it
+/// saw the key go down before (the press the grace dropped, too) and not up since.
+fn drop_repeats_of_keys_pressed_elsewhere(
+    events: &mut Vec<egui::Event>,
+    down: &mut Vec<egui::Key>,
+) {
+    let foreign: Vec<bool> = events
+        .iter()
+        .map(|event| match event {
+            egui::Event::Key { key, pressed: true, repeat: false, .. } => {
+                if !down.contains(key) {
+                    down.push(*key);
+                }
+                false
+            }
+            egui::Event::Key { key, pressed: true, repeat: true, .. } => !down.contains(key),
+            egui::Event::Key { key, pressed: false, .. } => {
+                down.retain(|held| held != key);
+                false
+            }
+            _ => false,
+        })
+        .collect();
+    if !foreign.contains(&true) {
+        return;
+    }
+    let before = std::iter::once(&false).chain(&foreign);
+    let after = foreign.iter().skip(1).chain(std::iter::once(&false));
+    let keep: Vec<bool> = events
+        .iter()
+        .zip(&foreign)
+        .zip(before.zip(after))
+        .map(|((event, &itself), (&key_before, &key_after))| {
+            let brought = match event {
+                egui::Event::Text(_) | egui::Event::Ime(_) => key_before,
+                egui::Event::Cut
+                | egui::Event::Copy
+                | egui::Event::Paste(_)
+                | egui::Event::PasteImage(_) => key_after,
+                _ => false,
+            };
+            !(itself || brought)
+        })
+        .collect();
+    let mut verdicts = keep.into_iter();
+    events.retain(|_| verdicts.next().unwrap_or(true));
 }
 
 /// The input the pointer's grace drops: the start of a click or a touch (a release whose

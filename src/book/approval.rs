@@ -10,10 +10,11 @@
 //! handles through [`ReplyHandle`]; a handle dropped undecided says what its own `Drop` says.
 
 use super::ReplyHandle;
+use super::plan::PlanReview;
 use super::session::{SessionAction, SessionEffect};
 use super::tool_call::ToolCallView;
 use crate::protocol::origin::{Provenance, RequestId};
-use crate::protocol::permission::PermissionChoice;
+use crate::protocol::permission::{self, PermissionChoice};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::web::PermissionEnd;
 
@@ -31,6 +32,9 @@ pub struct PendingPermission {
     pub deny_message: String,
     /// What the card shows of the call, prepared once when it arrived (issue 26).
     pub view: ToolCallView,
+    /// A plan to review (`ExitPlanMode`), shown as a plan page instead of a card, with the
+    /// review so far.
+    pub plan: Option<PlanReview>,
 }
 
 /// What [`Approvals::ask`] did with a tool call.
@@ -77,7 +81,9 @@ impl<R> Approvals<R> {
             return Asked::Joined(approval.card.id);
         }
         let view = ToolCallView::of(&request);
-        let card = PendingPermission { id, request, provenance, deny_message: String::new(), view };
+        let plan = PlanReview::of(&request);
+        let deny_message = String::new();
+        let card = PendingPermission { id, request, provenance, deny_message, view, plan };
         self.waiting.push(Approval { card, replies: vec![reply] });
         Asked::Opened(id)
     }
@@ -156,6 +162,13 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 approval.card.deny_message.clone_from(text);
                 return None;
             }
+            SessionAction::Plan { id, action } => {
+                let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
+                let outcome = approval.card.plan.as_mut()?.apply(action.clone())?;
+                let decision = outcome.decision();
+                self.decide_card(*id, decision.clone())?;
+                return Some(SessionEffect::Decided { id: *id, decision });
+            }
             _ => return None,
         };
         let card = self.cards().find(|card| card.id == id)?;
@@ -221,11 +234,14 @@ fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
 }
 
 /// Whether `request`'s card offers `decision`: a rule only if the agent suggested it, a
-/// hand-back only where the agent can ask on its own.
+/// hand-back only where the agent can ask on its own; a plan's "approve and accept edits" too.
 fn offered(request: &PermissionRequest, decision: &PermissionDecision) -> bool {
     match decision {
         PermissionDecision::AllowOnce | PermissionDecision::Deny { .. } => true,
-        PermissionDecision::AllowAlways { suggestion } => request.suggestions.contains(suggestion),
+        PermissionDecision::AllowAlways { suggestion } => {
+            request.suggestions.contains(suggestion)
+                || (permission::is_plan(request) && *suggestion == permission::accept_edits())
+        }
         PermissionDecision::HandBack => request.origin.can_hand_back(),
     }
 }

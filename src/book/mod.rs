@@ -20,6 +20,7 @@ pub mod approval;
 pub mod diff;
 pub mod followed;
 pub mod journal;
+pub mod plan;
 pub mod policy;
 pub mod request;
 pub mod session;

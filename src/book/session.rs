@@ -30,6 +30,11 @@ pub enum SessionAction {
         id: RequestId,
         text: String,
     },
+    /// On the plan page of card `id` (issue 26): a comment, the note, approve, keep planning.
+    Plan {
+        id: RequestId,
+        action: super::plan::PlanAction,
+    },
     SetPrompt(String),
     /// Send the prompt box as the next user turn.
     SendPrompt,
@@ -552,7 +557,8 @@ impl Agent {
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
             | SessionAction::HandBackPermission(_)
-            | SessionAction::SetDenyMessage { .. } => None,
+            | SessionAction::SetDenyMessage { .. }
+            | SessionAction::Plan { .. } => None,
             SessionAction::SetPrompt(text) => {
                 self.current_mut()?.1.prompt = text;
                 None

@@ -14,7 +14,7 @@ use askpane::protocol::envelope::{Envelope, HookEvent};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMode;
 use askpane::protocol::permission::{self, ApprovalOutcome, HookPermission};
-use askpane::protocol::stream::PermissionDecision;
+use askpane::protocol::stream::{PermissionDecision, PermissionRequest};
 use askpane::transport::lines::write_line;
 use askpane::transport::{
     ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, ui_channel,
@@ -46,7 +46,7 @@ pub(super) fn run(
         eprintln!("askpane hook: --answers answers questions, never a tool call; ignored here");
     }
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
-        print_decision(kind, &decision);
+        print_decision(&approval.request, kind, &decision);
         return exit::OK;
     }
     if !args.inbox.no_inbox {
@@ -65,8 +65,9 @@ pub(super) fn run(
             Delivered::Cancelled | Delivered::Yourself(_) => {}
         }
     }
+    let request = approval.request.clone();
     let (kind, decision) = decide_here(approval, args);
-    print_decision(kind, &decision);
+    print_decision(&request, kind, &decision);
     exit::OK
 }
 
@@ -116,11 +117,15 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
 
 /// Prints the hook's reply for `decision` (nothing for a hand-back), and says on stderr how it
 /// ended when no person decided.
-fn print_decision(kind: ApprovalOutcome, decision: &PermissionDecision) {
+fn print_decision(
+    request: &PermissionRequest,
+    kind: ApprovalOutcome,
+    decision: &PermissionDecision,
+) {
     if kind == ApprovalOutcome::NoHuman {
         eprintln!("askpane hook: nobody decided; Claude Code decides on its own");
     }
-    if let Some(reply) = permission::hook_reply(decision) {
+    if let Some(reply) = permission::hook_reply(request, decision) {
         print_line(&reply);
     }
 }

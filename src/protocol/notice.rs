@@ -1,4 +1,4 @@
-//! Desktop notifications for waiting questions (issue 11), decided from plain data: which
+//! Desktop notifications for waiting questions and tool calls (issues 11, 26), decided from plain data: which
 //! notification the inbox shows, with what text, and when it is replaced or closed. The D-Bus side
 //! is `transport::notify`; the window feeds [`Notices::update`] what waits and whether it has focus.
 
@@ -15,12 +15,21 @@ const LISTED: usize = 4;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiting {
     pub id: RequestId,
+    pub kind: WaitingKind,
     /// The project the agent works in, when known.
     pub project: Option<String>,
-    /// The first question's header (its chip), possibly empty.
+    /// The first question's header (its chip), or the tool's name; possibly empty.
     pub header: String,
-    /// The first question's text.
+    /// The first question's text, or what the tool would do (`npm test`).
     pub question: String,
+}
+
+/// What waits: the notification counts them by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitingKind {
+    Question,
+    /// A tool call to allow or deny (an approval).
+    ToolCall,
 }
 
 /// What the window reports whenever it changes: the requests waiting, in arrival order,
@@ -141,10 +150,31 @@ fn notification(waiting: &[Waiting], newest: &Waiting) -> Notification {
         lines.push(format!("and {} more", waiting.len() - LISTED));
     }
     Notification {
-        summary: format!("{} questions waiting", waiting.len()),
+        summary: grouped_summary(waiting),
         body: clip(&lines.join("\n"), BODY_CHARS),
         open: newest.id,
         persistent: false,
+    }
+}
+
+/// The title of a notification for several: `3 questions waiting`, `2 tool calls waiting`, or
+/// `3 waiting: 2 questions, 1 tool call`.
+fn grouped_summary(waiting: &[Waiting]) -> String {
+    let calls = waiting.iter().filter(|request| request.kind == WaitingKind::ToolCall).count();
+    let questions = waiting.len() - calls;
+    let counted = |count: usize, one: &str, many: &str| match count {
+        1 => format!("1 {one}"),
+        _ => format!("{count} {many}"),
+    };
+    match (questions, calls) {
+        (_, 0) => format!("{} waiting", counted(questions, "question", "questions")),
+        (0, _) => format!("{} waiting", counted(calls, "tool call", "tool calls")),
+        _ => format!(
+            "{} waiting: {}, {}",
+            waiting.len(),
+            counted(questions, "question", "questions"),
+            counted(calls, "tool call", "tool calls")
+        ),
     }
 }
 
@@ -155,7 +185,10 @@ fn name(request: &Waiting) -> String {
     match (project, header) {
         (Some(project), Some(header)) => format!("{project} · {header}"),
         (Some(only), None) | (None, Some(only)) => only.to_owned(),
-        (None, None) => "A question".to_owned(),
+        (None, None) => match request.kind {
+            WaitingKind::Question => "A question".to_owned(),
+            WaitingKind::ToolCall => "A tool call".to_owned(),
+        },
     }
 }
 
@@ -193,6 +226,7 @@ mod tests {
     fn waiting(project: Option<&str>, header: &str, question: &str) -> Waiting {
         Waiting {
             id: RequestId::next(),
+            kind: WaitingKind::Question,
             project: project.map(str::to_owned),
             header: header.to_owned(),
             question: question.to_owned(),
@@ -293,6 +327,29 @@ mod tests {
     }
 
     #[test]
+    fn tool_calls_are_named_and_counted_beside_questions() {
+        let call = |header: &str, what: &str| Waiting {
+            kind: WaitingKind::ToolCall,
+            ..waiting(Some("shop"), header, what)
+        };
+        let mut notices = Notices::default();
+        let bash = call("Bash", "npm test");
+        let one = shown(notices.update(std::slice::from_ref(&bash), false, false));
+        assert_eq!((one.summary.as_str(), one.body.as_str()), ("shop · Bash", "npm test"));
+        let edit = call("Edit", "src/main.rs");
+        let two = shown(notices.update(&[bash.clone(), edit.clone()], false, false));
+        assert_eq!(two.summary, "2 tool calls waiting");
+        assert_eq!(two.body, "shop · Edit: src/main.rs\nshop · Bash: npm test");
+        let question = waiting(Some("shop"), "Colour", "Which colour?");
+        let mixed = shown(notices.update(&[bash, edit, question], false, false));
+        assert_eq!(mixed.summary, "3 waiting: 1 question, 2 tool calls");
+        let mut notices = Notices::default();
+        let unnamed = Waiting { project: None, header: String::new(), ..call("", "") };
+        let one = shown(notices.update(std::slice::from_ref(&unnamed), false, false));
+        assert_eq!(one.summary, "A tool call");
+    }
+
+    #[test]
     fn long_lists_and_texts_are_cut_and_control_characters_dropped() {
         let mut notices = Notices::default();
         let many: Vec<Waiting> =
@@ -320,6 +377,7 @@ mod hidden_tests {
     fn waiting(header: &str) -> Waiting {
         Waiting {
             id: RequestId::next(),
+            kind: WaitingKind::Question,
             project: Some("shop".to_owned()),
             header: header.to_owned(),
             question: format!("{header}?"),

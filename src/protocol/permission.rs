@@ -410,17 +410,40 @@ pub fn parse_hook_permission(
         agent_id: context.agent_id.clone(),
         suggestions: parse_suggestions(object.get("permission_suggestions")),
         origin: ApprovalOrigin::Hook,
+        // The card shows a command's directory and reads a relative path from there.
         cwd: context.cwd.clone(),
-        // Read where the file is, in transport (`transport::snapshot`).
         on_disk: None,
     };
     Some(Ok(HookPermission { request, context }))
 }
 
-/// The `PermissionRequest` hook's reply line for `decision`; `None` (print nothing, exit 0:
-/// Claude Code's own dialog or policy decides) for a hand-back.
-pub fn hook_reply(decision: &PermissionDecision) -> Option<Value> {
-    let decision = match decision {
+/// The tool whose call is a plan to review (issue 26): Claude Code's way out of plan mode.
+pub const PLAN_TOOL: &str = "ExitPlanMode";
+
+/// Whether `request` is a plan to review rather than a tool call to allow.
+pub fn is_plan(request: &PermissionRequest) -> bool {
+    request.tool_name == PLAN_TOOL
+}
+
+/// Claude Code's own "approve and accept edits" for a plan: the session's mode becomes
+/// `acceptEdits` (2.1.332 offers no suggestion with ExitPlanMode; this is what its own plan
+/// dialog sends, and the one rule askpane words itself).
+pub fn accept_edits() -> Suggestion {
+    Suggestion {
+        raw: json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+        view: SuggestionView::SetMode {
+            mode: "acceptEdits".to_owned(),
+            destination: Destination::Session,
+        },
+    }
+}
+
+/// The `PermissionRequest` hook's reply line for `decision` on `request`; `None` (print
+/// nothing, exit 0: Claude Code's own dialog or policy decides) for a hand-back. An allow of a
+/// plan ([`PLAN_TOOL`]) echoes the plan as `updatedInput`: 2.1.332 ignores a plan's bare hook
+/// allow and the session hangs (fixtures `plan-hook-allow`, `plan-hook-allow-input`).
+pub fn hook_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Option<Value> {
+    let mut decision = match decision {
         PermissionDecision::AllowOnce => json!({"behavior": "allow"}),
         PermissionDecision::AllowAlways { suggestion } => {
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
@@ -428,6 +451,18 @@ pub fn hook_reply(decision: &PermissionDecision) -> Option<Value> {
         PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
         PermissionDecision::HandBack => return None,
     };
+    let allowed = matches!(decision.get("behavior").and_then(Value::as_str), Some("allow"));
+    if allowed
+        && is_plan(request)
+        && let Some(object) = decision.as_object_mut()
+    {
+        // After `behavior`, as Claude Code's own captures have it.
+        let mut echoed = Map::new();
+        echoed.insert("behavior".into(), json!("allow"));
+        echoed.insert("updatedInput".into(), request.input.clone());
+        echoed.extend(std::mem::take(object).into_iter().filter(|(key, _)| key != "behavior"));
+        *object = echoed;
+    }
     Some(json!({"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "decision": decision}}))
 }
 

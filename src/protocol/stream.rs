@@ -455,6 +455,9 @@ pub fn interrupt(request_id: &str) -> Value {
 /// own suggestion back as `updatedPermissions`. A hosted session has no terminal dialog to hand
 /// a call back to: a hand-back is a deny that says no one decided ([`HANDED_BACK_HOSTED`]).
 pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Value {
+    if super::permission::is_plan(request) {
+        return plan_reply(request, decision);
+    }
     let mut result = match decision {
         PermissionDecision::AllowOnce => {
             json!({"behavior": "allow", "updatedInput": request.input})
@@ -469,6 +472,25 @@ pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecisi
     if let (Some(id), Some(result)) = (&request.tool_use_id, result.as_object_mut()) {
         result.insert("toolUseID".into(), Value::String(id.clone()));
     }
+    json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": request.request_id, "response": result}})
+}
+
+/// A plan's `control_response` (issue 26), as 2.1.332's captures have it: an approval is a
+/// bare allow (with `setMode acceptEdits` when edits are to be accepted), never an echo of the
+/// plan, which Claude Code would take for a plan the person edited; keep planning is a deny
+/// whose message the model reads verbatim and which keeps the session in plan mode.
+fn plan_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Value {
+    let result = match decision {
+        PermissionDecision::AllowOnce => json!({"behavior": "allow"}),
+        PermissionDecision::AllowAlways { suggestion } => {
+            json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
+        }
+        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::HandBack => {
+            json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
+        }
+    };
     json!({"type": "control_response", "response": {
         "subtype": "success", "request_id": request.request_id, "response": result}})
 }

@@ -5,6 +5,7 @@
 pub mod history;
 mod keys;
 pub mod pairing;
+pub mod plan;
 pub mod preview;
 pub mod question;
 mod rows;
@@ -60,6 +61,17 @@ pub fn root_ui<R, A>(
     markdown: &mut CommonMarkCache,
 ) -> Vec<Action> {
     let mut actions = Vec::new();
+    // A plan to review (issue 26) takes the whole page: it is a document, not a card.
+    if let Some((card, review)) = state.plan() {
+        if !state.notices().is_empty() {
+            egui::Panel::top("notices")
+                .show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
+        }
+        let keys = !state.confirming_close();
+        egui::CentralPanel::default()
+            .show(ui, |ui| plan::plan_ui(ui, card, review, markdown, keys, &mut actions));
+        return finish_root(ui, state, actions);
+    }
     let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
         && keyboard_on_form

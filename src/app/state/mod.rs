@@ -110,6 +110,11 @@ impl<R, A> State<R, A> {
         self.answered
     }
 
+    /// The first plan waiting for review (issue 26): the page shows it before anything else.
+    pub fn plan(&self) -> Option<(&PendingPermission, &crate::book::plan::PlanReview)> {
+        self.approvals.cards().find_map(|card| card.plan.as_ref().map(|plan| (card, plan)))
+    }
+
     /// The tool calls waiting for the user to allow or deny them.
     pub fn permissions(&self) -> &Approvals<A> {
         &self.approvals
@@ -437,7 +442,8 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
             | SessionAction::HandBackPermission(_)
-            | SessionAction::SetDenyMessage { .. } => self.approvals.apply(&action),
+            | SessionAction::SetDenyMessage { .. }
+            | SessionAction::Plan { .. } => self.approvals.apply(&action),
             action => self.agent.apply_session(action),
         }
     }

@@ -1,11 +1,11 @@
-//! Claude Code's `settings.json`: adding and removing askpane's PreToolUse hook, keeping the rest.
+//! Claude Code's `settings.json`: adding and removing askpane's hooks, keeping the rest.
 //!
-//! Pure JSON in, JSON out; the caller reads, backs up and writes the file. The entry is
+//! Pure JSON in, JSON out; the caller reads, backs up and writes the file. The question hook is
 //! `{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"<askpane> hook","timeout":…,
-//! "statusMessage":…}]}`
-//! under `hooks.PreToolUse`. An askpane hook is recognised by its command: a program named
-//! `askpane` run with `hook`, wherever it lives, so installing twice (or from a moved binary)
-//! keeps one entry.
+//! "statusMessage":…}]}` under `hooks.PreToolUse`; the approval hook (issue 26) is the same under
+//! `hooks.PermissionRequest`, its matcher the tools it answers (`*`, or `Bash|Edit`). An askpane
+//! hook is recognised by its command: a program named `askpane` run with `hook`, wherever it
+//! lives, so installing twice (or from a moved binary) keeps one entry.
 
 use serde_json::{Map, Value, json};
 
@@ -99,31 +99,136 @@ fn array_at<'a>(
     })
 }
 
-/// The command strings of every askpane hook in an AskUserQuestion matcher entry.
-fn askpane_hooks(entry: &mut Value) -> impl Iterator<Item = &mut Value> {
-    let for_tool = entry.get("matcher").and_then(Value::as_str) == Some(TOOL_NAME);
+/// Which of askpane's two hooks: where it lives in `hooks`, and which matcher entries are its.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    /// `PreToolUse` for AskUserQuestion: the questions.
+    Questions,
+    /// `PermissionRequest` for the tools the user chose: the approvals (issue 26).
+    Approvals,
+}
+
+impl Hook {
+    fn event(self) -> &'static str {
+        match self {
+            Hook::Questions => "PreToolUse",
+            Hook::Approvals => "PermissionRequest",
+        }
+    }
+
+    /// Whether a matcher entry (by its `matcher`) is where this hook is kept: the question hook
+    /// only under AskUserQuestion (an askpane hook the user put under `Bash` is the user's);
+    /// the approval hook under any matcher, since the user picks the tools.
+    fn owns(self, entry: &Value) -> bool {
+        match self {
+            Hook::Questions => entry.get("matcher").and_then(Value::as_str) == Some(TOOL_NAME),
+            Hook::Approvals => true,
+        }
+    }
+}
+
+/// The matcher of an approval hook for `tools`: `*` for every tool, or the names joined with
+/// `|` (Claude Code matches a tool's name against it as a regular expression). A name that is
+/// not a tool's (letters, digits, `_`, `-`) is refused, saying which.
+pub fn approvals_matcher(tools: &str) -> Result<String, String> {
+    let tools = tools.trim();
+    if tools.is_empty() || tools == "*" {
+        return Ok("*".to_owned());
+    }
+    let mut names = Vec::new();
+    for name in tools.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+        let is_a_name = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !is_a_name {
+            return Err(format!(
+                "`{name}` is not a tool name (letters, digits, `_` and `-`: Bash, Edit, \
+                 mcp__server__tool)"
+            ));
+        }
+        if name == TOOL_NAME {
+            return Err(format!(
+                "{TOOL_NAME} is a question, answered by the question hook; leave it out"
+            ));
+        }
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.is_empty() {
+        true => Ok("*".to_owned()),
+        false => Ok(names.join("|")),
+    }
+}
+
+/// The askpane hooks of a matcher entry, when the entry is `hook`'s.
+fn askpane_hooks(entry: &mut Value, hook: Hook) -> impl Iterator<Item = &mut Value> {
+    let owned = hook.owns(entry);
     entry
         .get_mut("hooks")
         .and_then(Value::as_array_mut)
-        .filter(|_| for_tool)
+        .filter(|_| owned)
         .into_iter()
         .flatten()
         .filter(|hook| hook.get("command").and_then(Value::as_str).is_some_and(is_askpane_hook))
 }
 
-/// Adds the hook (or points an existing askpane hook at `command`). Other keys and hooks stay.
+/// Whether a matcher entry holds `hook`.
+fn holds_askpane_hook(entry: &Value, hook: Hook) -> bool {
+    hook.owns(entry)
+        && entry.get("hooks").and_then(Value::as_array).is_some_and(|hooks| {
+            hooks.iter().any(|hook| {
+                hook.get("command").and_then(Value::as_str).is_some_and(is_askpane_hook)
+            })
+        })
+}
+
+/// Adds the question hook (or points an existing askpane hook at `command`). Other keys and
+/// hooks stay.
 pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsError> {
+    install_hook(settings, command, Hook::Questions, TOOL_NAME)
+}
+
+/// Adds the approval hook for the tools `matcher` names ([`approvals_matcher`]), or points an
+/// existing one at `command` and `matcher`. Other keys and hooks stay.
+pub fn install_approvals(
+    settings: &mut Value,
+    command: &str,
+    matcher: &str,
+) -> Result<Change, SettingsError> {
+    install_hook(settings, command, Hook::Approvals, matcher)
+}
+
+fn install_hook(
+    settings: &mut Value,
+    command: &str,
+    which: Hook,
+    matcher: &str,
+) -> Result<Change, SettingsError> {
     let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let hooks = object_at(root, "hooks", "hooks")?;
-    let pre_tool_use = array_at(hooks, "PreToolUse", "hooks.PreToolUse")?;
-    if let Some(hook) = pre_tool_use.iter_mut().flat_map(askpane_hooks).next() {
+    let event = which.event();
+    let entries = array_at(hooks, event, &format!("hooks.{event}"))?;
+    // The approval hook's entry takes the matcher asked for now (the tools may have changed).
+    let ours = entries.iter().position(|entry| holds_askpane_hook(entry, which));
+    if let Some(entry) = ours.and_then(|index| entries.get_mut(index)) {
+        let old_matcher = entry.get("matcher").and_then(Value::as_str).map(str::to_owned);
+        let matcher_changed = old_matcher.as_deref() != Some(matcher);
+        if matcher_changed {
+            entry["matcher"] = json!(matcher);
+        }
+        let Some(hook) = askpane_hooks(entry, which).next() else {
+            return Ok(Change::AlreadyThere);
+        };
         let current = hook.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
         // The user's own arguments after `hook` (say `--timeout 60`) stay.
         let extra = current.split_once(" hook").map_or("", |(_, rest)| rest);
         let updated = format!("{command}{extra}");
         if current == updated {
-            return Ok(Change::AlreadyThere);
+            return Ok(match (matcher_changed, old_matcher) {
+                (true, Some(from)) => Change::Updated { from: format!("matcher `{from}`") },
+                (true, None) => Change::Updated { from: "no matcher".to_owned() },
+                (false, _) => Change::AlreadyThere,
+            });
         }
         hook["command"] = Value::String(updated);
         // A status message of the user's own stays; an entry written before there was one gets it.
@@ -132,28 +237,39 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
         }
         return Ok(Change::Updated { from: current });
     }
-    pre_tool_use.push(json!({
-        "matcher": TOOL_NAME,
+    entries.push(json!({
+        "matcher": matcher,
         "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS,
             "statusMessage": HOOK_STATUS_MESSAGE}],
     }));
     Ok(Change::Added)
 }
 
-/// Removes every askpane hook, and the entries, lists and objects that become empty by it.
+/// Removes every askpane question hook, and the entries, lists and objects that become empty
+/// by it.
 pub fn uninstall(settings: &mut Value) -> Result<Change, SettingsError> {
+    uninstall_hook(settings, Hook::Questions)
+}
+
+/// Removes askpane's approval hook, as [`uninstall`] does the question hook.
+pub fn uninstall_approvals(settings: &mut Value) -> Result<Change, SettingsError> {
+    uninstall_hook(settings, Hook::Approvals)
+}
+
+fn uninstall_hook(settings: &mut Value, which: Hook) -> Result<Change, SettingsError> {
     let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
         return Ok(Change::NothingToRemove);
     };
-    let Some(pre_tool_use) = hooks.get_mut("PreToolUse").and_then(Value::as_array_mut) else {
+    let event = which.event();
+    let Some(entries) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
         return Ok(Change::NothingToRemove);
     };
     let mut count = 0;
-    pre_tool_use.retain_mut(|entry| {
-        let for_tool = entry.get("matcher").and_then(Value::as_str) == Some(TOOL_NAME);
-        let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut).filter(|_| for_tool)
+    entries.retain_mut(|entry| {
+        let owned = which.owns(entry);
+        let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut).filter(|_| owned)
         else {
             return true;
         };
@@ -167,8 +283,8 @@ pub fn uninstall(settings: &mut Value) -> Result<Change, SettingsError> {
     if count == 0 {
         return Ok(Change::NothingToRemove);
     }
-    if pre_tool_use.is_empty() {
-        hooks.shift_remove("PreToolUse");
+    if entries.is_empty() {
+        hooks.shift_remove(event);
     }
     if hooks.is_empty() {
         root.shift_remove("hooks");
@@ -264,5 +380,60 @@ mod tests {
         assert_eq!(hook_command(std::path::Path::new("/a b/askpane")), "\"/a b/askpane\" hook");
         assert!(is_askpane_hook("/usr/local/bin/askpane hook --timeout 60"));
         assert!(!is_askpane_hook("/usr/local/bin/askpane ask"));
+    }
+
+    #[test]
+    fn the_approval_hook_is_added_beside_the_question_hook_and_follows_the_tools_asked_for() {
+        let mut settings = json!({"hooks": {"PermissionRequest": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}});
+        install(&mut settings, COMMAND).expect("installs");
+        assert_eq!(install_approvals(&mut settings, COMMAND, "*"), Ok(Change::Added));
+        assert_eq!(install_approvals(&mut settings, COMMAND, "*"), Ok(Change::AlreadyThere));
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"],
+            json!([
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND,
+                    "timeout": 86_400, "statusMessage": HOOK_STATUS_MESSAGE}]},
+            ])
+        );
+        // Fewer tools: the same entry, its matcher changed.
+        let change = install_approvals(&mut settings, COMMAND, "Bash|Edit").expect("installs");
+        assert_eq!(change, Change::Updated { from: "matcher `*`".into() });
+        assert_eq!(settings["hooks"]["PermissionRequest"][1]["matcher"], "Bash|Edit");
+        assert_eq!(settings["hooks"]["PermissionRequest"].as_array().map(Vec::len), Some(2));
+
+        // Uninstalling the questions leaves the approvals, and the other way round.
+        let mut without_questions = settings.clone();
+        assert_eq!(uninstall(&mut without_questions), Ok(Change::Removed { count: 1 }));
+        assert_eq!(
+            without_questions["hooks"]["PermissionRequest"],
+            settings["hooks"]["PermissionRequest"]
+        );
+        assert_eq!(uninstall_approvals(&mut settings), Ok(Change::Removed { count: 1 }));
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"],
+            json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]),
+            "the user's own PermissionRequest hook stays"
+        );
+        assert_eq!(uninstall_approvals(&mut settings), Ok(Change::NothingToRemove));
+        assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "AskUserQuestion");
+    }
+
+    #[test]
+    fn the_tools_named_become_a_matcher_and_anything_else_is_refused_by_name() {
+        assert_eq!(approvals_matcher("*"), Ok("*".to_owned()));
+        assert_eq!(approvals_matcher(""), Ok("*".to_owned()));
+        assert_eq!(approvals_matcher(" , "), Ok("*".to_owned()));
+        assert_eq!(
+            approvals_matcher("Bash, Edit,Write,Bash,mcp__github__create_issue"),
+            Ok("Bash|Edit|Write|mcp__github__create_issue".to_owned())
+        );
+        let refused = approvals_matcher("Bash,.*").expect_err("a pattern is not a tool");
+        assert!(refused.contains("`.*` is not a tool name"), "{refused}");
+        let refused = approvals_matcher("Bash|Edit").expect_err("one name per comma");
+        assert!(refused.contains("`Bash|Edit`"), "{refused}");
+        let refused = approvals_matcher("AskUserQuestion").expect_err("a question");
+        assert!(refused.contains("question hook"), "{refused}");
     }
 }

@@ -55,8 +55,20 @@ pub(super) enum ClientArg {
 }
 
 #[derive(Args, Debug)]
-#[group(multiple = false)]
 pub(super) struct ClaudeTarget {
+    #[command(flatten)]
+    settings: ClaudeSettings,
+    /// Also answer tool approvals in askpane: a PermissionRequest hook for every tool, or only
+    /// for TOOLS (comma-separated: `--approvals Bash,Edit,Write`). With `uninstall`: remove only
+    /// that hook.
+    #[arg(long, value_name = "TOOLS", num_args = 0..=1, default_missing_value = "*")]
+    approvals: Option<String>,
+}
+
+/// Which settings file `install claude` edits.
+#[derive(Args, Debug)]
+#[group(multiple = false)]
+pub(super) struct ClaudeSettings {
     /// Your user settings, ~/.claude/settings.json (the default).
     #[arg(long)]
     user: bool,
@@ -169,10 +181,10 @@ fn config_home() -> anyhow::Result<PathBuf> {
 /// Reads `path` (absent: `None`), has `edit` compute the new text and what changed, and when
 /// something did, backs the old file up and writes the new one; says what happened in words
 /// from `describe`. A file that cannot be parsed is left untouched.
-fn rewrite(
+fn rewrite<C: Changed>(
     path: &Path,
-    edit: impl FnOnce(Option<&str>) -> anyhow::Result<(String, Change)>,
-    describe: impl FnOnce(&Change) -> String,
+    edit: impl FnOnce(Option<&str>) -> anyhow::Result<(String, C)>,
+    describe: impl FnOnce(&C) -> String,
 ) -> anyhow::Result<u8> {
     let existing = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
@@ -344,7 +356,14 @@ fn desktop_exec_quote(path: &str) -> String {
 
 /// `askpane install claude` / `askpane uninstall claude`.
 fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
-    let path = settings_path(target)?;
+    let path = settings_path(&target.settings)?;
+    let matcher = match (&target.approvals, install) {
+        (Some(tools), true) => Some(
+            claude::approvals_matcher(tools)
+                .map_err(|why| anyhow::anyhow!("--approvals: {why}"))?,
+        ),
+        _ => None,
+    };
     rewrite(
         &path,
         |existing| {
@@ -353,29 +372,121 @@ fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
                     .with_context(|| format!("{} is not valid JSON", path.display()))?,
                 _ => Value::Object(serde_json::Map::new()),
             };
-            let change = match install {
-                true => {
+            let change = match (install, &matcher) {
+                (true, matcher) => {
                     let binary =
                         std::env::current_exe().context("cannot find askpane's own path")?;
                     let command = claude::hook_command(&binary);
-                    claude::install(&mut settings, &command)?
+                    let questions = claude::install(&mut settings, &command)?;
+                    match matcher {
+                        Some(matcher) => {
+                            let approvals =
+                                claude::install_approvals(&mut settings, &command, matcher)?;
+                            Changes { questions: Some(questions), approvals: Some(approvals) }
+                        }
+                        None => Changes { questions: Some(questions), approvals: None },
+                    }
                 }
-                false => claude::uninstall(&mut settings)?,
+                // `uninstall claude --approvals`: the approval hook only.
+                (false, _) if target.approvals.is_some() => Changes {
+                    questions: None,
+                    approvals: Some(claude::uninstall_approvals(&mut settings)?),
+                },
+                (false, _) => Changes {
+                    questions: Some(claude::uninstall(&mut settings)?),
+                    approvals: Some(claude::uninstall_approvals(&mut settings)?),
+                },
             };
             let mut text = serde_json::to_string_pretty(&settings)?;
             text.push('\n');
             Ok((text, change))
         },
-        |change| match change {
-            Change::Added => "added askpane's PreToolUse hook for AskUserQuestion to".to_owned(),
-            Change::Updated { from } => {
-                format!("pointed askpane's hook (was `{from}`) at this binary in")
-            }
-            Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
-            Change::AlreadyThere => "already has askpane's hook;".to_owned(),
-            Change::NothingToRemove => "has no askpane hook;".to_owned(),
-        },
+        |changes| changes.describe(matcher.as_deref()),
     )
+}
+
+/// What `install claude` / `uninstall claude` did to each of askpane's two hooks (`None`: that
+/// hook was not touched).
+struct Changes {
+    questions: Option<Change>,
+    approvals: Option<Change>,
+}
+
+impl Changed for Changes {
+    fn changed(&self) -> bool {
+        [&self.questions, &self.approvals].into_iter().flatten().any(Change::changed)
+    }
+}
+
+impl Changes {
+    /// The words before the file's path. One hook touched, or an uninstall: as they always
+    /// read; both installed: each hook's change.
+    fn describe(&self, matcher: Option<&str>) -> String {
+        let approvals_hook = match matcher {
+            Some("*") | None => "PermissionRequest hook for every tool".to_owned(),
+            Some(tools) => format!("PermissionRequest hook for {}", tools.replace('|', ", ")),
+        };
+        match (&self.questions, &self.approvals) {
+            (Some(questions), None) => {
+                describe_change(questions, "PreToolUse hook for AskUserQuestion")
+            }
+            (None, Some(approvals)) => describe_change(approvals, &approvals_hook),
+            (Some(Change::Removed { count: one }), Some(Change::Removed { count: other })) => {
+                describe_change(&Change::Removed { count: one + other }, "")
+            }
+            (Some(removed @ Change::Removed { .. }), Some(Change::NothingToRemove))
+            | (Some(Change::NothingToRemove), Some(removed @ Change::Removed { .. })) => {
+                describe_change(removed, "")
+            }
+            (Some(Change::NothingToRemove), Some(Change::NothingToRemove)) => {
+                describe_change(&Change::NothingToRemove, "")
+            }
+            (Some(Change::AlreadyThere), Some(Change::AlreadyThere)) => {
+                "already has askpane's hooks;".to_owned()
+            }
+            (Some(questions), Some(approvals)) => format!(
+                "askpane's PreToolUse hook for AskUserQuestion: {}; its {approvals_hook}: {}; in",
+                change_word(questions),
+                change_word(approvals)
+            ),
+            (None, None) => "nothing asked of".to_owned(),
+        }
+    }
+}
+
+/// One hook's change, before the file's path: `added askpane's {hook} to`.
+fn describe_change(change: &Change, hook: &str) -> String {
+    match change {
+        Change::Added => format!("added askpane's {hook} to"),
+        Change::Updated { from } => {
+            format!("pointed askpane's hook (was `{from}`) at this binary in")
+        }
+        Change::Removed { count } => format!("removed {count} askpane hook(s) from"),
+        Change::AlreadyThere => "already has askpane's hook;".to_owned(),
+        Change::NothingToRemove => "has no askpane hook;".to_owned(),
+    }
+}
+
+/// One hook's change in a word or two, for a line about both.
+fn change_word(change: &Change) -> String {
+    match change {
+        Change::Added => "added".to_owned(),
+        Change::Updated { from } => format!("updated (was `{from}`)"),
+        Change::Removed { count } => format!("{count} removed"),
+        Change::AlreadyThere => "already there".to_owned(),
+        Change::NothingToRemove => "none there".to_owned(),
+    }
+}
+
+/// Whether an edit changed the file (nothing is written when it did not).
+trait Changed {
+    fn changed(&self) -> bool;
+}
+
+impl Changed for Change {
+    fn changed(&self) -> bool {
+        Change::changed(self)
+    }
 }
 
 /// Codex's own folder: `$CODEX_HOME`, else `~/.codex`.
@@ -502,7 +613,7 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
 /// How long `install codex` waits for Codex to list its hooks.
 const CODEX_LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
-fn settings_path(target: &ClaudeTarget) -> anyhow::Result<PathBuf> {
+fn settings_path(target: &ClaudeSettings) -> anyhow::Result<PathBuf> {
     if let Some(project) = &target.project {
         // A mistyped project must not grow a new folder tree.
         anyhow::ensure!(project.is_dir(), "{} is not a folder", project.display());

@@ -59,7 +59,7 @@ fn card(case: &str) -> HookPermission {
 fn each_decision_replies_as_claude_code_was_answered_in_the_captures() {
     let allow = card("pr-bash-allow");
     assert_eq!(
-        hook_reply(&PermissionDecision::AllowOnce),
+        hook_reply(&PermissionRequest::default(), &PermissionDecision::AllowOnce),
         Some(fixture("pr-bash-allow", "stdout"))
     );
     assert_eq!(allow.request.tool_name, "Bash");
@@ -70,15 +70,22 @@ fn each_decision_replies_as_claude_code_was_answered_in_the_captures() {
         let decision = PermissionChoice::AllowAlways { suggestion: 0 }
             .decide(&request)
             .expect("the first suggestion");
-        assert_eq!(hook_reply(&decision), Some(fixture(case, "stdout")), "{case}");
+        assert_eq!(
+            hook_reply(&PermissionRequest::default(), &decision),
+            Some(fixture(case, "stdout")),
+            "{case}"
+        );
         assert_eq!(ApprovalOutcome::of(&decision), ApprovalOutcome::AllowedAlways);
     }
 
     let deny =
         PermissionDecision::Deny { message: "Not now: use the Makefile target instead.".into() };
-    assert_eq!(hook_reply(&deny), Some(fixture("pr-bash-deny-message", "stdout")));
+    assert_eq!(
+        hook_reply(&PermissionRequest::default(), &deny),
+        Some(fixture("pr-bash-deny-message", "stdout"))
+    );
     // Handed back: nothing is printed, and Claude Code's own dialog (or -p's policy) decides.
-    assert_eq!(hook_reply(&PermissionDecision::HandBack), None);
+    assert_eq!(hook_reply(&PermissionRequest::default(), &PermissionDecision::HandBack), None);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::protocol::envelope::{Envelope, HookEvent};
 use crate::protocol::exit;
 use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
 use crate::protocol::permission::{self, ApprovalOutcome, HookPermission};
-use crate::protocol::stream::PermissionDecision;
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 
 use super::writer::Writer;
 use super::{ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, Shared};
@@ -41,7 +41,7 @@ pub(super) fn take(
     let HookApproval { connection, id, approval, policy } = ask;
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
-        writer.send(&outcome(id, kind, &decision));
+        writer.send(&outcome(id, &approval.request, kind, &decision));
         return Ok(None);
     }
     let HookPermission { mut request, context } = approval;
@@ -62,6 +62,8 @@ pub(super) fn take(
     // (remote hosts, issue 27) will have to send it along instead.
     let cwd = request.cwd.clone().map(std::path::PathBuf::from);
     crate::transport::snapshot::attach(&mut request, cwd.as_deref());
+    // The reply of a plan's allow echoes its input (`permission::hook_reply`).
+    let asked = request.clone();
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
     let provenance = Provenance::from_envelope("hook", &envelope);
     let (reply, decision) = Responder::channel();
@@ -92,7 +94,7 @@ pub(super) fn take(
             // Withdrawn meanwhile (the client went away): nobody waits for it.
             let still_open = open.lock().map(|mut cards| cards.remove(&id).is_some());
             if still_open.unwrap_or(false) {
-                writer.send(&outcome(id, kind, &decision));
+                writer.send(&outcome(id, &asked, kind, &decision));
             }
         })
         .map_err(|error| format!("cannot start a thread for the tool call: {error}"))?
@@ -103,11 +105,16 @@ pub(super) fn take(
 
 /// The outcome a hook client prints: the reply line (none for a hand-back) and exit code 0,
 /// which is the only code whose output Claude Code reads.
-fn outcome(id: String, kind: ApprovalOutcome, decision: &PermissionDecision) -> InboxMessage {
+fn outcome(
+    id: String,
+    request: &PermissionRequest,
+    kind: ApprovalOutcome,
+    decision: &PermissionDecision,
+) -> InboxMessage {
     InboxMessage::Outcome(OutcomeMessage {
         id,
         outcome: kind.as_str().to_owned(),
-        reply: permission::hook_reply(decision),
+        reply: permission::hook_reply(request, decision),
         exit_code: exit::OK,
         problem: None,
     })
