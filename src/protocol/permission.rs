@@ -239,6 +239,10 @@ pub enum ApprovalOrigin {
     Hosted,
     /// A `PermissionRequest` hook (`askpane hook`): Claude Code's own dialog can ask instead.
     Hook,
+    /// An OpenCode server askpane follows (`askpane opencode`): a call handed back stays
+    /// pending there, for OpenCode's own TUI.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl ApprovalOrigin {
@@ -246,6 +250,7 @@ impl ApprovalOrigin {
         match self {
             ApprovalOrigin::Hosted => "hosted",
             ApprovalOrigin::Hook => "hook",
+            ApprovalOrigin::OpenCode => "opencode",
         }
     }
 
@@ -255,7 +260,7 @@ impl ApprovalOrigin {
 
     /// Whether the agent has its own way to ask when askpane hands the call back.
     pub fn can_hand_back(self) -> bool {
-        matches!(self, ApprovalOrigin::Hook)
+        matches!(self, ApprovalOrigin::Hook | ApprovalOrigin::OpenCode)
     }
 }
 

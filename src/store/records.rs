@@ -322,6 +322,9 @@ impl HistoryRecord {
             ApprovalOrigin::Hook => {
                 permission::hook_reply(request, decision).map(|line| line.to_string())
             }
+            // OpenCode's reply body, as it was sent (`POST /permission/{id}/reply`).
+            ApprovalOrigin::OpenCode => crate::book::followed::permission_reply(decision)
+                .map(|reply| reply.body().to_string()),
             ApprovalOrigin::Hosted => None,
         };
         // The request's own id is unique per card in a process only: the tool call's id is
