@@ -105,8 +105,11 @@ impl Page {
         object.extend(fields.clone());
         self.send(&message);
         let gone = self.next("permission_withdrawn", WAIT);
-        assert_eq!(gone, json!({"type": "permission_withdrawn", "request_id": request_id,
-            "reason": ended}));
+        assert_eq!(
+            gone,
+            json!({"type": "permission_withdrawn", "request_id": request_id,
+            "reason": ended})
+        );
     }
 }
 
@@ -351,8 +354,9 @@ fn denied_with_a_message_runs_nothing_and_the_model_reads_the_words() {
 /// `.claude/settings.local.json`, and the next identical call runs without reaching askpane.
 #[test]
 fn always_writes_the_rule_and_the_same_call_again_never_reaches_the_inbox() {
-    let mut world =
-        World::start("always", |_| vec![bash("npm test", "toolu_a1"), bash("npm test", "toolu_a2")]);
+    let mut world = World::start("always", |_| {
+        vec![bash("npm test", "toolu_a1"), bash("npm test", "toolu_a2")]
+    });
     let claude = world.claude();
     let (request_id, request) = card(&world.page.next("permission_request", SCENARIO_LIMIT));
     let suggestions = serde_json::to_value(&request.suggestions).unwrap();
@@ -376,7 +380,13 @@ fn always_writes_the_rule_and_the_same_call_again_never_reaches_the_inbox() {
     let rules = rule["rules"].as_array().unwrap();
     let expected: Vec<String> = rules
         .iter()
-        .map(|rule| format!("{}({})", rule["toolName"].as_str().unwrap(), rule["ruleContent"].as_str().unwrap()))
+        .map(|rule| {
+            format!(
+                "{}({})",
+                rule["toolName"].as_str().unwrap(),
+                rule["ruleContent"].as_str().unwrap()
+            )
+        })
         .collect();
     assert_eq!(written["permissions"]["allow"], json!(expected), "{written}");
     for id in ["toolu_a1", "toolu_a2"] {

@@ -515,7 +515,9 @@ impl Hub {
         message: SessionMessage,
     ) -> Result<(), BrowserError> {
         let decides = matches!(message, SessionMessage::Decide { .. });
-        if !self.carries_sessions() && !(decides && self.carries_approvals()) {
+        // A decision needs only its card (a hook's has no session); the rest need a session.
+        let carried = self.carries_sessions() || (decides && self.carries_approvals());
+        if !carried {
             return Err(BrowserError::NoSession);
         }
         if let SessionMessage::Older { before } = message {
@@ -540,10 +542,11 @@ impl Hub {
                 // the same rules; the card leaves here as it left the page.
                 // A decision the card does not offer decides nothing: the card stays open.
                 let open = self.approvals.cards().any(|c| c.request.request_id == request_id);
-                let end = self.approvals.decide(&request_id, decision).ok_or_else(|| match open {
-                    true => BrowserError::NotOffered(request_id.clone()),
-                    false => BrowserError::UnknownPermission(request_id.clone()),
-                })?;
+                let end =
+                    self.approvals.decide(&request_id, decision).ok_or_else(|| match open {
+                        true => BrowserError::NotOffered(request_id.clone()),
+                        false => BrowserError::UnknownPermission(request_id.clone()),
+                    })?;
                 self.broadcast(&web::permission_withdrawn(&request_id, end));
                 return Ok(());
             }
