@@ -2808,6 +2808,92 @@ fn a_bridge_without_a_session_denies_tool_calls_at_once_and_takes_no_prompts() {
     harness.finish();
 }
 
+/// Issue 26: a `PermissionRequest` hook's card (`askpane hook` through `askpane inbox --ui web`)
+/// as the inbox's hub gets it, with one suggestion: the hook's origin says so.
+#[cfg(target_os = "linux")]
+fn hook_permission(
+    request_id: &str,
+) -> (Inbound, Receiver<askpane::protocol::stream::PermissionDecision>, Value) {
+    let suggestion = json!({"type": "addRules", "rules": [{"toolName": "Bash",
+        "ruleContent": "npm test *"}], "behavior": "allow", "destination": "localSettings"});
+    let (inbound, decision) = bash_permission(request_id, "npm test");
+    let Inbound::Approval(ApprovalEvent::Permission(mut ask)) = inbound else { unreachable!() };
+    ask.request.origin = askpane::protocol::permission::ApprovalOrigin::Hook;
+    ask.request.suggestions = vec![serde_json::from_value(suggestion.clone()).unwrap()];
+    (Inbound::Approval(ApprovalEvent::Permission(ask)), decision, suggestion)
+}
+
+/// Issue 26: the inbox's page (a bridge that carries no agent session of its own, and no
+/// hosted one yet) shows a hook's approval card rather than denying it at once; Allow once,
+/// Always (the agent's suggestion, as given), Deny with words and Answer in the terminal each
+/// reach the hook, and the card leaves every page. A forged rule (one the agent did not
+/// suggest) decides nothing, and the card stays open; a hosted session's card is still denied
+/// at once where no session is shown.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hook_card_waits_for_the_inbox_page_and_only_an_offered_decision_decides_it() {
+    use askpane::protocol::stream::PermissionDecision;
+    let harness = Harness::start();
+    let mut page = harness.client();
+    let (card, decision, suggestion) = hook_permission("inbox-1-a");
+    harness.sender().send(card);
+    let shown = recv_kind(&mut page, "permission_request");
+    assert_eq!(shown["request"]["origin"], "hook", "{shown}");
+    assert_eq!(shown["request"]["suggestions"], json!([suggestion]), "{shown}");
+    thread::sleep(QUIET);
+    assert!(decision.try_recv().is_err(), "decided without a page");
+
+    // A rule the agent did not suggest (a wider one) decides nothing, and says why.
+    let forged = json!({"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow",
+        "destination": "userSettings"});
+    page.send(&json!({"type": "permission_decision", "request_id": "inbox-1-a",
+        "decision": "allow_always", "suggestion": forged}));
+    assert_eq!(
+        page.recv_error(),
+        "tool permission \"inbox-1-a\" does not offer that decision (a rule the agent did not \
+         suggest, or nowhere to hand it back to)"
+    );
+    assert!(decision.try_recv().is_err(), "a forged rule decided the card");
+    // A page that connects now gets the card, and which cards are open.
+    let mut second = harness.client();
+    assert_eq!(recv_kind(&mut second, "permission_request"), shown);
+    assert_eq!(second.recv(), json!({"type": "permissions_open", "request_ids": ["inbox-1-a"]}));
+
+    page.send(&json!({"type": "permission_decision", "request_id": "inbox-1-a",
+        "decision": "allow_always", "suggestion": suggestion}));
+    let Ok(PermissionDecision::AllowAlways { suggestion: given }) =
+        decision.recv_timeout(MESSAGE_WITHIN)
+    else {
+        panic!("no allow_always reached the hook");
+    };
+    assert_eq!(serde_json::to_value(&given).unwrap(), suggestion);
+    assert_eq!(page.recv(), card_gone("inbox-1-a", "allowed"));
+    assert_eq!(second.recv(), card_gone("inbox-1-a", "allowed"));
+
+    // Answer in the terminal: the hook hears no decision; the card leaves both pages.
+    let (card, decision, _) = hook_permission("inbox-1-b");
+    harness.sender().send(card);
+    recv_kind(&mut page, "permission_request");
+    recv_kind(&mut second, "permission_request");
+    second.send(&json!({"type": "permission_decision", "request_id": "inbox-1-b",
+        "decision": "hand_back"}));
+    assert_eq!(decision.recv_timeout(MESSAGE_WITHIN), Ok(PermissionDecision::HandBack));
+    assert_eq!(page.recv(), card_gone("inbox-1-b", "handed_back"));
+    assert_eq!(second.recv(), card_gone("inbox-1-b", "handed_back"));
+
+    // A hosted session's card still has nowhere to hand back to, here as in the window: a
+    // bridge without a session denies it at once, as before.
+    let (card, decision) = bash_permission("perm-6", "cargo test");
+    harness.sender().send(card);
+    assert!(
+        matches!(decision.recv_timeout(MESSAGE_WITHIN), Ok(PermissionDecision::Deny { .. })),
+        "a hosted card without a session is denied at once"
+    );
+    page.assert_quiet();
+    drop((page, second));
+    harness.finish();
+}
+
 /// The fake Claude Code CLI the claude host tests use (tests/fake-claude).
 const FAKE_CLAUDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
 

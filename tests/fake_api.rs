@@ -1,5 +1,6 @@
 //! A tiny fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI: the
-//! first main-loop turn gets an `AskUserQuestion` tool_use, every other request a short text.
+//! first main-loop turn gets an `AskUserQuestion` tool_use (or each turn the next call of a
+//! script, [`FakeApi::scripted`]), every other request a short text.
 //!
 //! std only: a `TcpListener` on port 0, one thread per connection, HTTP/1.1 with keep-alive.
 //! `POST /v1/messages` is answered in the real Messages format, as Server-Sent Events when the
@@ -45,12 +46,9 @@ pub struct FakeApi {
 
 struct Shared {
     stop: AtomicBool,
-    /// The `input` of the `AskUserQuestion` tool_use.
-    tool_input: Value,
-    /// Its id ([`TOOL_USE_ID`] unless a test needs its own: two sessions asking one inbox).
-    tool_use_id: String,
-    /// The tool the model calls: `AskUserQuestion`, or an MCP tool (`mcp__askpane__…`).
-    tool_name: String,
+    /// The tool calls the model makes, one per main-loop turn, in order: one `AskUserQuestion`
+    /// (or an MCP tool, `mcp__askpane__…`), or a script (issue 26: Bash, then Edit).
+    script: Vec<ToolCall>,
     log: Mutex<Log>,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -61,8 +59,8 @@ struct Log {
     requests: Vec<Value>,
     /// Every distinct `tool_result` block seen, `cache_control` removed.
     tool_results: Vec<Value>,
-    /// Whether the question has been sent.
-    asked: bool,
+    /// How many of the script's tool calls have been sent.
+    called: usize,
     /// Messages sent so far (for their ids).
     messages: u32,
 }
@@ -91,13 +89,17 @@ impl FakeApi {
 
     /// A fake API whose model calls the tool `tool_name` (once offered it) with `tool_input`.
     pub fn calling(tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
+        Self::scripted(vec![ToolCall::new(tool_name, tool_input, tool_use_id)])
+    }
+
+    /// A fake API whose model makes `script`'s tool calls, one per main-loop turn (a turn whose
+    /// tools include the first call's tool), then says [`DONE_TEXT`].
+    pub fn scripted(script: Vec<ToolCall>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API on 127.0.0.1");
         let address = listener.local_addr().expect("the fake API's address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
-            tool_input,
-            tool_use_id: tool_use_id.to_owned(),
-            tool_name: tool_name.to_owned(),
+            script,
             log: Mutex::new(Log::default()),
             connections: Mutex::new(Vec::new()),
         });
@@ -140,7 +142,7 @@ impl FakeApi {
                 request["method"].as_str().unwrap_or("?"),
                 request["path"].as_str().unwrap_or("?"),
                 body["model"].as_str().unwrap_or("-"),
-                is_main_turn(body, &self.shared.tool_name),
+                is_main_turn(body, self.shared.main_tool()),
             ));
         }
         if summary.is_empty() {
@@ -166,7 +168,26 @@ impl Drop for FakeApi {
     }
 }
 
+/// One tool call of the fake model's script.
+#[derive(Clone, Debug)]
+pub struct ToolCall {
+    pub name: String,
+    pub input: Value,
+    pub id: String,
+}
+
+impl ToolCall {
+    pub fn new(name: &str, input: Value, id: &str) -> Self {
+        ToolCall { name: name.to_owned(), input, id: id.to_owned() }
+    }
+}
+
 impl Shared {
+    /// The tool whose offer marks a main-loop turn: the script's first.
+    fn main_tool(&self) -> &str {
+        self.script.first().map_or("", |call| call.name.as_str())
+    }
+
     fn log(&self) -> MutexGuard<'_, Log> {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -368,13 +389,15 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             log.messages += 1;
             let id = format!("msg_fake_{:06}", log.messages);
             let model = body["model"].as_str().unwrap_or("claude-sonnet-4-5").to_owned();
-            let ask = is_main_turn(&body, &shared.tool_name) && !log.asked;
-            log.asked |= ask;
+            let call = match is_main_turn(&body, shared.main_tool()) {
+                true => shared.script.get(log.called),
+                false => None,
+            };
+            log.called += usize::from(call.is_some());
             drop(log);
-            let content = if ask {
-                Content::ToolUse(&shared.tool_input, &shared.tool_use_id, &shared.tool_name)
-            } else {
-                Content::Text(DONE_TEXT)
+            let content = match call {
+                Some(call) => Content::ToolUse(&call.input, &call.id, &call.name),
+                None => Content::Text(DONE_TEXT),
             };
             if body["stream"] == true {
                 http(200, "text/event-stream", &events(&id, &model, &content))

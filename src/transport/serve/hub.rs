@@ -142,6 +142,9 @@ pub(super) struct Hub {
     hosted: HashMap<SessionKey, Sender<SessionCommand>>,
     /// An inbox client has hosted a session here (pages are then told which still are).
     hosted_seen: bool,
+    /// A `PermissionRequest` hook's card came here (issue 26: `askpane inbox --ui web`):
+    /// pages are then told which cards are still open, as where a session is carried.
+    hook_cards_seen: bool,
     /// Issue 11 (History in the browser): per page, whether its history request is being read
     /// on the store's thread (one at a time per page: a page cannot queue unbounded queries).
     history_in_flight: HashMap<u64, Arc<AtomicBool>>,
@@ -185,6 +188,7 @@ impl Hub {
             session_commands: session.map(|session| session.commands),
             hosted: HashMap::new(),
             hosted_seen: false,
+            hook_cards_seen: false,
             history_in_flight: HashMap::new(),
             clients: HashMap::new(),
             book: Book::default(),
@@ -462,11 +466,15 @@ impl Hub {
         }
     }
 
-    /// A tool the agent wants to run: a card in every page. Without a session to show it in
-    /// (a bridge for questions only) it is denied at once, saying why.
+    /// A tool the agent wants to run: a card in every page. A hook's card (issue 26: it
+    /// reaches only the inbox) needs no session to be shown with. A hosted session's card
+    /// without a session to show it in (a bridge for questions only) is denied at once, saying
+    /// why.
     fn ask_permission(&mut self, permission: PermissionAsk) {
         let PermissionAsk { id, request, provenance, reply } = permission;
-        if !self.carries_sessions() {
+        let hook = request.origin.can_hand_back();
+        self.hook_cards_seen |= hook;
+        if !self.carries_sessions() && !hook {
             let decision = PermissionDecision::Deny {
                 message: "askpane's browser page here shows questions only and cannot approve \
                           tool calls; allow them with --allow-tools."
@@ -497,6 +505,11 @@ impl Hub {
     /// Pages can show a session and its cards: the bridge's own, or one an inbox client hosts.
     fn carries_sessions(&self) -> bool {
         self.session_commands.is_some() || !self.hosted.is_empty()
+    }
+
+    /// Pages show approval cards: with a session, or a hook's.
+    fn carries_approvals(&self) -> bool {
+        self.carries_sessions() || self.hook_cards_seen
     }
 
     /// Session `key`, when the hub keeps it.
@@ -544,7 +557,10 @@ impl Hub {
         key: SessionKey,
         message: SessionMessage,
     ) -> Result<(), BrowserError> {
-        if !self.carries_sessions() {
+        let decides = matches!(message, SessionMessage::Decide { .. });
+        // A decision needs only its card (a hook's has no session); the rest need a session.
+        let carried = self.carries_sessions() || (decides && self.carries_approvals());
+        if !carried {
             return Err(BrowserError::NoSession);
         }
         if let SessionMessage::Older { before } = message {
@@ -567,10 +583,13 @@ impl Hub {
             SessionMessage::Decide { request_id, decision } => {
                 // A deny carries the text the model reads, built by the page's own approvals by
                 // the same rules; the card leaves here as it left the page.
-                let end = self
-                    .approvals
-                    .decide(&request_id, decision)
-                    .ok_or_else(|| BrowserError::UnknownPermission(request_id.clone()))?;
+                // A decision the card does not offer decides nothing: the card stays open.
+                let open = self.approvals.cards().any(|c| c.request.request_id == request_id);
+                let end =
+                    self.approvals.decide(&request_id, decision).ok_or_else(|| match open {
+                        true => BrowserError::NotOffered(request_id.clone()),
+                        false => BrowserError::UnknownPermission(request_id.clone()),
+                    })?;
                 self.broadcast(&web::permission_withdrawn(&request_id, end));
                 return Ok(());
             }
@@ -715,7 +734,7 @@ impl Hub {
                 if self.journal.as_ref().is_some_and(|journal| journal.0.keeps_history()) {
                     page.send(web::history_kept());
                 }
-                if self.carries_sessions() {
+                if self.carries_approvals() {
                     // A reconnecting page drops the cards decided while it was away.
                     let open = self.approvals.cards().map(|card| card.request.request_id.as_str());
                     page.send(web::permissions_open(open));
