@@ -1,13 +1,16 @@
 //! A tiny fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI: the
-//! first main-loop turn gets an `AskUserQuestion` tool_use, every other request a short text.
+//! first main-loop turn gets an `AskUserQuestion` tool_use, every other request a short text; or,
+//! [`FakeApi::scripted`], each main-loop turn the next of a script (the 2.1.332 recorder's).
 //!
 //! std only: a `TcpListener` on port 0, one thread per connection, HTTP/1.1 with keep-alive.
 //! `POST /v1/messages` is answered in the real Messages format, as Server-Sent Events when the
 //! request says `"stream": true` (the CLI always does) and as one JSON message otherwise. A request
 //! is a *main-loop turn* when its `tools` include `AskUserQuestion`; anything else (title or quota
 //! side calls, none of which the CLI made with the variables of protocol.md §0) gets the text reply.
-//! Every `tool_result` block a request brings in its last message is kept for the test to read.
+//! Every `tool_result` block a request brings after the model's last message is kept for the test
+//! to read.
 
+use std::collections::VecDeque;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +54,8 @@ struct Shared {
     tool_use_id: String,
     /// The tool the model calls: `AskUserQuestion`, or an MCP tool (`mcp__askpane__…`).
     tool_name: String,
+    /// The scripted turns still to play ([`FakeApi::scripted`]); `None`: ask once, as above.
+    script: Option<Mutex<VecDeque<Value>>>,
     log: Mutex<Log>,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -65,6 +70,8 @@ struct Log {
     asked: bool,
     /// Messages sent so far (for their ids).
     messages: u32,
+    /// Scripted tool calls made so far (for their ids).
+    tool_uses: u32,
 }
 
 impl FakeApi {
@@ -91,6 +98,24 @@ impl FakeApi {
 
     /// A fake API whose model calls the tool `tool_name` (once offered it) with `tool_input`.
     pub fn calling(tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
+        Self::serve(tool_name, tool_input, tool_use_id, None)
+    }
+
+    /// A fake API whose model plays `turns`, one per main-loop request (one that offers any
+    /// tool), then says [`DONE_TEXT`]: `{"tool": NAME, "input": {…}}` calls NAME as the tool_use
+    /// `toolu_fake_<n>` (n counts the script's calls from 1, as the recorder's ids), `{"text": …}`
+    /// ends the turn. `"$planfile"` in an input becomes the plan file (`…/.claude/plans/<slug>.md`)
+    /// the CLI named in the request (plan mode's reminder), as the recorder's script does.
+    pub fn scripted(turns: Vec<Value>) -> Self {
+        Self::serve("", Value::Null, "", Some(Mutex::new(turns.into())))
+    }
+
+    fn serve(
+        tool_name: &str,
+        tool_input: Value,
+        tool_use_id: &str,
+        script: Option<Mutex<VecDeque<Value>>>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API on 127.0.0.1");
         let address = listener.local_addr().expect("the fake API's address");
         let shared = Arc::new(Shared {
@@ -98,6 +123,7 @@ impl FakeApi {
             tool_input,
             tool_use_id: tool_use_id.to_owned(),
             tool_name: tool_name.to_owned(),
+            script,
             log: Mutex::new(Log::default()),
             connections: Mutex::new(Vec::new()),
         });
@@ -368,14 +394,30 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             log.messages += 1;
             let id = format!("msg_fake_{:06}", log.messages);
             let model = body["model"].as_str().unwrap_or("claude-sonnet-4-5").to_owned();
-            let ask = is_main_turn(&body, &shared.tool_name) && !log.asked;
-            log.asked |= ask;
-            drop(log);
-            let content = if ask {
-                Content::ToolUse(&shared.tool_input, &shared.tool_use_id, &shared.tool_name)
-            } else {
-                Content::Text(DONE_TEXT)
+            let content = match &shared.script {
+                Some(script) => {
+                    let turn = if is_main_turn(&body, "") {
+                        script.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
+                    } else {
+                        None
+                    };
+                    scripted_content(turn, &request.body, &mut log)
+                }
+                None => {
+                    let ask = is_main_turn(&body, &shared.tool_name) && !log.asked;
+                    log.asked |= ask;
+                    if ask {
+                        Content::ToolUse(
+                            shared.tool_input.clone(),
+                            shared.tool_use_id.clone(),
+                            shared.tool_name.clone(),
+                        )
+                    } else {
+                        Content::Text(DONE_TEXT.to_owned())
+                    }
+                }
             };
+            drop(log);
             if body["stream"] == true {
                 http(200, "text/event-stream", &events(&id, &model, &content))
             } else {
@@ -399,18 +441,58 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
     }
 }
 
-/// Whether a Messages request is a main-loop turn: its tools include `tool_name`.
-fn is_main_turn(body: &Value, tool_name: &str) -> bool {
-    body["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == tool_name))
+/// What the script's `turn` makes the model say (the text [`DONE_TEXT`] once it is played out).
+fn scripted_content(turn: Option<Value>, raw: &[u8], log: &mut Log) -> Content {
+    let Some(turn) = turn else { return Content::Text(DONE_TEXT.to_owned()) };
+    if let Some(name) = turn["tool"].as_str() {
+        log.tool_uses += 1;
+        let mut input = turn["input"].clone();
+        if input.to_string().contains("$planfile") {
+            let named = plan_file(&String::from_utf8_lossy(raw));
+            let path = named.unwrap_or_else(|| "/nonexistent/plan.md".to_owned());
+            let text = input.to_string().replace("$planfile", &path);
+            input = serde_json::from_str(&text).expect("the input is still JSON");
+        }
+        let id = format!("toolu_fake_{:06}", log.tool_uses);
+        return Content::ToolUse(input, id, name.to_owned());
+    }
+    Content::Text(turn["text"].as_str().unwrap_or(DONE_TEXT).to_owned())
 }
 
-/// Keeps the `tool_result` blocks of the request's last message (each distinct block once).
+/// The first `/…/.claude/plans/<slug>.md` in `text` (the recorder's `PLAN_FILE` pattern): the
+/// path starts at the first `/` after a space, quote or backslash (a JSON escape before it).
+fn plan_file(text: &str) -> Option<String> {
+    let marker = "/.claude/plans/";
+    let at = text.find(marker)?;
+    let stops = |c: char| c.is_whitespace() || "\"'`()\\".contains(c);
+    let after_stop = text[..at].rfind(stops).map_or(0, |index| index + 1);
+    let start = text[after_stop..at].find('/').map_or(at, |index| after_stop + index);
+    let rest = &text[at + marker.len()..];
+    let span = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.-".contains(c)))
+        .unwrap_or(rest.len());
+    let slug = &rest[..rest[..span].rfind(".md")?];
+    Some(format!("{}{marker}{slug}.md", &text[start..at]))
+}
+
+/// Whether a Messages request is a main-loop turn: its tools include `tool_name` (any tool, for
+/// a scripted model, whose `tool_name` is empty).
+fn is_main_turn(body: &Value, tool_name: &str) -> bool {
+    body["tools"].as_array().is_some_and(|tools| {
+        tools.iter().any(|tool| tool_name.is_empty() || tool["name"] == tool_name)
+    })
+}
+
+/// Keeps the `tool_result` blocks of what the model reads now: every message after its own last
+/// one (each distinct block once). 2.1.332 sends its reminders as messages of their own after
+/// the tool_result (`## Exited Plan Mode`), so the last message alone may not hold it.
 fn record_tool_results(log: &mut Log, body: &Value) {
-    let Some(last) = body["messages"].as_array().and_then(|messages| messages.last()) else {
-        return;
-    };
-    let Some(blocks) = last["content"].as_array() else { return };
-    for block in blocks.iter().filter(|block| block["type"] == "tool_result") {
+    let Some(messages) = body["messages"].as_array() else { return };
+    let since =
+        messages.iter().rposition(|message| message["role"] == "assistant").map_or(0, |at| at + 1);
+    let blocks =
+        messages[since..].iter().filter_map(|message| message["content"].as_array()).flatten();
+    for block in blocks.filter(|block| block["type"] == "tool_result") {
         let mut block = block.clone();
         if let Some(object) = block.as_object_mut() {
             object.remove("cache_control");
@@ -446,13 +528,13 @@ fn describe_message(message: &Value) -> String {
 }
 
 /// What the fake model says.
-enum Content<'a> {
+enum Content {
     /// The input, the tool_use id, the tool's name.
-    ToolUse(&'a Value, &'a str, &'a str),
-    Text(&'a str),
+    ToolUse(Value, String, String),
+    Text(String),
 }
 
-impl Content<'_> {
+impl Content {
     fn stop_reason(&self) -> &'static str {
         match self {
             Content::ToolUse(..) => "tool_use",
