@@ -12,11 +12,13 @@
 //! b. Approve, then accept edits: the next two Edits run unasked;
 //! c. Keep planning with two comments and a note: the model reads the review verbatim (both
 //!    quotes, both comments, the note) as an error, and the session stays in plan mode (the next
-//!    Edit asks without suggestions, as plan mode's "mode" reason does).
+//!    Edit asks without suggestions, as plan mode's "mode" reason does);
+//! d. The turn stopped while the plan is open: the CLI takes it back, nothing is approved.
 //!
 //! The hook path: `askpane hook` given the captured `PermissionRequest` for ExitPlanMode, in a
 //! running inbox whose window (the app) shows the plan page: approved, it prints the allow with
-//! `updatedInput` equal to the `tool_input` it read; keep planning prints the deny with the review.
+//! `updatedInput` equal to the `tool_input` it read; keep planning prints the deny with the review;
+//! two plans at once each get their own decision; a `--timeout` that runs out prints nothing.
 //!
 //! The CLI gets its own HOME, TMPDIR and project through a wrapper script (the session starts
 //! its program with the test's environment): the real home is never seen. Every wait is bounded;
@@ -34,7 +36,7 @@ use askpane::app::{App, AppOptions, WindowState};
 use askpane::protocol::permission::ApprovalOrigin;
 use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeOwn, ClaudeSession};
 use askpane::transport::inbox::InboxServer;
-use askpane::transport::{self, IoThreads};
+use askpane::transport::{self, IoThreads, SessionCommand};
 use egui::Key;
 use egui::accesskit::Role;
 use egui_kittest::Harness;
@@ -390,6 +392,27 @@ fn keep_planning_sends_the_review_verbatim_and_the_session_stays_in_plan_mode() 
     run.finish();
 }
 
+/// The turn stopped while the plan page is open (what the session's Stop sends; the plan page
+/// itself offers no Stop, it takes the whole window): 2.1.332 takes its ExitPlanMode back (a
+/// cancel), the page goes at once, and nothing is approved or denied in the person's name: the
+/// model read no approval and the session did not leave plan mode.
+#[test]
+fn a_turn_stopped_while_the_plan_is_open_takes_the_page_away_and_approves_nothing() {
+    let mut run = PlanRun::start("stop", planned(&[]));
+    run.wait_for_plan();
+    let commands = run.session.as_ref().expect("running").commands();
+    commands.send(SessionCommand::Interrupt).expect("the session takes commands");
+    run.step_until("the plan page to go", |run| run.state().plan().is_none());
+    run.step_until("the turn's end", |run| {
+        run.state().session().is_some_and(|session| !session.busy)
+    });
+    assert!(run.state().permissions().is_empty(), "{}", run.report());
+    let read = run.everything_the_model_read();
+    assert!(!read.contains("User has approved your plan"), "{}", run.report());
+    assert!(!read.contains("You have exited plan mode."), "{}", run.report());
+    run.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // The hook path: `askpane hook` given 2.1.332's PermissionRequest for ExitPlanMode
 
@@ -531,4 +554,61 @@ fn keep_planning_in_the_inbox_is_the_hook_deny_with_the_review() {
         "{}",
         done.stderr
     );
+}
+
+/// Two hooks' plans at once in one inbox: each decision reaches its own hook, the approval
+/// echoing that hook's own plan file, never the other's; a hook whose `--timeout` runs out
+/// prints nothing (Claude Code's own dialog decides), never an allow.
+#[test]
+fn two_plans_at_once_each_hook_gets_its_own_decision_and_a_timeout_allows_nothing() {
+    let mut inbox = HookInbox::start("plan-hook-two");
+    let first = capture("plan-hook-allow", "stdin");
+    let second = capture("plan-hook-deny-keep-planning", "stdin");
+    let inputs = [parsed(&first)["tool_input"].clone(), parsed(&second)["tool_input"].clone()];
+    assert_ne!(inputs[0]["planFilePath"], inputs[1]["planFilePath"], "two plan files");
+    let plan = inputs[0]["plan"].as_str().expect("a plan").to_owned();
+    let hooks = [inbox.hook(first), inbox.hook(second)];
+    inbox.wait_for_plan(&plan);
+    // Both waiting: approve the one on the page, then keep planning on the next.
+    let deadline = Instant::now() + WAIT;
+    while inbox.window.app().state().permissions().len() < 2 {
+        assert!(Instant::now() < deadline, "the second plan never reached the window");
+        inbox.window.harness.step();
+        thread::sleep(Duration::from_millis(20));
+    }
+    let shown = |inbox: &HookInbox| {
+        let (card, _) = inbox.window.app().state().plan().expect("a plan on the page");
+        card.request.input["planFilePath"].clone()
+    };
+    let approved = shown(&inbox);
+    inbox.window.press(Key::A, Some("a"));
+    inbox.wait_for_plan(&plan);
+    let sent_back = shown(&inbox);
+    assert_ne!(approved, sent_back);
+    inbox.window.press_with(CTRL, Key::Enter);
+    for (hook, input) in hooks.into_iter().zip(inputs) {
+        let done = finished(hook);
+        let decision = parsed(&done.stdout)["hookSpecificOutput"]["decision"].clone();
+        if input["planFilePath"] == approved {
+            assert_eq!(decision, json!({"behavior": "allow", "updatedInput": input}));
+        } else {
+            assert_eq!(decision["behavior"], "deny", "{decision}");
+            assert_eq!(decision["message"], askpane::book::plan::KEEP_PLANNING_DEFAULT);
+        }
+    }
+
+    let mut command = crate::support::askpane(&["hook", "--timeout", "1"]);
+    command.env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &inbox.run);
+    let stdin = capture("plan-hook-allow", "stdin");
+    let waiting = thread::spawn(move || run_bounded(&mut command, Some(&stdin)));
+    let deadline = Instant::now() + WAIT;
+    while !waiting.is_finished() {
+        assert!(Instant::now() < deadline, "the hook outlived its --timeout");
+        inbox.window.harness.step();
+        thread::sleep(Duration::from_millis(20));
+    }
+    let done = waiting.join().expect("the hook's runner");
+    assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
+    inbox.window.harness.run();
+    assert!(inbox.window.app().state().plan().is_none(), "the timed-out plan left the page");
 }
