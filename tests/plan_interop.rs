@@ -13,7 +13,9 @@
 //! c. Keep planning with two comments and a note: the model reads the review verbatim (both
 //!    quotes, both comments, the note) as an error, and the session stays in plan mode (the next
 //!    Edit asks without suggestions, as plan mode's "mode" reason does);
-//! d. The turn stopped while the plan is open: the CLI takes it back, nothing is approved.
+//! d. The turn stopped while the plan is open: the CLI takes it back, nothing is approved;
+//! e. the binary, `askpane claude --ui web -- --permission-mode plan`, approved from the page's
+//!    socket: the real CLI is in plan mode, the model reads the approval, the next Edit asks.
 //!
 //! The hook path: `askpane hook` given the captured `PermissionRequest` for ExitPlanMode, in a
 //! running inbox whose window (the app) shows the plan page: approved, it prints the allow with
@@ -411,6 +413,113 @@ fn a_turn_stopped_while_the_plan_is_open_takes_the_page_away_and_approves_nothin
     assert!(!read.contains("User has approved your plan"), "{}", run.report());
     assert!(!read.contains("You have exited plan mode."), "{}", run.report());
     run.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary: `askpane claude --ui web -- --permission-mode plan`, answered from the page's socket
+
+/// A page's WebSocket to `askpane … --ui web` at `url` (`http://127.0.0.1:PORT/#token=…`), with
+/// the origin and token a browser tab presents.
+fn page_socket(url: &str) -> tungstenite::WebSocket<std::net::TcpStream> {
+    use tungstenite::client::IntoClientRequest;
+    let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url}"));
+    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{url}"));
+    let mut request = format!("ws://127.0.0.1:{port}/ws").into_client_request().expect("a URL");
+    let headers = request.headers_mut();
+    let origin = format!("http://127.0.0.1:{port}");
+    headers.insert("Origin", origin.parse().expect("a header value"));
+    let protocols = format!("askpane, askpane-token.{token}");
+    headers.insert("Sec-WebSocket-Protocol", protocols.parse().expect("a header value"));
+    let stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    tungstenite::client(request, stream).expect("the page's upgrade").0
+}
+
+/// The next message of `kind` the page is sent (others skipped), within WAIT each.
+fn next_of(socket: &mut tungstenite::WebSocket<std::net::TcpStream>, kind: &str) -> Value {
+    let deadline = Instant::now() + WAIT * 2;
+    loop {
+        assert!(Instant::now() < deadline, "no {kind} reached the page");
+        match socket.read().unwrap_or_else(|error| panic!("waiting for {kind}: {error}")) {
+            tungstenite::Message::Text(text) => {
+                let message = parsed(text.as_str());
+                if message["type"] == kind {
+                    return message;
+                }
+            }
+            _ => continue,
+        }
+    }
+}
+
+/// The whole path a person uses: the binary passes `--permission-mode plan` on to the real
+/// 2.1.332, the plan reaches the browser page as a plan, the page's approval (what its Approve
+/// sends) reaches Claude Code, whose model reads the approval, and the next Edit comes to the
+/// page asking, with the accept-edits suggestion of a session out of plan mode.
+#[test]
+fn askpane_claude_in_the_browser_hosts_plan_mode_and_the_pages_approval_reaches_the_model() {
+    if !crate::support::web_bundle_built() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let binary = claude_binary();
+    let scratch = Scratch::new(&format!("plan-web-{VERSION}"));
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(&dir).expect("create a scratch directory");
+    }
+    let project = scratch.project();
+    fs::write(project.join("greeting.txt"), "hello\n").expect("write greeting.txt");
+    let edit = edit("greeting.txt", "hello", "hello world").to_string();
+    let edit = parsed(&edit.replace("{project}", &project.to_string_lossy()));
+    let api = FakeApi::scripted(planned(&[edit]));
+    let mut command = crate::support::askpane_command();
+    command.arg("claude").arg("--claude-bin").arg(&binary);
+    command.args(["-p", PROMPT, "--ui", "web", "--", "--permission-mode", "plan"]);
+    scratch
+        .isolate(&mut command, &api.base_url())
+        .env("ASKPANE_NO_INBOX", "1")
+        .env("ASKPANE_STATE_DIR", crate::support::private_state_dir())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = command.spawn().expect("start askpane claude");
+    let marker = format!("{}={}", crate::interop::RUN_MARKER, scratch.root.display());
+    let mut process = crate::interop::CliProcess::new(child, Some(marker));
+    let stderr = std::io::BufReader::new(process.child.stderr.take().expect("piped stderr"));
+    let (lines, from_askpane) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        for line in std::io::BufRead::lines(stderr).map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let prefix = "askpane: answer in your browser: ";
+    let url = loop {
+        let line = from_askpane.recv_timeout(WAIT).expect("askpane prints the page's link");
+        if let Some(rest) = line.strip_prefix(prefix) {
+            break rest.split_whitespace().next().unwrap_or_default().to_owned();
+        }
+    };
+    let mut page = page_socket(&url);
+    let plan = next_of(&mut page, "permission_request");
+    assert_eq!(plan["request"]["tool_name"], "ExitPlanMode", "{plan}");
+    assert_eq!(plan["request"]["input"]["plan"], PLAN, "{plan}");
+    let decision = json!({"type": "permission_decision",
+        "request_id": plan["request"]["request_id"], "decision": "allow"});
+    page.send(tungstenite::Message::text(decision.to_string())).expect("send the approval");
+    let edit = next_of(&mut page, "permission_request");
+    let context = format!("{edit}\nAPI requests:\n{}", api.request_summary());
+    assert_eq!(edit["request"]["tool_name"], "Edit", "{context}");
+    assert_eq!(edit["request"]["suggestions"], json!([accept_edits()]), "{context}");
+    let results = api.tool_results();
+    let approved = results.iter().find(|result| result["tool_use_id"] == PLAN_TOOL_USE);
+    let read = approved.map(tool_result_text).unwrap_or_default();
+    assert!(read.starts_with(APPROVED), "{read}\n{context}");
+    // Ended as Ctrl+C in its terminal would: askpane stops Claude Code itself and exits 4.
+    crate::hosted::send_signal(process.child.id(), "TERM");
+    let status = process.wait(WAIT);
+    assert_eq!(status.and_then(|status| status.code()), Some(4), "{context}");
+    drop(page);
+    drop(process); // whatever is left (nothing, unless the test failed), by PID and run marker
 }
 
 // ---------------------------------------------------------------------------------------------
