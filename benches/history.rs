@@ -63,6 +63,7 @@ fn entry(n: usize) -> HistoryRecord {
         model_text: Some(format!(
             "The user answered: \"{question}\"=\"{answer}\". Read the answers carefully."
         )),
+        approval: None,
     }
 }
 

@@ -2808,6 +2808,92 @@ fn a_bridge_without_a_session_denies_tool_calls_at_once_and_takes_no_prompts() {
     harness.finish();
 }
 
+/// Issue 26: a `PermissionRequest` hook's card (`askpane hook` through `askpane inbox --ui web`)
+/// as the inbox's hub gets it, with one suggestion: the hook's origin says so.
+#[cfg(target_os = "linux")]
+fn hook_permission(
+    request_id: &str,
+) -> (Inbound, Receiver<askpane::protocol::stream::PermissionDecision>, Value) {
+    let suggestion = json!({"type": "addRules", "rules": [{"toolName": "Bash",
+        "ruleContent": "npm test *"}], "behavior": "allow", "destination": "localSettings"});
+    let (inbound, decision) = bash_permission(request_id, "npm test");
+    let Inbound::Approval(ApprovalEvent::Permission(mut ask)) = inbound else { unreachable!() };
+    ask.request.origin = askpane::protocol::permission::ApprovalOrigin::Hook;
+    ask.request.suggestions = vec![serde_json::from_value(suggestion.clone()).unwrap()];
+    (Inbound::Approval(ApprovalEvent::Permission(ask)), decision, suggestion)
+}
+
+/// Issue 26: the inbox's page (a bridge that carries no agent session of its own, and no
+/// hosted one yet) shows a hook's approval card rather than denying it at once; Allow once,
+/// Always (the agent's suggestion, as given), Deny with words and Answer in the terminal each
+/// reach the hook, and the card leaves every page. A forged rule (one the agent did not
+/// suggest) decides nothing, and the card stays open; a hosted session's card is still denied
+/// at once where no session is shown.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hook_card_waits_for_the_inbox_page_and_only_an_offered_decision_decides_it() {
+    use askpane::protocol::stream::PermissionDecision;
+    let harness = Harness::start();
+    let mut page = harness.client();
+    let (card, decision, suggestion) = hook_permission("inbox-1-a");
+    harness.sender().send(card);
+    let shown = recv_kind(&mut page, "permission_request");
+    assert_eq!(shown["request"]["origin"], "hook", "{shown}");
+    assert_eq!(shown["request"]["suggestions"], json!([suggestion]), "{shown}");
+    thread::sleep(QUIET);
+    assert!(decision.try_recv().is_err(), "decided without a page");
+
+    // A rule the agent did not suggest (a wider one) decides nothing, and says why.
+    let forged = json!({"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow",
+        "destination": "userSettings"});
+    page.send(&json!({"type": "permission_decision", "request_id": "inbox-1-a",
+        "decision": "allow_always", "suggestion": forged}));
+    assert_eq!(
+        page.recv_error(),
+        "tool permission \"inbox-1-a\" does not offer that decision (a rule the agent did not \
+         suggest, or nowhere to hand it back to)"
+    );
+    assert!(decision.try_recv().is_err(), "a forged rule decided the card");
+    // A page that connects now gets the card, and which cards are open.
+    let mut second = harness.client();
+    assert_eq!(recv_kind(&mut second, "permission_request"), shown);
+    assert_eq!(second.recv(), json!({"type": "permissions_open", "request_ids": ["inbox-1-a"]}));
+
+    page.send(&json!({"type": "permission_decision", "request_id": "inbox-1-a",
+        "decision": "allow_always", "suggestion": suggestion}));
+    let Ok(PermissionDecision::AllowAlways { suggestion: given }) =
+        decision.recv_timeout(MESSAGE_WITHIN)
+    else {
+        panic!("no allow_always reached the hook");
+    };
+    assert_eq!(serde_json::to_value(&given).unwrap(), suggestion);
+    assert_eq!(page.recv(), card_gone("inbox-1-a", "allowed"));
+    assert_eq!(second.recv(), card_gone("inbox-1-a", "allowed"));
+
+    // Answer in the terminal: the hook hears no decision; the card leaves both pages.
+    let (card, decision, _) = hook_permission("inbox-1-b");
+    harness.sender().send(card);
+    recv_kind(&mut page, "permission_request");
+    recv_kind(&mut second, "permission_request");
+    second.send(&json!({"type": "permission_decision", "request_id": "inbox-1-b",
+        "decision": "hand_back"}));
+    assert_eq!(decision.recv_timeout(MESSAGE_WITHIN), Ok(PermissionDecision::HandBack));
+    assert_eq!(page.recv(), card_gone("inbox-1-b", "handed_back"));
+    assert_eq!(second.recv(), card_gone("inbox-1-b", "handed_back"));
+
+    // A hosted session's card still has nowhere to hand back to, here as in the window: a
+    // bridge without a session denies it at once, as before.
+    let (card, decision) = bash_permission("perm-6", "cargo test");
+    harness.sender().send(card);
+    assert!(
+        matches!(decision.recv_timeout(MESSAGE_WITHIN), Ok(PermissionDecision::Deny { .. })),
+        "a hosted card without a session is denied at once"
+    );
+    page.assert_quiet();
+    drop((page, second));
+    harness.finish();
+}
+
 /// The fake Claude Code CLI the claude host tests use (tests/fake-claude).
 const FAKE_CLAUDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
 
@@ -3665,4 +3751,108 @@ fn a_hosted_session_past_16_mib_never_keeps_the_inbox_page_from_answering() {
     assert_eq!(older["before"], json!(from));
     drop(page);
     drop(host);
+}
+
+// --- Issue 26: every approval in history ------------------------------------------------------
+
+/// A `PermissionRequest` hook input for `Bash` running `command`, suggesting the rule
+/// `npm test *` for this project (as Claude Code 2.1.332 sends them).
+#[cfg(target_os = "linux")]
+fn hook_bash(command: &str, tool_use_id: &str) -> String {
+    json!({"session_id": "s-history", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp/shop",
+        "permission_mode": "default", "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash", "tool_input": {"command": command, "description": "Run it"},
+        "tool_use_id": tool_use_id,
+        "permission_suggestions": [{"type": "addRules", "behavior": "allow",
+            "destination": "localSettings",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}]}]})
+    .to_string()
+}
+
+/// `askpane history --json <args>` in `world`: one JSON value per entry.
+#[cfg(target_os = "linux")]
+fn history_lines(world: &crate::inbox::World, args: &[&str]) -> Vec<Value> {
+    let mut command = world.askpane(&["history", "--json"]);
+    command.args(args);
+    let run = run_bounded(&mut command, None);
+    assert!(run.status.success(), "history failed: {}", run.stderr);
+    run.stdout.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+/// Issue 26: a hook's tool call decided on the inbox's page (always allow, with the rule the
+/// agent suggested) is in `askpane history --kind approval` with its decision and rule, and
+/// not in `--kind question`; a search finds it by its command; a `--decline` decided with
+/// nobody asked is recorded too.
+#[cfg(target_os = "linux")]
+#[test]
+fn approvals_decided_on_the_inbox_page_or_by_a_flag_are_in_history_by_kind() {
+    if !crate::support::web_bundle_built() {
+        eprintln!("skipped: askpane was built without its web app (run scripts/build-web)");
+        return;
+    }
+    let world = crate::inbox::World::new("history-approvals");
+    let mut command = world.askpane(&["inbox", "--ui", "web"]);
+    command.env_remove("DISPLAY");
+    let run = WebRun::launch(command);
+    let mut page = run.client().unwrap_or_else(|refused| panic!("refused: {refused:?}"));
+    // The page shows cards beside a session: a client hosts one.
+    let _host = inbox_host(&world, "shop");
+    recv_kind(&mut page, "session");
+
+    let hook = world.client(&["hook"], &hook_bash("npm test -- --watch=false", "toolu_h1"));
+    let card = recv_kind(&mut page, "permission_request");
+    let request_id = card["request"]["request_id"].clone();
+    let suggestion = card["request"]["suggestions"][0].clone();
+    assert_eq!(suggestion["rules"][0]["ruleContent"], "npm test *", "{card}");
+    page.send(&json!({"type": "permission_decision", "request_id": request_id,
+        "decision": "allow_always", "suggestion": suggestion}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook's reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
+
+    // The inbox's store writes off its UI thread: the entry is there within a bounded wait.
+    let deadline = Instant::now() + WAIT;
+    let approvals = loop {
+        let approvals = history_lines(&world, &["--kind", "approval"]);
+        if !approvals.is_empty() || Instant::now() > deadline {
+            break approvals;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let [allowed] = approvals.as_slice() else { panic!("one approval: {approvals:?}") };
+    assert_eq!(allowed["kind"], "approval", "{allowed}");
+    assert_eq!(allowed["tool"], "Bash", "{allowed}");
+    assert_eq!(allowed["summary"], "Bash: npm test -- --watch=false", "{allowed}");
+    assert_eq!(allowed["decision"], "allowed_always", "{allowed}");
+    assert_eq!(allowed["rule"], "Always allow `npm test *` in this project", "{allowed}");
+    assert_eq!(allowed["origin"], "hook", "{allowed}");
+    assert_eq!(allowed["source"], "hook", "{allowed}");
+    assert_eq!(allowed["questions"]["command"], "npm test -- --watch=false", "{allowed}");
+    assert!(history_lines(&world, &["--kind", "question"]).is_empty());
+    let found = history_lines(&world, &["--search", "watch=false"]);
+    assert_eq!(found.len(), 1, "found by its command: {found:?}");
+
+    // `--decline` decides with nobody asked, in the hook itself: recorded all the same.
+    let declined = world.client(
+        &["hook", "--decline", "No pushes today."],
+        &hook_bash("git push --force", "toolu_h2"),
+    );
+    let (code, stdout, stderr) = declined.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("the hook's reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "deny", "{reply}");
+    let approvals = history_lines(&world, &["--kind", "approval"]);
+    assert_eq!(approvals.len(), 2, "{approvals:?}");
+    let denied = &approvals[0];
+    assert_eq!(denied["summary"], "Bash: git push --force", "{denied}");
+    assert_eq!(denied["decision"], "denied", "{denied}");
+    assert_eq!(denied["deny_message"], "No pushes today.", "{denied}");
+    assert_eq!(denied["rule"], Value::Null, "{denied}");
+    // The table shows them too: the call in one line and the decision.
+    let mut table = world.askpane(&["history", "--kind", "approval"]);
+    let table = run_bounded(&mut table, None);
+    assert!(table.stdout.contains("Bash: git push --force"), "{}", table.stdout);
+    assert!(table.stdout.contains("allowed_always"), "{}", table.stdout);
+    drop(page);
 }

@@ -1145,3 +1145,46 @@ fn an_inbox_killed_mid_question_is_started_again_and_codex_is_asked_again() {
     assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// Issue 26 part 5: `--approvals` adds Codex's `PermissionRequest` hook (every tool) beside the
+/// question hook, Codex's own `hooks/list` names both and both are trusted; uninstall removes
+/// both hooks and both trust entries.
+#[test]
+fn install_codex_approvals_adds_and_trusts_the_permission_request_hook_too() {
+    let model = FakeModel::start("codex-install-approvals", &[], "");
+    let config_path = model.root.join("codex_home/config.toml");
+    let config_before = fs::read_to_string(&config_path).expect("the config");
+    let run = |args: &[&str]| {
+        let mut command = host_command(&model, args);
+        crate::support::run_bounded(&mut command, None)
+    };
+    let installed = run(&["install", "codex", "--approvals"]);
+    assert_eq!(installed.status.code(), Some(0), "{}{}", installed.stdout, installed.stderr);
+    let hooks_path = model.root.join("codex_home/hooks.json");
+    let hooks: Value = serde_json::from_str(&read_lossy(&hooks_path)).expect("hooks.json");
+    let command = format!("{} codex-hook", env!("CARGO_BIN_EXE_askpane"));
+    let entry = json!([{"type": "command", "command": command, "timeout": 86400}]);
+    assert_eq!(
+        hooks,
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "request_user_input", "hooks": entry.clone()}],
+            "PermissionRequest": [{"hooks": entry}]}})
+    );
+    let config = fs::read_to_string(&config_path).expect("the config");
+    for event in ["pre_tool_use", "permission_request"] {
+        let key = format!("{}:{event}:0:0", hooks_path.display());
+        assert!(
+            config.contains(&format!("[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:")),
+            "{event}: {config}"
+        );
+    }
+    let again = run(&["install", "codex", "--approvals"]);
+    assert_eq!(again.status.code(), Some(0), "{}", again.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config);
+
+    let removed = run(&["uninstall", "codex"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", removed.stderr);
+    assert_eq!(fs::read_to_string(&config_path).expect("the config"), config_before);
+    let hooks: Value = serde_json::from_str(&read_lossy(&hooks_path)).expect("hooks.json");
+    assert_eq!(hooks, json!({"hooks": {"PreToolUse": [], "PermissionRequest": []}}));
+}

@@ -1,6 +1,6 @@
 //! A tiny fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI: the
-//! first main-loop turn gets an `AskUserQuestion` tool_use, every other request a short text; or,
-//! [`FakeApi::scripted`], each main-loop turn the next of a script (the 2.1.332 recorder's).
+//! first main-loop turn gets an `AskUserQuestion` tool_use (or each turn the next call of a
+//! script, [`FakeApi::scripted`]), every other request a short text.
 //!
 //! std only: a `TcpListener` on port 0, one thread per connection, HTTP/1.1 with keep-alive.
 //! `POST /v1/messages` is answered in the real Messages format, as Server-Sent Events when the
@@ -8,9 +8,8 @@
 //! is a *main-loop turn* when its `tools` include `AskUserQuestion`; anything else (title or quota
 //! side calls, none of which the CLI made with the variables of protocol.md §0) gets the text reply.
 //! Every `tool_result` block a request brings after the model's last message is kept for the test
-//! to read.
+//! to read. A scripted call's `"$planfile"` becomes the plan file the CLI named (plan mode).
 
-use std::collections::VecDeque;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,14 +47,9 @@ pub struct FakeApi {
 
 struct Shared {
     stop: AtomicBool,
-    /// The `input` of the `AskUserQuestion` tool_use.
-    tool_input: Value,
-    /// Its id ([`TOOL_USE_ID`] unless a test needs its own: two sessions asking one inbox).
-    tool_use_id: String,
-    /// The tool the model calls: `AskUserQuestion`, or an MCP tool (`mcp__askpane__…`).
-    tool_name: String,
-    /// The scripted turns still to play ([`FakeApi::scripted`]); `None`: ask once, as above.
-    script: Option<Mutex<VecDeque<Value>>>,
+    /// The tool calls the model makes, one per main-loop turn, in order: one `AskUserQuestion`
+    /// (or an MCP tool, `mcp__askpane__…`), or a script (issue 26: Bash, then Edit).
+    script: Vec<ToolCall>,
     log: Mutex<Log>,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -66,12 +60,10 @@ struct Log {
     requests: Vec<Value>,
     /// Every distinct `tool_result` block seen, `cache_control` removed.
     tool_results: Vec<Value>,
-    /// Whether the question has been sent.
-    asked: bool,
+    /// How many of the script's tool calls have been sent.
+    called: usize,
     /// Messages sent so far (for their ids).
     messages: u32,
-    /// Scripted tool calls made so far (for their ids).
-    tool_uses: u32,
 }
 
 impl FakeApi {
@@ -98,31 +90,16 @@ impl FakeApi {
 
     /// A fake API whose model calls the tool `tool_name` (once offered it) with `tool_input`.
     pub fn calling(tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
-        Self::serve(tool_name, tool_input, tool_use_id, None)
+        Self::scripted(vec![ToolCall::new(tool_name, tool_input, tool_use_id)])
     }
 
-    /// A fake API whose model plays `turns`, one per main-loop request (one that offers any
-    /// tool), then says [`DONE_TEXT`]: `{"tool": NAME, "input": {…}}` calls NAME as the tool_use
-    /// `toolu_fake_<n>` (n counts the script's calls from 1, as the recorder's ids), `{"text": …}`
-    /// ends the turn. `"$planfile"` in an input becomes the plan file (`…/.claude/plans/<slug>.md`)
-    /// the CLI named in the request (plan mode's reminder), as the recorder's script does.
-    pub fn scripted(turns: Vec<Value>) -> Self {
-        Self::serve("", Value::Null, "", Some(Mutex::new(turns.into())))
-    }
-
-    fn serve(
-        tool_name: &str,
-        tool_input: Value,
-        tool_use_id: &str,
-        script: Option<Mutex<VecDeque<Value>>>,
-    ) -> Self {
+    /// A fake API whose model makes `script`'s tool calls, one per main-loop turn (a turn whose
+    /// tools include the first call's tool), then says [`DONE_TEXT`].
+    pub fn scripted(script: Vec<ToolCall>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API on 127.0.0.1");
         let address = listener.local_addr().expect("the fake API's address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
-            tool_input,
-            tool_use_id: tool_use_id.to_owned(),
-            tool_name: tool_name.to_owned(),
             script,
             log: Mutex::new(Log::default()),
             connections: Mutex::new(Vec::new()),
@@ -166,7 +143,7 @@ impl FakeApi {
                 request["method"].as_str().unwrap_or("?"),
                 request["path"].as_str().unwrap_or("?"),
                 body["model"].as_str().unwrap_or("-"),
-                is_main_turn(body, &self.shared.tool_name),
+                is_main_turn(body, self.shared.main_tool()),
             ));
         }
         if summary.is_empty() {
@@ -192,7 +169,26 @@ impl Drop for FakeApi {
     }
 }
 
+/// One tool call of the fake model's script.
+#[derive(Clone, Debug)]
+pub struct ToolCall {
+    pub name: String,
+    pub input: Value,
+    pub id: String,
+}
+
+impl ToolCall {
+    pub fn new(name: &str, input: Value, id: &str) -> Self {
+        ToolCall { name: name.to_owned(), input, id: id.to_owned() }
+    }
+}
+
 impl Shared {
+    /// The tool whose offer marks a main-loop turn: the script's first.
+    fn main_tool(&self) -> &str {
+        self.script.first().map_or("", |call| call.name.as_str())
+    }
+
     fn log(&self) -> MutexGuard<'_, Log> {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -394,30 +390,18 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             log.messages += 1;
             let id = format!("msg_fake_{:06}", log.messages);
             let model = body["model"].as_str().unwrap_or("claude-sonnet-4-5").to_owned();
-            let content = match &shared.script {
-                Some(script) => {
-                    let turn = if is_main_turn(&body, "") {
-                        script.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
-                    } else {
-                        None
-                    };
-                    scripted_content(turn, &request.body, &mut log)
-                }
-                None => {
-                    let ask = is_main_turn(&body, &shared.tool_name) && !log.asked;
-                    log.asked |= ask;
-                    if ask {
-                        Content::ToolUse(
-                            shared.tool_input.clone(),
-                            shared.tool_use_id.clone(),
-                            shared.tool_name.clone(),
-                        )
-                    } else {
-                        Content::Text(DONE_TEXT.to_owned())
-                    }
-                }
+            let call = match is_main_turn(&body, shared.main_tool()) {
+                true => shared.script.get(log.called),
+                false => None,
             };
+            log.called += usize::from(call.is_some());
             drop(log);
+            // The recorder's "$planfile": the plan file plan mode's reminder named.
+            let input = call.map(|call| with_plan_file(&call.input, &request.body));
+            let content = match (call, &input) {
+                (Some(call), Some(input)) => Content::ToolUse(input, &call.id, &call.name),
+                _ => Content::Text(DONE_TEXT),
+            };
             if body["stream"] == true {
                 http(200, "text/event-stream", &events(&id, &model, &content))
             } else {
@@ -441,46 +425,9 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
     }
 }
 
-/// What the script's `turn` makes the model say (the text [`DONE_TEXT`] once it is played out).
-fn scripted_content(turn: Option<Value>, raw: &[u8], log: &mut Log) -> Content {
-    let Some(turn) = turn else { return Content::Text(DONE_TEXT.to_owned()) };
-    if let Some(name) = turn["tool"].as_str() {
-        log.tool_uses += 1;
-        let mut input = turn["input"].clone();
-        if input.to_string().contains("$planfile") {
-            let named = plan_file(&String::from_utf8_lossy(raw));
-            let path = named.unwrap_or_else(|| "/nonexistent/plan.md".to_owned());
-            let text = input.to_string().replace("$planfile", &path);
-            input = serde_json::from_str(&text).expect("the input is still JSON");
-        }
-        let id = format!("toolu_fake_{:06}", log.tool_uses);
-        return Content::ToolUse(input, id, name.to_owned());
-    }
-    Content::Text(turn["text"].as_str().unwrap_or(DONE_TEXT).to_owned())
-}
-
-/// The first `/…/.claude/plans/<slug>.md` in `text` (the recorder's `PLAN_FILE` pattern): the
-/// path starts at the first `/` after a space, quote or backslash (a JSON escape before it).
-fn plan_file(text: &str) -> Option<String> {
-    let marker = "/.claude/plans/";
-    let at = text.find(marker)?;
-    let stops = |c: char| c.is_whitespace() || "\"'`()\\".contains(c);
-    let after_stop = text[..at].rfind(stops).map_or(0, |index| index + 1);
-    let start = text[after_stop..at].find('/').map_or(at, |index| after_stop + index);
-    let rest = &text[at + marker.len()..];
-    let span = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.-".contains(c)))
-        .unwrap_or(rest.len());
-    let slug = &rest[..rest[..span].rfind(".md")?];
-    Some(format!("{}{marker}{slug}.md", &text[start..at]))
-}
-
-/// Whether a Messages request is a main-loop turn: its tools include `tool_name` (any tool, for
-/// a scripted model, whose `tool_name` is empty).
+/// Whether a Messages request is a main-loop turn: its tools include `tool_name`.
 fn is_main_turn(body: &Value, tool_name: &str) -> bool {
-    body["tools"].as_array().is_some_and(|tools| {
-        tools.iter().any(|tool| tool_name.is_empty() || tool["name"] == tool_name)
-    })
+    body["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == tool_name))
 }
 
 /// Keeps the `tool_result` blocks of what the model reads now: every message after its own last
@@ -501,6 +448,34 @@ fn record_tool_results(log: &mut Log, body: &Value) {
             log.tool_results.push(block);
         }
     }
+}
+
+/// `input` with `"$planfile"` replaced by the plan file the request names, as the 2.1.332
+/// recorder's script does (`/nonexistent/plan.md` when it names none).
+fn with_plan_file(input: &Value, raw: &[u8]) -> Value {
+    let text = input.to_string();
+    if !text.contains("$planfile") {
+        return input.clone();
+    }
+    let path = plan_file(&String::from_utf8_lossy(raw));
+    let path = path.unwrap_or_else(|| "/nonexistent/plan.md".to_owned());
+    serde_json::from_str(&text.replace("$planfile", &path)).expect("still JSON")
+}
+
+/// The first `/…/.claude/plans/<slug>.md` in `text` (the recorder's `PLAN_FILE` pattern): the
+/// path starts at the first `/` after a space, quote or backslash (a JSON escape before it).
+fn plan_file(text: &str) -> Option<String> {
+    let marker = "/.claude/plans/";
+    let at = text.find(marker)?;
+    let stops = |c: char| c.is_whitespace() || "\"'`()\\".contains(c);
+    let after_stop = text[..at].rfind(stops).map_or(0, |index| index + 1);
+    let start = text[after_stop..at].find('/').map_or(at, |index| after_stop + index);
+    let rest = &text[at + marker.len()..];
+    let span = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.-".contains(c)))
+        .unwrap_or(rest.len());
+    let slug = &rest[..rest[..span].rfind(".md")?];
+    Some(format!("{}{marker}{slug}.md", &text[start..at]))
 }
 
 /// A short description of a message, for the request summary.
@@ -528,13 +503,13 @@ fn describe_message(message: &Value) -> String {
 }
 
 /// What the fake model says.
-enum Content {
+enum Content<'a> {
     /// The input, the tool_use id, the tool's name.
-    ToolUse(Value, String, String),
-    Text(String),
+    ToolUse(&'a Value, &'a str, &'a str),
+    Text(&'a str),
 }
 
-impl Content {
+impl Content<'_> {
     fn stop_reason(&self) -> &'static str {
         match self {
             Content::ToolUse(..) => "tool_use",

@@ -46,6 +46,7 @@ fn record(
         answer: answer.to_owned(),
         reply: Some(format!(r#"{{"answers":{{"{question}":"{answer}"}}}}"#)),
         model_text: Some(format!(r#"The user answered: "{question}"="{answer}"."#)),
+        approval: None,
     }
 }
 

@@ -33,14 +33,14 @@ fn json(text: &str) -> Value {
 }
 
 /// An inbox server on a runtime directory of its own; its window is the channel.
-struct Inbox {
+pub(crate) struct Inbox {
     run: PathBuf,
     server: Option<InboxServer>,
     window: Receiver<Inbound>,
 }
 
 impl Inbox {
-    fn start(name: &str) -> Inbox {
+    pub(crate) fn start(name: &str) -> Inbox {
         let run = scratch_dir(name);
         let dir = run.join("askpane");
         fs::create_dir_all(&dir).expect("the socket's directory");
@@ -60,6 +60,13 @@ impl Inbox {
         thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
     }
 
+    /// `askpane codex-hook <args>` (Codex's hook, issue 26 part 5) against this inbox.
+    pub(crate) fn codex_hook(&self, args: &[&str], stdin: String) -> thread::JoinHandle<Finished> {
+        let mut command = askpane(&["codex-hook"]);
+        command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
+        thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = askpane(&["hook"]);
         command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
@@ -67,7 +74,7 @@ impl Inbox {
     }
 
     /// The next card the window is given (other events are skipped).
-    fn card(&self) -> PermissionAsk {
+    pub(crate) fn card(&self) -> PermissionAsk {
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -79,17 +86,18 @@ impl Inbox {
         }
     }
 
-    /// The next withdrawal the window is told of.
-    fn withdrawn(&self) -> String {
+    /// The next card the window is told timed out (issue 26: it leaves as a withdrawn one
+    /// does, and history says it timed out).
+    fn timed_out(&self) -> String {
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
+                Ok(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id })) => {
                     return request_id;
                 }
                 Ok(_) => {}
-                Err(error) => panic!("no card was withdrawn: {error}"),
+                Err(error) => panic!("no card timed out: {error}"),
             }
         }
     }
@@ -103,7 +111,7 @@ impl Drop for Inbox {
     }
 }
 
-fn finished(hook: thread::JoinHandle<Finished>) -> Finished {
+pub(crate) fn finished(hook: thread::JoinHandle<Finished>) -> Finished {
     hook.join().expect("the hook's runner")
 }
 
@@ -154,7 +162,7 @@ fn handed_back_withdrawn_or_timed_out_prints_nothing_and_exits_0() {
     let started = Instant::now();
     let hook = inbox.hook(&["--timeout", "1"], stdin.clone());
     let card = inbox.card();
-    assert_eq!(inbox.withdrawn(), card.request.request_id);
+    assert_eq!(inbox.timed_out(), card.request.request_id);
     let done = finished(hook);
     assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
     assert!(started.elapsed() < Duration::from_secs(1) + Duration::from_secs(5));

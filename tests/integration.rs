@@ -42,6 +42,14 @@ mod history_page;
 // decision the reply Claude Code 2.1.332 was given, and nothing where nobody decides.
 #[cfg(target_os = "linux")]
 mod hook_approval;
+// Issue 26 part 5: `askpane codex-hook` given Codex 0.169.0's PermissionRequest (recorded in
+// tests/fixtures/codex/approvals): a card marked as Codex's, each decision the reply Codex honoured.
+#[cfg(target_os = "linux")]
+mod codex_approval;
+// Issue 26 end to end: the real Claude Code 2.1.332 with the approval hook, each card decided on
+// `askpane inbox --ui web`'s page, and what Claude Code then did and its model read.
+#[cfg(target_os = "linux")]
+mod interop_approvals;
 // `askpane claude` under the inbox (issue 10): its questions, permissions and transcript in the
 // running inbox, which is restarted when it dies and ends the session when it quits.
 #[cfg(target_os = "linux")]

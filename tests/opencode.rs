@@ -735,3 +735,255 @@ fn stopping_askpane_leaves_the_question_to_opencode() {
     assert_eq!(pending[0]["id"], id.as_str());
     assert!(world.tool_results().is_empty(), "{}", world.report());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Permission requests (issue 26): OpenCode's config asks before `bash` (tests/fixtures/opencode/
+// opencode.json), and the fake model's SCENARIO=bash runs `echo askpane-ran`. The inbox here is
+// served by the test process on the world's socket; its window is a channel, so a card is
+// decided as a person's click would decide it.
+
+/// The tool result of the fake model's `bash` call when it ran.
+const RAN: &str = "askpane-ran\n";
+/// What OpenCode's model reads of a reject (OpenCode 1.18.33's words).
+const REJECTED: &str = "The user rejected permission to use this specific tool call.";
+
+/// An inbox served by this test process on a world's socket; its window is `window`.
+struct TestInbox {
+    server: Option<askpane::transport::inbox::InboxServer>,
+    window: crossbeam_channel::Receiver<askpane::transport::Inbound>,
+}
+
+impl TestInbox {
+    fn serve(world: &World) -> TestInbox {
+        let dir = world.root.join("run/askpane");
+        fs::create_dir_all(&dir).expect("the socket's directory");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("narrow it");
+        let socket = dir.join("inbox.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
+        let (to_ui, window) = askpane::transport::memory();
+        let server = askpane::transport::inbox::InboxServer::start(listener, socket, to_ui)
+            .expect("serve the socket");
+        TestInbox { server: Some(server), window }
+    }
+
+    /// The next permission card the window is given (other events are skipped).
+    fn card(&self, world: &World) -> askpane::transport::PermissionAsk {
+        use askpane::transport::{ApprovalEvent, Inbound};
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.window.recv_timeout(left) {
+                Ok(Inbound::Approval(ApprovalEvent::Permission(card))) => return *card,
+                Ok(_) => {}
+                Err(error) => panic!("no card reached the window ({error}): {}", world.report()),
+            }
+        }
+    }
+
+    /// The next card the window is told to let go of: its request id.
+    fn withdrawn(&self, world: &World) -> String {
+        use askpane::transport::{ApprovalEvent, Inbound};
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.window.recv_timeout(left) {
+                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
+                    return request_id;
+                }
+                Ok(_) => {}
+                Err(error) => panic!("no card was withdrawn ({error}): {}", world.report()),
+            }
+        }
+    }
+
+    /// Whether a card reached the window since the last look.
+    fn any_card(&self) -> bool {
+        use askpane::transport::{ApprovalEvent, Inbound};
+        self.window
+            .try_iter()
+            .any(|event| matches!(event, Inbound::Approval(ApprovalEvent::Permission(_))))
+    }
+}
+
+impl Drop for TestInbox {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.stop();
+        }
+    }
+}
+
+impl World {
+    /// The permission requests pending in `directory`, as OpenCode lists them.
+    fn pending_permissions(&self, directory: &Path) -> Vec<Value> {
+        self.call("GET", "/permission", directory, None).as_array().cloned().unwrap_or_default()
+    }
+
+    /// The content of every tool message of the model's latest request (what it read so far
+    /// in its session), once a request after `after` requests has come.
+    fn tool_messages_after(&self, after: usize) -> Vec<String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let requests = self.model_requests();
+            if let Some(latest) = requests.get(after..).and_then(<[Value]>::last) {
+                return latest["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|message| message["role"] == "tool")
+                    .filter_map(|message| message["content"].as_str().map(str::to_owned))
+                    .collect();
+            }
+            assert!(Instant::now() < deadline, "no request came: {}", self.report());
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn permissions_decided_in_the_inbox_reach_opencode_as_once_reject_and_always() {
+    use askpane::protocol::permission::ApprovalOrigin;
+    use askpane::protocol::stream::PermissionDecision;
+    let mut world = World::start("opencode-permissions");
+    let inbox = TestInbox::serve(&world);
+    world.attach(&[]);
+    let project = world.root.join("project");
+
+    // Allow once: the call runs, and the model reads its output.
+    world.ask(&project, "bash");
+    let card = inbox.card(&world);
+    assert_eq!(card.request.tool_name, "bash");
+    assert_eq!(card.request.input, json!({"command": "echo askpane-ran"}));
+    assert_eq!(card.request.title.as_deref(), Some("bash: echo askpane-ran"));
+    assert_eq!(card.request.origin, ApprovalOrigin::OpenCode);
+    assert_eq!(card.provenance.source, "opencode");
+    assert_eq!(card.provenance.project.as_deref(), Some("project"));
+    let always: Vec<String> = card.request.suggestions.iter().map(|rule| rule.label()).collect();
+    assert_eq!(always, ["Always allow bash `echo *` (in this project, until OpenCode restarts)"]);
+    card.reply.send(PermissionDecision::AllowOnce);
+    assert_eq!(world.wait_tool_results(1), [RAN], "{}", world.report());
+
+    // Deny with words: the call does not run; the model reads the words and goes on.
+    world.ask(&project, "bash");
+    let words = askpane::book::approval::deny_words("Use make instead.");
+    inbox.card(&world).reply.send(PermissionDecision::Deny { message: words.clone() });
+    let results = world.wait_tool_results(2);
+    assert_eq!(
+        results[1],
+        format!(
+            "The user rejected permission to use this specific tool call with the following \
+             feedback: {words}"
+        ),
+        "{}",
+        world.report()
+    );
+
+    // Deny without words: rejected as OpenCode's own TUI does; the turn stops.
+    let session = world.ask(&project, "bash");
+    inbox
+        .card(&world)
+        .reply
+        .send(PermissionDecision::Deny { message: askpane::book::approval::deny_words("") });
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains(" rejected\n")
+        || !world.pending_permissions(&project).is_empty()
+    {
+        assert!(Instant::now() < deadline, "not rejected: {}", world.report());
+        thread::sleep(Duration::from_millis(100));
+    }
+    let requests = world.model_requests().len();
+    thread::sleep(Duration::from_secs(1));
+    assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
+    assert_eq!(world.tool_results().len(), 2, "the call did not run: {}", world.report());
+    // What the model read of it, on the next prompt.
+    world.prompt(&project, &session, "Carry on. SCENARIO=say");
+    assert_eq!(world.tool_messages_after(requests), [REJECTED], "{}", world.report());
+
+    // Always: the call runs, and a second one in another session of the project asks nobody.
+    world.ask(&project, "bash");
+    let card = inbox.card(&world);
+    let suggestion = card.request.suggestions.first().expect("OpenCode's always").clone();
+    card.reply.send(PermissionDecision::AllowAlways { suggestion });
+    assert_eq!(world.wait_tool_results(3)[2], RAN, "{}", world.report());
+    world.ask(&project, "bash");
+    assert_eq!(world.wait_tool_results(4)[3], RAN, "{}", world.report());
+    assert!(!inbox.any_card(), "the second call was asked about: {}", world.report());
+    assert!(world.pending_permissions(&project).is_empty());
+    let log = world.askpane_log();
+    for said in [" allowed once\n", " rejected\n", " allowed always\n"] {
+        assert!(log.contains(said), "{said:?} not in {log}");
+    }
+}
+
+#[test]
+fn a_permission_answered_in_opencode_leaves_the_inbox_and_a_hand_back_leaves_it_to_opencode() {
+    use askpane::protocol::stream::PermissionDecision;
+    let mut world = World::start("opencode-permission-elsewhere");
+    let inbox = TestInbox::serve(&world);
+    world.attach(&[]);
+    let project = world.root.join("project");
+
+    // Answered in OpenCode itself (a direct reply, as its TUI sends): the card leaves at once.
+    world.ask(&project, "bash");
+    let card = inbox.card(&world);
+    let pending = world.pending_permissions(&project);
+    let id = pending.first().and_then(|request| request["id"].as_str()).expect("pending");
+    world.call(
+        "POST",
+        &format!("/permission/{id}/reply"),
+        &project,
+        Some(json!({"reply": "once"})),
+    );
+    assert_eq!(inbox.withdrawn(&world), card.request.request_id);
+    assert_eq!(world.wait_tool_results(1), [RAN]);
+    assert!(world.askpane_log().contains(&format!("{id} was answered elsewhere")));
+    // The window's decision, too late, is sent nowhere.
+    card.reply.send(PermissionDecision::AllowOnce);
+
+    // Handed back: nothing is sent; the request waits for OpenCode's TUI, which answers it.
+    world.ask(&project, "bash");
+    inbox.card(&world).reply.send(PermissionDecision::HandBack);
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains("is left to OpenCode") {
+        assert!(Instant::now() < deadline, "not handed back: {}", world.report());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let pending = world.pending_permissions(&project);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(world.tool_results().len(), 1, "the call did not run");
+    let id = pending[0]["id"].as_str().expect("an id");
+    world.call(
+        "POST",
+        &format!("/permission/{id}/reply"),
+        &project,
+        Some(json!({"reply": "once"})),
+    );
+    assert_eq!(world.wait_tool_results(2)[1], RAN);
+}
+
+#[test]
+fn decline_rejects_a_permission_with_its_message_and_nobody_ever_allows_one() {
+    let mut world = World::start("opencode-permission-flags");
+    world.attach(&["--decline", "Not in CI."]);
+    let project = world.root.join("project");
+    world.ask(&project, "bash");
+    let results = world.wait_tool_results(1);
+    assert_eq!(
+        results,
+        ["The user rejected permission to use this specific tool call with the following \
+          feedback: Not in CI."],
+        "{}",
+        world.report()
+    );
+    // Nobody to ask (--non-interactive): nothing is sent; OpenCode's TUI still can answer.
+    world.askpane.take();
+    world.attach(&["--non-interactive"]);
+    world.ask(&project, "bash");
+    let deadline = Instant::now() + WAIT;
+    while !world.askpane_log().contains("is left to OpenCode") {
+        assert!(Instant::now() < deadline, "not left: {}", world.report());
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(world.pending_permissions(&project).len(), 1);
+    assert_eq!(world.tool_results().len(), 1, "the call did not run: {}", world.report());
+}

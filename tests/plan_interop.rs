@@ -29,7 +29,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ use egui::accesskit::Role;
 use egui_kittest::Harness;
 use serde_json::{Value, json};
 
-use crate::fake_api::FakeApi;
+use crate::fake_api::{FakeApi, ToolCall};
 use crate::interop::{Scratch, tool_result_text};
 use crate::support::{Finished, WAIT, run_bounded};
 use crate::ui::{CTRL, FONTS, Window};
@@ -82,16 +82,25 @@ fn claude_binary() -> PathBuf {
     binary
 }
 
-/// The recorder's turns: `ToolSearch select:ExitPlanMode`, the plan file written, ExitPlanMode,
-/// then `after`.
-fn planned(after: &[Value]) -> Vec<Value> {
-    let mut turns = vec![
-        json!({"tool": "ToolSearch", "input": {"query": "select:ExitPlanMode", "max_results": 5}}),
-        json!({"tool": "Write", "input": {"file_path": "$planfile", "content": PLAN}}),
-        json!({"tool": "ExitPlanMode", "input": {"plan": PLAN}}),
+/// The recorder's script, its ids as the recorder numbers them: `ToolSearch
+/// select:ExitPlanMode`, the plan file written, ExitPlanMode, then Edits of `edits` (file, old,
+/// new) in the project. (ToolSearch, the first call, is offered in every main-loop turn.)
+fn planned(project: &Path, edits: &[(&str, &str, &str)]) -> Vec<ToolCall> {
+    let id = |n: usize| format!("toolu_fake_{n:06}");
+    let mut calls = vec![
+        ToolCall::new(
+            "ToolSearch",
+            json!({"query": "select:ExitPlanMode", "max_results": 5}),
+            &id(1),
+        ),
+        ToolCall::new("Write", json!({"file_path": "$planfile", "content": PLAN}), &id(2)),
+        ToolCall::new("ExitPlanMode", json!({"plan": PLAN}), &id(3)),
     ];
-    turns.extend_from_slice(after);
-    turns
+    for (index, (name, old, new)) in edits.iter().enumerate() {
+        let input = json!({"file_path": project.join(name), "old_string": old, "new_string": new});
+        calls.push(ToolCall::new("Edit", input, &id(4 + index)));
+    }
+    calls
 }
 
 /// The id the fake gives the script's ExitPlanMode call (its third).
@@ -111,7 +120,8 @@ struct PlanRun {
 }
 
 impl PlanRun {
-    fn start(name: &str, turns: Vec<Value>) -> PlanRun {
+    /// The recorder's plan script, then Edits of `edits` (file, old, new).
+    fn start(name: &str, edits: &[(&str, &str, &str)]) -> PlanRun {
         let binary = claude_binary();
         let scratch = Scratch::new(&format!("plan-{name}-{VERSION}"));
         for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
@@ -120,15 +130,7 @@ impl PlanRun {
         let project = scratch.project();
         fs::write(project.join("greeting.txt"), "hello\n").expect("write greeting.txt");
         fs::write(project.join("notes.txt"), "one\n").expect("write notes.txt");
-        let api = FakeApi::scripted(
-            turns
-                .into_iter()
-                .map(|turn| {
-                    let text = turn.to_string().replace("{project}", &project.to_string_lossy());
-                    serde_json::from_str(&text).expect("still JSON")
-                })
-                .collect(),
-        );
+        let api = FakeApi::scripted(planned(&project, edits));
         // The environment `Scratch::isolate` gives a CLI, written into a wrapper that execs it:
         // the session starts its program with this test process's own environment.
         let mut isolated = Command::new(&binary);
@@ -288,10 +290,8 @@ impl Drop for PlanRun {
     }
 }
 
-fn edit(name: &str, old: &str, new: &str) -> Value {
-    json!({"tool": "Edit", "input": {"file_path": format!("{{project}}/{name}"),
-        "old_string": old, "new_string": new}})
-}
+/// The Edit the recorder's plan scenarios make after the plan.
+const GREETING: (&str, &str, &str) = ("greeting.txt", "hello", "hello world");
 
 /// The setMode suggestion 2.1.332 offers with an Edit outside plan mode.
 fn accept_edits() -> Value {
@@ -300,8 +300,7 @@ fn accept_edits() -> Value {
 
 #[test]
 fn an_approved_plan_leaves_plan_mode_and_the_next_edit_asks() {
-    let mut run =
-        PlanRun::start("approve", planned(&[edit("greeting.txt", "hello", "hello world")]));
+    let mut run = PlanRun::start("approve", &[GREETING]);
     run.wait_for_plan();
     run.window.press(Key::A, Some("a"));
     let (tool, suggestions, _) = run.wait_for_card();
@@ -327,8 +326,7 @@ fn an_approved_plan_leaves_plan_mode_and_the_next_edit_asks() {
 
 #[test]
 fn approved_then_accept_edits_the_next_edits_run_unasked() {
-    let after = [edit("greeting.txt", "hello", "hello world"), edit("notes.txt", "one", "two")];
-    let mut run = PlanRun::start("accept-edits", planned(&after));
+    let mut run = PlanRun::start("accept-edits", &[GREETING, ("notes.txt", "one", "two")]);
     run.wait_for_plan();
     run.window.click(Role::RadioButton, "then accept edits");
     run.window.click_button("Approve");
@@ -354,8 +352,7 @@ fn approved_then_accept_edits_the_next_edits_run_unasked() {
 
 #[test]
 fn keep_planning_sends_the_review_verbatim_and_the_session_stays_in_plan_mode() {
-    let mut run =
-        PlanRun::start("keep-planning", planned(&[edit("greeting.txt", "hello", "hello world")]));
+    let mut run = PlanRun::start("keep-planning", &[GREETING]);
     run.wait_for_plan();
     // The keys of tests/plan.rs: a comment on the paragraph, one on "2. Run the tests.", a note.
     let window = &mut run.window;
@@ -400,7 +397,7 @@ fn keep_planning_sends_the_review_verbatim_and_the_session_stays_in_plan_mode() 
 /// model read no approval and the session did not leave plan mode.
 #[test]
 fn a_turn_stopped_while_the_plan_is_open_takes_the_page_away_and_approves_nothing() {
-    let mut run = PlanRun::start("stop", planned(&[]));
+    let mut run = PlanRun::start("stop", &[]);
     run.wait_for_plan();
     let commands = run.session.as_ref().expect("running").commands();
     commands.send(SessionCommand::Interrupt).expect("the session takes commands");
@@ -469,9 +466,7 @@ fn askpane_claude_in_the_browser_hosts_plan_mode_and_the_pages_approval_reaches_
     }
     let project = scratch.project();
     fs::write(project.join("greeting.txt"), "hello\n").expect("write greeting.txt");
-    let edit = edit("greeting.txt", "hello", "hello world").to_string();
-    let edit = parsed(&edit.replace("{project}", &project.to_string_lossy()));
-    let api = FakeApi::scripted(planned(&[edit]));
+    let api = FakeApi::scripted(planned(&project, &[GREETING]));
     let mut command = crate::support::askpane_command();
     command.arg("claude").arg("--claude-bin").arg(&binary);
     command.args(["-p", PROMPT, "--ui", "web", "--", "--permission-mode", "plan"]);

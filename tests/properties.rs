@@ -835,3 +835,74 @@ proptest! {
         }
     }
 }
+
+/// A `/global/event` frame of OpenCode's, of a kind askpane reads, with any properties (often
+/// near a real permission request).
+fn opencode_frame() -> impl Strategy<Value = String> {
+    let kinds = vec![
+        "permission.asked",
+        "permission.replied",
+        "question.asked",
+        "question.replied",
+        "session.idle",
+        "session.error",
+        "session.deleted",
+        "server.heartbeat",
+    ];
+    let near_permission = (
+        or_junk(name().prop_map(Value::String)),
+        or_junk(name().prop_map(Value::String)),
+        or_junk(prop::collection::vec(text().prop_map(Value::String), 0..3).prop_map(Value::Array)),
+        or_junk(json_value()),
+    )
+        .prop_map(|(id, permission, patterns, metadata)| {
+            json!({"id": id, "sessionID": "ses_1", "requestID": id, "permission": permission,
+                "patterns": patterns, "always": patterns, "metadata": metadata,
+                "info": {"id": "ses_1"}})
+        });
+    (
+        prop::sample::select(kinds),
+        prop_oneof![3 => near_permission, 1 => json_value()],
+        or_junk(text().prop_map(Value::String)),
+    )
+        .prop_map(|(kind, properties, directory)| {
+            json!({"directory": directory, "payload": {"type": kind, "properties": properties}})
+                .to_string()
+        })
+}
+
+proptest! {
+    #![proptest_config(config(cases("PROPTEST_CASES", 256)))]
+
+    /// Hostile OpenCode frames never panic the reader, the card built from them, or the
+    /// followed server's book; and only a person's allow ever sends an allow to OpenCode.
+    #[test]
+    fn any_opencode_permission_frame_is_read_without_panic_and_never_allowed_alone(
+        frame in opencode_frame(),
+        listed in json_value(),
+        decline in any::<bool>(),
+    ) {
+        use askpane::book::followed::{FollowedServer, Step, permission_reply};
+        use askpane::protocol::opencode::{self, Happening, PermissionReply};
+        use askpane::protocol::stream::PermissionDecision;
+        let _ = opencode::pending_permissions(&listed);
+        let Ok(happening) = opencode::global_event(&frame) else { return Ok(()) };
+        if let Happening::PermissionAsked { directory, request } = &happening {
+            let (card, _) = opencode::to_permission(request, directory);
+            prop_assert!(card.input.is_object());
+            prop_assert!(card.suggestions.len() <= 1);
+        }
+        let decided = match decline {
+            true => PermissionDecision::Deny { message: "No.".to_owned() },
+            false => PermissionDecision::HandBack,
+        };
+        let mut followed = FollowedServer::new(false).deciding_permissions(Some(decided.clone()));
+        for step in followed.happened(happening) {
+            if let Step::ReplyPermission { reply, .. } = step {
+                prop_assert!(matches!(reply, PermissionReply::Reject { .. }), "{reply:?}");
+            }
+        }
+        prop_assert!(followed.held_permission_ids().is_empty());
+        prop_assert_eq!(permission_reply(&decided).is_some(), decline);
+    }
+}

@@ -114,6 +114,7 @@ fn entry(key: &str, project: &str, header: &str, answer: &str, days_ago: u64) ->
         answer: answer.to_owned(),
         reply: Some(format!(r#"{{"answer":"{answer}"}}"#)),
         model_text: Some(format!("The user answered {answer}")),
+        approval: None,
     }
 }
 

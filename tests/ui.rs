@@ -1544,3 +1544,47 @@ fn a_hooks_card_offers_each_suggestion_and_ignores_input_as_it_appears() {
     assert_eq!(decision.try_recv(), Ok(PermissionDecision::HandBack));
     assert!(window.app().state().permissions().is_empty());
 }
+
+/// Issue 26: an OpenCode permission request's card: OpenCode's own "always" as its one Always
+/// button, and "Answer in OpenCode" (not the terminal) to leave it to OpenCode's TUI.
+#[test]
+fn an_opencode_card_offers_opencodes_always_and_answer_in_opencode() {
+    use askpane::protocol::opencode;
+    use askpane::protocol::stream::PermissionDecision;
+    let options = AppOptions { resident: true, key_grace: None, ..AppOptions::default() };
+    let mut window = window_with(1100.0, 700.0, options);
+    let asked: opencode::PermissionAsked = serde_json::from_value(json!({
+        "id": "per_1", "sessionID": "ses_1", "permission": "bash",
+        "patterns": ["npm test"], "metadata": {"command": "npm test"}, "always": ["npm *"]
+    }))
+    .expect("a permission request");
+    let send_card = |window: &mut Window| {
+        let (request, from) = opencode::to_permission(&asked, "/work/shop");
+        let (reply, decision) = transport::Responder::channel();
+        let card = transport::PermissionAsk {
+            id: transport::RequestId::next(),
+            request,
+            provenance: from.provenance(),
+            reply,
+        };
+        assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(card)))));
+        window.harness.run();
+        decision
+    };
+    let decision = send_card(&mut window);
+    let always = "Always allow bash `npm *` (in this project, until OpenCode restarts)";
+    for label in ["Allow once", always, "Deny", "Answer in OpenCode"] {
+        assert!(
+            window.harness.query_by_role_and_label(Role::Button, label).is_some(),
+            "no button {label:?}"
+        );
+    }
+    assert!(
+        window.harness.query_by_role_and_label(Role::Button, "Answer in the terminal").is_none()
+    );
+    window.click_button("Answer in OpenCode");
+    assert_eq!(decision.try_recv(), Ok(PermissionDecision::HandBack));
+    let decision = send_card(&mut window);
+    window.click_button(always);
+    assert!(matches!(decision.try_recv(), Ok(PermissionDecision::AllowAlways { .. })));
+}

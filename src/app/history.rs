@@ -3,7 +3,9 @@
 //! its answer arrives as a [`HistoryPage`] the app hands to [`History::received`]. The data
 //! types live in [`crate::protocol::history`]: the browser page gets them over the WebSocket.
 
-pub use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryPage, PAGE_SIZE};
+pub use crate::protocol::history::{
+    HistoryFilter, HistoryItem, HistoryKind, HistoryPage, PAGE_SIZE,
+};
 
 /// What the user does on the History page.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +17,8 @@ pub enum HistoryAction {
     Search(String),
     Project(Option<String>),
     Agent(Option<String>),
+    /// Issue 26: only questions, tool approvals or plans (`None`: everything).
+    Kind(Option<HistoryKind>),
     /// Show this entry's details.
     Select(i64),
     /// Put this text on the clipboard (an answer, what the model read, the reply).
@@ -53,15 +57,20 @@ impl History {
             HistoryAction::Agent(source) if *source != self.filter.source => {
                 self.filter.source = source.clone();
             }
+            HistoryAction::Kind(kind) if *kind != self.filter.kind => self.filter.kind = *kind,
             HistoryAction::Select(id) => self.selected = Some(*id),
             HistoryAction::Search(_)
             | HistoryAction::Project(_)
             | HistoryAction::Agent(_)
+            | HistoryAction::Kind(_)
             | HistoryAction::Copy(_) => {}
         }
         let refilter = matches!(
             action,
-            HistoryAction::Search(_) | HistoryAction::Project(_) | HistoryAction::Agent(_)
+            HistoryAction::Search(_)
+                | HistoryAction::Project(_)
+                | HistoryAction::Agent(_)
+                | HistoryAction::Kind(_)
         );
         // Only a filter that changed asks again (the guards above left unchanged ones out).
         (refilter && self.page.as_ref().is_none_or(|page| page.filter != self.filter)).then(|| {
@@ -96,6 +105,7 @@ mod tests {
     fn item(id: i64) -> HistoryItem {
         HistoryItem {
             id,
+            kind: HistoryKind::Question,
             ended_at: String::new(),
             project: None,
             agent: "hook".to_owned(),
@@ -133,6 +143,9 @@ mod tests {
         assert_eq!(history.apply(&HistoryAction::Copy("x".to_owned())), None);
         let project = history.apply(&HistoryAction::Project(Some("shop".to_owned())));
         assert_eq!(project.and_then(|filter| filter.project), Some("shop".to_owned()));
+        // Issue 26: the kind filters too.
+        let approvals = history.apply(&HistoryAction::Kind(Some(HistoryKind::Approval)));
+        assert_eq!(approvals.and_then(|filter| filter.kind), Some(HistoryKind::Approval));
         history.apply(&HistoryAction::Close);
         assert!(!history.open);
     }

@@ -12,6 +12,8 @@ impl App {
         }
         let now = ctx.input(|input| input.time);
         let arrived = self.receive(now);
+        // The cards the last frame's clicks or these messages ended.
+        self.journal_ended_permissions();
         if let Some(history) = &mut self.history {
             for page in self.history_pages.1.try_iter() {
                 history.received(page);
@@ -140,10 +142,25 @@ impl App {
                 Ok(Inbound::Approval(ApprovalEvent::Permission(permission))) => {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
-                    self.state.ask_permission(id, request, provenance, reply);
+                    let asked = self.state.ask_permission(id, request, provenance, reply);
+                    // Issue 26: history notes when the card opened.
+                    if let (Asked::Opened(id), Some(journal)) = (asked, &self.journal)
+                        && let Some(card) = self.state.permissions().cards().find(|c| c.id == id)
+                    {
+                        journal.approval_opened(card);
+                    }
                 }
                 Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
                     self.state.withdraw_permission(&request_id);
+                }
+                Ok(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id })) => {
+                    self.state.time_out_permission(&request_id);
+                }
+                // Issue 26: decided by a flag as it arrived, never shown, recorded all the same.
+                Ok(Inbound::Approval(ApprovalEvent::Unshown(ended))) => {
+                    if let Some(journal) = &self.journal {
+                        journal.approval_ended(&ended);
+                    }
                 }
                 Ok(Inbound::Control(Control::Shutdown { outcome })) => {
                     // Issue 9: a signal. Everything open hears why, and the window closes.
@@ -224,6 +241,16 @@ impl App {
             }
         }
         arrived
+    }
+
+    /// Issue 26: hands every card that ended to the journal (history keeps each approval).
+    pub(super) fn journal_ended_permissions(&mut self) {
+        let ended = self.state.take_ended_permissions();
+        if let Some(journal) = &self.journal {
+            for approval in &ended {
+                journal.approval_ended(approval);
+            }
+        }
     }
 
     /// Hands a request to the book; one its policy decides is answered at once.

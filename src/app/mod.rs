@@ -22,6 +22,7 @@ pub mod state;
 use std::collections::HashMap;
 
 use crate::book::Settled;
+use crate::book::approval::Asked;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui_commonmark::CommonMarkCache;
@@ -300,14 +301,22 @@ impl App {
         // Requests still in the channel: their responders send the closed decline when dropped
         // (or are told askpane was stopped).
         while let Ok(message) = self.inbox.try_recv() {
-            if let (Inbound::Request(RequestEvent::Ask(request)), Some(stopped)) =
-                (message, &self.stopped)
-            {
-                request.reply.send(stopped.clone());
+            match (message, &self.stopped) {
+                (Inbound::Request(RequestEvent::Ask(request)), Some(stopped)) => {
+                    request.reply.send(stopped.clone());
+                }
+                // Issue 26: history keeps a tool call decided by a flag even now.
+                (Inbound::Approval(ApprovalEvent::Unshown(ended)), _) => {
+                    if let Some(journal) = &self.journal {
+                        journal.approval_ended(&ended);
+                    }
+                }
+                _ => {}
             }
         }
         let stopped = self.stopped.as_ref().and_then(Outcome::deny_message);
         self.state.close_permissions(stopped.as_deref());
+        self.journal_ended_permissions();
     }
 }
 

@@ -14,7 +14,7 @@ use super::plan::PlanReview;
 use super::session::{SessionAction, SessionEffect};
 use super::tool_call::ToolCallView;
 use crate::protocol::origin::{Provenance, RequestId};
-use crate::protocol::permission::{self, PermissionChoice};
+use crate::protocol::permission::{self, ApprovalOutcome, PermissionChoice};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::web::PermissionEnd;
 
@@ -47,6 +47,21 @@ pub enum Asked {
     Joined(RequestId),
 }
 
+/// What the agent's handle hears when `--timeout` runs out on a card nobody decided (nobody
+/// reads it either: a hook's card is handed back).
+pub const TIMED_OUT: &str = "No decision before askpane's --timeout ran out.";
+
+/// A card that ended, for the journal (issue 26: history keeps every approval): what was
+/// asked, who asked, how it ended, and the decision its handles heard.
+#[derive(Clone, Debug)]
+pub struct EndedApproval {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    pub provenance: Provenance,
+    pub outcome: ApprovalOutcome,
+    pub decision: PermissionDecision,
+}
+
 /// One card and every handle waiting for its decision.
 #[derive(Debug)]
 struct Approval<R> {
@@ -54,15 +69,17 @@ struct Approval<R> {
     replies: Vec<R>,
 }
 
-/// Every tool call waiting for a decision, oldest first.
+/// Every tool call waiting for a decision, oldest first, and the cards that ended since the
+/// driver last took them ([`Approvals::take_ended`]).
 #[derive(Debug)]
 pub struct Approvals<R> {
     waiting: Vec<Approval<R>>,
+    ended: Vec<EndedApproval>,
 }
 
 impl<R> Default for Approvals<R> {
     fn default() -> Self {
-        Approvals { waiting: Vec::new() }
+        Approvals { waiting: Vec::new(), ended: Vec::new() }
     }
 }
 
@@ -117,26 +134,56 @@ impl<R> Approvals<R> {
     }
 
     /// Ends every card without a decision: each handle is dropped and says what a dropped one
-    /// says (natively: "The user closed askpane without deciding.").
+    /// says (natively: "The user closed askpane without deciding."). Each ends as no human
+    /// decided it.
     pub fn clear(&mut self) {
-        self.waiting.clear();
+        for approval in self.waiting.drain(..) {
+            let PendingPermission { id, request, provenance, .. } = approval.card;
+            let (outcome, decision) = (ApprovalOutcome::NoHuman, PermissionDecision::HandBack);
+            self.ended.push(EndedApproval { id, request, provenance, outcome, decision });
+        }
+    }
+
+    /// The cards that ended since the last call, oldest first, for the driver to hand to its
+    /// journal: every card ends here exactly once, however it ended (issue 26).
+    pub fn take_ended(&mut self) -> Vec<EndedApproval> {
+        std::mem::take(&mut self.ended)
     }
 }
 
 impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
-    /// Sends `decision` to every handle of `approval`; returns its card.
-    fn end(approval: Approval<R>, decision: &PermissionDecision) -> PendingPermission {
+    /// Sends `decision` to every handle of `approval`, and notes that it ended as `outcome`;
+    /// returns its card.
+    fn end(
+        &mut self,
+        approval: Approval<R>,
+        decision: PermissionDecision,
+        outcome: ApprovalOutcome,
+    ) -> PendingPermission {
         for reply in approval.replies {
             reply.send(decision.clone());
         }
-        approval.card
+        let card = approval.card;
+        self.ended.push(EndedApproval {
+            id: card.id,
+            request: card.request.clone(),
+            provenance: card.provenance.clone(),
+            outcome,
+            decision,
+        });
+        card
     }
 
     /// Decides card `id`: every handle hears `decision`. `None` when it no longer waits (decided
     /// already, withdrawn).
-    fn decide_card(&mut self, id: RequestId, decision: PermissionDecision) -> Option<()> {
+    fn decide_card(
+        &mut self,
+        id: RequestId,
+        decision: PermissionDecision,
+        outcome: ApprovalOutcome,
+    ) -> Option<()> {
         let approval = self.take(id)?;
-        Self::end(approval, &decision);
+        self.end(approval, decision, outcome);
         Some(())
     }
 
@@ -166,14 +213,14 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let outcome = approval.card.plan.as_mut()?.apply(action.clone())?;
                 let decision = outcome.decision();
-                self.decide_card(*id, decision.clone())?;
+                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
                 return Some(SessionEffect::Decided { id: *id, decision });
             }
             _ => return None,
         };
         let card = self.cards().find(|card| card.id == id)?;
         let decision = choice.decide(&card.request)?;
-        self.decide_card(id, decision.clone())?;
+        self.decide_card(id, decision.clone(), ApprovalOutcome::of(&decision))?;
         Some(SessionEffect::Decided { id, decision })
     }
 
@@ -198,7 +245,8 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             PermissionDecision::Deny { .. } => PermissionEnd::Denied,
             PermissionDecision::HandBack => PermissionEnd::HandedBack,
         };
-        self.decide_card(id, decision)?;
+        let outcome = ApprovalOutcome::of(&decision);
+        self.decide_card(id, decision, outcome)?;
         Some(end)
     }
 
@@ -206,9 +254,24 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     /// [`WITHDRAWN_BY_AGENT`] (a hook's: no decision). Returns the card's id; `None` when no
     /// such card waits (decided already: the decision stands).
     pub fn withdraw(&mut self, request_id: &str) -> Option<RequestId> {
+        self.end_undecided(request_id, WITHDRAWN_BY_AGENT, ApprovalOutcome::Withdrawn)
+    }
+
+    /// `--timeout` ran out on the card `request_id` with nobody deciding: it goes as a
+    /// withdrawn one does ([`TIMED_OUT`] for its handles), and ends as timed out.
+    pub fn time_out(&mut self, request_id: &str) -> Option<RequestId> {
+        self.end_undecided(request_id, TIMED_OUT, ApprovalOutcome::TimedOut)
+    }
+
+    fn end_undecided(
+        &mut self,
+        request_id: &str,
+        message: &str,
+        outcome: ApprovalOutcome,
+    ) -> Option<RequestId> {
         let card = self.by_request_id(request_id)?;
-        let (id, decision) = (card.id, undecided(&card.request, WITHDRAWN_BY_AGENT));
-        self.decide_card(id, decision)?;
+        let (id, decision) = (card.id, undecided(&card.request, message));
+        self.decide_card(id, decision, outcome)?;
         Some(id)
     }
 
@@ -216,9 +279,10 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     /// tool call is never allowed for want of a person, so every one is denied with `message`,
     /// or, where the agent can ask on its own (a hook), left to it. Returns the cards.
     pub fn close_all(&mut self, message: &str) -> Vec<PendingPermission> {
-        let ended = self.waiting.drain(..).map(|approval| {
+        let waiting = std::mem::take(&mut self.waiting);
+        let ended = waiting.into_iter().map(|approval| {
             let decision = undecided(&approval.card.request, message);
-            Self::end(approval, &decision)
+            self.end(approval, decision, ApprovalOutcome::NoHuman)
         });
         ended.collect()
     }

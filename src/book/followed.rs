@@ -1,13 +1,20 @@
-//! The questions askpane holds for an agent server it follows (`askpane opencode`): which are
-//! handed to the inbox, which come back to the server, and which are taken back because the
-//! server settled them elsewhere. Pure: the caller does the IO each [`Step`] names, so every
-//! turn of a server's events is testable without a server or an inbox.
+//! The questions and permission requests askpane holds for an agent server it follows
+//! (`askpane opencode`): which are handed to the inbox, which come back to the server, and
+//! which are taken back because the server settled them elsewhere. Pure: the caller does the
+//! IO each [`Step`] names, so every turn of a server's events is testable without a server or
+//! an inbox.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::protocol::opencode::{self, Happening, QuestionRequest};
+use crate::protocol::opencode::{
+    self, Happening, PermissionAsked, PermissionReply, QuestionRequest,
+};
+use crate::protocol::stream::{PermissionDecision, PermissionRequest};
+use crate::protocol::web::WhoAsked;
+
+use super::approval::deny_words;
 
 /// A question handed to the inbox, by the server's id for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +25,18 @@ pub struct Held {
     pub session: String,
     /// The message that carries it to the inbox.
     pub message: Value,
+}
+
+/// A permission request handed to the inbox, by the server's id for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldPermission {
+    /// The project directory the server asked it in (its reply goes there).
+    pub directory: String,
+    /// The server's session that asked it.
+    pub session: String,
+    /// The card the inbox shows, and who asked.
+    pub request: PermissionRequest,
+    pub from: WhoAsked,
 }
 
 /// What the caller does next, in order.
@@ -31,22 +50,46 @@ pub enum Step {
     DecideHere { directory: String, id: String, message: Value },
     /// Refuse the question to the server: it cannot be shown (`reason` says why).
     Refuse { directory: String, id: String, reason: String },
+    /// Hand the held permission request `id` to the inbox (connecting to one first).
+    HandOverPermission { id: String },
+    /// Take the permission request `id` back from the inbox: the server settled it, or its
+    /// session ended.
+    WithdrawPermission { id: String },
+    /// Send `reply` to the server for its permission request `id`.
+    ReplyPermission { directory: String, id: String, reply: PermissionReply },
     /// A line for the person running `askpane opencode`.
     Say(String),
 }
 
-/// The questions held for one server.
+/// The questions and permission requests held for one server.
 #[derive(Debug)]
 pub struct FollowedServer {
     held: BTreeMap<String, Held>,
+    permissions: BTreeMap<String, HeldPermission>,
     /// False when the flags decide every outcome (`--decline`, `--answers --submit`, …): then
     /// nothing is handed to an inbox.
     needs_a_person: bool,
+    /// What the flags decide for every permission request without a person
+    /// (`permission::decided_by_policy`): `None` hands each to the inbox.
+    permissions_decided: Option<PermissionDecision>,
 }
 
 impl FollowedServer {
     pub fn new(needs_a_person: bool) -> Self {
-        FollowedServer { held: BTreeMap::new(), needs_a_person }
+        FollowedServer {
+            held: BTreeMap::new(),
+            permissions: BTreeMap::new(),
+            needs_a_person,
+            permissions_decided: None,
+        }
+    }
+
+    /// The same, with what the flags decide for permission requests: a deny (`--decline`)
+    /// rejects each one; a hand-back (nobody to ask) leaves each pending for OpenCode's TUI.
+    /// Nothing the flags say ever allows one.
+    pub fn deciding_permissions(mut self, decided: Option<PermissionDecision>) -> Self {
+        self.permissions_decided = decided;
+        self
     }
 
     /// What the server's event asks of askpane.
@@ -73,10 +116,108 @@ impl FollowedServer {
                     steps.push(Step::Say(format!("the session of {id} ended")));
                     steps.push(Step::Withdraw { id });
                 }
+                // An abort leaves the request listed, but its call will never run.
+                let ended: Vec<String> = self
+                    .permissions
+                    .iter()
+                    .filter(|(_, held)| held.session == session_id)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in ended {
+                    self.permissions.remove(&id);
+                    steps.push(Step::Say(format!("the session of {id} ended")));
+                    steps.push(Step::WithdrawPermission { id });
+                }
                 steps
+            }
+            Happening::PermissionAsked { directory, request } => {
+                self.permission_asked(directory, &request)
+            }
+            Happening::PermissionSettled { request_id, .. } => {
+                match self.permissions.remove(&request_id) {
+                    Some(_) => vec![
+                        Step::Say(format!("{request_id} was answered elsewhere")),
+                        Step::WithdrawPermission { id: request_id },
+                    ],
+                    None => Vec::new(),
+                }
             }
             Happening::Other => Vec::new(),
         }
+    }
+
+    /// The server asks permission for a tool call in `directory`.
+    pub fn permission_asked(&mut self, directory: String, request: &PermissionAsked) -> Vec<Step> {
+        if self.permissions.contains_key(&request.id) {
+            return Vec::new();
+        }
+        let (card, from) = opencode::to_permission(request, &directory);
+        let what = card.title.clone().unwrap_or_else(|| card.tool_name.clone());
+        let said = Step::Say(format!("{} asks to run {what} ({directory})", request.id));
+        let id = request.id.clone();
+        match &self.permissions_decided {
+            Some(decision) => match permission_reply(decision) {
+                Some(reply) => vec![said, Step::ReplyPermission { directory, id, reply }],
+                None => vec![said, Step::Say(format!("nobody is asked: {id} is left to OpenCode"))],
+            },
+            None => {
+                let session = request.session_id.clone();
+                let held = HeldPermission { directory, session, request: card, from };
+                self.permissions.insert(id.clone(), held);
+                vec![said, Step::HandOverPermission { id }]
+            }
+        }
+    }
+
+    /// What is pending right after a (re)connect, for permission requests: as [`pending`]
+    /// is for questions.
+    ///
+    /// [`pending`]: FollowedServer::pending
+    pub fn pending_permissions(&mut self, pending: Vec<(String, PermissionAsked)>) -> Vec<Step> {
+        let gone: Vec<String> = self
+            .permissions
+            .keys()
+            .filter(|id| !pending.iter().any(|(_, request)| &request.id == *id))
+            .cloned()
+            .collect();
+        let mut steps = Vec::new();
+        for id in gone {
+            self.permissions.remove(&id);
+            steps.push(Step::WithdrawPermission { id });
+        }
+        for (directory, request) in pending {
+            steps.extend(self.permission_asked(directory, &request));
+        }
+        steps
+    }
+
+    /// The inbox decided the held permission request `id`: what the server is sent (nothing
+    /// for one no longer held, or handed back: it stays pending for OpenCode's TUI).
+    pub fn permission_decided(&mut self, id: &str, decision: &PermissionDecision) -> Vec<Step> {
+        let Some(held) = self.permissions.remove(id) else { return Vec::new() };
+        match permission_reply(decision) {
+            Some(reply) => {
+                let said = Step::Say(format!("{id} {}", reply.as_str()));
+                let id = id.to_owned();
+                vec![said, Step::ReplyPermission { directory: held.directory, id, reply }]
+            }
+            None => vec![Step::Say(format!("{id} is left to OpenCode"))],
+        }
+    }
+
+    /// The held permission request `id`, if it is held.
+    pub fn permission(&self, id: &str) -> Option<&HeldPermission> {
+        self.permissions.get(id)
+    }
+
+    /// Lets go of the permission request `id` (no inbox could take it).
+    pub fn release_permission(&mut self, id: &str) -> Option<HeldPermission> {
+        self.permissions.remove(id)
+    }
+
+    /// The held permission requests' ids, to hand to a new inbox when the old one went away.
+    pub fn held_permission_ids(&self) -> Vec<String> {
+        self.permissions.keys().cloned().collect()
     }
 
     /// What is pending right after a (re)connect: held questions no longer among them were
@@ -140,11 +281,29 @@ impl FollowedServer {
     }
 }
 
+/// What OpenCode is sent for `decision`: allow once → `once`, allow always → `always`, deny →
+/// `reject` (with the person's words as its message: the model reads them and goes on; a deny
+/// without words rejects as OpenCode's own TUI does, and the turn stops). A hand-back sends
+/// nothing: the request stays pending for OpenCode's TUI.
+pub fn permission_reply(decision: &PermissionDecision) -> Option<PermissionReply> {
+    match decision {
+        PermissionDecision::AllowOnce => Some(PermissionReply::Once),
+        PermissionDecision::AllowAlways { .. } => Some(PermissionReply::Always),
+        PermissionDecision::Deny { message } => {
+            let wordless = message.trim().is_empty() || *message == deny_words("");
+            let message = (!wordless).then(|| message.clone());
+            Some(PermissionReply::Reject { message })
+        }
+        PermissionDecision::HandBack => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::protocol::opencode::PermissionAsked;
 
     fn question(id: &str, session: &str) -> QuestionRequest {
         serde_json::from_value(json!({
@@ -258,5 +417,203 @@ mod tests {
         let steps = asked(&mut followed, id, "ses_a");
         assert_eq!(handed_over(&steps), [id]);
         assert_eq!(followed.release(id).map(|held| held.session), Some("ses_a".to_owned()));
+    }
+
+    fn permission(id: &str, session: &str) -> PermissionAsked {
+        serde_json::from_value(json!({
+            "id": id, "sessionID": session, "permission": "bash",
+            "patterns": ["echo askpane-ran"], "metadata": {"command": "echo askpane-ran"},
+            "always": ["echo *"], "tool": {"messageID": "msg_1", "callID": "call_1"}
+        }))
+        .expect("a PermissionAsked")
+    }
+
+    fn permission_asked(followed: &mut FollowedServer, id: &str, session: &str) -> Vec<Step> {
+        followed.happened(Happening::PermissionAsked {
+            directory: "/work/app".into(),
+            request: permission(id, session),
+        })
+    }
+
+    fn cards_handed_over(steps: &[Step]) -> Vec<&str> {
+        steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::HandOverPermission { id } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn replies(steps: &[Step]) -> Vec<(&str, &PermissionReply)> {
+        steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::ReplyPermission { id, reply, directory } => {
+                    assert_eq!(directory, "/work/app");
+                    Some((id.as_str(), reply))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_permission_request_is_handed_over_once_as_a_card_from_its_session() {
+        let mut followed = FollowedServer::new(true);
+        assert_eq!(
+            cards_handed_over(&permission_asked(&mut followed, "per_1", "ses_a")),
+            ["per_1"]
+        );
+        assert!(permission_asked(&mut followed, "per_1", "ses_a").is_empty());
+        let held = followed.permission("per_1").expect("held");
+        assert_eq!(held.request.tool_name, "bash");
+        assert_eq!(held.request.input, json!({"command": "echo askpane-ran"}));
+        assert_eq!(held.request.title.as_deref(), Some("bash: echo askpane-ran"));
+        assert_eq!(held.request.origin, crate::protocol::permission::ApprovalOrigin::OpenCode);
+        assert_eq!(
+            held.from.provenance().label(),
+            "opencode · /work/app · ses_a",
+            "as its questions say"
+        );
+        assert_eq!(held.from.source, "opencode · /work/app · ses_a");
+        // A question with the same id space is another thing: both are held.
+        asked(&mut followed, "que_1", "ses_a");
+        assert_eq!(
+            (followed.held_ids(), followed.held_permission_ids()),
+            (vec!["que_1".to_owned()], vec!["per_1".to_owned()])
+        );
+    }
+
+    #[test]
+    fn each_decision_becomes_opencodes_reply_and_a_hand_back_sends_nothing() {
+        use crate::protocol::stream::PermissionDecision as D;
+        let mut followed = FollowedServer::new(true);
+        for id in ["per_1", "per_2", "per_3", "per_4", "per_5"] {
+            permission_asked(&mut followed, id, "ses_a");
+        }
+        let always = followed.permission("per_2").expect("held").request.suggestions[0].clone();
+        let decided = |followed: &mut FollowedServer, id: &str, decision: D| {
+            let steps = followed.permission_decided(id, &decision);
+            replies(&steps).into_iter().map(|(_, reply)| reply.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(decided(&mut followed, "per_1", D::AllowOnce), [PermissionReply::Once]);
+        let suggestion = always;
+        assert_eq!(
+            decided(&mut followed, "per_2", D::AllowAlways { suggestion }),
+            [PermissionReply::Always]
+        );
+        // A deny without words rejects as OpenCode's TUI does (the turn stops); with words,
+        // the model reads them.
+        let wordless = D::Deny { message: deny_words("") };
+        assert_eq!(
+            decided(&mut followed, "per_3", wordless),
+            [PermissionReply::Reject { message: None }]
+        );
+        let message = "Use make instead.".to_owned();
+        assert_eq!(
+            decided(&mut followed, "per_4", D::Deny { message: message.clone() }),
+            [PermissionReply::Reject { message: Some(message) }]
+        );
+        // Handed back: nothing is sent, OpenCode's TUI still has it.
+        let steps = followed.permission_decided("per_5", &D::HandBack);
+        assert!(replies(&steps).is_empty(), "{steps:?}");
+        assert!(followed.held_permission_ids().is_empty());
+        // A late or second decision reaches nobody.
+        assert!(followed.permission_decided("per_1", &D::AllowOnce).is_empty());
+    }
+
+    #[test]
+    fn a_permission_answered_in_opencode_or_whose_session_ends_leaves_the_inbox() {
+        let mut followed = FollowedServer::new(true);
+        permission_asked(&mut followed, "per_1", "ses_a");
+        permission_asked(&mut followed, "per_2", "ses_b");
+        permission_asked(&mut followed, "per_3", "ses_b");
+        let settled = || Happening::PermissionSettled {
+            directory: "/work/app".into(),
+            request_id: "per_1".into(),
+        };
+        let steps = followed.happened(settled());
+        assert!(steps.contains(&Step::WithdrawPermission { id: "per_1".into() }), "{steps:?}");
+        assert!(followed.happened(settled()).is_empty(), "a second settle withdraws nothing");
+        // The inbox's decision for it, crossing in flight, is not sent.
+        let late = followed.permission_decided("per_1", &PermissionDecision::AllowOnce);
+        assert!(late.is_empty(), "{late:?}");
+        let steps = followed.happened(Happening::SessionEnded {
+            directory: "/work/app".into(),
+            session_id: "ses_b".into(),
+        });
+        let withdrawn: Vec<&Step> =
+            steps.iter().filter(|step| matches!(step, Step::WithdrawPermission { .. })).collect();
+        assert_eq!(
+            withdrawn,
+            [
+                &Step::WithdrawPermission { id: "per_2".into() },
+                &Step::WithdrawPermission { id: "per_3".into() }
+            ]
+        );
+        assert!(followed.held_permission_ids().is_empty());
+    }
+
+    #[test]
+    fn after_a_reconnect_permissions_settled_meanwhile_go_and_new_ones_are_asked() {
+        let mut followed = FollowedServer::new(true);
+        permission_asked(&mut followed, "per_1", "ses_a");
+        permission_asked(&mut followed, "per_2", "ses_a");
+        let steps = followed.pending_permissions(vec![
+            ("/work/app".into(), permission("per_2", "ses_a")),
+            ("/work/other".into(), permission("per_3", "ses_c")),
+        ]);
+        assert_eq!(steps.first(), Some(&Step::WithdrawPermission { id: "per_1".into() }));
+        assert_eq!(cards_handed_over(&steps), ["per_3"], "per_2 is still held, not asked again");
+        assert_eq!(followed.held_permission_ids(), ["per_2", "per_3"]);
+        assert_eq!(
+            followed.permission("per_3").map(|held| held.directory.as_str()),
+            Some("/work/other")
+        );
+    }
+
+    #[test]
+    fn flags_reject_or_leave_a_permission_but_never_allow_it() {
+        let decline = PermissionDecision::Deny { message: "Not now.".into() };
+        let mut declining = FollowedServer::new(false).deciding_permissions(Some(decline));
+        let steps = permission_asked(&mut declining, "per_1", "ses_a");
+        assert_eq!(
+            replies(&steps),
+            [("per_1", &PermissionReply::Reject { message: Some("Not now.".into()) })]
+        );
+        assert!(cards_handed_over(&steps).is_empty());
+        assert!(declining.held_permission_ids().is_empty());
+        // Nobody to ask (--non-interactive, --answers --submit): no reply at all, the request
+        // stays pending for OpenCode's TUI.
+        let mut nobody =
+            FollowedServer::new(false).deciding_permissions(Some(PermissionDecision::HandBack));
+        let steps = permission_asked(&mut nobody, "per_1", "ses_a");
+        assert!(replies(&steps).is_empty() && cards_handed_over(&steps).is_empty(), "{steps:?}");
+        assert!(
+            steps
+                .iter()
+                .any(|step| matches!(step, Step::Say(line) if line.contains("left to OpenCode")))
+        );
+        // --answers without --submit still needs a person for questions; a permission goes to
+        // the inbox too.
+        let mut asking = FollowedServer::new(true).deciding_permissions(None);
+        assert_eq!(cards_handed_over(&permission_asked(&mut asking, "per_1", "ses_a")), ["per_1"]);
+    }
+
+    #[test]
+    fn hostile_permission_ids_and_patterns_are_carried_as_data() {
+        let mut followed = FollowedServer::new(true);
+        let id = "per_\u{202e}\n\"; rm -rf /";
+        let mut request = permission(id, "ses_a");
+        request.patterns = vec!["$(reboot)".into(), "\u{0}".into()];
+        request.always.clear();
+        request.metadata = json!(["not", "an", "object"]);
+        let steps = followed.permission_asked("/".into(), &request);
+        assert_eq!(cards_handed_over(&steps), [id]);
+        let held = followed.release_permission(id).expect("held");
+        assert_eq!(held.request.input, json!({}), "metadata that is not an object is not input");
+        assert!(held.request.suggestions.is_empty(), "no `always` patterns: no Always button");
+        assert_eq!(held.from.project, None);
     }
 }

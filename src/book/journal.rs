@@ -2,6 +2,7 @@
 //! book can keep it (issue 11: the store's drafts and history). The window only calls it; the
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
+use crate::book::approval::{EndedApproval, PendingPermission};
 use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
 use crate::protocol::history::{HistoryFilter, HistoryPage};
@@ -21,6 +22,15 @@ pub trait Journal {
     fn draft_changed(&self, core: &Core, question: usize, form: &Form);
     /// The request ended with `outcome`.
     fn settled(&self, core: &Core, outcome: &Outcome);
+    /// Issue 26: a tool call's card opened for the user (history keeps when it was asked).
+    fn approval_opened(&self, card: &PendingPermission) {
+        let _ = card;
+    }
+    /// Issue 26: an approval ended, however it ended (decided in the window or a page,
+    /// withdrawn, timed out, nobody to decide, or decided by a flag before it was shown).
+    fn approval_ended(&self, ended: &EndedApproval) {
+        let _ = ended;
+    }
     /// Issue 11 (History page): true when this journal can read its history back.
     fn keeps_history(&self) -> bool {
         false

@@ -711,3 +711,44 @@ fn a_card_allows_always_only_with_a_rule_its_agent_suggested_and_hands_back_only
     assert_eq!(approvals.decide("r1", PermissionDecision::AllowOnce), Some(PermissionEnd::Allowed));
     assert_eq!(taken(&log), ["claude: allow"]);
 }
+
+/// Issue 26: every card that ends is handed to the journal once, however it ended: decided in
+/// the window or a page, withdrawn, timed out, closed with nobody deciding; a card asked twice
+/// (joined) ends once, and a late decision adds nothing.
+#[test]
+fn every_ended_card_is_taken_once_with_how_it_ended() {
+    use crate::protocol::permission::ApprovalOutcome;
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let clicked = opened_card(ask(&mut approvals, "r1", "claude", handle("a", &log)));
+    ask(&mut approvals, "r1", "claude", handle("a-again", &log));
+    ask(&mut approvals, "r2", "claude", handle("b", &log));
+    ask(&mut approvals, "r3", "claude", handle("c", &log));
+    ask(&mut approvals, "r4", "claude", handle("d", &log));
+    ask(&mut approvals, "r5", "claude", handle("e", &log));
+    approvals.apply(&SessionAction::AllowPermission(clicked));
+    approvals.apply(&SessionAction::AllowPermission(clicked));
+    let denied = PermissionDecision::Deny { message: "not now".into() };
+    approvals.decide("r2", denied.clone());
+    approvals.withdraw("r3");
+    approvals.time_out("r4");
+    approvals.time_out("r4");
+    approvals.close_all("askpane was stopped");
+    let ended: Vec<(String, ApprovalOutcome)> = approvals
+        .take_ended()
+        .into_iter()
+        .map(|ended| (ended.request.request_id, ended.outcome))
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            ("r1".to_owned(), ApprovalOutcome::AllowedOnce),
+            ("r2".to_owned(), ApprovalOutcome::Denied),
+            ("r3".to_owned(), ApprovalOutcome::Withdrawn),
+            ("r4".to_owned(), ApprovalOutcome::TimedOut),
+            ("r5".to_owned(), ApprovalOutcome::NoHuman),
+        ]
+    );
+    assert!(approvals.take_ended().is_empty(), "taken once");
+    assert!(taken(&log).contains(&format!("d: deny: {}", crate::book::approval::TIMED_OUT)));
+}

@@ -12,8 +12,10 @@ use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use askpane::app::{App, AppOptions};
+use askpane::book::approval::EndedApproval;
 use askpane::book::journal::Journal;
 use askpane::protocol::inbox::{Policy as Flags, Preset};
+use askpane::protocol::permission::ApprovalOutcome;
 use askpane::protocol::stream::{self, AgentExit, CliMessage, PermissionDecision, TurnResult};
 use askpane::protocol::{Outcome, exit};
 use askpane::store::DraftSink;
@@ -25,8 +27,8 @@ use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeOptions};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{
-    ApprovalEvent, Control, Inbound, IoThreads, Request, RequestEvent, SessionCommand,
-    SessionEvent, SessionInbound, ui_channel,
+    ApprovalEvent, Control, Inbound, IoThreads, PermissionAsk, Request, RequestEvent,
+    SessionCommand, SessionEvent, SessionInbound, ui_channel,
 };
 
 use super::args::{AnsweringArgs, InboxUse, StoreArgs, UiArgs};
@@ -172,7 +174,17 @@ fn host_without_window<A: HostedAgent>(
                     "askpane: declined {} (no window to ask in)",
                     stream::tool_summary(&permission.request.tool_name, &permission.request.input)
                 );
-                permission.reply.send(PermissionDecision::Deny { message: nobody.clone() });
+                let PermissionAsk { id, request, provenance, reply } = *permission;
+                let decision = PermissionDecision::Deny { message: nobody.clone() };
+                reply.send(decision.clone());
+                let outcome = ApprovalOutcome::NoHuman;
+                history.approval_ended(&EndedApproval {
+                    id,
+                    request,
+                    provenance,
+                    outcome,
+                    decision,
+                });
             }
             Inbound::Control(Control::Notice(notice)) => eprintln!("askpane: {notice}"),
             Inbound::Session(SessionInbound::Event(event)) => match *event {
@@ -187,7 +199,11 @@ fn host_without_window<A: HostedAgent>(
             // askpane is being stopped: nothing is open here (everything is answered at once).
             Inbound::Control(Control::Shutdown { .. }) => return HeadlessEnd::Stopped,
             // Nothing else is shown here: no hosted sessions, no page, no window to reveal.
-            Inbound::Approval(ApprovalEvent::WithdrawPermission { .. })
+            Inbound::Approval(
+                ApprovalEvent::WithdrawPermission { .. }
+                | ApprovalEvent::TimedOutPermission { .. }
+                | ApprovalEvent::Unshown(_),
+            )
             | Inbound::Request(_)
             | Inbound::Session(_)
             | Inbound::Page(_)
@@ -371,6 +387,21 @@ impl<'a> HeadlessHistory<'a> {
         let outcome = policy
             .decide(&core.ask)
             .unwrap_or_else(|| Outcome::Unavailable { reason: nobody.to_owned() });
+        if let Some(sink) = self.sink() {
+            Journal::settled(sink, &core, &outcome);
+        }
+        reply.send(outcome);
+    }
+
+    /// Issue 26: records a tool call declined with nobody to ask.
+    pub(super) fn approval_ended(&mut self, ended: &EndedApproval) {
+        if let Some(sink) = self.sink() {
+            Journal::approval_ended(sink, ended);
+        }
+    }
+
+    /// The journal, opened at the first record.
+    fn sink(&mut self) -> Option<&DraftSink> {
         let store = self.store;
         let sink = self.sink.get_or_insert_with(|| {
             store.open_or_warn().and_then(|store| {
@@ -379,9 +410,6 @@ impl<'a> HeadlessHistory<'a> {
                     .ok()
             })
         });
-        if let Some(sink) = sink {
-            Journal::settled(sink, &core, &outcome);
-        }
-        reply.send(outcome);
+        sink.as_ref()
     }
 }

@@ -3,6 +3,12 @@
 //! other (the inbox, or a window of this process); the reply is a deny whose reason carries
 //! the answer, since Codex's hooks cannot answer a tool: the model reads
 //! `Tool call blocked by PreToolUse hook: User has answered your questions: …`.
+//!
+//! Installed with `--approvals`, it is also Codex's `PermissionRequest` hook (issue 26): Codex
+//! runs it only when it is about to ask the person to approve a command or a patch, and takes
+//! Claude Code's reply (tests/fixtures/codex/approvals): the call becomes a permission card
+//! through `askpane hook`'s approval path, marked as Codex's. Allow and Deny with a reason are
+//! honoured; printing nothing hands the call back to Codex's own prompt.
 
 use std::path::Path;
 
@@ -12,6 +18,7 @@ use serde_json::{Value, json};
 use askpane::protocol::codex::{self, UserInputQuestion};
 use askpane::protocol::codex_server::SOURCE;
 use askpane::protocol::inbox::ClientMode;
+use askpane::protocol::permission;
 use askpane::protocol::{ReplyFormat, parse_message};
 use askpane::transport::pipe;
 
@@ -37,6 +44,9 @@ pub(super) fn run(args: CodexHookArgs) -> anyhow::Result<u8> {
             return Ok(exit::OK);
         }
     };
+    if input.get("hook_event_name").and_then(Value::as_str) == Some(permission::HOOK_EVENT) {
+        return Ok(approval(input, &args.piped));
+    }
     if input.get("tool_name").and_then(Value::as_str) != Some(TOOL) {
         return Ok(exit::OK);
     }
@@ -61,6 +71,20 @@ pub(super) fn run(args: CodexHookArgs) -> anyhow::Result<u8> {
     // A hook that fails makes Codex show its own question: the reply (or nothing) is printed,
     // and askpane's own exit code would tell Codex nothing more.
     Ok(exit::OK)
+}
+
+/// Codex's `PermissionRequest`: its input (marked as Codex's) goes the way of Claude Code's
+/// through `askpane hook`'s approval path. Always exit 0: Codex reads a 2 as a deny, and
+/// nobody denied anything when askpane fails.
+fn approval(mut input: Value, piped: &PipeArgs) -> u8 {
+    if let Some(object) = input.as_object_mut() {
+        let agent = Value::from(permission::CODEX_AGENT);
+        object.insert(permission::AGENT_FIELD.to_owned(), agent);
+    }
+    if let Some(parsed) = permission::parse_hook_permission(&input) {
+        super::hook_approval::run(&input, parsed, None, piped);
+    }
+    exit::OK
 }
 
 /// The hook input as a question message the inbox takes (the seed web form, as `askpane

@@ -1,12 +1,13 @@
 //! `askpane history`: what was asked and how it ended, from the store: a table by default,
-//! `--json` lines for scripts, filters by time, project and text; `--prune` applies the
-//! retention.
+//! `--json` lines for scripts, filters by time, project, kind (questions, tool approvals, plans)
+//! and text; `--prune` applies the retention.
 
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use clap::Args;
 
+use askpane::protocol::history::HistoryKind;
 use askpane::store::{DEFAULT_KEEP_DAYS, HistoryEntry, HistoryQuery};
 
 use super::args::StoreArgs;
@@ -24,14 +25,18 @@ pub(super) struct HistoryArgs {
     /// Only what this project asked (its folder's name, exactly).
     #[arg(long, value_name = "NAME")]
     project: Option<String>,
-    /// Only entries whose questions, answer or the text the model read contain this.
+    /// Only entries whose questions (a tool call's input), answer (a rule added, a deny
+    /// message) or the text the model read contain this.
     #[arg(long, value_name = "TEXT")]
     search: Option<String>,
+    /// Only questions, tool approvals, or plans (approvals of ExitPlanMode).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    kind: Option<HistoryKind>,
     /// At most this many entries, newest first.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Delete what ended more than --keep-days ago, and print how many entries went.
-    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "limit"])]
+    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "kind", "limit"])]
     prune: bool,
     /// How many days --prune keeps.
     #[arg(long, value_name = "DAYS", requires = "prune", default_value_t = DEFAULT_KEEP_DAYS,
@@ -59,6 +64,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         project: args.project,
         search: args.search,
         source: None,
+        kind: args.kind,
         limit: args.limit,
     };
     let entries = store.history(&query).context("cannot read the history")?;
@@ -70,6 +76,12 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         print_table(&entries);
     }
     Ok(exit::OK)
+}
+
+/// `--kind`: `question`, `approval` or `plan`.
+fn parse_kind(text: &str) -> Result<HistoryKind, String> {
+    HistoryKind::from_name(text.trim())
+        .ok_or_else(|| format!("`{text}` is not a kind: question, approval or plan"))
 }
 
 fn plural<'a>(count: u64, one: &'a str, many: &'a str) -> &'a str {
@@ -107,7 +119,8 @@ fn json_line(entry: &HistoryEntry) -> String {
     let provenance = &record.provenance;
     let questions = serde_json::from_str::<serde_json::Value>(&record.questions)
         .unwrap_or_else(|_| serde_json::Value::String(record.questions.clone()));
-    serde_json::json!({
+    let mut line = serde_json::json!({
+        "kind": record.kind().as_str(),
         "asked_at": when(entry.asked_at),
         "ended_at": when(record.ended_at),
         "key": record.key,
@@ -123,12 +136,22 @@ fn json_line(entry: &HistoryEntry) -> String {
         "answer": record.answer,
         "reply": record.reply,
         "model_text": record.model_text,
-    })
-    .to_string()
+    });
+    // Issue 26: an approval's own facts, named as a reader of approvals looks for them (its
+    // `questions` is the tool input, its `header` the call in one line).
+    if let (Some(approval), Some(object)) = (&record.approval, line.as_object_mut()) {
+        object.insert("tool".to_owned(), approval.tool.clone().into());
+        object.insert("summary".to_owned(), record.header.clone().into());
+        object.insert("decision".to_owned(), approval.outcome.as_str().into());
+        object.insert("rule".to_owned(), approval.rule.clone().into());
+        object.insert("deny_message".to_owned(), approval.deny_message.clone().into());
+        object.insert("origin".to_owned(), approval.origin.as_str().into());
+    }
+    line.to_string()
 }
 
 /// The widest a table column gets, in characters; longer text is cut with "…".
-const COLUMN_LIMITS: [usize; 6] = [20, 20, 20, 28, 9, 60];
+const COLUMN_LIMITS: [usize; 6] = [20, 20, 20, 28, 14, 60];
 
 fn print_table(entries: &[HistoryEntry]) {
     if entries.is_empty() {
@@ -144,7 +167,12 @@ fn print_table(entries: &[HistoryEntry]) {
                 record.provenance.project.clone().unwrap_or_else(|| "-".to_owned()),
                 record.provenance.agent(),
                 record.header.clone(),
-                record.ended.name().to_owned(),
+                // An approval's decision in full (`allowed_always`, not `allowed`).
+                record
+                    .approval
+                    .as_ref()
+                    .map_or(record.ended.name(), |approval| approval.outcome.as_str())
+                    .to_owned(),
                 record.answer.clone(),
             ]
         })

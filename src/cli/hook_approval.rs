@@ -15,6 +15,7 @@ use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMode;
 use askpane::protocol::permission::{self, ApprovalOutcome, HookPermission};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest};
+use askpane::store::{DraftSink, HistoryRecord};
 use askpane::transport::lines::write_line;
 use askpane::transport::{
     ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, ui_channel,
@@ -23,6 +24,7 @@ use askpane::transport::{
 use crate::window::{Arrival, WindowSlot, show_window};
 
 use super::answer::{PipeArgs, policy};
+use super::args::StoreArgs;
 use super::handover::{Delivered, Until, deliver};
 use super::show::missing_display;
 
@@ -47,6 +49,8 @@ pub(super) fn run(
     }
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         print_decision(&approval.request, kind, &decision);
+        // Issue 26: decided by a flag, with nobody asked: history keeps it all the same.
+        record(&args.store, &approval, kind, &decision);
         return exit::OK;
     }
     if !args.inbox.no_inbox {
@@ -76,22 +80,28 @@ pub(super) fn run(
 /// Claude Code's own hook timeout.)
 fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, PermissionDecision) {
     let nobody = (ApprovalOutcome::NoHuman, PermissionDecision::HandBack);
+    // Issue 26: what history keeps when no window decides (a window records its own card).
+    let unshown = |approval: &HookPermission| {
+        record(&args.store, approval, nobody.0, &nobody.1);
+        nobody.clone()
+    };
     if args.shown.web() {
         eprintln!(
             "askpane hook: a tool call is shown in the browser only by the inbox; leaving it to \
              Claude Code"
         );
-        return nobody;
+        return unshown(&approval);
     }
     if let Some(why) = missing_display() {
         eprintln!("askpane hook: {why}; leaving the tool call to Claude Code");
-        return nobody;
+        return unshown(&approval);
     }
-    let HookPermission { mut request, context } = approval;
+    let kept = approval.clone();
+    let HookPermission { mut request, context, source } = approval;
     let cwd = request.cwd.clone().map(std::path::PathBuf::from);
     askpane::transport::snapshot::attach(&mut request, cwd.as_deref());
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope(ClientMode::Hook.name(), &envelope);
+    let provenance = Provenance::from_envelope(source, &envelope);
     let (reply, decided) = Responder::channel();
     let window = WindowSlot::default();
     let (to_ui, inbox) = ui_channel(window.waker());
@@ -99,19 +109,49 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
     to_ui.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
     drop(to_ui);
     let options = AppOptions { close_when_done: true, ..AppOptions::default() };
+    // Issue 26: the window records the card in history, however it ends.
+    let sink = args.store.open_or_warn().and_then(|store| {
+        DraftSink::start(store)
+            .map_err(|error| eprintln!("askpane hook: warning: no history this time ({error})"))
+            .ok()
+    });
     let shown = show_window(
         window,
         args.shown.theme.into(),
         Arrival::LeavesKeyboard,
         (inbox, options),
-        |app| app,
+        |app| match sink {
+            Some(sink) => app.with_store(sink),
+            None => app,
+        },
     );
     if let Err(error) = shown {
         eprintln!("askpane hook: cannot show the tool call ({error}); leaving it to Claude Code");
+        return unshown(&kept);
     }
     match decided.try_recv() {
         Ok(decision) => (ApprovalOutcome::of(&decision), decision),
         Err(_) => nobody,
+    }
+}
+
+/// Records in history a tool call this process ended without a window (issue 26); a failure
+/// is one line on stderr, never a changed reply.
+fn record(
+    store: &StoreArgs,
+    approval: &HookPermission,
+    kind: ApprovalOutcome,
+    decision: &PermissionDecision,
+) {
+    let Some(mut store) = store.open_or_warn() else { return };
+    let envelope =
+        Envelope::Hook { event: HookEvent::PermissionRequest, context: approval.context.clone() };
+    let provenance = Provenance::from_envelope(ClientMode::Hook.name(), &envelope);
+    let now = std::time::SystemTime::now();
+    let record =
+        HistoryRecord::of_approval(&approval.request, provenance, kind, decision, (None, now));
+    if let Err(error) = store.record(&record) {
+        eprintln!("askpane hook: warning: cannot record this in history ({error})");
     }
 }
 

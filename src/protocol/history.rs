@@ -5,7 +5,8 @@
 //!
 //! Server → browser, once connected: `{"type":"history_kept"}` when the bridge keeps history
 //! (the inbox's, with its store); only then does the page show its History button.
-//! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null}`.
+//! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null,
+//! "kind":"question"|"approval"|"plan"|null}`.
 //! Server → browser: `{"type":"history_page","filter":{…},"items":[…],"projects":[…],
 //! "agents":[["hook","Claude Code (hook)"],…],"error":null|"…"}`. A request that breaks a bound
 //! gets an `error` with `"request":"history_request"`; a page has one request in flight at a
@@ -26,6 +27,55 @@ pub const MAX_HISTORY_NAME: usize = 256;
 pub const NO_HISTORY_HERE: &str = "no history here: this askpane keeps no record of past \
     questions (only `askpane inbox` does, in its store)";
 
+/// What kind of ask a history entry is (issue 26): a question, a tool call approved or denied,
+/// or a plan (an approval of `ExitPlanMode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryKind {
+    #[default]
+    Question,
+    Approval,
+    Plan,
+}
+
+impl HistoryKind {
+    pub const ALL: [HistoryKind; 3] =
+        [HistoryKind::Question, HistoryKind::Approval, HistoryKind::Plan];
+
+    /// The name stored, sent and typed (`--kind`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryKind::Question => "question",
+            HistoryKind::Approval => "approval",
+            HistoryKind::Plan => "plan",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HistoryKind> {
+        HistoryKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+
+    /// The kind of an approval of `tool_name`: a plan is an approval of `ExitPlanMode`.
+    pub fn of_tool(tool_name: &str) -> HistoryKind {
+        match tool_name {
+            PLAN_TOOL => HistoryKind::Plan,
+            _ => HistoryKind::Approval,
+        }
+    }
+
+    /// In words, for a filter's menu.
+    pub fn words(self) -> &'static str {
+        match self {
+            HistoryKind::Question => "Questions",
+            HistoryKind::Approval => "Tool approvals",
+            HistoryKind::Plan => "Plans",
+        }
+    }
+}
+
+/// The tool whose approval is a plan's.
+pub const PLAN_TOOL: &str = "ExitPlanMode";
+
 /// What the user asked the History page for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryFilter {
@@ -38,6 +88,9 @@ pub struct HistoryFilter {
     /// Only this kind of agent (a provenance `source`: `hook`, `ask`, …).
     #[serde(default, rename = "agent")]
     pub source: Option<String>,
+    /// Only this kind of entry (issue 26); all kinds when `None`.
+    #[serde(default)]
+    pub kind: Option<HistoryKind>,
 }
 
 /// One past request, as the page shows it.
@@ -45,18 +98,23 @@ pub struct HistoryFilter {
 pub struct HistoryItem {
     /// The store's id for it.
     pub id: i64,
+    /// A question, an approval or a plan (older bridges send none: a question).
+    #[serde(default)]
+    pub kind: HistoryKind,
     /// When it ended, as text (`2026-11-22 16:30:05 UTC`).
     pub ended_at: String,
     pub project: Option<String>,
     /// Who asked, in words (`Claude Code (hook)`).
     pub agent: String,
-    /// The first question's header.
+    /// The first question's header; for an approval, the tool call in one line
+    /// (`Bash: cargo test`).
     pub header: String,
-    /// Each question's text, as asked.
+    /// Each question's text, as asked (none for an approval).
     pub questions: Vec<String>,
-    /// How it ended (`answered`, `declined`, …).
+    /// How it ended (`answered`, `declined`, …; an approval's decision: `allowed_once`,
+    /// `allowed_always`, `denied`, …).
     pub ended: String,
-    /// The answer in short.
+    /// The answer in short; for an approval, the rule added or the deny message.
     pub answer: String,
     /// What the model read.
     pub model_text: Option<String>,
@@ -98,6 +156,8 @@ pub enum HistoryRequestError {
     NameTooLong { field: &'static str },
     #[error("the history filter's `{field}` must be a string or null")]
     NotText { field: &'static str },
+    #[error("the history filter's `kind` must be question, approval, plan or null")]
+    UnknownKind,
     #[error("one history request at a time: wait for the history_page of the last one")]
     Busy,
 }
@@ -110,6 +170,7 @@ impl HistoryRequestError {
             HistoryRequestError::NameTooLong { field } | HistoryRequestError::NotText { field } => {
                 Some(field)
             }
+            HistoryRequestError::UnknownKind => Some("kind"),
             HistoryRequestError::Busy => None,
         }
     }
@@ -147,11 +208,12 @@ mod tests {
             search: "post".into(),
             project: Some("shop".into()),
             source: Some("hook".into()),
+            kind: Some(HistoryKind::Approval),
         };
         let request = history_request(&filter);
         assert_eq!(
             request.to_string(),
-            r#"{"type":"history_request","search":"post","project":"shop","agent":"hook"}"#
+            r#"{"type":"history_request","search":"post","project":"shop","agent":"hook","kind":"approval"}"#
         );
         assert_eq!(parse_history_request(&request), Some(Ok(filter)));
         assert_eq!(
@@ -164,6 +226,14 @@ mod tests {
         assert_eq!(error, Some(Err(HistoryRequestError::SearchTooLong { length: 201 })));
         let error = parse_history_request(&json!({"type": "history_request", "project": 7}));
         assert_eq!(error, Some(Err(HistoryRequestError::NotText { field: "project" })));
+        // Issue 26: a kind askpane does not know is refused by name, never read as "all".
+        let error = parse_history_request(&json!({"type": "history_request", "kind": "plans"}));
+        assert_eq!(error, Some(Err(HistoryRequestError::UnknownKind)));
+        let plans = parse_history_request(&json!({"type": "history_request", "kind": "plan"}));
+        assert_eq!(
+            plans.and_then(Result::ok).and_then(|filter| filter.kind),
+            Some(HistoryKind::Plan)
+        );
     }
 
     #[test]
@@ -172,6 +242,7 @@ mod tests {
             filter: HistoryFilter { search: "a".into(), ..HistoryFilter::default() },
             items: vec![HistoryItem {
                 id: 3,
+                kind: HistoryKind::Question,
                 ended_at: "2026-11-22T16:30:05Z".into(),
                 project: None,
                 agent: "askpane ask".into(),

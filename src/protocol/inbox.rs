@@ -64,13 +64,19 @@ pub enum ClientMessage {
     },
     /// One event of the hosted session: a transcript message, or its end.
     SessionEvent { event: SessionLine },
-    /// A tool the hosted agent wants to run; answered with `permission_decided`.
+    /// A tool the hosted agent (or, with `from`, the agent this client follows) wants to run;
+    /// answered with `permission_decided`.
     Permission {
         /// The client's name for it, unique among its connection's open permissions.
         id: String,
         /// Boxed: with its suggestions and the file on disk it is the largest message by far
         /// (serde reads and writes it as if unboxed).
         request: Box<PermissionRequest>,
+        /// Who asks, for a connection that hosts no session (`askpane opencode` hands over an
+        /// OpenCode server's requests, each from its own project and session); a hosted
+        /// session's permissions are its own, and this is not read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<super::web::WhoAsked>,
     },
     /// The agent took permission `id` back: it leaves the window; no decision is sent.
     WithdrawPermission { id: String },

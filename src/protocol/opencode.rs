@@ -7,13 +7,25 @@
 //! (one list of labels per question; a typed answer is one more string) and dismisses it with
 //! `POST /question/{id}/reject`, after which its model reads only "The user dismissed this
 //! question" and the turn stops. Shapes: the fixtures in `tests/fixtures/opencode/`.
+//!
+//! Its permission requests (issue 26: a tool its config says to `ask` about) come the same way
+//! (`permission.asked`, `permission.replied`, `GET /permission`) and are answered with `POST
+//! /permission/{id}/reply` and `{"reply": "once" | "always" | "reject", "message"?}`
+//! ([`PermissionReply`]). Observed with OpenCode 1.18.33: `once` runs the call; `always` runs
+//! it and every later call matching the request's `always` patterns in that project directory,
+//! until the server restarts; `reject` stops the turn (the model reads "The user rejected
+//! permission to use this specific tool call."), and `reject` with a message lets the model go
+//! on, reading "… with the following feedback: <message>".
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::outcome::Outcome;
+use super::permission::{ApprovalOrigin, Suggestion};
 use super::question::{Ask, question_input};
+use super::stream::PermissionRequest;
 use super::validate::{Invalid, Validated, validate};
+use super::web::WhoAsked;
 
 /// The agent's name in a request's provenance (`Provenance::source`).
 pub const SOURCE: &str = "opencode";
@@ -192,9 +204,14 @@ pub enum Happening {
     /// The question `request_id` is no longer pending: answered or dismissed elsewhere (the
     /// TUI, another client).
     Settled { directory: String, request_id: String },
-    /// The session went idle or failed (an abort): its questions will never reach the model,
-    /// though OpenCode still lists them.
+    /// The session went idle, failed (an abort) or was deleted: its questions and permission
+    /// requests will never reach the model, though OpenCode still lists them.
     SessionEnded { directory: String, session_id: String },
+    /// A tool call waits for permission in `directory`.
+    PermissionAsked { directory: String, request: PermissionAsked },
+    /// The permission request `request_id` was answered elsewhere (OpenCode's TUI, another
+    /// client).
+    PermissionSettled { directory: String, request_id: String },
     /// Anything else (heartbeats, messages, parts): nothing to do.
     Other,
 }
@@ -223,6 +240,23 @@ pub fn global_event(data: &str) -> Result<Happening, String> {
             // A session.error not tied to a session (a provider error) ends nothing.
             None => Ok(Happening::Other),
         },
+        "session.deleted" => {
+            let info_id = properties.get("info").and_then(|info| info.get("id"));
+            match text("sessionID").or_else(|| info_id.and_then(Value::as_str).map(str::to_owned)) {
+                Some(session_id) => Ok(Happening::SessionEnded { directory, session_id }),
+                None => Err("a session.deleted without sessionID".to_owned()),
+            }
+        }
+        "permission.asked" => {
+            let request = serde_json::from_value(properties).map_err(|error| {
+                format!("a permission.asked that is not a permission request: {error}")
+            })?;
+            Ok(Happening::PermissionAsked { directory, request })
+        }
+        "permission.replied" => match text("requestID") {
+            Some(request_id) => Ok(Happening::PermissionSettled { directory, request_id }),
+            None => Err(format!("a {kind} without requestID")),
+        },
         _ => Ok(Happening::Other),
     }
 }
@@ -232,6 +266,129 @@ pub fn pending(body: &Value) -> Result<Vec<QuestionRequest>, String> {
     let items = body.as_array().ok_or("GET /question did not return a list")?;
     // One broken item does not hide the others.
     Ok(items.iter().filter_map(|item| serde_json::from_value(item.clone()).ok()).collect())
+}
+
+/// One pending permission request: a `permission.asked` event's `properties`, or an item of
+/// `GET /permission`. `permission` is the tool's kind (`bash`, `edit`, `webfetch`, …),
+/// `patterns` what this call touches (`echo hi`, a path), `always` the patterns "always" would
+/// allow from now on (`echo *`), `metadata` the call's details (`{"command": …}`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct PermissionAsked {
+    /// `per_…`: the id the reply and the `permission.replied` event name.
+    pub id: String,
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    pub permission: String,
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    #[serde(default)]
+    pub metadata: Value,
+    #[serde(default)]
+    pub always: Vec<String>,
+    #[serde(default)]
+    pub tool: Option<PermissionTool>,
+}
+
+/// The tool call a permission request is for.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct PermissionTool {
+    #[serde(rename = "callID")]
+    pub call_id: String,
+}
+
+/// The pending permission requests of `GET /permission`.
+pub fn pending_permissions(body: &Value) -> Result<Vec<PermissionAsked>, String> {
+    let items = body.as_array().ok_or("GET /permission did not return a list")?;
+    // One broken item does not hide the others.
+    Ok(items.iter().filter_map(|item| serde_json::from_value(item.clone()).ok()).collect())
+}
+
+/// Where OpenCode keeps what "always" allows, in the words that end the card's button: the
+/// project directory's rules, in memory until the server restarts (observed: a new session in
+/// the same project was not asked again; a restarted server asked again).
+pub const ALWAYS_SCOPE: &str = "in this project, until OpenCode restarts";
+
+/// OpenCode's permission request, asked in `directory`, as the card the inbox shows and who
+/// asked (`opencode · <directory> · <session>`, as its questions say). The tool is OpenCode's
+/// kind (`bash`), its input the request's `metadata`, its title the kind and the patterns. Its
+/// `always` patterns are the one "Always …" the card offers (a rule OpenCode itself proposed,
+/// never one of askpane's); the card can hand the call back to OpenCode's own TUI.
+pub fn to_permission(request: &PermissionAsked, directory: &str) -> (PermissionRequest, WhoAsked) {
+    let input = match &request.metadata {
+        Value::Object(_) => request.metadata.clone(),
+        _ => json!({}),
+    };
+    let title = match request.patterns.is_empty() {
+        true => request.permission.clone(),
+        false => format!("{}: {}", request.permission, request.patterns.join(", ")),
+    };
+    let rules: Vec<Value> = request
+        .always
+        .iter()
+        .map(|pattern| json!({"toolName": request.permission, "ruleContent": pattern}))
+        .collect();
+    let always = json!({"type": "addRules", "behavior": "allow", "destination": ALWAYS_SCOPE,
+        "rules": rules});
+    let permission = PermissionRequest {
+        request_id: request.id.clone(),
+        tool_name: request.permission.clone(),
+        input,
+        tool_use_id: request.tool.as_ref().map(|tool| tool.call_id.clone()),
+        title: Some(title),
+        description: None,
+        reason: None,
+        agent_id: None,
+        cwd: Some(directory.to_owned()),
+        on_disk: None,
+        // No `always` patterns: no rule to offer (the suggestion is refused as empty).
+        suggestions: Suggestion::try_from(always).into_iter().collect(),
+        origin: ApprovalOrigin::OpenCode,
+    };
+    let project = directory.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+    let who = WhoAsked {
+        source: format!("{SOURCE} · {directory} · {}", request.session_id),
+        agent: SOURCE.to_owned(),
+        project: Some(project.to_owned()).filter(|project| !project.is_empty()),
+        session: Some(request.session_id.clone()),
+        subagent: None,
+    };
+    (permission, who)
+}
+
+/// What goes back to OpenCode for one permission request: the body of `POST
+/// /permission/{id}/reply`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermissionReply {
+    /// Run this call.
+    Once,
+    /// Run it, and allow the request's `always` patterns in its project until OpenCode
+    /// restarts.
+    Always,
+    /// Do not run it. Without a message the turn stops; with one the model reads it and goes
+    /// on.
+    Reject { message: Option<String> },
+}
+
+impl PermissionReply {
+    pub fn body(&self) -> Value {
+        match self {
+            PermissionReply::Once => json!({"reply": "once"}),
+            PermissionReply::Always => json!({"reply": "always"}),
+            PermissionReply::Reject { message: None } => json!({"reply": "reject"}),
+            PermissionReply::Reject { message: Some(message) } => {
+                json!({"reply": "reject", "message": message})
+            }
+        }
+    }
+
+    /// How it ended, in one word, for the log.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PermissionReply::Once => "allowed once",
+            PermissionReply::Always => "allowed always",
+            PermissionReply::Reject { .. } => "rejected",
+        }
+    }
 }
 
 /// The sessions of `GET /session/status` that are working (busy, or retrying): a question
@@ -512,5 +669,114 @@ mod tests {
             "ses_3": {"type": "retry", "attempt": 1}});
         assert_eq!(working_sessions(&statuses).expect("an object"), ["ses_1", "ses_3"]);
         assert!(working_sessions(&json!([])).is_err());
+    }
+
+    /// Every `permission.*`, `session.idle`, `session.error` and `session.deleted` frame of
+    /// `/global/event` seen while probing OpenCode 1.18.33's permission requests.
+    const PERMISSION_EVENTS: &str =
+        include_str!("../../tests/fixtures/opencode/permission-events.jsonl");
+
+    #[test]
+    fn every_captured_permission_frame_is_read() {
+        let mut asked = Vec::new();
+        let mut settled = Vec::new();
+        for raw in PERMISSION_EVENTS.lines() {
+            let frame: Value = serde_json::from_str(raw).expect("JSON");
+            let properties = &frame["payload"]["properties"];
+            match global_event(raw).unwrap_or_else(|error| panic!("{error}: {raw}")) {
+                Happening::PermissionAsked { directory, request } => {
+                    assert_eq!(directory, "/home/dev/probe-opencode/project");
+                    assert_eq!(request.id, properties["id"].as_str().unwrap_or_default());
+                    assert_eq!(request.permission, "bash");
+                    assert_eq!(request.patterns, ["echo askpane-ran"]);
+                    assert_eq!(request.always, ["echo *"]);
+                    assert_eq!(request.metadata, json!({"command": "echo askpane-ran"}));
+                    asked.push(request.id);
+                }
+                Happening::PermissionSettled { request_id, .. } => {
+                    assert!(asked.contains(&request_id), "{request_id} was asked first");
+                    settled.push(request_id);
+                }
+                Happening::SessionEnded { session_id, .. } => {
+                    assert_eq!(session_id, properties["sessionID"].as_str().unwrap_or_default());
+                }
+                other => panic!("{other:?}: {raw}"),
+            }
+        }
+        // Asked six times, answered five: the sixth was left by an abort (no replied event).
+        assert_eq!((asked.len(), settled.len()), (6, 5));
+    }
+
+    #[test]
+    fn a_captured_permission_becomes_a_card_opencode_can_take_back() {
+        let raw = PERMISSION_EVENTS.lines().next().expect("a frame");
+        let Ok(Happening::PermissionAsked { directory, request }) = global_event(raw) else {
+            panic!("{raw}")
+        };
+        let (card, who) = to_permission(&request, &directory);
+        assert_eq!(card.tool_name, "bash");
+        assert_eq!(card.input, json!({"command": "echo askpane-ran"}));
+        assert_eq!(card.title.as_deref(), Some("bash: echo askpane-ran"));
+        assert_eq!(card.tool_use_id.as_deref(), Some("call_q1"));
+        assert_eq!(card.cwd.as_deref(), Some("/home/dev/probe-opencode/project"));
+        assert_eq!(card.origin, ApprovalOrigin::OpenCode);
+        assert!(card.origin.can_hand_back(), "OpenCode's TUI can still answer it");
+        let labels: Vec<String> = card.suggestions.iter().map(Suggestion::label).collect();
+        assert_eq!(
+            labels,
+            ["Always allow bash `echo *` (in this project, until OpenCode restarts)"]
+        );
+        assert_eq!(who.agent, "opencode");
+        assert_eq!(who.project.as_deref(), Some("project"));
+        assert_eq!(who.session.as_deref(), Some(request.session_id.as_str()));
+        // `GET /permission` lists the same shape.
+        let listed = json!([serde_json::from_str::<Value>(raw).expect("JSON")["payload"]["properties"], {"id": 3}]);
+        assert_eq!(pending_permissions(&listed), Ok(vec![request]));
+        assert!(pending_permissions(&json!({})).is_err());
+    }
+
+    #[test]
+    fn permission_replies_are_the_bodies_opencode_takes() {
+        // The schema: {"reply": "once" | "always" | "reject", "message"?: string}; the probe
+        // sent exactly these, each answered `200 true`.
+        assert_eq!(PermissionReply::Once.body().to_string(), r#"{"reply":"once"}"#);
+        assert_eq!(PermissionReply::Always.body().to_string(), r#"{"reply":"always"}"#);
+        assert_eq!(
+            PermissionReply::Reject { message: None }.body().to_string(),
+            r#"{"reply":"reject"}"#
+        );
+        assert_eq!(
+            PermissionReply::Reject { message: Some("Use make instead.".into()) }
+                .body()
+                .to_string(),
+            r#"{"reply":"reject","message":"Use make instead."}"#
+        );
+    }
+
+    #[test]
+    fn hostile_permission_frames_are_refused_or_ignored_never_a_panic() {
+        for raw in [
+            r#"{"payload":{"type":"permission.asked","properties":{"id":"per_1"}}}"#,
+            r#"{"payload":{"type":"permission.asked","properties":{"id":1,"sessionID":"s","permission":"bash"}}}"#,
+            r#"{"payload":{"type":"permission.asked","properties":null}}"#,
+            r#"{"payload":{"type":"permission.replied","properties":{"requestID":7}}}"#,
+            r#"{"payload":{"type":"session.deleted","properties":{"info":[]}}}"#,
+        ] {
+            assert!(global_event(raw).is_err(), "{raw}");
+        }
+        // Missing optional parts are defaults; an odd `metadata` is no input.
+        let lean = r#"{"directory":"","payload":{"type":"permission.asked","properties":{"id":"per_1","sessionID":"s","permission":"edit","metadata":"x"}}}"#;
+        let Ok(Happening::PermissionAsked { directory, request }) = global_event(lean) else {
+            panic!("{lean}")
+        };
+        let (card, who) = to_permission(&request, &directory);
+        assert_eq!((card.input, card.title.as_deref()), (json!({}), Some("edit")));
+        assert!(card.suggestions.is_empty());
+        assert_eq!(who.project, None);
+        let deleted = r#"{"directory":"/d","payload":{"type":"session.deleted","properties":{"info":{"id":"ses_9"}}}}"#;
+        assert_eq!(
+            global_event(deleted),
+            Ok(Happening::SessionEnded { directory: "/d".into(), session_id: "ses_9".into() })
+        );
     }
 }

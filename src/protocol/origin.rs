@@ -84,6 +84,7 @@ impl Provenance {
     pub fn agent(&self) -> String {
         match self.source.as_str() {
             "hook" => "Claude Code (hook)".to_owned(),
+            super::permission::CODEX_HOOK_SOURCE => "Codex (hook)".to_owned(),
             "claude" => "askpane claude".to_owned(),
             "ask" => "a script (askpane ask)".to_owned(),
             "mcp" => "MCP".to_owned(),

@@ -239,6 +239,10 @@ pub enum ApprovalOrigin {
     Hosted,
     /// A `PermissionRequest` hook (`askpane hook`): Claude Code's own dialog can ask instead.
     Hook,
+    /// An OpenCode server askpane follows (`askpane opencode`): a call handed back stays
+    /// pending there, for OpenCode's own TUI.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl ApprovalOrigin {
@@ -246,6 +250,7 @@ impl ApprovalOrigin {
         match self {
             ApprovalOrigin::Hosted => "hosted",
             ApprovalOrigin::Hook => "hook",
+            ApprovalOrigin::OpenCode => "opencode",
         }
     }
 
@@ -255,7 +260,7 @@ impl ApprovalOrigin {
 
     /// Whether the agent has its own way to ask when askpane hands the call back.
     pub fn can_hand_back(self) -> bool {
-        matches!(self, ApprovalOrigin::Hook)
+        matches!(self, ApprovalOrigin::Hook | ApprovalOrigin::OpenCode)
     }
 }
 
@@ -350,12 +355,23 @@ impl ApprovalOutcome {
 /// The event name of the hook this module answers.
 pub const HOOK_EVENT: &str = "PermissionRequest";
 
+/// The field `askpane codex-hook` adds to Codex's `PermissionRequest` input before handing it
+/// on, with [`CODEX_AGENT`]: Codex's input has Claude Code's shape (and takes the same reply),
+/// so only this says which agent asked.
+pub const AGENT_FIELD: &str = "askpane_agent";
+pub const CODEX_AGENT: &str = "codex";
+/// Who asked, as a card's provenance names it: Claude Code's hook, or Codex's.
+pub const CLAUDE_HOOK_SOURCE: &str = "hook";
+pub const CODEX_HOOK_SOURCE: &str = "codex-hook";
+
 /// A `PermissionRequest` hook's input for any tool but AskUserQuestion (which stays a
-/// question): the card's request and the session it came from.
+/// question): the card's request, the session it came from, and which agent's hook asked
+/// ([`CLAUDE_HOOK_SOURCE`] or [`CODEX_HOOK_SOURCE`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HookPermission {
     pub request: PermissionRequest,
     pub context: HookContext,
+    pub source: &'static str,
 }
 
 /// Why a hook input that names a tool call cannot become a card.
@@ -409,7 +425,11 @@ pub fn parse_hook_permission(
         cwd: context.cwd.clone(),
         on_disk: None,
     };
-    Some(Ok(HookPermission { request, context }))
+    let source = match object.get(AGENT_FIELD).and_then(Value::as_str) {
+        Some(CODEX_AGENT) => CODEX_HOOK_SOURCE,
+        _ => CLAUDE_HOOK_SOURCE,
+    };
+    Some(Ok(HookPermission { request, context, source }))
 }
 
 /// The tool whose call is a plan to review (issue 26): Claude Code's way out of plan mode.

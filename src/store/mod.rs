@@ -20,12 +20,13 @@ use std::time::SystemTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::book::Form;
-use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryPage, PAGE_SIZE};
+use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryKind, HistoryPage, PAGE_SIZE};
 use crate::protocol::origin::Provenance;
+use crate::protocol::permission::ApprovalOrigin;
 use crate::protocol::{Ask, Draft};
 
 pub use records::{
-    Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
+    ApprovalFacts, Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
     asked_fingerprint, from_millis, request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
@@ -282,6 +283,7 @@ impl Store {
             answer: String::new(),
             reply: None,
             model_text: None,
+            approval: None,
         };
         let transaction = self.connection.transaction()?;
         insert_history_keeping_drafts(&transaction, &record)?;
@@ -309,7 +311,8 @@ impl Store {
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
         let mut statement = self.connection.prepare(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
-                    header, questions, ended, outcome, answer, reply, model_text
+                    header, questions, ended, outcome, answer, reply, model_text,
+                    kind, tool, rule, deny_message, origin
              FROM history
              WHERE (?1 IS NULL OR ended_at >= ?1)
                AND (?2 IS NULL OR project = ?2)
@@ -317,11 +320,13 @@ impl Store {
                     OR answer LIKE ?3 ESCAPE '\\'
                     OR model_text LIKE ?3 ESCAPE '\\')
                AND (?5 IS NULL OR source = ?5)
+               AND (?6 IS NULL OR kind = ?6)
              ORDER BY ended_at DESC, id DESC
              LIMIT ?4",
         )?;
         let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let since = query.since.map(to_millis);
+        let kind = query.kind.map(HistoryKind::as_str);
         // LIKE ignores the case of ASCII letters, as lower() did, without copying each row's
         // text (benches/history.rs); the text's own `%`, `_` and `\` are matched literally.
         let search = query.search.as_deref().map(|text| {
@@ -329,10 +334,28 @@ impl Store {
             format!("%{escaped}%")
         });
         let rows = statement.query_map(
-            params![since, query.project, search, limit, query.source],
+            params![since, query.project, search, limit, query.source, kind],
             |row| {
                 let asked_at = from_millis(row.get(2)?);
                 let ended: String = row.get(11)?;
+                // A kind this askpane does not know (a newer one wrote it) reads as a question:
+                // its row has every question's column.
+                let kind = HistoryKind::from_name(&row.get::<_, String>(16)?)
+                    .unwrap_or(HistoryKind::Question);
+                let outcome = RecordedOutcome::from_stored(row.get(12)?, kind);
+                let approval = match (&outcome, row.get::<_, Option<String>>(17)?) {
+                    (RecordedOutcome::Approval(approval), Some(tool)) => Some(ApprovalFacts {
+                        tool,
+                        outcome: *approval,
+                        rule: row.get(18)?,
+                        deny_message: row.get(19)?,
+                        origin: match row.get::<_, Option<String>>(20)?.as_deref() {
+                            Some("hook") => ApprovalOrigin::Hook,
+                            _ => ApprovalOrigin::Hosted,
+                        },
+                    }),
+                    _ => None,
+                };
                 let record = HistoryRecord {
                     key: row.get(1)?,
                     asked_at: Some(asked_at),
@@ -343,10 +366,11 @@ impl Store {
                     // A name this askpane does not know (a newer one wrote it): abandoned is the
                     // honest "we do not know how".
                     ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
-                    outcome: RecordedOutcome::from_name(row.get(12)?),
+                    outcome,
                     answer: row.get(13)?,
                     reply: row.get(14)?,
                     model_text: row.get(15)?,
+                    approval,
                 };
                 Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
             },
@@ -401,6 +425,7 @@ pub fn history_page(store: &Store, filter: HistoryFilter) -> HistoryPage {
     let query = HistoryQuery {
         project: filter.project.clone(),
         source: filter.source.clone(),
+        kind: filter.kind,
         search: (!search.is_empty()).then(|| search.to_owned()),
         limit: Some(PAGE_SIZE),
         ..HistoryQuery::default()
@@ -450,12 +475,17 @@ fn history_item(entry: &HistoryEntry) -> HistoryItem {
     let ended_at = humantime::format_rfc3339_seconds(record.ended_at).to_string();
     HistoryItem {
         id: entry.id,
+        kind: record.kind(),
         ended_at: ended_at.replacen('T', " ", 1).replacen('Z', " UTC", 1),
         project: record.provenance.project.clone(),
         agent: record.provenance.agent(),
         header: record.header.clone(),
         questions,
-        ended: record.ended.name().to_owned(),
+        // An approval's decision in full (`allowed_always`, not `allowed`).
+        ended: match &record.approval {
+            Some(approval) => approval.outcome.as_str().to_owned(),
+            None => record.ended.name().to_owned(),
+        },
         answer: record.answer.clone(),
         model_text: record.model_text.clone(),
         reply: record.reply.clone(),
@@ -630,7 +660,11 @@ fn insert_history_keeping_drafts(
     connection: &Connection,
     record: &HistoryRecord,
 ) -> rusqlite::Result<()> {
-    let record = &with_unsent(connection, record);
+    let record = &match record.approval {
+        // An approval has no drafts; nothing of it was left unsent.
+        Some(_) => record.clone(),
+        None => with_unsent(connection, record),
+    };
     let stored_asked_at: Option<i64> = connection
         .query_row("SELECT asked_at FROM open_requests WHERE key = ?1", [&record.key], |row| {
             row.get(0)
@@ -642,11 +676,14 @@ fn insert_history_keeping_drafts(
         .or(stored_asked_at)
         .unwrap_or_else(|| to_millis(record.ended_at));
     let provenance = &record.provenance;
+    let approval = record.approval.as_ref();
     connection.execute(
         "INSERT INTO history
              (key, asked_at, ended_at, source, detail, project, session, subagent, header,
-              questions, ended, outcome, answer, reply, model_text)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+              questions, ended, outcome, answer, reply, model_text, kind, tool, rule,
+              deny_message, origin)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20)",
         params![
             record.key,
             asked_at,
@@ -663,6 +700,11 @@ fn insert_history_keeping_drafts(
             record.answer,
             record.reply,
             record.model_text,
+            record.kind().as_str(),
+            approval.map(|approval| approval.tool.as_str()),
+            approval.and_then(|approval| approval.rule.as_deref()),
+            approval.and_then(|approval| approval.deny_message.as_deref()),
+            approval.map(|approval| approval.origin.as_str()),
         ],
     )?;
     connection.execute("DELETE FROM open_requests WHERE key = ?1", [&record.key])?;

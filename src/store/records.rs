@@ -7,7 +7,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::book::Core;
+use crate::protocol::history::HistoryKind;
 use crate::protocol::origin::Provenance;
+use crate::protocol::permission::{self, ApprovalOrigin, ApprovalOutcome};
+use crate::protocol::stream::{PermissionDecision, PermissionRequest, tool_summary};
 use crate::protocol::{Envelope, Outcome, OutcomeKind, ReplyShape, ResultStyle};
 
 /// The key a request is stored under: its tool_use_id when the envelope names one, else one
@@ -91,10 +94,16 @@ pub enum Ended {
     Refused,
     /// The process that held it went away without an outcome (a crash, kill -9).
     Abandoned,
+    /// A tool call the person allowed (once, or always: the outcome says which).
+    Allowed,
+    /// A tool call the person denied.
+    Denied,
+    /// A tool call the person left to the agent's own dialog or policy.
+    HandedBack,
 }
 
 impl Ended {
-    pub const ALL: [Ended; 8] = [
+    pub const ALL: [Ended; 11] = [
         Ended::Answered,
         Ended::Declined,
         Ended::Clarify,
@@ -103,7 +112,22 @@ impl Ended {
         Ended::NoHuman,
         Ended::Refused,
         Ended::Abandoned,
+        Ended::Allowed,
+        Ended::Denied,
+        Ended::HandedBack,
     ];
+
+    /// How an approval's outcome counts in history.
+    pub fn of_approval(outcome: ApprovalOutcome) -> Ended {
+        match outcome {
+            ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways => Ended::Allowed,
+            ApprovalOutcome::Denied => Ended::Denied,
+            ApprovalOutcome::HandedBack => Ended::HandedBack,
+            ApprovalOutcome::Withdrawn => Ended::Withdrawn,
+            ApprovalOutcome::TimedOut => Ended::TimedOut,
+            ApprovalOutcome::NoHuman => Ended::NoHuman,
+        }
+    }
 
     /// How an outcome counts in history.
     pub fn of(outcome: &Outcome) -> Ended {
@@ -119,7 +143,8 @@ impl Ended {
     }
 
     /// The name stored and printed: `answered`, `declined`, `clarify`, `withdrawn`,
-    /// `timed_out`, `no_human`, `refused`, `abandoned`.
+    /// `timed_out`, `no_human`, `refused`, `abandoned`; for approvals also `allowed`, `denied`,
+    /// `handed_back`.
     pub fn name(self) -> &'static str {
         match self {
             Ended::Answered => "answered",
@@ -130,6 +155,9 @@ impl Ended {
             Ended::NoHuman => "no_human",
             Ended::Refused => "refused",
             Ended::Abandoned => "abandoned",
+            Ended::Allowed => "allowed",
+            Ended::Denied => "denied",
+            Ended::HandedBack => "handed_back",
         }
     }
 
@@ -143,6 +171,8 @@ impl Ended {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordedOutcome {
     Kind(OutcomeKind),
+    /// How an approval ended (issue 26): `allowed_once`, `allowed_always`, `denied`, …
+    Approval(ApprovalOutcome),
     /// Nothing ended it: its askpane went away first (`abandoned`).
     Abandoned,
     /// A name this askpane does not know (a newer one stored it): shown as it is.
@@ -154,6 +184,7 @@ impl RecordedOutcome {
     pub fn as_str(&self) -> &str {
         match self {
             RecordedOutcome::Kind(kind) => kind.as_str(),
+            RecordedOutcome::Approval(outcome) => outcome.as_str(),
             RecordedOutcome::Abandoned => Ended::Abandoned.name(),
             RecordedOutcome::Other(name) => name,
         }
@@ -165,6 +196,18 @@ impl RecordedOutcome {
             Ok(kind) => RecordedOutcome::Kind(kind),
             Err(_) if name == Ended::Abandoned.name() => RecordedOutcome::Abandoned,
             Err(_) => RecordedOutcome::Other(name),
+        }
+    }
+
+    /// Reads a stored name back for an entry of `kind` (an approval's names are its own:
+    /// `withdrawn` there is an approval's, not a question's).
+    pub fn from_stored(name: String, kind: HistoryKind) -> Self {
+        if kind == HistoryKind::Question {
+            return RecordedOutcome::from_name(name);
+        }
+        match ApprovalOutcome::ALL.into_iter().find(|outcome| outcome.as_str() == name) {
+            Some(outcome) => RecordedOutcome::Approval(outcome),
+            None => RecordedOutcome::Other(name),
         }
     }
 }
@@ -223,9 +266,98 @@ pub struct HistoryRecord {
     pub reply: Option<String>,
     /// What the model read.
     pub model_text: Option<String>,
+    /// Issue 26: what only an approval's entry has (`None` for a question's).
+    pub approval: Option<ApprovalFacts>,
+}
+
+/// What history keeps of an approval beyond what every entry has (issue 26). The entry's
+/// `header` is the tool call in one line ([`tool_summary`]), its `questions` the tool input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalFacts {
+    /// The tool's name (`Bash`, `Edit`, `ExitPlanMode`, …).
+    pub tool: String,
+    pub outcome: ApprovalOutcome,
+    /// The rule an "always" added, worded as its button was.
+    pub rule: Option<String>,
+    /// The message a deny sent (what the model read).
+    pub deny_message: Option<String>,
+    /// Who asked: a `PermissionRequest` hook, or a session askpane hosts.
+    pub origin: ApprovalOrigin,
+}
+
+impl ApprovalFacts {
+    /// An approval, or a plan when the tool is `ExitPlanMode`.
+    pub fn kind(&self) -> HistoryKind {
+        HistoryKind::of_tool(&self.tool)
+    }
 }
 
 impl HistoryRecord {
+    /// A question, an approval or a plan.
+    pub fn kind(&self) -> HistoryKind {
+        self.approval.as_ref().map_or(HistoryKind::Question, ApprovalFacts::kind)
+    }
+
+    /// Issue 26: an approval of `request` (asked by `provenance`) that ended as `outcome` with
+    /// `decision` sent to the agent. `asked_at` `None` takes `ended_at`.
+    pub fn of_approval(
+        request: &PermissionRequest,
+        provenance: Provenance,
+        outcome: ApprovalOutcome,
+        decision: &PermissionDecision,
+        (asked_at, ended_at): (Option<SystemTime>, SystemTime),
+    ) -> Self {
+        let rule = match decision {
+            PermissionDecision::AllowAlways { suggestion } => Some(suggestion.summary()),
+            _ => None,
+        };
+        let deny_message = match decision {
+            PermissionDecision::Deny { message } => Some(message.clone()),
+            _ => None,
+        };
+        let answer = rule.clone().or_else(|| deny_message.clone()).unwrap_or_default();
+        // A hook's reply is the one line it printed; a hosted session's answer is the
+        // session's own message, not kept here.
+        let reply = match request.origin {
+            ApprovalOrigin::Hook => {
+                permission::hook_reply(request, decision).map(|line| line.to_string())
+            }
+            // OpenCode's reply body, as it was sent (`POST /permission/{id}/reply`).
+            ApprovalOrigin::OpenCode => crate::book::followed::permission_reply(decision)
+                .map(|reply| reply.body().to_string()),
+            ApprovalOrigin::Hosted => None,
+        };
+        // The request's own id is unique per card in a process only: the tool call's id is
+        // the agent's, and the prefix keeps it apart from a question's key.
+        let id = request.tool_use_id.as_deref().unwrap_or(&request.request_id);
+        let key = match id.is_empty() {
+            true => {
+                format!("approval-{}-{}-{}", process_tag(), std::process::id(), to_millis(ended_at))
+            }
+            false => format!("approval-{id}"),
+        };
+        HistoryRecord {
+            key,
+            asked_at: Some(asked_at.unwrap_or(ended_at)),
+            ended_at,
+            provenance,
+            header: approval_summary(request),
+            questions: request.input.to_string(),
+            ended: Ended::of_approval(outcome),
+            outcome: RecordedOutcome::Approval(outcome),
+            answer,
+            reply,
+            model_text: deny_message.clone(),
+            approval: Some(ApprovalFacts {
+                tool: request.tool_name.clone(),
+                outcome,
+                rule,
+                deny_message,
+                origin: request.origin,
+            }),
+        }
+    }
+
     /// A request that ended with `outcome`; `reply` is the line sent for it.
     pub fn new(
         core: &Core,
@@ -245,6 +377,7 @@ impl HistoryRecord {
             answer: short_answer(outcome),
             reply,
             model_text: Some(core.reply_shape.model_text(&core.envelope, &core.ask, outcome)),
+            approval: None,
         }
     }
 
@@ -283,7 +416,25 @@ impl HistoryRecord {
             answer: short_answer(outcome),
             reply,
             model_text: Some(model_text),
+            approval: None,
         }
+    }
+}
+
+/// An approval in one line: [`tool_summary`], and a plan by its first line (its input is the
+/// plan's markdown, which `tool_summary` does not look into).
+fn approval_summary(request: &PermissionRequest) -> String {
+    let plan = request.input.get("plan").and_then(serde_json::Value::as_str);
+    match (HistoryKind::of_tool(&request.tool_name), plan) {
+        (HistoryKind::Plan, Some(plan)) => {
+            let first = plan.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
+            let mut line: String = first.chars().take(80).collect();
+            if line.len() < first.len() {
+                line.push('…');
+            }
+            format!("{}: {line}", request.tool_name)
+        }
+        _ => tool_summary(&request.tool_name, &request.input),
     }
 }
 
@@ -334,6 +485,8 @@ pub struct HistoryQuery {
     /// Containing this text in the questions, the answer or what the model read (ASCII letters
     /// match either case).
     pub search: Option<String>,
+    /// Only this kind of entry (issue 26); every kind when `None`.
+    pub kind: Option<HistoryKind>,
     /// At most this many, newest first.
     pub limit: Option<usize>,
 }

@@ -7,8 +7,13 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 type Step = fn(&Transaction<'_>) -> rusqlite::Result<()>;
 
 /// Every step, oldest first. Never edit a step that has shipped: add one.
-pub(super) const STEPS: &[Step] =
-    &[v1_tables, v2_history_indexes, v3_history_source_index, v4_drafts_know_what_was_asked];
+pub(super) const STEPS: &[Step] = &[
+    v1_tables,
+    v2_history_indexes,
+    v3_history_source_index,
+    v4_drafts_know_what_was_asked,
+    v5_history_keeps_approvals,
+];
 
 /// The version a fully migrated database has.
 pub const LATEST: u32 = STEPS.len() as u32;
@@ -119,4 +124,20 @@ fn v3_history_source_index(transaction: &Transaction<'_>) -> rusqlite::Result<()
 /// restored.
 fn v4_drafts_know_what_was_asked(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch("ALTER TABLE drafts ADD COLUMN asked TEXT NOT NULL DEFAULT '';")
+}
+
+/// Version 5 (issue 26): history keeps tool approvals beside questions. `kind` says which
+/// (`question`, `approval`, `plan`; every older row is a question); an approval's row keeps the
+/// tool's name, the rule an "always" added (worded as its button was), the deny message, and
+/// who asked (`hook` or `hosted`). The tool input goes where a question's input goes
+/// (`questions`), so a search finds an approval by its command.
+fn v5_history_keeps_approvals(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "ALTER TABLE history ADD COLUMN kind TEXT NOT NULL DEFAULT 'question';
+         ALTER TABLE history ADD COLUMN tool TEXT;
+         ALTER TABLE history ADD COLUMN rule TEXT;
+         ALTER TABLE history ADD COLUMN deny_message TEXT;
+         ALTER TABLE history ADD COLUMN origin TEXT;
+         CREATE INDEX history_kind ON history (kind, ended_at);",
+    )
 }

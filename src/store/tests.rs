@@ -79,6 +79,7 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "drafts",
             "history",
             "history_ended_at",
+            "history_kind",
             "history_project",
             "history_source",
             "open_requests"
@@ -306,6 +307,7 @@ fn record_at(key: &str, project: &str, answer: &str, days_ago: u64) -> HistoryRe
         answer: answer.to_owned(),
         reply: Some("{}".to_owned()),
         model_text: Some("text".to_owned()),
+        approval: None,
     }
 }
 
@@ -533,4 +535,155 @@ fn stored_outcome_names_read_back_as_kinds_and_an_unknown_one_as_it_is() {
     );
     let names: Vec<&str> = outcomes.iter().map(RecordedOutcome::as_str).collect();
     assert_eq!(names, ["replied", "abandoned", "declined_politely"], "shown as stored");
+}
+
+// --- Issue 26: approvals in history ----------------------------------------------------------
+
+/// A hook's `Bash` call of `command`, suggesting an "always" rule for it in this project.
+fn bash_call(command: &str) -> crate::protocol::stream::PermissionRequest {
+    let suggestions = crate::protocol::permission::parse_suggestions(Some(&json!([{
+        "type": "addRules", "behavior": "allow", "destination": "localSettings",
+        "rules": [{"toolName": "Bash", "ruleContent": "npm test *"}]}])));
+    crate::protocol::stream::PermissionRequest {
+        request_id: "inbox-1-1".to_owned(),
+        tool_name: "Bash".to_owned(),
+        input: json!({"command": command, "description": "Run the tests"}),
+        tool_use_id: Some("toolu_bash_9".to_owned()),
+        suggestions,
+        origin: crate::protocol::permission::ApprovalOrigin::Hook,
+        ..Default::default()
+    }
+}
+
+fn approval_record(
+    request: &crate::protocol::stream::PermissionRequest,
+    outcome: crate::protocol::permission::ApprovalOutcome,
+    decision: &crate::protocol::stream::PermissionDecision,
+) -> HistoryRecord {
+    let provenance = Provenance::new("hook", None).with_project(Some("shop".to_owned()));
+    // Whole milliseconds, as the store keeps times.
+    let ended_at = from_millis(to_millis(SystemTime::now()));
+    let asked_at = ended_at - Duration::from_secs(7);
+    HistoryRecord::of_approval(request, provenance, outcome, decision, (Some(asked_at), ended_at))
+}
+
+#[test]
+fn an_approval_is_recorded_and_read_back_with_its_decision_rule_and_times() {
+    use crate::protocol::history::HistoryKind;
+    use crate::protocol::permission::{ApprovalOrigin, ApprovalOutcome};
+    use crate::protocol::stream::PermissionDecision;
+    let mut store = Store::in_memory().expect("store");
+    let request = bash_call("npm test -- --watch=false");
+    let suggestion = request.suggestions.first().cloned().expect("a suggestion");
+    let always = PermissionDecision::AllowAlways { suggestion };
+    let record = approval_record(&request, ApprovalOutcome::AllowedAlways, &always);
+    store.record(&record).expect("record");
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    let [entry] = entries.as_slice() else { panic!("one entry: {entries:?}") };
+    assert_eq!(entry.record, record, "read back as it was recorded");
+    assert_eq!(entry.record.kind(), HistoryKind::Approval);
+    assert_eq!(entry.record.header, "Bash: npm test -- --watch=false");
+    assert_eq!(entry.record.ended, Ended::Allowed);
+    assert_eq!(entry.record.outcome.as_str(), "allowed_always");
+    let approval = entry.record.approval.as_ref().expect("an approval's facts");
+    assert_eq!(approval.tool, "Bash");
+    assert_eq!(approval.rule.as_deref(), Some("Always allow `npm test *` in this project"));
+    assert_eq!(approval.deny_message, None);
+    assert_eq!(approval.origin, ApprovalOrigin::Hook);
+    assert_eq!(entry.asked_at + Duration::from_secs(7), entry.record.ended_at);
+    // The hook's reply line, byte for byte what Claude Code was given.
+    let reply: serde_json::Value =
+        serde_json::from_str(entry.record.reply.as_deref().expect("a reply")).expect("JSON");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow");
+    // A deny keeps its message, which is what the model read; a plan is a kind of its own.
+    let denied = PermissionDecision::Deny { message: "Not on main.".to_owned() };
+    store
+        .record(&approval_record(&bash_call("git push"), ApprovalOutcome::Denied, &denied))
+        .expect("record");
+    let plan = crate::protocol::stream::PermissionRequest {
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "1. Add the migration"}),
+        ..bash_call("")
+    };
+    let handed = PermissionDecision::HandBack;
+    store.record(&approval_record(&plan, ApprovalOutcome::HandedBack, &handed)).expect("record");
+    store.record(&record_at("question", "shop", "SQLite", 0)).expect("record");
+    let kinds = |kind| -> Vec<String> {
+        let query = HistoryQuery { kind: Some(kind), ..Default::default() };
+        store.history(&query).expect("history").into_iter().map(|e| e.record.header).collect()
+    };
+    assert_eq!(kinds(HistoryKind::Approval), ["Bash: git push", "Bash: npm test -- --watch=false"]);
+    assert_eq!(kinds(HistoryKind::Plan), ["ExitPlanMode: 1. Add the migration"]);
+    assert_eq!(kinds(HistoryKind::Question), ["Database"]);
+    let denied = &store.history(&HistoryQuery::default()).expect("history")[2].record;
+    assert_eq!(denied.outcome.as_str(), "denied");
+    let facts = denied.approval.as_ref().expect("facts");
+    assert_eq!(facts.deny_message.as_deref(), Some("Not on main."));
+    assert_eq!(denied.model_text.as_deref(), Some("Not on main."));
+}
+
+#[test]
+fn a_search_finds_an_approval_by_its_command_and_its_rule() {
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let mut store = Store::in_memory().expect("store");
+    let request = bash_call("cargo build --release");
+    let suggestion = request.suggestions.first().cloned().expect("a suggestion");
+    let always = PermissionDecision::AllowAlways { suggestion };
+    store
+        .record(&approval_record(&request, ApprovalOutcome::AllowedAlways, &always))
+        .expect("record");
+    let once = PermissionDecision::AllowOnce;
+    store
+        .record(&approval_record(&bash_call("ls -la"), ApprovalOutcome::AllowedOnce, &once))
+        .expect("record");
+    store.record(&record_at("question", "shop", "SQLite", 0)).expect("record");
+    let found = |text: &str| -> Vec<String> {
+        let query = HistoryQuery { search: Some(text.to_owned()), ..Default::default() };
+        store.history(&query).expect("history").into_iter().map(|e| e.record.header).collect()
+    };
+    assert_eq!(found("CARGO BUILD"), ["Bash: cargo build --release"], "by its command, any case");
+    assert_eq!(found("npm test *"), ["Bash: cargo build --release"], "by the rule it added");
+    assert_eq!(found("ls -la"), ["Bash: ls -la"]);
+    assert_eq!(found("SQLite"), ["Database"]);
+}
+
+/// A database an askpane made before approvals were kept (version 4) opens: its questions stay
+/// and read as questions, and approvals are recorded beside them.
+#[test]
+fn a_version_4_database_upgrades_keeping_its_questions_and_takes_approvals() {
+    use crate::protocol::history::HistoryKind;
+    use crate::protocol::permission::ApprovalOutcome;
+    let dir = scratch("v4-approvals");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE_NAME);
+    {
+        let mut connection = Connection::open(&path).expect("file");
+        schema::migrate_to(&mut connection, 4).expect("version 4");
+        connection
+            .execute(
+                "INSERT INTO history (key, asked_at, ended_at, source, header, questions,
+                 ended, outcome, answer) VALUES ('k', 1, 2, 'hook', 'Database', '{}',
+                 'withdrawn', 'withdrawn', '')",
+                [],
+            )
+            .expect("a version 4 row");
+    }
+    let mut store = Store::open_file(&path).expect("open migrates");
+    assert_eq!(store.version().expect("v"), 5);
+    let decision = crate::protocol::stream::PermissionDecision::HandBack;
+    let record = approval_record(&bash_call("make"), ApprovalOutcome::Withdrawn, &decision);
+    store.record(&record).expect("record");
+    let entries = store.history(&HistoryQuery::default()).expect("history");
+    let kinds: Vec<(HistoryKind, &str)> =
+        entries.iter().map(|e| (e.record.kind(), e.record.outcome.as_str())).collect();
+    assert_eq!(kinds, [(HistoryKind::Approval, "withdrawn"), (HistoryKind::Question, "withdrawn")]);
+    let question = &entries[1].record;
+    assert_eq!(question.outcome, RecordedOutcome::Kind(crate::protocol::OutcomeKind::Withdrawn));
+    assert_eq!(question.approval, None);
+    assert_eq!(
+        entries[0].record.outcome,
+        RecordedOutcome::Approval(ApprovalOutcome::Withdrawn),
+        "an approval's `withdrawn` is its own"
+    );
 }

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
+use crate::book::approval::{EndedApproval, PendingPermission};
 use crate::book::journal::HistoryDone;
 use crate::book::{Core, Form};
 use crate::protocol::history::HistoryFilter;
+use crate::protocol::origin::RequestId;
 
 use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, request_key};
 use super::{DraftRow, Store, StoreError, insert_history, insert_open, upsert_draft};
@@ -32,6 +34,16 @@ enum Message {
         at: SystemTime,
     },
     Settled(Box<HistoryRecord>),
+    /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends).
+    ApprovalOpened {
+        id: RequestId,
+        at: SystemTime,
+    },
+    /// Issue 26: card `id` ended; its record takes the time it opened, when known.
+    ApprovalEnded {
+        id: RequestId,
+        record: Box<HistoryRecord>,
+    },
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
     /// Write what is pending, then send the forms saved for this key and these questions.
@@ -132,6 +144,8 @@ impl Drop for DraftSink {
 /// The writer thread's state: drafts not yet written, newest per question.
 struct Writer {
     store: Store,
+    /// When each open card was shown (issue 26): its history entry's `asked_at`.
+    cards_asked: HashMap<RequestId, SystemTime>,
     pending: HashMap<(String, usize), (String, Form, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
@@ -141,7 +155,13 @@ struct Writer {
 
 impl Writer {
     fn new(store: Store) -> Self {
-        Writer { store, pending: HashMap::new(), oldest: None, warned: false }
+        Writer {
+            store,
+            cards_asked: HashMap::new(),
+            pending: HashMap::new(),
+            oldest: None,
+            warned: false,
+        }
     }
 
     fn run(mut self, receiver: &Receiver<Message>) {
@@ -164,6 +184,15 @@ impl Writer {
                 Message::Draft { key, asked, question, form, at } => {
                     self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
+                }
+                Message::ApprovalOpened { id, at } => {
+                    self.cards_asked.insert(id, at);
+                }
+                Message::ApprovalEnded { id, mut record } => {
+                    if let Some(asked_at) = self.cards_asked.remove(&id) {
+                        record.asked_at = Some(asked_at);
+                    }
+                    self.write(Some(Message::Settled(record)));
                 }
                 other => self.write(Some(other)),
             }
@@ -190,7 +219,12 @@ impl Writer {
                 Some(Message::Flush(done)) => flushed = Some(done),
                 Some(Message::Saved { key, asked, reply }) => saved = Some((key, asked, reply)),
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
-                Some(Message::Draft { .. }) | None => {}
+                Some(
+                    Message::Draft { .. }
+                    | Message::ApprovalOpened { .. }
+                    | Message::ApprovalEnded { .. },
+                )
+                | None => {}
             }
             transaction.commit()?;
             Ok(())
@@ -258,6 +292,22 @@ impl crate::book::journal::Journal for DraftSink {
             record.model_text = Some(hidden);
         }
         DraftSink::settled(self, record);
+    }
+
+    fn approval_opened(&self, card: &PendingPermission) {
+        self.send(Message::ApprovalOpened { id: card.id, at: SystemTime::now() });
+    }
+
+    fn approval_ended(&self, ended: &EndedApproval) {
+        let now = SystemTime::now();
+        let record = HistoryRecord::of_approval(
+            &ended.request,
+            ended.provenance.clone(),
+            ended.outcome,
+            &ended.decision,
+            (None, now),
+        );
+        self.send(Message::ApprovalEnded { id: ended.id, record: Box::new(record) });
     }
 
     fn keeps_history(&self) -> bool {

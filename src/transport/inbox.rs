@@ -546,8 +546,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                     writer.send(&InboxMessage::Error { message, id: None });
                 }
             }
-            ClientMessage::Permission { id, request } => {
-                match hosted.permission(shared, &writer, id.clone(), *request) {
+            ClientMessage::Permission { id, request, from } => {
+                match hosted.permission(shared, &writer, id.clone(), *request, from) {
                     Ok(waiter) => waiters.push(waiter),
                     Err(message) => {
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
@@ -660,8 +660,11 @@ impl Hosted {
         writer: &Arc<Writer>,
         id: String,
         mut request: crate::protocol::stream::PermissionRequest,
+        from: Option<crate::protocol::web::WhoAsked>,
     ) -> Result<JoinHandle<()>, String> {
-        let Some(provenance) = self.provenance.clone() else { return Err(NOT_HOSTING.to_owned()) };
+        // A hosted session's own, else who the client says asks (`askpane opencode`).
+        let provenance = self.provenance.clone().or_else(|| from.map(|from| from.provenance()));
+        let Some(provenance) = provenance else { return Err(NOT_HOSTING.to_owned()) };
         // The CLI's request ids are its own: the window gets one no other client can have.
         let request_id = format!("inbox-{}-{id}", self.connection);
         match self.permissions.lock() {
@@ -674,14 +677,17 @@ impl Hosted {
             Err(_) => return Err("the inbox cannot keep this permission".to_owned()),
         }
         request.request_id = request_id;
+        let can_hand_back = request.origin.can_hand_back();
         let (reply, decision) = Responder::channel();
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
         let open = Arc::clone(&self.permissions);
         let writer = Arc::clone(writer);
         let waiter = crate::transport::spawn_named("inbox-permission", move || {
-            // A responder always answers (its drop denies: the window closed).
-            let decision = decision.recv().unwrap_or_else(|_| {
-                <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped()
+            // A responder always answers (its drop denies: the window closed), except where
+            // the agent can ask on its own: there nobody decided, and it is handed back.
+            let decision = decision.recv().unwrap_or_else(|_| match can_hand_back {
+                true => crate::protocol::stream::PermissionDecision::HandBack,
+                false => <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped(),
             });
             // Withdrawn meanwhile: the agent no longer waits for it.
             let still_open = open.lock().map(|mut open| open.remove(&id).is_some());

@@ -126,6 +126,12 @@ pub enum ApprovalEvent {
     Permission(Box<PermissionAsk>),
     /// The agent took back a permission request.
     WithdrawPermission { request_id: String },
+    /// Issue 26: `--timeout` ran out on a card nobody decided: it goes as a withdrawn one does,
+    /// and history says it timed out.
+    TimedOutPermission { request_id: String },
+    /// Issue 26: a tool call decided as it arrived (a flag: `--decline`, `--non-interactive`),
+    /// never shown, but recorded all the same.
+    Unshown(Box<crate::book::approval::EndedApproval>),
 }
 
 /// Agent sessions shown beside the questions.

@@ -1,5 +1,6 @@
 //! An OpenCode server over HTTP (issue 13): the `/global/event` stream of every project
-//! directory, the pending questions, and the reply or reject that answers one. Blocking calls
+//! directory, the pending questions and permission requests (issue 26), and the reply that
+//! answers one. Blocking calls
 //! with timeouts (ureq), Basic auth when the server has a password. What the bytes mean is
 //! `protocol::opencode`; this file only moves them.
 //!
@@ -14,7 +15,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::protocol::opencode::{self, QuestionRequest, Reply};
+use crate::protocol::opencode::{self, PermissionAsked, PermissionReply, QuestionRequest, Reply};
 use crate::transport::lines::{self, Frame};
 
 /// How long connecting may take.
@@ -171,6 +172,34 @@ impl Server {
         let what = format!("listing the questions of {directory}");
         let body = self.json(&what, response)?;
         opencode::pending(&body).map_err(|detail| ServerError::Unreadable { what, detail })
+    }
+
+    /// The permission requests pending in `directory`.
+    pub fn pending_permissions(
+        &self,
+        directory: &str,
+    ) -> Result<Vec<PermissionAsked>, ServerError> {
+        let response = self.get(&self.calls, "/permission").query("directory", directory).call();
+        let what = format!("listing the permission requests of {directory}");
+        let body = self.json(&what, response)?;
+        opencode::pending_permissions(&body)
+            .map_err(|detail| ServerError::Unreadable { what, detail })
+    }
+
+    /// Sends `reply` for the permission request `id` of `directory`.
+    pub fn reply_permission(
+        &self,
+        directory: &str,
+        id: &str,
+        reply: &PermissionReply,
+    ) -> Result<(), ServerError> {
+        let path = format!("/permission/{}/reply", path_segment(id));
+        let response = self
+            .post(&path)
+            .query("directory", directory)
+            .content_type("application/json")
+            .send(reply.body().to_string());
+        self.json(&format!("answering {id}"), response).map(|_| ())
     }
 
     /// The sessions of `directory` that are working (their questions can still be answered).

@@ -6,7 +6,7 @@ use egui::{
     Button, ComboBox, Key, KeyboardShortcut, Label, Modifiers, RichText, ScrollArea, TextEdit, Ui,
 };
 
-use crate::app::history::{History, HistoryAction, HistoryItem};
+use crate::app::history::{History, HistoryAction, HistoryItem, HistoryKind};
 use crate::view::theme::{Tokens, size};
 
 /// Ctrl+H: the History page and back.
@@ -101,7 +101,7 @@ fn filters_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryAction>) 
         let edit = ui
             .add(
                 TextEdit::singleline(&mut search)
-                    .hint_text("questions and answers")
+                    .hint_text("questions, answers, commands")
                     // What a browser page may send the bridge (the native window keeps to it too).
                     .char_limit(crate::protocol::history::MAX_HISTORY_SEARCH)
                     .desired_width(260.0),
@@ -142,6 +142,20 @@ fn filters_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryAction>) 
                 for (known, words) in agents {
                     if ui.selectable_label(source.as_ref() == Some(known), words).clicked() {
                         actions.push(HistoryAction::Agent(Some(known.clone())));
+                    }
+                }
+            });
+        // Issue 26: questions, tool approvals or plans.
+        let kind = history.filter.kind;
+        ComboBox::from_label("Kind")
+            .selected_text(kind.map_or("Everything", HistoryKind::words))
+            .show_ui(ui, |ui| {
+                if ui.selectable_label(kind.is_none(), "Everything").clicked() {
+                    actions.push(HistoryAction::Kind(None));
+                }
+                for each in HistoryKind::ALL {
+                    if ui.selectable_label(kind == Some(each), each.words()).clicked() {
+                        actions.push(HistoryAction::Kind(Some(each)));
                     }
                 }
             });

@@ -8,6 +8,7 @@ use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 
 use crate::app::state::{Action, Earlier, Entry, PendingPermission, Session, SessionAction};
 use crate::protocol::origin::SessionKey;
+use crate::protocol::permission::ApprovalOrigin;
 use crate::protocol::stream::TurnResult;
 use crate::view::theme::{Tokens, size};
 
@@ -304,7 +305,14 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 // One "Always …" per rule the agent suggested, in its own words for a person.
                 for (suggestion, rule) in request.suggestions.iter().enumerate() {
                     let always = ui.button(rule.label());
-                    let hover = "Allow this call and add the rule Claude Code suggested";
+                    let hover = match request.origin {
+                        ApprovalOrigin::OpenCode => {
+                            "Allow this call, and later calls like it, as OpenCode proposes"
+                        }
+                        ApprovalOrigin::Hosted | ApprovalOrigin::Hook => {
+                            "Allow this call and add the rule Claude Code suggested"
+                        }
+                    };
                     if always.on_hover_text(hover).clicked() {
                         let action = SessionAction::AlwaysAllowPermission { id, suggestion };
                         actions.push(Action::Session(action));
@@ -313,10 +321,20 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 if ui.button("Deny").clicked() {
                     actions.push(Action::Session(SessionAction::DenyPermission(id)));
                 }
-                // Only a hook has a dialog of its own to hand the call back to.
-                if request.origin.can_hand_back() {
-                    let back = ui.button("Answer in the terminal");
-                    let hover = "Decide nothing here: Claude Code asks in its own dialog";
+                // Only a hook, or OpenCode's TUI, has a dialog of its own to hand the call back to.
+                let hand_back = match request.origin {
+                    ApprovalOrigin::Hosted => None,
+                    ApprovalOrigin::Hook => Some((
+                        "Answer in the terminal",
+                        "Decide nothing here: the agent asks in its own dialog",
+                    )),
+                    ApprovalOrigin::OpenCode => Some((
+                        "Answer in OpenCode",
+                        "Decide nothing here: the call waits for OpenCode's own TUI",
+                    )),
+                };
+                if let Some((label, hover)) = hand_back {
+                    let back = ui.button(label);
                     if back.on_hover_text(hover).clicked() {
                         actions.push(Action::Session(SessionAction::HandBackPermission(id)));
                     }

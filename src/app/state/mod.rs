@@ -453,6 +453,16 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
         self.approvals.withdraw(request_id)
     }
 
+    /// `--timeout` ran out on the tool call `request_id` (see [`Approvals::time_out`]).
+    pub fn time_out_permission(&mut self, request_id: &str) -> Option<RequestId> {
+        self.approvals.time_out(request_id)
+    }
+
+    /// The cards that ended since the last call, for the journal (issue 26).
+    pub fn take_ended_permissions(&mut self) -> Vec<crate::book::approval::EndedApproval> {
+        self.approvals.take_ended()
+    }
+
     /// The window ends with cards undecided: denied with `message` when askpane was stopped
     /// (it says why), else with what a dropped handle says (the window closed); a hook's card
     /// is handed back to Claude Code's own dialog either way ([`Approvals::close_all`]).

@@ -1,5 +1,6 @@
 //! `askpane install codex`: askpane's `PreToolUse` hook for `request_user_input` in Codex's
-//! `hooks.json` (merged with what is there, other hooks and keys kept in order), and the trust
+//! `hooks.json` (merged with what is there, other hooks and keys kept in order), with
+//! `--approvals` its `PermissionRequest` hook too (every approval Codex would ask for), and the trust
 //! Codex needs before it runs a hook, in `config.toml` (`[hooks.state."<key>"]`, with
 //! `toml_edit`, which keeps comments and layout). Pure edits; the caller reads and writes.
 
@@ -18,8 +19,38 @@ pub fn is_askpane_codex_hook(command: &str) -> bool {
     command.ends_with(" codex-hook") && command.contains("askpane")
 }
 
-/// The `PreToolUse` groups of `hooks.json`, made if missing.
-fn groups(settings: &mut Value) -> Result<&mut Vec<Value>, SettingsError> {
+/// The hook events askpane's command is installed for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// `PreToolUse` for `request_user_input`: Codex's questions.
+    PreToolUse,
+    /// `PermissionRequest`, every tool: the approvals Codex is about to ask for.
+    PermissionRequest,
+}
+
+impl Event {
+    const ALL: [Event; 2] = [Event::PreToolUse, Event::PermissionRequest];
+
+    fn name(self) -> &'static str {
+        match self {
+            Event::PreToolUse => "PreToolUse",
+            Event::PermissionRequest => "PermissionRequest",
+        }
+    }
+
+    /// askpane's group: questions are matched to their tool; approvals are all askpane's to
+    /// show (no matcher: Codex asks approval for its shell (`Bash`), `apply_patch`, and more).
+    fn entry(self, command: &str) -> Value {
+        let hooks = json!([{"type": "command", "command": command, "timeout": TIMEOUT_SECS}]);
+        match self {
+            Event::PreToolUse => json!({"matcher": MATCHER, "hooks": hooks}),
+            Event::PermissionRequest => json!({"hooks": hooks}),
+        }
+    }
+}
+
+/// The groups of one event in `hooks.json`, made if missing.
+fn event_groups(settings: &mut Value, event: Event) -> Result<&mut Vec<Value>, SettingsError> {
     let found = askpane::protocol::json_type_name(settings);
     let root = settings.as_object_mut().ok_or(SettingsError::NotObject(found))?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
@@ -29,10 +60,10 @@ fn groups(settings: &mut Value) -> Result<&mut Vec<Value>, SettingsError> {
         expected: "an object",
         found,
     })?;
-    let groups = hooks.entry("PreToolUse").or_insert_with(|| Value::Array(Vec::new()));
+    let groups = hooks.entry(event.name()).or_insert_with(|| Value::Array(Vec::new()));
     let found = askpane::protocol::json_type_name(groups);
     groups.as_array_mut().ok_or(SettingsError::WrongType {
-        path: "hooks.PreToolUse".into(),
+        path: format!("hooks.{}", event.name()),
         expected: "an array",
         found,
     })
@@ -51,11 +82,19 @@ fn position(settings: &Value) -> Option<usize> {
     groups.iter().position(|group| commands(group).any(is_askpane_codex_hook))
 }
 
-/// Adds askpane's hook (`command`: `<askpane> codex-hook`), or points an older one at it.
+/// Adds askpane's question hook (`command`: `<askpane> codex-hook`), or points an older one at it.
 pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsError> {
-    let entry = json!({"matcher": MATCHER,
-        "hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECS}]});
-    let groups = groups(settings)?;
+    install_for(settings, command, Event::PreToolUse)
+}
+
+/// Adds askpane's hook for `event`, or points an older one at `command`.
+pub fn install_for(
+    settings: &mut Value,
+    command: &str,
+    event: Event,
+) -> Result<Change, SettingsError> {
+    let entry = event.entry(command);
+    let groups = event_groups(settings, event)?;
     let existing = groups.iter().position(|group| commands(group).any(is_askpane_codex_hook));
     match existing.and_then(|index| groups.get_mut(index)) {
         Some(group) if *group == entry => Ok(Change::AlreadyThere),
@@ -72,12 +111,21 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
     }
 }
 
-/// Removes askpane's hook groups; other hooks stay as they were.
+/// Removes askpane's hook groups, for questions and approvals; other hooks stay as they were
+/// (an event with no hooks is not added).
 pub fn uninstall(settings: &mut Value) -> Change {
-    let Ok(groups) = groups(settings) else { return Change::NothingToRemove };
-    let before = groups.len();
-    groups.retain(|group| !commands(group).any(is_askpane_codex_hook));
-    match before - groups.len() {
+    let mut removed = 0;
+    for event in Event::ALL {
+        let present = settings.get("hooks").and_then(|hooks| hooks.get(event.name())).is_some();
+        if !present {
+            continue;
+        }
+        let Ok(groups) = event_groups(settings, event) else { continue };
+        let before = groups.len();
+        groups.retain(|group| !commands(group).any(is_askpane_codex_hook));
+        removed += before - groups.len();
+    }
+    match removed {
         0 => Change::NothingToRemove,
         count => Change::Removed { count },
     }
@@ -149,6 +197,38 @@ mod tests {
             json!({"hooks": {"PreToolUse": [
                 {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}})
         );
+    }
+
+    #[test]
+    fn the_approvals_hook_is_a_permission_request_group_for_every_tool_and_leaves_with_the_rest() {
+        let mut settings = json!({"hooks": {"PermissionRequest": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}});
+        let command = "/bin/askpane codex-hook";
+        assert_eq!(install(&mut settings, command), Ok(Change::Added));
+        assert_eq!(
+            install_for(&mut settings, command, Event::PermissionRequest),
+            Ok(Change::Added)
+        );
+        assert_eq!(
+            install_for(&mut settings, command, Event::PermissionRequest),
+            Ok(Change::AlreadyThere)
+        );
+        // The shape the recordings ran with: no matcher, Codex's own `timeout` key.
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"][1],
+            json!({"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECS}]})
+        );
+        assert_eq!(position(&settings), Some(0));
+        assert_eq!(uninstall(&mut settings), Change::Removed { count: 2 });
+        assert_eq!(
+            settings,
+            json!({"hooks": {"PreToolUse": [], "PermissionRequest": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}})
+        );
+        // Uninstalling adds no event that was not there.
+        let mut bare = json!({"hooks": {}});
+        assert_eq!(uninstall(&mut bare), Change::NothingToRemove);
+        assert_eq!(bare, json!({"hooks": {}}));
     }
 
     #[test]

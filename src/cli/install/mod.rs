@@ -82,6 +82,11 @@ pub(super) struct CodexTarget {
     /// The Codex executable, asked for the hash it trusts the hook by (`hooks/list`).
     #[arg(long, value_name = "PATH", default_value = "codex", env = "ASKPANE_CODEX_BIN")]
     codex_bin: PathBuf,
+    /// Also Codex's `PermissionRequest` hook: the commands and patches Codex would ask you to
+    /// approve are shown by askpane (Allow, Deny with a reason, or Answer in the terminal).
+    /// `uninstall codex` removes it with the question hook.
+    #[arg(long)]
+    approvals: bool,
 }
 
 /// `askpane install TARGET` (`install` true) or `askpane uninstall TARGET`.
@@ -559,6 +564,21 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
                 true => codex::install(&mut settings, &command)?,
                 false => codex::uninstall(&mut settings),
             };
+            if install && target.approvals {
+                let event = codex::Event::PermissionRequest;
+                let approvals = codex::install_for(&mut settings, &command, event)?;
+                match approvals {
+                    Change::Updated { from } => say!(
+                        "askpane: pointed askpane's PermissionRequest hook (was `{from}`) at this \
+                         binary"
+                    ),
+                    Change::Added => say!(
+                        "askpane: added askpane's PermissionRequest hook: the commands and \
+                         patches Codex asks you to approve are shown by askpane"
+                    ),
+                    _ => {}
+                }
+            }
             let mut text = serde_json::to_string_pretty(&settings)?;
             text.push('\n');
             Ok((text, change))

@@ -230,3 +230,29 @@ fn flags_never_allow_a_tool_call() {
     // A deadline alone asks the person too; the inbox ends it with no decision.
     assert_eq!(decided_by_policy(&Policy { timeout_secs: Some(5), ..Policy::default() }), None);
 }
+
+/// Codex 0.169.0's `PermissionRequest` input (tests/fixtures/codex/approvals) has Claude Code's
+/// shape; only the field `askpane codex-hook` adds says it is Codex's, and without it the card
+/// would name Claude Code. Codex sends no suggestions, so no "always" is offered.
+#[test]
+fn codex_input_marked_by_codex_hook_is_a_codex_card_without_suggestions() {
+    let mut input = json!({"session_id": "s", "turn_id": "t", "transcript_path": null,
+        "cwd": "/home/dev/run/work", "hook_event_name": "PermissionRequest", "model": "gpt-5.5",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": "touch made_by_tool.txt",
+            "description": "Create the file the user asked for"}});
+    let unmarked = parse_hook_permission(&input).expect("an approval").expect("readable");
+    assert_eq!(unmarked.source, CLAUDE_HOOK_SOURCE);
+    input[AGENT_FIELD] = json!(CODEX_AGENT);
+    let marked = parse_hook_permission(&input).expect("an approval").expect("readable");
+    assert_eq!(marked.source, CODEX_HOOK_SOURCE);
+    assert_eq!(marked.request.tool_name, "Bash");
+    assert!(marked.request.suggestions.is_empty());
+    assert_eq!(marked.request.origin, ApprovalOrigin::Hook);
+    // The reply is the one Codex honoured in `app-shell-perm_allow`.
+    assert_eq!(
+        hook_reply(&marked.request, &PermissionDecision::AllowOnce),
+        Some(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"}}}))
+    );
+}

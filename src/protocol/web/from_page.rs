@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{BrowserError, BrowserMessage, SessionMessage, TimeoutChange};
 use crate::protocol::history::{
-    HistoryFilter, HistoryRequestError, MAX_HISTORY_NAME, MAX_HISTORY_SEARCH,
+    HistoryFilter, HistoryKind, HistoryRequestError, MAX_HISTORY_NAME, MAX_HISTORY_SEARCH,
 };
 use crate::protocol::limits::{self, MAX_TIMEOUT_EXTENSION_SECS};
 use crate::protocol::origin::SessionKey;
@@ -319,6 +319,9 @@ pub struct HistoryQuery {
     /// A provenance `source` (`hook`, `ask`, …).
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub agent: Sent<Option<String>>,
+    /// `question`, `approval` or `plan` (issue 26); absent or null for every kind.
+    #[serde(default, skip_serializing_if = "Sent::is_absent")]
+    pub kind: Sent<Option<String>>,
 }
 
 impl From<&HistoryFilter> for HistoryQuery {
@@ -327,6 +330,11 @@ impl From<&HistoryFilter> for HistoryQuery {
             search: Some(filter.search.clone()).into(),
             project: filter.project.clone().into(),
             agent: filter.source.clone().into(),
+            // Unsaid when every kind is wanted: the message stays as older pages sent it.
+            kind: match filter.kind {
+                Some(kind) => Some(kind.as_str().to_owned()).into(),
+                None => Sent::Absent,
+            },
         }
     }
 }
@@ -352,11 +360,16 @@ impl HistoryQuery {
                 Sent::Other(_) => Err(HistoryRequestError::NotText { field }),
             }
         }
-        Ok(HistoryFilter {
-            search: text(self.search, "search", MAX_HISTORY_SEARCH)?.unwrap_or_default(),
-            project: text(self.project, "project", MAX_HISTORY_NAME)?,
-            source: text(self.agent, "agent", MAX_HISTORY_NAME)?,
-        })
+        let search = text(self.search, "search", MAX_HISTORY_SEARCH)?.unwrap_or_default();
+        let project = text(self.project, "project", MAX_HISTORY_NAME)?;
+        let source = text(self.agent, "agent", MAX_HISTORY_NAME)?;
+        let kind = match text(self.kind, "kind", MAX_HISTORY_NAME)? {
+            None => None,
+            Some(name) => {
+                Some(HistoryKind::from_name(&name).ok_or(HistoryRequestError::UnknownKind)?)
+            }
+        };
+        Ok(HistoryFilter { search, project, source, kind })
     }
 }
 

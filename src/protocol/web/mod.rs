@@ -366,6 +366,12 @@ pub enum BrowserError {
     EmptyPrompt,
     #[error("no tool permission is waiting with request_id {0:?}")]
     UnknownPermission(String),
+    /// Issue 26: a decision the card does not offer (a forged rule, say): it decides nothing.
+    #[error(
+        "tool permission {0:?} does not offer that decision (a rule the agent did not suggest, \
+         or nowhere to hand it back to)"
+    )]
+    NotOffered(String),
     #[error("this askpane runs no agent session to prompt or stop")]
     NoSession,
     #[error("no agent session {0} is shown here (its host went away)")]

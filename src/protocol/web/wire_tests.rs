@@ -316,9 +316,15 @@ fn a_permission_card_carries_its_folder_and_the_file_on_disk() {
 fn history_kept_and_a_history_page() {
     assert_eq!(wire(history_kept()), json!({"type": "history_kept"}));
     let page = HistoryPage {
-        filter: HistoryFilter { search: "db".into(), project: None, source: Some("hook".into()) },
+        filter: HistoryFilter {
+            search: "db".into(),
+            project: None,
+            source: Some("hook".into()),
+            kind: None,
+        },
         items: vec![HistoryItem {
             id: 3,
+            kind: crate::protocol::history::HistoryKind::Question,
             ended_at: "2026-11-22 16:30:05 UTC".into(),
             project: Some("shop".into()),
             agent: "Claude Code (hook)".into(),
@@ -336,8 +342,8 @@ fn history_kept_and_a_history_page() {
     assert_eq!(
         wire(history_page(&page)),
         json!({"type": "history_page",
-            "filter": {"search": "db", "project": null, "agent": "hook"},
-            "items": [{"id": 3, "ended_at": "2026-11-22 16:30:05 UTC", "project": "shop",
+            "filter": {"search": "db", "project": null, "agent": "hook", "kind": null},
+            "items": [{"id": 3, "kind": "question", "ended_at": "2026-11-22 16:30:05 UTC", "project": "shop",
                 "agent": "Claude Code (hook)", "header": "Database", "questions": ["Which?"],
                 "ended": "answered", "answer": "SQLite", "model_text": null, "reply": "{}"}],
             "projects": ["shop"], "agents": [["hook", "Claude Code (hook)"]], "error": null})
@@ -405,7 +411,7 @@ fn what_a_page_sends_for_its_history() {
     );
     // Byte for byte, as the page has always sent it.
     let filter =
-        HistoryFilter { search: "post".into(), project: Some("shop".into()), source: None };
+        HistoryFilter { search: "post".into(), project: Some("shop".into()), ..Default::default() };
     assert_eq!(
         wire(history_request(&filter)).to_string(),
         r#"{"type":"history_request","search":"post","project":"shop","agent":null}"#
@@ -803,15 +809,19 @@ fn a_pages_messages_are_read_and_refused_as_before() {
         // history_request.
         (
             json!({"type": "history_request"}),
-            r#"history HistoryFilter { search: "", project: None, source: None }"#,
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: None }"#,
         ),
         (
             json!({"type": "history_request", "search": "db", "project": "shop", "agent": "hook"}),
-            r#"history HistoryFilter { search: "db", project: Some("shop"), source: Some("hook") }"#,
+            r#"history HistoryFilter { search: "db", project: Some("shop"), source: Some("hook"), kind: None }"#,
+        ),
+        (
+            json!({"type": "history_request", "kind": "approval"}),
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: Some(Approval) }"#,
         ),
         (
             json!({"type": "history_request", "search": null, "project": null, "agent": null}),
-            r#"history HistoryFilter { search: "", project: None, source: None }"#,
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: None }"#,
         ),
         (
             json!({"type": "history_request", "search": 5, "project": 5}),

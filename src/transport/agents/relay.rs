@@ -231,6 +231,7 @@ impl<A: HostedAgent> RelayState<A> {
         messages.extend(self.permissions.iter().map(|(id, held)| ClientMessage::Permission {
             id: id.to_string(),
             request: Box::new(held.request.clone()),
+            from: None,
         }));
         messages
     }
@@ -262,6 +263,7 @@ impl<A: HostedAgent> RelayState<A> {
                 let message = ClientMessage::Permission {
                     id: id.to_string(),
                     request: Box::new(request.clone()),
+                    from: None,
                 };
                 self.permissions.insert(id, HeldPermission { request, reply });
                 Some(message)
@@ -312,6 +314,9 @@ impl<A: HostedAgent> RelayState<A> {
             }
             // Only a window receives these.
             Inbound::Request(RequestEvent::Leave { .. } | RequestEvent::Unshown { .. })
+            | Inbound::Approval(
+                ApprovalEvent::TimedOutPermission { .. } | ApprovalEvent::Unshown(_),
+            )
             | Inbound::Session(
                 SessionInbound::Hosted { .. }
                 | SessionInbound::HostedEvent { .. }
@@ -586,7 +591,7 @@ mod tests {
         let (mut state, _, _) = relay_state(Policy::default());
         let (message, decided) = permission("perm-1");
         let (_, sent) = state.session_said(message);
-        let Some(ClientMessage::Permission { id, request }) = sent else { panic!("{sent:?}") };
+        let Some(ClientMessage::Permission { id, request, .. }) = sent else { panic!("{sent:?}") };
         assert_eq!((id.as_str(), request.tool_name.as_str()), ("1", "Bash"));
         let decision = PermissionDecision::AllowOnce;
         let said = InboxMessage::PermissionDecided { id: "1".to_owned(), decision };

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crossbeam_channel::RecvTimeoutError;
 
+use crate::book::approval::EndedApproval;
 use crate::protocol::envelope::{Envelope, HookEvent};
 use crate::protocol::exit;
 use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
@@ -42,9 +43,20 @@ pub(super) fn take(
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
         writer.send(&outcome(id, &approval.request, kind, &decision));
+        // Issue 26: history keeps it, though no card was shown.
+        let HookPermission { request, context, source } = approval;
+        let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
+        let ended = EndedApproval {
+            id: RequestId::next(),
+            request,
+            provenance: Provenance::from_envelope(source, &envelope),
+            outcome: kind,
+            decision,
+        };
+        shared.to_ui(Inbound::Approval(ApprovalEvent::Unshown(Box::new(ended))));
         return Ok(None);
     }
-    let HookPermission { mut request, context } = approval;
+    let HookPermission { mut request, context, source } = approval;
     // The hook's request carries no id of its own: the window gets one no other client has.
     let request_id = format!("inbox-{connection}-{id}");
     match open.lock() {
@@ -65,7 +77,7 @@ pub(super) fn take(
     // The reply of a plan's allow echoes its input (`permission::hook_reply`).
     let asked = request.clone();
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope("hook", &envelope);
+    let provenance = Provenance::from_envelope(source, &envelope);
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
@@ -82,8 +94,8 @@ pub(super) fn take(
                 Ok(decision) => (ApprovalOutcome::of(&decision), decision),
                 Err(RecvTimeoutError::Timeout) => {
                     // The card leaves every window; nobody decided.
-                    shared
-                        .to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
+                    let gone = ApprovalEvent::TimedOutPermission { request_id };
+                    shared.to_ui(Inbound::Approval(gone));
                     (ApprovalOutcome::TimedOut, PermissionDecision::HandBack)
                 }
                 // The window let go of the card undecided: nobody allowed it.

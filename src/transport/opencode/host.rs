@@ -5,6 +5,10 @@
 //! outcome back to OpenCode as a reply or a reject. A question answered elsewhere (OpenCode's own
 //! TUI) or whose session ends leaves the inbox at once.
 //!
+//! Its permission requests (issue 26) go the same way, as permission cards: the decision comes
+//! back as `once`, `always` or `reject`, and a hand-back leaves the request pending for
+//! OpenCode's TUI.
+//!
 //! What each event means is [`FollowedServer`]'s (pure, in the book); this file does the IO it
 //! asks for. The command line gives it the inbox's connection and history's recorder.
 
@@ -15,8 +19,11 @@ use serde_json::Value;
 
 use crate::book::followed::{FollowedServer, Step};
 use crate::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
-use crate::protocol::opencode::{self, Happening, QuestionRequest, Reply};
+use crate::protocol::opencode::{
+    self, Happening, PermissionAsked, PermissionReply, QuestionRequest, Reply,
+};
 use crate::protocol::origin::Provenance;
+use crate::protocol::permission::decided_by_policy;
 use crate::protocol::{Incoming, Outcome, ReplyFormat, ReplyShape, exit, parse_message, web};
 
 use super::super::admit::admit;
@@ -51,13 +58,21 @@ pub struct OpenCodeHost {
 /// Records one question decided here: what was asked, by whom, how it ended, in what shape.
 pub type Recorder = Box<dyn Fn(&Incoming, Provenance, &Outcome, ReplyShape)>;
 
+/// What is pending in OpenCode, by directory.
+#[derive(Default)]
+struct Pending {
+    questions: Vec<(String, QuestionRequest)>,
+    permissions: Vec<(String, PermissionAsked)>,
+}
+
 /// What the event thread tells the main loop.
 enum FromServer {
     /// Something happened on the stream.
     Event(Happening),
-    /// The questions pending right after (re)connecting, every directory listed: any question
-    /// held for OpenCode and not among them was settled while askpane was not listening.
-    Pending(Vec<(String, QuestionRequest)>),
+    /// The questions and permission requests pending right after (re)connecting, every
+    /// directory listed: any held for OpenCode and not among them was settled while askpane was
+    /// not listening.
+    Pending(Pending),
     /// The server cannot be used now (it is down, or refuses us); trying again.
     Lost(String),
 }
@@ -73,9 +88,13 @@ impl OpenCodeHost {
         let events_thread = spawn_named("opencode-events", move || {
             follow_events(&watching, &from_server, &events_stopped)
         })?;
-        log::info!(speaker = SPEAKER; "answering the questions of the OpenCode server at {}", self.server.url());
+        log::info!(speaker = SPEAKER; "answering the questions and permission requests of the OpenCode server at {}", self.server.url());
+        // Nothing the flags say allows a tool call: a decline rejects it, nobody to ask leaves
+        // it to OpenCode's TUI.
+        let permissions_decided = decided_by_policy(&self.policy).map(|(_, decision)| decision);
         let mut host = Host {
-            followed: FollowedServer::new(self.policy.needs_a_person()),
+            followed: FollowedServer::new(self.policy.needs_a_person())
+                .deciding_permissions(permissions_decided),
             given: self,
             inbox: None,
         };
@@ -150,26 +169,39 @@ fn follow_events(server: &Server, to_main: &Sender<FromServer>, stopped: &Receiv
     }
 }
 
-/// Every pending question of every directory OpenCode has sessions in.
-fn pending_everywhere(server: &Server) -> Result<Vec<(String, QuestionRequest)>, ServerError> {
-    let mut pending = Vec::new();
+/// Every pending question and permission request of every directory OpenCode has sessions in.
+fn pending_everywhere(server: &Server) -> Result<Pending, ServerError> {
+    let mut pending = Pending::default();
     for directory in server.directories()? {
         let questions = server.pending(&directory)?;
-        if questions.is_empty() {
+        let permissions = server.pending_permissions(&directory)?;
+        if questions.is_empty() && permissions.is_empty() {
             continue;
         }
-        // An aborted session leaves its question listed: only working sessions' are asked.
+        // An aborted session leaves its requests listed: only working sessions' are asked.
         let working = server.working_sessions(&directory)?;
-        let (live, stale): (Vec<_>, Vec<_>) =
-            questions.into_iter().partition(|request| working.contains(&request.session_id));
-        for request in stale {
-            log::info!(
-                speaker = SPEAKER;
-                "{} is left from a session that ended; not asking it",
-                request.id
-            );
-        }
-        pending.extend(live.into_iter().map(|request| (directory.clone(), request)));
+        let is_stale = |id: &str, session: &str| {
+            let stale = !working.iter().any(|working| working == session);
+            if stale {
+                log::info!(
+                    speaker = SPEAKER;
+                    "{id} is left from a session that ended; not asking it"
+                );
+            }
+            stale
+        };
+        pending.questions.extend(
+            questions
+                .into_iter()
+                .filter(|request| !is_stale(&request.id, &request.session_id))
+                .map(|request| (directory.clone(), request)),
+        );
+        pending.permissions.extend(
+            permissions
+                .into_iter()
+                .filter(|request| !is_stale(&request.id, &request.session_id))
+                .map(|request| (directory.clone(), request)),
+        );
     }
     Ok(pending)
 }
@@ -200,7 +232,9 @@ impl Host {
                             log::info!(speaker = SPEAKER; "connected to {}", self.given.server.url());
                             lost_said = false;
                         }
-                        let steps = self.followed.pending(pending);
+                        let steps = self.followed.pending(pending.questions);
+                        self.take(steps);
+                        let steps = self.followed.pending_permissions(pending.permissions);
                         self.take(steps);
                     }
                     Ok(FromServer::Lost(why)) => {
@@ -241,6 +275,15 @@ impl Host {
                 Step::Refuse { directory, id, reason } => {
                     let reply = opencode::reply(&Outcome::Refused { reason });
                     self.send_reply(&directory, &id, reply);
+                }
+                Step::HandOverPermission { id } => self.hand_over_permission(&id),
+                Step::WithdrawPermission { id } => {
+                    if let Some(inbox) = self.inbox.as_mut() {
+                        let _ = inbox.client.send(&ClientMessage::WithdrawPermission { id });
+                    }
+                }
+                Step::ReplyPermission { directory, id, reply } => {
+                    self.send_permission_reply(&directory, &id, &reply);
                 }
                 Step::Say(line) => log::info!(speaker = SPEAKER; "{line}"),
             }
@@ -303,19 +346,54 @@ impl Host {
         }
     }
 
-    /// The inbox went away (it crashed or was ended): a new one is asked every held question.
+    /// Hands the held permission request `id` to the inbox as a permission card, connecting
+    /// (or starting one) first. With no inbox, nobody is asked: the request stays pending for
+    /// OpenCode's TUI (never allowed, and not rejected for want of a person).
+    fn hand_over_permission(&mut self, id: &str) {
+        let Some(held) = self.followed.permission(id) else { return };
+        let card = ClientMessage::Permission {
+            id: id.to_owned(),
+            request: Box::new(held.request.clone()),
+            from: Some(held.from.clone()),
+        };
+        if self.inbox.is_none() {
+            match (self.given.connect)() {
+                Ok(inbox) => self.inbox = Some(inbox),
+                Err(why) => {
+                    log::warn!(
+                        speaker = SPEAKER;
+                        "no inbox can show {id} ({why}); it is left to OpenCode"
+                    );
+                    self.followed.release_permission(id);
+                    return;
+                }
+            }
+        }
+        let sent = self.inbox.as_mut().map(|inbox| inbox.client.send(&card));
+        if let Some(Err(error)) = sent {
+            log::warn!(speaker = SPEAKER; "cannot hand {id} to the inbox ({error})");
+            // The reader thread sees the connection end and `inbox_gone` asks again.
+        }
+    }
+
+    /// The inbox went away (it crashed or was ended): a new one is asked every held question
+    /// and permission request.
     fn inbox_gone(&mut self) {
         if let Some(inbox) = self.inbox.take() {
             inbox.close();
         }
         let ids = self.followed.held_ids();
-        if ids.is_empty() {
+        let permissions = self.followed.held_permission_ids();
+        if ids.is_empty() && permissions.is_empty() {
             return;
         }
         log::warn!(speaker = SPEAKER; "the inbox went away; asking a new one");
         std::thread::sleep(FIRST_BACKOFF);
         for id in ids {
             self.hand_over(&id);
+        }
+        for id in permissions {
+            self.hand_over_permission(&id);
         }
     }
 
@@ -337,12 +415,29 @@ impl Host {
                     id.unwrap_or_default()
                 );
             }
+            InboxMessage::PermissionDecided { id, decision } => {
+                let steps = self.followed.permission_decided(&id, &decision);
+                self.take(steps);
+            }
             InboxMessage::Accepted { warnings, id, .. } => {
                 for warning in warnings {
                     log::warn!(speaker = SPEAKER; "{id}: warning: {warning}");
                 }
             }
             _ => {}
+        }
+    }
+
+    fn send_permission_reply(&self, directory: &str, id: &str, reply: &PermissionReply) {
+        match self.given.server.reply_permission(directory, id, reply) {
+            Ok(()) => {}
+            Err(error) if error.not_found() => {
+                log::info!(
+                    speaker = SPEAKER;
+                    "{id} was no longer pending in OpenCode; nothing sent"
+                );
+            }
+            Err(error) => log::warn!(speaker = SPEAKER; "cannot answer {id}: {error}"),
         }
     }
 

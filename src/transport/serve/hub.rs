@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Select, Sender};
 use serde_json::Value;
 
-use crate::book::approval::{Approvals, Asked};
+use crate::book::approval::{Approvals, Asked, EndedApproval};
 use crate::book::journal::Journal;
 use crate::book::session::{Agent, Session, SessionAction, SessionEffect, SessionUpdate};
 use crate::book::{Book, Ending, NoCountdown, Open, Settled, answer_at_once};
@@ -142,6 +142,9 @@ pub(super) struct Hub {
     hosted: HashMap<SessionKey, Sender<SessionCommand>>,
     /// An inbox client has hosted a session here (pages are then told which still are).
     hosted_seen: bool,
+    /// A `PermissionRequest` hook's card came here (issue 26: `askpane inbox --ui web`):
+    /// pages are then told which cards are still open, as where a session is carried.
+    hook_cards_seen: bool,
     /// Issue 11 (History in the browser): per page, whether its history request is being read
     /// on the store's thread (one at a time per page: a page cannot queue unbounded queries).
     history_in_flight: HashMap<u64, Arc<AtomicBool>>,
@@ -185,6 +188,7 @@ impl Hub {
             session_commands: session.map(|session| session.commands),
             hosted: HashMap::new(),
             hosted_seen: false,
+            hook_cards_seen: false,
             history_in_flight: HashMap::new(),
             clients: HashMap::new(),
             book: Book::default(),
@@ -228,12 +232,18 @@ impl Hub {
             let index = operation.index();
             if Some(index) == inbox_index {
                 match operation.recv(inbox) {
-                    Ok(message) => self.handle_agent(message),
+                    Ok(message) => {
+                        self.handle_agent(message);
+                        self.journal_ended_permissions();
+                    }
                     Err(_) => inbox_open = false,
                 }
             } else if index == connections_index {
                 match operation.recv(connections) {
-                    Ok(message) => self.handle_browser(message),
+                    Ok(message) => {
+                        self.handle_browser(message);
+                        self.journal_ended_permissions();
+                    }
                     // Every connection ended because the bridge is stopping: the usual end.
                     Err(_) if self.stopped.load(Ordering::SeqCst) => break,
                     Err(_) => {
@@ -258,6 +268,17 @@ impl Hub {
         for card in self.approvals.close_all(message) {
             let request_id = &card.request.request_id;
             self.broadcast(&web::permission_withdrawn(request_id, PermissionEnd::Withdrawn));
+        }
+        self.journal_ended_permissions();
+    }
+
+    /// Issue 26: hands every card that ended to the journal (history keeps each approval).
+    fn journal_ended_permissions(&mut self) {
+        let ended = self.approvals.take_ended();
+        if let Some(journal) = self.journal() {
+            for approval in &ended {
+                journal.approval_ended(approval);
+            }
         }
     }
 
@@ -375,6 +396,18 @@ impl Hub {
                     self.broadcast(&gone);
                 }
             }
+            Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id }) => {
+                if self.approvals.time_out(&request_id).is_some() {
+                    let gone = web::permission_withdrawn(&request_id, PermissionEnd::Withdrawn);
+                    self.broadcast(&gone);
+                }
+            }
+            // Issue 26: decided by a flag as it arrived, never shown, recorded all the same.
+            Inbound::Approval(ApprovalEvent::Unshown(ended)) => {
+                if let Some(journal) = self.journal() {
+                    journal.approval_ended(&ended);
+                }
+            }
             Inbound::Session(SessionInbound::Event(event)) => {
                 let ended = matches!(*event, SessionEvent::Ended { .. });
                 let ends = ended || matches!(*event, SessionEvent::Message(CliMessage::Result(_)));
@@ -433,27 +466,50 @@ impl Hub {
         }
     }
 
-    /// A tool the agent wants to run: a card in every page. Without a session to show it in
-    /// (a bridge for questions only) it is denied at once, saying why.
+    /// A tool the agent wants to run: a card in every page. A hook's card (issue 26: it
+    /// reaches only the inbox) needs no session to be shown with. A hosted session's card
+    /// without a session to show it in (a bridge for questions only) is denied at once, saying
+    /// why.
     fn ask_permission(&mut self, permission: PermissionAsk) {
         let PermissionAsk { id, request, provenance, reply } = permission;
-        if !self.carries_sessions() {
-            return reply.send(PermissionDecision::Deny {
+        let hook = request.origin.can_hand_back();
+        self.hook_cards_seen |= hook;
+        if !self.carries_sessions() && !hook {
+            let decision = PermissionDecision::Deny {
                 message: "askpane's browser page here shows questions only and cannot approve \
                           tool calls; allow them with --allow-tools."
                     .to_owned(),
-            });
+            };
+            reply.send(decision.clone());
+            // Issue 26: denied with nobody asked; history keeps it.
+            let outcome = crate::protocol::permission::ApprovalOutcome::NoHuman;
+            let ended = EndedApproval { id, request, provenance, outcome, decision };
+            if let Some(journal) = self.journal() {
+                journal.approval_ended(&ended);
+            }
+            return;
         }
         let message = web::permission_request(&request, &provenance);
         // The same tool call asked again waits on the card the pages show already.
-        if let Asked::Opened(_) = self.approvals.ask(id, request, provenance, reply) {
+        if let Asked::Opened(id) = self.approvals.ask(id, request, provenance, reply) {
             self.broadcast(&message);
+            // Issue 26: history notes when the card opened.
+            if let (Some(journal), Some(card)) =
+                (self.journal(), self.approvals.cards().find(|card| card.id == id))
+            {
+                journal.approval_opened(card);
+            }
         }
     }
 
     /// Pages can show a session and its cards: the bridge's own, or one an inbox client hosts.
     fn carries_sessions(&self) -> bool {
         self.session_commands.is_some() || !self.hosted.is_empty()
+    }
+
+    /// Pages show approval cards: with a session, or a hook's.
+    fn carries_approvals(&self) -> bool {
+        self.carries_sessions() || self.hook_cards_seen
     }
 
     /// Session `key`, when the hub keeps it.
@@ -501,7 +557,10 @@ impl Hub {
         key: SessionKey,
         message: SessionMessage,
     ) -> Result<(), BrowserError> {
-        if !self.carries_sessions() {
+        let decides = matches!(message, SessionMessage::Decide { .. });
+        // A decision needs only its card (a hook's has no session); the rest need a session.
+        let carried = self.carries_sessions() || (decides && self.carries_approvals());
+        if !carried {
             return Err(BrowserError::NoSession);
         }
         if let SessionMessage::Older { before } = message {
@@ -524,10 +583,13 @@ impl Hub {
             SessionMessage::Decide { request_id, decision } => {
                 // A deny carries the text the model reads, built by the page's own approvals by
                 // the same rules; the card leaves here as it left the page.
-                let end = self
-                    .approvals
-                    .decide(&request_id, decision)
-                    .ok_or_else(|| BrowserError::UnknownPermission(request_id.clone()))?;
+                // A decision the card does not offer decides nothing: the card stays open.
+                let open = self.approvals.cards().any(|c| c.request.request_id == request_id);
+                let end =
+                    self.approvals.decide(&request_id, decision).ok_or_else(|| match open {
+                        true => BrowserError::NotOffered(request_id.clone()),
+                        false => BrowserError::UnknownPermission(request_id.clone()),
+                    })?;
                 self.broadcast(&web::permission_withdrawn(&request_id, end));
                 return Ok(());
             }
@@ -672,7 +734,7 @@ impl Hub {
                 if self.journal.as_ref().is_some_and(|journal| journal.0.keeps_history()) {
                     page.send(web::history_kept());
                 }
-                if self.carries_sessions() {
+                if self.carries_approvals() {
                     // A reconnecting page drops the cards decided while it was away.
                     let open = self.approvals.cards().map(|card| card.request.request_id.as_str());
                     page.send(web::permissions_open(open));
