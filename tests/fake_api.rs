@@ -7,7 +7,8 @@
 //! request says `"stream": true` (the CLI always does) and as one JSON message otherwise. A request
 //! is a *main-loop turn* when its `tools` include `AskUserQuestion`; anything else (title or quota
 //! side calls, none of which the CLI made with the variables of protocol.md §0) gets the text reply.
-//! Every `tool_result` block a request brings in its last message is kept for the test to read.
+//! Every `tool_result` block a request brings after the model's last message is kept for the test
+//! to read. A scripted call's `"$planfile"` becomes the plan file the CLI named (plan mode).
 
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -395,9 +396,11 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
             };
             log.called += usize::from(call.is_some());
             drop(log);
-            let content = match call {
-                Some(call) => Content::ToolUse(&call.input, &call.id, &call.name),
-                None => Content::Text(DONE_TEXT),
+            // The recorder's "$planfile": the plan file plan mode's reminder named.
+            let input = call.map(|call| with_plan_file(&call.input, &request.body));
+            let content = match (call, &input) {
+                (Some(call), Some(input)) => Content::ToolUse(input, &call.id, &call.name),
+                _ => Content::Text(DONE_TEXT),
             };
             if body["stream"] == true {
                 http(200, "text/event-stream", &events(&id, &model, &content))
@@ -427,13 +430,16 @@ fn is_main_turn(body: &Value, tool_name: &str) -> bool {
     body["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == tool_name))
 }
 
-/// Keeps the `tool_result` blocks of the request's last message (each distinct block once).
+/// Keeps the `tool_result` blocks of what the model reads now: every message after its own last
+/// one (each distinct block once). 2.1.332 sends its reminders as messages of their own after
+/// the tool_result (`## Exited Plan Mode`), so the last message alone may not hold it.
 fn record_tool_results(log: &mut Log, body: &Value) {
-    let Some(last) = body["messages"].as_array().and_then(|messages| messages.last()) else {
-        return;
-    };
-    let Some(blocks) = last["content"].as_array() else { return };
-    for block in blocks.iter().filter(|block| block["type"] == "tool_result") {
+    let Some(messages) = body["messages"].as_array() else { return };
+    let since =
+        messages.iter().rposition(|message| message["role"] == "assistant").map_or(0, |at| at + 1);
+    let blocks =
+        messages[since..].iter().filter_map(|message| message["content"].as_array()).flatten();
+    for block in blocks.filter(|block| block["type"] == "tool_result") {
         let mut block = block.clone();
         if let Some(object) = block.as_object_mut() {
             object.remove("cache_control");
@@ -442,6 +448,34 @@ fn record_tool_results(log: &mut Log, body: &Value) {
             log.tool_results.push(block);
         }
     }
+}
+
+/// `input` with `"$planfile"` replaced by the plan file the request names, as the 2.1.332
+/// recorder's script does (`/nonexistent/plan.md` when it names none).
+fn with_plan_file(input: &Value, raw: &[u8]) -> Value {
+    let text = input.to_string();
+    if !text.contains("$planfile") {
+        return input.clone();
+    }
+    let path = plan_file(&String::from_utf8_lossy(raw));
+    let path = path.unwrap_or_else(|| "/nonexistent/plan.md".to_owned());
+    serde_json::from_str(&text.replace("$planfile", &path)).expect("still JSON")
+}
+
+/// The first `/…/.claude/plans/<slug>.md` in `text` (the recorder's `PLAN_FILE` pattern): the
+/// path starts at the first `/` after a space, quote or backslash (a JSON escape before it).
+fn plan_file(text: &str) -> Option<String> {
+    let marker = "/.claude/plans/";
+    let at = text.find(marker)?;
+    let stops = |c: char| c.is_whitespace() || "\"'`()\\".contains(c);
+    let after_stop = text[..at].rfind(stops).map_or(0, |index| index + 1);
+    let start = text[after_stop..at].find('/').map_or(at, |index| after_stop + index);
+    let rest = &text[at + marker.len()..];
+    let span = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.-".contains(c)))
+        .unwrap_or(rest.len());
+    let slug = &rest[..rest[..span].rfind(".md")?];
+    Some(format!("{}{marker}{slug}.md", &text[start..at]))
 }
 
 /// A short description of a message, for the request summary.

@@ -29,6 +29,10 @@ mod codex;
 mod cards;
 // The plan page (issue 26): approve, keep planning with comments, the guard (kittest).
 mod plan;
+// Issue 26: plan review end to end with the real Claude Code 2.1.332 in plan mode, hosted by the
+// window: approve, approve and accept edits, keep planning with comments.
+#[cfg(target_os = "linux")]
+mod plan_interop;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
