@@ -88,8 +88,9 @@ pub struct HistoryFilter {
     /// Only this kind of agent (a provenance `source`: `hook`, `ask`, …).
     #[serde(default, rename = "agent")]
     pub source: Option<String>,
-    /// Only this kind of entry (issue 26); all kinds when `None`.
-    #[serde(default)]
+    /// Only this kind of entry (issue 26); all kinds when `None`, which is left unsaid so a
+    /// page from before kinds reads the filter it sent, field for field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<HistoryKind>,
 }
 

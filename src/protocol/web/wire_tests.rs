@@ -342,7 +342,7 @@ fn history_kept_and_a_history_page() {
     assert_eq!(
         wire(history_page(&page)),
         json!({"type": "history_page",
-            "filter": {"search": "db", "project": null, "agent": "hook", "kind": null},
+            "filter": {"search": "db", "project": null, "agent": "hook"},
             "items": [{"id": 3, "kind": "question", "ended_at": "2026-11-22 16:30:05 UTC", "project": "shop",
                 "agent": "Claude Code (hook)", "header": "Database", "questions": ["Which?"],
                 "ended": "answered", "answer": "SQLite", "model_text": null, "reply": "{}"}],
