@@ -457,3 +457,28 @@ fn a_lone_card_titles_the_window_with_its_project_and_tool() {
     let _card = ask_card(&mut window, "npm test", "aaaa1111");
     assert_eq!(window.app().state().title(0.0), "shop · Bash — askpane");
 }
+
+/// Item 4 of the brief: deciding one card brings the next into its place; a second click aimed
+/// at the first card's Allow (a double click) lands on the new card's Allow and acts on nothing.
+#[test]
+fn a_click_as_the_next_card_takes_the_decided_ones_place_does_not_decide_it() {
+    let mut window = window();
+    let first = ask_card(&mut window, "npm test", "aaaa1111");
+    let second = ask_card(&mut window, "rm -rf build", "bbbb2222");
+    // A third keeps the list beside the card, so the next card's Allow is where the first's was.
+    let _third = ask_card(&mut window, "ls", "cccc3333");
+    assert!(window.has_label("npm test"), "the oldest card is shown");
+    let allow = window.harness.get_by_role_and_label(Role::Button, "Allow once").rect().center();
+    window.click_at_as_eframe(allow);
+    assert!(first.try_recv().is_ok(), "the first card was decided");
+    assert!(window.has_label("rm -rf build"), "the next card took its place");
+    let next = window.harness.get_by_role_and_label(Role::Button, "Allow once").rect().center();
+    assert!(next.distance(allow) < 1.0, "its Allow is where the first card's was");
+    window.click_at_as_eframe(allow);
+    window.harness.run();
+    assert!(second.try_recv().is_err(), "the click aimed at the first card decided the second");
+    // Once the grace is over, a click is the user's.
+    window.wait_out_key_grace();
+    window.click_button("Allow once");
+    assert!(second.try_recv().is_ok());
+}
