@@ -482,3 +482,20 @@ fn a_click_as_the_next_card_takes_the_decided_ones_place_does_not_decide_it() {
     window.click_button("Allow once");
     assert!(second.try_recv().is_ok());
 }
+
+/// A phone's page (issue 11): "All waiting" lists the tool calls too, and picking one shows it.
+#[test]
+fn a_narrow_page_lists_tool_calls_under_all_waiting() {
+    let mut window = crate::ui::window_sized(400.0, 760.0);
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_narrow"));
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    assert!(window.has_label("Questions (2)"), "the bar counts the card");
+    window.click_button("All waiting");
+    let listed = entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let card = listed.iter().find(|label| label.contains("tool call")).expect("the card's entry");
+    window.click(Role::Button, &card.clone());
+    window.wait_out_key_grace();
+    assert!(window.has_label("npm test"), "the card is shown in the one column");
+    assert!(window.app().state().current().is_none());
+}
