@@ -499,3 +499,17 @@ fn a_narrow_page_lists_tool_calls_under_all_waiting() {
     assert!(window.has_label("npm test"), "the card is shown in the one column");
     assert!(window.app().state().current().is_none());
 }
+
+/// Hostile commands in the list: an override is written out, and a 100 KB command makes an
+/// entry of one short line.
+#[test]
+fn a_card_entry_writes_out_hidden_characters_and_stays_short() {
+    let mut window = window();
+    let _first = ask_card(&mut window, "echo \u{202e}txt.exe", "aaaa1111");
+    let _second = ask_card(&mut window, &"日本語".repeat(40_000), "bbbb2222");
+    let listed = entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed[0].starts_with("Bash: echo <U+202E>txt.exe · "), "{listed:?}");
+    assert!(listed[1].chars().count() < 160, "{}", listed[1].chars().count());
+    assert_eq!(window.shown("\u{202e}"), 0, "the override itself is drawn nowhere");
+}

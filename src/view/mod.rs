@@ -637,8 +637,7 @@ fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now
 fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64) -> egui::Response {
     let tokens = Tokens::of(ui.ctx());
     let request = &card.request;
-    let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
-    let title = crate::protocol::text::reveal_hidden(&summary);
+    let title = crate::protocol::text::reveal_hidden(&card.summary);
     // The row cuts what does not fit; the name a screen reader reads is bounded too (a command
     // may be 100 KB).
     let title: String = match title.chars().count() > CARD_ENTRY_CHARS {
