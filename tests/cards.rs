@@ -12,7 +12,7 @@ use askpane::protocol::stream::PermissionRequest;
 use askpane::protocol::tool_call::{FileSnapshot, NotebookEditMode, StringEdit, ToolCall};
 use askpane::transport::{self, ApprovalEvent, Inbound, Provenance};
 use egui::accesskit::Role;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use serde_json::{Value, json};
 
 use crate::ui::{Window, window};
@@ -368,4 +368,148 @@ fn a_five_megabyte_write_card_is_prepared_once_and_draws_bounded() {
     // Generous for a loaded machine: the whole 5 MB laid out as one label took tens of seconds.
     assert!(first.as_secs() < 5, "the card froze the window for {first:?}");
     assert!(on_screen(&window, "Allow once"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cards in the request list (issue 26, item 8)
+
+/// A Bash card from project `project`, session `session`, asked in the window `window`.
+fn ask_card(
+    window: &mut Window,
+    command: &str,
+    session: &str,
+) -> crossbeam_channel::Receiver<askpane::protocol::stream::PermissionDecision> {
+    let (reply, decision) = transport::Responder::channel();
+    let mut provenance = Provenance::new("claude", None).with_project(Some("shop".to_owned()));
+    provenance.session = Some(session.to_owned());
+    let mut request = request("Bash", json!({"command": command}), None);
+    request.request_id = format!("perm-{session}");
+    let ask =
+        transport::PermissionAsk { id: transport::RequestId::next(), request, provenance, reply };
+    assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask)))));
+    window.harness.run();
+    window.wait_out_key_grace();
+    decision
+}
+
+/// The labels of the list's entries, top to bottom.
+fn entries(window: &Window) -> Vec<String> {
+    window
+        .harness
+        .get_all_by_role(Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.contains(" · tool call · ") || label.contains(" question"))
+        .collect()
+}
+
+#[test]
+fn tool_calls_are_entries_of_the_list_and_one_is_shown_at_a_time() {
+    let mut window = window();
+    let question = window.ask(&crate::ui::database_tool_use("toolu_list"));
+    let first = ask_card(&mut window, "npm test", "aaaa1111");
+    let second = ask_card(&mut window, "cargo build --release", "bbbb2222");
+    let listed = entries(&window);
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(listed[0].contains("question"), "the question came first: {listed:?}");
+    assert!(listed[1].starts_with("Bash: npm test · askpane claude · tool call"), "{listed:?}");
+    assert!(listed[2].starts_with("Bash: cargo build --release · "), "{listed:?}");
+    // The oldest waits in front: the question's form, and no card.
+    assert!(window.app().state().current().is_some());
+    assert!(!window.has_label("npm test") && !window.has_label("cargo build --release"));
+    assert!(window.app().state().title(0.0).starts_with("3 waiting · "));
+    // The second card's entry shows that card alone.
+    let entry = listed[2].clone();
+    window.click(Role::Button, &entry);
+    window.wait_out_key_grace();
+    assert!(window.has_label("cargo build --release"), "the chosen card's command");
+    assert!(!window.has_label("npm test"), "the other card is not shown");
+    assert!(window.app().state().current().is_none(), "the form is not shown beside it");
+    assert_eq!(window.app().state().title(0.0), "3 waiting · shop · Bash — askpane");
+    // Deciding it moves on to the oldest item left: the question.
+    window.click_button("Allow once");
+    assert!(second.try_recv().is_ok(), "the chosen card was decided");
+    assert!(first.try_recv().is_err(), "the other card still waits");
+    window.wait_out_key_grace();
+    assert_eq!(entries(&window).len(), 2);
+    assert!(window.app().state().current().is_some(), "the question is shown again");
+    assert!(!window.has_label("npm test"));
+    assert!(question.outcome.is_empty(), "nothing was sent for the question");
+    assert!(window.app().state().title(0.0).starts_with("2 waiting · "));
+}
+
+#[test]
+fn ctrl_page_down_walks_from_a_question_to_a_card_and_back() {
+    let mut window = window();
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_keys"));
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    assert!(!window.has_label("npm test"));
+    window.press_with(crate::ui::CTRL, egui::Key::PageDown);
+    assert!(window.has_label("npm test"), "Ctrl+PgDn went to the card");
+    assert_eq!(window.app().state().title(0.0), "2 waiting · shop · Bash — askpane");
+    window.press_with(crate::ui::CTRL, egui::Key::PageDown);
+    assert!(!window.has_label("npm test"), "Ctrl+PgDn wrapped round to the question");
+    assert!(window.app().state().current().is_some());
+}
+
+#[test]
+fn a_lone_card_titles_the_window_with_its_project_and_tool() {
+    let mut window = window();
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    assert_eq!(window.app().state().title(0.0), "shop · Bash — askpane");
+}
+
+/// Item 4 of the brief: deciding one card brings the next into its place; a second click aimed
+/// at the first card's Allow (a double click) lands on the new card's Allow and acts on nothing.
+#[test]
+fn a_click_as_the_next_card_takes_the_decided_ones_place_does_not_decide_it() {
+    let mut window = window();
+    let first = ask_card(&mut window, "npm test", "aaaa1111");
+    let second = ask_card(&mut window, "rm -rf build", "bbbb2222");
+    // A third keeps the list beside the card, so the next card's Allow is where the first's was.
+    let _third = ask_card(&mut window, "ls", "cccc3333");
+    assert!(window.has_label("npm test"), "the oldest card is shown");
+    let allow = window.harness.get_by_role_and_label(Role::Button, "Allow once").rect().center();
+    window.click_at_as_eframe(allow);
+    assert!(first.try_recv().is_ok(), "the first card was decided");
+    assert!(window.has_label("rm -rf build"), "the next card took its place");
+    let next = window.harness.get_by_role_and_label(Role::Button, "Allow once").rect().center();
+    assert!(next.distance(allow) < 1.0, "its Allow is where the first card's was");
+    window.click_at_as_eframe(allow);
+    window.harness.run();
+    assert!(second.try_recv().is_err(), "the click aimed at the first card decided the second");
+    // Once the grace is over, a click is the user's.
+    window.wait_out_key_grace();
+    window.click_button("Allow once");
+    assert!(second.try_recv().is_ok());
+}
+
+/// A phone's page (issue 11): "All waiting" lists the tool calls too, and picking one shows it.
+#[test]
+fn a_narrow_page_lists_tool_calls_under_all_waiting() {
+    let mut window = crate::ui::window_sized(400.0, 760.0);
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_narrow"));
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    assert!(window.has_label("Questions (2)"), "the bar counts the card");
+    window.click_button("All waiting");
+    let listed = entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let card = listed.iter().find(|label| label.contains("tool call")).expect("the card's entry");
+    window.click(Role::Button, &card.clone());
+    window.wait_out_key_grace();
+    assert!(window.has_label("npm test"), "the card is shown in the one column");
+    assert!(window.app().state().current().is_none());
+}
+
+/// Hostile commands in the list: an override is written out, and a 100 KB command makes an
+/// entry of one short line.
+#[test]
+fn a_card_entry_writes_out_hidden_characters_and_stays_short() {
+    let mut window = window();
+    let _first = ask_card(&mut window, "echo \u{202e}txt.exe", "aaaa1111");
+    let _second = ask_card(&mut window, &"日本語".repeat(40_000), "bbbb2222");
+    let listed = entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed[0].starts_with("Bash: echo <U+202E>txt.exe · "), "{listed:?}");
+    assert!(listed[1].chars().count() < 160, "{}", listed[1].chars().count());
+    assert_eq!(window.shown("\u{202e}"), 0, "the override itself is drawn nowhere");
 }

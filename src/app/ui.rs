@@ -34,7 +34,9 @@ impl App {
                 // Exactly what the window's close button does: the close path asks first when
                 // answers are in progress.
                 state::Action::RequestClose => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
-                state::Action::SelectRequest(_) => self.picked_by_user = true,
+                state::Action::SelectRequest(_) | state::Action::SelectCard(_) => {
+                    self.picked_by_user = true;
+                }
                 state::Action::Edit(state::Edit::SetOtherText { question, .. }) => {
                     self.note_edit(*question, TextField::Other, now);
                 }
@@ -157,7 +159,9 @@ impl App {
         });
         // A plan to review takes the page over whatever else shows (issue 26).
         let plan = self.state.plan().map(|(card, _)| card.id);
-        let shown = plan.or_else(|| self.state.current().map(state::Open::id));
+        // The question or the card shown (issue 26: a card the user did not pick that takes
+        // the page is a new arrival like a question).
+        let shown = plan.or_else(|| self.state.shown().map(state::Shown::id));
         let newest_card = self.state.permissions().cards().last().map(|card| card.id);
         let card_arrived = newest_card.is_some() && newest_card != self.newest_card;
         self.newest_card = newest_card;

@@ -32,6 +32,9 @@ pub struct PendingPermission {
     pub deny_message: String,
     /// What the card shows of the call, prepared once when it arrived (issue 26).
     pub view: ToolCallView,
+    /// The call in one line ("Bash: npm test"), for the request list; made once, as a large
+    /// input is serialised to make it.
+    pub summary: String,
     /// A plan to review (`ExitPlanMode`), shown as a plan page instead of a card, with the
     /// review so far.
     pub plan: Option<PlanReview>,
@@ -100,7 +103,8 @@ impl<R> Approvals<R> {
         let view = ToolCallView::of(&request);
         let plan = PlanReview::of(&request);
         let deny_message = String::new();
-        let card = PendingPermission { id, request, provenance, deny_message, view, plan };
+        let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
+        let card = PendingPermission { id, request, provenance, deny_message, view, summary, plan };
         self.waiting.push(Approval { card, replies: vec![reply] });
         Asked::Opened(id)
     }

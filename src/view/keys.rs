@@ -10,9 +10,8 @@
 
 use egui::{Context, Event, FocusDirection, Id, Key, Modifiers};
 
-use crate::app::state::{Action, Confirm, Edit, Open, Tab};
+use crate::app::state::{Action, Confirm, Edit, Open, Shown, Tab};
 use crate::protocol::Pick;
-use crate::protocol::origin::RequestId;
 
 use super::preview::preview_scroll_id;
 use super::question::{notes_id, other_text_id};
@@ -53,8 +52,8 @@ struct Carried {
 /// Ctrl+PgUp and Ctrl+PgDn go (the list wraps round).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Neighbours {
-    pub previous: Option<RequestId>,
-    pub next: Option<RequestId>,
+    pub previous: Option<Shown>,
+    pub next: Option<Shown>,
 }
 
 /// Reads this frame's keys for the current request. Call before drawing, so keys it uses never
@@ -151,9 +150,29 @@ fn chord_actions(ctx: &Context, pending: &Open, neighbours: Neighbours, actions:
         // Ctrl+PgUp / Ctrl+PgDn: the previous or next waiting request, from a box too.
         for (key, to) in [(Key::PageUp, neighbours.previous), (Key::PageDown, neighbours.next)] {
             if input.consume_key(Modifiers::COMMAND, key)
-                && let Some(id) = to
+                && let Some(to) = to
             {
-                actions.push(Action::SelectRequest(id));
+                actions.push(Action::select(to));
+            }
+        }
+    });
+}
+
+/// The keys while a tool call's card is shown (issue 26): the window's own (as when idle), and
+/// Ctrl+PgUp / Ctrl+PgDn to the previous or next entry of the list.
+pub fn card_keyboard_actions(
+    ctx: &Context,
+    receipt: bool,
+    neighbours: Neighbours,
+    actions: &mut Vec<Action>,
+) {
+    idle_keyboard_actions(ctx, receipt, actions);
+    ctx.input_mut(|input| {
+        for (key, to) in [(Key::PageUp, neighbours.previous), (Key::PageDown, neighbours.next)] {
+            if input.consume_key(Modifiers::COMMAND, key)
+                && let Some(to) = to
+            {
+                actions.push(Action::select(to));
             }
         }
     });

@@ -17,7 +17,8 @@ use egui::{Button, Frame, Label, RichText, ScrollArea, Ui};
 use egui_commonmark::CommonMarkCache;
 
 use crate::app::state::{
-    Action, Confirm, Countdown, Edit, Open, Receipt, SendState, State, Status, Tab, review_line,
+    Action, Confirm, Countdown, Edit, Open, PendingPermission, Receipt, SendState, Shown, State,
+    Status, Tab, review_line,
 };
 use crate::protocol::OutcomeKind;
 use crate::view::theme::{Tokens, size};
@@ -31,6 +32,9 @@ pub const KEY_HINT: &str = "↑↓ move · Enter choose & next · 1–9 choose �
 
 /// A request with this many seconds left or fewer is marked as urgent in the list.
 pub const URGENT_SECS: u64 = 60;
+
+/// The most of a tool call's summary a list entry holds.
+const CARD_ENTRY_CHARS: usize = 80;
 
 /// Seconds the "+1 min" button adds to a countdown.
 pub const ADD_TIME_SECS: u64 = 60;
@@ -76,8 +80,14 @@ pub fn root_ui<R, A>(
     if let Some(pending) = state.current()
         && keyboard_on_form
     {
-        let neighbours = neighbours(state, pending.id());
+        let neighbours = neighbours(state, Shown::Question(pending.id()));
         keys::keyboard_actions(ui.ctx(), pending, neighbours, &mut actions);
+    } else if let Some(card) = state.shown_card()
+        && !state.confirming_close()
+    {
+        // A card shown: the window's keys, and the previous and next entries of the list.
+        let neighbours = neighbours(state, Shown::Card(card.id));
+        keys::card_keyboard_actions(ui.ctx(), state.receipt().is_some(), neighbours, &mut actions);
     } else if !state.confirming_close() {
         // Nothing to answer: the window's own keys still work (Ctrl+W hides the inbox, Esc puts
         // away what was sent).
@@ -93,8 +103,8 @@ pub fn root_ui<R, A>(
         egui::Panel::top("notices").show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
     }
     if let Some(receipt) = state.receipt() {
-        match state.current().is_some() {
-            // A form shows: what was sent is one line with its details folded, so the next
+        match state.shown().is_some() {
+            // A form (or a card) shows: what was sent is one line with its details folded, so the next
             // request's options stay on screen in the smallest window.
             true => {
                 egui::Panel::top("receipt-line").resizable(false).show(ui, |ui| {
@@ -123,7 +133,9 @@ pub fn root_ui<R, A>(
                 egui::CentralPanel::default()
                     .show(ui, |ui| request_list_ui(ui, state, &mut actions));
                 // Picking a request shows it.
-                if actions.iter().any(|action| matches!(action, Action::SelectRequest(_))) {
+                if actions.iter().any(|action| {
+                    matches!(action, Action::SelectRequest(_) | Action::SelectCard(_))
+                }) {
                     set_narrow_pane(ui.ctx(), NarrowPane::Form);
                 }
                 return finish_root(ui, state, actions);
@@ -142,7 +154,7 @@ pub fn root_ui<R, A>(
             NarrowPane::Form => {}
         }
     } else {
-        if state.book().len() > 1 {
+        if state.waiting() > 1 {
             egui::Panel::left("requests")
                 .resizable(true)
                 .default_size(size::REQUEST_LIST_WIDTH)
@@ -167,15 +179,16 @@ pub fn root_ui<R, A>(
         egui::Panel::bottom("footer").show(ui, |ui| footer_ui(ui, pending, narrow, &mut actions));
     }
     egui::CentralPanel::default().show(ui, |ui| {
-        // Tool permissions come first: the agent is blocked on them as much as on questions.
-        for permission in state.permissions().cards() {
-            session::permission_ui(ui, permission, &mut actions);
-            ui.add_space(6.0);
-        }
-        match state.current() {
-            Some(pending) => request_ui(ui, pending, markdown, &mut actions),
-            None if state.permissions().is_empty() => idle_ui(ui, state),
-            None => {}
+        // One item at a time (issue 26): the question or the tool call chosen in the list, else
+        // the oldest waiting.
+        match (state.shown_card(), state.current()) {
+            (Some(card), _) => {
+                ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
+                    session::permission_ui(ui, card, &mut actions);
+                });
+            }
+            (None, Some(pending)) => request_ui(ui, pending, markdown, &mut actions),
+            (None, None) => idle_ui(ui, state),
         }
     });
     finish_root(ui, state, actions)
@@ -226,7 +239,7 @@ fn is_touch_screen(ctx: &egui::Context) -> bool {
 /// The bar at the top of a narrow page that picks what its one column shows; the pane shown.
 /// None when there is only the form to show.
 fn narrow_pane_ui<R, A>(ui: &mut Ui, state: &State<R, A>) -> NarrowPane {
-    let several = state.book().len() > 1;
+    let several = state.waiting() > 1;
     let session = state.session().is_some();
     let mut pane = ui.ctx().data(|data| data.get_temp::<NarrowPane>(narrow_pane_id()));
     let mut shown = pane.unwrap_or_default();
@@ -238,7 +251,7 @@ fn narrow_pane_ui<R, A>(ui: &mut Ui, state: &State<R, A>) -> NarrowPane {
     }
     egui::Panel::top("narrow-panes").show(ui, |ui| {
         ui.horizontal_wrapped(|ui| {
-            let waiting = state.book().len() + state.permissions().len();
+            let waiting = state.waiting();
             let form = match waiting {
                 0 => "Questions".to_owned(),
                 _ => format!("Questions ({waiting})"),
@@ -416,9 +429,10 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
     let now = ui.input(|input| input.time);
     // Level with the tabs of the form beside it.
     ui.add_space(size::ROW_GAP * 2.0);
-    ui.label(RichText::new(format!("{} waiting", state.book().len())).strong());
+    ui.label(RichText::new(format!("{} waiting", state.waiting())).strong());
+    let shown = state.shown();
     ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
-        for group in request_groups(state.book().requests()) {
+        for group in request_groups(listed(state)) {
             ui.add_space(size::ROW_GAP);
             ui.horizontal(|ui| {
                 let name = group.project.unwrap_or("Other agents");
@@ -438,34 +452,73 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
                         RichText::new(format!("session {session}")).small().color(tokens.muted);
                     ui.add(Label::new(text).selectable(false));
                 }
-                for pending in requests {
-                    let current = state.current().is_some_and(|c| c.id() == pending.id());
-                    if request_entry_ui(ui, pending, current, now).clicked() {
-                        actions.push(Action::SelectRequest(pending.id()));
+                for entry in requests {
+                    let current = shown == Some(entry.shown());
+                    let response = match entry {
+                        Listed::Question(pending) => request_entry_ui(ui, pending, current, now),
+                        Listed::Card(card) => card_entry_ui(ui, card, current, now),
+                    };
+                    if response.clicked() {
+                        actions.push(Action::select(entry.shown()));
                     }
                 }
             }
         }
     });
     // Ages are shown in minutes: repaint when the next one turns.
-    if let Some(oldest) = state.book().requests().map(|open| open.opened_at).reduce(f64::min) {
+    let cards = state.permissions().cards().map(|card| card_seen_at(ui.ctx(), card.id, now));
+    if let Some(oldest) =
+        state.book().requests().map(|open| open.opened_at).chain(cards).reduce(f64::min)
+    {
         let into_minute = (now - oldest).max(0.0) % 60.0;
         ui.ctx().request_repaint_after(std::time::Duration::from_secs_f64(60.0 - into_minute));
     }
 }
 
+/// One entry of the list (issue 26): a question or a tool call waiting for a decision.
+#[derive(Clone, Copy)]
+enum Listed<'a> {
+    Question(&'a Open),
+    Card(&'a PendingPermission),
+}
+
+impl<'a> Listed<'a> {
+    fn shown(self) -> Shown {
+        match self {
+            Listed::Question(open) => Shown::Question(open.id()),
+            Listed::Card(card) => Shown::Card(card.id),
+        }
+    }
+
+    fn provenance(self) -> &'a crate::protocol::origin::Provenance {
+        match self {
+            Listed::Question(open) => &open.core.provenance,
+            Listed::Card(card) => &card.provenance,
+        }
+    }
+}
+
+/// Every waiting question and tool call, oldest first (ids are given in arrival order across
+/// both).
+fn listed<R, A>(state: &State<R, A>) -> impl Iterator<Item = Listed<'_>> {
+    let mut entries: Vec<Listed<'_>> = state.book().requests().map(Listed::Question).collect();
+    entries.extend(state.permissions().cards().map(Listed::Card));
+    entries.sort_by_key(|entry| entry.shown().id());
+    entries.into_iter()
+}
+
 /// One project's requests in the list, by session (in order of their oldest request).
 struct RequestGroup<'a> {
     project: Option<&'a str>,
-    sessions: Vec<(Option<String>, Vec<&'a Open>)>,
+    sessions: Vec<(Option<String>, Vec<Listed<'a>>)>,
 }
 
-/// Groups requests by project, then session, keeping the book's order (oldest first) within
-/// each and ordering groups by their oldest request.
-fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGroup<'a>> {
+/// Groups requests by project, then session, keeping their order (oldest first) within each
+/// and ordering groups by their oldest request.
+fn request_groups<'a>(requests: impl Iterator<Item = Listed<'a>>) -> Vec<RequestGroup<'a>> {
     let mut groups: Vec<RequestGroup<'a>> = Vec::new();
     for open in requests {
-        let provenance = &open.core.provenance;
+        let provenance = open.provenance();
         let project = provenance.project.as_deref();
         let session = provenance.short_session();
         if !groups.iter().any(|group| group.project == project) {
@@ -485,15 +538,12 @@ fn request_groups<'a>(requests: impl Iterator<Item = &'a Open>) -> Vec<RequestGr
 
 /// The requests before and after `current` in the list as it is shown (grouped by project and
 /// session), wrapping round; none when it is the only one.
-fn neighbours<R, A>(
-    state: &State<R, A>,
-    current: crate::protocol::origin::RequestId,
-) -> keys::Neighbours {
-    let listed: Vec<crate::protocol::origin::RequestId> = request_groups(state.book().requests())
+fn neighbours<R, A>(state: &State<R, A>, current: Shown) -> keys::Neighbours {
+    let listed: Vec<Shown> = request_groups(listed(state))
         .into_iter()
         .flat_map(|group| group.sessions)
         .flat_map(|(_, requests)| requests)
-        .map(Open::id)
+        .map(Listed::shown)
         .collect();
     let Some(at) = listed.iter().position(|&id| id == current) else {
         return keys::Neighbours::default();
@@ -569,6 +619,52 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
         Some(deadline) => format!("{title} · {deadline} · {detail}"),
         None => format!("{title} · {detail}"),
     };
+    scope.response.widget_info(|| {
+        egui::WidgetInfo::selected(egui::Role::Button, true, current, label.as_str())
+    });
+    scope.response
+}
+
+/// When this page first listed card `id`: its age is counted from then (the book keeps no
+/// clock for cards).
+fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now: f64) -> f64 {
+    let key = egui::Id::unique(("askpane-card-seen", id));
+    ctx.data_mut(|data| *data.get_temp_mut_or_insert_with(key, || now))
+}
+
+/// One tool call waiting for a decision (issue 26): the tool and what it does ("Bash: npm
+/// test"), who asks, "tool call", its age.
+fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64) -> egui::Response {
+    let tokens = Tokens::of(ui.ctx());
+    let request = &card.request;
+    let title = crate::protocol::text::reveal_hidden(&card.summary);
+    // The row cuts what does not fit; the name a screen reader reads is bounded too (a command
+    // may be 100 KB).
+    let title: String = match title.chars().count() > CARD_ENTRY_CHARS {
+        true => title.chars().take(CARD_ENTRY_CHARS - 1).chain(['…']).collect(),
+        false => title.into_owned(),
+    };
+    let mut who = card.provenance.agent();
+    if let Some(subagent) = &request.agent_id {
+        who.push_str(&format!(" · subagent {subagent}"));
+    }
+    let age = age_text(now - card_seen_at(ui.ctx(), card.id, now));
+    let detail = format!("{who} · tool call · {age}");
+    let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
+        let fill = match (current, ui.response().hovered()) {
+            (true, _) => tokens.row_chosen,
+            (false, true) => tokens.row_hover,
+            (false, false) => egui::Color32::TRANSPARENT,
+        };
+        Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            let text = RichText::new(format!("⚙ {title}")).strong();
+            ui.add(Label::new(text).truncate().selectable(false));
+            let detail = RichText::new(&detail).small().color(tokens.warning);
+            ui.add(Label::new(detail).wrap().selectable(false));
+        });
+    });
+    let label = format!("{title} · {detail}");
     scope.response.widget_info(|| {
         egui::WidgetInfo::selected(egui::Role::Button, true, current, label.as_str())
     });

@@ -32,6 +32,8 @@ use crate::protocol::{Outcome, TextField, web};
 pub enum Action {
     Edit(Edit),
     SelectRequest(RequestId),
+    /// The user turns to one tool call's card (issue 26: cards are entries of the list too).
+    SelectCard(RequestId),
     DismissReceipt,
     DismissNotice(usize),
     /// Any key or click while a countdown runs: the user is here, stop every countdown.
@@ -47,6 +49,32 @@ pub enum Action {
     Hide,
     /// Something for the agent session (`askpane claude`): permissions, prompts, Stop.
     Session(SessionAction),
+}
+
+impl Action {
+    /// Turning to `item`, whichever kind it is.
+    pub fn select(item: Shown) -> Action {
+        match item {
+            Shown::Question(id) => Action::SelectRequest(id),
+            Shown::Card(id) => Action::SelectCard(id),
+        }
+    }
+}
+
+/// What the central panel shows (issue 26): one question's form or one tool call's card. Ids
+/// are given in arrival order across both, so the oldest is the smallest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Shown {
+    Question(RequestId),
+    Card(RequestId),
+}
+
+impl Shown {
+    pub fn id(self) -> RequestId {
+        match self {
+            Shown::Question(id) | Shown::Card(id) => id,
+        }
+    }
 }
 
 impl From<Edit> for Action {
@@ -71,6 +99,9 @@ pub struct State<R, A = ()> {
     /// asks first whenever requests are open.
     resident: bool,
     agent: Agent,
+    /// What the user turned to last (issue 26), while it waits; otherwise the oldest waiting
+    /// item is shown (see [`State::shown`]).
+    picked: Option<Shown>,
 }
 
 impl<R, A> Default for State<R, A> {
@@ -84,6 +115,7 @@ impl<R, A> Default for State<R, A> {
             confirm_close: false,
             resident: false,
             agent: Agent::default(),
+            picked: None,
         }
     }
 }
@@ -93,9 +125,43 @@ impl<R, A> State<R, A> {
         &self.book
     }
 
-    /// The request the user is on.
+    /// The question the user is on: none while a tool call's card is shown instead.
     pub fn current(&self) -> Option<&Open> {
-        self.book.current()
+        match self.shown()? {
+            Shown::Question(_) => self.book.current(),
+            Shown::Card(_) => None,
+        }
+    }
+
+    /// What the central panel shows (issue 26): what the user turned to while it waits, else
+    /// the oldest waiting item, question or tool call. (The book's own current question is the
+    /// user's pick or its oldest: a pick of a card puts it back on its oldest.)
+    pub fn shown(&self) -> Option<Shown> {
+        let question = self.book.current().map(|open| Shown::Question(open.id()));
+        match self.picked {
+            Some(Shown::Card(id)) if self.card(id).is_some() => return Some(Shown::Card(id)),
+            Some(Shown::Question(id)) if question == Some(Shown::Question(id)) => return question,
+            _ => {}
+        }
+        let card = self.approvals.cards().next().map(|card| Shown::Card(card.id));
+        [question, card].into_iter().flatten().min_by_key(|item| item.id())
+    }
+
+    /// The card shown in the central panel, when a tool call is.
+    pub fn shown_card(&self) -> Option<&PendingPermission> {
+        match self.shown()? {
+            Shown::Card(id) => self.card(id),
+            Shown::Question(_) => None,
+        }
+    }
+
+    fn card(&self, id: RequestId) -> Option<&PendingPermission> {
+        self.approvals.cards().find(|card| card.id == id)
+    }
+
+    /// Questions and tool calls waiting, together.
+    pub fn waiting(&self) -> usize {
+        self.book.len() + self.approvals.len()
     }
 
     pub fn receipt(&self) -> Option<&Receipt> {
@@ -197,6 +263,21 @@ impl<R, A> State<R, A> {
     /// many requests wait in all when more than one does, and the countdown when one runs:
     /// `⏱ 0:42 · 2 waiting · orders · 3 questions — askpane`.
     pub fn title(&self, now: f64) -> String {
+        let waiting = self.waiting();
+        if let Some(card) = self.shown_card() {
+            let name = card.provenance.project.as_deref().unwrap_or_default();
+            let tool = &card.request.tool_name;
+            let title = match name.trim().is_empty() {
+                true => tool.to_owned(),
+                false => format!("{} · {tool}", name.trim()),
+            };
+            // Control characters (a NUL above all) cannot go into a window title.
+            let title: String = title.chars().filter(|c| !c.is_control()).collect();
+            return match waiting > 1 {
+                true => format!("{waiting} waiting · {title} — askpane"),
+                false => format!("{title} — askpane"),
+            };
+        }
         let Some(current) = self.current() else { return "askpane".to_owned() };
         let core = &current.core;
         let name = core.provenance.project.as_deref().unwrap_or(core.ask.title());
@@ -209,7 +290,6 @@ impl<R, A> State<R, A> {
         if !name.trim().is_empty() {
             title = format!("{} · {title}", name.trim());
         }
-        let waiting = self.book.len();
         if waiting > 1 {
             title = format!("{waiting} waiting · {title}");
         }
@@ -365,6 +445,7 @@ impl<R, A> State<R, A> {
         if !self.book.select(id) {
             return;
         }
+        self.picked = Some(Shown::Question(id));
         if self.receipt.as_ref().is_some_and(|receipt| receipt.tool_use_id == tool_use_id) {
             self.receipt = None;
         }
@@ -382,12 +463,28 @@ impl<R, A> State<R, A> {
     /// Performs one action; returns the request it settled, if any.
     pub fn apply(&mut self, action: Action) -> Option<Settled<R>> {
         match action {
+            // The form is not shown while a card is: its keys cannot reach it.
+            Action::Edit(_) if matches!(self.shown(), Some(Shown::Card(_))) => None,
             Action::Edit(edit) => {
                 let settled = self.book.edit(edit);
                 self.recorded(settled)
             }
             Action::SelectRequest(id) => {
                 if self.book.select(id) {
+                    self.picked = Some(Shown::Question(id));
+                    self.receipt = None;
+                }
+                None
+            }
+            Action::SelectCard(id) => {
+                if self.card(id).is_some() {
+                    self.picked = Some(Shown::Card(id));
+                    // Once this card is decided, the oldest item is shown, not a question
+                    // picked before it.
+                    let oldest = self.book.requests().next().map(Open::id);
+                    if let Some(oldest) = oldest {
+                        self.book.select(oldest);
+                    }
                     self.receipt = None;
                 }
                 None

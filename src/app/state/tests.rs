@@ -793,3 +793,42 @@ fn a_page_tells_the_entries_it_can_load_from_those_the_bridge_dropped() {
     // The bridge's own: nothing to load, so nothing to ask.
     assert_eq!(bridge.apply_session(SessionAction::ShowEarlier), None);
 }
+
+/// A Bash card for `command`, asked now (so its id is newer than everything before it).
+fn ask_bash(state: &mut State<()>, command: &str) -> RequestId {
+    let request = PermissionRequest {
+        request_id: format!("r-{command}"),
+        tool_name: "Bash".into(),
+        input: json!({"command": command}),
+        ..Default::default()
+    };
+    let id = RequestId::next();
+    state.ask_permission(id, request, Provenance::new("claude", None), ());
+    id
+}
+
+#[test]
+fn the_oldest_of_questions_and_cards_is_shown_until_the_user_picks() {
+    let mut state = State::<()>::default();
+    let card = ask_bash(&mut state, "ls");
+    let Admission::Opened(question) = push(&mut state, three_questions()) else { panic!() };
+    let later = ask_bash(&mut state, "make");
+    assert_eq!(state.shown(), Some(Shown::Card(card)), "the card came first");
+    assert!(state.current().is_none(), "no form beside the card");
+    assert_eq!(state.edit(Edit::MoveCursor(1)).map(|_| ()), None);
+    assert_eq!(state.book().get(question).map(|open| open.is_touched()), Some(false));
+    // Picking the later card shows it; deciding it goes back to the oldest item.
+    state.apply(Action::SelectCard(later));
+    assert_eq!(state.shown(), Some(Shown::Card(later)));
+    state.apply_session(SessionAction::AllowPermission(later));
+    assert_eq!(state.shown(), Some(Shown::Card(card)));
+    // A question picked stays shown while the card waits; an unknown card is no pick.
+    state.apply(Action::SelectRequest(question));
+    assert_eq!(state.shown(), Some(Shown::Question(question)));
+    assert_eq!(state.current().map(Open::id), Some(question));
+    state.apply(Action::SelectCard(RequestId::next()));
+    assert_eq!(state.shown(), Some(Shown::Question(question)));
+    state.apply_session(SessionAction::DenyPermission(card));
+    assert_eq!(state.shown(), Some(Shown::Question(question)));
+    assert_eq!(state.title(0.0), "Database · 3 questions — askpane");
+}
