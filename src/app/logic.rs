@@ -342,7 +342,12 @@ impl App {
             kind: WaitingKind::ToolCall,
             project: card.provenance.project.clone(),
             header: card.request.tool_name.clone(),
-            question: what_the_call_does(&card.request),
+            // The card's one-line summary without the tool's name, which the title carries.
+            question: card
+                .summary
+                .strip_prefix(&format!("{}: ", card.request.tool_name))
+                .unwrap_or_default()
+                .to_owned(),
         });
         let mut waiting: Vec<Waiting> = book
             .requests()
@@ -413,12 +418,4 @@ pub(super) fn journal_form(edit: &state::Edit, open: &state::Open) -> Option<(Re
         _ => return None,
     };
     Some((open.id(), question))
-}
-
-/// What a tool call would do, for its notification (`npm test` for Bash): its summary without
-/// the tool's name, which the notification's title carries.
-fn what_the_call_does(request: &crate::protocol::stream::PermissionRequest) -> String {
-    let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
-    let named = format!("{}: ", request.tool_name);
-    summary.strip_prefix(&named).unwrap_or_default().to_owned()
 }

@@ -323,27 +323,31 @@ impl Host {
             message: held.message.clone(),
             policy: self.given.policy.clone(),
         }));
-        if self.inbox.is_none() {
-            match (self.given.connect)() {
-                Ok(inbox) => self.inbox = Some(inbox),
-                Err(why) => {
-                    // Nobody can be asked: OpenCode's model hears so and goes on.
-                    log::warn!(
-                        speaker = SPEAKER;
-                        "no inbox can show {id} ({why}); answering that nobody is available"
-                    );
-                    let Some(held) = self.followed.release(id) else { return };
-                    let reply = self.decide_here(&held.message, Some(format!("no inbox: {why}")));
-                    self.send_reply(&held.directory, id, reply);
-                    return;
-                }
-            }
+        if let Err(why) = self.send_to_inbox(id, &ask) {
+            // Nobody can be asked: OpenCode's model hears so and goes on.
+            log::warn!(
+                speaker = SPEAKER;
+                "no inbox can show {id} ({why}); answering that nobody is available"
+            );
+            let Some(held) = self.followed.release(id) else { return };
+            let reply = self.decide_here(&held.message, Some(format!("no inbox: {why}")));
+            self.send_reply(&held.directory, id, reply);
         }
-        let sent = self.inbox.as_mut().map(|inbox| inbox.client.send(&ask));
-        if let Some(Err(error)) = sent {
+    }
+
+    /// Sends `message` (about `id`) to the inbox, connecting to it (or starting one) first. An
+    /// error: no inbox can be had. A failed send is only logged: the reader thread sees the
+    /// connection end and [`Host::inbox_gone`] hands everything held to a new inbox.
+    fn send_to_inbox(&mut self, id: &str, message: &ClientMessage) -> Result<(), String> {
+        let inbox = match self.inbox.take() {
+            Some(inbox) => inbox,
+            None => (self.given.connect)()?,
+        };
+        let inbox = self.inbox.insert(inbox);
+        if let Err(error) = inbox.client.send(message) {
             log::warn!(speaker = SPEAKER; "cannot hand {id} to the inbox ({error})");
-            // The reader thread sees the connection end and `inbox_gone` asks again.
         }
+        Ok(())
     }
 
     /// Hands the held permission request `id` to the inbox as a permission card, connecting
@@ -356,23 +360,9 @@ impl Host {
             request: Box::new(held.request.clone()),
             from: Some(held.from.clone()),
         };
-        if self.inbox.is_none() {
-            match (self.given.connect)() {
-                Ok(inbox) => self.inbox = Some(inbox),
-                Err(why) => {
-                    log::warn!(
-                        speaker = SPEAKER;
-                        "no inbox can show {id} ({why}); it is left to OpenCode"
-                    );
-                    self.followed.release_permission(id);
-                    return;
-                }
-            }
-        }
-        let sent = self.inbox.as_mut().map(|inbox| inbox.client.send(&card));
-        if let Some(Err(error)) = sent {
-            log::warn!(speaker = SPEAKER; "cannot hand {id} to the inbox ({error})");
-            // The reader thread sees the connection end and `inbox_gone` asks again.
+        if let Err(why) = self.send_to_inbox(id, &card) {
+            log::warn!(speaker = SPEAKER; "no inbox can show {id} ({why}); it is left to OpenCode");
+            self.followed.release_permission(id);
         }
     }
 
