@@ -216,6 +216,35 @@ fn flags_decide_without_the_inbox_and_never_allow() {
 }
 
 #[test]
+fn a_broken_or_hostile_permission_request_is_left_to_claude_code_saying_why() {
+    let run = |stdin: &str| {
+        let mut command = askpane(&["hook", "--decline", "never"]);
+        run_bounded(&mut command, Some(stdin))
+    };
+    // Without its input: nothing printed (no decision anybody made), exit 0, why on stderr.
+    let missing = serde_json::json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash"});
+    let done = run(&missing.to_string());
+    assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
+    assert!(done.stderr.contains("tool_input"), "{}", done.stderr);
+    let missing = serde_json::json!({"hook_event_name": "PermissionRequest", "tool_input": {}});
+    let done = run(&missing.to_string());
+    assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
+    assert!(done.stderr.contains("tool_name"), "{}", done.stderr);
+    // Hostile suggestions (wrong types, a deny rule, 100 KB of Japanese) are skipped or read,
+    // never a panic: the flag's one reply still comes, exactly once.
+    let hostile = serde_json::json!({
+        "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": {"command": "日本語".repeat(12_000)},
+        "permission_suggestions": [7, {"type": "addRules", "behavior": "deny"}, null,
+            {"type": "setMode", "mode": ["x"]}, "\u{202e}"]
+    });
+    let done = run(&hostile.to_string());
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    assert_eq!(done.stdout.lines().count(), 1, "{}", done.stdout);
+    assert_eq!(json(&done.stdout)["hookSpecificOutput"]["decision"]["message"], "never");
+}
+
+#[test]
 fn flags_that_decide_are_applied_by_a_running_inbox_too() {
     let inbox = Inbox::start("hook-approval-inbox-flags");
     let stdin = capture("pr-bash-allow", "stdin");
