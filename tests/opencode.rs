@@ -863,17 +863,16 @@ fn permissions_decided_in_the_inbox_reach_opencode_as_once_reject_and_always() {
     card.reply.send(PermissionDecision::AllowOnce);
     assert_eq!(world.wait_tool_results(1), [RAN], "{}", world.report());
 
-    // Deny with words: the call does not run; the model reads the words and goes on.
+    // Deny with words (as the window builds them): the call does not run; the model reads
+    // OpenCode's own wrapper and the person's words, once, and goes on.
     world.ask(&project, "bash");
     let words = askpane::book::approval::deny_words("Use make instead.");
-    inbox.card(&world).reply.send(PermissionDecision::Deny { message: words.clone() });
+    inbox.card(&world).reply.send(PermissionDecision::Deny { message: words });
     let results = world.wait_tool_results(2);
     assert_eq!(
         results[1],
-        format!(
-            "The user rejected permission to use this specific tool call with the following \
-             feedback: {words}"
-        ),
+        "The user rejected permission to use this specific tool call with the following \
+         feedback: Use make instead.",
         "{}",
         world.report()
     );

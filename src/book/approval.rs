@@ -314,10 +314,25 @@ fn offered(request: &PermissionRequest, decision: &PermissionDecision) -> bool {
     }
 }
 
+/// What the model reads when the user denies a tool call without words.
+const DENIED: &str = "The user denied this tool call.";
+/// What comes before the user's words when they gave any.
+const DENIED_SAYING: &str = "The user denied this tool call and said: ";
+
 /// What the model reads when the user denies a tool call, with their words when they gave any.
 pub fn deny_words(typed: &str) -> String {
     match typed.trim() {
-        "" => "The user denied this tool call.".to_owned(),
-        text => format!("The user denied this tool call and said: {text}"),
+        "" => DENIED.to_owned(),
+        text => format!("{DENIED_SAYING}{text}"),
     }
+}
+
+/// The user's own words in a deny's message, for an agent that wraps them in a sentence of its
+/// own (OpenCode: "… with the following feedback: <words>"): what [`deny_words`] was given, or
+/// the whole message when it was not built by it (`--decline MESSAGE`, as given); `None` for
+/// a deny without words.
+pub fn said_words(message: &str) -> Option<&str> {
+    let message = message.trim();
+    let words = message.strip_prefix(DENIED_SAYING.trim_end()).map_or(message, str::trim_start);
+    (!words.is_empty() && message != DENIED).then_some(words)
 }

@@ -14,7 +14,7 @@ use crate::protocol::opencode::{
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::web::WhoAsked;
 
-use super::approval::deny_words;
+use super::approval::said_words;
 
 /// A question handed to the inbox, by the server's id for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -282,16 +282,16 @@ impl FollowedServer {
 }
 
 /// What OpenCode is sent for `decision`: allow once → `once`, allow always → `always`, deny →
-/// `reject` (with the person's words as its message: the model reads them and goes on; a deny
-/// without words rejects as OpenCode's own TUI does, and the turn stops). A hand-back sends
+/// `reject` (with the person's words alone as its message, since OpenCode says who spoke: its
+/// model reads "… with the following feedback: <words>" and goes on; a deny without words
+/// rejects as OpenCode's own TUI does, and the turn stops). A hand-back sends
 /// nothing: the request stays pending for OpenCode's TUI.
 pub fn permission_reply(decision: &PermissionDecision) -> Option<PermissionReply> {
     match decision {
         PermissionDecision::AllowOnce => Some(PermissionReply::Once),
         PermissionDecision::AllowAlways { .. } => Some(PermissionReply::Always),
         PermissionDecision::Deny { message } => {
-            let wordless = message.trim().is_empty() || *message == deny_words("");
-            let message = (!wordless).then(|| message.clone());
+            let message = said_words(message).map(str::to_owned);
             Some(PermissionReply::Reject { message })
         }
         PermissionDecision::HandBack => None,
@@ -303,6 +303,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::book::approval::deny_words;
     use crate::protocol::opencode::PermissionAsked;
 
     fn question(id: &str, session: &str) -> QuestionRequest {
@@ -510,10 +511,12 @@ mod tests {
             decided(&mut followed, "per_3", wordless),
             [PermissionReply::Reject { message: None }]
         );
-        let message = "Use make instead.".to_owned();
+        // The person's words only: OpenCode's own wrapper already says who spoke ("… with the
+        // following feedback: <words>").
+        let words = D::Deny { message: deny_words("  Use make instead. ") };
         assert_eq!(
-            decided(&mut followed, "per_4", D::Deny { message: message.clone() }),
-            [PermissionReply::Reject { message: Some(message) }]
+            decided(&mut followed, "per_4", words),
+            [PermissionReply::Reject { message: Some("Use make instead.".to_owned()) }]
         );
         // Handed back: nothing is sent, OpenCode's TUI still has it.
         let steps = followed.permission_decided("per_5", &D::HandBack);
@@ -521,6 +524,30 @@ mod tests {
         assert!(followed.held_permission_ids().is_empty());
         // A late or second decision reaches nobody.
         assert!(followed.permission_decided("per_1", &D::AllowOnce).is_empty());
+    }
+
+    #[test]
+    fn a_deny_sends_opencode_the_words_alone_as_typed_or_given() {
+        let reject = |message: &str| {
+            permission_reply(&PermissionDecision::Deny { message: message.to_owned() })
+        };
+        let said = |words: &str| Some(PermissionReply::Reject { message: Some(words.to_owned()) });
+        let wordless = Some(PermissionReply::Reject { message: None });
+        assert_eq!(reject(&deny_words("")), wordless);
+        assert_eq!(reject(&deny_words(" \n ")), wordless);
+        assert_eq!(reject(""), wordless);
+        assert_eq!(reject(&deny_words("no")), said("no"));
+        // Words that look like the sentence are still the person's words, once.
+        let echo = "The user denied this tool call and said: twice";
+        assert_eq!(reject(&deny_words(echo)), said(echo));
+        // --decline MESSAGE: the message as given.
+        assert_eq!(reject("Not in CI."), said("Not in CI."));
+        let long = "拒否".repeat(50_000);
+        assert_eq!(reject(&deny_words(&long)), said(&long));
+        // The wire body holds the words alone.
+        let body = permission_reply(&PermissionDecision::Deny { message: deny_words("Use make.") })
+            .map(|reply| reply.body().to_string());
+        assert_eq!(body.as_deref(), Some(r#"{"reply":"reject","message":"Use make."}"#));
     }
 
     #[test]
