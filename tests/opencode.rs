@@ -986,3 +986,59 @@ fn decline_rejects_a_permission_with_its_message_and_nobody_ever_allows_one() {
     assert_eq!(world.pending_permissions(&project).len(), 1);
     assert_eq!(world.tool_results().len(), 1, "the call did not run: {}", world.report());
 }
+
+impl TestInbox {
+    /// The next card the window is told timed out: its request id.
+    fn timed_out(&self, world: &World) -> String {
+        use askpane::transport::{ApprovalEvent, Inbound};
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.window.recv_timeout(left) {
+                Ok(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id })) => {
+                    return request_id;
+                }
+                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
+                    panic!("{request_id} was withdrawn, not timed out: {}", world.report())
+                }
+                Ok(_) => {}
+                Err(error) => panic!("no card timed out ({error}): {}", world.report()),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_permission_card_whose_timeout_runs_out_is_left_pending_for_opencode() {
+    use askpane::protocol::stream::PermissionDecision;
+    let mut world = World::start("opencode-permission-timeout");
+    let inbox = TestInbox::serve(&world);
+    world.attach(&["--timeout", "2"]);
+    let project = world.root.join("project");
+    world.ask(&project, "bash");
+    let card = inbox.card(&world);
+    let asked = Instant::now();
+    // Nobody decides: after --timeout the card leaves the window as timed out (the window's
+    // history says so), and nothing is sent to OpenCode: neither an allow nor a reject.
+    assert_eq!(inbox.timed_out(&world), card.request.request_id);
+    assert!(asked.elapsed() < Duration::from_secs(10), "{:?}", asked.elapsed());
+    let pending = world.pending_permissions(&project);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let id = pending[0]["id"].as_str().expect("an id").to_owned();
+    let log = world.askpane_log();
+    assert!(log.contains(&format!("{id}: no decision within --timeout (2 s)")), "{log}");
+    // A decision crossing the time-out reaches nobody.
+    card.reply.send(PermissionDecision::AllowOnce);
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(world.pending_permissions(&project).len(), 1, "{}", world.report());
+    assert!(world.tool_results().is_empty(), "the call ran: {}", world.report());
+    assert!(!inbox.any_card(), "asked again: {}", world.report());
+    // OpenCode's TUI still has it, and its answer runs the call.
+    world.call(
+        "POST",
+        &format!("/permission/{id}/reply"),
+        &project,
+        Some(json!({"reply": "once"})),
+    );
+    assert_eq!(world.wait_tool_results(1), [RAN], "{}", world.report());
+}

@@ -595,6 +595,7 @@ fn inbox_line() -> impl Strategy<Value = String> {
         "session_event",
         "permission",
         "withdraw_permission",
+        "permission_timed_out",
         "dance",
     ];
     let modes = vec!["ask", "hook", "mcp", "opencode", "nope"];
@@ -897,7 +898,7 @@ proptest! {
             false => PermissionDecision::HandBack,
         };
         let mut followed = FollowedServer::new(false).deciding_permissions(Some(decided.clone()));
-        for step in followed.happened(happening) {
+        for step in followed.happened(happening, std::time::Instant::now()) {
             if let Step::ReplyPermission { reply, .. } = step {
                 prop_assert!(matches!(reply, PermissionReply::Reject { .. }), "{reply:?}");
             }

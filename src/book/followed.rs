@@ -1,10 +1,12 @@
 //! The questions and permission requests askpane holds for an agent server it follows
 //! (`askpane opencode`): which are handed to the inbox, which come back to the server, and
-//! which are taken back because the server settled them elsewhere. Pure: the caller does the
-//! IO each [`Step`] names, so every turn of a server's events is testable without a server or
-//! an inbox.
+//! which are taken back because the server settled them elsewhere, and when a permission
+//! card's `--timeout` runs out. Pure: the caller does the IO each [`Step`] names and passes the
+//! time in, so every turn of a server's events is testable without a server, an inbox or a
+//! clock.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -37,6 +39,9 @@ pub struct HeldPermission {
     /// The card the inbox shows, and who asked.
     pub request: PermissionRequest,
     pub from: WhoAsked,
+    /// When `--timeout` runs out on it with nobody deciding, counted from when askpane learnt
+    /// of it (a card handed again to a new inbox keeps its deadline).
+    pub deadline: Option<Instant>,
 }
 
 /// What the caller does next, in order.
@@ -55,6 +60,10 @@ pub enum Step {
     /// Take the permission request `id` back from the inbox: the server settled it, or its
     /// session ended.
     WithdrawPermission { id: String },
+    /// `--timeout` ran out on the permission request `id` with nobody deciding: its card leaves
+    /// the inbox as timed out, and nothing is sent to the server (the request stays pending
+    /// for OpenCode's TUI).
+    TimeOutPermission { id: String },
     /// Send `reply` to the server for its permission request `id`.
     ReplyPermission { directory: String, id: String, reply: PermissionReply },
     /// A line for the person running `askpane opencode`.
@@ -72,6 +81,12 @@ pub struct FollowedServer {
     /// What the flags decide for every permission request without a person
     /// (`permission::decided_by_policy`): `None` hands each to the inbox.
     permissions_decided: Option<PermissionDecision>,
+    /// How long a permission card waits for a person (`--timeout`); `None`: as long as the
+    /// server does.
+    permission_timeout: Option<Duration>,
+    /// Permission requests left to the server's own TUI (handed back, or timed out), by id,
+    /// with their session: the server still lists them, and they are not asked again.
+    left: BTreeMap<String, String>,
 }
 
 impl FollowedServer {
@@ -81,6 +96,8 @@ impl FollowedServer {
             permissions: BTreeMap::new(),
             needs_a_person,
             permissions_decided: None,
+            permission_timeout: None,
+            left: BTreeMap::new(),
         }
     }
 
@@ -92,8 +109,15 @@ impl FollowedServer {
         self
     }
 
-    /// What the server's event asks of askpane.
-    pub fn happened(&mut self, happening: Happening) -> Vec<Step> {
+    /// The same, with how long each permission card waits for a person (`--timeout`): then
+    /// it is left to OpenCode's TUI, decided neither way ([`FollowedServer::due`]).
+    pub fn timing_out_permissions(mut self, timeout: Option<Duration>) -> Self {
+        self.permission_timeout = timeout;
+        self
+    }
+
+    /// What the server's event, which came at `now`, asks of askpane.
+    pub fn happened(&mut self, happening: Happening, now: Instant) -> Vec<Step> {
         match happening {
             Happening::Asked { directory, request } => self.asked(directory, &request),
             Happening::Settled { request_id, .. } => match self.held.remove(&request_id) {
@@ -128,12 +152,14 @@ impl FollowedServer {
                     steps.push(Step::Say(format!("the session of {id} ended")));
                     steps.push(Step::WithdrawPermission { id });
                 }
+                self.left.retain(|_, session| *session != session_id);
                 steps
             }
             Happening::PermissionAsked { directory, request } => {
-                self.permission_asked(directory, &request)
+                self.permission_asked(directory, &request, now)
             }
             Happening::PermissionSettled { request_id, .. } => {
+                self.left.remove(&request_id);
                 match self.permissions.remove(&request_id) {
                     Some(_) => vec![
                         Step::Say(format!("{request_id} was answered elsewhere")),
@@ -146,9 +172,15 @@ impl FollowedServer {
         }
     }
 
-    /// The server asks permission for a tool call in `directory`.
-    pub fn permission_asked(&mut self, directory: String, request: &PermissionAsked) -> Vec<Step> {
-        if self.permissions.contains_key(&request.id) {
+    /// The server asks permission for a tool call in `directory`, at `now`. One asked before
+    /// is not asked again: held, it waits in the inbox; left to OpenCode, it stays there.
+    pub fn permission_asked(
+        &mut self,
+        directory: String,
+        request: &PermissionAsked,
+        now: Instant,
+    ) -> Vec<Step> {
+        if self.permissions.contains_key(&request.id) || self.left.contains_key(&request.id) {
             return Vec::new();
         }
         let (card, from) = opencode::to_permission(request, &directory);
@@ -158,22 +190,31 @@ impl FollowedServer {
         match &self.permissions_decided {
             Some(decision) => match permission_reply(decision) {
                 Some(reply) => vec![said, Step::ReplyPermission { directory, id, reply }],
-                None => vec![said, Step::Say(format!("nobody is asked: {id} is left to OpenCode"))],
+                None => {
+                    self.left.insert(id.clone(), request.session_id.clone());
+                    vec![said, Step::Say(format!("nobody is asked: {id} is left to OpenCode"))]
+                }
             },
             None => {
                 let session = request.session_id.clone();
-                let held = HeldPermission { directory, session, request: card, from };
+                let deadline = self.permission_timeout.and_then(|timeout| now.checked_add(timeout));
+                let held = HeldPermission { directory, session, request: card, from, deadline };
                 self.permissions.insert(id.clone(), held);
                 vec![said, Step::HandOverPermission { id }]
             }
         }
     }
 
-    /// What is pending right after a (re)connect, for permission requests: as [`pending`]
-    /// is for questions.
+    /// What is pending right after a (re)connect, at `now`, for permission requests: as
+    /// [`pending`] is for questions. One left to OpenCode and no longer pending is forgotten.
     ///
     /// [`pending`]: FollowedServer::pending
-    pub fn pending_permissions(&mut self, pending: Vec<(String, PermissionAsked)>) -> Vec<Step> {
+    pub fn pending_permissions(
+        &mut self,
+        pending: Vec<(String, PermissionAsked)>,
+        now: Instant,
+    ) -> Vec<Step> {
+        self.left.retain(|id, _| pending.iter().any(|(_, request)| &request.id == id));
         let gone: Vec<String> = self
             .permissions
             .keys()
@@ -186,7 +227,7 @@ impl FollowedServer {
             steps.push(Step::WithdrawPermission { id });
         }
         for (directory, request) in pending {
-            steps.extend(self.permission_asked(directory, &request));
+            steps.extend(self.permission_asked(directory, &request, now));
         }
         steps
     }
@@ -201,8 +242,37 @@ impl FollowedServer {
                 let id = id.to_owned();
                 vec![said, Step::ReplyPermission { directory: held.directory, id, reply }]
             }
-            None => vec![Step::Say(format!("{id} is left to OpenCode"))],
+            None => {
+                self.left.insert(id.to_owned(), held.session);
+                vec![Step::Say(format!("{id} is left to OpenCode"))]
+            }
         }
+    }
+
+    /// When the next held permission card's `--timeout` runs out, if any has one.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.permissions.values().filter_map(|held| held.deadline).min()
+    }
+
+    /// The permission cards whose `--timeout` ran out by `now`: each leaves the inbox as timed
+    /// out and is left to OpenCode's TUI, never allowed and never rejected for want of a person.
+    pub fn due(&mut self, now: Instant) -> Vec<Step> {
+        let due: Vec<String> = self
+            .permissions
+            .iter()
+            .filter(|(_, held)| held.deadline.is_some_and(|deadline| deadline <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let secs = self.permission_timeout.unwrap_or_default().as_secs();
+        let mut steps = Vec::new();
+        for id in due {
+            let Some(held) = self.permissions.remove(&id) else { continue };
+            self.left.insert(id.clone(), held.session);
+            let said = format!("{id}: no decision within --timeout ({secs} s); left to OpenCode");
+            steps.push(Step::Say(said));
+            steps.push(Step::TimeOutPermission { id });
+        }
+        steps
     }
 
     /// The held permission request `id`, if it is held.
@@ -306,6 +376,10 @@ mod tests {
     use crate::book::approval::deny_words;
     use crate::protocol::opencode::PermissionAsked;
 
+    fn now() -> Instant {
+        Instant::now()
+    }
+
     fn question(id: &str, session: &str) -> QuestionRequest {
         serde_json::from_value(json!({
             "id": id, "sessionID": session,
@@ -317,10 +391,10 @@ mod tests {
     }
 
     fn asked(followed: &mut FollowedServer, id: &str, session: &str) -> Vec<Step> {
-        followed.happened(Happening::Asked {
-            directory: "/work/app".into(),
-            request: question(id, session),
-        })
+        followed.happened(
+            Happening::Asked { directory: "/work/app".into(), request: question(id, session) },
+            now(),
+        )
     }
 
     fn handed_over(steps: &[Step]) -> Vec<&str> {
@@ -347,9 +421,12 @@ mod tests {
         asked(&mut followed, "que_1", "ses_a");
         let settled =
             || Happening::Settled { directory: "/work/app".into(), request_id: "que_1".into() };
-        let steps = followed.happened(settled());
+        let steps = followed.happened(settled(), now());
         assert!(steps.contains(&Step::Withdraw { id: "que_1".into() }), "{steps:?}");
-        assert!(followed.happened(settled()).is_empty(), "a second settle withdraws nothing");
+        assert!(
+            followed.happened(settled(), now()).is_empty(),
+            "a second settle withdraws nothing"
+        );
         assert_eq!(followed.release("que_1"), None, "its late outcome is not sent to the server");
     }
 
@@ -359,10 +436,10 @@ mod tests {
         asked(&mut followed, "que_1", "ses_a");
         asked(&mut followed, "que_2", "ses_b");
         asked(&mut followed, "que_3", "ses_a");
-        let steps = followed.happened(Happening::SessionEnded {
-            directory: "/work/app".into(),
-            session_id: "ses_a".into(),
-        });
+        let steps = followed.happened(
+            Happening::SessionEnded { directory: "/work/app".into(), session_id: "ses_a".into() },
+            now(),
+        );
         let withdrawn: Vec<&Step> =
             steps.iter().filter(|step| matches!(step, Step::Withdraw { .. })).collect();
         assert_eq!(
@@ -430,10 +507,13 @@ mod tests {
     }
 
     fn permission_asked(followed: &mut FollowedServer, id: &str, session: &str) -> Vec<Step> {
-        followed.happened(Happening::PermissionAsked {
-            directory: "/work/app".into(),
-            request: permission(id, session),
-        })
+        followed.happened(
+            Happening::PermissionAsked {
+                directory: "/work/app".into(),
+                request: permission(id, session),
+            },
+            now(),
+        )
     }
 
     fn cards_handed_over(steps: &[Step]) -> Vec<&str> {
@@ -560,16 +640,19 @@ mod tests {
             directory: "/work/app".into(),
             request_id: "per_1".into(),
         };
-        let steps = followed.happened(settled());
+        let steps = followed.happened(settled(), now());
         assert!(steps.contains(&Step::WithdrawPermission { id: "per_1".into() }), "{steps:?}");
-        assert!(followed.happened(settled()).is_empty(), "a second settle withdraws nothing");
+        assert!(
+            followed.happened(settled(), now()).is_empty(),
+            "a second settle withdraws nothing"
+        );
         // The inbox's decision for it, crossing in flight, is not sent.
         let late = followed.permission_decided("per_1", &PermissionDecision::AllowOnce);
         assert!(late.is_empty(), "{late:?}");
-        let steps = followed.happened(Happening::SessionEnded {
-            directory: "/work/app".into(),
-            session_id: "ses_b".into(),
-        });
+        let steps = followed.happened(
+            Happening::SessionEnded { directory: "/work/app".into(), session_id: "ses_b".into() },
+            now(),
+        );
         let withdrawn: Vec<&Step> =
             steps.iter().filter(|step| matches!(step, Step::WithdrawPermission { .. })).collect();
         assert_eq!(
@@ -587,10 +670,13 @@ mod tests {
         let mut followed = FollowedServer::new(true);
         permission_asked(&mut followed, "per_1", "ses_a");
         permission_asked(&mut followed, "per_2", "ses_a");
-        let steps = followed.pending_permissions(vec![
-            ("/work/app".into(), permission("per_2", "ses_a")),
-            ("/work/other".into(), permission("per_3", "ses_c")),
-        ]);
+        let steps = followed.pending_permissions(
+            vec![
+                ("/work/app".into(), permission("per_2", "ses_a")),
+                ("/work/other".into(), permission("per_3", "ses_c")),
+            ],
+            now(),
+        );
         assert_eq!(steps.first(), Some(&Step::WithdrawPermission { id: "per_1".into() }));
         assert_eq!(cards_handed_over(&steps), ["per_3"], "per_2 is still held, not asked again");
         assert_eq!(followed.held_permission_ids(), ["per_2", "per_3"]);
@@ -636,11 +722,95 @@ mod tests {
         request.patterns = vec!["$(reboot)".into(), "\u{0}".into()];
         request.always.clear();
         request.metadata = json!(["not", "an", "object"]);
-        let steps = followed.permission_asked("/".into(), &request);
+        let steps = followed.permission_asked("/".into(), &request, now());
         assert_eq!(cards_handed_over(&steps), [id]);
         let held = followed.release_permission(id).expect("held");
         assert_eq!(held.request.input, json!({}), "metadata that is not an object is not input");
         assert!(held.request.suggestions.is_empty(), "no `always` patterns: no Always button");
         assert_eq!(held.from.project, None);
+    }
+
+    fn timed_out(steps: &[Step]) -> Vec<&str> {
+        steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::TimeOutPermission { id } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_card_whose_timeout_runs_out_leaves_the_inbox_and_is_decided_neither_way() {
+        let timeout = Duration::from_secs(30);
+        let mut followed = FollowedServer::new(true).timing_out_permissions(Some(timeout));
+        let start = now();
+        let ask = |followed: &mut FollowedServer, id: &str, at: Instant| {
+            let request = permission(id, "ses_a");
+            followed
+                .happened(Happening::PermissionAsked { directory: "/work/app".into(), request }, at)
+        };
+        assert_eq!(cards_handed_over(&ask(&mut followed, "per_1", start)), ["per_1"]);
+        let later = start + Duration::from_secs(10);
+        ask(&mut followed, "per_2", later);
+        assert_eq!(followed.next_deadline(), Some(start + timeout));
+        assert!(followed.due(start + Duration::from_secs(29)).is_empty());
+        // Asked again (a reconnect lists it): the deadline is the first one.
+        assert!(ask(&mut followed, "per_1", later).is_empty());
+        let steps = followed.due(start + timeout);
+        assert_eq!(timed_out(&steps), ["per_1"]);
+        assert!(replies(&steps).is_empty(), "neither allowed nor rejected: {steps:?}");
+        assert!(steps.iter().any(|step| matches!(step, Step::Say(line)
+            if line == "per_1: no decision within --timeout (30 s); left to OpenCode")));
+        assert!(followed.due(start + timeout).is_empty(), "it times out once");
+        assert_eq!(followed.held_permission_ids(), ["per_2"]);
+        assert_eq!(followed.next_deadline(), Some(later + timeout));
+        // The inbox's decision crossing the time-out reaches nobody.
+        assert!(followed.permission_decided("per_1", &PermissionDecision::AllowOnce).is_empty());
+        // OpenCode still lists it: it is not asked again, on an event or after a reconnect.
+        assert!(ask(&mut followed, "per_1", start + timeout).is_empty());
+        let listed = vec![("/work/app".to_owned(), permission("per_1", "ses_a"))];
+        let steps = followed.pending_permissions(listed, start + timeout);
+        assert!(cards_handed_over(&steps).is_empty(), "{steps:?}");
+        // Answered in OpenCode's TUI: forgotten, so the same id asked anew is a new card.
+        followed.happened(
+            Happening::PermissionSettled {
+                directory: "/work/app".into(),
+                request_id: "per_1".into(),
+            },
+            start + timeout,
+        );
+        assert_eq!(cards_handed_over(&ask(&mut followed, "per_1", start + timeout)), ["per_1"]);
+    }
+
+    #[test]
+    fn without_a_timeout_a_card_waits_as_long_as_opencode_does() {
+        let mut followed = FollowedServer::new(true);
+        permission_asked(&mut followed, "per_1", "ses_a");
+        assert_eq!(followed.next_deadline(), None);
+        assert!(followed.due(now() + Duration::from_secs(365 * 24 * 3600)).is_empty());
+        assert_eq!(followed.held_permission_ids(), ["per_1"]);
+        // A timeout of 0 s runs out at once; one too large for the clock never does.
+        let mut at_once = FollowedServer::new(true).timing_out_permissions(Some(Duration::ZERO));
+        permission_asked(&mut at_once, "per_1", "ses_a");
+        assert_eq!(timed_out(&at_once.due(now())), ["per_1"]);
+        let mut never = FollowedServer::new(true).timing_out_permissions(Some(Duration::MAX));
+        permission_asked(&mut never, "per_1", "ses_a");
+        assert_eq!(never.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_card_handed_back_stays_with_opencode_after_a_reconnect_until_its_session_ends() {
+        let mut followed = FollowedServer::new(true);
+        permission_asked(&mut followed, "per_1", "ses_a");
+        followed.permission_decided("per_1", &PermissionDecision::HandBack);
+        let listed = || vec![("/work/app".to_owned(), permission("per_1", "ses_a"))];
+        assert!(cards_handed_over(&followed.pending_permissions(listed(), now())).is_empty());
+        assert!(permission_asked(&mut followed, "per_1", "ses_a").is_empty());
+        followed.happened(
+            Happening::SessionEnded { directory: "/work/app".into(), session_id: "ses_a".into() },
+            now(),
+        );
+        assert_eq!(cards_handed_over(&followed.pending_permissions(listed(), now())), ["per_1"]);
     }
 }

@@ -80,6 +80,10 @@ pub enum ClientMessage {
     },
     /// The agent took permission `id` back: it leaves the window; no decision is sent.
     WithdrawPermission { id: String },
+    /// The client's `--timeout` ran out on permission `id` with nobody deciding (`askpane
+    /// opencode` keeps the deadline of the cards it hands over): it leaves the window as timed
+    /// out, and history says so; no decision is sent.
+    PermissionTimedOut { id: String },
 }
 
 /// A hosted session's event on the wire: the transcript messages a window shows, and the end.
@@ -415,7 +419,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission or withdraw_permission"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission or permission_timed_out"
     )]
     NotAMessage(String),
 }
@@ -483,6 +487,17 @@ mod tests {
             ClientMessage::List
         );
         assert!(read_client_line(b" \t\r\n").is_none());
+        let timed_out = ClientMessage::PermissionTimedOut { id: "p1".into() };
+        assert_eq!(
+            serde_json::to_string(&timed_out).expect("serialises"),
+            r#"{"type":"permission_timed_out","id":"p1"}"#
+        );
+        assert_eq!(
+            read_client_line(br#"{"type":"permission_timed_out","id":"p1"}"#)
+                .expect("a line")
+                .expect("a message"),
+            timed_out
+        );
     }
 
     #[test]

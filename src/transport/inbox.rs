@@ -559,6 +559,11 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                     writer.send(&InboxMessage::Error { message, id: Some(id) });
                 }
             }
+            ClientMessage::PermissionTimedOut { id } => {
+                if let Err(message) = hosted.time_out_permission(shared, &id) {
+                    writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
         }
         waiters.retain(|waiter| !waiter.is_finished());
     }
@@ -701,14 +706,23 @@ impl Hosted {
     }
 
     fn withdraw_permission(&mut self, shared: &Arc<Shared>, id: &str) -> Result<(), String> {
+        let request_id = self.take_permission(id)?;
+        shared.to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
+        Ok(())
+    }
+
+    /// The client's `--timeout` ran out on the card `id`: it leaves the window as timed out.
+    fn time_out_permission(&mut self, shared: &Arc<Shared>, id: &str) -> Result<(), String> {
+        let request_id = self.take_permission(id)?;
+        shared.to_ui(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id }));
+        Ok(())
+    }
+
+    /// Lets go of the open card `id` (its decision, if one still comes, is sent nowhere): the
+    /// request id the window knows it by.
+    fn take_permission(&mut self, id: &str) -> Result<String, String> {
         let request_id = self.permissions.lock().ok().and_then(|mut open| open.remove(id));
-        match request_id {
-            Some(request_id) => {
-                shared.to_ui(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }));
-                Ok(())
-            }
-            None => Err(format!("no open permission {id:?} on this connection")),
-        }
+        request_id.ok_or_else(|| format!("no open permission {id:?} on this connection"))
     }
 
     /// The connection ended: its permission cards and its session leave the window.

@@ -94,7 +94,8 @@ impl OpenCodeHost {
         let permissions_decided = decided_by_policy(&self.policy).map(|(_, decision)| decision);
         let mut host = Host {
             followed: FollowedServer::new(self.policy.needs_a_person())
-                .deciding_permissions(permissions_decided),
+                .deciding_permissions(permissions_decided)
+                .timing_out_permissions(self.policy.timeout_secs.map(Duration::from_secs)),
             given: self,
             inbox: None,
         };
@@ -221,10 +222,15 @@ impl Host {
         let mut lost_said = false;
         loop {
             let inbox_messages = self.inbox.as_ref().map_or(&never, |inbox| &inbox.messages);
+            // A permission card's --timeout: the book keeps the deadlines, this loop the clock.
+            let timeout = match self.followed.next_deadline() {
+                Some(deadline) => crossbeam_channel::at(deadline),
+                None => crossbeam_channel::never(),
+            };
             select! {
                 recv(server_events) -> event => match event {
                     Ok(FromServer::Event(happening)) => {
-                        let steps = self.followed.happened(happening);
+                        let steps = self.followed.happened(happening, Instant::now());
                         self.take(steps);
                     }
                     Ok(FromServer::Pending(pending)) => {
@@ -234,7 +240,8 @@ impl Host {
                         }
                         let steps = self.followed.pending(pending.questions);
                         self.take(steps);
-                        let steps = self.followed.pending_permissions(pending.permissions);
+                        let steps =
+                            self.followed.pending_permissions(pending.permissions, Instant::now());
                         self.take(steps);
                     }
                     Ok(FromServer::Lost(why)) => {
@@ -248,6 +255,10 @@ impl Host {
                 recv(inbox_messages) -> message => match message {
                     Ok(Ok(Some(message))) => self.inbox_said(message),
                     _ => self.inbox_gone(),
+                },
+                recv(timeout) -> _ => {
+                    let steps = self.followed.due(Instant::now());
+                    self.take(steps);
                 },
                 recv(stop) -> message => {
                     if let Ok(Inbound::Control(Control::Shutdown { .. })) = message {
@@ -280,6 +291,11 @@ impl Host {
                 Step::WithdrawPermission { id } => {
                     if let Some(inbox) = self.inbox.as_mut() {
                         let _ = inbox.client.send(&ClientMessage::WithdrawPermission { id });
+                    }
+                }
+                Step::TimeOutPermission { id } => {
+                    if let Some(inbox) = self.inbox.as_mut() {
+                        let _ = inbox.client.send(&ClientMessage::PermissionTimedOut { id });
                     }
                 }
                 Step::ReplyPermission { directory, id, reply } => {
