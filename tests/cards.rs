@@ -116,7 +116,10 @@ fn every_claude_code_tool_is_typed_from_its_input() {
     let fetch = json!({"url": "https://example.com/doc", "prompt": "Summarise it"});
     assert_eq!(
         ToolCall::parse("WebFetch", &fetch),
-        ToolCall::WebFetch { url: "https://example.com/doc".into(), prompt: "Summarise it".into() }
+        ToolCall::WebFetch {
+            url: "https://example.com/doc".into(),
+            prompt: Some("Summarise it".into())
+        }
     );
     let search = json!({"query": "egui kittest", "allowed_domains": ["docs.rs"]});
     assert_eq!(
@@ -512,4 +515,41 @@ fn a_card_entry_writes_out_hidden_characters_and_stays_short() {
     assert!(listed[0].starts_with("Bash: echo <U+202E>txt.exe · "), "{listed:?}");
     assert!(listed[1].chars().count() < 160, "{}", listed[1].chars().count());
     assert_eq!(window.shown("\u{202e}"), 0, "the override itself is drawn nowhere");
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCode's permission cards (tests/fixtures/opencode/permission-kinds.jsonl: OpenCode 1.18.33's
+// `permission.asked` frames, one per kind its tools asked about)
+
+/// The captured request of OpenCode's `kind` (the `nth` of that kind), as the card
+/// `askpane opencode` hands to the inbox.
+fn opencode_card(kind: &str, nth: usize) -> PermissionRequest {
+    use askpane::protocol::opencode::{self, Happening};
+    let frames = include_str!("fixtures/opencode/permission-kinds.jsonl");
+    let asked = frames.lines().filter_map(|raw| match opencode::global_event(raw) {
+        Ok(Happening::PermissionAsked { directory, request }) => Some((directory, request)),
+        _ => None,
+    });
+    let (directory, request) = asked
+        .filter(|(_, request)| request.permission == kind)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no {kind} #{nth} was captured"));
+    opencode::to_permission(&request, &directory).0
+}
+
+#[test]
+fn an_opencode_bash_card_shows_its_command_not_its_metadata() {
+    let (window, _) = card(opencode_card("bash", 0));
+    assert!(window.has_label("echo hi && ls"), "the command, as a block of its own");
+    assert!(!window.has_text_with(&["\"command\""]), "not the metadata's JSON");
+    assert!(window.has_text_with(&["in /tmp/ocprobe/run/project"]), "where it runs");
+}
+
+#[test]
+fn an_opencode_edit_card_shows_opencodes_diff() {
+    let (window, _) = card(opencode_card("edit", 0));
+    assert!(window.has_label("/tmp/ocprobe/run/project/hello.txt"));
+    assert!(window.has_text_with(&["-hello world"]), "the removed line");
+    assert!(window.has_text_with(&["+hello askpane"]), "the added line");
+    assert!(!window.has_text_with(&["\"diff\""]), "not the metadata's JSON");
 }

@@ -83,7 +83,7 @@ pub enum ToolCallView {
     },
     Fetch {
         url: Shown,
-        prompt: Shown,
+        prompt: Option<Shown>,
     },
     Search {
         query: Shown,
@@ -106,7 +106,7 @@ pub enum ToolCallView {
 impl ToolCallView {
     /// The card's body for `request`, against the file it read (`request.on_disk`).
     pub fn of(request: &PermissionRequest) -> ToolCallView {
-        let call = ToolCall::parse(&request.tool_name, &request.input);
+        let call = ToolCall::of(request);
         let on_disk = request.on_disk.as_ref();
         let tool = Shown::line(&request.tool_name);
         match call {
@@ -143,7 +143,8 @@ impl ToolCallView {
                 notes: Vec::new(),
             },
             ToolCall::WebFetch { url, prompt } => {
-                ToolCallView::Fetch { url: Shown::line(&url), prompt: Shown::block(&prompt) }
+                let prompt = prompt.as_deref().map(Shown::block);
+                ToolCallView::Fetch { url: Shown::line(&url), prompt }
             }
             ToolCall::WebSearch { query, allowed_domains, blocked_domains } => {
                 ToolCallView::Search {

@@ -24,6 +24,7 @@ use super::outcome::Outcome;
 use super::permission::{ApprovalOrigin, Suggestion};
 use super::question::{Ask, question_input};
 use super::stream::PermissionRequest;
+use super::tool_call::ToolCall;
 use super::validate::{Invalid, Validated, validate};
 use super::web::WhoAsked;
 
@@ -353,6 +354,45 @@ pub fn to_permission(request: &PermissionAsked, directory: &str) -> (PermissionR
         subagent: None,
     };
     (permission, who)
+}
+
+/// OpenCode's permission `kind` and its `metadata`, typed as askpane's tool calls so the card
+/// shows what a person checks (OpenCode 1.18.33's shapes, captured in
+/// `tests/fixtures/opencode/permission-kinds.jsonl`): `bash` its `command` (the whole line;
+/// the request's `patterns` split it per command); `edit` (OpenCode's edit, write and
+/// apply_patch all ask as `edit`) its `filepath` and the unified `diff` OpenCode made against
+/// the file, which is what it will write; `webfetch` its `url`. Every other kind (`read`, whose
+/// metadata is empty: its path is in the title; `glob`, `grep`, `external_directory`,
+/// `todowrite`, `task`, `doom_loop`, an MCP tool's `<server>_<tool>` with empty metadata, …),
+/// and metadata missing what its kind needs, stays its JSON.
+pub fn tool_call(kind: &str, metadata: &Value) -> ToolCall {
+    let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+    let typed = match kind {
+        "bash" => text("command").map(|command| ToolCall::Bash {
+            command,
+            description: None,
+            timeout: None,
+            run_in_background: false,
+        }),
+        "edit" => text("filepath")
+            .zip(text("diff"))
+            .map(|(files, diff)| ToolCall::Patch { files, diff: without_index(&diff).to_owned() }),
+        "webfetch" => text("url").map(|url| ToolCall::WebFetch { url, prompt: None }),
+        _ => None,
+    };
+    typed.unwrap_or_else(|| ToolCall::Other { name: kind.to_owned(), input: metadata.clone() })
+}
+
+/// OpenCode's diff without the `Index: <path>` and `====` lines it starts with: the card names
+/// the file already.
+fn without_index(diff: &str) -> &str {
+    let mut rest = diff;
+    for start in ["Index: ", "==="] {
+        if rest.starts_with(start) {
+            rest = rest.split_once('\n').map_or("", |(_, after)| after);
+        }
+    }
+    rest
 }
 
 /// What goes back to OpenCode for one permission request: the body of `POST
@@ -778,5 +818,152 @@ mod tests {
             global_event(deleted),
             Ok(Happening::SessionEnded { directory: "/d".into(), session_id: "ses_9".into() })
         );
+    }
+
+    /// One `permission.asked` frame per kind OpenCode 1.18.33's tools asked about, captured
+    /// with the real CLI against the fake model (every kind set to `ask`): bash, edit (an edit,
+    /// a write of a new file, a write over a file), webfetch, read, glob, grep,
+    /// external_directory (a read outside the project), todowrite.
+    const PERMISSION_KINDS: &str =
+        include_str!("../../tests/fixtures/opencode/permission-kinds.jsonl");
+
+    /// The captured requests of `kind`, in order.
+    fn captured_kind(kind: &str) -> Vec<PermissionAsked> {
+        PERMISSION_KINDS
+            .lines()
+            .filter_map(|raw| match global_event(raw) {
+                Ok(Happening::PermissionAsked { request, .. }) => Some(request),
+                _ => None,
+            })
+            .filter(|request| request.permission == kind)
+            .collect()
+    }
+
+    fn typed(request: &PermissionAsked) -> ToolCall {
+        let (card, _) = to_permission(request, "/tmp/ocprobe/run/project");
+        ToolCall::of(&card)
+    }
+
+    #[test]
+    fn a_captured_bash_request_is_a_command() {
+        let [bash] = captured_kind("bash").try_into().expect("one bash");
+        assert_eq!(bash.patterns, ["echo hi", "ls"], "OpenCode splits the line per command");
+        assert_eq!(
+            typed(&bash),
+            ToolCall::Bash {
+                command: "echo hi && ls".into(),
+                description: None,
+                timeout: None,
+                run_in_background: false
+            }
+        );
+    }
+
+    #[test]
+    fn captured_edits_and_writes_are_opencodes_own_diffs() {
+        let edits = captured_kind("edit");
+        assert_eq!(edits.len(), 3, "an edit, a new file, a write over a file");
+        let expected = [
+            "--- /tmp/ocprobe/run/project/hello.txt\n+++ /tmp/ocprobe/run/project/hello.txt\n\
+             @@ -1,2 +1,2 @@\n-hello world\n+hello askpane\n second line\n",
+            "--- /tmp/ocprobe/run/project/new.txt\n+++ /tmp/ocprobe/run/project/new.txt\n\
+             @@ -0,0 +1,2 @@\n+line one\n+line two\n",
+            "--- /tmp/ocprobe/run/project/hello.txt\n+++ /tmp/ocprobe/run/project/hello.txt\n\
+             @@ -1,2 +1,1 @@\n-hello world\n-second line\n+hello askpane\n",
+        ];
+        let files = ["hello.txt", "new.txt", "hello.txt"];
+        for ((edit, diff), file) in edits.iter().zip(expected).zip(files) {
+            let path = format!("/tmp/ocprobe/run/project/{file}");
+            assert_eq!(typed(edit), ToolCall::Patch { files: path.clone(), diff: diff.into() });
+            // The request list's one line names the file, not the diff.
+            let (card, _) = to_permission(edit, "/p");
+            assert_eq!(
+                crate::protocol::stream::tool_summary(&card.tool_name, &card.input),
+                format!("edit: {path}")
+            );
+        }
+    }
+
+    #[test]
+    fn a_captured_webfetch_is_its_url() {
+        let [fetch] = captured_kind("webfetch").try_into().expect("one webfetch");
+        assert_eq!(
+            typed(&fetch),
+            ToolCall::WebFetch { url: "https://example.com/docs".into(), prompt: None }
+        );
+    }
+
+    #[test]
+    fn the_other_captured_kinds_stay_their_json() {
+        let other = |kind: &str, metadata: Value| {
+            let [request] = captured_kind(kind).try_into().expect("one of the kind");
+            assert_eq!(typed(&request), ToolCall::Other { name: kind.into(), input: metadata });
+        };
+        // A read's metadata is empty: the file is in its patterns, and so in the card's title.
+        other("read", json!({}));
+        other("glob", json!({"pattern": "**/*.txt"}));
+        other("grep", json!({"pattern": "world", "include": "*.txt"}));
+        other("external_directory", json!({"filepath": "/etc/hostname", "parentDir": "/etc"}));
+        other("todowrite", json!({}));
+        let [read] = captured_kind("read").try_into().expect("one read");
+        let (card, _) = to_permission(&read, "/p");
+        assert_eq!(card.title.as_deref(), Some("read: tmp/ocprobe/run/project/hello.txt"));
+    }
+
+    #[test]
+    fn hostile_metadata_falls_back_to_json_and_a_long_command_is_kept_whole() {
+        // Wrong types, or a kind missing what it needs: its JSON.
+        for (kind, metadata) in [
+            ("bash", json!({"command": 7})),
+            ("bash", json!({"command": ["rm", "-rf", "/"]})),
+            ("bash", json!({})),
+            ("edit", json!({"filepath": "/p/a", "diff": null})),
+            ("edit", json!({"diff": "--- a\n+++ b\n"})),
+            ("edit", json!({"filepath": {"x": 1}, "diff": "d"})),
+            ("webfetch", json!({"url": false})),
+            ("doom_loop", json!({"tool": "bash", "input": {"command": "ls"}})),
+            ("myserver_mytool", json!({})),
+            ("", json!({"command": "ls"})),
+        ] {
+            assert_eq!(
+                tool_call(kind, &metadata),
+                ToolCall::Other { name: kind.into(), input: metadata.clone() },
+                "{kind} {metadata}"
+            );
+        }
+        // Metadata that is not an object is no input at all (`to_permission`), and stays JSON.
+        assert!(matches!(tool_call("bash", &json!("ls")), ToolCall::Other { .. }));
+        // 100 KB of Japanese: the whole command; the card bounds what it draws.
+        let command = format!("echo {}", "日本語のテキスト".repeat(4_300));
+        assert!(command.len() > 100_000);
+        let ToolCall::Bash { command: typed, .. } = tool_call("bash", &json!({"command": command}))
+        else {
+            panic!("a command")
+        };
+        assert_eq!(typed, command);
+        // A diff without OpenCode's Index lines, or only them, is taken as it is.
+        let bare = json!({"filepath": "/p/a", "diff": "@@ -1 +1 @@\n-a\n+b\n"});
+        assert_eq!(
+            tool_call("edit", &bare),
+            ToolCall::Patch { files: "/p/a".into(), diff: "@@ -1 +1 @@\n-a\n+b\n".into() }
+        );
+        let only_index = json!({"filepath": "/p/a", "diff": "Index: /p/a\n====="});
+        assert_eq!(
+            tool_call("edit", &only_index),
+            ToolCall::Patch { files: "/p/a".into(), diff: String::new() }
+        );
+    }
+
+    #[test]
+    fn only_opencodes_cards_are_read_as_opencodes_kinds() {
+        // Claude Code's tools are capitalised; a hook's lowercase `bash` is not OpenCode's.
+        let mut card = PermissionRequest {
+            tool_name: "bash".into(),
+            input: json!({"command": "ls"}),
+            ..PermissionRequest::default()
+        };
+        assert!(matches!(ToolCall::of(&card), ToolCall::Other { .. }));
+        card.origin = ApprovalOrigin::OpenCode;
+        assert!(matches!(ToolCall::of(&card), ToolCall::Bash { .. }));
     }
 }

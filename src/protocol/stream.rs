@@ -395,9 +395,11 @@ pub fn tool_summary(name: &str, input: &Value) -> String {
             .collect();
         return format!("{name}: {}", headers.join(" · "));
     }
-    const KEYS: [&str; 8] = [
+    const KEYS: [&str; 9] = [
         "command",
         "file_path",
+        // OpenCode's edit (its metadata also holds the whole diff, too long for one line).
+        "filepath",
         "notebook_path",
         "path",
         "pattern",

@@ -1,7 +1,7 @@
 //! A tool call as typed data: the `(tool_name, input)` of a permission request read into the shape
 //! each tool has (Claude Code's Bash, Edit, MultiEdit, Write, NotebookEdit, WebFetch, WebSearch,
-//! MCP tools, and Codex's command and file-change approvals), so the approval card can show it the
-//! way a person checks it. And [`FileSnapshot`]: the file a call would change, as it was on disk
+//! MCP tools, Codex's command and file-change approvals, and OpenCode's kinds through
+//! [`opencode::tool_call`]), so the approval card can show it the way a person checks it. And [`FileSnapshot`]: the file a call would change, as it was on disk
 //! when the call was asked about (read in transport; the view does no IO).
 //!
 //! Never fails: an input missing a field the tool needs, or with a field of the wrong type, is
@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::codex_server::{COMMAND_TOOL, FILE_CHANGE_TOOL};
+use super::opencode;
+use super::permission::ApprovalOrigin;
+use super::stream::PermissionRequest;
 
 /// What a permission request asks to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +48,8 @@ pub enum ToolCall {
     },
     WebFetch {
         url: String,
-        prompt: String,
+        /// What to do with the page (Claude Code's); OpenCode's fetch has none.
+        prompt: Option<String>,
     },
     WebSearch {
         query: String,
@@ -194,6 +198,17 @@ fn read<'a, T: Deserialize<'a>>(input: &'a Value) -> Option<T> {
 }
 
 impl ToolCall {
+    /// The call `request` asks to make, read in its agent's own terms: OpenCode's permission
+    /// kinds and metadata ([`opencode::tool_call`]), else Claude Code's and Codex's tools.
+    pub fn of(request: &PermissionRequest) -> ToolCall {
+        match request.origin {
+            ApprovalOrigin::OpenCode => opencode::tool_call(&request.tool_name, &request.input),
+            ApprovalOrigin::Hosted | ApprovalOrigin::Hook => {
+                ToolCall::parse(&request.tool_name, &request.input)
+            }
+        }
+    }
+
     /// Types `input` as the tool `name` takes it; [`ToolCall::Other`] when it does not fit.
     pub fn parse(name: &str, input: &Value) -> ToolCall {
         Self::typed(name, input)
@@ -241,7 +256,7 @@ impl ToolCall {
             }
             "WebFetch" => {
                 let WebFetchInput { url, prompt } = read(input)?;
-                ToolCall::WebFetch { url, prompt }
+                ToolCall::WebFetch { url, prompt: Some(prompt) }
             }
             "WebSearch" => {
                 let WebSearchInput { query, allowed_domains, blocked_domains } = read(input)?;

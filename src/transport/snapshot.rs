@@ -30,7 +30,7 @@ pub fn attach(request: &mut PermissionRequest, cwd: Option<&Path>) {
     if request.on_disk.is_some() {
         return;
     }
-    let call = ToolCall::parse(&request.tool_name, &request.input);
+    let call = ToolCall::of(request);
     if let Some(path) = call.file_to_read() {
         request.on_disk = Some(read(path, request.cwd.as_deref().map(Path::new)));
     }

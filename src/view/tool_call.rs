@@ -56,8 +56,10 @@ pub fn tool_call_ui(ui: &mut Ui, view: &ToolCallView) {
         }
         ToolCallView::Fetch { url, prompt } => {
             field_ui(ui, "URL", url);
-            ui.label(RichText::new("Prompt").small().color(tokens.muted));
-            block_ui(ui, prompt, height);
+            if let Some(prompt) = prompt {
+                ui.label(RichText::new("Prompt").small().color(tokens.muted));
+                block_ui(ui, prompt, height);
+            }
         }
         ToolCallView::Search { query, allowed, blocked } => {
             field_ui(ui, "Search", query);
