@@ -553,3 +553,17 @@ fn an_opencode_edit_card_shows_opencodes_diff() {
     assert!(window.has_text_with(&["+hello askpane"]), "the added line");
     assert!(!window.has_text_with(&["\"diff\""]), "not the metadata's JSON");
 }
+
+#[test]
+fn a_codex_hook_card_without_a_title_names_codex() {
+    let mut window = window();
+    let (reply, _decision) = transport::Responder::channel();
+    let provenance = Provenance::new("codex-hook", Some("work".to_owned()));
+    let request = request("Bash", json!({"command": "touch made_by_tool.txt"}), None);
+    let ask =
+        transport::PermissionAsk { id: transport::RequestId::next(), request, provenance, reply };
+    assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask)))));
+    window.harness.run();
+    assert!(window.has_label("Codex wants to use Bash"));
+    assert_eq!(window.shown("Claude"), 0, "Claude is named nowhere");
+}

@@ -91,3 +91,45 @@ fn without_a_person_codex_hook_never_allows_and_exits_0() {
         assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{args:?}");
     }
 }
+
+#[test]
+fn codex_hook_says_on_stderr_that_codex_decides_never_claude_code() {
+    let recorded = stdin("app-shell-observe-decline");
+    let broken = json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash"}).to_string();
+    let run = |args: &[&str], stdin: &str| {
+        let mut command = askpane(&["codex-hook"]);
+        command.args(args).env_remove("ASKPANE_NO_INBOX");
+        run_bounded(&mut command, Some(stdin))
+    };
+    // Nobody to ask (--non-interactive; no inbox and no display), and an input without its
+    // tool_input: each is left to Codex's own prompt, and stderr says so in Codex's name.
+    for (args, input) in [
+        (&["--non-interactive"][..], &recorded),
+        (&[][..], &recorded),
+        (&["--decline", "never"][..], &broken),
+    ] {
+        let done = run(args, input);
+        assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{args:?}");
+        assert!(!done.stderr.contains("Claude Code"), "{args:?}: {}", done.stderr);
+        assert!(!done.stderr.contains("askpane hook:"), "{args:?}: {}", done.stderr);
+        assert!(done.stderr.contains("askpane codex-hook: "), "{args:?}: {}", done.stderr);
+        assert!(done.stderr.contains("Codex"), "{args:?}: {}", done.stderr);
+    }
+}
+
+#[test]
+fn a_codex_approval_decided_by_a_flag_is_recorded_as_codex_s() {
+    let state = crate::support::scratch_dir("codex-hook-history");
+    let mut command = askpane(&["codex-hook", "--decline", "Not here."]);
+    command.env("ASKPANE_STATE_DIR", &state);
+    let done = run_bounded(&mut command, Some(&stdin("app-shell-observe-decline")));
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    let mut history = askpane(&["history", "--json"]);
+    history.env("ASKPANE_STATE_DIR", &state);
+    let listed = run_bounded(&mut history, None);
+    let entries: Vec<Value> =
+        listed.stdout.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    assert_eq!(entries.len(), 1, "{listed:?}");
+    assert_eq!(entries[0]["source"], "codex-hook", "{}", entries[0]);
+    assert_eq!(entries[0]["agent"], "Codex (hook)", "{}", entries[0]);
+}

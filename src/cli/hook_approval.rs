@@ -13,7 +13,7 @@ use askpane::app::AppOptions;
 use askpane::protocol::envelope::{Envelope, HookEvent};
 use askpane::protocol::exit;
 use askpane::protocol::inbox::ClientMode;
-use askpane::protocol::permission::{self, ApprovalOutcome, HookPermission};
+use askpane::protocol::permission::{self, ApprovalOutcome, HookAgent, HookPermission};
 use askpane::protocol::stream::{PermissionDecision, PermissionRequest};
 use askpane::store::{DraftSink, HistoryRecord};
 use askpane::transport::lines::write_line;
@@ -29,71 +29,78 @@ use super::handover::{Delivered, Until, deliver};
 use super::show::missing_display;
 
 /// Answers one hook tool call; the exit code is always 0 (Claude Code reads a hook's output
-/// only then, and a 2 would block the call: a decision nobody made).
+/// only then, and a 2 would block the call: a decision nobody made). Codex's hook
+/// (`askpane codex-hook`) comes this way too: its lines on stderr name it ([`HookAgent`]).
 pub(super) fn run(
     message: &Value,
     parsed: Result<HookPermission, permission::HookPermissionError>,
     unavailable: Option<&str>,
     args: &PipeArgs,
 ) -> u8 {
+    let agent = HookAgent::of_input(message);
+    let (said, name) = (agent.command(), agent.name());
     let approval = match parsed {
         Ok(approval) => approval,
         Err(error) => {
-            eprintln!("askpane hook: {error}; leaving the tool call to Claude Code");
+            eprintln!("{said}: {error}; leaving the tool call to {name}");
             return exit::OK;
         }
     };
     let policy = policy(&args.answering, None, unavailable);
     if args.answering.answers.is_some() {
-        eprintln!("askpane hook: --answers answers questions, never a tool call; ignored here");
+        eprintln!("{said}: --answers answers questions, never a tool call; ignored here");
     }
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
-        print_decision(&approval.request, kind, &decision);
+        print_decision(agent, &approval.request, kind, &decision);
         // Issue 26: decided by a flag, with nobody asked: history keeps it all the same.
-        record(&args.store, &approval, kind, &decision);
+        record(agent, &args.store, &approval, kind, &decision);
         return exit::OK;
     }
     if !args.inbox.no_inbox {
         match deliver(message, ClientMode::Hook, &policy, args, &Until::Signal) {
             Delivered::Outcome { reply, exit_code, problem } => {
                 if let Some(problem) = problem {
-                    eprintln!("askpane hook: {problem}");
+                    eprintln!("{said}: {problem}");
                 }
                 if let Some(reply) = reply {
-                    print_line(&reply);
+                    print_line(agent, &reply);
                 }
                 return exit_code;
             }
-            // Stopped before anyone decided: nothing is printed, Claude Code decides.
+            // Stopped before anyone decided: nothing is printed, the agent decides.
             Delivered::Stopped(_) => return exit::OK,
             Delivered::Cancelled | Delivered::Yourself(_) => {}
         }
     }
     let request = approval.request.clone();
-    let (kind, decision) = decide_here(approval, args);
-    print_decision(&request, kind, &decision);
+    let (kind, decision) = decide_here(agent, approval, args);
+    print_decision(agent, &request, kind, &decision);
     exit::OK
 }
 
 /// Shows the card in a window of this process's own and waits for the person; no window, no
 /// decision. (`--timeout` is kept by the inbox only: this window waits for the person, or for
 /// Claude Code's own hook timeout.)
-fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, PermissionDecision) {
+fn decide_here(
+    agent: HookAgent,
+    approval: HookPermission,
+    args: &PipeArgs,
+) -> (ApprovalOutcome, PermissionDecision) {
+    let (said, name) = (agent.command(), agent.name());
     let nobody = (ApprovalOutcome::NoHuman, PermissionDecision::HandBack);
     // Issue 26: what history keeps when no window decides (a window records its own card).
     let unshown = |approval: &HookPermission| {
-        record(&args.store, approval, nobody.0, &nobody.1);
+        record(agent, &args.store, approval, nobody.0, &nobody.1);
         nobody.clone()
     };
     if args.shown.web() {
         eprintln!(
-            "askpane hook: a tool call is shown in the browser only by the inbox; leaving it to \
-             Claude Code"
+            "{said}: a tool call is shown in the browser only by the inbox; leaving it to {name}"
         );
         return unshown(&approval);
     }
     if let Some(why) = missing_display() {
-        eprintln!("askpane hook: {why}; leaving the tool call to Claude Code");
+        eprintln!("{said}: {why}; leaving the tool call to {name}");
         return unshown(&approval);
     }
     let kept = approval.clone();
@@ -112,7 +119,7 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
     // Issue 26: the window records the card in history, however it ends.
     let sink = args.store.open_or_warn().and_then(|store| {
         DraftSink::start(store)
-            .map_err(|error| eprintln!("askpane hook: warning: no history this time ({error})"))
+            .map_err(|error| eprintln!("{said}: warning: no history this time ({error})"))
             .ok()
     });
     let shown = show_window(
@@ -126,7 +133,7 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
         },
     );
     if let Err(error) = shown {
-        eprintln!("askpane hook: cannot show the tool call ({error}); leaving it to Claude Code");
+        eprintln!("{said}: cannot show the tool call ({error}); leaving it to {name}");
         return unshown(&kept);
     }
     match decided.try_recv() {
@@ -138,6 +145,7 @@ fn decide_here(approval: HookPermission, args: &PipeArgs) -> (ApprovalOutcome, P
 /// Records in history a tool call this process ended without a window (issue 26); a failure
 /// is one line on stderr, never a changed reply.
 fn record(
+    agent: HookAgent,
     store: &StoreArgs,
     approval: &HookPermission,
     kind: ApprovalOutcome,
@@ -146,36 +154,38 @@ fn record(
     let Some(mut store) = store.open_or_warn() else { return };
     let envelope =
         Envelope::Hook { event: HookEvent::PermissionRequest, context: approval.context.clone() };
-    let provenance = Provenance::from_envelope(ClientMode::Hook.name(), &envelope);
+    // Codex's hook is recorded as its own (`codex-hook`), not as Claude Code's.
+    let provenance = Provenance::from_envelope(approval.source, &envelope);
     let now = std::time::SystemTime::now();
     let record =
         HistoryRecord::of_approval(&approval.request, provenance, kind, decision, (None, now));
     if let Err(error) = store.record(&record) {
-        eprintln!("askpane hook: warning: cannot record this in history ({error})");
+        eprintln!("{}: warning: cannot record this in history ({error})", agent.command());
     }
 }
 
 /// Prints the hook's reply for `decision` (nothing for a hand-back), and says on stderr how it
 /// ended when no person decided.
 fn print_decision(
+    agent: HookAgent,
     request: &PermissionRequest,
     kind: ApprovalOutcome,
     decision: &PermissionDecision,
 ) {
     if kind == ApprovalOutcome::NoHuman {
-        eprintln!("askpane hook: nobody decided; Claude Code decides on its own");
+        eprintln!("{}: nobody decided; {} decides on its own", agent.command(), agent.name());
     }
     if let Some(reply) = permission::hook_reply(request, decision) {
-        print_line(&reply);
+        print_line(agent, &reply);
     }
 }
 
 /// The hook's one line on stdout.
 #[allow(clippy::disallowed_methods, reason = "the hook's one writer: its reply line")]
-fn print_line(reply: &Value) {
+fn print_line(agent: HookAgent, reply: &Value) {
     if let Err(error) = write_line(&mut io::stdout().lock(), reply)
         && error.kind() != io::ErrorKind::BrokenPipe
     {
-        eprintln!("askpane hook: cannot write the reply: {error}");
+        eprintln!("{}: cannot write the reply: {error}", agent.command());
     }
 }

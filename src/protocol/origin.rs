@@ -2,6 +2,7 @@
 //! the view (no IO, no threads).
 
 use super::envelope::{Envelope, HookContext};
+use super::permission::HookAgent;
 
 /// Identifies one request for the life of the process. Plain data here: the process's ids are
 /// handed out by the transport (`RequestId::next`, `transport/mod.rs`), where the adapters that
@@ -83,14 +84,27 @@ impl Provenance {
     /// Who asked, in words: `Claude Code (hook)`, `askpane claude`, `a script (askpane ask)`, …
     pub fn agent(&self) -> String {
         match self.source.as_str() {
-            "hook" => "Claude Code (hook)".to_owned(),
-            super::permission::CODEX_HOOK_SOURCE => "Codex (hook)".to_owned(),
+            "hook" => format!("{} (hook)", HookAgent::ClaudeCode.name()),
+            super::permission::CODEX_HOOK_SOURCE => format!("{} (hook)", HookAgent::Codex.name()),
             "claude" => "askpane claude".to_owned(),
             "ask" => "a script (askpane ask)".to_owned(),
             "mcp" => "MCP".to_owned(),
             super::opencode::SOURCE => "OpenCode".to_owned(),
             super::codex_server::SOURCE => "askpane codex".to_owned(),
             other => other.to_owned(),
+        }
+    }
+
+    /// The agent itself, by name, for a sentence (`Codex wants to use Bash`): Codex's hook and
+    /// `askpane codex` are Codex, OpenCode is OpenCode, and every other source is a Claude
+    /// Code's (its hook, `askpane claude`).
+    pub fn agent_name(&self) -> &'static str {
+        match self.source.as_str() {
+            super::permission::CODEX_HOOK_SOURCE | super::codex_server::SOURCE => {
+                HookAgent::Codex.name()
+            }
+            super::opencode::SOURCE => "OpenCode",
+            _ => "Claude",
         }
     }
 

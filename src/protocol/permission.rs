@@ -364,6 +364,48 @@ pub const CODEX_AGENT: &str = "codex";
 pub const CLAUDE_HOOK_SOURCE: &str = "hook";
 pub const CODEX_HOOK_SOURCE: &str = "codex-hook";
 
+/// Which agent's `PermissionRequest` hook asked: Codex's input has Claude Code's shape and takes
+/// the same reply, so only [`AGENT_FIELD`] tells them apart. The one place that names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookAgent {
+    ClaudeCode,
+    Codex,
+}
+
+impl HookAgent {
+    /// The agent whose hook gave `input` (`askpane codex-hook` marks Codex's).
+    pub fn of_input(input: &Value) -> HookAgent {
+        match input.get(AGENT_FIELD).and_then(Value::as_str) {
+            Some(CODEX_AGENT) => HookAgent::Codex,
+            _ => HookAgent::ClaudeCode,
+        }
+    }
+
+    /// The agent for a person: `Claude Code`, `Codex`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookAgent::ClaudeCode => "Claude Code",
+            HookAgent::Codex => "Codex",
+        }
+    }
+
+    /// The askpane command its hook runs, as its lines on stderr begin.
+    pub fn command(self) -> &'static str {
+        match self {
+            HookAgent::ClaudeCode => "askpane hook",
+            HookAgent::Codex => "askpane codex-hook",
+        }
+    }
+
+    /// Who asked, as a card's provenance names it.
+    pub fn source(self) -> &'static str {
+        match self {
+            HookAgent::ClaudeCode => CLAUDE_HOOK_SOURCE,
+            HookAgent::Codex => CODEX_HOOK_SOURCE,
+        }
+    }
+}
+
 /// A `PermissionRequest` hook's input for any tool but AskUserQuestion (which stays a
 /// question): the card's request, the session it came from, and which agent's hook asked
 /// ([`CLAUDE_HOOK_SOURCE`] or [`CODEX_HOOK_SOURCE`]).
@@ -425,10 +467,7 @@ pub fn parse_hook_permission(
         cwd: context.cwd.clone(),
         on_disk: None,
     };
-    let source = match object.get(AGENT_FIELD).and_then(Value::as_str) {
-        Some(CODEX_AGENT) => CODEX_HOOK_SOURCE,
-        _ => CLAUDE_HOOK_SOURCE,
-    };
+    let source = HookAgent::of_input(message).source();
     Some(Ok(HookPermission { request, context, source }))
 }
 

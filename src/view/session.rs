@@ -263,10 +263,7 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
         .inner_margin(10)
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
-            let agent = match permission.provenance.source.as_str() {
-                crate::protocol::codex_server::SOURCE => "Codex",
-                _ => "Claude",
-            };
+            let agent = permission.provenance.agent_name();
             let who = match &request.agent_id {
                 Some(subagent) => format!("A subagent ({subagent})"),
                 None => agent.to_owned(),

@@ -256,3 +256,34 @@ fn codex_input_marked_by_codex_hook_is_a_codex_card_without_suggestions() {
             "decision": {"behavior": "allow"}}}))
     );
 }
+
+/// One place names a hook's agent: Codex's input is marked by `askpane codex-hook`; anything
+/// else (no mark, another value, a mark of the wrong type) is Claude Code's.
+#[test]
+fn a_hook_s_agent_is_named_once() {
+    let codex = json!({AGENT_FIELD: CODEX_AGENT, "tool_name": "Bash"});
+    assert_eq!(HookAgent::of_input(&codex), HookAgent::Codex);
+    for input in [json!({}), json!({AGENT_FIELD: "claude"}), json!({AGENT_FIELD: 7}), json!([])] {
+        assert_eq!(HookAgent::of_input(&input), HookAgent::ClaudeCode, "{input}");
+    }
+    assert_eq!(
+        (HookAgent::Codex.name(), HookAgent::Codex.command(), HookAgent::Codex.source()),
+        ("Codex", "askpane codex-hook", CODEX_HOOK_SOURCE)
+    );
+    assert_eq!(
+        (
+            HookAgent::ClaudeCode.name(),
+            HookAgent::ClaudeCode.command(),
+            HookAgent::ClaudeCode.source()
+        ),
+        ("Claude Code", "askpane hook", CLAUDE_HOOK_SOURCE)
+    );
+    let provenance = |source: &str| crate::protocol::origin::Provenance::new(source, None);
+    let names: Vec<&str> = ["hook", "codex-hook", "codex", "opencode", "claude"]
+        .into_iter()
+        .map(|source| provenance(source).agent_name())
+        .collect();
+    assert_eq!(names, ["Claude", "Codex", "Codex", "OpenCode", "Claude"]);
+    assert_eq!(provenance("codex-hook").agent(), "Codex (hook)");
+    assert_eq!(provenance("hook").agent(), "Claude Code (hook)");
+}
