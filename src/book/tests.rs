@@ -752,3 +752,23 @@ fn every_ended_card_is_taken_once_with_how_it_ended() {
     assert!(approvals.take_ended().is_empty(), "taken once");
     assert!(taken(&log).contains(&format!("d: deny: {}", crate::book::approval::TIMED_OUT)));
 }
+
+/// Issue 26 leftovers: an OpenCode card whose `--timeout` ran out (`askpane opencode` keeps the
+/// deadline) ends as timed out for the journal, and its handle hears a hand-back: OpenCode is
+/// sent nothing, and the request stays pending for its TUI.
+#[test]
+fn an_opencode_card_that_times_out_is_handed_back_and_ends_timed_out() {
+    use crate::protocol::permission::{ApprovalOrigin, ApprovalOutcome};
+    let log = Log::default();
+    let mut approvals = Approvals::default();
+    let mut request = tool_call("inbox-3-per_1");
+    request.origin = ApprovalOrigin::OpenCode;
+    let provenance = Provenance::new("opencode", None);
+    approvals.ask(RequestId::next(), request, provenance, handle("opencode", &log));
+    assert!(approvals.time_out("inbox-3-per_1").is_some());
+    assert_eq!(taken(&log), ["opencode: hand back"]);
+    let ended: Vec<ApprovalOutcome> =
+        approvals.take_ended().into_iter().map(|ended| ended.outcome).collect();
+    assert_eq!(ended, [ApprovalOutcome::TimedOut]);
+    assert_eq!(ApprovalOutcome::TimedOut.as_str(), "timed_out", "as history writes it");
+}
