@@ -1018,6 +1018,12 @@ fn a_permission_card_whose_timeout_runs_out_is_left_pending_for_opencode() {
     world.ask(&project, "bash");
     let card = inbox.card(&world);
     let asked = Instant::now();
+    // The card shows OpenCode's command as a command, not its metadata's JSON.
+    let body = askpane::book::tool_call::ToolCallView::of(&card.request);
+    let askpane::book::tool_call::ToolCallView::Command { command, .. } = body else {
+        panic!("not a command: {body:?}")
+    };
+    assert_eq!(command.text, "echo askpane-ran");
     // Nobody decides: after --timeout the card leaves the window as timed out (the window's
     // history says so), and nothing is sent to OpenCode: neither an allow nor a reject.
     assert_eq!(inbox.timed_out(&world), card.request.request_id);
