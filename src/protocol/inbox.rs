@@ -80,6 +80,12 @@ pub enum ClientMessage {
     },
     /// The agent took permission `id` back: it leaves the window; no decision is sent.
     WithdrawPermission { id: String },
+    /// Issue 27: this connection carries a client of the SSH host `host`. `askpane remote HOST`
+    /// writes it first on each connection it relays, before any byte of the remote client's;
+    /// the inbox then scopes the connection to that host ([`super::link::Scope`]) and answers
+    /// `linked`. Accepted once per connection: a second (one a remote client sent through the
+    /// link) is refused.
+    ViaLink { host: String },
 }
 
 /// A hosted session's event on the wire: the transcript messages a window shows, and the end.
@@ -357,6 +363,9 @@ pub enum InboxMessage {
     NewLink { links: Vec<String> },
     /// The answer to `host`: the session is shown.
     Hosting,
+    /// The answer to `via_link`: this connection is scoped to `host` (issue 27). A thin client
+    /// that hears it waits for the link to come back when the connection drops.
+    Linked { host: String },
     /// (hosts) The user sent this prompt from the session's prompt box.
     Prompt { text: String },
     /// (hosts) The user pressed Stop: interrupt the running turn.
@@ -407,6 +416,9 @@ pub struct Listed {
     /// The asking process, as the socket reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The SSH host it came from, as its link names it (issue 27); `None` for this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Why a line is not a client message: said back in an `error`.
@@ -415,7 +427,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission or withdraw_permission"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission or via_link"
     )]
     NotAMessage(String),
 }

@@ -415,6 +415,7 @@ fn provenance_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Prov
         project: row.get(first + 2)?,
         session: row.get(first + 3)?,
         subagent: row.get(first + 4)?,
+        host: None,
     })
 }
 
