@@ -330,6 +330,11 @@ pub enum InboxMessage {
         version: u32,
         /// The inbox's process id (`askpane inbox --quit` and scripts use it).
         pid: u32,
+        /// Issue 27: the SSH host this connection comes from, when `askpane remote`'s link
+        /// relays it (the link writes it, after the inbox confirmed the scope with `linked`).
+        /// A client that sees it waits for a dropped link to come back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        link: Option<String>,
     },
     /// The request `id` was taken: `shown` when it waits for the user (false when its policy
     /// decided it at once); `warnings` about the questions, for the client's stderr.
@@ -363,8 +368,8 @@ pub enum InboxMessage {
     NewLink { links: Vec<String> },
     /// The answer to `host`: the session is shown.
     Hosting,
-    /// The answer to `via_link`: this connection is scoped to `host` (issue 27). A thin client
-    /// that hears it waits for the link to come back when the connection drops.
+    /// The answer to `via_link`: this connection is scoped to `host` (issue 27). Read by the
+    /// link, which tells its client in the hello it hands on.
     Linked { host: String },
     /// (hosts) The user sent this prompt from the session's prompt box.
     Prompt { text: String },

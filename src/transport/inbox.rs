@@ -404,7 +404,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id() });
+    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
     let mut waiters: Vec<JoinHandle<()>> = Vec::new();

@@ -246,7 +246,9 @@ enum Waited {
     Cancelled,
     /// The connection ended without an outcome: the inbox crashed or was killed, or (`linked`:
     /// it came through `askpane remote`'s link, issue 27) the link went down.
-    InboxGone { linked: bool },
+    InboxGone {
+        linked: bool,
+    },
     /// The request's time ran out, and the inbox neither decided it nor answered a check: it
     /// is stopped or hung. The request was withdrawn (the connection closed).
     NoAnswer,
@@ -364,7 +366,7 @@ fn wait_for_outcome(
     if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
             io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
-                Waited::InboxGone { linked: false }
+                Waited::InboxGone { linked: client.link.is_some() }
             }
             _ => Waited::Failed(error.to_string()),
         };
@@ -457,8 +459,8 @@ fn wait(
     watch: &Watch,
 ) -> Waited {
     let mut deadline = Deadline::start(watch.timeout, Instant::now());
-    // Whether the inbox said this connection comes through a link (issue 27).
-    let mut linked = false;
+    // Whether this connection comes through a link (issue 27): its hello said so.
+    let linked = client.link.is_some();
     let ticks = match watch.caller {
         Some(_) => crossbeam_channel::tick(CALLER_TICK),
         None => crossbeam_channel::never(),
@@ -486,7 +488,6 @@ fn wait(
                 Ok(Ok(Some(InboxMessage::List { .. }))) => {
                     deadline = deadline.answered(Instant::now());
                 }
-                Ok(Ok(Some(InboxMessage::Linked { .. }))) => linked = true,
                 Ok(Ok(Some(_))) => {}
                 Ok(Ok(None)) | Err(_) => return Waited::InboxGone { linked },
                 Ok(Err(error)) => match error.kind() {

@@ -114,7 +114,9 @@ pub fn links_dir() -> std::io::Result<PathBuf> {
 /// A host's name as a file name: what [`valid_host`] admits, with `/` impossible already and the
 /// characters a file name would rather not have replaced.
 fn file_stem(host: &str) -> String {
-    host.chars().map(|c| if c.is_ascii_alphanumeric() || "._-@".contains(c) { c } else { '_' }).collect()
+    host.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._-@".contains(c) { c } else { '_' })
+        .collect()
 }
 
 /// Every link's record (a process gone is shown as such by the caller), sorted by host.
@@ -184,30 +186,35 @@ impl Link {
 
     /// Serves the link's socket and keeps ssh's forward up until `stop` (closed, or sent to); then ends ssh (by its
     /// pid), the relayed connections and the socket, and removes the state file.
-    pub fn run(self, place: Place, start: StartInbox, stop: &Receiver<()>) -> Result<(), LinkError> {
+    pub fn run(
+        self,
+        place: Place,
+        start: StartInbox,
+        stop: &Receiver<()>,
+    ) -> Result<(), LinkError> {
         let host = self.ssh.host.clone();
         let socket = LinkSocket::serve(&self.socket(), host.clone(), place, start)?;
         let mut backoff = Backoff::default();
-        let mut was_up = false;
+        // Whether any ssh of this link held: its next success is "back", not "linked".
+        let mut ever_up = false;
         loop {
             self.record(LinkState::Connecting, None, None, None);
-            let ended = self.connect_once(stop, &mut was_up, &mut backoff);
+            let (ended, held) = self.connect_once(stop, ever_up, &mut backoff);
+            ever_up |= held;
             let why = match ended {
                 Ended::Stopped => break,
                 Ended::Failed(why) => why,
             };
             let wait = backoff.failed();
-            match was_up {
+            match held {
                 true => log::warn!(
                     "the link to {host} went down ({why}); trying again in {} s",
                     wait.as_secs()
                 ),
-                false => log::warn!(
-                    "cannot link {host} ({why}); trying again in {} s",
-                    wait.as_secs()
-                ),
+                false => {
+                    log::warn!("cannot link {host} ({why}); trying again in {} s", wait.as_secs())
+                }
             }
-            was_up = false;
             self.record(LinkState::Down, None, None, Some(why));
             if stop.recv_timeout(wait) != Err(crossbeam_channel::RecvTimeoutError::Timeout) {
                 break;
@@ -220,16 +227,22 @@ impl Link {
     }
 
     /// One ssh: asks the remote for its path, forwards it, and waits for ssh's end or `stop`.
-    fn connect_once(&self, stop: &Receiver<()>, was_up: &mut bool, backoff: &mut Backoff) -> Ended {
+    /// Says whether its forward held.
+    fn connect_once(
+        &self,
+        stop: &Receiver<()>,
+        ever_up: bool,
+        backoff: &mut Backoff,
+    ) -> (Ended, bool) {
         let host = &self.ssh.host;
         let remote_socket = match self.ssh.remote_socket(stop) {
             Ok(path) => path,
-            Err(_) if stopped(stop) => return Ended::Stopped,
-            Err(why) => return Ended::Failed(why),
+            Err(_) if stopped(stop) => return (Ended::Stopped, false),
+            Err(why) => return (Ended::Failed(why), false),
         };
         let mut child = match self.ssh.forward(&remote_socket, &self.socket()) {
             Ok(child) => child,
-            Err(error) => return Ended::Failed(format!("cannot run ssh: {error}")),
+            Err(error) => return (Ended::Failed(format!("cannot run ssh: {error}")), false),
         };
         let ssh_pid = child.id();
         let (said_sender, said) = crossbeam_channel::unbounded();
@@ -240,17 +253,25 @@ impl Link {
         });
         let Ok(waiter) = waiter else {
             kill(ssh_pid);
-            return Ended::Failed("cannot start a thread for ssh".to_owned());
+            return (Ended::Failed("cannot start a thread for ssh".to_owned()), false);
         };
         self.record(LinkState::Connecting, Some(ssh_pid), Some(&remote_socket), None);
         let mut last_line: Option<String> = None;
+        // ssh says it more than once (each forward, then all of them).
+        let mut up = false;
         let ended = loop {
             select! {
                 recv(said) -> heard => match heard {
+                    Ok(SshSaid::ForwardsUp) if up => {}
                     Ok(SshSaid::ForwardsUp) => {
-                        *was_up = true;
+                        up = true;
                         backoff.held();
-                        log::info!("linked {host}: its agents ask here ({remote_socket} there)");
+                        match ever_up {
+                            false => log::info!(
+                                "linked {host}: its agents ask here ({remote_socket} there)"
+                            ),
+                            true => log::info!("the link to {host} is back"),
+                        }
                         self.record(LinkState::Up, Some(ssh_pid), Some(&remote_socket), None);
                     }
                     Ok(SshSaid::Line(line)) => {
@@ -276,7 +297,7 @@ impl Link {
         if let Some(Ok(reader)) = reader {
             let _ = reader.join();
         }
-        ended
+        (ended, up)
     }
 
     fn record(

@@ -4,19 +4,26 @@
 //! the connection to that host (`protocol/link.rs`); a `via_link` the remote client sends after
 //! it is refused there, so nothing the remote says can change which host it is.
 
-use std::io::{self, Write};
+use std::io::{self, BufReader, Write};
 use std::net::Shutdown;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::protocol::inbox::ClientMessage;
+use crate::protocol::inbox::{ClientMessage, InboxMessage};
 use crate::transport::endpoint::{self, Acceptor, Gate, Listener, Server, Stream, Waited};
 use crate::transport::inbox::{InboxClient, Place};
+use crate::transport::lines::{self, Frame};
 
 /// Starts an inbox when none runs (the client's own starter: a window, or the browser page).
 pub type StartInbox = Arc<dyn Fn(&Place) -> Result<InboxClient, String> + Send + Sync>;
+
+/// How long the inbox has to greet and confirm the link (it answers at once when it runs).
+const GREETING_WAIT: Duration = Duration::from_secs(10);
+
+/// The longest greeting line the relay reads (a hello or `linked` is a few dozen bytes).
+const GREETING_MAX_BYTES: u64 = 4096;
 
 /// How long one write to either side may block before the relay counts that side as gone.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -153,29 +160,65 @@ impl Relay {
     }
 }
 
-/// Connects to the inbox (starting one when none runs), says which host this is, and copies
-/// both ways until either side ends.
+/// Connects to the inbox (starting one when none runs), says which host this is, hands the
+/// client the inbox's hello naming the link once the inbox confirmed it, and copies both ways
+/// until either side ends.
 fn relay(client: &Arc<Stream>, host: &str, place: &Place, start: &StartInbox) -> io::Result<()> {
     let inbox = Arc::new(connect_inbox(place, start)?);
     let _ = inbox.set_write_timeout(Some(WRITE_TIMEOUT));
     let _ = client.set_write_timeout(Some(WRITE_TIMEOUT));
     // The relay's line comes first, before any byte of the client's is read.
     let via = ClientMessage::ViaLink { host: host.to_owned() };
-    let mut line = serde_json::to_vec(&via).map_err(io::Error::other)?;
-    line.push(b'\n');
-    (&*inbox).write_all(&line)?;
+    (&*inbox).write_all(&line_of(&via)?)?;
+    // The inbox's hello, then its `linked`: only a scoped connection is handed to the client
+    // (an inbox that does not know `via_link` refuses it, and the client is cut).
+    let _ = inbox.set_read_timeout(Some(GREETING_WAIT));
+    let mut from_inbox = BufReader::new(&*inbox);
+    let hello = match read_message(&mut from_inbox)? {
+        InboxMessage::Hello { version, pid, .. } => {
+            InboxMessage::Hello { version, pid, link: Some(host.to_owned()) }
+        }
+        other => return Err(io::Error::other(format!("the inbox greeted with {other:?}"))),
+    };
+    match read_message(&mut from_inbox)? {
+        InboxMessage::Linked { host: linked } if linked == host => {}
+        other => {
+            return Err(io::Error::other(format!("the inbox did not take the link: {other:?}")));
+        }
+    }
+    let _ = inbox.set_read_timeout(None);
+    (&**client).write_all(&line_of(&hello)?)?;
     let (up_from, up_to) = (Arc::clone(client), Arc::clone(&inbox));
     let up = crate::transport::spawn_named("remote-relay-up", move || {
         let _ = io::copy(&mut &*up_from, &mut &*up_to);
         // The client ended (or its link did): the inbox withdraws what it asked.
         let _ = up_to.shutdown(Shutdown::Write);
     })?;
-    let _ = io::copy(&mut &*inbox, &mut &**client);
+    // What the inbox wrote after `linked` may be in the reader's buffer already: copied from it.
+    let _ = io::copy(&mut from_inbox, &mut &**client);
     // The inbox ended (or closed this connection): the client hears the end and asks again.
     let _ = client.shutdown(Shutdown::Both);
     let _ = inbox.shutdown(Shutdown::Both);
     let _ = up.join();
     Ok(())
+}
+
+fn line_of<T: serde::Serialize>(message: &T) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// One line of the inbox's, read as a message.
+fn read_message(reader: &mut BufReader<&Stream>) -> io::Result<InboxMessage> {
+    let mut line = Vec::new();
+    match lines::read_frame(reader, &mut line, GREETING_MAX_BYTES)? {
+        Frame::Line => {}
+        Frame::End | Frame::TooLong => {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the inbox closed"));
+        }
+    }
+    serde_json::from_slice(line.trim_ascii()).map_err(io::Error::other)
 }
 
 /// A raw connection to this user's inbox (its hello is left for the remote client to read),

@@ -189,7 +189,8 @@ fn wait_bounded(child: &mut Child, stop: &Receiver<()>) -> Result<ExitStatus, St
             Ok(None) => {}
             Err(error) => return Err(format!("cannot wait for ssh: {error}")),
         }
-        let stopped = stop.recv_timeout(ASK_POLL) != Err(crossbeam_channel::RecvTimeoutError::Timeout);
+        let stopped =
+            stop.recv_timeout(ASK_POLL) != Err(crossbeam_channel::RecvTimeoutError::Timeout);
         if stopped || Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
