@@ -164,6 +164,11 @@ impl RemoteLink {
     }
 }
 
+fn unix_nanos() -> u128 {
+    let now = std::time::SystemTime::now();
+    now.duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_nanos()
+}
+
 /// The link's state file.
 fn link_state(world: &World) -> Value {
     let text = read_lossy(&world.root.join("run/askpane/links/devbox.state"));
@@ -207,21 +212,48 @@ fn a_hook_on_the_remote_is_answered_in_the_desk_s_inbox_with_its_host() {
     assert_eq!(mode(&sshd.remote_socket()), 0o600);
     assert_eq!(mode(sshd.remote_socket().parent().expect("its folder")), 0o700);
 
-    let started = Instant::now();
-    let client = remote_hook(&sshd, &hook_input("toolu_remote", "Which colour?"));
+    // A subscriber hears the question arrive; the remote hook says when it started (the same
+    // clock: the remote is this machine).
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let timed = format!("date +%s%N >&2; exec {askpane} hook");
+    let client =
+        Client::spawn(sshd.on_remote(&[&timed]), &hook_input("toolu_remote", "Which colour?"));
+    let asked = watcher.receive_kind("asked");
+    let arrived_ns = unix_nanos();
+    assert_eq!(asked["request"]["host"], HOST, "{asked}");
     let requests = listed(&world, 1);
-    let arrived = started.elapsed();
     assert_eq!(requests[0]["host"], HOST, "{requests:?}");
     let from = requests[0]["from"].as_str().expect("who asked");
     assert!(from.starts_with("hook · ") && from.ends_with(" @ devbox"), "{from}");
-    eprintln!(
-        "FIGURE: a remote hook's question listed in the desk's inbox {arrived:?} after ssh started it"
-    );
     answer_blue(&world);
     let (code, stdout, stderr) = client.finish();
+    let started_ns: u128 =
+        stderr.lines().next().and_then(|line| line.trim().parse().ok()).expect("its start");
+    eprintln!(
+        "FIGURE: a remote hook's question reached the desk's inbox {:.1} ms after the hook started",
+        (arrived_ns - started_ns) as f64 / 1e6
+    );
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
     assert_eq!(stdout.trim().lines().count(), 1, "{stdout}");
+    // History keeps the host, under a key of the host's own, and finds it by the host.
+    let deadline = Instant::now() + WAIT;
+    let recorded = loop {
+        let history = run_bounded(&mut world.askpane(&["history", "--host", HOST, "--json"]), None);
+        if let Some(line) = history.stdout.lines().next() {
+            break serde_json::from_str::<Value>(line).expect("a JSON line");
+        }
+        assert!(Instant::now() < deadline, "not recorded: {history:?}");
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(recorded["host"], HOST, "{recorded}");
+    assert_eq!(recorded["key"], "devbox/toolu_remote", "{recorded}");
+    let elsewhere =
+        run_bounded(&mut world.askpane(&["history", "--host", "laptop", "--json"]), None);
+    assert_eq!(elsewhere.stdout, "", "{elsewhere:?}");
 }
 
 #[test]
