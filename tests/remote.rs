@@ -377,7 +377,56 @@ fn a_client_through_the_link_sees_and_touches_only_its_own_host_s_requests() {
     assert_eq!(replies[7]["requests"], json!([]), "still scoped to devbox after its via_link");
     // Nothing was withdrawn, nothing quit: both questions still wait.
     assert_eq!(listed(&world, 2).len(), 2);
+    // Another user on the host cannot reach the forwarded socket at all (its folder is 0700).
+    if running_as_root() {
+        let socket = sshd.remote_socket();
+        let mut as_nobody = sshd.on_remote(&[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "python3",
+            "-c",
+            &format!(
+                "'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+                socket.display()
+            ),
+        ]);
+        let refused = run_bounded(&mut as_nobody, None);
+        assert!(!refused.status.success(), "{refused:?}");
+        assert!(refused.stderr.contains("PermissionError"), "{refused:?}");
+    } else {
+        eprintln!("SKIPPED (another user on the host): the tests do not run as root");
+    }
     local.kill();
+}
+
+fn running_as_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"))
+}
+
+#[test]
+fn a_link_that_stays_down_past_the_timeout_gets_the_honest_timed_out_reply() {
+    let world = World::with_inbox("remote-down");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let client = Client::spawn(
+        sshd.on_remote(&[askpane, "hook", "--timeout", "4"]),
+        &hook_input("toolu_down", "Which colour?"),
+    );
+    listed(&world, 1);
+    // The link ends for good (its process stopped): the question leaves the desk's inbox.
+    let pid = link.process.child.id();
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    link.process.wait(WAIT).expect("the link ended");
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply");
+    let reason = reply["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap_or("");
+    assert!(reason.starts_with("No response after 4s"), "the timed-out reply: {reply}");
+    assert!(stderr.contains("did not come back within the 4 s timeout"), "{stderr}");
+    assert!(world.connect().list().is_empty());
 }
 
 #[test]
