@@ -464,3 +464,104 @@ fn remote_list_shows_a_running_link_and_forgets_it_when_it_ends() {
     assert!(listed.stdout.starts_with("no link runs"), "{listed:?}");
     let _ = std::io::stderr().flush();
 }
+
+/// `CACHE/bin/claude-2.1.332`, the layout `scripts/claude-cli` documents.
+fn claude_binary() -> PathBuf {
+    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
+        PathBuf::from,
+    );
+    let binary = cache.join("bin/claude-2.1.332");
+    assert!(binary.is_file(), "Claude Code 2.1.332 is not installed: run scripts/claude-cli");
+    binary
+}
+
+/// The real Claude Code 2.1.332, run on the remote through ssh against the fake model with
+/// `askpane install claude`'s hook: its question is answered in the desk's inbox, and the model
+/// reads the answer.
+#[test]
+fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
+    let world = World::with_inbox("remote-claude");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let _link = RemoteLink::start(&world, &sshd);
+    let question = json!({"questions": [{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]});
+    let api = crate::fake_api::FakeApi::asking(question);
+    let (home, project, tmp) =
+        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
+    for dir in [&project, &tmp] {
+        fs::create_dir_all(dir).expect("the remote's project");
+    }
+    // Installed on the remote as a person would there (the same binary: the remote is this
+    // machine).
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let mut install = Command::new(askpane);
+    install.args(["install", "claude", "--project"]).arg(&project).env("HOME", &home);
+    let installed = run_bounded(&mut install, None);
+    assert_eq!(installed.status.code(), Some(0), "{installed:?}");
+    // As the interop tests run it (the Agent SDK's way, which offers AskUserQuestion) and
+    // isolate it, on the remote: nothing of the test's environment but PATH; the remote's HOME
+    // and runtime folder (where the link's socket is).
+    let claude = format!(
+        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+         HOME={home} TMPDIR={tmp} XDG_RUNTIME_DIR={run} ANTHROPIC_BASE_URL={api} \
+         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+         --verbose --input-format stream-json --permission-prompt-tool stdio",
+        project = project.display(),
+        home = home.display(),
+        tmp = tmp.display(),
+        run = sshd.remote.join("run").display(),
+        api = api.base_url(),
+        cli = claude_binary().display(),
+    );
+    let mut command = sshd.on_remote(&[&claude]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+    let mut stdin = run.child.stdin.take().expect("piped stdin");
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = run.child.stdout.take().expect("piped stdout");
+    thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
+    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+    answer_blue(&world);
+    // The model's next turn carries the answer; then the session ends with its input.
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
+    // The turn ends (its `result`), and the session with its input. The answer came from the
+    // desk: Claude Code's host was never asked (no can_use_tool).
+    let mut said = Vec::new();
+    let result = loop {
+        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["type"] == "result" {
+            break message;
+        }
+        said.push(line);
+    };
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+}

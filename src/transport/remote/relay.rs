@@ -7,7 +7,7 @@
 use std::io::{self, BufReader, Write};
 use std::net::Shutdown;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -82,7 +82,7 @@ fn accept_loop(
     start: &StartInbox,
 ) {
     let gate = Gate::for_this_user();
-    let relays: Arc<Mutex<Vec<Relay>>> = Arc::default();
+    let mut relays: Vec<Relay> = Vec::new();
     loop {
         match acceptor.wait(listener) {
             Ok(Waited::Client) => {}
@@ -108,19 +108,17 @@ fn accept_loop(
         let relay = Relay::start(client, host.to_owned(), place.clone(), Arc::clone(start));
         match relay {
             Ok(relay) => {
-                if let Ok(mut relays) = relays.lock() {
-                    let (done, live): (Vec<_>, Vec<_>) =
-                        std::mem::take(&mut *relays).into_iter().partition(Relay::is_finished);
-                    done.into_iter().for_each(Relay::join);
-                    *relays = live;
-                    relays.push(relay);
-                }
+                // Ended relays are joined as new ones come, so the list stays short.
+                let (done, live): (Vec<_>, Vec<_>) =
+                    std::mem::take(&mut relays).into_iter().partition(Relay::is_finished);
+                done.into_iter().for_each(Relay::join);
+                relays = live;
+                relays.push(relay);
             }
             Err(error) => log::error!("cannot relay a client of {host}: {error}"),
         }
     }
     // The link ends: its clients are cut (they wait for the link to come back, issue 27 item 3).
-    let relays = relays.lock().map(|mut relays| std::mem::take(&mut *relays)).unwrap_or_default();
     for relay in relays {
         relay.cut();
         relay.join();
