@@ -565,3 +565,42 @@ fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
     let stderr = crate::support::collect(stderr);
     assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
 }
+
+/// A host that cannot be reached: said once (not at every try), tried again with a growing
+/// backoff, shown as down by `--list` with ssh's reason; no sshd needed.
+#[test]
+fn an_unreachable_host_is_said_once_and_tried_again_with_backoff() {
+    let world = World::new("remote-unreachable");
+    let config = world.root.join("ssh_config");
+    fs::write(
+        &config,
+        format!(
+            "Host nowhere\n  HostName 127.0.0.1\n  Port {}\n  BatchMode yes\n  ConnectTimeout 5\n",
+            free_port()
+        ),
+    )
+    .expect("write ssh_config");
+    let stderr = world.root.join("link.stderr");
+    let mut command = world.askpane(&["remote", "nowhere", "--", "-F"]);
+    command.arg(&config).stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    // Tries at 0, 1 and 3 s: three failures, one line.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let state = read_lossy(&world.root.join("run/askpane/links/nowhere.state"));
+        let state: Value = serde_json::from_str(&state).unwrap_or(Value::Null);
+        if state["state"] == "down"
+            && Instant::now() > deadline - WAIT + Duration::from_millis(3500)
+        {
+            assert!(state["why"].as_str().is_some_and(|why| why.contains("refused")), "{state}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "never down: {state}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let said = read_lossy(&stderr);
+    assert_eq!(said.matches("cannot link nowhere").count(), 1, "{said}");
+    let listed = run_bounded(&mut world.askpane(&["remote", "--list"]), None);
+    assert!(listed.stdout.starts_with("nowhere\tdown\tsince "), "{listed:?}");
+}

@@ -197,6 +197,8 @@ impl Link {
         let mut backoff = Backoff::default();
         // Whether any ssh of this link held: its next success is "back", not "linked".
         let mut ever_up = false;
+        // Why the last try failed before its forward held.
+        let mut last_failure: Option<String> = None;
         loop {
             self.record(LinkState::Connecting, None, None, None);
             let (ended, held) = self.connect_once(stop, ever_up, &mut backoff);
@@ -206,15 +208,19 @@ impl Link {
                 Ended::Failed(why) => why,
             };
             let wait = backoff.failed();
+            let secs = wait.as_secs();
             match held {
-                true => log::warn!(
-                    "the link to {host} went down ({why}); trying again in {} s",
-                    wait.as_secs()
-                ),
-                false => {
-                    log::warn!("cannot link {host} ({why}); trying again in {} s", wait.as_secs())
+                true => {
+                    log::warn!("the link to {host} went down ({why}); trying again in {secs} s")
                 }
+                // The same failure again (a host that stays unreachable): said once, not every
+                // 30 s; `--list` shows it meanwhile.
+                false if last_failure.as_deref() == Some(why.as_str()) => {
+                    log::debug!("cannot link {host} ({why}); trying again in {secs} s")
+                }
+                false => log::warn!("cannot link {host} ({why}); trying again in {secs} s"),
             }
+            last_failure = (!held).then(|| why.clone());
             self.record(LinkState::Down, None, None, Some(why));
             if stop.recv_timeout(wait) != Err(crossbeam_channel::RecvTimeoutError::Timeout) {
                 break;
