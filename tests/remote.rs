@@ -31,18 +31,26 @@ pub(crate) struct Sshd {
     pub(crate) config: PathBuf,
     /// The remote's home and runtime folder.
     pub(crate) remote: PathBuf,
+    /// The ssh alias of this host in [`Sshd::config`].
+    pub(crate) alias: String,
     _process: Process,
 }
 
 impl Sshd {
-    /// Starts sshd under `root`, or `None` (said on stderr) where sshd is not installed.
+    /// Starts sshd under `root` as host `devbox`, or `None` (said on stderr) where sshd is not
+    /// installed.
     pub(crate) fn start(root: &Path) -> Option<Sshd> {
+        Sshd::start_as(root, HOST)
+    }
+
+    /// Starts sshd under `root` for the ssh alias `alias`, with a remote of its own.
+    pub(crate) fn start_as(root: &Path, alias: &str) -> Option<Sshd> {
         if !Path::new(SSHD).is_file() {
             eprintln!("SKIPPED: {SSHD} is not installed (apt-get install openssh-server)");
             return None;
         }
-        let dir = root.join("sshd");
-        let remote = root.join("remote");
+        let dir = root.join(format!("sshd-{alias}"));
+        let remote = root.join(format!("remote-{alias}"));
         for folder in [&dir, &remote.join("home"), &remote.join("run")] {
             fs::create_dir_all(folder).expect("make the sshd's folders");
         }
@@ -81,7 +89,7 @@ impl Sshd {
         fs::write(
             &config,
             format!(
-                "Host {HOST}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {dir}/client_key\n\
+                "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {dir}/client_key\n\
                  \x20 IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n\
                  \x20 StrictHostKeyChecking accept-new\n  BatchMode yes\n  LogLevel ERROR\n",
                 dir = dir.display(),
@@ -99,7 +107,7 @@ impl Sshd {
             .stderr(log)
             .spawn()
             .expect("start sshd");
-        let sshd = Sshd { config, remote, _process: Process::new(child) };
+        let sshd = Sshd { config, remote, alias: alias.to_owned(), _process: Process::new(child) };
         let deadline = Instant::now() + WAIT;
         while !read_lossy(&dir.join("sshd.log")).contains("Server listening") {
             assert!(
@@ -115,7 +123,7 @@ impl Sshd {
     /// `ssh -F CONFIG devbox COMMAND…`: a command on the remote.
     pub(crate) fn on_remote(&self, command: &[&str]) -> Command {
         let mut ssh = Command::new("ssh");
-        ssh.arg("-F").arg(&self.config).arg(HOST).args(command);
+        ssh.arg("-F").arg(&self.config).arg(&self.alias).args(command);
         ssh
     }
 
@@ -139,14 +147,14 @@ struct RemoteLink {
 
 impl RemoteLink {
     fn start(world: &World, sshd: &Sshd) -> RemoteLink {
-        let stderr = world.root.join("remote-link.stderr");
-        let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
+        let stderr = world.root.join(format!("remote-link-{}.stderr", sshd.alias));
+        let mut command = world.askpane(&["remote", &sshd.alias, "--", "-F"]);
         command.arg(&sshd.config);
         command.stdin(Stdio::null()).stdout(Stdio::null());
         command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
         let link =
             RemoteLink { process: Process::new(command.spawn().expect("askpane remote")), stderr };
-        link.wait_for("linked devbox", 1);
+        link.wait_for(&format!("linked {}", sshd.alias), 1);
         link
     }
 
@@ -603,4 +611,57 @@ fn an_unreachable_host_is_said_once_and_tried_again_with_backoff() {
     assert_eq!(said.matches("cannot link nowhere").count(), 1, "{said}");
     let listed = run_bounded(&mut world.askpane(&["remote", "--list"]), None);
     assert!(listed.stdout.starts_with("nowhere\tdown\tsince "), "{listed:?}");
+}
+
+/// Issue 27's figure: 20 questions from 4 links at once (5 remote hooks on each of 4 hosts, each
+/// its own sshd) are all listed, each with its own host, and how long the slowest took from its
+/// hook's start.
+#[test]
+fn twenty_questions_from_four_links_at_once_are_all_listed_with_their_hosts() {
+    let world = World::with_inbox("remote-twenty");
+    let hosts = ["devbox1", "devbox2", "devbox3", "devbox4"];
+    let Some(sshds) =
+        hosts.iter().map(|host| Sshd::start_as(&world.root, host)).collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let _links: Vec<RemoteLink> =
+        sshds.iter().map(|sshd| RemoteLink::start(&world, sshd)).collect();
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let timed = format!("date +%s%N >&2; exec {askpane} hook --timeout 30");
+    let clients: Vec<(String, Client)> = sshds
+        .iter()
+        .flat_map(|sshd| (0..5).map(move |index| (sshd, index)))
+        .map(|(sshd, index)| {
+            let id = format!("toolu_{}_{index}", sshd.alias);
+            let input = hook_input(&id, &format!("Which colour for {id}?"));
+            (id, Client::spawn(sshd.on_remote(&[&timed]), &input))
+        })
+        .collect();
+    // Each question's arrival, by its tool_use_id.
+    let mut arrived = std::collections::HashMap::new();
+    while arrived.len() < 20 {
+        let asked = watcher.receive_kind("asked");
+        let request = &asked["request"];
+        let id = request["tool_use_id"].as_str().expect("an id").to_owned();
+        let host = request["host"].as_str().expect("a host");
+        assert!(id.starts_with(&format!("toolu_{host}_")), "{id} labelled {host}");
+        arrived.insert(id, unix_nanos());
+    }
+    assert_eq!(world.connect().list().len(), 20);
+    // Their hooks say when they started; they end (withdrawn) when killed.
+    let mut slowest: u128 = 0;
+    for (id, client) in clients {
+        let (_, stderr) = client.killed_with_output();
+        let started: u128 =
+            stderr.lines().next().and_then(|line| line.trim().parse().ok()).expect("its start");
+        slowest = slowest.max(arrived[&id].saturating_sub(started));
+    }
+    eprintln!(
+        "FIGURE: 20 remote questions from 4 links at once all listed, the slowest {:.0} ms after its hook started",
+        slowest as f64 / 1e6
+    );
 }
