@@ -665,3 +665,55 @@ fn twenty_questions_from_four_links_at_once_are_all_listed_with_their_hosts() {
         slowest as f64 / 1e6
     );
 }
+
+/// `--setup claude` puts this askpane on the host (checked there by its checksum) and installs
+/// its hook there; `--undo` takes both away.
+#[test]
+fn setup_copies_askpane_to_the_host_installs_its_hook_and_undo_leaves_nothing() {
+    let world = World::new("remote-setup");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let home = sshd.remote.join("home");
+    let run = |args: &[&str]| {
+        let mut command = world.askpane(&[&["remote", HOST][..], args, &["--", "-F"]].concat());
+        run_bounded(command.arg(&sshd.config), None)
+    };
+    let set_up = run(&["--setup", "claude"]);
+    assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
+    assert!(set_up.stdout.contains("copied askpane to devbox:"), "{set_up:?}");
+    assert!(set_up.stdout.contains("checked there"), "{set_up:?}");
+    let copied = home.join(".local/bin/askpane");
+    let ours = fs::metadata(env!("CARGO_BIN_EXE_askpane")).expect("this askpane").len();
+    assert_eq!(fs::metadata(&copied).expect("the copy").len(), ours);
+    assert_eq!(fs::metadata(&copied).expect("the copy").permissions().mode() & 0o777, 0o755);
+    let settings = read_lossy(&home.join(".claude/settings.json"));
+    assert!(settings.contains(&format!("{} hook", copied.display())), "{settings}");
+    let undone = run(&["--setup", "claude", "--undo"]);
+    assert_eq!(undone.status.code(), Some(0), "{undone:?}");
+    assert!(!copied.exists(), "{undone:?}");
+    let settings = read_lossy(&home.join(".claude/settings.json"));
+    assert!(!settings.contains("askpane"), "{settings}");
+    assert!(!home.join(".local/bin/.askpane.partial").exists());
+}
+
+/// `--setup` onto a host of another processor copies nothing and says what to do (an ssh that
+/// answers `uname -sm` as a RISC-V host does; no sshd needed).
+#[test]
+fn setup_refuses_a_host_this_binary_cannot_run_on() {
+    let world = World::new("remote-setup-arch");
+    let fake_ssh = world.root.join("fake-ssh");
+    let log = world.root.join("fake-ssh.log");
+    fs::write(
+        &fake_ssh,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\ncase \"$*\" in *uname*) echo \"Linux riscv64\";; *) exit 1;; esac\n",
+            log = log.display()
+        ),
+    )
+    .expect("a fake ssh");
+    fs::set_permissions(&fake_ssh, fs::Permissions::from_mode(0o755)).expect("executable");
+    let mut command = world.askpane(&["remote", "riscbox", "--setup", "claude", "--ssh"]);
+    let refused = run_bounded(command.arg(&fake_ssh), None);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(refused.stderr.contains("riscbox runs Linux riscv64"), "{refused:?}");
+    assert_eq!(read_lossy(&log).lines().count(), 1, "only uname was run: {}", read_lossy(&log));
+}

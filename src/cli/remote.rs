@@ -25,6 +25,13 @@ pub(super) struct RemoteArgs {
     /// Show each link that runs on this desk, and its state; link nothing.
     #[arg(long, conflicts_with = "host")]
     list: bool,
+    /// Instead of linking: copy this askpane to the host (~/.local/bin/askpane, checked for its
+    /// system and by checksum) and run `askpane install AGENT` there.
+    #[arg(long, value_name = "AGENT", conflicts_with = "list")]
+    setup: Option<SetupAgent>,
+    /// With --setup: run `askpane uninstall AGENT` on the host and remove the binary.
+    #[arg(long, requires = "setup")]
+    undo: bool,
     /// The ssh program to run.
     #[arg(long, default_value = "ssh", value_name = "PROGRAM")]
     ssh: OsString,
@@ -38,6 +45,13 @@ pub(super) struct RemoteArgs {
     ssh_args: Vec<OsString>,
 }
 
+/// The agents `--setup` installs askpane's hook for on the host.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum SetupAgent {
+    Claude,
+    Codex,
+}
+
 pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     if args.list {
         return list();
@@ -45,6 +59,28 @@ pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     let Some(host) = args.host else {
         anyhow::bail!("name the host to link: askpane remote HOST");
     };
+    if let Some(agent) = args.setup {
+        let agent = match agent {
+            SetupAgent::Claude => "claude",
+            SetupAgent::Codex => "codex",
+        };
+        let ssh = Ssh { program: args.ssh, args: args.ssh_args, host };
+        let said = match args.undo {
+            true => ssh.undo_set_up(agent),
+            false => {
+                let binary = std::env::current_exe().context("cannot find this askpane")?;
+                ssh.set_up(&binary, agent)
+            }
+        };
+        let said = said.map_err(|why| anyhow::anyhow!("{why}"))?;
+        for line in said {
+            say!("{line}");
+        }
+        if !args.undo {
+            say!("now link it: askpane remote {}", ssh.host);
+        }
+        return Ok(exit::OK);
+    }
     let place = Place::find().context("cannot use the inbox's folder")?;
     let ssh = Ssh { program: args.ssh, args: args.ssh_args, host: host.clone() };
     let link = Link::new(ssh)?;

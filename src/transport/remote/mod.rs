@@ -7,6 +7,7 @@
 //! `askpane remote --list`.
 
 mod relay;
+mod setup;
 mod ssh;
 
 use std::path::{Path, PathBuf};
