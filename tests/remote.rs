@@ -666,6 +666,9 @@ fn twenty_questions_from_four_links_at_once_are_all_listed_with_their_hosts() {
     );
 }
 
+/// How long `--setup` may take in a test.
+const SETUP_WAIT: Duration = Duration::from_secs(120);
+
 /// `--setup claude` puts this askpane on the host (checked there by its checksum) and installs
 /// its hook there; `--undo` takes both away.
 #[test]
@@ -673,9 +676,22 @@ fn setup_copies_askpane_to_the_host_installs_its_hook_and_undo_leaves_nothing() 
     let world = World::new("remote-setup");
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let home = sshd.remote.join("home");
+    // The copy is the debug binary (over 100 MB) through ssh: a busy machine (the whole suite)
+    // may take longer than one of the suite's usual waits.
     let run = |args: &[&str]| {
         let mut command = world.askpane(&[&["remote", HOST][..], args, &["--", "-F"]].concat());
-        run_bounded(command.arg(&sshd.config), None)
+        command
+            .arg(&sshd.config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("askpane remote --setup"));
+        let stdout = crate::support::read_all(process.child.stdout.take().expect("stdout"));
+        let stderr = crate::support::read_all(process.child.stderr.take().expect("stderr"));
+        let status = process.wait(SETUP_WAIT);
+        let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+        let status = status.unwrap_or_else(|| panic!("still setting up: {stdout}\n{stderr}"));
+        crate::support::Finished { status, stdout, stderr }
     };
     let set_up = run(&["--setup", "claude"]);
     assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
