@@ -91,6 +91,10 @@ mod mcp;
 // OpenAI-compatible model: answers, decline, answered elsewhere, aborted sessions.
 #[cfg(target_os = "linux")]
 mod opencode;
+// Issue 27: `askpane remote HOST` against a real sshd on 127.0.0.1: a remote hook answered in
+// the desk's inbox with its host, a killed ssh, what a link's client may see and do.
+#[cfg(target_os = "linux")]
+mod remote;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

@@ -342,6 +342,7 @@ impl App {
             kind: WaitingKind::ToolCall,
             project: card.provenance.project.clone(),
             header: card.request.tool_name.clone(),
+            host: card.provenance.host.clone(),
             // The card's one-line summary without the tool's name, which the title carries.
             question: card
                 .summary
@@ -355,6 +356,7 @@ impl App {
                 id: open.id(),
                 kind: WaitingKind::Question,
                 project: open.core.provenance.project.clone(),
+                host: open.core.provenance.host.clone(),
                 header: open.core.ask.title().to_owned(),
                 question: open
                     .core

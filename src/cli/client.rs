@@ -14,7 +14,7 @@ use super::show::missing_display;
 pub(super) fn starter(
     shown: &UiArgs,
     store: &StoreArgs,
-) -> impl Fn(&Place) -> Result<InboxClient, String> {
+) -> impl Fn(&Place) -> Result<InboxClient, String> + Send + Sync + use<> {
     let args = inbox_args(shown, store);
     let web = shown.web();
     move |place| {

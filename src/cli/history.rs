@@ -32,11 +32,15 @@ pub(super) struct HistoryArgs {
     /// Only questions, tool approvals, or plans (approvals of ExitPlanMode).
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     kind: Option<HistoryKind>,
+    /// Only what agents on this SSH host asked through `askpane remote HOST` (the name as the
+    /// link was given it).
+    #[arg(long, value_name = "HOST")]
+    host: Option<String>,
     /// At most this many entries, newest first.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Delete what ended more than --keep-days ago, and print how many entries went.
-    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "kind", "limit"])]
+    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "kind", "host", "limit"])]
     prune: bool,
     /// How many days --prune keeps.
     #[arg(long, value_name = "DAYS", requires = "prune", default_value_t = DEFAULT_KEEP_DAYS,
@@ -65,6 +69,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         search: args.search,
         source: None,
         kind: args.kind,
+        host: args.host,
         limit: args.limit,
     };
     let entries = store.history(&query).context("cannot read the history")?;
@@ -129,6 +134,7 @@ fn json_line(entry: &HistoryEntry) -> String {
         "project": provenance.project,
         "session": provenance.session,
         "subagent": provenance.subagent,
+        "host": provenance.host,
         "header": record.header,
         "questions": questions,
         "ended": record.ended.name(),

@@ -43,6 +43,9 @@ mod lean;
 mod mcp;
 // `askpane opencode` hands its questions to the inbox.
 mod opencode;
+// Issue 27: `askpane remote HOST`, an SSH host's agents asking this desk's inbox.
+#[cfg(unix)]
+mod remote;
 mod show;
 mod validate;
 
@@ -106,6 +109,10 @@ enum Command {
     #[cfg(any(unix, windows))]
     #[command(name = "opencode")]
     OpenCode(opencode::OpenCodeArgs),
+    /// Link an SSH host to this desk's inbox: its agents' questions come here (through your own
+    /// ssh, with a reverse forward of the inbox's socket), until stopped. `--list` shows links.
+    #[cfg(unix)]
+    Remote(remote::RemoteArgs),
     /// Add askpane's hook to Claude Code's settings, or start the inbox when you log in.
     Install {
         #[command(subcommand)]
@@ -248,6 +255,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::CodexHook(args) => codex_hook::run(args),
         Command::Inbox(args) => inbox::run(args),
         Command::Mcp(args) => mcp::run(args),
+        #[cfg(unix)]
+        Command::Remote(args) => remote::run(args),
         #[cfg(any(unix, windows))]
         Command::OpenCode(args) => opencode::run(args),
         Command::Install { target } => install::run(&target, true),

@@ -84,6 +84,12 @@ pub enum ClientMessage {
     /// opencode` keeps the deadline of the cards it hands over): it leaves the window as timed
     /// out, and history says so; no decision is sent.
     PermissionTimedOut { id: String },
+    /// Issue 27: this connection carries a client of the SSH host `host`. `askpane remote HOST`
+    /// writes it first on each connection it relays, before any byte of the remote client's;
+    /// the inbox then scopes the connection to that host ([`super::link::Scope`]) and answers
+    /// `linked`. Accepted once per connection: a second (one a remote client sent through the
+    /// link) is refused.
+    ViaLink { host: String },
 }
 
 /// A hosted session's event on the wire: the transcript messages a window shows, and the end.
@@ -328,6 +334,11 @@ pub enum InboxMessage {
         version: u32,
         /// The inbox's process id (`askpane inbox --quit` and scripts use it).
         pid: u32,
+        /// Issue 27: the SSH host this connection comes from, when `askpane remote`'s link
+        /// relays it (the link writes it, after the inbox confirmed the scope with `linked`).
+        /// A client that sees it waits for a dropped link to come back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        link: Option<String>,
     },
     /// The request `id` was taken: `shown` when it waits for the user (false when its policy
     /// decided it at once); `warnings` about the questions, for the client's stderr.
@@ -361,6 +372,9 @@ pub enum InboxMessage {
     NewLink { links: Vec<String> },
     /// The answer to `host`: the session is shown.
     Hosting,
+    /// The answer to `via_link`: this connection is scoped to `host` (issue 27). Read by the
+    /// link, which tells its client in the hello it hands on.
+    Linked { host: String },
     /// (hosts) The user sent this prompt from the session's prompt box.
     Prompt { text: String },
     /// (hosts) The user pressed Stop: interrupt the running turn.
@@ -411,6 +425,9 @@ pub struct Listed {
     /// The asking process, as the socket reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The SSH host it came from, as its link names it (issue 27); `None` for this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Why a line is not a client message: said back in an `error`.
@@ -419,7 +436,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission or permission_timed_out"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out or via_link"
     )]
     NotAMessage(String),
 }

@@ -15,6 +15,7 @@ pub mod exit;
 pub mod history;
 pub mod inbox;
 pub mod limits;
+pub mod link;
 pub mod mcp;
 pub mod notice;
 pub mod opencode;

@@ -22,6 +22,8 @@ pub struct Waiting {
     pub header: String,
     /// The first question's text, or what the tool would do (`npm test`).
     pub question: String,
+    /// The SSH host it was asked on (issue 27), as its link names it; `None` for this machine.
+    pub host: Option<String>,
 }
 
 /// What waits: the notification counts them by kind.
@@ -182,13 +184,17 @@ fn grouped_summary(waiting: &[Waiting]) -> String {
 fn name(request: &Waiting) -> String {
     let project = request.project.as_deref().map(str::trim).filter(|p| !p.is_empty());
     let header = Some(request.header.trim()).filter(|h| !h.is_empty());
-    match (project, header) {
+    let named = match (project, header) {
         (Some(project), Some(header)) => format!("{project} · {header}"),
         (Some(only), None) | (None, Some(only)) => only.to_owned(),
         (None, None) => match request.kind {
             WaitingKind::Question => "A question".to_owned(),
             WaitingKind::ToolCall => "A tool call".to_owned(),
         },
+    };
+    match request.host.as_deref() {
+        Some(host) => format!("{named} @ {host}"),
+        None => named,
     }
 }
 
@@ -230,6 +236,7 @@ mod tests {
             project: project.map(str::to_owned),
             header: header.to_owned(),
             question: question.to_owned(),
+            host: None,
         }
     }
 
@@ -349,6 +356,24 @@ mod tests {
         assert_eq!(one.summary, "A tool call");
     }
 
+    /// Issue 27: a request from an SSH host says which, alone and in a group.
+    #[test]
+    fn a_remote_host_s_request_is_named_with_its_host() {
+        let mut notices = Notices::default();
+        let remote = Waiting {
+            host: Some("devbox".to_owned()),
+            ..waiting(Some("orders"), "Database", "Which database?")
+        };
+        let one = shown(notices.update(std::slice::from_ref(&remote), false, false));
+        assert_eq!(one.summary, "orders · Database @ devbox");
+        let local = waiting(Some("shop"), "Colour", "Which colour?");
+        let two = shown(notices.update(&[remote, local], false, false));
+        assert_eq!(
+            two.body,
+            "shop · Colour: Which colour?\norders · Database @ devbox: Which database?"
+        );
+    }
+
     #[test]
     fn long_lists_and_texts_are_cut_and_control_characters_dropped() {
         let mut notices = Notices::default();
@@ -381,6 +406,7 @@ mod hidden_tests {
             project: Some("shop".to_owned()),
             header: header.to_owned(),
             question: format!("{header}?"),
+            host: None,
         }
     }
 

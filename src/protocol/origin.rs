@@ -40,6 +40,9 @@ pub struct Provenance {
     pub session: Option<String>,
     /// The subagent that asked, when one did (its type, else its id).
     pub subagent: Option<String>,
+    /// The SSH host it asked from, as `askpane remote HOST`'s link names it (issue 27), never
+    /// as the client claims; `None` for this machine.
+    pub host: Option<String>,
 }
 
 impl Provenance {
@@ -125,9 +128,13 @@ impl Provenance {
 
     /// One line for lists and the wire: `hook · my-project`.
     pub fn label(&self) -> String {
-        match &self.detail {
+        let label = match &self.detail {
             Some(detail) => format!("{} · {detail}", self.source),
             None => self.source.clone(),
+        };
+        match &self.host {
+            Some(host) => format!("{label} @ {host}"),
+            None => label,
         }
     }
 }

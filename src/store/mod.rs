@@ -204,7 +204,7 @@ impl Store {
     pub fn open_requests(&self) -> Result<Vec<OpenRecord>, StoreError> {
         let mut statement = self.connection.prepare(
             "SELECT key, envelope, input, source, detail, project, session, subagent, asked_at,
-                    pid
+                    pid, host
              FROM open_requests ORDER BY asked_at, key",
         )?;
         let rows = statement.query_map([], |row| {
@@ -212,7 +212,7 @@ impl Store {
                 key: row.get(0)?,
                 envelope: row.get(1)?,
                 input: row.get(2)?,
-                provenance: provenance_at(row, 3)?,
+                provenance: Provenance { host: row.get(10)?, ..provenance_at(row, 3)? },
                 asked_at: from_millis(row.get(8)?),
                 pid: row.get(9)?,
             })
@@ -312,7 +312,7 @@ impl Store {
         let mut statement = self.connection.prepare(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
                     header, questions, ended, outcome, answer, reply, model_text,
-                    kind, tool, rule, deny_message, origin
+                    kind, tool, rule, deny_message, origin, host
              FROM history
              WHERE (?1 IS NULL OR ended_at >= ?1)
                AND (?2 IS NULL OR project = ?2)
@@ -321,6 +321,7 @@ impl Store {
                     OR model_text LIKE ?3 ESCAPE '\\')
                AND (?5 IS NULL OR source = ?5)
                AND (?6 IS NULL OR kind = ?6)
+               AND (?7 IS NULL OR host = ?7)
              ORDER BY ended_at DESC, id DESC
              LIMIT ?4",
         )?;
@@ -334,7 +335,7 @@ impl Store {
             format!("%{escaped}%")
         });
         let rows = statement.query_map(
-            params![since, query.project, search, limit, query.source, kind],
+            params![since, query.project, search, limit, query.source, kind, query.host],
             |row| {
                 let asked_at = from_millis(row.get(2)?);
                 let ended: String = row.get(11)?;
@@ -360,7 +361,7 @@ impl Store {
                     key: row.get(1)?,
                     asked_at: Some(asked_at),
                     ended_at: from_millis(row.get(3)?),
-                    provenance: provenance_at(row, 4)?,
+                    provenance: Provenance { host: row.get(21)?, ..provenance_at(row, 4)? },
                     header: row.get(9)?,
                     questions: row.get(10)?,
                     // A name this askpane does not know (a newer one wrote it): abandoned is the
@@ -407,7 +408,7 @@ impl Store {
 }
 
 /// The provenance stored in five columns from `first` (source, detail, project, session,
-/// subagent), as both tables keep it.
+/// subagent), as both tables keep it; the host (issue 27) is a column of its own, read apart.
 fn provenance_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Provenance> {
     Ok(Provenance {
         source: row.get(first)?,
@@ -415,6 +416,7 @@ fn provenance_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Prov
         project: row.get(first + 2)?,
         session: row.get(first + 3)?,
         subagent: row.get(first + 4)?,
+        host: None,
     })
 }
 
@@ -507,8 +509,9 @@ pub fn restore_drafts(policy: &mut crate::book::Policy, ask: &Ask, saved: Vec<Fo
 fn insert_open(connection: &Connection, record: &OpenRecord) -> rusqlite::Result<()> {
     connection.execute(
         "INSERT INTO open_requests
-             (key, envelope, input, source, detail, project, session, subagent, asked_at, pid)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             (key, envelope, input, source, detail, project, session, subagent, asked_at, pid,
+              host)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (key) DO UPDATE SET pid = excluded.pid",
         params![
             record.key,
@@ -521,6 +524,7 @@ fn insert_open(connection: &Connection, record: &OpenRecord) -> rusqlite::Result
             record.provenance.subagent,
             to_millis(record.asked_at),
             record.pid,
+            record.provenance.host,
         ],
     )?;
     Ok(())
@@ -681,9 +685,9 @@ fn insert_history_keeping_drafts(
         "INSERT INTO history
              (key, asked_at, ended_at, source, detail, project, session, subagent, header,
               questions, ended, outcome, answer, reply, model_text, kind, tool, rule,
-              deny_message, origin)
+              deny_message, origin, host)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20)",
+                 ?18, ?19, ?20, ?21)",
         params![
             record.key,
             asked_at,
@@ -705,6 +709,7 @@ fn insert_history_keeping_drafts(
             approval.and_then(|approval| approval.rule.as_deref()),
             approval.and_then(|approval| approval.deny_message.as_deref()),
             approval.map(|approval| approval.origin.as_str()),
+            provenance.host,
         ],
     )?;
     connection.execute("DELETE FROM open_requests WHERE key = ?1", [&record.key])?;

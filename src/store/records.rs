@@ -17,6 +17,17 @@ use crate::protocol::{Envelope, Outcome, OutcomeKind, ReplyShape, ResultStyle};
 /// made from what was asked and who asked (`asked-` and a digest of both). Either way a request
 /// asked again after a crash finds its drafts: a plain `askpane ask` without an id too.
 pub fn request_key(core: &Core) -> String {
+    let key = local_key(core);
+    // Issue 27: a remote host's ids are its own; under the host's name they never meet this
+    // machine's or another host's (nor their drafts).
+    match &core.provenance.host {
+        Some(host) => format!("{host}/{key}"),
+        None => key,
+    }
+}
+
+/// The key of [`request_key`] before a remote host's name is put in front.
+fn local_key(core: &Core) -> String {
     match core.envelope.tool_use_id() {
         Some(id) => id.to_owned(),
         None => {
@@ -487,6 +498,8 @@ pub struct HistoryQuery {
     pub search: Option<String>,
     /// Only this kind of entry (issue 26); every kind when `None`.
     pub kind: Option<HistoryKind>,
+    /// Only what was asked through the link of this SSH host (issue 27; exactly).
+    pub host: Option<String>,
     /// At most this many, newest first.
     pub limit: Option<usize>,
 }

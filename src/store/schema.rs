@@ -13,6 +13,7 @@ pub(super) const STEPS: &[Step] = &[
     v3_history_source_index,
     v4_drafts_know_what_was_asked,
     v5_history_keeps_approvals,
+    v6_requests_know_their_host,
 ];
 
 /// The version a fully migrated database has.
@@ -124,6 +125,15 @@ fn v3_history_source_index(transaction: &Transaction<'_>) -> rusqlite::Result<()
 /// restored.
 fn v4_drafts_know_what_was_asked(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch("ALTER TABLE drafts ADD COLUMN asked TEXT NOT NULL DEFAULT '';")
+}
+
+/// Version 6 (issue 27): a request asked through `askpane remote HOST`'s link keeps the host,
+/// as the link named it, in history and among open requests (`NULL`: this machine).
+fn v6_requests_know_their_host(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "ALTER TABLE history ADD COLUMN host TEXT;
+         ALTER TABLE open_requests ADD COLUMN host TEXT;",
+    )
 }
 
 /// Version 5 (issue 26): history keeps tool approvals beside questions. `kind` says which

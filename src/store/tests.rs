@@ -670,7 +670,7 @@ fn a_version_4_database_upgrades_keeping_its_questions_and_takes_approvals() {
             .expect("a version 4 row");
     }
     let mut store = Store::open_file(&path).expect("open migrates");
-    assert_eq!(store.version().expect("v"), 5);
+    assert_eq!(store.version().expect("v"), schema::LATEST);
     let decision = crate::protocol::stream::PermissionDecision::HandBack;
     let record = approval_record(&bash_call("make"), ApprovalOutcome::Withdrawn, &decision);
     store.record(&record).expect("record");
@@ -686,4 +686,42 @@ fn a_version_4_database_upgrades_keeping_its_questions_and_takes_approvals() {
         RecordedOutcome::Approval(ApprovalOutcome::Withdrawn),
         "an approval's `withdrawn` is its own"
     );
+}
+
+/// Issue 27: what a remote host asked keeps its host, is found by it, and its ids are its own.
+#[test]
+fn history_keeps_the_host_of_a_remote_request_and_filters_by_it() {
+    let mut store = Store::in_memory().expect("store");
+    let mut remote = record_at("devbox/toolu_1", "orders", "Postgres", 0);
+    remote.provenance.host = Some("devbox".to_owned());
+    store.record(&remote).expect("record");
+    store.record(&record_at("toolu_1", "orders", "MySQL", 1)).expect("record");
+    let entries = |host: Option<&str>| -> Vec<(String, Option<String>)> {
+        let query = HistoryQuery { host: host.map(str::to_owned), ..Default::default() };
+        let entries = store.history(&query).expect("history").into_iter();
+        entries.map(|entry| (entry.record.key, entry.record.provenance.host)).collect()
+    };
+    assert_eq!(
+        entries(None),
+        [("devbox/toolu_1".to_owned(), Some("devbox".to_owned())), ("toolu_1".to_owned(), None)]
+    );
+    assert_eq!(entries(Some("devbox")), [("devbox/toolu_1".to_owned(), Some("devbox".to_owned()))]);
+    assert!(entries(Some("laptop")).is_empty());
+}
+
+#[test]
+fn a_remote_request_s_key_is_under_its_host_and_never_meets_a_local_one() {
+    let local = core(Some("toolu_same"), "Colour");
+    let mut remote = core(Some("toolu_same"), "Colour");
+    remote.provenance.host = Some("devbox".to_owned());
+    let mut other = core(Some("toolu_same"), "Colour");
+    other.provenance.host = Some("devbox2".to_owned());
+    assert_eq!(request_key(&local), "toolu_same");
+    assert_eq!(request_key(&remote), "devbox/toolu_same");
+    assert_eq!(request_key(&other), "devbox2/toolu_same");
+    // Without a tool_use_id too: the made-up key is under the host.
+    let mut asked = core(None, "Colour");
+    let local_key = request_key(&asked);
+    asked.provenance.host = Some("devbox".to_owned());
+    assert_eq!(request_key(&asked), format!("devbox/{local_key}"));
 }

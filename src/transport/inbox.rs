@@ -38,6 +38,7 @@ use std::time::Duration;
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
+use crate::protocol::link::Scope;
 use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message, permission};
 
 use super::UiSender;
@@ -403,11 +404,13 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id() });
+    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
     let mut waiters: Vec<JoinHandle<()>> = Vec::new();
     let mut hosted = Hosted::new(number);
+    // Issue 27: a link's connection acts for its host only, checked before every message.
+    let mut scope = Scope::Local;
     loop {
         buffer.clear();
         if read_line(&mut reader, &mut buffer, &shared.stopping).is_err() {
@@ -432,7 +435,17 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 continue;
             }
         };
+        if let Err(refused) = scope.admit(&message) {
+            log::warn!(speaker = INBOX; "refused on connection {number}: {refused}");
+            writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
+            continue;
+        }
         match message {
+            ClientMessage::ViaLink { host } => {
+                log::info!(speaker = INBOX; "connection {number} comes through the link of {host}");
+                hosted.host = Some(host.clone());
+                writer.send(&InboxMessage::Linked { host });
+            }
             ClientMessage::Hello { version, .. } if version != VERSION => {
                 let message =
                     format!("this inbox speaks version {VERSION} of the protocol, not {version}");
@@ -448,6 +461,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                             id: ask.id,
                             approval: hook,
                             policy: ask.policy,
+                            host: scope.host().map(str::to_owned),
                         };
                         match approval::take(shared, &writer, &hosted.permissions, ask) {
                             Ok(waiter) => waiters.extend(waiter),
@@ -464,7 +478,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             }
             ClientMessage::Ask(ask) => {
                 let from = hosted.provenance.as_ref();
-                if let Some(waiter) = take_ask(shared, number, pid, *ask, from, &writer) {
+                let link = scope.host();
+                if let Some(waiter) = take_ask(shared, number, pid, *ask, from, link, &writer) {
                     waiters.push(waiter);
                 }
                 waiters.retain(|waiter| !waiter.is_finished());
@@ -489,7 +504,11 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             }
             ClientMessage::List => {
                 let mut requests: Vec<Listed> = match shared.open.lock() {
-                    Ok(open) => open.values().map(|open| open.listed.clone()).collect(),
+                    Ok(open) => open
+                        .values()
+                        .filter(|open| scope.sees(&open.listed))
+                        .map(|open| open.listed.clone())
+                        .collect(),
                     Err(_) => Vec::new(),
                 };
                 requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
@@ -603,11 +622,13 @@ struct Hosted {
     provenance: Option<Provenance>,
     /// Open permissions: the client's id → the request_id the window knows them by.
     permissions: Arc<Mutex<HashMap<String, String>>>,
+    /// The SSH host the connection comes through (issue 27), stamped on its session.
+    host: Option<String>,
 }
 
 impl Hosted {
     fn new(connection: u64) -> Self {
-        Hosted { connection, provenance: None, permissions: Arc::default() }
+        Hosted { connection, provenance: None, permissions: Arc::default(), host: None }
     }
 
     fn key(&self) -> SessionKey {
@@ -626,7 +647,8 @@ impl Hosted {
         if self.provenance.is_some() {
             return Err("this connection hosts a session already".to_owned());
         }
-        let provenance = Provenance::new(agent, project.clone()).with_project(project);
+        let mut provenance = Provenance::new(agent, project.clone()).with_project(project);
+        provenance.host = self.host.clone();
         let (commands, to_forward) = crossbeam_channel::unbounded::<SessionCommand>();
         let forwarding = Arc::clone(writer);
         // Ends when the window drops its sender: the session left, or the window ended.
@@ -669,7 +691,8 @@ impl Hosted {
     ) -> Result<JoinHandle<()>, String> {
         // A hosted session's own, else who the client says asks (`askpane opencode`).
         let provenance = self.provenance.clone().or_else(|| from.map(|from| from.provenance()));
-        let Some(provenance) = provenance else { return Err(NOT_HOSTING.to_owned()) };
+        let Some(mut provenance) = provenance else { return Err(NOT_HOSTING.to_owned()) };
+        provenance.host = self.host.clone();
         // The CLI's request ids are its own: the window gets one no other client can have.
         let request_id = format!("inbox-{}-{id}", self.connection);
         match self.permissions.lock() {
@@ -778,6 +801,7 @@ fn take_ask(
     pid: Option<u32>,
     ask: AskMessage,
     host: Option<&Provenance>,
+    link: Option<&str>,
     writer: &Arc<Writer>,
 ) -> Option<JoinHandle<()>> {
     let AskMessage { id, mode, message, policy } = ask;
@@ -800,7 +824,7 @@ fn take_ask(
         format,
         always_a_line,
         mut request,
-        decided,
+        mut decided,
         outcome,
         warnings,
         problem,
@@ -817,6 +841,13 @@ fn take_ask(
     if let (Some(request), Some(host)) = (request.as_mut(), host) {
         request.core.provenance = host.clone();
     }
+    // Issue 27: the host as the link names it, whatever the client says.
+    if let Some(request) = request.as_mut() {
+        request.core.provenance.host = link.map(str::to_owned);
+    }
+    if let Some(core) = decided.as_mut() {
+        core.provenance.host = link.map(str::to_owned);
+    }
     let warnings = warnings.iter().map(ToString::to_string).collect();
     let shown = request.is_some();
     // The request this ask put in the window, if any: its outcome removes only that one from the
@@ -831,6 +862,7 @@ fn take_ask(
             title: request.core.ask.title().to_owned(),
             tool_use_id: request.core.envelope.tool_use_id().map(str::to_owned),
             pid,
+            host: link.map(str::to_owned),
         };
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });

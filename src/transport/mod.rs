@@ -35,6 +35,9 @@ pub mod peer;
 pub mod pipe;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replies;
+// Issue 27: `askpane remote HOST`, the SSH link of a remote host to the inbox.
+#[cfg(unix)]
+pub mod remote;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
 #[cfg(not(target_arch = "wasm32"))]

@@ -346,6 +346,7 @@ fn what_the_bridge_sends_a_page_reads_back_the_same() {
         project: Some("shop".into()),
         session: Some("s".into()),
         subagent: None,
+        host: None,
     };
     let mut selected = Map::new();
     selected.insert("0".into(), json!("1"));

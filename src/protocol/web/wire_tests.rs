@@ -121,6 +121,7 @@ fn a_user_question_with_every_extra() {
         project: Some("shop".into()),
         session: Some("s-1".into()),
         subagent: Some("Explore".into()),
+        host: None,
     };
     let mut selected = Map::new();
     selected.insert("0".into(), json!("2"));

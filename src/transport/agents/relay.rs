@@ -405,6 +405,7 @@ impl<A: HostedAgent> RelayState<A> {
             | InboxMessage::Asked { .. }
             | InboxMessage::Settled { .. }
             | InboxMessage::Shown
+            | InboxMessage::Linked { .. }
             | InboxMessage::NewLink { .. } => {}
         }
         Step::Go

@@ -27,6 +27,8 @@ pub(super) struct HookApproval {
     pub(super) id: String,
     pub(super) approval: HookPermission,
     pub(super) policy: Policy,
+    /// The SSH host it came through (issue 27), as its link names it.
+    pub(super) host: Option<String>,
 }
 
 /// Takes a hook's tool call in: decided at once by the flags, or shown as a card whose
@@ -39,7 +41,7 @@ pub(super) fn take(
     open: &Arc<Mutex<HashMap<String, String>>>,
     ask: HookApproval,
 ) -> Result<Option<JoinHandle<()>>, String> {
-    let HookApproval { connection, id, approval, policy } = ask;
+    let HookApproval { connection, id, approval, policy, host } = ask;
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
         writer.send(&outcome(id, &approval.request, kind, &decision));
@@ -49,7 +51,7 @@ pub(super) fn take(
         let ended = EndedApproval {
             id: RequestId::next(),
             request,
-            provenance: Provenance::from_envelope(source, &envelope),
+            provenance: Provenance { host, ..Provenance::from_envelope(source, &envelope) },
             outcome: kind,
             decision,
         };
@@ -69,15 +71,17 @@ pub(super) fn take(
         Err(_) => return Err("the inbox cannot keep this tool call".to_owned()),
     }
     request.request_id = request_id.clone();
-    // The hook runs on this machine (its socket is this user's, checked on connect), so the file
-    // its call would change is read here. A hook reaching the inbox through a forwarded socket
-    // (remote hosts, issue 27) will have to send it along instead.
-    let cwd = request.cwd.clone().map(std::path::PathBuf::from);
-    crate::transport::snapshot::attach(&mut request, cwd.as_deref());
+    // A hook of this machine (its socket is this user's, checked on connect): the file its call
+    // would change is read here. One through a link (issue 27) names a file of its remote host,
+    // which this machine's file of the same path is not: none is shown.
+    if host.is_none() {
+        let cwd = request.cwd.clone().map(std::path::PathBuf::from);
+        crate::transport::snapshot::attach(&mut request, cwd.as_deref());
+    }
     // The reply of a plan's allow echoes its input (`permission::hook_reply`).
     let asked = request.clone();
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
-    let provenance = Provenance::from_envelope(source, &envelope);
+    let provenance = Provenance { host, ..Provenance::from_envelope(source, &envelope) };
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);

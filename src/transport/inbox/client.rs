@@ -19,6 +19,9 @@ pub struct InboxClient {
     writer: Stream,
     /// The inbox's process id, from its hello.
     pub inbox_pid: u32,
+    /// The SSH host this connection comes from when it runs through `askpane remote`'s link
+    /// (issue 27), from the hello the link hands on.
+    pub link: Option<String>,
 }
 
 /// Why no inbox could be reached.
@@ -61,9 +64,13 @@ impl InboxClient {
         let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
         // A listening inbox greets at once; one that hangs is not waited for.
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut client = InboxClient { reader: BufReader::new(stream), writer, inbox_pid: 0 };
+        let mut client =
+            InboxClient { reader: BufReader::new(stream), writer, inbox_pid: 0, link: None };
         match client.receive() {
-            Ok(Some(InboxMessage::Hello { version: VERSION, pid })) => client.inbox_pid = pid,
+            Ok(Some(InboxMessage::Hello { version: VERSION, pid, link })) => {
+                client.inbox_pid = pid;
+                client.link = link;
+            }
             Ok(Some(InboxMessage::Hello { version, .. })) => {
                 return Err(ConnectError::NoHello(format!(
                     "it speaks version {version} of the protocol, this askpane {VERSION}"
@@ -135,6 +142,7 @@ impl InboxClient {
             reader: BufReader::new(self.reader.get_ref().try_clone()?),
             writer: self.writer.try_clone()?,
             inbox_pid: self.inbox_pid,
+            link: self.link.clone(),
         })
     }
 }

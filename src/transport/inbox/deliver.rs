@@ -42,6 +42,17 @@ const CHECK_ANSWER: Duration = Duration::from_secs(2);
 /// stopped later on.
 const CHECK_AGAIN: Duration = Duration::from_secs(10);
 
+/// How many times a client asks again after its link to the desk (`askpane remote`, issue 27)
+/// went down mid-question and came back.
+const LINK_RETURNS: usize = 10;
+
+/// How long a client without `--timeout` waits for its link to come back: Claude Code ends its
+/// hook long before (at the hook's own timeout), which the caller watch notices.
+const LINK_WAIT: Duration = Duration::from_secs(600);
+
+/// How often a client whose link went down tries the socket again.
+const LINK_POLL: Duration = Duration::from_millis(200);
+
 /// How often a waiting `ask` or `hook` looks whether its agent is still there (two cheap
 /// system calls); an agent that went away is noticed within this.
 const CALLER_TICK: Duration = Duration::from_millis(250);
@@ -91,17 +102,25 @@ pub fn deliver(
             return Delivered::Yourself(format!("cannot use the inbox: {error}"));
         }
     };
-    let ask =
+    let mut ask =
         AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
     // `mcp` takes calls for as long as its client runs: its stdout is not one request's.
     let caller = match until {
         Until::Signal => Some(Caller::now()),
         Until::Cancelled(_) => None,
     };
-    let watch = Watch { timeout: policy.timeout_secs.map(Duration::from_secs), caller };
+    let mut watch = Watch { timeout: policy.timeout_secs.map(Duration::from_secs), caller };
+    let handed_at = Instant::now();
     let mut restarts = 0;
+    let mut link_returns = 0;
+    // A client whose link came back: the connection to ask on again.
+    let mut back: Option<InboxClient> = None;
     loop {
-        let client = match InboxClient::connect(&place) {
+        let connected = match back.take() {
+            Some(client) => Ok(client),
+            None => InboxClient::connect(&place),
+        };
+        let client = match connected {
             Ok(client) => client,
             Err(ConnectError::NotRunning(_) | ConnectError::Unsupported(_))
                 if !policy.needs_a_person() =>
@@ -112,7 +131,10 @@ pub fn deliver(
             Err(ConnectError::NotRunning(_)) => match start(&place) {
                 Ok(client) => client,
                 Err(why) => {
-                    log::warn!("no inbox runs and none can be started ({why}); answering here");
+                    log::warn!(
+                        "no inbox runs and none can be started ({why}); answering here{}",
+                        remote_hint()
+                    );
                     return Delivered::Yourself(format!(
                         "no inbox runs and none can be started: {why}"
                     ));
@@ -154,11 +176,53 @@ pub fn deliver(
             }
             Waited::Stopped(signal) => return Delivered::Stopped(signal),
             Waited::Cancelled => return Delivered::Cancelled,
-            Waited::InboxGone if restarts < RESTARTS => {
+            Waited::InboxGone { linked: true } if link_returns < LINK_RETURNS => {
+                link_returns += 1;
+                log::warn!(
+                    "the link to your desk went down before an answer; waiting for it to come back"
+                );
+                // The time the agent allowed runs on: asked again, the request has what is left.
+                let by = match watch.timeout {
+                    Some(timeout) => handed_at + timeout,
+                    None => Instant::now() + LINK_WAIT,
+                };
+                match wait_for_link(&place, until, &watch, by) {
+                    LinkWait::Back(client) => {
+                        log::warn!("the link is back; asking again");
+                        let left = by.saturating_duration_since(Instant::now());
+                        if watch.timeout.is_some() {
+                            let secs = left.as_secs().max(1);
+                            ask.policy.timeout_secs = Some(secs);
+                            watch.timeout = Some(Duration::from_secs(secs));
+                        }
+                        back = Some(client);
+                    }
+                    LinkWait::TimedOut if policy.timeout_secs.is_some() => {
+                        let secs = policy.timeout_secs.unwrap_or_default();
+                        log::warn!("the link did not come back within the {secs} s timeout");
+                        return timed_out_here(message, mode, policy, secs);
+                    }
+                    LinkWait::TimedOut => {
+                        log::warn!("the link did not come back; answering here");
+                        return Delivered::Yourself("the link did not come back".to_owned());
+                    }
+                    LinkWait::Stopped(signal) => return Delivered::Stopped(signal),
+                    LinkWait::Cancelled => return Delivered::Cancelled,
+                    LinkWait::CallerGone(gone) => {
+                        log::warn!("{}; nothing is printed", gone.describe());
+                        return Delivered::Outcome {
+                            reply: None,
+                            exit_code: exit::AGENT_GONE,
+                            problem: None,
+                        };
+                    }
+                }
+            }
+            Waited::InboxGone { .. } if restarts < RESTARTS => {
                 restarts += 1;
                 log::warn!("the inbox went away before an answer; asking again");
             }
-            Waited::InboxGone => {
+            Waited::InboxGone { .. } => {
                 log::warn!("the inbox keeps going away; answering here");
                 return Delivered::Yourself("the inbox keeps going away".to_owned());
             }
@@ -180,8 +244,11 @@ enum Waited {
     Stopped(StopSignal),
     /// The caller cancelled: the request was withdrawn.
     Cancelled,
-    /// The connection ended without an outcome: the inbox crashed or was killed.
-    InboxGone,
+    /// The connection ended without an outcome: the inbox crashed or was killed, or (`linked`:
+    /// it came through `askpane remote`'s link, issue 27) the link went down.
+    InboxGone {
+        linked: bool,
+    },
     /// The request's time ran out, and the inbox neither decided it nor answered a check: it
     /// is stopped or hung. The request was withdrawn (the connection closed).
     NoAnswer,
@@ -298,7 +365,9 @@ fn wait_for_outcome(
     }
     if let Err(error) = client.send(&ClientMessage::Ask(Box::new(ask.clone()))) {
         return match error.kind() {
-            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => Waited::InboxGone,
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
+                Waited::InboxGone { linked: client.link.is_some() }
+            }
             _ => Waited::Failed(error.to_string()),
         };
     }
@@ -324,6 +393,54 @@ fn wait_for_outcome(
     waited
 }
 
+/// How waiting for a link that went down ended.
+enum LinkWait {
+    /// A connection through it again (its hello read).
+    Back(InboxClient),
+    TimedOut,
+    Stopped(StopSignal),
+    Cancelled,
+    CallerGone(CallerGone),
+}
+
+/// Waits until the inbox's socket answers again (the link is back), at most until `by`, while
+/// the agent is still there and no signal or cancel came.
+fn wait_for_link(place: &Place, until: &Until, watch: &Watch, by: Instant) -> LinkWait {
+    let (signals, cancel) = match until {
+        Until::Signal => (watch_signals(), crossbeam_channel::never()),
+        Until::Cancelled(cancel) => (None, cancel.clone()),
+    };
+    loop {
+        if let Ok(client) = InboxClient::connect(place) {
+            return LinkWait::Back(client);
+        }
+        if let Some(signal) = signals.as_ref().and_then(SignalWatch::caught) {
+            return LinkWait::Stopped(signal);
+        }
+        if let Some(gone) = watch.caller.as_ref().and_then(Caller::gone) {
+            return LinkWait::CallerGone(gone);
+        }
+        let now = Instant::now();
+        if now >= by {
+            return LinkWait::TimedOut;
+        }
+        if cancel.recv_timeout(LINK_POLL.min(by - now)).is_ok() {
+            return LinkWait::Cancelled;
+        }
+    }
+}
+
+/// On an SSH host (`SSH_CONNECTION` set), how its questions reach the person's desk instead.
+fn remote_hint() -> &'static str {
+    match std::env::var_os("SSH_CONNECTION") {
+        Some(_) => {
+            "; this is an SSH session: run `askpane remote HOST` on your desk to answer this \
+             host's questions there"
+        }
+        None => "",
+    }
+}
+
 /// Catches the signals that stop a client, or says why it goes on without.
 fn watch_signals() -> Option<SignalWatch> {
     SignalWatch::start()
@@ -342,6 +459,8 @@ fn wait(
     watch: &Watch,
 ) -> Waited {
     let mut deadline = Deadline::start(watch.timeout, Instant::now());
+    // Whether this connection comes through a link (issue 27): its hello said so.
+    let linked = client.link.is_some();
     let ticks = match watch.caller {
         Some(_) => crossbeam_channel::tick(CALLER_TICK),
         None => crossbeam_channel::never(),
@@ -370,10 +489,10 @@ fn wait(
                     deadline = deadline.answered(Instant::now());
                 }
                 Ok(Ok(Some(_))) => {}
-                Ok(Ok(None)) | Err(_) => return Waited::InboxGone,
+                Ok(Ok(None)) | Err(_) => return Waited::InboxGone { linked },
                 Ok(Err(error)) => match error.kind() {
                     io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
-                        return Waited::InboxGone;
+                        return Waited::InboxGone { linked };
                     }
                     _ => return Waited::Failed(error.to_string()),
                 },
@@ -383,7 +502,7 @@ fn wait(
                     Ok(()) => deadline = next,
                     Err(error) => match error.kind() {
                         io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
-                            return Waited::InboxGone;
+                            return Waited::InboxGone { linked };
                         }
                         // Not even the check can be sent: the inbox stopped reading.
                         _ => return Waited::NoAnswer,

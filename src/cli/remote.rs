@@ -1,0 +1,135 @@
+//! `askpane remote HOST [-- SSH-ARGS…]` (issue 27): links an SSH host's agents to this desk's
+//! inbox through the person's own ssh, until stopped (Ctrl+C, SIGTERM); `--list` shows the
+//! links that run. The link itself is `askpane::transport::remote`.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use askpane::transport::inbox::Place;
+use askpane::transport::remote::{self, Link, LinkRecord, Ssh};
+use askpane::transport::signals::SignalWatch;
+use askpane::transport::{Inbound, Waker, ui_channel};
+
+use super::args::{StoreArgs, UiArgs};
+use super::client::starter;
+use super::exit;
+
+#[derive(Args, Debug)]
+pub(super) struct RemoteArgs {
+    /// The host as ssh knows it (an alias of ~/.ssh/config, `user@host`, an address).
+    #[arg(required_unless_present = "list")]
+    host: Option<String>,
+    /// Show each link that runs on this desk, and its state; link nothing.
+    #[arg(long, conflicts_with = "host")]
+    list: bool,
+    /// Instead of linking: copy this askpane to the host (~/.local/bin/askpane, checked for its
+    /// system and by checksum) and run `askpane install AGENT` there.
+    #[arg(long, value_name = "AGENT", conflicts_with = "list")]
+    setup: Option<SetupAgent>,
+    /// With --setup: run `askpane uninstall AGENT` on the host and remove the binary.
+    #[arg(long, requires = "setup")]
+    undo: bool,
+    /// The ssh program to run.
+    #[arg(long, default_value = "ssh", value_name = "PROGRAM")]
+    ssh: OsString,
+    /// How an inbox started for a remote question shows it (when none runs).
+    #[command(flatten)]
+    shown: UiArgs,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Arguments for ssh, put before the host (`-- -p 2222 -F ~/.ssh/work`).
+    #[arg(last = true, value_name = "SSH-ARGS")]
+    ssh_args: Vec<OsString>,
+}
+
+/// The agents `--setup` installs askpane's hook for on the host.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum SetupAgent {
+    Claude,
+    Codex,
+}
+
+pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
+    if args.list {
+        return list();
+    }
+    let Some(host) = args.host else {
+        anyhow::bail!("name the host to link: askpane remote HOST");
+    };
+    if let Some(agent) = args.setup {
+        let agent = match agent {
+            SetupAgent::Claude => "claude",
+            SetupAgent::Codex => "codex",
+        };
+        let ssh = Ssh { program: args.ssh, args: args.ssh_args, host };
+        let said = match args.undo {
+            true => ssh.undo_set_up(agent),
+            false => {
+                let binary = std::env::current_exe().context("cannot find this askpane")?;
+                ssh.set_up(&binary, agent)
+            }
+        };
+        let said = said.map_err(|why| anyhow::anyhow!("{why}"))?;
+        for line in said {
+            say!("{line}");
+        }
+        if !args.undo {
+            say!("now link it: askpane remote {}", ssh.host);
+        }
+        return Ok(exit::OK);
+    }
+    let place = Place::find().context("cannot use the inbox's folder")?;
+    let ssh = Ssh { program: args.ssh, args: args.ssh_args, host: host.clone() };
+    let link = Link::new(ssh)?;
+    let start = starter(&args.shown, &args.store);
+    // SIGINT / SIGTERM end the link cleanly: ssh (by its pid), the relayed connections, the
+    // link's socket and its state file.
+    let signals = SignalWatch::start().context("cannot catch signals")?;
+    let (to_me, inbound) = ui_channel(Waker::noop());
+    let route = signals.route(to_me);
+    let (stop, stopping) = crossbeam_channel::bounded::<()>(0);
+    let watcher = askpane::transport::spawn_named("remote-signal", move || {
+        // The one message routed here is a stop signal's; the channel's end (the route
+        // dropped, the link ended on its own) ends the watcher too. Dropping `stop` tells the
+        // link.
+        let _: Result<Inbound, _> = inbound.recv();
+        drop(stop);
+    })
+    .context("cannot start a thread")?;
+    log::info!("linking {host}; Ctrl+C ends the link");
+    let ran = link.run(place, Arc::new(start), &stopping);
+    drop(route);
+    drop(signals);
+    let _ = watcher.join();
+    ran?;
+    Ok(exit::OK)
+}
+
+fn list() -> anyhow::Result<u8> {
+    let records = remote::list().context("cannot read the links' folder")?;
+    if records.is_empty() {
+        say!("no link runs (start one with `askpane remote HOST`)");
+    }
+    for record in records {
+        say!("{}", line(&record));
+    }
+    Ok(exit::OK)
+}
+
+/// `devbox  up  since 2026-11-26T15:20:00Z  pid 1234`, or why it is down.
+fn line(record: &LinkRecord) -> String {
+    let state = match remote::running(record.pid) {
+        true => record.state.as_str(),
+        false => "gone (its askpane remote ended without cleaning up)",
+    };
+    let since = std::time::UNIX_EPOCH + std::time::Duration::from_secs(record.since);
+    let since = humantime::format_rfc3339_seconds(since);
+    let mut line = format!("{}\t{state}\tsince {since}\tpid {}", record.host, record.pid);
+    if let Some(why) = &record.why {
+        line.push_str(&format!("\t{why}"));
+    }
+    line
+}

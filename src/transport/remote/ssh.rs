@@ -1,0 +1,237 @@
+//! The person's own `ssh`, run twice per connection of a link (issue 27): once to ask the remote
+//! where its inbox socket goes (a POSIX `sh` snippet: the remote needs no askpane for it), then
+//! `ssh -N -R REMOTE_SOCKET:LINK_SOCKET HOST` for as long as it holds. Their config, keys and
+//! agent decide how it logs in; askpane never prompts for a password of its own.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+/// How long asking the remote for its socket's path may take (a login, one `sh`).
+const ASK_WAIT: Duration = Duration::from_secs(30);
+
+/// How often ssh is checked on while the path is asked for.
+const ASK_POLL: Duration = Duration::from_millis(20);
+
+/// Run by the remote's login shell as `sh -c '…'` (so a csh or fish login shell reads it too;
+/// hence no single quote inside): the folder askpane itself would use there
+/// (`src/transport/endpoint/unix.rs`), made 0700, and a stale socket in it removed: sshd's
+/// `StreamLocalBindUnlink` is off by default, and a socket an ended link left would make the
+/// next forward fail.
+const WHERE_IS_THE_INBOX: &str = "d=${XDG_RUNTIME_DIR:-}; \
+    if [ -n \"$d\" ] && [ -d \"$d\" ]; then d=$d/askpane; else d=/tmp/askpane-$(id -u); fi; \
+    mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" && rm -f \"$d/inbox.sock\" && \
+    echo \"askpane-socket=$d/inbox.sock\"";
+
+/// How often ssh checks that the server still answers, and how many missed answers end it: a
+/// dead link is noticed within about 30 s even where no packet says so.
+const ALIVE_INTERVAL_SECS: u32 = 10;
+const ALIVE_COUNT: u32 = 3;
+
+/// The marker of the socket's path in the snippet's output (a login banner or a shell's rc
+/// file may print lines of its own before it).
+const PATH_MARKER: &str = "askpane-socket=";
+
+/// What `ssh -v` says on stderr once every forward it asked for was granted (OpenSSH 7.x–9.x).
+const FORWARDS_UP: [&str; 2] = ["forwarding_success", "remote forward success"];
+
+/// Which ssh to run, and the person's arguments for it.
+#[derive(Clone, Debug)]
+pub struct Ssh {
+    pub program: OsString,
+    /// What came after `--`: put before the host, as ssh reads options.
+    pub args: Vec<OsString>,
+    pub host: String,
+}
+
+impl Ssh {
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command.stdin(Stdio::null());
+        command
+    }
+
+    /// Asks the remote for its inbox socket's path (and makes its folder, and removes a stale
+    /// socket there). The reason, in words, when it cannot.
+    pub fn remote_socket(&self, stop: &Receiver<()>) -> Result<String, String> {
+        let mut command = self.command();
+        command.arg(&self.host).arg(format!("sh -c '{WHERE_IS_THE_INBOX}'"));
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child =
+            command.spawn().map_err(|error| format!("cannot run {:?}: {error}", self.program))?;
+        let stdout = child.stdout.take().map(read_to_end);
+        let stderr = child.stderr.take().map(read_to_end);
+        let status = wait_bounded(&mut child, stop)?;
+        let said = |text: Option<Reading>| text.map(Reading::finish).unwrap_or_default();
+        let (stdout, stderr) = (said(stdout), said(stderr));
+        if !status.success() {
+            let last = last_line(&stderr).unwrap_or("no message");
+            return Err(format!("ssh {} failed ({status}): {last}", self.host));
+        }
+        socket_path(&stdout).map(str::to_owned).ok_or_else(|| {
+            format!("ssh {} did not say where the inbox goes (is its shell POSIX?)", self.host)
+        })
+    }
+
+    /// Starts `ssh -N -R remote:link HOST`, verbose so that it says when the forward holds.
+    pub fn forward(&self, remote_socket: &str, link_socket: &Path) -> std::io::Result<Child> {
+        let mut command = Command::new(&self.program);
+        command.args(["-v", "-N", "-T"]);
+        for option in [
+            "ExitOnForwardFailure=yes".to_owned(),
+            "StreamLocalBindUnlink=yes".to_owned(),
+            format!("ServerAliveInterval={ALIVE_INTERVAL_SECS}"),
+            format!("ServerAliveCountMax={ALIVE_COUNT}"),
+        ] {
+            command.arg("-o").arg(option);
+        }
+        let mut forward = OsString::from(remote_socket);
+        forward.push(":");
+        forward.push(link_socket);
+        command.arg("-R").arg(forward);
+        command.args(&self.args).arg(&self.host);
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        command.spawn()
+    }
+}
+
+/// What ssh's stderr says that the link cares about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SshSaid {
+    /// Every forward was granted: the link is up.
+    ForwardsUp,
+    /// A line for a person (not ssh's debug chatter): the last one says why ssh ended.
+    Line(String),
+}
+
+/// Reads a forwarding ssh's stderr on a thread of its own (`remote-ssh-stderr`) into `said`.
+pub fn read_stderr(
+    stderr: impl Read + Send + 'static,
+    said: Sender<SshSaid>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    crate::transport::spawn_named("remote-ssh-stderr", move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            let Some(heard) = classify(&line) else { continue };
+            if said.send(heard).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// One line of `ssh -v`'s stderr: the forwards' success, ssh's debug chatter (nothing), or a
+/// line for a person.
+fn classify(line: &str) -> Option<SshSaid> {
+    let line = line.trim();
+    if FORWARDS_UP.iter().any(|marker| line.contains(marker)) {
+        return Some(SshSaid::ForwardsUp);
+    }
+    let chatter = line.is_empty()
+        || line.starts_with("debug")
+        || line.starts_with("OpenSSH_")
+        || line.starts_with("Authenticated to")
+        || line.starts_with("Transferred:")
+        || line.starts_with("Bytes per second");
+    (!chatter).then(|| SshSaid::Line(line.to_owned()))
+}
+
+/// The socket's path in the snippet's output: absolute, one line.
+fn socket_path(stdout: &str) -> Option<&str> {
+    let path = stdout.lines().rev().find_map(|line| line.trim().strip_prefix(PATH_MARKER))?;
+    (path.starts_with('/') && !path.contains(':')).then_some(path)
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().rev().map(str::trim).find(|line| !line.is_empty())
+}
+
+/// A pipe being read to its end on a thread of its own.
+struct Reading {
+    text: Receiver<String>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Reading {
+    /// The text, once ssh has ended. A pipe still held open after a second (a `ControlMaster`
+    /// ssh left in the background keeps it) gives what it has not: nothing, and its thread is
+    /// left to end with that process rather than waited for.
+    fn finish(self) -> String {
+        let text = self.text.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+        if let Some(thread) = self.thread.filter(|thread| thread.is_finished()) {
+            let _ = thread.join();
+        }
+        text
+    }
+}
+
+fn read_to_end(mut pipe: impl Read + Send + 'static) -> Reading {
+    let (sender, text) = crossbeam_channel::bounded(1);
+    let thread = crate::transport::spawn_named("remote-ssh-output", move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    Reading { text, thread: thread.ok() }
+}
+
+/// Waits for `child` at most [`ASK_WAIT`], or until `stop`; kills it (by its own handle) then.
+fn wait_bounded(child: &mut Child, stop: &Receiver<()>) -> Result<ExitStatus, String> {
+    let deadline = Instant::now() + ASK_WAIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(error) => return Err(format!("cannot wait for ssh: {error}")),
+        }
+        let stopped =
+            stop.recv_timeout(ASK_POLL) != Err(crossbeam_channel::RecvTimeoutError::Timeout);
+        if stopped || Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(match stopped {
+                true => "stopped".to_owned(),
+                false => format!("ssh did not answer in {} s", ASK_WAIT.as_secs()),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_found_after_a_banner_and_nothing_else_passes_for_one() {
+        let said = "Welcome to devbox\naskpane-socket=/run/user/1000/askpane/inbox.sock\n";
+        assert_eq!(socket_path(said), Some("/run/user/1000/askpane/inbox.sock"));
+        assert_eq!(socket_path("Welcome\n"), None);
+        assert_eq!(socket_path("askpane-socket=relative/inbox.sock\n"), None);
+        // A colon would split ssh's `-R remote:local`.
+        assert_eq!(socket_path("askpane-socket=/tmp/a:b/inbox.sock\n"), None);
+    }
+
+    #[test]
+    fn the_snippet_has_no_single_quote_to_break_its_quoting() {
+        assert!(!WHERE_IS_THE_INBOX.contains('\''));
+    }
+
+    #[test]
+    fn ssh_s_chatter_is_dropped_its_success_and_its_complaints_kept() {
+        assert_eq!(
+            classify("debug1: forwarding_success: all expected forwarding replies received"),
+            Some(SshSaid::ForwardsUp)
+        );
+        assert_eq!(classify("debug1: Reading configuration data /etc/ssh/ssh_config"), None);
+        assert_eq!(classify("OpenSSH_9.2p1 Debian-2+deb12u10, OpenSSL 3.0.19"), None);
+        assert_eq!(
+            classify("ssh: connect to host 127.0.0.1 port 4: Connection refused"),
+            Some(SshSaid::Line("ssh: connect to host 127.0.0.1 port 4: Connection refused".into()))
+        );
+    }
+}

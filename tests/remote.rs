@@ -1,0 +1,735 @@
+//! Issue 27: `askpane remote HOST` against a real OpenSSH server on 127.0.0.1, started by each
+//! test with its own host key, config and client key. "The remote" is this user with a home and
+//! runtime folder of its own (sshd's `SetEnv`), so its `askpane hook` finds the forwarded socket
+//! where it would find an inbox of its own. The local inbox is tests/inbox.rs's `World` (an
+//! Xvfb, private folders); questions are answered there by keyboard.
+//!
+//! Skipped, with the reason printed, where `sshd` is not installed (scripts/setup and .ci/run
+//! install `openssh-server`).
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::inbox::{Client, World, hook_answers, hook_input, wait_for_window};
+use crate::support::{Process, WAIT, read_lossy, run_bounded};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The ssh alias the tests link.
+const HOST: &str = "devbox";
+
+/// A private sshd on a free loopback port, and everything a client needs to log in to it.
+pub(crate) struct Sshd {
+    /// The ssh client config (`Host devbox` …), passed as `-F`.
+    pub(crate) config: PathBuf,
+    /// The remote's home and runtime folder.
+    pub(crate) remote: PathBuf,
+    /// The ssh alias of this host in [`Sshd::config`].
+    pub(crate) alias: String,
+    _process: Process,
+}
+
+impl Sshd {
+    /// Starts sshd under `root` as host `devbox`, or `None` (said on stderr) where sshd is not
+    /// installed.
+    pub(crate) fn start(root: &Path) -> Option<Sshd> {
+        Sshd::start_as(root, HOST)
+    }
+
+    /// Starts sshd under `root` for the ssh alias `alias`, with a remote of its own.
+    pub(crate) fn start_as(root: &Path, alias: &str) -> Option<Sshd> {
+        if !Path::new(SSHD).is_file() {
+            eprintln!("SKIPPED: {SSHD} is not installed (apt-get install openssh-server)");
+            return None;
+        }
+        let dir = root.join(format!("sshd-{alias}"));
+        let remote = root.join(format!("remote-{alias}"));
+        for folder in [&dir, &remote.join("home"), &remote.join("run")] {
+            fs::create_dir_all(folder).expect("make the sshd's folders");
+        }
+        fs::set_permissions(remote.join("run"), fs::Permissions::from_mode(0o700))
+            .expect("a private runtime folder");
+        // sshd's privilege separation folder (Debian's package makes it at boot).
+        let _ = fs::create_dir_all("/run/sshd");
+        for key in ["host_key", "client_key"] {
+            let made = run_bounded(
+                Command::new("ssh-keygen")
+                    .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                    .arg(dir.join(key)),
+                None,
+            );
+            assert!(made.status.success(), "ssh-keygen: {made:?}");
+        }
+        fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).expect("authorize");
+        let port = free_port();
+        let sshd_config = dir.join("sshd_config");
+        fs::write(
+            &sshd_config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+                 PidFile {dir}/sshd.pid\nAuthorizedKeysFile {dir}/authorized_keys\n\
+                 StrictModes no\nUsePAM no\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
+                 StreamLocalBindUnlink yes\nAllowStreamLocalForwarding yes\n\
+                 SetEnv HOME={remote}/home XDG_RUNTIME_DIR={remote}/run \
+                 XDG_STATE_HOME={remote}/state\n",
+                dir = dir.display(),
+                remote = remote.display(),
+            ),
+        )
+        .expect("write sshd_config");
+        let config = dir.join("ssh_config");
+        fs::write(
+            &config,
+            format!(
+                "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {dir}/client_key\n\
+                 \x20 IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n\
+                 \x20 StrictHostKeyChecking accept-new\n  BatchMode yes\n  LogLevel ERROR\n",
+                dir = dir.display(),
+            ),
+        )
+        .expect("write ssh_config");
+        let log = fs::File::create(dir.join("sshd.log")).expect("sshd's log");
+        let child = Command::new(SSHD)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&sshd_config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start sshd");
+        let sshd = Sshd { config, remote, alias: alias.to_owned(), _process: Process::new(child) };
+        let deadline = Instant::now() + WAIT;
+        while !read_lossy(&dir.join("sshd.log")).contains("Server listening") {
+            assert!(
+                Instant::now() < deadline,
+                "sshd did not listen: {}",
+                read_lossy(&dir.join("sshd.log"))
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        Some(sshd)
+    }
+
+    /// `ssh -F CONFIG devbox COMMAND…`: a command on the remote.
+    pub(crate) fn on_remote(&self, command: &[&str]) -> Command {
+        let mut ssh = Command::new("ssh");
+        ssh.arg("-F").arg(&self.config).arg(&self.alias).args(command);
+        ssh
+    }
+
+    /// The inbox socket's path on the remote.
+    pub(crate) fn remote_socket(&self) -> PathBuf {
+        self.remote.join("run/askpane/inbox.sock")
+    }
+}
+
+/// A loopback port nothing listens on (a moment ago).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// A running `askpane remote devbox -- -F CONFIG`, its stderr in a file.
+struct RemoteLink {
+    process: Process,
+    stderr: PathBuf,
+}
+
+impl RemoteLink {
+    fn start(world: &World, sshd: &Sshd) -> RemoteLink {
+        let stderr = world.root.join(format!("remote-link-{}.stderr", sshd.alias));
+        let mut command = world.askpane(&["remote", &sshd.alias, "--", "-F"]);
+        command.arg(&sshd.config);
+        command.stdin(Stdio::null()).stdout(Stdio::null());
+        command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+        let link =
+            RemoteLink { process: Process::new(command.spawn().expect("askpane remote")), stderr };
+        link.wait_for(&format!("linked {}", sshd.alias), 1);
+        link
+    }
+
+    fn said(&self) -> String {
+        read_lossy(&self.stderr)
+    }
+
+    /// Waits until the link has said `line` `count` times.
+    fn wait_for(&self, line: &str, count: usize) {
+        let deadline = Instant::now() + WAIT;
+        while self.said().matches(line).count() < count {
+            assert!(Instant::now() < deadline, "the link did not come up: {}", self.said());
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn unix_nanos() -> u128 {
+    let now = std::time::SystemTime::now();
+    now.duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_nanos()
+}
+
+/// The link's state file.
+fn link_state(world: &World) -> Value {
+    let text = read_lossy(&world.root.join("run/askpane/links/devbox.state"));
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// Waits until the inbox lists `count` requests, and returns them.
+fn listed(world: &World, count: usize) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let requests = world.connect().list();
+        if requests.len() == count {
+            return requests;
+        }
+        assert!(Instant::now() < deadline, "{} listed, not {count}: {requests:?}", requests.len());
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `askpane hook` on the remote, reading `input`.
+fn remote_hook(sshd: &Sshd, input: &str) -> Client {
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    Client::spawn(sshd.on_remote(&[askpane, "hook"]), input)
+}
+
+/// Answers the one question in the inbox window: the second option, sent.
+fn answer_blue(world: &World) {
+    let window = wait_for_window(&world.xvfb, "1 question", true).expect("the question's window");
+    world.xvfb.focus(window);
+    world.xvfb.keys(window, &["2", "ctrl+Return"]);
+}
+
+#[test]
+fn a_hook_on_the_remote_is_answered_in_the_desk_s_inbox_with_its_host() {
+    let world = World::with_inbox("remote-answer");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    assert_eq!(link_state(&world)["state"], "up", "{}", link.said());
+    // The forwarded socket is the user's alone, in a folder of theirs alone.
+    let mode = |path: &Path| fs::metadata(path).expect("exists").permissions().mode() & 0o777;
+    assert_eq!(mode(&sshd.remote_socket()), 0o600);
+    assert_eq!(mode(sshd.remote_socket().parent().expect("its folder")), 0o700);
+
+    // A subscriber hears the question arrive; the remote hook says when it started (the same
+    // clock: the remote is this machine).
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let timed = format!("date +%s%N >&2; exec {askpane} hook");
+    let client =
+        Client::spawn(sshd.on_remote(&[&timed]), &hook_input("toolu_remote", "Which colour?"));
+    let asked = watcher.receive_kind("asked");
+    let arrived_ns = unix_nanos();
+    assert_eq!(asked["request"]["host"], HOST, "{asked}");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
+    let from = requests[0]["from"].as_str().expect("who asked");
+    assert!(from.starts_with("hook · ") && from.ends_with(" @ devbox"), "{from}");
+    answer_blue(&world);
+    let (code, stdout, stderr) = client.finish();
+    let started_ns: u128 =
+        stderr.lines().next().and_then(|line| line.trim().parse().ok()).expect("its start");
+    eprintln!(
+        "FIGURE: a remote hook's question reached the desk's inbox {:.1} ms after the hook started",
+        (arrived_ns - started_ns) as f64 / 1e6
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    assert_eq!(stdout.trim().lines().count(), 1, "{stdout}");
+    // History keeps the host, under a key of the host's own, and finds it by the host.
+    let deadline = Instant::now() + WAIT;
+    let recorded = loop {
+        let history = run_bounded(&mut world.askpane(&["history", "--host", HOST, "--json"]), None);
+        if let Some(line) = history.stdout.lines().next() {
+            break serde_json::from_str::<Value>(line).expect("a JSON line");
+        }
+        assert!(Instant::now() < deadline, "not recorded: {history:?}");
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(recorded["host"], HOST, "{recorded}");
+    assert_eq!(recorded["key"], "devbox/toolu_remote", "{recorded}");
+    let elsewhere =
+        run_bounded(&mut world.askpane(&["history", "--host", "laptop", "--json"]), None);
+    assert_eq!(elsewhere.stdout, "", "{elsewhere:?}");
+}
+
+#[test]
+fn a_question_whose_ssh_is_killed_is_asked_again_when_the_link_is_back_and_answered_once() {
+    let world = World::with_inbox("remote-drop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    let client = remote_hook(&sshd, &hook_input("toolu_drop", "Which colour?"));
+    let before = listed(&world, 1);
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+    let killed = Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+    // One line that it went, one that it is back; the question is asked again meanwhile.
+    link.wait_for("the link to devbox is back", 1);
+    let said = link.said();
+    assert_eq!(said.matches("went down").count(), 1, "{said}");
+    assert_eq!(said.matches("linked devbox").count(), 1, "{said}");
+    // Asked again on a new connection (the old one's request was withdrawn with it).
+    let deadline = Instant::now() + WAIT;
+    let after = loop {
+        let after = world.connect().list();
+        if after.len() == 1 && after[0]["connection"] != before[0]["connection"] {
+            break after;
+        }
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!("never asked again: {after:?}\nhook: {stdout} {stderr}\nlink: {}", link.said());
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(after[0]["tool_use_id"], before[0]["tool_use_id"]);
+    answer_blue(&world);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.trim().lines().count(), 1, "answered exactly once: {stdout}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    assert!(stderr.contains("the link to your desk went down"), "{stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// Sends each of `lines` on the remote's forwarded socket (a raw client there: python3 through
+/// ssh) and returns the one reply each got, after the inbox's hello.
+fn raw_on_remote(sshd: &Sshd, lines: &[Value]) -> Vec<Value> {
+    let script = r#"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+r = s.makefile("r")
+print(r.readline().strip(), flush=True)
+for line in sys.stdin:
+    s.sendall(line.encode())
+    print(r.readline().strip(), flush=True)
+"#;
+    let program = sshd.remote.join("raw.py");
+    fs::write(&program, script).expect("write the raw client");
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let mut command = sshd.on_remote(&[
+        "python3",
+        program.to_str().expect("a UTF-8 path"),
+        sshd.remote_socket().to_str().expect("a UTF-8 path"),
+    ]);
+    let ran = run_bounded(&mut command, Some(&input));
+    assert!(ran.status.success(), "{ran:?}");
+    let mut replies: Vec<Value> =
+        ran.stdout.lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    // The link hands on the inbox's hello, naming the host it relays.
+    let hello = replies.remove(0);
+    assert_eq!(hello["type"], "hello", "{ran:?}");
+    assert_eq!(hello["link"], HOST, "{ran:?}");
+    replies
+}
+
+#[test]
+fn a_client_through_the_link_sees_and_touches_only_its_own_host_s_requests() {
+    let world = World::with_inbox("remote-scope");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let _link = RemoteLink::start(&world, &sshd);
+    // A question of this desk's, and one of another host's (a connection that names its link
+    // as `askpane remote` does).
+    let local = world.client(&["hook"], &hook_input("toolu_local", "Which colour here?"));
+    let mut other_host = world.connect();
+    other_host.send(r#"{"type":"via_link","host":"devbox2"}"#);
+    assert_eq!(other_host.receive_kind("linked")["host"], "devbox2");
+    let ask = json!({"type": "ask", "id": "1", "mode": "hook",
+                     "message": serde_json::from_str::<Value>(&hook_input("toolu_other", "Which colour there?")).expect("json")});
+    other_host.send(&ask.to_string());
+    other_host.receive_kind("accepted");
+    let all = listed(&world, 2);
+    assert!(all.iter().any(|request| request["host"] == "devbox2"), "{all:?}");
+
+    let replies = raw_on_remote(
+        &sshd,
+        &[
+            json!({"type": "list"}),
+            json!({"type": "withdraw", "id": "1"}),
+            json!({"type": "subscribe"}),
+            json!({"type": "new_link"}),
+            json!({"type": "quit"}),
+            json!({"type": "show"}),
+            json!({"type": "via_link", "host": "devbox2"}),
+            json!({"type": "list"}),
+        ],
+    );
+    let kinds: Vec<&str> =
+        replies.iter().map(|reply| reply["type"].as_str().unwrap_or("?")).collect();
+    assert_eq!(
+        kinds,
+        ["list", "error", "error", "error", "error", "error", "error", "list"],
+        "{replies:?}"
+    );
+    assert_eq!(replies[0]["requests"], json!([]), "another host's and this desk's are not listed");
+    let said = |reply: &Value, words: &str| {
+        assert!(reply["message"].as_str().is_some_and(|m| m.contains(words)), "{reply}");
+    };
+    said(&replies[1], "no open request");
+    for reply in &replies[2..6] {
+        said(reply, "through the link of devbox");
+    }
+    said(&replies[6], "cannot name another host");
+    assert_eq!(replies[7]["requests"], json!([]), "still scoped to devbox after its via_link");
+    // Nothing was withdrawn, nothing quit: both questions still wait.
+    assert_eq!(listed(&world, 2).len(), 2);
+    // Another user on the host cannot reach the forwarded socket at all (its folder is 0700).
+    if running_as_root() {
+        let socket = sshd.remote_socket();
+        let mut as_nobody = sshd.on_remote(&[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "python3",
+            "-c",
+            &format!(
+                "'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+                socket.display()
+            ),
+        ]);
+        let refused = run_bounded(&mut as_nobody, None);
+        assert!(!refused.status.success(), "{refused:?}");
+        assert!(refused.stderr.contains("PermissionError"), "{refused:?}");
+    } else {
+        eprintln!("SKIPPED (another user on the host): the tests do not run as root");
+    }
+    local.kill();
+}
+
+fn running_as_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"))
+}
+
+#[test]
+fn a_link_that_stays_down_past_the_timeout_gets_the_honest_timed_out_reply() {
+    let world = World::with_inbox("remote-down");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let client = Client::spawn(
+        sshd.on_remote(&[askpane, "hook", "--timeout", "4"]),
+        &hook_input("toolu_down", "Which colour?"),
+    );
+    listed(&world, 1);
+    // The link ends for good (its process stopped): the question leaves the desk's inbox.
+    let pid = link.process.child.id();
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    link.process.wait(WAIT).expect("the link ended");
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply");
+    let reason = reply["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap_or("");
+    assert!(reason.starts_with("No response after 4s"), "the timed-out reply: {reply}");
+    assert!(stderr.contains("did not come back within the 4 s timeout"), "{stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+#[test]
+fn with_no_link_a_remote_hook_names_askpane_remote_and_leaves_the_question_to_claude_code() {
+    let world = World::new("remote-none");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let client = remote_hook(&sshd, &hook_input("toolu_none", "Which colour?"));
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    // As today without an inbox: Claude Code asks in its own dialog.
+    assert!(stdout.contains("Claude Code asks instead"), "{stdout}");
+    assert!(stderr.contains("askpane remote HOST"), "{stderr}");
+}
+
+#[test]
+fn remote_list_shows_a_running_link_and_forgets_it_when_it_ends() {
+    let world = World::new("remote-list");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    let listed = run_bounded(&mut world.askpane(&["remote", "--list"]), None);
+    assert!(listed.stdout.starts_with("devbox\tup\tsince "), "{listed:?}");
+    // A second link to the same host is refused.
+    let second = run_bounded(world.askpane(&["remote", HOST, "--", "-F"]).arg(&sshd.config), None);
+    assert_eq!(second.status.code(), Some(2), "{second:?}");
+    assert!(second.stderr.contains("runs already"), "{second:?}");
+    // SIGTERM ends it cleanly: its ssh, socket and state go.
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("ssh's pid");
+    let pid = link.process.child.id();
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let status = link.process.wait(WAIT).expect("the link ended");
+    assert!(status.success(), "{status:?}: {}", link.said());
+    assert!(!Path::new(&format!("/proc/{ssh_pid}")).exists(), "ssh {ssh_pid} still runs");
+    assert!(!world.root.join("run/askpane/links/devbox.sock").exists());
+    let listed = run_bounded(&mut world.askpane(&["remote", "--list"]), None);
+    assert!(listed.stdout.starts_with("no link runs"), "{listed:?}");
+    let _ = std::io::stderr().flush();
+}
+
+/// `CACHE/bin/claude-2.1.332`, the layout `scripts/claude-cli` documents.
+fn claude_binary() -> PathBuf {
+    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
+        PathBuf::from,
+    );
+    let binary = cache.join("bin/claude-2.1.332");
+    assert!(binary.is_file(), "Claude Code 2.1.332 is not installed: run scripts/claude-cli");
+    binary
+}
+
+/// The real Claude Code 2.1.332, run on the remote through ssh against the fake model with
+/// `askpane install claude`'s hook: its question is answered in the desk's inbox, and the model
+/// reads the answer.
+#[test]
+fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
+    let world = World::with_inbox("remote-claude");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let _link = RemoteLink::start(&world, &sshd);
+    let question = json!({"questions": [{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]});
+    let api = crate::fake_api::FakeApi::asking(question);
+    let (home, project, tmp) =
+        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
+    for dir in [&project, &tmp] {
+        fs::create_dir_all(dir).expect("the remote's project");
+    }
+    // Installed on the remote as a person would there (the same binary: the remote is this
+    // machine).
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let mut install = Command::new(askpane);
+    install.args(["install", "claude", "--project"]).arg(&project).env("HOME", &home);
+    let installed = run_bounded(&mut install, None);
+    assert_eq!(installed.status.code(), Some(0), "{installed:?}");
+    // As the interop tests run it (the Agent SDK's way, which offers AskUserQuestion) and
+    // isolate it, on the remote: nothing of the test's environment but PATH; the remote's HOME
+    // and runtime folder (where the link's socket is).
+    let claude = format!(
+        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+         HOME={home} TMPDIR={tmp} XDG_RUNTIME_DIR={run} ANTHROPIC_BASE_URL={api} \
+         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+         --verbose --input-format stream-json --permission-prompt-tool stdio",
+        project = project.display(),
+        home = home.display(),
+        tmp = tmp.display(),
+        run = sshd.remote.join("run").display(),
+        api = api.base_url(),
+        cli = claude_binary().display(),
+    );
+    let mut command = sshd.on_remote(&[&claude]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+    let mut stdin = run.child.stdin.take().expect("piped stdin");
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = run.child.stdout.take().expect("piped stdout");
+    thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
+    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+    answer_blue(&world);
+    // The model's next turn carries the answer; then the session ends with its input.
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
+    // The turn ends (its `result`), and the session with its input. The answer came from the
+    // desk: Claude Code's host was never asked (no can_use_tool).
+    let mut said = Vec::new();
+    let result = loop {
+        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["type"] == "result" {
+            break message;
+        }
+        said.push(line);
+    };
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+}
+
+/// A host that cannot be reached: said once (not at every try), tried again with a growing
+/// backoff, shown as down by `--list` with ssh's reason; no sshd needed.
+#[test]
+fn an_unreachable_host_is_said_once_and_tried_again_with_backoff() {
+    let world = World::new("remote-unreachable");
+    let config = world.root.join("ssh_config");
+    fs::write(
+        &config,
+        format!(
+            "Host nowhere\n  HostName 127.0.0.1\n  Port {}\n  BatchMode yes\n  ConnectTimeout 5\n",
+            free_port()
+        ),
+    )
+    .expect("write ssh_config");
+    let stderr = world.root.join("link.stderr");
+    let mut command = world.askpane(&["remote", "nowhere", "--", "-F"]);
+    command.arg(&config).stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    // Tries at 0, 1 and 3 s: three failures, one line.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let state = read_lossy(&world.root.join("run/askpane/links/nowhere.state"));
+        let state: Value = serde_json::from_str(&state).unwrap_or(Value::Null);
+        if state["state"] == "down"
+            && Instant::now() > deadline - WAIT + Duration::from_millis(3500)
+        {
+            assert!(state["why"].as_str().is_some_and(|why| why.contains("refused")), "{state}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "never down: {state}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let said = read_lossy(&stderr);
+    assert_eq!(said.matches("cannot link nowhere").count(), 1, "{said}");
+    let listed = run_bounded(&mut world.askpane(&["remote", "--list"]), None);
+    assert!(listed.stdout.starts_with("nowhere\tdown\tsince "), "{listed:?}");
+}
+
+/// Issue 27's figure: 20 questions from 4 links at once (5 remote hooks on each of 4 hosts, each
+/// its own sshd) are all listed, each with its own host, and how long the slowest took from its
+/// hook's start.
+#[test]
+fn twenty_questions_from_four_links_at_once_are_all_listed_with_their_hosts() {
+    let world = World::with_inbox("remote-twenty");
+    let hosts = ["devbox1", "devbox2", "devbox3", "devbox4"];
+    let Some(sshds) =
+        hosts.iter().map(|host| Sshd::start_as(&world.root, host)).collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let _links: Vec<RemoteLink> =
+        sshds.iter().map(|sshd| RemoteLink::start(&world, sshd)).collect();
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let timed = format!("date +%s%N >&2; exec {askpane} hook --timeout 30");
+    let clients: Vec<(String, Client)> = sshds
+        .iter()
+        .flat_map(|sshd| (0..5).map(move |index| (sshd, index)))
+        .map(|(sshd, index)| {
+            let id = format!("toolu_{}_{index}", sshd.alias);
+            let input = hook_input(&id, &format!("Which colour for {id}?"));
+            (id, Client::spawn(sshd.on_remote(&[&timed]), &input))
+        })
+        .collect();
+    // Each question's arrival, by its tool_use_id.
+    let mut arrived = std::collections::HashMap::new();
+    while arrived.len() < 20 {
+        let asked = watcher.receive_kind("asked");
+        let request = &asked["request"];
+        let id = request["tool_use_id"].as_str().expect("an id").to_owned();
+        let host = request["host"].as_str().expect("a host");
+        assert!(id.starts_with(&format!("toolu_{host}_")), "{id} labelled {host}");
+        arrived.insert(id, unix_nanos());
+    }
+    assert_eq!(world.connect().list().len(), 20);
+    // Their hooks say when they started; they end (withdrawn) when killed.
+    let mut slowest: u128 = 0;
+    for (id, client) in clients {
+        let (_, stderr) = client.killed_with_output();
+        let started: u128 =
+            stderr.lines().next().and_then(|line| line.trim().parse().ok()).expect("its start");
+        slowest = slowest.max(arrived[&id].saturating_sub(started));
+    }
+    eprintln!(
+        "FIGURE: 20 remote questions from 4 links at once all listed, the slowest {:.0} ms after its hook started",
+        slowest as f64 / 1e6
+    );
+}
+
+/// How long `--setup` may take in a test.
+const SETUP_WAIT: Duration = Duration::from_secs(120);
+
+/// `--setup claude` puts this askpane on the host (checked there by its checksum) and installs
+/// its hook there; `--undo` takes both away.
+#[test]
+fn setup_copies_askpane_to_the_host_installs_its_hook_and_undo_leaves_nothing() {
+    let world = World::new("remote-setup");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let home = sshd.remote.join("home");
+    // The copy is the debug binary (over 100 MB) through ssh: a busy machine (the whole suite)
+    // may take longer than one of the suite's usual waits.
+    let run = |args: &[&str]| {
+        let mut command = world.askpane(&[&["remote", HOST][..], args, &["--", "-F"]].concat());
+        command
+            .arg(&sshd.config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut process = Process::new(command.spawn().expect("askpane remote --setup"));
+        let stdout = crate::support::read_all(process.child.stdout.take().expect("stdout"));
+        let stderr = crate::support::read_all(process.child.stderr.take().expect("stderr"));
+        let status = process.wait(SETUP_WAIT);
+        let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+        let status = status.unwrap_or_else(|| panic!("still setting up: {stdout}\n{stderr}"));
+        crate::support::Finished { status, stdout, stderr }
+    };
+    let set_up = run(&["--setup", "claude"]);
+    assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
+    assert!(set_up.stdout.contains("copied askpane to devbox:"), "{set_up:?}");
+    assert!(set_up.stdout.contains("checked there"), "{set_up:?}");
+    let copied = home.join(".local/bin/askpane");
+    let ours = fs::metadata(env!("CARGO_BIN_EXE_askpane")).expect("this askpane").len();
+    assert_eq!(fs::metadata(&copied).expect("the copy").len(), ours);
+    assert_eq!(fs::metadata(&copied).expect("the copy").permissions().mode() & 0o777, 0o755);
+    let settings = read_lossy(&home.join(".claude/settings.json"));
+    assert!(settings.contains(&format!("{} hook", copied.display())), "{settings}");
+    let undone = run(&["--setup", "claude", "--undo"]);
+    assert_eq!(undone.status.code(), Some(0), "{undone:?}");
+    assert!(!copied.exists(), "{undone:?}");
+    let settings = read_lossy(&home.join(".claude/settings.json"));
+    assert!(!settings.contains("askpane"), "{settings}");
+    assert!(!home.join(".local/bin/.askpane.partial").exists());
+}
+
+/// `--setup` onto a host of another processor copies nothing and says what to do (an ssh that
+/// answers `uname -sm` as a RISC-V host does; no sshd needed).
+#[test]
+fn setup_refuses_a_host_this_binary_cannot_run_on() {
+    let world = World::new("remote-setup-arch");
+    let fake_ssh = world.root.join("fake-ssh");
+    let log = world.root.join("fake-ssh.log");
+    fs::write(
+        &fake_ssh,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\ncase \"$*\" in *uname*) echo \"Linux riscv64\";; *) exit 1;; esac\n",
+            log = log.display()
+        ),
+    )
+    .expect("a fake ssh");
+    fs::set_permissions(&fake_ssh, fs::Permissions::from_mode(0o755)).expect("executable");
+    let mut command = world.askpane(&["remote", "riscbox", "--setup", "claude", "--ssh"]);
+    let refused = run_bounded(command.arg(&fake_ssh), None);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(refused.stderr.contains("riscbox runs Linux riscv64"), "{refused:?}");
+    assert_eq!(read_lossy(&log).lines().count(), 1, "only uname was run: {}", read_lossy(&log));
+}
