@@ -65,17 +65,6 @@ pub fn root_ui<R, A>(
     markdown: &mut CommonMarkCache,
 ) -> Vec<Action> {
     let mut actions = Vec::new();
-    // A plan to review (issue 26) takes the whole page: it is a document, not a card.
-    if let Some((card, review)) = state.plan() {
-        if !state.notices().is_empty() {
-            egui::Panel::top("notices")
-                .show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
-        }
-        let keys = !state.confirming_close();
-        egui::CentralPanel::default()
-            .show(ui, |ui| plan::plan_ui(ui, card, review, markdown, keys, &mut actions));
-        return finish_root(ui, state, actions);
-    }
     let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
         && keyboard_on_form
@@ -182,11 +171,19 @@ pub fn root_ui<R, A>(
         // One item at a time (issue 26): the question or the tool call chosen in the list, else
         // the oldest waiting.
         match (state.shown_card(), state.current()) {
-            (Some(card), _) => {
-                ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
-                    session::permission_ui(ui, card, &mut actions);
-                });
-            }
+            // A plan to review (issue 26) is a card too, drawn as a document with its own
+            // scrolling, outline and footer: the list and the session stay beside it.
+            (Some(card), _) => match &card.plan {
+                Some(review) => {
+                    let keys = !state.confirming_close();
+                    plan::plan_ui(ui, card, review, markdown, keys, &mut actions);
+                }
+                None => {
+                    ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
+                        session::permission_ui(ui, card, &mut actions);
+                    });
+                }
+            },
             (None, Some(pending)) => request_ui(ui, pending, markdown, &mut actions),
             (None, None) => idle_ui(ui, state),
         }
@@ -637,7 +634,13 @@ fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now
 fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64) -> egui::Response {
     let tokens = Tokens::of(ui.ctx());
     let request = &card.request;
-    let title = crate::protocol::text::reveal_hidden(&card.summary);
+    // A plan is named by its first heading: its summary would be the plan's markdown.
+    let plan_title = card.plan.as_ref().map(|review| match review.outline().next() {
+        Some((_, _, heading)) => format!("Plan: {heading}"),
+        None => "Plan".to_owned(),
+    });
+    let title =
+        crate::protocol::text::reveal_hidden(plan_title.as_deref().unwrap_or(&card.summary));
     // The row cuts what does not fit; the name a screen reader reads is bounded too (a command
     // may be 100 KB).
     let title: String = match title.chars().count() > CARD_ENTRY_CHARS {
@@ -649,7 +652,8 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         who.push_str(&format!(" · subagent {subagent}"));
     }
     let age = age_text(now - card_seen_at(ui.ctx(), card.id, now));
-    let detail = format!("{who} · tool call · {age}");
+    let kind = if card.plan.is_some() { "plan" } else { "tool call" };
+    let detail = format!("{who} · {kind} · {age}");
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
             (true, _) => tokens.row_chosen,
@@ -658,7 +662,8 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         };
         Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            let text = RichText::new(format!("⚙ {title}")).strong();
+            let mark = if card.plan.is_some() { "📋" } else { "⚙" };
+            let text = RichText::new(format!("{mark} {title}")).strong();
             ui.add(Label::new(text).truncate().selectable(false));
             let detail = RichText::new(&detail).small().color(tokens.warning);
             ui.add(Label::new(detail).wrap().selectable(false));

@@ -176,7 +176,8 @@ impl<R, A> State<R, A> {
         self.answered
     }
 
-    /// The first plan waiting for review (issue 26): the page shows it before anything else.
+    /// The first plan waiting for review (issue 26), shown like any card when it is picked or
+    /// the oldest waiting.
     pub fn plan(&self) -> Option<(&PendingPermission, &crate::book::plan::PlanReview)> {
         self.approvals.cards().find_map(|card| card.plan.as_ref().map(|plan| (card, plan)))
     }
