@@ -266,3 +266,19 @@ fn a_phone_lists_the_plan_under_all_waiting_and_shows_it_in_its_one_column() {
     assert!(window.has_label("Claude's plan"), "the plan in the one column");
     assert!(window.has_button("Approve"));
 }
+
+#[test]
+fn closing_the_inbox_window_counts_the_plan_beside_the_question() {
+    let options = askpane::app::AppOptions { resident: true, ..Default::default() };
+    let mut window = crate::ui::window_with(960.0, 680.0, options);
+    let question = window.ask(&crate::ui::database_tool_use("toolu_count"));
+    let decision = ask_plan(&mut window);
+    window.wait_out_key_grace();
+    window.request_close();
+    assert!(
+        window.has_text_with(&["1 question and 1 plan are waiting. They can keep waiting"]),
+        "the dialog names both kinds"
+    );
+    window.click_button("Keep waiting in the background");
+    assert!(question.outcome.try_recv().is_err() && decision.try_recv().is_err());
+}

@@ -242,9 +242,12 @@ impl App {
             history.open = false;
         }
         let mut actions = Vec::new();
-        let waiting = self.state.book().len();
-        egui::Panel::top("history-bar")
-            .show(ui, |ui| view::history::history_bar_ui(ui, history.open, waiting, &mut actions));
+        // Every kind that waits, not questions only (issue 26 leftovers).
+        let counts = self.state.counts();
+        let waiting = (counts != state::Counts::default()).then(|| counts.words());
+        egui::Panel::top("history-bar").show(ui, |ui| {
+            view::history::history_bar_ui(ui, history.open, waiting.as_deref(), &mut actions)
+        });
         if history.open {
             view::history::history_ui(ui, history, &mut actions);
         }

@@ -279,14 +279,15 @@ fn close_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut 
     if state.resident() {
         return hide_modal_ui(ctx, state, actions);
     }
-    let open = state.book().len();
+    let counts = state.counts();
     let modal = egui::Modal::new(egui::Id::unique("askpane-close")).show(ctx, |ui| {
         ui.set_max_width(420.0);
         ui.heading("Close askpane?");
-        let plural = if open == 1 { "request is" } else { "requests are" };
+        let verb = if counts.is_one() { "is" } else { "are" };
         ui.label(format!(
-            "{open} {plural} still open. Closing throws away what you chose and typed, and tells \
-             the agent you closed the window without answering."
+            "{} {verb} still open. Closing throws away what you chose and typed, and tells \
+             the agent you closed the window without answering.",
+            counts.words()
         ));
         ui.label(
             RichText::new("Enter keeps answering · Esc too · Tab then Enter closes")
@@ -315,15 +316,16 @@ fn close_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut 
 /// Issue 10 (inbox): "Close the inbox's window?" while requests wait: keep them waiting in the
 /// background (the window hides, and comes back when a question arrives), or decline them all.
 fn hide_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut Vec<Action>) {
-    let open = state.book().len();
+    let counts = state.counts();
     let modal = egui::Modal::new(egui::Id::unique("askpane-hide")).show(ctx, |ui| {
         ui.set_max_width(440.0);
         ui.heading("Close the inbox's window?");
-        let plural = if open == 1 { "request is" } else { "requests are" };
+        let verb = if counts.is_one() { "is" } else { "are" };
         ui.label(format!(
-            "{open} {plural} waiting. They can keep waiting in the background (the window comes \
+            "{} {verb} waiting. They can keep waiting in the background (the window comes \
              back when another question arrives, or when you run askpane inbox), or be declined \
-             now: each agent is told you closed the window without answering."
+             now: each agent is told you closed the window without answering.",
+            counts.words()
         ));
         ui.label(
             RichText::new(
