@@ -143,11 +143,17 @@ impl App {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
                     let asked = self.state.ask_permission(id, request, provenance, reply);
-                    // Issue 26: history notes when the card opened.
+                    // Issue 26: history notes when the card opened; a plan asked again comes
+                    // back with what was written on it (a crash, a restart).
+                    let mut restored = None;
                     if let (Asked::Opened(id), Some(journal)) = (asked, &self.journal)
                         && let Some(card) = self.state.permissions().cards().find(|c| c.id == id)
                     {
                         journal.approval_opened(card);
+                        restored = journal.restore_plan(card).map(|draft| (id, draft));
+                    }
+                    if let Some((id, draft)) = restored {
+                        self.state.restore_plan(id, draft);
                     }
                 }
                 Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {

@@ -15,6 +15,13 @@ impl App {
                     if let Some(effect) = self.state.apply_session(session_action.clone()) {
                         self.perform(effect);
                     }
+                    // A plan's review changed and still waits: the journal keeps it.
+                    if let (state::SessionAction::Plan { id, .. }, Some(journal)) =
+                        (session_action, &self.journal)
+                        && let Some(card) = self.state.permissions().cards().find(|c| c.id == *id)
+                    {
+                        journal.plan_changed(card);
+                    }
                     continue;
                 }
                 // Issue 10 (inbox): "Decline all" declines, and the window only hides.

@@ -131,6 +131,17 @@ impl<R> Approvals<R> {
         self.waiting.iter_mut().find(|approval| approval.card.request.request_id == request_id)
     }
 
+    /// Gives plan card `id` back what the person wrote on it before (a crash, a restart: the
+    /// store's [`PlanDraft`](super::plan::PlanDraft)). False when no such plan waits.
+    pub fn restore_plan(&mut self, id: RequestId, draft: super::plan::PlanDraft) -> bool {
+        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id);
+        let Some(review) = approval.and_then(|approval| approval.card.plan.as_mut()) else {
+            return false;
+        };
+        review.restore(draft);
+        true
+    }
+
     /// Takes the card `id` out with its handles.
     fn take(&mut self, id: RequestId) -> Option<Approval<R>> {
         let index = self.waiting.iter().position(|approval| approval.card.id == id)?;

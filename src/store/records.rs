@@ -47,6 +47,30 @@ pub fn asked_fingerprint(core: &Core) -> String {
     fingerprint_of(core.ask.input().get("questions"))
 }
 
+/// The key a plan's draft is saved under (issue 26 leftovers): `plan-` and the tool call's id,
+/// which stays the same when the agent (or its relay, after an inbox restart) asks again;
+/// without one, a digest of who asked and the plan, as [`request_key`] makes for a question.
+pub fn plan_key(request: &PermissionRequest, provenance: &Provenance) -> String {
+    if let Some(id) = request.tool_use_id.as_deref().filter(|id| !id.is_empty()) {
+        return format!("plan-{id}");
+    }
+    let parts = [
+        Some(provenance.source.as_str()),
+        provenance.detail.as_deref(),
+        provenance.project.as_deref(),
+        provenance.session.as_deref(),
+        provenance.subagent.as_deref(),
+        request.input.get("plan").and_then(serde_json::Value::as_str),
+    ];
+    let mut digest = Sha256::new();
+    for part in parts {
+        let part = part.unwrap_or_default();
+        digest.update((part.len() as u64).to_le_bytes());
+        digest.update(part.as_bytes());
+    }
+    format!("plan-{}", hex(&digest.finalize()))
+}
+
 /// The fingerprint of a tool input's `questions` ([`asked_fingerprint`]).
 pub(super) fn fingerprint_of(questions: Option<&serde_json::Value>) -> String {
     let questions = questions.map(serde_json::Value::to_string).unwrap_or_default();

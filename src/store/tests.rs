@@ -82,7 +82,8 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "history_kind",
             "history_project",
             "history_source",
-            "open_requests"
+            "open_requests",
+            "plan_drafts"
         ]
     );
     // Opening again changes nothing.
@@ -670,7 +671,7 @@ fn a_version_4_database_upgrades_keeping_its_questions_and_takes_approvals() {
             .expect("a version 4 row");
     }
     let mut store = Store::open_file(&path).expect("open migrates");
-    assert_eq!(store.version().expect("v"), 5);
+    assert_eq!(store.version().expect("v"), schema::LATEST);
     let decision = crate::protocol::stream::PermissionDecision::HandBack;
     let record = approval_record(&bash_call("make"), ApprovalOutcome::Withdrawn, &decision);
     store.record(&record).expect("record");
@@ -686,4 +687,107 @@ fn a_version_4_database_upgrades_keeping_its_questions_and_takes_approvals() {
         RecordedOutcome::Approval(ApprovalOutcome::Withdrawn),
         "an approval's `withdrawn` is its own"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plan drafts (issue 26 leftovers)
+
+/// A plan card as the window holds it, asked by a hook with this tool_use_id.
+fn plan_card(tool_use_id: Option<&str>) -> crate::book::approval::PendingPermission {
+    use crate::book::approval::Approvals;
+    let request = crate::protocol::stream::PermissionRequest {
+        request_id: "plan-1".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "# Greeting\n\nChange the greeting.\n\n1. 日本語を書く\n"}),
+        tool_use_id: tool_use_id.map(str::to_owned),
+        ..Default::default()
+    };
+    let mut approvals: Approvals<()> = Approvals::default();
+    let provenance = Provenance::new("hook", Some("shop".to_owned()));
+    approvals.ask(crate::protocol::origin::RequestId::next(), request, provenance, ());
+    approvals.cards().next().cloned().expect("the card")
+}
+
+/// `card` with a comment on block `block` and a note written.
+fn reviewed(
+    mut card: crate::book::approval::PendingPermission,
+    block: usize,
+    text: &str,
+) -> crate::book::approval::PendingPermission {
+    use crate::book::plan::PlanAction;
+    let review = card.plan.as_mut().expect("a plan");
+    review.apply(PlanAction::Comment { block });
+    review.apply(PlanAction::EditComment { block, text: text.to_owned() });
+    review.apply(PlanAction::SetNote("Also the README.".to_owned()));
+    card
+}
+
+#[test]
+fn a_plan_draft_survives_the_process_and_is_restored_into_the_same_plan_only() {
+    use crate::book::journal::Journal;
+    let dir = scratch("plan-drafts");
+    let card = reviewed(plan_card(Some("toolu_plan")), 2, &"コメント".repeat(25_000));
+    {
+        let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+        // A burst of typing: the last wins.
+        sink.plan_changed(&reviewed(plan_card(Some("toolu_plan")), 1, "first"));
+        sink.plan_changed(&card);
+        sink.flush();
+        // The process ends without the plan being decided (dropping the sink, as a crash
+        // loses at most the debounce window).
+    }
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let restored = sink.restore_plan(&plan_card(Some("toolu_plan"))).expect("a draft");
+    assert_eq!(restored, card.plan.as_ref().expect("a plan").draft());
+    assert_eq!(restored.comments.len(), 1);
+    assert_eq!(restored.comments[0].quoted, "1. 日本語を書く");
+    // Another plan (another tool_use_id, or none) gets nothing.
+    assert_eq!(sink.restore_plan(&plan_card(Some("toolu_other"))), None);
+    assert_eq!(sink.restore_plan(&plan_card(None)), None);
+    // A question's card that is not a plan is never given a plan's draft.
+    let mut bash = plan_card(Some("toolu_plan"));
+    bash.plan = None;
+    assert_eq!(sink.restore_plan(&bash), None);
+}
+
+#[test]
+fn a_plan_draft_goes_when_the_plan_is_decided_and_stays_when_it_ended_without_the_person() {
+    use crate::book::approval::EndedApproval;
+    use crate::book::journal::Journal;
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let dir = scratch("plan-drafts-decided");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let card = reviewed(plan_card(Some("toolu_plan")), 1, "Say why.");
+    let ended = |outcome, decision| EndedApproval {
+        id: card.id,
+        request: card.request.clone(),
+        provenance: card.provenance.clone(),
+        outcome,
+        decision,
+    };
+    sink.plan_changed(&card);
+    sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
+    sink.approval_ended(&ended(ApprovalOutcome::NoHuman, PermissionDecision::HandBack));
+    assert!(sink.restore_plan(&card).is_some(), "withdrawn, or askpane ended: kept");
+    // Typed and decided within one debounce window: the pending draft goes too.
+    sink.plan_changed(&card);
+    let message = "The user did not approve this plan …".to_owned();
+    sink.approval_ended(&ended(ApprovalOutcome::Denied, PermissionDecision::Deny { message }));
+    assert_eq!(sink.restore_plan(&card), None, "kept planning: done with");
+    sink.flush();
+    let store = Store::open_in(&dir).expect("store");
+    assert_eq!(store.plan_draft(&plan_key(&card.request, &card.provenance)).expect("read"), None);
+}
+
+#[test]
+fn a_plan_draft_that_does_not_read_is_none_not_an_error() {
+    let dir = scratch("plan-drafts-broken");
+    let mut store = Store::open_in(&dir).expect("store");
+    store
+        .connection()
+        .execute("INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-x', '{\"comments\": 7}', 1)", [])
+        .expect("a broken row");
+    assert_eq!(store.plan_draft("plan-x").expect("read"), None);
+    assert_eq!(store.plan_draft("plan-none").expect("read"), None);
 }

@@ -11,12 +11,17 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::book::approval::{EndedApproval, PendingPermission};
 use crate::book::journal::HistoryDone;
+use crate::book::plan::PlanDraft;
 use crate::book::{Core, Form};
 use crate::protocol::history::HistoryFilter;
 use crate::protocol::origin::RequestId;
+use crate::protocol::permission::ApprovalOutcome;
 
-use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, request_key};
-use super::{DraftRow, Store, StoreError, insert_history, insert_open, upsert_draft};
+use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, plan_key, request_key};
+use super::{
+    DraftRow, Store, StoreError, forget_plan_draft, insert_history, insert_open, upsert_draft,
+    upsert_plan_draft,
+};
 
 /// How long the writer gathers drafts before writing them: typing is at most this far behind on
 /// disk (plus one write), so a crash loses at most this much of it.
@@ -34,6 +39,21 @@ enum Message {
         at: SystemTime,
     },
     Settled(Box<HistoryRecord>),
+    /// What was written on plan `key` (issue 26 leftovers), gathered like a question's draft.
+    PlanDraft {
+        key: String,
+        draft: Box<PlanDraft>,
+        at: SystemTime,
+    },
+    /// Plan `key` was decided: its draft goes.
+    PlanDecided {
+        key: String,
+    },
+    /// Write what is pending, then send what was written on plan `key`.
+    PlanSaved {
+        key: String,
+        reply: Sender<Option<PlanDraft>>,
+    },
     /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends).
     ApprovalOpened {
         id: RequestId,
@@ -123,6 +143,14 @@ impl DraftSink {
         forms.recv_timeout(SAVED_WAIT).unwrap_or_default()
     }
 
+    /// What was written on plan `key` ([`plan_key`]), asked of the writer thread, which owns
+    /// the file; `None` when nothing was, or it does not answer within [`SAVED_WAIT`].
+    pub fn saved_plan(&self, key: &str) -> Option<PlanDraft> {
+        let (reply, draft) = crossbeam_channel::bounded(1);
+        self.send(Message::PlanSaved { key: key.to_owned(), reply });
+        draft.recv_timeout(SAVED_WAIT).ok().flatten()
+    }
+
     /// Waits until everything sent so far is written (tests; the end of a run).
     pub fn flush(&self) {
         let (done, written) = crossbeam_channel::bounded(1);
@@ -147,6 +175,8 @@ struct Writer {
     /// When each open card was shown (issue 26): its history entry's `asked_at`.
     cards_asked: HashMap<RequestId, SystemTime>,
     pending: HashMap<(String, usize), (String, Form, SystemTime)>,
+    /// Plan drafts not yet written, newest per plan.
+    pending_plans: HashMap<String, (PlanDraft, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
     /// A failure has been reported; later ones are not (one line, not one per keystroke).
@@ -159,6 +189,7 @@ impl Writer {
             store,
             cards_asked: HashMap::new(),
             pending: HashMap::new(),
+            pending_plans: HashMap::new(),
             oldest: None,
             warned: false,
         }
@@ -185,6 +216,15 @@ impl Writer {
                     self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
+                Message::PlanDraft { key, draft, at } => {
+                    self.pending_plans.insert(key, (*draft, at));
+                    self.oldest.get_or_insert_with(Instant::now);
+                }
+                // A draft still pending would bring the decided plan's back.
+                Message::PlanDecided { key } => {
+                    self.pending_plans.remove(&key);
+                    self.write(Some(Message::PlanDecided { key }));
+                }
                 Message::ApprovalOpened { id, at } => {
                     self.cards_asked.insert(id, at);
                 }
@@ -203,7 +243,9 @@ impl Writer {
     /// Writes the pending drafts and `message`, in one transaction.
     fn write(&mut self, message: Option<Message>) {
         let pending = std::mem::take(&mut self.pending);
+        let pending_plans = std::mem::take(&mut self.pending_plans);
         self.oldest = None;
+        let mut saved_plan = None;
         let mut flushed = None;
         let mut saved = None;
         let mut history = None;
@@ -213,14 +255,20 @@ impl Writer {
                 let row = DraftRow { key, asked, question: *question, form, at: *at };
                 upsert_draft(&transaction, &row)?;
             }
+            for (key, (draft, at)) in &pending_plans {
+                upsert_plan_draft(&transaction, key, draft, *at)?;
+            }
             match message {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
                 Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
                 Some(Message::Flush(done)) => flushed = Some(done),
                 Some(Message::Saved { key, asked, reply }) => saved = Some((key, asked, reply)),
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
+                Some(Message::PlanDecided { key }) => forget_plan_draft(&transaction, &key)?,
+                Some(Message::PlanSaved { key, reply }) => saved_plan = Some((key, reply)),
                 Some(
                     Message::Draft { .. }
+                    | Message::PlanDraft { .. }
                     | Message::ApprovalOpened { .. }
                     | Message::ApprovalEnded { .. },
                 )
@@ -239,6 +287,9 @@ impl Writer {
         }
         if let Some((key, asked, reply)) = saved {
             let _ = reply.send(self.store.drafts_to_restore(&key, &asked).unwrap_or_default());
+        }
+        if let Some((key, reply)) = saved_plan {
+            let _ = reply.send(self.store.plan_draft(&key).ok().flatten());
         }
         if let Some((filter, done)) = history {
             done(super::history_page(&self.store, filter));
@@ -298,7 +349,29 @@ impl crate::book::journal::Journal for DraftSink {
         self.send(Message::ApprovalOpened { id: card.id, at: SystemTime::now() });
     }
 
+    fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
+        card.plan.as_ref()?;
+        self.saved_plan(&plan_key(&card.request, &card.provenance))
+    }
+
+    fn plan_changed(&self, card: &PendingPermission) {
+        let Some(review) = &card.plan else { return };
+        let key = plan_key(&card.request, &card.provenance);
+        let draft = Box::new(review.draft());
+        self.send(Message::PlanDraft { key, draft, at: SystemTime::now() });
+    }
+
     fn approval_ended(&self, ended: &EndedApproval) {
+        // A plan the person decided is done with what they wrote; one that ended without them
+        // (withdrawn, timed out, askpane stopped) keeps it for when it is asked again.
+        let decided = matches!(
+            ended.outcome,
+            ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways | ApprovalOutcome::Denied
+        );
+        if decided && crate::protocol::permission::is_plan(&ended.request) {
+            let key = plan_key(&ended.request, &ended.provenance);
+            self.send(Message::PlanDecided { key });
+        }
         let now = SystemTime::now();
         let record = HistoryRecord::of_approval(
             &ended.request,

@@ -277,6 +277,11 @@ impl<R, A> State<R, A> {
         self.approvals.ask(id, request, provenance, reply)
     }
 
+    /// Gives plan card `id` back what was written on it before (see [`Approvals::restore_plan`]).
+    pub fn restore_plan(&mut self, id: RequestId, draft: crate::book::plan::PlanDraft) -> bool {
+        self.approvals.restore_plan(id, draft)
+    }
+
     /// True while "Close askpane?" is showing.
     pub fn confirming_close(&self) -> bool {
         self.confirm_close
