@@ -282,3 +282,55 @@ fn closing_the_inbox_window_counts_the_plan_beside_the_question() {
     window.click_button("Keep waiting in the background");
     assert!(question.outcome.try_recv().is_err() && decision.try_recv().is_err());
 }
+
+/// A window whose journal is a store in `dir` (as the inbox's is).
+fn window_with_store(dir: &std::path::Path) -> Window {
+    let (sender, inbox) = transport::memory();
+    let store = askpane::store::Store::open_in(dir).expect("a store");
+    let sink = askpane::store::DraftSink::start(store).expect("its writer");
+    let harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::system_fonts()))
+        .build_eframe(move |cc| {
+            askpane::app::App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default())
+                .with_store(sink)
+        });
+    let mut window = Window { harness, sender };
+    window.harness.step();
+    window
+}
+
+#[test]
+fn a_plans_comments_and_note_come_back_when_the_same_plan_is_asked_in_another_window() {
+    let dir = crate::support::scratch_dir("plan-drafts-window");
+    let mut first = window_with_store(&dir);
+    let _decision = ask_plan(&mut first);
+    first.wait_out_key_grace();
+    letter(&mut first, Key::J, "j");
+    letter(&mut first, Key::C, "c");
+    first.type_text("Say why.");
+    first.press(Key::Escape, None);
+    letter(&mut first, Key::N, "n");
+    first.type_text("Also the README.");
+    first.press(Key::Escape, None);
+    // The window goes without the plan decided (its journal writes what is pending as it goes).
+    drop(first);
+    let mut second = window_with_store(&dir);
+    let decision = ask_plan(&mut second);
+    second.wait_out_key_grace();
+    let review = second.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
+    assert_eq!(review.note, "Also the README.");
+    assert_eq!(
+        review.comments,
+        vec![askpane::book::plan::PlanComment { block: 1, text: "Say why.".to_owned() }]
+    );
+    assert!(second.shown("Say why.") > 0, "the comment is drawn in its box");
+    // Decided: the next window asked the same plan starts blank.
+    second.press_with(CTRL, Key::Enter);
+    assert!(matches!(decision.try_recv(), Ok(PermissionDecision::Deny { .. })));
+    drop(second);
+    let mut third = window_with_store(&dir);
+    let _decision = ask_plan(&mut third);
+    let review = third.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
+    assert!(review.comments.is_empty() && review.note.is_empty(), "{review:?}");
+}
