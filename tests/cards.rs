@@ -513,3 +513,19 @@ fn a_card_entry_writes_out_hidden_characters_and_stays_short() {
     assert!(listed[1].chars().count() < 160, "{}", listed[1].chars().count());
     assert_eq!(window.shown("\u{202e}"), 0, "the override itself is drawn nowhere");
 }
+
+/// Issue 26 leftovers: a card's age counts from when the window received it, not from when the
+/// list first drew it (a card alone is shown without the list, and a hidden inbox draws nothing).
+#[test]
+fn a_cards_age_counts_from_its_arrival_not_from_when_the_list_first_drew_it() {
+    let mut window = window();
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    // Alone, the card is shown without the list; three minutes and a bit go by.
+    let later = window.harness.ctx.input(|input| input.time) + 200.0;
+    window.harness.input_mut().time = Some(later);
+    window.harness.step();
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_age"));
+    let listed = entries(&window);
+    let card = listed.iter().find(|label| label.contains("tool call")).expect("the card's entry");
+    assert!(card.ends_with(" · tool call · 3 min"), "{listed:?}");
+}

@@ -143,6 +143,11 @@ impl App {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
                     let asked = self.state.ask_permission(id, request, provenance, reply);
+                    // Its age counts from now, though the list may be drawn much later (a card
+                    // alone is shown without it; a hidden window draws nothing).
+                    if let Asked::Opened(id) = asked {
+                        self.state.card_arrived(id, now);
+                    }
                     // Issue 26: history notes when the card opened; a plan asked again comes
                     // back with what was written on it (a crash, a restart).
                     let mut restored = None;

@@ -465,7 +465,7 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
         }
     });
     // Ages are shown in minutes: repaint when the next one turns.
-    let cards = state.permissions().cards().map(|card| card_seen_at(ui.ctx(), card.id, now));
+    let cards = state.permissions().cards().map(|card| card_arrived_at(ui.ctx(), card, now));
     if let Some(oldest) =
         state.book().requests().map(|open| open.opened_at).chain(cards).reduce(f64::min)
     {
@@ -624,10 +624,13 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
     scope.response
 }
 
-/// When this page first listed card `id`: its age is counted from then (the book keeps no
-/// clock for cards).
-fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now: f64) -> f64 {
-    let key = egui::Id::unique(("askpane-card-seen", id));
+/// When card `card` arrived (the app notes when it received it): its age counts from then. A
+/// card nobody dated (a state built by hand) counts from when this page first listed it.
+fn card_arrived_at(ctx: &egui::Context, card: &PendingPermission, now: f64) -> f64 {
+    if let Some(at) = card.arrived_at {
+        return at;
+    }
+    let key = egui::Id::unique(("askpane-card-seen", card.id));
     ctx.data_mut(|data| *data.get_temp_mut_or_insert_with(key, || now))
 }
 
@@ -653,7 +656,7 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
     if let Some(subagent) = &request.agent_id {
         who.push_str(&format!(" · subagent {subagent}"));
     }
-    let age = age_text(now - card_seen_at(ui.ctx(), card.id, now));
+    let age = age_text(now - card_arrived_at(ui.ctx(), card, now));
     let kind = if card.plan.is_some() { "plan" } else { "tool call" };
     let detail = format!("{who} · {kind} · {age}");
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {

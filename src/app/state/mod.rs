@@ -277,6 +277,11 @@ impl<R, A> State<R, A> {
         self.approvals.ask(id, request, provenance, reply)
     }
 
+    /// Card `id` arrived at `at` (the app's clock; see [`Approvals::arrived`]).
+    pub fn card_arrived(&mut self, id: RequestId, at: f64) {
+        self.approvals.arrived(id, at);
+    }
+
     /// Gives plan card `id` back what was written on it before (see [`Approvals::restore_plan`]).
     pub fn restore_plan(&mut self, id: RequestId, draft: crate::book::plan::PlanDraft) -> bool {
         self.approvals.restore_plan(id, draft)
