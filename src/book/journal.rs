@@ -32,6 +32,12 @@ pub trait Journal {
     fn approval_ended(&self, ended: &EndedApproval) {
         let _ = ended;
     }
+    /// When the call `card` shows was first asked, in Unix milliseconds (an inbox that died
+    /// with it open kept it; its relay asks again): its age counts from then.
+    fn card_first_asked(&self, card: &PendingPermission) -> Option<u64> {
+        let _ = card;
+        None
+    }
     /// A plan's card opened: what was written on the same plan before (a crash, a restart,
     /// the agent asking again), when the journal kept it. Called once per card.
     fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {

@@ -28,7 +28,7 @@ use crate::protocol::{Ask, Draft};
 
 pub use records::{
     ApprovalFacts, Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
-    asked_fingerprint, from_millis, plan_key, request_key, short_answer, to_millis,
+    asked_fingerprint, card_key, from_millis, plan_key, request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
 // Fitting a saved form to its questions is the book's rule (the page's drafts use it too).
@@ -251,6 +251,18 @@ impl Store {
         Ok(read_drafts(&self.connection, key, asked)?)
     }
 
+    /// Card `key` ([`card_key`]) is open, asked at `at`; a card already kept keeps its first
+    /// time.
+    pub fn card_opened(&mut self, key: &str, at: SystemTime) -> Result<(), StoreError> {
+        insert_open_card(&self.connection, key, at)?;
+        Ok(())
+    }
+
+    /// When card `key` was first asked, while it is kept as open.
+    pub fn card_first_asked(&self, key: &str) -> Result<Option<SystemTime>, StoreError> {
+        Ok(read_open_card(&self.connection, key)?)
+    }
+
     /// Saves what was written on the plan `key` ([`plan_key`]) (what the writer thread does,
     /// batched).
     pub fn save_plan_draft(
@@ -420,6 +432,7 @@ impl Store {
         let pruned = transaction.execute("DELETE FROM history WHERE ended_at < ?1", [before])?;
         transaction.execute("DELETE FROM drafts WHERE saved_at < ?1", [before])?;
         transaction.execute("DELETE FROM plan_drafts WHERE saved_at < ?1", [before])?;
+        transaction.execute("DELETE FROM open_cards WHERE asked_at < ?1", [before])?;
         transaction.execute("DELETE FROM open_requests WHERE asked_at < ?1", [before])?;
         transaction.commit()?;
         Ok(pruned)
@@ -599,6 +612,29 @@ fn upsert_plan_draft(
          ON CONFLICT (key) DO UPDATE SET draft = excluded.draft, saved_at = excluded.saved_at",
         params![key, json, to_millis(at)],
     )?;
+    Ok(())
+}
+
+/// Card `key` is open since `at`, unless it is kept already (then since its first ask).
+fn insert_open_card(connection: &Connection, key: &str, at: SystemTime) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT OR IGNORE INTO open_cards (key, asked_at) VALUES (?1, ?2)",
+        params![key, to_millis(at)],
+    )?;
+    Ok(())
+}
+
+/// When card `key` was first asked.
+fn read_open_card(connection: &Connection, key: &str) -> rusqlite::Result<Option<SystemTime>> {
+    let millis: Option<i64> = connection
+        .query_row("SELECT asked_at FROM open_cards WHERE key = ?1", [key], |row| row.get(0))
+        .optional()?;
+    Ok(millis.map(from_millis))
+}
+
+/// Card `key` ended: a later ask of it is a new one.
+fn forget_open_card(connection: &Connection, key: &str) -> rusqlite::Result<()> {
+    connection.execute("DELETE FROM open_cards WHERE key = ?1", [key])?;
     Ok(())
 }
 

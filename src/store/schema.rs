@@ -13,7 +13,7 @@ pub(super) const STEPS: &[Step] = &[
     v3_history_source_index,
     v4_drafts_know_what_was_asked,
     v5_history_keeps_approvals,
-    v6_plan_drafts,
+    v6_plan_drafts_and_open_cards,
 ];
 
 /// The version a fully migrated database has.
@@ -145,13 +145,19 @@ fn v5_history_keeps_approvals(transaction: &Transaction<'_>) -> rusqlite::Result
 
 /// Version 6 (issue 26 leftovers): what the person wrote on a plan page (its comments with
 /// their anchors, the note, the choice after approval: a `book::plan::PlanDraft` as JSON),
-/// one row per plan, kept until the plan is decided so a crash or a restart loses none of it.
-fn v6_plan_drafts(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+/// one row per plan, kept until the plan is decided so a crash or a restart loses none of it;
+/// and when each card waiting was first asked, so one asked again after a crash is listed as
+/// old as it is.
+fn v6_plan_drafts_and_open_cards(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch(
         "CREATE TABLE plan_drafts (
              key TEXT PRIMARY KEY,       -- `plan-` and the tool_use_id, else one made for it
              draft TEXT NOT NULL,        -- the PlanDraft (JSON)
              saved_at INTEGER NOT NULL
+         );
+         CREATE TABLE open_cards (
+             key TEXT PRIMARY KEY,       -- `card-` and the tool_use_id, else one made for it
+             asked_at INTEGER NOT NULL   -- when it was first asked
          );",
     )
 }

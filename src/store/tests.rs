@@ -82,6 +82,7 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "history_kind",
             "history_project",
             "history_source",
+            "open_cards",
             "open_requests",
             "plan_drafts"
         ]
@@ -790,4 +791,39 @@ fn a_plan_draft_that_does_not_read_is_none_not_an_error() {
         .expect("a broken row");
     assert_eq!(store.plan_draft("plan-x").expect("read"), None);
     assert_eq!(store.plan_draft("plan-none").expect("read"), None);
+}
+
+#[test]
+fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
+    use crate::book::approval::EndedApproval;
+    use crate::book::journal::Journal;
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let dir = scratch("cards-first-asked");
+    let card = plan_card(Some("toolu_first"));
+    let first = {
+        let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+        assert_eq!(sink.card_first_asked(&card), None, "never asked before");
+        sink.approval_opened(&card);
+        let first = sink.card_first_asked(&card).expect("asked now");
+        // The inbox dies with the card open.
+        first
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    // Asked again (a relay's resend: another card id, the same call): as old as the first time.
+    let again = plan_card(Some("toolu_first"));
+    sink.approval_opened(&again);
+    assert_eq!(sink.card_first_asked(&again), Some(first));
+    assert_eq!(sink.card_first_asked(&plan_card(Some("toolu_other"))), None);
+    // Ended by the person: a later ask of it is new.
+    let ended = EndedApproval {
+        id: again.id,
+        request: again.request.clone(),
+        provenance: again.provenance.clone(),
+        outcome: ApprovalOutcome::AllowedOnce,
+        decision: PermissionDecision::AllowOnce,
+    };
+    sink.approval_ended(&ended);
+    assert_eq!(sink.card_first_asked(&again), None);
 }

@@ -17,10 +17,12 @@ use crate::protocol::history::HistoryFilter;
 use crate::protocol::origin::RequestId;
 use crate::protocol::permission::ApprovalOutcome;
 
-use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, plan_key, request_key};
+use super::records::{
+    HistoryRecord, OpenRecord, asked_fingerprint, card_key, plan_key, request_key,
+};
 use super::{
-    DraftRow, Store, StoreError, forget_plan_draft, insert_history, insert_open, upsert_draft,
-    upsert_plan_draft,
+    DraftRow, Store, StoreError, forget_open_card, forget_plan_draft, insert_history, insert_open,
+    insert_open_card, read_open_card, upsert_draft, upsert_plan_draft,
 };
 
 /// How long the writer gathers drafts before writing them: typing is at most this far behind on
@@ -54,15 +56,25 @@ enum Message {
         key: String,
         reply: Sender<Option<PlanDraft>>,
     },
-    /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends).
+    /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends), kept on
+    /// disk as `key` ([`card_key`]) unless a crashed run kept it first.
     ApprovalOpened {
         id: RequestId,
+        key: String,
         at: SystemTime,
     },
-    /// Issue 26: card `id` ended; its record takes the time it opened, when known.
+    /// Issue 26: card `id` ended; its record takes the time it was first asked, when known.
+    /// `forget`: a later ask of `key` is a new one (not when askpane ended under it).
     ApprovalEnded {
         id: RequestId,
+        key: String,
+        forget: bool,
         record: Box<HistoryRecord>,
+    },
+    /// Write what is pending, then send when card `key` was first asked.
+    FirstAsked {
+        key: String,
+        reply: Sender<Option<SystemTime>>,
     },
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
@@ -225,14 +237,15 @@ impl Writer {
                     self.pending_plans.remove(&key);
                     self.write(Some(Message::PlanDecided { key }));
                 }
-                Message::ApprovalOpened { id, at } => {
+                Message::ApprovalOpened { id, key, at } => {
                     self.cards_asked.insert(id, at);
+                    self.write(Some(Message::ApprovalOpened { id, key, at }));
                 }
-                Message::ApprovalEnded { id, mut record } => {
+                Message::ApprovalEnded { id, key, forget, mut record } => {
                     if let Some(asked_at) = self.cards_asked.remove(&id) {
                         record.asked_at = Some(asked_at);
                     }
-                    self.write(Some(Message::Settled(record)));
+                    self.write(Some(Message::ApprovalEnded { id, key, forget, record }));
                 }
                 other => self.write(Some(other)),
             }
@@ -246,6 +259,7 @@ impl Writer {
         let pending_plans = std::mem::take(&mut self.pending_plans);
         self.oldest = None;
         let mut saved_plan = None;
+        let mut first_asked = None;
         let mut flushed = None;
         let mut saved = None;
         let mut history = None;
@@ -266,13 +280,21 @@ impl Writer {
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
                 Some(Message::PlanDecided { key }) => forget_plan_draft(&transaction, &key)?,
                 Some(Message::PlanSaved { key, reply }) => saved_plan = Some((key, reply)),
-                Some(
-                    Message::Draft { .. }
-                    | Message::PlanDraft { .. }
-                    | Message::ApprovalOpened { .. }
-                    | Message::ApprovalEnded { .. },
-                )
-                | None => {}
+                Some(Message::ApprovalOpened { key, at, .. }) => {
+                    insert_open_card(&transaction, &key, at)?;
+                }
+                Some(Message::ApprovalEnded { key, forget, mut record, .. }) => {
+                    // Asked before a crash: history says when it was first asked.
+                    if let Some(first) = read_open_card(&transaction, &key)? {
+                        record.asked_at = Some(first);
+                    }
+                    if forget {
+                        forget_open_card(&transaction, &key)?;
+                    }
+                    insert_history(&transaction, &record)?;
+                }
+                Some(Message::FirstAsked { key, reply }) => first_asked = Some((key, reply)),
+                Some(Message::Draft { .. } | Message::PlanDraft { .. }) | None => {}
             }
             transaction.commit()?;
             Ok(())
@@ -287,6 +309,9 @@ impl Writer {
         }
         if let Some((key, asked, reply)) = saved {
             let _ = reply.send(self.store.drafts_to_restore(&key, &asked).unwrap_or_default());
+        }
+        if let Some((key, reply)) = first_asked {
+            let _ = reply.send(self.store.card_first_asked(&key).ok().flatten());
         }
         if let Some((key, reply)) = saved_plan {
             let _ = reply.send(self.store.plan_draft(&key).ok().flatten());
@@ -346,7 +371,16 @@ impl crate::book::journal::Journal for DraftSink {
     }
 
     fn approval_opened(&self, card: &PendingPermission) {
-        self.send(Message::ApprovalOpened { id: card.id, at: SystemTime::now() });
+        let key = card_key(&card.request, &card.provenance);
+        self.send(Message::ApprovalOpened { id: card.id, key, at: SystemTime::now() });
+    }
+
+    fn card_first_asked(&self, card: &PendingPermission) -> Option<u64> {
+        let (reply, first) = crossbeam_channel::bounded(1);
+        let key = card_key(&card.request, &card.provenance);
+        self.send(Message::FirstAsked { key, reply });
+        let first = first.recv_timeout(SAVED_WAIT).ok().flatten()?;
+        u64::try_from(super::to_millis(first)).ok()
     }
 
     fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
@@ -380,7 +414,11 @@ impl crate::book::journal::Journal for DraftSink {
             &ended.decision,
             (None, now),
         );
-        self.send(Message::ApprovalEnded { id: ended.id, record: Box::new(record) });
+        // Askpane ended under it: asked again by a relay's new inbox, it is as old as it was.
+        let forget = ended.outcome != ApprovalOutcome::NoHuman;
+        let key = card_key(&ended.request, &ended.provenance);
+        let record = Box::new(record);
+        self.send(Message::ApprovalEnded { id: ended.id, key, forget, record });
     }
 
     fn keeps_history(&self) -> bool {
