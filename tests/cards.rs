@@ -536,13 +536,14 @@ fn a_cards_age_counts_from_its_arrival_not_from_when_the_list_first_drew_it() {
 fn a_card_asked_again_after_a_crash_keeps_its_age() {
     use askpane::store::{DraftSink, Store};
     let dir = crate::support::scratch_dir("cards-age-crash");
-    let request = request("Bash", json!({"command": "npm test"}), None);
+    let mut request = request("Bash", json!({"command": "npm test"}), None);
+    request.tool_use_id = Some("toolu_age_crash_card".to_owned());
     let mut provenance = Provenance::new("claude", None).with_project(Some("shop".to_owned()));
     provenance.session = Some("aaaa1111".to_owned());
     // The inbox that died had it open since 200 s ago.
     {
         let mut store = Store::open_in(&dir).expect("a store");
-        let key = askpane::store::card_key(&request, &provenance);
+        let key = askpane::store::card_key(&request).expect("a call with an id");
         let asked = std::time::SystemTime::now() - std::time::Duration::from_secs(200);
         store.card_opened(&key, asked).expect("recorded");
     }

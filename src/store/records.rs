@@ -72,29 +72,12 @@ pub fn plan_key(request: &PermissionRequest, provenance: &Provenance) -> String 
 }
 
 /// The key under which a card's first ask is kept (issue 26 leftovers): `card-` and the tool
-/// call's id, which stays when it is asked again; without one, a digest of who asked and the
-/// call (a hook's: its session, folder, tool and input).
-pub fn card_key(request: &PermissionRequest, provenance: &Provenance) -> String {
-    if let Some(id) = request.tool_use_id.as_deref().filter(|id| !id.is_empty()) {
-        return format!("card-{id}");
-    }
-    let input = request.input.to_string();
-    let parts = [
-        Some(provenance.source.as_str()),
-        provenance.detail.as_deref(),
-        provenance.project.as_deref(),
-        provenance.session.as_deref(),
-        provenance.subagent.as_deref(),
-        Some(request.tool_name.as_str()),
-        Some(input.as_str()),
-    ];
-    let mut digest = Sha256::new();
-    for part in parts {
-        let part = part.unwrap_or_default();
-        digest.update((part.len() as u64).to_le_bytes());
-        digest.update(part.as_bytes());
-    }
-    format!("card-{}", hex(&digest.finalize()))
+/// call's id, which stays when it is asked again (a relay's resend). `None` without one (a
+/// hook's `PermissionRequest` names none): the same command asked again later in the same
+/// session could not be told from a resend, and would be listed as old as the first.
+pub fn card_key(request: &PermissionRequest) -> Option<String> {
+    let id = request.tool_use_id.as_deref().filter(|id| !id.is_empty())?;
+    Some(format!("card-{id}"))
 }
 
 /// The fingerprint of a tool input's `questions` ([`asked_fingerprint`]).

@@ -827,3 +827,16 @@ fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
     sink.approval_ended(&ended);
     assert_eq!(sink.card_first_asked(&again), None);
 }
+
+#[test]
+fn a_card_without_a_tool_use_id_keeps_no_first_ask() {
+    use crate::book::journal::Journal;
+    let dir = scratch("cards-no-id");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    // A hook's PermissionRequest names no tool call: a later ask of the same command is not
+    // told from a resend, so none is kept.
+    let card = plan_card(None);
+    sink.approval_opened(&card);
+    assert_eq!(sink.card_first_asked(&card), None);
+    assert_eq!(card_key(&card.request), None);
+}

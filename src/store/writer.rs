@@ -60,14 +60,14 @@ enum Message {
     /// disk as `key` ([`card_key`]) unless a crashed run kept it first.
     ApprovalOpened {
         id: RequestId,
-        key: String,
+        key: Option<String>,
         at: SystemTime,
     },
     /// Issue 26: card `id` ended; its record takes the time it was first asked, when known.
     /// `forget`: a later ask of `key` is a new one (not when askpane ended under it).
     ApprovalEnded {
         id: RequestId,
-        key: String,
+        key: Option<String>,
         forget: bool,
         record: Box<HistoryRecord>,
     },
@@ -281,15 +281,19 @@ impl Writer {
                 Some(Message::PlanDecided { key }) => forget_plan_draft(&transaction, &key)?,
                 Some(Message::PlanSaved { key, reply }) => saved_plan = Some((key, reply)),
                 Some(Message::ApprovalOpened { key, at, .. }) => {
-                    insert_open_card(&transaction, &key, at)?;
+                    if let Some(key) = key {
+                        insert_open_card(&transaction, &key, at)?;
+                    }
                 }
                 Some(Message::ApprovalEnded { key, forget, mut record, .. }) => {
-                    // Asked before a crash: history says when it was first asked.
-                    if let Some(first) = read_open_card(&transaction, &key)? {
-                        record.asked_at = Some(first);
-                    }
-                    if forget {
-                        forget_open_card(&transaction, &key)?;
+                    if let Some(key) = key {
+                        // Asked before a crash: history says when it was first asked.
+                        if let Some(first) = read_open_card(&transaction, &key)? {
+                            record.asked_at = Some(first);
+                        }
+                        if forget {
+                            forget_open_card(&transaction, &key)?;
+                        }
                     }
                     insert_history(&transaction, &record)?;
                 }
@@ -371,13 +375,13 @@ impl crate::book::journal::Journal for DraftSink {
     }
 
     fn approval_opened(&self, card: &PendingPermission) {
-        let key = card_key(&card.request, &card.provenance);
+        let key = card_key(&card.request);
         self.send(Message::ApprovalOpened { id: card.id, key, at: SystemTime::now() });
     }
 
     fn card_first_asked(&self, card: &PendingPermission) -> Option<u64> {
         let (reply, first) = crossbeam_channel::bounded(1);
-        let key = card_key(&card.request, &card.provenance);
+        let key = card_key(&card.request)?;
         self.send(Message::FirstAsked { key, reply });
         let first = first.recv_timeout(SAVED_WAIT).ok().flatten()?;
         u64::try_from(super::to_millis(first)).ok()
@@ -416,7 +420,7 @@ impl crate::book::journal::Journal for DraftSink {
         );
         // Askpane ended under it: asked again by a relay's new inbox, it is as old as it was.
         let forget = ended.outcome != ApprovalOutcome::NoHuman;
-        let key = card_key(&ended.request, &ended.provenance);
+        let key = card_key(&ended.request);
         let record = Box::new(record);
         self.send(Message::ApprovalEnded { id: ended.id, key, forget, record });
     }
