@@ -779,30 +779,36 @@ fn the_review_typed_in_the_inbox_survives_its_crash_and_reaches_claude_code() {
     let window = wait_for_window(xvfb, "ExitPlanMode", true).expect("the plan's window");
     xvfb.focus(window);
     let id = window.to_string();
-    // The paragraph (j), a comment on it (c), typed; then the note (n), typed.
+    // What the store holds of the review, once it holds `comment` and `note` (the writer is a
+    // fifth of a second behind the window at most).
+    let state = world.root.join("state/askpane");
+    let saved = |comment: &str, note: &str| {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let saved = askpane::store::Store::open_in(&state)
+                .and_then(|store| store.plan_draft("plan-toolu_plan_crash"))
+                .ok()
+                .flatten();
+            let whole = saved.as_ref().is_some_and(|draft| {
+                draft.note == note && draft.comments.iter().map(|c| c.text.as_str()).eq([comment])
+            });
+            if whole {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the review was never saved: {saved:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // The paragraph (j), a comment on it (c), typed; then the note (n), typed. (Escape waits
+    // until the comment is in: pressed in the same frame as its last letter, it would take the
+    // box's keyboard away before the letter is typed.)
     xvfb.keys(window, &["j", "c"]);
     xvfb.xdotool(&["type", "--window", &id, "Say why."]);
+    saved("Say why.", "");
     xvfb.keys(window, &["Escape", "n"]);
     xvfb.xdotool(&["type", "--window", &id, "Also update the README."]);
-    // Once the review is on disk (the writer is a fifth of a second behind at most), the inbox
-    // dies without a word.
-    let state = world.root.join("state/askpane");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let saved = askpane::store::Store::open_in(&state)
-            .and_then(|store| store.plan_draft("plan-toolu_plan_crash"))
-            .ok()
-            .flatten();
-        let whole = saved.as_ref().is_some_and(|draft| {
-            draft.note == "Also update the README."
-                && draft.comments.iter().map(|c| c.text.as_str()).eq(["Say why."])
-        });
-        if whole {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the review was never saved: {saved:?}");
-        thread::sleep(Duration::from_millis(50));
-    }
+    // Once the whole review is on disk, the inbox dies without a word.
+    saved("Say why.", "Also update the README.");
     kill_the_inbox_until_another_runs(&world);
     // The relay's new inbox shows the plan again, with the review as it was left: Ctrl+Enter
     // sends it without a key typed since.
@@ -817,6 +823,9 @@ fn the_review_typed_in_the_inbox_survives_its_crash_and_reaches_claude_code() {
         "{}",
         compared.summary()
     );
+    // The session stays in the inbox until askpane claude is stopped (the scripted Claude Code
+    // waits for its input to close).
+    crate::hosted::send_signal(claude.pid(), "TERM");
     let (_, _, stderr) = claude.finish();
     assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
 }
