@@ -35,7 +35,7 @@ pub struct PendingPermission {
     /// The call in one line ("Bash: npm test"), for the request list; made once, as a large
     /// input is serialised to make it.
     pub summary: String,
-    /// A plan to review (`ExitPlanMode`), shown as a plan page instead of a card, with the
+    /// A plan to review (`ExitPlanMode`), drawn as a plan page in the card's place, with the
     /// review so far.
     pub plan: Option<PlanReview>,
     /// When the driver received it, on the driver's own clock (the book reads none): what its
