@@ -567,3 +567,58 @@ fn a_codex_hook_card_without_a_title_names_codex() {
     assert!(window.has_label("Codex wants to use Bash"));
     assert_eq!(window.shown("Claude"), 0, "Claude is named nowhere");
 }
+
+/// Issue 26 leftovers: a card's age counts from when the window received it, not from when the
+/// list first drew it (a card alone is shown without the list, and a hidden inbox draws nothing).
+#[test]
+fn a_cards_age_counts_from_its_arrival_not_from_when_the_list_first_drew_it() {
+    let mut window = window();
+    let _card = ask_card(&mut window, "npm test", "aaaa1111");
+    // Alone, the card is shown without the list; three minutes and a bit go by.
+    let later = window.harness.ctx.input(|input| input.time) + 200.0;
+    window.harness.input_mut().time = Some(later);
+    window.harness.step();
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_age"));
+    let listed = entries(&window);
+    let card = listed.iter().find(|label| label.contains("tool call")).expect("the card's entry");
+    assert!(card.ends_with(" · tool call · 3 min"), "{listed:?}");
+}
+
+/// Issue 26 leftovers: a card asked again after the inbox died (its relay's resend) is listed as
+/// old as when it was first asked, which the store kept.
+#[test]
+fn a_card_asked_again_after_a_crash_keeps_its_age() {
+    use askpane::store::{DraftSink, Store};
+    let dir = crate::support::scratch_dir("cards-age-crash");
+    let mut request = request("Bash", json!({"command": "npm test"}), None);
+    request.tool_use_id = Some("toolu_age_crash_card".to_owned());
+    let mut provenance = Provenance::new("claude", None).with_project(Some("shop".to_owned()));
+    provenance.session = Some("aaaa1111".to_owned());
+    // The inbox that died had it open since 200 s ago.
+    {
+        let mut store = Store::open_in(&dir).expect("a store");
+        let key = askpane::store::card_key(&request, &provenance).expect("a call with an id");
+        let asked = std::time::SystemTime::now() - std::time::Duration::from_secs(200);
+        store.card_opened(&key, asked).expect("recorded");
+    }
+    let (sender, inbox) = transport::memory();
+    let sink = DraftSink::start(Store::open_in(&dir).expect("a store")).expect("its writer");
+    let harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::system_fonts()))
+        .build_eframe(move |cc| {
+            askpane::app::App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default())
+                .with_store(sink)
+        });
+    let mut window = Window { harness, sender };
+    window.harness.step();
+    let (reply, _decision) = transport::Responder::channel();
+    let ask =
+        transport::PermissionAsk { id: transport::RequestId::next(), request, provenance, reply };
+    assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask)))));
+    window.harness.step();
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_age_crash"));
+    let listed = entries(&window);
+    let card = listed.iter().find(|label| label.contains("tool call")).expect("the card's entry");
+    assert!(card.ends_with(" · tool call · 3 min"), "{listed:?}");
+}

@@ -8,7 +8,7 @@ use askpane::transport::{self, ApprovalEvent, Inbound, Provenance};
 use crossbeam_channel::Receiver;
 use egui::Key;
 use egui::accesskit::Role;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use serde_json::json;
 
 use crate::ui::{CTRL, Window, window};
@@ -140,4 +140,197 @@ fn c_typed_in_the_note_box_types_a_c() {
     let plan = window.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
     assert_eq!(plan.note, "ca");
     assert!(plan.comments.is_empty(), "no comment opened");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan as a card (issue 26 leftovers): the list, the session and the other requests stay.
+
+/// Sends [`PLAN`] as a plan to review from project `shop` into `window`; drawn once.
+fn ask_plan(window: &mut Window) -> Receiver<PermissionDecision> {
+    let request = PermissionRequest {
+        request_id: "plan-card".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": PLAN}),
+        tool_use_id: Some("toolu_plan_card".to_owned()),
+        ..Default::default()
+    };
+    let (reply, decision) = transport::Responder::channel();
+    let provenance = Provenance::new("claude", Some("shop".to_owned()));
+    let ask =
+        transport::PermissionAsk { id: transport::RequestId::next(), request, provenance, reply };
+    assert!(window.sender.send(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask)))));
+    window.harness.step();
+    decision
+}
+
+/// The labels of the request list's entries, top to bottom.
+fn list_entries(window: &Window) -> Vec<String> {
+    window
+        .harness
+        .get_all_by_role(Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.contains(" · plan · ") || label.contains(" question"))
+        .collect()
+}
+
+#[test]
+fn a_plan_waits_in_the_list_beside_a_question_and_keeps_its_review_when_left() {
+    let mut window = window();
+    let question = window.ask(&crate::ui::database_tool_use("toolu_beside_plan"));
+    let decision = ask_plan(&mut window);
+    window.wait_out_key_grace();
+    // Both listed, oldest first; the question, the oldest, is in front.
+    let listed = list_entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed[0].contains("question"), "the question came first: {listed:?}");
+    assert!(listed[1].starts_with("Plan: Greeting · askpane claude · plan · "), "{listed:?}");
+    assert!(window.app().state().current().is_some(), "the question's form is shown");
+    assert!(!window.has_label("Claude's plan"), "one item at a time");
+    // Ctrl+PgDn: the plan, in the central panel, with the list still beside it.
+    window.press_with(CTRL, Key::PageDown);
+    window.wait_out_key_grace();
+    assert!(window.has_label("Claude's plan"), "the plan is shown");
+    assert_eq!(list_entries(&window).len(), 2, "the list stays beside the plan");
+    assert!(window.app().state().current().is_none(), "the form is not shown beside it");
+    // A comment and a note, by keyboard.
+    letter(&mut window, Key::J, "j");
+    letter(&mut window, Key::C, "c");
+    window.type_text("Say why.");
+    window.press(Key::Escape, None);
+    letter(&mut window, Key::N, "n");
+    window.type_text("Also the README.");
+    window.press(Key::Escape, None);
+    // Back to the question by keyboard, and to the plan again: the review is as it was left.
+    window.press_with(CTRL, Key::PageDown);
+    window.wait_out_key_grace();
+    assert!(window.app().state().current().is_some(), "Ctrl+PgDn went back to the question");
+    assert!(!window.has_label("Claude's plan"));
+    window.press_with(CTRL, Key::PageUp);
+    window.wait_out_key_grace();
+    assert!(window.has_label("Claude's plan"));
+    let review = window.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
+    assert_eq!(review.note, "Also the README.");
+    assert_eq!(review.comments.len(), 1, "{:?}", review.comments);
+    assert_eq!((review.comments[0].block, review.comments[0].text.as_str()), (1, "Say why."));
+    window.press_with(CTRL, Key::Enter);
+    let Ok(PermissionDecision::Deny { message }) = decision.try_recv() else { panic!("sent back") };
+    assert!(message.contains("Say why.") && message.contains("Also the README."), "{message}");
+    // The question is back in front, untouched.
+    window.wait_out_key_grace();
+    assert!(window.app().state().current().is_some());
+    assert!(question.outcome.try_recv().is_err(), "nothing was sent for the question");
+}
+
+#[test]
+fn stop_and_end_session_stay_while_a_plan_waits() {
+    let (sender, inbox) = transport::memory();
+    let (commands, sent) = crossbeam_channel::unbounded();
+    let harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::system_fonts()))
+        .build_eframe(move |cc| {
+            askpane::app::App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default())
+        });
+    let mut window = Window { harness, sender };
+    window.harness.step();
+    let session = transport::SessionKey::Hosted(7);
+    let hosted = transport::SessionInbound::Hosted {
+        session,
+        label: "claude · shop".to_owned(),
+        prompt: Some("Plan the greeting.".to_owned()),
+        commands,
+    };
+    assert!(window.sender.send(Inbound::Session(hosted)));
+    let _decision = ask_plan(&mut window);
+    window.wait_out_key_grace();
+    assert!(window.has_label("Claude's plan"), "the plan is shown");
+    window.click_button("Stop");
+    assert!(matches!(sent.try_recv(), Ok(transport::SessionCommand::Interrupt)));
+    window.click_button("End session");
+    assert!(matches!(sent.try_recv(), Ok(transport::SessionCommand::End)));
+}
+
+#[test]
+fn a_phone_lists_the_plan_under_all_waiting_and_shows_it_in_its_one_column() {
+    let mut window = crate::ui::window_sized(400.0, 760.0);
+    let _question = window.ask(&crate::ui::database_tool_use("toolu_phone_plan"));
+    let _decision = ask_plan(&mut window);
+    window.wait_out_key_grace();
+    assert!(window.has_label("Questions (2)"), "the bar counts the plan");
+    window.click_button("All waiting");
+    let listed = list_entries(&window);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let plan = listed.iter().find(|label| label.contains(" · plan · ")).expect("the plan's entry");
+    window.click(Role::Button, &plan.clone());
+    window.wait_out_key_grace();
+    assert!(window.has_label("Claude's plan"), "the plan in the one column");
+    assert!(window.has_button("Approve"));
+}
+
+#[test]
+fn closing_the_inbox_window_counts_the_plan_beside_the_question() {
+    let options = askpane::app::AppOptions { resident: true, ..Default::default() };
+    let mut window = crate::ui::window_with(960.0, 680.0, options);
+    let question = window.ask(&crate::ui::database_tool_use("toolu_count"));
+    let decision = ask_plan(&mut window);
+    window.wait_out_key_grace();
+    window.request_close();
+    assert!(
+        window.has_text_with(&["1 question and 1 plan are waiting. They can keep waiting"]),
+        "the dialog names both kinds"
+    );
+    window.click_button("Keep waiting in the background");
+    assert!(question.outcome.try_recv().is_err() && decision.try_recv().is_err());
+}
+
+/// A window whose journal is a store in `dir` (as the inbox's is).
+fn window_with_store(dir: &std::path::Path) -> Window {
+    let (sender, inbox) = transport::memory();
+    let store = askpane::store::Store::open_in(dir).expect("a store");
+    let sink = askpane::store::DraftSink::start(store).expect("its writer");
+    let harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(960.0, 680.0))
+        .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::system_fonts()))
+        .build_eframe(move |cc| {
+            askpane::app::App::new(&cc.egui_ctx, inbox, askpane::app::AppOptions::default())
+                .with_store(sink)
+        });
+    let mut window = Window { harness, sender };
+    window.harness.step();
+    window
+}
+
+#[test]
+fn a_plans_comments_and_note_come_back_when_the_same_plan_is_asked_in_another_window() {
+    let dir = crate::support::scratch_dir("plan-drafts-window");
+    let mut first = window_with_store(&dir);
+    let _decision = ask_plan(&mut first);
+    first.wait_out_key_grace();
+    letter(&mut first, Key::J, "j");
+    letter(&mut first, Key::C, "c");
+    first.type_text("Say why.");
+    first.press(Key::Escape, None);
+    letter(&mut first, Key::N, "n");
+    first.type_text("Also the README.");
+    first.press(Key::Escape, None);
+    // The window goes without the plan decided (its journal writes what is pending as it goes).
+    drop(first);
+    let mut second = window_with_store(&dir);
+    let decision = ask_plan(&mut second);
+    second.wait_out_key_grace();
+    let review = second.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
+    assert_eq!(review.note, "Also the README.");
+    assert_eq!(
+        review.comments,
+        vec![askpane::book::plan::PlanComment { block: 1, text: "Say why.".to_owned() }]
+    );
+    assert!(second.shown("Say why.") > 0, "the comment is drawn in its box");
+    // Decided: the next window asked the same plan starts blank.
+    second.press_with(CTRL, Key::Enter);
+    assert!(matches!(decision.try_recv(), Ok(PermissionDecision::Deny { .. })));
+    drop(second);
+    let mut third = window_with_store(&dir);
+    let _decision = ask_plan(&mut third);
+    let review = third.app().state().plan().map(|(_, review)| review.clone()).expect("a plan");
+    assert!(review.comments.is_empty() && review.note.is_empty(), "{review:?}");
 }

@@ -716,3 +716,116 @@ fn two_plans_at_once_each_hook_gets_its_own_decision_and_a_timeout_allows_nothin
     inbox.window.harness.run();
     assert!(inbox.window.app().state().plan().is_none(), "the timed-out plan left the page");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The review survives a crash of the inbox (issue 26 leftovers): `askpane claude` hosting the
+// scripted Claude Code (tests/fake-claude) under a running inbox, whose window shows the plan;
+// comments typed there, the inbox killed (SIGKILL), the relay starts another and sends the plan
+// again: the new window has the comments, and Ctrl+Enter sends them.
+
+/// The scripted session: the captured start, ExitPlanMode asked as 2.1.332 asks it over the
+/// host's stream, the reply expected (a deny: its message is compared by shape), the end.
+fn crash_transcript(path: &Path) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/session.answer-with-notes.2.1.330.replay.jsonl");
+    let records: Vec<Value> = fs::read_to_string(fixture)
+        .expect("the fixture")
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_str(line).expect("a record"))
+        .collect();
+    let init = records
+        .iter()
+        .position(|record| record["line"]["subtype"] == "init")
+        .expect("the init record");
+    let input = json!({"plan": PLAN, "planFilePath": "/home/dev/.claude/plans/snug-duckling.md"});
+    let mut lines: Vec<Value> = records.into_iter().take(init + 1).collect();
+    lines.extend([
+        json!({"dir": "<<", "line": {"type": "assistant", "message": {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_plan_crash", "name": "ExitPlanMode",
+            "input": input}]}}}),
+        json!({"dir": "<<", "line": {"type": "control_request", "request_id": "plan-crash",
+            "request": {"subtype": "can_use_tool", "tool_name": "ExitPlanMode",
+            "display_name": "ExitPlanMode", "input": input, "tool_use_id": "toolu_plan_crash",
+            "requires_user_interaction": true}}}),
+        json!({"dir": ">>", "line": {"type": "control_response", "response": {
+            "subtype": "success", "request_id": "plan-crash",
+            "response": {"behavior": "deny", "message": "(the review)"}}}}),
+        json!({"dir": "<<", "line": {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "(read)", "is_error": true,
+            "tool_use_id": "toolu_plan_crash"}]}}}),
+        json!({"dir": "<<", "line": {"type": "result", "subtype": "success", "is_error": false,
+            "num_turns": 2, "duration_ms": 1200, "result": "Done."}}),
+        json!({"dir": "exit", "line": 0}),
+    ]);
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    fs::write(path, text).expect("write the transcript");
+}
+
+#[test]
+fn the_review_typed_in_the_inbox_survives_its_crash_and_reaches_claude_code() {
+    use crate::hosted::{kill_the_inbox_until_another_runs, reply_message, report_after};
+    use crate::inbox::{Client, World, wait_for_window};
+    let world = World::with_inbox("plan-review-crash");
+    let transcript = world.root.join("transcript.jsonl");
+    crash_transcript(&transcript);
+    let report = world.root.join("report.json");
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake-claude/fake_claude.py");
+    let args = ["claude", "--claude-bin", fake, "-p", PROMPT, "--", "--permission-mode", "plan"];
+    let mut command = world.askpane(&args);
+    command.env("FAKE_CLAUDE_TRANSCRIPT", &transcript).env("FAKE_CLAUDE_REPORT", &report);
+    let claude = Client::spawn(command, "");
+    let xvfb = &world.xvfb;
+    let window = wait_for_window(xvfb, "ExitPlanMode", true).expect("the plan's window");
+    xvfb.focus(window);
+    let id = window.to_string();
+    // What the store holds of the review, once it holds `comment` and `note` (the writer is a
+    // fifth of a second behind the window at most).
+    let state = world.root.join("state/askpane");
+    let saved = |comment: &str, note: &str| {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let saved = askpane::store::Store::open_in(&state)
+                .and_then(|store| store.plan_draft("plan-toolu_plan_crash"))
+                .ok()
+                .flatten();
+            let whole = saved.as_ref().is_some_and(|draft| {
+                draft.note == note && draft.comments.iter().map(|c| c.text.as_str()).eq([comment])
+            });
+            if whole {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the review was never saved: {saved:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // The paragraph (j), a comment on it (c), typed; then the note (n), typed. (Escape waits
+    // until the comment is in: pressed in the same frame as its last letter, it would take the
+    // box's keyboard away before the letter is typed.)
+    xvfb.keys(window, &["j", "c"]);
+    xvfb.xdotool(&["type", "--window", &id, "Say why."]);
+    saved("Say why.", "");
+    xvfb.keys(window, &["Escape", "n"]);
+    xvfb.xdotool(&["type", "--window", &id, "Also update the README."]);
+    // Once the whole review is on disk, the inbox dies without a word.
+    saved("Say why.", "Also update the README.");
+    kill_the_inbox_until_another_runs(&world);
+    // The relay's new inbox shows the plan again, with the review as it was left: Ctrl+Enter
+    // sends it without a key typed since.
+    let window = wait_for_window(xvfb, "ExitPlanMode", true).expect("the plan shown again");
+    xvfb.focus(window);
+    xvfb.keys(window, &["ctrl+Return"]);
+    let compared = report_after(&report, 4);
+    assert_eq!(
+        reply_message(&compared),
+        "The user did not approve this plan and wants you to keep planning. Their review:\n\n\
+         > Change the greeting, then test.\n\nSay why.\n\nAlso update the README.",
+        "{}",
+        compared.summary()
+    );
+    // The session stays in the inbox until askpane claude is stopped (the scripted Claude Code
+    // waits for its input to close).
+    crate::hosted::send_signal(claude.pid(), "TERM");
+    let (_, _, stderr) = claude.finish();
+    assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
+}

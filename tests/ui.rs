@@ -1172,7 +1172,7 @@ fn the_inbox_window_hides_or_asks_and_never_closes_by_its_close_button() {
     assert!(commands.contains(&ViewportCommand::CancelClose), "{commands:?}");
     assert!(!hidden(&commands), "a request waits: it asks first");
     assert!(window.has_text_with(&[
-        "1 request is waiting. They can keep waiting in the background (the window comes back \
+        "1 question is waiting. They can keep waiting in the background (the window comes back \
          when another question arrives, or when you run askpane inbox), or be declined now: each \
          agent is told you closed the window without answering."
     ]));

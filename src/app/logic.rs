@@ -143,11 +143,24 @@ impl App {
                     arrived = true;
                     let PermissionAsk { id, request, provenance, reply } = *permission;
                     let asked = self.state.ask_permission(id, request, provenance, reply);
-                    // Issue 26: history notes when the card opened.
+                    // Its age counts from now, though the list may be drawn much later (a card
+                    // alone is shown without it; a hidden window draws nothing), or from when it
+                    // was first asked, when the journal kept that (an inbox that died with it).
+                    if let Asked::Opened(id) = asked {
+                        let waited = self.waited_before(id);
+                        self.state.card_arrived(id, now - waited);
+                    }
+                    // Issue 26: history notes when the card opened; a plan asked again comes
+                    // back with what was written on it (a crash, a restart).
+                    let mut restored = None;
                     if let (Asked::Opened(id), Some(journal)) = (asked, &self.journal)
                         && let Some(card) = self.state.permissions().cards().find(|c| c.id == id)
                     {
                         journal.approval_opened(card);
+                        restored = journal.restore_plan(card).map(|draft| (id, draft));
+                    }
+                    if let Some((id, draft)) = restored {
+                        self.state.restore_plan(id, draft);
                     }
                 }
                 Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
@@ -241,6 +254,24 @@ impl App {
             }
         }
         arrived
+    }
+
+    /// Seconds the call card `id` shows had waited before it opened here: since the journal
+    /// says it was first asked (an inbox that died with it open, whose relay asks again), else
+    /// none.
+    fn waited_before(&self, id: RequestId) -> f64 {
+        // The browser's journal keeps no such time, and wasm has no system clock to read.
+        if cfg!(target_arch = "wasm32") {
+            return 0.0;
+        }
+        let card = self.state.permissions().cards().find(|card| card.id == id);
+        let first = card.zip(self.journal.as_ref());
+        let Some(first) = first.and_then(|(card, journal)| journal.card_first_asked(card)) else {
+            return 0.0;
+        };
+        let since = std::time::UNIX_EPOCH + std::time::Duration::from_millis(first);
+        let waited = std::time::SystemTime::now().duration_since(since);
+        waited.map_or(0.0, |waited| waited.as_secs_f64())
     }
 
     /// Issue 26: hands every card that ended to the journal (history keeps each approval).

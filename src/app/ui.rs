@@ -15,6 +15,13 @@ impl App {
                     if let Some(effect) = self.state.apply_session(session_action.clone()) {
                         self.perform(effect);
                     }
+                    // A plan's review changed and still waits: the journal keeps it.
+                    if let (state::SessionAction::Plan { id, .. }, Some(journal)) =
+                        (session_action, &self.journal)
+                        && let Some(card) = self.state.permissions().cards().find(|c| c.id == *id)
+                    {
+                        journal.plan_changed(card);
+                    }
                     continue;
                 }
                 // Issue 10 (inbox): "Decline all" declines, and the window only hides.
@@ -157,11 +164,9 @@ impl App {
         let gained_focus = ctx.input(|input| {
             input.events.iter().any(|event| matches!(event, egui::Event::WindowFocused(true)))
         });
-        // A plan to review takes the page over whatever else shows (issue 26).
-        let plan = self.state.plan().map(|(card, _)| card.id);
-        // The question or the card shown (issue 26: a card the user did not pick that takes
-        // the page is a new arrival like a question).
-        let shown = plan.or_else(|| self.state.shown().map(state::Shown::id));
+        // The question or the card (a plan too) shown (issue 26: a card the user did not pick
+        // that takes the page is a new arrival like a question).
+        let shown = self.state.shown().map(state::Shown::id);
         let newest_card = self.state.permissions().cards().last().map(|card| card.id);
         let card_arrived = newest_card.is_some() && newest_card != self.newest_card;
         self.newest_card = newest_card;
@@ -181,7 +186,7 @@ impl App {
         // page in the browser is opened by the user: its first frame starts no pointer grace.
         // A card or a plan page that just appeared takes no click either: its Allow or Approve
         // is where the pointer may already be.
-        let replaced = (arrived && (self.shown.is_some() || plan.is_some())) || card_arrived;
+        let replaced = (arrived && self.shown.is_some()) || card_arrived;
         if replaced {
             self.clicks_blocked_until = self.clicks_blocked_until.max(now + key_grace);
         }
@@ -244,9 +249,12 @@ impl App {
             history.open = false;
         }
         let mut actions = Vec::new();
-        let waiting = self.state.book().len();
-        egui::Panel::top("history-bar")
-            .show(ui, |ui| view::history::history_bar_ui(ui, history.open, waiting, &mut actions));
+        // Every kind that waits, not questions only (issue 26 leftovers).
+        let counts = self.state.counts();
+        let waiting = (counts != state::Counts::default()).then(|| counts.words());
+        egui::Panel::top("history-bar").show(ui, |ui| {
+            view::history::history_bar_ui(ui, history.open, waiting.as_deref(), &mut actions)
+        });
         if history.open {
             view::history::history_ui(ui, history, &mut actions);
         }

@@ -35,9 +35,12 @@ pub struct PendingPermission {
     /// The call in one line ("Bash: npm test"), for the request list; made once, as a large
     /// input is serialised to make it.
     pub summary: String,
-    /// A plan to review (`ExitPlanMode`), shown as a plan page instead of a card, with the
+    /// A plan to review (`ExitPlanMode`), drawn as a plan page in the card's place, with the
     /// review so far.
     pub plan: Option<PlanReview>,
+    /// When the driver received it, on the driver's own clock (the book reads none): what its
+    /// age in the list counts from. `None` until the driver says ([`Approvals::arrived`]).
+    pub arrived_at: Option<f64>,
 }
 
 /// What [`Approvals::ask`] did with a tool call.
@@ -104,7 +107,17 @@ impl<R> Approvals<R> {
         let plan = PlanReview::of(&request);
         let deny_message = String::new();
         let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
-        let card = PendingPermission { id, request, provenance, deny_message, view, summary, plan };
+        let arrived_at = None;
+        let card = PendingPermission {
+            id,
+            request,
+            provenance,
+            deny_message,
+            view,
+            summary,
+            plan,
+            arrived_at,
+        };
         self.waiting.push(Approval { card, replies: vec![reply] });
         Asked::Opened(id)
     }
@@ -129,6 +142,24 @@ impl<R> Approvals<R> {
 
     fn find_mut(&mut self, request_id: &str) -> Option<&mut Approval<R>> {
         self.waiting.iter_mut().find(|approval| approval.card.request.request_id == request_id)
+    }
+
+    /// Card `id` arrived at `at` (the driver's clock): its age counts from then.
+    pub fn arrived(&mut self, id: RequestId, at: f64) {
+        if let Some(approval) = self.waiting.iter_mut().find(|approval| approval.card.id == id) {
+            approval.card.arrived_at = Some(at);
+        }
+    }
+
+    /// Gives plan card `id` back what the person wrote on it before (a crash, a restart: the
+    /// store's [`PlanDraft`](super::plan::PlanDraft)). False when no such plan waits.
+    pub fn restore_plan(&mut self, id: RequestId, draft: super::plan::PlanDraft) -> bool {
+        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id);
+        let Some(review) = approval.and_then(|approval| approval.card.plan.as_mut()) else {
+            return false;
+        };
+        review.restore(draft);
+        true
     }
 
     /// Takes the card `id` out with its handles.

@@ -3,6 +3,7 @@
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
 use crate::book::approval::{EndedApproval, PendingPermission};
+use crate::book::plan::PlanDraft;
 use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
 use crate::protocol::history::{HistoryFilter, HistoryPage};
@@ -30,6 +31,23 @@ pub trait Journal {
     /// withdrawn, timed out, nobody to decide, or decided by a flag before it was shown).
     fn approval_ended(&self, ended: &EndedApproval) {
         let _ = ended;
+    }
+    /// When the call `card` shows was first asked, in Unix milliseconds (an inbox that died
+    /// with it open kept it; its relay asks again): its age counts from then.
+    fn card_first_asked(&self, card: &PendingPermission) -> Option<u64> {
+        let _ = card;
+        None
+    }
+    /// A plan's card opened: what was written on the same plan before (a crash, a restart,
+    /// the agent asking again), when the journal kept it. Called once per card.
+    fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
+        let _ = card;
+        None
+    }
+    /// The person changed plan card `card`'s review (a comment, the note, the choice after
+    /// approval): keep it ([`PlanReview::draft`](crate::book::plan::PlanReview::draft)).
+    fn plan_changed(&self, card: &PendingPermission) {
+        let _ = card;
     }
     /// Issue 11 (History page): true when this journal can read its history back.
     fn keeps_history(&self) -> bool {

@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::permission::{self, ApprovalOutcome};
@@ -69,7 +70,8 @@ pub struct PlanBlock {
 }
 
 /// What happens after an approval, as Claude Code's own plan dialog offers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AfterApproval {
     /// The session leaves plan mode for its default mode: the next edit asks.
     #[default]
@@ -82,6 +84,25 @@ pub enum AfterApproval {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanComment {
     pub block: usize,
+    pub text: String,
+}
+
+/// What the person wrote on a plan page, as the store keeps it (issue 26 leftovers: nothing
+/// typed is lost): each comment with its anchor, the note, the choice after approval. Given
+/// back with [`PlanReview::restore`] when the same plan is asked again.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanDraft {
+    pub comments: Vec<DraftComment>,
+    pub note: String,
+    pub then: AfterApproval,
+}
+
+/// A comment in a [`PlanDraft`], anchored by its block's index and that block's markdown (the
+/// index alone could point at another block of a plan that changed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftComment {
+    pub block: usize,
+    pub quoted: String,
     pub text: String,
 }
 
@@ -271,6 +292,49 @@ impl PlanReview {
     /// beyond [`KEEP_PLANNING_DEFAULT`].
     pub fn has_feedback(&self) -> bool {
         !self.note.trim().is_empty() || self.comments.iter().any(|c| !c.text.trim().is_empty())
+    }
+
+    /// What was written so far, for the store ([`PlanDraft`]).
+    pub fn draft(&self) -> PlanDraft {
+        let comments = self.comments.iter().map(|comment| DraftComment {
+            block: comment.block,
+            quoted: self.block_text(comment.block).to_owned(),
+            text: comment.text.clone(),
+        });
+        PlanDraft { comments: comments.collect(), note: self.note.clone(), then: self.then }
+    }
+
+    /// Gives back what `draft` kept. Each comment goes on the block its anchor names when that
+    /// block still reads the same, else on the first block that reads as its quote did; one
+    /// with no such block (or whose block has a comment already) is added to the note under
+    /// its quote, so nothing written is lost (an empty one is dropped).
+    pub fn restore(&mut self, draft: PlanDraft) {
+        let PlanDraft { comments, note, then } = draft;
+        self.note = note;
+        self.then = then;
+        self.comments.clear();
+        for DraftComment { block, quoted, text } in comments {
+            let free = |review: &PlanReview, at: usize| {
+                review.block_text(at) == quoted && review.comment(at).is_none()
+            };
+            let at = match block < self.blocks.len() && free(self, block) {
+                true => Some(block),
+                false => (0..self.blocks.len()).find(|&at| free(self, at)),
+            };
+            match at {
+                Some(at) => {
+                    let index = self.comments.partition_point(|comment| comment.block < at);
+                    self.comments.insert(index, PlanComment { block: at, text });
+                }
+                None if text.trim().is_empty() => {}
+                None => {
+                    if !self.note.is_empty() {
+                        self.note.push_str("\n\n");
+                    }
+                    self.note.push_str(&format!("{}\n\n{text}", quote(&quoted)));
+                }
+            }
+        }
     }
 
     /// The outline: each heading's block and its level and text.

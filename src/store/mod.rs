@@ -20,6 +20,7 @@ use std::time::SystemTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::book::Form;
+use crate::book::plan::PlanDraft;
 use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryKind, HistoryPage, PAGE_SIZE};
 use crate::protocol::origin::Provenance;
 use crate::protocol::permission::ApprovalOrigin;
@@ -27,7 +28,7 @@ use crate::protocol::{Ask, Draft};
 
 pub use records::{
     ApprovalFacts, Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
-    asked_fingerprint, from_millis, request_key, short_answer, to_millis,
+    asked_fingerprint, card_key, from_millis, plan_key, request_key, short_answer, to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
 // Fitting a saved form to its questions is the book's rule (the page's drafts use it too).
@@ -250,6 +251,36 @@ impl Store {
         Ok(read_drafts(&self.connection, key, asked)?)
     }
 
+    /// Card `key` ([`card_key`]) is open, asked at `at`; a card already kept keeps its first
+    /// time.
+    pub fn card_opened(&mut self, key: &str, at: SystemTime) -> Result<(), StoreError> {
+        insert_open_card(&self.connection, key, at)?;
+        Ok(())
+    }
+
+    /// When card `key` was first asked, while it is kept as open.
+    pub fn card_first_asked(&self, key: &str) -> Result<Option<SystemTime>, StoreError> {
+        Ok(read_open_card(&self.connection, key)?)
+    }
+
+    /// Saves what was written on the plan `key` ([`plan_key`]) (what the writer thread does,
+    /// batched).
+    pub fn save_plan_draft(
+        &mut self,
+        key: &str,
+        draft: &PlanDraft,
+        at: SystemTime,
+    ) -> Result<(), StoreError> {
+        upsert_plan_draft(&self.connection, key, draft, at)?;
+        Ok(())
+    }
+
+    /// What was written on the plan `key`, when something was kept (a row that does not read
+    /// as a draft counts as none).
+    pub fn plan_draft(&self, key: &str) -> Result<Option<PlanDraft>, StoreError> {
+        Ok(read_plan_draft(&self.connection, key)?)
+    }
+
     /// Records an ended request in history, and forgets it as open (with its drafts), in one
     /// transaction.
     pub fn record(&mut self, record: &HistoryRecord) -> Result<(), StoreError> {
@@ -401,6 +432,8 @@ impl Store {
         let transaction = self.connection.transaction()?;
         let pruned = transaction.execute("DELETE FROM history WHERE ended_at < ?1", [before])?;
         transaction.execute("DELETE FROM drafts WHERE saved_at < ?1", [before])?;
+        transaction.execute("DELETE FROM plan_drafts WHERE saved_at < ?1", [before])?;
+        transaction.execute("DELETE FROM open_cards WHERE asked_at < ?1", [before])?;
         transaction.execute("DELETE FROM open_requests WHERE asked_at < ?1", [before])?;
         transaction.commit()?;
         Ok(pruned)
@@ -567,6 +600,59 @@ fn upsert_draft(connection: &Connection, row: &DraftRow<'_>) -> rusqlite::Result
             asked,
         ],
     )?;
+    Ok(())
+}
+
+/// Saves plan `key`'s draft, replacing the one before.
+fn upsert_plan_draft(
+    connection: &Connection,
+    key: &str,
+    draft: &PlanDraft,
+    at: SystemTime,
+) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(draft).unwrap_or_default();
+    connection.execute(
+        "INSERT INTO plan_drafts (key, draft, saved_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (key) DO UPDATE SET draft = excluded.draft, saved_at = excluded.saved_at",
+        params![key, json, to_millis(at)],
+    )?;
+    Ok(())
+}
+
+/// Card `key` is open since `at`, unless it is kept already (then since its first ask).
+fn insert_open_card(connection: &Connection, key: &str, at: SystemTime) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT OR IGNORE INTO open_cards (key, asked_at) VALUES (?1, ?2)",
+        params![key, to_millis(at)],
+    )?;
+    Ok(())
+}
+
+/// When card `key` was first asked.
+fn read_open_card(connection: &Connection, key: &str) -> rusqlite::Result<Option<SystemTime>> {
+    let millis: Option<i64> = connection
+        .query_row("SELECT asked_at FROM open_cards WHERE key = ?1", [key], |row| row.get(0))
+        .optional()?;
+    Ok(millis.map(from_millis))
+}
+
+/// Card `key` ended: a later ask of it is a new one.
+fn forget_open_card(connection: &Connection, key: &str) -> rusqlite::Result<()> {
+    connection.execute("DELETE FROM open_cards WHERE key = ?1", [key])?;
+    Ok(())
+}
+
+/// Plan `key`'s draft; `None` when none is kept or it does not read as one.
+fn read_plan_draft(connection: &Connection, key: &str) -> rusqlite::Result<Option<PlanDraft>> {
+    let json: Option<String> = connection
+        .query_row("SELECT draft FROM plan_drafts WHERE key = ?1", [key], |row| row.get(0))
+        .optional()?;
+    Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
+}
+
+/// The plan `key` was decided: what was written on it is done with.
+fn forget_plan_draft(connection: &Connection, key: &str) -> rusqlite::Result<()> {
+    connection.execute("DELETE FROM plan_drafts WHERE key = ?1", [key])?;
     Ok(())
 }
 

@@ -20,7 +20,13 @@ pub fn request_key(core: &Core) -> String {
     let key = local_key(core);
     // Issue 27: a remote host's ids are its own; under the host's name they never meet this
     // machine's or another host's (nor their drafts).
-    match &core.provenance.host {
+    under_host(&core.provenance, key)
+}
+
+/// `key` under the remote host `provenance` came from (issue 27), so ids from two machines
+/// never meet; this machine's keys as they are.
+fn under_host(provenance: &Provenance, key: String) -> String {
+    match &provenance.host {
         Some(host) => format!("{host}/{key}"),
         None => key,
     }
@@ -56,6 +62,39 @@ fn local_key(core: &Core) -> String {
 /// draft is restored only into questions with the same fingerprint.
 pub fn asked_fingerprint(core: &Core) -> String {
     fingerprint_of(core.ask.input().get("questions"))
+}
+
+/// The key a plan's draft is saved under (issue 26 leftovers): `plan-` and the tool call's id,
+/// which stays the same when the agent (or its relay, after an inbox restart) asks again;
+/// without one, a digest of who asked and the plan, as [`request_key`] makes for a question.
+pub fn plan_key(request: &PermissionRequest, provenance: &Provenance) -> String {
+    if let Some(id) = request.tool_use_id.as_deref().filter(|id| !id.is_empty()) {
+        return under_host(provenance, format!("plan-{id}"));
+    }
+    let parts = [
+        Some(provenance.source.as_str()),
+        provenance.detail.as_deref(),
+        provenance.project.as_deref(),
+        provenance.session.as_deref(),
+        provenance.subagent.as_deref(),
+        request.input.get("plan").and_then(serde_json::Value::as_str),
+    ];
+    let mut digest = Sha256::new();
+    for part in parts {
+        let part = part.unwrap_or_default();
+        digest.update((part.len() as u64).to_le_bytes());
+        digest.update(part.as_bytes());
+    }
+    under_host(provenance, format!("plan-{}", hex(&digest.finalize())))
+}
+
+/// The key under which a card's first ask is kept (issue 26 leftovers): `card-` and the tool
+/// call's id, which stays when it is asked again (a relay's resend). `None` without one (a
+/// hook's `PermissionRequest` names none): the same command asked again later in the same
+/// session could not be told from a resend, and would be listed as old as the first.
+pub fn card_key(request: &PermissionRequest, provenance: &Provenance) -> Option<String> {
+    let id = request.tool_use_id.as_deref().filter(|id| !id.is_empty())?;
+    Some(under_host(provenance, format!("card-{id}")))
 }
 
 /// The fingerprint of a tool input's `questions` ([`asked_fingerprint`]).

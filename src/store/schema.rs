@@ -14,6 +14,7 @@ pub(super) const STEPS: &[Step] = &[
     v4_drafts_know_what_was_asked,
     v5_history_keeps_approvals,
     v6_requests_know_their_host,
+    v7_plan_drafts_and_open_cards,
 ];
 
 /// The version a fully migrated database has.
@@ -127,15 +128,6 @@ fn v4_drafts_know_what_was_asked(transaction: &Transaction<'_>) -> rusqlite::Res
     transaction.execute_batch("ALTER TABLE drafts ADD COLUMN asked TEXT NOT NULL DEFAULT '';")
 }
 
-/// Version 6 (issue 27): a request asked through `askpane remote HOST`'s link keeps the host,
-/// as the link named it, in history and among open requests (`NULL`: this machine).
-fn v6_requests_know_their_host(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
-    transaction.execute_batch(
-        "ALTER TABLE history ADD COLUMN host TEXT;
-         ALTER TABLE open_requests ADD COLUMN host TEXT;",
-    )
-}
-
 /// Version 5 (issue 26): history keeps tool approvals beside questions. `kind` says which
 /// (`question`, `approval`, `plan`; every older row is a question); an approval's row keeps the
 /// tool's name, the rule an "always" added (worded as its button was), the deny message, and
@@ -149,5 +141,33 @@ fn v5_history_keeps_approvals(transaction: &Transaction<'_>) -> rusqlite::Result
          ALTER TABLE history ADD COLUMN deny_message TEXT;
          ALTER TABLE history ADD COLUMN origin TEXT;
          CREATE INDEX history_kind ON history (kind, ended_at);",
+    )
+}
+
+/// Version 6 (issue 27): a request asked through `askpane remote HOST`'s link keeps the host,
+/// as the link named it, in history and among open requests (`NULL`: this machine).
+fn v6_requests_know_their_host(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "ALTER TABLE history ADD COLUMN host TEXT;
+         ALTER TABLE open_requests ADD COLUMN host TEXT;",
+    )
+}
+
+/// Version 7 (issue 26 leftovers): what the person wrote on a plan page (its comments with
+/// their anchors, the note, the choice after approval: a `book::plan::PlanDraft` as JSON),
+/// one row per plan, kept until the plan is decided so a crash or a restart loses none of it;
+/// and when each card waiting was first asked, so one asked again after a crash is listed as
+/// old as it is.
+fn v7_plan_drafts_and_open_cards(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "CREATE TABLE plan_drafts (
+             key TEXT PRIMARY KEY,       -- `plan-` and the tool_use_id, else one made for it
+             draft TEXT NOT NULL,        -- the PlanDraft (JSON)
+             saved_at INTEGER NOT NULL
+         );
+         CREATE TABLE open_cards (
+             key TEXT PRIMARY KEY,       -- `card-` and the tool_use_id, else one made for it
+             asked_at INTEGER NOT NULL   -- when it was first asked
+         );",
     )
 }

@@ -82,7 +82,9 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "history_kind",
             "history_project",
             "history_source",
-            "open_requests"
+            "open_cards",
+            "open_requests",
+            "plan_drafts"
         ]
     );
     // Opening again changes nothing.
@@ -724,4 +726,175 @@ fn a_remote_request_s_key_is_under_its_host_and_never_meets_a_local_one() {
     let local_key = request_key(&asked);
     asked.provenance.host = Some("devbox".to_owned());
     assert_eq!(request_key(&asked), format!("devbox/{local_key}"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plan drafts (issue 26 leftovers)
+
+/// A plan card as the window holds it, asked by a hook with this tool_use_id.
+fn plan_card(tool_use_id: Option<&str>) -> crate::book::approval::PendingPermission {
+    use crate::book::approval::Approvals;
+    let request = crate::protocol::stream::PermissionRequest {
+        request_id: "plan-1".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "# Greeting\n\nChange the greeting.\n\n1. 日本語を書く\n"}),
+        tool_use_id: tool_use_id.map(str::to_owned),
+        ..Default::default()
+    };
+    let mut approvals: Approvals<()> = Approvals::default();
+    let provenance = Provenance::new("hook", Some("shop".to_owned()));
+    approvals.ask(crate::protocol::origin::RequestId::next(), request, provenance, ());
+    approvals.cards().next().cloned().expect("the card")
+}
+
+/// `card` with a comment on block `block` and a note written.
+fn reviewed(
+    mut card: crate::book::approval::PendingPermission,
+    block: usize,
+    text: &str,
+) -> crate::book::approval::PendingPermission {
+    use crate::book::plan::PlanAction;
+    let review = card.plan.as_mut().expect("a plan");
+    review.apply(PlanAction::Comment { block });
+    review.apply(PlanAction::EditComment { block, text: text.to_owned() });
+    review.apply(PlanAction::SetNote("Also the README.".to_owned()));
+    card
+}
+
+#[test]
+fn a_plan_draft_survives_the_process_and_is_restored_into_the_same_plan_only() {
+    use crate::book::journal::Journal;
+    let dir = scratch("plan-drafts");
+    let card = reviewed(plan_card(Some("toolu_plan")), 2, &"コメント".repeat(25_000));
+    {
+        let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+        // A burst of typing: the last wins.
+        sink.plan_changed(&reviewed(plan_card(Some("toolu_plan")), 1, "first"));
+        sink.plan_changed(&card);
+        sink.flush();
+        // The process ends without the plan being decided (dropping the sink, as a crash
+        // loses at most the debounce window).
+    }
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let restored = sink.restore_plan(&plan_card(Some("toolu_plan"))).expect("a draft");
+    assert_eq!(restored, card.plan.as_ref().expect("a plan").draft());
+    assert_eq!(restored.comments.len(), 1);
+    assert_eq!(restored.comments[0].quoted, "1. 日本語を書く");
+    // Another plan (another tool_use_id, or none) gets nothing.
+    assert_eq!(sink.restore_plan(&plan_card(Some("toolu_other"))), None);
+    assert_eq!(sink.restore_plan(&plan_card(None)), None);
+    // A question's card that is not a plan is never given a plan's draft.
+    let mut bash = plan_card(Some("toolu_plan"));
+    bash.plan = None;
+    assert_eq!(sink.restore_plan(&bash), None);
+}
+
+#[test]
+fn a_plan_draft_goes_when_the_plan_is_decided_and_stays_when_it_ended_without_the_person() {
+    use crate::book::approval::EndedApproval;
+    use crate::book::journal::Journal;
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let dir = scratch("plan-drafts-decided");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let card = reviewed(plan_card(Some("toolu_plan")), 1, "Say why.");
+    let ended = |outcome, decision| EndedApproval {
+        id: card.id,
+        request: card.request.clone(),
+        provenance: card.provenance.clone(),
+        outcome,
+        decision,
+    };
+    sink.plan_changed(&card);
+    sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
+    sink.approval_ended(&ended(ApprovalOutcome::NoHuman, PermissionDecision::HandBack));
+    assert!(sink.restore_plan(&card).is_some(), "withdrawn, or askpane ended: kept");
+    // Typed and decided within one debounce window: the pending draft goes too.
+    sink.plan_changed(&card);
+    let message = "The user did not approve this plan …".to_owned();
+    sink.approval_ended(&ended(ApprovalOutcome::Denied, PermissionDecision::Deny { message }));
+    assert_eq!(sink.restore_plan(&card), None, "kept planning: done with");
+    sink.flush();
+    let store = Store::open_in(&dir).expect("store");
+    assert_eq!(store.plan_draft(&plan_key(&card.request, &card.provenance)).expect("read"), None);
+}
+
+#[test]
+fn a_plan_draft_that_does_not_read_is_none_not_an_error() {
+    let dir = scratch("plan-drafts-broken");
+    let mut store = Store::open_in(&dir).expect("store");
+    store
+        .connection()
+        .execute("INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-x', '{\"comments\": 7}', 1)", [])
+        .expect("a broken row");
+    assert_eq!(store.plan_draft("plan-x").expect("read"), None);
+    assert_eq!(store.plan_draft("plan-none").expect("read"), None);
+}
+
+#[test]
+fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
+    use crate::book::approval::EndedApproval;
+    use crate::book::journal::Journal;
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let dir = scratch("cards-first-asked");
+    let card = plan_card(Some("toolu_first"));
+    let first = {
+        let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+        assert_eq!(sink.card_first_asked(&card), None, "never asked before");
+        sink.approval_opened(&card);
+        let first = sink.card_first_asked(&card).expect("asked now");
+        // The inbox dies with the card open.
+        first
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    // Asked again (a relay's resend: another card id, the same call): as old as the first time.
+    let again = plan_card(Some("toolu_first"));
+    sink.approval_opened(&again);
+    assert_eq!(sink.card_first_asked(&again), Some(first));
+    assert_eq!(sink.card_first_asked(&plan_card(Some("toolu_other"))), None);
+    // Ended by the person: a later ask of it is new.
+    let ended = EndedApproval {
+        id: again.id,
+        request: again.request.clone(),
+        provenance: again.provenance.clone(),
+        outcome: ApprovalOutcome::AllowedOnce,
+        decision: PermissionDecision::AllowOnce,
+    };
+    sink.approval_ended(&ended);
+    assert_eq!(sink.card_first_asked(&again), None);
+}
+
+#[test]
+fn a_card_without_a_tool_use_id_keeps_no_first_ask() {
+    use crate::book::journal::Journal;
+    let dir = scratch("cards-no-id");
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    // A hook's PermissionRequest names no tool call: a later ask of the same command is not
+    // told from a resend, so none is kept.
+    let card = plan_card(None);
+    sink.approval_opened(&card);
+    assert_eq!(sink.card_first_asked(&card), None);
+    assert_eq!(card_key(&card.request, &card.provenance), None);
+}
+
+/// Issues 26 × 27: a plan's draft and a card's first ask from a remote host are kept under the
+/// host, so the same tool call id from this machine or another host never meets them.
+#[test]
+fn plan_and_card_keys_of_a_remote_host_are_under_its_host() {
+    let local = plan_card(Some("toolu_same"));
+    let mut remote = plan_card(Some("toolu_same"));
+    remote.provenance.host = Some("devbox".to_owned());
+    assert_eq!(plan_key(&local.request, &local.provenance), "plan-toolu_same");
+    assert_eq!(plan_key(&remote.request, &remote.provenance), "devbox/plan-toolu_same");
+    assert_eq!(card_key(&local.request, &local.provenance).as_deref(), Some("card-toolu_same"));
+    assert_eq!(
+        card_key(&remote.request, &remote.provenance).as_deref(),
+        Some("devbox/card-toolu_same")
+    );
+    let (local, mut remote) = (plan_card(None), plan_card(None));
+    remote.provenance.host = Some("devbox".to_owned());
+    let local_key = plan_key(&local.request, &local.provenance);
+    assert_eq!(plan_key(&remote.request, &remote.provenance), format!("devbox/{local_key}"));
 }

@@ -11,12 +11,19 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::book::approval::{EndedApproval, PendingPermission};
 use crate::book::journal::HistoryDone;
+use crate::book::plan::PlanDraft;
 use crate::book::{Core, Form};
 use crate::protocol::history::HistoryFilter;
 use crate::protocol::origin::RequestId;
+use crate::protocol::permission::ApprovalOutcome;
 
-use super::records::{HistoryRecord, OpenRecord, asked_fingerprint, request_key};
-use super::{DraftRow, Store, StoreError, insert_history, insert_open, upsert_draft};
+use super::records::{
+    HistoryRecord, OpenRecord, asked_fingerprint, card_key, plan_key, request_key,
+};
+use super::{
+    DraftRow, Store, StoreError, forget_open_card, forget_plan_draft, insert_history, insert_open,
+    insert_open_card, read_open_card, upsert_draft, upsert_plan_draft,
+};
 
 /// How long the writer gathers drafts before writing them: typing is at most this far behind on
 /// disk (plus one write), so a crash loses at most this much of it.
@@ -34,15 +41,40 @@ enum Message {
         at: SystemTime,
     },
     Settled(Box<HistoryRecord>),
-    /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends).
-    ApprovalOpened {
-        id: RequestId,
+    /// What was written on plan `key` (issue 26 leftovers), gathered like a question's draft.
+    PlanDraft {
+        key: String,
+        draft: Box<PlanDraft>,
         at: SystemTime,
     },
-    /// Issue 26: card `id` ended; its record takes the time it opened, when known.
+    /// Plan `key` was decided: its draft goes.
+    PlanDecided {
+        key: String,
+    },
+    /// Write what is pending, then send what was written on plan `key`.
+    PlanSaved {
+        key: String,
+        reply: Sender<Option<PlanDraft>>,
+    },
+    /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends), kept on
+    /// disk as `key` ([`card_key`]) unless a crashed run kept it first.
+    ApprovalOpened {
+        id: RequestId,
+        key: Option<String>,
+        at: SystemTime,
+    },
+    /// Issue 26: card `id` ended; its record takes the time it was first asked, when known.
+    /// `forget`: a later ask of `key` is a new one (not when askpane ended under it).
     ApprovalEnded {
         id: RequestId,
+        key: Option<String>,
+        forget: bool,
         record: Box<HistoryRecord>,
+    },
+    /// Write what is pending, then send when card `key` was first asked.
+    FirstAsked {
+        key: String,
+        reply: Sender<Option<SystemTime>>,
     },
     /// Write what is pending now, then answer.
     Flush(Sender<()>),
@@ -123,6 +155,14 @@ impl DraftSink {
         forms.recv_timeout(SAVED_WAIT).unwrap_or_default()
     }
 
+    /// What was written on plan `key` ([`plan_key`]), asked of the writer thread, which owns
+    /// the file; `None` when nothing was, or it does not answer within [`SAVED_WAIT`].
+    pub fn saved_plan(&self, key: &str) -> Option<PlanDraft> {
+        let (reply, draft) = crossbeam_channel::bounded(1);
+        self.send(Message::PlanSaved { key: key.to_owned(), reply });
+        draft.recv_timeout(SAVED_WAIT).ok().flatten()
+    }
+
     /// Waits until everything sent so far is written (tests; the end of a run).
     pub fn flush(&self) {
         let (done, written) = crossbeam_channel::bounded(1);
@@ -147,6 +187,8 @@ struct Writer {
     /// When each open card was shown (issue 26): its history entry's `asked_at`.
     cards_asked: HashMap<RequestId, SystemTime>,
     pending: HashMap<(String, usize), (String, Form, SystemTime)>,
+    /// Plan drafts not yet written, newest per plan.
+    pending_plans: HashMap<String, (PlanDraft, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
     /// A failure has been reported; later ones are not (one line, not one per keystroke).
@@ -159,6 +201,7 @@ impl Writer {
             store,
             cards_asked: HashMap::new(),
             pending: HashMap::new(),
+            pending_plans: HashMap::new(),
             oldest: None,
             warned: false,
         }
@@ -185,14 +228,24 @@ impl Writer {
                     self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
-                Message::ApprovalOpened { id, at } => {
-                    self.cards_asked.insert(id, at);
+                Message::PlanDraft { key, draft, at } => {
+                    self.pending_plans.insert(key, (*draft, at));
+                    self.oldest.get_or_insert_with(Instant::now);
                 }
-                Message::ApprovalEnded { id, mut record } => {
+                // A draft still pending would bring the decided plan's back.
+                Message::PlanDecided { key } => {
+                    self.pending_plans.remove(&key);
+                    self.write(Some(Message::PlanDecided { key }));
+                }
+                Message::ApprovalOpened { id, key, at } => {
+                    self.cards_asked.insert(id, at);
+                    self.write(Some(Message::ApprovalOpened { id, key, at }));
+                }
+                Message::ApprovalEnded { id, key, forget, mut record } => {
                     if let Some(asked_at) = self.cards_asked.remove(&id) {
                         record.asked_at = Some(asked_at);
                     }
-                    self.write(Some(Message::Settled(record)));
+                    self.write(Some(Message::ApprovalEnded { id, key, forget, record }));
                 }
                 other => self.write(Some(other)),
             }
@@ -203,7 +256,10 @@ impl Writer {
     /// Writes the pending drafts and `message`, in one transaction.
     fn write(&mut self, message: Option<Message>) {
         let pending = std::mem::take(&mut self.pending);
+        let pending_plans = std::mem::take(&mut self.pending_plans);
         self.oldest = None;
+        let mut saved_plan = None;
+        let mut first_asked = None;
         let mut flushed = None;
         let mut saved = None;
         let mut history = None;
@@ -213,18 +269,36 @@ impl Writer {
                 let row = DraftRow { key, asked, question: *question, form, at: *at };
                 upsert_draft(&transaction, &row)?;
             }
+            for (key, (draft, at)) in &pending_plans {
+                upsert_plan_draft(&transaction, key, draft, *at)?;
+            }
             match message {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
                 Some(Message::Settled(record)) => insert_history(&transaction, &record)?,
                 Some(Message::Flush(done)) => flushed = Some(done),
                 Some(Message::Saved { key, asked, reply }) => saved = Some((key, asked, reply)),
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
-                Some(
-                    Message::Draft { .. }
-                    | Message::ApprovalOpened { .. }
-                    | Message::ApprovalEnded { .. },
-                )
-                | None => {}
+                Some(Message::PlanDecided { key }) => forget_plan_draft(&transaction, &key)?,
+                Some(Message::PlanSaved { key, reply }) => saved_plan = Some((key, reply)),
+                Some(Message::ApprovalOpened { key, at, .. }) => {
+                    if let Some(key) = key {
+                        insert_open_card(&transaction, &key, at)?;
+                    }
+                }
+                Some(Message::ApprovalEnded { key, forget, mut record, .. }) => {
+                    if let Some(key) = key {
+                        // Asked before a crash: history says when it was first asked.
+                        if let Some(first) = read_open_card(&transaction, &key)? {
+                            record.asked_at = Some(first);
+                        }
+                        if forget {
+                            forget_open_card(&transaction, &key)?;
+                        }
+                    }
+                    insert_history(&transaction, &record)?;
+                }
+                Some(Message::FirstAsked { key, reply }) => first_asked = Some((key, reply)),
+                Some(Message::Draft { .. } | Message::PlanDraft { .. }) | None => {}
             }
             transaction.commit()?;
             Ok(())
@@ -239,6 +313,12 @@ impl Writer {
         }
         if let Some((key, asked, reply)) = saved {
             let _ = reply.send(self.store.drafts_to_restore(&key, &asked).unwrap_or_default());
+        }
+        if let Some((key, reply)) = first_asked {
+            let _ = reply.send(self.store.card_first_asked(&key).ok().flatten());
+        }
+        if let Some((key, reply)) = saved_plan {
+            let _ = reply.send(self.store.plan_draft(&key).ok().flatten());
         }
         if let Some((filter, done)) = history {
             done(super::history_page(&self.store, filter));
@@ -295,10 +375,41 @@ impl crate::book::journal::Journal for DraftSink {
     }
 
     fn approval_opened(&self, card: &PendingPermission) {
-        self.send(Message::ApprovalOpened { id: card.id, at: SystemTime::now() });
+        let key = card_key(&card.request, &card.provenance);
+        self.send(Message::ApprovalOpened { id: card.id, key, at: SystemTime::now() });
+    }
+
+    fn card_first_asked(&self, card: &PendingPermission) -> Option<u64> {
+        let (reply, first) = crossbeam_channel::bounded(1);
+        let key = card_key(&card.request, &card.provenance)?;
+        self.send(Message::FirstAsked { key, reply });
+        let first = first.recv_timeout(SAVED_WAIT).ok().flatten()?;
+        u64::try_from(super::to_millis(first)).ok()
+    }
+
+    fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
+        card.plan.as_ref()?;
+        self.saved_plan(&plan_key(&card.request, &card.provenance))
+    }
+
+    fn plan_changed(&self, card: &PendingPermission) {
+        let Some(review) = &card.plan else { return };
+        let key = plan_key(&card.request, &card.provenance);
+        let draft = Box::new(review.draft());
+        self.send(Message::PlanDraft { key, draft, at: SystemTime::now() });
     }
 
     fn approval_ended(&self, ended: &EndedApproval) {
+        // A plan the person decided is done with what they wrote; one that ended without them
+        // (withdrawn, timed out, askpane stopped) keeps it for when it is asked again.
+        let decided = matches!(
+            ended.outcome,
+            ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways | ApprovalOutcome::Denied
+        );
+        if decided && crate::protocol::permission::is_plan(&ended.request) {
+            let key = plan_key(&ended.request, &ended.provenance);
+            self.send(Message::PlanDecided { key });
+        }
         let now = SystemTime::now();
         let record = HistoryRecord::of_approval(
             &ended.request,
@@ -307,7 +418,11 @@ impl crate::book::journal::Journal for DraftSink {
             &ended.decision,
             (None, now),
         );
-        self.send(Message::ApprovalEnded { id: ended.id, record: Box::new(record) });
+        // Askpane ended under it: asked again by a relay's new inbox, it is as old as it was.
+        let forget = ended.outcome != ApprovalOutcome::NoHuman;
+        let key = card_key(&ended.request, &ended.provenance);
+        let record = Box::new(record);
+        self.send(Message::ApprovalEnded { id: ended.id, key, forget, record });
     }
 
     fn keeps_history(&self) -> bool {

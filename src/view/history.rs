@@ -16,15 +16,21 @@ pub const HISTORY_SHORTCUT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::
 /// laid out (a page holds up to 200).
 const ROW_HEIGHT: f32 = 22.0;
 
-/// The bar above the window's content: "History" (or "Back to questions"), also Ctrl+H.
-pub fn history_bar_ui(ui: &mut Ui, open: bool, waiting: usize, actions: &mut Vec<HistoryAction>) {
+/// The bar above the window's content: "History" (or "Back (2 questions and 1 plan waiting)"),
+/// also Ctrl+H. `waiting` is what waits, in words ([`crate::app::state::Counts::words`]), or
+/// `None` when nothing does.
+pub fn history_bar_ui(
+    ui: &mut Ui,
+    open: bool,
+    waiting: Option<&str>,
+    actions: &mut Vec<HistoryAction>,
+) {
     let toggle = if open { HistoryAction::Close } else { HistoryAction::Open };
     ui.horizontal(|ui| {
         let label = match (open, waiting) {
             (false, _) => "History".to_owned(),
-            (true, 0) => "Back".to_owned(),
-            (true, 1) => "Back to the question (1 waiting)".to_owned(),
-            (true, count) => format!("Back to the questions ({count} waiting)"),
+            (true, None) => "Back".to_owned(),
+            (true, Some(waiting)) => format!("Back ({waiting} waiting)"),
         };
         let button = ui.add(Button::new(label).selected(open));
         if button.on_hover_text("Ctrl+H").clicked() {

@@ -65,17 +65,6 @@ pub fn root_ui<R, A>(
     markdown: &mut CommonMarkCache,
 ) -> Vec<Action> {
     let mut actions = Vec::new();
-    // A plan to review (issue 26) takes the whole page: it is a document, not a card.
-    if let Some((card, review)) = state.plan() {
-        if !state.notices().is_empty() {
-            egui::Panel::top("notices")
-                .show(ui, |ui| notices_ui(ui, state.notices(), &mut actions));
-        }
-        let keys = !state.confirming_close();
-        egui::CentralPanel::default()
-            .show(ui, |ui| plan::plan_ui(ui, card, review, markdown, keys, &mut actions));
-        return finish_root(ui, state, actions);
-    }
     let keyboard_on_form = state.current().is_some() && !state.confirming_close();
     if let Some(pending) = state.current()
         && keyboard_on_form
@@ -182,11 +171,19 @@ pub fn root_ui<R, A>(
         // One item at a time (issue 26): the question or the tool call chosen in the list, else
         // the oldest waiting.
         match (state.shown_card(), state.current()) {
-            (Some(card), _) => {
-                ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
-                    session::permission_ui(ui, card, &mut actions);
-                });
-            }
+            // A plan to review (issue 26) is a card too, drawn as a document with its own
+            // scrolling, outline and footer: the list and the session stay beside it.
+            (Some(card), _) => match &card.plan {
+                Some(review) => {
+                    let keys = !state.confirming_close();
+                    plan::plan_ui(ui, card, review, markdown, keys, &mut actions);
+                }
+                None => {
+                    ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
+                        session::permission_ui(ui, card, &mut actions);
+                    });
+                }
+            },
             (None, Some(pending)) => request_ui(ui, pending, markdown, &mut actions),
             (None, None) => idle_ui(ui, state),
         }
@@ -282,14 +279,15 @@ fn close_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut 
     if state.resident() {
         return hide_modal_ui(ctx, state, actions);
     }
-    let open = state.book().len();
+    let counts = state.counts();
     let modal = egui::Modal::new(egui::Id::unique("askpane-close")).show(ctx, |ui| {
         ui.set_max_width(420.0);
         ui.heading("Close askpane?");
-        let plural = if open == 1 { "request is" } else { "requests are" };
+        let verb = if counts.is_one() { "is" } else { "are" };
         ui.label(format!(
-            "{open} {plural} still open. Closing throws away what you chose and typed, and tells \
-             the agent you closed the window without answering."
+            "{} {verb} still open. Closing throws away what you chose and typed, and tells \
+             the agent you closed the window without answering.",
+            counts.words()
         ));
         ui.label(
             RichText::new("Enter keeps answering · Esc too · Tab then Enter closes")
@@ -318,15 +316,16 @@ fn close_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut 
 /// Issue 10 (inbox): "Close the inbox's window?" while requests wait: keep them waiting in the
 /// background (the window hides, and comes back when a question arrives), or decline them all.
 fn hide_modal_ui<R, A>(ctx: &egui::Context, state: &State<R, A>, actions: &mut Vec<Action>) {
-    let open = state.book().len();
+    let counts = state.counts();
     let modal = egui::Modal::new(egui::Id::unique("askpane-hide")).show(ctx, |ui| {
         ui.set_max_width(440.0);
         ui.heading("Close the inbox's window?");
-        let plural = if open == 1 { "request is" } else { "requests are" };
+        let verb = if counts.is_one() { "is" } else { "are" };
         ui.label(format!(
-            "{open} {plural} waiting. They can keep waiting in the background (the window comes \
+            "{} {verb} waiting. They can keep waiting in the background (the window comes \
              back when another question arrives, or when you run askpane inbox), or be declined \
-             now: each agent is told you closed the window without answering."
+             now: each agent is told you closed the window without answering.",
+            counts.words()
         ));
         ui.label(
             RichText::new(
@@ -466,7 +465,7 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
         }
     });
     // Ages are shown in minutes: repaint when the next one turns.
-    let cards = state.permissions().cards().map(|card| card_seen_at(ui.ctx(), card.id, now));
+    let cards = state.permissions().cards().map(|card| card_arrived_at(ui.ctx(), card, now));
     if let Some(oldest) =
         state.book().requests().map(|open| open.opened_at).chain(cards).reduce(f64::min)
     {
@@ -625,10 +624,13 @@ fn request_entry_ui(ui: &mut Ui, pending: &Open, current: bool, now: f64) -> egu
     scope.response
 }
 
-/// When this page first listed card `id`: its age is counted from then (the book keeps no
-/// clock for cards).
-fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now: f64) -> f64 {
-    let key = egui::Id::unique(("askpane-card-seen", id));
+/// When card `card` arrived (the app notes when it received it): its age counts from then. A
+/// card nobody dated (a state built by hand) counts from when this page first listed it.
+fn card_arrived_at(ctx: &egui::Context, card: &PendingPermission, now: f64) -> f64 {
+    if let Some(at) = card.arrived_at {
+        return at;
+    }
+    let key = egui::Id::unique(("askpane-card-seen", card.id));
     ctx.data_mut(|data| *data.get_temp_mut_or_insert_with(key, || now))
 }
 
@@ -637,7 +639,13 @@ fn card_seen_at(ctx: &egui::Context, id: crate::protocol::origin::RequestId, now
 fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64) -> egui::Response {
     let tokens = Tokens::of(ui.ctx());
     let request = &card.request;
-    let title = crate::protocol::text::reveal_hidden(&card.summary);
+    // A plan is named by its first heading: its summary would be the plan's markdown.
+    let plan_title = card.plan.as_ref().map(|review| match review.outline().next() {
+        Some((_, _, heading)) => format!("Plan: {heading}"),
+        None => "Plan".to_owned(),
+    });
+    let title =
+        crate::protocol::text::reveal_hidden(plan_title.as_deref().unwrap_or(&card.summary));
     // The row cuts what does not fit; the name a screen reader reads is bounded too (a command
     // may be 100 KB).
     let title: String = match title.chars().count() > CARD_ENTRY_CHARS {
@@ -648,8 +656,9 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
     if let Some(subagent) = &request.agent_id {
         who.push_str(&format!(" · subagent {subagent}"));
     }
-    let age = age_text(now - card_seen_at(ui.ctx(), card.id, now));
-    let detail = format!("{who} · tool call · {age}");
+    let age = age_text(now - card_arrived_at(ui.ctx(), card, now));
+    let kind = if card.plan.is_some() { "plan" } else { "tool call" };
+    let detail = format!("{who} · {kind} · {age}");
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
             (true, _) => tokens.row_chosen,
@@ -658,7 +667,8 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         };
         Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            let text = RichText::new(format!("⚙ {title}")).strong();
+            let mark = if card.plan.is_some() { "📋" } else { "⚙" };
+            let text = RichText::new(format!("{mark} {title}")).strong();
             ui.add(Label::new(text).truncate().selectable(false));
             let detail = RichText::new(&detail).small().color(tokens.warning);
             ui.add(Label::new(detail).wrap().selectable(false));

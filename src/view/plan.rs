@@ -1,5 +1,6 @@
 //! The plan page (issue 26): Claude Code's plan (`ExitPlanMode`) shown as a document to
-//! review. The markdown is drawn block by block with the commonmark viewer the question
+//! review, in the central panel as any card is (the request list and the session stay beside
+//! it). The markdown is drawn block by block with the commonmark viewer the question
 //! preview uses (only the blocks in view are laid out, so a 10 000-line plan costs a screen),
 //! with a headings outline to jump to, a comment per block, a general note, and the two ends:
 //! Approve (then ask before edits, or accept edits) and Keep planning (sends the review).

@@ -83,6 +83,43 @@ impl From<Edit> for Action {
     }
 }
 
+/// How many of each kind wait (issue 26 leftovers): what the close dialogs and the History bar
+/// count, in words a person reads ([`Counts::words`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub questions: usize,
+    /// Tool calls waiting for Allow or Deny (plans not counted).
+    pub tool_calls: usize,
+    pub plans: usize,
+}
+
+impl Counts {
+    /// Every kind that waits, in words: "2 questions, 1 tool call and 1 plan", "1 plan",
+    /// "nothing". The one place the window counts what waits in a sentence.
+    pub fn words(self) -> String {
+        let kinds = [
+            (self.questions, "question", "questions"),
+            (self.tool_calls, "tool call", "tool calls"),
+            (self.plans, "plan", "plans"),
+        ];
+        let parts: Vec<String> = kinds
+            .into_iter()
+            .filter(|(count, _, _)| *count > 0)
+            .map(|(count, one, many)| format!("{count} {}", if count == 1 { one } else { many }))
+            .collect();
+        match parts.split_last() {
+            None => "nothing".to_owned(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+
+    /// True when exactly one thing waits: the verb after [`Counts::words`] is singular.
+    pub fn is_one(self) -> bool {
+        self.questions + self.tool_calls + self.plans == 1
+    }
+}
+
 /// The window's state. `R` is the reply handle each request carries in the book; `A` the one
 /// each tool call waiting for approval carries (none in tests that show no agent session).
 #[derive(Debug)]
@@ -164,6 +201,12 @@ impl<R, A> State<R, A> {
         self.book.len() + self.approvals.len()
     }
 
+    /// What waits, by kind.
+    pub fn counts(&self) -> Counts {
+        let plans = self.approvals.cards().filter(|card| card.plan.is_some()).count();
+        Counts { questions: self.book.len(), tool_calls: self.approvals.len() - plans, plans }
+    }
+
     pub fn receipt(&self) -> Option<&Receipt> {
         self.receipt.as_ref()
     }
@@ -176,7 +219,8 @@ impl<R, A> State<R, A> {
         self.answered
     }
 
-    /// The first plan waiting for review (issue 26): the page shows it before anything else.
+    /// The first plan waiting for review (issue 26), shown like any card when it is picked or
+    /// the oldest waiting.
     pub fn plan(&self) -> Option<(&PendingPermission, &crate::book::plan::PlanReview)> {
         self.approvals.cards().find_map(|card| card.plan.as_ref().map(|plan| (card, plan)))
     }
@@ -233,6 +277,16 @@ impl<R, A> State<R, A> {
         self.approvals.ask(id, request, provenance, reply)
     }
 
+    /// Card `id` arrived at `at` (the app's clock; see [`Approvals::arrived`]).
+    pub fn card_arrived(&mut self, id: RequestId, at: f64) {
+        self.approvals.arrived(id, at);
+    }
+
+    /// Gives plan card `id` back what was written on it before (see [`Approvals::restore_plan`]).
+    pub fn restore_plan(&mut self, id: RequestId, draft: crate::book::plan::PlanDraft) -> bool {
+        self.approvals.restore_plan(id, draft)
+    }
+
     /// True while "Close askpane?" is showing.
     pub fn confirming_close(&self) -> bool {
         self.confirm_close
@@ -241,9 +295,13 @@ impl<R, A> State<R, A> {
     /// The window is closing. Returns false (and asks the user first) when that would throw away
     /// answers in progress; true when it may close.
     pub fn request_close(&mut self) -> bool {
+        // A plan's review written so far counts as typed (issue 26 leftovers); in the inbox,
+        // anything waiting is asked about, since "Decline all" would end the cards too.
+        let review_written =
+            self.approvals.cards().any(|card| card.plan.as_ref().is_some_and(|p| p.has_feedback()));
         self.confirm_close = match self.resident {
-            true => !self.book.is_empty(),
-            false => self.book.any_touched(),
+            true => self.waiting() > 0,
+            false => self.book.any_touched() || review_written,
         };
         !self.confirm_close
     }

@@ -832,3 +832,81 @@ fn the_oldest_of_questions_and_cards_is_shown_until_the_user_picks() {
     assert_eq!(state.shown(), Some(Shown::Question(question)));
     assert_eq!(state.title(0.0), "Database · 3 questions — askpane");
 }
+
+#[test]
+fn counts_name_every_kind_in_words_a_person_reads() {
+    let words = |questions, tool_calls, plans| Counts { questions, tool_calls, plans }.words();
+    assert_eq!(words(0, 0, 0), "nothing");
+    assert_eq!(words(1, 0, 0), "1 question");
+    assert_eq!(words(2, 0, 0), "2 questions");
+    assert_eq!(words(0, 1, 0), "1 tool call");
+    assert_eq!(words(0, 3, 0), "3 tool calls");
+    assert_eq!(words(0, 0, 1), "1 plan");
+    assert_eq!(words(0, 0, 2), "2 plans");
+    assert_eq!(words(1, 1, 0), "1 question and 1 tool call");
+    assert_eq!(words(3, 0, 1), "3 questions and 1 plan");
+    assert_eq!(words(0, 2, 2), "2 tool calls and 2 plans");
+    assert_eq!(words(2, 1, 1), "2 questions, 1 tool call and 1 plan");
+    assert_eq!(words(1, 12, 3), "1 question, 12 tool calls and 3 plans");
+    // The verb that follows: one thing is, several are.
+    assert!(Counts { questions: 0, tool_calls: 0, plans: 1 }.is_one());
+    assert!(!Counts { questions: 1, tool_calls: 0, plans: 1 }.is_one());
+    assert!(!Counts { questions: 0, tool_calls: 2, plans: 0 }.is_one());
+    assert!(!Counts::default().is_one());
+}
+
+#[test]
+fn the_state_counts_questions_tool_calls_and_plans_apart() {
+    let mut state: State<(), ()> = State::default();
+    assert_eq!(state.counts(), Counts::default());
+    push(&mut state, three_questions());
+    let bash = PermissionRequest {
+        request_id: "bash".to_owned(),
+        tool_name: "Bash".to_owned(),
+        input: json!({"command": "ls"}),
+        ..Default::default()
+    };
+    let plan = PermissionRequest {
+        request_id: "plan".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "# Plan"}),
+        ..Default::default()
+    };
+    state.ask_permission(RequestId::next(), bash, Provenance::new("claude", None), ());
+    state.ask_permission(RequestId::next(), plan, Provenance::new("claude", None), ());
+    assert_eq!(state.counts(), Counts { questions: 1, tool_calls: 1, plans: 1 });
+    assert_eq!(state.counts().words(), "1 question, 1 tool call and 1 plan");
+}
+
+#[test]
+fn closing_the_inbox_window_asks_first_while_only_a_card_or_a_plan_waits() {
+    let mut state: State<(), ()> = State::default();
+    state.make_resident();
+    assert!(state.request_close(), "nothing waits: it may hide at once");
+    let plan = PermissionRequest {
+        request_id: "plan".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "# Plan"}),
+        ..Default::default()
+    };
+    state.ask_permission(RequestId::next(), plan, Provenance::new("claude", None), ());
+    assert!(!state.request_close(), "a plan waits: ask whether to keep it waiting");
+    assert!(state.confirming_close());
+}
+
+#[test]
+fn closing_a_window_with_a_plan_review_written_asks_first() {
+    let mut state: State<(), ()> = State::default();
+    let plan = PermissionRequest {
+        request_id: "plan".to_owned(),
+        tool_name: "ExitPlanMode".to_owned(),
+        input: json!({"plan": "# Plan\n\nDo it."}),
+        ..Default::default()
+    };
+    let id = RequestId::next();
+    state.ask_permission(id, plan, Provenance::new("claude", None), ());
+    assert!(state.request_close(), "nothing written: it may close");
+    let note = crate::book::plan::PlanAction::SetNote("Not like this.".to_owned());
+    state.apply_session(SessionAction::Plan { id, action: note });
+    assert!(!state.request_close(), "a note written: ask before throwing it away");
+}

@@ -236,3 +236,102 @@ fn hostile_plans_parse_bounded() {
     let review = PlanReview::new(deep, None);
     assert!(!review.blocks.is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Drafts (issue 26 leftovers): what the person wrote, kept and given back.
+
+/// A review of [`PLAN`] with comments on blocks 1 and 4, a note, and accept edits.
+fn written() -> PlanReview {
+    let mut review = PlanReview::new(PLAN.to_owned(), None);
+    for (block, text) in [(1, "Say why."), (4, "Only the unit tests.")] {
+        review.apply(PlanAction::Comment { block });
+        review.apply(PlanAction::EditComment { block, text: text.to_owned() });
+    }
+    review.apply(PlanAction::SetNote("Also the README.".to_owned()));
+    review.apply(PlanAction::SetThen(AfterApproval::AcceptEdits));
+    review
+}
+
+#[test]
+fn a_draft_keeps_each_comment_with_its_anchor_and_the_note() {
+    let draft = written().draft();
+    assert_eq!(
+        draft,
+        PlanDraft {
+            comments: vec![
+                DraftComment {
+                    block: 1,
+                    quoted: "Change the greeting, then test.".to_owned(),
+                    text: "Say why.".to_owned(),
+                },
+                DraftComment {
+                    block: 4,
+                    quoted: "2. Run the tests.".to_owned(),
+                    text: "Only the unit tests.".to_owned(),
+                },
+            ],
+            note: "Also the README.".to_owned(),
+            then: AfterApproval::AcceptEdits,
+        }
+    );
+    // As the store keeps it: literal JSON.
+    assert_eq!(
+        serde_json::to_value(&draft).expect("JSON"),
+        json!({
+            "comments": [
+                {"block": 1, "quoted": "Change the greeting, then test.", "text": "Say why."},
+                {"block": 4, "quoted": "2. Run the tests.", "text": "Only the unit tests."},
+            ],
+            "note": "Also the README.",
+            "then": "accept_edits",
+        })
+    );
+}
+
+#[test]
+fn a_draft_restored_into_the_same_plan_is_the_review_as_it_was() {
+    let before = written();
+    let mut after = PlanReview::new(PLAN.to_owned(), None);
+    after.restore(before.draft());
+    assert_eq!(after, before);
+    assert_eq!(after.feedback(), before.feedback());
+}
+
+#[test]
+fn a_comment_whose_block_moved_follows_its_quote_and_one_with_no_block_goes_into_the_note() {
+    let draft = written().draft();
+    // The same plan with a paragraph put in front: every block moved down one; "2. Run the
+    // tests." is gone.
+    let moved = PLAN
+        .replace("# Greeting\n", "# Greeting\n\nA new first paragraph.\n")
+        .replace("2. Run the tests.\n", "");
+    let mut review = PlanReview::new(moved, None);
+    review.restore(draft);
+    assert_eq!(review.comments.len(), 1, "{:?}", review.comments);
+    assert_eq!(review.block_text(review.comments[0].block), "Change the greeting, then test.");
+    assert_eq!(review.comments[0].text, "Say why.");
+    // Nothing typed is lost: the comment without its block is in the note, quoted.
+    assert_eq!(review.note, "Also the README.\n\n> 2. Run the tests.\n\nOnly the unit tests.");
+    assert_eq!(review.then, AfterApproval::AcceptEdits);
+}
+
+#[test]
+fn a_hostile_draft_cannot_put_a_comment_outside_the_plan() {
+    let mut review = PlanReview::new(PLAN.to_owned(), None);
+    let draft = PlanDraft {
+        comments: vec![
+            DraftComment { block: usize::MAX, quoted: "nowhere".to_owned(), text: "x".to_owned() },
+            // Two comments on one block: the second joins the note rather than replace it.
+            DraftComment { block: 0, quoted: "# Greeting".to_owned(), text: "a".to_owned() },
+            DraftComment { block: 0, quoted: "# Greeting".to_owned(), text: "b".to_owned() },
+            // An empty comment whose block is gone says nothing: dropped.
+            DraftComment { block: 99, quoted: "gone".to_owned(), text: "  ".to_owned() },
+        ],
+        note: String::new(),
+        then: AfterApproval::KeepAsking,
+    };
+    review.restore(draft);
+    assert_eq!(review.comments, vec![PlanComment { block: 0, text: "a".to_owned() }]);
+    assert_eq!(review.note, "> nowhere\n\nx\n\n> # Greeting\n\nb");
+    assert!(review.comments.iter().all(|comment| comment.block < review.blocks.len()));
+}
