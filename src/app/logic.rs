@@ -341,6 +341,7 @@ impl App {
             id: card.id,
             kind: WaitingKind::ToolCall,
             project: card.provenance.project.clone(),
+            session: card.provenance.session.clone(),
             header: card.request.tool_name.clone(),
             // The card's one-line summary without the tool's name, which the title carries.
             question: card
@@ -355,6 +356,7 @@ impl App {
                 id: open.id(),
                 kind: WaitingKind::Question,
                 project: open.core.provenance.project.clone(),
+                session: open.core.provenance.session.clone(),
                 header: open.core.ask.title().to_owned(),
                 question: open
                     .core
