@@ -551,3 +551,137 @@ fn a_hidden_window_with_a_question_waiting_keeps_one_persistent_notification() {
         }
     }
 }
+
+/// Issue 26 item 6: Claude Code 2.1.332's captured `permission_prompt` Notification (its TUI,
+/// tests/fixtures/claude-code/2.1.332/notification/), with `fields` replaced.
+fn terminal_notice(fields: &Value) -> Value {
+    let mut input = crate::support::fixture_json(
+        "claude-code/2.1.332/notification/tui-handback-bash/hooks/Notification.1.stdin.json",
+    );
+    if let (Some(input), Some(fields)) = (input.as_object_mut(), fields.as_object()) {
+        input.extend(fields.clone());
+    }
+    input
+}
+
+impl World {
+    /// `askpane hook` given a terminal's Notification; its exit code, stdout and stderr.
+    fn notice(&self, input: &Value) -> (Option<i32>, String, String) {
+        let started = Instant::now();
+        let done = Client::spawn(self.askpane(&["hook"]), &input.to_string()).finish();
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the hook took {:?}",
+            started.elapsed()
+        );
+        done
+    }
+}
+
+/// A terminal's notice joins the inbox's one notification, named by its project and session,
+/// and the same session's next notice replaces it; the hook prints nothing and exits 0.
+#[test]
+fn a_terminals_notice_joins_the_inbox_notification_naming_project_and_session() {
+    let mut world = World::new("notify-terminal", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+
+    let (code, stdout, stderr) =
+        world.notice(&terminal_notice(&json!({"cwd": "/home/dev/orders"})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    let headline = "Claude Code waits in orders (session c1b4931d)";
+    assert_eq!(shown, notify(0, headline, "Claude needs your permission", id));
+    // The same terminal, now idle: its notice replaces the first, in place.
+    let idle = json!({"cwd": "/home/dev/orders", "notification_type": "idle_prompt",
+        "message": "Claude is waiting for your input"});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&idle));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert_eq!(world.next(), notify(id, headline, "Claude is waiting for your input", id));
+    // Another terminal, with 100 KB of Japanese: one grouped notification, cut to its size.
+    let long = json!({"cwd": "/home/dev/注文", "session_id": "77aa0000-1111",
+        "message": "待機中".repeat(12_000)});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&long));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let Seen::Notify { summary, body, replaces, .. } = world.next() else { panic!("a Notify") };
+    assert_eq!((summary.as_str(), replaces), ("2 terminals waiting", id));
+    assert!(body.starts_with("Claude Code waits in 注文 (session 77aa0000): 待機中"), "{body}");
+    assert!(body.chars().count() <= 300, "{} characters", body.chars().count());
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "one notification, not three");
+}
+
+/// The rule against duplicates, for real: a terminal whose card waits in the inbox (its
+/// PermissionRequest hook still deciding: Claude Code's permission_prompt comes 6 s after its
+/// dialog regardless) raises nothing more; another terminal still joins.
+#[test]
+fn a_terminal_whose_card_waits_in_the_inbox_is_not_announced_a_second_time() {
+    let mut world = World::new("notify-terminal-card", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    // The card of session 5e55-10n (World::approval's), in project shop.
+    let call = world.approval("shop", "npm test");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(shown, notify(0, "shop · Bash", "npm test", id));
+    let same = json!({"cwd": "/home/dev/shop", "session_id": "5e55-10n"});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&same));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    // Another session's terminal: the next thing on the bus is the notification naming it and
+    // the card, and nothing of a second shop terminal.
+    let other = json!({"cwd": "/home/dev/blog", "session_id": "0b1e0000-2222"});
+    let (code, _, stderr) = world.notice(&terminal_notice(&other));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        world.next(),
+        notify(
+            id,
+            "2 waiting: 1 tool call, 1 terminal",
+            "Claude Code waits in blog (session 0b1e0000): Claude needs your permission\nshop · Bash: npm test",
+            id
+        )
+    );
+    call.kill();
+}
+
+/// No inbox: the hook raises one plain notification itself (the inbox's app name), starts no
+/// inbox and prints nothing.
+#[test]
+fn with_no_inbox_the_hook_raises_one_plain_notification_itself() {
+    let world = World::new("notify-terminal-alone", true);
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&json!({})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(
+        shown,
+        notify(
+            0,
+            "Claude Code waits in project (session c1b4931d)",
+            "Claude needs your permission",
+            id
+        )
+    );
+    assert!(!world.root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+}
+
+/// No inbox and no bus: exit 0 at once, nothing on stdout, one line on stderr saying why.
+#[test]
+fn with_no_inbox_and_no_bus_the_hook_exits_at_once_printing_nothing() {
+    let world = World::new("notify-terminal-nothing", false);
+    let mut hook = world.askpane(&["hook"]);
+    hook.env(
+        "DBUS_SESSION_BUS_ADDRESS",
+        format!("unix:path={}", world.root.join("nobus").display()),
+    );
+    let started = Instant::now();
+    let input = terminal_notice(&json!({})).to_string();
+    let (code, stdout, stderr) = Client::spawn(hook, &input).finish();
+    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(
+        stderr.contains("no desktop notification for Claude Code waits in project"),
+        "{stderr}"
+    );
+    assert!(!world.root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+}

@@ -595,6 +595,7 @@ fn inbox_line() -> impl Strategy<Value = String> {
         "session_event",
         "permission",
         "withdraw_permission",
+        "notice",
         "dance",
     ];
     let modes = vec!["ask", "hook", "mcp", "opencode", "nope"];

@@ -167,7 +167,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
                 claim_quiet: Box::new(server.claim_quiet()),
                 went_lean: Arc::clone(&went_lean),
             });
-            in_window(&args, window, (requests, reveal), sink, lean);
+            in_window(&args, window, (requests, reveal), (sink, &server), lean);
         }
     }
     // The window is gone: every request it held was told. What is still queued hears the window
@@ -273,7 +273,7 @@ fn in_window(
     args: &InboxArgs,
     window: WindowSlot,
     (requests, reveal): (Receiver<Inbound>, UiSender),
-    sink: Option<DraftSink>,
+    (sink, server): (Option<DraftSink>, &InboxServer),
     lean: Option<LeanExit>,
 ) {
     let unshown = requests.clone();
@@ -281,6 +281,11 @@ fn in_window(
     // focused; its "Open" shows the window on that request.
     let notifier = notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
     let notices = notifier.as_ref().map(|notifier| notifier.reporter());
+    // Issue 26 item 6: Claude Code terminals that wait (`askpane hook` given a Notification)
+    // join the same notification.
+    if let Some(notifier) = &notifier {
+        server.serve_notices(Box::new(notifier.noticer()));
+    }
     let options =
         AppOptions { resident: true, start_hidden: resumed(args), ..AppOptions::default() };
     // Run by the user in a terminal (not by a client, not resumed): the window they asked

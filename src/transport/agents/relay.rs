@@ -405,7 +405,8 @@ impl<A: HostedAgent> RelayState<A> {
             | InboxMessage::Asked { .. }
             | InboxMessage::Settled { .. }
             | InboxMessage::Shown
-            | InboxMessage::NewLink { .. } => {}
+            | InboxMessage::NewLink { .. }
+            | InboxMessage::Noticed { .. } => {}
         }
         Step::Go
     }
