@@ -685,3 +685,171 @@ fn with_no_inbox_and_no_bus_the_hook_exits_at_once_printing_nothing() {
     );
     assert!(!world.root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
 }
+
+/// Claude Code's interactive terminal (its TUI, not `-p`), driven in a private tmux server.
+struct Terminal {
+    socket: PathBuf,
+}
+
+impl Terminal {
+    /// Starts `program args…` in a 120x40 tmux pane in `dir`, with exactly `env`.
+    fn start(
+        root: &std::path::Path,
+        dir: &std::path::Path,
+        env: &[(&str, String)],
+        argv: &[String],
+    ) -> Terminal {
+        require("tmux");
+        let socket = root.join("tmux.sock");
+        let quote = |text: &str| format!("'{}'", text.replace('\'', r"'\''"));
+        let assignments: Vec<String> =
+            env.iter().map(|(name, value)| format!("{name}={}", quote(value))).collect();
+        let words: Vec<String> = argv.iter().map(|word| quote(word)).collect();
+        let command = format!("env -i {} {}", assignments.join(" "), words.join(" "));
+        let mut tmux = Command::new("tmux");
+        tmux.arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c"])
+            .arg(dir)
+            .arg(command);
+        let started = run_bounded(&mut tmux, None);
+        assert!(started.status.success(), "tmux: {started:?}");
+        Terminal { socket }
+    }
+
+    fn tmux(&self, args: &[&str]) -> crate::support::Finished {
+        let mut tmux = Command::new("tmux");
+        tmux.arg("-S").arg(&self.socket).args(args);
+        run_bounded(&mut tmux, None)
+    }
+
+    /// The screen's text now.
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"]).stdout
+    }
+
+    /// Waits (bounded) until the screen shows `text`; the screen then.
+    fn shows(&self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} on the terminal within {within:?}:\n{screen}"
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &str) {
+        let sent = self.tmux(&["send-keys", "-t", "0", keys]);
+        assert!(sent.status.success(), "send-keys: {sent:?}");
+    }
+}
+
+impl Drop for Terminal {
+    /// Ends the tmux server this test started (by its own socket), and Claude Code with it.
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// `CACHE/bin/claude-2.1.332`, as `scripts/claude-cli` installs it.
+fn claude_2_1_332() -> PathBuf {
+    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
+        PathBuf::from,
+    );
+    let binary = cache.join("bin/claude-2.1.332");
+    assert!(binary.is_file(), "Claude Code 2.1.332 is not installed: run scripts/claude-cli");
+    binary
+}
+
+/// Issue 26 item 6, end to end with the real Claude Code 2.1.332 in its interactive terminal:
+/// askpane's PermissionRequest hook hands the Bash call back (`--fallback terminal`: it prints
+/// nothing), so the TUI's own dialog is what the person answers; 6 s after the dialog appeared
+/// Claude Code's Notification hook (`askpane install claude --notify`) reaches the inbox, whose
+/// notification names the project and session; "1" in the terminal then runs the command.
+#[test]
+fn a_real_claude_code_terminal_that_waits_on_its_own_dialog_is_announced_by_the_inbox() {
+    let mut world = World::new("notify-tui", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    let home = world.root.join("home");
+    let project = home.join("orders");
+    fs::create_dir_all(project.join(".claude")).expect("make the project");
+    let project_key = project.display().to_string();
+    // Past the TUI's first-run screens: onboarding done, the folder trusted, the key approved.
+    let config = json!({"hasCompletedOnboarding": true, "theme": "dark",
+        "customApiKeyResponses": {"approved": ["sk-ant-dummy"], "rejected": []},
+        "projects": {project_key: {"hasTrustDialogAccepted": true,
+                                   "hasCompletedProjectOnboarding": true}}});
+    fs::write(home.join(".claude.json"), config.to_string()).expect("write ~/.claude.json");
+    let mut install = world.askpane(&["install", "claude", "--approvals", "--notify", "--project"]);
+    install.arg(&project).env("HOME", &home);
+    let installed = run_bounded(&mut install, None);
+    assert_eq!(installed.status.code(), Some(0), "{installed:?}");
+    // Answer in the terminal at once: the hook hands the call back, printing nothing.
+    let settings_path = project.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&fs::read_to_string(&settings_path).expect("read")).expect("JSON");
+    let command = settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].clone();
+    let command = format!("{} --fallback terminal", command.as_str().expect("a command"));
+    settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"] = json!(command);
+    fs::write(&settings_path, settings.to_string()).expect("write settings");
+
+    let touched = project.join("made-by-bash");
+    let call = json!({"command": format!("touch {}", touched.display()),
+        "description": "Create a marker file"});
+    let api = crate::fake_api::FakeApi::scripted(vec![crate::fake_api::ToolCall::new(
+        "Bash",
+        call,
+        "toolu_tui_1",
+    )]);
+    fs::create_dir_all(world.root.join("tmp")).expect("make TMPDIR");
+    let env = [
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", home.display().to_string()),
+        ("TMPDIR", world.root.join("tmp").display().to_string()),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TERM", "xterm-256color".to_owned()),
+        ("ANTHROPIC_BASE_URL", api.base_url()),
+        ("ANTHROPIC_API_KEY", "sk-ant-dummy".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ("DISABLE_TELEMETRY", "1".to_owned()),
+        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+        // What the hooks need to reach this world's inbox and bus.
+        ("XDG_RUNTIME_DIR", world.root.join("run").display().to_string()),
+        ("XDG_STATE_HOME", world.root.join("state").display().to_string()),
+        ("DBUS_SESSION_BUS_ADDRESS", world.bus.clone()),
+    ];
+    let argv = [
+        claude_2_1_332().display().to_string(),
+        "--permission-mode".to_owned(),
+        "default".to_owned(),
+        "Please do the task.".to_owned(),
+    ];
+    let started = Instant::now();
+    let terminal = Terminal::start(&world.root, &project, &env, &argv);
+    // The hand-back: Claude Code's own dialog.
+    let screen = terminal.shows("Do you want to proceed?", WAIT);
+    assert!(screen.contains("1. Yes"), "{screen}");
+    // About 6 s after it: the terminal's notice, in the inbox's notification.
+    let shown = world.next();
+    let Seen::Notify { app, summary, body, .. } = &shown else { panic!("a Notify: {shown:?}") };
+    assert_eq!(app, "askpane");
+    assert!(summary.starts_with("Claude Code waits in orders (session "), "{shown:?}");
+    assert_eq!(body, "Claude needs your permission");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    // The dialog still decides: "1" (Yes) runs the command.
+    terminal.keys("1");
+    let deadline = Instant::now() + WAIT;
+    while !touched.exists() {
+        assert!(Instant::now() < deadline, "the command did not run:\n{}", terminal.screen());
+        thread::sleep(Duration::from_millis(100));
+    }
+}
