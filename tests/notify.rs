@@ -768,6 +768,79 @@ fn claude_2_1_332() -> PathBuf {
     binary
 }
 
+/// The real Claude Code 2.1.332 in its interactive terminal, in project `orders` with `askpane
+/// install claude --approvals --notify`, its fake model calling Bash once (`touch made-by-bash`).
+/// With `hand_back` the PermissionRequest hook runs `--fallback terminal` (Answer in the terminal
+/// at once: it prints nothing).
+struct ClaudeTui {
+    terminal: Terminal,
+    touched: PathBuf,
+    _api: crate::fake_api::FakeApi,
+}
+
+impl ClaudeTui {
+    fn start(world: &World, hand_back: bool) -> ClaudeTui {
+        let home = world.root.join("home");
+        let project = home.join("orders");
+        fs::create_dir_all(project.join(".claude")).expect("make the project");
+        let project_key = project.display().to_string();
+        // Past the TUI's first-run screens: onboarding done, the folder trusted, the key approved.
+        let config = json!({"hasCompletedOnboarding": true, "theme": "dark",
+            "customApiKeyResponses": {"approved": ["sk-ant-dummy"], "rejected": []},
+            "projects": {project_key: {"hasTrustDialogAccepted": true,
+                                       "hasCompletedProjectOnboarding": true}}});
+        fs::write(home.join(".claude.json"), config.to_string()).expect("write ~/.claude.json");
+        let mut install =
+            world.askpane(&["install", "claude", "--approvals", "--notify", "--project"]);
+        install.arg(&project).env("HOME", &home);
+        let installed = run_bounded(&mut install, None);
+        assert_eq!(installed.status.code(), Some(0), "{installed:?}");
+        if hand_back {
+            let path = project.join(".claude/settings.json");
+            let mut settings: Value =
+                serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("JSON");
+            let hook = &mut settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"];
+            *hook = json!(format!("{} --fallback terminal", hook.as_str().expect("a command")));
+            fs::write(&path, settings.to_string()).expect("write settings");
+        }
+        let touched = project.join("made-by-bash");
+        let call = json!({"command": format!("touch {}", touched.display()),
+            "description": "Create a marker file"});
+        let api = crate::fake_api::FakeApi::scripted(vec![crate::fake_api::ToolCall::new(
+            "Bash",
+            call,
+            "toolu_tui_1",
+        )]);
+        fs::create_dir_all(world.root.join("tmp")).expect("make TMPDIR");
+        let env = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", home.display().to_string()),
+            ("TMPDIR", world.root.join("tmp").display().to_string()),
+            ("LANG", "C.UTF-8".to_owned()),
+            ("TERM", "xterm-256color".to_owned()),
+            ("ANTHROPIC_BASE_URL", api.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-dummy".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("DISABLE_TELEMETRY", "1".to_owned()),
+            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+            // What the hooks need to reach this world's inbox and bus.
+            ("XDG_RUNTIME_DIR", world.root.join("run").display().to_string()),
+            ("XDG_STATE_HOME", world.root.join("state").display().to_string()),
+            ("DBUS_SESSION_BUS_ADDRESS", world.bus.clone()),
+        ];
+        // Without `--permission-mode default` 2.1.332 starts in auto mode and asks nobody.
+        let argv = [
+            claude_2_1_332().display().to_string(),
+            "--permission-mode".to_owned(),
+            "default".to_owned(),
+            "Please do the task.".to_owned(),
+        ];
+        let terminal = Terminal::start(&world.root, &project, &env, &argv);
+        ClaudeTui { terminal, touched, _api: api }
+    }
+}
+
 /// Issue 26 item 6, end to end with the real Claude Code 2.1.332 in its interactive terminal:
 /// askpane's PermissionRequest hook hands the Bash call back (`--fallback terminal`: it prints
 /// nothing), so the TUI's own dialog is what the person answers; 6 s after the dialog appeared
@@ -778,65 +851,10 @@ fn a_real_claude_code_terminal_that_waits_on_its_own_dialog_is_announced_by_the_
     let mut world = World::new("notify-tui", true);
     let _window_manager = world.xvfb.window_manager();
     world.start_inbox(world.askpane(&["inbox"]));
-    let home = world.root.join("home");
-    let project = home.join("orders");
-    fs::create_dir_all(project.join(".claude")).expect("make the project");
-    let project_key = project.display().to_string();
-    // Past the TUI's first-run screens: onboarding done, the folder trusted, the key approved.
-    let config = json!({"hasCompletedOnboarding": true, "theme": "dark",
-        "customApiKeyResponses": {"approved": ["sk-ant-dummy"], "rejected": []},
-        "projects": {project_key: {"hasTrustDialogAccepted": true,
-                                   "hasCompletedProjectOnboarding": true}}});
-    fs::write(home.join(".claude.json"), config.to_string()).expect("write ~/.claude.json");
-    let mut install = world.askpane(&["install", "claude", "--approvals", "--notify", "--project"]);
-    install.arg(&project).env("HOME", &home);
-    let installed = run_bounded(&mut install, None);
-    assert_eq!(installed.status.code(), Some(0), "{installed:?}");
-    // Answer in the terminal at once: the hook hands the call back, printing nothing.
-    let settings_path = project.join(".claude/settings.json");
-    let mut settings: Value =
-        serde_json::from_str(&fs::read_to_string(&settings_path).expect("read")).expect("JSON");
-    let command = settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].clone();
-    let command = format!("{} --fallback terminal", command.as_str().expect("a command"));
-    settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"] = json!(command);
-    fs::write(&settings_path, settings.to_string()).expect("write settings");
-
-    let touched = project.join("made-by-bash");
-    let call = json!({"command": format!("touch {}", touched.display()),
-        "description": "Create a marker file"});
-    let api = crate::fake_api::FakeApi::scripted(vec![crate::fake_api::ToolCall::new(
-        "Bash",
-        call,
-        "toolu_tui_1",
-    )]);
-    fs::create_dir_all(world.root.join("tmp")).expect("make TMPDIR");
-    let env = [
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("HOME", home.display().to_string()),
-        ("TMPDIR", world.root.join("tmp").display().to_string()),
-        ("LANG", "C.UTF-8".to_owned()),
-        ("TERM", "xterm-256color".to_owned()),
-        ("ANTHROPIC_BASE_URL", api.base_url()),
-        ("ANTHROPIC_API_KEY", "sk-ant-dummy".to_owned()),
-        ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-        ("DISABLE_TELEMETRY", "1".to_owned()),
-        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
-        // What the hooks need to reach this world's inbox and bus.
-        ("XDG_RUNTIME_DIR", world.root.join("run").display().to_string()),
-        ("XDG_STATE_HOME", world.root.join("state").display().to_string()),
-        ("DBUS_SESSION_BUS_ADDRESS", world.bus.clone()),
-    ];
-    let argv = [
-        claude_2_1_332().display().to_string(),
-        "--permission-mode".to_owned(),
-        "default".to_owned(),
-        "Please do the task.".to_owned(),
-    ];
     let started = Instant::now();
-    let terminal = Terminal::start(&world.root, &project, &env, &argv);
+    let claude = ClaudeTui::start(&world, true);
     // The hand-back: Claude Code's own dialog.
-    let screen = terminal.shows("Do you want to proceed?", WAIT);
+    let screen = claude.terminal.shows("Do you want to proceed?", WAIT);
     assert!(screen.contains("1. Yes"), "{screen}");
     // About 6 s after it: the terminal's notice, in the inbox's notification.
     let shown = world.next();
@@ -846,10 +864,45 @@ fn a_real_claude_code_terminal_that_waits_on_its_own_dialog_is_announced_by_the_
     assert_eq!(body, "Claude needs your permission");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
     // The dialog still decides: "1" (Yes) runs the command.
-    terminal.keys("1");
+    claude.terminal.keys("1");
     let deadline = Instant::now() + WAIT;
-    while !touched.exists() {
-        assert!(Instant::now() < deadline, "the command did not run:\n{}", terminal.screen());
+    while !claude.touched.exists() {
+        let screen = claude.terminal.screen();
+        assert!(Instant::now() < deadline, "the command did not run:\n{screen}");
         thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The rule against duplicates with the real CLI: the Bash call is a card in the inbox (its
+/// notification says so); Claude Code's own `permission_prompt` comes 6 s after its dialog
+/// although the hook still waits, and the inbox raises nothing for it (the same session's card
+/// notified). Claude Code ended, the card leaves and the notification closes.
+#[test]
+fn a_real_claude_code_terminal_whose_card_waits_in_the_inbox_is_not_announced_twice() {
+    let mut world = World::new("notify-tui-card", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    let claude = ClaudeTui::start(&world, false);
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(
+        shown,
+        notify(0, "orders · Bash", &format!("touch {}", claude.touched.display()), id)
+    );
+    // The inbox hears the terminal's notice and says why it raises nothing.
+    let deadline = Instant::now() + WAIT;
+    while !world.inbox_stderr().contains("its session's card in the inbox has notified already") {
+        assert!(
+            Instant::now() < deadline,
+            "no notice reached the inbox:\n{}",
+            world.inbox_stderr()
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    let line = world.inbox_stderr();
+    assert!(line.contains("Claude Code waits in orders (session "), "{line}");
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "a second notification: {seen:?}");
+    drop(claude);
+    assert_eq!(world.next(), Seen::CloseNotification { id });
 }
