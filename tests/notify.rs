@@ -906,3 +906,28 @@ fn a_real_claude_code_terminal_whose_card_waits_in_the_inbox_is_not_announced_tw
     drop(claude);
     assert_eq!(world.next(), Seen::CloseNotification { id });
 }
+
+/// An inbox that is stopped (Ctrl+Z in its terminal) does not hold Claude Code's hook: the hook
+/// gives up on it within its bounds and raises the notification itself; the inbox, resumed, goes on.
+#[test]
+fn a_stopped_inbox_does_not_hold_the_notice_hook() {
+    let mut world = World::new("notify-terminal-stopped", true);
+    world.start_inbox(world.askpane(&["inbox"]));
+    let pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox").to_string();
+    let signal = |name: &str| {
+        let mut kill = Command::new("kill");
+        kill.args([name, pid.as_str()]);
+        assert!(run_bounded(&mut kill, None).status.success(), "kill {name} {pid}");
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let input = terminal_notice(&json!({"cwd": "/home/dev/orders"})).to_string();
+    let (code, stdout, stderr) = Client::spawn(world.askpane(&["hook"]), &input).finish();
+    let took = started.elapsed();
+    signal("-CONT");
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(took < Duration::from_secs(9), "took {took:?}: {stderr}");
+    assert!(stderr.contains("raising the notification here"), "{stderr}");
+    let Seen::Notify { summary, .. } = world.next() else { panic!("a Notify") };
+    assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
+}
