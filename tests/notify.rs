@@ -931,3 +931,46 @@ fn a_stopped_inbox_does_not_hold_the_notice_hook() {
     let Seen::Notify { summary, .. } = world.next() else { panic!("a Notify") };
     assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
 }
+
+/// A notice to a lean inbox (issue 14: its window closed with nothing waiting) resumes it
+/// without showing a window; the terminal's notification is raised and stays when the inbox goes
+/// lean again (it is the person's to dismiss: no request of the inbox's is in it), and it is not
+/// made persistent by the window being hidden.
+#[test]
+fn a_notice_to_a_lean_inbox_stays_up_when_the_inbox_goes_lean_again() {
+    let mut world = World::new("notify-terminal-lean", true);
+    world.start_inbox(world.askpane(&["inbox"]));
+    let pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let lean = || {
+        let command = read_lossy(format!("/proc/{pid}/cmdline").as_ref());
+        command.contains("--lean")
+    };
+    let times_lean = |world: &World| world.inbox_stderr().matches("inbox lean (no window").count();
+    let (window, _) = world.window("askpane");
+    crate::display::send_wm_delete_window(world.xvfb.number, window);
+    let deadline = Instant::now() + WAIT;
+    while !(lean() && times_lean(&world) == 1) {
+        assert!(Instant::now() < deadline, "never lean:\n{}", world.inbox_stderr());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (code, stdout, stderr) =
+        world.notice(&terminal_notice(&json!({"cwd": "/home/dev/orders"})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let Seen::Notify { summary, timeout, hints, .. } = &shown else {
+        panic!("a Notify: {shown:?}")
+    };
+    assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
+    assert_eq!(
+        (*timeout, hints.as_slice()),
+        (-1, ["category".to_owned(), "urgency".to_owned()].as_slice())
+    );
+    let deadline = Instant::now() + WAIT;
+    while !(lean() && times_lean(&world) == 2) {
+        assert!(Instant::now() < deadline, "never lean again:\n{}", world.inbox_stderr());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "{seen:?}");
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1");
+}

@@ -90,6 +90,8 @@ pub struct Notices {
     hidden: bool,
     /// What the notification up lists (or would list), to tell when it must change.
     listed: Vec<RequestId>,
+    /// The notification up names a request of the inbox's (not only terminals).
+    names_requests: bool,
 }
 
 impl Notices {
@@ -129,19 +131,24 @@ impl Notices {
         let changed = listed_ids != self.listed;
         self.listed = listed_ids;
         if listed.is_empty() {
+            self.names_requests = false;
             return std::mem::take(&mut self.showing).then_some(NoticeCommand::Close);
         }
+        // Terminals alone are announced, not kept up: hiding the window changes nothing for
+        // them, and they never make the notification persistent.
+        let requests = listed.iter().any(|request| request.kind != WaitingKind::Terminal);
         // The newest arrival is what the notification is about; when only departures changed
         // the list (or the window just hid), the newest still waiting.
         let newest_arrival = listed.iter().rev().find(|request| arrived.contains(&request.id));
         let newest = match newest_arrival {
             Some(newest) => newest,
-            None if (self.showing && changed) || just_hidden => listed.last()?,
+            None if (self.showing && changed) || (just_hidden && requests) => listed.last()?,
             None => return None,
         };
         self.showing = true;
+        self.names_requests = requests;
         let mut shown = notification(&listed, newest);
-        shown.persistent = hidden;
+        shown.persistent = hidden && requests;
         Some(NoticeCommand::Show(shown))
     }
 
@@ -149,6 +156,14 @@ impl Notices {
     /// taken): the next arrival shows a new one; departures alone show nothing.
     pub fn dismissed(&mut self) {
         self.showing = false;
+        self.names_requests = false;
+    }
+
+    /// Whether the notification up names a request of the inbox's: the inbox closes it when it
+    /// ends (its requests are answered then). One naming terminals alone is left to the person
+    /// (it stays when the inbox goes lean, issue 14).
+    pub fn names_requests(&self) -> bool {
+        self.showing && self.names_requests
     }
 }
 
@@ -669,6 +684,40 @@ mod terminal_tests {
         notices.dismissed();
         terminals.clear();
         assert_eq!(notices.update(&terminals.beside(&inbox), false, false), None);
+    }
+
+    /// A hidden window (a lean inbox resumed for a notice) makes a terminal's notification
+    /// neither persistent nor shown again; it names no request, so the inbox leaves it up.
+    #[test]
+    fn terminals_alone_are_never_persistent_and_left_up_at_the_end() {
+        let mut terminals = Terminals::default();
+        let mut notices = Notices::default();
+        assert!(terminals.arrive(
+            &notice("idle_prompt", Some(SESSION), "/w/orders"),
+            RequestId::next(),
+            &[]
+        ));
+        let alone = shown(notices.update(&terminals.beside(&[]), false, false));
+        assert!(!alone.persistent);
+        assert!(!notices.names_requests());
+        assert_eq!(
+            notices.update(&terminals.beside(&[]), false, true),
+            None,
+            "hidden: nothing new"
+        );
+        let question = card(Some("q"), WaitingKind::Question);
+        let inbox = vec![question];
+        let both = shown(notices.update(&terminals.beside(&inbox), false, true));
+        assert!(both.persistent, "a request waits behind a hidden window");
+        assert!(notices.names_requests());
+        assert_eq!(
+            notices.update(&terminals.beside(&[]), false, true).map(|c| match c {
+                NoticeCommand::Show(n) => n.persistent,
+                NoticeCommand::Close => true,
+            }),
+            Some(false)
+        );
+        assert!(!notices.names_requests());
     }
 
     #[test]

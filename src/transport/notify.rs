@@ -184,7 +184,11 @@ async fn run(inputs: &async_channel::Receiver<Input>, open: &dyn Fn(RequestId)) 
             }
         }
     }
-    if let Some(mut bus) = bus {
+    // The inbox ends (or goes lean): its requests are answered, so a notification naming them
+    // goes; one naming terminals alone stays, the person's to dismiss.
+    if let Some(mut bus) = bus
+        && notices.names_requests()
+    {
         let _ = bus.perform(NoticeCommand::Close).await;
     }
 }
