@@ -974,3 +974,18 @@ fn a_notice_to_a_lean_inbox_stays_up_when_the_inbox_goes_lean_again() {
     assert_eq!(seen, [], "{seen:?}");
     assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1");
 }
+
+/// An inbox that shows no notifications (`--no-notify`) takes the notice and says so: the hook
+/// raises nothing (the person turned them off) and says why on stderr.
+#[test]
+fn an_inbox_with_no_notify_takes_the_notice_and_raises_nothing() {
+    let mut world = World::new("notify-terminal-off", true);
+    world.start_inbox(world.askpane(&["inbox", "--no-notify"]));
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&json!({})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(stderr.contains("the inbox shows no desktop notifications"), "{stderr}");
+    // The answer came after the inbox took the notice: nothing was sent to the server by then.
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "{seen:?}");
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "0");
+}
