@@ -327,6 +327,27 @@ fn notify(replaces: u32, summary: &str, body: &str, id: u32) -> Seen {
     }
 }
 
+/// The `Notify` for terminals alone (issue 26 item 6): no "Open", as the window has nothing of
+/// theirs to show (and a hook that raised it itself is gone before anyone clicks).
+fn terminal_notify(replaces: u32, summary: &str, body: &str, id: u32) -> Seen {
+    match notify(replaces, summary, body, id) {
+        Seen::Notify { app, replaces, icon, summary, body, hints, timeout, id, .. } => {
+            Seen::Notify {
+                app,
+                replaces,
+                icon,
+                summary,
+                body,
+                actions: Vec::new(),
+                hints,
+                timeout,
+                id,
+            }
+        }
+        other => other,
+    }
+}
+
 fn notify_id(seen: &Seen) -> u32 {
     match seen {
         Seen::Notify { id, .. } => *id,
@@ -592,13 +613,13 @@ fn a_terminals_notice_joins_the_inbox_notification_naming_project_and_session() 
     let shown = world.next();
     let id = notify_id(&shown);
     let headline = "Claude Code waits in orders (session c1b4931d)";
-    assert_eq!(shown, notify(0, headline, "Claude needs your permission", id));
+    assert_eq!(shown, terminal_notify(0, headline, "Claude needs your permission", id));
     // The same terminal, now idle: its notice replaces the first, in place.
     let idle = json!({"cwd": "/home/dev/orders", "notification_type": "idle_prompt",
         "message": "Claude is waiting for your input"});
     let (code, stdout, stderr) = world.notice(&terminal_notice(&idle));
     assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
-    assert_eq!(world.next(), notify(id, headline, "Claude is waiting for your input", id));
+    assert_eq!(world.next(), terminal_notify(id, headline, "Claude is waiting for your input", id));
     // Another terminal, with 100 KB of Japanese: one grouped notification, cut to its size.
     let long = json!({"cwd": "/home/dev/注文", "session_id": "77aa0000-1111",
         "message": "待機中".repeat(12_000)});
@@ -655,7 +676,7 @@ fn with_no_inbox_the_hook_raises_one_plain_notification_itself() {
     let id = notify_id(&shown);
     assert_eq!(
         shown,
-        notify(
+        terminal_notify(
             0,
             "Claude Code waits in project (session c1b4931d)",
             "Claude needs your permission",

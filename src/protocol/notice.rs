@@ -65,6 +65,9 @@ pub struct Notification {
     pub body: String,
     /// The request its "Open" action shows.
     pub open: RequestId,
+    /// Whether it offers "Open": not when it names terminals alone, which the window does not
+    /// show (nor when a hook raised it itself, gone before anyone clicks).
+    pub opens: bool,
     /// The window is hidden with requests waiting: the notification stays until they are
     /// answered or the window is shown (it does not expire, and stays after its action).
     pub persistent: bool,
@@ -241,11 +244,13 @@ pub fn terminal_notification(notice: &TerminalNotice, id: RequestId) -> Notifica
 
 /// The notification for `waiting` (not empty), whose "Open" shows `newest`.
 fn notification(waiting: &[Waiting], newest: &Waiting) -> Notification {
+    let opens = waiting.iter().any(|request| request.kind != WaitingKind::Terminal);
     if let [only] = waiting {
         return Notification {
             summary: clip(&one_line(&name(only)), SUMMARY_CHARS),
             body: clip(&plain(&only.question), BODY_CHARS),
             open: only.id,
+            opens,
             persistent: false,
         };
     }
@@ -270,6 +275,7 @@ fn notification(waiting: &[Waiting], newest: &Waiting) -> Notification {
         summary: grouped_summary(waiting),
         body: clip(&lines.join("\n"), BODY_CHARS),
         open: newest.id,
+        opens,
         persistent: false,
     }
 }
@@ -376,6 +382,7 @@ mod tests {
                 summary: "shop · Database".to_owned(),
                 body: "Which database should orders use?".to_owned(),
                 open: db.id,
+                opens: true,
                 persistent: false,
             }
         );
@@ -407,6 +414,7 @@ mod tests {
                 body: "A question: Ship it?\nblog · Theme: Light or dark?\nshop · Database: Which database?"
                     .to_owned(),
                 open: third.id,
+                opens: true,
                 persistent: false,
             }
         );
@@ -607,6 +615,7 @@ mod terminal_tests {
         assert_eq!(one.summary, "Claude Code waits in orders (session 3f2a1b2c)");
         assert_eq!(one.body, "Claude needs your permission");
         assert!(!one.persistent);
+        assert!(!one.opens, "the window has nothing of a terminal's to open");
         let finished = terminal_notification(
             &notice("auth_success", None, "/home/dev/orders"),
             RequestId::next(),
@@ -631,6 +640,7 @@ mod terminal_tests {
         ));
         let both = shown(notices.update(&terminals.beside(&inbox), false, false));
         assert_eq!(both.summary, "2 waiting: 1 question, 1 terminal");
+        assert!(both.opens, "Open shows the question");
         assert_eq!(
             both.body,
             "Claude Code waits in orders (session 3f2a1b2c): Claude needs your permission\norders · Bash: npm test"

@@ -281,7 +281,7 @@ impl Bus {
                     "dialog-question",
                     notification.summary.as_str(),
                     body.as_str(),
-                    &ACTIONS[..],
+                    if notification.opens { &ACTIONS[..] } else { &[] },
                     hints,
                     // 0: never expires; -1: the server's own time.
                     if notification.persistent { 0i32 } else { -1i32 },
