@@ -1088,6 +1088,67 @@ fn install_with_approvals_adds_the_permission_hook_for_the_tools_named_and_unins
     let _ = fs::remove_dir_all(&root);
 }
 
+/// Issue 26 item 6: `--notify` adds the Notification hook (every type, a short timeout) beside
+/// the question hook and the user's own; `uninstall --notify` takes it alone, `uninstall` all.
+#[test]
+fn install_with_notify_adds_the_notification_hook_and_uninstall_notify_takes_it_alone() {
+    let root = scratch("install-notify", &[]);
+    let Layout { home, project, settings, .. } = Layout::new(&root);
+    let theirs = r#"{"hooks":{"Notification":[{"matcher":"idle_prompt","hooks":[{"type":"command","command":"notify-send idle"}]}]}}"#;
+    fs::write(&settings, theirs).expect("write settings.json");
+    let project_text = path_str(&project).to_owned();
+    let run_with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--project", project_text.as_str()]);
+        settings_command(&all, &home)
+    };
+    let run = run_with(&["install", "claude", "--notify"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let questions = format!(
+        r#"{{"matcher":"AskUserQuestion","hooks":[{{"type":"command","command":"{}","timeout":86400,"statusMessage":"Waiting for your answer in askpane"}}]}}"#,
+        hook_command()
+    );
+    let notices = format!(
+        r#"{{"matcher":"*","hooks":[{{"type":"command","command":"{}","timeout":10}}]}}"#,
+        hook_command()
+    );
+    let their_entry =
+        r#"{"matcher":"idle_prompt","hooks":[{"type":"command","command":"notify-send idle"}]}"#;
+    assert_eq!(
+        compact(&read_json(&settings)),
+        format!(
+            r#"{{"hooks":{{"Notification":[{their_entry},{notices}],"PreToolUse":[{questions}]}}}}"#
+        )
+    );
+    assert!(
+        run.stdout.starts_with("askpane's PreToolUse hook for AskUserQuestion: added; its Notification hook (terminals that wait): added; in "),
+        "{run:?}"
+    );
+    let run = run_with(&["install", "claude", "--notify"]);
+    assert!(run.stdout.ends_with("already has askpane's hooks; nothing changed\n"), "{run:?}");
+    // With the approvals too: each hook's change named.
+    let run = run_with(&["install", "claude", "--notify", "--approvals"]);
+    assert!(run.stdout.starts_with("askpane's PreToolUse hook for AskUserQuestion: already there; its PermissionRequest hook for every tool: added; its Notification hook (terminals that wait): already there; in "), "{run:?}");
+
+    let run = run_with(&["uninstall", "claude", "--notify"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("removed 1 askpane hook(s) from "), "{run:?}");
+    let after = read_json(&settings);
+    assert_eq!(
+        compact(&after["hooks"]["Notification"]),
+        format!("[{their_entry}]"),
+        "theirs stays"
+    );
+    assert_eq!(after["hooks"]["PreToolUse"][0]["matcher"], "AskUserQuestion");
+    let run = run_with(&["uninstall", "claude", "--notify"]);
+    assert!(run.stdout.ends_with("has no askpane hook; nothing changed\n"), "{run:?}");
+    run_with(&["install", "claude", "--notify"]);
+    let run = run_with(&["uninstall", "claude"]);
+    assert!(run.stdout.starts_with("removed 3 askpane hook(s) from "), "{run:?}");
+    assert_eq!(compact(&read_json(&settings)), theirs);
+    let _ = fs::remove_dir_all(&root);
+}
+
 /// Settings with other keys (not in alphabetical order), other hooks, non-ASCII text and an
 /// AskUserQuestion hook of someone else's.
 const OTHER_SETTINGS: &str = r#"{

@@ -327,6 +327,27 @@ fn notify(replaces: u32, summary: &str, body: &str, id: u32) -> Seen {
     }
 }
 
+/// The `Notify` for terminals alone (issue 26 item 6): no "Open", as the window has nothing of
+/// theirs to show (and a hook that raised it itself is gone before anyone clicks).
+fn terminal_notify(replaces: u32, summary: &str, body: &str, id: u32) -> Seen {
+    match notify(replaces, summary, body, id) {
+        Seen::Notify { app, replaces, icon, summary, body, hints, timeout, id, .. } => {
+            Seen::Notify {
+                app,
+                replaces,
+                icon,
+                summary,
+                body,
+                actions: Vec::new(),
+                hints,
+                timeout,
+                id,
+            }
+        }
+        other => other,
+    }
+}
+
 fn notify_id(seen: &Seen) -> u32 {
     match seen {
         Seen::Notify { id, .. } => *id,
@@ -550,4 +571,442 @@ fn a_hidden_window_with_a_question_waiting_keeps_one_persistent_notification() {
             other => panic!("expected the notification to close, saw {other:?}"),
         }
     }
+}
+
+/// Issue 26 item 6: Claude Code 2.1.332's captured `permission_prompt` Notification (its TUI,
+/// tests/fixtures/claude-code/2.1.332/notification/), with `fields` replaced.
+fn terminal_notice(fields: &Value) -> Value {
+    let mut input = crate::support::fixture_json(
+        "claude-code/2.1.332/notification/tui-handback-bash/hooks/Notification.1.stdin.json",
+    );
+    if let (Some(input), Some(fields)) = (input.as_object_mut(), fields.as_object()) {
+        input.extend(fields.clone());
+    }
+    input
+}
+
+impl World {
+    /// `askpane hook` given a terminal's Notification; its exit code, stdout and stderr.
+    fn notice(&self, input: &Value) -> (Option<i32>, String, String) {
+        let started = Instant::now();
+        let done = Client::spawn(self.askpane(&["hook"]), &input.to_string()).finish();
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the hook took {:?}",
+            started.elapsed()
+        );
+        done
+    }
+}
+
+/// A terminal's notice joins the inbox's one notification, named by its project and session,
+/// and the same session's next notice replaces it; the hook prints nothing and exits 0.
+#[test]
+fn a_terminals_notice_joins_the_inbox_notification_naming_project_and_session() {
+    let mut world = World::new("notify-terminal", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+
+    let (code, stdout, stderr) =
+        world.notice(&terminal_notice(&json!({"cwd": "/home/dev/orders"})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    let headline = "Claude Code waits in orders (session c1b4931d)";
+    assert_eq!(shown, terminal_notify(0, headline, "Claude needs your permission", id));
+    // The same terminal, now idle: its notice replaces the first, in place.
+    let idle = json!({"cwd": "/home/dev/orders", "notification_type": "idle_prompt",
+        "message": "Claude is waiting for your input"});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&idle));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert_eq!(world.next(), terminal_notify(id, headline, "Claude is waiting for your input", id));
+    // Another terminal, with 100 KB of Japanese: one grouped notification, cut to its size.
+    let long = json!({"cwd": "/home/dev/注文", "session_id": "77aa0000-1111",
+        "message": "待機中".repeat(12_000)});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&long));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let Seen::Notify { summary, body, replaces, .. } = world.next() else { panic!("a Notify") };
+    assert_eq!((summary.as_str(), replaces), ("2 terminals waiting", id));
+    assert!(body.starts_with("Claude Code waits in 注文 (session 77aa0000): 待機中"), "{body}");
+    assert!(body.chars().count() <= 300, "{} characters", body.chars().count());
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "one notification, not three");
+}
+
+/// The rule against duplicates, for real: a terminal whose card waits in the inbox (its
+/// PermissionRequest hook still deciding: Claude Code's permission_prompt comes 6 s after its
+/// dialog regardless) raises nothing more; another terminal still joins.
+#[test]
+fn a_terminal_whose_card_waits_in_the_inbox_is_not_announced_a_second_time() {
+    let mut world = World::new("notify-terminal-card", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    // The card of session 5e55-10n (World::approval's), in project shop.
+    let call = world.approval("shop", "npm test");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(shown, notify(0, "shop · Bash", "npm test", id));
+    let same = json!({"cwd": "/home/dev/shop", "session_id": "5e55-10n"});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&same));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    // Another session's terminal: the next thing on the bus is the notification naming it and
+    // the card, and nothing of a second shop terminal.
+    let other = json!({"cwd": "/home/dev/blog", "session_id": "0b1e0000-2222"});
+    let (code, _, stderr) = world.notice(&terminal_notice(&other));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        world.next(),
+        notify(
+            id,
+            "2 waiting: 1 tool call, 1 terminal",
+            "Claude Code waits in blog (session 0b1e0000): Claude needs your permission\nshop · Bash: npm test",
+            id
+        )
+    );
+    call.kill();
+}
+
+/// No inbox: the hook raises one plain notification itself (the inbox's app name), starts no
+/// inbox and prints nothing.
+#[test]
+fn with_no_inbox_the_hook_raises_one_plain_notification_itself() {
+    let world = World::new("notify-terminal-alone", true);
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&json!({})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(
+        shown,
+        terminal_notify(
+            0,
+            "Claude Code waits in project (session c1b4931d)",
+            "Claude needs your permission",
+            id
+        )
+    );
+    assert!(!world.root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+}
+
+/// No inbox and no bus: exit 0 at once, nothing on stdout, one line on stderr saying why.
+#[test]
+fn with_no_inbox_and_no_bus_the_hook_exits_at_once_printing_nothing() {
+    let world = World::new("notify-terminal-nothing", false);
+    let mut hook = world.askpane(&["hook"]);
+    hook.env(
+        "DBUS_SESSION_BUS_ADDRESS",
+        format!("unix:path={}", world.root.join("nobus").display()),
+    );
+    let started = Instant::now();
+    let input = terminal_notice(&json!({})).to_string();
+    let (code, stdout, stderr) = Client::spawn(hook, &input).finish();
+    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(
+        stderr.contains("no desktop notification for Claude Code waits in project"),
+        "{stderr}"
+    );
+    assert!(!world.root.join("run/askpane/inbox.sock").exists(), "an inbox was started");
+}
+
+/// Claude Code's interactive terminal (its TUI, not `-p`), driven in a private tmux server.
+struct Terminal {
+    socket: PathBuf,
+}
+
+impl Terminal {
+    /// Starts `program args…` in a 120x40 tmux pane in `dir`, with exactly `env`.
+    fn start(
+        root: &std::path::Path,
+        dir: &std::path::Path,
+        env: &[(&str, String)],
+        argv: &[String],
+    ) -> Terminal {
+        require("tmux");
+        let socket = root.join("tmux.sock");
+        let quote = |text: &str| format!("'{}'", text.replace('\'', r"'\''"));
+        let assignments: Vec<String> =
+            env.iter().map(|(name, value)| format!("{name}={}", quote(value))).collect();
+        let words: Vec<String> = argv.iter().map(|word| quote(word)).collect();
+        let command = format!("env -i {} {}", assignments.join(" "), words.join(" "));
+        let mut tmux = Command::new("tmux");
+        tmux.arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c"])
+            .arg(dir)
+            .arg(command);
+        let started = run_bounded(&mut tmux, None);
+        assert!(started.status.success(), "tmux: {started:?}");
+        Terminal { socket }
+    }
+
+    fn tmux(&self, args: &[&str]) -> crate::support::Finished {
+        let mut tmux = Command::new("tmux");
+        tmux.arg("-S").arg(&self.socket).args(args);
+        run_bounded(&mut tmux, None)
+    }
+
+    /// The screen's text now.
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"]).stdout
+    }
+
+    /// Waits (bounded) until the screen shows `text`; the screen then.
+    fn shows(&self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} on the terminal within {within:?}:\n{screen}"
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &str) {
+        let sent = self.tmux(&["send-keys", "-t", "0", keys]);
+        assert!(sent.status.success(), "send-keys: {sent:?}");
+    }
+}
+
+impl Drop for Terminal {
+    /// Ends the tmux server this test started (by its own socket), and Claude Code with it.
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// `CACHE/bin/claude-2.1.332`, as `scripts/claude-cli` installs it.
+fn claude_2_1_332() -> PathBuf {
+    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
+        PathBuf::from,
+    );
+    let binary = cache.join("bin/claude-2.1.332");
+    assert!(binary.is_file(), "Claude Code 2.1.332 is not installed: run scripts/claude-cli");
+    binary
+}
+
+/// The real Claude Code 2.1.332 in its interactive terminal, in project `orders` with `askpane
+/// install claude --approvals --notify`, its fake model calling Bash once (`touch made-by-bash`).
+/// With `hand_back` the PermissionRequest hook runs `--fallback terminal` (Answer in the terminal
+/// at once: it prints nothing).
+struct ClaudeTui {
+    terminal: Terminal,
+    touched: PathBuf,
+    _api: crate::fake_api::FakeApi,
+}
+
+impl ClaudeTui {
+    fn start(world: &World, hand_back: bool) -> ClaudeTui {
+        let home = world.root.join("home");
+        let project = home.join("orders");
+        fs::create_dir_all(project.join(".claude")).expect("make the project");
+        let project_key = project.display().to_string();
+        // Past the TUI's first-run screens: onboarding done, the folder trusted, the key approved.
+        let config = json!({"hasCompletedOnboarding": true, "theme": "dark",
+            "customApiKeyResponses": {"approved": ["sk-ant-dummy"], "rejected": []},
+            "projects": {project_key: {"hasTrustDialogAccepted": true,
+                                       "hasCompletedProjectOnboarding": true}}});
+        fs::write(home.join(".claude.json"), config.to_string()).expect("write ~/.claude.json");
+        let mut install =
+            world.askpane(&["install", "claude", "--approvals", "--notify", "--project"]);
+        install.arg(&project).env("HOME", &home);
+        let installed = run_bounded(&mut install, None);
+        assert_eq!(installed.status.code(), Some(0), "{installed:?}");
+        if hand_back {
+            let path = project.join(".claude/settings.json");
+            let mut settings: Value =
+                serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("JSON");
+            let hook = &mut settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"];
+            *hook = json!(format!("{} --fallback terminal", hook.as_str().expect("a command")));
+            fs::write(&path, settings.to_string()).expect("write settings");
+        }
+        let touched = project.join("made-by-bash");
+        let call = json!({"command": format!("touch {}", touched.display()),
+            "description": "Create a marker file"});
+        let api = crate::fake_api::FakeApi::scripted(vec![crate::fake_api::ToolCall::new(
+            "Bash",
+            call,
+            "toolu_tui_1",
+        )]);
+        fs::create_dir_all(world.root.join("tmp")).expect("make TMPDIR");
+        let env = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", home.display().to_string()),
+            ("TMPDIR", world.root.join("tmp").display().to_string()),
+            ("LANG", "C.UTF-8".to_owned()),
+            ("TERM", "xterm-256color".to_owned()),
+            ("ANTHROPIC_BASE_URL", api.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-dummy".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("DISABLE_TELEMETRY", "1".to_owned()),
+            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+            // What the hooks need to reach this world's inbox and bus.
+            ("XDG_RUNTIME_DIR", world.root.join("run").display().to_string()),
+            ("XDG_STATE_HOME", world.root.join("state").display().to_string()),
+            ("DBUS_SESSION_BUS_ADDRESS", world.bus.clone()),
+        ];
+        // Without `--permission-mode default` 2.1.332 starts in auto mode and asks nobody.
+        let argv = [
+            claude_2_1_332().display().to_string(),
+            "--permission-mode".to_owned(),
+            "default".to_owned(),
+            "Please do the task.".to_owned(),
+        ];
+        let terminal = Terminal::start(&world.root, &project, &env, &argv);
+        ClaudeTui { terminal, touched, _api: api }
+    }
+}
+
+/// Issue 26 item 6, end to end with the real Claude Code 2.1.332 in its interactive terminal:
+/// askpane's PermissionRequest hook hands the Bash call back (`--fallback terminal`: it prints
+/// nothing), so the TUI's own dialog is what the person answers; 6 s after the dialog appeared
+/// Claude Code's Notification hook (`askpane install claude --notify`) reaches the inbox, whose
+/// notification names the project and session; "1" in the terminal then runs the command.
+#[test]
+fn a_real_claude_code_terminal_that_waits_on_its_own_dialog_is_announced_by_the_inbox() {
+    let mut world = World::new("notify-tui", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    let started = Instant::now();
+    let claude = ClaudeTui::start(&world, true);
+    // The hand-back: Claude Code's own dialog.
+    let screen = claude.terminal.shows("Do you want to proceed?", WAIT);
+    assert!(screen.contains("1. Yes"), "{screen}");
+    // About 6 s after it: the terminal's notice, in the inbox's notification.
+    let shown = world.next();
+    let Seen::Notify { app, summary, body, .. } = &shown else { panic!("a Notify: {shown:?}") };
+    assert_eq!(app, "askpane");
+    assert!(summary.starts_with("Claude Code waits in orders (session "), "{shown:?}");
+    assert_eq!(body, "Claude needs your permission");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    // The dialog still decides: "1" (Yes) runs the command.
+    claude.terminal.keys("1");
+    let deadline = Instant::now() + WAIT;
+    while !claude.touched.exists() {
+        let screen = claude.terminal.screen();
+        assert!(Instant::now() < deadline, "the command did not run:\n{screen}");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The rule against duplicates with the real CLI: the Bash call is a card in the inbox (its
+/// notification says so); Claude Code's own `permission_prompt` comes 6 s after its dialog
+/// although the hook still waits, and the inbox raises nothing for it (the same session's card
+/// notified). Claude Code ended, the card leaves and the notification closes.
+#[test]
+fn a_real_claude_code_terminal_whose_card_waits_in_the_inbox_is_not_announced_twice() {
+    let mut world = World::new("notify-tui-card", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+    let claude = ClaudeTui::start(&world, false);
+    let shown = world.next();
+    let id = notify_id(&shown);
+    assert_eq!(
+        shown,
+        notify(0, "orders · Bash", &format!("touch {}", claude.touched.display()), id)
+    );
+    // The inbox hears the terminal's notice and says why it raises nothing.
+    let deadline = Instant::now() + WAIT;
+    while !world.inbox_stderr().contains("its session's card in the inbox has notified already") {
+        assert!(
+            Instant::now() < deadline,
+            "no notice reached the inbox:\n{}",
+            world.inbox_stderr()
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    let line = world.inbox_stderr();
+    assert!(line.contains("Claude Code waits in orders (session "), "{line}");
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "a second notification: {seen:?}");
+    drop(claude);
+    assert_eq!(world.next(), Seen::CloseNotification { id });
+}
+
+/// An inbox that is stopped (Ctrl+Z in its terminal) does not hold Claude Code's hook: the hook
+/// gives up on it within its bounds and raises the notification itself; the inbox, resumed, goes on.
+#[test]
+fn a_stopped_inbox_does_not_hold_the_notice_hook() {
+    let mut world = World::new("notify-terminal-stopped", true);
+    world.start_inbox(world.askpane(&["inbox"]));
+    let pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox").to_string();
+    let signal = |name: &str| {
+        let mut kill = Command::new("kill");
+        kill.args([name, pid.as_str()]);
+        assert!(run_bounded(&mut kill, None).status.success(), "kill {name} {pid}");
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let input = terminal_notice(&json!({"cwd": "/home/dev/orders"})).to_string();
+    let (code, stdout, stderr) = Client::spawn(world.askpane(&["hook"]), &input).finish();
+    let took = started.elapsed();
+    signal("-CONT");
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(took < Duration::from_secs(9), "took {took:?}: {stderr}");
+    assert!(stderr.contains("raising the notification here"), "{stderr}");
+    let Seen::Notify { summary, .. } = world.next() else { panic!("a Notify") };
+    assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
+}
+
+/// A notice to a lean inbox (issue 14: its window closed with nothing waiting) resumes it
+/// without showing a window; the terminal's notification is raised and stays when the inbox goes
+/// lean again (it is the person's to dismiss: no request of the inbox's is in it), and it is not
+/// made persistent by the window being hidden.
+#[test]
+fn a_notice_to_a_lean_inbox_stays_up_when_the_inbox_goes_lean_again() {
+    let mut world = World::new("notify-terminal-lean", true);
+    world.start_inbox(world.askpane(&["inbox"]));
+    let pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let lean = || {
+        let command = read_lossy(format!("/proc/{pid}/cmdline").as_ref());
+        command.contains("--lean")
+    };
+    let times_lean = |world: &World| world.inbox_stderr().matches("inbox lean (no window").count();
+    let (window, _) = world.window("askpane");
+    crate::display::send_wm_delete_window(world.xvfb.number, window);
+    let deadline = Instant::now() + WAIT;
+    while !(lean() && times_lean(&world) == 1) {
+        assert!(Instant::now() < deadline, "never lean:\n{}", world.inbox_stderr());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (code, stdout, stderr) =
+        world.notice(&terminal_notice(&json!({"cwd": "/home/dev/orders"})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let shown = world.next();
+    let Seen::Notify { summary, timeout, hints, .. } = &shown else {
+        panic!("a Notify: {shown:?}")
+    };
+    assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
+    assert_eq!(
+        (*timeout, hints.as_slice()),
+        (-1, ["category".to_owned(), "urgency".to_owned()].as_slice())
+    );
+    let deadline = Instant::now() + WAIT;
+    while !(lean() && times_lean(&world) == 2) {
+        assert!(Instant::now() < deadline, "never lean again:\n{}", world.inbox_stderr());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "{seen:?}");
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1");
+}
+
+/// An inbox that shows no notifications (`--no-notify`) takes the notice and says so: the hook
+/// raises nothing (the person turned them off) and says why on stderr.
+#[test]
+fn an_inbox_with_no_notify_takes_the_notice_and_raises_nothing() {
+    let mut world = World::new("notify-terminal-off", true);
+    world.start_inbox(world.askpane(&["inbox", "--no-notify"]));
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&json!({})));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(stderr.contains("the inbox shows no desktop notifications"), "{stderr}");
+    // The answer came after the inbox took the notice: nothing was sent to the server by then.
+    let seen: Vec<Seen> = world.seen.try_iter().collect();
+    assert_eq!(seen, [], "{seen:?}");
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "0");
 }

@@ -596,6 +596,7 @@ fn inbox_line() -> impl Strategy<Value = String> {
         "permission",
         "withdraw_permission",
         "permission_timed_out",
+        "notice",
         "dance",
     ];
     let modes = vec!["ask", "hook", "mcp", "opencode", "nope"];
@@ -905,5 +906,58 @@ proptest! {
         }
         prop_assert!(followed.held_permission_ids().is_empty());
         prop_assert_eq!(permission_reply(&decided).is_some(), decline);
+    }
+}
+
+// Issue 26 item 6: Claude Code's Notification hook input, near valid or hostile.
+
+/// A Notification hook input: the captured keys, each usually a string and sometimes anything;
+/// long and non-ASCII texts included.
+fn notification_input() -> impl Strategy<Value = Value> {
+    let long = prop_oneof![
+        3 => text(),
+        1 => ("[ぁ-ゖ]{1,3}", 1usize..4000).prop_map(|(unit, times)| unit.repeat(times)),
+    ];
+    let kinds =
+        vec!["permission_prompt", "idle_prompt", "auth_success", "elicitation_dialog", "", "x"];
+    (
+        or_junk(prop::sample::select(kinds).prop_map(Value::from)),
+        or_junk(long.prop_map(Value::String)),
+        or_junk(text().prop_map(Value::String)),
+        or_junk(text().prop_map(|cwd| Value::String(format!("/home/dev/{cwd}")))),
+        prop::collection::vec((key(), json_value()), 0..3),
+    )
+        .prop_map(|(kind, message, session, cwd, extra)| {
+            let mut input = json!({"hook_event_name": "Notification", "notification_type": kind,
+                "message": message, "session_id": session, "cwd": cwd});
+            if let Some(object) = input.as_object_mut() {
+                for (key, value) in extra {
+                    if key != "hook_event_name" {
+                        object.insert(key, value);
+                    }
+                }
+            }
+            input
+        })
+}
+
+proptest! {
+    #![proptest_config(config(cases("PROPTEST_CASES", 256)))]
+
+    /// Any Notification input becomes a notice without panic, bounded, that crosses the inbox's
+    /// socket unchanged and names its terminal in one notification no longer than its limits.
+    #[test]
+    fn any_notification_input_becomes_a_bounded_notice_without_panic(input in notification_input()) {
+        use askpane::protocol::hook_notification::{MESSAGE_CHARS, parse_notification};
+        use askpane::protocol::inbox::{ClientMessage, read_client_line};
+        use askpane::protocol::notice::terminal_notification;
+        let notice = parse_notification(&input).expect("a Notification is a notice");
+        prop_assert!(notice.message.chars().count() <= MESSAGE_CHARS);
+        prop_assert!(!notice.message.trim().is_empty());
+        let line = serde_json::to_string(&ClientMessage::Notice { notice: notice.clone() }).expect("serialises");
+        let read = read_client_line(line.as_bytes()).expect("a line").expect("a message");
+        prop_assert_eq!(read, ClientMessage::Notice { notice: notice.clone() });
+        let shown = terminal_notification(&notice, askpane::protocol::origin::RequestId::next());
+        prop_assert!(shown.summary.chars().count() <= 80 && shown.body.chars().count() <= 300);
     }
 }

@@ -7,6 +7,12 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(message) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    // Issue 26 item 6: a hook input may be a Notification; its notice is bounded.
+    if let Some(notice) = askpane::protocol::hook_notification::parse_notification(&message) {
+        let limit = askpane::protocol::hook_notification::MESSAGE_CHARS;
+        assert!(notice.message.chars().count() <= limit);
+        let _ = notice.headline();
+    }
     let Ok(incoming) = parse_message(&message) else { return };
     let Ok(validated) = validate(&incoming.input) else { return };
     let ask = &validated.ask;

@@ -372,6 +372,7 @@ impl App {
             id: card.id,
             kind: WaitingKind::ToolCall,
             project: card.provenance.project.clone(),
+            session: card.provenance.session.clone(),
             header: card.request.tool_name.clone(),
             host: card.provenance.host.clone(),
             // The card's one-line summary without the tool's name, which the title carries.
@@ -388,6 +389,7 @@ impl App {
                 kind: WaitingKind::Question,
                 project: open.core.provenance.project.clone(),
                 host: open.core.provenance.host.clone(),
+                session: open.core.provenance.session.clone(),
                 header: open.core.ask.title().to_owned(),
                 question: open
                     .core

@@ -1,11 +1,12 @@
 //! `askpane hook`: Claude Code's PreToolUse / PermissionRequest hook input in, its
-//! `hookSpecificOutput` out, or nothing where Claude Code is to ask in its own dialog.
+//! `hookSpecificOutput` out, or nothing where Claude Code is to ask in its own dialog; a
+//! `Notification` (issue 26 item 6) is handed to the inbox's desktop notification, printing nothing.
 
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use askpane::protocol::{EnvelopeError, parse_message, permission};
+use askpane::protocol::{EnvelopeError, hook_notification, parse_message, permission};
 use askpane::transport::pipe;
 
 use askpane::protocol::inbox::ClientMode;
@@ -40,9 +41,22 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    // Any tool but AskUserQuestion: a tool call to allow or deny (issue 26).
-    if let Some(parsed) = permission::parse_hook_permission(&message) {
-        return Ok(super::hook_approval::run(&message, parsed, fallback, &args.piped));
+    // The one place the hook's events are told apart.
+    match message.get("hook_event_name").and_then(serde_json::Value::as_str) {
+        // A terminal that waits (issue 26 item 6): announced, nothing printed.
+        Some(hook_notification::HOOK_EVENT) => {
+            if let Some(notice) = hook_notification::parse_notification(&message) {
+                return Ok(super::hook_notice::run(notice, &args.piped.inbox));
+            }
+        }
+        // Any tool but AskUserQuestion: a tool call to allow or deny (issue 26).
+        Some(permission::HOOK_EVENT) => {
+            if let Some(parsed) = permission::parse_hook_permission(&message) {
+                return Ok(super::hook_approval::run(&message, parsed, fallback, &args.piped));
+            }
+        }
+        // PreToolUse (and any other input): a question, or another tool's call left alone.
+        _ => {}
     }
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,

@@ -19,7 +19,7 @@ use askpane::transport::inbox::{self, ConnectError, InboxClient, InboxLock, Inbo
 use askpane::transport::notify::Notifier;
 use askpane::transport::serve::bundle;
 use askpane::transport::serve::{self, BridgeJournal, BridgeOptions};
-use askpane::transport::{Control, Inbound, IoThreads, UiSender, ui_channel};
+use askpane::transport::{Control, Inbound, IoThreads, ui_channel};
 use crossbeam_channel::Receiver;
 
 use super::args::{StoreArgs, UiArgs};
@@ -146,9 +146,19 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let window = WindowSlot::default();
     let (to_ui, requests) = ui_channel(window.waker());
     let route = signals.as_ref().map(|watch| watch.route(to_ui.clone()));
-    let reveal = to_ui.clone();
+    // Issue 11: a desktop notification when a question arrives and the window is not
+    // focused; its "Open" shows the window on that request. Started before the socket serves:
+    // a terminal's notice (issue 26 item 6) may be the first thing a resumed inbox is sent.
+    let notifier = (!web && notifications_wanted(args.no_notify))
+        .then(|| start_notifier(to_ui.clone()))
+        .flatten();
     let server = InboxServer::start(listener, place.socket(), to_ui)
         .context("starting the inbox's socket server")?;
+    // Issue 26 item 6: Claude Code terminals that wait (`askpane hook` given a Notification)
+    // join the same notification.
+    if let Some(notifier) = &notifier {
+        server.serve_notices(Box::new(notifier.noticer()));
+    }
     let went_lean = Arc::new(AtomicBool::new(false));
     let mut threads = IoThreads::default();
     let stop_sweep = sweep_orphans(&args, &mut threads)?;
@@ -167,7 +177,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
                 claim_quiet: Box::new(server.claim_quiet()),
                 went_lean: Arc::clone(&went_lean),
             });
-            in_window(&args, window, (requests, reveal), sink, lean);
+            in_window(&args, window, requests, (sink, notifier), lean);
         }
     }
     // The window is gone: every request it held was told. What is still queued hears the window
@@ -272,14 +282,11 @@ fn in_browser(
 fn in_window(
     args: &InboxArgs,
     window: WindowSlot,
-    (requests, reveal): (Receiver<Inbound>, UiSender),
-    sink: Option<DraftSink>,
+    requests: Receiver<Inbound>,
+    (sink, notifier): (Option<DraftSink>, Option<Notifier>),
     lean: Option<LeanExit>,
 ) {
     let unshown = requests.clone();
-    // Issue 11: a desktop notification when a question arrives and the window is not
-    // focused; its "Open" shows the window on that request.
-    let notifier = notifications_wanted(args.no_notify).then(|| start_notifier(reveal)).flatten();
     let notices = notifier.as_ref().map(|notifier| notifier.reporter());
     let options =
         AppOptions { resident: true, start_hidden: resumed(args), ..AppOptions::default() };

@@ -33,6 +33,7 @@ mod handover;
 mod history;
 mod hook;
 mod hook_approval;
+mod hook_notice;
 mod inbox;
 mod install;
 // The library's log lines on stderr, at the level ASKPANE_LOG names (issue 25).

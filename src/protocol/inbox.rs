@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::envelope::ReplyFormat;
+use super::hook_notification::TerminalNotice;
 use super::stream::{AgentExit, SessionInfo, TurnResult};
 use super::stream::{Block, CliMessage, PermissionDecision, PermissionRequest, SessionEvent};
 
@@ -90,6 +91,10 @@ pub enum ClientMessage {
     /// `linked`. Accepted once per connection: a second (one a remote client sent through the
     /// link) is refused.
     ViaLink { host: String },
+    /// Issue 26 item 6: a Claude Code terminal says it waits (its `Notification` hook). The inbox
+    /// names it in its desktop notification, unless it shows an ask of that session already.
+    /// Answered with `noticed`.
+    Notice { notice: TerminalNotice },
 }
 
 /// A hosted session's event on the wire: the transcript messages a window shows, and the end.
@@ -384,6 +389,9 @@ pub enum InboxMessage {
     EndSession,
     /// (hosts) The user decided permission `id`.
     PermissionDecided { id: String, decision: PermissionDecision },
+    /// The answer to `notice`: taken; `notifies` is false when this inbox shows no desktop
+    /// notifications (`--no-notify`, `--ui web`), so nothing will be raised.
+    Noticed { notifies: bool },
     /// The line just read was not a message the inbox can act on; the connection stays usable.
     Error {
         message: String,
@@ -436,7 +444,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out or via_link"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link or notice"
     )]
     NotAMessage(String),
 }
@@ -515,6 +523,26 @@ mod tests {
                 .expect("a message"),
             timed_out
         );
+    }
+
+    /// Issue 26 item 6: a terminal's notice and its answer, as literal JSON.
+    #[test]
+    fn a_notice_and_its_answer_have_the_documented_shape() {
+        let line = r#"{"type":"notice","notice":{"kind":"permission_prompt","message":"Claude needs your permission","session_id":"3f2a1b2c-1","project":"orders"}}"#;
+        let message = read_client_line(line.as_bytes()).expect("a line").expect("a message");
+        let ClientMessage::Notice { notice } = &message else { panic!("{message:?}") };
+        assert_eq!(notice.headline(), "Claude Code waits in orders (session 3f2a1b2c)");
+        assert_eq!(serde_json::to_string(&message).expect("serialises"), line);
+        let noticed = InboxMessage::Noticed { notifies: true };
+        assert_eq!(
+            serde_json::to_string(&noticed).expect("serialises"),
+            r#"{"type":"noticed","notifies":true}"#
+        );
+        // A newer Claude Code's type crosses as named; a notice without its kind is refused.
+        let newer = r#"{"type":"notice","notice":{"kind":"brand_new","message":"m"}}"#;
+        assert!(read_client_line(newer.as_bytes()).expect("a line").is_ok());
+        let broken = r#"{"type":"notice","notice":{"message":"m"}}"#;
+        assert!(read_client_line(broken.as_bytes()).expect("a line").is_err());
     }
 
     #[test]

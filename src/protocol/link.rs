@@ -63,7 +63,9 @@ impl Scope {
             | ClientMessage::SessionEvent { .. }
             | ClientMessage::Permission { .. }
             | ClientMessage::WithdrawPermission { .. }
-            | ClientMessage::PermissionTimedOut { .. } => return Ok(()),
+            | ClientMessage::PermissionTimedOut { .. }
+            // A remote terminal that waits: its notice is stamped with the link's host.
+            | ClientMessage::Notice { .. } => return Ok(()),
             ClientMessage::ViaLink { .. } => return Err(Refused::LinkedAlready { host }),
             // Every host's events, the desk's window, the page's link (whose token lets anyone
             // answer), the inbox's end: the desk's, never a remote's.

@@ -13,6 +13,7 @@ pub mod codex_server;
 pub mod envelope;
 pub mod exit;
 pub mod history;
+pub mod hook_notification;
 pub mod inbox;
 pub mod limits;
 pub mod link;

@@ -19,12 +19,14 @@ mod client;
 mod connection;
 mod deliver;
 mod launch;
+mod notice;
 mod writer;
 
 pub use client::{ConnectError, InboxClient};
 pub use connection::InboxConnection;
 pub use deliver::{Delivered, Until, deliver};
 pub use launch::start_inbox;
+pub use notice::{NoticeError, send_notice};
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -35,6 +37,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::protocol::hook_notification::TerminalNotice;
 use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
@@ -156,10 +159,15 @@ struct Shared {
     gate: Gate,
     /// Issue 11: replaces the browser page's link (`new_link`), when the inbox serves a page.
     new_link: std::sync::OnceLock<NewLink>,
+    /// Issue 26 item 6: raises a terminal's notice (`notice`), when the inbox notifies.
+    notices: std::sync::OnceLock<Noticer>,
 }
 
 /// Replaces the inbox's page link and returns the new links, or says why it could not.
 pub type NewLink = Box<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
+
+/// Hands a Claude Code terminal's notice to the inbox's notifier; it never blocks.
+pub type Noticer = Box<dyn Fn(TerminalNotice) + Send + Sync>;
 
 /// What `new_link` hears from an inbox that serves no browser page.
 pub const NO_PAGE_TO_RELINK: &str = "this inbox serves no browser page, so it has no link to \
@@ -217,6 +225,7 @@ impl InboxServer {
             connections: Mutex::new(Vec::new()),
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
+            notices: std::sync::OnceLock::new(),
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
@@ -231,6 +240,12 @@ impl InboxServer {
     /// Set once; a second call is ignored.
     pub fn serve_new_link(&self, replace: NewLink) {
         let _ = self.shared.new_link.set(replace);
+    }
+
+    /// Issue 26 item 6: from now on a `notice` goes to `raise` (the inbox's notifier started).
+    /// Set once; a second call is ignored. Without it a notice is answered `notifies: false`.
+    pub fn serve_notices(&self, raise: Noticer) {
+        let _ = self.shared.notices.set(raise);
     }
 
     /// How many requests are open.
@@ -582,6 +597,17 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 if let Err(message) = hosted.time_out_permission(shared, &id) {
                     writer.send(&InboxMessage::Error { message, id: Some(id) });
                 }
+            }
+            ClientMessage::Notice { mut notice } => {
+                notice.host = scope.host().map(str::to_owned);
+                let notifies = match shared.notices.get() {
+                    Some(raise) => {
+                        raise(notice);
+                        true
+                    }
+                    None => false,
+                };
+                writer.send(&InboxMessage::Noticed { notifies });
             }
         }
         waiters.retain(|waiter| !waiter.is_finished());

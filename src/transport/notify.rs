@@ -3,7 +3,9 @@
 //! and hands a notification's "Open" back to the window.
 //!
 //! The window reports a [`Snapshot`] (what waits, whether it has focus) whenever it changes; the
-//! report never blocks (an unbounded channel). One notification is kept per inbox, replaced by id.
+//! report never blocks (an unbounded channel). The inbox's socket hands over the notices of Claude
+//! Code terminals that wait (issue 26 item 6) on the same channel; [`Terminals`] holds them beside
+//! the snapshot. One notification is kept per inbox, replaced by id.
 //! The bus is reached on the first notification to show, and again after it was lost: with no bus
 //! or no notification server there are no notifications, and one line on stderr says why.
 
@@ -15,7 +17,8 @@ use std::time::Duration;
 use futures_lite::StreamExt as _;
 use zbus::zvariant::Value;
 
-use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot};
+use crate::protocol::hook_notification::TerminalNotice;
+use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot, Terminals};
 use crate::protocol::origin::RequestId;
 
 const DESTINATION: &str = "org.freedesktop.Notifications";
@@ -30,10 +33,22 @@ const ACTIONS: [&str; 4] = ["default", "Open", "open", "Open"];
 /// up at its end (the thread is joined).
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a call may take for [`notify_once`]: its caller is a hook Claude Code waits for.
+const ONCE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What wakes the notifier thread.
+#[derive(Debug)]
+enum Input {
+    /// The window changed.
+    Snapshot(Snapshot),
+    /// A Claude Code terminal says it waits.
+    Notice(TerminalNotice),
+}
+
 /// The notifier thread and the channel that wakes it.
 #[derive(Debug)]
 pub struct Notifier {
-    snapshots: async_channel::Sender<Snapshot>,
+    inputs: async_channel::Sender<Input>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -41,19 +56,27 @@ impl Notifier {
     /// Starts the `notifier` thread. `open` is called (on that thread) with the request whose
     /// notification the user opened.
     pub fn start(open: impl Fn(RequestId) + Send + 'static) -> io::Result<Notifier> {
-        let (snapshots, receiver) = async_channel::unbounded();
+        let (inputs, receiver) = async_channel::unbounded();
         let thread = crate::transport::spawn_named("notifier", move || {
             zbus::block_on(run(&receiver, &open))
         })?;
-        Ok(Notifier { snapshots, thread: Some(thread) })
+        Ok(Notifier { inputs, thread: Some(thread) })
     }
 
     /// What the window calls with each change; it never blocks.
     pub fn reporter(&self) -> impl FnMut(Snapshot) + Send + 'static {
-        let snapshots = self.snapshots.clone();
+        let inputs = self.inputs.clone();
         move |snapshot| {
             // The notifier is gone only once the inbox ends; nothing is left to show then.
-            let _ = snapshots.try_send(snapshot);
+            let _ = inputs.try_send(Input::Snapshot(snapshot));
+        }
+    }
+
+    /// What the inbox's socket calls with a terminal's notice (issue 26 item 6); it never blocks.
+    pub fn noticer(&self) -> impl Fn(TerminalNotice) + Send + Sync + 'static {
+        let inputs = self.inputs.clone();
+        move |notice| {
+            let _ = inputs.try_send(Input::Notice(notice));
         }
     }
 
@@ -63,7 +86,7 @@ impl Notifier {
     }
 
     fn end(&mut self) {
-        self.snapshots.close();
+        self.inputs.close();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -84,35 +107,52 @@ struct Shown {
 }
 
 /// The thread: decides with [`Notices`], shows through the bus, until the channel closes.
-async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(RequestId)) {
+async fn run(inputs: &async_channel::Receiver<Input>, open: &dyn Fn(RequestId)) {
     let mut notices = Notices::default();
+    let mut terminals = Terminals::default();
+    // What the window last reported (nothing waits, not focused, until it reports).
+    let mut window = Snapshot::default();
     let mut bus: Option<Bus> = None;
     let mut said_why = false;
     loop {
         let event = match &mut bus {
             Some(bus) => {
-                let snapshot = async { Event::Snapshot(snapshots.recv().await.ok()) };
+                let input = async { Event::Input(inputs.recv().await.ok()) };
                 let signal = async { Event::Signal(bus.signals.next().await) };
-                futures_lite::future::or(snapshot, signal).await
+                futures_lite::future::or(input, signal).await
             }
-            None => Event::Snapshot(snapshots.recv().await.ok()),
+            None => Event::Input(inputs.recv().await.ok()),
         };
         match event {
-            Event::Snapshot(None) => break,
-            Event::Snapshot(Some(snapshot)) => {
-                let Some(command) =
-                    notices.update(&snapshot.waiting, snapshot.focused, snapshot.hidden)
-                else {
+            Event::Input(None) => break,
+            Event::Input(Some(input)) => {
+                match input {
+                    Input::Snapshot(snapshot) => {
+                        terminals.settle(&snapshot.waiting);
+                        window = snapshot;
+                    }
+                    Input::Notice(notice) => {
+                        if !terminals.arrive(&notice, RequestId::next(), &window.waiting) {
+                            log::info!(
+                                "{}: its session's card in the inbox has notified already",
+                                notice.headline()
+                            );
+                            continue;
+                        }
+                    }
+                }
+                let waiting = terminals.beside(&window.waiting);
+                let Some(command) = notices.update(&waiting, window.focused, window.hidden) else {
                     continue;
                 };
                 if bus.is_none() && matches!(command, NoticeCommand::Show(_)) {
-                    match Bus::connect().await {
+                    match Bus::connect(CALL_TIMEOUT).await {
                         Ok(connected) => bus = Some(connected),
                         Err(error) => {
                             if !std::mem::replace(&mut said_why, true) {
                                 log::warn!("no desktop notifications ({error})");
                             }
-                            notices.dismissed();
+                            dismissed(&mut notices, &mut terminals);
                             continue;
                         }
                     }
@@ -120,7 +160,7 @@ async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(Reques
                 let Some(connected) = &mut bus else { continue };
                 if let Err(error) = connected.perform(command).await {
                     log::warn!("a desktop notification failed ({error})");
-                    notices.dismissed();
+                    dismissed(&mut notices, &mut terminals);
                     bus = None;
                 }
             }
@@ -128,29 +168,50 @@ async fn run(snapshots: &async_channel::Receiver<Snapshot>, open: &dyn Fn(Reques
                 let Some(connected) = &mut bus else { continue };
                 match connected.heard(&signal) {
                     Heard::Opened(request) => {
-                        notices.dismissed();
+                        dismissed(&mut notices, &mut terminals);
                         open(request);
                         // Servers close a notification whose action was taken; some keep it.
                         let _ = connected.perform(NoticeCommand::Close).await;
                     }
-                    Heard::Closed => notices.dismissed(),
+                    Heard::Closed => dismissed(&mut notices, &mut terminals),
                     Heard::Other => {}
                 }
             }
             // The bus went away: reached again for the next notification.
             Event::Signal(None) => {
-                notices.dismissed();
+                dismissed(&mut notices, &mut terminals);
                 bus = None;
             }
         }
     }
-    if let Some(mut bus) = bus {
+    // The inbox ends (or goes lean): its requests are answered, so a notification naming them
+    // goes; one naming terminals alone stays, the person's to dismiss.
+    if let Some(mut bus) = bus
+        && notices.names_requests()
+    {
         let _ = bus.perform(NoticeCommand::Close).await;
     }
 }
 
+/// The notification is gone (dismissed, expired, opened, or never shown): the next arrival shows
+/// a new one, and the terminals it named are done with (the window does not list them).
+fn dismissed(notices: &mut Notices, terminals: &mut Terminals) {
+    notices.dismissed();
+    terminals.clear();
+}
+
+/// Raises `notification` once, on its own, for a process that is not the inbox (`askpane hook`
+/// given a terminal's notice when no inbox runs): the inbox's app name and category, so it sits
+/// with the inbox's own. Every call to the bus is bounded by [`CALL_TIMEOUT`].
+pub fn notify_once(notification: &Notification) -> zbus::Result<()> {
+    zbus::block_on(async {
+        let mut bus = Bus::connect(ONCE_TIMEOUT).await?;
+        bus.show(notification).await
+    })
+}
+
 enum Event {
-    Snapshot(Option<Snapshot>),
+    Input(Option<Input>),
     Signal(Option<zbus::Message>),
 }
 
@@ -171,9 +232,10 @@ struct Bus {
 }
 
 impl Bus {
-    async fn connect() -> zbus::Result<Bus> {
+    /// Reaches the server; every call to it is bounded by `timeout`.
+    async fn connect(timeout: Duration) -> zbus::Result<Bus> {
         let connection =
-            zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
+            zbus::connection::Builder::session()?.method_timeout(timeout).build().await?;
         let proxy = zbus::Proxy::new(&connection, DESTINATION, PATH, INTERFACE).await?;
         // Also proves a server is there (or can be started by the bus).
         let capabilities: Vec<String> = proxy.call("GetCapabilities", &()).await?;
@@ -219,7 +281,7 @@ impl Bus {
                     "dialog-question",
                     notification.summary.as_str(),
                     body.as_str(),
-                    &ACTIONS[..],
+                    if notification.opens { &ACTIONS[..] } else { &[] },
                     hints,
                     // 0: never expires; -1: the server's own time.
                     if notification.persistent { 0i32 } else { -1i32 },

@@ -3,7 +3,8 @@
 
 use std::io;
 
-use crate::protocol::notice::Snapshot;
+use crate::protocol::hook_notification::TerminalNotice;
+use crate::protocol::notice::{Notification, Snapshot};
 use crate::protocol::origin::RequestId;
 
 /// Never started here.
@@ -23,5 +24,15 @@ impl Notifier {
         |_snapshot| {}
     }
 
+    pub fn noticer(&self) -> impl Fn(TerminalNotice) + Send + Sync + 'static {
+        |_notice| {}
+    }
+
     pub fn stop(self) {}
+}
+
+/// Nothing to raise a notification with here.
+pub fn notify_once(notification: &Notification) -> io::Result<()> {
+    let _ = notification;
+    Err(io::Error::new(io::ErrorKind::Unsupported, "no desktop notifications on this system"))
 }

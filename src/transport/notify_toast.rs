@@ -16,13 +16,23 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot};
+use crate::protocol::hook_notification::TerminalNotice;
+use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot, Terminals};
 use crate::protocol::origin::RequestId;
+
+/// What wakes the notifier thread.
+#[derive(Debug)]
+enum Input {
+    /// The window changed.
+    Snapshot(Snapshot),
+    /// A Claude Code terminal says it waits (issue 26 item 6).
+    Notice(TerminalNotice),
+}
 
 /// The notifier thread and the channel that wakes it.
 #[derive(Debug)]
 pub struct Notifier {
-    snapshots: Option<Sender<Snapshot>>,
+    snapshots: Option<Sender<Input>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -41,7 +51,17 @@ impl Notifier {
         move |snapshot| {
             // The notifier is gone only once the inbox ends; nothing is left to show then.
             if let Some(snapshots) = &snapshots {
-                let _ = snapshots.send(snapshot);
+                let _ = snapshots.send(Input::Snapshot(snapshot));
+            }
+        }
+    }
+
+    /// What the inbox's socket calls with a terminal's notice; it never blocks.
+    pub fn noticer(&self) -> impl Fn(TerminalNotice) + Send + Sync + 'static {
+        let snapshots = self.snapshots.clone();
+        move |notice| {
+            if let Some(snapshots) = &snapshots {
+                let _ = snapshots.send(Input::Notice(notice));
             }
         }
     }
@@ -66,11 +86,25 @@ impl Drop for Notifier {
 }
 
 /// The thread: decides with [`Notices`], shows what is new, until every reporter is gone.
-fn run(snapshots: &Receiver<Snapshot>) {
+fn run(inputs: &Receiver<Input>) {
     let mut notices = Notices::default();
+    let mut terminals = Terminals::default();
+    let mut window = Snapshot::default();
     let mut said_why = false;
-    for snapshot in snapshots {
-        match notices.update(&snapshot.waiting, snapshot.focused, snapshot.hidden) {
+    for input in inputs {
+        match input {
+            Input::Snapshot(snapshot) => {
+                terminals.settle(&snapshot.waiting);
+                window = snapshot;
+            }
+            Input::Notice(notice) => {
+                if !terminals.arrive(&notice, RequestId::next(), &window.waiting) {
+                    continue;
+                }
+            }
+        }
+        let waiting = terminals.beside(&window.waiting);
+        match notices.update(&waiting, window.focused, window.hidden) {
             Some(NoticeCommand::Show(notification)) => {
                 if let Err(error) = show(&notification)
                     && !std::mem::replace(&mut said_why, true)
@@ -80,9 +114,17 @@ fn run(snapshots: &Receiver<Snapshot>) {
             }
             Some(NoticeCommand::Close) | None => {}
         }
-        // Nothing shown can be replaced: only the next arrival shows a notification.
+        // Nothing shown can be replaced: only the next arrival shows a notification, and the
+        // terminals it named are done with.
         notices.dismissed();
+        terminals.clear();
     }
+}
+
+/// Raises `notification` once, for a process that is not the inbox (`askpane hook` given a
+/// terminal's notice when no inbox runs).
+pub fn notify_once(notification: &Notification) -> Result<(), notify_rust::error::Error> {
+    show(notification)
 }
 
 /// Shows one notification, never taking the keyboard.

@@ -3,7 +3,9 @@
 //! Pure JSON in, JSON out; the caller reads, backs up and writes the file. The question hook is
 //! `{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"<askpane> hook","timeout":…,
 //! "statusMessage":…}]}` under `hooks.PreToolUse`; the approval hook (issue 26) is the same under
-//! `hooks.PermissionRequest`, its matcher the tools it answers (`*`, or `Bash|Edit`). An askpane
+//! `hooks.PermissionRequest`, its matcher the tools it answers (`*`, or `Bash|Edit`); the notice hook
+//! (issue 26 item 6) runs the same command under `hooks.Notification`, matcher `*` (every type),
+//! with a short timeout and no status message (it decides nothing). An askpane
 //! hook is recognised by its command: a program named `askpane` run with `hook`, wherever it
 //! lives, so installing twice (or from a moved binary) keeps one entry.
 
@@ -14,6 +16,13 @@ use askpane::protocol::envelope::TOOL_NAME;
 
 /// How long Claude Code waits for the hook, in seconds: a day, long enough for a human.
 pub const HOOK_TIMEOUT_SECS: u64 = 86_400;
+
+/// How long Claude Code waits for the notice hook, in seconds: it hands a notice on, bounded by
+/// a few seconds of its own; this is a backstop.
+pub const NOTICE_TIMEOUT_SECS: u64 = 10;
+
+/// The notice hook's matcher: every notification type.
+pub const NOTICE_MATCHER: &str = "*";
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
@@ -99,13 +108,16 @@ fn array_at<'a>(
     })
 }
 
-/// Which of askpane's two hooks: where it lives in `hooks`, and which matcher entries are its.
+/// Which of askpane's three hooks: where it lives in `hooks`, and which matcher entries are its.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hook {
     /// `PreToolUse` for AskUserQuestion: the questions.
     Questions,
     /// `PermissionRequest` for the tools the user chose: the approvals (issue 26).
     Approvals,
+    /// `Notification` of every type: terminals that wait, in the inbox's notification (issue 26
+    /// item 6).
+    Notices,
 }
 
 impl Hook {
@@ -113,6 +125,19 @@ impl Hook {
         match self {
             Hook::Questions => "PreToolUse",
             Hook::Approvals => "PermissionRequest",
+            Hook::Notices => "Notification",
+        }
+    }
+
+    /// The hook's entry as askpane writes it: a person may wait on the first two (a day, and
+    /// Claude Code's spinner says so); a notice is handed on in seconds.
+    fn written(self, command: &str) -> Value {
+        match self {
+            Hook::Questions | Hook::Approvals => json!({"type": "command", "command": command,
+                "timeout": HOOK_TIMEOUT_SECS, "statusMessage": HOOK_STATUS_MESSAGE}),
+            Hook::Notices => {
+                json!({"type": "command", "command": command, "timeout": NOTICE_TIMEOUT_SECS})
+            }
         }
     }
 
@@ -122,7 +147,7 @@ impl Hook {
     fn owns(self, entry: &Value) -> bool {
         match self {
             Hook::Questions => entry.get("matcher").and_then(Value::as_str) == Some(TOOL_NAME),
-            Hook::Approvals => true,
+            Hook::Approvals | Hook::Notices => true,
         }
     }
 }
@@ -187,6 +212,17 @@ pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsEr
     install_hook(settings, command, Hook::Questions, TOOL_NAME)
 }
 
+/// Adds the notice hook (issue 26 item 6), or points an existing one at `command`. Other keys
+/// and hooks stay.
+pub fn install_notices(settings: &mut Value, command: &str) -> Result<Change, SettingsError> {
+    install_hook(settings, command, Hook::Notices, NOTICE_MATCHER)
+}
+
+/// Removes askpane's notice hook, as [`uninstall`] does the question hook.
+pub fn uninstall_notices(settings: &mut Value) -> Result<Change, SettingsError> {
+    uninstall_hook(settings, Hook::Notices)
+}
+
 /// Adds the approval hook for the tools `matcher` names ([`approvals_matcher`]), or points an
 /// existing one at `command` and `matcher`. Other keys and hooks stay.
 pub fn install_approvals(
@@ -232,16 +268,14 @@ fn install_hook(
         }
         hook["command"] = Value::String(updated);
         // A status message of the user's own stays; an entry written before there was one gets it.
-        if let Some(hook) = hook.as_object_mut() {
+        if let Some(hook) = hook.as_object_mut()
+            && which != Hook::Notices
+        {
             hook.entry("statusMessage").or_insert_with(|| json!(HOOK_STATUS_MESSAGE));
         }
         return Ok(Change::Updated { from: current });
     }
-    entries.push(json!({
-        "matcher": matcher,
-        "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS,
-            "statusMessage": HOOK_STATUS_MESSAGE}],
-    }));
+    entries.push(json!({"matcher": matcher, "hooks": [which.written(command)]}));
     Ok(Change::Added)
 }
 
@@ -418,6 +452,44 @@ mod tests {
         );
         assert_eq!(uninstall_approvals(&mut settings), Ok(Change::NothingToRemove));
         assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "AskUserQuestion");
+    }
+
+    /// Issue 26 item 6: the notice hook sits under `Notification` beside the user's own, with a
+    /// short timeout and no status message; installing twice changes nothing, and uninstalling it
+    /// leaves the other hooks (askpane's and the user's).
+    #[test]
+    fn the_notice_hook_is_added_under_notification_and_removed_alone() {
+        let mut settings = json!({"hooks": {"Notification": [
+            {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "notify-send idle"}]}]}});
+        install(&mut settings, COMMAND).expect("installs");
+        assert_eq!(install_notices(&mut settings, COMMAND), Ok(Change::Added));
+        let once = settings.clone();
+        assert_eq!(install_notices(&mut settings, COMMAND), Ok(Change::AlreadyThere));
+        assert_eq!(settings, once);
+        assert_eq!(
+            settings["hooks"]["Notification"],
+            json!([
+                {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "notify-send idle"}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]},
+            ])
+        );
+        // A moved binary: the one entry follows, still without a status message.
+        assert_eq!(
+            install_notices(&mut settings, "/new/askpane hook"),
+            Ok(Change::Updated { from: COMMAND.to_owned() })
+        );
+        assert_eq!(
+            settings["hooks"]["Notification"][1],
+            json!({"matcher": "*", "hooks": [{"type": "command", "command": "/new/askpane hook", "timeout": 10}]})
+        );
+        assert_eq!(uninstall_notices(&mut settings), Ok(Change::Removed { count: 1 }));
+        assert_eq!(
+            settings["hooks"]["Notification"],
+            json!([{"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "notify-send idle"}]}]),
+            "the user's own Notification hook stays"
+        );
+        assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "AskUserQuestion");
+        assert_eq!(uninstall_notices(&mut settings), Ok(Change::NothingToRemove));
     }
 
     #[test]

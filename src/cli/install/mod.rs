@@ -63,6 +63,11 @@ pub(super) struct ClaudeTarget {
     /// that hook.
     #[arg(long, value_name = "TOOLS", num_args = 0..=1, default_missing_value = "*")]
     approvals: Option<String>,
+    /// Also announce Claude Code terminals that wait (its Notification hook, every type) in
+    /// askpane's desktop notification, naming project and session. With `uninstall`: remove only
+    /// that hook.
+    #[arg(long)]
+    notify: bool,
 }
 
 /// Which settings file `install claude` edits.
@@ -377,31 +382,33 @@ fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
                     .with_context(|| format!("{} is not valid JSON", path.display()))?,
                 _ => Value::Object(serde_json::Map::new()),
             };
-            let change = match (install, &matcher) {
-                (true, matcher) => {
-                    let binary =
-                        std::env::current_exe().context("cannot find askpane's own path")?;
-                    let command = claude::hook_command(&binary);
-                    let questions = claude::install(&mut settings, &command)?;
-                    match matcher {
-                        Some(matcher) => {
-                            let approvals =
-                                claude::install_approvals(&mut settings, &command, matcher)?;
-                            Changes { questions: Some(questions), approvals: Some(approvals) }
-                        }
-                        None => Changes { questions: Some(questions), approvals: None },
-                    }
+            let mut changes = Changes::default();
+            if install {
+                let binary = std::env::current_exe().context("cannot find askpane's own path")?;
+                let command = claude::hook_command(&binary);
+                changes.questions = Some(claude::install(&mut settings, &command)?);
+                if let Some(matcher) = &matcher {
+                    changes.approvals =
+                        Some(claude::install_approvals(&mut settings, &command, matcher)?);
                 }
-                // `uninstall claude --approvals`: the approval hook only.
-                (false, _) if target.approvals.is_some() => Changes {
-                    questions: None,
-                    approvals: Some(claude::uninstall_approvals(&mut settings)?),
-                },
-                (false, _) => Changes {
-                    questions: Some(claude::uninstall(&mut settings)?),
-                    approvals: Some(claude::uninstall_approvals(&mut settings)?),
-                },
-            };
+                if target.notify {
+                    changes.notices = Some(claude::install_notices(&mut settings, &command)?);
+                }
+            } else {
+                // `uninstall claude --approvals` / `--notify`: those hooks only; plain
+                // `uninstall claude`: all of askpane's.
+                let only_named = target.approvals.is_some() || target.notify;
+                if !only_named {
+                    changes.questions = Some(claude::uninstall(&mut settings)?);
+                }
+                if !only_named || target.approvals.is_some() {
+                    changes.approvals = Some(claude::uninstall_approvals(&mut settings)?);
+                }
+                if !only_named || target.notify {
+                    changes.notices = Some(claude::uninstall_notices(&mut settings)?);
+                }
+            }
+            let change = changes;
             let mut text = serde_json::to_string_pretty(&settings)?;
             text.push('\n');
             Ok((text, change))
@@ -410,52 +417,70 @@ fn claude_hook(target: &ClaudeTarget, install: bool) -> anyhow::Result<u8> {
     )
 }
 
-/// What `install claude` / `uninstall claude` did to each of askpane's two hooks (`None`: that
+/// What `install claude` / `uninstall claude` did to each of askpane's three hooks (`None`: that
 /// hook was not touched).
+#[derive(Default)]
 struct Changes {
     questions: Option<Change>,
     approvals: Option<Change>,
+    notices: Option<Change>,
 }
 
 impl Changed for Changes {
     fn changed(&self) -> bool {
-        [&self.questions, &self.approvals].into_iter().flatten().any(Change::changed)
+        [&self.questions, &self.approvals, &self.notices].into_iter().flatten().any(Change::changed)
     }
 }
 
 impl Changes {
-    /// The words before the file's path. One hook touched, or an uninstall: as they always
-    /// read; both installed: each hook's change.
+    /// The words before the file's path. One hook touched: as it always read; an uninstall: how
+    /// many were removed; several installed: each hook's change.
     fn describe(&self, matcher: Option<&str>) -> String {
         let approvals_hook = match matcher {
             Some("*") | None => "PermissionRequest hook for every tool".to_owned(),
             Some(tools) => format!("PermissionRequest hook for {}", tools.replace('|', ", ")),
         };
-        match (&self.questions, &self.approvals) {
-            (Some(questions), None) => {
-                describe_change(questions, "PreToolUse hook for AskUserQuestion")
-            }
-            (None, Some(approvals)) => describe_change(approvals, &approvals_hook),
-            (Some(Change::Removed { count: one }), Some(Change::Removed { count: other })) => {
-                describe_change(&Change::Removed { count: one + other }, "")
-            }
-            (Some(removed @ Change::Removed { .. }), Some(Change::NothingToRemove))
-            | (Some(Change::NothingToRemove), Some(removed @ Change::Removed { .. })) => {
-                describe_change(removed, "")
-            }
-            (Some(Change::NothingToRemove), Some(Change::NothingToRemove)) => {
-                describe_change(&Change::NothingToRemove, "")
-            }
-            (Some(Change::AlreadyThere), Some(Change::AlreadyThere)) => {
-                "already has askpane's hooks;".to_owned()
-            }
-            (Some(questions), Some(approvals)) => format!(
-                "askpane's PreToolUse hook for AskUserQuestion: {}; its {approvals_hook}: {}; in",
-                change_word(questions),
-                change_word(approvals)
-            ),
-            (None, None) => "nothing asked of".to_owned(),
+        let touched: Vec<(String, &Change)> = [
+            ("PreToolUse hook for AskUserQuestion".to_owned(), &self.questions),
+            (approvals_hook, &self.approvals),
+            ("Notification hook (terminals that wait)".to_owned(), &self.notices),
+        ]
+        .into_iter()
+        .filter_map(|(hook, change)| Some((hook, change.as_ref()?)))
+        .collect();
+        let changes = || touched.iter().map(|(_, change)| *change);
+        if let [(hook, change)] = touched.as_slice() {
+            return describe_change(change, hook);
         }
+        if touched.is_empty() {
+            return "nothing asked of".to_owned();
+        }
+        let removing = changes()
+            .all(|change| matches!(change, Change::Removed { .. } | Change::NothingToRemove));
+        if removing {
+            let count = changes()
+                .map(|change| match change {
+                    Change::Removed { count } => *count,
+                    _ => 0,
+                })
+                .sum();
+            return match count {
+                0 => describe_change(&Change::NothingToRemove, ""),
+                count => describe_change(&Change::Removed { count }, ""),
+            };
+        }
+        if changes().all(|change| *change == Change::AlreadyThere) {
+            return "already has askpane's hooks;".to_owned();
+        }
+        let words: Vec<String> = touched
+            .iter()
+            .enumerate()
+            .map(|(index, (hook, change))| {
+                let whose = if index == 0 { "askpane's" } else { "its" };
+                format!("{whose} {hook}: {}", change_word(change))
+            })
+            .collect();
+        format!("{}; in", words.join("; "))
     }
 }
 

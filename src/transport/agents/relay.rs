@@ -406,7 +406,8 @@ impl<A: HostedAgent> RelayState<A> {
             | InboxMessage::Settled { .. }
             | InboxMessage::Shown
             | InboxMessage::Linked { .. }
-            | InboxMessage::NewLink { .. } => {}
+            | InboxMessage::NewLink { .. }
+            | InboxMessage::Noticed { .. } => {}
         }
         Step::Go
     }

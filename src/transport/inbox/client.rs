@@ -131,6 +131,11 @@ impl InboxClient {
         self.writer.set_write_timeout(timeout)
     }
 
+    /// Bounds how long [`InboxClient::receive`] may block (`None`: for ever, the default).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.reader.get_ref().set_read_timeout(timeout)
+    }
+
     /// Closes the connection: the inbox withdraws what this client still waits for.
     pub fn close(&self) {
         let _ = self.writer.shutdown(std::net::Shutdown::Both);
