@@ -72,6 +72,16 @@ fn remote_container_prints_the_bind_mount_and_the_devcontainer_snippet() {
 /// [`CONTAINER_RUNTIME`]`/askpane` (a folder of the world's, as the container's `/run` is its
 /// image's), with the printed `XDG_RUNTIME_DIR`.
 fn hook_in_a_container(world: &World, inside: u32, input: &str) -> crate::inbox::Client {
+    hook_in_a_container_with(world, inside, input, true)
+}
+
+/// [`hook_in_a_container`], with or without the desk's display in its environment.
+fn hook_in_a_container_with(
+    world: &World,
+    inside: u32,
+    input: &str,
+    display: bool,
+) -> crate::inbox::Client {
     let container_run = world.root.join("container-run");
     fs::create_dir_all(container_run.join("askpane")).expect("the mount point");
     let askpane = env!("CARGO_BIN_EXE_askpane");
@@ -96,6 +106,9 @@ fn hook_in_a_container(world: &World, inside: u32, input: &str) -> crate::inbox:
         };
     }
     unshare.env("XDG_RUNTIME_DIR", &container_run).current_dir(&world.root);
+    if !display {
+        unshare.env_remove("DISPLAY");
+    }
     command = unshare;
     crate::inbox::Client::spawn(command, input)
 }
@@ -127,6 +140,25 @@ fn a_container_user_mapped_to_the_desk_s_uid_is_admitted_through_the_bind_mounte
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
     assert!(stderr.starts_with("uid 1000 inside"), "{stderr}");
+}
+
+/// No inbox runs on the desk: the container's client (no display there) starts none in the
+/// shared folder (whose socket the desk's own clients would then reach), and hands the question
+/// back to Claude Code.
+#[test]
+fn with_no_inbox_on_the_desk_a_container_s_client_starts_none_and_claude_code_asks() {
+    let world = World::new("container-no-inbox");
+    if !user_namespaces_work() {
+        return;
+    }
+    fs::create_dir_all(world.root.join("run/askpane")).expect("the inbox's folder");
+    fs::set_permissions(world.root.join("run/askpane"), fs::Permissions::from_mode(0o700))
+        .expect("private");
+    let input = hook_input("toolu_alone", "Which colour?");
+    let (code, stdout, stderr) = hook_in_a_container_with(&world, 1000, &input, false).finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Claude Code asks instead"), "{stdout}");
+    assert!(!world.socket().exists(), "an inbox was started in the container: {stderr}");
 }
 
 /// Another uid than the desk's, however it calls itself inside: root of another user's user
