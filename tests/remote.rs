@@ -804,7 +804,7 @@ fn setup_onto_a_host_whose_tmp_is_noexec_installs_a_binary_that_runs_and_undo_le
     )
     .expect("the session wrapper");
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("executable");
-    let extra = format!("ForceCommand {}\nSetEnv TMPDIR=/tmp\n", wrapper.display());
+    let extra = format!("ForceCommand {}\n", wrapper.display());
     let Some(sshd) = Sshd::start_with(&world.root, HOST, &extra) else { return };
     let on_remote = |script: &str| run_bounded(&mut sshd.on_remote(&[script]), None);
     // The host's /tmp is noexec indeed: a program copied there does not run.
@@ -821,6 +821,7 @@ fn setup_onto_a_host_whose_tmp_is_noexec_installs_a_binary_that_runs_and_undo_le
     let set_up = run(&["--setup", "claude"]);
     assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
     assert!(set_up.stdout.contains("checked there"), "{set_up:?}");
+    assert!(home.join(".local/bin/askpane").is_file(), "not in the remote's home: {set_up:?}");
     // It runs there, from the host's home, in a session whose /tmp is noexec.
     let ran = on_remote("\"$HOME/.local/bin/askpane\" --version && findmnt -no OPTIONS /tmp");
     assert!(ran.status.success(), "{ran:?}");

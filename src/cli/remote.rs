@@ -186,8 +186,8 @@ fn container_help(desk: &Desk) -> String {
     let snippet = serde_json::to_string_pretty(&snippet).unwrap_or_default();
     let (uid, gid) = (desk.uid, desk.gid);
     format!(
-        "# The inbox's folder on this desk is {folder} (its socket inbox.sock). Mount the folder,\n\
-         # not the socket: an inbox that restarts makes its socket anew there.\n\
+        "# The inbox's folder on this desk is {folder} (its socket inbox.sock).\n\
+         # Mount the folder, not the socket: an inbox that restarts makes its socket anew there.\n\
          # docker run / podman run (rootful: run as your uid; rootless: leave --user out, the\n\
          # container's root is you):\n\
          -v \"{folder}:{target}\" -e XDG_RUNTIME_DIR={CONTAINER_RUNTIME} --user {uid}:{gid}\n\
