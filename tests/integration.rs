@@ -95,6 +95,10 @@ mod opencode;
 // the desk's inbox with its host, a killed ssh, what a link's client may see and do.
 #[cfg(target_os = "linux")]
 mod remote;
+// Issue 27 item 5: a container (a user and mount namespace, a real Docker where one answers) asks
+// the desk's inbox through its bind-mounted folder; another uid is refused.
+#[cfg(target_os = "linux")]
+mod container;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

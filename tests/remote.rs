@@ -45,6 +45,11 @@ impl Sshd {
 
     /// Starts sshd under `root` for the ssh alias `alias`, with a remote of its own.
     pub(crate) fn start_as(root: &Path, alias: &str) -> Option<Sshd> {
+        Sshd::start_with(root, alias, "")
+    }
+
+    /// Starts sshd under `root` for `alias`, `extra` appended to its config (a `ForceCommand`).
+    pub(crate) fn start_with(root: &Path, alias: &str, extra: &str) -> Option<Sshd> {
         if !Path::new(SSHD).is_file() {
             eprintln!("SKIPPED: {SSHD} is not installed (apt-get install openssh-server)");
             return None;
@@ -79,7 +84,7 @@ impl Sshd {
                  KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
                  StreamLocalBindUnlink yes\nAllowStreamLocalForwarding yes\n\
                  SetEnv HOME={remote}/home XDG_RUNTIME_DIR={remote}/run \
-                 XDG_STATE_HOME={remote}/state\n",
+                 XDG_STATE_HOME={remote}/state\n{extra}",
                 dir = dir.display(),
                 remote = remote.display(),
             ),
@@ -732,4 +737,97 @@ fn setup_refuses_a_host_this_binary_cannot_run_on() {
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(refused.stderr.contains("riscbox runs Linux riscv64"), "{refused:?}");
     assert_eq!(read_lossy(&log).lines().count(), 1, "only uname was run: {}", read_lossy(&log));
+}
+
+/// `askpane remote devbox ARGS… -- -F CONFIG` (a `--setup`), run to its end.
+fn remote_setup(world: &World, sshd: &Sshd, args: &[&str]) -> crate::support::Finished {
+    let mut command = world.askpane(&[&["remote", HOST][..], args, &["--", "-F"]].concat());
+    command.arg(&sshd.config).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut process = Process::new(command.spawn().expect("askpane remote --setup"));
+    let stdout = crate::support::read_all(process.child.stdout.take().expect("stdout"));
+    let stderr = crate::support::read_all(process.child.stderr.take().expect("stderr"));
+    let status = process.wait(SETUP_WAIT);
+    let (stdout, stderr) = (crate::support::collect(stdout), crate::support::collect(stderr));
+    let status = status.unwrap_or_else(|| panic!("still setting up: {stdout}\n{stderr}"));
+    crate::support::Finished { status, stdout, stderr }
+}
+
+/// `--undo` takes away only what `--setup` made: the person's own `~/.local/bin` (and what is
+/// in it) and their settings file stay, their settings as they were (askpane's backups of
+/// that file beside it, as `askpane uninstall` leaves them anywhere).
+#[test]
+fn undo_after_setup_keeps_the_person_s_own_folders_and_settings() {
+    let world = World::new("remote-setup-own");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let home = sshd.remote.join("home");
+    fs::create_dir_all(home.join(".local/bin")).expect("their bin");
+    fs::write(home.join(".local/bin/mytool"), "#!/bin/sh\n").expect("their tool");
+    fs::create_dir_all(home.join(".claude")).expect("their .claude");
+    let theirs = json!({"theme": "dark"});
+    fs::write(home.join(".claude/settings.json"), theirs.to_string()).expect("their settings");
+    let before = tree(&home);
+    let set_up = remote_setup(&world, &sshd, &["--setup", "claude"]);
+    assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
+    let undone = remote_setup(&world, &sshd, &["--setup", "claude", "--undo"]);
+    assert_eq!(undone.status.code(), Some(0), "{undone:?}");
+    let after: Vec<String> =
+        tree(&home).into_iter().filter(|path| !path.contains(".askpane-backup-")).collect();
+    assert_eq!(after, before, "{undone:?}");
+    let settings: Value =
+        serde_json::from_str(&read_lossy(&home.join(".claude/settings.json"))).expect("JSON");
+    assert_eq!(settings, theirs, "{undone:?}");
+}
+
+/// Every path under `dir`, relative, sorted (`find -printf '%P'`): what a home holds.
+fn tree(dir: &Path) -> Vec<String> {
+    let listed = run_bounded(
+        Command::new("find").arg(dir).args(["-mindepth", "1", "-printf", "%P\\n"]),
+        None,
+    );
+    let mut paths: Vec<String> = listed.stdout.lines().map(str::to_owned).collect();
+    paths.sort();
+    paths
+}
+
+/// Issue 27: `--setup` onto a host whose `/tmp` is a `noexec` tmpfs (every ssh session there
+/// runs in a mount namespace of its own with one mounted over `/tmp`, sshd's `ForceCommand`):
+/// the copy still runs from `~/.local/bin`, and `--undo` leaves the home as it was.
+#[test]
+fn setup_onto_a_host_whose_tmp_is_noexec_installs_a_binary_that_runs_and_undo_leaves_nothing() {
+    let world = World::new("remote-noexec");
+    let wrapper = world.root.join("noexec-session");
+    fs::write(
+        &wrapper,
+        "#!/bin/sh\n# Each session: a private mount namespace whose /tmp is a noexec tmpfs.\n\
+         exec unshare --mount --propagation private sh -c \
+         'mount -t tmpfs -o noexec,nosuid,nodev askpane-noexec /tmp && exec sh -c \"$SSH_ORIGINAL_COMMAND\"'\n",
+    )
+    .expect("the session wrapper");
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("executable");
+    let extra = format!("ForceCommand {}\n", wrapper.display());
+    let Some(sshd) = Sshd::start_with(&world.root, HOST, &extra) else { return };
+    let on_remote = |script: &str| run_bounded(&mut sshd.on_remote(&[script]), None);
+    // The host's /tmp is noexec indeed: a program copied there does not run.
+    let mounted = on_remote("findmnt -no OPTIONS /tmp; cp /bin/true /tmp/t && /tmp/t; echo ran=$?");
+    if mounted.stderr.contains("unshare") || mounted.stderr.contains("mount:") {
+        eprintln!("SKIPPED: cannot make a noexec /tmp for the sessions here: {mounted:?}");
+        return;
+    }
+    assert!(mounted.stdout.contains("noexec"), "{mounted:?}");
+    assert!(mounted.stdout.contains("ran=126"), "a program ran from the noexec /tmp: {mounted:?}");
+    let home = sshd.remote.join("home");
+    let before = tree(&home);
+    let run = |args: &[&str]| remote_setup(&world, &sshd, args);
+    let set_up = run(&["--setup", "claude"]);
+    assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
+    assert!(set_up.stdout.contains("checked there"), "{set_up:?}");
+    assert!(home.join(".local/bin/askpane").is_file(), "not in the remote's home: {set_up:?}");
+    // It runs there, from the host's home, in a session whose /tmp is noexec.
+    let ran = on_remote("\"$HOME/.local/bin/askpane\" --version && findmnt -no OPTIONS /tmp");
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(ran.stdout.starts_with("askpane "), "{ran:?}");
+    assert!(ran.stdout.contains("noexec"), "{ran:?}");
+    let undone = run(&["--setup", "claude", "--undo"]);
+    assert_eq!(undone.status.code(), Some(0), "{undone:?}");
+    assert_eq!(tree(&home), before, "the home after --undo: {undone:?}");
 }

@@ -3,6 +3,7 @@
 //! links that run. The link itself is `askpane::transport::remote`.
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -20,11 +21,15 @@ use super::exit;
 #[derive(Args, Debug)]
 pub(super) struct RemoteArgs {
     /// The host as ssh knows it (an alias of ~/.ssh/config, `user@host`, an address).
-    #[arg(required_unless_present = "list")]
+    #[arg(required_unless_present_any = ["list", "container"])]
     host: Option<String>,
     /// Show each link that runs on this desk, and its state; link nothing.
     #[arg(long, conflicts_with = "host")]
     list: bool,
+    /// Print how a container on this desk sees the inbox (the `docker run` bind mount and the
+    /// `devcontainer.json` snippet); link nothing.
+    #[arg(long, conflicts_with_all = ["host", "list", "setup"])]
+    container: bool,
     /// Instead of linking: copy this askpane to the host (~/.local/bin/askpane, checked for its
     /// system and by checksum) and run `askpane install AGENT` there.
     #[arg(long, value_name = "AGENT", conflicts_with = "list")]
@@ -55,6 +60,18 @@ enum SetupAgent {
 pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     if args.list {
         return list();
+    }
+    if args.container {
+        let place = Place::find().context("cannot use the inbox's folder")?;
+        let folder = place.socket().parent().map(Path::to_path_buf).unwrap_or_default();
+        let desk = Desk {
+            folder,
+            runtime: std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+            uid: rustix::process::getuid().as_raw(),
+            gid: rustix::process::getgid().as_raw(),
+        };
+        say!("{}", container_help(&desk));
+        return Ok(exit::OK);
     }
     let Some(host) = args.host else {
         anyhow::bail!("name the host to link: askpane remote HOST");
@@ -132,4 +149,90 @@ fn line(record: &LinkRecord) -> String {
         line.push_str(&format!("\t{why}"));
     }
     line
+}
+
+/// Where the inbox's folder is inside a container: `XDG_RUNTIME_DIR` there is
+/// [`CONTAINER_RUNTIME`], so its `askpane` finds the socket as it would at home, with the same
+/// checks (the folder must be the client's own uid's, the socket served by its uid).
+const CONTAINER_RUNTIME: &str = "/run/askpane-desk";
+
+/// What `--container` needs to know of this desk.
+struct Desk {
+    /// The inbox's folder (`inbox.sock` in it).
+    folder: PathBuf,
+    /// `$XDG_RUNTIME_DIR` here, if set: the snippet names the folder through it.
+    runtime: Option<PathBuf>,
+    uid: u32,
+    gid: u32,
+}
+
+/// The lines `askpane remote --container` prints: the bind mount for `docker run`/`podman
+/// run`, the `devcontainer.json` snippet (a JSON object of its own lines), and who is let in.
+fn container_help(desk: &Desk) -> String {
+    let folder = desk.folder.display().to_string();
+    let target = format!("{CONTAINER_RUNTIME}/askpane");
+    // devcontainer.json is often shared: through `localEnv` it names each person's own folder.
+    let source = match &desk.runtime {
+        Some(runtime) if desk.folder == runtime.join("askpane") => {
+            "${localEnv:XDG_RUNTIME_DIR}/askpane".to_owned()
+        }
+        _ => folder.clone(),
+    };
+    let snippet = serde_json::json!({
+        "mounts": [{"source": source, "target": target, "type": "bind"}],
+        "containerEnv": {"XDG_RUNTIME_DIR": CONTAINER_RUNTIME},
+        "updateRemoteUserUID": true,
+    });
+    let snippet = serde_json::to_string_pretty(&snippet).unwrap_or_default();
+    let (uid, gid) = (desk.uid, desk.gid);
+    format!(
+        "# The inbox's folder on this desk is {folder} (its socket inbox.sock).\n\
+         # Mount the folder, not the socket: an inbox that restarts makes its socket anew there.\n\
+         # docker run / podman run (rootful: run as your uid; rootless: leave --user out, the\n\
+         # container's root is you):\n\
+         -v \"{folder}:{target}\" -e XDG_RUNTIME_DIR={CONTAINER_RUNTIME} --user {uid}:{gid}\n\
+         # devcontainer.json (the container user's uid is made yours by updateRemoteUserUID):\n\
+         {snippet}\n\
+         # Inside, askpane hook/ask/mcp find the inbox as here. The inbox admits only uid {uid}\n\
+         # as the kernel reports it: a container user mapped to another uid is refused."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desk(runtime: Option<&str>, folder: &str) -> Desk {
+        Desk { folder: folder.into(), runtime: runtime.map(PathBuf::from), uid: 1000, gid: 100 }
+    }
+
+    /// The snippet between the first `{` and the last `}`.
+    fn snippet(help: &str) -> serde_json::Value {
+        let start = help.find('{').expect("a snippet");
+        let end = help.rfind('}').expect("its end");
+        serde_json::from_str(&help[start..=end]).expect("JSON")
+    }
+
+    #[test]
+    fn the_container_help_mounts_the_folder_under_the_runtime_dir_it_sets() {
+        let help = container_help(&desk(Some("/run/user/1000"), "/run/user/1000/askpane"));
+        assert!(
+            help.contains(
+                "-v \"/run/user/1000/askpane:/run/askpane-desk/askpane\" \
+                 -e XDG_RUNTIME_DIR=/run/askpane-desk --user 1000:100"
+            ),
+            "{help}"
+        );
+        let snippet = snippet(&help);
+        assert_eq!(snippet["mounts"][0]["source"], "${localEnv:XDG_RUNTIME_DIR}/askpane");
+        assert_eq!(snippet["mounts"][0]["target"], "/run/askpane-desk/askpane");
+        assert_eq!(snippet["containerEnv"]["XDG_RUNTIME_DIR"], "/run/askpane-desk");
+    }
+
+    #[test]
+    fn without_a_runtime_dir_the_snippet_names_the_folder_itself() {
+        let help = container_help(&desk(None, "/tmp/askpane-1000"));
+        assert_eq!(snippet(&help)["mounts"][0]["source"], "/tmp/askpane-1000");
+        assert!(help.contains("-v \"/tmp/askpane-1000:/run/askpane-desk/askpane\""), "{help}");
+    }
 }

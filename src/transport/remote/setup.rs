@@ -16,6 +16,19 @@ use super::Ssh;
 /// Where the binary goes on the host, from its `$HOME` (double-quoted in the host's `sh`).
 const REMOTE_DIR: &str = "$HOME/.local/bin";
 
+/// What set-up made on the host that was not there before (`dir .local`, `file
+/// .claude/settings.json`, paths from `$HOME`, one a line), so that `--undo` takes away exactly
+/// that: a folder or settings file the person had stays.
+const RECORD: &str = "$HOME/.local/bin/.askpane-setup";
+
+/// The folder and the settings file `askpane install AGENT` writes on the host, from `$HOME`.
+fn agent_files(agent: &str) -> (&'static str, &'static str) {
+    match agent {
+        "codex" => (".codex", ".codex/hooks.json"),
+        _ => (".claude", ".claude/settings.json"),
+    }
+}
+
 /// What `uname -sm` says on a host this binary runs on.
 pub fn this_system() -> Option<&'static str> {
     match (std::env::consts::OS, std::env::consts::ARCH) {
@@ -97,8 +110,10 @@ impl Ssh {
         // keeps its file. The checksum is the host's own reading of what arrived.
         let copied = self.run_sh(
             &format!(
-                "set -e; mkdir -p \"{REMOTE_DIR}\"; f=\"{REMOTE_DIR}/.askpane.partial\"; \
-                 cat > \"$f\"; chmod 0755 \"$f\"; \
+                "set -e; new=\"\"; for d in .local .local/bin; do \
+                 [ -d \"$HOME/$d\" ] || new=\"$new $d\"; done; mkdir -p \"{REMOTE_DIR}\"; \
+                 for d in $new; do echo \"dir $d\" >> \"{RECORD}\"; done; \
+                 f=\"{REMOTE_DIR}/.askpane.partial\"; cat > \"$f\"; chmod 0755 \"$f\"; \
                  if command -v sha256sum >/dev/null; then sha256sum \"$f\"; \
                  else shasum -a 256 \"$f\"; fi"
             ),
@@ -122,7 +137,16 @@ impl Ssh {
             "copied askpane to {host}:{} (SHA-256 {checksum}, checked there)",
             placed.trim()
         ));
-        let installed = self.run_sh(&format!("\"{REMOTE_DIR}/askpane\" install {agent}"), None)?;
+        // Noted before the install makes them: the agent's folder and settings file.
+        let (folder, settings) = agent_files(agent);
+        let installed = self.run_sh(
+            &format!(
+                "set -e; [ -d \"$HOME/{folder}\" ] || echo \"dir {folder}\" >> \"{RECORD}\"; \
+                 [ -e \"$HOME/{settings}\" ] || echo \"file {settings}\" >> \"{RECORD}\"; \
+                 \"{REMOTE_DIR}/askpane\" install {agent}"
+            ),
+            None,
+        )?;
         said.extend(installed.lines().map(|line| format!("{host}: {line}")));
         Ok(said)
     }
@@ -133,14 +157,29 @@ impl Ssh {
         let mut said = Said::new();
         let removed = self.run_sh(&format!("\"{REMOTE_DIR}/askpane\" uninstall {agent}"), None)?;
         said.extend(removed.lines().map(|line| format!("{host}: {line}")));
+        // What set-up made goes: a settings file it made that the uninstall left empty (`{}`)
+        // with askpane's backups of it, else it stays and is named; the folders it made, if
+        // empty; deepest first (`sort -r`).
         let gone = self.run_sh(
             &format!(
-                "rm -f \"{REMOTE_DIR}/askpane\" \"{REMOTE_DIR}/.askpane.partial\" && \
-                 echo \"{REMOTE_DIR}/askpane\""
+                "made=\"\"; [ -f \"{RECORD}\" ] && made=$(cat \"{RECORD}\"); \
+                 rm -f \"{REMOTE_DIR}/askpane\" \"{REMOTE_DIR}/.askpane.partial\" \"{RECORD}\"; \
+                 echo \"removed {REMOTE_DIR}/askpane\"; \
+                 echo \"$made\" | grep \"^file \" | while read -r kind path; do f=\"$HOME/$path\"; \
+                 if [ -f \"$f\" ] && [ \"$(tr -d \"[:space:]\" < \"$f\")\" = \"{{}}\" ]; then \
+                 rm -f \"$f\" \"$f\".askpane-backup-*; echo \"removed $f\"; \
+                 elif [ -e \"$f\" ]; then echo \"kept $f (it holds settings of yours)\"; fi; done; \
+                 echo \"$made\" | grep \"^dir \" | sort -r | while read -r kind path; do \
+                 rmdir \"$HOME/$path\" 2>/dev/null && echo \"removed $HOME/$path\"; done; true"
             ),
             None,
         )?;
-        said.push(format!("removed {host}:{}", gone.trim()));
+        for line in gone.lines() {
+            match line.strip_prefix("removed ") {
+                Some(path) => said.push(format!("removed {host}:{path}")),
+                None => said.push(format!("{host}: {line}")),
+            }
+        }
         Ok(said)
     }
 }
@@ -168,6 +207,11 @@ mod tests {
     #[test]
     fn the_scripts_have_no_single_quote_to_break_their_quoting() {
         assert!(!REMOTE_DIR.contains('\''));
+        assert!(!RECORD.contains('\''));
+        for agent in ["claude", "codex"] {
+            let (folder, settings) = agent_files(agent);
+            assert!(!folder.contains('\'') && !settings.contains('\''));
+        }
     }
 
     #[test]
