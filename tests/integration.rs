@@ -95,6 +95,8 @@ mod opencode;
 // the desk's inbox with its host, a killed ssh, what a link's client may see and do.
 #[cfg(target_os = "linux")]
 mod remote;
+#[cfg(target_os = "linux")]
+mod remote_http;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;
