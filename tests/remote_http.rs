@@ -191,3 +191,26 @@ fn an_http_hook_request_without_the_link_s_token_or_with_another_is_refused_and_
     assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
     assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
 }
+
+/// Claude Code hangs up (its hook timeout, the session ended): the card is withdrawn, not left
+/// to be answered for nobody.
+#[test]
+fn an_http_hook_whose_client_hangs_up_withdraws_its_card() {
+    let world = World::with_inbox("remote-http-hangup");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let input = crate::inbox::hook_input("toolu_hangup", "Which colour?");
+    let mut stream = TcpStream::connect(("127.0.0.1", link.port)).expect("connect");
+    write!(
+        stream,
+        "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Askpane-Token: {}\r\n\
+         Content-Length: {}\r\n\r\n{input}",
+        link.token(),
+        input.len()
+    )
+    .expect("send");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    drop(stream);
+    listed(&world, 0);
+}

@@ -115,28 +115,32 @@ fn accept_loop(
     }
 }
 
-/// A parsed request: what the endpoint needs of it.
+/// A request's head: what the endpoint needs of it. The body is read only once the token holds.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Request {
+pub struct Head {
     pub method: String,
     pub token: Option<String>,
-    pub body: Vec<u8>,
+    pub length: usize,
 }
 
 /// Why a request is answered with an error status.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refusal {
     BadRequest(&'static str),
+    /// Its head is longer than [`HEAD_MAX_BYTES`].
     TooLarge,
 }
 
-/// Reads one HTTP/1.1 request (head, then a `Content-Length` body), bounded.
-pub fn read_request(reader: &mut impl BufRead) -> io::Result<Result<Request, Refusal>> {
+/// Reads one HTTP/1.1 request's head, bounded.
+pub fn read_head(reader: &mut impl BufRead) -> io::Result<Result<Head, Refusal>> {
     let mut head = Vec::new();
     let mut limited = reader.take(HEAD_MAX_BYTES);
     loop {
         let before = head.len();
         let read = limited.read_until(b'\n', &mut head)?;
+        if read == 0 && limited.limit() == 0 {
+            return Ok(Err(Refusal::TooLarge));
+        }
         if read == 0 {
             return Ok(Err(Refusal::BadRequest("the request's head ended early")));
         }
@@ -165,38 +169,36 @@ pub fn read_request(reader: &mut impl BufRead) -> io::Result<Result<Request, Ref
             return Ok(Err(Refusal::BadRequest("only a Content-Length body is read")));
         }
     }
-    if length > BODY_MAX_BYTES {
-        return Ok(Err(Refusal::TooLarge));
-    }
-    let mut body = vec![0_u8; length];
-    reader.read_exact(&mut body)?;
-    Ok(Ok(Request { method: method.to_owned(), token, body }))
+    Ok(Ok(Head { method: method.to_owned(), token, length }))
 }
 
 fn serve(client: TcpStream, token: &str, program: &Path, runtime_dir: &Path) -> io::Result<()> {
     client.set_read_timeout(Some(READ_WAIT))?;
     let mut reader = BufReader::new(&client);
-    let request = match read_request(&mut reader)? {
-        Ok(request) => request,
+    let head = match read_head(&mut reader)? {
+        Ok(head) => head,
         Err(Refusal::BadRequest(why)) => {
             return respond(&client, 400, "Bad Request", why.as_bytes());
         }
         Err(Refusal::TooLarge) => return respond(&client, 413, "Content Too Large", b""),
     };
-    // The token first: nothing about the request is told to who does not hold it.
-    let authorised = request
-        .token
-        .as_deref()
-        .is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes()));
+    // The token first: nothing of the request is read further, nor told, without it.
+    let authorised =
+        head.token.as_deref().is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes()));
     if !authorised {
         log::warn!("an HTTP hook request without the link's token was refused");
         return respond(&client, 401, "Unauthorized", b"");
     }
-    if request.method != "POST" {
+    if head.method != "POST" {
         return respond(&client, 405, "Method Not Allowed", b"");
     }
+    if head.length > BODY_MAX_BYTES {
+        return respond(&client, 413, "Content Too Large", b"");
+    }
+    let mut body = vec![0_u8; head.length];
+    reader.read_exact(&mut body)?;
     client.set_read_timeout(None)?;
-    let (reply, watcher) = run_hook(&client, program, runtime_dir, &request.body)?;
+    let (reply, watcher) = run_hook(&client, program, runtime_dir, &body)?;
     let responded = respond(&client, 200, "OK", &reply);
     // The socket's shutdown ended the watcher's read.
     let _ = watcher.join();
@@ -271,15 +273,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_request_s_token_and_body_are_read_and_a_huge_one_is_refused() {
+    fn a_request_s_token_and_length_are_read_and_a_huge_head_is_refused() {
         let raw = b"POST /hook HTTP/1.1\r\nHost: x\r\nx-askpane-token: abc\r\nContent-Length: 2\r\n\r\n{}";
-        let read = read_request(&mut &raw[..]).expect("reads");
-        assert_eq!(
-            read,
-            Ok(Request { method: "POST".into(), token: Some("abc".into()), body: b"{}".to_vec() })
-        );
-        let huge = b"POST / HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n";
-        assert_eq!(read_request(&mut &huge[..]).expect("reads"), Err(Refusal::TooLarge));
+        let read = read_head(&mut &raw[..]).expect("reads");
+        assert_eq!(read, Ok(Head { method: "POST".into(), token: Some("abc".into()), length: 2 }));
+        let huge = format!("POST / HTTP/1.1\r\nX-Filler: {}\r\n\r\n", "a".repeat(20_000));
+        assert_eq!(read_head(&mut huge.as_bytes()).expect("reads"), Err(Refusal::TooLarge));
+        let chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert!(matches!(
+            read_head(&mut &chunked[..]).expect("reads"),
+            Err(Refusal::BadRequest(_))
+        ));
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(same_secret(b"abc", b"abc"));
