@@ -19,7 +19,7 @@ use crate::support::{Process, WAIT, read_lossy};
 
 /// A running `askpane remote devbox --http PORT -- -F CONFIG`, and the settings it printed.
 struct HttpLink {
-    _process: Process,
+    process: Process,
     stderr: PathBuf,
     /// The host's loopback port Claude Code posts to.
     port: u16,
@@ -57,7 +57,7 @@ impl HttpLink {
             );
             thread::sleep(Duration::from_millis(20));
         }
-        HttpLink { _process: process, stderr, port, settings }
+        HttpLink { process, stderr, port, settings }
     }
 
     fn token(&self) -> String {
@@ -212,5 +212,45 @@ fn an_http_hook_whose_client_hangs_up_withdraws_its_card() {
     let requests = listed(&world, 1);
     assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
     drop(stream);
+    listed(&world, 0);
+}
+
+/// The link stopped (SIGTERM) while an HTTP hook waits: it ends within the wait, Claude Code's
+/// connection is closed (it asks in its own dialog) and the card is withdrawn.
+#[test]
+fn a_link_stopped_while_an_http_hook_waits_ends_and_withdraws_its_card() {
+    let world = World::with_inbox("remote-http-stop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = HttpLink::start(&world, &sshd);
+    let input = crate::inbox::hook_input("toolu_stop", "Which colour?");
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), input.clone());
+        move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+            write!(
+                stream,
+                "POST /hook HTTP/1.1\r\nX-Askpane-Token: {token}\r\nContent-Length: {}\r\n\r\n{input}",
+                input.len()
+            )
+            .expect("send");
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).map(|_| response)
+        }
+    });
+    listed(&world, 1);
+    let pid = link.process.child.id();
+    let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let status = link.process.wait(WAIT);
+    assert!(
+        status.is_some_and(|status| status.success()),
+        "{status:?}: {}",
+        read_lossy(&link.stderr)
+    );
+    let response = asking.join().expect("the asking thread");
+    // Closed (with no answer, or a reply of askpane hook's own that answers nothing).
+    let response = response.expect("closed within the wait, not timed out");
+    let text = String::from_utf8_lossy(&response);
+    assert!(!text.contains("Blue"), "{text}");
     listed(&world, 0);
 }
