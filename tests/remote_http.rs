@@ -29,11 +29,18 @@ struct HttpLink {
 
 impl HttpLink {
     fn start(world: &World, sshd: &Sshd) -> HttpLink {
+        HttpLink::start_as(world.askpane(&[]), &world.root, sshd)
+    }
+
+    /// `askpane remote devbox --http PORT` run as `askpane` is (its environment: which inbox).
+    fn start_as(
+        mut command: std::process::Command,
+        root: &std::path::Path,
+        sshd: &Sshd,
+    ) -> HttpLink {
         let port = free_port();
-        let (stdout, stderr) =
-            (world.root.join("http-link.stdout"), world.root.join("http-link.stderr"));
-        let mut command =
-            world.askpane(&["remote", &sshd.alias, "--http", &port.to_string(), "--", "-F"]);
+        let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
+        command.args(["remote", &sshd.alias, "--http", &port.to_string(), "--", "-F"]);
         command.arg(&sshd.config).stdin(Stdio::null());
         command.stdout(fs::File::create(&stdout).expect("stdout"));
         command.stderr(fs::File::create(&stderr).expect("stderr"));
@@ -253,4 +260,34 @@ fn a_link_stopped_while_an_http_hook_waits_ends_and_withdraws_its_card() {
     let text = String::from_utf8_lossy(&response);
     assert!(!text.contains("Blue"), "{text}");
     listed(&world, 0);
+}
+
+/// A tool approval (PermissionRequest) through the HTTP hook: the card reaches the inbox with
+/// the link's host, and the decision made there is the response's body, the same line
+/// `askpane hook` prints (the 2.1.332 capture `pr-bash-allow`).
+#[test]
+fn an_approval_asked_through_an_http_hook_is_answered_as_askpane_hook_answers_it() {
+    let inbox = crate::hook_approval::Inbox::start("remote-http-approval");
+    let root = crate::support::scratch_dir("remote-http-approval-link");
+    let Some(sshd) = Sshd::start(&root) else { return };
+    let mut command = crate::support::askpane_unset(&[]);
+    command.env("XDG_RUNTIME_DIR", &inbox.run).env("ASKPANE_STATE_DIR", root.join("state"));
+    let link = HttpLink::start_as(command, &root, &sshd);
+    let captures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
+    let capture = |file: &str| {
+        let path = format!("{captures}/pr-bash-allow/hooks/PermissionRequest.1.{file}.json");
+        fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+    };
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), capture("stdin"));
+        move || post(port, Some(&token), &input)
+    });
+    let card = inbox.card();
+    assert_eq!(card.provenance.host.as_deref(), Some("devbox"), "{:?}", card.provenance);
+    card.reply.send(askpane::protocol::stream::PermissionDecision::AllowOnce);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"));
+    let recorded: Value = serde_json::from_str(&capture("stdout")).expect("the capture");
+    assert_eq!(body, recorded);
 }

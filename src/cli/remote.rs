@@ -146,7 +146,9 @@ fn http_settings(host: &str, remote_port: u16, token: &str) -> String {
     let pretty = serde_json::to_string_pretty(&settings).unwrap_or_default();
     format!(
         "Claude Code on {host} asks here through this hook (in its ~/.claude/settings.json; the \
-         token holds while this link runs, and changes when it starts again):\n{pretty}"
+         token holds while this link runs, and changes when it starts again; the same hook \
+         under \"PermissionRequest\", matcher \"*\" or say \"Bash|Edit\", asks tool approvals \
+         here too):\n{pretty}"
     )
 }
 
