@@ -34,7 +34,7 @@ fn json(text: &str) -> Value {
 
 /// An inbox server on a runtime directory of its own; its window is the channel.
 pub(crate) struct Inbox {
-    run: PathBuf,
+    pub(crate) run: PathBuf,
     server: Option<InboxServer>,
     window: Receiver<Inbound>,
 }

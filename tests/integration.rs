@@ -99,6 +99,8 @@ mod remote;
 // the desk's inbox through its bind-mounted folder; another uid is refused.
 #[cfg(target_os = "linux")]
 mod container;
+#[cfg(target_os = "linux")]
+mod remote_http;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

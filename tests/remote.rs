@@ -139,7 +139,7 @@ impl Sshd {
 }
 
 /// A loopback port nothing listens on (a moment ago).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("its address").port()
 }
@@ -189,7 +189,7 @@ fn link_state(world: &World) -> Value {
 }
 
 /// Waits until the inbox lists `count` requests, and returns them.
-fn listed(world: &World, count: usize) -> Vec<Value> {
+pub(crate) fn listed(world: &World, count: usize) -> Vec<Value> {
     let deadline = Instant::now() + WAIT;
     loop {
         let requests = world.connect().list();
@@ -208,7 +208,7 @@ fn remote_hook(sshd: &Sshd, input: &str) -> Client {
 }
 
 /// Answers the one question in the inbox window: the second option, sent.
-fn answer_blue(world: &World) {
+pub(crate) fn answer_blue(world: &World) {
     let window = wait_for_window(&world.xvfb, "1 question", true).expect("the question's window");
     world.xvfb.focus(window);
     world.xvfb.keys(window, &["2", "ctrl+Return"]);
@@ -479,7 +479,7 @@ fn remote_list_shows_a_running_link_and_forgets_it_when_it_ends() {
 }
 
 /// `CACHE/bin/claude-2.1.332`, the layout `scripts/claude-cli` documents.
-fn claude_binary() -> PathBuf {
+pub(crate) fn claude_binary() -> PathBuf {
     let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
         PathBuf::from,

@@ -10,7 +10,9 @@ use anyhow::Context as _;
 use clap::Args;
 
 use askpane::transport::inbox::Place;
-use askpane::transport::remote::{self, Link, LinkRecord, Ssh};
+use askpane::transport::remote::{
+    self, HttpForward, HttpHooks, Link, LinkRecord, Ssh, TOKEN_HEADER,
+};
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, Waker, ui_channel};
 
@@ -37,6 +39,17 @@ pub(super) struct RemoteArgs {
     /// With --setup: run `askpane uninstall AGENT` on the host and remove the binary.
     #[arg(long, requires = "setup")]
     undo: bool,
+    /// Also answer Claude Code's HTTP hooks on the host: ssh forwards the host's
+    /// 127.0.0.1:PORT (default 47600) to askpane here, and the settings to put in the host's
+    /// ~/.claude/settings.json are printed (no askpane is needed there).
+    #[arg(
+        long,
+        value_name = "PORT",
+        num_args = 0..=1,
+        default_missing_value = "47600",
+        conflicts_with_all = ["list", "setup"]
+    )]
+    http: Option<u16>,
     /// The ssh program to run.
     #[arg(long, default_value = "ssh", value_name = "PROGRAM")]
     ssh: OsString,
@@ -100,7 +113,14 @@ pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     }
     let place = Place::find().context("cannot use the inbox's folder")?;
     let ssh = Ssh { program: args.ssh, args: args.ssh_args, host: host.clone() };
-    let link = Link::new(ssh)?;
+    let mut link = Link::new(ssh)?;
+    if let Some(remote_port) = args.http {
+        let program = std::env::current_exe().context("cannot find this askpane")?;
+        let hooks = HttpHooks::serve(program, link.http_runtime_dir())
+            .context("cannot listen for HTTP hooks")?;
+        say!("{}", http_settings(&host, remote_port, hooks.token()));
+        link = link.with_http(HttpForward { hooks, remote_port });
+    }
     let start = starter(&args.shown, &args.store);
     // SIGINT / SIGTERM end the link cleanly: ssh (by its pid), the relayed connections, the
     // link's socket and its state file.
@@ -123,6 +143,30 @@ pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     let _ = watcher.join();
     ran?;
     Ok(exit::OK)
+}
+
+/// The HTTP hook's timeout: a day, as `askpane install claude` gives its command hook (a person
+/// may take long to answer; Claude Code's own default would give up first).
+const HTTP_HOOK_TIMEOUT_SECS: u64 = 86_400;
+
+/// What `--http` prints: the hook for the host's `~/.claude/settings.json` (its `hooks` key).
+fn http_settings(host: &str, remote_port: u16, token: &str) -> String {
+    let hook = serde_json::json!({
+        "type": "http",
+        "url": format!("http://127.0.0.1:{remote_port}/hook"),
+        "headers": { TOKEN_HEADER: token },
+        "timeout": HTTP_HOOK_TIMEOUT_SECS,
+    });
+    let settings = serde_json::json!({ "hooks": { "PreToolUse": [
+        { "matcher": "AskUserQuestion", "hooks": [hook] }
+    ]}});
+    let pretty = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    format!(
+        "Claude Code on {host} asks here through this hook (in its ~/.claude/settings.json; the \
+         token holds while this link runs, and changes when it starts again; the same hook \
+         under \"PermissionRequest\", matcher \"*\" or say \"Bash|Edit\", asks tool approvals \
+         here too):\n{pretty}"
+    )
 }
 
 fn list() -> anyhow::Result<u8> {

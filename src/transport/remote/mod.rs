@@ -6,6 +6,7 @@
 //! 30 s), and says so again once the forward holds. Its state is in `links/HOST.state` for
 //! `askpane remote --list`.
 
+mod http;
 mod relay;
 mod setup;
 mod ssh;
@@ -17,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, select};
 use serde::{Deserialize, Serialize};
 
+pub use http::{HttpHooks, TOKEN_HEADER};
 pub use relay::StartInbox;
 pub use ssh::Ssh;
 
@@ -157,7 +159,15 @@ pub struct Link {
     ssh: Ssh,
     dir: PathBuf,
     stem: String,
+    http: Option<HttpForward>,
     _lock: std::fs::File,
+}
+
+/// `--http`: the endpoint for Claude Code's HTTP hooks, and the remote's loopback port ssh
+/// forwards to it.
+pub struct HttpForward {
+    pub hooks: HttpHooks,
+    pub remote_port: u16,
 }
 
 impl Link {
@@ -174,7 +184,20 @@ impl Link {
             }
             Err(std::fs::TryLockError::Error(error)) => return Err(error.into()),
         }
-        Ok(Link { ssh, dir, stem, _lock: lock })
+        Ok(Link { ssh, dir, stem, http: None, _lock: lock })
+    }
+
+    /// The `XDG_RUNTIME_DIR` the `--http` endpoint gives each `askpane hook` it runs: its
+    /// `askpane/inbox.sock` is a second socket of this link's, so the hook's request is stamped
+    /// with the host as a relayed client's is.
+    pub fn http_runtime_dir(&self) -> PathBuf {
+        self.dir.join(format!("{}.http", self.stem))
+    }
+
+    /// Also forwards the remote's `127.0.0.1:remote_port` to `forward`'s endpoint.
+    pub fn with_http(mut self, forward: HttpForward) -> Link {
+        self.http = Some(forward);
+        self
     }
 
     fn socket(&self) -> PathBuf {
@@ -194,6 +217,20 @@ impl Link {
         stop: &Receiver<()>,
     ) -> Result<(), LinkError> {
         let host = self.ssh.host.clone();
+        let http_socket = match &self.http {
+            Some(_) => {
+                let folder = self.http_runtime_dir().join("askpane");
+                let mut make = std::fs::DirBuilder::new();
+                make.recursive(true);
+                std::os::unix::fs::DirBuilderExt::mode(&mut make, 0o700);
+                make.create(&folder)?;
+                let path = folder.join("inbox.sock");
+                let _ = std::fs::remove_file(&path);
+                let socket = LinkSocket::serve(&path, host.clone(), place.clone(), start.clone())?;
+                Some(socket)
+            }
+            None => None,
+        };
         let socket = LinkSocket::serve(&self.socket(), host.clone(), place, start)?;
         let mut backoff = Backoff::default();
         // Whether any ssh of this link held: its next success is "back", not "linked".
@@ -228,6 +265,9 @@ impl Link {
             }
         }
         socket.stop();
+        if let Some(http_socket) = http_socket {
+            http_socket.stop();
+        }
         let _ = std::fs::remove_file(self.state_file());
         log::info!("the link to {host} is closed");
         Ok(())
@@ -247,7 +287,8 @@ impl Link {
             Err(_) if stopped(stop) => return (Ended::Stopped, false),
             Err(why) => return (Ended::Failed(why), false),
         };
-        let mut child = match self.ssh.forward(&remote_socket, &self.socket()) {
+        let tcp = self.http.as_ref().map(|http| (http.remote_port, http.hooks.port()));
+        let mut child = match self.ssh.forward(&remote_socket, &self.socket(), tcp) {
             Ok(child) => child,
             Err(error) => return (Ended::Failed(format!("cannot run ssh: {error}")), false),
         };

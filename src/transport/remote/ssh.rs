@@ -78,8 +78,14 @@ impl Ssh {
         })
     }
 
-    /// Starts `ssh -N -R remote:link HOST`, verbose so that it says when the forward holds.
-    pub fn forward(&self, remote_socket: &str, link_socket: &Path) -> std::io::Result<Child> {
+    /// Starts `ssh -N -R remote:link HOST`, verbose so that it says when the forward holds;
+    /// with `tcp` (`--http`), also `-R 127.0.0.1:REMOTE_PORT:127.0.0.1:LOCAL_PORT`.
+    pub fn forward(
+        &self,
+        remote_socket: &str,
+        link_socket: &Path,
+        tcp: Option<(u16, u16)>,
+    ) -> std::io::Result<Child> {
         let mut command = Command::new(&self.program);
         command.args(["-v", "-N", "-T"]);
         for option in [
@@ -94,6 +100,9 @@ impl Ssh {
         forward.push(":");
         forward.push(link_socket);
         command.arg("-R").arg(forward);
+        if let Some((remote_port, local_port)) = tcp {
+            command.arg("-R").arg(format!("127.0.0.1:{remote_port}:127.0.0.1:{local_port}"));
+        }
         command.args(&self.args).arg(&self.host);
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         command.spawn()

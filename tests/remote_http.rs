@@ -1,0 +1,293 @@
+//! Issue 27 item 6: `askpane remote HOST --http`, Claude Code's HTTP hooks on the remote with no
+//! askpane there: the real Claude Code 2.1.332 on the remote (tests/remote.rs's sshd) asks
+//! through the printed hook and the forwarded loopback port; a request without the link's token,
+//! or with another, is refused (401) and reaches no card.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::inbox::World;
+use crate::remote::{Sshd, answer_blue, claude_binary, free_port, listed};
+use crate::support::{Process, WAIT, read_lossy};
+
+/// A running `askpane remote devbox --http PORT -- -F CONFIG`, and the settings it printed.
+struct HttpLink {
+    process: Process,
+    stderr: PathBuf,
+    /// The host's loopback port Claude Code posts to.
+    port: u16,
+    /// The `hooks` settings printed for the host.
+    settings: Value,
+}
+
+impl HttpLink {
+    fn start(world: &World, sshd: &Sshd) -> HttpLink {
+        HttpLink::start_as(world.askpane(&[]), &world.root, sshd)
+    }
+
+    /// `askpane remote devbox --http PORT` run as `askpane` is (its environment: which inbox).
+    fn start_as(
+        mut command: std::process::Command,
+        root: &std::path::Path,
+        sshd: &Sshd,
+    ) -> HttpLink {
+        let port = free_port();
+        let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
+        command.args(["remote", &sshd.alias, "--http", &port.to_string(), "--", "-F"]);
+        command.arg(&sshd.config).stdin(Stdio::null());
+        command.stdout(fs::File::create(&stdout).expect("stdout"));
+        command.stderr(fs::File::create(&stderr).expect("stderr"));
+        let process = Process::new(command.spawn().expect("askpane remote --http"));
+        let deadline = Instant::now() + WAIT;
+        while !read_lossy(&stderr).contains("linked devbox") {
+            assert!(Instant::now() < deadline, "no link: {}", read_lossy(&stderr));
+            thread::sleep(Duration::from_millis(20));
+        }
+        let printed = read_lossy(&stdout);
+        let settings = printed
+            .find('{')
+            .and_then(|start| serde_json::from_str(&printed[start..]).ok())
+            .unwrap_or_else(|| panic!("no settings printed: {printed}"));
+        // The forward of the port holds once a connection through it is accepted.
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the port is not forwarded: {}",
+                read_lossy(&stderr)
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        HttpLink { process, stderr, port, settings }
+    }
+
+    fn token(&self) -> String {
+        let hook = &self.settings["hooks"]["PreToolUse"][0]["hooks"][0];
+        hook["headers"]["X-Askpane-Token"].as_str().expect("a token").to_owned()
+    }
+}
+
+/// POSTs `body` to the forwarded port with `token` (if any); the response's status line and body.
+fn post(port: u16, token: Option<&str>, body: &str) -> (String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    let header = token.map(|token| format!("X-Askpane-Token: {token}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{header}\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    let status = response.lines().next().unwrap_or_default().to_owned();
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn claude_code_on_the_remote_asks_the_desk_through_an_http_hook() {
+    let world = World::with_inbox("remote-http-claude");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let question = json!({"questions": [{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]});
+    let api = crate::fake_api::FakeApi::asking(question);
+    let (home, project, tmp) =
+        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
+    for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {
+        fs::create_dir_all(dir).expect("the remote's folders");
+    }
+    // What the person pastes on the remote: the printed settings, nothing else of askpane's.
+    fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
+    let claude = format!(
+        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+         HOME={home} TMPDIR={tmp} ANTHROPIC_BASE_URL={api} \
+         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+         --verbose --input-format stream-json --permission-prompt-tool stdio",
+        project = project.display(),
+        home = home.display(),
+        tmp = tmp.display(),
+        api = api.base_url(),
+        cli = claude_binary().display(),
+    );
+    let mut command = sshd.on_remote(&[&claude]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+    let mut stdin = run.child.stdin.take().expect("piped stdin");
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = run.child.stdout.take().expect("piped stdout");
+    thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+    answer_blue(&world);
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
+    // The answer came over HTTP: Claude Code's own host was never asked.
+    let mut said = Vec::new();
+    let result = loop {
+        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["type"] == "result" {
+            break message;
+        }
+        said.push(line);
+    };
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+    assert!(read_lossy(&link.stderr).contains("linked devbox"));
+}
+
+#[test]
+fn an_http_hook_request_without_the_link_s_token_or_with_another_is_refused_and_reaches_no_card() {
+    let world = World::with_inbox("remote-http-token");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let input = crate::inbox::hook_input("toolu_http", "Which colour?");
+    let token = link.token();
+    assert_eq!(token.len(), 64, "{token}");
+    let mut wrong = token.clone();
+    wrong.replace_range(63.., if token.ends_with('0') { "1" } else { "0" });
+    for given in [None, Some(wrong.as_str()), Some(""), Some(&token[..32])] {
+        let (status, body) = post(link.port, given, &input);
+        assert!(status.starts_with("HTTP/1.1 401"), "{given:?}: {status} {body}");
+        assert_eq!(body, "", "{given:?}: nothing is told without the token");
+    }
+    // No card came of them.
+    assert!(world.connect().list().is_empty(), "{}", read_lossy(&link.stderr));
+    // With the token the same request reaches the inbox, with the link's host.
+    let asking = thread::spawn({
+        let (port, input) = (link.port, input.clone());
+        move || post(port, Some(&token), &input)
+    });
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    answer_blue(&world);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
+}
+
+/// Claude Code hangs up (its hook timeout, the session ended): the card is withdrawn, not left
+/// to be answered for nobody.
+#[test]
+fn an_http_hook_whose_client_hangs_up_withdraws_its_card() {
+    let world = World::with_inbox("remote-http-hangup");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let input = crate::inbox::hook_input("toolu_hangup", "Which colour?");
+    let mut stream = TcpStream::connect(("127.0.0.1", link.port)).expect("connect");
+    write!(
+        stream,
+        "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Askpane-Token: {}\r\n\
+         Content-Length: {}\r\n\r\n{input}",
+        link.token(),
+        input.len()
+    )
+    .expect("send");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    drop(stream);
+    listed(&world, 0);
+}
+
+/// The link stopped (SIGTERM) while an HTTP hook waits: it ends within the wait, Claude Code's
+/// connection is closed (it asks in its own dialog) and the card is withdrawn.
+#[test]
+fn a_link_stopped_while_an_http_hook_waits_ends_and_withdraws_its_card() {
+    let world = World::with_inbox("remote-http-stop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = HttpLink::start(&world, &sshd);
+    let input = crate::inbox::hook_input("toolu_stop", "Which colour?");
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), input.clone());
+        move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+            write!(
+                stream,
+                "POST /hook HTTP/1.1\r\nX-Askpane-Token: {token}\r\nContent-Length: {}\r\n\r\n{input}",
+                input.len()
+            )
+            .expect("send");
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).map(|_| response)
+        }
+    });
+    listed(&world, 1);
+    let pid = link.process.child.id();
+    let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let status = link.process.wait(WAIT);
+    assert!(
+        status.is_some_and(|status| status.success()),
+        "{status:?}: {}",
+        read_lossy(&link.stderr)
+    );
+    let response = asking.join().expect("the asking thread");
+    // Closed (with no answer, or a reply of askpane hook's own that answers nothing).
+    let response = response.expect("closed within the wait, not timed out");
+    let text = String::from_utf8_lossy(&response);
+    assert!(!text.contains("Blue"), "{text}");
+    listed(&world, 0);
+}
+
+/// A tool approval (PermissionRequest) through the HTTP hook: the card reaches the inbox with
+/// the link's host, and the decision made there is the response's body, the same line
+/// `askpane hook` prints (the 2.1.332 capture `pr-bash-allow`).
+#[test]
+fn an_approval_asked_through_an_http_hook_is_answered_as_askpane_hook_answers_it() {
+    let inbox = crate::hook_approval::Inbox::start("remote-http-approval");
+    let root = crate::support::scratch_dir("remote-http-approval-link");
+    let Some(sshd) = Sshd::start(&root) else { return };
+    let mut command = crate::support::askpane_unset(&[]);
+    command.env("XDG_RUNTIME_DIR", &inbox.run).env("ASKPANE_STATE_DIR", root.join("state"));
+    let link = HttpLink::start_as(command, &root, &sshd);
+    let captures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
+    let capture = |file: &str| {
+        let path = format!("{captures}/pr-bash-allow/hooks/PermissionRequest.1.{file}.json");
+        fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+    };
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), capture("stdin"));
+        move || post(port, Some(&token), &input)
+    });
+    let card = inbox.card();
+    assert_eq!(card.provenance.host.as_deref(), Some("devbox"), "{:?}", card.provenance);
+    card.reply.send(askpane::protocol::stream::PermissionDecision::AllowOnce);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"));
+    let recorded: Value = serde_json::from_str(&capture("stdout")).expect("the capture");
+    assert_eq!(body, recorded);
+}
