@@ -176,6 +176,9 @@ pub enum ClientMode {
     /// `askpane codex`: the reply (a JSON-RPC result) goes to the hosted `codex app-server`'s
     /// stdin; a question Codex resolved gets none.
     Codex,
+    /// `askpane acp`: the reply (a JSON-RPC result) goes to the hosted ACP agent's stdin; a
+    /// form the agent withdrew gets none.
+    Acp,
 }
 
 impl ClientMode {
@@ -187,6 +190,7 @@ impl ClientMode {
             ClientMode::Mcp => "mcp",
             ClientMode::Claude => "claude",
             ClientMode::Codex => "codex",
+            ClientMode::Acp => "acp",
         }
     }
 
@@ -285,6 +289,8 @@ pub enum Format {
     CodexHook,
     /// `askpane codex`'s JSON-RPC result to Codex's `item/tool/requestUserInput`.
     CodexServer,
+    /// `askpane acp`'s JSON-RPC result to an ACP agent's `elicitation/create`.
+    Acp,
 }
 
 impl From<Format> for ReplyFormat {
@@ -299,6 +305,7 @@ impl From<Format> for ReplyFormat {
             Format::OpenCode => ReplyFormat::OpenCode,
             Format::CodexHook => ReplyFormat::CodexHook,
             Format::CodexServer => ReplyFormat::CodexServer,
+            Format::Acp => ReplyFormat::Acp,
         }
     }
 }
@@ -315,6 +322,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::OpenCode => Format::OpenCode,
             ReplyFormat::CodexHook => Format::CodexHook,
             ReplyFormat::CodexServer => Format::CodexServer,
+            ReplyFormat::Acp => Format::Acp,
         }
     }
 }

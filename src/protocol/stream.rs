@@ -143,6 +143,8 @@ pub enum SessionAgent {
     #[default]
     ClaudeCode,
     Codex,
+    /// An Agent Client Protocol agent (`askpane acp`).
+    Acp,
 }
 
 impl SessionAgent {
@@ -151,6 +153,7 @@ impl SessionAgent {
         match self {
             SessionAgent::ClaudeCode => "Claude Code",
             SessionAgent::Codex => "Codex",
+            SessionAgent::Acp => "the ACP agent",
         }
     }
 }

@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::form::{Form, FormError};
 use super::{entries, text};
+use crate::protocol::Outcome;
 use crate::protocol::answer::Answers;
 use crate::protocol::question::Ask;
 use crate::protocol::validate::validate;
@@ -234,5 +235,51 @@ pub fn reply(action: Action) -> Value {
         Action::Accept(content) => json!({"action": "accept", "content": content}),
         Action::Decline => json!({"action": "decline"}),
         Action::Cancel => json!({"action": "cancel"}),
+    }
+}
+
+/// The result of a question form for `outcome`; `None` for a question the agent took back
+/// (it already cancelled the request). Only the person's own Decline declines; every end that
+/// is not the person's (stopped, timed out, nobody to ask, askpane ending) cancels, and the
+/// model reads that the tool use was aborted, never that the person chose not to answer.
+pub fn outcome_result(form: &QuestionForm, outcome: &Outcome) -> Option<Value> {
+    let action = match outcome {
+        Outcome::Answered(answers) => Action::Accept(form.content(answers)),
+        Outcome::Declined { .. } => Action::Decline,
+        Outcome::Withdrawn => return None,
+        // The person's own words instead of the form: the first question's free text, which
+        // the adapter takes as its answer.
+        Outcome::Replied(reply) => match (form.ask.questions().first(), form.keys.first()) {
+            (Some(question), Some((key, Some(custom)))) => {
+                let none = match question.multi_select() {
+                    true => Value::Array(Vec::new()),
+                    false => Value::String(String::new()),
+                };
+                let mut content = Map::new();
+                content.insert(key.clone(), none);
+                content.insert(custom.clone(), Value::String(reply.text().to_owned()));
+                Action::Accept(content)
+            }
+            _ => Action::Cancel,
+        },
+        Outcome::TimedOut(_)
+        | Outcome::Clarify { .. }
+        | Outcome::Unavailable { .. }
+        | Outcome::Refused { .. }
+        | Outcome::Stopped { .. } => Action::Cancel,
+    };
+    Some(reply(action))
+}
+
+/// A question form as the inbox reads it: the `elicitation/create` request line itself.
+pub fn question_message(id: &Value, params: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": super::ELICITATION_CREATE, "params": params})
+}
+
+/// The name windows know a question form by: its tool call, else the request id.
+pub fn question_call(id: &Value, elicitation: &Elicitation) -> String {
+    match &elicitation.tool_call_id {
+        Some(call) => call.clone(),
+        None => format!("acp-elicitation-{id}"),
     }
 }

@@ -8,9 +8,10 @@
 //! (or Drop) that ends the agent and everything it started.
 //!
 //! Claude Code (`claude`: stream-json) and Codex (`codex`: the app-server's JSON-RPC) implement
-//! it; an ACP agent (JSON-RPC over stdio, like Codex) is the next. The reader's side of the
+//! it, and so does any Agent Client Protocol agent (`acp`: JSON-RPC over stdio, like Codex). The reader's side of the
 //! session is [`Host`] (`host.rs`), the writer's loop `writer.rs`.
 
+pub mod acp;
 pub mod claude;
 pub mod codex;
 mod host;
