@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -27,6 +28,10 @@ pub(super) struct AcpArgs {
     /// Tools to allow without asking, comma-separated, by the name the card shows (e.g. Read).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     allow_tools: Vec<String>,
+    /// A turn in which the agent sends nothing for this many seconds, with nothing asked of you,
+    /// is ended (askpane sends session/cancel): an agent that hangs never hangs askpane.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    stuck_after: u64,
     /// The agent's command and its arguments (after `--`), e.g.
     /// `npx @agentclientprotocol/claude-agent-acp`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -48,6 +53,7 @@ impl HostMode for AcpArgs {
         Ok(AcpOwn {
             cwd: std::env::current_dir().context("the current folder")?,
             allow_tools: self.allow_tools.clone(),
+            stuck_after: Duration::from_secs(self.stuck_after),
         })
     }
 

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
@@ -49,6 +50,10 @@ pub struct AcpOwn {
     pub cwd: PathBuf,
     /// Tools allowed without asking (`--allow-tools`), by the name the card shows.
     pub allow_tools: Vec<String>,
+    /// A turn in which the agent says nothing for this long, with nothing asked of the person,
+    /// is stuck: askpane sends `session/cancel` and ends it (codex-acp 0.16.0 never ends a turn
+    /// whose model called request_user_input).
+    pub stuck_after: Duration,
 }
 
 /// A running ACP session.
@@ -127,11 +132,16 @@ impl HostedAgent for Acp {
             turn_running: false,
             waiting_turns: options.prompt.iter().cloned().collect(),
             next_id: FIRST_PROMPT_ID,
+            last_heard: Instant::now(),
+            stuck_after: options.own.stuck_after,
+            handshake_given_up: false,
         };
         Ok((reader, writer))
     }
 
     fn line(&mut self, line: &Value, host: &mut Host<Acp>) {
+        // Anything the agent says shows it is not stuck.
+        host.tell_writer(AcpNote::Heard);
         let message = match acp::parse_message(line.clone()) {
             Ok(message) => message,
             Err(error) => {
@@ -459,9 +469,15 @@ fn turn_result(reason: &StopReason) -> TurnResult {
 
 /// What the reader tells the writer: the handshake's progress and the turn's.
 pub enum AcpNote {
-    Initialized { auth_methods: Vec<(String, String)> },
-    SessionStarted { session_id: String },
+    Initialized {
+        auth_methods: Vec<(String, String)>,
+    },
+    SessionStarted {
+        session_id: String,
+    },
     TurnEnded,
+    /// The agent wrote a line.
+    Heard,
 }
 
 /// The writer's state: the session, the running turn, and askpane's next request id.
@@ -472,6 +488,11 @@ pub struct AcpWriter {
     /// Prompts typed before the session started (the first prompt among them).
     waiting_turns: Vec<String>,
     next_id: u64,
+    /// When the agent last wrote, or askpane last gave it something to work on.
+    last_heard: Instant,
+    stuck_after: Duration,
+    /// The handshake was given up on as stuck: not again.
+    handshake_given_up: bool,
 }
 
 impl Writing for AcpWriter {
@@ -504,6 +525,7 @@ impl Writing for AcpWriter {
                 }
             }
             AcpNote::TurnEnded => self.turn_running = false,
+            AcpNote::Heard => self.last_heard = Instant::now(),
         }
     }
 
@@ -515,6 +537,7 @@ impl Writing for AcpWriter {
                 let params = acp::prompt_params(session_id, &text);
                 out.write(&acp::request(id, acp::SESSION_PROMPT, params));
                 self.turn_running = true;
+                self.last_heard = Instant::now();
             }
             None => self.waiting_turns.push(text),
         }
@@ -535,6 +558,7 @@ impl Writing for AcpWriter {
         if let Some(reply) = envelope.reply(outcome) {
             out.write(&reply);
         }
+        self.last_heard = Instant::now();
     }
 
     fn decide(
@@ -544,5 +568,40 @@ impl Writing for AcpWriter {
         out: &mut AgentInput,
     ) {
         out.write(&acp::response(id, ask.reply(decision)));
+        self.last_heard = Instant::now();
+    }
+
+    fn stuck_at(&self) -> Option<Instant> {
+        // The handshake counts as a turn: an agent that never answers it is stuck too.
+        let waiting = self.turn_running || (self.session_id.is_none() && !self.handshake_given_up);
+        waiting.then(|| self.last_heard + self.stuck_after)
+    }
+
+    /// Asks the agent to cancel the turn, and ends it on askpane's side whatever the agent
+    /// does: a late `stopReason` only ends it again. A handshake that never finished is given
+    /// up once (nothing runs that could be cancelled).
+    fn stuck(&mut self, out: &mut AgentInput) -> Option<CliMessage> {
+        let seconds = self.stuck_after.as_secs();
+        let text = match self.session_id {
+            Some(_) => {
+                self.interrupt(out);
+                format!(
+                    "The agent sent nothing for {seconds} s with nothing asked of you: askpane \
+                     sent it session/cancel and ended the turn."
+                )
+            }
+            None => {
+                self.handshake_given_up = true;
+                format!("The agent did not start a session within {seconds} s.")
+            }
+        };
+        self.turn_running = false;
+        log::warn!("{text}");
+        Some(CliMessage::Result(TurnResult {
+            subtype: "stuck".to_owned(),
+            is_error: true,
+            text: Some(text),
+            ..TurnResult::default()
+        }))
     }
 }

@@ -210,8 +210,9 @@ impl<A: HostedAgent> HostedSession<A> {
         let echo = A::stderr_echo(options);
         threads.spawn(A::THREADS.stderr, move || tail.keep(stderr, echo))?;
         let (reader, writer) = A::begin(options, threads)?;
+        let writer_ui = to_ui.clone();
         threads.spawn(A::THREADS.writer, move || {
-            writer::run(writer, stdin, &writer_inbox, &command_inbox)
+            writer::run(writer, stdin, &writer_inbox, &command_inbox, &writer_ui)
         })?;
         let host = Host::new(
             to_ui,

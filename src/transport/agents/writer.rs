@@ -5,14 +5,15 @@
 
 use std::io::{self, BufWriter};
 use std::process::ChildStdin;
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Select};
 use serde_json::Value;
 
 use crate::protocol::Outcome;
-use crate::protocol::stream::PermissionDecision;
-use crate::transport::SessionCommand;
+use crate::protocol::stream::{CliMessage, PermissionDecision};
 use crate::transport::lines::write_line;
+use crate::transport::{Inbound, SessionCommand, SessionEvent, SessionInbound, UiSender};
 
 use super::ToAgent;
 
@@ -47,6 +48,16 @@ pub trait Writing: Send + 'static {
         decision: &PermissionDecision,
         out: &mut AgentInput,
     );
+    /// When the running turn counts as stuck (the agent said nothing since it was last heard
+    /// from); `None` while no turn runs, or for an agent whose turns are never given up on.
+    fn stuck_at(&self) -> Option<Instant> {
+        None
+    }
+    /// The turn is stuck: end it as far as the agent lets, and say how it ended (the
+    /// transcript's, and a session without a window ends its run on it).
+    fn stuck(&mut self, _out: &mut AgentInput) -> Option<CliMessage> {
+        None
+    }
 }
 
 /// The agent's stdin. Once a write fails (the agent has exited), later lines are dropped: the
@@ -82,6 +93,7 @@ pub(super) fn run<W: Writing>(
     stdin: ChildStdin,
     inbox: &Receiver<ToAgent<W>>,
     commands: &Receiver<SessionCommand>,
+    to_ui: &UiSender,
 ) -> io::Result<()> {
     let mut out = AgentInput { stdin: BufWriter::new(stdin), gone: false };
     writer.begin(&mut out);
@@ -98,9 +110,19 @@ pub(super) fn run<W: Writing>(
         for (_, _, decision) in &permissions {
             select.recv(decision);
         }
+        // A turn waiting on the person is not stuck: only a silent agent with nothing open is.
+        let waiting_on_person = !questions.is_empty() || !permissions.is_empty();
+        let stuck = writer.stuck_at().filter(|_| !waiting_on_person).map(crossbeam_channel::at);
+        let stuck_index = stuck.as_ref().map(|stuck| select.recv(stuck));
         let operation = select.select();
         let index = operation.index();
-        if index == inbox_index {
+        if let (Some(stuck), true) = (&stuck, Some(index) == stuck_index) {
+            let _ = operation.recv(stuck);
+            if let Some(message) = writer.stuck(&mut out) {
+                let event = Box::new(SessionEvent::Message(message));
+                to_ui.send(Inbound::Session(SessionInbound::Event(event)));
+            }
+        } else if index == inbox_index {
             match operation.recv(inbox) {
                 Ok(ToAgent::Question { key, question, outcome }) => {
                     questions.push((key, question, outcome));
