@@ -16,6 +16,9 @@ const ELICIT: &str = include_str!("../../../tests/fixtures/acp/successor-elicit.
 const MULTI: &str = include_str!("../../../tests/fixtures/acp/successor-multi.acp.jsonl");
 const DECLINE: &str = include_str!("../../../tests/fixtures/acp/successor-decline.acp.jsonl");
 const CANCEL: &str = include_str!("../../../tests/fixtures/acp/successor-cancel.acp.jsonl");
+/// claude-agent-acp 0.101.0's request for the fake model's Bash call (tests/acp.rs, captured).
+const BASH_PERMISSION: &str =
+    include_str!("../../../tests/fixtures/acp/request_permission.bash.0.101.0.json");
 
 /// The capture's `elicitation/create` params and the result the client answered.
 fn exchange(capture: &str) -> (Value, Value) {
@@ -326,4 +329,29 @@ fn the_capture_s_lines_are_sorted_and_its_updates_read() {
     assert!(parse_message(json!({"id": 1})).is_err());
     let error = parse_message(json!({"id": 1, "error": {"code": -32000, "message": "auth"}}));
     assert!(matches!(error, Ok(Message::Response { result: Err(_), .. })));
+}
+
+#[test]
+fn claude_agent_acp_s_bash_permission_is_a_bash_card_with_its_own_options() {
+    let line: Value = serde_json::from_str(BASH_PERMISSION).expect("the capture");
+    let ask = permission::parse(&line["params"]).expect("a permission request");
+    let request = ask.to_request("acp:0".into(), None);
+    // The toolCall names the tool (`name`), not only ACP's kind (`execute`).
+    assert_eq!(request.tool_name, "Bash");
+    assert_eq!(request.input["command"], "echo made > made.txt");
+    let names: Vec<(&str, OptionKind)> =
+        ask.options.iter().map(|option| (option.name.as_str(), option.kind)).collect();
+    assert_eq!(
+        names,
+        [
+            ("Yes", OptionKind::AllowOnce),
+            ("Yes, and allow access to project/ and echo made * commands", OptionKind::AllowAlways),
+            ("No", OptionKind::RejectOnce),
+        ]
+    );
+    let denied = PermissionDecision::Deny { message: String::new() };
+    assert_eq!(
+        ask.reply(&denied),
+        json!({"outcome": {"outcome": "selected", "optionId": "reject"}})
+    );
 }

@@ -32,8 +32,8 @@ impl ToolStatus {
 pub struct ToolCallInfo {
     pub id: String,
     pub title: Option<String>,
-    /// ACP's `kind` (`read`, `edit`, `execute`, …), or the tool's own name when the agent gives
-    /// it in `_meta` (claude-agent-acp: `_meta.claudeCode.toolName`).
+    /// The tool's own name when the agent gives it (claude-agent-acp: `_meta.claudeCode.toolName`,
+    /// or `name`), else ACP's `kind` (`read`, `edit`, `execute`, …).
     pub tool: Option<String>,
     pub status: Option<ToolStatus>,
     pub raw_input: Option<Value>,
@@ -101,7 +101,12 @@ pub fn tool_call(update: &Value) -> Option<ToolCallInfo> {
     Some(ToolCallInfo {
         id: text(update, "toolCallId")?,
         title: text(update, "title"),
-        tool: own_name.map(str::to_owned).or_else(|| text(update, "kind")),
+        // claude-agent-acp names the tool in `_meta` on updates and as `name` on a permission
+        // request's toolCall; ACP's own `kind` is the last resort.
+        tool: own_name
+            .map(str::to_owned)
+            .or_else(|| text(update, "name"))
+            .or_else(|| text(update, "kind")),
         status: ToolStatus::parse(update),
         raw_input: update.get("rawInput").filter(|input| !input.is_null()).cloned(),
         text: lines,

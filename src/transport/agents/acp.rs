@@ -414,10 +414,10 @@ impl Acp {
     fn tool_call(&mut self, call: ToolCallInfo, host: &mut Host<Acp>) {
         self.flush(host);
         let shown = self.tool_calls.entry(call.id.clone()).or_default();
-        if let Some(name) = call.tool.clone().or_else(|| call.title.clone()) {
-            if shown.name.is_empty() {
-                shown.name = name;
-            }
+        if let Some(name) = call.tool.clone().or_else(|| call.title.clone())
+            && shown.name.is_empty()
+        {
+            shown.name = name;
         }
         if let Some(input) = call.raw_input.filter(|input| input != &Value::Object(Map::new())) {
             shown.input = Some(input);

@@ -1,0 +1,259 @@
+//! `askpane acp` (issue 28): the real claude-agent-acp 0.101.0 (from `scripts/acp-agents`)
+//! against the fake Messages API on 127.0.0.1, hosted by `askpane acp --no-inbox` without a
+//! window: what its model reads for each way a question form ends (the table of
+//! `tests/fixtures/acp/README.md`'s source, the captures of 0.100.0), and a Bash permission
+//! allowed (`--allow-tools`) and rejected (nobody to ask). Then a fake agent of our own
+//! (`tests/fixtures/acp/fake_agent.py`): a generic form, and agents that never answer, which
+//! must not hang askpane. Every run is bounded (`support::run_bounded`).
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{FakeApi, TOOL_USE_ID};
+use crate::interop::{Scratch, tool_result_text};
+use crate::support::{self, Finished, run_bounded};
+
+const VERSION: &str = "0.101.0";
+/// What claude-agent-acp's model reads after the answers.
+const READ_CAREFULLY: &str = "Read the answers carefully — they may request clarification, \
+                              changes, or that you not proceed — and follow what they actually say.";
+
+/// The adapter's entry point, in the layout `scripts/acp-agents` documents; `None` (skipped,
+/// said on stderr; a failure under CI) when it is not installed.
+fn adapter() -> Option<PathBuf> {
+    let cache = std::env::var_os("ASKPANE_ACP_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/acp-agents"),
+        PathBuf::from,
+    );
+    let entry = cache.join(format!(
+        "claude-agent-acp-{VERSION}/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
+    ));
+    if entry.is_file() {
+        return Some(entry);
+    }
+    let message = format!("claude-agent-acp {VERSION} is not installed: run scripts/acp-agents");
+    assert!(std::env::var("CI").map_or(true, |ci| ci != "true"), "{message}");
+    eprintln!("acp: skipped: {message}");
+    None
+}
+
+/// `askpane acp --no-inbox FLAGS -- COMMAND` in a scratch project, without a display.
+fn run(scratch: &Scratch, api_url: &str, flags: &[&str], command: &[&str]) -> Finished {
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let mut askpane = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut askpane, api_url);
+    askpane.args(["acp", "--no-inbox"]).args(flags).arg("--").args(command);
+    run_bounded(&mut askpane, None)
+}
+
+/// The real adapter asked `questions` by the fake model, answered by `flags`: the one
+/// tool_result its model read.
+fn ask_claude(name: &str, questions: Value, flags: &[&str]) -> Option<(Value, Finished)> {
+    let entry = adapter()?;
+    let scratch = Scratch::new(&format!("acp-{name}"));
+    let api = FakeApi::asking(questions);
+    let mut all = vec!["-p", "Please ask me."];
+    all.extend_from_slice(flags);
+    let finished = run(&scratch, &api.base_url(), &all, &["node", entry.to_str().unwrap()]);
+    let results = api.tool_results();
+    let result = results.iter().find(|result| result["tool_use_id"] == TOOL_USE_ID);
+    let result = result.unwrap_or_else(|| {
+        panic!("no tool_result; stderr:\n{}\nrequests:\n{}", finished.stderr, api.request_summary())
+    });
+    Some((result.clone(), finished))
+}
+
+fn database() -> Value {
+    json!({"question": "Which database?", "header": "DB", "multiSelect": false,
+        "options": [{"label": "PostgreSQL", "description": "a"}, {"label": "SQLite", "description": "b"}]})
+}
+
+fn features() -> Value {
+    json!({"question": "Which features?", "header": "Features", "multiSelect": true,
+        "options": [{"label": "Auth", "description": "login"}, {"label": "Search", "description": "full text"},
+                    {"label": "Cache", "description": "redis"}]})
+}
+
+fn answers_file(scratch_name: &str, answers: &Value) -> PathBuf {
+    let path = support::scratch_dir(scratch_name).join("answers.json");
+    fs::write(&path, answers.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn acp_one_question_answered_with_a_note_is_what_the_model_reads() {
+    let answers = answers_file(
+        "acp-answers-one",
+        &json!({"DB": {"choose": "PostgreSQL", "notes": "with pgvector please"}}),
+    );
+    let flags = ["--answers", answers.to_str().unwrap(), "--submit"];
+    let Some((result, finished)) = ask_claude("one", json!({"questions": [database()]}), &flags)
+    else {
+        return;
+    };
+    assert_eq!(
+        tool_result_text(&result),
+        format!(
+            "The user answered: \"Which database?\"=\"PostgreSQL\" notes: with pgvector please. \
+             {READ_CAREFULLY}"
+        ),
+        "stderr:\n{}",
+        finished.stderr
+    );
+    assert!(finished.status.success(), "{}", finished.stderr);
+}
+
+#[test]
+fn acp_two_questions_with_other_and_multi_select_are_what_the_model_reads() {
+    let answers = answers_file(
+        "acp-answers-multi",
+        &json!({"DB": {"other": "DuckDB"},
+                "Features": {"choose": ["Auth", "Search"], "other": "Redis, not Memcached"}}),
+    );
+    let flags = ["--answers", answers.to_str().unwrap(), "--submit"];
+    let questions = json!({"questions": [database(), features()]});
+    let Some((result, finished)) = ask_claude("multi", questions, &flags) else {
+        return;
+    };
+    assert_eq!(
+        tool_result_text(&result),
+        format!(
+            "The user answered: \"Which database?\"=\"DuckDB\", \"Which features?\"=\"Auth, \
+             Search, \"Redis, not Memcached\"\". {READ_CAREFULLY}"
+        ),
+        "stderr:\n{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn acp_decline_is_the_user_did_not_answer() {
+    let flags = ["--decline", "Not now."];
+    let Some((result, _)) = ask_claude("decline", json!({"questions": [database()]}), &flags)
+    else {
+        return;
+    };
+    assert_eq!(tool_result_text(&result), "The user did not answer the questions.");
+    assert_ne!(result["is_error"], true);
+}
+
+#[test]
+fn acp_nobody_to_ask_cancels_and_the_tool_use_is_aborted_never_answered() {
+    let flags = ["--non-interactive"];
+    let Some((result, _)) = ask_claude("cancel", json!({"questions": [database()]}), &flags) else {
+        return;
+    };
+    assert_eq!(
+        tool_result_text(&result),
+        "Tool permission request failed: Error: Tool use aborted"
+    );
+    assert_eq!(result["is_error"], true);
+}
+
+/// The fake model calls Bash to make `made.txt`; the file and the tool_result say what ran.
+fn bash(name: &str, flags: &[&str]) -> Option<(bool, Value, Finished)> {
+    let entry = adapter()?;
+    let scratch = Scratch::new(&format!("acp-bash-{name}"));
+    let input = json!({"command": "echo made > made.txt", "description": "Make a file"});
+    let api = FakeApi::calling("Bash", input, "toolu_acp_bash_1");
+    // claude-agent-acp 0.101.0 starts a session in its `auto` mode (Claude decides), where Bash
+    // asks nobody: the project's settings choose `default` ("Always ask before making changes").
+    let settings = scratch.project().join(".claude");
+    fs::create_dir_all(&settings).unwrap();
+    let manual = json!({"permissions": {"defaultMode": "default"}});
+    fs::write(settings.join("settings.json"), manual.to_string()).unwrap();
+    let mut all = vec!["-p", "Please make the file."];
+    all.extend_from_slice(flags);
+    let finished = run(&scratch, &api.base_url(), &all, &["node", entry.to_str().unwrap()]);
+    let results = api.tool_results();
+    let result = results.iter().find(|result| result["tool_use_id"] == "toolu_acp_bash_1");
+    let result = result.unwrap_or_else(|| {
+        panic!("no tool_result; stderr:\n{}\nrequests:\n{}", finished.stderr, api.request_summary())
+    });
+    Some((scratch.project().join("made.txt").exists(), result.clone(), finished))
+}
+
+#[test]
+fn acp_bash_permission_allowed_runs_the_command() {
+    let Some((made, result, finished)) = bash("allowed", &["--allow-tools", "Bash"]) else {
+        return;
+    };
+    assert!(made, "the command did not run: {result}\nstderr:\n{}", finished.stderr);
+    assert_ne!(result["is_error"], true, "{result}");
+}
+
+#[test]
+fn acp_bash_permission_with_nobody_to_ask_is_rejected() {
+    let Some((made, result, finished)) = bash("rejected", &[]) else {
+        return;
+    };
+    assert!(!made, "the command ran: {result}\nstderr:\n{}", finished.stderr);
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(finished.stderr.contains("declined the ACP agent's Bash"), "{}", finished.stderr);
+}
+
+/// `askpane acp` running our fake agent in `mode`: what the agent was sent, and the run.
+fn fake_agent(name: &str, mode: &str, flags: &[&str]) -> (Vec<Value>, Finished) {
+    let scratch = Scratch::new(&format!("acp-fake-{name}"));
+    let log = scratch.root.join("agent.jsonl");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/fake_agent.py");
+    let mut all = vec!["-p", "Go."];
+    all.extend_from_slice(flags);
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let mut askpane = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut askpane, "http://127.0.0.1:9");
+    askpane.env("FAKE_ACP_MODE", mode).env("FAKE_ACP_LOG", &log);
+    askpane.args(["acp", "--no-inbox"]).args(&all).arg("--").arg("python3").arg(script);
+    let finished = run_bounded(&mut askpane, None);
+    let sent = fs::read_to_string(&log).unwrap_or_default();
+    let sent = sent.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    (sent, finished)
+}
+
+#[test]
+fn acp_initialize_offers_forms_and_no_file_system_or_terminal() {
+    let (sent, finished) = fake_agent("initialize", "form", &[]);
+    assert_eq!(sent[0]["method"], "initialize", "{}", finished.stderr);
+    assert_eq!(
+        sent[0]["params"]["clientCapabilities"],
+        json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false,
+               "elicitation": {"form": {}, "url": {}}})
+    );
+    assert_eq!(sent[1]["method"], "session/new");
+    assert_eq!(sent[2]["params"]["prompt"], json!([{"type": "text", "text": "Go."}]));
+}
+
+#[test]
+fn acp_a_generic_form_not_shown_yet_is_an_error_to_the_agent_never_a_decline() {
+    let (sent, finished) = fake_agent("form", "form", &[]);
+    let answer = sent.iter().find(|line| line["id"] == "e1").expect("the form was answered");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer.get("result").is_none(), "{answer}");
+    assert!(finished.stderr.contains("Deploy where?"), "{}", finished.stderr);
+    assert!(finished.status.success(), "{}", finished.stderr);
+}
+
+#[test]
+fn acp_an_agent_that_never_ends_its_turn_does_not_hang_askpane() {
+    let (sent, finished) = fake_agent("hang", "hang", &["--stuck-after", "2"]);
+    assert!(
+        sent.iter().any(|line| line["method"] == "session/cancel"),
+        "no session/cancel: {sent:?}"
+    );
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+    assert!(finished.stderr.contains("sent nothing for 2 s"), "{}", finished.stderr);
+}
+
+#[test]
+fn acp_an_agent_that_never_answers_the_handshake_does_not_hang_askpane() {
+    let (_, finished) = fake_agent("mute", "mute", &["--stuck-after", "2"]);
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+    assert!(finished.stderr.contains("did not start a session"), "{}", finished.stderr);
+}
