@@ -8,13 +8,15 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, TOOL_USE_ID};
 use crate::interop::{Scratch, tool_result_text};
-use crate::support::{self, Finished, run_bounded};
+use crate::support::{self, Finished, Process, WAIT, run_bounded};
 
 const VERSION: &str = "0.101.0";
 /// What claude-agent-acp's model reads after the answers.
@@ -256,4 +258,68 @@ fn acp_an_agent_that_never_answers_the_handshake_does_not_hang_askpane() {
     let (_, finished) = fake_agent("mute", "mute", &["--stuck-after", "2"]);
     assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
     assert!(finished.stderr.contains("did not start a session"), "{}", finished.stderr);
+}
+
+#[test]
+fn acp_under_the_inbox_a_question_is_answered_there_and_the_model_reads_it() {
+    let Some(entry) = adapter() else {
+        return;
+    };
+    if !support::web_bundle_built() {
+        return;
+    }
+    let scratch = Scratch::new("acp-inbox");
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let run_dir = support::private_runtime_dir();
+    let api = FakeApi::asking(json!({"questions": [database()]}));
+    // An inbox without a display: its page is the only front end, and nobody opens it.
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut inbox, &api.base_url());
+    inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
+    inbox.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
+    let inbox_err = support::read_all(inbox.child.stderr.take().unwrap());
+    let socket = run_dir.join("askpane/inbox.sock");
+    let until = Instant::now() + WAIT;
+    while !socket.exists() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(socket.exists(), "the inbox did not start");
+
+    let answers = answers_file(
+        "acp-answers-inbox",
+        &json!({"DB": {"choose": "SQLite", "notes": "through the inbox"}}),
+    );
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut acp, &api.base_url());
+    acp.env("XDG_RUNTIME_DIR", &run_dir)
+        .args(["acp", "--answers", answers.to_str().unwrap(), "--submit", "-p", "Ask me."])
+        .args(["--", "node", entry.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut acp = Process::new(acp.spawn().expect("start askpane acp"));
+    let acp_err = support::read_all(acp.child.stderr.take().unwrap());
+    // The session stays in the inbox after its turn: wait for what the model read, then end.
+    let until = Instant::now() + WAIT;
+    let mut result = None;
+    while result.is_none() && Instant::now() < until {
+        result = api.tool_results().into_iter().find(|result| result["tool_use_id"] == TOOL_USE_ID);
+        thread::sleep(Duration::from_millis(50));
+    }
+    drop(acp);
+    drop(inbox);
+    let stderr = support::collect(acp_err);
+    let result = result.unwrap_or_else(|| {
+        panic!("no tool_result\nacp:\n{stderr}\ninbox:\n{}", support::collect(inbox_err))
+    });
+    assert_eq!(
+        tool_result_text(&result),
+        format!(
+            "The user answered: \"Which database?\"=\"SQLite\" notes: through the inbox. \
+             {READ_CAREFULLY}"
+        )
+    );
+    assert!(stderr.contains("are in the inbox"), "{stderr}");
 }
