@@ -9,6 +9,7 @@
 use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -201,7 +202,16 @@ fn acp_bash_permission_with_nobody_to_ask_is_rejected() {
 
 /// `askpane acp` running our fake agent in `mode`: what the agent was sent, and the run.
 fn fake_agent(name: &str, mode: &str, flags: &[&str]) -> (Vec<Value>, Finished) {
-    let scratch = Scratch::new(&format!("acp-fake-{name}"));
+    fake_agent_in(&Scratch::new(&format!("acp-fake-{name}")), None, mode, flags)
+}
+
+/// As [`fake_agent`], in `scratch`, under the inbox of `run_dir` when given.
+fn fake_agent_in(
+    scratch: &Scratch,
+    run_dir: Option<&PathBuf>,
+    mode: &str,
+    flags: &[&str],
+) -> (Vec<Value>, Finished) {
     let log = scratch.root.join("agent.jsonl");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/fake_agent.py");
     let mut all = vec!["-p", "Go."];
@@ -212,7 +222,11 @@ fn fake_agent(name: &str, mode: &str, flags: &[&str]) -> (Vec<Value>, Finished) 
     let mut askpane = Command::new(env!("CARGO_BIN_EXE_askpane"));
     scratch.isolate(&mut askpane, "http://127.0.0.1:9");
     askpane.env("FAKE_ACP_MODE", mode).env("FAKE_ACP_LOG", &log);
-    askpane.args(["acp", "--no-inbox"]).args(&all).arg("--").arg("python3").arg(script);
+    match run_dir {
+        Some(run_dir) => askpane.env("XDG_RUNTIME_DIR", run_dir).arg("acp"),
+        None => askpane.args(["acp", "--no-inbox"]),
+    };
+    askpane.args(&all).arg("--").arg("python3").arg(script);
     let finished = run_bounded(&mut askpane, None);
     let sent = fs::read_to_string(&log).unwrap_or_default();
     let sent = sent.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
@@ -260,6 +274,28 @@ fn acp_an_agent_that_never_answers_the_handshake_does_not_hang_askpane() {
     assert!(finished.stderr.contains("did not start a session"), "{}", finished.stderr);
 }
 
+/// `askpane inbox --ui web` without a display, in its own runtime folder: its page is the only
+/// front end, and nobody opens it (a question waits there). Returns the runtime folder.
+fn start_inbox(scratch: &Scratch, api_url: &str) -> (Process, mpsc::Receiver<String>, PathBuf) {
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let run_dir = support::private_runtime_dir();
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut inbox, api_url);
+    inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
+    inbox.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
+    let inbox_err = support::read_all(inbox.child.stderr.take().unwrap());
+    let socket = run_dir.join("askpane/inbox.sock");
+    let until = Instant::now() + WAIT;
+    while !socket.exists() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(socket.exists(), "the inbox did not start");
+    (inbox, inbox_err, run_dir)
+}
+
 #[test]
 fn acp_under_the_inbox_a_question_is_answered_there_and_the_model_reads_it() {
     let Some(entry) = adapter() else {
@@ -272,21 +308,8 @@ fn acp_under_the_inbox_a_question_is_answered_there_and_the_model_reads_it() {
     for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
         fs::create_dir_all(dir).unwrap();
     }
-    let run_dir = support::private_runtime_dir();
     let api = FakeApi::asking(json!({"questions": [database()]}));
-    // An inbox without a display: its page is the only front end, and nobody opens it.
-    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
-    scratch.isolate(&mut inbox, &api.base_url());
-    inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
-    inbox.stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
-    let inbox_err = support::read_all(inbox.child.stderr.take().unwrap());
-    let socket = run_dir.join("askpane/inbox.sock");
-    let until = Instant::now() + WAIT;
-    while !socket.exists() && Instant::now() < until {
-        thread::sleep(Duration::from_millis(20));
-    }
-    assert!(socket.exists(), "the inbox did not start");
+    let (inbox, inbox_err, run_dir) = start_inbox(&scratch, &api.base_url());
 
     let answers = answers_file(
         "acp-answers-inbox",
@@ -322,4 +345,32 @@ fn acp_under_the_inbox_a_question_is_answered_there_and_the_model_reads_it() {
         )
     );
     assert!(stderr.contains("are in the inbox"), "{stderr}");
+}
+
+#[test]
+fn acp_a_question_form_the_agent_withdraws_gets_only_the_cancelled_error() {
+    if !support::web_bundle_built() {
+        return;
+    }
+    // Under an inbox nobody answers: the form waits there until the agent takes it back.
+    let scratch = Scratch::new("acp-fake-withdraw");
+    let (inbox, _, run_dir) = start_inbox(&scratch, "http://127.0.0.1:9");
+    let (sent, finished) =
+        fake_agent_in(&scratch, Some(&run_dir), "withdraw", &["--stuck-after", "3"]);
+    drop(inbox);
+    let answers: Vec<&Value> = sent.iter().filter(|line| line["id"] == "q1").collect();
+    assert_eq!(answers.len(), 1, "{answers:?}\n{}", finished.stderr);
+    assert_eq!(answers[0]["error"]["code"], -32800, "{}", answers[0]);
+    assert!(finished.stderr.contains("are in the inbox"), "{}", finished.stderr);
+}
+
+#[test]
+fn acp_a_withdrawn_form_with_nobody_to_ask_is_answered_exactly_once() {
+    // Without a display the book answers at once ("cancel") while the withdrawal races it:
+    // whichever comes first is the one answer.
+    let (sent, finished) = fake_agent("withdraw-headless", "withdraw", &[]);
+    let answers: Vec<&Value> = sent.iter().filter(|line| line["id"] == "q1").collect();
+    assert_eq!(answers.len(), 1, "{answers:?}\n{}", finished.stderr);
+    let cancelled = answers[0]["error"]["code"] == -32800;
+    assert!(cancelled || answers[0]["result"] == json!({"action": "cancel"}), "{}", answers[0]);
 }

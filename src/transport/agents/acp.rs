@@ -168,9 +168,10 @@ impl HostedAgent for Acp {
             Message::Notification { method, params } => match method.as_str() {
                 acp::SESSION_UPDATE => self.update(&params, host),
                 acp::CANCEL_REQUEST => {
+                    // The writer answers it `cancelled` if it is still open (once: never after
+                    // its outcome was written).
                     if let Some(id) = acp::cancelled_request_id(&params) {
                         self.withdraw(&request_key(&id), host);
-                        host.write(acp::error_response(&id, REQUEST_CANCELLED, "cancelled"));
                     }
                 }
                 other => log::debug!("ignored `{other}` from the ACP agent"),
@@ -569,6 +570,18 @@ impl Writing for AcpWriter {
     ) {
         out.write(&acp::response(id, ask.reply(decision)));
         self.last_heard = Instant::now();
+    }
+
+    /// JSON-RPC's answer to a request taken back while it waited: "request cancelled".
+    fn withdrawn_question(&mut self, envelope: &Envelope, out: &mut AgentInput) {
+        if let Envelope::Acp { id, .. } = envelope {
+            out.write(&acp::error_response(id, REQUEST_CANCELLED, "cancelled"));
+        }
+    }
+
+    /// ACP's own answer to a permission nobody chose: `cancelled`.
+    fn withdrawn_permission(&mut self, (id, _): &(Value, PermissionAsk), out: &mut AgentInput) {
+        out.write(&acp::response(id, acp_permission::cancelled()));
     }
 
     fn stuck_at(&self) -> Option<Instant> {

@@ -48,6 +48,11 @@ pub trait Writing: Send + 'static {
         decision: &PermissionDecision,
         out: &mut AgentInput,
     );
+    /// The agent took back `question` before it was answered: write what its protocol expects
+    /// then (nothing, for most).
+    fn withdrawn_question(&mut self, _question: &Self::Question, _out: &mut AgentInput) {}
+    /// The agent took back `permission` before it was decided.
+    fn withdrawn_permission(&mut self, _permission: &Self::Permission, _out: &mut AgentInput) {}
     /// When the running turn counts as stuck (the agent said nothing since it was last heard
     /// from); `None` while no turn runs, or for an agent whose turns are never given up on.
     fn stuck_at(&self) -> Option<Instant> {
@@ -131,6 +136,14 @@ pub(super) fn run<W: Writing>(
                     permissions.push((key, permission, decision));
                 }
                 Ok(ToAgent::Forget { key }) => {
+                    // Each open one answered once: here, or by its outcome, never both.
+                    for (_, question, _) in questions.iter().filter(|(open, _, _)| open == &key) {
+                        writer.withdrawn_question(question, &mut out);
+                    }
+                    for (_, permission, _) in permissions.iter().filter(|(open, _, _)| open == &key)
+                    {
+                        writer.withdrawn_permission(permission, &mut out);
+                    }
                     questions.retain(|(open, _, _)| open != &key);
                     permissions.retain(|(open, _, _)| open != &key);
                 }
