@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, TOOL_USE_ID};
 use crate::interop::{Scratch, tool_result_text};
+use crate::interop_approvals::{Page, card, link_of};
 use crate::support::{self, Finished, Process, WAIT, run_bounded};
 
 const VERSION: &str = "0.101.0";
@@ -373,4 +374,78 @@ fn acp_a_withdrawn_form_with_nobody_to_ask_is_answered_exactly_once() {
     assert_eq!(answers.len(), 1, "{answers:?}\n{}", finished.stderr);
     let cancelled = answers[0]["error"]["code"] == -32800;
     assert!(cancelled || answers[0]["result"] == json!({"action": "cancel"}), "{}", answers[0]);
+}
+
+/// The fake model calls Bash under `askpane acp` in a running inbox; its card is decided on
+/// the inbox's page (a WebSocket client, as the browser's) with `decision`, which ends it as
+/// `ended`. Returns whether the command ran and the tool_result the model read.
+fn bash_on_the_page(name: &str, decision: Value, ended: &str) -> Option<(bool, Value)> {
+    let entry = adapter()?;
+    if !support::web_bundle_built() {
+        return None;
+    }
+    let scratch = Scratch::new(&format!("acp-page-{name}"));
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let settings = scratch.project().join(".claude");
+    fs::create_dir_all(&settings).unwrap();
+    let manual = json!({"permissions": {"defaultMode": "default"}});
+    fs::write(settings.join("settings.json"), manual.to_string()).unwrap();
+    let input = json!({"command": "echo made > made.txt", "description": "Make a file"});
+    let api = FakeApi::calling("Bash", input, "toolu_acp_bash_1");
+    let run_dir = support::private_runtime_dir();
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut inbox, &api.base_url());
+    inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
+    inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
+    let link = link_of(inbox.child.stderr.take().unwrap());
+    let rest = link.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{link}"));
+    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{link}"));
+    let mut page = Page::connect(port.parse().unwrap(), token);
+
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut acp, &api.base_url());
+    acp.env("XDG_RUNTIME_DIR", &run_dir)
+        .args(["acp", "-p", "Please make the file.", "--", "node", entry.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let acp = Process::new(acp.spawn().expect("start askpane acp"));
+    let (request_id, request) = card(&page.next("permission_request", WAIT));
+    assert_eq!(request.tool_name, "Bash");
+    assert_eq!(request.input["command"], "echo made > made.txt");
+    page.decide(&request_id, decision, ended);
+    let until = Instant::now() + WAIT;
+    let mut result = None;
+    while result.is_none() && Instant::now() < until {
+        let results = api.tool_results();
+        result = results.into_iter().find(|result| result["tool_use_id"] == "toolu_acp_bash_1");
+        thread::sleep(Duration::from_millis(50));
+    }
+    drop(acp);
+    drop(inbox);
+    let result = result.unwrap_or_else(|| panic!("no tool_result: {}", api.request_summary()));
+    Some((scratch.project().join("made.txt").exists(), result))
+}
+
+#[test]
+fn acp_bash_allowed_once_on_the_inbox_s_card_runs() {
+    let Some((made, result)) = bash_on_the_page("allow", json!({"decision": "allow"}), "allowed")
+    else {
+        return;
+    };
+    assert!(made, "the command did not run: {result}");
+    assert_ne!(result["is_error"], true, "{result}");
+}
+
+#[test]
+fn acp_bash_denied_on_the_inbox_s_card_does_not_run() {
+    let deny = json!({"decision": "deny", "message": "Not now."});
+    let Some((made, result)) = bash_on_the_page("deny", deny, "denied") else {
+        return;
+    };
+    assert!(!made, "the command ran: {result}");
+    assert_eq!(result["is_error"], true, "{result}");
 }
