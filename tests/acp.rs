@@ -449,3 +449,13 @@ fn acp_bash_denied_on_the_inbox_s_card_does_not_run() {
     assert!(!made, "the command ran: {result}");
     assert_eq!(result["is_error"], true, "{result}");
 }
+
+#[test]
+fn acp_an_agent_that_wants_a_sign_in_is_told_by_name_and_the_run_ends() {
+    let (sent, finished) = fake_agent("auth", "auth", &[]);
+    // askpane holds no credentials: it never calls `authenticate` itself.
+    assert!(!sent.iter().any(|line| line["method"] == "authenticate"), "{sent:?}");
+    assert!(finished.stderr.contains("Authentication required"), "{}", finished.stderr);
+    assert!(finished.stderr.contains("Log in with Claude"), "{}", finished.stderr);
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+}

@@ -46,6 +46,8 @@ pub const CANCEL_REQUEST: &str = "$/cancel_request";
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC's "invalid params": an agent request askpane could not read.
 pub const INVALID_PARAMS: i64 = -32602;
+/// ACP's "authentication required": the agent wants `authenticate` before a session.
+pub const AUTH_REQUIRED: i64 = -32000;
 
 /// One JSON-RPC message from the agent, sorted by what it is.
 #[derive(Clone, Debug, PartialEq)]

@@ -65,6 +65,9 @@ pub struct Acp {
     allow_tools: Vec<String>,
     /// The agent's own name and version (`initialize`'s `agentInfo`).
     agent_name: Option<String>,
+    /// The sign-in methods the agent offers (`authMethods`' names), to name when it refuses a
+    /// session for want of one: askpane holds no credentials and signs in with none itself.
+    auth_methods: Vec<String>,
     /// Open question forms by their tool call: withdrawn when the tool call ends.
     forms_by_call: HashMap<String, String>,
     /// Tool calls seen, for the transcript: shown once their input is known.
@@ -122,6 +125,7 @@ impl HostedAgent for Acp {
             cwd: cwd.clone(),
             allow_tools: options.own.allow_tools.clone(),
             agent_name: None,
+            auth_methods: Vec::new(),
             forms_by_call: HashMap::new(),
             tool_calls: HashMap::new(),
             pending: None,
@@ -214,6 +218,8 @@ impl Acp {
                         acp::PROTOCOL_VERSION
                     );
                 }
+                self.auth_methods =
+                    initialized.auth_methods.iter().map(|(_, name)| name.clone()).collect();
                 host.tell_writer(AcpNote::Initialized { auth_methods: initialized.auth_methods });
             }
             (Some(SESSION_NEW_ID), Ok(result)) => match acp::parse_session_id(&result) {
@@ -237,7 +243,15 @@ impl Acp {
             },
             (Some(INITIALIZE_ID | SESSION_NEW_ID), Err(error)) => {
                 let what = if id == Some(INITIALIZE_ID) { "initialize" } else { "session/new" };
-                self.refused(what, &error.to_string(), host);
+                let mut problem = error.to_string();
+                if error.code == acp::AUTH_REQUIRED && !self.auth_methods.is_empty() {
+                    problem.push_str(&format!(
+                        "; it wants you to sign in ({}): sign in with the agent itself, then \
+                         start askpane acp again",
+                        self.auth_methods.join(", ")
+                    ));
+                }
+                self.refused(what, &problem, host);
                 // Without a session there is nothing to host: end the agent, and the run.
                 host.close();
             }
@@ -246,11 +260,7 @@ impl Acp {
                 self.turn_ended(turn_result(&reason), host);
             }
             (_, Err(error)) => {
-                let text = format!("The ACP agent refused a prompt: {error}");
-                if host.headless() {
-                    log::error!("{text}");
-                }
-                host.notice(text);
+                host.notice(format!("The ACP agent refused a prompt: {error}"));
                 let result = TurnResult {
                     subtype: "error".to_owned(),
                     is_error: true,
@@ -262,12 +272,9 @@ impl Acp {
         }
     }
 
+    /// Said once: without a window the notice itself goes to stderr.
     fn refused(&self, what: &str, error: &str, host: &Host<Acp>) {
-        let text = format!("The ACP agent refused askpane's {what}: {error}");
-        if host.headless() {
-            log::error!("{text}");
-        }
-        host.notice(text);
+        host.notice(format!("The ACP agent refused askpane's {what}: {error}"));
     }
 
     fn elicitation(&mut self, id: Value, params: &Value, host: &mut Host<Acp>) {
