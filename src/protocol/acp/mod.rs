@@ -12,11 +12,13 @@
 //! Reading order: this file (framing of one JSON-RPC message and the client's requests),
 //! [`update`] (`session/update` → transcript events), [`elicitation`] (`elicitation/create` →
 //! questions or a generic form, and the reply), [`form`] (the generic form and its validation),
-//! [`permission`] (`session/request_permission` → an approval, and the reply).
+//! [`permission`] (`session/request_permission` → an approval, and the reply), [`transcript`]
+//! (updates → the session's transcript).
 
 pub mod elicitation;
 pub mod form;
 pub mod permission;
+pub mod transcript;
 pub mod update;
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::permission::{self, OptionKind};
 use super::update::{ToolStatus, Update, parse_update};
 use super::{Message, StopReason, parse_message, parse_stop_reason};
 use crate::protocol::answer::{Draft, Pick, build_answers};
-use crate::protocol::stream::PermissionDecision;
+use crate::protocol::stream::{Block, CliMessage, PermissionDecision};
 
 const ELICIT: &str = include_str!("../../../tests/fixtures/acp/successor-elicit.acp.jsonl");
 const MULTI: &str = include_str!("../../../tests/fixtures/acp/successor-multi.acp.jsonl");
@@ -354,4 +354,72 @@ fn claude_agent_acp_s_bash_permission_is_a_bash_card_with_its_own_options() {
         ask.reply(&denied),
         json!({"outcome": {"outcome": "selected", "optionId": "reject"}})
     );
+}
+
+#[test]
+fn the_capture_s_updates_are_one_tool_use_its_result_and_one_message() {
+    let mut transcript = super::transcript::Transcript::default();
+    let mut messages = Vec::new();
+    let mut ended = Vec::new();
+    for line in ELICIT.lines() {
+        let line: Value = serde_json::from_str(line).expect("a JSON line");
+        if line["dir"] == "agent->client" && line["msg"]["method"] == "session/update" {
+            let shown = transcript.update(parse_update(&line["msg"]["params"]).1);
+            messages.extend(shown.messages);
+            ended.extend(shown.ended_call);
+        }
+    }
+    messages.extend(transcript.flush());
+    let blocks: Vec<&Block> = messages
+        .iter()
+        .flat_map(|message| match message {
+            CliMessage::Assistant { blocks } | CliMessage::User { blocks } => blocks.iter(),
+            _ => [].iter(),
+        })
+        .collect();
+    let [
+        Block::ToolUse { id, name, input },
+        Block::ToolResult { content, is_error, .. },
+        Block::Text(text),
+    ] = blocks.as_slice()
+    else {
+        panic!("{blocks:#?}")
+    };
+    // The first tool_call carried `{}`: the call is shown once, with the input that followed.
+    assert_eq!(
+        (id.as_str(), name.as_str()),
+        ("toolu_01AskPaneProbe000000000001", "AskUserQuestion")
+    );
+    assert_eq!(input["questions"][0]["question"], "Which database?");
+    assert!(
+        content.starts_with("The user answered: \"Which database?\"=\"PostgreSQL\""),
+        "{content}"
+    );
+    assert!(!is_error);
+    assert!(text.starts_with("FAKE-MODEL: got tool_result"), "{text}");
+    assert_eq!(ended, ["toolu_01AskPaneProbe000000000001"]);
+}
+
+#[test]
+fn chunks_are_gathered_until_something_else_comes() {
+    let mut transcript = super::transcript::Transcript::default();
+    let chunk = |kind: &str, text: &str| {
+        parse_update(&json!({"sessionId": "s", "update": {"sessionUpdate": kind,
+            "content": {"type": "text", "text": text}}}))
+        .1
+    };
+    assert!(transcript.update(chunk("agent_thought_chunk", "Let me ")).messages.is_empty());
+    assert!(transcript.update(chunk("agent_thought_chunk", "think.")).messages.is_empty());
+    let shown = transcript.update(chunk("agent_message_chunk", "Hello"));
+    assert_eq!(
+        shown.messages,
+        [CliMessage::Assistant { blocks: vec![Block::Thinking("Let me think.".into())] }]
+    );
+    transcript.update(chunk("agent_message_chunk", ", world"));
+    let ended = transcript.turn_ended(super::transcript::turn_result(&StopReason::EndTurn));
+    assert_eq!(
+        ended[0],
+        CliMessage::Assistant { blocks: vec![Block::Text("Hello, world".into())] }
+    );
+    assert!(matches!(&ended[1], CliMessage::Result(result) if result.subtype == "success"));
 }

@@ -17,11 +17,12 @@ use serde_json::{Map, Value};
 
 use crate::protocol::acp::elicitation::{self, Asked};
 use crate::protocol::acp::permission::{self as acp_permission, PermissionAsk};
-use crate::protocol::acp::update::{ToolCallInfo, ToolStatus, Update, parse_update};
-use crate::protocol::acp::{self, Message, RpcError, StopReason};
+use crate::protocol::acp::transcript::{self, Transcript};
+use crate::protocol::acp::update::parse_update;
+use crate::protocol::acp::{self, Message, RpcError};
 use crate::protocol::inbox::ClientMode;
 use crate::protocol::stream::{
-    Block, CliMessage, PermissionDecision, SessionAgent, SessionInfo, TurnResult,
+    CliMessage, PermissionDecision, SessionAgent, SessionInfo, TurnResult,
 };
 use crate::protocol::{Envelope, Outcome};
 
@@ -70,25 +71,7 @@ pub struct Acp {
     auth_methods: Vec<String>,
     /// Open question forms by their tool call: withdrawn when the tool call ends.
     forms_by_call: HashMap<String, String>,
-    /// Tool calls seen, for the transcript: shown once their input is known.
-    tool_calls: HashMap<String, ShownCall>,
-    /// Message or thought chunks not yet shown (shown whole, when something else comes).
-    pending: Option<(ChunkKind, String)>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ChunkKind {
-    Message,
-    Thought,
-}
-
-/// What the transcript has shown of one tool call.
-#[derive(Default)]
-struct ShownCall {
-    name: String,
-    input: Option<Value>,
-    used: bool,
-    ended: bool,
+    transcript: Transcript,
 }
 
 impl HostedAgent for Acp {
@@ -127,8 +110,7 @@ impl HostedAgent for Acp {
             agent_name: None,
             auth_methods: Vec::new(),
             forms_by_call: HashMap::new(),
-            tool_calls: HashMap::new(),
-            pending: None,
+            transcript: Transcript::default(),
         };
         let writer = AcpWriter {
             cwd,
@@ -257,7 +239,7 @@ impl Acp {
             }
             (_, Ok(result)) => {
                 let reason = acp::parse_stop_reason(&result);
-                self.turn_ended(turn_result(&reason), host);
+                self.turn_ended(transcript::turn_result(&reason), host);
             }
             (_, Err(error)) => {
                 host.notice(format!("The ACP agent refused a prompt: {error}"));
@@ -371,108 +353,24 @@ impl Acp {
     }
 
     fn update(&mut self, params: &Value, host: &mut Host<Acp>) {
-        let (_, update) = parse_update(params);
-        let chunk = match &update {
-            Update::AgentMessage(text) => Some((ChunkKind::Message, text)),
-            Update::Thought(text) => Some((ChunkKind::Thought, text)),
-            _ => None,
-        };
-        if let Some((kind, text)) = chunk {
-            match &mut self.pending {
-                Some((pending_kind, pending)) if *pending_kind == kind => pending.push_str(text),
-                _ => {
-                    self.flush(host);
-                    self.pending = Some((kind, text.clone()));
-                }
-            }
-            return;
+        let shown = self.transcript.update(parse_update(params).1);
+        for message in shown.messages {
+            host.session(message);
         }
-        match update {
-            Update::ToolCall(call) | Update::ToolCallUpdate(call) => self.tool_call(call, host),
-            Update::Plan(entries) => {
-                self.flush(host);
-                let lines: Vec<String> = entries
-                    .iter()
-                    .map(|entry| format!("- [{}] {}", entry.status, entry.content))
-                    .collect();
-                let text = format!("Plan:\n{}", lines.join("\n"));
-                host.session(CliMessage::Assistant { blocks: vec![Block::Text(text)] });
-            }
-            Update::ModeChanged(mode) => {
-                self.flush(host);
-                let text = format!("The agent's mode is now `{mode}`.");
-                host.session(CliMessage::Assistant { blocks: vec![Block::Text(text)] });
-            }
-            _ => {}
-        }
-    }
-
-    /// Shows the message or thought gathered so far.
-    fn flush(&mut self, host: &Host<Acp>) {
-        let block = match self.pending.take() {
-            Some((ChunkKind::Message, text)) => Block::Text(text),
-            Some((ChunkKind::Thought, text)) => Block::Thinking(text),
-            None => return,
-        };
-        host.session(CliMessage::Assistant { blocks: vec![block] });
-    }
-
-    /// A tool call shows once its input is known (the first `tool_call` often has none yet),
-    /// and its result when it completes or fails; a question form of a call that ends goes.
-    fn tool_call(&mut self, call: ToolCallInfo, host: &mut Host<Acp>) {
-        self.flush(host);
-        let shown = self.tool_calls.entry(call.id.clone()).or_default();
-        if let Some(name) = call.tool.clone().or_else(|| call.title.clone())
-            && shown.name.is_empty()
-        {
-            shown.name = name;
-        }
-        if let Some(input) = call.raw_input.filter(|input| input != &Value::Object(Map::new())) {
-            shown.input = Some(input);
-        }
-        let ended = matches!(call.status, Some(ToolStatus::Completed | ToolStatus::Failed));
-        if !shown.used && (shown.input.is_some() || ended) {
-            shown.used = true;
-            let input = shown.input.clone().unwrap_or_else(|| Value::Object(Map::new()));
-            let name = if shown.name.is_empty() { "tool".to_owned() } else { shown.name.clone() };
-            let block = Block::ToolUse { id: call.id.clone(), name, input };
-            host.session(CliMessage::Assistant { blocks: vec![block] });
-        }
-        if ended && !shown.ended {
-            shown.ended = true;
-            let block = Block::ToolResult {
-                tool_use_id: call.id.clone(),
-                content: call.text.join("\n"),
-                is_error: call.status == Some(ToolStatus::Failed),
-            };
-            host.session(CliMessage::User { blocks: vec![block] });
-            if let Some(key) = self.forms_by_call.remove(&call.id) {
-                host.resolved(&key);
-            }
+        if let Some(key) = shown.ended_call.and_then(|call| self.forms_by_call.remove(&call)) {
+            host.resolved(&key);
         }
     }
 
     /// The turn ended: what it asked is withdrawn, and the transcript says how it ended.
     fn turn_ended(&mut self, result: TurnResult, host: &mut Host<Acp>) {
-        self.flush(host);
         self.forms_by_call.clear();
         host.resolve_all();
         host.tell_writer(AcpNote::TurnEnded);
-        host.session(CliMessage::Result(result));
+        for message in self.transcript.turn_ended(result) {
+            host.session(message);
+        }
     }
-}
-
-/// How a turn that ended with `reason` is told.
-fn turn_result(reason: &StopReason) -> TurnResult {
-    let (subtype, is_error, text) = match reason {
-        StopReason::EndTurn => ("success", false, None),
-        StopReason::Cancelled => ("cancelled", true, Some("The turn was cancelled.".to_owned())),
-        StopReason::MaxTokens => ("error_max_tokens", true, None),
-        StopReason::MaxTurnRequests => ("error_max_turns", true, None),
-        StopReason::Refusal => ("refusal", true, Some("The agent refused.".to_owned())),
-        StopReason::Other(other) => ("error", true, Some(format!("stop reason `{other}`"))),
-    };
-    TurnResult { subtype: subtype.to_owned(), is_error, text, ..TurnResult::default() }
 }
 
 /// What the reader tells the writer: the handshake's progress and the turn's.
