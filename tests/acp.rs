@@ -459,3 +459,20 @@ fn acp_an_agent_that_wants_a_sign_in_is_told_by_name_and_the_run_ends() {
     assert!(finished.stderr.contains("Log in with Claude"), "{}", finished.stderr);
     assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
 }
+
+#[test]
+fn acp_an_agent_that_cannot_start_or_dies_is_told_with_its_exit_code() {
+    let scratch = Scratch::new("acp-dies");
+    let missing = run(&scratch, "http://127.0.0.1:9", &["-p", "Go."], &["/nonexistent/agent"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("cannot start the ACP agent /nonexistent/agent"),
+        "{}",
+        missing.stderr
+    );
+    let dies = ["sh", "-c", "echo 'no API key' >&2; exit 3"];
+    let died = run(&scratch, "http://127.0.0.1:9", &["-p", "Go."], &dies);
+    assert_eq!(died.status.code(), Some(1), "{}", died.stderr);
+    assert!(died.stderr.contains("ended before the turn did (exit code 3)"), "{}", died.stderr);
+    assert!(died.stderr.contains("no API key"), "{}", died.stderr);
+}
