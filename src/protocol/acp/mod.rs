@@ -26,6 +26,9 @@ mod tests;
 
 use serde_json::{Map, Value, json};
 
+/// How history and the inbox name an ACP agent's asks (`acp · my-project`).
+pub const SOURCE: &str = "acp";
+
 /// The ACP version askpane speaks (`initialize`'s `protocolVersion`).
 pub const PROTOCOL_VERSION: u64 = 1;
 

@@ -77,7 +77,7 @@ pub struct Acp {
 impl HostedAgent for Acp {
     type Own = AcpOwn;
     type Writer = AcpWriter;
-    const SOURCE: &'static str = "acp";
+    const SOURCE: &'static str = acp::SOURCE;
     const WORDS: &'static str = "The ACP agent";
     const MODE: ClientMode = ClientMode::Acp;
     const THREADS: ThreadNames =
