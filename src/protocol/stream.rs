@@ -153,7 +153,9 @@ impl SessionAgent {
         match self {
             SessionAgent::ClaudeCode => "Claude Code",
             SessionAgent::Codex => "Codex",
-            SessionAgent::Acp => "the ACP agent",
+            // A heading, and a name in sentences ("What should ACP agent do?"); which agent it
+            // is, its version line says (`initialize`'s agentInfo).
+            SessionAgent::Acp => "ACP agent",
         }
     }
 }
