@@ -476,3 +476,20 @@ fn acp_an_agent_that_cannot_start_or_dies_is_told_with_its_exit_code() {
     assert!(died.stderr.contains("ended before the turn did (exit code 3)"), "{}", died.stderr);
     assert!(died.stderr.contains("no API key"), "{}", died.stderr);
 }
+
+#[test]
+fn acp_requests_askpane_cannot_serve_are_answered_so_the_agent_never_waits() {
+    let (sent, finished) = fake_agent("hostile", "hostile", &[]);
+    let answer = |id: &str| {
+        sent.iter()
+            .find(|line| line["id"] == id && line.get("method").is_none())
+            .unwrap_or_else(|| panic!("no answer to {id}: {sent:?}\n{}", finished.stderr))
+    };
+    // No file system for the agent: method not found, nothing read.
+    assert_eq!(answer("h1")["error"]["code"], -32601);
+    // A permission with no option askpane knows: nobody chose.
+    assert_eq!(answer("h2")["result"], json!({"outcome": {"outcome": "cancelled"}}));
+    // A form that is no form: an error, never a decline.
+    assert_eq!(answer("h3")["error"]["code"], -32602);
+    assert!(finished.status.success(), "{}", finished.stderr);
+}
