@@ -493,3 +493,62 @@ fn acp_requests_askpane_cannot_serve_are_answered_so_the_agent_never_waits() {
     assert_eq!(answer("h3")["error"]["code"], -32602);
     assert!(finished.status.success(), "{}", finished.stderr);
 }
+
+#[test]
+fn acp_stop_on_the_inbox_s_page_sends_session_cancel_and_end_session_ends_the_run() {
+    if !support::web_bundle_built() {
+        return;
+    }
+    let scratch = Scratch::new("acp-stop");
+    for dir in [scratch.home(), scratch.project(), scratch.tmp()] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    let run_dir = support::private_runtime_dir();
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut inbox, "http://127.0.0.1:9");
+    inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
+    inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
+    let link = link_of(inbox.child.stderr.take().unwrap());
+    let rest = link.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{link}"));
+    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{link}"));
+    let mut page = Page::connect(port.parse().unwrap(), token);
+
+    // The fake agent never ends its turn; --stuck-after is far off: only Stop can end it.
+    let log = scratch.root.join("agent.jsonl");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/fake_agent.py");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    scratch.isolate(&mut acp, "http://127.0.0.1:9");
+    acp.env("XDG_RUNTIME_DIR", &run_dir)
+        .env("FAKE_ACP_MODE", "hang")
+        .env("FAKE_ACP_LOG", &log)
+        .args(["acp", "--stuck-after", "600", "-p", "Go.", "--", "python3"])
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut acp = Process::new(acp.spawn().expect("start askpane acp"));
+    let session = page.next("session", WAIT)["session"].clone();
+    let sent = || -> Vec<Value> {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    };
+    // Stop only once the prompt is out (a Stop before it has no turn to cancel).
+    let until = Instant::now() + WAIT;
+    while !sent().iter().any(|line| line["method"] == "session/prompt") && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    page.send(&json!({"type": "session_stop", "session": session}));
+    let until = Instant::now() + WAIT;
+    while !sent().iter().any(|line| line["method"] == "session/cancel") && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let cancel = sent().into_iter().find(|line| line["method"] == "session/cancel");
+    assert_eq!(
+        cancel.unwrap_or_else(|| panic!("no session/cancel: {:?}", sent()))["params"],
+        json!({"sessionId": "fake-session"})
+    );
+    page.send(&json!({"type": "session_end", "session": session}));
+    assert!(acp.wait(WAIT).is_some(), "askpane acp still runs after End session");
+    drop(inbox);
+}

@@ -92,7 +92,7 @@ impl Page {
         panic!("no {kind} within {within:?}; the page saw {:#?}", self.seen);
     }
 
-    fn send(&mut self, value: &Value) {
+    pub(crate) fn send(&mut self, value: &Value) {
         self.socket.send(Message::text(value.to_string())).expect("send from the page");
     }
 
