@@ -15,6 +15,10 @@
 // (Xvfb, X11 tools, signals by PID, the inbox's socket); the rest also build for Windows and
 // macOS, where `scripts/check-platforms` checks them (issue 15).
 
+// `askpane acp` (issue 28): the real claude-agent-acp 0.101.0 (scripts/acp-agents) against the
+// fake Messages API, and a fake ACP agent of the tests' own (forms, agents that never answer).
+#[cfg(target_os = "linux")]
+mod acp;
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.

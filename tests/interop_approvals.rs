@@ -43,15 +43,15 @@ fn claude_binary() -> PathBuf {
     binary
 }
 
-/// The page: a WebSocket client of the inbox's bridge, as the browser's is.
-struct Page {
+/// The page: a WebSocket client of the inbox's bridge, as the browser's is (tests/acp.rs too).
+pub(crate) struct Page {
     socket: WebSocket<TcpStream>,
     /// Every message read, for failure messages and for what must not have come.
     seen: Vec<Value>,
 }
 
 impl Page {
-    fn connect(port: u16, token: &str) -> Page {
+    pub(crate) fn connect(port: u16, token: &str) -> Page {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("reach the inbox's page");
         let mut request = format!("ws://127.0.0.1:{port}/ws").into_client_request().unwrap();
         let headers = request.headers_mut();
@@ -82,7 +82,7 @@ impl Page {
     }
 
     /// The next message of type `kind`, within `within`.
-    fn next(&mut self, kind: &str, within: Duration) -> Value {
+    pub(crate) fn next(&mut self, kind: &str, within: Duration) -> Value {
         let until = Instant::now() + within;
         while let Some(message) = self.read_until(until) {
             if message["type"] == kind {
@@ -92,12 +92,12 @@ impl Page {
         panic!("no {kind} within {within:?}; the page saw {:#?}", self.seen);
     }
 
-    fn send(&mut self, value: &Value) {
+    pub(crate) fn send(&mut self, value: &Value) {
         self.socket.send(Message::text(value.to_string())).expect("send from the page");
     }
 
     /// Decides card `request_id` as a button does, and waits until it leaves the page.
-    fn decide(&mut self, request_id: &str, decision: Value, ended: &str) {
+    pub(crate) fn decide(&mut self, request_id: &str, decision: Value, ended: &str) {
         let mut message = json!({"type": "permission_decision", "request_id": request_id});
         let (Some(object), Some(fields)) = (message.as_object_mut(), decision.as_object()) else {
             unreachable!()
@@ -200,7 +200,7 @@ impl World {
 }
 
 /// The link `askpane inbox --ui web` prints on stderr, within [`WAIT`].
-fn link_of(stderr: impl Read + Send + 'static) -> String {
+pub(crate) fn link_of(stderr: impl Read + Send + 'static) -> String {
     let (sender, lines) = mpsc::channel();
     thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -280,7 +280,7 @@ impl Finished {
 }
 
 /// A card as the page got it: its request_id and the request.
-fn card(message: &Value) -> (String, PermissionRequest) {
+pub(crate) fn card(message: &Value) -> (String, PermissionRequest) {
     let request: PermissionRequest = serde_json::from_value(message["request"].clone())
         .unwrap_or_else(|error| panic!("a card's request ({error}): {message}"));
     (request.request_id.clone(), request)

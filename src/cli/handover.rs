@@ -43,7 +43,11 @@ pub(super) fn hand_to_inbox(
             if let Some(problem) = problem {
                 match mode {
                     ClientMode::Hook => eprintln!("askpane hook: {problem}"),
-                    ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude | ClientMode::Codex => {
+                    ClientMode::Ask
+                    | ClientMode::Mcp
+                    | ClientMode::Claude
+                    | ClientMode::Codex
+                    | ClientMode::Acp => {
                         eprintln!("askpane: {problem}")
                     }
                 }
@@ -63,7 +67,9 @@ pub(super) fn hand_to_inbox(
                 eprintln!("askpane: cannot write the reply: {error:#}");
             }
             Handed::Done(match mode {
-                ClientMode::Hook | ClientMode::Claude | ClientMode::Codex => exit::OK,
+                ClientMode::Hook | ClientMode::Claude | ClientMode::Codex | ClientMode::Acp => {
+                    exit::OK
+                }
                 ClientMode::Ask | ClientMode::Mcp => exit::STOPPED,
             })
         }

@@ -20,6 +20,7 @@ macro_rules! say {
     };
 }
 
+mod acp;
 mod agent_host;
 mod answer;
 mod args;
@@ -102,6 +103,9 @@ enum Command {
     /// questions in askpane, the answer back to the model as the hook's deny reason.
     #[command(name = "codex-hook")]
     CodexHook(codex_hook::CodexHookArgs),
+    /// Run any Agent Client Protocol agent (`askpane acp -- COMMAND …`) under askpane as its
+    /// client: the transcript, its question forms and its permission requests in one window.
+    Acp(acp::AcpArgs),
     /// A stdio MCP server with one tool, ask_user_question, for any MCP-capable agent: each
     /// call is shown in the inbox's window and the user's answer is the tool result.
     Mcp(mcp::McpArgs),
@@ -241,6 +245,7 @@ impl Command {
         match self {
             Command::Claude(args) => args.session.debug,
             Command::Codex(args) => args.session.debug,
+            Command::Acp(args) => args.session.debug,
             _ => false,
         }
     }
@@ -254,6 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Claude(args) => agent_host::run(&args.session, &args),
         Command::Codex(args) => agent_host::run(&args.session, &args),
         Command::CodexHook(args) => codex_hook::run(args),
+        Command::Acp(args) => agent_host::run(&args.session, &args),
         Command::Inbox(args) => inbox::run(args),
         Command::Mcp(args) => mcp::run(args),
         #[cfg(unix)]

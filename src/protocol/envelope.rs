@@ -48,6 +48,11 @@ pub enum Envelope {
     /// to the inbox: `{"id":…,"method":"item/tool/requestUserInput","params":…}`. `call` is the
     /// name windows know it by ([`super::codex_server::question_call`]).
     CodexServer { call: String, id: Value, request: Box<super::codex::UserInputRequest> },
+    /// (h) an ACP agent's `elicitation/create` shaped like Claude's question forms, as
+    /// `askpane acp` hands it to the inbox: the JSON-RPC request itself. `call` is the name
+    /// windows know it by ([`super::acp::elicitation::question_call`]); `params` are kept to
+    /// write the result in the form's own field keys.
+    Acp { call: String, id: Value, params: Box<Value> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +113,9 @@ impl ReplyShape {
                 .reply_as(ReplyFormat::CodexServer, outcome)
                 .and_then(|line| line.get("result").map(Value::to_string))
                 .unwrap_or_default(),
-            ReplyFormat::ToolInput
+            // claude-agent-acp turns the result back into Claude Code's own tool result.
+            ReplyFormat::Acp
+            | ReplyFormat::ToolInput
             | ReplyFormat::ControlResponse
             | ReplyFormat::PreToolUse
             | ReplyFormat::PermissionRequest
@@ -152,6 +159,9 @@ pub enum ReplyFormat {
     /// The JSON-RPC result `codex app-server` takes for `item/tool/requestUserInput`
     /// ([`super::codex::response`]); only a [`Envelope::CodexServer`] request can be answered so.
     CodexServer,
+    /// The JSON-RPC result an ACP agent takes for `elicitation/create`
+    /// ([`super::acp::elicitation::outcome_result`]); only an [`Envelope::Acp`] request.
+    Acp,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -214,6 +224,9 @@ pub fn parse_message(message: &Value) -> Result<Incoming, EnvelopeError> {
     }
     if object.get("method").and_then(Value::as_str) == Some(super::codex_server::QUESTION_METHOD) {
         return parse_codex_request(object);
+    }
+    if object.get("method").and_then(Value::as_str) == Some(super::acp::ELICITATION_CREATE) {
+        return parse_acp_request(object);
     }
     match object.get("type").and_then(Value::as_str) {
         Some("control_request") => parse_control_request(object),
@@ -278,6 +291,21 @@ fn parse_codex_request(object: &Map<String, Value>) -> Result<Incoming, Envelope
     Ok(Incoming { envelope: Envelope::CodexServer { call, id, request: Box::new(request) }, input })
 }
 
+fn parse_acp_request(object: &Map<String, Value>) -> Result<Incoming, EnvelopeError> {
+    const ENVELOPE: &str = "ACP elicitation/create request";
+    let id = required_value(object, ENVELOPE, "id")?;
+    let params = required_value(object, ENVELOPE, "params")?;
+    let unreadable = |reason: String| EnvelopeError::Unreadable { envelope: ENVELOPE, reason };
+    let elicitation =
+        super::acp::elicitation::parse(&params).map_err(|error| unreadable(error.to_string()))?;
+    let super::acp::elicitation::Asked::Questions(form) = &elicitation.asked else {
+        return Err(unreadable("not a form of questions".to_owned()));
+    };
+    let input = Value::Object(form.ask.input().clone());
+    let call = super::acp::elicitation::question_call(&id, &elicitation);
+    Ok(Incoming { envelope: Envelope::Acp { call, id, params: Box::new(params) }, input })
+}
+
 fn parse_control_request(object: &Map<String, Value>) -> Result<Incoming, EnvelopeError> {
     const ENVELOPE: &str = "control_request";
     let request_id = required_text(object, ENVELOPE, "request_id")?;
@@ -309,6 +337,7 @@ impl Envelope {
             Envelope::SeedWeb { .. } => ReplyFormat::SeedWeb,
             Envelope::Mcp { .. } => ReplyFormat::McpToolResult,
             Envelope::CodexServer { .. } => ReplyFormat::CodexServer,
+            Envelope::Acp { .. } => ReplyFormat::Acp,
         }
     }
 
@@ -325,6 +354,7 @@ impl Envelope {
             Envelope::SeedWeb { .. } => "user_question message",
             Envelope::Mcp { .. } => "MCP tool call",
             Envelope::CodexServer { .. } => "Codex requestUserInput request",
+            Envelope::Acp { .. } => "ACP elicitation/create request",
         }
     }
 
@@ -337,7 +367,7 @@ impl Envelope {
             Envelope::ControlRequest { tool_use_id, .. } => tool_use_id.as_deref(),
             Envelope::Hook { context, .. } => context.tool_use_id.as_deref(),
             Envelope::Mcp { context } => Some(&context.call_id),
-            Envelope::CodexServer { call, .. } => Some(call),
+            Envelope::CodexServer { call, .. } | Envelope::Acp { call, .. } => Some(call),
         }
     }
 
@@ -375,6 +405,18 @@ impl Envelope {
                         .map(|result| super::codex_server::result_line(id, result))
                 }
                 // The result names the question ids of Codex's request: no other has them.
+                _ => None,
+            },
+            ReplyFormat::Acp => match self {
+                Envelope::Acp { id, params, .. } => {
+                    let elicitation = super::acp::elicitation::parse(params).ok()?;
+                    let super::acp::elicitation::Asked::Questions(form) = elicitation.asked else {
+                        return None;
+                    };
+                    super::acp::elicitation::outcome_result(&form, outcome)
+                        .map(|result| super::acp::response(id, result))
+                }
+                // The result names the form's own field keys: no other request has them.
                 _ => None,
             },
         }

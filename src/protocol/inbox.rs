@@ -187,6 +187,9 @@ pub enum ClientMode {
     /// `askpane codex`: the reply (a JSON-RPC result) goes to the hosted `codex app-server`'s
     /// stdin; a question Codex resolved gets none.
     Codex,
+    /// `askpane acp`: the reply (a JSON-RPC result) goes to the hosted ACP agent's stdin; a
+    /// form the agent withdrew gets none.
+    Acp,
 }
 
 impl ClientMode {
@@ -198,6 +201,7 @@ impl ClientMode {
             ClientMode::Mcp => "mcp",
             ClientMode::Claude => "claude",
             ClientMode::Codex => "codex",
+            ClientMode::Acp => "acp",
         }
     }
 
@@ -296,6 +300,8 @@ pub enum Format {
     CodexHook,
     /// `askpane codex`'s JSON-RPC result to Codex's `item/tool/requestUserInput`.
     CodexServer,
+    /// `askpane acp`'s JSON-RPC result to an ACP agent's `elicitation/create`.
+    Acp,
 }
 
 impl From<Format> for ReplyFormat {
@@ -310,6 +316,7 @@ impl From<Format> for ReplyFormat {
             Format::OpenCode => ReplyFormat::OpenCode,
             Format::CodexHook => ReplyFormat::CodexHook,
             Format::CodexServer => ReplyFormat::CodexServer,
+            Format::Acp => ReplyFormat::Acp,
         }
     }
 }
@@ -326,6 +333,7 @@ impl From<ReplyFormat> for Format {
             ReplyFormat::OpenCode => Format::OpenCode,
             ReplyFormat::CodexHook => Format::CodexHook,
             ReplyFormat::CodexServer => Format::CodexServer,
+            ReplyFormat::Acp => Format::Acp,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! `askpane mcp`'s tool); [`limits`]
 //! holds every size limit.
 
+pub mod acp;
 pub mod answer;
 pub mod codex;
 pub mod codex_server;

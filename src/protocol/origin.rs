@@ -94,19 +94,22 @@ impl Provenance {
             "mcp" => "MCP".to_owned(),
             super::opencode::SOURCE => "OpenCode".to_owned(),
             super::codex_server::SOURCE => "askpane codex".to_owned(),
+            super::acp::SOURCE => "askpane acp".to_owned(),
             other => other.to_owned(),
         }
     }
 
     /// The agent itself, by name, for a sentence (`Codex wants to use Bash`): Codex's hook and
-    /// `askpane codex` are Codex, OpenCode is OpenCode, and every other source is a Claude
-    /// Code's (its hook, `askpane claude`).
+    /// `askpane codex` are Codex, OpenCode is OpenCode, `askpane acp`'s is "The ACP agent" (it
+    /// may be any), and every other source is a Claude Code's (its hook, `askpane claude`).
     pub fn agent_name(&self) -> &'static str {
         match self.source.as_str() {
             super::permission::CODEX_HOOK_SOURCE | super::codex_server::SOURCE => {
                 HookAgent::Codex.name()
             }
             super::opencode::SOURCE => "OpenCode",
+            // `askpane acp` hosts any ACP agent: which one, its session's own name says.
+            super::acp::SOURCE => "The ACP agent",
             _ => "Claude",
         }
     }

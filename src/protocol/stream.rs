@@ -143,6 +143,8 @@ pub enum SessionAgent {
     #[default]
     ClaudeCode,
     Codex,
+    /// An Agent Client Protocol agent (`askpane acp`).
+    Acp,
 }
 
 impl SessionAgent {
@@ -151,6 +153,9 @@ impl SessionAgent {
         match self {
             SessionAgent::ClaudeCode => "Claude Code",
             SessionAgent::Codex => "Codex",
+            // A heading, and a name in sentences ("What should ACP agent do?"); which agent it
+            // is, its version line says (`initialize`'s agentInfo).
+            SessionAgent::Acp => "ACP agent",
         }
     }
 }

@@ -816,7 +816,11 @@ fn approval_of(
 ) -> Option<Result<permission::HookPermission, permission::HookPermissionError>> {
     match ask.mode {
         ClientMode::Hook => permission::parse_hook_permission(&ask.message),
-        ClientMode::Ask | ClientMode::Mcp | ClientMode::Claude | ClientMode::Codex => None,
+        ClientMode::Ask
+        | ClientMode::Mcp
+        | ClientMode::Claude
+        | ClientMode::Codex
+        | ClientMode::Acp => None,
     }
 }
 
@@ -913,7 +917,9 @@ fn take_ask(
                 .to_ui(Inbound::Request(RequestEvent::Unshown { core, outcome: outcome.clone() }));
         }
         let exit_code = match (mode, &problem) {
-            (ClientMode::Hook | ClientMode::Claude | ClientMode::Codex, _) => exit::OK,
+            (ClientMode::Hook | ClientMode::Claude | ClientMode::Codex | ClientMode::Acp, _) => {
+                exit::OK
+            }
             (ClientMode::Ask | ClientMode::Mcp, Some(_)) => exit::INVALID,
             (ClientMode::Ask | ClientMode::Mcp, None) => {
                 exit::for_ask(&outcome, StopSignal::from_outcome(&outcome).is_some())

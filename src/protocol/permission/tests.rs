@@ -279,11 +279,12 @@ fn a_hook_s_agent_is_named_once() {
         ("Claude Code", "askpane hook", CLAUDE_HOOK_SOURCE)
     );
     let provenance = |source: &str| crate::protocol::origin::Provenance::new(source, None);
-    let names: Vec<&str> = ["hook", "codex-hook", "codex", "opencode", "claude"]
+    let names: Vec<&str> = ["hook", "codex-hook", "codex", "opencode", "claude", "acp"]
         .into_iter()
         .map(|source| provenance(source).agent_name())
         .collect();
-    assert_eq!(names, ["Claude", "Codex", "Codex", "OpenCode", "Claude"]);
+    // An ACP agent may be any agent (Gemini, Kimi, Claude): never named Claude by guess.
+    assert_eq!(names, ["Claude", "Codex", "Codex", "OpenCode", "Claude", "The ACP agent"]);
     assert_eq!(provenance("codex-hook").agent(), "Codex (hook)");
     assert_eq!(provenance("hook").agent(), "Claude Code (hook)");
 }

@@ -8,9 +8,10 @@
 //! (or Drop) that ends the agent and everything it started.
 //!
 //! Claude Code (`claude`: stream-json) and Codex (`codex`: the app-server's JSON-RPC) implement
-//! it; an ACP agent (JSON-RPC over stdio, like Codex) is the next. The reader's side of the
+//! it, and so does any Agent Client Protocol agent (`acp`: JSON-RPC over stdio, like Codex). The reader's side of the
 //! session is [`Host`] (`host.rs`), the writer's loop `writer.rs`.
 
+pub mod acp;
 pub mod claude;
 pub mod codex;
 mod host;
@@ -209,8 +210,9 @@ impl<A: HostedAgent> HostedSession<A> {
         let echo = A::stderr_echo(options);
         threads.spawn(A::THREADS.stderr, move || tail.keep(stderr, echo))?;
         let (reader, writer) = A::begin(options, threads)?;
+        let writer_ui = to_ui.clone();
         threads.spawn(A::THREADS.writer, move || {
-            writer::run(writer, stdin, &writer_inbox, &command_inbox)
+            writer::run(writer, stdin, &writer_inbox, &command_inbox, &writer_ui)
         })?;
         let host = Host::new(
             to_ui,

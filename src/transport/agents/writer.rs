@@ -5,14 +5,15 @@
 
 use std::io::{self, BufWriter};
 use std::process::ChildStdin;
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Select};
 use serde_json::Value;
 
 use crate::protocol::Outcome;
-use crate::protocol::stream::PermissionDecision;
-use crate::transport::SessionCommand;
+use crate::protocol::stream::{CliMessage, PermissionDecision};
 use crate::transport::lines::write_line;
+use crate::transport::{Inbound, SessionCommand, SessionEvent, SessionInbound, UiSender};
 
 use super::ToAgent;
 
@@ -47,6 +48,21 @@ pub trait Writing: Send + 'static {
         decision: &PermissionDecision,
         out: &mut AgentInput,
     );
+    /// The agent took back `question` before it was answered: write what its protocol expects
+    /// then (nothing, for most).
+    fn withdrawn_question(&mut self, _question: &Self::Question, _out: &mut AgentInput) {}
+    /// The agent took back `permission` before it was decided.
+    fn withdrawn_permission(&mut self, _permission: &Self::Permission, _out: &mut AgentInput) {}
+    /// When the running turn counts as stuck (the agent said nothing since it was last heard
+    /// from); `None` while no turn runs, or for an agent whose turns are never given up on.
+    fn stuck_at(&self) -> Option<Instant> {
+        None
+    }
+    /// The turn is stuck: end it as far as the agent lets, and say how it ended (the
+    /// transcript's, and a session without a window ends its run on it).
+    fn stuck(&mut self, _out: &mut AgentInput) -> Option<CliMessage> {
+        None
+    }
 }
 
 /// The agent's stdin. Once a write fails (the agent has exited), later lines are dropped: the
@@ -82,6 +98,7 @@ pub(super) fn run<W: Writing>(
     stdin: ChildStdin,
     inbox: &Receiver<ToAgent<W>>,
     commands: &Receiver<SessionCommand>,
+    to_ui: &UiSender,
 ) -> io::Result<()> {
     let mut out = AgentInput { stdin: BufWriter::new(stdin), gone: false };
     writer.begin(&mut out);
@@ -98,9 +115,19 @@ pub(super) fn run<W: Writing>(
         for (_, _, decision) in &permissions {
             select.recv(decision);
         }
+        // A turn waiting on the person is not stuck: only a silent agent with nothing open is.
+        let waiting_on_person = !questions.is_empty() || !permissions.is_empty();
+        let stuck = writer.stuck_at().filter(|_| !waiting_on_person).map(crossbeam_channel::at);
+        let stuck_index = stuck.as_ref().map(|stuck| select.recv(stuck));
         let operation = select.select();
         let index = operation.index();
-        if index == inbox_index {
+        if let (Some(stuck), true) = (&stuck, Some(index) == stuck_index) {
+            let _ = operation.recv(stuck);
+            if let Some(message) = writer.stuck(&mut out) {
+                let event = Box::new(SessionEvent::Message(message));
+                to_ui.send(Inbound::Session(SessionInbound::Event(event)));
+            }
+        } else if index == inbox_index {
             match operation.recv(inbox) {
                 Ok(ToAgent::Question { key, question, outcome }) => {
                     questions.push((key, question, outcome));
@@ -109,6 +136,14 @@ pub(super) fn run<W: Writing>(
                     permissions.push((key, permission, decision));
                 }
                 Ok(ToAgent::Forget { key }) => {
+                    // Each open one answered once: here, or by its outcome, never both.
+                    for (_, question, _) in questions.iter().filter(|(open, _, _)| open == &key) {
+                        writer.withdrawn_question(question, &mut out);
+                    }
+                    for (_, permission, _) in permissions.iter().filter(|(open, _, _)| open == &key)
+                    {
+                        writer.withdrawn_permission(permission, &mut out);
+                    }
                     questions.retain(|(open, _, _)| open != &key);
                     permissions.retain(|(open, _, _)| open != &key);
                 }

@@ -340,7 +340,7 @@ fn timed_out_here(message: &Value, mode: ClientMode, policy: &Policy, secs: u64)
     };
     // As the inbox's `take_ask` computes it: a hook exits 0 once it printed.
     let exit_code = match mode {
-        ClientMode::Hook | ClientMode::Claude | ClientMode::Codex => exit::OK,
+        ClientMode::Hook | ClientMode::Claude | ClientMode::Codex | ClientMode::Acp => exit::OK,
         ClientMode::Ask | ClientMode::Mcp => exit::for_ask(&outcome, false),
     };
     Delivered::Outcome { reply: shape.line(&envelope, &outcome), exit_code, problem: None }
