@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use std::io::{self, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -264,12 +264,30 @@ pub fn project_name() -> Option<String> {
 
 /// The last lines the agent wrote to stderr, for the "agent ended" message.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail(Arc<(Mutex<Tail>, Condvar)>);
+
+/// What [`StderrTail`] holds: the last lines, and whether stderr was read to its end.
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    read: bool,
+}
 
 impl StderrTail {
     /// Keeps the last lines of `stderr` (echoed with `echo` when given) until it ends. Bytes
     /// that are not UTF-8 are kept as U+FFFD: an agent's stderr is shown, never refused.
     fn keep(&self, stderr: impl Read, echo: Option<&str>) -> io::Result<()> {
+        let kept = self.keep_lines(stderr, echo);
+        // Read to its end, or unreadable: nothing more will come either way.
+        let (tail, read) = &*self.0;
+        if let Ok(mut tail) = tail.lock() {
+            tail.read = true;
+        }
+        read.notify_all();
+        kept
+    }
+
+    fn keep_lines(&self, stderr: impl Read, echo: Option<&str>) -> io::Result<()> {
         let mut reader = BufReader::new(stderr);
         let mut buffer = Vec::new();
         loop {
@@ -281,17 +299,32 @@ impl StderrTail {
             if let Some(agent) = echo {
                 log::info!(speaker = agent; "{line}");
             }
-            if let Ok(mut tail) = self.0.lock() {
-                if tail.len() == STDERR_TAIL {
-                    tail.pop_front();
+            if let Ok(mut tail) = self.0.0.lock() {
+                if tail.lines.len() == STDERR_TAIL {
+                    tail.lines.pop_front();
                 }
-                tail.push_back(line);
+                tail.lines.push_back(line);
             }
         }
     }
 
+    /// The last lines once stderr is read to its end, waiting at most `bound` for that: an
+    /// agent that exits writes its last words to stderr after (or while) its stdout closes,
+    /// and the stderr thread may not have read them yet. A stderr a grandchild keeps open is
+    /// not waited for past `bound`.
+    fn lines_when_read(&self, bound: Duration) -> Vec<String> {
+        let (tail, read) = &*self.0;
+        let Ok(tail) = tail.lock() else { return Vec::new() };
+        let tail = match read.wait_timeout_while(tail, bound, |tail| !tail.read) {
+            Ok((tail, _)) => tail,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+        tail.lines.iter().cloned().collect()
+    }
+
+    #[cfg(test)]
     fn lines(&self) -> Vec<String> {
-        self.0.lock().map(|tail| tail.iter().cloned().collect()).unwrap_or_default()
+        self.lines_when_read(Duration::ZERO)
     }
 }
 
@@ -305,7 +338,7 @@ fn ended(agent: &GroupChild, stderr_tail: &StderrTail) -> SessionEvent {
         },
         None => AgentExit::StillRunning,
     };
-    SessionEvent::Ended { status, stderr_tail: stderr_tail.lines() }
+    SessionEvent::Ended { status, stderr_tail: stderr_tail.lines_when_read(GRACE) }
 }
 
 #[cfg(test)]
@@ -317,5 +350,22 @@ mod tests {
         let tail = StderrTail::default();
         tail.keep(&b"first\n\xff\xfe broken\r\nlast"[..], None).expect("stderr is read to its end");
         assert_eq!(tail.lines(), ["first", "\u{fffd}\u{fffd} broken", "last"]);
+    }
+
+    /// An agent that says why on stderr and exits: its stdout closes first, and the lines read
+    /// then must still be its last words, not whatever the stderr thread had read so far.
+    #[test]
+    fn the_tail_taken_when_the_agent_ended_waits_for_stderr_to_be_read_to_its_end() {
+        let tail = StderrTail::default();
+        let keeper = tail.clone();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            keeper.keep(&b"no API key\n"[..], None)
+        });
+        assert_eq!(tail.lines_when_read(Duration::from_secs(10)), ["no API key"]);
+        late.join().expect("the stderr thread").expect("read to its end");
+        // A stderr never closed (a grandchild holds it) is waited for within the bound only.
+        let open = StderrTail::default();
+        assert!(open.lines_when_read(Duration::from_millis(50)).is_empty());
     }
 }
