@@ -460,9 +460,12 @@ impl Writing for AcpWriter {
     }
 
     fn answer(&mut self, envelope: &Envelope, outcome: &Outcome, out: &mut AgentInput) {
-        // A withdrawn form gets no result: the agent took it back.
-        if let Some(reply) = envelope.reply(outcome) {
-            out.write(&reply);
+        match (outcome, envelope.reply(outcome)) {
+            // The agent took the form back, and JSON-RPC still wants one answer: the same one
+            // as when the reader's withdrawal reaches the writer first (the select picks either).
+            (Outcome::Withdrawn, _) => self.withdrawn_question(envelope, out),
+            (_, Some(reply)) => out.write(&reply),
+            (_, None) => {}
         }
         self.last_heard = Instant::now();
     }
@@ -521,5 +524,62 @@ impl Writing for AcpWriter {
             text: Some(text),
             ..TurnResult::default()
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// What `write` makes the writer send to an agent: the lines a `cat` standing in for it
+    /// echoes back.
+    fn written(write: impl FnOnce(&mut AcpWriter, &mut AgentInput)) -> Vec<Value> {
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("cat, as the agent");
+        let mut out = AgentInput::to(cat.stdin.take().expect("its stdin"));
+        let mut writer = AcpWriter {
+            cwd: "/w".to_owned(),
+            session_id: None,
+            turn_running: false,
+            waiting_turns: Vec::new(),
+            next_id: FIRST_PROMPT_ID,
+            last_heard: Instant::now(),
+            stuck_after: Duration::from_secs(300),
+            handshake_given_up: false,
+        };
+        write(&mut writer, &mut out);
+        out.flush();
+        drop(out);
+        let mut text = String::new();
+        cat.stdout.take().expect("its stdout").read_to_string(&mut text).expect("read");
+        let _ = cat.wait();
+        text.lines().map(|line| serde_json::from_str(line).expect("JSON")).collect()
+    }
+
+    /// The agent took its form back: whether the writer hears it as the book's `Withdrawn`
+    /// outcome or as the reader's `Forget` (whichever a select picks first), JSON-RPC's one
+    /// answer, "request cancelled", goes back: never none, which leaves the agent waiting.
+    #[test]
+    fn a_form_the_agent_took_back_is_answered_request_cancelled_by_either_path() {
+        let params = json!({"mode": "form", "sessionId": "s", "message": "Which database?",
+            "requestedSchema": {"type": "object", "properties": {"question_0": {"type": "string",
+            "oneOf": [{"const": "SQLite", "title": "SQLite"}]}}}});
+        let envelope =
+            Envelope::Acp { call: "toolu_1".to_owned(), id: json!("q1"), params: Box::new(params) };
+        let by_outcome = written(|writer, out| writer.answer(&envelope, &Outcome::Withdrawn, out));
+        let by_forget = written(|writer, out| writer.withdrawn_question(&envelope, out));
+        for lines in [by_outcome, by_forget] {
+            assert_eq!(lines.len(), 1, "{lines:?}");
+            assert_eq!(lines[0]["id"], "q1");
+            assert_eq!(lines[0]["error"]["code"], REQUEST_CANCELLED);
+        }
     }
 }

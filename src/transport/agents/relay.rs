@@ -249,10 +249,12 @@ impl<A: HostedAgent> RelayState<A> {
                 let id = self.questions.iter().find_map(|(id, held)| {
                     (held.tool_use_id.as_deref() == Some(tool_use_id.as_str())).then_some(*id)
                 });
-                // Claude Code took it back: it waits for no reply.
+                // The agent took it back. Its writer hears so, whichever of this and the
+                // reader's own withdrawal it takes first: Claude Code and Codex then want no
+                // reply, an ACP agent JSON-RPC's one answer, "request cancelled".
                 id.and_then(|id| self.questions.remove(&id).map(|held| (id, held))).map(
                     |(id, held)| {
-                        held.reply.handed_on();
+                        held.reply.send(Outcome::Withdrawn);
                         ClientMessage::Withdraw { id: id.to_string() }
                     },
                 )
@@ -575,11 +577,15 @@ mod tests {
     fn a_question_the_agent_takes_back_is_withdrawn_from_the_inbox_by_its_own_id() {
         let (mut state, written, _) = relay_state(Policy::default());
         let _ = state.session_said(question("req-1", "toolu_1").0);
-        let _ = state.session_said(question("req-2", "toolu_2").0);
+        let (message, withdrawn_seen) = question("req-2", "toolu_2");
+        let _ = state.session_said(message);
         let withdraw = RequestEvent::Withdraw { tool_use_id: "toolu_2".to_owned() };
         let (step, sent) = state.session_said(Inbound::Request(withdraw));
         assert_eq!(step, Step::Go);
         assert_eq!(sent, Some(ClientMessage::Withdraw { id: "2".to_owned() }));
+        // The session's writer hears it withdrawn (an ACP agent still wants JSON-RPC's one
+        // answer to its request, written there), never a silently closed reply.
+        assert_eq!(withdrawn_seen.try_recv(), Ok(Outcome::Withdrawn));
         // The inbox's outcome for it (it withdrew it: no reply) writes nothing.
         let _ = state.inbox_said(outcome("2", None));
         assert!(lines_written(&written).is_empty());

@@ -73,6 +73,17 @@ pub struct AgentInput {
 }
 
 impl AgentInput {
+    /// Input written to `stdin` (a test's stand-in agent).
+    #[cfg(test)]
+    pub(super) fn to(stdin: ChildStdin) -> AgentInput {
+        AgentInput { stdin: BufWriter::new(stdin), gone: false }
+    }
+
+    #[cfg(test)]
+    pub(super) fn flush(&mut self) {
+        let _ = std::io::Write::flush(&mut self.stdin);
+    }
+
     pub fn write(&mut self, line: &Value) {
         if !self.gone && write_line(&mut self.stdin, line).is_err() {
             self.gone = true;
