@@ -358,10 +358,11 @@ mod tests {
     fn the_tail_taken_when_the_agent_ended_waits_for_stderr_to_be_read_to_its_end() {
         let tail = StderrTail::default();
         let keeper = tail.clone();
-        let late = std::thread::spawn(move || {
+        let late = crate::transport::spawn_named("late-stderr", move || {
             std::thread::sleep(Duration::from_millis(200));
             keeper.keep(&b"no API key\n"[..], None)
-        });
+        })
+        .expect("a thread");
         assert_eq!(tail.lines_when_read(Duration::from_secs(10)), ["no API key"]);
         late.join().expect("the stderr thread").expect("read to its end");
         // A stderr never closed (a grandchild holds it) is waited for within the bound only.
