@@ -195,6 +195,18 @@ impl World {
     /// Waits until `opencode serve` answers for the first project.
     fn wait_for_opencode(&self) {
         let deadline = Instant::now() + START_LIMIT;
+        // First the line OpenCode prints once it listens: a request that reaches it the moment
+        // it starts listening hangs (each OpenCode start cost the probe's 3 s timeout; issue 35
+        // measured it), one sent after the line is answered at once.
+        let stdout = self.root.join("opencode.stdout");
+        while !read_lossy(&stdout).contains("opencode server listening on") {
+            assert!(
+                Instant::now() < deadline,
+                "opencode serve did not say it listens within {START_LIMIT:?}: {}",
+                self.report()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
         // A request sent while OpenCode starts can hang for long (seen in the probe): each try
         // has a short timeout of its own.
         let probe: ureq::Agent = ureq::Agent::config_builder()
@@ -275,6 +287,21 @@ impl World {
     fn prompt(&self, directory: &Path, session: &str, text: &str) {
         let body = json!({"parts": [{"type": "text", "text": text}]});
         self.call("POST", &format!("/session/{session}/prompt_async"), directory, Some(body));
+    }
+
+    /// Waits until OpenCode says `session` (in `directory`) is idle: its turn has ended.
+    fn wait_idle(&self, directory: &Path, session: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let statuses = self.call("GET", "/session/status", directory, None);
+            // A session OpenCode does not list is idle (it lists a busy one as `{"type":"busy"}`).
+            let status = &statuses[session]["type"];
+            if status.is_null() || status == "idle" {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{session} is still {status}: {}", self.report());
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The questions pending in `directory`, as OpenCode lists them.
@@ -395,10 +422,16 @@ impl World {
 impl Drop for World {
     fn drop(&mut self) {
         // askpane first (it lets go of its questions), then the inbox it started, then OpenCode.
-        self.askpane.take();
+        // askpane is only told to stop here, not waited for: after letting go of its questions
+        // it waits up to 2 s for its event thread, which reads OpenCode's stream, and OpenCode
+        // stopping ends that stream at once (waiting first cost each test 2 s; issue 35).
+        if let Some(askpane) = &mut self.askpane {
+            askpane.terminate();
+        }
         let mut quit = self.askpane(&["inbox", "--quit"]);
         let _ = run_bounded(&mut quit, None);
         self.opencode.take();
+        self.askpane.take();
         if !thread::panicking() {
             let _ = fs::remove_dir_all(&self.root);
         }
@@ -533,8 +566,9 @@ fn a_decline_dismisses_the_question_and_the_turn_stops() {
         thread::sleep(Duration::from_millis(100));
     }
     let requests = world.model_requests().len();
-    // A call that does not come marks nothing: a second is many of the model's turns here.
-    thread::sleep(Duration::from_secs(1));
+    // The turn is over once OpenCode says the session is idle (it is busy for as long as its
+    // loop may still call the model): no call came by then, none comes in this turn.
+    world.wait_idle(&project, &session);
     assert_eq!(world.tool_results(), Vec::<String>::new(), "{}", world.report());
     assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
     // The next prompt shows what the model reads of a decline: OpenCode's fixed text only.
@@ -892,7 +926,7 @@ fn permissions_decided_in_the_inbox_reach_opencode_as_once_reject_and_always() {
         thread::sleep(Duration::from_millis(100));
     }
     let requests = world.model_requests().len();
-    thread::sleep(Duration::from_secs(1));
+    world.wait_idle(&project, &session);
     assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
     assert_eq!(world.tool_results().len(), 2, "the call did not run: {}", world.report());
     // What the model read of it, on the next prompt.
