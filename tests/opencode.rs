@@ -33,13 +33,7 @@ const FEATURES: &str = "Which features should be enabled?";
 
 /// `CACHE/bin/opencode-<version>` and `CACHE/plugin`, the layout `scripts/opencode-cli` makes.
 fn cache() -> PathBuf {
-    std::env::var_os("ASKPANE_OPENCODE_CACHE").map_or_else(
-        || {
-            let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");
-            PathBuf::from(home).join(".cache/askpane/opencode-cli")
-        },
-        PathBuf::from,
-    )
+    crate::support::agents::cli_cache("ASKPANE_OPENCODE_CACHE", "opencode-cli")
 }
 
 fn free_port() -> u16 {
@@ -783,51 +777,35 @@ const REJECTED: &str = "The user rejected permission to use this specific tool c
 
 /// An inbox served by this test process on a world's socket; its window is `window`.
 struct TestInbox {
-    server: Option<askpane::transport::inbox::InboxServer>,
+    _served: crate::support::agents::ServedInbox,
     window: crossbeam_channel::Receiver<askpane::transport::Inbound>,
 }
 
 impl TestInbox {
     fn serve(world: &World) -> TestInbox {
-        let dir = world.root.join("run/askpane");
-        fs::create_dir_all(&dir).expect("the socket's directory");
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("narrow it");
-        let socket = dir.join("inbox.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
         let (to_ui, window) = askpane::transport::memory();
-        let server = askpane::transport::inbox::InboxServer::start(listener, socket, to_ui)
-            .expect("serve the socket");
-        TestInbox { server: Some(server), window }
+        let served = crate::support::agents::ServedInbox::serve(world.root.join("run"), to_ui);
+        TestInbox { _served: served, window }
     }
 
     /// The next permission card the window is given (other events are skipped).
     fn card(&self, world: &World) -> askpane::transport::PermissionAsk {
         use askpane::transport::{ApprovalEvent, Inbound};
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::Permission(card))) => return *card,
-                Ok(_) => {}
-                Err(error) => panic!("no card reached the window ({error}): {}", world.report()),
-            }
-        }
+        let what = format!("a card ({})", world.report());
+        crate::support::agents::next_event(&self.window, &what, |event| match event {
+            Inbound::Approval(ApprovalEvent::Permission(card)) => Some(*card),
+            _ => None,
+        })
     }
 
     /// The next card the window is told to let go of: its request id.
     fn withdrawn(&self, world: &World) -> String {
         use askpane::transport::{ApprovalEvent, Inbound};
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
-                    return request_id;
-                }
-                Ok(_) => {}
-                Err(error) => panic!("no card was withdrawn ({error}): {}", world.report()),
-            }
-        }
+        let what = format!("a card withdrawn ({})", world.report());
+        crate::support::agents::next_event(&self.window, &what, |event| match event {
+            Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }) => Some(request_id),
+            _ => None,
+        })
     }
 
     /// Whether a card reached the window since the last look.
@@ -836,14 +814,6 @@ impl TestInbox {
         self.window
             .try_iter()
             .any(|event| matches!(event, Inbound::Approval(ApprovalEvent::Permission(_))))
-    }
-}
-
-impl Drop for TestInbox {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            server.stop();
-        }
     }
 }
 

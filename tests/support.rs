@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+// The real agents' tests' own helpers (CLIs, captures, a served inbox, a page's socket).
+#[cfg(target_os = "linux")]
+pub mod agents;
+
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
