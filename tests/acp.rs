@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, TOOL_USE_ID};
 use crate::interop::{Scratch, tool_result_text};
-use crate::interop_approvals::{Page, card, link_of};
+use crate::interop_approvals::{Page, card};
 use crate::support::{self, Finished, Process, WAIT, run_bounded};
 
 const VERSION: &str = "0.101.0";
@@ -400,10 +400,8 @@ fn bash_on_the_page(name: &str, decision: Value, ended: &str) -> Option<(bool, V
     inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
     inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
-    let link = link_of(inbox.child.stderr.take().unwrap());
-    let rest = link.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{link}"));
-    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{link}"));
-    let mut page = Page::connect(port.parse().unwrap(), token);
+    let link = crate::support::agents::browser_link(inbox.child.stderr.take().unwrap());
+    let mut page = Page::connect(&link);
 
     let mut acp = Command::new(env!("CARGO_BIN_EXE_askpane"));
     scratch.isolate(&mut acp, &api.base_url());
@@ -509,10 +507,8 @@ fn acp_stop_on_the_inbox_s_page_sends_session_cancel_and_end_session_ends_the_ru
     inbox.env("XDG_RUNTIME_DIR", &run_dir).args(["inbox", "--ui", "web"]);
     inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut inbox = Process::new(inbox.spawn().expect("start the inbox"));
-    let link = link_of(inbox.child.stderr.take().unwrap());
-    let rest = link.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{link}"));
-    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{link}"));
-    let mut page = Page::connect(port.parse().unwrap(), token);
+    let link = crate::support::agents::browser_link(inbox.child.stderr.take().unwrap());
+    let mut page = Page::connect(&link);
 
     // The fake agent never ends its turn; --stuck-after is far off: only Stop can end it.
     let log = scratch.root.join("agent.jsonl");

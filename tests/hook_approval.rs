@@ -5,109 +5,58 @@
 //! captures; where nobody decides, it prints nothing and exits 0.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixListener;
-use std::path::PathBuf;
-use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use askpane::protocol::permission::ApprovalOrigin;
 use askpane::protocol::stream::PermissionDecision;
-use askpane::transport::inbox::InboxServer;
 use askpane::transport::{self, ApprovalEvent, Inbound, PermissionAsk};
 use crossbeam_channel::Receiver;
-use serde_json::Value;
 
-use crate::support::{Finished, WAIT, askpane, run_bounded, scratch_dir};
-
-const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
+use crate::support::agents::{ServedInbox, json_of as json, next_event, permission_capture};
+use crate::support::{Finished, askpane, run_bounded, scratch_dir};
 
 fn capture(case: &str, file: &str) -> String {
-    let path = format!("{CAPTURES}/{case}/hooks/PermissionRequest.1.{file}.json");
-    fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text:?}"))
+    permission_capture(case, file)
 }
 
 /// An inbox server on a runtime directory of its own; its window is the channel.
 pub(crate) struct Inbox {
-    pub(crate) run: PathBuf,
-    server: Option<InboxServer>,
+    pub(crate) served: ServedInbox,
     window: Receiver<Inbound>,
 }
 
 impl Inbox {
     pub(crate) fn start(name: &str) -> Inbox {
-        let run = scratch_dir(name);
-        let dir = run.join("askpane");
-        fs::create_dir_all(&dir).expect("the socket's directory");
-        for path in [&run, &dir] {
-            fs::set_permissions(path, fs::Permissions::from_mode(0o700)).expect("narrow it");
-        }
-        let socket = dir.join("inbox.sock");
-        let listener = UnixListener::bind(&socket).expect("listen");
         let (to_ui, window) = transport::memory();
-        let server = InboxServer::start(listener, socket, to_ui).expect("serve the socket");
-        Inbox { run, server: Some(server), window }
+        Inbox { served: ServedInbox::serve(scratch_dir(name), to_ui), window }
     }
 
     /// `askpane hook <args>` against this inbox, fed `stdin`, running in the background.
     fn hook(&self, args: &[&str], stdin: String) -> thread::JoinHandle<Finished> {
-        let mut command = self.command(args);
-        thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
+        self.served.run("hook", args, stdin)
     }
 
     /// `askpane codex-hook <args>` (Codex's hook, issue 26 part 5) against this inbox.
     pub(crate) fn codex_hook(&self, args: &[&str], stdin: String) -> thread::JoinHandle<Finished> {
-        let mut command = askpane(&["codex-hook"]);
-        command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
-        thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = askpane(&["hook"]);
-        command.args(args).env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
-        command
+        self.served.run("codex-hook", args, stdin)
     }
 
     /// The next card the window is given (other events are skipped).
     pub(crate) fn card(&self) -> PermissionAsk {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::Permission(card))) => return *card,
-                Ok(_) => {}
-                Err(error) => panic!("no card reached the window: {error}"),
-            }
-        }
+        next_event(&self.window, "a card", |event| match event {
+            Inbound::Approval(ApprovalEvent::Permission(card)) => Some(*card),
+            _ => None,
+        })
     }
 
     /// The next card the window is told timed out (issue 26: it leaves as a withdrawn one
     /// does, and history says it timed out).
     fn timed_out(&self) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id })) => {
-                    return request_id;
-                }
-                Ok(_) => {}
-                Err(error) => panic!("no card timed out: {error}"),
-            }
-        }
-    }
-}
-
-impl Drop for Inbox {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            server.stop();
-        }
+        next_event(&self.window, "a card's time-out", |event| match event {
+            Inbound::Approval(ApprovalEvent::TimedOutPermission { request_id }) => Some(request_id),
+            _ => None,
+        })
     }
 }
 

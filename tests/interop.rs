@@ -64,21 +64,7 @@ impl Cli {
 
     /// `CACHE/bin/claude-<version>`, the layout `scripts/claude-cli` documents.
     pub(crate) fn binary(self) -> PathBuf {
-        let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
-            || {
-                let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");
-                PathBuf::from(home).join(".cache/askpane/claude-cli")
-            },
-            PathBuf::from,
-        );
-        let binary = cache.join("bin").join(format!("claude-{}", self.version()));
-        assert!(
-            binary.is_file(),
-            "Claude Code {} is not installed at {}: run scripts/claude-cli (needs the npm registry)",
-            self.version(),
-            binary.display()
-        );
-        binary
+        support::agents::claude_cli(self.version())
     }
 
     /// Whether this version ends every answered tool_result with "Your questions have been

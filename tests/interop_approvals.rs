@@ -9,19 +9,17 @@
 //! the inbox and the CLI (with any hook it started) are killed by their PIDs at the end.
 
 use std::fs;
-use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::io::{ErrorKind, Read};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use askpane::book::tool_call::ToolCallView;
 use askpane::protocol::stream::PermissionRequest;
 use serde_json::{Value, json};
-use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
 use crate::fake_api::{FakeApi, ToolCall};
@@ -34,13 +32,7 @@ const DENY_WORDS: &str = "Not now: use the Makefile target instead.";
 
 /// `CACHE/bin/claude-2.1.332`, the layout `scripts/claude-cli` documents.
 fn claude_binary() -> PathBuf {
-    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
-        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/askpane/claude-cli"),
-        PathBuf::from,
-    );
-    let binary = cache.join(format!("bin/claude-{VERSION}"));
-    assert!(binary.is_file(), "Claude Code {VERSION} is not installed: run scripts/claude-cli");
-    binary
+    crate::support::agents::claude_cli(VERSION)
 }
 
 /// The page: a WebSocket client of the inbox's bridge, as the browser's is (tests/acp.rs too).
@@ -51,14 +43,8 @@ pub(crate) struct Page {
 }
 
 impl Page {
-    pub(crate) fn connect(port: u16, token: &str) -> Page {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("reach the inbox's page");
-        let mut request = format!("ws://127.0.0.1:{port}/ws").into_client_request().unwrap();
-        let headers = request.headers_mut();
-        headers.insert("Origin", format!("http://127.0.0.1:{port}").parse().unwrap());
-        let protocols = format!("askpane, askpane-token.{token}");
-        headers.insert("Sec-WebSocket-Protocol", protocols.parse().unwrap());
-        let (socket, _) = tungstenite::client::client(request, stream).expect("the upgrade");
+    pub(crate) fn connect(link: &str) -> Page {
+        let socket = crate::support::agents::page_socket(link);
         socket.get_ref().set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         Page { socket, seen: Vec::new() }
     }
@@ -157,10 +143,8 @@ impl World {
         isolated(&mut inbox);
         inbox.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut inbox = Process::new(inbox.spawn().expect("start askpane inbox --ui web"));
-        let link = link_of(inbox.child.stderr.take().expect("piped stderr"));
-        let rest = link.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{link}"));
-        let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{link}"));
-        let page = Page::connect(port.parse().unwrap(), token);
+        let stderr = inbox.child.stderr.take().expect("piped stderr");
+        let page = Page::connect(&crate::support::agents::browser_link(stderr));
         let api = FakeApi::scripted(script(&project));
         World { scratch, run, api, page, _inbox: inbox }
     }
@@ -196,30 +180,6 @@ impl World {
             panic!("no tool_result for {tool_use_id}: {results:#?}\n{}", claude.report(&self.api))
         });
         (tool_result_text(result), result["is_error"] == true)
-    }
-}
-
-/// The link `askpane inbox --ui web` prints on stderr, within [`WAIT`].
-pub(crate) fn link_of(stderr: impl Read + Send + 'static) -> String {
-    let (sender, lines) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + WAIT;
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = lines.recv_timeout(left).unwrap_or_else(|_| panic!("no link: {seen:?}"));
-        if let Some(link) = line.strip_prefix("askpane: answer in your browser: ") {
-            // The rest of stderr is drained by the thread until the inbox ends.
-            thread::spawn(move || lines.into_iter().for_each(drop));
-            return link.to_owned();
-        }
-        seen.push(line);
     }
 }
 

@@ -33,13 +33,7 @@ const FEATURES: &str = "Which features should be enabled?";
 
 /// `CACHE/bin/opencode-<version>` and `CACHE/plugin`, the layout `scripts/opencode-cli` makes.
 fn cache() -> PathBuf {
-    std::env::var_os("ASKPANE_OPENCODE_CACHE").map_or_else(
-        || {
-            let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");
-            PathBuf::from(home).join(".cache/askpane/opencode-cli")
-        },
-        PathBuf::from,
-    )
+    crate::support::agents::cli_cache("ASKPANE_OPENCODE_CACHE", "opencode-cli")
 }
 
 fn free_port() -> u16 {
@@ -195,6 +189,18 @@ impl World {
     /// Waits until `opencode serve` answers for the first project.
     fn wait_for_opencode(&self) {
         let deadline = Instant::now() + START_LIMIT;
+        // First the line OpenCode prints once it listens: a request that reaches it the moment
+        // it starts listening hangs (each OpenCode start cost the probe's 3 s timeout; issue 35
+        // measured it), one sent after the line is answered at once.
+        let stdout = self.root.join("opencode.stdout");
+        while !read_lossy(&stdout).contains("opencode server listening on") {
+            assert!(
+                Instant::now() < deadline,
+                "opencode serve did not say it listens within {START_LIMIT:?}: {}",
+                self.report()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
         // A request sent while OpenCode starts can hang for long (seen in the probe): each try
         // has a short timeout of its own.
         let probe: ureq::Agent = ureq::Agent::config_builder()
@@ -275,6 +281,21 @@ impl World {
     fn prompt(&self, directory: &Path, session: &str, text: &str) {
         let body = json!({"parts": [{"type": "text", "text": text}]});
         self.call("POST", &format!("/session/{session}/prompt_async"), directory, Some(body));
+    }
+
+    /// Waits until OpenCode says `session` (in `directory`) is idle: its turn has ended.
+    fn wait_idle(&self, directory: &Path, session: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let statuses = self.call("GET", "/session/status", directory, None);
+            // A session OpenCode does not list is idle (it lists a busy one as `{"type":"busy"}`).
+            let status = &statuses[session]["type"];
+            if status.is_null() || status == "idle" {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{session} is still {status}: {}", self.report());
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The questions pending in `directory`, as OpenCode lists them.
@@ -395,10 +416,16 @@ impl World {
 impl Drop for World {
     fn drop(&mut self) {
         // askpane first (it lets go of its questions), then the inbox it started, then OpenCode.
-        self.askpane.take();
+        // askpane is only told to stop here, not waited for: after letting go of its questions
+        // it waits up to 2 s for its event thread, which reads OpenCode's stream, and OpenCode
+        // stopping ends that stream at once (waiting first cost each test 2 s; issue 35).
+        if let Some(askpane) = &mut self.askpane {
+            askpane.terminate();
+        }
         let mut quit = self.askpane(&["inbox", "--quit"]);
         let _ = run_bounded(&mut quit, None);
         self.opencode.take();
+        self.askpane.take();
         if !thread::panicking() {
             let _ = fs::remove_dir_all(&self.root);
         }
@@ -533,8 +560,9 @@ fn a_decline_dismisses_the_question_and_the_turn_stops() {
         thread::sleep(Duration::from_millis(100));
     }
     let requests = world.model_requests().len();
-    // A call that does not come marks nothing: a second is many of the model's turns here.
-    thread::sleep(Duration::from_secs(1));
+    // The turn is over once OpenCode says the session is idle (it is busy for as long as its
+    // loop may still call the model): no call came by then, none comes in this turn.
+    world.wait_idle(&project, &session);
     assert_eq!(world.tool_results(), Vec::<String>::new(), "{}", world.report());
     assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
     // The next prompt shows what the model reads of a decline: OpenCode's fixed text only.
@@ -749,51 +777,35 @@ const REJECTED: &str = "The user rejected permission to use this specific tool c
 
 /// An inbox served by this test process on a world's socket; its window is `window`.
 struct TestInbox {
-    server: Option<askpane::transport::inbox::InboxServer>,
+    _served: crate::support::agents::ServedInbox,
     window: crossbeam_channel::Receiver<askpane::transport::Inbound>,
 }
 
 impl TestInbox {
     fn serve(world: &World) -> TestInbox {
-        let dir = world.root.join("run/askpane");
-        fs::create_dir_all(&dir).expect("the socket's directory");
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("narrow it");
-        let socket = dir.join("inbox.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
         let (to_ui, window) = askpane::transport::memory();
-        let server = askpane::transport::inbox::InboxServer::start(listener, socket, to_ui)
-            .expect("serve the socket");
-        TestInbox { server: Some(server), window }
+        let served = crate::support::agents::ServedInbox::serve(world.root.join("run"), to_ui);
+        TestInbox { _served: served, window }
     }
 
     /// The next permission card the window is given (other events are skipped).
     fn card(&self, world: &World) -> askpane::transport::PermissionAsk {
         use askpane::transport::{ApprovalEvent, Inbound};
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::Permission(card))) => return *card,
-                Ok(_) => {}
-                Err(error) => panic!("no card reached the window ({error}): {}", world.report()),
-            }
-        }
+        let what = format!("a card ({})", world.report());
+        crate::support::agents::next_event(&self.window, &what, |event| match event {
+            Inbound::Approval(ApprovalEvent::Permission(card)) => Some(*card),
+            _ => None,
+        })
     }
 
     /// The next card the window is told to let go of: its request id.
     fn withdrawn(&self, world: &World) -> String {
         use askpane::transport::{ApprovalEvent, Inbound};
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.window.recv_timeout(left) {
-                Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
-                    return request_id;
-                }
-                Ok(_) => {}
-                Err(error) => panic!("no card was withdrawn ({error}): {}", world.report()),
-            }
-        }
+        let what = format!("a card withdrawn ({})", world.report());
+        crate::support::agents::next_event(&self.window, &what, |event| match event {
+            Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }) => Some(request_id),
+            _ => None,
+        })
     }
 
     /// Whether a card reached the window since the last look.
@@ -802,14 +814,6 @@ impl TestInbox {
         self.window
             .try_iter()
             .any(|event| matches!(event, Inbound::Approval(ApprovalEvent::Permission(_))))
-    }
-}
-
-impl Drop for TestInbox {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            server.stop();
-        }
     }
 }
 
@@ -891,7 +895,7 @@ fn permissions_decided_in_the_inbox_reach_opencode_as_once_reject_and_always() {
         thread::sleep(Duration::from_millis(100));
     }
     let requests = world.model_requests().len();
-    thread::sleep(Duration::from_secs(1));
+    world.wait_idle(&project, &session);
     assert_eq!(world.model_requests().len(), requests, "the turn went on: {}", world.report());
     assert_eq!(world.tool_results().len(), 2, "the call did not run: {}", world.report());
     // What the model read of it, on the next prompt.

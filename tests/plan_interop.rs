@@ -28,7 +28,6 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::thread;
@@ -37,7 +36,6 @@ use std::time::{Duration, Instant};
 use askpane::app::{App, AppOptions, WindowState};
 use askpane::protocol::permission::ApprovalOrigin;
 use askpane::transport::agents::claude::{Autopilot, ClaudeOptions, ClaudeOwn, ClaudeSession};
-use askpane::transport::inbox::InboxServer;
 use askpane::transport::{self, IoThreads, SessionCommand};
 use egui::Key;
 use egui::accesskit::Role;
@@ -46,7 +44,8 @@ use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, ToolCall};
 use crate::interop::{Scratch, tool_result_text};
-use crate::support::{Finished, WAIT, run_bounded};
+use crate::support::agents::ServedInbox;
+use crate::support::{Finished, WAIT};
 use crate::ui::{CTRL, FONTS, Window};
 
 /// The version whose plan mode was recorded.
@@ -65,21 +64,7 @@ const APPROVED: &str = "User has approved your plan. You can now start coding. S
 
 /// `CACHE/bin/claude-2.1.332`, as `scripts/claude-cli` installs it.
 fn claude_binary() -> PathBuf {
-    let cache = std::env::var_os("ASKPANE_CLAUDE_CACHE").map_or_else(
-        || {
-            let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");
-            PathBuf::from(home).join(".cache/askpane/claude-cli")
-        },
-        PathBuf::from,
-    );
-    let binary = cache.join("bin").join(format!("claude-{VERSION}"));
-    assert!(
-        binary.is_file(),
-        "Claude Code {VERSION} is not installed at {}: run scripts/claude-cli (needs the npm \
-         registry)",
-        binary.display()
-    );
-    binary
+    crate::support::agents::claude_cli(VERSION)
 }
 
 /// The recorder's script, its ids as the recorder numbers them: `ToolSearch
@@ -415,21 +400,11 @@ fn a_turn_stopped_while_the_plan_is_open_takes_the_page_away_and_approves_nothin
 // ---------------------------------------------------------------------------------------------
 // The binary: `askpane claude --ui web -- --permission-mode plan`, answered from the page's socket
 
-/// A page's WebSocket to `askpane … --ui web` at `url` (`http://127.0.0.1:PORT/#token=…`), with
-/// the origin and token a browser tab presents.
+/// A page's WebSocket to `askpane … --ui web` at `url`, reads bounded by WAIT.
 fn page_socket(url: &str) -> tungstenite::WebSocket<std::net::TcpStream> {
-    use tungstenite::client::IntoClientRequest;
-    let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url}"));
-    let (port, token) = rest.split_once("/#token=").unwrap_or_else(|| panic!("{url}"));
-    let mut request = format!("ws://127.0.0.1:{port}/ws").into_client_request().expect("a URL");
-    let headers = request.headers_mut();
-    let origin = format!("http://127.0.0.1:{port}");
-    headers.insert("Origin", origin.parse().expect("a header value"));
-    let protocols = format!("askpane, askpane-token.{token}");
-    headers.insert("Sec-WebSocket-Protocol", protocols.parse().expect("a header value"));
-    let stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect");
-    stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
-    tungstenite::client(request, stream).expect("the page's upgrade").0
+    let socket = crate::support::agents::page_socket(url);
+    socket.get_ref().set_read_timeout(Some(WAIT)).expect("a read timeout");
+    socket
 }
 
 /// The next message of `kind` the page is sent (others skipped), within WAIT each.
@@ -480,20 +455,8 @@ fn askpane_claude_in_the_browser_hosts_plan_mode_and_the_pages_approval_reaches_
     let child = command.spawn().expect("start askpane claude");
     let marker = format!("{}={}", crate::interop::RUN_MARKER, scratch.root.display());
     let mut process = crate::interop::CliProcess::new(child, Some(marker));
-    let stderr = std::io::BufReader::new(process.child.stderr.take().expect("piped stderr"));
-    let (lines, from_askpane) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        for line in std::io::BufRead::lines(stderr).map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    let prefix = "askpane: answer in your browser: ";
-    let url = loop {
-        let line = from_askpane.recv_timeout(WAIT).expect("askpane prints the page's link");
-        if let Some(rest) = line.strip_prefix(prefix) {
-            break rest.split_whitespace().next().unwrap_or_default().to_owned();
-        }
-    };
+    let stderr = process.child.stderr.take().expect("piped stderr");
+    let url = crate::support::agents::browser_link(stderr);
     let mut page = page_socket(&url);
     let plan = next_of(&mut page, "permission_request");
     assert_eq!(plan["request"]["tool_name"], "ExitPlanMode", "{plan}");
@@ -520,37 +483,25 @@ fn askpane_claude_in_the_browser_hosts_plan_mode_and_the_pages_approval_reaches_
 // ---------------------------------------------------------------------------------------------
 // The hook path: `askpane hook` given 2.1.332's PermissionRequest for ExitPlanMode
 
-const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
-
 fn capture(case: &str, file: &str) -> String {
-    let path = format!("{CAPTURES}/{case}/hooks/PermissionRequest.1.{file}.json");
-    fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+    crate::support::agents::permission_capture(case, file)
 }
 
 fn parsed(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text:?}"))
+    crate::support::agents::json_of(text)
 }
 
 /// A running inbox (its server in this process, on a runtime directory of its own) whose window
 /// is the app in a kittest harness: the plan page a person answers.
 struct HookInbox {
-    run: PathBuf,
-    server: Option<InboxServer>,
+    served: ServedInbox,
     window: Window,
 }
 
 impl HookInbox {
     fn start(name: &str) -> HookInbox {
-        let run = crate::support::scratch_dir(name);
-        let dir = run.join("askpane");
-        fs::create_dir_all(&dir).expect("the socket's directory");
-        for path in [&run, &dir] {
-            fs::set_permissions(path, fs::Permissions::from_mode(0o700)).expect("narrow it");
-        }
-        let socket = dir.join("inbox.sock");
-        let listener = UnixListener::bind(&socket).expect("listen");
         let (sender, inbox) = transport::memory();
-        let server = InboxServer::start(listener, socket, sender.clone()).expect("serve it");
+        let served = ServedInbox::serve(crate::support::scratch_dir(name), sender.clone());
         let harness = Harness::builder()
             .with_size(egui::vec2(1280.0, 800.0))
             .with_context_setup(|ctx| ctx.add_font_provider(FONTS.clone()))
@@ -558,14 +509,12 @@ impl HookInbox {
         let mut window = Window { harness, sender };
         window.harness.step();
         window.wait_out_key_grace();
-        HookInbox { run, server: Some(server), window }
+        HookInbox { served, window }
     }
 
     /// `askpane hook` against this inbox, fed `stdin`, running in the background.
     fn hook(&self, stdin: String) -> thread::JoinHandle<Finished> {
-        let mut command = crate::support::askpane(&["hook"]);
-        command.env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &self.run);
-        thread::spawn(move || run_bounded(&mut command, Some(&stdin)))
+        self.served.run("hook", &[], stdin)
     }
 
     /// Steps the window until the plan page shows `plan`, then past the input guard.
@@ -580,14 +529,6 @@ impl HookInbox {
         assert_eq!(card.request.origin, ApprovalOrigin::Hook);
         assert_eq!(review.plan, plan);
         self.window.wait_out_key_grace();
-    }
-}
-
-impl Drop for HookInbox {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            server.stop();
-        }
     }
 }
 
@@ -701,10 +642,8 @@ fn two_plans_at_once_each_hook_gets_its_own_decision_and_a_timeout_allows_nothin
         }
     }
 
-    let mut command = crate::support::askpane(&["hook", "--timeout", "1"]);
-    command.env_remove("ASKPANE_NO_INBOX").env("XDG_RUNTIME_DIR", &inbox.run);
-    let stdin = capture("plan-hook-allow", "stdin");
-    let waiting = thread::spawn(move || run_bounded(&mut command, Some(&stdin)));
+    let waiting =
+        inbox.served.run("hook", &["--timeout", "1"], capture("plan-hook-allow", "stdin"));
     let deadline = Instant::now() + WAIT;
     while !waiting.is_finished() {
         assert!(Instant::now() < deadline, "the hook outlived its --timeout");

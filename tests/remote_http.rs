@@ -271,7 +271,7 @@ fn an_approval_asked_through_an_http_hook_is_answered_as_askpane_hook_answers_it
     let root = crate::support::scratch_dir("remote-http-approval-link");
     let Some(sshd) = Sshd::start(&root) else { return };
     let mut command = crate::support::askpane_unset(&[]);
-    command.env("XDG_RUNTIME_DIR", &inbox.run).env("ASKPANE_STATE_DIR", root.join("state"));
+    command.env("XDG_RUNTIME_DIR", &inbox.served.run).env("ASKPANE_STATE_DIR", root.join("state"));
     let link = HttpLink::start_as(command, &root, &sshd);
     let captures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
     let capture = |file: &str| {

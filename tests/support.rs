@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+// The real agents' tests' own helpers (CLIs, captures, a served inbox, a page's socket).
+#[cfg(target_os = "linux")]
+pub mod agents;
+
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
@@ -195,6 +199,20 @@ impl Process {
         }
     }
 
+    /// Sends SIGTERM (by PID) without waiting: the process ends in its own time, and dropping
+    /// it still waits (bounded) and kills what did not end.
+    pub fn terminate(&mut self) {
+        // Never a PID that was reaped already (it may be another process's by now).
+        if self.exited().is_some() {
+            return;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+
     /// The exit status, if the process has exited.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("query a child's status")
@@ -203,15 +221,11 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
+        // SIGTERM first so Xvfb removes its lock file and socket; SIGKILL if that is ignored.
         if self.exited().is_some() {
             return;
         }
-        // SIGTERM first so Xvfb removes its lock file and socket; SIGKILL if that is ignored.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        self.terminate();
         if self.wait(Duration::from_secs(3)).is_none() {
             let _ = self.child.kill();
             let _ = self.child.wait();

@@ -550,41 +550,71 @@ mod publish {
     }
 
     /// When a test sets `window.askpaneWantWidgets`: every widget of the last frame that takes
-    /// a click or a tap, as `{x, y, w, h, click, drag}` in CSS pixels, on `window.askpaneWidgets`
-    /// (egui's canvas has no DOM for a test to measure tap targets on).
+    /// a click or a tap, as `{x, y, w, h, click, drag, label}` in CSS pixels, on
+    /// `window.askpaneWidgets` (egui's canvas has no DOM for a test to measure tap targets on, nor
+    /// to find a button by its words). `label` is what the widget says to a screen reader (a
+    /// button's text), or null: the accessibility tree is built only once a test asked, and read
+    /// at the end of each pass by [`WidgetsPublisher`].
     pub fn widgets(ctx: &egui::Context) {
         let Some(window) = web_sys::window() else { return };
         let wanted = Reflect::get(&window, &JsValue::from_str("askpaneWantWidgets"))
             .is_ok_and(|value| value.is_truthy());
-        if !wanted {
-            return;
+        if wanted {
+            ctx.enable_accesskit();
+            // Added once: egui ignores a second plugin of the same type.
+            ctx.add_plugin(WidgetsPublisher);
         }
-        let zoom = f64::from(ctx.zoom_factor());
-        let widgets = Array::new();
-        ctx.viewport(|viewport| {
-            for (_, layer) in viewport.prev_pass.widgets.layers() {
-                for widget in layer {
-                    let sense = widget.sense;
-                    if !(widget.enabled && widget.visible && sense.senses_click()) {
-                        continue;
+    }
+
+    /// Publishes `window.askpaneWidgets` from each finished pass, labels from its accessibility
+    /// tree (see [`widgets`]).
+    struct WidgetsPublisher;
+
+    impl egui::plugin::Plugin for WidgetsPublisher {
+        fn debug_name(&self) -> &'static str {
+            "askpane-widgets"
+        }
+
+        fn output_hook(&mut self, ctx: &egui::Context, output: &mut egui::FullOutput) {
+            let labels: std::collections::HashMap<_, String> = output
+                .platform_output
+                .accesskit_update
+                .iter()
+                .flat_map(|update| update.nodes.iter())
+                .filter_map(|(id, node)| Some((*id, node.label()?.to_owned())))
+                .collect();
+            let zoom = f64::from(ctx.zoom_factor());
+            let widgets = Array::new();
+            // The pass just ended is the previous one once its output is made.
+            ctx.viewport(|viewport| {
+                for (_, layer) in viewport.prev_pass.widgets.layers() {
+                    for widget in layer {
+                        let sense = widget.sense;
+                        if !(widget.enabled && widget.visible && sense.senses_click()) {
+                            continue;
+                        }
+                        let rect = widget.interact_rect;
+                        let object = js_sys::Object::new();
+                        for (key, value) in [
+                            ("x", f64::from(rect.min.x) * zoom),
+                            ("y", f64::from(rect.min.y) * zoom),
+                            ("w", f64::from(rect.width()) * zoom),
+                            ("h", f64::from(rect.height()) * zoom),
+                        ] {
+                            let _ = Reflect::set(&object, &key.into(), &JsValue::from_f64(value));
+                        }
+                        let drag = JsValue::from_bool(sense.senses_drag());
+                        let _ = Reflect::set(&object, &"drag".into(), &drag);
+                        let label = labels
+                            .get(&widget.id.accesskit_id())
+                            .map_or(JsValue::NULL, |label| JsValue::from_str(label));
+                        let _ = Reflect::set(&object, &"label".into(), &label);
+                        widgets.push(&object);
                     }
-                    let rect = widget.interact_rect;
-                    let object = js_sys::Object::new();
-                    for (key, value) in [
-                        ("x", f64::from(rect.min.x) * zoom),
-                        ("y", f64::from(rect.min.y) * zoom),
-                        ("w", f64::from(rect.width()) * zoom),
-                        ("h", f64::from(rect.height()) * zoom),
-                    ] {
-                        let _ = Reflect::set(&object, &key.into(), &JsValue::from_f64(value));
-                    }
-                    let drag = JsValue::from_bool(sense.senses_drag());
-                    let _ = Reflect::set(&object, &"drag".into(), &drag);
-                    widgets.push(&object);
                 }
-            }
-        });
-        set("askpaneWidgets", &widgets);
+            });
+            set("askpaneWidgets", &widgets);
+        }
     }
 
     /// Issue 11: the last History page the bridge answered, on `window.askpaneHistory`:

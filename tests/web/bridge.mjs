@@ -3,8 +3,8 @@
 //
 // Runs the native binary (target/debug/askpane, or ASKPANE_BIN; it must embed dist/web, so build
 // it after scripts/build-web) with DISPLAY and WAYLAND_DISPLAY removed, reads the URL it prints on
-// stderr and opens it in Chromium at 960×680 (the same layout as the native window, so the same
-// click coordinates as tests/web/demo.mjs). Checks:
+// stderr and opens it in Chromium at 960×680 (the same layout as the native window); buttons are
+// clicked by their labels (window.askpaneWidgets). Checks:
 //   1. database: click SQLite, Submit → one stdout line with that answer, exit 0
 //   2. a PreToolUse hook input with three questions, answered by keyboard only → hookSpecificOutput
 //   3. two tabs on `askpane demo --ui web`: the first answer wins, the other tab drops the question,
@@ -50,7 +50,21 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, difference, killEvery, launch, runTest, settle } from "./common.mjs";
+import {
+  Failure,
+  check,
+  chromiumPath,
+  clickEmptyUnder,
+  clickLabelled,
+  difference,
+  killEvery,
+  labelled,
+  launch,
+  runTest,
+  settle,
+  wantWidgets,
+  widgets,
+} from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -68,28 +82,34 @@ const QUESTION_TIMEOUT = 10_000; // the question arrives over the WebSocket
 const EXIT_TIMEOUT = 10_000; // askpane exits after the answer
 const WHOLE_RUN_TIMEOUT = 6 * 60_000; // the watchdog: everything
 
-// Where to click, in CSS pixels at 960×680, read off target/test-artifacts/web-bridge.png and
-// web-bridge-decline.png: the database question's third option (rows are ~65 px apart from the
-// first at y 160), Submit in the footer, an empty spot of the central panel (for keyboard focus),
-// and the decline bar's "Decline" button (the bar opens above the footer after Escape).
-const SQLITE = { x: 81, y: 292 };
-const SUBMIT = { x: 918, y: 645 };
-const OTHER_BOX = { x: 490, y: 497 };
-const EMPTY = { x: 300, y: 590 };
-const DECLINE = { x: 41, y: 614 };
-// The permission card's "Allow once" (web-bridge-claude-card.png).
-const ALLOW_ONCE = { x: 496, y: 190 };
-// A hosted session's "End session", under its prompt box, and its card's "Allow once", lower than
-// in test 8 by the History bar the inbox's page has above it (web-bridge-hosted-card.png).
-const END_SESSION = { x: 181, y: 663 };
-const HOSTED_ALLOW_ONCE = { x: 496, y: 200 };
-// "Show earlier", above the first transcript entry of a long session scrolled to its top.
-const SHOW_EARLIER = { x: 326, y: 94 };
-// The History page (web-bridge-history*.png): the History button in the bar at the top, the
-// Search box, and the picked entry's "Copy answer".
-const HISTORY = { x: 30, y: 16 };
-const SEARCH = { x: 190, y: 44 };
-const COPY_ANSWER = { x: 594, y: 164 };
+// Buttons are found by their labels on the page's widgets (window.askpaneWidgets, common.mjs's
+// clickLabelled): the database question's option "SQLite", "Submit", the decline bar's "Decline"
+// (it opens above the footer after Escape), a card's "Allow once", a hosted session's "End
+// session", "Show earlier" above a long session's first entry, the History page's "History",
+// search box and "Copy answer". Text boxes have no label of their own: the "Other" answer's is the
+// one under the "Other" option, the History page's search box the one under "Back". For the
+// keyboard, an empty spot under "Note to the agent" is clicked (checked to be on no widget): the
+// page gets the keyboard without a field focused.
+const NOTE = /^Note to the agent/;
+
+/**
+ * Clicks the text box under the widget labelled `label` (text boxes have no label of their own):
+ * the first widget below it that takes drags (to select text) and is at least `width` wide.
+ */
+async function clickFieldUnder(page, label, width) {
+  const above = await labelled(page, label);
+  const all = await widgets(page);
+  const box = all
+    .filter((w) => w.drag && w.w >= width && w.y >= above.y + above.h)
+    .sort((a, b) => a.y - b.y)[0];
+  check(box, `no text box under ${label}: ${JSON.stringify(all)}`);
+  await page.mouse.click(box.x + box.w / 2, box.y + box.h / 2);
+}
+
+/** Clicks the "Other" answer's text box, under the "Other" option. */
+async function clickOtherBox(page) {
+  await clickFieldUnder(page, "Other", viewport.width / 2);
+}
 
 function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
@@ -258,6 +278,7 @@ function expectJson(name, what, actual, expected) {
  */
 async function openTab(context, url, name) {
   const page = await context.newPage();
+  await wantWidgets(page);
   const tab = { page, name, frames: [], problems: [], sockets: 0, socketUrls: [] };
   page.on("pageerror", (error) => tab.problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
@@ -386,8 +407,8 @@ async function clickAndSubmit(context) {
     await questionDrawn(tab);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge.png") });
     await tokenNotInAddressBar(tab);
-    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
-    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await clickLabelled(tab.page, "SQLite");
+    await clickLabelled(tab.page, "Submit");
     const exit = await exitOf(run);
     check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
     const reply = onlyReply(run, name);
@@ -416,7 +437,7 @@ async function keyboardHook(context) {
     }
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hook.png") });
-    await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    await clickEmptyUnder(tab.page, NOTE);
     // The click may give the page the keyboard: askpane ignores keys for a moment after that.
     await sleep(KEY_GRACE_MS);
     for (const key of ["2", "Enter", "1", "3", "Enter", "2", "Enter"]) {
@@ -460,8 +481,8 @@ async function twoTabs(context) {
     await questionDrawn(b);
     const before = await b.page.screenshot({ path: join(artifacts, "web-bridge-tab-b-before.png") });
 
-    await a.page.mouse.click(SQLITE.x, SQLITE.y);
-    await a.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await clickLabelled(a.page, "SQLite");
+    await clickLabelled(a.page, "Submit");
     await until(EXIT_TIMEOUT, () => run.stdout.includes("\n"), `${name}: askpane printed no reply after tab A answered${stderrOf(run)}`);
     const withdrawn = await frame(b, "question_withdrawn");
     check(
@@ -515,7 +536,7 @@ async function reloadRestores(context) {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
     // What was typed survives the reload (issue 24 item 12: pull-to-refresh lost it).
-    await tab.page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+    await clickOtherBox(tab.page);
     await settle(tab.page);
     await tab.page.keyboard.type("MariaDB 10.11");
     await settle(tab.page);
@@ -524,7 +545,7 @@ async function reloadRestores(context) {
     await questionDrawn(tab, { socket: tab.sockets });
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-reloaded.png") });
-    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await clickLabelled(tab.page, "Submit");
     const exit = await exitOf(run);
     check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
     const reply = onlyReply(run, name);
@@ -570,8 +591,8 @@ async function addressWithoutToken(context) {
     }
     const tab = await openTab(context, url, name);
     await questionDrawn(tab);
-    await tab.page.mouse.click(SQLITE.x, SQLITE.y);
-    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await clickLabelled(tab.page, "SQLite");
+    await clickLabelled(tab.page, "Submit");
     const exit = await exitOf(run);
     check(exit.code === 0, `${name}: askpane exited with ${describeExit(exit)}, expected 0${stderrOf(run)}`);
     expectJson(name, "answers", onlyReply(run, name).answers, { [DATABASE_QUESTION]: "SQLite" });
@@ -589,13 +610,13 @@ async function decline(context) {
   try {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
-    await tab.page.mouse.click(EMPTY.x, EMPTY.y);
+    await clickEmptyUnder(tab.page, NOTE);
     // The click may give the page the keyboard: askpane ignores keys for a moment after that.
     await sleep(KEY_GRACE_MS);
     await tab.page.keyboard.press("Escape");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-decline.png") });
-    await tab.page.mouse.click(DECLINE.x, DECLINE.y);
+    await clickLabelled(tab.page, "Decline");
     const exit = await exitOf(run);
     check(
       exit.code === 1,
@@ -651,7 +672,7 @@ async function claudeSession(context, scratch) {
     // A card takes no click in the first POINTER_GRACE (1 s, src/app/mod.rs) after it appears
     // (issue 26): a person's click comes after it.
     await sleep(1100);
-    await tab.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+    await clickLabelled(tab.page, "Allow once");
     await frame(tab, "permission_withdrawn");
     // The tool's result and the turn's end come as session updates after the card went.
     const cardGone = tab.frames.findIndex((f) => f.type === "permission_withdrawn");
@@ -735,7 +756,7 @@ async function hostedSession(context, scratch) {
     // A card takes no click in the first POINTER_GRACE (1 s, src/app/mod.rs) after it appears
     // (issue 26): a person's click comes after it.
     await sleep(1100);
-    await tab.page.mouse.click(HOSTED_ALLOW_ONCE.x, HOSTED_ALLOW_ONCE.y);
+    await clickLabelled(tab.page, "Allow once");
     const decided = await host.next("permission_decided");
     expectJson(name, "the host's decision", decided, { type: "permission_decided", id: "p1", decision: { behavior: "allow_once" } });
     await frame(tab, "permission_withdrawn");
@@ -752,7 +773,7 @@ async function hostedSession(context, scratch) {
     );
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-hosted-two.png") });
-    await tab.page.mouse.click(END_SESSION.x, END_SESSION.y);
+    await clickLabelled(tab.page, "End session");
     expectJson(name, "the first host's message", await host.next("end_session"), { type: "end_session" });
     noProblems(tab);
     await tab.page.close();
@@ -806,7 +827,7 @@ async function longHostedSession(context, scratch) {
     for (let i = 0; i < 40; i += 1) await tab.page.mouse.wheel(0, -2_000);
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-top.png") });
-    await tab.page.mouse.click(SHOW_EARLIER.x, SHOW_EARLIER.y);
+    await clickLabelled(tab.page, /^Show earlier/);
     await frame(tab, "session_older_entries");
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-earlier.png") });
@@ -884,7 +905,7 @@ async function historyPage(context, scratch) {
     );
     for (const _ of asked) expectJson(name, "an outcome", (await client.next("outcome")).outcome, "answered");
     await settle(tab.page);
-    await tab.page.mouse.click(HISTORY.x, HISTORY.y);
+    await clickLabelled(tab.page, /History/);
     await untilPage(
       QUESTION_TIMEOUT,
       async () => (await historyShown(tab))?.headers?.length === 2,
@@ -898,7 +919,8 @@ async function historyPage(context, scratch) {
     });
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-history.png") });
-    await tab.page.mouse.click(SEARCH.x, SEARCH.y);
+    // The search box, in the bar under "Back".
+    await clickFieldUnder(tab.page, "Back", 150);
     // Typing waits for the click's frame, as a person waits for the caret (README, Limits).
     await settle(tab.page);
     await tab.page.keyboard.type("production", { delay: 20 });
@@ -915,7 +937,7 @@ async function historyPage(context, scratch) {
     });
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-history-search.png") });
-    await tab.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+    await clickLabelled(tab.page, "Copy answer");
     let copied = "";
     await untilPage(
       QUESTION_TIMEOUT,
@@ -932,14 +954,14 @@ async function historyPage(context, scratch) {
       expectJson(name, "the LAN page's isSecureContext", await far.page.evaluate(() => window.isSecureContext), false);
       await frame(far, "history_kept");
       await settle(far.page);
-      await far.page.mouse.click(HISTORY.x, HISTORY.y);
+      await clickLabelled(far.page, /History/);
       await untilPage(
         QUESTION_TIMEOUT,
         async () => (await historyShown(far))?.headers?.length === 2,
         async () => `${name}: the LAN page's History never listed both (${JSON.stringify(await historyShown(far))})`,
       );
       await settle(far.page);
-      await far.page.mouse.click(COPY_ANSWER.x, COPY_ANSWER.y);
+      await clickLabelled(far.page, "Copy answer");
       await untilPage(
         QUESTION_TIMEOUT,
         async () => (copied = await tab.page.evaluate(() => navigator.clipboard.readText())) === "Teal",
@@ -1027,12 +1049,12 @@ async function longAnswer(context) {
   try {
     const tab = await openTab(context, await urlOf(run), name);
     await questionDrawn(tab);
-    await tab.page.mouse.click(OTHER_BOX.x, OTHER_BOX.y);
+    await clickOtherBox(tab.page);
     await sleep(200);
     await tab.page.keyboard.insertText(text);
     await settle(tab.page);
     await tab.page.screenshot({ path: join(artifacts, "web-bridge-long-answer.png") });
-    await tab.page.mouse.click(SUBMIT.x, SUBMIT.y);
+    await clickLabelled(tab.page, "Submit");
     let exit;
     try {
       exit = await exitOf(run, 30_000);

@@ -28,7 +28,20 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Failure, check, chromiumPath, killEvery, launch, runTest, settle, sleep, until } from "./common.mjs";
+import {
+  Failure,
+  check,
+  chromiumPath,
+  clickEmptyUnder,
+  clickLabelled,
+  killEvery,
+  launch,
+  runTest,
+  settle,
+  sleep,
+  until,
+  wantWidgets,
+} from "./common.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const artifacts = join(root, "target/test-artifacts");
@@ -53,11 +66,11 @@ const EXIT_TIMEOUT = 15_000; // askpane exits after SIGTERM
 const WHOLE_RUN_TIMEOUT = 3 * 60_000; // the watchdog: everything
 /** askpane's key grace (src/app/mod.rs KEY_GRACE, 400 ms) and a margin. */
 const KEY_GRACE_MS = 600;
-// An empty spot of the question panel, below "Note to the agent": a click there gives the
-// page the keyboard without focusing a text field (web-codex-question.png).
-const EMPTY = { x: 700, y: 540 };
-// The file-change card's "Allow once" (web-codex-file-change.png).
-const ALLOW_ONCE = { x: 496, y: 432 };
+// Widgets are found by their labels (window.askpaneWidgets): an empty spot of the question panel
+// under "Note to the agent" (a click there gives the page the keyboard without focusing a text
+// field; web-codex-question.png), and the file-change card's "Allow once"
+// (web-codex-file-change.png).
+const NOTE = /^Note to the agent/;
 
 /** Every process started here, killed by its PID however the run ends. */
 const children = new Set();
@@ -151,6 +164,7 @@ async function openCodexPage(context, scratch, prompt) {
   check(askpane.exit === null, `askpane exited (${JSON.stringify(askpane.exit)}) before serving the page${stderrOf(askpane)}`);
   const url = pattern.exec(askpane.stderr)[1];
   const page = await context.newPage();
+  await wantWidgets(page);
   const run = { askpane, page, frames: [], problems: [] };
   page.on("pageerror", (error) => run.problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
@@ -208,7 +222,7 @@ async function question(context, scratch) {
 
   // 2. Answered by keyboard: option 2 (SQLite), next question, option 2 (codex-probe), review,
   // Submit.
-  await run.page.mouse.click(EMPTY.x, EMPTY.y);
+  await clickEmptyUnder(run.page, NOTE);
   await sleep(KEY_GRACE_MS);
   for (const key of ["2", "Enter", "2", "Enter", "Enter"]) {
     await run.page.keyboard.press(key);
@@ -261,7 +275,7 @@ async function fileChange(context, scratch) {
   // A card takes no click in the first POINTER_GRACE (1 s, src/app/mod.rs) after it appears
   // (issue 26): a person's click comes after it.
   await sleep(1100);
-  await run.page.mouse.click(ALLOW_ONCE.x, ALLOW_ONCE.y);
+  await clickLabelled(run.page, "Allow once");
   await until(STEP_TIMEOUT, () => modelRead(scratch).length > 0, `${name}: the model read nothing after Allow once${stderrOf(run.askpane)}`);
   const read = modelRead(scratch)[0];
   check(

@@ -199,3 +199,67 @@ export async function runTest(name, main, killAll, wholeRunMs) {
   killAll();
   process.exit(process.exitCode ?? 0);
 }
+
+// --- widgets by label ----------------------------------------------------------------------------
+
+/** Makes `page` publish its widgets from its first frame on (set before the page's scripts run). */
+export async function wantWidgets(page) {
+  await page.addInitScript(() => {
+    window.askpaneWantWidgets = true;
+  });
+}
+
+/**
+ * The widgets of the page's last frame that take a click or a tap, as the page publishes them on
+ * `window.askpaneWidgets` (`{x, y, w, h, drag, label}` in CSS pixels; `label` is what a screen
+ * reader hears, a button's words). Asks for them first when [`wantWidgets`] was not called.
+ */
+export async function widgets(page) {
+  await page.evaluate(() => {
+    window.askpaneWantWidgets = true;
+  });
+  await settle(page);
+  return page.evaluate(() => window.askpaneWidgets ?? []);
+}
+
+const readingOrder = (a, b) => (Math.abs(a.y - b.y) < 4 ? a.x - b.x : a.y - b.y);
+
+/**
+ * The widget labelled `label` (a string: the whole label; a RegExp: a match), the `nth` of those
+ * in reading order, once the page shows it (within `ms`). While it is not there the pointer is
+ * moved to the page's bottom-right corner, so the page draws (and publishes) again.
+ */
+export async function labelled(page, label, { nth = 0, ms = 10_000 } = {}) {
+  const matches = (w) => (typeof label === "string" ? w.label === label : label.test(w.label ?? ""));
+  const deadline = Date.now() + ms;
+  for (let nudge = 0; ; nudge += 1) {
+    const all = await widgets(page);
+    const found = all.filter(matches).sort(readingOrder);
+    if (found.length > nth) return found[nth];
+    if (Date.now() > deadline) {
+      const labels = all.map((w) => w.label).filter((text) => text !== null);
+      throw new Failure(`no widget labelled ${label} (#${nth}) within ${ms / 1000} s; the page has ${JSON.stringify(labels)}`);
+    }
+    const size = page.viewportSize() ?? { width: 2, height: 2 };
+    await page.mouse.move(size.width - 1 - (nudge % 2), size.height - 1);
+  }
+}
+
+/** Clicks the middle of the widget [`labelled`] `label`. */
+export async function clickLabelled(page, label, options = {}) {
+  const w = await labelled(page, label, options);
+  await page.mouse.click(w.x + w.w / 2, w.y + w.h / 2);
+}
+
+/**
+ * Clicks an empty spot `below` px under the widget labelled `label`, checked to be on no widget:
+ * a click there gives the page the keyboard without focusing a field or pressing a button.
+ */
+export async function clickEmptyUnder(page, label, below = 40) {
+  const anchor = await labelled(page, label);
+  const at = { x: anchor.x + anchor.w / 2, y: anchor.y + anchor.h + below };
+  const all = await widgets(page);
+  const hit = all.find((w) => at.x >= w.x && at.x <= w.x + w.w && at.y >= w.y && at.y <= w.y + w.h);
+  check(!hit, `the spot ${JSON.stringify(at)} under ${label} is on a widget: ${JSON.stringify(hit)}`);
+  await page.mouse.click(at.x, at.y);
+}
