@@ -39,9 +39,11 @@ const SPEAKER: &str = "askpane opencode";
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-/// How long the event thread may take to notice the end (it reads the stream, which the server
-/// feeds with a heartbeat every 10 s) before askpane ends without it.
-const EVENT_THREAD_GRACE: Duration = Duration::from_secs(2);
+/// How long the event thread may take to notice the end before askpane ends without it. It is
+/// usually blocked reading the stream (the server feeds it a heartbeat every 10 s), holds
+/// nothing to write, and only hands events to this thread, which is done with them: waiting
+/// longer only delays the exit a person asked for (Ctrl+C took 2 s with a 2 s grace).
+const EVENT_THREAD_GRACE: Duration = Duration::from_millis(250);
 
 /// What the host is given by the command line.
 pub struct OpenCodeHost {
