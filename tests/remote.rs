@@ -521,65 +521,14 @@ fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
     // As the interop tests run it (the Agent SDK's way, which offers AskUserQuestion) and
     // isolate it, on the remote: nothing of the test's environment but PATH; the remote's HOME
     // and runtime folder (where the link's socket is).
-    let claude = format!(
-        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-         HOME={home} TMPDIR={tmp} XDG_RUNTIME_DIR={run} ANTHROPIC_BASE_URL={api} \
-         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
-         --verbose --input-format stream-json --permission-prompt-tool stdio",
-        project = project.display(),
-        home = home.display(),
-        tmp = tmp.display(),
-        run = sshd.remote.join("run").display(),
-        api = api.base_url(),
-        cli = claude_binary().display(),
+    let run_dir = sshd.remote.join("run");
+    claude_on_the_remote_asks_and_reads_blue(
+        &sshd,
+        &world,
+        &api,
+        [&project, &home, &tmp],
+        Some(&run_dir),
     );
-    let mut command = sshd.on_remote(&[&claude]);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
-    let mut stdin = run.child.stdin.take().expect("piped stdin");
-    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = run.child.stdout.take().expect("piped stdout");
-    thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let _ = line_sender.send(line);
-        }
-    });
-    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
-    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
-        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
-    writeln!(stdin, "{turn}").expect("the user's turn");
-    let requests = listed(&world, 1);
-    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
-    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
-    answer_blue(&world);
-    // The model's next turn carries the answer; then the session ends with its input.
-    let deadline = Instant::now() + WAIT;
-    while api.tool_results().is_empty() {
-        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
-        thread::sleep(Duration::from_millis(50));
-    }
-    let results = api.tool_results();
-    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
-    let read = crate::interop::tool_result_text(result);
-    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
-    // The turn ends (its `result`), and the session with its input. The answer came from the
-    // desk: Claude Code's host was never asked (no can_use_tool).
-    let mut said = Vec::new();
-    let result = loop {
-        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
-        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-        if message["type"] == "result" {
-            break message;
-        }
-        said.push(line);
-    };
-    assert_eq!(result["subtype"], "success", "{result}");
-    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
-    drop(stdin);
-    let status = run.wait(WAIT);
-    let stderr = crate::support::collect(stderr);
-    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
 }
 
 /// A host that cannot be reached: said once (not at every try), tried again with a growing
@@ -833,4 +782,77 @@ fn setup_onto_a_host_whose_tmp_is_noexec_installs_a_binary_that_runs_and_undo_le
     let undone = run(&["--setup", "claude", "--undo"]);
     assert_eq!(undone.status.code(), Some(0), "{undone:?}");
     assert_eq!(tree(&home), before, "the home after --undo: {undone:?}");
+}
+
+/// The real Claude Code 2.1.332 run through `sshd` on the remote (`project`, `home`, `tmp`
+/// there; `runtime` its XDG_RUNTIME_DIR, where a link's socket is, else none) asks the fake
+/// model's question; it comes to the desk's inbox (`world`) from the host, is answered Blue
+/// there, and the model reads it; Claude Code's own host is never asked.
+pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
+    sshd: &Sshd,
+    world: &World,
+    api: &crate::fake_api::FakeApi,
+    [project, home, tmp]: [&Path; 3],
+    runtime: Option<&Path>,
+) {
+    let claude = format!(
+        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+         HOME={home} TMPDIR={tmp} {runtime}ANTHROPIC_BASE_URL={api} \
+         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+         --verbose --input-format stream-json --permission-prompt-tool stdio",
+        project = project.display(),
+        home = home.display(),
+        tmp = tmp.display(),
+        runtime =
+            runtime.map(|run| format!("XDG_RUNTIME_DIR={} ", run.display())).unwrap_or_default(),
+        api = api.base_url(),
+        cli = claude_binary().display(),
+    );
+    let mut command = sshd.on_remote(&[&claude]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+    let mut stdin = run.child.stdin.take().expect("piped stdin");
+    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = run.child.stdout.take().expect("piped stdout");
+    thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(world, 1);
+    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
+    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+    answer_blue(world);
+    // The model's next turn carries the answer; then the session ends with its input.
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
+    // The turn ends (its `result`), and the session with its input. The answer came from the
+    // desk: Claude Code's host was never asked (no can_use_tool).
+    let mut said = Vec::new();
+    let result = loop {
+        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["type"] == "result" {
+            break message;
+        }
+        said.push(line);
+    };
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
 }

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::inbox::World;
-use crate::remote::{Sshd, answer_blue, claude_binary, free_port, listed};
+use crate::remote::{
+    Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, free_port, listed,
+};
 use crate::support::{Process, WAIT, read_lossy};
 
 /// A running `askpane remote devbox --http PORT -- -F CONFIG`, and the settings it printed.
@@ -110,62 +112,9 @@ fn claude_code_on_the_remote_asks_the_desk_through_an_http_hook() {
     }
     // What the person pastes on the remote: the printed settings, nothing else of askpane's.
     fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
-    let claude = format!(
-        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-         HOME={home} TMPDIR={tmp} ANTHROPIC_BASE_URL={api} \
-         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
-         --verbose --input-format stream-json --permission-prompt-tool stdio",
-        project = project.display(),
-        home = home.display(),
-        tmp = tmp.display(),
-        api = api.base_url(),
-        cli = claude_binary().display(),
-    );
-    let mut command = sshd.on_remote(&[&claude]);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
-    let mut stdin = run.child.stdin.take().expect("piped stdin");
-    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = run.child.stdout.take().expect("piped stdout");
-    thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let _ = line_sender.send(line);
-        }
-    });
-    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
-    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
-        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
-    writeln!(stdin, "{turn}").expect("the user's turn");
-    let requests = listed(&world, 1);
-    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
-    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
-    answer_blue(&world);
-    let deadline = Instant::now() + WAIT;
-    while api.tool_results().is_empty() {
-        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
-        thread::sleep(Duration::from_millis(50));
-    }
-    let results = api.tool_results();
-    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
-    let read = crate::interop::tool_result_text(result);
-    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
-    // The answer came over HTTP: Claude Code's own host was never asked.
-    let mut said = Vec::new();
-    let result = loop {
-        let line = lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no result: {said:?}"));
-        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-        if message["type"] == "result" {
-            break message;
-        }
-        said.push(line);
-    };
-    assert_eq!(result["subtype"], "success", "{result}");
-    assert!(!said.iter().any(|line| line.contains("can_use_tool")), "{said:?}");
-    drop(stdin);
-    let status = run.wait(WAIT);
-    let stderr = crate::support::collect(stderr);
-    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+    // The answer comes over HTTP (no link socket on the remote): Claude Code's own host is
+    // never asked.
+    claude_on_the_remote_asks_and_reads_blue(&sshd, &world, &api, [&project, &home, &tmp], None);
     assert!(read_lossy(&link.stderr).contains("linked devbox"));
 }
 

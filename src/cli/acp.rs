@@ -5,16 +5,14 @@
 //! is `agent_host::run`'s.
 
 use std::path::PathBuf;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
 
-use askpane::protocol::exit;
 use askpane::transport::agents::acp::{Acp, AcpOwn};
 
-use super::agent_host::{self, HeadlessEnd, HostMode, SessionArgs, Shown};
+use super::agent_host::{HostMode, SessionArgs};
 
 // `askpane acp`: an ACP agent as a child, askpane as its client, until the window closes or the
 // inbox ends the session (or, without either, until the prompt's turn ends). Exit codes: 0 the
@@ -39,6 +37,7 @@ pub(super) struct AcpArgs {
 }
 
 impl HostMode for AcpArgs {
+    const AGENT: &'static str = "the ACP agent";
     type Agent = Acp;
 
     fn program(&self) -> (PathBuf, Vec<String>) {
@@ -55,38 +54,5 @@ impl HostMode for AcpArgs {
             allow_tools: self.allow_tools.clone(),
             stuck_after: Duration::from_secs(self.stuck_after),
         })
-    }
-
-    fn headless_end(end: HeadlessEnd) -> Option<u8> {
-        Some(match end {
-            HeadlessEnd::TurnEnded(result) => {
-                if let Some(text) = &result.text {
-                    eprintln!("askpane: the turn ended ({}): {text}", result.subtype);
-                }
-                match result.subtype.as_str() {
-                    "success" => exit::OK,
-                    _ => exit::DECLINED,
-                }
-            }
-            HeadlessEnd::AgentEnded { status, stderr_tail } => {
-                eprintln!("askpane: the ACP agent ended before the turn did ({status})");
-                agent_host::tell_stderr_tail(&stderr_tail);
-                exit::DECLINED
-            }
-            HeadlessEnd::Stopped => exit::STOPPED,
-            HeadlessEnd::Gone => exit::DECLINED,
-        })
-    }
-
-    fn exit_code(shown: Shown, status: ExitStatus) -> u8 {
-        match shown {
-            Shown::Headless(code) => code.unwrap_or(exit::DECLINED),
-            Shown::Browser => exit::OK,
-            Shown::Window(false) => exit::NO_HUMAN,
-            Shown::Window(true) | Shown::Inbox if !status.success() => {
-                agent_host::agent_code(status)
-            }
-            Shown::Window(true) | Shown::Inbox => exit::OK,
-        }
     }
 }

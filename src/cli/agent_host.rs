@@ -42,12 +42,44 @@ pub(super) trait HostMode {
     fn program(&self) -> (PathBuf, Vec<String>);
     /// What only this agent is run with.
     fn own(&self) -> anyhow::Result<<Self::Agent as HostedAgent>::Own>;
+    /// The agent as stderr names it ("Codex", "the ACP agent").
+    const AGENT: &'static str;
     /// Says on stderr how a session without a window ended; the exit code that follows
-    /// (`None`: the agent's own).
-    fn headless_end(end: HeadlessEnd) -> Option<u8>;
+    /// (`None`: the agent's own). By default, a run is its turns: one that ended well is 0,
+    /// any other end 1.
+    fn headless_end(end: HeadlessEnd) -> Option<u8> {
+        Some(match end {
+            HeadlessEnd::TurnEnded(result) => {
+                if let Some(text) = &result.text {
+                    eprintln!("askpane: the turn ended ({}): {text}", result.subtype);
+                }
+                match result.subtype.as_str() {
+                    "success" => exit::OK,
+                    _ => exit::DECLINED,
+                }
+            }
+            HeadlessEnd::AgentEnded { status, stderr_tail } => {
+                eprintln!("askpane: {} ended before the turn did ({status})", Self::AGENT);
+                tell_stderr_tail(&stderr_tail);
+                exit::DECLINED
+            }
+            HeadlessEnd::Stopped => exit::STOPPED,
+            HeadlessEnd::Gone => exit::DECLINED,
+        })
+    }
     /// The run's exit code, once the session `shown` so has ended and the agent with `status`
     /// (a signal to askpane is handled before: exit 4).
-    fn exit_code(shown: Shown, status: ExitStatus) -> u8;
+    fn exit_code(shown: Shown, status: ExitStatus) -> u8 {
+        match shown {
+            Shown::Headless(code) => code.unwrap_or(exit::DECLINED),
+            Shown::Browser => exit::OK,
+            Shown::Window(false) => exit::NO_HUMAN,
+            // The session ended as its window or the inbox ended it: the agent's own exit
+            // says the rest.
+            Shown::Window(true) | Shown::Inbox if !status.success() => agent_code(status),
+            Shown::Window(true) | Shown::Inbox => exit::OK,
+        }
+    }
 }
 
 /// Where the session was shown, and how that went.

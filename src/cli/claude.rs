@@ -32,6 +32,7 @@ pub(super) struct ClaudeArgs {
 }
 
 impl HostMode for ClaudeArgs {
+    const AGENT: &'static str = "Claude Code";
     type Agent = Claude;
 
     fn program(&self) -> (PathBuf, Vec<String>) {

@@ -4,15 +4,13 @@
 //! or none. Only its own flags and its exit codes are here; the rest is `agent_host::run`'s.
 
 use std::path::PathBuf;
-use std::process::ExitStatus;
 
 use anyhow::Context as _;
 use clap::Args;
 
-use askpane::protocol::exit;
 use askpane::transport::agents::codex::{Codex, CodexOwn};
 
-use super::agent_host::{self, HeadlessEnd, HostMode, SessionArgs, Shown};
+use super::agent_host::{HostMode, SessionArgs};
 
 // `askpane codex`: Codex as a child, askpane as its host, until the window closes or the inbox
 // ends the session (or, without either, until the prompt's turn ends). Exit codes: 0 the turn
@@ -31,6 +29,7 @@ pub(super) struct CodexArgs {
 }
 
 impl HostMode for CodexArgs {
+    const AGENT: &'static str = "Codex";
     type Agent = Codex;
 
     fn program(&self) -> (PathBuf, Vec<String>) {
@@ -40,39 +39,5 @@ impl HostMode for CodexArgs {
     /// Codex works in the current folder.
     fn own(&self) -> anyhow::Result<CodexOwn> {
         Ok(CodexOwn { cwd: std::env::current_dir().context("the current folder")? })
-    }
-
-    fn headless_end(end: HeadlessEnd) -> Option<u8> {
-        Some(match end {
-            HeadlessEnd::TurnEnded(result) => {
-                if let Some(text) = &result.text {
-                    eprintln!("askpane: the turn ended ({}): {text}", result.subtype);
-                }
-                match result.subtype.as_str() {
-                    "success" => exit::OK,
-                    _ => exit::DECLINED,
-                }
-            }
-            HeadlessEnd::AgentEnded { status, stderr_tail } => {
-                eprintln!("askpane: Codex ended before the turn did ({status})");
-                agent_host::tell_stderr_tail(&stderr_tail);
-                exit::DECLINED
-            }
-            HeadlessEnd::Stopped => exit::STOPPED,
-            HeadlessEnd::Gone => exit::DECLINED,
-        })
-    }
-
-    fn exit_code(shown: Shown, status: ExitStatus) -> u8 {
-        match shown {
-            Shown::Headless(code) => code.unwrap_or(exit::DECLINED),
-            Shown::Browser => exit::OK,
-            Shown::Window(false) => exit::NO_HUMAN,
-            // The session ended as its window or the inbox ended it: Codex's own exit says the rest.
-            Shown::Window(true) | Shown::Inbox if !status.success() => {
-                agent_host::agent_code(status)
-            }
-            Shown::Window(true) | Shown::Inbox => exit::OK,
-        }
     }
 }

@@ -37,25 +37,33 @@ fn local_key(core: &Core) -> String {
     match core.envelope.tool_use_id() {
         Some(id) => id.to_owned(),
         None => {
-            let origin = &core.provenance;
-            let parts = [
-                Some(origin.source.as_str()),
-                origin.detail.as_deref(),
-                origin.project.as_deref(),
-                origin.session.as_deref(),
-                origin.subagent.as_deref(),
-            ];
-            let mut digest = Sha256::new();
-            for part in parts {
-                // Each part framed, so ("ab", "c") and ("a", "bc") differ.
-                let part = part.unwrap_or_default();
-                digest.update((part.len() as u64).to_le_bytes());
-                digest.update(part.as_bytes());
-            }
+            let mut digest = who_asked(&core.provenance);
             digest.update(asked_fingerprint(core).as_bytes());
             format!("asked-{}", hex(&digest.finalize()))
         }
     }
+}
+
+/// A digest begun with who asked (each part framed), for the keys of requests without an id.
+fn who_asked(provenance: &Provenance) -> Sha256 {
+    let mut digest = Sha256::new();
+    for part in [
+        Some(provenance.source.as_str()),
+        provenance.detail.as_deref(),
+        provenance.project.as_deref(),
+        provenance.session.as_deref(),
+        provenance.subagent.as_deref(),
+    ] {
+        framed(&mut digest, part);
+    }
+    digest
+}
+
+/// `part` into `digest` after its length, so ("ab", "c") and ("a", "bc") differ.
+fn framed(digest: &mut Sha256, part: Option<&str>) {
+    let part = part.unwrap_or_default();
+    digest.update((part.len() as u64).to_le_bytes());
+    digest.update(part.as_bytes());
 }
 
 /// A fingerprint of the questions a request asks (their JSON as received, options and all): a
@@ -71,20 +79,8 @@ pub fn plan_key(request: &PermissionRequest, provenance: &Provenance) -> String 
     if let Some(id) = request.tool_use_id.as_deref().filter(|id| !id.is_empty()) {
         return under_host(provenance, format!("plan-{id}"));
     }
-    let parts = [
-        Some(provenance.source.as_str()),
-        provenance.detail.as_deref(),
-        provenance.project.as_deref(),
-        provenance.session.as_deref(),
-        provenance.subagent.as_deref(),
-        request.input.get("plan").and_then(serde_json::Value::as_str),
-    ];
-    let mut digest = Sha256::new();
-    for part in parts {
-        let part = part.unwrap_or_default();
-        digest.update((part.len() as u64).to_le_bytes());
-        digest.update(part.as_bytes());
-    }
+    let mut digest = who_asked(provenance);
+    framed(&mut digest, request.input.get("plan").and_then(serde_json::Value::as_str));
     under_host(provenance, format!("plan-{}", hex(&digest.finalize())))
 }
 
