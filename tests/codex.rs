@@ -26,7 +26,7 @@ use crate::support::{Process, WAIT, read_lossy, scratch_dir, tail};
 
 const VERSION: &str = "0.169.0";
 
-fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     let cache = std::env::var_os("ASKPANE_CODEX_CACHE").map_or_else(
         || {
             let home = std::env::var_os("HOME").expect("HOME is set, to find the CLI cache");

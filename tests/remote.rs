@@ -87,7 +87,8 @@ impl Sshd {
                  KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
                  StreamLocalBindUnlink yes\nAllowStreamLocalForwarding yes\n\
                  SetEnv HOME={remote}/home XDG_RUNTIME_DIR={remote}/run \
-                 XDG_STATE_HOME={remote}/state\n{extra}",
+                 XDG_STATE_HOME={remote}/state PATH={remote}/bin:/usr/local/bin:/usr/bin:/bin\n\
+                 {extra}",
                 dir = dir.display(),
                 remote = remote.display(),
             ),
@@ -728,6 +729,40 @@ fn undo_after_setup_keeps_the_person_s_own_folders_and_settings() {
     let settings: Value =
         serde_json::from_str(&read_lossy(&home.join(".claude/settings.json"))).expect("JSON");
     assert_eq!(settings, theirs, "{undone:?}");
+}
+
+/// A host set up for Claude Code and for Codex keeps the binary while either is left: undoing
+/// one takes away its own hook and files, not the binary the other's hook runs; undoing the
+/// last leaves the home as it was.
+#[test]
+fn undo_of_one_agent_keeps_the_binary_the_other_agent_s_hook_runs() {
+    let world = World::new("remote-setup-two");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let home = sshd.remote.join("home");
+    // The host has Codex on its PATH (`askpane install codex` there asks it to trust the hook).
+    fs::create_dir_all(sshd.remote.join("bin")).expect("the host's bin");
+    std::os::unix::fs::symlink(crate::codex::binary(), sshd.remote.join("bin/codex"))
+        .expect("codex on the host");
+    let before = tree(&home);
+    for agent in ["claude", "codex"] {
+        let set_up = remote_setup(&world, &sshd, &["--setup", agent]);
+        assert_eq!(set_up.status.code(), Some(0), "{set_up:?}");
+    }
+    let undone = remote_setup(&world, &sshd, &["--setup", "claude", "--undo"]);
+    assert_eq!(undone.status.code(), Some(0), "{undone:?}");
+    assert!(home.join(".local/bin/askpane").is_file(), "Codex's hook lost its binary: {undone:?}");
+    assert!(home.join(".codex/hooks.json").is_file(), "{undone:?}");
+    assert!(!home.join(".claude").exists(), "Claude Code's files stayed: {undone:?}");
+    assert!(undone.stdout.contains("kept"), "it says the binary stays: {undone:?}");
+    let last = remote_setup(&world, &sshd, &["--setup", "codex", "--undo"]);
+    assert_eq!(last.status.code(), Some(0), "{last:?}");
+    // What askpane made is gone; Codex's own state (it ran there to trust the hook) is
+    // Codex's, and stays.
+    let left: Vec<String> =
+        tree(&home).into_iter().filter(|path| !path.starts_with(".codex")).collect();
+    assert_eq!(left, before, "the home after both were undone: {last:?}");
+    let hooks = read_lossy(&home.join(".codex/hooks.json"));
+    assert!(!hooks.contains("askpane"), "Codex's hooks still run askpane: {hooks}");
 }
 
 /// Every path under `dir`, relative, sorted (`find -printf '%P'`): what a home holds.

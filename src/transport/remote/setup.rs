@@ -143,7 +143,8 @@ impl Ssh {
             &format!(
                 "set -e; [ -d \"$HOME/{folder}\" ] || echo \"dir {folder}\" >> \"{RECORD}\"; \
                  [ -e \"$HOME/{settings}\" ] || echo \"file {settings}\" >> \"{RECORD}\"; \
-                 \"{REMOTE_DIR}/askpane\" install {agent}"
+                 \"{REMOTE_DIR}/askpane\" install {agent}; \
+                 grep -Fqx \"agent {agent}\" \"{RECORD}\" 2>/dev/null || echo \"agent {agent}\" >> \"{RECORD}\""
             ),
             None,
         )?;
@@ -157,19 +158,29 @@ impl Ssh {
         let mut said = Said::new();
         let removed = self.run_sh(&format!("\"{REMOTE_DIR}/askpane\" uninstall {agent}"), None)?;
         said.extend(removed.lines().map(|line| format!("{host}: {line}")));
-        // What set-up made goes: a settings file it made that the uninstall left empty (`{}`)
-        // with askpane's backups of it, else it stays and is named; the folders it made, if
-        // empty; deepest first (`sort -r`).
+        // What set-up made for this agent goes: a settings file it made that the uninstall
+        // left empty (`{}`) with askpane's backups of it, else it stays and is named; the
+        // folders it made, if empty, deepest first (`sort -r`). The binary and its folders
+        // go with the last agent set up: another's hook runs that binary.
+        let (folder, settings) = agent_files(agent);
         let gone = self.run_sh(
             &format!(
                 "made=\"\"; [ -f \"{RECORD}\" ] && made=$(cat \"{RECORD}\"); \
+                 others=$(echo \"$made\" | grep \"^agent \" | grep -Fvx \"agent {agent}\" \
+                 | sed \"s/^agent //\" | tr \"\\n\" \" \"); \
+                 if [ -n \"$others\" ]; then \
+                 mine=$(echo \"$made\" | grep -Fx -e \"file {settings}\" -e \"dir {folder}\"); \
+                 echo \"$made\" | grep -Fvx -e \"agent {agent}\" -e \"file {settings}\" \
+                 -e \"dir {folder}\" > \"{RECORD}.new\"; mv -f \"{RECORD}.new\" \"{RECORD}\"; \
+                 echo \"kept {REMOTE_DIR}/askpane (set up for $others too)\"; \
+                 else mine=\"$made\"; \
                  rm -f \"{REMOTE_DIR}/askpane\" \"{REMOTE_DIR}/.askpane.partial\" \"{RECORD}\"; \
-                 echo \"removed {REMOTE_DIR}/askpane\"; \
-                 echo \"$made\" | grep \"^file \" | while read -r kind path; do f=\"$HOME/$path\"; \
+                 echo \"removed {REMOTE_DIR}/askpane\"; fi; \
+                 echo \"$mine\" | grep \"^file \" | while read -r kind path; do f=\"$HOME/$path\"; \
                  if [ -f \"$f\" ] && [ \"$(tr -d \"[:space:]\" < \"$f\")\" = \"{{}}\" ]; then \
                  rm -f \"$f\" \"$f\".askpane-backup-*; echo \"removed $f\"; \
                  elif [ -e \"$f\" ]; then echo \"kept $f (it holds settings of yours)\"; fi; done; \
-                 echo \"$made\" | grep \"^dir \" | sort -r | while read -r kind path; do \
+                 echo \"$mine\" | grep \"^dir \" | sort -r | while read -r kind path; do \
                  rmdir \"$HOME/$path\" 2>/dev/null && echo \"removed $HOME/$path\"; done; true"
             ),
             None,
