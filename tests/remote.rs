@@ -783,13 +783,23 @@ fn tree(dir: &Path) -> Vec<String> {
 fn setup_onto_a_host_whose_tmp_is_noexec_installs_a_binary_that_runs_and_undo_leaves_nothing() {
     let world = World::new("remote-noexec");
     let wrapper = world.root.join("noexec-session");
-    fs::write(
-        &wrapper,
-        "#!/bin/sh\n# Each session: a private mount namespace whose /tmp is a noexec tmpfs.\n\
-         exec unshare --mount --propagation private sh -c \
-         'mount -t tmpfs -o noexec,nosuid,nodev askpane-noexec /tmp && exec sh -c \"$SSH_ORIGINAL_COMMAND\"'\n",
-    )
-    .expect("the session wrapper");
+    // Each session: a private mount namespace whose /tmp is a noexec tmpfs. The test's own
+    // folder (the host's home, sshd's files), when it lies under /tmp (a checkout there, as a
+    // CI clone may be), is put back at its path over the tmpfs: only /tmp itself is noexec.
+    let session = format!(
+        "#!/bin/sh\n\
+         exec unshare --mount --propagation private sh -c '\n\
+         root={root}\n\
+         keep=\n\
+         case \"$root\" in /tmp/*) keep=$(mktemp -d /run/askpane-keep.XXXXXX) && \
+         mount --bind \"$root\" \"$keep\" || exit 1 ;; esac\n\
+         mount -t tmpfs -o noexec,nosuid,nodev askpane-noexec /tmp || exit 1\n\
+         if [ -n \"$keep\" ]; then mkdir -p \"$root\" && mount --bind \"$keep\" \"$root\" && \
+         umount \"$keep\" && rmdir \"$keep\" || exit 1; fi\n\
+         exec sh -c \"$SSH_ORIGINAL_COMMAND\"'\n",
+        root = world.root.display(),
+    );
+    fs::write(&wrapper, session).expect("the session wrapper");
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("executable");
     let extra = format!("ForceCommand {}\n", wrapper.display());
     let Some(sshd) = Sshd::start_with(&world.root, HOST, &extra) else { return };
