@@ -12,7 +12,7 @@ use askpane::protocol::stream::PermissionRequest;
 use askpane::protocol::tool_call::{FileSnapshot, NotebookEditMode, StringEdit, ToolCall};
 use askpane::transport::{self, ApprovalEvent, Inbound, Provenance};
 use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use serde_json::{Value, json};
 
 use crate::ui::{Window, window};
@@ -397,12 +397,7 @@ fn ask_card(
 
 /// The labels of the list's entries, top to bottom.
 fn entries(window: &Window) -> Vec<String> {
-    window
-        .harness
-        .get_all_by_role(Role::Button)
-        .filter_map(|node| node.accesskit_node().label())
-        .filter(|label| label.contains(" · tool call · ") || label.contains(" question"))
-        .collect()
+    window.list_entries(&[" · tool call · ", " question"])
 }
 
 #[test]

@@ -8,7 +8,7 @@ use askpane::transport::{self, ApprovalEvent, Inbound, Provenance};
 use crossbeam_channel::Receiver;
 use egui::Key;
 use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use serde_json::json;
 
 use crate::ui::{CTRL, Window, window};
@@ -165,12 +165,7 @@ fn ask_plan(window: &mut Window) -> Receiver<PermissionDecision> {
 
 /// The labels of the request list's entries, top to bottom.
 fn list_entries(window: &Window) -> Vec<String> {
-    window
-        .harness
-        .get_all_by_role(Role::Button)
-        .filter_map(|node| node.accesskit_node().label())
-        .filter(|label| label.contains(" · plan · ") || label.contains(" question"))
-        .collect()
+    window.list_entries(&[" · plan · ", " question"])
 }
 
 #[test]

@@ -501,12 +501,7 @@ fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
     let world = World::with_inbox("remote-claude");
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let _link = RemoteLink::start(&world, &sshd);
-    let question = json!({"questions": [{
-        "question": "Which colour?", "header": "Colour", "multiSelect": false,
-        "options": [{"label": "Red", "description": "warm"},
-                    {"label": "Blue", "description": "cool"}]
-    }]});
-    let api = crate::fake_api::FakeApi::asking(question);
+    let api = colour_model();
     let (home, project, tmp) =
         (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
     for dir in [&project, &tmp] {
@@ -900,4 +895,13 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     let status = run.wait(WAIT);
     let stderr = crate::support::collect(stderr);
     assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+}
+
+/// The fake model that calls AskUserQuestion with "Which colour?" (Red or Blue).
+pub(crate) fn colour_model() -> crate::fake_api::FakeApi {
+    crate::fake_api::FakeApi::asking(json!({"questions": [{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]}))
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::inbox::World;
 use crate::remote::{
-    Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, free_port, listed,
+    Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model, free_port, listed,
 };
 use crate::support::{Process, WAIT, read_lossy};
 
@@ -99,12 +99,7 @@ fn claude_code_on_the_remote_asks_the_desk_through_an_http_hook() {
     let world = World::with_inbox("remote-http-claude");
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let link = HttpLink::start(&world, &sshd);
-    let question = json!({"questions": [{
-        "question": "Which colour?", "header": "Colour", "multiSelect": false,
-        "options": [{"label": "Red", "description": "warm"},
-                    {"label": "Blue", "description": "cool"}]
-    }]});
-    let api = crate::fake_api::FakeApi::asking(question);
+    let api = colour_model();
     let (home, project, tmp) =
         (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
     for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {

@@ -92,6 +92,16 @@ pub(crate) fn request(message: &Value) -> (Request, Receiver<Outcome>) {
 }
 
 impl Window {
+    /// The labels of the request list's entries of these kinds (` · tool call · `,
+    /// ` · plan · `, or ` question` for questions), top to bottom.
+    pub(crate) fn list_entries(&self, kinds: &[&str]) -> Vec<String> {
+        self.harness
+            .get_all_by_role(Role::Button)
+            .filter_map(|node| node.accesskit_node().label())
+            .filter(|label| kinds.iter().any(|kind| label.contains(kind)))
+            .collect()
+    }
+
     pub(crate) fn ask(&mut self, message: &Value) -> Asked {
         let (request, outcome) = request(message);
         self.send(request, outcome)
