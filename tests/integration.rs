@@ -62,6 +62,9 @@ mod hosted;
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
 mod inbox;
+// Issue 29: `askpane status` (every format, --watch) against a real inbox with hooks asking.
+#[cfg(target_os = "linux")]
+mod status;
 // Issue 11: the "Pair a phone" window beside `askpane inbox --ui web --lan`.
 #[cfg(target_os = "linux")]
 mod pairing;

@@ -49,6 +49,8 @@ mod opencode;
 #[cfg(unix)]
 mod remote;
 mod show;
+// Issue 29: `askpane status` for status bars and prompts.
+mod status;
 mod validate;
 
 /// [`say!`]'s writer. A closed stdout is remembered, so the rest of the text is skipped.
@@ -130,6 +132,9 @@ enum Command {
     },
     /// What was asked and how it ended (the store's history): a table, or --json lines.
     History(history::HistoryArgs),
+    /// What waits in the inbox, for a status bar or a prompt: a count (text), JSON, or a
+    /// waybar module; `--watch` prints a line at every change.
+    Status(status::StatusArgs),
     /// Check a request (any envelope askpane reads) and report what is wrong with it.
     Validate {
         /// The request file; `-` reads standard input.
@@ -269,6 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),
+        Command::Status(args) => status::run(args),
         Command::Validate { file } => validate::run(&file),
     }
 }

@@ -352,6 +352,11 @@ pub enum InboxMessage {
         /// A client that sees it waits for a dropped link to come back.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         link: Option<String>,
+        /// Issue 29 (`askpane doctor`): when this inbox started, in seconds since the Unix
+        /// epoch (the time it took its lock, kept across the lean inbox's `exec`). Absent from
+        /// an older inbox.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        started_at: Option<u64>,
     },
     /// The request `id` was taken: `shown` when it waits for the user (false when its policy
     /// decided it at once); `warnings` about the questions, for the client's stderr.
@@ -444,6 +449,20 @@ pub struct Listed {
     /// The SSH host it came from, as its link names it (issue 27); `None` for this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Issue 29 (`askpane status`): the adapter that asked (`hook`, `mcp`, `claude`, …), the
+    /// first part of `from`. Absent from an older inbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The project the agent works in (its folder's name), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// When the inbox took the request, in seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_at: Option<u64>,
+    /// When the client's `--timeout` runs out, in seconds since the Unix epoch; `None` when
+    /// the client set none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<u64>,
 }
 
 /// Why a line is not a client message: said back in an `error`.

@@ -120,6 +120,10 @@ mod tests {
             tool_use_id: None,
             pid: None,
             host: host.map(str::to_owned),
+            agent: None,
+            project: None,
+            asked_at: None,
+            deadline_at: None,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod outcome;
 pub mod permission;
 pub mod preset;
 pub mod question;
+pub mod status;
 pub mod stream;
 pub mod text;
 pub mod tool_call;

@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::protocol::hook_notification::TerminalNotice;
 use crate::protocol::inbox::{
@@ -161,6 +161,8 @@ struct Shared {
     new_link: std::sync::OnceLock<NewLink>,
     /// Issue 26 item 6: raises a terminal's notice (`notice`), when the inbox notifies.
     notices: std::sync::OnceLock<Noticer>,
+    /// Issue 29: when this inbox started (seconds since the Unix epoch), said in every hello.
+    started_at: Option<u64>,
 }
 
 /// Replaces the inbox's page link and returns the new links, or says why it could not.
@@ -226,6 +228,7 @@ impl InboxServer {
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
             notices: std::sync::OnceLock::new(),
+            started_at: started_at(&socket),
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
@@ -318,6 +321,22 @@ impl InboxServer {
         for connection in connections {
             let _ = connection.thread.join();
         }
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs())
+}
+
+/// When the inbox serving `socket` started: when it wrote its pid into `inbox.lock` beside the
+/// socket (the lean inbox's `exec` keeps that file as it is, so a resumed inbox still says when
+/// the first image started), else now.
+fn started_at(socket: &std::path::Path) -> Option<u64> {
+    let locked = fs::metadata(socket.with_file_name("inbox.lock")).and_then(|lock| lock.modified());
+    match locked {
+        Ok(modified) => modified.duration_since(UNIX_EPOCH).ok().map(|since| since.as_secs()),
+        Err(_) => Some(unix_now()),
     }
 }
 
@@ -419,7 +438,12 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
+    writer.send(&InboxMessage::Hello {
+        version: VERSION,
+        pid: std::process::id(),
+        link: None,
+        started_at: shared.started_at,
+    });
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
     let mut waiters: Vec<JoinHandle<()>> = Vec::new();
@@ -893,6 +917,10 @@ fn take_ask(
             tool_use_id: request.core.envelope.tool_use_id().map(str::to_owned),
             pid,
             host: link.map(str::to_owned),
+            agent: Some(request.core.provenance.source.clone()),
+            project: request.core.provenance.project.clone(),
+            asked_at: Some(unix_now()),
+            deadline_at: policy.timeout_secs.map(|secs| unix_now().saturating_add(secs)),
         };
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });

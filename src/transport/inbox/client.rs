@@ -22,6 +22,9 @@ pub struct InboxClient {
     /// The SSH host this connection comes from when it runs through `askpane remote`'s link
     /// (issue 27), from the hello the link hands on.
     pub link: Option<String>,
+    /// When the inbox started (seconds since the Unix epoch), from its hello; `None` from an
+    /// older inbox.
+    pub started_at: Option<u64>,
 }
 
 /// Why no inbox could be reached.
@@ -64,12 +67,18 @@ impl InboxClient {
         let writer = stream.try_clone().map_err(ConnectError::NotRunning)?;
         // A listening inbox greets at once; one that hangs is not waited for.
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut client =
-            InboxClient { reader: BufReader::new(stream), writer, inbox_pid: 0, link: None };
+        let mut client = InboxClient {
+            reader: BufReader::new(stream),
+            writer,
+            inbox_pid: 0,
+            link: None,
+            started_at: None,
+        };
         match client.receive() {
-            Ok(Some(InboxMessage::Hello { version: VERSION, pid, link })) => {
+            Ok(Some(InboxMessage::Hello { version: VERSION, pid, link, started_at })) => {
                 client.inbox_pid = pid;
                 client.link = link;
+                client.started_at = started_at;
             }
             Ok(Some(InboxMessage::Hello { version, .. })) => {
                 return Err(ConnectError::NoHello(format!(
@@ -148,6 +157,7 @@ impl InboxClient {
             writer: self.writer.try_clone()?,
             inbox_pid: self.inbox_pid,
             link: self.link.clone(),
+            started_at: self.started_at,
         })
     }
 }

@@ -173,8 +173,8 @@ fn relay(client: &Arc<Stream>, host: &str, place: &Place, start: &StartInbox) ->
     let _ = inbox.set_read_timeout(Some(GREETING_WAIT));
     let mut from_inbox = BufReader::new(&*inbox);
     let hello = match read_message(&mut from_inbox)? {
-        InboxMessage::Hello { version, pid, .. } => {
-            InboxMessage::Hello { version, pid, link: Some(host.to_owned()) }
+        InboxMessage::Hello { version, pid, started_at, .. } => {
+            InboxMessage::Hello { version, pid, link: Some(host.to_owned()), started_at }
         }
         other => return Err(io::Error::other(format!("the inbox greeted with {other:?}"))),
     };
