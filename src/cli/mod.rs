@@ -30,6 +30,9 @@ mod client;
 mod codex;
 mod codex_hook;
 mod demo;
+// Issue 29: `askpane doctor` checks the set-up (Linux: the session bus, X11/Wayland, fontconfig).
+#[cfg(target_os = "linux")]
+mod doctor;
 mod handover;
 mod history;
 mod hook;
@@ -132,6 +135,11 @@ enum Command {
     },
     /// What was asked and how it ended (the store's history): a table, or --json lines.
     History(history::HistoryArgs),
+    /// Check the set-up (display, notifications, the inbox, its directories, each agent's hooks
+    /// and MCP entries, the web bundle, fonts) and print the fix for each problem. Exit 1 when
+    /// something needs you.
+    #[cfg(target_os = "linux")]
+    Doctor(doctor::DoctorArgs),
     /// What waits in the inbox, for a status bar or a prompt: a count (text), JSON, or a
     /// waybar module; `--watch` prints a line at every change.
     Status(status::StatusArgs),
@@ -274,6 +282,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Install { target } => install::run(&target, true),
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),
+        #[cfg(target_os = "linux")]
+        Command::Doctor(args) => doctor::run(args),
         Command::Status(args) => status::run(args),
         Command::Validate { file } => validate::run(&file),
     }

@@ -103,7 +103,7 @@ fn connect() -> Option<InboxClient> {
 }
 
 /// The inbox's open asks (its `list`).
-fn open_asks(client: &mut InboxClient) -> io::Result<Vec<Listed>> {
+pub(super) fn open_asks(client: &mut InboxClient) -> io::Result<Vec<Listed>> {
     client.set_read_timeout(Some(ANSWER_WAIT))?;
     client.set_write_timeout(Some(ANSWER_WAIT))?;
     client.send(&ClientMessage::List)?;

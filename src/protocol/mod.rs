@@ -11,6 +11,7 @@ pub mod acp;
 pub mod answer;
 pub mod codex;
 pub mod codex_server;
+pub mod doctor;
 pub mod envelope;
 pub mod exit;
 pub mod history;

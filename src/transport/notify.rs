@@ -17,6 +17,7 @@ use std::time::Duration;
 use futures_lite::StreamExt as _;
 use zbus::zvariant::Value;
 
+use crate::protocol::doctor::BusFacts;
 use crate::protocol::hook_notification::TerminalNotice;
 use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot, Terminals};
 use crate::protocol::origin::RequestId;
@@ -207,6 +208,50 @@ pub fn notify_once(notification: &Notification) -> zbus::Result<()> {
     zbus::block_on(async {
         let mut bus = Bus::connect(ONCE_TIMEOUT).await?;
         bus.show(notification).await
+    })
+}
+
+/// Issue 29 (`askpane doctor`): whether the session bus has a notification server, asking the
+/// bus only (no notification is shown); every call bounded by [`ONCE_TIMEOUT`].
+pub fn service_facts() -> BusFacts {
+    let address = std::env::var("DBUS_SESSION_BUS_ADDRESS").ok().filter(|set| !set.is_empty());
+    let connected = zbus::block_on(async {
+        zbus::connection::Builder::session()?.method_timeout(ONCE_TIMEOUT).build().await
+    });
+    let connection = match (connected, address) {
+        (Ok(connection), _) => connection,
+        (Err(error), Some(address)) => {
+            return BusFacts::Unreachable { address, why: error.to_string() };
+        }
+        (Err(error), None) => {
+            return BusFacts::NoBus(format!("DBUS_SESSION_BUS_ADDRESS is not set: {error}"));
+        }
+    };
+    zbus::block_on(async {
+        let Ok(bus) = zbus::fdo::DBusProxy::new(&connection).await else {
+            return BusFacts::Absent;
+        };
+        let name = zbus::names::BusName::try_from(DESTINATION);
+        let owned = match name {
+            Ok(name) => bus.name_has_owner(name).await.unwrap_or(false),
+            Err(_) => false,
+        };
+        if owned {
+            let server = match zbus::Proxy::new(&connection, DESTINATION, PATH, INTERFACE).await {
+                Ok(proxy) => proxy
+                    .call::<_, _, (String, String, String, String)>("GetServerInformation", &())
+                    .await
+                    .ok()
+                    .map(|(name, ..)| name),
+                Err(_) => None,
+            };
+            return BusFacts::Running { server };
+        }
+        let activatable = bus.list_activatable_names().await.unwrap_or_default();
+        match activatable.iter().any(|name| name.as_str() == DESTINATION) {
+            true => BusFacts::Activatable,
+            false => BusFacts::Absent,
+        }
     })
 }
 

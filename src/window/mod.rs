@@ -254,6 +254,25 @@ impl egui::FontProvider for SystemFontsLater {
     }
 }
 
+/// Issue 29 (`askpane doctor`): for each of `characters`, the family of the system font the
+/// window would draw it with (the same fallback as [`SystemFontsLater`]'s), or `None` when no
+/// system font has it.
+pub(crate) fn system_fonts_for(characters: &[char]) -> Vec<Option<String>> {
+    let provider = egui_system_font_provider::SystemFontProvider::new();
+    characters
+        .iter()
+        .map(|c| {
+            let cluster = c.to_string();
+            let family = egui::FontFamily::Proportional;
+            let request = egui::FallbackRequest { cluster: &cluster, family: &family };
+            let insert = askpane::view::theme::system_font_for(&provider, &request)?;
+            // The provider names it `system:<family>:<style>:<index>`.
+            let name = insert.name.strip_prefix("system:").unwrap_or(&insert.name);
+            Some(name.split(':').next().unwrap_or(name).to_owned())
+        })
+        .collect()
+}
+
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
 /// to give the window the keyboard when it appears, and (`keep_below`: the inbox's window, with
 /// whether its first showing is the user's) each time the window comes back on its own keeps it

@@ -206,6 +206,26 @@ fn holds_askpane_hook(entry: &Value, hook: Hook) -> bool {
         })
 }
 
+/// Issue 29 (`askpane doctor`): askpane's `which` hooks in `settings`, as install and uninstall
+/// find them: each one's matcher and command.
+pub fn installed(settings: &Value, which: Hook) -> Vec<(Option<String>, String)> {
+    let entries = settings.get("hooks").and_then(|hooks| hooks.get(which.event()));
+    let entries = entries.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut found = Vec::new();
+    for entry in entries.iter().filter(|entry| which.owns(entry)) {
+        let matcher = entry.get("matcher").and_then(Value::as_str).map(str::to_owned);
+        let hooks = entry.get("hooks").and_then(Value::as_array).map(Vec::as_slice);
+        for hook in hooks.unwrap_or_default() {
+            if let Some(command) = hook.get("command").and_then(Value::as_str)
+                && is_askpane_hook(command)
+            {
+                found.push((matcher.clone(), command.to_owned()));
+            }
+        }
+    }
+    found
+}
+
 /// Adds the question hook (or points an existing askpane hook at `command`). Other keys and
 /// hooks stay.
 pub fn install(settings: &mut Value, command: &str) -> Result<Change, SettingsError> {

@@ -75,6 +75,14 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
     hooks.unwrap_or_default().iter().filter_map(|hook| hook.get("command")?.as_str())
 }
 
+/// Issue 29 (`askpane doctor`): the commands of askpane's hooks for `event` in `settings`.
+pub fn installed(settings: &Value, event: Event) -> Vec<String> {
+    let groups = settings.get("hooks").and_then(|hooks| hooks.get(event.name()));
+    let groups = groups.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let commands = groups.iter().flat_map(commands);
+    commands.filter(|command| is_askpane_codex_hook(command)).map(str::to_owned).collect()
+}
+
 /// Where askpane's group is among the `PreToolUse` groups, if it is there (the tests' view).
 #[cfg(test)]
 fn position(settings: &Value) -> Option<usize> {

@@ -95,6 +95,23 @@ fn entry_command(entry: &Value) -> String {
     }
 }
 
+/// Issue 29 (`askpane doctor`): the program askpane's entry in a JSON client's settings runs.
+pub fn installed_program(client: McpClient, settings: &Value) -> Option<String> {
+    let entry = settings.get(client.servers_key())?.get(SERVER_NAME)?;
+    match entry.get("command")? {
+        Value::String(program) => Some(program.clone()),
+        // OpenCode's: the command as a list, the program first.
+        Value::Array(parts) => parts.first()?.as_str().map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// The program `[mcp_servers.askpane]` in Codex's `config.toml` runs.
+pub fn installed_codex_program(document: &toml_edit::DocumentMut) -> Option<String> {
+    let entry = document.get("mcp_servers")?.as_table()?.get(SERVER_NAME)?.as_table()?;
+    entry.get("command")?.as_str().map(str::to_owned)
+}
+
 /// Adds askpane's entry to a JSON client's settings, or makes the one there what it should be.
 pub fn install_json(
     client: McpClient,

@@ -8,6 +8,8 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+// Issue 29: `askpane doctor`'s look at what these editors installed.
+pub(super) mod check;
 mod claude;
 mod codex;
 mod mcp;

@@ -17,16 +17,22 @@ use crate::transport::peer::peer_of;
 /// Made 0700 if missing; refused if it is not a directory of this user's own.
 pub fn private_dir() -> io::Result<PathBuf> {
     let uid = rustix::process::getuid().as_raw();
+    let dir = private_dir_path();
+    own_private_dir(&dir, uid)?;
+    Ok(dir)
+}
+
+/// Where [`private_dir`] is, neither made nor checked (`askpane doctor` looks at it as it is).
+pub fn private_dir_path() -> PathBuf {
+    let uid = rustix::process::getuid().as_raw();
     // `$XDG_RUNTIME_DIR` where the platform has one (Linux); macOS has none.
     let runtime = dirs::runtime_dir().filter(|dir| dir.is_dir());
-    let dir = match runtime {
+    match runtime {
         Some(runtime) => runtime.join("askpane"),
         // Not `TMPDIR`: every client of this user must find the same socket, and Claude Code
         // gives each session a TMPDIR of its own.
         None => PathBuf::from("/tmp").join(format!("askpane-{uid}")),
-    };
-    own_private_dir(&dir, uid)?;
-    Ok(dir)
+    }
 }
 
 /// Makes `dir` (0700) or checks the one there: a real directory (not a link) owned by `uid`.
