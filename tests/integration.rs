@@ -62,6 +62,9 @@ mod hosted;
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
 mod inbox;
+// Issue 29: `askpane doctor` on a good set-up and on each broken one made on purpose.
+#[cfg(target_os = "linux")]
+mod doctor;
 // Issue 29: `askpane status` (every format, --watch) against a real inbox with hooks asking.
 #[cfg(target_os = "linux")]
 mod status;

@@ -103,8 +103,12 @@ fn socket_dir_check() -> (Check, bool) {
 fn state_dir_check() -> Check {
     let given = std::env::var_os("ASKPANE_STATE_DIR").map(std::path::PathBuf::from);
     match askpane::store::state_dir(given.as_deref()) {
-        Ok(path) => doctor::private_dir("state directory", &path.display().to_string(), &dir_facts(&path)),
-        Err(error) => doctor::private_dir("state directory", &error.to_string(), &DirFacts::Missing),
+        Ok(path) => {
+            doctor::private_dir("state directory", &path.display().to_string(), &dir_facts(&path))
+        }
+        Err(error) => {
+            doctor::private_dir("state directory", &error.to_string(), &DirFacts::Missing)
+        }
     }
 }
 
@@ -113,7 +117,11 @@ fn state_dir_check() -> Check {
 fn inbox_check(usable: bool) -> Check {
     let socket = askpane::transport::endpoint::private_dir_path().join("inbox.sock");
     if !usable {
-        return doctor::inbox(if socket.exists() { &InboxFacts::NotChecked } else { &InboxFacts::NotRunning });
+        return doctor::inbox(if socket.exists() {
+            &InboxFacts::NotChecked
+        } else {
+            &InboxFacts::NotRunning
+        });
     }
     if !socket.exists() {
         return doctor::inbox(&InboxFacts::NotRunning);
@@ -131,9 +139,13 @@ fn inbox_check(usable: bool) -> Check {
                     pid: client.inbox_pid,
                     started_at: client.started_at,
                     waiting: open.len(),
-                    now: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |now| now.as_secs()),
+                    now: SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map_or(0, |now| now.as_secs()),
                 },
-                Err(error) => InboxFacts::NoAnswer { why: error.to_string(), lock: lock_of(&socket) },
+                Err(error) => {
+                    InboxFacts::NoAnswer { why: error.to_string(), lock: lock_of(&socket) }
+                }
             },
         },
     };
@@ -158,6 +170,7 @@ fn font_checks() -> Vec<Check> {
         Ok(found) => (found, None),
         Err(_) => (vec![None; samples.len()], Some(doctor::font_enumeration_failed())),
     };
-    let fonts = Script::ALL.iter().zip(found).map(|(script, font)| doctor::font(*script, font.as_deref()));
+    let fonts =
+        Script::ALL.iter().zip(found).map(|(script, font)| doctor::font(*script, font.as_deref()));
     failed.into_iter().chain(fonts).collect()
 }

@@ -279,7 +279,10 @@ pub fn private_dir(name: &str, path: &str, facts: &DirFacts) -> Check {
         ),
         DirFacts::Present { mode, .. } if mode & 0o077 != 0 => Check::needs_you(
             name,
-            format!("{path} has mode {:04o}: other users may open it (it must be 0700)", mode & 0o7777),
+            format!(
+                "{path} has mode {:04o}: other users may open it (it must be 0700)",
+                mode & 0o7777
+            ),
             format!("chmod 700 {path}"),
         ),
         DirFacts::Present { .. } => Check::ok(name, format!("{path} is yours, mode 0700")),
@@ -461,7 +464,10 @@ mod tests {
 
     #[test]
     fn no_bus_or_no_server_needs_you_with_the_fix() {
-        assert_eq!(notifications(&BusFacts::Running { server: Some("dunst".into()) }).state, State::Ok);
+        assert_eq!(
+            notifications(&BusFacts::Running { server: Some("dunst".into()) }).state,
+            State::Ok
+        );
         assert_eq!(notifications(&BusFacts::Activatable).state, State::Ok);
         let absent = notifications(&BusFacts::Absent);
         assert_eq!(absent.state, State::NeedsYou);
@@ -486,7 +492,10 @@ mod tests {
             waiting: 2,
             now: 1000 + 3700,
         });
-        assert_eq!((running.state, running.detail.as_str()), (State::Ok, "running (pid 42, up 1h1m), 2 waiting"));
+        assert_eq!(
+            (running.state, running.detail.as_str()),
+            (State::Ok, "running (pid 42, up 1h1m), 2 waiting")
+        );
         assert_eq!(inbox(&InboxFacts::NotRunning).state, State::NotApplicable);
         let foreign = inbox(&InboxFacts::Foreign { socket: "/run/a/inbox.sock".into(), uid: 7 });
         assert_eq!(foreign.state, State::NeedsYou);
@@ -503,8 +512,14 @@ mod tests {
         assert_eq!(check.fix.as_deref(), Some("chmod 700 /run/askpane"));
         let foreign = DirFacts::Present { owner: 0, mode: 0o40700, uid: 1000 };
         let check = private_dir("socket directory", "/run/askpane", &foreign);
-        assert_eq!(check.fix.as_deref(), Some("sudo chown 1000 /run/askpane && chmod 700 /run/askpane"));
-        assert_eq!(private_dir("state directory", "/s", &DirFacts::Missing).state, State::NotApplicable);
+        assert_eq!(
+            check.fix.as_deref(),
+            Some("sudo chown 1000 /run/askpane && chmod 700 /run/askpane")
+        );
+        assert_eq!(
+            private_dir("state directory", "/s", &DirFacts::Missing).state,
+            State::NotApplicable
+        );
     }
 
     #[test]
@@ -513,13 +528,21 @@ mod tests {
         let stale = EntryFacts::Installed {
             points: Points::Missing { program: "/nonexistent/askpane".into() },
         };
-        let check = entry("claude hook", "~/.claude/settings.json", &stale, fix, "/usr/bin/askpane");
+        let check =
+            entry("claude hook", "~/.claude/settings.json", &stale, fix, "/usr/bin/askpane");
         assert_eq!(check.state, State::NeedsYou);
-        assert!(check.detail.contains("/nonexistent/askpane, which does not exist"), "{}", check.detail);
+        assert!(
+            check.detail.contains("/nonexistent/askpane, which does not exist"),
+            "{}",
+            check.detail
+        );
         assert_eq!(check.fix.as_deref(), Some(fix));
         let good = EntryFacts::Installed { points: Points::ThisBinary };
         assert_eq!(entry("claude hook", "f", &good, fix, "/usr/bin/askpane").state, State::Ok);
-        assert_eq!(entry("claude hook", "f", &EntryFacts::NotInstalled, fix, "b").state, State::NotApplicable);
+        assert_eq!(
+            entry("claude hook", "f", &EntryFacts::NotInstalled, fix, "b").state,
+            State::NotApplicable
+        );
     }
 
     #[test]
@@ -547,7 +570,10 @@ mod tests {
         assert_eq!(json["checks"][0]["fix"], serde_json::Value::Null);
         assert_eq!(json["checks"][1]["state"], "needs_you");
         let text = report.text();
-        assert_eq!(text.last().map(String::as_str), Some("1 check needs you: its fix is under it."));
+        assert_eq!(
+            text.last().map(String::as_str),
+            Some("1 check needs you: its fix is under it.")
+        );
         assert!(Report::of(vec![web_bundle(true)]).ok);
     }
 }

@@ -257,6 +257,10 @@ impl egui::FontProvider for SystemFontsLater {
 /// Issue 29 (`askpane doctor`): for each of `characters`, the family of the system font the
 /// window would draw it with (the same fallback as [`SystemFontsLater`]'s), or `None` when no
 /// system font has it.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
 pub(crate) fn system_fonts_for(characters: &[char]) -> Vec<Option<String>> {
     let provider = egui_system_font_provider::SystemFontProvider::new();
     characters

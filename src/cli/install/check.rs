@@ -92,10 +92,10 @@ pub(in crate::cli) fn checks(this_binary: &Path) -> Vec<Check> {
                 Err(why) => EntryFacts::Unreadable { why },
                 Ok(None) => EntryFacts::NotInstalled,
                 Ok(Some(text)) => match text.parse::<toml_edit::DocumentMut>() {
-                    Err(error) => EntryFacts::Unreadable { why: format!("not valid TOML: {error}") },
-                    Ok(document) => {
-                        facts_of(mcp::installed_codex_program(&document), this_binary)
+                    Err(error) => {
+                        EntryFacts::Unreadable { why: format!("not valid TOML: {error}") }
                     }
+                    Ok(document) => facts_of(mcp::installed_codex_program(&document), this_binary),
                 },
             },
             _ => match read_json(&file) {

@@ -208,6 +208,10 @@ fn holds_askpane_hook(entry: &Value, hook: Hook) -> bool {
 
 /// Issue 29 (`askpane doctor`): askpane's `which` hooks in `settings`, as install and uninstall
 /// find them: each one's matcher and command.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
 pub fn installed(settings: &Value, which: Hook) -> Vec<(Option<String>, String)> {
     let entries = settings.get("hooks").and_then(|hooks| hooks.get(which.event()));
     let entries = entries.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();

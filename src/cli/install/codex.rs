@@ -76,6 +76,10 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
 }
 
 /// Issue 29 (`askpane doctor`): the commands of askpane's hooks for `event` in `settings`.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
 pub fn installed(settings: &Value, event: Event) -> Vec<String> {
     let groups = settings.get("hooks").and_then(|hooks| hooks.get(event.name()));
     let groups = groups.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();

@@ -96,6 +96,10 @@ fn entry_command(entry: &Value) -> String {
 }
 
 /// Issue 29 (`askpane doctor`): the program askpane's entry in a JSON client's settings runs.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
 pub fn installed_program(client: McpClient, settings: &Value) -> Option<String> {
     let entry = settings.get(client.servers_key())?.get(SERVER_NAME)?;
     match entry.get("command")? {
@@ -107,6 +111,10 @@ pub fn installed_program(client: McpClient, settings: &Value) -> Option<String> 
 }
 
 /// The program `[mcp_servers.askpane]` in Codex's `config.toml` runs.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
 pub fn installed_codex_program(document: &toml_edit::DocumentMut) -> Option<String> {
     let entry = document.get("mcp_servers")?.as_table()?.get(SERVER_NAME)?.as_table()?;
     entry.get("command")?.as_str().map(str::to_owned)

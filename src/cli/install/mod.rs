@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 // Issue 29: `askpane doctor`'s look at what these editors installed.
+#[cfg(target_os = "linux")]
 pub(super) mod check;
 mod claude;
 mod codex;
