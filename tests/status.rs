@@ -274,3 +274,26 @@ fn hostile_project_names_are_escaped_in_waybar_s_json() {
     assert_eq!(json["asks"][0]["project"], hostile, "{json}");
     client.kill();
 }
+
+#[test]
+fn a_tool_call_waiting_for_approval_is_counted_and_leaves_when_its_hook_goes() {
+    let world = World::with_inbox("status-approval");
+    let watch = Watch::start(&world, "json");
+    assert_eq!(watch.next_json()["waiting"], 0);
+    // Claude Code's PermissionRequest hook for Bash: a card in the inbox, for 10 minutes.
+    let input = crate::support::fixture("hook.permissionrequest.bash.stdin.2.1.332.json");
+    let hook = world.client(&["hook", "--timeout", "600"], &input);
+    let asked = watch.next_json();
+    assert_eq!(asked["waiting"], 1, "{asked}");
+    assert_eq!(asked["asks"][0]["kind"], "approval", "{asked}");
+    assert_eq!(asked["asks"][0]["title"], "Bash", "{asked}");
+    assert_eq!(asked["asks"][0]["project"], "project", "{asked}");
+    assert!(asked["nearest_deadline_secs"].as_u64().is_some_and(|left| left > 500), "{asked}");
+    let (_, text) = status(&world, &[]);
+    assert!(text.starts_with("1 waiting · "), "{text}");
+    // Claude Code gave up on the hook: the card leaves, and the count with it.
+    hook.kill();
+    let settled = watch.next_json();
+    assert_eq!(settled["waiting"], 0, "{settled}");
+    watch.assert_quiet(Duration::from_millis(500));
+}

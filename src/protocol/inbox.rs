@@ -463,6 +463,20 @@ pub struct Listed {
     /// the client set none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<u64>,
+    /// What waits: questions, or a tool call to allow (a permission card). Absent from an
+    /// older inbox, which listed questions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AskKind>,
+}
+
+/// What a listed ask is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskKind {
+    /// Questions (`AskUserQuestion` and its cousins), answered in a form.
+    Question,
+    /// A tool call to allow or deny: a hook's `PermissionRequest` or a hosted agent's permission.
+    Approval,
 }
 
 /// Why a line is not a client message: said back in an `error`.

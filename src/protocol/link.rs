@@ -124,6 +124,7 @@ mod tests {
             project: None,
             asked_at: None,
             deadline_at: None,
+            kind: None,
         }
     }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::inbox::Listed;
+use super::inbox::{AskKind, Listed};
 
 /// Whether an inbox answered: a status bar shows "0" either way, scripts can tell them apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -25,6 +25,8 @@ pub enum InboxState {
 /// One waiting ask, as the JSON format lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WaitingAsk {
+    /// Questions, or a tool call to allow (an approval card).
+    pub kind: AskKind,
     /// The adapter that asked (`hook`, `mcp`, …); `unknown` from an inbox too old to say.
     pub agent: String,
     pub project: Option<String>,
@@ -70,6 +72,8 @@ impl Summary {
         let mut asks: Vec<WaitingAsk> = open
             .iter()
             .map(|listed| WaitingAsk {
+                // An inbox too old to say listed questions only.
+                kind: listed.kind.unwrap_or(AskKind::Question),
                 agent: listed.agent.clone().unwrap_or_else(|| UNKNOWN_AGENT.to_owned()),
                 project: listed.project.clone(),
                 title: listed.title.clone(),
@@ -233,6 +237,7 @@ mod tests {
             project: Some(project.to_owned()),
             asked_at: Some(asked_at),
             deadline_at: deadline,
+            kind: None,
         }
     }
 
@@ -270,7 +275,7 @@ mod tests {
         assert_eq!(json["agents"], json!({"hook": 2, "mcp": 1}));
         assert_eq!(
             json["asks"][0],
-            json!({"agent": "mcp", "project": "shop", "title": "Colour",
+            json!({"kind": "question", "agent": "mcp", "project": "shop", "title": "Colour",
                    "from": "mcp · shop · default", "host": null, "waiting_secs": 130,
                    "deadline_secs": 170})
         );

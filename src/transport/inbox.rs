@@ -42,6 +42,7 @@ use crate::protocol::inbox::{
     self, AskMessage, ClientMessage, ClientMode, InboxMessage, Listed, OutcomeMessage, VERSION,
 };
 use crate::protocol::link::Scope;
+use crate::protocol::permission::ApprovalOutcome;
 use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message, permission};
 
 use super::UiSender;
@@ -150,6 +151,9 @@ struct Shared {
     next_connection: AtomicU64,
     /// Open requests by (connection, the client's id).
     open: Mutex<HashMap<(u64, String), Open>>,
+    /// Issue 29: the permission cards waiting for the person, by (connection, the client's id),
+    /// listed and announced beside the questions (`askpane status` counts them).
+    cards: Mutex<HashMap<(u64, String), Listed>>,
     subscribers: Mutex<Vec<(u64, Arc<Writer>)>>,
     /// Connections that host an agent session: told `quitting` when the inbox ends on purpose,
     /// so they end their session instead of starting another inbox.
@@ -182,6 +186,25 @@ impl Shared {
         // the client the window closed.
         if let Some(to_ui) = to_ui {
             to_ui.send(message);
+        }
+    }
+
+    /// A permission card waits for the person: listed, and announced as a question is (before
+    /// the window has it, so no subscriber hears it settled first).
+    fn card_shown(&self, listed: Listed) {
+        if let Ok(mut cards) = self.cards.lock() {
+            cards.insert((listed.connection, listed.id.clone()), listed.clone());
+        }
+        self.broadcast(&InboxMessage::Asked { request: listed });
+    }
+
+    /// The card `id` of `connection` left the window (decided, timed out or withdrawn).
+    fn card_settled(&self, connection: u64, id: &str, outcome: &str) {
+        let removed =
+            self.cards.lock().ok().and_then(|mut cards| cards.remove(&(connection, id.to_owned())));
+        if removed.is_some() {
+            let (id, outcome) = (id.to_owned(), outcome.to_owned());
+            self.broadcast(&InboxMessage::Settled { connection, id, outcome });
         }
     }
 
@@ -222,6 +245,7 @@ impl InboxServer {
             stopping: AtomicBool::new(false),
             next_connection: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
+            cards: Mutex::new(HashMap::new()),
             subscribers: Mutex::new(Vec::new()),
             hosts: Mutex::new(Vec::new()),
             connections: Mutex::new(Vec::new()),
@@ -321,6 +345,30 @@ impl InboxServer {
         for connection in connections {
             let _ = connection.thread.join();
         }
+    }
+}
+
+/// How a permission card is listed (issue 29): who asks, the tool, and its deadline.
+fn card_listed(
+    connection: u64,
+    id: &str,
+    request: &crate::protocol::stream::PermissionRequest,
+    provenance: &Provenance,
+    timeout_secs: Option<u64>,
+) -> Listed {
+    Listed {
+        connection,
+        id: id.to_owned(),
+        from: provenance.label(),
+        title: request.title.clone().unwrap_or_else(|| request.tool_name.clone()),
+        tool_use_id: request.tool_use_id.clone(),
+        pid: None,
+        host: provenance.host.clone(),
+        agent: Some(provenance.source.clone()),
+        project: provenance.project.clone(),
+        asked_at: Some(unix_now()),
+        deadline_at: timeout_secs.map(|secs| unix_now().saturating_add(secs)),
+        kind: Some(inbox::AskKind::Approval),
     }
 }
 
@@ -550,6 +598,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                         .collect(),
                     Err(_) => Vec::new(),
                 };
+                if let Ok(cards) = shared.cards.lock() {
+                    requests.extend(cards.values().filter(|card| scope.sees(card)).cloned());
+                }
                 requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
                 writer.send(&InboxMessage::List { requests });
             }
@@ -756,10 +807,13 @@ impl Hosted {
         }
         request.request_id = request_id;
         let can_hand_back = request.origin.can_hand_back();
+        let listed = card_listed(self.connection, &id, &request, &provenance, None);
         let (reply, decision) = Responder::channel();
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
         let open = Arc::clone(&self.permissions);
         let writer = Arc::clone(writer);
+        let settling = Arc::clone(shared);
+        let connection = self.connection;
         let waiter = crate::transport::spawn_named("inbox-permission", move || {
             // A responder always answers (its drop denies: the window closed), except where
             // the agent can ask on its own: there nobody decided, and it is handed back.
@@ -769,11 +823,17 @@ impl Hosted {
             });
             // Withdrawn meanwhile: the agent no longer waits for it.
             let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
+            let outcome = match still_open {
+                Ok(true) => ApprovalOutcome::of(&decision).as_str(),
+                _ => "withdrawn",
+            };
+            settling.card_settled(connection, &id, outcome);
             if still_open.unwrap_or(false) {
                 writer.send(&InboxMessage::PermissionDecided { id, decision });
             }
         })
         .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
+        shared.card_shown(listed);
         shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
         Ok(waiter)
     }
@@ -921,6 +981,7 @@ fn take_ask(
             project: request.core.provenance.project.clone(),
             asked_at: Some(unix_now()),
             deadline_at: policy.timeout_secs.map(|secs| unix_now().saturating_add(secs)),
+            kind: Some(inbox::AskKind::Question),
         };
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });

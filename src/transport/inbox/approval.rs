@@ -82,11 +82,15 @@ pub(super) fn take(
     let asked = request.clone();
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
     let provenance = Provenance { host, ..Provenance::from_envelope(source, &envelope) };
+    let listed = super::card_listed(connection, &id, &asked, &provenance, policy.timeout_secs);
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
     // Said before the thread starts: a deadline of 0 s must not reach the client first.
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown: true, warnings: Vec::new() });
+    // Listed before its thread starts: one whose deadline passes at once settles it after this.
+    let listed_id = listed.id.clone();
+    shared.card_shown(listed);
     let waiter = {
         let (shared, writer, open) = (Arc::clone(shared), Arc::clone(writer), Arc::clone(open));
         crate::transport::spawn_named("inbox-approval", move || {
@@ -109,11 +113,22 @@ pub(super) fn take(
             };
             // Withdrawn meanwhile (the client went away): nobody waits for it.
             let still_open = open.lock().map(|mut cards| cards.remove(&id).is_some());
+            let settled = match still_open {
+                Ok(true) => kind.as_str(),
+                _ => "withdrawn",
+            };
+            shared.card_settled(connection, &id, settled);
             if still_open.unwrap_or(false) {
                 writer.send(&outcome(id, &asked, kind, &decision));
             }
         })
-        .map_err(|error| format!("cannot start a thread for the tool call: {error}"))?
+    };
+    let waiter = match waiter {
+        Ok(waiter) => waiter,
+        Err(error) => {
+            shared.card_settled(connection, &listed_id, "withdrawn");
+            return Err(format!("cannot start a thread for the tool call: {error}"));
+        }
     };
     shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
     Ok(Some(waiter))
