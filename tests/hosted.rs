@@ -350,7 +350,11 @@ fn hosting_messages_out_of_order_or_broken_get_an_error_and_the_connection_stays
         connection.receive_text(),
         r#"{"type":"error","message":"permission \"p3\" is already open on this connection","id":"p3"}"#
     );
-    assert!(connection.list().is_empty(), "cards are not requests");
+    // Issue 29: the card waits for the person, so `list` has it too (for `askpane status`),
+    // marked as an approval.
+    let listed = connection.list();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!((&listed[0]["id"], &listed[0]["kind"]), (&json!("p3"), &json!("approval")));
 }
 
 /// Issue 24 item 15: the inbox window keeps a long hosted session's newest entries (200 results
