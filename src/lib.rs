@@ -12,7 +12,7 @@
 //! channel and drives the book through its pure [`app::state`]; [`view`] draws that state and
 //! returns actions ([`view::theme`] holds the design tokens); [`store`] keeps history and drafts.
 //! The binary composes them: `cli/` (the command line, one file per mode), `window/` (the native
-//! window), `paint/` (what draws it) and `web/` (the page, wasm32). See docs/architecture.md.
+//! window), `paint/` (what draws it) and `web/` (the page, wasm32). See docs/src/architecture.md.
 
 // The library logs through the `log` facade (levels, `ASKPANE_LOG`, the binary's logger); only
 // the binary speaks to the person on stderr (issue 25). The rest of the house rules are in

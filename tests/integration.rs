@@ -75,6 +75,10 @@ mod pairing;
 // and lock) and comes back for the next client.
 #[cfg(target_os = "linux")]
 mod lean;
+// Issue 29: the manual (docs/src and the README): its links and anchors resolve, and its
+// `console` examples run and print what it says.
+#[cfg(target_os = "linux")]
+mod manual;
 // The virtual display: an Xvfb per test, askpane on it, finding and closing its window.
 #[cfg(target_os = "linux")]
 mod display;

@@ -8,7 +8,7 @@
 //!
 //! Case counts are bounded for CI: `PROPTEST_CASES` (default 256) for the in-process properties,
 //! `ASKPANE_BINARY_CASES` (default 24) for the runs of the binary. Longer, coverage-guided runs
-//! live in `fuzz/` (cargo-fuzz; see the README).
+//! live in `fuzz/` (cargo-fuzz; see docs/src/developers.md).
 
 use std::collections::BTreeSet;
 use std::fs;

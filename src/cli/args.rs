@@ -25,7 +25,8 @@ pub(super) struct UiArgs {
     pub(super) bind: SocketAddr,
     /// `--ui web` for your phone: listen on this machine's network addresses too (on
     /// `--bind`'s port), and print a QR code of the link. Anyone on the network with the link
-    /// can answer: see the README before using it on a shared network.
+    /// can answer: see the manual's Security page (docs/src/security.md) before using it on a
+    /// shared network.
     #[arg(long)]
     pub(super) lan: bool,
     /// The window's colours: auto follows the system, else the desktop's colour-scheme setting

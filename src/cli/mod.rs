@@ -77,7 +77,7 @@ fn print_line(line: std::fmt::Arguments<'_>) {
     }
 }
 
-/// Exit codes, the same in every mode (see the README).
+/// Exit codes, the same in every mode (see docs/src/exit-codes.md).
 use askpane::protocol::exit;
 
 #[derive(Parser, Debug)]

@@ -1,6 +1,6 @@
-//! askpane's exit codes, the same in every mode (see the README), and the code an `ask` ends
-//! with for an outcome. Here rather than in the command line because the inbox computes a thin
-//! client's code for it (issue 10): one table, whichever process decides.
+//! askpane's exit codes, the same in every mode (see docs/src/exit-codes.md), and the code an
+//! `ask` ends with for an outcome. Here rather than in the command line because the inbox
+//! computes a thin client's code for it (issue 10): one table, whichever process decides.
 
 use super::outcome::Outcome;
 
