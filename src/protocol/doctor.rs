@@ -363,7 +363,8 @@ pub fn font_enumeration_failed() -> Check {
     Check::needs_you(
         "fonts",
         "listing the system's fonts failed (fontconfig matches no font: is FONTCONFIG_FILE or \
-         the fontconfig configuration broken?); the window may end when it needs a system font",
+         the fontconfig configuration broken?); the window then ends a second after it opens \
+         (its font fallback, fontique 0.11, panics), answering its questions as closed",
         "fc-list | head (it should list fonts); unset FONTCONFIG_FILE, or: sudo apt install \
          fontconfig fonts-noto-core",
     )
