@@ -364,7 +364,8 @@ pub fn permission_reply(decision: &PermissionDecision) -> Option<PermissionReply
             let message = said_words(message).map(str::to_owned);
             Some(PermissionReply::Reject { message })
         }
-        PermissionDecision::HandBack => None,
+        // OpenCode asks no forms: never offered, so no decision.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => None,
     }
 }
 

@@ -35,6 +35,11 @@ pub enum SessionAction {
         id: RequestId,
         action: super::plan::PlanAction,
     },
+    /// On the form of card `id` (issue 28): a field filled in, Send, Decline, Stop.
+    Form {
+        id: RequestId,
+        action: super::form::FormAction,
+    },
     SetPrompt(String),
     /// Send the prompt box as the next user turn.
     SendPrompt,
@@ -558,7 +563,8 @@ impl Agent {
             | SessionAction::DenyPermission(_)
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
-            | SessionAction::Plan { .. } => None,
+            | SessionAction::Plan { .. }
+            | SessionAction::Form { .. } => None,
             SessionAction::SetPrompt(text) => {
                 self.current_mut()?.1.prompt = text;
                 None

@@ -412,6 +412,7 @@ impl Words for PermissionDecision {
             }
             PermissionDecision::Deny { message } => format!("deny: {message}"),
             PermissionDecision::HandBack => "hand back".to_owned(),
+            PermissionDecision::Fill { content } => format!("fill {content:?}"),
         }
     }
 }

@@ -385,7 +385,10 @@ pub fn approval_reply(id: &Value, decision: &PermissionDecision) -> Value {
         // is allowed for this session, Codex's own nearest "always".
         PermissionDecision::AllowAlways { .. } => "acceptForSession",
         // Nobody decided, and a hosted session has no dialog of its own: declined.
-        PermissionDecision::Deny { .. } | PermissionDecision::HandBack => "decline",
+        // Codex asks no forms: a filled form is never this card's decision.
+        PermissionDecision::Deny { .. }
+        | PermissionDecision::HandBack
+        | PermissionDecision::Fill { .. } => "decline",
     };
     json!({"id": id, "result": {"decision": decision}})
 }

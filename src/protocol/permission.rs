@@ -339,7 +339,10 @@ impl ApprovalOutcome {
     /// The kind a person's (or a policy's) decision ends in.
     pub fn of(decision: &PermissionDecision) -> ApprovalOutcome {
         match decision {
-            PermissionDecision::AllowOnce => ApprovalOutcome::AllowedOnce,
+            // A form filled in and sent is history's "allowed": the person gave what it asked.
+            PermissionDecision::AllowOnce | PermissionDecision::Fill { .. } => {
+                ApprovalOutcome::AllowedOnce
+            }
             PermissionDecision::AllowAlways { .. } => ApprovalOutcome::AllowedAlways,
             PermissionDecision::Deny { .. } => ApprovalOutcome::Denied,
             PermissionDecision::HandBack => ApprovalOutcome::HandedBack,
@@ -479,6 +482,16 @@ pub fn is_plan(request: &PermissionRequest) -> bool {
     request.tool_name == PLAN_TOOL
 }
 
+/// The tool name of a form's card: an ACP agent's generic `elicitation/create` is shown as a
+/// card (issue 28), its input `{"message", "requestedSchema"}`. No agent's tool is named with
+/// a `/`, so no tool call is taken for a form.
+pub const FORM_TOOL: &str = "elicitation/create";
+
+/// Whether `request` is a form to fill in rather than a tool call to allow.
+pub fn is_form(request: &PermissionRequest) -> bool {
+    request.tool_name == FORM_TOOL && request.input.get("requestedSchema").is_some()
+}
+
 /// Claude Code's own "approve and accept edits" for a plan: the session's mode becomes
 /// `acceptEdits` (2.1.332 offers no suggestion with ExitPlanMode; this is what its own plan
 /// dialog sends, and the one rule askpane words itself).
@@ -503,7 +516,8 @@ pub fn hook_reply(request: &PermissionRequest, decision: &PermissionDecision) ->
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
         PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => return None,
+        // A hook asks no forms: a filled form is no decision of its.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => return None,
     };
     let allowed = matches!(decision.get("behavior").and_then(Value::as_str), Some("allow"));
     if allowed

@@ -234,6 +234,12 @@ pub enum PermissionDecision {
     },
     /// No decision: the agent's own dialog or policy decides (a hook prints nothing).
     HandBack,
+    /// A form (an ACP agent's generic `elicitation/create`, shown as a card) filled in by the
+    /// person and checked against its schema: the reply's `content`, with its JSON types.
+    /// Only a form's card offers it ([`super::permission::is_form`]).
+    Fill {
+        content: serde_json::Map<String, Value>,
+    },
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -472,7 +478,8 @@ pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecisi
         PermissionDecision::AllowAlways { suggestion } => json!({"behavior": "allow",
             "updatedInput": request.input, "updatedPermissions": [suggestion.raw()]}),
         PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => {
+        // Claude Code asks no forms this way: a filled form decides none of its calls.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
         }
     };
@@ -494,7 +501,8 @@ fn plan_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Val
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
         PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => {
+        // Claude Code asks no forms this way: a filled form decides none of its calls.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
         }
     };

@@ -598,7 +598,8 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
             | SessionAction::DenyPermission(_)
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
-            | SessionAction::Plan { .. } => self.approvals.apply(&action),
+            | SessionAction::Plan { .. }
+            | SessionAction::Form { .. } => self.approvals.apply(&action),
             action => self.agent.apply_session(action),
         }
     }

@@ -148,7 +148,8 @@ impl PermissionAsk {
             PermissionDecision::Deny { .. } => {
                 self.first(&[OptionKind::RejectOnce, OptionKind::RejectAlways])
             }
-            PermissionDecision::HandBack => None,
+            // A form's content is no option of a permission: nobody chose.
+            PermissionDecision::HandBack | PermissionDecision::Fill { .. } => None,
         }
     }
 

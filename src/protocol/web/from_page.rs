@@ -542,7 +542,10 @@ pub fn permission_decision(
         PermissionDecision::Deny { message } => {
             (DecisionKind::Deny, message.clone().into(), Sent::Absent)
         }
-        PermissionDecision::HandBack => (DecisionKind::HandBack, Sent::Absent, Sent::Absent),
+        // The page fills in no forms (the window does): sent as no decision.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
+            (DecisionKind::HandBack, Sent::Absent, Sent::Absent)
+        }
     };
     FromPage::PermissionDecision(PageDecision {
         request_id: request_id.to_owned().into(),

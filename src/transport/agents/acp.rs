@@ -15,14 +15,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::protocol::acp::elicitation::{self, Asked};
+use crate::book::form;
+use crate::protocol::acp::elicitation::{self, Action, Asked, Elicitation};
 use crate::protocol::acp::permission::{self as acp_permission, PermissionAsk};
 use crate::protocol::acp::transcript::{self, Transcript};
 use crate::protocol::acp::update::parse_update;
 use crate::protocol::acp::{self, Message, RpcError};
 use crate::protocol::inbox::ClientMode;
+use crate::protocol::permission::FORM_TOOL;
 use crate::protocol::stream::{
-    CliMessage, PermissionDecision, SessionAgent, SessionInfo, TurnResult,
+    CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionInfo, TurnResult,
 };
 use crate::protocol::{Envelope, Outcome};
 
@@ -274,22 +276,22 @@ impl Acp {
         };
         match &parsed.asked {
             Asked::Questions(_) => {}
-            Asked::Form(_) | Asked::Url { .. } => {
-                // The generic form and the link have no view yet: the agent hears it was not
-                // shown (an error, never a decline the person did not make), the person what
-                // was asked.
-                let what = match &parsed.asked {
-                    Asked::Url { url, .. } => format!("to open {url}"),
-                    _ => "to fill in a form askpane cannot show yet".to_owned(),
-                };
+            Asked::Form(_) => {
+                let schema = params.get("requestedSchema").cloned().unwrap_or_default();
+                self.form(id, key, &parsed, form::card_input(&parsed.message, &schema), host);
+                return;
+            }
+            Asked::Url { url, .. } => {
+                // The link has no view yet: the agent hears it was not shown (an error, never
+                // a decline the person did not make), the person what was asked.
                 host.write(acp::error_response(
                     &id,
                     acp::INVALID_PARAMS,
                     "askpane cannot show this kind of elicitation yet",
                 ));
                 host.notice(format!(
-                    "The ACP agent asked you {what} ({}); askpane told it the request was not \
-                     shown.",
+                    "The ACP agent asked you to open {url} ({}); askpane told it the request \
+                     was not shown.",
                     parsed.message
                 ));
                 return;
@@ -318,6 +320,36 @@ impl Acp {
         }
     }
 
+    /// A generic form (issue 28): a card of the book, filled in in the window. With nobody to
+    /// ask it is cancelled at once (never declined: the person did not decline it).
+    fn form(
+        &mut self,
+        id: Value,
+        key: String,
+        elicitation: &Elicitation,
+        input: Value,
+        host: &mut Host<Acp>,
+    ) {
+        if host.headless() {
+            log::warn!("cancelled the ACP agent's form “{}” (no window to ask in)", elicitation.message);
+            host.write(acp::response(&id, elicitation::reply(Action::Cancel)));
+            return;
+        }
+        if let Some(call) = &elicitation.tool_call_id {
+            self.forms_by_call.insert(call.clone(), key.clone());
+        }
+        let request = PermissionRequest {
+            request_id: key.clone(),
+            tool_name: FORM_TOOL.to_owned(),
+            input,
+            tool_use_id: elicitation.tool_call_id.clone(),
+            title: Some(elicitation.message.clone()),
+            cwd: Some(self.cwd.clone()),
+            ..PermissionRequest::default()
+        };
+        host.permission(key, request, (id, AcpCard::Form));
+    }
+
     fn permission(&mut self, id: Value, params: &Value, host: &mut Host<Acp>) {
         let ask = match acp_permission::parse(params) {
             Ok(ask) => ask,
@@ -342,7 +374,7 @@ impl Acp {
         };
         match decided {
             Some(decision) => host.write(acp::response(&id, ask.reply(&decision))),
-            None => host.permission(key, request, (id, ask)),
+            None => host.permission(key, request, (id, AcpCard::Permission(ask))),
         }
     }
 
@@ -370,6 +402,25 @@ impl Acp {
         for message in self.transcript.turn_ended(result) {
             host.session(message);
         }
+    }
+}
+
+/// What a card of the session is to the writer: a permission (answered with one of the agent's
+/// options) or a generic form (answered with an elicitation action).
+pub enum AcpCard {
+    Permission(PermissionAsk),
+    Form,
+}
+
+/// A form card's decision as the elicitation's action: the person's content, the person's
+/// decline, or (anything else: Stop, a close, nobody to ask) a cancel.
+fn form_action(decision: &PermissionDecision) -> Action {
+    match decision {
+        PermissionDecision::Fill { content } => Action::Accept(content.clone()),
+        PermissionDecision::Deny { .. } => Action::Decline,
+        PermissionDecision::AllowOnce
+        | PermissionDecision::AllowAlways { .. }
+        | PermissionDecision::HandBack => Action::Cancel,
     }
 }
 
@@ -404,8 +455,8 @@ pub struct AcpWriter {
 impl Writing for AcpWriter {
     /// The JSON-RPC id and the envelope the result is written from.
     type Question = Envelope;
-    /// The JSON-RPC id the outcome goes to, and the agent's options.
-    type Permission = (Value, PermissionAsk);
+    /// The JSON-RPC id the decision goes to, and what the card is.
+    type Permission = (Value, AcpCard);
     type Note = AcpNote;
 
     fn begin(&mut self, out: &mut AgentInput) {
@@ -472,11 +523,15 @@ impl Writing for AcpWriter {
 
     fn decide(
         &mut self,
-        (id, ask): &(Value, PermissionAsk),
+        (id, card): &(Value, AcpCard),
         decision: &PermissionDecision,
         out: &mut AgentInput,
     ) {
-        out.write(&acp::response(id, ask.reply(decision)));
+        let result = match card {
+            AcpCard::Permission(ask) => ask.reply(decision),
+            AcpCard::Form => elicitation::reply(form_action(decision)),
+        };
+        out.write(&acp::response(id, result));
         self.last_heard = Instant::now();
     }
 
@@ -487,9 +542,13 @@ impl Writing for AcpWriter {
         }
     }
 
-    /// ACP's own answer to a permission nobody chose: `cancelled`.
-    fn withdrawn_permission(&mut self, (id, _): &(Value, PermissionAsk), out: &mut AgentInput) {
-        out.write(&acp::response(id, acp_permission::cancelled()));
+    /// ACP's own answer to a permission nobody chose: `cancelled`; to a form the agent took
+    /// back, JSON-RPC's "request cancelled", as for a question form.
+    fn withdrawn_permission(&mut self, (id, card): &(Value, AcpCard), out: &mut AgentInput) {
+        match card {
+            AcpCard::Permission(_) => out.write(&acp::response(id, acp_permission::cancelled())),
+            AcpCard::Form => out.write(&acp::error_response(id, REQUEST_CANCELLED, "cancelled")),
+        }
     }
 
     fn stuck_at(&self) -> Option<Instant> {
