@@ -34,7 +34,10 @@ pub struct FormReview {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FormAction {
     /// Field `field` now holds `value` (a text box edited, a choice picked, a box ticked).
-    Set { field: usize, value: Option<FieldValue> },
+    Set {
+        field: usize,
+        value: Option<FieldValue>,
+    },
     /// Send what is filled in, when every field is fine.
     Send,
     Decline,

@@ -2,7 +2,7 @@
 //! place: what the agent says, then each field with its title (a `*` when it is required), its
 //! description and its widget (a text box for text and numbers, radio buttons for one choice,
 //! check boxes for several and for yes/no), the problem the last Send found next to it, and
-//! Send / Decline / Stop. Every text the agent wrote is cut to a bounded length (a 100 KB title
+//! Send form / Decline form / Cancel form (Stop: nobody answers). Every text the agent wrote is cut to a bounded length (a 100 KB title
 //! is the agent's, not a reason to stall the window).
 
 use egui::{Frame, Label, RichText, ScrollArea, TextEdit, Ui};
@@ -32,11 +32,44 @@ pub fn field_label(field: &Field) -> String {
     shown(&field.title, TITLE_CHARS)
 }
 
-/// Draws form card `card`.
-pub fn form_ui(ui: &mut Ui, card: &PendingPermission, review: &FormReview, actions: &mut Vec<Action>) {
+/// Draws form card `card`: who asks and the message on top, the buttons at the foot (always
+/// in view, however many fields), the fields scrolling between.
+pub fn form_ui(
+    ui: &mut Ui,
+    card: &PendingPermission,
+    review: &FormReview,
+    actions: &mut Vec<Action>,
+) {
     let tokens = Tokens::of(ui.ctx());
     let id = card.id;
     let act = |action| Action::Session(SessionAction::Form { id, action });
+    ui.horizontal_wrapped(|ui| {
+        let agent = card.provenance.agent_name();
+        ui.label(RichText::new(format!("{agent} asks you to fill in a form")).small());
+        let from = card.provenance.label();
+        ui.label(RichText::new(format!("· {from}")).small().color(tokens.muted));
+    });
+    if !review.message.is_empty() {
+        ui.add(Label::new(RichText::new(shown(&review.message, TEXT_CHARS)).strong()).wrap());
+    }
+    egui::Panel::bottom(egui::Id::unique(("askpane-form-footer", id))).show(ui, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            // Named apart from the session's own Send and Stop beside it.
+            let send = ui.button("Send form").on_hover_text("Send the form to the agent");
+            if send.clicked() {
+                actions.push(act(FormAction::Send));
+            }
+            let decline = ui.button("Decline form").on_hover_text("Tell the agent you decline");
+            if decline.clicked() {
+                actions.push(act(FormAction::Decline));
+            }
+            let stop = ui.button("Cancel form");
+            let stop = stop.on_hover_text("Answer nothing: the agent's request is cancelled");
+            if stop.clicked() {
+                actions.push(act(FormAction::Stop));
+            }
+        });
+    });
     ScrollArea::vertical().id_salt(("form", id)).auto_shrink([false, false]).show(ui, |ui| {
         Frame::new()
             .stroke(egui::Stroke::new(1.0, tokens.warning))
@@ -44,15 +77,6 @@ pub fn form_ui(ui: &mut Ui, card: &PendingPermission, review: &FormReview, actio
             .inner_margin(10)
             .show(ui, |ui| {
                 ui.set_width(ui.available_width());
-                ui.horizontal_wrapped(|ui| {
-                    let agent = card.provenance.agent_name();
-                    ui.label(RichText::new(format!("{agent} asks you to fill in a form")).small());
-                    let from = card.provenance.label();
-                    ui.label(RichText::new(format!("· {from}")).small().color(tokens.muted));
-                });
-                if !review.message.is_empty() {
-                    ui.add(Label::new(RichText::new(shown(&review.message, TEXT_CHARS)).strong()));
-                }
                 if let Some(title) = &review.form.title {
                     ui.label(RichText::new(shown(title, TITLE_CHARS)).heading());
                 }
@@ -74,21 +98,6 @@ pub fn form_ui(ui: &mut Ui, card: &PendingPermission, review: &FormReview, actio
                         }
                     });
                 }
-                ui.add_space(10.0);
-                ui.horizontal_wrapped(|ui| {
-                    let send = ui.button("Send").on_hover_text("Send the form to the agent");
-                    if send.clicked() {
-                        actions.push(act(FormAction::Send));
-                    }
-                    let decline = ui.button("Decline").on_hover_text("Tell the agent you decline");
-                    if decline.clicked() {
-                        actions.push(act(FormAction::Decline));
-                    }
-                    let stop = ui.button("Stop").on_hover_text("Answer nothing: the agent's request is cancelled");
-                    if stop.clicked() {
-                        actions.push(act(FormAction::Stop));
-                    }
-                });
             });
     });
 }
@@ -105,7 +114,8 @@ fn field_ui(ui: &mut Ui, field: &Field, value: Option<FieldValue>) -> Option<Opt
             ui.horizontal(|ui| {
                 let label = ui.label(RichText::new(&title).strong()).id;
                 if field.required {
-                    ui.label(RichText::new("*").color(tokens.diff_removed)).on_hover_text("required");
+                    ui.label(RichText::new("*").color(tokens.diff_removed))
+                        .on_hover_text("required");
                 }
                 label
             })

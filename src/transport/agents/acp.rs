@@ -331,7 +331,10 @@ impl Acp {
         host: &mut Host<Acp>,
     ) {
         if host.headless() {
-            log::warn!("cancelled the ACP agent's form “{}” (no window to ask in)", elicitation.message);
+            log::warn!(
+                "cancelled the ACP agent's form “{}” (no window to ask in)",
+                elicitation.message
+            );
             host.write(acp::response(&id, elicitation::reply(Action::Cancel)));
             return;
         }
@@ -374,7 +377,7 @@ impl Acp {
         };
         match decided {
             Some(decision) => host.write(acp::response(&id, ask.reply(&decision))),
-            None => host.permission(key, request, (id, AcpCard::Permission(ask))),
+            None => host.permission(key, request, (id, AcpCard::Permission(Box::new(ask)))),
         }
     }
 
@@ -408,7 +411,7 @@ impl Acp {
 /// What a card of the session is to the writer: a permission (answered with one of the agent's
 /// options) or a generic form (answered with an elicitation action).
 pub enum AcpCard {
-    Permission(PermissionAsk),
+    Permission(Box<PermissionAsk>),
     Form,
 }
 
