@@ -333,3 +333,54 @@ fn a_form_with_nobody_to_ask_is_cancelled_never_declined_or_an_error() {
     assert_eq!(answer["result"], json!({"action": "cancel"}), "{answer}\n{}", finished.stderr);
     assert!(finished.stderr.contains("Deploy where?"), "{}", finished.stderr);
 }
+
+// ---- item 2: a link the agent asks the person to open (URL elicitation) ----
+
+const LINK: &str = "https://example.test/device?code=WXYZ";
+
+/// The link card, as the agent asked it, waiting in the window.
+fn link_window(name: &str) -> Window {
+    let mut window = Window::start(name, "url");
+    window.step_until("the link", |window| window.has_text(LINK));
+    window
+}
+
+#[test]
+fn a_link_is_shown_as_text_never_as_a_link_and_done_decline_cancel_answer_it() {
+    for (button, result) in [
+        ("Done", json!({"action": "accept"})),
+        ("Decline form", json!({"action": "decline"})),
+        ("Cancel form", json!({"action": "cancel"})),
+    ] {
+        let mut window = link_window(&format!("acp-link-{button}").replace(' ', "-"));
+        assert!(window.has_text("Sign in to the deploy service"));
+        // Text to read and copy: nothing askpane opens, no link a click follows.
+        let links = window.harness.query_all_by_role(Role::Link).count();
+        assert_eq!(links, 0, "the address is a link");
+        assert!(window.has_label("Copy address"));
+        window.click(Role::Button, button);
+        let answer = window.scratch.answer("u1");
+        assert_eq!(answer["result"], result, "{button}: {answer}");
+        window.shut_down();
+    }
+}
+
+#[test]
+fn a_link_the_agent_says_is_complete_leaves_the_window_answered_once() {
+    let mut window = link_window("acp-link-complete");
+    fs::write(window.scratch.trigger(), "").unwrap();
+    window.step_until("the link gone", |window| !window.has_text(LINK));
+    let answer = window.scratch.answer("u1");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    thread::sleep(Duration::from_millis(200));
+    assert_eq!(window.scratch.answers("u1").len(), 1, "{:?}", window.scratch.sent());
+    window.shut_down();
+}
+
+#[test]
+fn a_link_with_nobody_to_ask_is_cancelled() {
+    let (scratch, finished) = headless("acp-link-headless", "url", &[]);
+    let answer = scratch.answer("u1");
+    assert_eq!(answer["result"], json!({"action": "cancel"}), "{answer}\n{}", finished.stderr);
+    assert!(finished.stderr.contains(LINK), "{}", finished.stderr);
+}

@@ -23,6 +23,9 @@ pub const DECLINED: &str = "The user declined to fill in the form.";
 pub struct FormReview {
     /// What the agent says the form is for.
     pub message: String,
+    /// A link the person is asked to open themselves (URL elicitation): shown as text, never
+    /// opened by askpane; the form then has no fields, and Send is "Done".
+    pub url: Option<String>,
     pub form: Form,
     /// One value per field, in field order (`None`: empty); the defaults to start with.
     pub values: Vec<Option<FieldValue>>,
@@ -69,14 +72,24 @@ pub fn card_input(message: &str, schema: &Value) -> Value {
     serde_json::json!({"message": message, "requestedSchema": schema})
 }
 
+/// The card's input for a link to open.
+pub fn link_input(message: &str, url: &str) -> Value {
+    serde_json::json!({"message": message, "url": url})
+}
+
 impl FormReview {
     /// The form a card asks, when it is one ([`permission::is_form`]) and its schema reads.
     pub fn of(request: &PermissionRequest) -> Option<FormReview> {
         if !permission::is_form(request) {
             return None;
         }
-        let form = Form::parse(request.input.get("requestedSchema")?).ok()?;
         let message = crate::protocol::acp::text(&request.input, "message").unwrap_or_default();
+        if let Some(url) = crate::protocol::acp::text(&request.input, "url") {
+            let form = Form { title: None, description: None, fields: Vec::new() };
+            let (values, problems) = (Vec::new(), Vec::new());
+            return Some(FormReview { message, url: Some(url), form, values, problems });
+        }
+        let form = Form::parse(request.input.get("requestedSchema")?).ok()?;
         // A required yes/no is sent as its box shows it: unticked is `false`.
         let values = form
             .defaults()
@@ -88,7 +101,7 @@ impl FormReview {
             })
             .collect();
         let problems = vec![None; form.fields.len()];
-        Some(FormReview { message, form, values, problems })
+        Some(FormReview { message, url: None, form, values, problems })
     }
 
     /// Does what the person did; the outcome when it ends the form. A Send with a field that

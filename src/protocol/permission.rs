@@ -483,13 +483,16 @@ pub fn is_plan(request: &PermissionRequest) -> bool {
 }
 
 /// The tool name of a form's card: an ACP agent's generic `elicitation/create` is shown as a
-/// card (issue 28), its input `{"message", "requestedSchema"}`. No agent's tool is named with
-/// a `/`, so no tool call is taken for a form.
+/// card (issue 28), its input `{"message", "requestedSchema"}`, or `{"message", "url"}` for a
+/// link the person is asked to open. No agent's tool is named with a `/`, so no tool call is
+/// taken for a form.
 pub const FORM_TOOL: &str = "elicitation/create";
 
-/// Whether `request` is a form to fill in rather than a tool call to allow.
+/// Whether `request` is a form to fill in (or a link to open) rather than a tool call to allow.
 pub fn is_form(request: &PermissionRequest) -> bool {
-    request.tool_name == FORM_TOOL && request.input.get("requestedSchema").is_some()
+    request.tool_name == FORM_TOOL
+        && (request.input.get("requestedSchema").is_some()
+            || request.input.get("url").is_some_and(Value::is_string))
 }
 
 /// Claude Code's own "approve and accept edits" for a plan: the session's mode becomes

@@ -1,4 +1,5 @@
-//! A form to fill in (issue 28: an ACP agent's generic `elicitation/create`), drawn in the card's
+//! A form to fill in (issue 28: an ACP agent's generic `elicitation/create`), or a link to open
+//! (its URL mode: the address as text, Done when the person is done there), drawn in the card's
 //! place: what the agent says, then each field with its title (a `*` when it is required), its
 //! description and its widget (a text box for text and numbers, radio buttons for one choice,
 //! check boxes for several and for yes/no), the problem the last Send found next to it, and
@@ -52,10 +53,16 @@ pub fn form_ui(
     if !review.message.is_empty() {
         ui.add(Label::new(RichText::new(shown(&review.message, TEXT_CHARS)).strong()).wrap());
     }
+    if let Some(url) = &review.url {
+        link_ui(ui, url);
+    }
     egui::Panel::bottom(egui::Id::unique(("askpane-form-footer", id))).show(ui, |ui| {
         ui.horizontal_wrapped(|ui| {
             // Named apart from the session's own Send and Stop beside it.
-            let send = ui.button("Send form").on_hover_text("Send the form to the agent");
+            let send = match review.url {
+                Some(_) => ui.button("Done").on_hover_text("Tell the agent you are done there"),
+                None => ui.button("Send form").on_hover_text("Send the form to the agent"),
+            };
             if send.clicked() {
                 actions.push(act(FormAction::Send));
             }
@@ -99,6 +106,27 @@ pub fn form_ui(
                     });
                 }
             });
+    });
+}
+
+/// A link the agent asks the person to open: the address as text to read, select and copy.
+/// askpane never opens it, and it is no link a click follows (the agent could name any page).
+fn link_ui(ui: &mut Ui, url: &str) {
+    let tokens = Tokens::of(ui.ctx());
+    ui.label(RichText::new("The agent asks you to open this address yourself:").small());
+    Frame::new().fill(tokens.code_fill).inner_margin(6).corner_radius(size::RADIUS).show(
+        ui,
+        |ui| {
+            let text = RichText::new(shown(url, TEXT_CHARS)).monospace();
+            ui.add(Label::new(text).wrap().selectable(true));
+        },
+    );
+    ui.horizontal_wrapped(|ui| {
+        if ui.button("Copy address").clicked() {
+            ui.ctx().copy_text(url.to_owned());
+        }
+        let note = "askpane does not open it: open it in your browser if you trust it.";
+        ui.label(RichText::new(note).small().color(tokens.muted));
     });
 }
 

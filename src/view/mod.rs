@@ -651,7 +651,8 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
     let plan_title = plan_title.or_else(|| {
         card.form.as_ref().map(|review| {
             let about = review.form.title.as_deref().unwrap_or(&review.message);
-            format!("Form: {}", about.chars().take(CARD_ENTRY_CHARS).collect::<String>())
+            let kind = if review.url.is_some() { "Link" } else { "Form" };
+            format!("{kind}: {}", about.chars().take(CARD_ENTRY_CHARS).collect::<String>())
         })
     });
     let title =

@@ -73,6 +73,8 @@ pub struct Acp {
     auth_methods: Vec<String>,
     /// Open question forms by their tool call: withdrawn when the tool call ends.
     forms_by_call: HashMap<String, String>,
+    /// Open links by their `elicitationId`: withdrawn when the agent says it is complete.
+    links: HashMap<String, String>,
     transcript: Transcript,
 }
 
@@ -112,6 +114,7 @@ impl HostedAgent for Acp {
             agent_name: None,
             auth_methods: Vec::new(),
             forms_by_call: HashMap::new(),
+            links: HashMap::new(),
             transcript: Transcript::default(),
         };
         let writer = AcpWriter {
@@ -160,6 +163,14 @@ impl HostedAgent for Acp {
                     // its outcome was written).
                     if let Some(id) = acp::cancelled_request_id(&params) {
                         self.withdraw(&request_key(&id), host);
+                    }
+                }
+                // The link's interaction is done (ACP's name, and MCP's it came from): its card
+                // goes, and the request is answered "request cancelled" like any withdrawn one.
+                acp::ELICITATION_COMPLETE | acp::ELICITATION_COMPLETE_MCP => {
+                    let elicitation_id = acp::text(&params, "elicitationId");
+                    if let Some(key) = elicitation_id.and_then(|id| self.links.remove(&id)) {
+                        self.withdraw(&key, host);
                     }
                 }
                 other => log::debug!("ignored `{other}` from the ACP agent"),
@@ -281,19 +292,12 @@ impl Acp {
                 self.form(id, key, &parsed, form::card_input(&parsed.message, &schema), host);
                 return;
             }
-            Asked::Url { url, .. } => {
-                // The link has no view yet: the agent hears it was not shown (an error, never
-                // a decline the person did not make), the person what was asked.
-                host.write(acp::error_response(
-                    &id,
-                    acp::INVALID_PARAMS,
-                    "askpane cannot show this kind of elicitation yet",
-                ));
-                host.notice(format!(
-                    "The ACP agent asked you to open {url} ({}); askpane told it the request \
-                     was not shown.",
-                    parsed.message
-                ));
+            Asked::Url { url, elicitation_id } => {
+                let input = form::link_input(&parsed.message, url);
+                if let Some(elicitation_id) = elicitation_id {
+                    self.links.insert(elicitation_id.clone(), key.clone());
+                }
+                self.form(id, key, &parsed, input, host);
                 return;
             }
         }
@@ -330,11 +334,20 @@ impl Acp {
         input: Value,
         host: &mut Host<Acp>,
     ) {
+        let card = match &elicitation.asked {
+            Asked::Url { .. } => AcpCard::Link,
+            _ => AcpCard::Form,
+        };
         if host.headless() {
+            let what = match &elicitation.asked {
+                Asked::Url { url, .. } => format!("link {url}"),
+                _ => "form".to_owned(),
+            };
             log::warn!(
-                "cancelled the ACP agent's form “{}” (no window to ask in)",
+                "cancelled the ACP agent's {what} “{}” (no window to ask in)",
                 elicitation.message
             );
+            self.links.retain(|_, open| open != &key);
             host.write(acp::response(&id, elicitation::reply(Action::Cancel)));
             return;
         }
@@ -350,7 +363,7 @@ impl Acp {
             cwd: Some(self.cwd.clone()),
             ..PermissionRequest::default()
         };
-        host.permission(key, request, (id, AcpCard::Form));
+        host.permission(key, request, (id, card));
     }
 
     fn permission(&mut self, id: Value, params: &Value, host: &mut Host<Acp>) {
@@ -384,6 +397,7 @@ impl Acp {
     /// The agent no longer waits for `key`: its form or card leaves the window.
     fn withdraw(&mut self, key: &str, host: &mut Host<Acp>) {
         self.forms_by_call.retain(|_, open| open != key);
+        self.links.retain(|_, open| open != key);
         host.resolved(key);
     }
 
@@ -400,6 +414,7 @@ impl Acp {
     /// The turn ended: what it asked is withdrawn, and the transcript says how it ended.
     fn turn_ended(&mut self, result: TurnResult, host: &mut Host<Acp>) {
         self.forms_by_call.clear();
+        self.links.clear();
         host.resolve_all();
         host.tell_writer(AcpNote::TurnEnded);
         for message in self.transcript.turn_ended(result) {
@@ -413,6 +428,8 @@ impl Acp {
 pub enum AcpCard {
     Permission(Box<PermissionAsk>),
     Form,
+    /// A link to open: Done is `accept` with no content.
+    Link,
 }
 
 /// A form card's decision as the elicitation's action: the person's content, the person's
@@ -533,6 +550,10 @@ impl Writing for AcpWriter {
         let result = match card {
             AcpCard::Permission(ask) => ask.reply(decision),
             AcpCard::Form => elicitation::reply(form_action(decision)),
+            AcpCard::Link => match form_action(decision) {
+                Action::Accept(_) => serde_json::json!({"action": "accept"}),
+                other => elicitation::reply(other),
+            },
         };
         out.write(&acp::response(id, result));
         self.last_heard = Instant::now();
@@ -550,7 +571,9 @@ impl Writing for AcpWriter {
     fn withdrawn_permission(&mut self, (id, card): &(Value, AcpCard), out: &mut AgentInput) {
         match card {
             AcpCard::Permission(_) => out.write(&acp::response(id, acp_permission::cancelled())),
-            AcpCard::Form => out.write(&acp::error_response(id, REQUEST_CANCELLED, "cancelled")),
+            AcpCard::Form | AcpCard::Link => {
+                out.write(&acp::error_response(id, REQUEST_CANCELLED, "cancelled"));
+            }
         }
     }
 
