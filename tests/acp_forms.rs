@@ -384,3 +384,36 @@ fn a_link_with_nobody_to_ask_is_cancelled() {
     assert_eq!(answer["result"], json!({"action": "cancel"}), "{answer}\n{}", finished.stderr);
     assert!(finished.stderr.contains(LINK), "{}", finished.stderr);
 }
+
+// ---- item 3: a stuck turn is shown, and the person ends it ----
+
+#[test]
+fn a_stuck_turn_is_shown_and_end_turn_sends_session_cancel_and_ends_it() {
+    let mut window = Window::start_with("acp-stuck", "hang", Duration::from_secs(1));
+    let cancels = |window: &Window| {
+        window.scratch.sent().iter().filter(|line| line["method"] == "session/cancel").count()
+    };
+    window.step_until("the stuck turn shown", |window| window.has_label("End turn"));
+    assert!(window.has_text("may be stuck"));
+    // With a window the person decides: nothing was cancelled for them.
+    thread::sleep(Duration::from_millis(1500));
+    window.harness.run();
+    assert_eq!(cancels(&window), 0, "{:?}", window.scratch.sent());
+    window.click(Role::Button, "End turn");
+    let until = Instant::now() + WAIT;
+    while cancels(&window) == 0 {
+        assert!(Instant::now() < until, "no session/cancel: {:?}", window.scratch.sent());
+        thread::sleep(Duration::from_millis(20));
+    }
+    let cancel = window.scratch.sent().into_iter().find(|line| line["method"] == "session/cancel");
+    assert_eq!(cancel.unwrap()["params"], json!({"sessionId": "form-session"}));
+    // The turn ended on askpane's side although the agent never answers: the prompt is free.
+    window.step_until("the turn ended", |window| {
+        !window.has_label("End turn")
+            && window.has_text("waiting for you")
+            && window.has_text("stuck")
+    });
+    let started = Instant::now();
+    window.shut_down();
+    assert!(started.elapsed() < Duration::from_secs(10), "askpane hung on the agent");
+}

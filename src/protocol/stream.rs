@@ -50,6 +50,10 @@ pub enum SessionEvent {
     Message(CliMessage),
     /// The agent ended: how, and the last lines it wrote to stderr.
     Ended { status: AgentExit, stderr_tail: Vec<String> },
+    /// The running turn has been silent this many seconds with nothing asked of the person (an
+    /// agent that hangs, issue 28): shown as stuck until the agent speaks, the turn ends, or the
+    /// person ends it.
+    Stuck { silent_secs: u64 },
 }
 
 /// How a hosted agent's process ended, as the session's end says it (`exit code 1`). On the

@@ -24,7 +24,8 @@ use crate::protocol::acp::{self, Message, RpcError};
 use crate::protocol::inbox::ClientMode;
 use crate::protocol::permission::FORM_TOOL;
 use crate::protocol::stream::{
-    CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionInfo, TurnResult,
+    CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionEvent, SessionInfo,
+    TurnResult,
 };
 use crate::protocol::{Envelope, Outcome};
 
@@ -54,8 +55,9 @@ pub struct AcpOwn {
     /// Tools allowed without asking (`--allow-tools`), by the name the card shows.
     pub allow_tools: Vec<String>,
     /// A turn in which the agent says nothing for this long, with nothing asked of the person,
-    /// is stuck: askpane sends `session/cancel` and ends it (codex-acp 0.16.0 never ends a turn
-    /// whose model called request_user_input).
+    /// is stuck (codex-acp 0.16.0 never ends a turn whose model called request_user_input):
+    /// shown as stuck where a person sees the session, who ends it with End turn; without a
+    /// window or inbox, askpane's last resort is to send `session/cancel` and end it itself.
     pub stuck_after: Duration,
 }
 
@@ -126,6 +128,8 @@ impl HostedAgent for Acp {
             last_heard: Instant::now(),
             stuck_after: options.own.stuck_after,
             handshake_given_up: false,
+            headless: options.autopilot.headless,
+            stuck_shown: false,
         };
         Ok((reader, writer))
     }
@@ -470,6 +474,11 @@ pub struct AcpWriter {
     stuck_after: Duration,
     /// The handshake was given up on as stuck: not again.
     handshake_given_up: bool,
+    /// Nobody sees the session: a stuck turn is ended here (the last resort), not shown.
+    headless: bool,
+    /// The running turn was shown as stuck and the agent has said nothing since: End turn (the
+    /// window's Stop) ends it here too.
+    stuck_shown: bool,
 }
 
 impl Writing for AcpWriter {
@@ -501,8 +510,14 @@ impl Writing for AcpWriter {
                     self.user_turn(text, out);
                 }
             }
-            AcpNote::TurnEnded => self.turn_running = false,
-            AcpNote::Heard => self.last_heard = Instant::now(),
+            AcpNote::TurnEnded => {
+                self.turn_running = false;
+                self.stuck_shown = false;
+            }
+            AcpNote::Heard => {
+                self.last_heard = Instant::now();
+                self.stuck_shown = false;
+            }
         }
     }
 
@@ -578,16 +593,42 @@ impl Writing for AcpWriter {
     }
 
     fn stuck_at(&self) -> Option<Instant> {
-        // The handshake counts as a turn: an agent that never answers it is stuck too.
+        // The handshake counts as a turn: an agent that never answers it is stuck too. A turn
+        // shown as stuck waits for the person (or the agent) from then on.
         let waiting = self.turn_running || (self.session_id.is_none() && !self.handshake_given_up);
-        waiting.then(|| self.last_heard + self.stuck_after)
+        (waiting && !self.stuck_shown).then(|| self.last_heard + self.stuck_after)
     }
 
-    /// Asks the agent to cancel the turn, and ends it on askpane's side whatever the agent
-    /// does: a late `stopReason` only ends it again. A handshake that never finished is given
-    /// up once (nothing runs that could be cancelled).
-    fn stuck(&mut self, out: &mut AgentInput) -> Option<CliMessage> {
+    /// End turn on a turn shown as stuck: `session/cancel`, and the turn ends here whatever
+    /// the agent does. Any other Stop only asks the agent (it ends the turn `cancelled`).
+    fn interrupted(&mut self, out: &mut AgentInput) -> Option<SessionEvent> {
+        let stuck = self.stuck_shown && self.turn_running;
+        self.interrupt(out);
+        if !stuck {
+            return None;
+        }
+        let seconds = self.last_heard.elapsed().as_secs();
+        self.turn_running = false;
+        self.stuck_shown = false;
+        let text = format!(
+            "The agent sent nothing for {seconds} s: you ended the turn (askpane sent it \
+             session/cancel)."
+        );
+        log::info!("{text}");
+        Some(SessionEvent::Message(stuck_result(text)))
+    }
+
+    /// A stuck turn someone sees is shown as stuck (the person ends it with End turn). With
+    /// nobody to see it, askpane asks the agent to cancel the turn and ends it on its side
+    /// whatever the agent does: a late `stopReason` only ends it again. A handshake that never
+    /// finished is given up once (nothing runs that could be cancelled).
+    fn stuck(&mut self, out: &mut AgentInput) -> Option<SessionEvent> {
         let seconds = self.stuck_after.as_secs();
+        if self.session_id.is_some() && !self.headless {
+            self.stuck_shown = true;
+            log::warn!("the ACP agent has sent nothing for {seconds} s: the turn may be stuck");
+            return Some(SessionEvent::Stuck { silent_secs: seconds });
+        }
         let text = match self.session_id {
             Some(_) => {
                 self.interrupt(out);
@@ -603,13 +644,18 @@ impl Writing for AcpWriter {
         };
         self.turn_running = false;
         log::warn!("{text}");
-        Some(CliMessage::Result(TurnResult {
-            subtype: "stuck".to_owned(),
-            is_error: true,
-            text: Some(text),
-            ..TurnResult::default()
-        }))
+        Some(SessionEvent::Message(stuck_result(text)))
     }
+}
+
+/// How a stuck turn ended, for the transcript (and the exit code of a run without a window).
+fn stuck_result(text: String) -> CliMessage {
+    CliMessage::Result(TurnResult {
+        subtype: "stuck".to_owned(),
+        is_error: true,
+        text: Some(text),
+        ..TurnResult::default()
+    })
 }
 
 #[cfg(test)]
@@ -639,6 +685,8 @@ mod tests {
             last_heard: Instant::now(),
             stuck_after: Duration::from_secs(300),
             handshake_given_up: false,
+            headless: false,
+            stuck_shown: false,
         };
         write(&mut writer, &mut out);
         out.flush();
