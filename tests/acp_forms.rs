@@ -417,3 +417,22 @@ fn a_stuck_turn_is_shown_and_end_turn_sends_session_cancel_and_ends_it() {
     window.shut_down();
     assert!(started.elapsed() < Duration::from_secs(10), "askpane hung on the agent");
 }
+
+// ---- item 4: the agent's reject_always, by its own name ----
+
+#[test]
+fn reject_always_is_offered_by_its_own_name_and_picks_that_option() {
+    for (button, option) in [("Never allow rm", "no-never"), ("Deny", "no-once")] {
+        let name = format!("acp-reject-{option}");
+        let mut window = Window::start(&name, "reject");
+        window.step_until("the card", |window| window.has_label("Allow once"));
+        window.click(Role::Button, button);
+        let answer = window.scratch.answer("p1");
+        assert_eq!(
+            answer["result"],
+            json!({"outcome": {"outcome": "selected", "optionId": option}}),
+            "{button}: {answer}"
+        );
+        window.shut_down();
+    }
+}

@@ -244,6 +244,14 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let card = self.cards().find(|card| card.id == *id)?;
                 (*id, PermissionChoice::Deny { message: deny_words(&card.deny_message) })
             }
+            SessionAction::AlwaysDenyPermission { id, rule } => {
+                let card = self.cards().find(|card| card.id == *id)?;
+                let rule = card.request.deny_always.get(*rule)?.clone();
+                let message = deny_words(&card.deny_message);
+                let decision = PermissionDecision::DenyAlways { rule, message };
+                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                return Some(SessionEffect::Decided { id: *id, decision });
+            }
             SessionAction::HandBackPermission(id) => (*id, PermissionChoice::HandBack),
             SessionAction::SetDenyMessage { id, text } => {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
@@ -295,7 +303,9 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             PermissionDecision::AllowOnce
             | PermissionDecision::AllowAlways { .. }
             | PermissionDecision::Fill { .. } => PermissionEnd::Allowed,
-            PermissionDecision::Deny { .. } => PermissionEnd::Denied,
+            PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => {
+                PermissionEnd::Denied
+            }
             PermissionDecision::HandBack => PermissionEnd::HandedBack,
         };
         let outcome = ApprovalOutcome::of(&decision);
@@ -360,6 +370,7 @@ fn offered(request: &PermissionRequest, decision: &PermissionDecision) -> bool {
         // the person did not give.
         PermissionDecision::AllowOnce => !form,
         PermissionDecision::Deny { .. } => true,
+        PermissionDecision::DenyAlways { rule, .. } => request.deny_always.contains(rule),
         PermissionDecision::Fill { .. } => form,
         PermissionDecision::AllowAlways { suggestion } => {
             request.suggestions.contains(suggestion)

@@ -24,6 +24,11 @@ pub enum SessionAction {
         suggestion: usize,
     },
     DenyPermission(RequestId),
+    /// Deny with the card's "deny always" number `rule` (the agent's own, issue 28).
+    AlwaysDenyPermission {
+        id: RequestId,
+        rule: usize,
+    },
     /// "Answer in the terminal": no decision; the agent's own dialog decides.
     HandBackPermission(RequestId),
     SetDenyMessage {
@@ -579,6 +584,7 @@ impl Agent {
             SessionAction::AllowPermission(_)
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::AlwaysDenyPermission { .. }
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
             | SessionAction::Plan { .. }

@@ -209,6 +209,7 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         cwd: text(params, "cwd"),
         on_disk: None,
         suggestions: Vec::new(),
+        deny_always: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
@@ -236,6 +237,7 @@ pub fn file_change_permission(
         cwd: None,
         on_disk: None,
         suggestions: Vec::new(),
+        deny_always: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
@@ -387,6 +389,7 @@ pub fn approval_reply(id: &Value, decision: &PermissionDecision) -> Value {
         // Nobody decided, and a hosted session has no dialog of its own: declined.
         // Codex asks no forms: a filled form is never this card's decision.
         PermissionDecision::Deny { .. }
+        | PermissionDecision::DenyAlways { .. }
         | PermissionDecision::HandBack
         | PermissionDecision::Fill { .. } => "decline",
     };

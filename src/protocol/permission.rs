@@ -86,6 +86,14 @@ pub enum SuggestionView {
     SetMode { mode: String, destination: Destination },
 }
 
+/// A "deny always" the agent offers by its own option (ACP's `reject_always`, issue 28): shown
+/// by its name beside Deny, and picked by its id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenyRule {
+    pub id: String,
+    pub name: String,
+}
+
 /// One of Claude Code's `permission_suggestions`, as given, with its typed view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Value", into = "Value")]
@@ -344,7 +352,9 @@ impl ApprovalOutcome {
                 ApprovalOutcome::AllowedOnce
             }
             PermissionDecision::AllowAlways { .. } => ApprovalOutcome::AllowedAlways,
-            PermissionDecision::Deny { .. } => ApprovalOutcome::Denied,
+            PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => {
+                ApprovalOutcome::Denied
+            }
             PermissionDecision::HandBack => ApprovalOutcome::HandedBack,
         }
     }
@@ -465,6 +475,7 @@ pub fn parse_hook_permission(
         reason: None,
         agent_id: context.agent_id.clone(),
         suggestions: parse_suggestions(object.get("permission_suggestions")),
+        deny_always: Vec::new(),
         origin: ApprovalOrigin::Hook,
         // The card shows a command's directory and reads a relative path from there.
         cwd: context.cwd.clone(),
@@ -518,7 +529,9 @@ pub fn hook_reply(request: &PermissionRequest, decision: &PermissionDecision) ->
         PermissionDecision::AllowAlways { suggestion } => {
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
         // A hook asks no forms: a filled form is no decision of its.
         PermissionDecision::HandBack | PermissionDecision::Fill { .. } => return None,
     };

@@ -218,6 +218,10 @@ pub struct PermissionRequest {
     /// offered as an "Always …" button (issue 26).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<Suggestion>,
+    /// The agent's own "deny always" choices (ACP's `reject_always`), each offered by its name
+    /// beside Deny (issue 28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_always: Vec<super::permission::DenyRule>,
     /// Who asks: a hosted session (the default, and unsaid on the wire), or a
     /// `PermissionRequest` hook.
     #[serde(default, skip_serializing_if = "ApprovalOrigin::is_hosted")]
@@ -234,6 +238,12 @@ pub enum PermissionDecision {
         suggestion: Suggestion,
     },
     Deny {
+        message: String,
+    },
+    /// Denied, with the agent's own "deny always" choice (one of the request's `deny_always`).
+    /// An agent without such choices reads it as [`PermissionDecision::Deny`].
+    DenyAlways {
+        rule: super::permission::DenyRule,
         message: String,
     },
     /// No decision: the agent's own dialog or policy decides (a hook prints nothing).
@@ -334,6 +344,7 @@ fn control_request(line: &Value) -> CliMessage {
             cwd: None,
             on_disk: None,
             suggestions: parse_suggestions(request.get("permission_suggestions")),
+            deny_always: Vec::new(),
             origin: ApprovalOrigin::Hosted,
         }),
         // The Agent SDK's own wording for a subtype it has no handler for.
@@ -481,7 +492,9 @@ pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecisi
         }
         PermissionDecision::AllowAlways { suggestion } => json!({"behavior": "allow",
             "updatedInput": request.input, "updatedPermissions": [suggestion.raw()]}),
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
         // Claude Code asks no forms this way: a filled form decides none of its calls.
         PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
@@ -504,7 +517,9 @@ fn plan_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Val
         PermissionDecision::AllowAlways { suggestion } => {
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
         // Claude Code asks no forms this way: a filled form decides none of its calls.
         PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})

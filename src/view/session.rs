@@ -350,6 +350,16 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 if ui.button("Deny").clicked() {
                     actions.push(Action::Session(SessionAction::DenyPermission(id)));
                 }
+                // The agent's own "deny always" choices (ACP's reject_always), by their names.
+                for (rule, deny) in request.deny_always.iter().enumerate() {
+                    let always = ui.button(&deny.name);
+                    let hover = "Deny this call, choosing the agent's own option to refuse such \
+                                 calls from now on";
+                    if always.on_hover_text(hover).clicked() {
+                        let action = SessionAction::AlwaysDenyPermission { id, rule };
+                        actions.push(Action::Session(action));
+                    }
+                }
                 // Only a hook, or OpenCode's TUI, has a dialog of its own to hand the call back to.
                 let hand_back = match request.origin {
                     ApprovalOrigin::Hosted => None,

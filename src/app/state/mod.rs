@@ -596,6 +596,7 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
             SessionAction::AllowPermission(_)
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::AlwaysDenyPermission { .. }
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
             | SessionAction::Plan { .. }

@@ -539,7 +539,8 @@ pub fn permission_decision(
         PermissionDecision::AllowAlways { suggestion } => {
             (DecisionKind::AllowAlways, Sent::Absent, suggestion.raw().clone().into())
         }
-        PermissionDecision::Deny { message } => {
+        // The page offers no deny-always of the agent's own: a deny.
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
             (DecisionKind::Deny, message.clone().into(), Sent::Absent)
         }
         // The page fills in no forms (the window does): sent as no decision.

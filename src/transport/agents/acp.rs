@@ -441,7 +441,7 @@ pub enum AcpCard {
 fn form_action(decision: &PermissionDecision) -> Action {
     match decision {
         PermissionDecision::Fill { content } => Action::Accept(content.clone()),
-        PermissionDecision::Deny { .. } => Action::Decline,
+        PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => Action::Decline,
         PermissionDecision::AllowOnce
         | PermissionDecision::AllowAlways { .. }
         | PermissionDecision::HandBack => Action::Cancel,
