@@ -436,3 +436,31 @@ fn reject_always_is_offered_by_its_own_name_and_picks_that_option() {
         window.shut_down();
     }
 }
+
+// ---- item 5: an ACP permission card and a question form decided in the window ----
+
+#[test]
+fn an_acp_permission_card_and_question_form_are_decided_in_the_window() {
+    let mut window = Window::start("acp-cards", "cards");
+    window.step_until("the permission card", |window| window.has_label("Allow once"));
+    assert!(window.has_text("rm -rf build"), "the card shows the command");
+    window.click(Role::Button, "Allow once");
+    let allowed = window.scratch.answer("p1");
+    assert_eq!(
+        allowed["result"],
+        json!({"outcome": {"outcome": "selected", "optionId": "yes-once"}})
+    );
+    window.step_until("the question", |window| {
+        window.harness.query_by_role_and_label(Role::RadioButton, "SQLite").is_some()
+    });
+    window.click(Role::RadioButton, "SQLite");
+    window.click(Role::Button, "Submit");
+    let answered = window.scratch.answer("q1");
+    assert_eq!(
+        answered["result"],
+        json!({"action": "accept", "content": {"question_0": "SQLite"}}),
+        "{answered}"
+    );
+    window.step_until("the turn's end", |window| window.has_text("waiting for you"));
+    window.shut_down();
+}
