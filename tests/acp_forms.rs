@@ -464,3 +464,56 @@ fn an_acp_permission_card_and_question_form_are_decided_in_the_window() {
     window.step_until("the turn's end", |window| window.has_text("waiting for you"));
     window.shut_down();
 }
+
+// ---- under the inbox: a form on the inbox's page (its wire, as the page's Send form sends) ----
+
+#[test]
+fn under_the_inbox_a_form_sent_from_the_page_reaches_the_agent_checked_by_the_schema() {
+    use crate::interop_approvals::{Page, card};
+    if !support::web_bundle_built() {
+        return;
+    }
+    let scratch = Scratch::new("acp-form-inbox");
+    let run_dir = support::private_runtime_dir();
+    let mut inbox = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    inbox
+        .current_dir(&scratch.root)
+        .env("HOME", &scratch.root)
+        .env("XDG_RUNTIME_DIR", &run_dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["inbox", "--ui", "web"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut inbox = support::Process::new(inbox.spawn().expect("start the inbox"));
+    let link = crate::support::agents::browser_link(inbox.child.stderr.take().unwrap());
+    let mut page = Page::connect(&link);
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_askpane"));
+    acp.current_dir(scratch.root.join("work"))
+        .env("HOME", &scratch.root)
+        .env("XDG_RUNTIME_DIR", &run_dir)
+        .env("FAKE_ACP_MODE", "form")
+        .env("FAKE_ACP_LOG", scratch.log())
+        .args(["acp", "-p", "Go.", "--", "python3"])
+        .arg(script())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let acp = support::Process::new(acp.spawn().expect("start askpane acp"));
+    let (request_id, request) = card(&page.next("permission_request", WAIT));
+    assert_eq!(request.tool_name, "elicitation/create");
+    assert_eq!(request.input["message"], "Deploy where?");
+    // Content the schema refuses (12 replicas, at most 9) decides nothing: the card stays.
+    let refused = json!({"type": "permission_decision", "request_id": request_id,
+        "decision": "fill", "content": {"name": "web", "replicas": 12}});
+    page.send(&refused);
+    thread::sleep(Duration::from_millis(300));
+    assert!(scratch.answers("f1").is_empty(), "{:?}", scratch.sent());
+    let content = json!({"name": "web", "region": "us", "replicas": 3});
+    page.decide(&request_id, json!({"decision": "fill", "content": content}), "allowed");
+    let answer = scratch.answer("f1");
+    assert_eq!(answer["result"], json!({"action": "accept", "content": content}), "{answer}");
+    drop(acp);
+    drop(inbox);
+}
