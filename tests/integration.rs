@@ -19,6 +19,10 @@
 // fake Messages API, and a fake ACP agent of the tests' own (forms, agents that never answer).
 #[cfg(target_os = "linux")]
 mod acp;
+// ACP generic forms, links, stuck turns and reject-always in the window (issue 28), with a fake
+// agent of the tests' own (tests/fixtures/acp/form_agent.py).
+#[cfg(target_os = "linux")]
+mod acp_forms;
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.

@@ -10,6 +10,7 @@
 //! handles through [`ReplyHandle`]; a handle dropped undecided says what its own `Drop` says.
 
 use super::ReplyHandle;
+use super::form::FormReview;
 use super::plan::PlanReview;
 use super::session::{SessionAction, SessionEffect};
 use super::tool_call::ToolCallView;
@@ -38,6 +39,9 @@ pub struct PendingPermission {
     /// A plan to review (`ExitPlanMode`), drawn as a plan page in the card's place, with the
     /// review so far.
     pub plan: Option<PlanReview>,
+    /// A form to fill in (an ACP agent's `elicitation/create`), drawn as its fields in the
+    /// card's place, with what is filled in so far (issue 28).
+    pub form: Option<FormReview>,
     /// When the driver received it, on the driver's own clock (the book reads none): what its
     /// age in the list counts from. `None` until the driver says ([`Approvals::arrived`]).
     pub arrived_at: Option<f64>,
@@ -105,6 +109,7 @@ impl<R> Approvals<R> {
         }
         let view = ToolCallView::of(&request);
         let plan = PlanReview::of(&request);
+        let form = FormReview::of(&request);
         let deny_message = String::new();
         let summary = crate::protocol::stream::tool_summary(&request.tool_name, &request.input);
         let arrived_at = None;
@@ -116,6 +121,7 @@ impl<R> Approvals<R> {
             view,
             summary,
             plan,
+            form,
             arrived_at,
         };
         self.waiting.push(Approval { card, replies: vec![reply] });
@@ -238,6 +244,14 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let card = self.cards().find(|card| card.id == *id)?;
                 (*id, PermissionChoice::Deny { message: deny_words(&card.deny_message) })
             }
+            SessionAction::AlwaysDenyPermission { id, rule } => {
+                let card = self.cards().find(|card| card.id == *id)?;
+                let rule = card.request.deny_always.get(*rule)?.clone();
+                let message = deny_words(&card.deny_message);
+                let decision = PermissionDecision::DenyAlways { rule, message };
+                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                return Some(SessionEffect::Decided { id: *id, decision });
+            }
             SessionAction::HandBackPermission(id) => (*id, PermissionChoice::HandBack),
             SessionAction::SetDenyMessage { id, text } => {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
@@ -248,6 +262,12 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let outcome = approval.card.plan.as_mut()?.apply(action.clone())?;
                 let decision = outcome.decision();
+                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                return Some(SessionEffect::Decided { id: *id, decision });
+            }
+            SessionAction::Form { id, action } => {
+                let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
+                let decision = approval.card.form.as_mut()?.apply(action.clone())?.decision();
                 self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
                 return Some(SessionEffect::Decided { id: *id, decision });
             }
@@ -272,12 +292,20 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         if !offered(&card.request, &decision) {
             return None;
         }
+        // A form's content sent from elsewhere passes the same check as a Send here.
+        if let (PermissionDecision::Fill { content }, Some(form)) = (&decision, &card.form)
+            && !form.accepts(content)
+        {
+            return None;
+        }
         let id = card.id;
         let end = match decision {
-            PermissionDecision::AllowOnce | PermissionDecision::AllowAlways { .. } => {
-                PermissionEnd::Allowed
+            PermissionDecision::AllowOnce
+            | PermissionDecision::AllowAlways { .. }
+            | PermissionDecision::Fill { .. } => PermissionEnd::Allowed,
+            PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => {
+                PermissionEnd::Denied
             }
-            PermissionDecision::Deny { .. } => PermissionEnd::Denied,
             PermissionDecision::HandBack => PermissionEnd::HandedBack,
         };
         let outcome = ApprovalOutcome::of(&decision);
@@ -326,7 +354,8 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
 /// What a card nobody decided tells its agent: a hook's hands the call back (print nothing:
 /// Claude Code's own dialog or policy decides); a hosted session's is denied with `message`.
 fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
-    match request.origin.can_hand_back() {
+    // A form nobody filled in is no decline of the person's: it is cancelled (a hand-back).
+    match request.origin.can_hand_back() || permission::is_form(request) {
         true => PermissionDecision::HandBack,
         false => PermissionDecision::Deny { message: message.to_owned() },
     }
@@ -335,8 +364,14 @@ fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
 /// Whether `request`'s card offers `decision`: a rule only if the agent suggested it, a
 /// hand-back only where the agent can ask on its own; a plan's "approve and accept edits" too.
 fn offered(request: &PermissionRequest, decision: &PermissionDecision) -> bool {
+    let form = permission::is_form(request);
     match decision {
-        PermissionDecision::AllowOnce | PermissionDecision::Deny { .. } => true,
+        // A form is sent filled in, never allowed bare: an allow would give the agent content
+        // the person did not give.
+        PermissionDecision::AllowOnce => !form,
+        PermissionDecision::Deny { .. } => true,
+        PermissionDecision::DenyAlways { rule, .. } => request.deny_always.contains(rule),
+        PermissionDecision::Fill { .. } => form,
         PermissionDecision::AllowAlways { suggestion } => {
             request.suggestions.contains(suggestion)
                 || (permission::is_plan(request) && *suggestion == permission::accept_edits())

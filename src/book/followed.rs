@@ -360,11 +360,12 @@ pub fn permission_reply(decision: &PermissionDecision) -> Option<PermissionReply
     match decision {
         PermissionDecision::AllowOnce => Some(PermissionReply::Once),
         PermissionDecision::AllowAlways { .. } => Some(PermissionReply::Always),
-        PermissionDecision::Deny { message } => {
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
             let message = said_words(message).map(str::to_owned);
             Some(PermissionReply::Reject { message })
         }
-        PermissionDecision::HandBack => None,
+        // OpenCode asks no forms: never offered, so no decision.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => None,
     }
 }
 

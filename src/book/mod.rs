@@ -19,6 +19,7 @@
 pub mod approval;
 pub mod diff;
 pub mod followed;
+pub mod form;
 pub mod journal;
 pub mod plan;
 pub mod policy;

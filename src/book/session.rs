@@ -24,6 +24,11 @@ pub enum SessionAction {
         suggestion: usize,
     },
     DenyPermission(RequestId),
+    /// Deny with the card's "deny always" number `rule` (the agent's own, issue 28).
+    AlwaysDenyPermission {
+        id: RequestId,
+        rule: usize,
+    },
     /// "Answer in the terminal": no decision; the agent's own dialog decides.
     HandBackPermission(RequestId),
     SetDenyMessage {
@@ -34,6 +39,11 @@ pub enum SessionAction {
     Plan {
         id: RequestId,
         action: super::plan::PlanAction,
+    },
+    /// On the form of card `id` (issue 28): a field filled in, Send, Decline, Stop.
+    Form {
+        id: RequestId,
+        action: super::form::FormAction,
     },
     SetPrompt(String),
     /// Send the prompt box as the next user turn.
@@ -141,6 +151,10 @@ pub struct Session {
     kept_bytes: usize,
     /// A turn is running (a prompt was sent and its `result` has not come).
     pub busy: bool,
+    /// The running turn looks stuck: the agent has said nothing for this many seconds with
+    /// nothing asked of the person (issue 28). Shown with End turn; gone when the agent speaks
+    /// or the turn ends.
+    pub stuck: Option<u64>,
     /// How the agent ended, and the last lines of its stderr.
     pub ended: Option<(String, Vec<String>)>,
     /// The prompt box, as typed so far.
@@ -157,6 +171,9 @@ pub struct SessionUpdate {
     pub entries: Vec<Entry>,
     pub info: Option<SessionInfo>,
     pub busy: bool,
+    /// The turn looks stuck ([`Session::stuck`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<u64>,
     pub ended: Option<(String, Vec<String>)>,
     /// The oldest entry the bridge keeps: the ones before it were dropped (issue 24). Left out
     /// while it keeps them all.
@@ -363,6 +380,7 @@ impl Session {
             entries,
             info: self.info.clone(),
             busy: self.busy,
+            stuck: self.stuck,
             ended: self.ended.clone(),
             kept_from: self.kept_from.unwrap_or(self.first),
             before,
@@ -377,6 +395,7 @@ impl Session {
     pub fn apply_update(&mut self, update: SessionUpdate) {
         self.info = update.info;
         self.busy = update.busy;
+        self.stuck = update.stuck;
         self.ended = update.ended;
         self.kept_from = Some(update.kept_from);
         if let Some(before) = update.before {
@@ -416,6 +435,8 @@ impl Session {
     fn record(&mut self, message: CliMessage) {
         // Text on a user line is the user's side ("[Request interrupted by user for tool use]").
         let from_user = matches!(message, CliMessage::User { .. });
+        // The agent spoke: whatever it says, the turn is not stuck now.
+        self.stuck = None;
         match message {
             CliMessage::Init(info) => self.info = Some(capped_info(info)),
             CliMessage::Assistant { blocks } | CliMessage::User { blocks } => {
@@ -452,6 +473,7 @@ impl Session {
     /// within [`FACT_LIMIT`]).
     fn end_with(&mut self, status: &str, stderr_tail: &[String]) {
         self.busy = false;
+        self.stuck = None;
         let skip = stderr_tail.len().saturating_sub(MAX_FACTS);
         let tail = stderr_tail.iter().skip(skip).map(|line| capped_to(line, FACT_LIMIT)).collect();
         self.ended = Some((capped_to(status, FACT_LIMIT), tail));
@@ -513,6 +535,12 @@ impl Agent {
             SessionEvent::Ended { status, stderr_tail } => {
                 session.end_with(&status.to_string(), &stderr_tail);
             }
+            // Only a running turn can be stuck (a late word about one that ended says nothing).
+            SessionEvent::Stuck { silent_secs } => {
+                if session.busy && session.ended.is_none() {
+                    session.stuck = Some(silent_secs);
+                }
+            }
         }
     }
 
@@ -556,9 +584,11 @@ impl Agent {
             SessionAction::AllowPermission(_)
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::AlwaysDenyPermission { .. }
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
-            | SessionAction::Plan { .. } => None,
+            | SessionAction::Plan { .. }
+            | SessionAction::Form { .. } => None,
             SessionAction::SetPrompt(text) => {
                 self.current_mut()?.1.prompt = text;
                 None

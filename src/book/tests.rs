@@ -411,7 +411,11 @@ impl Words for PermissionDecision {
                 format!("allow always: {}", suggestion.label())
             }
             PermissionDecision::Deny { message } => format!("deny: {message}"),
+            PermissionDecision::DenyAlways { rule, message } => {
+                format!("deny always ({}): {message}", rule.name)
+            }
             PermissionDecision::HandBack => "hand back".to_owned(),
+            PermissionDecision::Fill { content } => format!("fill {content:?}"),
         }
     }
 }

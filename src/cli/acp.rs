@@ -27,7 +27,8 @@ pub(super) struct AcpArgs {
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     allow_tools: Vec<String>,
     /// A turn in which the agent sends nothing for this many seconds, with nothing asked of you,
-    /// is ended (askpane sends session/cancel): an agent that hangs never hangs askpane.
+    /// is shown as stuck, with End turn (askpane sends session/cancel and ends it); without a
+    /// window or inbox askpane ends it itself: an agent that hangs never hangs askpane.
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     stuck_after: u64,
     /// The agent's command and its arguments (after `--`), e.g.

@@ -226,7 +226,8 @@ fn host_without_window<A: HostedAgent>(
                 SessionEvent::Ended { status, stderr_tail } => {
                     return HeadlessEnd::AgentEnded { status, stderr_tail };
                 }
-                SessionEvent::Message(_) => {}
+                // Headless, a stuck turn is ended by the host itself (its last resort).
+                SessionEvent::Message(_) | SessionEvent::Stuck { .. } => {}
             },
             // askpane is being stopped: nothing is open here (everything is answered at once).
             Inbound::Control(Control::Shutdown { .. }) => return HeadlessEnd::Stopped,

@@ -209,6 +209,7 @@ fn command_permission(key: &str, params: &Value) -> PermissionRequest {
         cwd: text(params, "cwd"),
         on_disk: None,
         suggestions: Vec::new(),
+        deny_always: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
@@ -236,6 +237,7 @@ pub fn file_change_permission(
         cwd: None,
         on_disk: None,
         suggestions: Vec::new(),
+        deny_always: Vec::new(),
         origin: crate::protocol::permission::ApprovalOrigin::Hosted,
     }
 }
@@ -385,7 +387,11 @@ pub fn approval_reply(id: &Value, decision: &PermissionDecision) -> Value {
         // is allowed for this session, Codex's own nearest "always".
         PermissionDecision::AllowAlways { .. } => "acceptForSession",
         // Nobody decided, and a hosted session has no dialog of its own: declined.
-        PermissionDecision::Deny { .. } | PermissionDecision::HandBack => "decline",
+        // Codex asks no forms: a filled form is never this card's decision.
+        PermissionDecision::Deny { .. }
+        | PermissionDecision::DenyAlways { .. }
+        | PermissionDecision::HandBack
+        | PermissionDecision::Fill { .. } => "decline",
     };
     json!({"id": id, "result": {"decision": decision}})
 }

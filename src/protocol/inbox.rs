@@ -118,6 +118,10 @@ pub enum SessionLine {
         status: AgentExit,
         stderr_tail: Vec<String>,
     },
+    /// The running turn is stuck (silent this long with nothing asked).
+    Stuck {
+        silent_secs: u64,
+    },
 }
 
 impl SessionLine {
@@ -139,6 +143,7 @@ impl SessionLine {
             SessionEvent::Ended { status, stderr_tail } => {
                 Some(SessionLine::Ended { status, stderr_tail })
             }
+            SessionEvent::Stuck { silent_secs } => Some(SessionLine::Stuck { silent_secs }),
         }
     }
 
@@ -152,6 +157,7 @@ impl SessionLine {
             SessionLine::Ended { status, stderr_tail } => {
                 return SessionEvent::Ended { status, stderr_tail };
             }
+            SessionLine::Stuck { silent_secs } => return SessionEvent::Stuck { silent_secs },
         };
         SessionEvent::Message(message)
     }

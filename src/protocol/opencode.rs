@@ -343,6 +343,7 @@ pub fn to_permission(request: &PermissionAsked, directory: &str) -> (PermissionR
         on_disk: None,
         // No `always` patterns: no rule to offer (the suggestion is refused as empty).
         suggestions: Suggestion::try_from(always).into_iter().collect(),
+        deny_always: Vec::new(),
         origin: ApprovalOrigin::OpenCode,
     };
     let project = directory.trim_end_matches('/').rsplit('/').next().unwrap_or_default();

@@ -86,6 +86,14 @@ pub enum SuggestionView {
     SetMode { mode: String, destination: Destination },
 }
 
+/// A "deny always" the agent offers by its own option (ACP's `reject_always`, issue 28): shown
+/// by its name beside Deny, and picked by its id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenyRule {
+    pub id: String,
+    pub name: String,
+}
+
 /// One of Claude Code's `permission_suggestions`, as given, with its typed view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Value", into = "Value")]
@@ -339,9 +347,14 @@ impl ApprovalOutcome {
     /// The kind a person's (or a policy's) decision ends in.
     pub fn of(decision: &PermissionDecision) -> ApprovalOutcome {
         match decision {
-            PermissionDecision::AllowOnce => ApprovalOutcome::AllowedOnce,
+            // A form filled in and sent is history's "allowed": the person gave what it asked.
+            PermissionDecision::AllowOnce | PermissionDecision::Fill { .. } => {
+                ApprovalOutcome::AllowedOnce
+            }
             PermissionDecision::AllowAlways { .. } => ApprovalOutcome::AllowedAlways,
-            PermissionDecision::Deny { .. } => ApprovalOutcome::Denied,
+            PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => {
+                ApprovalOutcome::Denied
+            }
             PermissionDecision::HandBack => ApprovalOutcome::HandedBack,
         }
     }
@@ -462,6 +475,7 @@ pub fn parse_hook_permission(
         reason: None,
         agent_id: context.agent_id.clone(),
         suggestions: parse_suggestions(object.get("permission_suggestions")),
+        deny_always: Vec::new(),
         origin: ApprovalOrigin::Hook,
         // The card shows a command's directory and reads a relative path from there.
         cwd: context.cwd.clone(),
@@ -477,6 +491,19 @@ pub const PLAN_TOOL: &str = "ExitPlanMode";
 /// Whether `request` is a plan to review rather than a tool call to allow.
 pub fn is_plan(request: &PermissionRequest) -> bool {
     request.tool_name == PLAN_TOOL
+}
+
+/// The tool name of a form's card: an ACP agent's generic `elicitation/create` is shown as a
+/// card (issue 28), its input `{"message", "requestedSchema"}`, or `{"message", "url"}` for a
+/// link the person is asked to open. No agent's tool is named with a `/`, so no tool call is
+/// taken for a form.
+pub const FORM_TOOL: &str = "elicitation/create";
+
+/// Whether `request` is a form to fill in (or a link to open) rather than a tool call to allow.
+pub fn is_form(request: &PermissionRequest) -> bool {
+    request.tool_name == FORM_TOOL
+        && (request.input.get("requestedSchema").is_some()
+            || request.input.get("url").is_some_and(Value::is_string))
 }
 
 /// Claude Code's own "approve and accept edits" for a plan: the session's mode becomes
@@ -502,8 +529,11 @@ pub fn hook_reply(request: &PermissionRequest, decision: &PermissionDecision) ->
         PermissionDecision::AllowAlways { suggestion } => {
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => return None,
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
+        // A hook asks no forms: a filled form is no decision of its.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => return None,
     };
     let allowed = matches!(decision.get("behavior").and_then(Value::as_str), Some("allow"));
     if allowed

@@ -50,6 +50,10 @@ pub enum SessionEvent {
     Message(CliMessage),
     /// The agent ended: how, and the last lines it wrote to stderr.
     Ended { status: AgentExit, stderr_tail: Vec<String> },
+    /// The running turn has been silent this many seconds with nothing asked of the person (an
+    /// agent that hangs, issue 28): shown as stuck until the agent speaks, the turn ends, or the
+    /// person ends it.
+    Stuck { silent_secs: u64 },
 }
 
 /// How a hosted agent's process ended, as the session's end says it (`exit code 1`). On the
@@ -214,6 +218,10 @@ pub struct PermissionRequest {
     /// offered as an "Always …" button (issue 26).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<Suggestion>,
+    /// The agent's own "deny always" choices (ACP's `reject_always`), each offered by its name
+    /// beside Deny (issue 28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_always: Vec<super::permission::DenyRule>,
     /// Who asks: a hosted session (the default, and unsaid on the wire), or a
     /// `PermissionRequest` hook.
     #[serde(default, skip_serializing_if = "ApprovalOrigin::is_hosted")]
@@ -232,8 +240,20 @@ pub enum PermissionDecision {
     Deny {
         message: String,
     },
+    /// Denied, with the agent's own "deny always" choice (one of the request's `deny_always`).
+    /// An agent without such choices reads it as [`PermissionDecision::Deny`].
+    DenyAlways {
+        rule: super::permission::DenyRule,
+        message: String,
+    },
     /// No decision: the agent's own dialog or policy decides (a hook prints nothing).
     HandBack,
+    /// A form (an ACP agent's generic `elicitation/create`, shown as a card) filled in by the
+    /// person and checked against its schema: the reply's `content`, with its JSON types.
+    /// Only a form's card offers it ([`super::permission::is_form`]).
+    Fill {
+        content: serde_json::Map<String, Value>,
+    },
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -324,6 +344,7 @@ fn control_request(line: &Value) -> CliMessage {
             cwd: None,
             on_disk: None,
             suggestions: parse_suggestions(request.get("permission_suggestions")),
+            deny_always: Vec::new(),
             origin: ApprovalOrigin::Hosted,
         }),
         // The Agent SDK's own wording for a subtype it has no handler for.
@@ -471,8 +492,11 @@ pub fn permission_reply(request: &PermissionRequest, decision: &PermissionDecisi
         }
         PermissionDecision::AllowAlways { suggestion } => json!({"behavior": "allow",
             "updatedInput": request.input, "updatedPermissions": [suggestion.raw()]}),
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => {
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
+        // Claude Code asks no forms this way: a filled form decides none of its calls.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
         }
     };
@@ -493,8 +517,11 @@ fn plan_reply(request: &PermissionRequest, decision: &PermissionDecision) -> Val
         PermissionDecision::AllowAlways { suggestion } => {
             json!({"behavior": "allow", "updatedPermissions": [suggestion.raw()]})
         }
-        PermissionDecision::Deny { message } => json!({"behavior": "deny", "message": message}),
-        PermissionDecision::HandBack => {
+        PermissionDecision::Deny { message } | PermissionDecision::DenyAlways { message, .. } => {
+            json!({"behavior": "deny", "message": message})
+        }
+        // Claude Code asks no forms this way: a filled form decides none of its calls.
+        PermissionDecision::HandBack | PermissionDecision::Fill { .. } => {
             json!({"behavior": "deny", "message": HANDED_BACK_HOSTED})
         }
     };

@@ -2,6 +2,7 @@
 //!
 //! The view draws [`State`] and returns [`Action`]s; it never changes state or touches channels.
 
+pub mod form;
 pub mod history;
 mod keys;
 pub mod pairing;
@@ -173,12 +174,14 @@ pub fn root_ui<R, A>(
         match (state.shown_card(), state.current()) {
             // A plan to review (issue 26) is a card too, drawn as a document with its own
             // scrolling, outline and footer: the list and the session stay beside it.
-            (Some(card), _) => match &card.plan {
-                Some(review) => {
+            (Some(card), _) => match (&card.plan, &card.form) {
+                (Some(review), _) => {
                     let keys = !state.confirming_close();
                     plan::plan_ui(ui, card, review, markdown, keys, &mut actions);
                 }
-                None => {
+                // A form (issue 28) is a card too, drawn as its fields.
+                (None, Some(review)) => form::form_ui(ui, card, review, &mut actions),
+                (None, None) => {
                     ScrollArea::vertical().id_salt(("card", card.id)).show(ui, |ui| {
                         session::permission_ui(ui, card, &mut actions);
                     });
@@ -644,6 +647,14 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         Some((_, _, heading)) => format!("Plan: {heading}"),
         None => "Plan".to_owned(),
     });
+    // A form is named by what the agent says it is for.
+    let plan_title = plan_title.or_else(|| {
+        card.form.as_ref().map(|review| {
+            let about = review.form.title.as_deref().unwrap_or(&review.message);
+            let kind = if review.url.is_some() { "Link" } else { "Form" };
+            format!("{kind}: {}", about.chars().take(CARD_ENTRY_CHARS).collect::<String>())
+        })
+    });
     let title =
         crate::protocol::text::reveal_hidden(plan_title.as_deref().unwrap_or(&card.summary));
     // The row cuts what does not fit; the name a screen reader reads is bounded too (a command
@@ -657,7 +668,11 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         who.push_str(&format!(" · subagent {subagent}"));
     }
     let age = age_text(now - card_arrived_at(ui.ctx(), card, now));
-    let kind = if card.plan.is_some() { "plan" } else { "tool call" };
+    let kind = match (&card.plan, &card.form) {
+        (Some(_), _) => "plan",
+        (None, Some(_)) => "form",
+        (None, None) => "tool call",
+    };
     let detail = format!("{who} · {kind} · {age}");
     let scope = ui.scope_builder(egui::UiBuilder::new().sense(egui::Sense::click()), |ui| {
         let fill = match (current, ui.response().hovered()) {
@@ -667,7 +682,11 @@ fn card_entry_ui(ui: &mut Ui, card: &PendingPermission, current: bool, now: f64)
         };
         Frame::new().fill(fill).corner_radius(size::RADIUS).inner_margin(6).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            let mark = if card.plan.is_some() { "📋" } else { "⚙" };
+            let mark = match (&card.plan, &card.form) {
+                (Some(_), _) => "📋",
+                (None, Some(_)) => "📝",
+                (None, None) => "⚙",
+            };
             let text = RichText::new(format!("{mark} {title}")).strong();
             ui.add(Label::new(text).truncate().selectable(false));
             let detail = RichText::new(&detail).small().color(tokens.warning);

@@ -66,7 +66,10 @@ pub fn session_ui(
         facts.push(status);
         ui.label(RichText::new(facts.join(" · ")).small().color(tokens.muted));
     });
-    egui::Panel::bottom("session-prompt").show(ui, |ui| prompt_ui(ui, session, actions));
+    egui::Panel::bottom("session-prompt").show(ui, |ui| {
+        stuck_ui(ui, session, actions);
+        prompt_ui(ui, session, actions);
+    });
     egui::CentralPanel::no_frame().show(ui, |ui| {
         // One scroll position and one set of row heights per session the inbox shows.
         let salt = ("transcript", session.label.as_deref());
@@ -252,6 +255,35 @@ fn prompt_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
     });
 }
 
+/// A turn that looks stuck (issue 28): how long the agent has been silent, and End turn, which
+/// asks the agent to cancel and ends the turn on askpane's side whatever the agent does.
+fn stuck_ui(ui: &mut Ui, session: &Session, actions: &mut Vec<Action>) {
+    let (Some(silent_secs), true, None) = (session.stuck, session.busy, &session.ended) else {
+        return;
+    };
+    let tokens = Tokens::of(ui.ctx());
+    Frame::new()
+        .fill(tokens.warning_fill)
+        .stroke(egui::Stroke::new(1.0, tokens.warning))
+        .corner_radius(size::RADIUS)
+        .inner_margin(8)
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            let text = format!(
+                "The agent has sent nothing for {silent_secs} s with nothing asked of you: the \
+                 turn may be stuck."
+            );
+            ui.add(Label::new(RichText::new(text).color(tokens.warning)).wrap());
+            let end = ui.button("End turn");
+            let hover = "Ask the agent to cancel (session/cancel) and end the turn here, \
+                         whether or not it answers";
+            if end.on_hover_text(hover).clicked() {
+                actions.push(Action::Session(SessionAction::Stop));
+            }
+        });
+    ui.add_space(4.0);
+}
+
 /// A tool the agent wants to run: what it would do, Allow once, Deny with a message.
 pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut Vec<Action>) {
     let tokens = Tokens::of(ui.ctx());
@@ -317,6 +349,16 @@ pub fn permission_ui(ui: &mut Ui, permission: &PendingPermission, actions: &mut 
                 }
                 if ui.button("Deny").clicked() {
                     actions.push(Action::Session(SessionAction::DenyPermission(id)));
+                }
+                // The agent's own "deny always" choices (ACP's reject_always), by their names.
+                for (rule, deny) in request.deny_always.iter().enumerate() {
+                    let always = ui.button(&deny.name);
+                    let hover = "Deny this call, choosing the agent's own option to refuse such \
+                                 calls from now on";
+                    if always.on_hover_text(hover).clicked() {
+                        let action = SessionAction::AlwaysDenyPermission { id, rule };
+                        actions.push(Action::Session(action));
+                    }
                 }
                 // Only a hook, or OpenCode's TUI, has a dialog of its own to hand the call back to.
                 let hand_back = match request.origin {

@@ -297,8 +297,11 @@ impl<R, A> State<R, A> {
     pub fn request_close(&mut self) -> bool {
         // A plan's review written so far counts as typed (issue 26 leftovers); in the inbox,
         // anything waiting is asked about, since "Decline all" would end the cards too.
-        let review_written =
-            self.approvals.cards().any(|card| card.plan.as_ref().is_some_and(|p| p.has_feedback()));
+        let review_written = self.approvals.cards().any(|card| {
+            card.plan.as_ref().is_some_and(|plan| plan.has_feedback())
+                // A form typed in (issue 28) counts too: closing would cancel it.
+                || card.form.as_ref().is_some_and(crate::book::form::FormReview::is_touched)
+        });
         self.confirm_close = match self.resident {
             true => self.waiting() > 0,
             false => self.book.any_touched() || review_written,
@@ -596,9 +599,11 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
             SessionAction::AllowPermission(_)
             | SessionAction::AlwaysAllowPermission { .. }
             | SessionAction::DenyPermission(_)
+            | SessionAction::AlwaysDenyPermission { .. }
             | SessionAction::HandBackPermission(_)
             | SessionAction::SetDenyMessage { .. }
-            | SessionAction::Plan { .. } => self.approvals.apply(&action),
+            | SessionAction::Plan { .. }
+            | SessionAction::Form { .. } => self.approvals.apply(&action),
             action => self.agent.apply_session(action),
         }
     }

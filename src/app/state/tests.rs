@@ -910,3 +910,23 @@ fn closing_a_window_with_a_plan_review_written_asks_first() {
     state.apply_session(SessionAction::Plan { id, action: note });
     assert!(!state.request_close(), "a note written: ask before throwing it away");
 }
+
+/// Issue 28: a form with something typed in it is not thrown away by a close without asking.
+#[test]
+fn closing_a_window_with_a_form_filled_in_asks_first() {
+    let mut state: State<(), ()> = State::default();
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let form = PermissionRequest {
+        request_id: "form".to_owned(),
+        tool_name: crate::protocol::permission::FORM_TOOL.to_owned(),
+        input: crate::book::form::card_input("Deploy where?", &schema),
+        ..Default::default()
+    };
+    let id = RequestId::next();
+    state.ask_permission(id, form, Provenance::new("acp", None), ());
+    assert!(state.request_close(), "nothing typed: it may close");
+    let value = Some(crate::protocol::acp::form::FieldValue::Text("web".to_owned()));
+    let action = crate::book::form::FormAction::Set { field: 0, value };
+    state.apply_session(SessionAction::Form { id, action });
+    assert!(!state.request_close(), "a field typed in: ask before throwing it away");
+}

@@ -4,9 +4,10 @@
 //!
 //! The schema is MCP's restricted JSON Schema that ACP adopted: a flat object of string (plain,
 //! `enum` or `oneOf`), number, integer, boolean and array-of-choices properties. A property of any
-//! other type makes the whole form unreadable ([`FormError`]): askpane declines it rather than
-//! send content that leaves a field out. `pattern` and `format` are shown, not enforced (askpane
-//! carries no regular-expression engine; the agent checks its own).
+//! other type (a nested object) makes the whole form unreadable ([`FormError`], naming the field):
+//! askpane refuses it rather than send content that leaves a field out. `format` `email`, `uri`,
+//! `date` and `date-time` are checked ([`rules::format`]); `pattern` is shown, not enforced
+//! (askpane carries no regular-expression engine; the agent checks its own).
 
 use serde_json::{Map, Number, Value};
 
@@ -28,6 +29,7 @@ pub enum FieldKind {
         max_length: Option<u64>,
         /// Shown as a hint; not enforced (see the module's note).
         pattern: Option<String>,
+        /// Checked when askpane knows it ([`rules::format`]), else shown.
         format: Option<String>,
         default: Option<String>,
     },
@@ -87,7 +89,7 @@ pub enum FormError {
 }
 
 /// What the person gave for one field.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldValue {
     Text(String),
     Boolean(bool),
@@ -260,68 +262,191 @@ fn format_number(number: f64) -> String {
     }
 }
 
-/// One field's JSON value (`None`: left empty), or what is wrong with it.
+/// One field's JSON value (`None`: left empty), or what is wrong with it: the first rule it
+/// breaks, in the order the person reads them (the type, then each bound).
 fn field_value(field: &Field, value: Option<FieldValue>) -> Result<Option<Value>, String> {
     let value = match value {
         None => return Ok(None),
         Some(FieldValue::Text(text)) if text.is_empty() => return Ok(None),
         Some(FieldValue::Number(text)) if text.trim().is_empty() => return Ok(None),
+        Some(FieldValue::Choices(picked)) if picked.is_empty() => return Ok(None),
         Some(value) => value,
     };
     match (&field.kind, value) {
-        (FieldKind::Text { min_length, max_length, .. }, FieldValue::Text(text)) => {
-            let length = text.chars().count() as u64;
-            if let Some(min) = min_length.filter(|min| length < *min) {
-                return Err(format!("at least {min} characters"));
-            }
-            if let Some(max) = max_length.filter(|max| length > *max) {
-                return Err(format!("at most {max} characters"));
+        (FieldKind::Text { min_length, max_length, format, .. }, FieldValue::Text(text)) => {
+            rules::min_length(&text, *min_length)?;
+            rules::max_length(&text, *max_length)?;
+            if let Some(format) = format {
+                rules::format(&text, format)?;
             }
             Ok(Some(Value::String(text)))
         }
         (FieldKind::Choice { choices, .. }, FieldValue::Text(text)) => {
-            match choices.iter().any(|choice| choice.value == text) {
-                true => Ok(Some(Value::String(text))),
-                false => Err(format!("`{text}` is not one of the choices")),
-            }
+            rules::one_of(&text, choices)?;
+            Ok(Some(Value::String(text)))
         }
         (FieldKind::Choices { choices, min_items, max_items, .. }, FieldValue::Choices(picked)) => {
-            if let Some(stray) =
-                picked.iter().find(|item| !choices.iter().any(|c| &c.value == *item))
-            {
-                return Err(format!("`{stray}` is not one of the choices"));
+            for item in &picked {
+                rules::one_of(item, choices)?;
             }
-            let picked_count = picked.len() as u64;
-            if let Some(min) = min_items.filter(|min| picked_count < *min) {
-                return Err(format!("pick at least {min}"));
-            }
-            if let Some(max) = max_items.filter(|max| picked_count > *max) {
-                return Err(format!("pick at most {max}"));
-            }
+            rules::min_items(picked.len(), *min_items)?;
+            rules::max_items(picked.len(), *max_items)?;
             Ok(Some(Value::Array(picked.into_iter().map(Value::String).collect())))
         }
         (FieldKind::Boolean { .. }, FieldValue::Boolean(yes)) => Ok(Some(Value::Bool(yes))),
         (FieldKind::Number { integer, minimum, maximum, .. }, FieldValue::Number(typed)) => {
             let typed = typed.trim();
-            let parsed: f64 = typed.parse().map_err(|_| format!("`{typed}` is not a number"))?;
-            if !parsed.is_finite() {
-                return Err(format!("`{typed}` is not a number"));
+            let parsed = rules::number(typed)?;
+            if *integer {
+                rules::whole(typed, parsed)?;
             }
-            if *integer && parsed.fract() != 0.0 {
-                return Err(format!("`{typed}` is not a whole number"));
-            }
-            if let Some(min) = minimum.filter(|min| parsed < *min) {
-                return Err(format!("at least {}", format_number(min)));
-            }
-            if let Some(max) = maximum.filter(|max| parsed > *max) {
-                return Err(format!("at most {}", format_number(max)));
-            }
-            let value = match (*integer, typed.parse::<i64>()) {
-                (true, Ok(whole)) => Value::Number(whole.into()),
-                _ => Number::from_f64(parsed).map_or(Value::Null, Value::Number),
+            rules::minimum(parsed, *minimum)?;
+            rules::maximum(parsed, *maximum)?;
+            // An integer goes as a JSON integer, a number as typed when it is whole and fits
+            // (`3`, not `3.0`), else as the float.
+            let value = match typed.parse::<i64>() {
+                Ok(whole) => Value::Number(whole.into()),
+                Err(_) if *integer => Value::Number((parsed as i64).into()),
+                Err(_) => Number::from_f64(parsed).map_or(Value::Null, Value::Number),
             };
             Ok(Some(value))
         }
         _ => Err("a value of the wrong kind".into()),
+    }
+}
+
+/// The rules a filled-in value is checked by, one pure function each: `Err` is the message the
+/// person reads next to the field.
+pub mod rules {
+    use super::{FieldChoice, format_number};
+
+    pub fn min_length(text: &str, min: Option<u64>) -> Result<(), String> {
+        match min {
+            Some(min) if (text.chars().count() as u64) < min => {
+                Err(format!("at least {min} characters"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn max_length(text: &str, max: Option<u64>) -> Result<(), String> {
+        match max {
+            Some(max) if (text.chars().count() as u64) > max => {
+                Err(format!("at most {max} characters"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `email`, `uri`, `date` (and `date-time`) as the schema names them; a format askpane
+    /// does not know is shown, not checked (the agent checks its own).
+    pub fn format(text: &str, format: &str) -> Result<(), String> {
+        let fits = match format {
+            "email" => email(text),
+            "uri" => uri(text),
+            "date" => date(text),
+            "date-time" => text.get(..10).is_some_and(date) && text.len() > 11,
+            _ => true,
+        };
+        match fits {
+            true => Ok(()),
+            false => Err(format!("not a valid {format}")),
+        }
+    }
+
+    /// `local@domain.tld`, no spaces: what a person types as an address.
+    fn email(text: &str) -> bool {
+        let Some((local, domain)) = text.split_once('@') else { return false };
+        !local.is_empty()
+            && !domain.contains('@')
+            && domain.split('.').count() >= 2
+            && domain.split('.').all(|part| !part.is_empty())
+            && !text.chars().any(char::is_whitespace)
+    }
+
+    /// `scheme:rest` (RFC 3986's scheme: a letter, then letters, digits, `+`, `-`, `.`).
+    fn uri(text: &str) -> bool {
+        let Some((scheme, rest)) = text.split_once(':') else { return false };
+        let mut chars = scheme.chars();
+        chars.next().is_some_and(|first| first.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && !rest.is_empty()
+            && !text.chars().any(char::is_whitespace)
+    }
+
+    /// `YYYY-MM-DD`, a day that exists.
+    fn date(text: &str) -> bool {
+        let parts: Vec<&str> = text.split('-').collect();
+        let [year, month, day] = parts.as_slice() else { return false };
+        let digits = |part: &str, len: usize| {
+            part.len() == len && part.bytes().all(|byte| byte.is_ascii_digit())
+        };
+        if !(digits(year, 4) && digits(month, 2) && digits(day, 2)) {
+            return false;
+        }
+        let (Ok(year), Ok(month), Ok(day)) =
+            (year.parse::<u32>(), month.parse::<u32>(), day.parse::<u32>())
+        else {
+            return false;
+        };
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return false,
+        };
+        (1..=days).contains(&day)
+    }
+
+    pub fn one_of(text: &str, choices: &[FieldChoice]) -> Result<(), String> {
+        match choices.iter().any(|choice| choice.value == text) {
+            true => Ok(()),
+            false => Err(format!("`{text}` is not one of the choices")),
+        }
+    }
+
+    pub fn min_items(count: usize, min: Option<u64>) -> Result<(), String> {
+        match min {
+            Some(min) if (count as u64) < min => Err(format!("pick at least {min}")),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn max_items(count: usize, max: Option<u64>) -> Result<(), String> {
+        match max {
+            Some(max) if (count as u64) > max => Err(format!("pick at most {max}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// A finite number as typed (`1e3`, `-2.5`).
+    pub fn number(typed: &str) -> Result<f64, String> {
+        match typed.parse::<f64>() {
+            Ok(parsed) if parsed.is_finite() => Ok(parsed),
+            _ => Err(format!("`{typed}` is not a number")),
+        }
+    }
+
+    pub fn whole(typed: &str, parsed: f64) -> Result<(), String> {
+        match parsed.fract() == 0.0 && parsed.abs() < 9.0e15 {
+            true => Ok(()),
+            false => Err(format!("`{typed}` is not a whole number")),
+        }
+    }
+
+    pub fn minimum(parsed: f64, min: Option<f64>) -> Result<(), String> {
+        match min {
+            Some(min) if parsed < min => Err(format!("at least {}", format_number(min))),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn maximum(parsed: f64, max: Option<f64>) -> Result<(), String> {
+        match max {
+            Some(max) if parsed > max => Err(format!("at most {}", format_number(max))),
+            _ => Ok(()),
+        }
     }
 }

@@ -43,6 +43,8 @@ pub const SESSION_UPDATE: &str = "session/update";
 pub const REQUEST_PERMISSION: &str = "session/request_permission";
 pub const ELICITATION_CREATE: &str = "elicitation/create";
 pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+/// The same notification under MCP's name, which URL elicitation comes from.
+pub const ELICITATION_COMPLETE_MCP: &str = "notifications/elicitation/complete";
 /// JSON-RPC's own withdrawal of a request still waiting for its answer.
 pub const CANCEL_REQUEST: &str = "$/cancel_request";
 

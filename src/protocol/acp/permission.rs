@@ -5,7 +5,8 @@
 //! reject_once / reject_always). The card's decisions map onto them by kind: Allow → the first
 //! `allow_once`; each `allow_always` option is offered as an "Always …" button (a suggestion
 //! carrying the option's id and name, so the reply picks exactly that option); Deny → the first
-//! `reject_once` (else `reject_always`). ACP carries no words with a rejection, so a deny's
+//! `reject_once` (else `reject_always`); each `reject_always` option is offered beside Deny by its
+//! own name (a [`DenyRule`]), and picks exactly that option. ACP carries no words with a rejection, so a deny's
 //! message reaches the person's history, not the model. Anything the agent offers no option for,
 //! a hand-back, a withdrawal and askpane ending answer `cancelled`: the agent never reads a choice
 //! the person did not make.
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::text;
 use super::update::{ToolCallInfo, tool_call};
-use crate::protocol::permission::{ApprovalOrigin, Suggestion};
+use crate::protocol::permission::{ApprovalOrigin, DenyRule, Suggestion};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 
 /// The kind of one of the agent's options.
@@ -129,6 +130,12 @@ impl PermissionAsk {
             cwd,
             on_disk: None,
             suggestions,
+            deny_always: self
+                .options
+                .iter()
+                .filter(|option| option.kind == OptionKind::RejectAlways)
+                .map(|option| DenyRule { id: option.id.clone(), name: option.name.clone() })
+                .collect(),
             origin: ApprovalOrigin::Hosted,
         }
     }
@@ -148,7 +155,13 @@ impl PermissionAsk {
             PermissionDecision::Deny { .. } => {
                 self.first(&[OptionKind::RejectOnce, OptionKind::RejectAlways])
             }
-            PermissionDecision::HandBack => None,
+            // The agent's own reject_always, by its id.
+            PermissionDecision::DenyAlways { rule, .. } => self
+                .options
+                .iter()
+                .find(|option| option.kind == OptionKind::RejectAlways && option.id == rule.id),
+            // A form's content is no option of a permission: nobody chose.
+            PermissionDecision::HandBack | PermissionDecision::Fill { .. } => None,
         }
     }
 

@@ -264,6 +264,10 @@ pub enum DecisionKind {
     Deny,
     /// No decision: the agent's own dialog decides ("Answer in the terminal").
     HandBack,
+    /// Deny with the agent's own "deny always" choice in `rule` (ACP's reject_always).
+    DenyAlways,
+    /// A form filled in: its `content` (checked against the form's schema where it is kept).
+    Fill,
 }
 
 /// `permission_decision`.
@@ -279,6 +283,12 @@ pub struct PageDecision {
     /// An `allow_always`'s rule: the card's suggestion as the agent sent it.
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub suggestion: Sent<Value>,
+    /// A `deny_always`'s rule: one of the card's `deny_always`, as the card has it.
+    #[serde(default, skip_serializing_if = "Sent::is_absent")]
+    pub rule: Sent<Value>,
+    /// A `fill`'s content: the form's values by field key, in their JSON types.
+    #[serde(default, skip_serializing_if = "Sent::is_absent")]
+    pub content: Sent<Value>,
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub session: SessionField,
 }
@@ -459,6 +469,23 @@ impl FromPage {
                         PermissionDecision::AllowAlways { suggestion }
                     }
                     Sent::Given(DecisionKind::HandBack) => PermissionDecision::HandBack,
+                    Sent::Given(DecisionKind::DenyAlways) => {
+                        let message = decided.message.into_given().unwrap_or_default();
+                        limits::check_decline_wire_message(&message)?;
+                        let rule = decided
+                            .rule
+                            .into_given()
+                            .and_then(|raw| serde_json::from_value(raw).ok())
+                            .ok_or(BrowserError::BadSuggestion)?;
+                        PermissionDecision::DenyAlways { rule, message }
+                    }
+                    Sent::Given(DecisionKind::Fill) => {
+                        let content = match decided.content.into_given() {
+                            Some(Value::Object(content)) => content,
+                            _ => return Err(BrowserError::BadDecision("fill".to_owned())),
+                        };
+                        PermissionDecision::Fill { content }
+                    }
                     Sent::Given(DecisionKind::Deny) => {
                         let message = decided.message.into_given().unwrap_or_default();
                         limits::check_decline_wire_message(&message)?;
@@ -534,23 +561,34 @@ pub fn permission_decision(
     request_id: &str,
     decision: &PermissionDecision,
 ) -> FromPage {
-    let (decision, message, suggestion) = match decision {
-        PermissionDecision::AllowOnce => (DecisionKind::Allow, Sent::Absent, Sent::Absent),
+    let mut page = PageDecision {
+        request_id: request_id.to_owned().into(),
+        session: session_field(key),
+        ..PageDecision::default()
+    };
+    let kind = match decision {
+        PermissionDecision::AllowOnce => DecisionKind::Allow,
         PermissionDecision::AllowAlways { suggestion } => {
-            (DecisionKind::AllowAlways, Sent::Absent, suggestion.raw().clone().into())
+            page.suggestion = suggestion.raw().clone().into();
+            DecisionKind::AllowAlways
         }
         PermissionDecision::Deny { message } => {
-            (DecisionKind::Deny, message.clone().into(), Sent::Absent)
+            page.message = message.clone().into();
+            DecisionKind::Deny
         }
-        PermissionDecision::HandBack => (DecisionKind::HandBack, Sent::Absent, Sent::Absent),
+        PermissionDecision::DenyAlways { rule, message } => {
+            page.message = message.clone().into();
+            page.rule = serde_json::to_value(rule).unwrap_or_default().into();
+            DecisionKind::DenyAlways
+        }
+        PermissionDecision::HandBack => DecisionKind::HandBack,
+        PermissionDecision::Fill { content } => {
+            page.content = Value::Object(content.clone()).into();
+            DecisionKind::Fill
+        }
     };
-    FromPage::PermissionDecision(PageDecision {
-        request_id: request_id.to_owned().into(),
-        decision: decision.into(),
-        message,
-        suggestion,
-        session: session_field(key),
-    })
+    page.decision = kind.into();
+    FromPage::PermissionDecision(page)
 }
 
 /// `session_prompt`: the next user turn of session `key`, typed in a page.

@@ -390,6 +390,20 @@ fn what_a_page_sends_about_a_session() {
         decision(own, "r1", &PermissionDecision::HandBack),
         json!({"type": "permission_decision", "request_id": "r1", "decision": "hand_back"})
     );
+    // Issue 28: a filled-in form and the agent's own deny-always travel with what they carry.
+    let content = json!({"name": "web", "replicas": 3});
+    let fill = PermissionDecision::Fill { content: content.as_object().cloned().expect("map") };
+    assert_eq!(
+        decision(own, "r1", &fill),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "fill",
+            "content": content})
+    );
+    let rule = crate::protocol::permission::DenyRule { id: "no".into(), name: "Never".into() };
+    assert_eq!(
+        decision(own, "r1", &PermissionDecision::DenyAlways { rule, message: "no".into() }),
+        json!({"type": "permission_decision", "request_id": "r1", "decision": "deny_always",
+            "message": "no", "rule": {"id": "no", "name": "Never"}})
+    );
     assert_eq!(prompt(own, "go on"), json!({"type": "session_prompt", "text": "go on"}));
     assert_eq!(
         prompt(hosted, "go on"),

@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::protocol::acp::elicitation::{self, Asked};
+use crate::book::form;
+use crate::protocol::acp::elicitation::{self, Action, Asked, Elicitation};
 use crate::protocol::acp::permission::{self as acp_permission, PermissionAsk};
 use crate::protocol::acp::transcript::{self, Transcript};
 use crate::protocol::acp::update::parse_update;
 use crate::protocol::acp::{self, Message, RpcError};
 use crate::protocol::inbox::ClientMode;
+use crate::protocol::permission::FORM_TOOL;
 use crate::protocol::stream::{
-    CliMessage, PermissionDecision, SessionAgent, SessionInfo, TurnResult,
+    CliMessage, PermissionDecision, PermissionRequest, SessionAgent, SessionEvent, SessionInfo,
+    TurnResult,
 };
 use crate::protocol::{Envelope, Outcome};
 
@@ -52,8 +55,9 @@ pub struct AcpOwn {
     /// Tools allowed without asking (`--allow-tools`), by the name the card shows.
     pub allow_tools: Vec<String>,
     /// A turn in which the agent says nothing for this long, with nothing asked of the person,
-    /// is stuck: askpane sends `session/cancel` and ends it (codex-acp 0.16.0 never ends a turn
-    /// whose model called request_user_input).
+    /// is stuck (codex-acp 0.16.0 never ends a turn whose model called request_user_input):
+    /// shown as stuck where a person sees the session, who ends it with End turn; without a
+    /// window or inbox, askpane's last resort is to send `session/cancel` and end it itself.
     pub stuck_after: Duration,
 }
 
@@ -71,6 +75,8 @@ pub struct Acp {
     auth_methods: Vec<String>,
     /// Open question forms by their tool call: withdrawn when the tool call ends.
     forms_by_call: HashMap<String, String>,
+    /// Open links by their `elicitationId`: withdrawn when the agent says it is complete.
+    links: HashMap<String, String>,
     transcript: Transcript,
 }
 
@@ -110,6 +116,7 @@ impl HostedAgent for Acp {
             agent_name: None,
             auth_methods: Vec::new(),
             forms_by_call: HashMap::new(),
+            links: HashMap::new(),
             transcript: Transcript::default(),
         };
         let writer = AcpWriter {
@@ -121,6 +128,8 @@ impl HostedAgent for Acp {
             last_heard: Instant::now(),
             stuck_after: options.own.stuck_after,
             handshake_given_up: false,
+            headless: options.autopilot.headless,
+            stuck_shown: false,
         };
         Ok((reader, writer))
     }
@@ -158,6 +167,14 @@ impl HostedAgent for Acp {
                     // its outcome was written).
                     if let Some(id) = acp::cancelled_request_id(&params) {
                         self.withdraw(&request_key(&id), host);
+                    }
+                }
+                // The link's interaction is done (ACP's name, and MCP's it came from): its card
+                // goes, and the request is answered "request cancelled" like any withdrawn one.
+                acp::ELICITATION_COMPLETE | acp::ELICITATION_COMPLETE_MCP => {
+                    let elicitation_id = acp::text(&params, "elicitationId");
+                    if let Some(key) = elicitation_id.and_then(|id| self.links.remove(&id)) {
+                        self.withdraw(&key, host);
                     }
                 }
                 other => log::debug!("ignored `{other}` from the ACP agent"),
@@ -274,24 +291,17 @@ impl Acp {
         };
         match &parsed.asked {
             Asked::Questions(_) => {}
-            Asked::Form(_) | Asked::Url { .. } => {
-                // The generic form and the link have no view yet: the agent hears it was not
-                // shown (an error, never a decline the person did not make), the person what
-                // was asked.
-                let what = match &parsed.asked {
-                    Asked::Url { url, .. } => format!("to open {url}"),
-                    _ => "to fill in a form askpane cannot show yet".to_owned(),
-                };
-                host.write(acp::error_response(
-                    &id,
-                    acp::INVALID_PARAMS,
-                    "askpane cannot show this kind of elicitation yet",
-                ));
-                host.notice(format!(
-                    "The ACP agent asked you {what} ({}); askpane told it the request was not \
-                     shown.",
-                    parsed.message
-                ));
+            Asked::Form(_) => {
+                let schema = params.get("requestedSchema").cloned().unwrap_or_default();
+                self.form(id, key, &parsed, form::card_input(&parsed.message, &schema), host);
+                return;
+            }
+            Asked::Url { url, elicitation_id } => {
+                let input = form::link_input(&parsed.message, url);
+                if let Some(elicitation_id) = elicitation_id {
+                    self.links.insert(elicitation_id.clone(), key.clone());
+                }
+                self.form(id, key, &parsed, input, host);
                 return;
             }
         }
@@ -318,6 +328,48 @@ impl Acp {
         }
     }
 
+    /// A generic form (issue 28): a card of the book, filled in in the window. With nobody to
+    /// ask it is cancelled at once (never declined: the person did not decline it).
+    fn form(
+        &mut self,
+        id: Value,
+        key: String,
+        elicitation: &Elicitation,
+        input: Value,
+        host: &mut Host<Acp>,
+    ) {
+        let card = match &elicitation.asked {
+            Asked::Url { .. } => AcpCard::Link,
+            _ => AcpCard::Form,
+        };
+        if host.headless() {
+            let what = match &elicitation.asked {
+                Asked::Url { url, .. } => format!("link {url}"),
+                _ => "form".to_owned(),
+            };
+            log::warn!(
+                "cancelled the ACP agent's {what} “{}” (no window to ask in)",
+                elicitation.message
+            );
+            self.links.retain(|_, open| open != &key);
+            host.write(acp::response(&id, elicitation::reply(Action::Cancel)));
+            return;
+        }
+        if let Some(call) = &elicitation.tool_call_id {
+            self.forms_by_call.insert(call.clone(), key.clone());
+        }
+        let request = PermissionRequest {
+            request_id: key.clone(),
+            tool_name: FORM_TOOL.to_owned(),
+            input,
+            tool_use_id: elicitation.tool_call_id.clone(),
+            title: Some(elicitation.message.clone()),
+            cwd: Some(self.cwd.clone()),
+            ..PermissionRequest::default()
+        };
+        host.permission(key, request, (id, card));
+    }
+
     fn permission(&mut self, id: Value, params: &Value, host: &mut Host<Acp>) {
         let ask = match acp_permission::parse(params) {
             Ok(ask) => ask,
@@ -342,13 +394,14 @@ impl Acp {
         };
         match decided {
             Some(decision) => host.write(acp::response(&id, ask.reply(&decision))),
-            None => host.permission(key, request, (id, ask)),
+            None => host.permission(key, request, (id, AcpCard::Permission(Box::new(ask)))),
         }
     }
 
     /// The agent no longer waits for `key`: its form or card leaves the window.
     fn withdraw(&mut self, key: &str, host: &mut Host<Acp>) {
         self.forms_by_call.retain(|_, open| open != key);
+        self.links.retain(|_, open| open != key);
         host.resolved(key);
     }
 
@@ -365,11 +418,33 @@ impl Acp {
     /// The turn ended: what it asked is withdrawn, and the transcript says how it ended.
     fn turn_ended(&mut self, result: TurnResult, host: &mut Host<Acp>) {
         self.forms_by_call.clear();
+        self.links.clear();
         host.resolve_all();
         host.tell_writer(AcpNote::TurnEnded);
         for message in self.transcript.turn_ended(result) {
             host.session(message);
         }
+    }
+}
+
+/// What a card of the session is to the writer: a permission (answered with one of the agent's
+/// options) or a generic form (answered with an elicitation action).
+pub enum AcpCard {
+    Permission(Box<PermissionAsk>),
+    Form,
+    /// A link to open: Done is `accept` with no content.
+    Link,
+}
+
+/// A form card's decision as the elicitation's action: the person's content, the person's
+/// decline, or (anything else: Stop, a close, nobody to ask) a cancel.
+fn form_action(decision: &PermissionDecision) -> Action {
+    match decision {
+        PermissionDecision::Fill { content } => Action::Accept(content.clone()),
+        PermissionDecision::Deny { .. } | PermissionDecision::DenyAlways { .. } => Action::Decline,
+        PermissionDecision::AllowOnce
+        | PermissionDecision::AllowAlways { .. }
+        | PermissionDecision::HandBack => Action::Cancel,
     }
 }
 
@@ -399,13 +474,18 @@ pub struct AcpWriter {
     stuck_after: Duration,
     /// The handshake was given up on as stuck: not again.
     handshake_given_up: bool,
+    /// Nobody sees the session: a stuck turn is ended here (the last resort), not shown.
+    headless: bool,
+    /// The running turn was shown as stuck and the agent has said nothing since: End turn (the
+    /// window's Stop) ends it here too.
+    stuck_shown: bool,
 }
 
 impl Writing for AcpWriter {
     /// The JSON-RPC id and the envelope the result is written from.
     type Question = Envelope;
-    /// The JSON-RPC id the outcome goes to, and the agent's options.
-    type Permission = (Value, PermissionAsk);
+    /// The JSON-RPC id the decision goes to, and what the card is.
+    type Permission = (Value, AcpCard);
     type Note = AcpNote;
 
     fn begin(&mut self, out: &mut AgentInput) {
@@ -430,8 +510,14 @@ impl Writing for AcpWriter {
                     self.user_turn(text, out);
                 }
             }
-            AcpNote::TurnEnded => self.turn_running = false,
-            AcpNote::Heard => self.last_heard = Instant::now(),
+            AcpNote::TurnEnded => {
+                self.turn_running = false;
+                self.stuck_shown = false;
+            }
+            AcpNote::Heard => {
+                self.last_heard = Instant::now();
+                self.stuck_shown = false;
+            }
         }
     }
 
@@ -472,11 +558,19 @@ impl Writing for AcpWriter {
 
     fn decide(
         &mut self,
-        (id, ask): &(Value, PermissionAsk),
+        (id, card): &(Value, AcpCard),
         decision: &PermissionDecision,
         out: &mut AgentInput,
     ) {
-        out.write(&acp::response(id, ask.reply(decision)));
+        let result = match card {
+            AcpCard::Permission(ask) => ask.reply(decision),
+            AcpCard::Form => elicitation::reply(form_action(decision)),
+            AcpCard::Link => match form_action(decision) {
+                Action::Accept(_) => serde_json::json!({"action": "accept"}),
+                other => elicitation::reply(other),
+            },
+        };
+        out.write(&acp::response(id, result));
         self.last_heard = Instant::now();
     }
 
@@ -487,22 +581,54 @@ impl Writing for AcpWriter {
         }
     }
 
-    /// ACP's own answer to a permission nobody chose: `cancelled`.
-    fn withdrawn_permission(&mut self, (id, _): &(Value, PermissionAsk), out: &mut AgentInput) {
-        out.write(&acp::response(id, acp_permission::cancelled()));
+    /// ACP's own answer to a permission nobody chose: `cancelled`; to a form the agent took
+    /// back, JSON-RPC's "request cancelled", as for a question form.
+    fn withdrawn_permission(&mut self, (id, card): &(Value, AcpCard), out: &mut AgentInput) {
+        match card {
+            AcpCard::Permission(_) => out.write(&acp::response(id, acp_permission::cancelled())),
+            AcpCard::Form | AcpCard::Link => {
+                out.write(&acp::error_response(id, REQUEST_CANCELLED, "cancelled"));
+            }
+        }
     }
 
     fn stuck_at(&self) -> Option<Instant> {
-        // The handshake counts as a turn: an agent that never answers it is stuck too.
+        // The handshake counts as a turn: an agent that never answers it is stuck too. A turn
+        // shown as stuck waits for the person (or the agent) from then on.
         let waiting = self.turn_running || (self.session_id.is_none() && !self.handshake_given_up);
-        waiting.then(|| self.last_heard + self.stuck_after)
+        (waiting && !self.stuck_shown).then(|| self.last_heard + self.stuck_after)
     }
 
-    /// Asks the agent to cancel the turn, and ends it on askpane's side whatever the agent
-    /// does: a late `stopReason` only ends it again. A handshake that never finished is given
-    /// up once (nothing runs that could be cancelled).
-    fn stuck(&mut self, out: &mut AgentInput) -> Option<CliMessage> {
+    /// End turn on a turn shown as stuck: `session/cancel`, and the turn ends here whatever
+    /// the agent does. Any other Stop only asks the agent (it ends the turn `cancelled`).
+    fn interrupted(&mut self, out: &mut AgentInput) -> Option<SessionEvent> {
+        let stuck = self.stuck_shown && self.turn_running;
+        self.interrupt(out);
+        if !stuck {
+            return None;
+        }
+        let seconds = self.last_heard.elapsed().as_secs();
+        self.turn_running = false;
+        self.stuck_shown = false;
+        let text = format!(
+            "The agent sent nothing for {seconds} s: you ended the turn (askpane sent it \
+             session/cancel)."
+        );
+        log::info!("{text}");
+        Some(SessionEvent::Message(stuck_result(text)))
+    }
+
+    /// A stuck turn someone sees is shown as stuck (the person ends it with End turn). With
+    /// nobody to see it, askpane asks the agent to cancel the turn and ends it on its side
+    /// whatever the agent does: a late `stopReason` only ends it again. A handshake that never
+    /// finished is given up once (nothing runs that could be cancelled).
+    fn stuck(&mut self, out: &mut AgentInput) -> Option<SessionEvent> {
         let seconds = self.stuck_after.as_secs();
+        if self.session_id.is_some() && !self.headless {
+            self.stuck_shown = true;
+            log::warn!("the ACP agent has sent nothing for {seconds} s: the turn may be stuck");
+            return Some(SessionEvent::Stuck { silent_secs: seconds });
+        }
         let text = match self.session_id {
             Some(_) => {
                 self.interrupt(out);
@@ -518,13 +644,18 @@ impl Writing for AcpWriter {
         };
         self.turn_running = false;
         log::warn!("{text}");
-        Some(CliMessage::Result(TurnResult {
-            subtype: "stuck".to_owned(),
-            is_error: true,
-            text: Some(text),
-            ..TurnResult::default()
-        }))
+        Some(SessionEvent::Message(stuck_result(text)))
     }
+}
+
+/// How a stuck turn ended, for the transcript (and the exit code of a run without a window).
+fn stuck_result(text: String) -> CliMessage {
+    CliMessage::Result(TurnResult {
+        subtype: "stuck".to_owned(),
+        is_error: true,
+        text: Some(text),
+        ..TurnResult::default()
+    })
 }
 
 #[cfg(test)]
@@ -554,6 +685,8 @@ mod tests {
             last_heard: Instant::now(),
             stuck_after: Duration::from_secs(300),
             handshake_given_up: false,
+            headless: false,
+            stuck_shown: false,
         };
         write(&mut writer, &mut out);
         out.flush();

@@ -11,7 +11,7 @@ use crossbeam_channel::{Receiver, Select};
 use serde_json::Value;
 
 use crate::protocol::Outcome;
-use crate::protocol::stream::{CliMessage, PermissionDecision};
+use crate::protocol::stream::PermissionDecision;
 use crate::transport::lines::write_line;
 use crate::transport::{Inbound, SessionCommand, SessionEvent, SessionInbound, UiSender};
 
@@ -58,9 +58,16 @@ pub trait Writing: Send + 'static {
     fn stuck_at(&self) -> Option<Instant> {
         None
     }
-    /// The turn is stuck: end it as far as the agent lets, and say how it ended (the
-    /// transcript's, and a session without a window ends its run on it).
-    fn stuck(&mut self, _out: &mut AgentInput) -> Option<CliMessage> {
+    /// The turn is stuck: say so (a session with a window shows it, for the person to end), or
+    /// end it as far as the agent lets and say how it ended (a session without a window ends
+    /// its run on that result).
+    fn stuck(&mut self, _out: &mut AgentInput) -> Option<SessionEvent> {
+        None
+    }
+    /// The window's Stop, as [`Writing::interrupt`]; a writer that ends the turn on its own side
+    /// too (a stuck turn the agent may never end) says how it ended.
+    fn interrupted(&mut self, out: &mut AgentInput) -> Option<SessionEvent> {
+        self.interrupt(out);
         None
     }
 }
@@ -134,9 +141,8 @@ pub(super) fn run<W: Writing>(
         let index = operation.index();
         if let (Some(stuck), true) = (&stuck, Some(index) == stuck_index) {
             let _ = operation.recv(stuck);
-            if let Some(message) = writer.stuck(&mut out) {
-                let event = Box::new(SessionEvent::Message(message));
-                to_ui.send(Inbound::Session(SessionInbound::Event(event)));
+            if let Some(event) = writer.stuck(&mut out) {
+                to_ui.send(Inbound::Session(SessionInbound::Event(Box::new(event))));
             }
         } else if index == inbox_index {
             match operation.recv(inbox) {
@@ -183,7 +189,11 @@ pub(super) fn run<W: Writing>(
         } else if Some(index) == commands_index {
             match operation.recv(commands) {
                 Ok(SessionCommand::UserTurn(text)) => writer.user_turn(text, &mut out),
-                Ok(SessionCommand::Interrupt) => writer.interrupt(&mut out),
+                Ok(SessionCommand::Interrupt) => {
+                    if let Some(event) = writer.interrupted(&mut out) {
+                        to_ui.send(Inbound::Session(SessionInbound::Event(Box::new(event))));
+                    }
+                }
                 // The window ends its own session by closing; only the inbox's relay gets End,
                 // and it ends the session by closing this writer.
                 Ok(SessionCommand::End | SessionCommand::Older { .. }) => {}
