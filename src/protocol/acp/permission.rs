@@ -5,7 +5,8 @@
 //! reject_once / reject_always). The card's decisions map onto them by kind: Allow → the first
 //! `allow_once`; each `allow_always` option is offered as an "Always …" button (a suggestion
 //! carrying the option's id and name, so the reply picks exactly that option); Deny → the first
-//! `reject_once` (else `reject_always`); each `reject_always` option is offered beside Deny by its
+//! `reject_once` (an agent offering none hears `cancelled`: the person did not choose its
+//! "never"); each `reject_always` option is offered beside Deny by its
 //! own name (a [`DenyRule`]), and picks exactly that option. ACP carries no words with a rejection, so a deny's
 //! message reaches the person's history, not the model. Anything the agent offers no option for,
 //! a hand-back, a withdrawal and askpane ending answer `cancelled`: the agent never reads a choice
@@ -152,9 +153,8 @@ impl PermissionAsk {
                 let id = suggestion.raw().get(OPTION_ID).and_then(Value::as_str)?;
                 self.options.iter().find(|option| option.id == id)
             }
-            PermissionDecision::Deny { .. } => {
-                self.first(&[OptionKind::RejectOnce, OptionKind::RejectAlways])
-            }
+            // Only a rejection this once: a plain Deny never becomes the agent's "never" rule.
+            PermissionDecision::Deny { .. } => self.first(&[OptionKind::RejectOnce]),
             // The agent's own reject_always, by its id.
             PermissionDecision::DenyAlways { rule, .. } => self
                 .options

@@ -423,3 +423,23 @@ fn chunks_are_gathered_until_something_else_comes() {
     );
     assert!(matches!(&ended[1], CliMessage::Result(result) if result.subtype == "success"));
 }
+
+/// A plain Deny is a rejection this once: when the agent offers only a `reject_always`, the
+/// person did not choose "never", so the agent hears `cancelled` rather than that rule.
+#[test]
+fn a_deny_never_picks_a_reject_always_the_person_did_not_choose() {
+    let params = json!({"sessionId": "s", "toolCall": {"toolCallId": "toolu_1", "title": "rm",
+        "kind": "execute", "status": "pending", "rawInput": {"command": "rm -rf build"}},
+        "options": [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "never", "name": "Never allow rm", "kind": "reject_always"}]});
+    let ask = permission::parse(&params).expect("a permission request");
+    let denied = PermissionDecision::Deny { message: String::new() };
+    assert_eq!(ask.reply(&denied), json!({"outcome": {"outcome": "cancelled"}}));
+    let request = ask.to_request("acp-1".into(), None);
+    let never = PermissionDecision::DenyAlways {
+        rule: request.deny_always[0].clone(),
+        message: String::new(),
+    };
+    assert_eq!(ask.reply(&never), json!({"outcome": {"outcome": "selected", "optionId": "never"}}));
+}
