@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::claude_host::{FAKE, PROMPT, Report};
 use crate::inbox::{Client, World, hook_answers, hook_input, wait_for_window};
 use crate::support::{Process, WAIT, read_lossy, run_bounded};
 
@@ -308,6 +309,178 @@ fn a_question_whose_ssh_is_killed_is_asked_again_when_the_link_is_back_and_answe
     assert_eq!(stdout.trim().lines().count(), 1, "answered exactly once: {stdout}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
     assert!(stderr.contains("the link to your desk went down"), "{stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// A session of the fake Claude Code (tests/fake-claude) that asks "Which colour?" once and
+/// wants, as its host's reply, an allow with an answer (`answered`) or a deny with a message,
+/// then ends its turn and exits. Returns the transcript's path.
+fn colour_session(dir: &Path, answered: bool) -> PathBuf {
+    let mut records =
+        crate::support::fixture_lines("session.answer-with-notes.2.1.330.replay.jsonl");
+    let init = records
+        .iter()
+        .position(|record| record["line"]["subtype"] == "init")
+        .expect("the capture has system/init");
+    records.truncate(init + 1);
+    let questions = json!([{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]);
+    let input = json!({"questions": questions});
+    let reply = match answered {
+        true => json!({"behavior": "allow", "toolUseID": "toolu_hosted_colour",
+            "updatedInput": {"questions": questions, "answers": {"Which colour?": "Blue"},
+                "annotations": {}}}),
+        false => json!({"behavior": "deny", "message": "no answer",
+            "toolUseID": "toolu_hosted_colour"}),
+    };
+    let cli = |line: Value| json!({"dir": "<<", "line": line});
+    records.extend([
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_hosted_colour", "name": "AskUserQuestion",
+             "input": input}]}})),
+        cli(json!({"type": "control_request", "request_id": "ask-colour", "request": {
+            "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+            "display_name": "AskUserQuestion", "input": input,
+            "tool_use_id": "toolu_hosted_colour"}})),
+        json!({"dir": ">>", "line": {"type": "control_response", "response": {
+            "subtype": "success", "request_id": "ask-colour", "response": reply}}}),
+        cli(json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "read", "is_error": !answered,
+             "tool_use_id": "toolu_hosted_colour"}]}})),
+        cli(json!({"type": "result", "subtype": "success", "is_error": false, "num_turns": 2,
+            "duration_ms": 120, "result": "Done."})),
+        json!({"dir": "die", "line": 0}),
+    ]);
+    let path = dir.join(format!("colour-session-{answered}.jsonl"));
+    let text: String = records.iter().map(|record| format!("{record}\n")).collect();
+    fs::write(&path, text).expect("write the transcript");
+    path
+}
+
+/// `askpane claude ARGS…` on the remote, hosting the fake Claude Code replaying `transcript`;
+/// its report goes to `report`.
+fn remote_hosted_claude(sshd: &Sshd, transcript: &Path, report: &Path, args: &[&str]) -> Client {
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let transcript = format!("FAKE_CLAUDE_TRANSCRIPT={}", transcript.display());
+    let report = format!("FAKE_CLAUDE_REPORT={}", report.display());
+    let mut command =
+        vec!["env", &transcript, &report, askpane, "claude", "--claude-bin", FAKE, "-p", PROMPT];
+    command.extend(args);
+    // ssh hands the remote's shell one line: each word quoted for it.
+    let line: Vec<String> = command.iter().map(|word| format!("'{word}'")).collect();
+    Client::spawn(sshd.on_remote(&[&line.join(" ")]), "")
+}
+
+/// [`listed`], while `client` runs: a client that ends first says what it wrote.
+fn listed_while(world: &World, count: usize, client: Client) -> (Vec<Value>, Client) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let requests = world.connect().list();
+        if requests.len() == count {
+            return (requests, client);
+        }
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!(
+                "{} listed, not {count}: {requests:?}\nclient: {stdout}\n{stderr}",
+                requests.len()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the inbox lists one request on another connection than `before`'s: asked again.
+fn asked_again(
+    world: &World,
+    before: &Value,
+    client: Client,
+    link: &RemoteLink,
+) -> (Value, Client) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let after = world.connect().list();
+        if let [again] = after.as_slice()
+            && again["connection"] != before["connection"]
+        {
+            return (again.clone(), client);
+        }
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!(
+                "never asked again: {after:?}\nclient: {stdout} {stderr}\nlink: {}",
+                link.said()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 27: `askpane claude` on the host, whose session's question waits in the desk's inbox
+/// when the link's ssh is killed: it waits for the link (no inbox of the host's own, which would
+/// fail there without a display), asks again on it once it is back, and the answer given there
+/// reaches Claude Code exactly once.
+#[test]
+fn a_hosted_claude_s_question_whose_ssh_is_killed_is_asked_again_when_the_link_is_back() {
+    let world = World::with_inbox("remote-hosted-drop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    let report = world.root.join("report.json");
+    let transcript = colour_session(&world.root, true);
+    let claude = remote_hosted_claude(&sshd, &transcript, &report, &[]);
+    let (mut listed_now, claude) = listed_while(&world, 1, claude);
+    let before = listed_now.remove(0);
+    assert_eq!(before["host"], HOST, "{before}");
+    assert_eq!(before["tool_use_id"], "toolu_hosted_colour", "{before}");
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+    let killed = Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+    link.wait_for("the link to devbox is back", 1);
+    let (again, claude) = asked_again(&world, &before, claude, &link);
+    assert_eq!(again["tool_use_id"], before["tool_use_id"], "{again}");
+    assert_eq!(again["host"], HOST, "{again}");
+    answer_blue(&world);
+    // The fake ends after its turn; askpane claude ends with it.
+    let (code, _, stderr) = claude.finish();
+    let report = Report::read(&report);
+    report.assert_all_ok(&stderr);
+    let replies: Vec<&Value> = report
+        .comparisons()
+        .iter()
+        .filter(|c| c["step"].as_str().is_some_and(|step| step.ends_with("control_response")))
+        .collect();
+    assert_eq!(replies.len(), 1, "answered exactly once\n{}", report.summary());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("the link to your desk went down"), "{stderr}");
+    assert!(!stderr.contains("starting it again"), "no inbox of the host's own: {stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// The same with the link down past the session's `--timeout`: the question gets the honest
+/// timed-out reply (as the inbox would have given it), not "no inbox can be started".
+#[test]
+fn a_hosted_claude_s_question_whose_link_stays_down_past_its_timeout_is_told_the_time_ran_out() {
+    let world = World::with_inbox("remote-hosted-down");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    let report = world.root.join("report.json");
+    let transcript = colour_session(&world.root, false);
+    let claude = remote_hosted_claude(&sshd, &transcript, &report, &["--timeout", "4"]);
+    let (_, claude) = listed_while(&world, 1, claude);
+    // The link ends for good (its process stopped): the question leaves the desk's inbox.
+    let pid = link.process.child.id();
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    link.process.wait(WAIT).expect("the link ended");
+    let (code, _, stderr) = claude.finish();
+    let report = Report::read(&report);
+    report.assert_all_ok(&stderr);
+    let message = crate::hosted::reply_message(&report);
+    assert!(message.starts_with("No response after 4s"), "{message}\n{}", report.summary());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("did not come back within the 4 s timeout"), "{stderr}");
     assert!(world.connect().list().is_empty());
 }
 

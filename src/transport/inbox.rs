@@ -24,7 +24,7 @@ mod writer;
 
 pub use client::{ConnectError, InboxClient};
 pub use connection::InboxConnection;
-pub use deliver::{Delivered, Until, deliver};
+pub use deliver::{Delivered, LINK_POLL, LINK_WAIT, Until, deliver};
 pub use launch::start_inbox;
 pub use notice::{NoticeError, send_notice};
 

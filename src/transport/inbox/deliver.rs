@@ -47,11 +47,12 @@ const CHECK_AGAIN: Duration = Duration::from_secs(10);
 const LINK_RETURNS: usize = 10;
 
 /// How long a client without `--timeout` waits for its link to come back: Claude Code ends its
-/// hook long before (at the hook's own timeout), which the caller watch notices.
-const LINK_WAIT: Duration = Duration::from_secs(600);
+/// hook long before (at the hook's own timeout), which the caller watch notices. (A hosted
+/// session's relay waits as long for each question: `agents/relay.rs`.)
+pub const LINK_WAIT: Duration = Duration::from_secs(600);
 
 /// How often a client whose link went down tries the socket again.
-const LINK_POLL: Duration = Duration::from_millis(200);
+pub const LINK_POLL: Duration = Duration::from_millis(200);
 
 /// How often a waiting `ask` or `hook` looks whether its agent is still there (two cheap
 /// system calls); an agent that went away is noticed within this.
