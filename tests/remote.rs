@@ -188,7 +188,7 @@ fn unix_nanos() -> u128 {
 }
 
 /// The link's state file.
-fn link_state(world: &World) -> Value {
+pub(crate) fn link_state(world: &World) -> Value {
     let text = read_lossy(&world.root.join("run/askpane/links/devbox.state"));
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
@@ -1005,35 +1005,11 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     sshd: &Sshd,
     world: &World,
     api: &crate::fake_api::FakeApi,
-    [project, home, tmp]: [&Path; 3],
+    dirs: [&Path; 3],
     runtime: Option<&Path>,
 ) {
-    let claude = format!(
-        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-         HOME={home} TMPDIR={tmp} {runtime}ANTHROPIC_BASE_URL={api} \
-         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
-         --verbose --input-format stream-json --permission-prompt-tool stdio",
-        project = project.display(),
-        home = home.display(),
-        tmp = tmp.display(),
-        runtime =
-            runtime.map(|run| format!("XDG_RUNTIME_DIR={} ", run.display())).unwrap_or_default(),
-        api = api.base_url(),
-        cli = claude_binary().display(),
-    );
-    let mut command = sshd.on_remote(&[&claude]);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
-    let mut stdin = run.child.stdin.take().expect("piped stdin");
-    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = run.child.stdout.take().expect("piped stdout");
-    thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let _ = line_sender.send(line);
-        }
-    });
-    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let RemoteClaude { mut run, mut stdin, lines, stderr } =
+        RemoteClaude::start(sshd, api, dirs, runtime);
     let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
         "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
     writeln!(stdin, "{turn}").expect("the user's turn");
@@ -1068,6 +1044,57 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     let status = run.wait(WAIT);
     let stderr = crate::support::collect(stderr);
     assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+}
+
+/// The real Claude Code 2.1.332 run on the remote through ssh, in stream-json host mode
+/// (`--permission-prompt-tool stdio`: a question no hook answers comes to its host, this test, as
+/// `can_use_tool`), against `api`, in `project` with `home` and `tmp` there.
+pub(crate) struct RemoteClaude {
+    pub(crate) run: Process,
+    pub(crate) stdin: std::process::ChildStdin,
+    /// Its stdout's lines.
+    pub(crate) lines: std::sync::mpsc::Receiver<String>,
+    pub(crate) stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl RemoteClaude {
+    pub(crate) fn start(
+        sshd: &Sshd,
+        api: &crate::fake_api::FakeApi,
+        [project, home, tmp]: [&Path; 3],
+        runtime: Option<&Path>,
+    ) -> RemoteClaude {
+        let claude = format!(
+            "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+             HOME={home} TMPDIR={tmp} {runtime}ANTHROPIC_BASE_URL={api} \
+             ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+             DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+             --verbose --input-format stream-json --permission-prompt-tool stdio",
+            project = project.display(),
+            home = home.display(),
+            tmp = tmp.display(),
+            runtime = runtime
+                .map(|run| format!("XDG_RUNTIME_DIR={} ", run.display()))
+                .unwrap_or_default(),
+            api = api.base_url(),
+            cli = claude_binary().display(),
+        );
+        let mut command = sshd.on_remote(&[&claude]);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+        let stdin = run.child.stdin.take().expect("piped stdin");
+        let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+        let stdout = run.child.stdout.take().expect("piped stdout");
+        thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok)
+            {
+                let _ = line_sender.send(line);
+            }
+        });
+        let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+        RemoteClaude { run, stdin, lines, stderr }
+    }
 }
 
 /// The fake model that calls AskUserQuestion with "Which colour?" (Red or Blue).

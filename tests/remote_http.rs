@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 use crate::inbox::World;
 use crate::remote::{
-    Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model, free_port, listed,
+    RemoteClaude, Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model,
+    free_port, link_state, listed,
 };
 use crate::support::{Process, WAIT, read_lossy};
 
@@ -234,4 +235,84 @@ fn an_approval_asked_through_an_http_hook_is_answered_as_askpane_hook_answers_it
     let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"));
     let recorded: Value = serde_json::from_str(&capture("stdout")).expect("the capture");
     assert_eq!(body, recorded);
+}
+
+/// Issue 27: the link's ssh is killed while the real Claude Code 2.1.332 on the host waits for
+/// its HTTP hook's answer. The forward dies with ssh, so nothing can carry an answer to that
+/// request any more: its card leaves the desk's inbox (it is answered by no one there), and
+/// Claude Code, whose connection sshd closed, asks in its own way at once (here its host, as
+/// `can_use_tool`), whose answer the model reads. Once the link is back, the next question
+/// comes to the desk again.
+#[test]
+fn an_http_hook_whose_ssh_is_killed_mid_question_leaves_it_to_claude_code_and_withdraws_the_card() {
+    let world = World::with_inbox("remote-http-drop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let api = colour_model();
+    let (home, project, tmp) =
+        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
+    for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {
+        fs::create_dir_all(dir).expect("the remote's folders");
+    }
+    fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
+    let RemoteClaude { mut run, mut stdin, lines, stderr } =
+        RemoteClaude::start(&sshd, &api, [&project, &home, &tmp], None);
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+    let killed_at = Instant::now();
+    let killed = std::process::Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+    // Claude Code asks its host: the hook failed (its connection closed without a response).
+    let mut said = Vec::new();
+    let asked = loop {
+        let Ok(line) = lines.recv_timeout(WAIT) else {
+            let link_said = read_lossy(&link.stderr);
+            let _ = run.child.kill();
+            let _ = run.wait(WAIT);
+            let stderr = crate::support::collect(stderr);
+            panic!("Claude Code never asked its host: {said:?}\n{stderr}\nlink: {link_said}");
+        };
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["request"]["subtype"] == "can_use_tool" {
+            break message;
+        }
+        said.push(line);
+    };
+    eprintln!(
+        "FIGURE: Claude Code asked its host {:.0} ms after the link's ssh was killed",
+        killed_at.elapsed().as_secs_f64() * 1e3
+    );
+    assert_eq!(asked["request"]["tool_name"], "AskUserQuestion", "{asked}");
+    // The desk's card is gone: no answer given there could reach Claude Code.
+    listed(&world, 0);
+    let input = &asked["request"]["input"];
+    let reply = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": asked["request_id"], "response": {"behavior": "allow",
+        "updatedInput": {"questions": input["questions"], "answers": {"Which colour?": "Red"}},
+        "toolUseID": asked["request"]["tool_use_id"]}}});
+    writeln!(stdin, "{reply}").expect("the host's answer");
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Red""#), "the model read: {read}");
+    // The link comes back (its forward of the port too).
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&link.stderr).contains("the link to devbox is back") {
+        assert!(Instant::now() < deadline, "not back: {}", read_lossy(&link.stderr));
+        thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+    assert!(world.connect().list().is_empty());
 }
