@@ -6,6 +6,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::thread;
@@ -36,14 +37,21 @@ impl HttpLink {
     }
 
     /// `askpane remote devbox --http PORT` run as `askpane` is (its environment: which inbox).
-    fn start_as(
+    fn start_as(command: std::process::Command, root: &std::path::Path, sshd: &Sshd) -> HttpLink {
+        HttpLink::start_on(command, root, sshd, free_port(), &[])
+    }
+
+    /// `askpane remote devbox --http PORT EXTRA…` with the host's port `port`.
+    fn start_on(
         mut command: std::process::Command,
         root: &std::path::Path,
         sshd: &Sshd,
+        port: u16,
+        extra: &[&str],
     ) -> HttpLink {
-        let port = free_port();
         let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
-        command.args(["remote", &sshd.alias, "--http", &port.to_string(), "--", "-F"]);
+        command.args(["remote", &sshd.alias, "--http", &port.to_string()]).args(extra);
+        command.args(["--", "-F"]);
         command.arg(&sshd.config).stdin(Stdio::null());
         command.stdout(fs::File::create(&stdout).expect("stdout"));
         command.stderr(fs::File::create(&stderr).expect("stderr"));
@@ -68,6 +76,19 @@ impl HttpLink {
             thread::sleep(Duration::from_millis(20));
         }
         HttpLink { process, stderr, port, settings }
+    }
+
+    /// What it printed on stdout.
+    fn printed(&self, root: &std::path::Path) -> String {
+        read_lossy(&root.join("http-link.stdout"))
+    }
+
+    /// Stops it (SIGTERM) and waits for its end.
+    fn stop(mut self) {
+        let pid = self.process.child.id();
+        let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let status = self.process.wait(WAIT);
+        assert!(status.is_some_and(|status| status.success()), "{status:?}");
     }
 
     fn token(&self) -> String {
@@ -315,4 +336,47 @@ fn an_http_hook_whose_ssh_is_killed_mid_question_leaves_it_to_claude_code_and_wi
     let stderr = crate::support::collect(stderr);
     assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
     assert!(world.connect().list().is_empty());
+}
+
+/// The link's token is kept per host: `askpane remote devbox --http` started again uses the one
+/// it made before (a private file in the state folder), so the settings pasted on the host hold;
+/// `--new-token` makes another, which the old settings no longer pass (401).
+#[test]
+fn the_http_token_is_kept_per_host_across_restarts_and_new_token_rotates_it() {
+    let world = World::with_inbox("remote-http-keep");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let first = HttpLink::start(&world, &sshd);
+    let (port, token) = (first.port, first.token());
+    first.stop();
+    let file = world.root.join("state/askpane/remote/devbox.http-token");
+    let mode = fs::metadata(&file).map(|meta| meta.permissions().mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o600), "{}", file.display());
+    // Started again: the same token, and a request with the old settings is asked and answered.
+    let again = HttpLink::start_on(world.askpane(&[]), &world.root, &sshd, port, &[]);
+    assert_eq!(again.token(), token, "{}", again.printed(&world.root));
+    assert!(again.printed(&world.root).contains("kept"), "{}", again.printed(&world.root));
+    let input = crate::inbox::hook_input("toolu_kept", "Which colour?");
+    let asking = thread::spawn({
+        let (token, input) = (token.clone(), input.clone());
+        move || post(port, Some(&token), &input)
+    });
+    listed(&world, 1);
+    answer_blue(&world);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
+    again.stop();
+    // Rotated: another token, said to need pasting on the host; the old one is refused.
+    let rotated =
+        HttpLink::start_on(world.askpane(&[]), &world.root, &sshd, port, &["--new-token"]);
+    let new = rotated.token();
+    assert_ne!(new, token);
+    assert_eq!(new.len(), 64, "{new}");
+    let printed = rotated.printed(&world.root);
+    assert!(printed.contains("new token") && printed.contains("update"), "{printed}");
+    let (status, body) = post(port, Some(&token), &input);
+    assert!(status.starts_with("HTTP/1.1 401"), "the old token: {status} {body}");
+    assert!(world.connect().list().is_empty());
+    assert_eq!(fs::read_to_string(&file).expect("the token file").trim(), new);
+    rotated.stop();
 }

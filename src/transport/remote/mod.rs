@@ -10,6 +10,7 @@ mod http;
 mod relay;
 mod setup;
 mod ssh;
+mod token;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use http::{HttpHooks, TOKEN_HEADER};
 pub use relay::StartInbox;
 pub use ssh::Ssh;
+pub use token::{HostToken, TokenMade, host_token};
 
 use crate::protocol::link::valid_host;
 use crate::transport::inbox::Place;
