@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use askpane::book::tool_call::ToolCallView;
+use askpane::protocol::tool_call::FileSnapshot;
 use serde_json::{Value, json};
 
 use crate::claude_host::{FAKE, PROMPT, Report};
@@ -1104,4 +1106,69 @@ pub(crate) fn colour_model() -> crate::fake_api::FakeApi {
         "options": [{"label": "Red", "description": "warm"},
                     {"label": "Blue", "description": "cool"}]
     }]}))
+}
+
+/// Issue 27: a tool approval for an Edit asked by `askpane hook` on the host shows the diff
+/// against the host's file, which the hook read there and sent with the request; the desk's
+/// file at the same path (another one: the host's session sees a file of its own there, in a
+/// mount namespace of its own) is never read for it.
+#[test]
+fn a_host_s_edit_approval_card_shows_the_diff_against_the_host_s_file_not_the_desk_s() {
+    let inbox = crate::hook_approval::Inbox::start("remote-diff");
+    let root = crate::support::scratch_dir("remote-diff-link");
+    let Some(sshd) = Sshd::start(&root) else { return };
+    let project = root.join("project");
+    fs::create_dir_all(&project).expect("the project");
+    let file = project.join("greeting.txt");
+    fs::write(&file, "the desk's own greeting\n").expect("the desk's file");
+    // The link, to the inbox this test serves.
+    let stderr = root.join("link.stderr");
+    let mut command = crate::support::askpane_unset(&["remote", HOST, "--", "-F"]);
+    command.arg(&sshd.config).env("XDG_RUNTIME_DIR", &inbox.served.run);
+    command.env("ASKPANE_STATE_DIR", root.join("state")).env("XDG_STATE_HOME", root.join("state"));
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&stderr).contains("linked devbox") {
+        assert!(Instant::now() < deadline, "no link: {}", read_lossy(&stderr));
+        thread::sleep(Duration::from_millis(20));
+    }
+    let private = run_bounded(&mut sshd.on_remote(&["unshare --mount true"]), None);
+    if !private.status.success() {
+        eprintln!("SKIPPED: no mount namespace of its own for the host's session: {private:?}");
+        return;
+    }
+    // On the host, the project folder holds the host's own greeting (a tmpfs over it, in the
+    // hook's own mount namespace).
+    let captures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
+    let capture = format!("{captures}/pr-edit-allow-setmode/hooks/PermissionRequest.1.stdin.json");
+    let mut input: Value =
+        serde_json::from_str(&fs::read_to_string(capture).expect("the capture")).expect("JSON");
+    input["cwd"] = json!(project);
+    input["tool_input"]["file_path"] = json!(file);
+    let hook = format!(
+        "unshare --mount --propagation private sh -c 'mount -t tmpfs askpane-host {project} && \
+         printf \"hello from the host\\n\" > {file} && exec {askpane} hook'",
+        project = project.display(),
+        file = file.display(),
+        askpane = env!("CARGO_BIN_EXE_askpane"),
+    );
+    let client = Client::spawn(sshd.on_remote(&[&hook]), &input.to_string());
+    let card = inbox.card();
+    assert_eq!(card.provenance.host.as_deref(), Some(HOST), "{:?}", card.provenance);
+    let path = file.to_string_lossy().into_owned();
+    assert_eq!(
+        card.request.on_disk,
+        Some(FileSnapshot::Text { path, text: "hello from the host\n".to_owned() }),
+        "the host's file, as the hook read it there"
+    );
+    let body = format!("{:?}", ToolCallView::of(&card.request));
+    assert!(body.contains("hello from the host"), "{body}");
+    assert!(!body.contains("desk's own"), "{body}");
+    card.reply.send(askpane::protocol::stream::PermissionDecision::AllowOnce);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
 }

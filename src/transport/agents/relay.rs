@@ -457,6 +457,7 @@ impl<A: HostedAgent> RelayState<A> {
             // and records it, or leaves the question to a person with the form filled in and
             // the time allowed.
             policy: Policy { mark_skipped: policy.mark_skipped, ..self.relay.flags.clone() },
+            on_disk: None,
         };
         let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply, asked_at: Instant::now() };
         self.questions.insert(id, held);
