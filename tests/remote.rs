@@ -1172,3 +1172,87 @@ fn a_host_s_edit_approval_card_shows_the_diff_against_the_host_s_file_not_the_de
     let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply");
     assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
 }
+
+/// A link cut silently (a network gone, no packet saying so), simulated by a ProxyCommand that
+/// the test stops (SIGSTOP): ssh on the desk notices within its keep-alives (30 s) and ends, but
+/// sshd on the host keeps the old session, holding a waiting hook's connection (and, with
+/// `--http`, the port). The next link ends that stale session of its own first: the hook sees
+/// its link go, waits for it, asks again once it is back, and is answered exactly once.
+#[test]
+fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks_again() {
+    let world = World::with_inbox("remote-silent");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    // The proxy: relays ssh's stdin/stdout to sshd, and writes its pid where the test finds it.
+    let proxy = world.root.join("proxy.py");
+    let pids = world.root.join("proxy.pids");
+    fs::write(
+        &proxy,
+        format!(
+            "import os, socket, sys, threading\n\
+             open({pids:?}, 'a').write(f'{{os.getpid()}}\\n')\n\
+             s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n\
+             def down():\n\
+             \x20   while True:\n\
+             \x20       b = s.recv(65536)\n\
+             \x20       if not b: os._exit(0)\n\
+             \x20       os.write(1, b)\n\
+             threading.Thread(target=down, daemon=True).start()\n\
+             while True:\n\
+             \x20   b = os.read(0, 65536)\n\
+             \x20   if not b: os._exit(0)\n\
+             \x20   s.sendall(b)\n",
+            pids = pids.display().to_string(),
+        ),
+    )
+    .expect("the proxy");
+    let port = read_lossy(&sshd.config)
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Port ").map(str::to_owned))
+        .expect("the port");
+    let stderr = world.root.join("link.stderr");
+    let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
+    command.arg(&sshd.config).arg("-o");
+    command.arg(format!("ProxyCommand=python3 {} {port}", proxy.display()));
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    let said = || read_lossy(&stderr);
+    let wait_for = |line: &str, within: Duration| {
+        let deadline = Instant::now() + within;
+        while !said().contains(line) {
+            assert!(Instant::now() < deadline, "never said {line:?}: {}", said());
+            thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for("linked devbox", WAIT);
+    let client = remote_hook(&sshd, &hook_input("toolu_silent", "Which colour?"));
+    let (before, client) = listed_while(&world, 1, client);
+    // The link's own ssh goes through the last proxy started: it stops relaying.
+    let proxies = read_lossy(&pids);
+    let forward = proxies.lines().last().expect("the forward's proxy").trim().to_owned();
+    let stopped = Command::new("kill").args(["-STOP", &forward]).status();
+    assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
+    // Keep-alives: 3 × 10 s; then the link comes back (a new proxy) and the hook asks again.
+    wait_for("the link to devbox is back", Duration::from_secs(90));
+    let deadline = Instant::now() + WAIT;
+    let after = loop {
+        let after = world.connect().list();
+        if after.len() == 1 && after[0]["connection"] != before[0]["connection"] {
+            break after;
+        }
+        if Instant::now() > deadline {
+            let _ = Command::new("kill").args(["-KILL", &forward]).status();
+            let (stdout, stderr) = client.killed_with_output();
+            panic!("never asked again: {after:?}\nhook: {stdout} {stderr}\nlink: {}", said());
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(after[0]["tool_use_id"], "toolu_silent");
+    answer_blue(&world);
+    let (code, stdout, hook_stderr) = client.finish();
+    let _ = Command::new("kill").args(["-KILL", &forward]).status();
+    assert_eq!(code, Some(0), "{hook_stderr}");
+    assert_eq!(stdout.trim().lines().count(), 1, "answered exactly once: {stdout}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{hook_stderr}");
+    assert!(hook_stderr.contains("the link to your desk went down"), "{hook_stderr}");
+}
