@@ -34,14 +34,19 @@ const INBOX_FOLDER: &str = "d=${XDG_RUNTIME_DIR:-}; \
 /// desk within its keep-alives, but sshd on the host keeps that session until its own
 /// keep-alive, holding what waited through it (a hook, Claude Code's HTTP request) and the
 /// `--http` port. It is ended only if it is still the process recorded (its pid and start
-/// time), so a pid used again by another process is left alone.
+/// time), so a pid used again by another process is left alone. Notes of other links whose
+/// session has ended (a link stopped on purpose leaves its note) are removed, nothing else.
 const WHERE_IS_THE_INBOX: &str = "mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" && \
     rm -f \"$d/inbox.sock\" && f=$d/link-LINK.session && \
-    if [ -f \"$f\" ]; then read p s < \"$f\"; \
-    if [ -n \"$p\" ] && [ \"$(echo $(ps -o lstart= -p \"$p\" 2>/dev/null))\" = \"$s\" ]; then \
+    if [ -f \"$f\" ]; then read p s < \"$f\"; case \"$p\" in \"\"|*[!0-9]*) p=;; esac; \
+    if [ -n \"$p\" ] && [ -n \"$s\" ] && \
+    [ \"$(echo $(ps -o lstart= -p \"$p\" 2>/dev/null))\" = \"$s\" ]; then \
     kill \"$p\" 2>/dev/null; i=0; \
     while kill -0 \"$p\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; fi; \
-    rm -f \"$f\"; fi; echo \"askpane-socket=$d/inbox.sock\"";
+    rm -f \"$f\"; fi; for g in \"$d\"/link-*.session; do [ -f \"$g\" ] || continue; \
+    read q t < \"$g\"; [ -n \"$q\" ] && \
+    [ \"$(echo $(ps -o lstart= -p \"$q\" 2>/dev/null))\" = \"$t\" ] || rm -f \"$g\"; done; \
+    echo \"askpane-socket=$d/inbox.sock\"";
 
 /// Run as the forward's session (instead of `ssh -N`): records the sshd process that serves
 /// it (its nearest `sshd` ancestor, with its start time) in `link-LINK.session` for
@@ -292,6 +297,76 @@ mod tests {
         assert_eq!(socket_path("askpane-socket=relative/inbox.sock\n"), None);
         // A colon would split ssh's `-R remote:local`.
         assert_eq!(socket_path("askpane-socket=/tmp/a:b/inbox.sock\n"), None);
+    }
+
+    /// Runs `snippet` for link `link` as the host's shell would, with `runtime` as its
+    /// `XDG_RUNTIME_DIR`; its stdout.
+    fn run_snippet(snippet: &str, link: &str, runtime: &Path) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(remote_command(snippet, link))
+            .env("XDG_RUNTIME_DIR", runtime)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `ps -o lstart=` of `pid`, its words joined by one space, as the snippets note it.
+    fn started(pid: u32) -> String {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "lstart=", "-p", &pid.to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_next_ssh_ends_the_noted_session_only_if_it_is_still_that_process_and_this_link_s() {
+        let runtime = std::env::temp_dir().join(format!("askpane-ssh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&runtime);
+        std::fs::create_dir_all(&runtime).unwrap();
+        let folder = runtime.join("askpane");
+        let mut stale = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        std::fs::create_dir_all(&folder).unwrap();
+        // A pid used again by another process (another start time): left alone, note removed.
+        let note = folder.join("link-abc123.session");
+        std::fs::write(&note, format!("{} Mon Jan  1 00:00:00 2001\n", stale.id())).unwrap();
+        let said = run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert_eq!(said.trim(), format!("askpane-socket={}/inbox.sock", folder.display()));
+        assert_eq!(stale.try_wait().unwrap(), None, "another process was ended");
+        assert!(!note.exists());
+        // Another link's note: not this link's to end.
+        let other = folder.join("link-fff000.session");
+        std::fs::write(&other, format!("{} {}\n", stale.id(), started(stale.id()))).unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert_eq!(stale.try_wait().unwrap(), None, "another link's session was ended");
+        assert!(other.exists());
+        // A note that names no process (not a number, no start time): nothing is signalled
+        // (`kill -1` would signal every process of the user's).
+        for bad in ["-1\n", "-1 \n", "0\n", "$(touch x) y\n"] {
+            std::fs::write(&note, bad).unwrap();
+            run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+            assert_eq!(stale.try_wait().unwrap(), None, "{bad:?}");
+            assert!(!note.exists());
+        }
+        // Another link's note whose session has ended: removed, nothing ended.
+        let gone = folder.join("link-dead00.session");
+        std::fs::write(&gone, "999999999 Mon Jan  1 00:00:00 2001\n").unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert!(!gone.exists());
+        assert!(other.exists());
+        // This link's, still the process noted: ended, and waited for.
+        std::fs::write(&note, format!("{} {}\n", stale.id(), started(stale.id()))).unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        let ended = (0..50).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            stale.try_wait().unwrap()
+        });
+        assert!(ended.is_some(), "the stale session still runs");
+        assert!(!note.exists());
+        let _ = std::fs::remove_dir_all(&runtime);
     }
 
     #[test]
