@@ -1173,18 +1173,11 @@ fn a_host_s_edit_approval_card_shows_the_diff_against_the_host_s_file_not_the_de
     assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
 }
 
-/// A link cut silently (a network gone, no packet saying so), simulated by a ProxyCommand that
-/// the test stops (SIGSTOP): ssh on the desk notices within its keep-alives (30 s) and ends, but
-/// sshd on the host keeps the old session, holding a waiting hook's connection (and, with
-/// `--http`, the port). The next link ends that stale session of its own first: the hook sees
-/// its link go, waits for it, asks again once it is back, and is answered exactly once.
-#[test]
-fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks_again() {
-    let world = World::with_inbox("remote-silent");
-    let Some(sshd) = Sshd::start(&world.root) else { return };
-    // The proxy: relays ssh's stdin/stdout to sshd, and writes its pid where the test finds it.
-    let proxy = world.root.join("proxy.py");
-    let pids = world.root.join("proxy.pids");
+/// A ProxyCommand for ssh (`ProxyCommand=…`) that relays to `sshd` and appends its pid to the
+/// file returned, so a test can stop it (SIGSTOP): a network cut silently.
+pub(crate) fn freezable_proxy(root: &Path, sshd: &Sshd) -> (String, PathBuf) {
+    let proxy = root.join("proxy.py");
+    let pids = root.join("proxy.pids");
     fs::write(
         &proxy,
         format!(
@@ -1209,10 +1202,23 @@ fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks
         .lines()
         .find_map(|line| line.trim().strip_prefix("Port ").map(str::to_owned))
         .expect("the port");
+    (format!("ProxyCommand=python3 {} {port}", proxy.display()), pids)
+}
+
+/// A link cut silently (a network gone, no packet saying so), simulated by a ProxyCommand that
+/// the test stops (SIGSTOP): ssh on the desk notices within its keep-alives (30 s) and ends, but
+/// sshd on the host keeps the old session, holding a waiting hook's connection (and, with
+/// `--http`, the port). The next link ends that stale session of its own first: the hook sees
+/// its link go, waits for it, asks again once it is back, and is answered exactly once.
+#[test]
+fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks_again() {
+    let world = World::with_inbox("remote-silent");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let (proxy_command, pids) = freezable_proxy(&world.root, &sshd);
     let stderr = world.root.join("link.stderr");
     let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
     command.arg(&sshd.config).arg("-o");
-    command.arg(format!("ProxyCommand=python3 {} {port}", proxy.display()));
+    command.arg(&proxy_command);
     command.stdin(Stdio::null()).stdout(Stdio::null());
     command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
     let _link = Process::new(command.spawn().expect("askpane remote"));

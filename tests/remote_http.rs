@@ -43,16 +43,28 @@ impl HttpLink {
 
     /// `askpane remote devbox --http PORT EXTRA…` with the host's port `port`.
     fn start_on(
-        mut command: std::process::Command,
+        command: std::process::Command,
         root: &std::path::Path,
         sshd: &Sshd,
         port: u16,
         extra: &[&str],
     ) -> HttpLink {
+        HttpLink::start_with_ssh(command, root, sshd, port, extra, &[])
+    }
+
+    /// [`HttpLink::start_on`] with `ssh_args` for ssh after the config.
+    fn start_with_ssh(
+        mut command: std::process::Command,
+        root: &std::path::Path,
+        sshd: &Sshd,
+        port: u16,
+        extra: &[&str],
+        ssh_args: &[&str],
+    ) -> HttpLink {
         let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
         command.args(["remote", &sshd.alias, "--http", &port.to_string()]).args(extra);
         command.args(["--", "-F"]);
-        command.arg(&sshd.config).stdin(Stdio::null());
+        command.arg(&sshd.config).args(ssh_args).stdin(Stdio::null());
         command.stdout(fs::File::create(&stdout).expect("stdout"));
         command.stderr(fs::File::create(&stderr).expect("stderr"));
         let process = Process::new(command.spawn().expect("askpane remote --http"));
@@ -379,4 +391,67 @@ fn the_http_token_is_kept_per_host_across_restarts_and_new_token_rotates_it() {
     assert!(world.connect().list().is_empty());
     assert_eq!(fs::read_to_string(&file).expect("the token file").trim(), new);
     rotated.stop();
+}
+
+/// A link cut silently (its ssh's ProxyCommand stopped) while an HTTP hook request waits: once
+/// ssh on the desk gives up (its keep-alives), the next link ends the stale session on the host,
+/// which closes the waiting request (Claude Code then asks in its own dialog) and frees the port,
+/// so the link comes back with its forward and the next request is asked and answered.
+#[test]
+fn an_http_link_cut_silently_closes_the_waiting_request_and_comes_back_with_its_port() {
+    let world = World::with_inbox("remote-http-silent");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let (proxy, pids) = crate::remote::freezable_proxy(&world.root, &sshd);
+    let link = HttpLink::start_with_ssh(
+        world.askpane(&[]),
+        &world.root,
+        &sshd,
+        free_port(),
+        &[],
+        &["-o", &proxy],
+    );
+    let input = crate::inbox::hook_input("toolu_http_silent", "Which colour?");
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), input.clone());
+        move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            stream.set_read_timeout(Some(Duration::from_secs(120))).expect("a read timeout");
+            write!(
+                stream,
+                "POST /hook HTTP/1.1\r\nX-Askpane-Token: {token}\r\nContent-Length: {}\r\n\r\n{input}",
+                input.len()
+            )
+            .expect("send");
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).map(|_| response)
+        }
+    });
+    listed(&world, 1);
+    let forward = read_lossy(&pids).lines().last().expect("the forward's proxy").trim().to_owned();
+    let stopped = std::process::Command::new("kill").args(["-STOP", &forward]).status();
+    assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !read_lossy(&link.stderr).contains("the link to devbox is back") {
+        if Instant::now() > deadline {
+            let _ = std::process::Command::new("kill").args(["-KILL", &forward]).status();
+            panic!("not back: {}", read_lossy(&link.stderr));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The waiting request was closed, unanswered (within the thread's own 120 s bound).
+    let response = asking.join().expect("the asking thread");
+    let _ = std::process::Command::new("kill").args(["-KILL", &forward]).status();
+    let response = response.expect("closed, not timed out");
+    assert!(!String::from_utf8_lossy(&response).contains("Blue"));
+    listed(&world, 0);
+    // The port is forwarded again: the next request is asked and answered.
+    let asking = thread::spawn({
+        let (port, token) = (link.port, link.token());
+        move || post(port, Some(&token), &input)
+    });
+    listed(&world, 1);
+    answer_blue(&world);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
 }
