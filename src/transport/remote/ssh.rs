@@ -1,6 +1,7 @@
 //! The person's own `ssh`, run twice per connection of a link (issue 27): once to ask the remote
 //! where its inbox socket goes (a POSIX `sh` snippet: the remote needs no askpane for it), then
-//! `ssh -N -R REMOTE_SOCKET:LINK_SOCKET HOST` for as long as it holds. Their config, keys and
+//! `ssh -R REMOTE_SOCKET:LINK_SOCKET HOST 'sh -c …'` (a session that notes itself for the next
+//! ssh, [`RECORD_THE_SESSION`]) for as long as it holds. Their config, keys and
 //! agent decide how it logs in; askpane never prompts for a password of its own.
 
 use std::ffi::OsString;
@@ -114,7 +115,7 @@ impl Ssh {
         })
     }
 
-    /// Starts `ssh -N -R remote:link HOST`, verbose so that it says when the forward holds;
+    /// Starts `ssh -R remote:link HOST 'sh -c …'` (the session [`RECORD_THE_SESSION`]), verbose so that it says when the forward holds;
     /// with `tcp` (`--http`), also `-R 127.0.0.1:REMOTE_PORT:127.0.0.1:LOCAL_PORT`.
     pub fn forward(
         &self,
