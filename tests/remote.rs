@@ -15,8 +15,11 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use askpane::book::tool_call::ToolCallView;
+use askpane::protocol::tool_call::FileSnapshot;
 use serde_json::{Value, json};
 
+use crate::claude_host::{FAKE, PROMPT, Report};
 use crate::inbox::{Client, World, hook_answers, hook_input, wait_for_window};
 use crate::support::{Process, WAIT, read_lossy, run_bounded};
 
@@ -187,7 +190,7 @@ fn unix_nanos() -> u128 {
 }
 
 /// The link's state file.
-fn link_state(world: &World) -> Value {
+pub(crate) fn link_state(world: &World) -> Value {
     let text = read_lossy(&world.root.join("run/askpane/links/devbox.state"));
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
@@ -308,6 +311,178 @@ fn a_question_whose_ssh_is_killed_is_asked_again_when_the_link_is_back_and_answe
     assert_eq!(stdout.trim().lines().count(), 1, "answered exactly once: {stdout}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
     assert!(stderr.contains("the link to your desk went down"), "{stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// A session of the fake Claude Code (tests/fake-claude) that asks "Which colour?" once and
+/// wants, as its host's reply, an allow with an answer (`answered`) or a deny with a message,
+/// then ends its turn and exits. Returns the transcript's path.
+fn colour_session(dir: &Path, answered: bool) -> PathBuf {
+    let mut records =
+        crate::support::fixture_lines("session.answer-with-notes.2.1.330.replay.jsonl");
+    let init = records
+        .iter()
+        .position(|record| record["line"]["subtype"] == "init")
+        .expect("the capture has system/init");
+    records.truncate(init + 1);
+    let questions = json!([{
+        "question": "Which colour?", "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"}]
+    }]);
+    let input = json!({"questions": questions});
+    let reply = match answered {
+        true => json!({"behavior": "allow", "toolUseID": "toolu_hosted_colour",
+            "updatedInput": {"questions": questions, "answers": {"Which colour?": "Blue"},
+                "annotations": {}}}),
+        false => json!({"behavior": "deny", "message": "no answer",
+            "toolUseID": "toolu_hosted_colour"}),
+    };
+    let cli = |line: Value| json!({"dir": "<<", "line": line});
+    records.extend([
+        cli(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_hosted_colour", "name": "AskUserQuestion",
+             "input": input}]}})),
+        cli(json!({"type": "control_request", "request_id": "ask-colour", "request": {
+            "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+            "display_name": "AskUserQuestion", "input": input,
+            "tool_use_id": "toolu_hosted_colour"}})),
+        json!({"dir": ">>", "line": {"type": "control_response", "response": {
+            "subtype": "success", "request_id": "ask-colour", "response": reply}}}),
+        cli(json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "read", "is_error": !answered,
+             "tool_use_id": "toolu_hosted_colour"}]}})),
+        cli(json!({"type": "result", "subtype": "success", "is_error": false, "num_turns": 2,
+            "duration_ms": 120, "result": "Done."})),
+        json!({"dir": "die", "line": 0}),
+    ]);
+    let path = dir.join(format!("colour-session-{answered}.jsonl"));
+    let text: String = records.iter().map(|record| format!("{record}\n")).collect();
+    fs::write(&path, text).expect("write the transcript");
+    path
+}
+
+/// `askpane claude ARGS…` on the remote, hosting the fake Claude Code replaying `transcript`;
+/// its report goes to `report`.
+fn remote_hosted_claude(sshd: &Sshd, transcript: &Path, report: &Path, args: &[&str]) -> Client {
+    let askpane = env!("CARGO_BIN_EXE_askpane");
+    let transcript = format!("FAKE_CLAUDE_TRANSCRIPT={}", transcript.display());
+    let report = format!("FAKE_CLAUDE_REPORT={}", report.display());
+    let mut command =
+        vec!["env", &transcript, &report, askpane, "claude", "--claude-bin", FAKE, "-p", PROMPT];
+    command.extend(args);
+    // ssh hands the remote's shell one line: each word quoted for it.
+    let line: Vec<String> = command.iter().map(|word| format!("'{word}'")).collect();
+    Client::spawn(sshd.on_remote(&[&line.join(" ")]), "")
+}
+
+/// [`listed`], while `client` runs: a client that ends first says what it wrote.
+fn listed_while(world: &World, count: usize, client: Client) -> (Vec<Value>, Client) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let requests = world.connect().list();
+        if requests.len() == count {
+            return (requests, client);
+        }
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!(
+                "{} listed, not {count}: {requests:?}\nclient: {stdout}\n{stderr}",
+                requests.len()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the inbox lists one request on another connection than `before`'s: asked again.
+fn asked_again(
+    world: &World,
+    before: &Value,
+    client: Client,
+    link: &RemoteLink,
+) -> (Value, Client) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let after = world.connect().list();
+        if let [again] = after.as_slice()
+            && again["connection"] != before["connection"]
+        {
+            return (again.clone(), client);
+        }
+        if Instant::now() > deadline {
+            let (stdout, stderr) = client.killed_with_output();
+            panic!(
+                "never asked again: {after:?}\nclient: {stdout} {stderr}\nlink: {}",
+                link.said()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 27: `askpane claude` on the host, whose session's question waits in the desk's inbox
+/// when the link's ssh is killed: it waits for the link (no inbox of the host's own, which would
+/// fail there without a display), asks again on it once it is back, and the answer given there
+/// reaches Claude Code exactly once.
+#[test]
+fn a_hosted_claude_s_question_whose_ssh_is_killed_is_asked_again_when_the_link_is_back() {
+    let world = World::with_inbox("remote-hosted-drop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    let report = world.root.join("report.json");
+    let transcript = colour_session(&world.root, true);
+    let claude = remote_hosted_claude(&sshd, &transcript, &report, &[]);
+    let (mut listed_now, claude) = listed_while(&world, 1, claude);
+    let before = listed_now.remove(0);
+    assert_eq!(before["host"], HOST, "{before}");
+    assert_eq!(before["tool_use_id"], "toolu_hosted_colour", "{before}");
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+    let killed = Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+    link.wait_for("the link to devbox is back", 1);
+    let (again, claude) = asked_again(&world, &before, claude, &link);
+    assert_eq!(again["tool_use_id"], before["tool_use_id"], "{again}");
+    assert_eq!(again["host"], HOST, "{again}");
+    answer_blue(&world);
+    // The fake ends after its turn; askpane claude ends with it.
+    let (code, _, stderr) = claude.finish();
+    let report = Report::read(&report);
+    report.assert_all_ok(&stderr);
+    let replies: Vec<&Value> = report
+        .comparisons()
+        .iter()
+        .filter(|c| c["step"].as_str().is_some_and(|step| step.ends_with("control_response")))
+        .collect();
+    assert_eq!(replies.len(), 1, "answered exactly once\n{}", report.summary());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("the link to your desk went down"), "{stderr}");
+    assert!(!stderr.contains("starting it again"), "no inbox of the host's own: {stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// The same with the link down past the session's `--timeout`: the question gets the honest
+/// timed-out reply (as the inbox would have given it), not "no inbox can be started".
+#[test]
+fn a_hosted_claude_s_question_whose_link_stays_down_past_its_timeout_is_told_the_time_ran_out() {
+    let world = World::with_inbox("remote-hosted-down");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    let report = world.root.join("report.json");
+    let transcript = colour_session(&world.root, false);
+    let claude = remote_hosted_claude(&sshd, &transcript, &report, &["--timeout", "4"]);
+    let (_, claude) = listed_while(&world, 1, claude);
+    // The link ends for good (its process stopped): the question leaves the desk's inbox.
+    let pid = link.process.child.id();
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    link.process.wait(WAIT).expect("the link ended");
+    let (code, _, stderr) = claude.finish();
+    let report = Report::read(&report);
+    report.assert_all_ok(&stderr);
+    let message = crate::hosted::reply_message(&report);
+    assert!(message.starts_with("No response after 4s"), "{message}\n{}", report.summary());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("did not come back within the 4 s timeout"), "{stderr}");
     assert!(world.connect().list().is_empty());
 }
 
@@ -832,35 +1007,11 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     sshd: &Sshd,
     world: &World,
     api: &crate::fake_api::FakeApi,
-    [project, home, tmp]: [&Path; 3],
+    dirs: [&Path; 3],
     runtime: Option<&Path>,
 ) {
-    let claude = format!(
-        "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-         HOME={home} TMPDIR={tmp} {runtime}ANTHROPIC_BASE_URL={api} \
-         ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
-         --verbose --input-format stream-json --permission-prompt-tool stdio",
-        project = project.display(),
-        home = home.display(),
-        tmp = tmp.display(),
-        runtime =
-            runtime.map(|run| format!("XDG_RUNTIME_DIR={} ", run.display())).unwrap_or_default(),
-        api = api.base_url(),
-        cli = claude_binary().display(),
-    );
-    let mut command = sshd.on_remote(&[&claude]);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
-    let mut stdin = run.child.stdin.take().expect("piped stdin");
-    let (line_sender, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = run.child.stdout.take().expect("piped stdout");
-    thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let _ = line_sender.send(line);
-        }
-    });
-    let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+    let RemoteClaude { mut run, mut stdin, lines, stderr } =
+        RemoteClaude::start(sshd, api, dirs, runtime);
     let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
         "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
     writeln!(stdin, "{turn}").expect("the user's turn");
@@ -897,6 +1048,57 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
 }
 
+/// The real Claude Code 2.1.332 run on the remote through ssh, in stream-json host mode
+/// (`--permission-prompt-tool stdio`: a question no hook answers comes to its host, this test, as
+/// `can_use_tool`), against `api`, in `project` with `home` and `tmp` there.
+pub(crate) struct RemoteClaude {
+    pub(crate) run: Process,
+    pub(crate) stdin: std::process::ChildStdin,
+    /// Its stdout's lines.
+    pub(crate) lines: std::sync::mpsc::Receiver<String>,
+    pub(crate) stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl RemoteClaude {
+    pub(crate) fn start(
+        sshd: &Sshd,
+        api: &crate::fake_api::FakeApi,
+        [project, home, tmp]: [&Path; 3],
+        runtime: Option<&Path>,
+    ) -> RemoteClaude {
+        let claude = format!(
+            "cd {project} && exec env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+             HOME={home} TMPDIR={tmp} {runtime}ANTHROPIC_BASE_URL={api} \
+             ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+             DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 {cli} --output-format stream-json \
+             --verbose --input-format stream-json --permission-prompt-tool stdio",
+            project = project.display(),
+            home = home.display(),
+            tmp = tmp.display(),
+            runtime = runtime
+                .map(|run| format!("XDG_RUNTIME_DIR={} ", run.display()))
+                .unwrap_or_default(),
+            api = api.base_url(),
+            cli = claude_binary().display(),
+        );
+        let mut command = sshd.on_remote(&[&claude]);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut run = Process::new(command.spawn().expect("ssh devbox claude"));
+        let stdin = run.child.stdin.take().expect("piped stdin");
+        let (line_sender, lines) = std::sync::mpsc::channel::<String>();
+        let stdout = run.child.stdout.take().expect("piped stdout");
+        thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok)
+            {
+                let _ = line_sender.send(line);
+            }
+        });
+        let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
+        RemoteClaude { run, stdin, lines, stderr }
+    }
+}
+
 /// The fake model that calls AskUserQuestion with "Which colour?" (Red or Blue).
 pub(crate) fn colour_model() -> crate::fake_api::FakeApi {
     crate::fake_api::FakeApi::asking(json!({"questions": [{
@@ -904,4 +1106,159 @@ pub(crate) fn colour_model() -> crate::fake_api::FakeApi {
         "options": [{"label": "Red", "description": "warm"},
                     {"label": "Blue", "description": "cool"}]
     }]}))
+}
+
+/// Issue 27: a tool approval for an Edit asked by `askpane hook` on the host shows the diff
+/// against the host's file, which the hook read there and sent with the request; the desk's
+/// file at the same path (another one: the host's session sees a file of its own there, in a
+/// mount namespace of its own) is never read for it.
+#[test]
+fn a_host_s_edit_approval_card_shows_the_diff_against_the_host_s_file_not_the_desk_s() {
+    let inbox = crate::hook_approval::Inbox::start("remote-diff");
+    let root = crate::support::scratch_dir("remote-diff-link");
+    let Some(sshd) = Sshd::start(&root) else { return };
+    let project = root.join("project");
+    fs::create_dir_all(&project).expect("the project");
+    let file = project.join("greeting.txt");
+    fs::write(&file, "the desk's own greeting\n").expect("the desk's file");
+    // The link, to the inbox this test serves.
+    let stderr = root.join("link.stderr");
+    let mut command = crate::support::askpane_unset(&["remote", HOST, "--", "-F"]);
+    command.arg(&sshd.config).env("XDG_RUNTIME_DIR", &inbox.served.run);
+    command.env("ASKPANE_STATE_DIR", root.join("state")).env("XDG_STATE_HOME", root.join("state"));
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&stderr).contains("linked devbox") {
+        assert!(Instant::now() < deadline, "no link: {}", read_lossy(&stderr));
+        thread::sleep(Duration::from_millis(20));
+    }
+    let private = run_bounded(&mut sshd.on_remote(&["unshare --mount true"]), None);
+    if !private.status.success() {
+        eprintln!("SKIPPED: no mount namespace of its own for the host's session: {private:?}");
+        return;
+    }
+    // On the host, the project folder holds the host's own greeting (a tmpfs over it, in the
+    // hook's own mount namespace).
+    let captures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code/2.1.332");
+    let capture = format!("{captures}/pr-edit-allow-setmode/hooks/PermissionRequest.1.stdin.json");
+    let mut input: Value =
+        serde_json::from_str(&fs::read_to_string(capture).expect("the capture")).expect("JSON");
+    input["cwd"] = json!(project);
+    input["tool_input"]["file_path"] = json!(file);
+    let hook = format!(
+        "unshare --mount --propagation private sh -c 'mount -t tmpfs askpane-host {project} && \
+         printf \"hello from the host\\n\" > {file} && exec {askpane} hook'",
+        project = project.display(),
+        file = file.display(),
+        askpane = env!("CARGO_BIN_EXE_askpane"),
+    );
+    let client = Client::spawn(sshd.on_remote(&[&hook]), &input.to_string());
+    let card = inbox.card();
+    assert_eq!(card.provenance.host.as_deref(), Some(HOST), "{:?}", card.provenance);
+    let path = file.to_string_lossy().into_owned();
+    assert_eq!(
+        card.request.on_disk,
+        Some(FileSnapshot::Text { path, text: "hello from the host\n".to_owned() }),
+        "the host's file, as the hook read it there"
+    );
+    let body = format!("{:?}", ToolCallView::of(&card.request));
+    assert!(body.contains("hello from the host"), "{body}");
+    assert!(!body.contains("desk's own"), "{body}");
+    card.reply.send(askpane::protocol::stream::PermissionDecision::AllowOnce);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
+}
+
+/// A ProxyCommand for ssh (`ProxyCommand=…`) that relays to `sshd` and appends its pid to the
+/// file returned, so a test can stop it (SIGSTOP): a network cut silently.
+pub(crate) fn freezable_proxy(root: &Path, sshd: &Sshd) -> (String, PathBuf) {
+    let proxy = root.join("proxy.py");
+    let pids = root.join("proxy.pids");
+    fs::write(
+        &proxy,
+        format!(
+            "import os, socket, sys, threading\n\
+             open({pids:?}, 'a').write(f'{{os.getpid()}}\\n')\n\
+             s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n\
+             def down():\n\
+             \x20   while True:\n\
+             \x20       b = s.recv(65536)\n\
+             \x20       if not b: os._exit(0)\n\
+             \x20       os.write(1, b)\n\
+             threading.Thread(target=down, daemon=True).start()\n\
+             while True:\n\
+             \x20   b = os.read(0, 65536)\n\
+             \x20   if not b: os._exit(0)\n\
+             \x20   s.sendall(b)\n",
+            pids = pids.display().to_string(),
+        ),
+    )
+    .expect("the proxy");
+    let port = read_lossy(&sshd.config)
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Port ").map(str::to_owned))
+        .expect("the port");
+    (format!("ProxyCommand=python3 {} {port}", proxy.display()), pids)
+}
+
+/// A link cut silently (a network gone, no packet saying so), simulated by a ProxyCommand that
+/// the test stops (SIGSTOP): ssh on the desk notices within its keep-alives (30 s) and ends, but
+/// sshd on the host keeps the old session, holding a waiting hook's connection (and, with
+/// `--http`, the port). The next link ends that stale session of its own first: the hook sees
+/// its link go, waits for it, asks again once it is back, and is answered exactly once.
+#[test]
+fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks_again() {
+    let world = World::with_inbox("remote-silent");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let (proxy_command, pids) = freezable_proxy(&world.root, &sshd);
+    let stderr = world.root.join("link.stderr");
+    let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
+    command.arg(&sshd.config).arg("-o");
+    command.arg(&proxy_command);
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+    let _link = Process::new(command.spawn().expect("askpane remote"));
+    let said = || read_lossy(&stderr);
+    let wait_for = |line: &str, within: Duration| {
+        let deadline = Instant::now() + within;
+        while !said().contains(line) {
+            assert!(Instant::now() < deadline, "never said {line:?}: {}", said());
+            thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for("linked devbox", WAIT);
+    let client = remote_hook(&sshd, &hook_input("toolu_silent", "Which colour?"));
+    let (before, client) = listed_while(&world, 1, client);
+    // The link's own ssh goes through the last proxy started: it stops relaying.
+    let proxies = read_lossy(&pids);
+    let forward = proxies.lines().last().expect("the forward's proxy").trim().to_owned();
+    let stopped = Command::new("kill").args(["-STOP", &forward]).status();
+    assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
+    // Keep-alives: 3 × 10 s; then the link comes back (a new proxy) and the hook asks again.
+    wait_for("the link to devbox is back", Duration::from_secs(90));
+    let deadline = Instant::now() + WAIT;
+    let after = loop {
+        let after = world.connect().list();
+        if after.len() == 1 && after[0]["connection"] != before[0]["connection"] {
+            break after;
+        }
+        if Instant::now() > deadline {
+            let _ = Command::new("kill").args(["-KILL", &forward]).status();
+            let (stdout, stderr) = client.killed_with_output();
+            panic!("never asked again: {after:?}\nhook: {stdout} {stderr}\nlink: {}", said());
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(after[0]["tool_use_id"], "toolu_silent");
+    answer_blue(&world);
+    let (code, stdout, hook_stderr) = client.finish();
+    let _ = Command::new("kill").args(["-KILL", &forward]).status();
+    assert_eq!(code, Some(0), "{hook_stderr}");
+    assert_eq!(stdout.trim().lines().count(), 1, "answered exactly once: {stdout}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{hook_stderr}");
+    assert!(hook_stderr.contains("the link to your desk went down"), "{hook_stderr}");
 }

@@ -6,6 +6,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::thread;
@@ -15,7 +16,8 @@ use serde_json::{Value, json};
 
 use crate::inbox::World;
 use crate::remote::{
-    Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model, free_port, listed,
+    RemoteClaude, Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model,
+    free_port, link_state, listed,
 };
 use crate::support::{Process, WAIT, read_lossy};
 
@@ -35,15 +37,34 @@ impl HttpLink {
     }
 
     /// `askpane remote devbox --http PORT` run as `askpane` is (its environment: which inbox).
-    fn start_as(
+    fn start_as(command: std::process::Command, root: &std::path::Path, sshd: &Sshd) -> HttpLink {
+        HttpLink::start_on(command, root, sshd, free_port(), &[])
+    }
+
+    /// `askpane remote devbox --http PORT EXTRA…` with the host's port `port`.
+    fn start_on(
+        command: std::process::Command,
+        root: &std::path::Path,
+        sshd: &Sshd,
+        port: u16,
+        extra: &[&str],
+    ) -> HttpLink {
+        HttpLink::start_with_ssh(command, root, sshd, port, extra, &[])
+    }
+
+    /// [`HttpLink::start_on`] with `ssh_args` for ssh after the config.
+    fn start_with_ssh(
         mut command: std::process::Command,
         root: &std::path::Path,
         sshd: &Sshd,
+        port: u16,
+        extra: &[&str],
+        ssh_args: &[&str],
     ) -> HttpLink {
-        let port = free_port();
         let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
-        command.args(["remote", &sshd.alias, "--http", &port.to_string(), "--", "-F"]);
-        command.arg(&sshd.config).stdin(Stdio::null());
+        command.args(["remote", &sshd.alias, "--http", &port.to_string()]).args(extra);
+        command.args(["--", "-F"]);
+        command.arg(&sshd.config).args(ssh_args).stdin(Stdio::null());
         command.stdout(fs::File::create(&stdout).expect("stdout"));
         command.stderr(fs::File::create(&stderr).expect("stderr"));
         let process = Process::new(command.spawn().expect("askpane remote --http"));
@@ -67,6 +88,19 @@ impl HttpLink {
             thread::sleep(Duration::from_millis(20));
         }
         HttpLink { process, stderr, port, settings }
+    }
+
+    /// What it printed on stdout.
+    fn printed(&self, root: &std::path::Path) -> String {
+        read_lossy(&root.join("http-link.stdout"))
+    }
+
+    /// Stops it (SIGTERM) and waits for its end.
+    fn stop(mut self) {
+        let pid = self.process.child.id();
+        let _ = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let status = self.process.wait(WAIT);
+        assert!(status.is_some_and(|status| status.success()), "{status:?}");
     }
 
     fn token(&self) -> String {
@@ -234,4 +268,190 @@ fn an_approval_asked_through_an_http_hook_is_answered_as_askpane_hook_answers_it
     let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"));
     let recorded: Value = serde_json::from_str(&capture("stdout")).expect("the capture");
     assert_eq!(body, recorded);
+}
+
+/// Issue 27: the link's ssh is killed while the real Claude Code 2.1.332 on the host waits for
+/// its HTTP hook's answer. The forward dies with ssh, so nothing can carry an answer to that
+/// request any more: its card leaves the desk's inbox (it is answered by no one there), and
+/// Claude Code, whose connection sshd closed, asks in its own way at once (here its host, as
+/// `can_use_tool`), whose answer the model reads. Once the link is back, the next question
+/// comes to the desk again.
+#[test]
+fn an_http_hook_whose_ssh_is_killed_mid_question_leaves_it_to_claude_code_and_withdraws_the_card() {
+    let world = World::with_inbox("remote-http-drop");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = HttpLink::start(&world, &sshd);
+    let api = colour_model();
+    let (home, project, tmp) =
+        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
+    for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {
+        fs::create_dir_all(dir).expect("the remote's folders");
+    }
+    fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
+    let RemoteClaude { mut run, mut stdin, lines, stderr } =
+        RemoteClaude::start(&sshd, &api, [&project, &home, &tmp], None);
+    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+    writeln!(stdin, "{turn}").expect("the user's turn");
+    let requests = listed(&world, 1);
+    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+    let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+    let killed_at = Instant::now();
+    let killed = std::process::Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+    assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+    // Claude Code asks its host: the hook failed (its connection closed without a response).
+    let mut said = Vec::new();
+    let asked = loop {
+        let Ok(line) = lines.recv_timeout(WAIT) else {
+            let link_said = read_lossy(&link.stderr);
+            let _ = run.child.kill();
+            let _ = run.wait(WAIT);
+            let stderr = crate::support::collect(stderr);
+            panic!("Claude Code never asked its host: {said:?}\n{stderr}\nlink: {link_said}");
+        };
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if message["request"]["subtype"] == "can_use_tool" {
+            break message;
+        }
+        said.push(line);
+    };
+    eprintln!(
+        "FIGURE: Claude Code asked its host {:.0} ms after the link's ssh was killed",
+        killed_at.elapsed().as_secs_f64() * 1e3
+    );
+    assert_eq!(asked["request"]["tool_name"], "AskUserQuestion", "{asked}");
+    // The desk's card is gone: no answer given there could reach Claude Code.
+    listed(&world, 0);
+    let input = &asked["request"]["input"];
+    let reply = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": asked["request_id"], "response": {"behavior": "allow",
+        "updatedInput": {"questions": input["questions"], "answers": {"Which colour?": "Red"}},
+        "toolUseID": asked["request"]["tool_use_id"]}}});
+    writeln!(stdin, "{reply}").expect("the host's answer");
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    assert!(read.contains(r#""Which colour?"="Red""#), "the model read: {read}");
+    // The link comes back (its forward of the port too).
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(&link.stderr).contains("the link to devbox is back") {
+        assert!(Instant::now() < deadline, "not back: {}", read_lossy(&link.stderr));
+        thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let status = run.wait(WAIT);
+    let stderr = crate::support::collect(stderr);
+    assert!(status.is_some_and(|status| status.success()), "{status:?}\n{stderr}");
+    assert!(world.connect().list().is_empty());
+}
+
+/// The link's token is kept per host: `askpane remote devbox --http` started again uses the one
+/// it made before (a private file in the state folder), so the settings pasted on the host hold;
+/// `--new-token` makes another, which the old settings no longer pass (401).
+#[test]
+fn the_http_token_is_kept_per_host_across_restarts_and_new_token_rotates_it() {
+    let world = World::with_inbox("remote-http-keep");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let first = HttpLink::start(&world, &sshd);
+    let (port, token) = (first.port, first.token());
+    first.stop();
+    let file = world.root.join("state/askpane/remote/devbox.http-token");
+    let mode = fs::metadata(&file).map(|meta| meta.permissions().mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o600), "{}", file.display());
+    // Started again: the same token, and a request with the old settings is asked and answered.
+    let again = HttpLink::start_on(world.askpane(&[]), &world.root, &sshd, port, &[]);
+    assert_eq!(again.token(), token, "{}", again.printed(&world.root));
+    assert!(again.printed(&world.root).contains("kept"), "{}", again.printed(&world.root));
+    let input = crate::inbox::hook_input("toolu_kept", "Which colour?");
+    let asking = thread::spawn({
+        let (token, input) = (token.clone(), input.clone());
+        move || post(port, Some(&token), &input)
+    });
+    listed(&world, 1);
+    answer_blue(&world);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
+    again.stop();
+    // Rotated: another token, said to need pasting on the host; the old one is refused.
+    let rotated =
+        HttpLink::start_on(world.askpane(&[]), &world.root, &sshd, port, &["--new-token"]);
+    let new = rotated.token();
+    assert_ne!(new, token);
+    assert_eq!(new.len(), 64, "{new}");
+    let printed = rotated.printed(&world.root);
+    assert!(printed.contains("new token") && printed.contains("update"), "{printed}");
+    let (status, body) = post(port, Some(&token), &input);
+    assert!(status.starts_with("HTTP/1.1 401"), "the old token: {status} {body}");
+    assert!(world.connect().list().is_empty());
+    assert_eq!(fs::read_to_string(&file).expect("the token file").trim(), new);
+    rotated.stop();
+}
+
+/// A link cut silently (its ssh's ProxyCommand stopped) while an HTTP hook request waits: once
+/// ssh on the desk gives up (its keep-alives), the next link ends the stale session on the host,
+/// which closes the waiting request (Claude Code then asks in its own dialog) and frees the port,
+/// so the link comes back with its forward and the next request is asked and answered.
+#[test]
+fn an_http_link_cut_silently_closes_the_waiting_request_and_comes_back_with_its_port() {
+    let world = World::with_inbox("remote-http-silent");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let (proxy, pids) = crate::remote::freezable_proxy(&world.root, &sshd);
+    let link = HttpLink::start_with_ssh(
+        world.askpane(&[]),
+        &world.root,
+        &sshd,
+        free_port(),
+        &[],
+        &["-o", &proxy],
+    );
+    let input = crate::inbox::hook_input("toolu_http_silent", "Which colour?");
+    let asking = thread::spawn({
+        let (port, token, input) = (link.port, link.token(), input.clone());
+        move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            stream.set_read_timeout(Some(Duration::from_secs(120))).expect("a read timeout");
+            write!(
+                stream,
+                "POST /hook HTTP/1.1\r\nX-Askpane-Token: {token}\r\nContent-Length: {}\r\n\r\n{input}",
+                input.len()
+            )
+            .expect("send");
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).map(|_| response)
+        }
+    });
+    listed(&world, 1);
+    let forward = read_lossy(&pids).lines().last().expect("the forward's proxy").trim().to_owned();
+    let stopped = std::process::Command::new("kill").args(["-STOP", &forward]).status();
+    assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !read_lossy(&link.stderr).contains("the link to devbox is back") {
+        if Instant::now() > deadline {
+            let _ = std::process::Command::new("kill").args(["-KILL", &forward]).status();
+            panic!("not back: {}", read_lossy(&link.stderr));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The waiting request was closed, unanswered (within the thread's own 120 s bound).
+    let response = asking.join().expect("the asking thread");
+    let _ = std::process::Command::new("kill").args(["-KILL", &forward]).status();
+    let response = response.expect("closed, not timed out");
+    assert!(!String::from_utf8_lossy(&response).contains("Blue"));
+    listed(&world, 0);
+    // The port is forwarded again: the next request is asked and answered.
+    let asking = thread::spawn({
+        let (port, token) = (link.port, link.token());
+        move || post(port, Some(&token), &input)
+    });
+    listed(&world, 1);
+    answer_blue(&world);
+    let (status, body) = asking.join().expect("the asking thread");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {body}");
+    assert_eq!(crate::inbox::hook_answers(&body), json!({"Which colour?": "Blue"}), "{body}");
 }

@@ -19,7 +19,7 @@ use askpane::protocol::permission::ApprovalOutcome;
 use askpane::protocol::stream::{self, AgentExit, CliMessage, PermissionDecision, TurnResult};
 use askpane::protocol::{Outcome, exit};
 use askpane::store::DraftSink;
-use askpane::transport::agents::relay::Relay;
+use askpane::transport::agents::relay::{Reconnect, Relay};
 use askpane::transport::agents::{self, Autopilot, HostOptions, HostedAgent, HostedSession};
 use askpane::transport::inbox::InboxConnection;
 use askpane::transport::pipe;
@@ -184,7 +184,9 @@ fn through_the_inbox<A: HostedAgent>(
         lines: session.lines(),
         commands: session.commands(),
     };
-    let reconnect = || super::client::connect(&shared.shown, &shared.store);
+    let start = || super::client::connect(&shared.shown, &shared.store);
+    let find = super::client::connect_running;
+    let reconnect = Reconnect { start: &start, find: &find };
     agents::relay::relay(relay, inbox, from_session, &reconnect);
 }
 

@@ -61,3 +61,11 @@ pub(super) fn connect(shown: &UiArgs, store: &StoreArgs) -> Result<InboxConnecti
     };
     InboxConnection::open(client).map_err(|error| error.to_string())
 }
+
+/// The inbox that answers now, if any, starting none: a link to the desk that came back
+/// (`askpane claude` on an SSH host, issue 27).
+pub(super) fn connect_running() -> Option<InboxConnection> {
+    let place = Place::find().ok()?;
+    let client = InboxClient::connect(&place).ok()?;
+    InboxConnection::open(client).ok()
+}

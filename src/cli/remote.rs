@@ -11,7 +11,7 @@ use clap::Args;
 
 use askpane::transport::inbox::Place;
 use askpane::transport::remote::{
-    self, HttpForward, HttpHooks, Link, LinkRecord, Ssh, TOKEN_HEADER,
+    self, HostToken, HttpForward, HttpHooks, Link, LinkRecord, Ssh, TOKEN_HEADER, TokenMade,
 };
 use askpane::transport::signals::SignalWatch;
 use askpane::transport::{Inbound, Waker, ui_channel};
@@ -50,6 +50,10 @@ pub(super) struct RemoteArgs {
         conflicts_with_all = ["list", "setup"]
     )]
     http: Option<u16>,
+    /// With --http: make the host a new token (the settings on the host must then be updated;
+    /// the old token is refused). Without it, the token made for the host before is used again.
+    #[arg(long, requires = "http")]
+    new_token: bool,
     /// The ssh program to run.
     #[arg(long, default_value = "ssh", value_name = "PROGRAM")]
     ssh: OsString,
@@ -116,9 +120,14 @@ pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
     let mut link = Link::new(ssh)?;
     if let Some(remote_port) = args.http {
         let program = std::env::current_exe().context("cannot find this askpane")?;
-        let hooks = HttpHooks::serve(program, link.http_runtime_dir())
+        let tokens = askpane::store::state_dir(args.store.state_dir.as_deref())
+            .context("cannot find the state folder for the host's token")?
+            .join("remote");
+        let token = remote::host_token(&tokens, &host, args.new_token)
+            .with_context(|| format!("cannot keep the token in {}", tokens.display()))?;
+        let hooks = HttpHooks::serve(program, link.http_runtime_dir(), token.token.clone())
             .context("cannot listen for HTTP hooks")?;
-        say!("{}", http_settings(&host, remote_port, hooks.token()));
+        say!("{}", http_settings(&host, remote_port, &token));
         link = link.with_http(HttpForward { hooks, remote_port });
     }
     let start = starter(&args.shown, &args.store);
@@ -149,12 +158,29 @@ pub(super) fn run(args: RemoteArgs) -> anyhow::Result<u8> {
 /// may take long to answer; Claude Code's own default would give up first).
 const HTTP_HOOK_TIMEOUT_SECS: u64 = 86_400;
 
-/// What `--http` prints: the hook for the host's `~/.claude/settings.json` (its `hooks` key).
-fn http_settings(host: &str, remote_port: u16, token: &str) -> String {
+/// What `--http` prints: the hook for the host's `~/.claude/settings.json` (its `hooks` key),
+/// after a line saying whether the settings already there hold (the host's token kept).
+fn http_settings(host: &str, remote_port: u16, token: &HostToken) -> String {
+    let kept_in = token.path.display();
+    let whether = match &token.made {
+        TokenMade::Kept => format!(
+            "the token is the one kept for {host} ({kept_in}): settings pasted there before still \
+             hold"
+        ),
+        TokenMade::New => format!("a token made for {host}, kept for its next links ({kept_in})"),
+        TokenMade::Rotated => format!(
+            "a new token for {host} (--new-token): update the settings on {host}, the old token is \
+             refused from now on ({kept_in})"
+        ),
+        TokenMade::Replaced(why) => format!(
+            "a new token for {host}: the one kept in {kept_in} could not be used ({why}); update \
+             the settings on {host}"
+        ),
+    };
     let hook = serde_json::json!({
         "type": "http",
         "url": format!("http://127.0.0.1:{remote_port}/hook"),
-        "headers": { TOKEN_HEADER: token },
+        "headers": { TOKEN_HEADER: token.token },
         "timeout": HTTP_HOOK_TIMEOUT_SECS,
     });
     let settings = serde_json::json!({ "hooks": { "PreToolUse": [
@@ -162,10 +188,9 @@ fn http_settings(host: &str, remote_port: u16, token: &str) -> String {
     ]}});
     let pretty = serde_json::to_string_pretty(&settings).unwrap_or_default();
     format!(
-        "Claude Code on {host} asks here through this hook (in its ~/.claude/settings.json; the \
-         token holds while this link runs, and changes when it starts again; the same hook \
-         under \"PermissionRequest\", matcher \"*\" or say \"Bash|Edit\", asks tool approvals \
-         here too):\n{pretty}"
+        "{whether}.\nClaude Code on {host} asks here through this hook (in its \
+         ~/.claude/settings.json; the same hook under \"PermissionRequest\", matcher \"*\" or say \
+         \"Bash|Edit\", asks tool approvals here too):\n{pretty}"
     )
 }
 

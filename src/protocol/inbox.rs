@@ -175,6 +175,11 @@ pub struct AskMessage {
     /// How the request may be answered: the client's flags.
     #[serde(default)]
     pub policy: Policy,
+    /// The file a hook's tool call would change, as the client read it where the agent runs
+    /// (issue 27: `askpane hook` on an SSH host sends it through the link, since the desk's file
+    /// of the same path is another). The inbox uses it only for a request through a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<super::tool_call::FileSnapshot>,
 }
 
 /// The command a request comes from.
@@ -538,6 +543,7 @@ mod tests {
             mode: ClientMode::Hook,
             message: json!({"questions": []}),
             policy: Policy { timeout_secs: Some(30), ..Policy::default() },
+            on_disk: None,
         }));
         assert_eq!(
             serde_json::to_string(&ask).expect("serialises"),

@@ -24,7 +24,7 @@ mod writer;
 
 pub use client::{ConnectError, InboxClient};
 pub use connection::InboxConnection;
-pub use deliver::{Delivered, Until, deliver};
+pub use deliver::{Delivered, LINK_POLL, LINK_WAIT, Until, deliver};
 pub use launch::start_inbox;
 pub use notice::{NoticeError, send_notice};
 
@@ -549,6 +549,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                             approval: hook,
                             policy: ask.policy,
                             host: scope.host().map(str::to_owned),
+                            on_disk: ask.on_disk,
                         };
                         match approval::take(shared, &writer, &hosted.permissions, ask) {
                             Ok(waiter) => waiters.extend(waiter),
@@ -806,6 +807,12 @@ impl Hosted {
             Err(_) => return Err("the inbox cannot keep this permission".to_owned()),
         }
         request.request_id = request_id;
+        // A session on an SSH host (issue 27) read its file there: shown if it is the call's
+        // file and within the size askpane reads (`snapshot::sent_from_host`).
+        if self.host.is_some() {
+            request.on_disk =
+                crate::transport::snapshot::sent_from_host(request.on_disk.take(), &request);
+        }
         let can_hand_back = request.origin.can_hand_back();
         let listed = card_listed(self.connection, &id, &request, &provenance, None);
         let (reply, decision) = Responder::channel();
@@ -918,7 +925,8 @@ fn take_ask(
     link: Option<&str>,
     writer: &Arc<Writer>,
 ) -> Option<JoinHandle<()>> {
-    let AskMessage { id, mode, message, policy } = ask;
+    // A question's client sends no file (only a hook's tool call has one).
+    let AskMessage { id, mode, message, policy, on_disk: _ } = ask;
     let key = (connection, id.clone());
     if shared.open.lock().is_ok_and(|open| open.contains_key(&key)) {
         let message = format!("request {id:?} is already open on this connection");

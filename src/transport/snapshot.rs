@@ -36,14 +36,53 @@ pub fn attach(request: &mut PermissionRequest, cwd: Option<&Path>) {
     }
 }
 
-/// The file at `path` (relative to `cwd`), as it is now.
-pub fn read(path: &str, cwd: Option<&Path>) -> FileSnapshot {
-    let full = match (Path::new(path), cwd) {
+/// The file a `PermissionRequest` hook's call would change (`message`: the hook's input, its
+/// `cwd` the agent's folder), read here: what `askpane hook` on an SSH host sends with the
+/// request (issue 27), since the desk cannot read the host's file. `None` when the message is
+/// no such call, or its call changes no file.
+pub fn of_hook_input(message: &serde_json::Value) -> Option<FileSnapshot> {
+    let mut request = crate::protocol::permission::parse_hook_permission(message)?.ok()?.request;
+    attach(&mut request, None);
+    request.on_disk
+}
+
+/// What the card of a request through a link (issue 27) shows of the file its call would
+/// change: `sent`, what its client read on its host, if it is of the file the call names (its
+/// path made absolute as [`read`] makes it) and no larger than [`read`] reads; else why not.
+/// Never this machine's file of that path, which is another file. `None` when the call changes
+/// no file, or the client sent nothing (an askpane from before).
+pub fn sent_from_host(
+    sent: Option<FileSnapshot>,
+    request: &PermissionRequest,
+) -> Option<FileSnapshot> {
+    let call = ToolCall::of(request);
+    let named = call.file_to_read()?;
+    let path =
+        full_path(named, request.cwd.as_deref().map(Path::new)).to_string_lossy().into_owned();
+    let refused =
+        |reason: &str| FileSnapshot::Unreadable { path: path.clone(), reason: reason.into() };
+    Some(match sent? {
+        sent if sent.path() != path => refused("the host sent another file than the call's"),
+        FileSnapshot::Text { text, .. } if text.len() as u64 > MAX_SNAPSHOT_BYTES => {
+            refused(&more_than_read(text.len() as u64))
+        }
+        sent => sent,
+    })
+}
+
+/// `path` made absolute with `cwd` where it is relative (as it is, where no `cwd` is known).
+fn full_path(path: &str, cwd: Option<&Path>) -> PathBuf {
+    match (Path::new(path), cwd) {
         (_, _) if path.is_empty() => PathBuf::new(),
         (absolute, _) if absolute.is_absolute() => absolute.to_path_buf(),
         (relative, Some(cwd)) => cwd.join(relative),
         (relative, None) => relative.to_path_buf(),
-    };
+    }
+}
+
+/// The file at `path` (relative to `cwd`), as it is now.
+pub fn read(path: &str, cwd: Option<&Path>) -> FileSnapshot {
+    let full = full_path(path, cwd);
     let shown = full.to_string_lossy().into_owned();
     let unreadable = |reason: String| FileSnapshot::Unreadable { path: shown.clone(), reason };
     if path.is_empty() {
@@ -110,9 +149,11 @@ fn text(path: &Path) -> Result<String, Refused> {
 }
 
 fn too_large(bytes: u64) -> Refused {
-    Refused::Because(format!(
-        "it is {bytes} bytes, more than the {MAX_SNAPSHOT_BYTES} askpane reads"
-    ))
+    Refused::Because(more_than_read(bytes))
+}
+
+fn more_than_read(bytes: u64) -> String {
+    format!("it is {bytes} bytes, more than the {MAX_SNAPSHOT_BYTES} askpane reads")
 }
 
 /// Opens `path` for reading without following a final link (the path is already resolved: a
@@ -276,6 +317,56 @@ mod tests {
             true => assert!(matches!(snapshot, FileSnapshot::Text { .. }), "{snapshot:?}"),
             false => assert!(reason(snapshot).contains("denied"), "permission denied"),
         }
+    }
+
+    #[test]
+    fn a_file_sent_from_a_host_is_shown_only_if_it_is_the_call_s_file_and_within_the_cap() {
+        let edit = PermissionRequest {
+            tool_name: "Edit".into(),
+            input: serde_json::json!({"file_path": "src/f.rs", "old_string": "a", "new_string": "b"}),
+            cwd: Some("/srv/app".into()),
+            ..PermissionRequest::default()
+        };
+        let path = "/srv/app/src/f.rs".to_owned();
+        let text = FileSnapshot::Text { path: path.clone(), text: "a\n".into() };
+        assert_eq!(sent_from_host(Some(text.clone()), &edit), Some(text));
+        let missing = FileSnapshot::Missing { path: path.clone() };
+        assert_eq!(sent_from_host(Some(missing.clone()), &edit), Some(missing));
+        // An askpane on the host from before sends nothing: nothing is shown (nor read here).
+        assert_eq!(sent_from_host(None, &edit), None);
+        // Another file's content, or more than askpane reads, is not shown.
+        let other = FileSnapshot::Text { path: "/etc/passwd".into(), text: "root".into() };
+        assert!(reason(sent_from_host(Some(other), &edit).unwrap()).contains("another file"));
+        let huge = "x".repeat(MAX_SNAPSHOT_BYTES as usize + 1);
+        let huge = FileSnapshot::Text { path: path.clone(), text: huge };
+        let why = reason(sent_from_host(Some(huge), &edit).unwrap());
+        assert!(why.contains("more than the 1048576"), "{why}");
+        // A call that changes no file shows none, whatever was sent.
+        let bash = PermissionRequest {
+            tool_name: "Bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+            ..PermissionRequest::default()
+        };
+        assert_eq!(sent_from_host(Some(FileSnapshot::Missing { path }), &bash), None);
+    }
+
+    #[test]
+    fn a_hook_input_s_file_is_read_from_its_cwd() {
+        let dir = scratch("hook-input");
+        std::fs::write(dir.join("g.txt"), "hello\n").unwrap();
+        let input = serde_json::json!({
+            "session_id": "s", "cwd": dir, "hook_event_name": "PermissionRequest",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "g.txt", "old_string": "hello", "new_string": "hi"}
+        });
+        let path = dir.join("g.txt").to_string_lossy().into_owned();
+        assert_eq!(
+            of_hook_input(&input),
+            Some(FileSnapshot::Text { path, text: "hello\n".into() })
+        );
+        let question =
+            serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"});
+        assert_eq!(of_hook_input(&question), None);
     }
 
     #[test]

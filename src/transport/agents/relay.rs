@@ -9,12 +9,18 @@
 //! to the agent's stdin as it is. A permission's decision, the prompt box and Stop come back as
 //! messages of their own. An inbox that dies is started again and told everything still open,
 //! with the transcript so far; an inbox that ends on purpose (`quitting`) ends the session.
+//! An inbox reached through `askpane remote`'s link (issue 27) is not started again on this host
+//! when the link drops: the relay waits for the link to come back and tells the inbox everything
+//! again there (the same ids, so nothing shows twice), while each open question waits until its
+//! `--timeout` (then it hears the time ran out) or, without one, [`LINK_WAIT`] (then that no one
+//! can answer), as `askpane hook` does.
 //!
 //! What the relay decides is [`RelayState`]'s, which does no IO: it takes one message from either
 //! side and says what to send the inbox and what comes next ([`Step`]); [`relay`] is the loop
 //! around it that reads the channels and writes the socket.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
 
@@ -24,7 +30,7 @@ use crate::protocol::inbox::{
 };
 use crate::protocol::stream::{CliMessage, PermissionDecision, PermissionRequest};
 
-use super::super::inbox::InboxConnection;
+use super::super::inbox::{InboxConnection, LINK_POLL, LINK_WAIT};
 use super::super::{
     ApprovalEvent, Control, Inbound, PermissionAsk, Request, RequestEvent, Responder,
     SessionCommand, SessionEvent, SessionInbound,
@@ -54,17 +60,27 @@ pub struct Relay<A: HostedAgent> {
     pub commands: Sender<SessionCommand>,
 }
 
+/// How the relay reaches an inbox again after its connection ended.
+pub struct Reconnect<'a> {
+    /// The running inbox, or one started now (the inbox on this machine died).
+    pub start: &'a dyn Fn() -> Result<InboxConnection, String>,
+    /// An inbox that answers now, none started: a link to the desk that came back.
+    pub find: &'a dyn Fn() -> Option<InboxConnection>,
+}
+
 /// Relays between the session (`from_session`) and the inbox until the session or the inbox
 /// ends, or a signal comes; then the session is to be shut down. An inbox that goes away is
-/// replaced by `reconnect`'s (which starts one when none runs), at most [`RESTARTS`] times.
+/// replaced by `reconnect.start`'s (which starts one when none runs), at most [`RESTARTS`]
+/// times; one reached through a link that went down, by `reconnect.find`'s once the link is
+/// back ([`wait_for_link`]).
 pub fn relay<A: HostedAgent>(
     relay: Relay<A>,
     mut inbox: InboxConnection,
     from_session: &Receiver<Inbound>,
-    reconnect: &dyn Fn() -> Result<InboxConnection, String>,
+    reconnect: &Reconnect<'_>,
 ) {
     let mut state = RelayState::new(relay);
-    send_all(&mut inbox, state.introduction());
+    send_all(&mut inbox, state.introduction(Instant::now()));
     log::info!("{}'s questions, permissions and transcript are in the inbox", A::WORDS);
     let mut restarts = 0;
     loop {
@@ -91,14 +107,26 @@ pub fn relay<A: HostedAgent>(
                 let_the_turn_end(from_session, A::WORDS);
                 return;
             }
+            // Through `askpane remote`'s link: the inbox is on the desk, and this host may
+            // have no display to start one of its own on (nor should it: the person is there).
+            Step::InboxGone if inbox.client.link.is_some() => {
+                inbox.close();
+                match wait_for_link(&mut state, from_session, reconnect.find) {
+                    Some(again) => {
+                        inbox = again;
+                        send_all(&mut inbox, state.introduction(Instant::now()));
+                    }
+                    None => return,
+                }
+            }
             Step::InboxGone if restarts < RESTARTS => {
                 restarts += 1;
                 inbox.close();
                 log::warn!("the inbox went away; starting it again");
-                match reconnect() {
+                match (reconnect.start)() {
                     Ok(again) => {
                         inbox = again;
-                        send_all(&mut inbox, state.introduction());
+                        send_all(&mut inbox, state.introduction(Instant::now()));
                     }
                     Err(why) => {
                         state.give_up(&format!("the inbox went away and cannot be started: {why}"));
@@ -111,6 +139,49 @@ pub fn relay<A: HostedAgent>(
                 state.give_up("the inbox keeps going away");
                 return;
             }
+        }
+    }
+}
+
+/// The link to the desk went down: waits for `find` to reach an inbox again (polling every
+/// [`LINK_POLL`]) while the session goes on. What the session sends meanwhile is kept for the
+/// inbox (its introduction tells it all once the link is back); each question and permission
+/// that waited past its time ([`RelayState::end_overdue`]) hears so. `None`: the session ended
+/// meanwhile (the agent ended, a signal), everything open told already.
+fn wait_for_link<A: HostedAgent>(
+    state: &mut RelayState<A>,
+    from_session: &Receiver<Inbound>,
+    find: &dyn Fn() -> Option<InboxConnection>,
+) -> Option<InboxConnection> {
+    let down_since = Instant::now();
+    log::warn!(
+        "the link to your desk went down; waiting for it to come back (each question until its \
+         --timeout, else {} min)",
+        LINK_WAIT.as_secs() / 60
+    );
+    loop {
+        let now = Instant::now();
+        state.end_overdue(now, down_since);
+        if let Some(again) = find() {
+            log::warn!("the link is back; asking again");
+            return Some(again);
+        }
+        let mut wake = now + LINK_POLL;
+        if let Some(due) = state.next_due(down_since) {
+            wake = wake.min(due);
+        }
+        select! {
+            recv(from_session) -> message => {
+                let step = match message {
+                    // Sent to the inbox once the link is back: the state keeps it.
+                    Ok(message) => state.session_said(message).0,
+                    Err(_) => Step::End,
+                };
+                if step == Step::End {
+                    return None;
+                }
+            },
+            recv(crossbeam_channel::at(wake)) -> _ => {},
         }
     }
 }
@@ -179,13 +250,42 @@ struct HeldQuestion {
     ask: AskMessage,
     tool_use_id: Option<String>,
     reply: Responder<Outcome>,
+    /// When the agent asked: its `--timeout` runs from then.
+    asked_at: Instant,
+}
+
+impl HeldQuestion {
+    /// The time it allows: its `--timeout`.
+    fn timeout(&self) -> Option<Duration> {
+        self.ask.policy.timeout_secs.map(Duration::from_secs)
+    }
+
+    /// Until when it waits for a link that went down at `down_since`: its `--timeout`, else
+    /// [`LINK_WAIT`] from when the link went down (or from when it was asked, if later).
+    fn due(&self, down_since: Instant) -> Instant {
+        match self.timeout() {
+            Some(timeout) => self.asked_at + timeout,
+            None => self.asked_at.max(down_since) + LINK_WAIT,
+        }
+    }
 }
 
 /// A permission handed to the inbox, until it is decided.
 struct HeldPermission {
     request: PermissionRequest,
     reply: Responder<PermissionDecision>,
+    asked_at: Instant,
 }
+
+impl HeldPermission {
+    /// Until when it waits for a link that went down at `down_since`.
+    fn due(&self, down_since: Instant) -> Instant {
+        self.asked_at.max(down_since) + LINK_WAIT
+    }
+}
+
+/// What a question or permission whose link did not come back in time hears.
+const LINK_NOT_BACK: &str = "askpane: the link to your desk did not come back";
 
 /// The relay's state: what waits in the inbox for the user, and the transcript to show a new
 /// inbox.
@@ -215,8 +315,9 @@ impl<A: HostedAgent> RelayState<A> {
     }
 
     /// What tells a (new) inbox about the session: who it is, the transcript so far, and
-    /// everything still waiting for the user (oldest first).
-    fn introduction(&self) -> Vec<ClientMessage> {
+    /// everything still waiting for the user (oldest first), each question with the time it has
+    /// left at `now` (at least a second).
+    fn introduction(&self, now: Instant) -> Vec<ClientMessage> {
         let mut messages = vec![ClientMessage::Host {
             agent: A::SOURCE.to_owned(),
             project: self.relay.project.clone(),
@@ -225,9 +326,14 @@ impl<A: HostedAgent> RelayState<A> {
         messages.extend(
             self.transcript.iter().map(|line| ClientMessage::SessionEvent { event: line.clone() }),
         );
-        messages.extend(
-            self.questions.values().map(|held| ClientMessage::Ask(Box::new(held.ask.clone()))),
-        );
+        messages.extend(self.questions.values().map(|held| {
+            let mut ask = held.ask.clone();
+            if let Some(timeout) = held.timeout() {
+                let left = (held.asked_at + timeout).saturating_duration_since(now);
+                ask.policy.timeout_secs = Some(left.as_secs().max(1));
+            }
+            ClientMessage::Ask(Box::new(ask))
+        }));
         messages.extend(self.permissions.iter().map(|(id, held)| ClientMessage::Permission {
             id: id.to_string(),
             request: Box::new(held.request.clone()),
@@ -267,7 +373,8 @@ impl<A: HostedAgent> RelayState<A> {
                     request: Box::new(request.clone()),
                     from: None,
                 };
-                self.permissions.insert(id, HeldPermission { request, reply });
+                let asked_at = Instant::now();
+                self.permissions.insert(id, HeldPermission { request, reply, asked_at });
                 Some(message)
             }
             Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id }) => {
@@ -350,8 +457,9 @@ impl<A: HostedAgent> RelayState<A> {
             // and records it, or leaves the question to a person with the form filled in and
             // the time allowed.
             policy: Policy { mark_skipped: policy.mark_skipped, ..self.relay.flags.clone() },
+            on_disk: None,
         };
-        let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply };
+        let held = HeldQuestion { ask: ask.clone(), tool_use_id, reply, asked_at: Instant::now() };
         self.questions.insert(id, held);
         Some(ClientMessage::Ask(Box::new(ask)))
     }
@@ -439,6 +547,49 @@ impl<A: HostedAgent> RelayState<A> {
             held.reply.send(PermissionDecision::Deny { message: message.clone() });
         }
         open
+    }
+
+    /// While the link is down (since `down_since`): each question and permission that waited
+    /// past its time at `now` hears so: a question with `--timeout` that the time ran out (as the
+    /// inbox would have told it), one without, and a permission, that no one can answer.
+    fn end_overdue(&mut self, now: Instant, down_since: Instant) {
+        let questions: Vec<u64> = (self.questions.iter())
+            .filter_map(|(id, held)| (held.due(down_since) <= now).then_some(*id))
+            .collect();
+        for held in questions.iter().filter_map(|id| self.questions.remove(id)) {
+            match held.ask.policy.timeout_secs {
+                Some(secs) => {
+                    log::warn!(
+                        "the link did not come back within the {secs} s timeout; telling {} \
+                         the time ran out",
+                        A::WORDS
+                    );
+                    held.reply.send(Outcome::timed_out(secs));
+                }
+                None => {
+                    log::warn!(
+                        "the link did not come back; telling {} no one can answer",
+                        A::WORDS
+                    );
+                    held.reply.send(Outcome::Unavailable { reason: LINK_NOT_BACK.to_owned() });
+                }
+            }
+        }
+        let permissions: Vec<u64> = (self.permissions.iter())
+            .filter_map(|(id, held)| (held.due(down_since) <= now).then_some(*id))
+            .collect();
+        for held in permissions.iter().filter_map(|id| self.permissions.remove(id)) {
+            log::warn!("the link did not come back; {} is denied", held.request.tool_name);
+            held.reply.send(PermissionDecision::Deny { message: LINK_NOT_BACK.to_owned() });
+        }
+    }
+
+    /// The next instant [`RelayState::end_overdue`] has something to end, while the link is
+    /// down since `down_since`.
+    fn next_due(&self, down_since: Instant) -> Option<Instant> {
+        let questions = self.questions.values().map(|held| held.due(down_since));
+        let permissions = self.permissions.values().map(|held| held.due(down_since));
+        questions.chain(permissions).min()
     }
 
     /// No inbox can be had any more: everything open is told no human can answer.
@@ -625,7 +776,7 @@ mod tests {
             let _ = state.session_said(question(&format!("req-{n}"), &format!("toolu_{n}")).0);
         }
         let _ = state.session_said(permission("perm-1").0);
-        let told = state.introduction();
+        let told = state.introduction(Instant::now());
         assert!(matches!(&told[0], ClientMessage::Host { agent, project: Some(project), .. }
             if agent == "claude" && project == "shop"));
         assert!(matches!(&told[1], ClientMessage::SessionEvent { .. }));
@@ -646,7 +797,7 @@ mod tests {
         for _ in 0..REPLAYED_LINES + 5 {
             let _ = state.session_said(event(CliMessage::Assistant { blocks: Vec::new() }));
         }
-        assert_eq!(state.introduction().len(), 1 + REPLAYED_LINES);
+        assert_eq!(state.introduction(Instant::now()).len(), 1 + REPLAYED_LINES);
     }
 
     #[test]
@@ -730,6 +881,65 @@ mod tests {
             sent,
             Some(ClientMessage::SessionEvent { event: SessionLine::Ended { .. } })
         ));
+    }
+
+    #[test]
+    fn while_the_link_is_down_a_question_waits_until_its_timeout_and_is_asked_again_with_what_is_left()
+     {
+        let flags = Policy { timeout_secs: Some(30), ..Policy::default() };
+        let (mut state, _, _) = relay_state(flags);
+        let (message, outcome_seen) = question("req-1", "toolu_1");
+        let _ = state.session_said(message);
+        let (message, decided) = permission("perm-1");
+        let _ = state.session_said(message);
+        let down = Instant::now();
+        // Back after 10 s: asked again with the 20 s left (a second less if the test was slow).
+        let told = state.introduction(down + Duration::from_secs(10));
+        let Some(ClientMessage::Ask(ask)) =
+            told.iter().find(|m| matches!(m, ClientMessage::Ask(_)))
+        else {
+            panic!("asked again: {told:?}")
+        };
+        assert!(matches!(ask.policy.timeout_secs, Some(19 | 20)), "{:?}", ask.policy);
+        // Past what is left, never less than a second.
+        let told = state.introduction(down + Duration::from_secs(60));
+        assert!(told.iter().any(|m| matches!(m, ClientMessage::Ask(ask)
+            if ask.policy.timeout_secs == Some(1))));
+        let due = state.next_due(down).expect("the question's deadline");
+        assert!(due <= down + Duration::from_secs(30), "{due:?} {down:?}");
+        // Not yet: nothing heard.
+        state.end_overdue(due - Duration::from_millis(1), down);
+        assert!(outcome_seen.try_recv().is_err());
+        // Its time ran out: it hears so, as the inbox would have told it; the permission waits on.
+        state.end_overdue(due, down);
+        assert_eq!(outcome_seen.try_recv(), Ok(Outcome::timed_out(30)));
+        assert!(decided.try_recv().is_err());
+        assert_eq!(state.next_due(down), Some(down + LINK_WAIT));
+        state.end_overdue(down + LINK_WAIT, down);
+        let Ok(PermissionDecision::Deny { message }) = decided.try_recv() else {
+            panic!("the permission is denied")
+        };
+        assert_eq!(message, LINK_NOT_BACK);
+        assert_eq!(state.next_due(down), None);
+        assert!(state.introduction(down).iter().all(|m| !matches!(m, ClientMessage::Ask(_))));
+    }
+
+    #[test]
+    fn while_the_link_is_down_a_question_without_a_timeout_waits_the_link_s_wait_then_hears_no_one_can_answer()
+     {
+        let (mut state, _, _) = relay_state(Policy::default());
+        let (message, outcome_seen) = question("req-1", "toolu_1");
+        let _ = state.session_said(message);
+        // The link went down a minute after it was asked: the wait runs from then.
+        let down = Instant::now() + Duration::from_secs(60);
+        assert_eq!(state.next_due(down), Some(down + LINK_WAIT));
+        state.end_overdue(down + LINK_WAIT - Duration::from_millis(1), down);
+        assert!(outcome_seen.try_recv().is_err());
+        state.end_overdue(down + LINK_WAIT, down);
+        let Ok(Outcome::Unavailable { reason }) = outcome_seen.try_recv() else {
+            panic!("told no one can answer")
+        };
+        assert_eq!(reason, LINK_NOT_BACK);
     }
 
     #[test]

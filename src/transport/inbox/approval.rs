@@ -17,6 +17,8 @@ use crate::protocol::exit;
 use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
 use crate::protocol::permission::{self, ApprovalOutcome, HookPermission};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
+use crate::protocol::tool_call::FileSnapshot;
+use crate::transport::snapshot;
 
 use super::writer::Writer;
 use super::{ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, Shared};
@@ -29,6 +31,8 @@ pub(super) struct HookApproval {
     pub(super) policy: Policy,
     /// The SSH host it came through (issue 27), as its link names it.
     pub(super) host: Option<String>,
+    /// The file its call would change, as the client read it (used only through a link).
+    pub(super) on_disk: Option<FileSnapshot>,
 }
 
 /// Takes a hook's tool call in: decided at once by the flags, or shown as a card whose
@@ -41,7 +45,7 @@ pub(super) fn take(
     open: &Arc<Mutex<HashMap<String, String>>>,
     ask: HookApproval,
 ) -> Result<Option<JoinHandle<()>>, String> {
-    let HookApproval { connection, id, approval, policy, host } = ask;
+    let HookApproval { connection, id, approval, policy, host, on_disk } = ask;
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
         writer.send(&outcome(id, &approval.request, kind, &decision));
@@ -73,10 +77,14 @@ pub(super) fn take(
     request.request_id = request_id.clone();
     // A hook of this machine (its socket is this user's, checked on connect): the file its call
     // would change is read here. One through a link (issue 27) names a file of its remote host,
-    // which this machine's file of the same path is not: none is shown.
-    if host.is_none() {
-        let cwd = request.cwd.clone().map(std::path::PathBuf::from);
-        crate::transport::snapshot::attach(&mut request, cwd.as_deref());
+    // which this machine's file of the same path is not: the card shows what the hook read
+    // there and sent, checked, never a file of this machine's.
+    match host {
+        None => {
+            let cwd = request.cwd.clone().map(std::path::PathBuf::from);
+            snapshot::attach(&mut request, cwd.as_deref());
+        }
+        Some(_) => request.on_disk = snapshot::sent_from_host(on_disk, &request),
     }
     // The reply of a plan's allow echoes its input (`permission::hook_reply`).
     let asked = request.clone();

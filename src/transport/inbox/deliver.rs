@@ -15,13 +15,14 @@ use crossbeam_channel::{Receiver, select};
 use serde_json::Value;
 
 use crate::protocol::inbox::{AskMessage, ClientMessage, ClientMode, InboxMessage, Policy};
+use crate::protocol::tool_call::FileSnapshot;
 use crate::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape, exit, parse_message};
 
 use super::super::caller::{Caller, CallerGone};
 use super::super::signals::{SignalWatch, StopSignal};
 use super::super::{Control, Inbound, Waker, ui_channel};
 use super::connection::read_into;
-use super::{ConnectError, InboxClient, Place};
+use super::{ConnectError, InboxClient, MAX_LINE_BYTES, Place};
 
 /// How often a client starts an inbox and asks again after the inbox went away mid-question.
 const RESTARTS: usize = 2;
@@ -47,11 +48,12 @@ const CHECK_AGAIN: Duration = Duration::from_secs(10);
 const LINK_RETURNS: usize = 10;
 
 /// How long a client without `--timeout` waits for its link to come back: Claude Code ends its
-/// hook long before (at the hook's own timeout), which the caller watch notices.
-const LINK_WAIT: Duration = Duration::from_secs(600);
+/// hook long before (at the hook's own timeout), which the caller watch notices. (A hosted
+/// session's relay waits as long for each question: `agents/relay.rs`.)
+pub const LINK_WAIT: Duration = Duration::from_secs(600);
 
 /// How often a client whose link went down tries the socket again.
-const LINK_POLL: Duration = Duration::from_millis(200);
+pub const LINK_POLL: Duration = Duration::from_millis(200);
 
 /// How often a waiting `ask` or `hook` looks whether its agent is still there (two cheap
 /// system calls); an agent that went away is noticed within this.
@@ -102,8 +104,13 @@ pub fn deliver(
             return Delivered::Yourself(format!("cannot use the inbox: {error}"));
         }
     };
-    let mut ask =
-        AskMessage { id: "1".to_owned(), mode, message: message.clone(), policy: policy.clone() };
+    let mut ask = AskMessage {
+        id: "1".to_owned(),
+        mode,
+        message: message.clone(),
+        policy: policy.clone(),
+        on_disk: None,
+    };
     // `mcp` takes calls for as long as its client runs: its stdout is not one request's.
     let caller = match until {
         Until::Signal => Some(Caller::now()),
@@ -149,6 +156,11 @@ pub fn deliver(
                 return Delivered::Yourself(format!("cannot use the inbox: {error}"));
             }
         };
+        // Through a link (issue 27) the inbox is on another machine: a tool call's file is read
+        // here, where the agent runs, and sent with it (once; asked again, it goes again).
+        if client.link.is_some() && ask.on_disk.is_none() && mode == ClientMode::Hook {
+            ask.on_disk = snapshot_to_send(&ask);
+        }
         match wait_for_outcome(client, &ask, until.clone(), &watch) {
             Waited::Outcome { reply, exit_code, problem } => {
                 return Delivered::Outcome { reply, exit_code, problem };
@@ -231,6 +243,25 @@ pub fn deliver(
                 return Delivered::Yourself(format!("the inbox failed: {why}"));
             }
         }
+    }
+}
+
+/// The file `ask`'s hook call would change, read here, if the request still fits the inbox's
+/// line with it (a file at the snapshot's cap, escaped as JSON, beside a large call may not):
+/// else why it was not sent.
+fn snapshot_to_send(ask: &AskMessage) -> Option<FileSnapshot> {
+    let snapshot = super::super::snapshot::of_hook_input(&ask.message)?;
+    let with = AskMessage { on_disk: Some(snapshot), ..ask.clone() };
+    let bytes = serde_json::to_vec(&ClientMessage::Ask(Box::new(with.clone())))
+        .map_or(u64::MAX, |line| line.len() as u64);
+    // Room for the newline and the inbox's own framing.
+    match (bytes < MAX_LINE_BYTES - 1024, with.on_disk) {
+        (true, on_disk) => on_disk,
+        (false, Some(snapshot)) => Some(FileSnapshot::Unreadable {
+            path: snapshot.path().to_owned(),
+            reason: format!("it is too large to send with the request ({bytes} bytes with it)"),
+        }),
+        (false, None) => None,
     }
 }
 

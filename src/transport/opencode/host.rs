@@ -340,6 +340,7 @@ impl Host {
             mode: ClientMode::Ask,
             message: held.message.clone(),
             policy: self.given.policy.clone(),
+            on_disk: None,
         }));
         if let Err(why) = self.send_to_inbox(id, &ask) {
             // Nobody can be asked: OpenCode's model hears so and goes on.

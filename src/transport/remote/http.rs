@@ -38,12 +38,12 @@ pub struct HttpHooks {
 }
 
 impl HttpHooks {
-    /// Listens on a free port of 127.0.0.1; each authorised POST runs `askpane` (`program`)
-    /// `hook` with `runtime_dir` as its `XDG_RUNTIME_DIR` (where the link's second socket is).
-    pub fn serve(program: PathBuf, runtime_dir: PathBuf) -> io::Result<HttpHooks> {
+    /// Listens on a free port of 127.0.0.1; each POST carrying `token` (the host's, `token.rs`)
+    /// runs `askpane` (`program`) `hook` with `runtime_dir` as its `XDG_RUNTIME_DIR` (where the
+    /// link's second socket is).
+    pub fn serve(program: PathBuf, runtime_dir: PathBuf, token: String) -> io::Result<HttpHooks> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let address = listener.local_addr()?;
-        let token = new_token()?;
         let stopping = Arc::new(AtomicBool::new(false));
         let (expected, stops) = (token.clone(), Arc::clone(&stopping));
         let accept = crate::transport::spawn_named("remote-http", move || {
@@ -255,12 +255,6 @@ fn respond(client: &TcpStream, status: u16, reason: &str, body: &[u8]) -> io::Re
     out.flush()?;
     let _ = client.shutdown(Shutdown::Both);
     Ok(())
-}
-
-fn new_token() -> io::Result<String> {
-    let mut bytes = [0_u8; 32];
-    getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 /// Equal in constant time: how long it takes says nothing about where the first difference is.

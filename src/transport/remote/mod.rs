@@ -10,9 +10,12 @@ mod http;
 mod relay;
 mod setup;
 mod ssh;
+mod token;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, select};
@@ -21,6 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use http::{HttpHooks, TOKEN_HEADER};
 pub use relay::StartInbox;
 pub use ssh::Ssh;
+pub use token::{HostToken, TokenMade, host_token};
 
 use crate::protocol::link::valid_host;
 use crate::transport::inbox::Place;
@@ -160,6 +164,9 @@ pub struct Link {
     dir: PathBuf,
     stem: String,
     http: Option<HttpForward>,
+    /// This link's own id (hex), naming on the host the session its ssh left there
+    /// (`ssh.rs`), so that its next ssh ends that one and never another link's.
+    id: String,
     _lock: std::fs::File,
 }
 
@@ -184,7 +191,8 @@ impl Link {
             }
             Err(std::fs::TryLockError::Error(error)) => return Err(error.into()),
         }
-        Ok(Link { ssh, dir, stem, http: None, _lock: lock })
+        let id = token::new_token()?.chars().take(16).collect();
+        Ok(Link { ssh, dir, stem, http: None, id, _lock: lock })
     }
 
     /// The `XDG_RUNTIME_DIR` the `--http` endpoint gives each `askpane hook` it runs: its
@@ -282,19 +290,21 @@ impl Link {
         backoff: &mut Backoff,
     ) -> (Ended, bool) {
         let host = &self.ssh.host;
-        let remote_socket = match self.ssh.remote_socket(stop) {
+        let remote_socket = match self.ssh.remote_socket(stop, &self.id) {
             Ok(path) => path,
             Err(_) if stopped(stop) => return (Ended::Stopped, false),
             Err(why) => return (Ended::Failed(why), false),
         };
         let tcp = self.http.as_ref().map(|http| (http.remote_port, http.hooks.port()));
-        let mut child = match self.ssh.forward(&remote_socket, &self.socket(), tcp) {
+        let mut child = match self.ssh.forward(&remote_socket, &self.socket(), tcp, &self.id) {
             Ok(child) => child,
             Err(error) => return (Ended::Failed(format!("cannot run ssh: {error}")), false),
         };
         let ssh_pid = child.id();
         let (said_sender, said) = crossbeam_channel::unbounded();
-        let reader = child.stderr.take().map(|stderr| ssh::read_stderr(stderr, said_sender));
+        let stop_reading = Arc::new(AtomicBool::new(false));
+        let reader = (child.stderr.take())
+            .map(|stderr| ssh::read_stderr(stderr, said_sender, Arc::clone(&stop_reading)));
         let (exit_sender, exited) = crossbeam_channel::bounded(1);
         let waiter = crate::transport::spawn_named("remote-ssh", move || {
             let _ = exit_sender.send(child.wait());
@@ -342,6 +352,9 @@ impl Link {
             }
         };
         let _ = waiter.join();
+        // ssh has ended; what it said is read (its end was heard after it): a process it left
+        // holding its stderr must not hold the link.
+        stop_reading.store(true, Ordering::SeqCst);
         if let Some(Ok(reader)) = reader {
             let _ = reader.join();
         }

@@ -1,15 +1,19 @@
 //! The person's own `ssh`, run twice per connection of a link (issue 27): once to ask the remote
 //! where its inbox socket goes (a POSIX `sh` snippet: the remote needs no askpane for it), then
-//! `ssh -N -R REMOTE_SOCKET:LINK_SOCKET HOST` for as long as it holds. Their config, keys and
+//! `ssh -R REMOTE_SOCKET:LINK_SOCKET HOST 'sh -c …'` (a session that notes itself for the next
+//! ssh, [`RECORD_THE_SESSION`]) for as long as it holds. Their config, keys and
 //! agent decide how it logs in; askpane never prompts for a password of its own.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
+use rustix::event::{PollFd, PollFlags, Timespec};
 
 /// How long asking the remote for its socket's path may take (a login, one `sh`).
 const ASK_WAIT: Duration = Duration::from_secs(30);
@@ -17,15 +21,48 @@ const ASK_WAIT: Duration = Duration::from_secs(30);
 /// How often ssh is checked on while the path is asked for.
 const ASK_POLL: Duration = Duration::from_millis(20);
 
-/// Run by the remote's login shell as `sh -c '…'` (so a csh or fish login shell reads it too;
-/// hence no single quote inside): the folder askpane itself would use there
-/// (`src/transport/endpoint/unix.rs`), made 0700, and a stale socket in it removed: sshd's
-/// `StreamLocalBindUnlink` is off by default, and a socket an ended link left would make the
-/// next forward fail.
-const WHERE_IS_THE_INBOX: &str = "d=${XDG_RUNTIME_DIR:-}; \
-    if [ -n \"$d\" ] && [ -d \"$d\" ]; then d=$d/askpane; else d=/tmp/askpane-$(id -u); fi; \
-    mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" && rm -f \"$d/inbox.sock\" && \
+/// The folder askpane itself would use on the remote for its socket
+/// (`src/transport/endpoint/unix.rs`), as `$d`: the start of both snippets below. Run by the
+/// remote's login shell as `sh -c '…'` (so a csh or fish login shell reads it too; hence no
+/// single quote in any snippet).
+const INBOX_FOLDER: &str = "d=${XDG_RUNTIME_DIR:-}; \
+    if [ -n \"$d\" ] && [ -d \"$d\" ]; then d=$d/askpane; else d=/tmp/askpane-$(id -u); fi; ";
+
+/// Asks the remote where the inbox socket goes: the folder made 0700, a stale socket in it
+/// removed (sshd's `StreamLocalBindUnlink` is off by default, and a socket an ended link left
+/// would make the next forward fail), and the session an earlier ssh of this same link left
+/// there ended (`LINK` is the link's id): a link cut silently (a network gone) ends ssh on the
+/// desk within its keep-alives, but sshd on the host keeps that session until its own
+/// keep-alive, holding what waited through it (a hook, Claude Code's HTTP request) and the
+/// `--http` port. It is ended only if it is still the process recorded (its pid and start
+/// time), so a pid used again by another process is left alone. Notes of other links whose
+/// session has ended (a link stopped on purpose leaves its note) are removed, nothing else.
+const WHERE_IS_THE_INBOX: &str = "mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" && \
+    rm -f \"$d/inbox.sock\" && f=$d/link-LINK.session && \
+    if [ -f \"$f\" ]; then read p s < \"$f\"; case \"$p\" in \"\"|*[!0-9]*) p=;; esac; \
+    if [ -n \"$p\" ] && [ -n \"$s\" ] && \
+    [ \"$(echo $(ps -o lstart= -p \"$p\" 2>/dev/null))\" = \"$s\" ]; then \
+    kill \"$p\" 2>/dev/null; i=0; \
+    while kill -0 \"$p\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; fi; \
+    rm -f \"$f\"; fi; for g in \"$d\"/link-*.session; do [ -f \"$g\" ] || continue; \
+    read q t < \"$g\"; [ -n \"$q\" ] && \
+    [ \"$(echo $(ps -o lstart= -p \"$q\" 2>/dev/null))\" = \"$t\" ] || rm -f \"$g\"; done; \
     echo \"askpane-socket=$d/inbox.sock\"";
+
+/// Run as the forward's session (instead of `ssh -N`): records the sshd process that serves
+/// it (its nearest `sshd` ancestor, with its start time) in `link-LINK.session` for
+/// [`WHERE_IS_THE_INBOX`] of the link's next ssh, then stays until the session ends (a write to
+/// its closed output ends it, so nothing of it is left on the host).
+const RECORD_THE_SESSION: &str = "p=$PPID; while [ \"$p\" -gt 1 ]; do \
+    case \"$(ps -o comm= -p \"$p\" 2>/dev/null)\" in sshd*) break;; esac; \
+    p=$(echo $(ps -o ppid= -p \"$p\" 2>/dev/null)); [ -n \"$p\" ] || p=1; done; \
+    if [ \"$p\" -gt 1 ]; then echo \"$p\" $(ps -o lstart= -p \"$p\") > \"$d/link-LINK.session\"; fi; \
+    while sleep 10; do echo || exit 0; done";
+
+/// A snippet for the link `link` (hex digits), as `sh -c '…'`.
+fn remote_command(snippet: &str, link: &str) -> String {
+    format!("sh -c '{INBOX_FOLDER}{}'", snippet.replace("LINK", link))
+}
 
 /// How often ssh checks that the server still answers, and how many missed answers end it: a
 /// dead link is noticed within about 30 s even where no packet says so.
@@ -58,9 +95,9 @@ impl Ssh {
 
     /// Asks the remote for its inbox socket's path (and makes its folder, and removes a stale
     /// socket there). The reason, in words, when it cannot.
-    pub fn remote_socket(&self, stop: &Receiver<()>) -> Result<String, String> {
+    pub fn remote_socket(&self, stop: &Receiver<()>, link: &str) -> Result<String, String> {
         let mut command = self.command();
-        command.arg(&self.host).arg(format!("sh -c '{WHERE_IS_THE_INBOX}'"));
+        command.arg(&self.host).arg(remote_command(WHERE_IS_THE_INBOX, link));
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child =
             command.spawn().map_err(|error| format!("cannot run {:?}: {error}", self.program))?;
@@ -78,16 +115,17 @@ impl Ssh {
         })
     }
 
-    /// Starts `ssh -N -R remote:link HOST`, verbose so that it says when the forward holds;
+    /// Starts `ssh -R remote:link HOST 'sh -c …'` (the session [`RECORD_THE_SESSION`]), verbose so that it says when the forward holds;
     /// with `tcp` (`--http`), also `-R 127.0.0.1:REMOTE_PORT:127.0.0.1:LOCAL_PORT`.
     pub fn forward(
         &self,
         remote_socket: &str,
         link_socket: &Path,
         tcp: Option<(u16, u16)>,
+        link: &str,
     ) -> std::io::Result<Child> {
         let mut command = Command::new(&self.program);
-        command.args(["-v", "-N", "-T"]);
+        command.args(["-v", "-T"]);
         for option in [
             "ExitOnForwardFailure=yes".to_owned(),
             "StreamLocalBindUnlink=yes".to_owned(),
@@ -103,7 +141,7 @@ impl Ssh {
         if let Some((remote_port, local_port)) = tcp {
             command.arg("-R").arg(format!("127.0.0.1:{remote_port}:127.0.0.1:{local_port}"));
         }
-        command.args(&self.args).arg(&self.host);
+        command.args(&self.args).arg(&self.host).arg(remote_command(RECORD_THE_SESSION, link));
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         command.spawn()
     }
@@ -118,17 +156,54 @@ pub enum SshSaid {
     Line(String),
 }
 
-/// Reads a forwarding ssh's stderr on a thread of its own (`remote-ssh-stderr`) into `said`.
+/// How often the stderr reader looks whether it is to stop.
+const STDERR_TICK: Duration = Duration::from_millis(100);
+
+/// Reads a forwarding ssh's stderr on a thread of its own (`remote-ssh-stderr`) into `said`,
+/// until it closes or `stop` is set. A process ssh started (a `ProxyCommand`, a ControlMaster)
+/// may hold the pipe open after ssh ended: the reader reads only what is there, and looks at
+/// `stop` in between, so it can be joined once ssh has ended. (It blocked for as long as a
+/// stopped ProxyCommand lived, and the link with it: it never noticed its ssh had ended.)
 pub fn read_stderr(
-    stderr: impl Read + Send + 'static,
+    mut stderr: std::process::ChildStderr,
     said: Sender<SshSaid>,
+    stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     crate::transport::spawn_named("remote-ssh-stderr", move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            let Some(heard) = classify(&line) else { continue };
-            if said.send(heard).is_err() {
-                return;
+        let tick = Timespec::try_from(STDERR_TICK).ok();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut chunk = [0_u8; 4096];
+        loop {
+            let ready = {
+                let mut fds = [PollFd::new(&stderr, PollFlags::IN)];
+                rustix::event::poll(&mut fds, tick.as_ref())
+            };
+            match ready {
+                Ok(0) | Err(rustix::io::Errno::INTR) => {
+                    if stop.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+            // Readable: one read returns what is there without waiting.
+            let read = match stderr.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(read) => read,
+            };
+            pending.extend_from_slice(chunk.get(..read).unwrap_or_default());
+            while let Some(end) = pending.iter().position(|byte| *byte == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let Some(heard) = classify(&String::from_utf8_lossy(&line)) else { continue };
+                if said.send(heard).is_err() {
+                    return;
+                }
+            }
+            // A line without end, for ever: not kept without bound.
+            if pending.len() > 64 * 1024 {
+                pending.clear();
             }
         }
     })
@@ -225,9 +300,81 @@ mod tests {
         assert_eq!(socket_path("askpane-socket=/tmp/a:b/inbox.sock\n"), None);
     }
 
+    /// Runs `snippet` for link `link` as the host's shell would, with `runtime` as its
+    /// `XDG_RUNTIME_DIR`; its stdout.
+    fn run_snippet(snippet: &str, link: &str, runtime: &Path) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(remote_command(snippet, link))
+            .env("XDG_RUNTIME_DIR", runtime)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `ps -o lstart=` of `pid`, its words joined by one space, as the snippets note it.
+    fn started(pid: u32) -> String {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "lstart=", "-p", &pid.to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_next_ssh_ends_the_noted_session_only_if_it_is_still_that_process_and_this_link_s() {
+        let runtime = std::env::temp_dir().join(format!("askpane-ssh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&runtime);
+        std::fs::create_dir_all(&runtime).unwrap();
+        let folder = runtime.join("askpane");
+        let mut stale = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        std::fs::create_dir_all(&folder).unwrap();
+        // A pid used again by another process (another start time): left alone, note removed.
+        let note = folder.join("link-abc123.session");
+        std::fs::write(&note, format!("{} Mon Jan  1 00:00:00 2001\n", stale.id())).unwrap();
+        let said = run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert_eq!(said.trim(), format!("askpane-socket={}/inbox.sock", folder.display()));
+        assert_eq!(stale.try_wait().unwrap(), None, "another process was ended");
+        assert!(!note.exists());
+        // Another link's note: not this link's to end.
+        let other = folder.join("link-fff000.session");
+        std::fs::write(&other, format!("{} {}\n", stale.id(), started(stale.id()))).unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert_eq!(stale.try_wait().unwrap(), None, "another link's session was ended");
+        assert!(other.exists());
+        // A note that names no process (not a number, no start time): nothing is signalled
+        // (`kill -1` would signal every process of the user's).
+        for bad in ["-1\n", "-1 \n", "0\n", "$(touch x) y\n"] {
+            std::fs::write(&note, bad).unwrap();
+            run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+            assert_eq!(stale.try_wait().unwrap(), None, "{bad:?}");
+            assert!(!note.exists());
+        }
+        // Another link's note whose session has ended: removed, nothing ended.
+        let gone = folder.join("link-dead00.session");
+        std::fs::write(&gone, "999999999 Mon Jan  1 00:00:00 2001\n").unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert!(!gone.exists());
+        assert!(other.exists());
+        // This link's, still the process noted: ended, and waited for.
+        std::fs::write(&note, format!("{} {}\n", stale.id(), started(stale.id()))).unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        let ended = (0..50).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            stale.try_wait().unwrap()
+        });
+        assert!(ended.is_some(), "the stale session still runs");
+        assert!(!note.exists());
+        let _ = std::fs::remove_dir_all(&runtime);
+    }
+
     #[test]
     fn the_snippet_has_no_single_quote_to_break_its_quoting() {
-        assert!(!WHERE_IS_THE_INBOX.contains('\''));
+        for snippet in [INBOX_FOLDER, WHERE_IS_THE_INBOX, RECORD_THE_SESSION] {
+            assert!(!snippet.contains('\''), "{snippet}");
+        }
     }
 
     #[test]
