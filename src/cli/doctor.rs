@@ -159,16 +159,10 @@ fn lock_of(socket: &Path) -> String {
 /// A font for each script the window may need, found as the window finds one.
 fn font_checks() -> Vec<Check> {
     let samples: Vec<char> = Script::ALL.iter().map(|script| script.sample()).collect();
-    // fontique 0.11 panics (an unwrap in its fontconfig backend) when fontconfig matches no
-    // font at all: that is a finding here, not the end of the report. The panic's own message
-    // is kept off stderr meanwhile; the check says what happened.
-    let quiet = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let found = std::panic::catch_unwind(|| crate::window::system_fonts_for(&samples));
-    std::panic::set_hook(quiet);
-    let (found, failed) = match found {
-        Ok(found) => (found, None),
-        Err(_) => (vec![None; samples.len()], Some(doctor::font_enumeration_failed())),
+    // No font at all (fontconfig matches none): a finding of its own, and no script has one.
+    let (found, failed) = match crate::window::system_font_families() {
+        0 => (vec![None; samples.len()], Some(doctor::no_system_fonts())),
+        _ => (crate::window::system_fonts_for(&samples), None),
     };
     let fonts =
         Script::ALL.iter().zip(found).map(|(script, font)| doctor::font(*script, font.as_deref()));
