@@ -159,11 +159,12 @@ fn lock_of(socket: &Path) -> String {
 /// A font for each script the window may need, found as the window finds one.
 fn font_checks() -> Vec<Check> {
     let samples: Vec<char> = Script::ALL.iter().map(|script| script.sample()).collect();
-    // No font at all (fontconfig matches none): a finding of its own, and no script has one.
-    let (found, failed) = match crate::window::system_font_families() {
-        0 => (vec![None; samples.len()], Some(doctor::no_system_fonts())),
-        _ => (crate::window::system_fonts_for(&samples), None),
-    };
+    let found = crate::window::system_fonts_for(&samples);
+    // No font at all (fontconfig matches none) is a finding of its own. Counted only when no
+    // script has a font: the count enumerates the system's fonts a second time.
+    let none_at_all =
+        found.iter().all(Option::is_none) && crate::window::system_font_families() == 0;
+    let failed = none_at_all.then(doctor::no_system_fonts);
     let fonts =
         Script::ALL.iter().zip(found).map(|(script, font)| doctor::font(*script, font.as_deref()));
     failed.into_iter().chain(fonts).collect()
