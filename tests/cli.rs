@@ -554,6 +554,41 @@ fn ask_window_answers_from_the_keyboard_and_closes_by_itself() {
     assert_eq!(xvfb.find_window(LAYOUT_PATTERN), None, "the window is still shown");
 }
 
+/// A machine where fontconfig matches no font at all (a bare container, a broken
+/// `FONTCONFIG_FILE`): the window draws with egui's own fonts (the Japanese question as tofu),
+/// stays past the moment the system's fonts are enumerated (a second after it starts), and the
+/// person's answer is what the agent gets, never a closed window.
+#[test]
+fn ask_window_without_any_system_font_stays_and_sends_the_answer() {
+    let xvfb = Xvfb::start();
+    let capture = settings_capture_path();
+    // An empty configuration: no font directory, so fontconfig matches nothing. Its cache stays
+    // in the scratch directory.
+    let dir = scratch("no-fonts", &[]);
+    let empty = format!(
+        "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>{}</cachedir></fontconfig>\n",
+        dir.join("fontcache").display()
+    );
+    fs::write(dir.join("fonts.conf"), empty).expect("write the empty fontconfig file");
+    let fonts_conf = dir.join("fonts.conf");
+    let env = [("FONTCONFIG_FILE", path_str(&fonts_conf))];
+    let mut app = App::start_with_env(&xvfb, &["ask", path_str(&capture)], None, &env);
+    let window = app.wait_for_window(LAYOUT_PATTERN, LAYOUT_TITLE);
+    // Past the enumeration (it starts a second after the window does).
+    assert!(app.silent_for(Duration::from_secs(3)), "the window ended:\n{}", app.stderr());
+    xvfb.focus(window);
+    // Tabs, next; Dark mode + Export, next; SQLite (the page of the Japanese question), next;
+    // submit on Review.
+    xvfb.keys(window, &["2", "Return", "1", "3", "Return", "2", "Return", "Return"]);
+    let (status, lines) = app.finish(WAIT);
+    assert_eq!(status.code(), Some(0), "{lines:?}\nstderr:\n{}", app.stderr());
+    assert_eq!(lines.len(), 1, "stdout: {lines:?}\nstderr:\n{}", app.stderr());
+    let reply: Value = serde_json::from_str(&lines[0]).expect("the reply is JSON");
+    assert_same_json(&reply, &label_reply());
+    assert!(!app.stderr().contains("panicked"), "stderr:\n{}", app.stderr());
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn closing_the_ask_window_declines_with_exit_1() {
     let xvfb = Xvfb::start();

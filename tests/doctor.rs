@@ -299,6 +299,14 @@ fn missing_fonts_are_found_with_the_package_to_install() {
         ["fonts", "font: CJK", "font: Thai", "font: emoji"],
         "{report}"
     );
+    // The window survives it (tests/cli.rs, `ask_window_without_any_system_font_…`): the check
+    // says what the person will see, not that the window ends.
+    assert!(
+        check(&report, "fonts")["detail"]
+            .as_str()
+            .is_some_and(|detail| detail.contains("its own fonts alone")),
+        "{report}"
+    );
     assert!(
         check(&report, "font: CJK")["fix"]
             .as_str()

@@ -823,6 +823,43 @@ fn hides_and_comes_back(world: &World) {
     wait_for_window(xvfb, "askpane", false);
 }
 
+/// The inbox's window on a machine where fontconfig matches no font: it stays past the
+/// enumeration of the system's fonts (a second after it starts; the question is Japanese, so its
+/// drawing asks for a fallback too), and the hook gets the person's answer.
+#[test]
+fn the_inbox_window_without_any_system_font_stays_and_sends_the_answer() {
+    let mut world = World::new("inbox-no-fonts");
+    let empty = world.root.join("fonts.conf");
+    let cache = world.root.join("fontcache");
+    let text = format!(
+        "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>{}</cachedir></fontconfig>\n",
+        cache.display()
+    );
+    fs::write(&empty, text).expect("write the empty fontconfig file");
+    let mut command = world.askpane(&["inbox"]);
+    command.env("FONTCONFIG_FILE", &empty);
+    world.start_inbox_command(command);
+    let client = world.client(&["hook"], &hook_input("toolu_no_fonts", "どの色にしますか？"));
+    let window = wait_for_window(&world.xvfb, "1 question", true).expect("the question's window");
+    // Past the enumeration, bounded: a window that ends does so within it.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let inbox = world.inbox.as_mut().expect("the inbox started");
+        assert_eq!(
+            inbox.exited(),
+            None,
+            "the inbox ended:\n{}",
+            read_lossy(&world.root.join("inbox.stderr"))
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    world.xvfb.focus(window);
+    world.xvfb.keys(window, &["2", "ctrl+Return"]);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"どの色にしますか？": "Blue"}), "{stderr}");
+}
+
 #[test]
 fn without_a_display_a_client_starts_an_inbox_in_the_browser_when_asked_to() {
     // `--ui web`: no display needed. The first client starts `askpane inbox --ui web` (the page's

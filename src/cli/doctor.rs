@@ -159,17 +159,12 @@ fn lock_of(socket: &Path) -> String {
 /// A font for each script the window may need, found as the window finds one.
 fn font_checks() -> Vec<Check> {
     let samples: Vec<char> = Script::ALL.iter().map(|script| script.sample()).collect();
-    // fontique 0.11 panics (an unwrap in its fontconfig backend) when fontconfig matches no
-    // font at all: that is a finding here, not the end of the report. The panic's own message
-    // is kept off stderr meanwhile; the check says what happened.
-    let quiet = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let found = std::panic::catch_unwind(|| crate::window::system_fonts_for(&samples));
-    std::panic::set_hook(quiet);
-    let (found, failed) = match found {
-        Ok(found) => (found, None),
-        Err(_) => (vec![None; samples.len()], Some(doctor::font_enumeration_failed())),
-    };
+    let found = crate::window::system_fonts_for(&samples);
+    // No font at all (fontconfig matches none) is a finding of its own. Counted only when no
+    // script has a font: the count enumerates the system's fonts a second time.
+    let none_at_all =
+        found.iter().all(Option::is_none) && crate::window::system_font_families() == 0;
+    let failed = none_at_all.then(doctor::no_system_fonts);
     let fonts =
         Script::ALL.iter().zip(found).map(|(script, font)| doctor::font(*script, font.as_deref()));
     failed.into_iter().chain(fonts).collect()

@@ -358,13 +358,13 @@ pub fn font(script: Script, found: Option<&str>) -> Check {
     }
 }
 
-/// The system's fonts could not be enumerated at all (fontconfig matched none).
-pub fn font_enumeration_failed() -> Check {
+/// The system offers no font at all (fontconfig matches none).
+pub fn no_system_fonts() -> Check {
     Check::needs_you(
         "fonts",
-        "listing the system's fonts failed (fontconfig matches no font: is FONTCONFIG_FILE or \
-         the fontconfig configuration broken?); the window then ends a second after it opens \
-         (its font fallback, fontique 0.11, panics), answering its questions as closed",
+        "the system offers no font (fontconfig matches none: is FONTCONFIG_FILE or the \
+         fontconfig configuration broken?); the window draws with its own fonts alone: Latin \
+         text, other scripts as boxes",
         "fc-list | head (it should list fonts); unset FONTCONFIG_FILE, or: sudo apt install \
          fontconfig fonts-noto-core",
     )

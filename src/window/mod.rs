@@ -277,6 +277,18 @@ pub(crate) fn system_fonts_for(characters: &[char]) -> Vec<Option<String>> {
         .collect()
 }
 
+/// Issue 29 (`askpane doctor`): how many font families the system offers the window's fallback
+/// (fontique's enumeration through fontconfig, as [`SystemFontsLater`]'s provider makes it).
+/// 0 when fontconfig matches no font: the window then draws with egui's own fonts alone.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "read by askpane doctor, which is Linux's")
+)]
+pub(crate) fn system_font_families() -> usize {
+    let options = fontique::CollectionOptions { shared: false, system_fonts: true };
+    fontique::Collection::new(options).family_names().count()
+}
+
 /// A frame hook that, in the first frame (before the window is shown), asks the window manager not
 /// to give the window the keyboard when it appears, and (`keep_below`: the inbox's window, with
 /// whether its first showing is the user's) each time the window comes back on its own keeps it
