@@ -20,6 +20,7 @@ mod connection;
 mod deliver;
 mod launch;
 mod notice;
+mod waiters;
 mod writer;
 
 pub use client::{ConnectError, InboxClient};
@@ -54,6 +55,7 @@ use super::{
     ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, RequestEvent, RequestId, Responder,
     SessionCommand, SessionInbound, SessionKey,
 };
+use waiters::{Pending, Waiters};
 use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
@@ -161,6 +163,8 @@ struct Shared {
     new_link: std::sync::OnceLock<NewLink>,
     /// Issue 26 item 6: raises a terminal's notice (`notice`), when the inbox notifies.
     notices: std::sync::OnceLock<Noticer>,
+    /// Issue 30 item 2: the one thread that waits for every client's open requests.
+    waiters: Waiters,
 }
 
 /// Replaces the inbox's page link and returns the new links, or says why it could not.
@@ -226,6 +230,7 @@ impl InboxServer {
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
             notices: std::sync::OnceLock::new(),
+            waiters: Waiters::start()?,
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
@@ -318,6 +323,8 @@ impl InboxServer {
         for connection in connections {
             let _ = connection.thread.join();
         }
+        // Every connection has ended, and with it every wait: the waiting thread ends too.
+        self.shared.waiters.stop();
     }
 }
 
@@ -422,7 +429,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
     writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
-    let mut waiters: Vec<JoinHandle<()>> = Vec::new();
+    // This connection's open requests, waited for on the one waiting thread (`waiters.rs`).
+    let pending = Pending::default();
     let mut hosted = Hosted::new(number);
     // Issue 27: a link's connection acts for its host only, checked before every message.
     let mut scope = Scope::Local;
@@ -478,8 +486,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                             policy: ask.policy,
                             host: scope.host().map(str::to_owned),
                         };
-                        match approval::take(shared, &writer, &hosted.permissions, ask) {
-                            Ok(waiter) => waiters.extend(waiter),
+                        match approval::take(shared, &writer, &pending, &hosted.permissions, ask) {
+                            Ok(()) => {}
                             Err(message) => {
                                 writer.send(&InboxMessage::Error { message, id: None });
                             }
@@ -494,10 +502,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             ClientMessage::Ask(ask) => {
                 let from = hosted.provenance.as_ref();
                 let link = scope.host();
-                if let Some(waiter) = take_ask(shared, number, pid, *ask, from, link, &writer) {
-                    waiters.push(waiter);
-                }
-                waiters.retain(|waiter| !waiter.is_finished());
+                take_ask(shared, &pending, number, pid, *ask, from, link, &writer);
             }
             ClientMessage::Withdraw { id } => {
                 let request = shared
@@ -561,8 +566,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 }));
             }
             ClientMessage::Host { agent, project, prompt } => {
-                match hosted.host(shared, &writer, agent, project, prompt) {
-                    Ok(forwarder) => waiters.push(forwarder),
+                match hosted.host(shared, &writer, &pending, agent, project, prompt) {
+                    Ok(()) => {}
                     Err(message) => {
                         writer.send(&InboxMessage::Error { message, id: None });
                     }
@@ -581,8 +586,8 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 }
             }
             ClientMessage::Permission { id, request, from } => {
-                match hosted.permission(shared, &writer, id.clone(), *request, from) {
-                    Ok(waiter) => waiters.push(waiter),
+                match hosted.permission(shared, &writer, &pending, id.clone(), *request, from) {
+                    Ok(()) => {}
                     Err(message) => {
                         writer.send(&InboxMessage::Error { message, id: Some(id) });
                     }
@@ -610,7 +615,6 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
                 writer.send(&InboxMessage::Noticed { notifies });
             }
         }
-        waiters.retain(|waiter| !waiter.is_finished());
     }
     hosted.end(shared);
     // The client is gone (or the inbox is ending): what it still waits for is withdrawn.
@@ -631,9 +635,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
     if let Ok(mut hosts) = shared.hosts.lock() {
         hosts.retain(|(connection, _)| *connection != number);
     }
-    for waiter in waiters {
-        let _ = waiter.join();
-    }
+    pending.wait_for_none();
     // The last outcomes are queued: the writer writes them, then closes the connection.
     writer.finish();
     let _ = writing.join();
@@ -666,10 +668,11 @@ impl Hosted {
         &mut self,
         shared: &Arc<Shared>,
         writer: &Arc<Writer>,
+        pending: &Pending,
         agent: String,
         project: Option<String>,
         prompt: Option<String>,
-    ) -> Result<JoinHandle<()>, String> {
+    ) -> Result<(), String> {
         if self.provenance.is_some() {
             return Err("this connection hosts a session already".to_owned());
         }
@@ -678,19 +681,19 @@ impl Hosted {
         let (commands, to_forward) = crossbeam_channel::unbounded::<SessionCommand>();
         let forwarding = Arc::clone(writer);
         // Ends when the window drops its sender: the session left, or the window ended.
-        let forwarder = crate::transport::spawn_named("inbox-session", move || {
-            for command in to_forward {
-                let message = match command {
-                    SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
-                    SessionCommand::Interrupt => InboxMessage::Interrupt,
-                    SessionCommand::End => InboxMessage::EndSession,
-                    // A page's older entries come from the bridge, not the host.
-                    SessionCommand::Older { .. } => continue,
-                };
-                forwarding.send(&message);
-            }
-        })
-        .map_err(|error| format!("cannot start a thread for the session: {error}"))?;
+        let forwarded = shared.waiters.each(pending, to_forward, move |command| {
+            let message = match command {
+                SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
+                SessionCommand::Interrupt => InboxMessage::Interrupt,
+                SessionCommand::End => InboxMessage::EndSession,
+                // A page's older entries come from the bridge, not the host.
+                SessionCommand::Older { .. } => return,
+            };
+            forwarding.send_now(&message);
+        });
+        if !forwarded {
+            return Err("the inbox is ending".to_owned());
+        }
         let label = provenance.label();
         self.provenance = Some(provenance);
         if let Ok(mut hosts) = shared.hosts.lock() {
@@ -703,7 +706,7 @@ impl Hosted {
             prompt,
             commands,
         }));
-        Ok(forwarder)
+        Ok(())
     }
 
     /// Shows a permission card; starts the thread that writes its decision back.
@@ -711,10 +714,11 @@ impl Hosted {
         &mut self,
         shared: &Arc<Shared>,
         writer: &Arc<Writer>,
+        pending: &Pending,
         id: String,
         mut request: crate::protocol::stream::PermissionRequest,
         from: Option<crate::protocol::web::WhoAsked>,
-    ) -> Result<JoinHandle<()>, String> {
+    ) -> Result<(), String> {
         // A hosted session's own, else who the client says asks (`askpane opencode`).
         let provenance = self.provenance.clone().or_else(|| from.map(|from| from.provenance()));
         let Some(mut provenance) = provenance else { return Err(NOT_HOSTING.to_owned()) };
@@ -736,22 +740,24 @@ impl Hosted {
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
         let open = Arc::clone(&self.permissions);
         let writer = Arc::clone(writer);
-        let waiter = crate::transport::spawn_named("inbox-permission", move || {
+        let waiting = shared.waiters.once(pending, decision, None, move |decision| {
             // A responder always answers (its drop denies: the window closed), except where
             // the agent can ask on its own: there nobody decided, and it is handed back.
-            let decision = decision.recv().unwrap_or_else(|_| match can_hand_back {
+            let decision = decision.unwrap_or_else(|_| match can_hand_back {
                 true => crate::protocol::stream::PermissionDecision::HandBack,
                 false => <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped(),
             });
             // Withdrawn meanwhile: the agent no longer waits for it.
             let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
             if still_open.unwrap_or(false) {
-                writer.send(&InboxMessage::PermissionDecided { id, decision });
+                writer.send_now(&InboxMessage::PermissionDecided { id, decision });
             }
-        })
-        .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
+        });
+        if !waiting {
+            return Err("the inbox is ending".to_owned());
+        }
         shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
-        Ok(waiter)
+        Ok(())
     }
 
     fn withdraw_permission(&mut self, shared: &Arc<Shared>, id: &str) -> Result<(), String> {
@@ -824,29 +830,31 @@ fn approval_of(
     }
 }
 
-/// Takes one request in and starts the thread that waits for its outcome.
+/// Takes one request in, and waits for its outcome on the waiting thread.
+#[allow(clippy::too_many_arguments, reason = "one request's parts, each from the connection")]
 fn take_ask(
     shared: &Arc<Shared>,
+    pending: &Pending,
     connection: u64,
     pid: Option<u32>,
     ask: AskMessage,
     host: Option<&Provenance>,
     link: Option<&str>,
     writer: &Arc<Writer>,
-) -> Option<JoinHandle<()>> {
+) {
     let AskMessage { id, mode, message, policy } = ask;
     let key = (connection, id.clone());
     if shared.open.lock().is_ok_and(|open| open.contains_key(&key)) {
         let message = format!("request {id:?} is already open on this connection");
         writer.send(&InboxMessage::Error { message, id: Some(id) });
-        return None;
+        return;
     }
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(error) => {
             let message = format!("the message of request {id:?}: {error}");
             writer.send(&InboxMessage::Error { message, id: Some(id) });
-            return None;
+            return;
         }
     };
     let Admission {
@@ -901,11 +909,12 @@ fn take_ask(
         shared.broadcast(&InboxMessage::Asked { request: listed });
         shared.to_ui(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
+    let waiting_on = &shared.waiters;
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
-    let waiter = crate::transport::spawn_named("inbox-outcome", move || {
+    let waiting = waiting_on.once(pending, outcome, None, move |outcome| {
         // A responder always answers (its drop says the window closed).
-        let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
+        let outcome = outcome.unwrap_or_else(|_| Outcome::closed());
         if let (Ok(mut open), Some(mine)) = (shared.open.lock(), mine)
             && open.get(&key).is_some_and(|open| open.request == mine)
         {
@@ -928,7 +937,7 @@ fn take_ask(
         let reply = ReplyShape { format, always_a_line }.line(&envelope, &outcome);
         // The inbox's wire carries the name as text: a client of another version still reads it.
         let kind = outcome.kind().as_str().to_owned();
-        writer.send(&InboxMessage::Outcome(OutcomeMessage {
+        writer.send_now(&InboxMessage::Outcome(OutcomeMessage {
             id: id.clone(),
             outcome: kind.clone(),
             reply,
@@ -940,12 +949,8 @@ fn take_ask(
             shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
         }
     });
-    match waiter {
-        Ok(waiter) => Some(waiter),
-        Err(error) => {
-            log::error!(speaker = INBOX; "cannot start a thread for a request: {error}");
-            None
-        }
+    if !waiting {
+        log::error!(speaker = INBOX; "cannot wait for a request: the inbox is ending");
     }
 }
 

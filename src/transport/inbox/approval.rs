@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::RecvTimeoutError;
@@ -18,6 +17,7 @@ use crate::protocol::inbox::{InboxMessage, OutcomeMessage, Policy};
 use crate::protocol::permission::{self, ApprovalOutcome, HookPermission};
 use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 
+use super::waiters::Pending;
 use super::writer::Writer;
 use super::{ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, Shared};
 
@@ -32,15 +32,16 @@ pub(super) struct HookApproval {
 }
 
 /// Takes a hook's tool call in: decided at once by the flags, or shown as a card whose
-/// decision a thread waits for (until `--timeout`, when given). `open` maps this connection's
+/// decision the waiting thread (`waiters.rs`) waits for (until `--timeout`, when given). `open` maps this connection's
 /// open cards (the client's id → the request id the window knows) so a withdraw, or the
 /// connection's end, takes the card back.
 pub(super) fn take(
     shared: &Arc<Shared>,
     writer: &Arc<Writer>,
+    pending: &Pending,
     open: &Arc<Mutex<HashMap<String, String>>>,
     ask: HookApproval,
-) -> Result<Option<JoinHandle<()>>, String> {
+) -> Result<(), String> {
     let HookApproval { connection, id, approval, policy, host } = ask;
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
@@ -56,7 +57,7 @@ pub(super) fn take(
             decision,
         };
         shared.to_ui(Inbound::Approval(ApprovalEvent::Unshown(Box::new(ended))));
-        return Ok(None);
+        return Ok(());
     }
     let HookPermission { mut request, context, source } = approval;
     // The hook's request carries no id of its own: the window gets one no other client has.
@@ -85,15 +86,12 @@ pub(super) fn take(
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
-    // Said before the thread starts: a deadline of 0 s must not reach the client first.
+    // Said before the wait starts: a deadline of 0 s must not reach the client first.
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown: true, warnings: Vec::new() });
-    let waiter = {
+    let waiting = {
+        let waiters = &shared.waiters;
         let (shared, writer, open) = (Arc::clone(shared), Arc::clone(writer), Arc::clone(open));
-        crate::transport::spawn_named("inbox-approval", move || {
-            let decided = match timeout {
-                Some(timeout) => decision.recv_timeout(timeout),
-                None => decision.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
+        waiters.once(pending, decision, timeout, move |decided| {
             let (kind, decision) = match decided {
                 Ok(decision) => (ApprovalOutcome::of(&decision), decision),
                 Err(RecvTimeoutError::Timeout) => {
@@ -110,13 +108,15 @@ pub(super) fn take(
             // Withdrawn meanwhile (the client went away): nobody waits for it.
             let still_open = open.lock().map(|mut cards| cards.remove(&id).is_some());
             if still_open.unwrap_or(false) {
-                writer.send(&outcome(id, &asked, kind, &decision));
+                writer.send_now(&outcome(id, &asked, kind, &decision));
             }
         })
-        .map_err(|error| format!("cannot start a thread for the tool call: {error}"))?
     };
+    if !waiting {
+        return Err("the inbox is ending".to_owned());
+    }
     shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
-    Ok(Some(waiter))
+    Ok(())
 }
 
 /// The outcome a hook client prints: the reply line (none for a hand-back) and exit code 0,

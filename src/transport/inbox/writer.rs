@@ -109,6 +109,23 @@ impl Writer {
         true
     }
 
+    /// Queues one of this client's own replies without waiting for room: an outcome, queued by
+    /// the thread that waits for every client's requests (`waiters.rs`), which must never wait on
+    /// one client. Bounded all the same: one reply per request the client's reader took in, and
+    /// the reader waits for room before taking more. `false` when the connection is closed or
+    /// ending.
+    pub(super) fn send_now(&self, message: &impl serde::Serialize) -> bool {
+        let Ok(line) = line_bytes(message) else { return false };
+        let Ok(mut queue) = self.queue.lock() else { return false };
+        if queue.flow != Flow::Open {
+            return false;
+        }
+        queue.push(line);
+        drop(queue);
+        self.queued.notify_one();
+        true
+    }
+
     /// Queues `line` (a whole line, newline included) without ever waiting: an event for a
     /// subscriber, or a last word. A full queue closes the connection.
     pub(super) fn offer(&self, line: &[u8]) -> Offered {
