@@ -406,6 +406,245 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
     }
 }
 
+/// One connection's part of the protocol: what its driver (`serve_connection`) hands each line
+/// to, and what withdraws its open requests when it goes.
+struct Served {
+    number: u64,
+    pid: Option<u32>,
+    writer: Arc<Writer>,
+    /// This connection's open requests, waited for on the one waiting thread (`waiters.rs`).
+    pending: Pending,
+    hosted: Hosted,
+    /// Issue 27: a link's connection acts for its host only, checked before every message.
+    scope: Scope,
+}
+
+impl Served {
+    /// A connection just admitted: it hears the inbox's hello.
+    fn new(number: u64, pid: Option<u32>, writer: Arc<Writer>) -> Served {
+        writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
+        let hosted = Hosted::new(number);
+        Served { number, pid, writer, pending: Pending::default(), hosted, scope: Scope::Local }
+    }
+
+    /// One line the client sent.
+    fn line(&mut self, shared: &Arc<Shared>, line: &[u8]) {
+        let message = match inbox::read_client_line(line) {
+            None => return,
+            Some(Ok(message)) => message,
+            Some(Err(bad)) => {
+                self.writer
+                    .send(&InboxMessage::Error { message: bad.error.to_string(), id: bad.id });
+                return;
+            }
+        };
+        if let Err(refused) = self.scope.admit(&message) {
+            log::warn!(speaker = INBOX; "refused on connection {}: {refused}", self.number);
+            self.writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
+            return;
+        }
+        match message {
+            ClientMessage::ViaLink { host } => {
+                log::info!(speaker = INBOX; "connection {} comes through the link of {host}", self.number);
+                self.hosted.host = Some(host.clone());
+                self.writer.send(&InboxMessage::Linked { host });
+            }
+            ClientMessage::Hello { version, .. } if version != VERSION => {
+                let message =
+                    format!("this inbox speaks version {VERSION} of the protocol, not {version}");
+                self.writer.send(&InboxMessage::Error { message, id: None });
+            }
+            ClientMessage::Hello { .. } => {}
+            ClientMessage::Ask(ask) if approval_of(&ask).is_some() => {
+                let Some(taken) = approval_of(&ask) else { return };
+                match taken {
+                    Ok(hook) => {
+                        let ask = approval::HookApproval {
+                            connection: self.number,
+                            id: ask.id,
+                            approval: hook,
+                            policy: ask.policy,
+                            host: self.scope.host().map(str::to_owned),
+                        };
+                        match approval::take(
+                            shared,
+                            &self.writer,
+                            &self.pending,
+                            &self.hosted.permissions,
+                            ask,
+                        ) {
+                            Ok(()) => {}
+                            Err(message) => {
+                                self.writer.send(&InboxMessage::Error { message, id: None });
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        let message = format!("the message of request {:?}: {error}", ask.id);
+                        self.writer.send(&InboxMessage::Error { message, id: Some(ask.id) });
+                    }
+                }
+            }
+            ClientMessage::Ask(ask) => {
+                let from = self.hosted.provenance.as_ref();
+                let link = self.scope.host();
+                take_ask(
+                    shared,
+                    &self.pending,
+                    self.number,
+                    self.pid,
+                    *ask,
+                    from,
+                    link,
+                    &self.writer,
+                );
+            }
+            ClientMessage::Withdraw { id } => {
+                let request =
+                    shared.open.lock().ok().and_then(|open| {
+                        open.get(&(self.number, id.clone())).map(|open| open.request)
+                    });
+                match request {
+                    Some(request) => {
+                        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
+                    }
+                    // A hook's tool call (a card) is withdrawn as a hosted one is.
+                    None if self.hosted.withdraw_permission(shared, &id).is_ok() => {}
+                    None => {
+                        let message = format!("no open request {id:?} on this connection");
+                        self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::List => {
+                let mut requests: Vec<Listed> = match shared.open.lock() {
+                    Ok(open) => open
+                        .values()
+                        .filter(|open| self.scope.sees(&open.listed))
+                        .map(|open| open.listed.clone())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
+                self.writer.send(&InboxMessage::List { requests });
+            }
+            ClientMessage::Subscribe => {
+                if let Ok(mut subscribers) = shared.subscribers.lock() {
+                    subscribers.push((self.number, Arc::clone(&self.writer)));
+                }
+                self.writer.send(&InboxMessage::Subscribed);
+            }
+            ClientMessage::Show => {
+                shared.to_ui(Inbound::Control(Control::Reveal { request: None }));
+                self.writer.send(&InboxMessage::Shown);
+            }
+            ClientMessage::NewLink => {
+                let replaced = match shared.new_link.get() {
+                    Some(replace) => replace(),
+                    None => Err(NO_PAGE_TO_RELINK.to_owned()),
+                };
+                match replaced {
+                    Ok(links) => {
+                        self.writer.send(&InboxMessage::NewLink { links });
+                    }
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
+            }
+            ClientMessage::Quit => {
+                log::info!(speaker = INBOX; "asked to quit");
+                self.writer.send(&InboxMessage::Quitting);
+                shared.to_ui(Inbound::Control(Control::Shutdown {
+                    outcome: Outcome::inbox_closed(),
+                }));
+            }
+            ClientMessage::Host { agent, project, prompt } => {
+                match self.hosted.host(shared, &self.writer, &self.pending, agent, project, prompt)
+                {
+                    Ok(()) => {}
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
+            }
+            ClientMessage::SessionEvent { event } => {
+                if self.hosted.provenance.is_some() {
+                    let event = Box::new(event.into_event());
+                    shared.to_ui(Inbound::Session(SessionInbound::HostedEvent {
+                        session: self.hosted.key(),
+                        event,
+                    }));
+                } else {
+                    let message = NOT_HOSTING.to_owned();
+                    self.writer.send(&InboxMessage::Error { message, id: None });
+                }
+            }
+            ClientMessage::Permission { id, request, from } => {
+                match self.hosted.permission(
+                    shared,
+                    &self.writer,
+                    &self.pending,
+                    id.clone(),
+                    *request,
+                    from,
+                ) {
+                    Ok(()) => {}
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::WithdrawPermission { id } => {
+                if let Err(message) = self.hosted.withdraw_permission(shared, &id) {
+                    self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
+            ClientMessage::PermissionTimedOut { id } => {
+                if let Err(message) = self.hosted.time_out_permission(shared, &id) {
+                    self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
+            ClientMessage::Notice { mut notice } => {
+                notice.host = self.scope.host().map(str::to_owned);
+                let notifies = match shared.notices.get() {
+                    Some(raise) => {
+                        raise(notice);
+                        true
+                    }
+                    None => false,
+                };
+                self.writer.send(&InboxMessage::Noticed { notifies });
+            }
+        }
+    }
+
+    /// The client is gone (or the inbox is ending): what it still waits for is withdrawn, and it
+    /// hears no more events. Its waits' outcomes still come (`pending`).
+    fn gone(self, shared: &Arc<Shared>) -> (Pending, Arc<Writer>) {
+        let number = self.number;
+        self.hosted.end(shared);
+        let gone: Vec<RequestId> = match shared.open.lock() {
+            Ok(open) => open
+                .iter()
+                .filter(|((connection, _), _)| *connection == number)
+                .map(|(_, open)| open.request)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for request in gone {
+            shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
+        }
+        if let Ok(mut subscribers) = shared.subscribers.lock() {
+            subscribers.retain(|(connection, _)| *connection != number);
+        }
+        if let Ok(mut hosts) = shared.hosts.lock() {
+            hosts.retain(|(connection, _)| *connection != number);
+        }
+        (self.pending, self.writer)
+    }
+}
+
 /// One client: its lines in, its outcomes out; its open requests withdrawn when it goes. The
 /// socket is closed when this returns (its writer thread is joined here).
 fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid: Option<u32>) {
@@ -426,14 +665,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
+    let mut served = Served::new(number, pid, Arc::clone(&writer));
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
-    // This connection's open requests, waited for on the one waiting thread (`waiters.rs`).
-    let pending = Pending::default();
-    let mut hosted = Hosted::new(number);
-    // Issue 27: a link's connection acts for its host only, checked before every message.
-    let mut scope = Scope::Local;
     loop {
         buffer.clear();
         if read_line(&mut reader, &mut buffer, &shared.stopping).is_err() {
@@ -450,191 +684,9 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             writer.finish();
             break;
         }
-        let message = match inbox::read_client_line(&buffer) {
-            None => continue,
-            Some(Ok(message)) => message,
-            Some(Err(bad)) => {
-                writer.send(&InboxMessage::Error { message: bad.error.to_string(), id: bad.id });
-                continue;
-            }
-        };
-        if let Err(refused) = scope.admit(&message) {
-            log::warn!(speaker = INBOX; "refused on connection {number}: {refused}");
-            writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
-            continue;
-        }
-        match message {
-            ClientMessage::ViaLink { host } => {
-                log::info!(speaker = INBOX; "connection {number} comes through the link of {host}");
-                hosted.host = Some(host.clone());
-                writer.send(&InboxMessage::Linked { host });
-            }
-            ClientMessage::Hello { version, .. } if version != VERSION => {
-                let message =
-                    format!("this inbox speaks version {VERSION} of the protocol, not {version}");
-                writer.send(&InboxMessage::Error { message, id: None });
-            }
-            ClientMessage::Hello { .. } => {}
-            ClientMessage::Ask(ask) if approval_of(&ask).is_some() => {
-                let Some(taken) = approval_of(&ask) else { continue };
-                match taken {
-                    Ok(hook) => {
-                        let ask = approval::HookApproval {
-                            connection: number,
-                            id: ask.id,
-                            approval: hook,
-                            policy: ask.policy,
-                            host: scope.host().map(str::to_owned),
-                        };
-                        match approval::take(shared, &writer, &pending, &hosted.permissions, ask) {
-                            Ok(()) => {}
-                            Err(message) => {
-                                writer.send(&InboxMessage::Error { message, id: None });
-                            }
-                        }
-                    }
-                    Err(error) => {
-                        let message = format!("the message of request {:?}: {error}", ask.id);
-                        writer.send(&InboxMessage::Error { message, id: Some(ask.id) });
-                    }
-                }
-            }
-            ClientMessage::Ask(ask) => {
-                let from = hosted.provenance.as_ref();
-                let link = scope.host();
-                take_ask(shared, &pending, number, pid, *ask, from, link, &writer);
-            }
-            ClientMessage::Withdraw { id } => {
-                let request = shared
-                    .open
-                    .lock()
-                    .ok()
-                    .and_then(|open| open.get(&(number, id.clone())).map(|open| open.request));
-                match request {
-                    Some(request) => {
-                        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
-                    }
-                    // A hook's tool call (a card) is withdrawn as a hosted one is.
-                    None if hosted.withdraw_permission(shared, &id).is_ok() => {}
-                    None => {
-                        let message = format!("no open request {id:?} on this connection");
-                        writer.send(&InboxMessage::Error { message, id: Some(id) });
-                    }
-                }
-            }
-            ClientMessage::List => {
-                let mut requests: Vec<Listed> = match shared.open.lock() {
-                    Ok(open) => open
-                        .values()
-                        .filter(|open| scope.sees(&open.listed))
-                        .map(|open| open.listed.clone())
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
-                writer.send(&InboxMessage::List { requests });
-            }
-            ClientMessage::Subscribe => {
-                if let Ok(mut subscribers) = shared.subscribers.lock() {
-                    subscribers.push((number, Arc::clone(&writer)));
-                }
-                writer.send(&InboxMessage::Subscribed);
-            }
-            ClientMessage::Show => {
-                shared.to_ui(Inbound::Control(Control::Reveal { request: None }));
-                writer.send(&InboxMessage::Shown);
-            }
-            ClientMessage::NewLink => {
-                let replaced = match shared.new_link.get() {
-                    Some(replace) => replace(),
-                    None => Err(NO_PAGE_TO_RELINK.to_owned()),
-                };
-                match replaced {
-                    Ok(links) => {
-                        writer.send(&InboxMessage::NewLink { links });
-                    }
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: None });
-                    }
-                }
-            }
-            ClientMessage::Quit => {
-                log::info!(speaker = INBOX; "asked to quit");
-                writer.send(&InboxMessage::Quitting);
-                shared.to_ui(Inbound::Control(Control::Shutdown {
-                    outcome: Outcome::inbox_closed(),
-                }));
-            }
-            ClientMessage::Host { agent, project, prompt } => {
-                match hosted.host(shared, &writer, &pending, agent, project, prompt) {
-                    Ok(()) => {}
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: None });
-                    }
-                }
-            }
-            ClientMessage::SessionEvent { event } => {
-                if hosted.provenance.is_some() {
-                    let event = Box::new(event.into_event());
-                    shared.to_ui(Inbound::Session(SessionInbound::HostedEvent {
-                        session: hosted.key(),
-                        event,
-                    }));
-                } else {
-                    let message = NOT_HOSTING.to_owned();
-                    writer.send(&InboxMessage::Error { message, id: None });
-                }
-            }
-            ClientMessage::Permission { id, request, from } => {
-                match hosted.permission(shared, &writer, &pending, id.clone(), *request, from) {
-                    Ok(()) => {}
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: Some(id) });
-                    }
-                }
-            }
-            ClientMessage::WithdrawPermission { id } => {
-                if let Err(message) = hosted.withdraw_permission(shared, &id) {
-                    writer.send(&InboxMessage::Error { message, id: Some(id) });
-                }
-            }
-            ClientMessage::PermissionTimedOut { id } => {
-                if let Err(message) = hosted.time_out_permission(shared, &id) {
-                    writer.send(&InboxMessage::Error { message, id: Some(id) });
-                }
-            }
-            ClientMessage::Notice { mut notice } => {
-                notice.host = scope.host().map(str::to_owned);
-                let notifies = match shared.notices.get() {
-                    Some(raise) => {
-                        raise(notice);
-                        true
-                    }
-                    None => false,
-                };
-                writer.send(&InboxMessage::Noticed { notifies });
-            }
-        }
+        served.line(shared, &buffer);
     }
-    hosted.end(shared);
-    // The client is gone (or the inbox is ending): what it still waits for is withdrawn.
-    let gone: Vec<RequestId> = match shared.open.lock() {
-        Ok(open) => open
-            .iter()
-            .filter(|((connection, _), _)| *connection == number)
-            .map(|(_, open)| open.request)
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    for request in gone {
-        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
-    }
-    if let Ok(mut subscribers) = shared.subscribers.lock() {
-        subscribers.retain(|(connection, _)| *connection != number);
-    }
-    if let Ok(mut hosts) = shared.hosts.lock() {
-        hosts.retain(|(connection, _)| *connection != number);
-    }
+    let (pending, writer) = served.gone(shared);
     pending.wait_for_none();
     // The last outcomes are queued: the writer writes them, then closes the connection.
     writer.finish();

@@ -434,7 +434,7 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
     // out (`rows::show_rows`), so a frame costs what the visible rows cost.
     let rows = list_rows(request_groups(listed(state)));
     let scroll = ScrollArea::vertical().id_salt("request-list");
-    let id = egui::Id::new("request-list-rows");
+    let id = ui.make_persistent_id("request-list-rows");
     rows::show_rows(ui, scroll, id, rows.len(), LIST_ROW_ESTIMATE, |ui, index| {
         let Some(row) = rows.get(index) else { return };
         match row {
