@@ -1755,3 +1755,64 @@ fn five_hundred_open_requests_wait_on_no_thread_of_their_own() {
         thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn two_thousand_idle_clients_cost_no_thread_each_and_a_hook_is_still_answered() {
+    // Before: a thread read each connection and another wrote to it (2 000 idle clients, 4 000
+    // threads).
+    let world = World::with_inbox("inbox-idle-crowd");
+    let pid = world.locked_pid().expect("the inbox's pid");
+    let idle = settled_threads(pid);
+    // Connected, never a word: not even the hello is read.
+    let crowd: Vec<UnixStream> =
+        (0..2000).map(|_| UnixStream::connect(world.socket()).expect("connect")).collect();
+    // Every one accepted (the inbox holds a descriptor for each) before the count is read.
+    let deadline = Instant::now() + WAIT;
+    while descriptors(pid) < 2000 {
+        assert!(Instant::now() < deadline, "{} descriptors", descriptors(pid));
+        thread::sleep(Duration::from_millis(50));
+    }
+    let busy = threads(pid);
+    assert!(busy <= idle + 4, "{busy} threads with 2 000 clients connected, {idle} idle");
+    let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
+    let answers = answers.to_str().expect("a UTF-8 path").to_owned();
+    let hook = world.client(
+        &["hook", "--answers", &answers, "--submit"],
+        &hook_input("toolu_among_many", "Which colour among many?"),
+    );
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour among many?": "Red"}));
+    drop(crowd);
+}
+
+#[test]
+fn a_client_that_stops_reading_its_replies_delays_nobody() {
+    // One event loop serves every client (issue 30 item 2): a client that asks for long replies
+    // and never reads them must not hold it.
+    let world = World::with_inbox("inbox-unread-replies");
+    let mut crowd = world.connect();
+    ask_many(&mut crowd, "long", 300);
+    // Each `list` reply names 300 requests (tens of KB): far more than a socket and the queue
+    // hold, never read.
+    let mut stalled = world.connect();
+    let mut writer = stalled.writer.try_clone().expect("clone the stream");
+    writer.set_write_timeout(Some(Duration::from_millis(200))).expect("a write timeout");
+    let mut sent = 0;
+    for _ in 0..2000 {
+        // The inbox stops reading it once its queue is full: then its own writes block.
+        if writer.write_all(b"{\"type\":\"list\"}\n").is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    assert!(sent > 10, "only {sent} lists written");
+    // Everyone else is served at once.
+    let started = Instant::now();
+    for _ in 0..5 {
+        assert_eq!(world.connect().list().len(), 300);
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    drop(stalled);
+    drop(crowd);
+}

@@ -18,6 +18,8 @@ mod approval;
 mod client;
 mod connection;
 mod deliver;
+#[cfg(unix)]
+mod event_loop;
 mod launch;
 mod notice;
 mod waiters;
@@ -31,10 +33,14 @@ pub use notice::{NoticeError, send_notice};
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Write};
+#[cfg(any(windows, test))]
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
+#[cfg(windows)]
+use std::sync::Weak;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -47,8 +53,15 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message, permis
 
 use super::UiSender;
 use super::admit::{Admission, admit};
-use super::endpoint::{self, Acceptor, Gate, Listener, Stream, Waited};
-use super::lines::{self, Frame};
+#[cfg(any(windows, test))]
+use super::endpoint::Stream;
+#[cfg(windows)]
+use super::endpoint::Waited;
+use super::endpoint::{self, Acceptor, Gate, Listener};
+#[cfg(any(windows, test))]
+use super::lines;
+#[cfg(windows)]
+use super::lines::Frame;
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{
@@ -56,7 +69,7 @@ use super::{
     SessionCommand, SessionInbound, SessionKey,
 };
 use waiters::{Pending, Waiters};
-use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
+use writer::{MAX_QUEUED_BYTES, Offered, Wake, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
 const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
@@ -134,9 +147,10 @@ struct Open {
     listed: Listed,
 }
 
-/// A live connection, for shutting it down at the end. Its socket is its threads': this only
+/// A live connection (Windows: a thread each), for shutting it down at the end. Its socket is its threads': this only
 /// watches it, so the socket closes when they end (issue 24: an ended connection's descriptor
 /// was held until the next client connected).
+#[cfg(windows)]
 #[derive(Debug)]
 struct Connection {
     stream: Weak<Stream>,
@@ -149,6 +163,8 @@ struct Shared {
     /// closed, as its responder is dropped).
     to_ui: Mutex<Option<UiSender>>,
     stopping: AtomicBool,
+    /// Every connection is to end (after the hosts heard `quitting`).
+    closing: AtomicBool,
     next_connection: AtomicU64,
     /// Open requests by (connection, the client's id).
     open: Mutex<HashMap<(u64, String), Open>>,
@@ -156,7 +172,13 @@ struct Shared {
     /// Connections that host an agent session: told `quitting` when the inbox ends on purpose,
     /// so they end their session instead of starting another inbox.
     hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
+    #[cfg(windows)]
     connections: Mutex<Vec<Connection>>,
+    /// How many clients the event loop serves (Unix, issue 30 item 2).
+    #[cfg(unix)]
+    clients: Mutex<usize>,
+    /// Wakes the event loop: a line was queued for a client, a wait ended, the inbox ends.
+    wake: Arc<Wake>,
     /// Who may connect (this user).
     gate: Gate,
     /// Issue 11: replaces the browser page's link (`new_link`), when the inbox serves a page.
@@ -222,11 +244,16 @@ impl InboxServer {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
             stopping: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             next_connection: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
             subscribers: Mutex::new(Vec::new()),
             hosts: Mutex::new(Vec::new()),
+            #[cfg(windows)]
             connections: Mutex::new(Vec::new()),
+            #[cfg(unix)]
+            clients: Mutex::new(0),
+            wake: Arc::new(Wake::new()?),
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
             notices: std::sync::OnceLock::new(),
@@ -235,6 +262,12 @@ impl InboxServer {
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
         let stops = Arc::clone(&acceptor);
+        // Unix: one thread for every client (issue 30 item 2); Windows: a thread each.
+        #[cfg(unix)]
+        let accept = crate::transport::spawn_named("inbox-loop", move || {
+            event_loop::run(&listener, &stops, &accepting)
+        })?;
+        #[cfg(windows)]
         let accept = crate::transport::spawn_named("inbox-accept", move || {
             accept_loop(&listener, &stops, &accepting)
         })?;
@@ -266,7 +299,13 @@ impl InboxServer {
         let shared = Arc::clone(&self.shared);
         let acceptor = Arc::clone(&self.acceptor);
         move || {
+            #[cfg(unix)]
+            let Ok(clients) = shared.clients.lock() else { return false };
+            #[cfg(unix)]
+            let quiet = *clients == 0;
+            #[cfg(windows)]
             let Ok(connections) = shared.connections.lock() else { return false };
+            #[cfg(windows)]
             let quiet = connections.iter().all(|connection| connection.thread.is_finished());
             if quiet {
                 acceptor.stop();
@@ -295,6 +334,7 @@ impl InboxServer {
             to_ui.take();
         }
         self.acceptor.stop();
+        #[cfg(windows)]
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
@@ -309,19 +349,30 @@ impl InboxServer {
                 writer.offer(&quitting);
             }
         }
-        let connections = match self.shared.connections.lock() {
-            Ok(mut connections) => std::mem::take(&mut *connections),
-            Err(_) => Vec::new(),
-        };
-        // Reading ends first: each reader then waits for its outcome threads, which queue the
-        // last outcomes, and for its writer, which writes them and closes the connection.
-        for connection in &connections {
-            if let Some(stream) = connection.stream.upgrade() {
-                let _ = stream.shutdown(std::net::Shutdown::Read);
+        // Reading ends first: each connection then waits for its outcomes, which the window has
+        // given (it has ended), writes them, and is closed; then the loop ends.
+        #[cfg(unix)]
+        {
+            self.shared.closing.store(true, Ordering::SeqCst);
+            self.shared.wake.wake();
+            if let Some(accept) = self.accept.take() {
+                let _ = accept.join();
             }
         }
-        for connection in connections {
-            let _ = connection.thread.join();
+        #[cfg(windows)]
+        {
+            let connections = match self.shared.connections.lock() {
+                Ok(mut connections) => std::mem::take(&mut *connections),
+                Err(_) => Vec::new(),
+            };
+            for connection in &connections {
+                if let Some(stream) = connection.stream.upgrade() {
+                    let _ = stream.shutdown(std::net::Shutdown::Read);
+                }
+            }
+            for connection in connections {
+                let _ = connection.thread.join();
+            }
         }
         // Every connection has ended, and with it every wait: the waiting thread ends too.
         self.shared.waiters.stop();
@@ -340,6 +391,15 @@ impl Drop for InboxServer {
         if self.accept.is_some() {
             self.shared.stopping.store(true, Ordering::SeqCst);
             self.acceptor.stop();
+            // Unix: the loop ends its connections and then itself, not waited for here (their
+            // last outcomes may wait for a window that still runs).
+            #[cfg(unix)]
+            {
+                self.shared.closing.store(true, Ordering::SeqCst);
+                self.shared.wake.wake();
+                self.accept.take();
+            }
+            #[cfg(windows)]
             if let Some(accept) = self.accept.take() {
                 let _ = accept.join();
             }
@@ -347,6 +407,7 @@ impl Drop for InboxServer {
     }
 }
 
+#[cfg(windows)]
 fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
     loop {
         match acceptor.wait(listener) {
@@ -421,10 +482,10 @@ struct Served {
 
 impl Served {
     /// A connection just admitted: it hears the inbox's hello.
-    fn new(number: u64, pid: Option<u32>, writer: Arc<Writer>) -> Served {
+    fn new(number: u64, pid: Option<u32>, writer: Arc<Writer>, pending: Pending) -> Served {
         writer.send(&InboxMessage::Hello { version: VERSION, pid: std::process::id(), link: None });
         let hosted = Hosted::new(number);
-        Served { number, pid, writer, pending: Pending::default(), hosted, scope: Scope::Local }
+        Served { number, pid, writer, pending, hosted, scope: Scope::Local }
     }
 
     /// One line the client sent.
@@ -645,15 +706,17 @@ impl Served {
     }
 }
 
-/// One client: its lines in, its outcomes out; its open requests withdrawn when it goes. The
-/// socket is closed when this returns (its writer thread is joined here).
+/// One client (Windows: a thread each): its lines in, its outcomes out; its open requests
+/// withdrawn when it goes. The socket is closed when this returns (its writer thread is joined
+/// here).
+#[cfg(windows)]
 fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid: Option<u32>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     if let Err(error) = endpoint::prepare_server_stream(&stream) {
         log::error!(speaker = INBOX; "cannot serve a client: {error}");
         return;
     }
-    let writer = Arc::new(Writer::new(Arc::clone(&stream)));
+    let writer = Arc::new(Writer::new(Arc::clone(&stream), None));
     let writing = crate::transport::spawn_named("inbox-writer", {
         let writer = Arc::clone(&writer);
         move || writer.write_out()
@@ -665,10 +728,12 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    let mut served = Served::new(number, pid, Arc::clone(&writer));
+    let mut served = Served::new(number, pid, Arc::clone(&writer), Pending::default());
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
     loop {
+        // Its own back-pressure: nothing more is read from a client whose queue is full.
+        writer.wait_for_room();
         buffer.clear();
         if read_line(&mut reader, &mut buffer, &shared.stopping).is_err() {
             break;
@@ -741,7 +806,7 @@ impl Hosted {
                 // A page's older entries come from the bridge, not the host.
                 SessionCommand::Older { .. } => return,
             };
-            forwarding.send_now(&message);
+            forwarding.send(&message);
         });
         if !forwarded {
             return Err("the inbox is ending".to_owned());
@@ -802,7 +867,7 @@ impl Hosted {
             // Withdrawn meanwhile: the agent no longer waits for it.
             let still_open = open.lock().map(|mut open| open.remove(&id).is_some());
             if still_open.unwrap_or(false) {
-                writer.send_now(&InboxMessage::PermissionDecided { id, decision });
+                writer.send(&InboxMessage::PermissionDecided { id, decision });
             }
         });
         if !waiting {
@@ -851,6 +916,7 @@ impl Hosted {
 /// (0 at the end of the stream). A read that times out (only where the endpoint sets a read
 /// timeout: Windows, whose shutdown does not wake a blocked read) keeps what it read and reads
 /// on, unless the server is stopping.
+#[cfg(any(windows, test))]
 fn read_line(
     reader: &mut BufReader<impl Read>,
     buffer: &mut Vec<u8>,
@@ -989,7 +1055,7 @@ fn take_ask(
         let reply = ReplyShape { format, always_a_line }.line(&envelope, &outcome);
         // The inbox's wire carries the name as text: a client of another version still reads it.
         let kind = outcome.kind().as_str().to_owned();
-        writer.send_now(&InboxMessage::Outcome(OutcomeMessage {
+        writer.send(&InboxMessage::Outcome(OutcomeMessage {
             id: id.clone(),
             outcome: kind.clone(),
             reply,

@@ -108,7 +108,7 @@ pub(super) fn take(
             // Withdrawn meanwhile (the client went away): nobody waits for it.
             let still_open = open.lock().map(|mut cards| cards.remove(&id).is_some());
             if still_open.unwrap_or(false) {
-                writer.send_now(&outcome(id, &asked, kind, &decision));
+                writer.send(&outcome(id, &asked, kind, &decision));
             }
         })
     };

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Select, Sender, TryRecvError};
 
+use super::writer::Wake;
+
 /// One thing waited for.
 trait Wait: Send {
     /// Adds its receiver to `select`.
@@ -213,17 +215,32 @@ fn wait_all(added: &Receiver<Box<dyn Wait>>) {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Pending {
     count: Arc<(Mutex<usize>, Condvar)>,
+    /// The event loop that serves the connection, woken when a wait ends.
+    wake: Option<Arc<Wake>>,
 }
 
 impl Pending {
+    /// Waits whose ends wake `wake` (the event loop, which looks at [`Pending::is_empty`]).
+    #[cfg(unix)]
+    pub(super) fn waking(wake: Arc<Wake>) -> Pending {
+        Pending { count: Arc::default(), wake: Some(wake) }
+    }
+
     fn guard(&self) -> PendingGuard {
         if let Ok(mut count) = self.count.0.lock() {
             *count += 1;
         }
-        PendingGuard { count: Arc::clone(&self.count) }
+        PendingGuard { count: Arc::clone(&self.count), wake: self.wake.clone() }
+    }
+
+    /// Whether every wait of this connection has ended.
+    #[cfg(unix)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.count.0.lock().map_or(true, |count| *count == 0)
     }
 
     /// Waits until every wait of this connection has ended.
+    #[cfg(any(windows, test))]
     pub(super) fn wait_for_none(&self) {
         let (count, ended) = &*self.count;
         let Ok(mut count) = count.lock() else { return };
@@ -239,6 +256,7 @@ impl Pending {
 /// Held by one wait; its end (after its code ran) counts down.
 struct PendingGuard {
     count: Arc<(Mutex<usize>, Condvar)>,
+    wake: Option<Arc<Wake>>,
 }
 
 impl Drop for PendingGuard {
@@ -247,6 +265,9 @@ impl Drop for PendingGuard {
             *count = count.saturating_sub(1);
         }
         self.count.1.notify_all();
+        if let Some(wake) = &self.wake {
+            wake.wake();
+        }
     }
 }
 
