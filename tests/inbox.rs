@@ -1795,7 +1795,7 @@ fn a_client_that_stops_reading_its_replies_delays_nobody() {
     ask_many(&mut crowd, "long", 300);
     // Each `list` reply names 300 requests (tens of KB): far more than a socket and the queue
     // hold, never read.
-    let mut stalled = world.connect();
+    let stalled = world.connect();
     let mut writer = stalled.writer.try_clone().expect("clone the stream");
     writer.set_write_timeout(Some(Duration::from_millis(200))).expect("a write timeout");
     let mut sent = 0;
