@@ -7,12 +7,15 @@
 //! `inbox.lock` beside it is held (std's file lock) for the inbox's life: of two inboxes started
 //! at once, exactly one gets it.
 //!
-//! Each connection has a reader thread (`inbox-client`) and a writer thread (`inbox-writer`,
-//! `writer.rs`) that writes out the connection's bounded queue of lines; each request it hands
-//! over has a thread (`inbox-outcome`) that waits for the request's outcome and queues it. Nobody
-//! waits on another client's socket: a subscriber whose queue is full has stopped reading and is
-//! dropped (issue 24 item 21). A connection that ends (its client was killed, or gave up)
-//! withdraws its open requests at once, and its socket is closed when its threads end.
+//! Issue 30 item 2: a bounded number of threads, however many clients. On Unix one thread
+//! (`inbox-loop`, `event_loop.rs`) accepts, reads and writes every connection (each with a
+//! bounded queue of lines, `writer.rs`); on Windows each connection has a reader thread
+//! (`inbox-client`) and a writer thread (`inbox-writer`). Every open request of every client
+//! (an outcome, a card's decision, a hosted session's prompts) is waited for on one thread
+//! (`inbox-waiter`, `waiters.rs`). Nobody waits on another client's socket: a subscriber whose
+//! queue is full has stopped reading and is dropped (issue 24 item 21). A connection that ends
+//! (its client was killed, or gave up) withdraws its open requests at once, and its socket is
+//! closed once their outcomes are written.
 
 mod approval;
 mod client;
