@@ -72,7 +72,9 @@ use super::{
     SessionCommand, SessionInbound, SessionKey,
 };
 use waiters::{Pending, Waiters};
-use writer::{MAX_QUEUED_BYTES, Offered, Wake, Writer, line_bytes};
+#[cfg(unix)]
+use writer::Wake;
+use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
 const MAX_LINE_BYTES: u64 = MAX_INPUT_BYTES * 2 + 64 * 1024;
@@ -167,6 +169,7 @@ struct Shared {
     to_ui: Mutex<Option<UiSender>>,
     stopping: AtomicBool,
     /// Every connection is to end (after the hosts heard `quitting`).
+    #[cfg(unix)]
     closing: AtomicBool,
     next_connection: AtomicU64,
     /// Open requests by (connection, the client's id).
@@ -181,6 +184,7 @@ struct Shared {
     #[cfg(unix)]
     clients: Mutex<usize>,
     /// Wakes the event loop: a line was queued for a client, a wait ended, the inbox ends.
+    #[cfg(unix)]
     wake: Arc<Wake>,
     /// Who may connect (this user).
     gate: Gate,
@@ -247,6 +251,7 @@ impl InboxServer {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
             stopping: AtomicBool::new(false),
+            #[cfg(unix)]
             closing: AtomicBool::new(false),
             next_connection: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
@@ -256,6 +261,7 @@ impl InboxServer {
             connections: Mutex::new(Vec::new()),
             #[cfg(unix)]
             clients: Mutex::new(0),
+            #[cfg(unix)]
             wake: Arc::new(Wake::new()?),
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
@@ -719,7 +725,7 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
         log::error!(speaker = INBOX; "cannot serve a client: {error}");
         return;
     }
-    let writer = Arc::new(Writer::new(Arc::clone(&stream), None));
+    let writer = Arc::new(Writer::new(Arc::clone(&stream)));
     let writing = crate::transport::spawn_named("inbox-writer", {
         let writer = Arc::clone(&writer);
         move || writer.write_out()

@@ -330,7 +330,7 @@ fn accept(
     }
     let number = shared.next_connection.fetch_add(1, Ordering::Relaxed);
     let stream = Arc::new(stream);
-    let writer = Arc::new(Writer::new(Arc::clone(&stream), Some(Arc::clone(&shared.wake))));
+    let writer = Arc::new(Writer::waking(Arc::clone(&stream), Arc::clone(&shared.wake)));
     let served = Served::new(number, pid, writer, Pending::waking(Arc::clone(&shared.wake)));
     clients.push(Client {
         stream,

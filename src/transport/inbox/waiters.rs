@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Select, Sender, TryRecvError};
 
+#[cfg(unix)]
 use super::writer::Wake;
 
 /// One thing waited for.
@@ -216,6 +217,7 @@ fn wait_all(added: &Receiver<Box<dyn Wait>>) {
 pub(super) struct Pending {
     count: Arc<(Mutex<usize>, Condvar)>,
     /// The event loop that serves the connection, woken when a wait ends.
+    #[cfg(unix)]
     wake: Option<Arc<Wake>>,
 }
 
@@ -230,7 +232,11 @@ impl Pending {
         if let Ok(mut count) = self.count.0.lock() {
             *count += 1;
         }
-        PendingGuard { count: Arc::clone(&self.count), wake: self.wake.clone() }
+        PendingGuard {
+            count: Arc::clone(&self.count),
+            #[cfg(unix)]
+            wake: self.wake.clone(),
+        }
     }
 
     /// Whether every wait of this connection has ended.
@@ -256,6 +262,7 @@ impl Pending {
 /// Held by one wait; its end (after its code ran) counts down.
 struct PendingGuard {
     count: Arc<(Mutex<usize>, Condvar)>,
+    #[cfg(unix)]
     wake: Option<Arc<Wake>>,
 }
 
@@ -265,6 +272,7 @@ impl Drop for PendingGuard {
             *count = count.saturating_sub(1);
         }
         self.count.1.notify_all();
+        #[cfg(unix)]
         if let Some(wake) = &self.wake {
             wake.wake();
         }

@@ -16,6 +16,7 @@ use std::io::{self, Read, Write};
 use std::net::Shutdown;
 #[cfg(any(windows, test))]
 use std::sync::MutexGuard;
+#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -42,6 +43,7 @@ pub(super) struct Writer {
     taken: Condvar,
     stream: Arc<Stream>,
     /// The event loop that writes this queue out, woken when there is something to do.
+    #[cfg(unix)]
     wake: Option<Arc<Wake>>,
 }
 
@@ -113,6 +115,7 @@ impl Queue {
 }
 
 /// What [`Writer::write_some`] left.
+#[cfg(unix)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Flushed {
     /// Nothing left to write.
@@ -125,6 +128,7 @@ pub(super) enum Flushed {
 
 /// Wakes the event loop (issue 30 item 2): one byte down a socket pair it polls, written only when
 /// none waits unread already, so a burst of lines costs one wake-up.
+#[cfg(unix)]
 #[derive(Debug)]
 pub(super) struct Wake {
     signal: Stream,
@@ -132,6 +136,7 @@ pub(super) struct Wake {
     armed: AtomicBool,
 }
 
+#[cfg(unix)]
 impl Wake {
     pub(super) fn new() -> io::Result<Wake> {
         let (signal, woken) = Stream::pair()?;
@@ -147,7 +152,6 @@ impl Wake {
     }
 
     /// What the loop polls.
-    #[cfg(unix)]
     pub(super) fn woken(&self) -> &Stream {
         &self.woken
     }
@@ -156,7 +160,6 @@ impl Wake {
     /// before the flag is lowered: lowered first, a wake-up in between would write a byte this
     /// read takes, leave the flag raised and the socket empty, and every later one would be lost.
     /// One that comes before the flag is lowered is seen by the loop's next look, which follows.
-    #[cfg(unix)]
     pub(super) fn drain(&self) {
         let mut bytes = [0_u8; 64];
         while matches!((&self.woken).read(&mut bytes), Ok(read) if read > 0) {}
@@ -165,20 +168,34 @@ impl Wake {
 }
 
 impl Writer {
-    /// A writer for `stream`: written out by the event loop `wake` wakes, or (without one) by a
-    /// thread doing [`Writer::write_out`].
-    pub(super) fn new(stream: Arc<Stream>, wake: Option<Arc<Wake>>) -> Self {
+    /// A writer for `stream` that a thread writes out ([`Writer::write_out`]: Windows, tests).
+    #[cfg(any(windows, test))]
+    pub(super) fn new(stream: Arc<Stream>) -> Self {
         Writer {
             queue: Mutex::default(),
             queued: Condvar::new(),
             taken: Condvar::new(),
             stream,
-            wake,
+            #[cfg(unix)]
+            wake: None,
+        }
+    }
+
+    /// A writer for `stream` that the event loop `wake` wakes writes out.
+    #[cfg(unix)]
+    pub(super) fn waking(stream: Arc<Stream>, wake: Arc<Wake>) -> Self {
+        Writer {
+            queue: Mutex::default(),
+            queued: Condvar::new(),
+            taken: Condvar::new(),
+            stream,
+            wake: Some(wake),
         }
     }
 
     fn wake(&self) {
         self.queued.notify_all();
+        #[cfg(unix)]
         if let Some(wake) = &self.wake {
             wake.wake();
         }
@@ -202,6 +219,7 @@ impl Writer {
     }
 
     /// Whether the client's queue has room: its reader takes no more lines from it until it has.
+    #[cfg(any(unix, test))]
     pub(super) fn has_room(&self) -> bool {
         self.queue.lock().is_ok_and(|queue| queue.bytes <= MAX_QUEUED_BYTES)
     }
@@ -220,18 +238,21 @@ impl Writer {
     }
 
     /// Whether the connection is closed (by a full queue, a failed write, or the end).
+    #[cfg(any(unix, test))]
     pub(super) fn is_closed(&self) -> bool {
         self.queue.lock().map_or(true, |queue| queue.flow == Flow::Closed)
     }
 
     /// Since when the queue has waited for the client to read (nothing written, though there
     /// is something to write); `None` when nothing waits.
+    #[cfg(unix)]
     pub(super) fn waiting_since(&self) -> Option<Instant> {
         self.queue.lock().ok().and_then(|queue| queue.waiting_since)
     }
 
     /// The event loop's work: writes what the (non-blocking) socket takes. Once the queue is
     /// ending and empty, or a write fails, the connection is closed.
+    #[cfg(unix)]
     pub(super) fn write_some(&self) -> Flushed {
         let Ok(mut queue) = self.queue.lock() else { return Flushed::Closed };
         loop {
@@ -384,7 +405,7 @@ mod tests {
     /// A writer on one end of a socket pair and its thread; the other end is the client's.
     fn writing() -> (Arc<Writer>, std::thread::JoinHandle<()>, Stream) {
         let (served, client) = Stream::pair().expect("socket pair");
-        let writer = Arc::new(Writer::new(Arc::new(served), None));
+        let writer = Arc::new(Writer::new(Arc::new(served)));
         let thread = std::thread::spawn({
             let writer = Arc::clone(&writer);
             move || writer.write_out()
