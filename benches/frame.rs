@@ -332,7 +332,8 @@ fn crowd_state(count: usize) -> State<()> {
     let mut state = State::default();
     for n in 0..count {
         let input = serde_json::json!({"questions": [{
-            "question": format!("Which one for crowd {n}?"), "header": "Pick", "multiSelect": false,
+            "question": format!("Which one for crowd {n}?"), "header": format!("Crowd {n}"),
+            "multiSelect": false,
             "options": [{"label": "A", "description": "The first"}, {"label": "B", "description": "The second"}],
         }]});
         let validated = validate(&input).expect("a valid AskUserQuestion input");
@@ -341,7 +342,7 @@ fn crowd_state(count: usize) -> State<()> {
             envelope: Envelope::ToolInput,
             ask: validated.ask,
             warnings: validated.warnings,
-            provenance: Provenance::new("claude", Some(format!("crowd-{n}"))),
+            provenance: Provenance::new("claude", None).with_project(Some(format!("crowd-{n}"))),
             reply_shape: askpane::protocol::ReplyShape::default(),
         };
         state.admit(core, Policy::default(), (), 0.0);
@@ -360,7 +361,10 @@ fn list(c: &mut Criterion) {
         let text = painted_text(&output.shapes);
         let waiting = format!("{count} waiting");
         assert!(text.contains(&waiting), "{count}: {waiting:?} is not painted in:\n{text}");
-        assert!(text.contains("crowd-1\n"), "{count}: the list's second entry is not painted");
+        assert!(
+            text.contains("crowd-1\n"),
+            "{count}: the second project is not painted in:\n{text}"
+        );
         group.bench_function(count.to_string(), |b| {
             b.iter(|| window.frame(black_box(&state)).drop_without_applying_deltas());
         });
