@@ -314,6 +314,10 @@ fn accept(
         Ok((stream, _)) => stream,
         Err(error) => {
             log::error!(speaker = INBOX; "cannot accept a client: {error}");
+            drop(count);
+            // Out of descriptors, say: the client waits in the backlog; the others are served,
+            // not the error logged in a tight loop (as the accept thread did before).
+            std::thread::sleep(Duration::from_millis(50));
             return;
         }
     };
