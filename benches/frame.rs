@@ -33,7 +33,10 @@
 //! - `preview/small`: the largest form's markdown table (the baseline: a preview as agents send
 //!   them).
 //!
-//! Beside each it prints (stderr) the process's RSS growth over building and drawing it.
+//! The `list` group times the request list (issue 30 item 2: 500 agents at once, a frame ≤ 4
+//! ms): `list/50` and `list/500`, that many questions waiting, one per project, the first shown.
+//!
+//! Beside each preview it prints (stderr) the process's RSS growth over building and drawing it.
 //!
 //! No pointer and no keys, so nothing is hovered; the keyboard cursor sits on each question's
 //! picked option, whose preview is the one shown.
@@ -323,5 +326,51 @@ fn preview(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame, session, preview);
+/// Issue 30 item 2: `count` questions waiting at once, one per project (as 500 hooks from 500
+/// folders ask), the first of them shown beside the list of all.
+fn crowd_state(count: usize) -> State<()> {
+    let mut state = State::default();
+    for n in 0..count {
+        let input = serde_json::json!({"questions": [{
+            "question": format!("Which one for crowd {n}?"), "header": format!("Crowd {n}"),
+            "multiSelect": false,
+            "options": [{"label": "A", "description": "The first"}, {"label": "B", "description": "The second"}],
+        }]});
+        let validated = validate(&input).expect("a valid AskUserQuestion input");
+        let core = Core {
+            id: RequestId::next(),
+            envelope: Envelope::ToolInput,
+            ask: validated.ask,
+            warnings: validated.warnings,
+            provenance: Provenance::new("claude", None).with_project(Some(format!("crowd-{n}"))),
+            reply_shape: askpane::protocol::ReplyShape::default(),
+        };
+        state.admit(core, Policy::default(), (), 0.0);
+    }
+    state
+}
+
+/// The request list with 50 and 500 questions waiting (issue 30 item 2: a frame of the list of
+/// 500 ≤ 4 ms): a steady frame of the window showing the first question beside the list.
+fn list(c: &mut Criterion) {
+    let mut group = c.benchmark_group("list");
+    for count in [50, 500] {
+        let mut state = crowd_state(count);
+        let mut window = Window::new();
+        let output = window.show(&mut state, Tab::Question(0));
+        let text = painted_text(&output.shapes);
+        let waiting = format!("{count} waiting");
+        assert!(text.contains(&waiting), "{count}: {waiting:?} is not painted in:\n{text}");
+        assert!(
+            text.contains("crowd-1\n"),
+            "{count}: the second project is not painted in:\n{text}"
+        );
+        group.bench_function(count.to_string(), |b| {
+            b.iter(|| window.frame(black_box(&state)).drop_without_applying_deltas());
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frame, session, preview, list);
 criterion_main!(benches);

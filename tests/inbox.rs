@@ -1712,3 +1712,144 @@ fn an_inbox_the_user_starts_comes_up_on_top() {
     let (stacking, _) = stacking_and_active(xvfb);
     assert_eq!(stacking.last(), Some(&shown), "on top: {stacking:x?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 30 item 2: 500 agents at once, on a bounded number of threads
+
+/// How many threads process `pid` runs (`/proc/PID/status`'s `Threads:`).
+fn threads(pid: u32) -> usize {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("the inbox's status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|count| count.trim().parse().ok())
+        .expect("a Threads: line")
+}
+
+/// The inbox's thread count once it stops changing (its window and store started).
+fn settled_threads(pid: u32) -> usize {
+    let deadline = Instant::now() + WAIT;
+    let mut before = threads(pid);
+    loop {
+        thread::sleep(Duration::from_millis(200));
+        let now = threads(pid);
+        if now == before {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "the inbox's threads never settle");
+        before = now;
+    }
+}
+
+/// Asks `count` questions that wait for a person on `connection` (ids `{name}-N`) and reads
+/// every `accepted`.
+fn ask_many(connection: &mut Connection, name: &str, count: usize) {
+    let mut writer = connection.writer.try_clone().expect("clone the stream");
+    let name = name.to_owned();
+    // Written from a thread: the inbox answers each while the rest are still being written.
+    let writing = thread::spawn(move || {
+        for index in 0..count {
+            let ask =
+                format!(r#"{{"type":"ask","id":"{name}-{index}","mode":"ask","message":{GO}}}"#);
+            writer.write_all(format!("{ask}\n").as_bytes()).expect("write an ask");
+        }
+    });
+    for accepted in 0..count {
+        let message = connection
+            .try_receive()
+            .unwrap_or_else(|| panic!("{accepted} of {count} asks accepted"));
+        assert_eq!(message["type"], "accepted", "{message}");
+    }
+    writing.join().expect("the asks' writer");
+}
+
+#[test]
+fn five_hundred_open_requests_wait_on_no_thread_of_their_own() {
+    // Before: every open request had a thread waiting for its outcome (`inbox-outcome`).
+    let world = World::with_inbox("inbox-crowd-requests");
+    let pid = world.locked_pid().expect("the inbox's pid");
+    let idle = settled_threads(pid);
+    let mut crowd = world.connect();
+    ask_many(&mut crowd, "crowd", 500);
+    let open = threads(pid);
+    assert!(open <= idle + 4, "{open} threads with 500 requests open, {idle} idle");
+    // All 500 listed; a new hook is still answered (its flags decide it at once).
+    assert_eq!(world.connect().list().len(), 500);
+    let answers = world.answers("answers.json", &json!({"Colour": "Blue"}));
+    let answers = answers.to_str().expect("a UTF-8 path").to_owned();
+    let hook = world.client(
+        &["hook", "--answers", &answers, "--submit"],
+        &hook_input("toolu_late", "Which colour late?"),
+    );
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour late?": "Blue"}));
+    // The crowd's connection ends: its 500 requests leave, each heard as withdrawn.
+    drop(crowd);
+    let deadline = Instant::now() + WAIT;
+    while !world.connect().list().is_empty() {
+        assert!(Instant::now() < deadline, "the crowd's requests never left");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_thousand_idle_clients_cost_no_thread_each_and_a_hook_is_still_answered() {
+    // Before: a thread read each connection and another wrote to it (2 000 idle clients, 4 000
+    // threads).
+    let world = World::with_inbox("inbox-idle-crowd");
+    let pid = world.locked_pid().expect("the inbox's pid");
+    let idle = settled_threads(pid);
+    // Connected, never a word: not even the hello is read.
+    let crowd: Vec<UnixStream> =
+        (0..2000).map(|_| UnixStream::connect(world.socket()).expect("connect")).collect();
+    // Every one accepted (the inbox holds a descriptor for each) before the count is read.
+    let deadline = Instant::now() + WAIT;
+    while descriptors(pid) < 2000 {
+        assert!(Instant::now() < deadline, "{} descriptors", descriptors(pid));
+        thread::sleep(Duration::from_millis(50));
+    }
+    let busy = threads(pid);
+    assert!(busy <= idle + 4, "{busy} threads with 2 000 clients connected, {idle} idle");
+    let answers = world.answers("answers.json", &json!({"Colour": "Red"}));
+    let answers = answers.to_str().expect("a UTF-8 path").to_owned();
+    let hook = world.client(
+        &["hook", "--answers", &answers, "--submit"],
+        &hook_input("toolu_among_many", "Which colour among many?"),
+    );
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour among many?": "Red"}));
+    drop(crowd);
+}
+
+#[test]
+fn a_client_that_stops_reading_its_replies_delays_nobody() {
+    // One event loop serves every client (issue 30 item 2): a client that asks for long replies
+    // and never reads them must not hold it.
+    let world = World::with_inbox("inbox-unread-replies");
+    let mut crowd = world.connect();
+    ask_many(&mut crowd, "long", 300);
+    // Each `list` reply names 300 requests (tens of KB): far more than a socket and the queue
+    // hold, never read.
+    let stalled = world.connect();
+    let mut writer = stalled.writer.try_clone().expect("clone the stream");
+    writer.set_write_timeout(Some(Duration::from_millis(200))).expect("a write timeout");
+    let mut sent = 0;
+    for _ in 0..2000 {
+        // The inbox stops reading it once its queue is full: then its own writes block.
+        if writer.write_all(b"{\"type\":\"list\"}\n").is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    assert!(sent > 10, "only {sent} lists written");
+    // Everyone else is served at once.
+    let started = Instant::now();
+    for _ in 0..5 {
+        assert_eq!(world.connect().list().len(), 300);
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    drop(stalled);
+    drop(crowd);
+}

@@ -1598,3 +1598,25 @@ fn an_opencode_card_offers_opencodes_always_and_answer_in_opencode() {
     window.click_button(always);
     assert!(matches!(decision.try_recv(), Ok(PermissionDecision::AllowAlways { .. })));
 }
+
+#[test]
+fn a_list_of_five_hundred_waiting_requests_lays_out_only_what_is_in_view() {
+    // Issue 30 item 2: 500 agents asking at once. Before, every entry was laid out every frame.
+    let mut window = window();
+    let mut outcomes = Vec::new();
+    for n in 0..500 {
+        let (request, outcome) = request(&json!({"questions": [{
+            "question": format!("Which colour for crowd {n}?"), "header": format!("Crowd {n}"),
+            "multiSelect": false,
+            "options": [{"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cool"}]}]}));
+        let ask = Inbound::Request(RequestEvent::Ask(Box::new(request)));
+        assert!(window.sender.send(ask), "the window is listening");
+        outcomes.push(outcome);
+    }
+    window.harness.run();
+    assert!(window.has_label("500 waiting"));
+    let entries = window.list_entries(&[" question"]);
+    assert!(entries.first().is_some_and(|first| first.starts_with("Crowd 0 ")), "{entries:?}");
+    assert!(entries.len() < 40, "{} entries laid out", entries.len());
+}

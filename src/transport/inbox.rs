@@ -7,19 +7,25 @@
 //! `inbox.lock` beside it is held (std's file lock) for the inbox's life: of two inboxes started
 //! at once, exactly one gets it.
 //!
-//! Each connection has a reader thread (`inbox-client`) and a writer thread (`inbox-writer`,
-//! `writer.rs`) that writes out the connection's bounded queue of lines; each request it hands
-//! over has a thread (`inbox-outcome`) that waits for the request's outcome and queues it. Nobody
-//! waits on another client's socket: a subscriber whose queue is full has stopped reading and is
-//! dropped (issue 24 item 21). A connection that ends (its client was killed, or gave up)
-//! withdraws its open requests at once, and its socket is closed when its threads end.
+//! Issue 30 item 2: a bounded number of threads, however many clients. On Unix one thread
+//! (`inbox-loop`, `event_loop.rs`) accepts, reads and writes every connection (each with a
+//! bounded queue of lines, `writer.rs`); on Windows each connection has a reader thread
+//! (`inbox-client`) and a writer thread (`inbox-writer`). Every open request of every client
+//! (an outcome, a card's decision, a hosted session's prompts) is waited for on one thread
+//! (`inbox-waiter`, `waiters.rs`). Nobody waits on another client's socket: a subscriber whose
+//! queue is full has stopped reading and is dropped (issue 24 item 21). A connection that ends
+//! (its client was killed, or gave up) withdraws its open requests at once, and its socket is
+//! closed once their outcomes are written.
 
 mod approval;
 mod client;
 mod connection;
 mod deliver;
+#[cfg(unix)]
+mod event_loop;
 mod launch;
 mod notice;
+mod waiters;
 mod writer;
 
 pub use client::{ConnectError, InboxClient};
@@ -30,10 +36,14 @@ pub use notice::{NoticeError, send_notice};
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Write};
+#[cfg(any(windows, test))]
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
+#[cfg(windows)]
+use std::sync::Weak;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -47,14 +57,24 @@ use crate::protocol::{Envelope, Outcome, ReplyShape, exit, parse_message, permis
 
 use super::UiSender;
 use super::admit::{Admission, admit};
-use super::endpoint::{self, Acceptor, Gate, Listener, Stream, Waited};
-use super::lines::{self, Frame};
+#[cfg(any(windows, test))]
+use super::endpoint::Stream;
+#[cfg(windows)]
+use super::endpoint::Waited;
+use super::endpoint::{self, Acceptor, Gate, Listener};
+#[cfg(any(windows, test))]
+use super::lines;
+#[cfg(windows)]
+use super::lines::Frame;
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{
     ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, RequestEvent, RequestId, Responder,
     SessionCommand, SessionInbound, SessionKey,
 };
+use waiters::{Pending, Waiters};
+#[cfg(unix)]
+use writer::Wake;
 use writer::{MAX_QUEUED_BYTES, Offered, Writer, line_bytes};
 
 /// The longest line the inbox reads: a request at its size limit, with room for the policy.
@@ -133,9 +153,10 @@ struct Open {
     listed: Listed,
 }
 
-/// A live connection, for shutting it down at the end. Its socket is its threads': this only
+/// A live connection (Windows: a thread each), for shutting it down at the end. Its socket is its threads': this only
 /// watches it, so the socket closes when they end (issue 24: an ended connection's descriptor
 /// was held until the next client connected).
+#[cfg(windows)]
 #[derive(Debug)]
 struct Connection {
     stream: Weak<Stream>,
@@ -148,6 +169,9 @@ struct Shared {
     /// closed, as its responder is dropped).
     to_ui: Mutex<Option<UiSender>>,
     stopping: AtomicBool,
+    /// Every connection is to end (after the hosts heard `quitting`).
+    #[cfg(unix)]
+    closing: AtomicBool,
     next_connection: AtomicU64,
     /// Open requests by (connection, the client's id).
     open: Mutex<HashMap<(u64, String), Open>>,
@@ -158,7 +182,14 @@ struct Shared {
     /// Connections that host an agent session: told `quitting` when the inbox ends on purpose,
     /// so they end their session instead of starting another inbox.
     hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
+    #[cfg(windows)]
     connections: Mutex<Vec<Connection>>,
+    /// How many clients the event loop serves (Unix, issue 30 item 2).
+    #[cfg(unix)]
+    clients: Mutex<usize>,
+    /// Wakes the event loop: a line was queued for a client, a wait ended, the inbox ends.
+    #[cfg(unix)]
+    wake: Arc<Wake>,
     /// Who may connect (this user).
     gate: Gate,
     /// Issue 11: replaces the browser page's link (`new_link`), when the inbox serves a page.
@@ -167,6 +198,8 @@ struct Shared {
     notices: std::sync::OnceLock<Noticer>,
     /// Issue 29: when this inbox started (seconds since the Unix epoch), said in every hello.
     started_at: Option<u64>,
+    /// Issue 30 item 2: the one thread that waits for every client's open requests.
+    waiters: Waiters,
 }
 
 /// Replaces the inbox's page link and returns the new links, or says why it could not.
@@ -243,20 +276,34 @@ impl InboxServer {
         let shared = Arc::new(Shared {
             to_ui: Mutex::new(Some(to_ui)),
             stopping: AtomicBool::new(false),
+            #[cfg(unix)]
+            closing: AtomicBool::new(false),
             next_connection: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
             cards: Mutex::new(HashMap::new()),
             subscribers: Mutex::new(Vec::new()),
             hosts: Mutex::new(Vec::new()),
+            #[cfg(windows)]
             connections: Mutex::new(Vec::new()),
+            #[cfg(unix)]
+            clients: Mutex::new(0),
+            #[cfg(unix)]
+            wake: Arc::new(Wake::new()?),
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
             notices: std::sync::OnceLock::new(),
             started_at: started_at(&socket),
+            waiters: Waiters::start()?,
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
         let stops = Arc::clone(&acceptor);
+        // Unix: one thread for every client (issue 30 item 2); Windows: a thread each.
+        #[cfg(unix)]
+        let accept = crate::transport::spawn_named("inbox-loop", move || {
+            event_loop::run(&listener, &stops, &accepting)
+        })?;
+        #[cfg(windows)]
         let accept = crate::transport::spawn_named("inbox-accept", move || {
             accept_loop(&listener, &stops, &accepting)
         })?;
@@ -288,7 +335,13 @@ impl InboxServer {
         let shared = Arc::clone(&self.shared);
         let acceptor = Arc::clone(&self.acceptor);
         move || {
+            #[cfg(unix)]
+            let Ok(clients) = shared.clients.lock() else { return false };
+            #[cfg(unix)]
+            let quiet = *clients == 0;
+            #[cfg(windows)]
             let Ok(connections) = shared.connections.lock() else { return false };
+            #[cfg(windows)]
             let quiet = connections.iter().all(|connection| connection.thread.is_finished());
             if quiet {
                 acceptor.stop();
@@ -317,6 +370,7 @@ impl InboxServer {
             to_ui.take();
         }
         self.acceptor.stop();
+        #[cfg(windows)]
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
@@ -331,20 +385,33 @@ impl InboxServer {
                 writer.offer(&quitting);
             }
         }
-        let connections = match self.shared.connections.lock() {
-            Ok(mut connections) => std::mem::take(&mut *connections),
-            Err(_) => Vec::new(),
-        };
-        // Reading ends first: each reader then waits for its outcome threads, which queue the
-        // last outcomes, and for its writer, which writes them and closes the connection.
-        for connection in &connections {
-            if let Some(stream) = connection.stream.upgrade() {
-                let _ = stream.shutdown(std::net::Shutdown::Read);
+        // Reading ends first: each connection then waits for its outcomes, which the window has
+        // given (it has ended), writes them, and is closed; then the loop ends.
+        #[cfg(unix)]
+        {
+            self.shared.closing.store(true, Ordering::SeqCst);
+            self.shared.wake.wake();
+            if let Some(accept) = self.accept.take() {
+                let _ = accept.join();
             }
         }
-        for connection in connections {
-            let _ = connection.thread.join();
+        #[cfg(windows)]
+        {
+            let connections = match self.shared.connections.lock() {
+                Ok(mut connections) => std::mem::take(&mut *connections),
+                Err(_) => Vec::new(),
+            };
+            for connection in &connections {
+                if let Some(stream) = connection.stream.upgrade() {
+                    let _ = stream.shutdown(std::net::Shutdown::Read);
+                }
+            }
+            for connection in connections {
+                let _ = connection.thread.join();
+            }
         }
+        // Every connection has ended, and with it every wait: the waiting thread ends too.
+        self.shared.waiters.stop();
     }
 }
 
@@ -400,6 +467,15 @@ impl Drop for InboxServer {
         if self.accept.is_some() {
             self.shared.stopping.store(true, Ordering::SeqCst);
             self.acceptor.stop();
+            // Unix: the loop ends its connections and then itself, not waited for here (their
+            // last outcomes may wait for a window that still runs).
+            #[cfg(unix)]
+            {
+                self.shared.closing.store(true, Ordering::SeqCst);
+                self.shared.wake.wake();
+                self.accept.take();
+            }
+            #[cfg(windows)]
             if let Some(accept) = self.accept.take() {
                 let _ = accept.join();
             }
@@ -407,6 +483,7 @@ impl Drop for InboxServer {
     }
 }
 
+#[cfg(windows)]
 fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
     loop {
         match acceptor.wait(listener) {
@@ -466,8 +543,264 @@ fn accept_loop(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>) {
     }
 }
 
-/// One client: its lines in, its outcomes out; its open requests withdrawn when it goes. The
-/// socket is closed when this returns (its writer thread is joined here).
+/// One connection's part of the protocol: what its driver (`serve_connection`) hands each line
+/// to, and what withdraws its open requests when it goes.
+struct Served {
+    number: u64,
+    pid: Option<u32>,
+    writer: Arc<Writer>,
+    /// This connection's open requests, waited for on the one waiting thread (`waiters.rs`).
+    pending: Pending,
+    hosted: Hosted,
+    /// Issue 27: a link's connection acts for its host only, checked before every message.
+    scope: Scope,
+}
+
+impl Served {
+    /// A connection just admitted: it hears the inbox's hello.
+    fn new(
+        shared: &Shared,
+        number: u64,
+        pid: Option<u32>,
+        writer: Arc<Writer>,
+        pending: Pending,
+    ) -> Served {
+        writer.send(&InboxMessage::Hello {
+            version: VERSION,
+            pid: std::process::id(),
+            link: None,
+            started_at: shared.started_at,
+        });
+        let hosted = Hosted::new(number);
+        Served { number, pid, writer, pending, hosted, scope: Scope::Local }
+    }
+
+    /// One line the client sent.
+    fn line(&mut self, shared: &Arc<Shared>, line: &[u8]) {
+        let message = match inbox::read_client_line(line) {
+            None => return,
+            Some(Ok(message)) => message,
+            Some(Err(bad)) => {
+                self.writer
+                    .send(&InboxMessage::Error { message: bad.error.to_string(), id: bad.id });
+                return;
+            }
+        };
+        if let Err(refused) = self.scope.admit(&message) {
+            log::warn!(speaker = INBOX; "refused on connection {}: {refused}", self.number);
+            self.writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
+            return;
+        }
+        match message {
+            ClientMessage::ViaLink { host } => {
+                log::info!(speaker = INBOX; "connection {} comes through the link of {host}", self.number);
+                self.hosted.host = Some(host.clone());
+                self.writer.send(&InboxMessage::Linked { host });
+            }
+            ClientMessage::Hello { version, .. } if version != VERSION => {
+                let message =
+                    format!("this inbox speaks version {VERSION} of the protocol, not {version}");
+                self.writer.send(&InboxMessage::Error { message, id: None });
+            }
+            ClientMessage::Hello { .. } => {}
+            ClientMessage::Ask(ask) if approval_of(&ask).is_some() => {
+                let Some(taken) = approval_of(&ask) else { return };
+                match taken {
+                    Ok(hook) => {
+                        let ask = approval::HookApproval {
+                            connection: self.number,
+                            id: ask.id,
+                            approval: hook,
+                            policy: ask.policy,
+                            host: self.scope.host().map(str::to_owned),
+                            on_disk: ask.on_disk,
+                        };
+                        match approval::take(
+                            shared,
+                            &self.writer,
+                            &self.pending,
+                            &self.hosted.permissions,
+                            ask,
+                        ) {
+                            Ok(()) => {}
+                            Err(message) => {
+                                self.writer.send(&InboxMessage::Error { message, id: None });
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        let message = format!("the message of request {:?}: {error}", ask.id);
+                        self.writer.send(&InboxMessage::Error { message, id: Some(ask.id) });
+                    }
+                }
+            }
+            ClientMessage::Ask(ask) => {
+                let from = self.hosted.provenance.as_ref();
+                let link = self.scope.host();
+                take_ask(
+                    shared,
+                    &self.pending,
+                    self.number,
+                    self.pid,
+                    *ask,
+                    from,
+                    link,
+                    &self.writer,
+                );
+            }
+            ClientMessage::Withdraw { id } => {
+                let request =
+                    shared.open.lock().ok().and_then(|open| {
+                        open.get(&(self.number, id.clone())).map(|open| open.request)
+                    });
+                match request {
+                    Some(request) => {
+                        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
+                    }
+                    // A hook's tool call (a card) is withdrawn as a hosted one is.
+                    None if self.hosted.withdraw_permission(shared, &id).is_ok() => {}
+                    None => {
+                        let message = format!("no open request {id:?} on this connection");
+                        self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::List => {
+                let mut requests: Vec<Listed> = match shared.open.lock() {
+                    Ok(open) => open
+                        .values()
+                        .filter(|open| self.scope.sees(&open.listed))
+                        .map(|open| open.listed.clone())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                if let Ok(cards) = shared.cards.lock() {
+                    requests.extend(cards.values().filter(|card| self.scope.sees(card)).cloned());
+                }
+                requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
+                self.writer.send(&InboxMessage::List { requests });
+            }
+            ClientMessage::Subscribe => {
+                if let Ok(mut subscribers) = shared.subscribers.lock() {
+                    subscribers.push((self.number, Arc::clone(&self.writer)));
+                }
+                self.writer.send(&InboxMessage::Subscribed);
+            }
+            ClientMessage::Show => {
+                shared.to_ui(Inbound::Control(Control::Reveal { request: None }));
+                self.writer.send(&InboxMessage::Shown);
+            }
+            ClientMessage::NewLink => {
+                let replaced = match shared.new_link.get() {
+                    Some(replace) => replace(),
+                    None => Err(NO_PAGE_TO_RELINK.to_owned()),
+                };
+                match replaced {
+                    Ok(links) => {
+                        self.writer.send(&InboxMessage::NewLink { links });
+                    }
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
+            }
+            ClientMessage::Quit => {
+                log::info!(speaker = INBOX; "asked to quit");
+                self.writer.send(&InboxMessage::Quitting);
+                shared.to_ui(Inbound::Control(Control::Shutdown {
+                    outcome: Outcome::inbox_closed(),
+                }));
+            }
+            ClientMessage::Host { agent, project, prompt } => {
+                match self.hosted.host(shared, &self.writer, &self.pending, agent, project, prompt)
+                {
+                    Ok(()) => {}
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: None });
+                    }
+                }
+            }
+            ClientMessage::SessionEvent { event } => {
+                if self.hosted.provenance.is_some() {
+                    let event = Box::new(event.into_event());
+                    shared.to_ui(Inbound::Session(SessionInbound::HostedEvent {
+                        session: self.hosted.key(),
+                        event,
+                    }));
+                } else {
+                    let message = NOT_HOSTING.to_owned();
+                    self.writer.send(&InboxMessage::Error { message, id: None });
+                }
+            }
+            ClientMessage::Permission { id, request, from } => {
+                match self.hosted.permission(
+                    shared,
+                    &self.writer,
+                    &self.pending,
+                    id.clone(),
+                    *request,
+                    from,
+                ) {
+                    Ok(()) => {}
+                    Err(message) => {
+                        self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    }
+                }
+            }
+            ClientMessage::WithdrawPermission { id } => {
+                if let Err(message) = self.hosted.withdraw_permission(shared, &id) {
+                    self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
+            ClientMessage::PermissionTimedOut { id } => {
+                if let Err(message) = self.hosted.time_out_permission(shared, &id) {
+                    self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                }
+            }
+            ClientMessage::Notice { mut notice } => {
+                notice.host = self.scope.host().map(str::to_owned);
+                let notifies = match shared.notices.get() {
+                    Some(raise) => {
+                        raise(notice);
+                        true
+                    }
+                    None => false,
+                };
+                self.writer.send(&InboxMessage::Noticed { notifies });
+            }
+        }
+    }
+
+    /// The client is gone (or the inbox is ending): what it still waits for is withdrawn, and it
+    /// hears no more events. Its waits' outcomes still come (`pending`).
+    fn gone(self, shared: &Arc<Shared>) -> (Pending, Arc<Writer>) {
+        let number = self.number;
+        self.hosted.end(shared);
+        let gone: Vec<RequestId> = match shared.open.lock() {
+            Ok(open) => open
+                .iter()
+                .filter(|((connection, _), _)| *connection == number)
+                .map(|(_, open)| open.request)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for request in gone {
+            shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
+        }
+        if let Ok(mut subscribers) = shared.subscribers.lock() {
+            subscribers.retain(|(connection, _)| *connection != number);
+        }
+        if let Ok(mut hosts) = shared.hosts.lock() {
+            hosts.retain(|(connection, _)| *connection != number);
+        }
+        (self.pending, self.writer)
+    }
+}
+
+/// One client (Windows: a thread each): its lines in, its outcomes out; its open requests
+/// withdrawn when it goes. The socket is closed when this returns (its writer thread is joined
+/// here).
+#[cfg(windows)]
 fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid: Option<u32>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     if let Err(error) = endpoint::prepare_server_stream(&stream) {
@@ -486,19 +819,12 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             return;
         }
     };
-    writer.send(&InboxMessage::Hello {
-        version: VERSION,
-        pid: std::process::id(),
-        link: None,
-        started_at: shared.started_at,
-    });
+    let mut served = Served::new(shared, number, pid, Arc::clone(&writer), Pending::default());
     let mut reader = BufReader::new(&*stream);
     let mut buffer = Vec::new();
-    let mut waiters: Vec<JoinHandle<()>> = Vec::new();
-    let mut hosted = Hosted::new(number);
-    // Issue 27: a link's connection acts for its host only, checked before every message.
-    let mut scope = Scope::Local;
     loop {
+        // Its own back-pressure: nothing more is read from a client whose queue is full.
+        writer.wait_for_room();
         buffer.clear();
         if read_line(&mut reader, &mut buffer, &shared.stopping).is_err() {
             break;
@@ -514,202 +840,10 @@ fn serve_connection(shared: &Arc<Shared>, number: u64, stream: Arc<Stream>, pid:
             writer.finish();
             break;
         }
-        let message = match inbox::read_client_line(&buffer) {
-            None => continue,
-            Some(Ok(message)) => message,
-            Some(Err(bad)) => {
-                writer.send(&InboxMessage::Error { message: bad.error.to_string(), id: bad.id });
-                continue;
-            }
-        };
-        if let Err(refused) = scope.admit(&message) {
-            log::warn!(speaker = INBOX; "refused on connection {number}: {refused}");
-            writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
-            continue;
-        }
-        match message {
-            ClientMessage::ViaLink { host } => {
-                log::info!(speaker = INBOX; "connection {number} comes through the link of {host}");
-                hosted.host = Some(host.clone());
-                writer.send(&InboxMessage::Linked { host });
-            }
-            ClientMessage::Hello { version, .. } if version != VERSION => {
-                let message =
-                    format!("this inbox speaks version {VERSION} of the protocol, not {version}");
-                writer.send(&InboxMessage::Error { message, id: None });
-            }
-            ClientMessage::Hello { .. } => {}
-            ClientMessage::Ask(ask) if approval_of(&ask).is_some() => {
-                let Some(taken) = approval_of(&ask) else { continue };
-                match taken {
-                    Ok(hook) => {
-                        let ask = approval::HookApproval {
-                            connection: number,
-                            id: ask.id,
-                            approval: hook,
-                            policy: ask.policy,
-                            host: scope.host().map(str::to_owned),
-                            on_disk: ask.on_disk,
-                        };
-                        match approval::take(shared, &writer, &hosted.permissions, ask) {
-                            Ok(waiter) => waiters.extend(waiter),
-                            Err(message) => {
-                                writer.send(&InboxMessage::Error { message, id: None });
-                            }
-                        }
-                    }
-                    Err(error) => {
-                        let message = format!("the message of request {:?}: {error}", ask.id);
-                        writer.send(&InboxMessage::Error { message, id: Some(ask.id) });
-                    }
-                }
-            }
-            ClientMessage::Ask(ask) => {
-                let from = hosted.provenance.as_ref();
-                let link = scope.host();
-                if let Some(waiter) = take_ask(shared, number, pid, *ask, from, link, &writer) {
-                    waiters.push(waiter);
-                }
-                waiters.retain(|waiter| !waiter.is_finished());
-            }
-            ClientMessage::Withdraw { id } => {
-                let request = shared
-                    .open
-                    .lock()
-                    .ok()
-                    .and_then(|open| open.get(&(number, id.clone())).map(|open| open.request));
-                match request {
-                    Some(request) => {
-                        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }))
-                    }
-                    // A hook's tool call (a card) is withdrawn as a hosted one is.
-                    None if hosted.withdraw_permission(shared, &id).is_ok() => {}
-                    None => {
-                        let message = format!("no open request {id:?} on this connection");
-                        writer.send(&InboxMessage::Error { message, id: Some(id) });
-                    }
-                }
-            }
-            ClientMessage::List => {
-                let mut requests: Vec<Listed> = match shared.open.lock() {
-                    Ok(open) => open
-                        .values()
-                        .filter(|open| scope.sees(&open.listed))
-                        .map(|open| open.listed.clone())
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                if let Ok(cards) = shared.cards.lock() {
-                    requests.extend(cards.values().filter(|card| scope.sees(card)).cloned());
-                }
-                requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
-                writer.send(&InboxMessage::List { requests });
-            }
-            ClientMessage::Subscribe => {
-                if let Ok(mut subscribers) = shared.subscribers.lock() {
-                    subscribers.push((number, Arc::clone(&writer)));
-                }
-                writer.send(&InboxMessage::Subscribed);
-            }
-            ClientMessage::Show => {
-                shared.to_ui(Inbound::Control(Control::Reveal { request: None }));
-                writer.send(&InboxMessage::Shown);
-            }
-            ClientMessage::NewLink => {
-                let replaced = match shared.new_link.get() {
-                    Some(replace) => replace(),
-                    None => Err(NO_PAGE_TO_RELINK.to_owned()),
-                };
-                match replaced {
-                    Ok(links) => {
-                        writer.send(&InboxMessage::NewLink { links });
-                    }
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: None });
-                    }
-                }
-            }
-            ClientMessage::Quit => {
-                log::info!(speaker = INBOX; "asked to quit");
-                writer.send(&InboxMessage::Quitting);
-                shared.to_ui(Inbound::Control(Control::Shutdown {
-                    outcome: Outcome::inbox_closed(),
-                }));
-            }
-            ClientMessage::Host { agent, project, prompt } => {
-                match hosted.host(shared, &writer, agent, project, prompt) {
-                    Ok(forwarder) => waiters.push(forwarder),
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: None });
-                    }
-                }
-            }
-            ClientMessage::SessionEvent { event } => {
-                if hosted.provenance.is_some() {
-                    let event = Box::new(event.into_event());
-                    shared.to_ui(Inbound::Session(SessionInbound::HostedEvent {
-                        session: hosted.key(),
-                        event,
-                    }));
-                } else {
-                    let message = NOT_HOSTING.to_owned();
-                    writer.send(&InboxMessage::Error { message, id: None });
-                }
-            }
-            ClientMessage::Permission { id, request, from } => {
-                match hosted.permission(shared, &writer, id.clone(), *request, from) {
-                    Ok(waiter) => waiters.push(waiter),
-                    Err(message) => {
-                        writer.send(&InboxMessage::Error { message, id: Some(id) });
-                    }
-                }
-            }
-            ClientMessage::WithdrawPermission { id } => {
-                if let Err(message) = hosted.withdraw_permission(shared, &id) {
-                    writer.send(&InboxMessage::Error { message, id: Some(id) });
-                }
-            }
-            ClientMessage::PermissionTimedOut { id } => {
-                if let Err(message) = hosted.time_out_permission(shared, &id) {
-                    writer.send(&InboxMessage::Error { message, id: Some(id) });
-                }
-            }
-            ClientMessage::Notice { mut notice } => {
-                notice.host = scope.host().map(str::to_owned);
-                let notifies = match shared.notices.get() {
-                    Some(raise) => {
-                        raise(notice);
-                        true
-                    }
-                    None => false,
-                };
-                writer.send(&InboxMessage::Noticed { notifies });
-            }
-        }
-        waiters.retain(|waiter| !waiter.is_finished());
+        served.line(shared, &buffer);
     }
-    hosted.end(shared);
-    // The client is gone (or the inbox is ending): what it still waits for is withdrawn.
-    let gone: Vec<RequestId> = match shared.open.lock() {
-        Ok(open) => open
-            .iter()
-            .filter(|((connection, _), _)| *connection == number)
-            .map(|(_, open)| open.request)
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    for request in gone {
-        shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
-    }
-    if let Ok(mut subscribers) = shared.subscribers.lock() {
-        subscribers.retain(|(connection, _)| *connection != number);
-    }
-    if let Ok(mut hosts) = shared.hosts.lock() {
-        hosts.retain(|(connection, _)| *connection != number);
-    }
-    for waiter in waiters {
-        let _ = waiter.join();
-    }
+    let (pending, writer) = served.gone(shared);
+    pending.wait_for_none();
     // The last outcomes are queued: the writer writes them, then closes the connection.
     writer.finish();
     let _ = writing.join();
@@ -742,10 +876,11 @@ impl Hosted {
         &mut self,
         shared: &Arc<Shared>,
         writer: &Arc<Writer>,
+        pending: &Pending,
         agent: String,
         project: Option<String>,
         prompt: Option<String>,
-    ) -> Result<JoinHandle<()>, String> {
+    ) -> Result<(), String> {
         if self.provenance.is_some() {
             return Err("this connection hosts a session already".to_owned());
         }
@@ -754,19 +889,19 @@ impl Hosted {
         let (commands, to_forward) = crossbeam_channel::unbounded::<SessionCommand>();
         let forwarding = Arc::clone(writer);
         // Ends when the window drops its sender: the session left, or the window ended.
-        let forwarder = crate::transport::spawn_named("inbox-session", move || {
-            for command in to_forward {
-                let message = match command {
-                    SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
-                    SessionCommand::Interrupt => InboxMessage::Interrupt,
-                    SessionCommand::End => InboxMessage::EndSession,
-                    // A page's older entries come from the bridge, not the host.
-                    SessionCommand::Older { .. } => continue,
-                };
-                forwarding.send(&message);
-            }
-        })
-        .map_err(|error| format!("cannot start a thread for the session: {error}"))?;
+        let forwarded = shared.waiters.each(pending, to_forward, move |command| {
+            let message = match command {
+                SessionCommand::UserTurn(text) => InboxMessage::Prompt { text },
+                SessionCommand::Interrupt => InboxMessage::Interrupt,
+                SessionCommand::End => InboxMessage::EndSession,
+                // A page's older entries come from the bridge, not the host.
+                SessionCommand::Older { .. } => return,
+            };
+            forwarding.send(&message);
+        });
+        if !forwarded {
+            return Err("the inbox is ending".to_owned());
+        }
         let label = provenance.label();
         self.provenance = Some(provenance);
         if let Ok(mut hosts) = shared.hosts.lock() {
@@ -779,7 +914,7 @@ impl Hosted {
             prompt,
             commands,
         }));
-        Ok(forwarder)
+        Ok(())
     }
 
     /// Shows a permission card; starts the thread that writes its decision back.
@@ -787,10 +922,11 @@ impl Hosted {
         &mut self,
         shared: &Arc<Shared>,
         writer: &Arc<Writer>,
+        pending: &Pending,
         id: String,
         mut request: crate::protocol::stream::PermissionRequest,
         from: Option<crate::protocol::web::WhoAsked>,
-    ) -> Result<JoinHandle<()>, String> {
+    ) -> Result<(), String> {
         // A hosted session's own, else who the client says asks (`askpane opencode`).
         let provenance = self.provenance.clone().or_else(|| from.map(|from| from.provenance()));
         let Some(mut provenance) = provenance else { return Err(NOT_HOSTING.to_owned()) };
@@ -821,10 +957,13 @@ impl Hosted {
         let writer = Arc::clone(writer);
         let settling = Arc::clone(shared);
         let connection = self.connection;
-        let waiter = crate::transport::spawn_named("inbox-permission", move || {
+        // Listed before its wait starts, so no subscriber hears it settled first.
+        let listed_id = listed.id.clone();
+        shared.card_shown(listed);
+        let waiting = shared.waiters.once(pending, decision, None, move |decision| {
             // A responder always answers (its drop denies: the window closed), except where
             // the agent can ask on its own: there nobody decided, and it is handed back.
-            let decision = decision.recv().unwrap_or_else(|_| match can_hand_back {
+            let decision = decision.unwrap_or_else(|_| match can_hand_back {
                 true => crate::protocol::stream::PermissionDecision::HandBack,
                 false => <crate::protocol::stream::PermissionDecision as super::WhenDropped>::when_dropped(),
             });
@@ -838,11 +977,13 @@ impl Hosted {
             if still_open.unwrap_or(false) {
                 writer.send(&InboxMessage::PermissionDecided { id, decision });
             }
-        })
-        .map_err(|error| format!("cannot start a thread for the permission: {error}"))?;
-        shared.card_shown(listed);
+        });
+        if !waiting {
+            shared.card_settled(connection, &listed_id, "withdrawn");
+            return Err("the inbox is ending".to_owned());
+        }
         shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
-        Ok(waiter)
+        Ok(())
     }
 
     fn withdraw_permission(&mut self, shared: &Arc<Shared>, id: &str) -> Result<(), String> {
@@ -884,6 +1025,7 @@ impl Hosted {
 /// (0 at the end of the stream). A read that times out (only where the endpoint sets a read
 /// timeout: Windows, whose shutdown does not wake a blocked read) keeps what it read and reads
 /// on, unless the server is stopping.
+#[cfg(any(windows, test))]
 fn read_line(
     reader: &mut BufReader<impl Read>,
     buffer: &mut Vec<u8>,
@@ -915,30 +1057,32 @@ fn approval_of(
     }
 }
 
-/// Takes one request in and starts the thread that waits for its outcome.
+/// Takes one request in, and waits for its outcome on the waiting thread.
+#[allow(clippy::too_many_arguments, reason = "one request's parts, each from the connection")]
 fn take_ask(
     shared: &Arc<Shared>,
+    pending: &Pending,
     connection: u64,
     pid: Option<u32>,
     ask: AskMessage,
     host: Option<&Provenance>,
     link: Option<&str>,
     writer: &Arc<Writer>,
-) -> Option<JoinHandle<()>> {
+) {
     // A question's client sends no file (only a hook's tool call has one).
     let AskMessage { id, mode, message, policy, on_disk: _ } = ask;
     let key = (connection, id.clone());
     if shared.open.lock().is_ok_and(|open| open.contains_key(&key)) {
         let message = format!("request {id:?} is already open on this connection");
         writer.send(&InboxMessage::Error { message, id: Some(id) });
-        return None;
+        return;
     }
     let incoming = match parse_message(&message) {
         Ok(incoming) => incoming,
         Err(error) => {
             let message = format!("the message of request {id:?}: {error}");
             writer.send(&InboxMessage::Error { message, id: Some(id) });
-            return None;
+            return;
         }
     };
     let Admission {
@@ -998,11 +1142,12 @@ fn take_ask(
         shared.broadcast(&InboxMessage::Asked { request: listed });
         shared.to_ui(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
+    let waiting_on = &shared.waiters;
     let shared = Arc::clone(shared);
     let writer = Arc::clone(writer);
-    let waiter = crate::transport::spawn_named("inbox-outcome", move || {
+    let waiting = waiting_on.once(pending, outcome, None, move |outcome| {
         // A responder always answers (its drop says the window closed).
-        let outcome = outcome.recv().unwrap_or_else(|_| Outcome::closed());
+        let outcome = outcome.unwrap_or_else(|_| Outcome::closed());
         if let (Ok(mut open), Some(mine)) = (shared.open.lock(), mine)
             && open.get(&key).is_some_and(|open| open.request == mine)
         {
@@ -1037,12 +1182,8 @@ fn take_ask(
             shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
         }
     });
-    match waiter {
-        Ok(waiter) => Some(waiter),
-        Err(error) => {
-            log::error!(speaker = INBOX; "cannot start a thread for a request: {error}");
-            None
-        }
+    if !waiting {
+        log::error!(speaker = INBOX; "cannot wait for a request: the inbox is ending");
     }
 }
 

@@ -433,36 +433,34 @@ fn request_list_ui<R, A>(ui: &mut Ui, state: &State<R, A>, actions: &mut Vec<Act
     ui.add_space(size::ROW_GAP * 2.0);
     ui.label(RichText::new(format!("{} waiting", state.waiting())).strong());
     let shown = state.shown();
-    ScrollArea::vertical().id_salt("request-list").show(ui, |ui| {
-        for group in request_groups(listed(state)) {
-            ui.add_space(size::ROW_GAP);
-            ui.horizontal(|ui| {
-                let name = group.project.unwrap_or("Other agents");
-                ui.add(Label::new(RichText::new(name).strong()).truncate().selectable(false));
-                ui.label(
-                    RichText::new(
-                        group.sessions.iter().map(|s| s.1.len()).sum::<usize>().to_string(),
-                    )
-                    .small()
-                    .color(tokens.muted),
-                );
-            });
-            let several_sessions = group.sessions.len() > 1;
-            for (session, requests) in group.sessions {
-                if several_sessions && let Some(session) = session {
-                    let text =
-                        RichText::new(format!("session {session}")).small().color(tokens.muted);
-                    ui.add(Label::new(text).selectable(false));
-                }
-                for entry in requests {
-                    let current = shown == Some(entry.shown());
-                    let response = match entry {
-                        Listed::Question(pending) => request_entry_ui(ui, pending, current, now),
-                        Listed::Card(card) => card_entry_ui(ui, card, current, now),
-                    };
-                    if response.clicked() {
-                        actions.push(Action::select(entry.shown()));
-                    }
+    // Issue 30 item 2: 500 agents asking at once make a long list; only the rows in view are laid
+    // out (`rows::show_rows`), so a frame costs what the visible rows cost.
+    let rows = list_rows(request_groups(listed(state)));
+    let scroll = ScrollArea::vertical().id_salt("request-list");
+    let id = ui.make_persistent_id("request-list-rows");
+    rows::show_rows(ui, scroll, id, rows.len(), LIST_ROW_ESTIMATE, |ui, index| {
+        let Some(row) = rows.get(index) else { return };
+        match row {
+            ListRow::Project { name, count } => {
+                ui.add_space(size::ROW_GAP);
+                ui.horizontal(|ui| {
+                    let name = name.unwrap_or("Other agents");
+                    ui.add(Label::new(RichText::new(name).strong()).truncate().selectable(false));
+                    ui.label(RichText::new(count.to_string()).small().color(tokens.muted));
+                });
+            }
+            ListRow::Session(session) => {
+                let text = RichText::new(format!("session {session}")).small().color(tokens.muted);
+                ui.add(Label::new(text).selectable(false));
+            }
+            ListRow::Entry(entry) => {
+                let current = shown == Some(entry.shown());
+                let response = match entry {
+                    Listed::Question(pending) => request_entry_ui(ui, pending, current, now),
+                    Listed::Card(card) => card_entry_ui(ui, card, current, now),
+                };
+                if response.clicked() {
+                    actions.push(Action::select(entry.shown()));
                 }
             }
         }
@@ -509,6 +507,35 @@ fn listed<R, A>(state: &State<R, A>) -> impl Iterator<Item = Listed<'_>> {
     entries.into_iter()
 }
 
+/// What a row of the list is taller than or as tall as, before it is measured: an entry (a
+/// title and a line of detail in a padded frame).
+const LIST_ROW_ESTIMATE: f32 = 48.0;
+
+/// One row of the request list: a project's heading, a session's, or an entry.
+enum ListRow<'a> {
+    Project { name: Option<&'a str>, count: usize },
+    Session(String),
+    Entry(Listed<'a>),
+}
+
+/// The list's rows in the order they are shown: each project's heading, then its sessions'
+/// entries (each session headed where the project has more than one).
+fn list_rows(groups: Vec<RequestGroup<'_>>) -> Vec<ListRow<'_>> {
+    let mut rows = Vec::new();
+    for group in groups {
+        let count = group.sessions.iter().map(|(_, requests)| requests.len()).sum();
+        rows.push(ListRow::Project { name: group.project, count });
+        let several_sessions = group.sessions.len() > 1;
+        for (session, requests) in group.sessions {
+            if several_sessions && let Some(session) = session {
+                rows.push(ListRow::Session(session));
+            }
+            rows.extend(requests.into_iter().map(ListRow::Entry));
+        }
+    }
+    rows
+}
+
 /// One project's requests in the list, by session (in order of their oldest request).
 struct RequestGroup<'a> {
     project: Option<&'a str>,
@@ -519,16 +546,18 @@ struct RequestGroup<'a> {
 /// and ordering groups by their oldest request.
 fn request_groups<'a>(requests: impl Iterator<Item = Listed<'a>>) -> Vec<RequestGroup<'a>> {
     let mut groups: Vec<RequestGroup<'a>> = Vec::new();
+    // Each project's place in `groups`: 500 agents may ask from 500 folders, every frame.
+    let mut places: std::collections::HashMap<Option<&'a str>, usize> =
+        std::collections::HashMap::new();
     for open in requests {
         let provenance = open.provenance();
         let project = provenance.project.as_deref();
         let session = provenance.short_session();
-        if !groups.iter().any(|group| group.project == project) {
+        let place = *places.entry(project).or_insert_with(|| {
             groups.push(RequestGroup { project, sessions: Vec::new() });
-        }
-        let Some(group) = groups.iter_mut().find(|group| group.project == project) else {
-            continue;
-        };
+            groups.len() - 1
+        });
+        let Some(group) = groups.get_mut(place) else { continue };
         let sessions = &mut group.sessions;
         match sessions.iter_mut().find(|(known, _)| *known == session) {
             Some((_, requests)) => requests.push(open),

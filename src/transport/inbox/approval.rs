@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::RecvTimeoutError;
@@ -20,6 +19,7 @@ use crate::protocol::stream::{PermissionDecision, PermissionRequest};
 use crate::protocol::tool_call::FileSnapshot;
 use crate::transport::snapshot;
 
+use super::waiters::Pending;
 use super::writer::Writer;
 use super::{ApprovalEvent, Inbound, PermissionAsk, Provenance, RequestId, Responder, Shared};
 
@@ -36,15 +36,16 @@ pub(super) struct HookApproval {
 }
 
 /// Takes a hook's tool call in: decided at once by the flags, or shown as a card whose
-/// decision a thread waits for (until `--timeout`, when given). `open` maps this connection's
+/// decision the waiting thread (`waiters.rs`) waits for (until `--timeout`, when given). `open` maps this connection's
 /// open cards (the client's id → the request id the window knows) so a withdraw, or the
 /// connection's end, takes the card back.
 pub(super) fn take(
     shared: &Arc<Shared>,
     writer: &Arc<Writer>,
+    pending: &Pending,
     open: &Arc<Mutex<HashMap<String, String>>>,
     ask: HookApproval,
-) -> Result<Option<JoinHandle<()>>, String> {
+) -> Result<(), String> {
     let HookApproval { connection, id, approval, policy, host, on_disk } = ask;
     if let Some((kind, decision)) = permission::decided_by_policy(&policy) {
         writer.send(&InboxMessage::Accepted { id: id.clone(), shown: false, warnings: Vec::new() });
@@ -60,7 +61,7 @@ pub(super) fn take(
             decision,
         };
         shared.to_ui(Inbound::Approval(ApprovalEvent::Unshown(Box::new(ended))));
-        return Ok(None);
+        return Ok(());
     }
     let HookPermission { mut request, context, source } = approval;
     // The hook's request carries no id of its own: the window gets one no other client has.
@@ -94,18 +95,15 @@ pub(super) fn take(
     let (reply, decision) = Responder::channel();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
-    // Said before the thread starts: a deadline of 0 s must not reach the client first.
+    // Said before the wait starts: a deadline of 0 s must not reach the client first.
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown: true, warnings: Vec::new() });
-    // Listed before its thread starts: one whose deadline passes at once settles it after this.
+    // Listed before its wait starts: one whose deadline passes at once settles it after this.
     let listed_id = listed.id.clone();
     shared.card_shown(listed);
-    let waiter = {
+    let waiting = {
+        let waiters = &shared.waiters;
         let (shared, writer, open) = (Arc::clone(shared), Arc::clone(writer), Arc::clone(open));
-        crate::transport::spawn_named("inbox-approval", move || {
-            let decided = match timeout {
-                Some(timeout) => decision.recv_timeout(timeout),
-                None => decision.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
+        waiters.once(pending, decision, timeout, move |decided| {
             let (kind, decision) = match decided {
                 Ok(decision) => (ApprovalOutcome::of(&decision), decision),
                 Err(RecvTimeoutError::Timeout) => {
@@ -131,15 +129,12 @@ pub(super) fn take(
             }
         })
     };
-    let waiter = match waiter {
-        Ok(waiter) => waiter,
-        Err(error) => {
-            shared.card_settled(connection, &listed_id, "withdrawn");
-            return Err(format!("cannot start a thread for the tool call: {error}"));
-        }
-    };
+    if !waiting {
+        shared.card_settled(connection, &listed_id, "withdrawn");
+        return Err("the inbox is ending".to_owned());
+    }
     shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));
-    Ok(Some(waiter))
+    Ok(())
 }
 
 /// The outcome a hook client prints: the reply line (none for a hand-back) and exit code 0,

@@ -1,8 +1,11 @@
-//! What the inbox writes to one client (issue 24 item 21): lines go into a bounded queue that the
-//! connection's own thread (`inbox-writer`) writes out, so nobody who sends to a client ever
-//! waits on that client's socket. A client's own replies wait for room in its queue (that
-//! client's own back-pressure); an event for a subscriber never waits: one whose queue is full
-//! has stopped reading, and is closed.
+//! What the inbox writes to one client (issue 24 item 21): lines go into a bounded queue that is
+//! written out without anyone who sends to a client waiting on that client's socket: on Unix by
+//! the inbox's one event loop (`event_loop.rs`, issue 30 item 2), which writes what the socket
+//! takes and is woken ([`Wake`]) when a line is queued; on Windows by the connection's own thread
+//! (`inbox-writer`). Nothing ever waits for room: a client's own replies are held back by its
+//! reader, which reads no more from a client whose queue is full (that client's own
+//! back-pressure); an event for a subscriber whose queue is full finds a client that stopped
+//! reading, and closes it.
 //!
 //! Closing shuts the socket down both ways at once, so the client sees the end of the stream
 //! without waiting for the descriptor to be released; what the client had sent and nobody read
@@ -11,7 +14,12 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+#[cfg(any(windows, test))]
+use std::sync::MutexGuard;
+#[cfg(unix)]
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
 
 use super::super::endpoint::Stream;
 
@@ -34,6 +42,9 @@ pub(super) struct Writer {
     /// A line was taken, or the queue ended: a sender waiting for room looks again.
     taken: Condvar,
     stream: Arc<Stream>,
+    /// The event loop that writes this queue out, woken when there is something to do.
+    #[cfg(unix)]
+    wake: Option<Arc<Wake>>,
 }
 
 #[derive(Debug, Default)]
@@ -41,6 +52,12 @@ struct Queue {
     lines: VecDeque<Vec<u8>>,
     bytes: usize,
     flow: Flow,
+    /// How much of the first line is written already (the event loop writes what the socket
+    /// takes).
+    written: usize,
+    /// Since when the queue has waited for the client to read: when it stopped being empty, or
+    /// the last write that made progress. `None` while empty.
+    waiting_since: Option<Instant>,
 }
 
 /// Whether a queue still takes lines.
@@ -71,42 +88,218 @@ impl Queue {
     }
 
     fn push(&mut self, line: Vec<u8>) {
+        if self.lines.is_empty() {
+            self.waiting_since = Some(Instant::now());
+        }
         self.bytes = self.bytes.saturating_add(line.len());
         self.lines.push_back(line);
+    }
+
+    fn pop(&mut self) -> Option<Vec<u8>> {
+        let line = self.lines.pop_front()?;
+        self.bytes = self.bytes.saturating_sub(line.len());
+        self.written = 0;
+        if self.lines.is_empty() {
+            self.waiting_since = None;
+        }
+        Some(line)
     }
 
     fn close(&mut self) {
         self.flow = Flow::Closed;
         self.lines.clear();
         self.bytes = 0;
+        self.written = 0;
+        self.waiting_since = None;
+    }
+}
+
+/// What [`Writer::write_some`] left.
+#[cfg(unix)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flushed {
+    /// Nothing left to write.
+    Empty,
+    /// The socket takes no more for now.
+    Blocked,
+    /// The connection is closed (shut down both ways), or was already.
+    Closed,
+}
+
+/// Wakes the event loop (issue 30 item 2): one byte down a socket pair it polls, written only when
+/// none waits unread already, so a burst of lines costs one wake-up.
+#[cfg(unix)]
+#[derive(Debug)]
+pub(super) struct Wake {
+    signal: Stream,
+    woken: Stream,
+    armed: AtomicBool,
+}
+
+#[cfg(unix)]
+impl Wake {
+    pub(super) fn new() -> io::Result<Wake> {
+        let (signal, woken) = Stream::pair()?;
+        signal.set_nonblocking(true)?;
+        woken.set_nonblocking(true)?;
+        Ok(Wake { signal, woken, armed: AtomicBool::new(false) })
+    }
+
+    pub(super) fn wake(&self) {
+        if !self.armed.swap(true, Ordering::SeqCst) {
+            let _ = (&self.signal).write(&[1]);
+        }
+    }
+
+    /// What the loop polls.
+    pub(super) fn woken(&self) -> &Stream {
+        &self.woken
+    }
+
+    /// Takes the wake-up: one that comes from now on wakes the loop again. The bytes are read
+    /// before the flag is lowered: lowered first, a wake-up in between would write a byte this
+    /// read takes, leave the flag raised and the socket empty, and every later one would be lost.
+    /// One that comes before the flag is lowered is seen by the loop's next look, which follows.
+    pub(super) fn drain(&self) {
+        let mut bytes = [0_u8; 64];
+        while matches!((&self.woken).read(&mut bytes), Ok(read) if read > 0) {}
+        self.armed.store(false, Ordering::SeqCst);
     }
 }
 
 impl Writer {
-    /// A writer for `stream`; [`Writer::write_out`] is its thread's work.
+    /// A writer for `stream` that a thread writes out ([`Writer::write_out`]: Windows, tests).
+    #[cfg(any(windows, test))]
     pub(super) fn new(stream: Arc<Stream>) -> Self {
-        Writer { queue: Mutex::default(), queued: Condvar::new(), taken: Condvar::new(), stream }
+        Writer {
+            queue: Mutex::default(),
+            queued: Condvar::new(),
+            taken: Condvar::new(),
+            stream,
+            #[cfg(unix)]
+            wake: None,
+        }
     }
 
-    /// Queues one of this client's own replies, waiting for room if its queue is full (the
-    /// writer thread makes room, or closes the connection once a write has waited for the
-    /// socket's write timeout). `false` when the connection is closed or ending.
+    /// A writer for `stream` that the event loop `wake` wakes writes out.
+    #[cfg(unix)]
+    pub(super) fn waking(stream: Arc<Stream>, wake: Arc<Wake>) -> Self {
+        Writer {
+            queue: Mutex::default(),
+            queued: Condvar::new(),
+            taken: Condvar::new(),
+            stream,
+            wake: Some(wake),
+        }
+    }
+
+    fn wake(&self) {
+        self.queued.notify_all();
+        #[cfg(unix)]
+        if let Some(wake) = &self.wake {
+            wake.wake();
+        }
+    }
+
+    /// Queues one of this client's own replies, never waiting: the loop (or thread) that reads
+    /// this client reads no more from it while its queue is full ([`Writer::has_room`]), and the
+    /// one thread that waits for every client's requests (`waiters.rs`) must not wait on one
+    /// client. So a client that stops reading holds at most a full queue and the outcomes of
+    /// the requests it has open. `false` when the connection is closed or ending.
     pub(super) fn send(&self, message: &impl serde::Serialize) -> bool {
         let Ok(line) = line_bytes(message) else { return false };
         let Ok(mut queue) = self.queue.lock() else { return false };
-        while queue.flow == Flow::Open && !queue.has_room(line.len()) {
-            queue = match self.taken.wait(queue) {
-                Ok(queue) => queue,
-                Err(_) => return false,
-            };
-        }
         if queue.flow != Flow::Open {
             return false;
         }
         queue.push(line);
         drop(queue);
-        self.queued.notify_one();
+        self.wake();
         true
+    }
+
+    /// Whether the client's queue has room: its reader takes no more lines from it until it has.
+    #[cfg(any(unix, test))]
+    pub(super) fn has_room(&self) -> bool {
+        self.queue.lock().is_ok_and(|queue| queue.bytes <= MAX_QUEUED_BYTES)
+    }
+
+    /// Waits until the queue has room, or the connection is closed or ending (a client's own
+    /// reader thread, on Windows).
+    #[cfg(any(windows, test))]
+    pub(super) fn wait_for_room(&self) {
+        let Ok(mut queue) = self.queue.lock() else { return };
+        while queue.flow == Flow::Open && queue.bytes > MAX_QUEUED_BYTES {
+            queue = match self.taken.wait(queue) {
+                Ok(queue) => queue,
+                Err(_) => return,
+            };
+        }
+    }
+
+    /// Whether the connection is closed (by a full queue, a failed write, or the end).
+    #[cfg(any(unix, test))]
+    pub(super) fn is_closed(&self) -> bool {
+        self.queue.lock().map_or(true, |queue| queue.flow == Flow::Closed)
+    }
+
+    /// Since when the queue has waited for the client to read (nothing written, though there
+    /// is something to write); `None` when nothing waits.
+    #[cfg(unix)]
+    pub(super) fn waiting_since(&self) -> Option<Instant> {
+        self.queue.lock().ok().and_then(|queue| queue.waiting_since)
+    }
+
+    /// The event loop's work: writes what the (non-blocking) socket takes. Once the queue is
+    /// ending and empty, or a write fails, the connection is closed.
+    #[cfg(unix)]
+    pub(super) fn write_some(&self) -> Flushed {
+        let Ok(mut queue) = self.queue.lock() else { return Flushed::Closed };
+        loop {
+            if queue.flow == Flow::Closed {
+                return Flushed::Closed;
+            }
+            let Some(line) = queue.lines.front() else {
+                if queue.flow == Flow::Ending {
+                    queue.close();
+                    drop(queue);
+                    self.shut_down();
+                    return Flushed::Closed;
+                }
+                return Flushed::Empty;
+            };
+            let rest = line.get(queue.written..).unwrap_or_default();
+            let length = line.len();
+            match (&*self.stream).write(rest) {
+                Ok(0) => {}
+                Ok(wrote) => {
+                    queue.written = queue.written.saturating_add(wrote);
+                    queue.waiting_since = Some(Instant::now());
+                    if queue.written >= length {
+                        queue.pop();
+                        self.taken.notify_all();
+                    }
+                    continue;
+                }
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    return Flushed::Blocked;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {}
+            }
+            // The client is gone (or wrote nothing, which a socket does only when it is).
+            queue.close();
+            drop(queue);
+            self.shut_down();
+            return Flushed::Closed;
+        }
+    }
+
+    /// After the connection closed: reads and throws away what the client sent and nobody read
+    /// (the socket is shut down, so this ends at once), so that releasing the descriptor does
+    /// not turn the client's end of the stream into a reset.
+    pub(super) fn discard_unread(&self) {
+        let _ = io::copy(&mut (&*self.stream).take(MAX_DISCARDED_BYTES), &mut io::sink());
     }
 
     /// Queues `line` (a whole line, newline included) without ever waiting: an event for a
@@ -124,7 +317,7 @@ impl Writer {
         }
         queue.push(line.to_vec());
         drop(queue);
-        self.queued.notify_one();
+        self.wake();
         Offered::Queued
     }
 
@@ -136,8 +329,8 @@ impl Writer {
         {
             queue.flow = Flow::Ending;
         }
-        self.queued.notify_all();
         self.taken.notify_all();
+        self.wake();
     }
 
     /// Closes the connection now: what is queued is dropped, and the socket shut down both ways
@@ -151,13 +344,14 @@ impl Writer {
 
     fn shut_down(&self) {
         let _ = self.stream.shutdown(Shutdown::Both);
-        self.queued.notify_all();
         self.taken.notify_all();
+        self.wake();
     }
 
-    /// The writer thread's work: writes the queued lines in order until the connection ends or
+    /// The writer thread's work (Windows, and tests): writes the queued lines in order until the connection ends or
     /// a write fails (the client is gone, or read nothing for the socket's write timeout), then
     /// shuts the socket down and discards what the client sent that nobody read.
+    #[cfg(any(windows, test))]
     pub(super) fn write_out(&self) {
         while let Some(line) = self.next_line() {
             if (&*self.stream).write_all(&line).is_err() {
@@ -167,19 +361,19 @@ impl Writer {
         self.close();
         // After the shutdown a read returns what is buffered, then the end at once (Windows:
         // a read times out, see `endpoint::prepare_server_stream`).
-        let _ = io::copy(&mut (&*self.stream).take(MAX_DISCARDED_BYTES), &mut io::sink());
+        self.discard_unread();
     }
 
     /// The next line to write, waiting for one; `None` once the queue is closed, or ending
     /// with nothing left.
+    #[cfg(any(windows, test))]
     fn next_line(&self) -> Option<Vec<u8>> {
         let mut queue: MutexGuard<'_, Queue> = self.queue.lock().ok()?;
         loop {
             if queue.flow == Flow::Closed {
                 return None;
             }
-            if let Some(line) = queue.lines.pop_front() {
-                queue.bytes = queue.bytes.saturating_sub(line.len());
+            if let Some(line) = queue.pop() {
                 drop(queue);
                 self.taken.notify_all();
                 return Some(line);
@@ -237,6 +431,7 @@ mod tests {
         assert_eq!(offered.last(), Some(&Offered::Full));
         assert_eq!(writer.offer(&line), Offered::Closed, "full is said once");
         assert!(!writer.send(&"late"), "nothing is queued once closed");
+        assert!(writer.is_closed());
         thread.join().expect("the writer thread ends");
         // The client reads whole lines up to what the socket held, then the end of the stream.
         let mut received = Vec::new();
@@ -262,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sender_waits_for_room_and_its_lines_keep_their_order() {
+    fn a_reader_waits_for_room_and_the_lines_keep_their_order() {
         let (writer, thread, client) = writing();
         let reading = std::thread::spawn(move || {
             // Slow at first: the queue fills, and senders wait for room.
@@ -276,6 +471,9 @@ mod tests {
         let text = "y".repeat(64 * 1024);
         let count = 2 * MAX_QUEUED_BYTES / text.len() + 16;
         for index in 0..count {
+            // The client's reader takes no more from it while its queue is full.
+            writer.wait_for_room();
+            assert!(writer.has_room(), "line {index}");
             assert!(writer.send(&format!("{index} {text}")), "line {index}");
         }
         writer.finish();
