@@ -41,6 +41,16 @@ pub const FILE_NAME: &str = "askpane.db";
 /// questions; the bridge accepts up to 16).
 const MAX_SAVED_QUESTIONS: usize = 64;
 
+/// A search whose trigrams fewer entries than this hold reads those entries through the trigram
+/// index; one more entries hold reads the rows newest first, where a page of them comes within
+/// the first few thousand rows. Either way at most this many rows are read for a page of
+/// [`PAGE_SIZE`] when the text is in at least this many entries of 100 000 (benches/history.rs).
+const SPARSE_MATCHES: usize = 2000;
+
+/// A search looks up at most this many of its trigrams in the index: enough to narrow a search
+/// to the entries that hold it, and a long pasted text costs no more than a phrase.
+const SEARCH_TRIGRAMS: usize = 12;
+
 /// How long history is kept unless the user says otherwise (`askpane history --prune`).
 pub const DEFAULT_KEEP_DAYS: u64 = 90;
 
@@ -339,8 +349,24 @@ impl Store {
     }
 
     /// History entries, newest first.
+    ///
+    /// A search finds the entries whose questions, answer or model text hold the text, any
+    /// ASCII letter's case ignored (`LIKE`). When the text has a trigram (three characters) and
+    /// few entries hold them all ([`SPARSE_MATCHES`]), the trigram index (schema v8) names those
+    /// entries and only they are read; a shorter text (`十分`, `db`) or one most entries hold
+    /// (where the newest page is found within the first rows read) reads the rows newest first.
+    /// Both check each row with the same `LIKE`, so they find the same entries.
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
-        let mut statement = self.connection.prepare(
+        let indexed = match query.search.as_deref().and_then(trigram_query) {
+            Some(trigrams) if self.indexed_matches(&trigrams)? < SPARSE_MATCHES => Some(trigrams),
+            _ => None,
+        };
+        // The one fragment that differs is ours, never outside text.
+        let candidates = match indexed {
+            Some(_) => "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)",
+            None => "",
+        };
+        let mut statement = self.connection.prepare(&format!(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
                     header, questions, ended, outcome, answer, reply, model_text,
                     kind, tool, rule, deny_message, origin, host
@@ -353,9 +379,10 @@ impl Store {
                AND (?5 IS NULL OR source = ?5)
                AND (?6 IS NULL OR kind = ?6)
                AND (?7 IS NULL OR host = ?7)
+               {candidates}
              ORDER BY ended_at DESC, id DESC
-             LIMIT ?4",
-        )?;
+             LIMIT ?4"
+        ))?;
         let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let since = query.since.map(to_millis);
         let kind = query.kind.map(HistoryKind::as_str);
@@ -365,49 +392,63 @@ impl Store {
             let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
             format!("%{escaped}%")
         });
-        let rows = statement.query_map(
-            params![since, query.project, search, limit, query.source, kind, query.host],
-            |row| {
-                let asked_at = from_millis(row.get(2)?);
-                let ended: String = row.get(11)?;
-                // A kind this askpane does not know (a newer one wrote it) reads as a question:
-                // its row has every question's column.
-                let kind = HistoryKind::from_name(&row.get::<_, String>(16)?)
-                    .unwrap_or(HistoryKind::Question);
-                let outcome = RecordedOutcome::from_stored(row.get(12)?, kind);
-                let approval = match (&outcome, row.get::<_, Option<String>>(17)?) {
-                    (RecordedOutcome::Approval(approval), Some(tool)) => Some(ApprovalFacts {
-                        tool,
-                        outcome: *approval,
-                        rule: row.get(18)?,
-                        deny_message: row.get(19)?,
-                        origin: match row.get::<_, Option<String>>(20)?.as_deref() {
-                            Some("hook") => ApprovalOrigin::Hook,
-                            _ => ApprovalOrigin::Hosted,
-                        },
-                    }),
-                    _ => None,
-                };
-                let record = HistoryRecord {
-                    key: row.get(1)?,
-                    asked_at: Some(asked_at),
-                    ended_at: from_millis(row.get(3)?),
-                    provenance: Provenance { host: row.get(21)?, ..provenance_at(row, 4)? },
-                    header: row.get(9)?,
-                    questions: row.get(10)?,
-                    // A name this askpane does not know (a newer one wrote it): abandoned is the
-                    // honest "we do not know how".
-                    ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
-                    outcome,
-                    answer: row.get(13)?,
-                    reply: row.get(14)?,
-                    model_text: row.get(15)?,
-                    approval,
-                };
-                Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
-            },
-        )?;
+        let mut bound: Vec<&dyn rusqlite::ToSql> =
+            vec![&since, &query.project, &search, &limit, &query.source, &kind, &query.host];
+        if let Some(trigrams) = &indexed {
+            bound.push(trigrams);
+        }
+        let rows = statement.query_map(bound.as_slice(), |row| {
+            let asked_at = from_millis(row.get(2)?);
+            let ended: String = row.get(11)?;
+            // A kind this askpane does not know (a newer one wrote it) reads as a question:
+            // its row has every question's column.
+            let kind =
+                HistoryKind::from_name(&row.get::<_, String>(16)?).unwrap_or(HistoryKind::Question);
+            let outcome = RecordedOutcome::from_stored(row.get(12)?, kind);
+            let approval = match (&outcome, row.get::<_, Option<String>>(17)?) {
+                (RecordedOutcome::Approval(approval), Some(tool)) => Some(ApprovalFacts {
+                    tool,
+                    outcome: *approval,
+                    rule: row.get(18)?,
+                    deny_message: row.get(19)?,
+                    origin: match row.get::<_, Option<String>>(20)?.as_deref() {
+                        Some("hook") => ApprovalOrigin::Hook,
+                        _ => ApprovalOrigin::Hosted,
+                    },
+                }),
+                _ => None,
+            };
+            let record = HistoryRecord {
+                key: row.get(1)?,
+                asked_at: Some(asked_at),
+                ended_at: from_millis(row.get(3)?),
+                provenance: Provenance { host: row.get(21)?, ..provenance_at(row, 4)? },
+                header: row.get(9)?,
+                questions: row.get(10)?,
+                // A name this askpane does not know (a newer one wrote it): abandoned is the
+                // honest "we do not know how".
+                ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
+                outcome,
+                answer: row.get(13)?,
+                reply: row.get(14)?,
+                model_text: row.get(15)?,
+                approval,
+            };
+            Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// How many entries the trigram index says hold every trigram of `trigrams`
+    /// ([`trigram_query`]), counted up to [`SPARSE_MATCHES`] (the index stops there).
+    fn indexed_matches(&self, trigrams: &str) -> Result<usize, StoreError> {
+        let counted: i64 = self.connection.query_row(
+            "SELECT count(*) FROM
+                 (SELECT 1 FROM history_fts WHERE history_fts MATCH ?1 LIMIT ?2)",
+            params![trigrams, SPARSE_MATCHES as i64],
+            |row| row.get(0),
+        )?;
+        Ok(usize::try_from(counted).unwrap_or(SPARSE_MATCHES))
     }
 
     /// The projects and the agents (provenance sources) history holds, each sorted: what the
@@ -438,6 +479,30 @@ impl Store {
         transaction.commit()?;
         Ok(pruned)
     }
+}
+
+/// The trigram index's query for a search: every distinct trigram (three characters) of `text`
+/// (up to [`SEARCH_TRIGRAMS`]), each quoted (a `"` in it doubled), all required. `None` when
+/// `text` has fewer than three characters: the index holds nothing shorter. The index folds case
+/// as the tokenizer does, so an entry that holds `text` (`LIKE`) holds every one of these.
+fn trigram_query(text: &str) -> Option<String> {
+    let characters: Vec<char> = text.chars().collect();
+    let mut trigrams: Vec<String> = Vec::new();
+    for window in characters.windows(3) {
+        let trigram: String = window.iter().collect();
+        if !trigrams.contains(&trigram) {
+            trigrams.push(trigram);
+        }
+        if trigrams.len() == SEARCH_TRIGRAMS {
+            break;
+        }
+    }
+    if trigrams.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> =
+        trigrams.iter().map(|trigram| format!("\"{}\"", trigram.replace('"', "\"\""))).collect();
+    Some(quoted.join(" AND "))
 }
 
 /// The provenance stored in five columns from `first` (source, detail, project, session,
