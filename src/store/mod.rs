@@ -302,7 +302,7 @@ impl Store {
 
     /// Records the open request `key` as abandoned (the process holding it is gone): its
     /// history entry says so, and it is no longer open. Its drafts stay until it is asked again
-    /// and settled, or pruned. False when no such request is open.
+    /// and settled (pruning history never takes drafts). False when no such request is open.
     pub fn abandon(&mut self, key: &str, at: SystemTime) -> Result<bool, StoreError> {
         let Some(open) = self.open_requests()?.into_iter().find(|open| open.key == key) else {
             return Ok(false);
@@ -466,18 +466,47 @@ impl Store {
         Ok((distinct("project")?, distinct("source")?))
     }
 
-    /// Deletes history that ended before `before`, and drafts and open requests older than
-    /// that (left by processes long gone). Returns how many history entries went.
+    /// Deletes history that ended before `before` (its rows of the search index go with it, by
+    /// trigger). Returns how many entries went. Open requests, drafts, plan drafts and open
+    /// cards are never pruned: they are what is waiting and what the person typed, and they go
+    /// when their request ends.
     pub fn prune(&mut self, before: SystemTime) -> Result<usize, StoreError> {
-        let before = to_millis(before);
-        let transaction = self.connection.transaction()?;
-        let pruned = transaction.execute("DELETE FROM history WHERE ended_at < ?1", [before])?;
-        transaction.execute("DELETE FROM drafts WHERE saved_at < ?1", [before])?;
-        transaction.execute("DELETE FROM plan_drafts WHERE saved_at < ?1", [before])?;
-        transaction.execute("DELETE FROM open_cards WHERE asked_at < ?1", [before])?;
-        transaction.execute("DELETE FROM open_requests WHERE asked_at < ?1", [before])?;
-        transaction.commit()?;
-        Ok(pruned)
+        Ok(self
+            .connection
+            .execute("DELETE FROM history WHERE ended_at < ?1", [to_millis(before)])?)
+    }
+
+    /// Deletes every history entry but the newest `newest` (as [`Store::prune`]). Returns how
+    /// many went.
+    pub fn prune_keeping(&mut self, newest: usize) -> Result<usize, StoreError> {
+        let newest = i64::try_from(newest).unwrap_or(i64::MAX);
+        Ok(self.connection.execute(
+            "DELETE FROM history WHERE id NOT IN
+                 (SELECT id FROM history ORDER BY ended_at DESC, id DESC LIMIT ?1)",
+            [newest],
+        )?)
+    }
+
+    /// Gives the pages pruning freed back to the file system (SQLite keeps a file's size when
+    /// rows go, and reuses the space): merges the search index into one piece, then `VACUUM`
+    /// (which rewrites the whole file: it needs as much free disk again, and holds every other
+    /// askpane's writes meanwhile). Returns the database's size in bytes before and after.
+    pub fn vacuum(&mut self) -> Result<(u64, u64), StoreError> {
+        let before = self.database_bytes()?;
+        self.connection.execute_batch(
+            "INSERT INTO history_fts (history_fts) VALUES ('optimize');
+             VACUUM;
+             PRAGMA wal_checkpoint(TRUNCATE);",
+        )?;
+        Ok((before, self.database_bytes()?))
+    }
+
+    /// The database's size: its pages times their size.
+    fn database_bytes(&self) -> Result<u64, StoreError> {
+        let pages: i64 =
+            self.connection.pragma_query_value(None, "page_count", |row| row.get(0))?;
+        let size: i64 = self.connection.pragma_query_value(None, "page_size", |row| row.get(0))?;
+        Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
     }
 }
 

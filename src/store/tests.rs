@@ -1043,3 +1043,67 @@ fn a_version_7_database_is_indexed_for_search_when_migrated() {
         .execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)", [])
         .expect("the index matches the table");
 }
+
+/// Issue 30: pruning history takes entries (and their rows of the search index) only: a request
+/// still open, the drafts typed into one, a plan's draft and a card's first ask stay however old
+/// they are (what the person typed is never lost to a retention).
+#[test]
+fn pruning_takes_history_only_never_open_requests_or_drafts() {
+    let mut store = Store::in_memory().expect("store");
+    let long_ago = SystemTime::now() - Duration::from_secs(200 * 24 * 3600);
+    let core = core(Some("toolu_waiting"), "Cache");
+    store.opened(&OpenRecord::new(&core, long_ago)).expect("open");
+    store.save_draft("toolu_waiting", "asked", 0, &typed("Redis", ""), long_ago).expect("draft");
+    store.card_opened("card-toolu_plan", long_ago).expect("card");
+    store
+        .connection()
+        .execute(
+            "INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-toolu_plan', '{}', ?1)",
+            [to_millis(long_ago)],
+        )
+        .expect("a plan draft");
+    store.record(&record_at("old", "orders", "kaleidoscope", 100)).expect("record");
+    store.record(&record_at("new", "orders", "Postgres", 1)).expect("record");
+    let before = SystemTime::now() - Duration::from_secs(DEFAULT_KEEP_DAYS * 24 * 3600);
+    assert_eq!(store.prune(before).expect("prune"), 1);
+    assert_eq!(store.open_requests().expect("open").len(), 1, "the open request stays");
+    assert_eq!(store.drafts_for("toolu_waiting").expect("drafts"), vec![typed("Redis", "")]);
+    assert_eq!(
+        store.card_first_asked("card-toolu_plan").expect("card"),
+        Some(from_millis(to_millis(long_ago)))
+    );
+    let plans: i64 = store
+        .connection()
+        .query_row("SELECT count(*) FROM plan_drafts", [], |row| row.get(0))
+        .expect("count");
+    assert_eq!(plans, 1, "the plan's draft stays");
+    assert_eq!(store.indexed_matches(&trigram_query("kaleidoscope").expect("3+")).expect("n"), 0);
+}
+
+/// `askpane history --keep N`: the newest N entries stay, older ones go with their index rows;
+/// a vacuum gives the freed pages back and keeps what stays searchable.
+#[test]
+fn keeping_the_newest_entries_prunes_the_rest_and_vacuum_shrinks_the_file() {
+    let dir = scratch("keep");
+    let mut store = Store::open_in(&dir).expect("store");
+    for n in 0..300 {
+        let mut record = record_at(&format!("k{n}"), "orders", "kaleidoscope", 300 - n);
+        record.model_text = Some("a long text the model read ".repeat(40));
+        store.record(&record).expect("record");
+    }
+    assert_eq!(store.prune_keeping(500).expect("nothing to prune"), 0);
+    assert_eq!(store.prune_keeping(2).expect("prune"), 298);
+    let keys: Vec<String> = store
+        .history(&HistoryQuery::default())
+        .expect("history")
+        .into_iter()
+        .map(|entry| entry.record.key)
+        .collect();
+    assert_eq!(keys, ["k299", "k298"]);
+    let (before, after) = store.vacuum().expect("vacuum");
+    assert!(after < before, "{before} → {after} bytes");
+    let query = HistoryQuery { search: Some("KALEIDO".to_owned()), ..Default::default() };
+    assert_eq!(store.history(&query).expect("history").len(), 2);
+    assert_eq!(store.prune_keeping(0).expect("prune all"), 2);
+    assert!(store.history(&HistoryQuery::default()).expect("history").is_empty());
+}
