@@ -455,9 +455,18 @@ impl Store {
     /// History page offers to filter by.
     pub fn history_facets(&self) -> Result<(Vec<String>, Vec<String>), StoreError> {
         let distinct = |column: &str| -> Result<Vec<String>, StoreError> {
-            // `column` is one of the two names below, never outside text.
+            // `column` is one of the two names below, never outside text. Each is the first
+            // column of an index: one step from each value to the next larger one reads a few
+            // index pages per value, where `SELECT DISTINCT` read every entry of the index
+            // (issue 30: 100 000 entries).
             let sql = format!(
-                "SELECT DISTINCT {column} FROM history WHERE {column} IS NOT NULL ORDER BY {column}"
+                "WITH RECURSIVE seen (value) AS (
+                     SELECT min({column}) FROM history
+                     UNION ALL
+                     SELECT (SELECT min({column}) FROM history WHERE {column} > seen.value)
+                     FROM seen WHERE seen.value IS NOT NULL
+                 )
+                 SELECT value FROM seen WHERE value IS NOT NULL"
             );
             let mut statement = self.connection.prepare(&sql)?;
             let rows = statement.query_map([], |row| row.get::<_, String>(0))?;

@@ -1107,3 +1107,22 @@ fn keeping_the_newest_entries_prunes_the_rest_and_vacuum_shrinks_the_file() {
     assert_eq!(store.prune_keeping(0).expect("prune all"), 2);
     assert!(store.history(&HistoryQuery::default()).expect("history").is_empty());
 }
+
+/// The History page's filters: each project and agent once, sorted, none for an entry without
+/// one (read a value at a time through the indexes since issue 30; the same lists as before).
+#[test]
+fn the_facets_list_each_project_and_agent_once_in_order() {
+    let mut store = Store::in_memory().expect("store");
+    assert_eq!(store.history_facets().expect("facets"), (vec![], vec![]));
+    for (n, project) in ["shop", "Blog", "shop", "ääkköset", "blog", "shop"].iter().enumerate() {
+        let mut record = record_at(&format!("k{n}"), project, "x", 1);
+        record.provenance.source = ["hook", "claude", "ask"][n % 3].to_owned();
+        store.record(&record).expect("record");
+    }
+    let mut unnamed = record_at("none", "x", "x", 1);
+    unnamed.provenance.project = None;
+    store.record(&unnamed).expect("record");
+    let (projects, sources) = store.history_facets().expect("facets");
+    assert_eq!(projects, ["Blog", "blog", "shop", "ääkköset"]);
+    assert_eq!(sources, ["ask", "claude", "hook"]);
+}
