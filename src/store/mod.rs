@@ -352,12 +352,16 @@ impl Store {
     ///
     /// A search finds the entries whose questions, answer or model text hold the text, any
     /// ASCII letter's case ignored (`LIKE`). When the text has a trigram (three characters) and
-    /// few entries hold them all ([`SPARSE_MATCHES`]), the trigram index (schema v8) names those
-    /// entries and only they are read; a shorter text (`十分`, `db`) or one most entries hold
-    /// (where the newest page is found within the first rows read) reads the rows newest first.
+    /// few entries hold them all ([`SPARSE_MATCHES`]) or every match is wanted (no limit), the
+    /// trigram index (schema v8) names those entries and only they are read; a shorter text
+    /// (`十分`, `db`) or, for a page, one many entries hold (where the page is found within the
+    /// first rows read) reads the rows newest first.
     /// Both check each row with the same `LIKE`, so they find the same entries.
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
         let indexed = match query.search.as_deref().and_then(trigram_query) {
+            // Every match is wanted (`askpane history --search` without `--limit`): the index
+            // names them, and the rows that hold none are never read.
+            Some(trigrams) if query.limit.is_none() => Some(trigrams),
             Some(trigrams) if self.indexed_matches(&trigrams)? < SPARSE_MATCHES => Some(trigrams),
             _ => None,
         };

@@ -977,7 +977,14 @@ fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
         "kal*",
     ] {
         let found = searched(text);
-        assert_eq!(found, holding(&store, text), "searching {text:?}");
+        let held = holding(&store, text);
+        assert_eq!(found, held, "searching {text:?}");
+        // A page: the index for a text few entries hold, the newest rows for a common one.
+        let query =
+            HistoryQuery { search: Some(text.to_owned()), limit: Some(3), ..Default::default() };
+        let page: Vec<String> =
+            store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect();
+        assert_eq!(page, held.iter().take(3).cloned().collect::<Vec<_>>(), "a page of {text:?}");
     }
     assert_eq!(searched("十分で"), ["k0"]);
     assert_eq!(searched("KALEIDO"), ["k5"]);
