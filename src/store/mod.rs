@@ -358,6 +358,12 @@ impl Store {
     /// first rows read) reads the rows newest first.
     /// Both check each row with the same `LIKE`, so they find the same entries.
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
+        // SQLite reads a LIKE pattern (and an FTS5 query) as a C string: a NUL ends it, so
+        // `\0\0\0` matched every entry. What askpane keeps is JSON or typed text, where a NUL
+        // is written out (`\u0000`) or cannot be typed: a search holding one finds nothing.
+        if query.search.as_deref().is_some_and(|text| text.contains('\0')) {
+            return Ok(Vec::new());
+        }
         let indexed = match query.search.as_deref().and_then(trigram_query) {
             // Every match is wanted (`askpane history --search` without `--limit`): the index
             // names them, and the rows that hold none are never read.
@@ -524,13 +530,19 @@ impl Store {
 }
 
 /// The trigram index's query for a search: every distinct trigram (three characters) of `text`
-/// (up to [`SEARCH_TRIGRAMS`]), each quoted (a `"` in it doubled), all required. `None` when
-/// `text` has fewer than three characters: the index holds nothing shorter. The index folds case
+/// (up to [`SEARCH_TRIGRAMS`]; none with a NUL), each quoted (a `"` in it doubled), all
+/// required. `None` when `text` has no such trigram (fewer than three characters): the index
+/// holds nothing shorter. The index folds case
 /// as the tokenizer does, so an entry that holds `text` (`LIKE`) holds every one of these.
 fn trigram_query(text: &str) -> Option<String> {
     let characters: Vec<char> = text.chars().collect();
     let mut trigrams: Vec<String> = Vec::new();
     for window in characters.windows(3) {
+        // FTS5 reads its query as a C string: a NUL would end it mid-quote. Leaving a trigram
+        // out only widens what the index names (the `LIKE` decides).
+        if window.contains(&'\0') {
+            continue;
+        }
         let trigram: String = window.iter().collect();
         if !trigrams.contains(&trigram) {
             trigrams.push(trigram);

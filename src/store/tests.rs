@@ -975,6 +975,8 @@ fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
         "NEAR(a b)",
         "*",
         "kal*",
+        "kale\0idoscope",
+        "\0\0\0",
     ] {
         let found = searched(text);
         let held = holding(&store, text);
