@@ -52,14 +52,18 @@ fn record(
 
 /// The inbox's window (resident) on a store holding three entries.
 fn window() -> Harness<'static, App> {
-    let state = scratch_dir("history-page");
-    let mut store = Store::open_in(&state).expect("store");
-    let entries = [
+    window_with(&[
         record("h1", "hook", "shop", "Database", "Which database?", "Postgres", 300),
         record("h2", "ask", "blog", "Theme", "Light or dark?", "Dark", 200),
         record("h3", "hook", "shop", "Cache", "Which cache?", "Redis", 100),
-    ];
-    for entry in &entries {
+    ])
+}
+
+/// The inbox's window (resident) on a store holding `entries`.
+fn window_with(entries: &[HistoryRecord]) -> Harness<'static, App> {
+    let state = scratch_dir("history-page");
+    let mut store = Store::open_in(&state).expect("store");
+    for entry in entries {
         store.record(entry).expect("record");
     }
     let sink = DraftSink::start(store).expect("writer");
@@ -94,6 +98,23 @@ fn copied_after(harness: &mut Harness<'static, App>, label: &str) -> String {
         }
     }
     panic!("{label:?} copied nothing");
+}
+
+/// Issue 30: a history larger than a page (200 entries) says the list is the newest 200, not
+/// that there are 200.
+#[test]
+fn a_full_page_says_it_is_the_newest_entries_not_all_of_them() {
+    let entries: Vec<HistoryRecord> = (0..205_u64)
+        .map(|n| {
+            let key = format!("h{n}");
+            record(&key, "hook", "shop", "Database", &format!("Which database {n}?"), "Postgres", n)
+        })
+        .collect();
+    let mut harness = window_with(&entries);
+    harness.run();
+    harness.get_by_label("History").click();
+    wait_for(&mut harness, "The newest 200 entries; search or filter to reach older ones");
+    assert!(harness.query_by_label("200 entries, newest first").is_none());
 }
 
 #[test]

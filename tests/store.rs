@@ -1,6 +1,6 @@
 //! The store (issue 11) as users and agents meet it: `askpane ask` outcomes in history with the
 //! exact reply line, `askpane history` (table, `--json`, `--search`, `--since`, `--project`,
-//! `--prune`), a store that cannot be opened (askpane still answers, one line on stderr), drafts
+//! `--prune`, `--prune-before`, `--keep`, `--vacuum`), a store that cannot be opened (askpane still answers, one line on stderr), drafts
 //! that survive `kill -9` of a process typing them, and the window (kittest) recording an
 //! answered request and bringing saved drafts back.
 
@@ -213,6 +213,56 @@ fn history_prune_keeps_the_retention() {
     assert_eq!(keys(&history_json(&state, &[])), ["k-new"]);
     let misuse = run_bounded(&mut askpane_in(&state, &["history", "--keep-days", "3"]), None);
     assert_eq!(misuse.status.code(), Some(2), "--keep-days needs --prune");
+}
+
+/// Issue 30: `--prune-before WHEN` and `--keep N` prune history (never a request still open),
+/// the pruned are no longer found by a search, and `--vacuum` gives the space back and says how
+/// much. Pruning and listing do not mix.
+#[test]
+fn history_prune_before_a_date_keep_the_newest_and_vacuum() {
+    let state = seeded("store-prune-keep");
+    {
+        let mut store = Store::open_in(&state).expect("a store");
+        let open = store::OpenRecord {
+            key: "toolu_waiting".to_owned(),
+            envelope: "a hook's input".to_owned(),
+            input: QUESTION.to_owned(),
+            provenance: Provenance::new("hook", None),
+            asked_at: SystemTime::now() - Duration::from_secs(400 * 24 * 3600),
+            pid: std::process::id(),
+        };
+        store.opened(&open).expect("an open request a year old");
+    }
+    let month_ago =
+        humantime::format_rfc3339(SystemTime::now() - Duration::from_secs(30 * 24 * 3600))
+            .to_string();
+    let date = &month_ago[..10];
+    let pruned = run_bounded(&mut askpane_in(&state, &["history", "--prune-before", date]), None);
+    assert!(pruned.status.success(), "{}", pruned.stderr);
+    assert_eq!(pruned.stdout, format!("pruned 1 entry that ended before {date}T00:00:00Z\n"));
+    assert_eq!(keys(&history_json(&state, &[])), ["k-new", "k-mid"]);
+    assert!(history_json(&state, &["--search", "Database for k-old"]).is_empty());
+    let kept = run_bounded(&mut askpane_in(&state, &["history", "--keep", "1", "--vacuum"]), None);
+    assert!(kept.status.success(), "{}", kept.stderr);
+    let lines: Vec<&str> = kept.stdout.lines().collect();
+    assert_eq!(lines[0], "pruned 1 entry beyond the newest 1");
+    assert!(
+        lines[1].starts_with("vacuumed the history: ") && lines[1].ends_with(" MB"),
+        "{lines:?}"
+    );
+    assert_eq!(keys(&history_json(&state, &[])), ["k-new"]);
+    assert_eq!(keys(&history_json(&state, &["--search", "kafka"])), ["k-new"]);
+    let store = Store::open_in(&state).expect("a store");
+    assert_eq!(store.open_requests().expect("open").len(), 1, "the open request is never pruned");
+    for misuse in [
+        &["history", "--keep", "1", "--prune"][..],
+        &["history", "--keep", "1", "--prune-before", "3d"],
+        &["history", "--keep", "1", "--search", "kafka"],
+        &["history", "--vacuum", "--json"],
+    ] {
+        let finished = run_bounded(&mut askpane_in(&state, misuse), None);
+        assert_eq!(finished.status.code(), Some(2), "{misuse:?}: {}", finished.stderr);
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `askpane history`: what was asked and how it ended, from the store: a table by default,
 //! `--json` lines for scripts, filters by time, project, kind (questions, tool approvals, plans)
-//! and text; `--prune` applies the retention.
+//! and text; `--prune` (`--keep-days`), `--prune-before` and `--keep` apply a retention, and
+//! `--vacuum` gives the space freed back to the disk.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,7 +14,11 @@ use askpane::store::{DEFAULT_KEEP_DAYS, HistoryEntry, HistoryQuery};
 use super::args::StoreArgs;
 use super::exit;
 
+/// What the listing takes: pruning and vacuuming take none of it.
+const LISTING: [&str; 7] = ["json", "since", "project", "search", "kind", "host", "limit"];
+
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("pruning").multiple(false).conflicts_with_all(LISTING))]
 pub(super) struct HistoryArgs {
     /// One JSON object per line instead of the table.
     #[arg(long)]
@@ -40,12 +45,24 @@ pub(super) struct HistoryArgs {
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Delete what ended more than --keep-days ago, and print how many entries went.
-    #[arg(long, conflicts_with_all = ["json", "since", "project", "search", "kind", "host", "limit"])]
+    #[arg(long, group = "pruning")]
     prune: bool,
     /// How many days --prune keeps.
     #[arg(long, value_name = "DAYS", requires = "prune", default_value_t = DEFAULT_KEEP_DAYS,
           value_parser = clap::value_parser!(u64).range(0..=36_500))]
     keep_days: u64,
+    /// Delete what ended before then (a date, a time, or a duration back from now, as --since
+    /// takes), and print how many entries went.
+    #[arg(long, value_name = "WHEN", value_parser = parse_since, group = "pruning")]
+    prune_before: Option<SystemTime>,
+    /// Delete every entry but the newest N, and print how many went.
+    #[arg(long, value_name = "N", group = "pruning")]
+    keep: Option<usize>,
+    /// Give the space pruned entries leave back to the disk (SQLite's VACUUM: rewrites the
+    /// file, needing as much free space again), after pruning if asked to; print the size
+    /// before and after.
+    #[arg(long, conflicts_with_all = LISTING)]
+    vacuum: bool,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -53,14 +70,16 @@ pub(super) struct HistoryArgs {
 /// `askpane history`.
 pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
     let mut store = args.store.open().context("cannot open the history")?;
-    if args.prune {
-        let before = SystemTime::now()
-            .checked_sub(Duration::from_secs(args.keep_days.saturating_mul(24 * 60 * 60)))
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        let pruned = store.prune(before).context("cannot prune the history")?;
-        let days = args.keep_days;
-        let entries = plural(pruned as u64, "entry", "entries");
-        say!("pruned {pruned} {entries} older than {days} {}", plural(days, "day", "days"));
+    let pruning = args.prune || args.prune_before.is_some() || args.keep.is_some();
+    if pruning || args.vacuum {
+        if pruning {
+            prune(&mut store, &args)?;
+        }
+        if args.vacuum {
+            let (before, after) = store.vacuum().context("cannot vacuum the history")?;
+            let megabytes = |bytes: u64| bytes as f64 / 1_000_000.0;
+            say!("vacuumed the history: {:.1} MB → {:.1} MB", megabytes(before), megabytes(after));
+        }
         return Ok(exit::OK);
     }
     let query = HistoryQuery {
@@ -81,6 +100,31 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         print_table(&entries);
     }
     Ok(exit::OK)
+}
+
+/// `--prune`, `--prune-before` or `--keep` (clap lets one through): deletes and says how many.
+fn prune(store: &mut askpane::store::Store, args: &HistoryArgs) -> anyhow::Result<()> {
+    let failed = "cannot prune the history";
+    if let Some(newest) = args.keep {
+        let pruned = store.prune_keeping(newest).context(failed)?;
+        let entries = plural(pruned as u64, "entry", "entries");
+        say!("pruned {pruned} {entries} beyond the newest {newest}");
+        return Ok(());
+    }
+    if let Some(before) = args.prune_before {
+        let pruned = store.prune(before).context(failed)?;
+        let entries = plural(pruned as u64, "entry", "entries");
+        say!("pruned {pruned} {entries} that ended before {}", when(before));
+        return Ok(());
+    }
+    let before = SystemTime::now()
+        .checked_sub(Duration::from_secs(args.keep_days.saturating_mul(24 * 60 * 60)))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let pruned = store.prune(before).context(failed)?;
+    let days = args.keep_days;
+    let entries = plural(pruned as u64, "entry", "entries");
+    say!("pruned {pruned} {entries} older than {days} {}", plural(days, "day", "days"));
+    Ok(())
 }
 
 /// `--kind`: `question`, `approval` or `plan`.

@@ -41,6 +41,16 @@ pub const FILE_NAME: &str = "askpane.db";
 /// questions; the bridge accepts up to 16).
 const MAX_SAVED_QUESTIONS: usize = 64;
 
+/// A search whose trigrams fewer entries than this hold reads those entries through the trigram
+/// index; one more entries hold reads the rows newest first, where a page of them comes within
+/// the first few thousand rows. Either way at most this many rows are read for a page of
+/// [`PAGE_SIZE`] when the text is in at least this many entries of 100 000 (benches/history.rs).
+const SPARSE_MATCHES: usize = 2000;
+
+/// A search looks up at most this many of its trigrams in the index: enough to narrow a search
+/// to the entries that hold it, and a long pasted text costs no more than a phrase.
+const SEARCH_TRIGRAMS: usize = 12;
+
 /// How long history is kept unless the user says otherwise (`askpane history --prune`).
 pub const DEFAULT_KEEP_DAYS: u64 = 90;
 
@@ -292,7 +302,7 @@ impl Store {
 
     /// Records the open request `key` as abandoned (the process holding it is gone): its
     /// history entry says so, and it is no longer open. Its drafts stay until it is asked again
-    /// and settled, or pruned. False when no such request is open.
+    /// and settled (pruning history never takes drafts). False when no such request is open.
     pub fn abandon(&mut self, key: &str, at: SystemTime) -> Result<bool, StoreError> {
         let Some(open) = self.open_requests()?.into_iter().find(|open| open.key == key) else {
             return Ok(false);
@@ -339,8 +349,34 @@ impl Store {
     }
 
     /// History entries, newest first.
+    ///
+    /// A search finds the entries whose questions, answer or model text hold the text, any
+    /// ASCII letter's case ignored (`LIKE`). When the text has a trigram (three characters) and
+    /// few entries hold them all ([`SPARSE_MATCHES`]) or every match is wanted (no limit), the
+    /// trigram index (schema v8) names those entries and only they are read; a shorter text
+    /// (`十分`, `db`) or, for a page, one many entries hold (where the page is found within the
+    /// first rows read) reads the rows newest first.
+    /// Both check each row with the same `LIKE`, so they find the same entries.
     pub fn history(&self, query: &HistoryQuery) -> Result<Vec<HistoryEntry>, StoreError> {
-        let mut statement = self.connection.prepare(
+        // SQLite reads a LIKE pattern (and an FTS5 query) as a C string: a NUL ends it, so
+        // `\0\0\0` matched every entry. What askpane keeps is JSON or typed text, where a NUL
+        // is written out (`\u0000`) or cannot be typed: a search holding one finds nothing.
+        if query.search.as_deref().is_some_and(|text| text.contains('\0')) {
+            return Ok(Vec::new());
+        }
+        let indexed = match query.search.as_deref().and_then(trigram_query) {
+            // Every match is wanted (`askpane history --search` without `--limit`): the index
+            // names them, and the rows that hold none are never read.
+            Some(trigrams) if query.limit.is_none() => Some(trigrams),
+            Some(trigrams) if self.indexed_matches(&trigrams)? < SPARSE_MATCHES => Some(trigrams),
+            _ => None,
+        };
+        // The one fragment that differs is ours, never outside text.
+        let candidates = match indexed {
+            Some(_) => "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)",
+            None => "",
+        };
+        let mut statement = self.connection.prepare(&format!(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
                     header, questions, ended, outcome, answer, reply, model_text,
                     kind, tool, rule, deny_message, origin, host
@@ -353,9 +389,10 @@ impl Store {
                AND (?5 IS NULL OR source = ?5)
                AND (?6 IS NULL OR kind = ?6)
                AND (?7 IS NULL OR host = ?7)
+               {candidates}
              ORDER BY ended_at DESC, id DESC
-             LIMIT ?4",
-        )?;
+             LIMIT ?4"
+        ))?;
         let limit = query.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let since = query.since.map(to_millis);
         let kind = query.kind.map(HistoryKind::as_str);
@@ -365,58 +402,81 @@ impl Store {
             let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
             format!("%{escaped}%")
         });
-        let rows = statement.query_map(
-            params![since, query.project, search, limit, query.source, kind, query.host],
-            |row| {
-                let asked_at = from_millis(row.get(2)?);
-                let ended: String = row.get(11)?;
-                // A kind this askpane does not know (a newer one wrote it) reads as a question:
-                // its row has every question's column.
-                let kind = HistoryKind::from_name(&row.get::<_, String>(16)?)
-                    .unwrap_or(HistoryKind::Question);
-                let outcome = RecordedOutcome::from_stored(row.get(12)?, kind);
-                let approval = match (&outcome, row.get::<_, Option<String>>(17)?) {
-                    (RecordedOutcome::Approval(approval), Some(tool)) => Some(ApprovalFacts {
-                        tool,
-                        outcome: *approval,
-                        rule: row.get(18)?,
-                        deny_message: row.get(19)?,
-                        origin: match row.get::<_, Option<String>>(20)?.as_deref() {
-                            Some("hook") => ApprovalOrigin::Hook,
-                            _ => ApprovalOrigin::Hosted,
-                        },
-                    }),
-                    _ => None,
-                };
-                let record = HistoryRecord {
-                    key: row.get(1)?,
-                    asked_at: Some(asked_at),
-                    ended_at: from_millis(row.get(3)?),
-                    provenance: Provenance { host: row.get(21)?, ..provenance_at(row, 4)? },
-                    header: row.get(9)?,
-                    questions: row.get(10)?,
-                    // A name this askpane does not know (a newer one wrote it): abandoned is the
-                    // honest "we do not know how".
-                    ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
-                    outcome,
-                    answer: row.get(13)?,
-                    reply: row.get(14)?,
-                    model_text: row.get(15)?,
-                    approval,
-                };
-                Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
-            },
-        )?;
+        let mut bound: Vec<&dyn rusqlite::ToSql> =
+            vec![&since, &query.project, &search, &limit, &query.source, &kind, &query.host];
+        if let Some(trigrams) = &indexed {
+            bound.push(trigrams);
+        }
+        let rows = statement.query_map(bound.as_slice(), |row| {
+            let asked_at = from_millis(row.get(2)?);
+            let ended: String = row.get(11)?;
+            // A kind this askpane does not know (a newer one wrote it) reads as a question:
+            // its row has every question's column.
+            let kind =
+                HistoryKind::from_name(&row.get::<_, String>(16)?).unwrap_or(HistoryKind::Question);
+            let outcome = RecordedOutcome::from_stored(row.get(12)?, kind);
+            let approval = match (&outcome, row.get::<_, Option<String>>(17)?) {
+                (RecordedOutcome::Approval(approval), Some(tool)) => Some(ApprovalFacts {
+                    tool,
+                    outcome: *approval,
+                    rule: row.get(18)?,
+                    deny_message: row.get(19)?,
+                    origin: match row.get::<_, Option<String>>(20)?.as_deref() {
+                        Some("hook") => ApprovalOrigin::Hook,
+                        _ => ApprovalOrigin::Hosted,
+                    },
+                }),
+                _ => None,
+            };
+            let record = HistoryRecord {
+                key: row.get(1)?,
+                asked_at: Some(asked_at),
+                ended_at: from_millis(row.get(3)?),
+                provenance: Provenance { host: row.get(21)?, ..provenance_at(row, 4)? },
+                header: row.get(9)?,
+                questions: row.get(10)?,
+                // A name this askpane does not know (a newer one wrote it): abandoned is the
+                // honest "we do not know how".
+                ended: Ended::from_name(&ended).unwrap_or(Ended::Abandoned),
+                outcome,
+                answer: row.get(13)?,
+                reply: row.get(14)?,
+                model_text: row.get(15)?,
+                approval,
+            };
+            Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// How many entries the trigram index says hold every trigram of `trigrams`
+    /// ([`trigram_query`]), counted up to [`SPARSE_MATCHES`] (the index stops there).
+    fn indexed_matches(&self, trigrams: &str) -> Result<usize, StoreError> {
+        let counted: i64 = self.connection.query_row(
+            "SELECT count(*) FROM
+                 (SELECT 1 FROM history_fts WHERE history_fts MATCH ?1 LIMIT ?2)",
+            params![trigrams, SPARSE_MATCHES as i64],
+            |row| row.get(0),
+        )?;
+        Ok(usize::try_from(counted).unwrap_or(SPARSE_MATCHES))
     }
 
     /// The projects and the agents (provenance sources) history holds, each sorted: what the
     /// History page offers to filter by.
     pub fn history_facets(&self) -> Result<(Vec<String>, Vec<String>), StoreError> {
         let distinct = |column: &str| -> Result<Vec<String>, StoreError> {
-            // `column` is one of the two names below, never outside text.
+            // `column` is one of the two names below, never outside text. Each is the first
+            // column of an index: one step from each value to the next larger one reads a few
+            // index pages per value, where `SELECT DISTINCT` read every entry of the index
+            // (issue 30: 100 000 entries).
             let sql = format!(
-                "SELECT DISTINCT {column} FROM history WHERE {column} IS NOT NULL ORDER BY {column}"
+                "WITH RECURSIVE seen (value) AS (
+                     SELECT min({column}) FROM history
+                     UNION ALL
+                     SELECT (SELECT min({column}) FROM history WHERE {column} > seen.value)
+                     FROM seen WHERE seen.value IS NOT NULL
+                 )
+                 SELECT value FROM seen WHERE value IS NOT NULL"
             );
             let mut statement = self.connection.prepare(&sql)?;
             let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
@@ -425,19 +485,78 @@ impl Store {
         Ok((distinct("project")?, distinct("source")?))
     }
 
-    /// Deletes history that ended before `before`, and drafts and open requests older than
-    /// that (left by processes long gone). Returns how many history entries went.
+    /// Deletes history that ended before `before` (its rows of the search index go with it, by
+    /// trigger). Returns how many entries went. Open requests, drafts, plan drafts and open
+    /// cards are never pruned: they are what is waiting and what the person typed, and they go
+    /// when their request ends.
     pub fn prune(&mut self, before: SystemTime) -> Result<usize, StoreError> {
-        let before = to_millis(before);
-        let transaction = self.connection.transaction()?;
-        let pruned = transaction.execute("DELETE FROM history WHERE ended_at < ?1", [before])?;
-        transaction.execute("DELETE FROM drafts WHERE saved_at < ?1", [before])?;
-        transaction.execute("DELETE FROM plan_drafts WHERE saved_at < ?1", [before])?;
-        transaction.execute("DELETE FROM open_cards WHERE asked_at < ?1", [before])?;
-        transaction.execute("DELETE FROM open_requests WHERE asked_at < ?1", [before])?;
-        transaction.commit()?;
-        Ok(pruned)
+        Ok(self
+            .connection
+            .execute("DELETE FROM history WHERE ended_at < ?1", [to_millis(before)])?)
     }
+
+    /// Deletes every history entry but the newest `newest` (as [`Store::prune`]). Returns how
+    /// many went.
+    pub fn prune_keeping(&mut self, newest: usize) -> Result<usize, StoreError> {
+        let newest = i64::try_from(newest).unwrap_or(i64::MAX);
+        Ok(self.connection.execute(
+            "DELETE FROM history WHERE id NOT IN
+                 (SELECT id FROM history ORDER BY ended_at DESC, id DESC LIMIT ?1)",
+            [newest],
+        )?)
+    }
+
+    /// Gives the pages pruning freed back to the file system (SQLite keeps a file's size when
+    /// rows go, and reuses the space): merges the search index into one piece, then `VACUUM`
+    /// (which rewrites the whole file: it needs as much free disk again, and holds every other
+    /// askpane's writes meanwhile). Returns the database's size in bytes before and after.
+    pub fn vacuum(&mut self) -> Result<(u64, u64), StoreError> {
+        let before = self.database_bytes()?;
+        self.connection.execute_batch(
+            "INSERT INTO history_fts (history_fts) VALUES ('optimize');
+             VACUUM;
+             PRAGMA wal_checkpoint(TRUNCATE);",
+        )?;
+        Ok((before, self.database_bytes()?))
+    }
+
+    /// The database's size: its pages times their size.
+    fn database_bytes(&self) -> Result<u64, StoreError> {
+        let pages: i64 =
+            self.connection.pragma_query_value(None, "page_count", |row| row.get(0))?;
+        let size: i64 = self.connection.pragma_query_value(None, "page_size", |row| row.get(0))?;
+        Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
+    }
+}
+
+/// The trigram index's query for a search: every distinct trigram (three characters) of `text`
+/// (up to [`SEARCH_TRIGRAMS`]; none with a NUL), each quoted (a `"` in it doubled), all
+/// required. `None` when `text` has no such trigram (fewer than three characters): the index
+/// holds nothing shorter. The index folds case
+/// as the tokenizer does, so an entry that holds `text` (`LIKE`) holds every one of these.
+fn trigram_query(text: &str) -> Option<String> {
+    let characters: Vec<char> = text.chars().collect();
+    let mut trigrams: Vec<String> = Vec::new();
+    for window in characters.windows(3) {
+        // FTS5 reads its query as a C string: a NUL would end it mid-quote. Leaving a trigram
+        // out only widens what the index names (the `LIKE` decides).
+        if window.contains(&'\0') {
+            continue;
+        }
+        let trigram: String = window.iter().collect();
+        if !trigrams.contains(&trigram) {
+            trigrams.push(trigram);
+        }
+        if trigrams.len() == SEARCH_TRIGRAMS {
+            break;
+        }
+    }
+    if trigrams.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> =
+        trigrams.iter().map(|trigram| format!("\"{}\"", trigram.replace('"', "\"\""))).collect();
+    Some(quoted.join(" AND "))
 }
 
 /// The provenance stored in five columns from `first` (source, detail, project, session,

@@ -15,6 +15,7 @@ pub(super) const STEPS: &[Step] = &[
     v5_history_keeps_approvals,
     v6_requests_know_their_host,
     v7_plan_drafts_and_open_cards,
+    v8_history_search_index,
 ];
 
 /// The version a fully migrated database has.
@@ -169,5 +170,42 @@ fn v7_plan_drafts_and_open_cards(transaction: &Transaction<'_>) -> rusqlite::Res
              key TEXT PRIMARY KEY,       -- `card-` and the tool_use_id, else one made for it
              asked_at INTEGER NOT NULL   -- when it was first asked
          );",
+    )
+}
+
+/// Version 8 (issue 30): a full-text index over what a history search reads (the questions as
+/// asked, the answer, what the model read), so a search at 100 000 entries reads the entries
+/// holding the text instead of every row. Its tokens are trigrams (three characters each): a
+/// trigram index finds any substring of three characters or more in any script (`十分です`,
+/// `ild --rel`), where a word tokenizer (`unicode61`) finds whole words only and no CJK inside a
+/// run of text; a search is a substring search, and stays one. The index keeps no text of its
+/// own (`content='history'`: the rows are the text), no positions and no sizes (`detail=none`,
+/// `columnsize=0`): it only says which entries hold every trigram of what is searched, and the
+/// search then checks those few entries with the `LIKE` it always used (see `Store::history`),
+/// so what is found is exactly what was found before. Triggers keep it in step with every
+/// insert, delete and update of `history`; the index of the rows already there is built here.
+fn v8_history_search_index(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "CREATE VIRTUAL TABLE history_fts USING fts5(
+             questions, answer, model_text,
+             content = 'history', content_rowid = 'id',
+             tokenize = 'trigram', detail = none, columnsize = 0
+         );
+         CREATE TRIGGER history_fts_insert AFTER INSERT ON history BEGIN
+             INSERT INTO history_fts (rowid, questions, answer, model_text)
+             VALUES (new.id, new.questions, new.answer, new.model_text);
+         END;
+         CREATE TRIGGER history_fts_delete AFTER DELETE ON history BEGIN
+             INSERT INTO history_fts (history_fts, rowid, questions, answer, model_text)
+             VALUES ('delete', old.id, old.questions, old.answer, old.model_text);
+         END;
+         CREATE TRIGGER history_fts_update AFTER UPDATE OF questions, answer, model_text
+             ON history BEGIN
+             INSERT INTO history_fts (history_fts, rowid, questions, answer, model_text)
+             VALUES ('delete', old.id, old.questions, old.answer, old.model_text);
+             INSERT INTO history_fts (rowid, questions, answer, model_text)
+             VALUES (new.id, new.questions, new.answer, new.model_text);
+         END;
+         INSERT INTO history_fts (history_fts) VALUES ('rebuild');",
     )
 }

@@ -79,6 +79,10 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "drafts",
             "history",
             "history_ended_at",
+            "history_fts",
+            "history_fts_config",
+            "history_fts_data",
+            "history_fts_idx",
             "history_kind",
             "history_project",
             "history_source",
@@ -897,4 +901,237 @@ fn plan_and_card_keys_of_a_remote_host_are_under_its_host() {
     remote.provenance.host = Some("devbox".to_owned());
     let local_key = plan_key(&local.request, &local.provenance);
     assert_eq!(plan_key(&remote.request, &remote.provenance), format!("devbox/{local_key}"));
+}
+
+/// The entries `text` is in, by the rule a search has always had (any ASCII letter's case
+/// ignored, every character literal), read from every row: what an indexed search must find.
+fn holding(store: &Store, text: &str) -> Vec<String> {
+    let all = store.history(&HistoryQuery::default()).expect("history");
+    let folded = text.to_ascii_lowercase();
+    all.into_iter()
+        .filter(|entry| {
+            let record = &entry.record;
+            [Some(&record.questions), Some(&record.answer), record.model_text.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|column| column.to_ascii_lowercase().contains(&folded))
+        })
+        .map(|entry| entry.record.key)
+        .collect()
+}
+
+/// Issue 30: a search at 100 000 entries reads the trigram index; it finds exactly what the scan
+/// found: substrings, any ASCII case, CJK, `%`, `_`, `"` and `\` as themselves, text shorter
+/// than a trigram (read by the scan), and text most entries hold (read by the scan too).
+#[test]
+fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
+    let mut store = Store::in_memory().expect("store");
+    let answers = [
+        "SQLite で十分です",
+        "Postgres 16",
+        "50% of \"the\" rows_left",
+        "back\\slash and Ünïcode",
+        "emoji 🦀🦀 crab",
+        "kaleidoscope",
+    ];
+    for (n, answer) in answers.iter().enumerate() {
+        store.record(&record_at(&format!("k{n}"), "orders", answer, 1)).expect("record");
+    }
+    // More entries than a page of the index is read for, each holding "common".
+    for n in 0..SPARSE_MATCHES + 10 {
+        store.record(&record_at(&format!("c{n}"), "shop", "the common answer", 2)).expect("record");
+    }
+    let searched = |text: &str| -> Vec<String> {
+        let query = HistoryQuery { search: Some(text.to_owned()), ..Default::default() };
+        store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect()
+    };
+    for text in [
+        "十分で",
+        "で十分",
+        "十分",
+        "十",
+        "POSTGRES",
+        "gres 1",
+        "50%",
+        "% of",
+        "\"the\"",
+        "s_l",
+        "rows_left",
+        "k\\s",
+        "Ünïcode",
+        "ünïcode",
+        "🦀🦀",
+        "🦀",
+        "KALEIDO",
+        "scope",
+        "ab",
+        "x",
+        "database for k3",
+        "common",
+        "COMMON ANSWER",
+        "nowhere at all",
+        "\"\"\"",
+        "\" AND \"",
+        "NEAR(a b)",
+        "*",
+        "kal*",
+        "kale\0idoscope",
+        "\0\0\0",
+    ] {
+        let found = searched(text);
+        let held = holding(&store, text);
+        assert_eq!(found, held, "searching {text:?}");
+        // A page: the index for a text few entries hold, the newest rows for a common one.
+        let query =
+            HistoryQuery { search: Some(text.to_owned()), limit: Some(3), ..Default::default() };
+        let page: Vec<String> =
+            store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect();
+        assert_eq!(page, held.iter().take(3).cloned().collect::<Vec<_>>(), "a page of {text:?}");
+    }
+    assert_eq!(searched("十分で"), ["k0"]);
+    assert_eq!(searched("KALEIDO"), ["k5"]);
+    assert_eq!(searched("common").len(), SPARSE_MATCHES + 10);
+    assert_eq!(store.indexed_matches(&trigram_query("KALEIDO").expect("3+")).expect("n"), 1);
+    assert_eq!(trigram_query("十分"), None, "two characters: no trigram, every row is read");
+}
+
+/// The index follows what history holds: a new entry is found at once, a pruned one is gone
+/// from the index as from the table, and the index reads whole (FTS5's integrity check).
+#[test]
+fn the_search_index_follows_new_and_pruned_entries() {
+    let mut store = Store::in_memory().expect("store");
+    store.record(&record_at("old", "orders", "kaleidoscope one", 100)).expect("record");
+    store.record(&record_at("new", "orders", "kaleidoscope two", 1)).expect("record");
+    let trigrams = trigram_query("kaleidoscope").expect("a trigram");
+    assert_eq!(store.indexed_matches(&trigrams).expect("count"), 2);
+    let before = SystemTime::now() - Duration::from_secs(DEFAULT_KEEP_DAYS * 24 * 3600);
+    assert_eq!(store.prune(before).expect("prune"), 1);
+    assert_eq!(store.indexed_matches(&trigrams).expect("count"), 1, "the pruned entry's rows went");
+    store
+        .connection()
+        .execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)", [])
+        .expect("the index matches the table");
+}
+
+/// A database made before the index (version 7) is migrated: its entries are indexed and found
+/// through the index, and new ones join them.
+#[test]
+fn a_version_7_database_is_indexed_for_search_when_migrated() {
+    let dir = scratch("v7-search");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE_NAME);
+    {
+        let mut connection = Connection::open(&path).expect("file");
+        schema::migrate_to(&mut connection, 7).expect("version 7");
+        for (key, answer) in [("a", "SQLite で十分です"), ("b", "Postgres"), ("c", "kaleidoscope")]
+        {
+            connection
+                .execute(
+                    "INSERT INTO history (key, asked_at, ended_at, source, header, questions,
+                     ended, outcome, answer, model_text) VALUES (?1, 1, 2, 'hook', 'Database',
+                     '{}', 'answered', 'answered', ?2, 'read')",
+                    [key, answer],
+                )
+                .expect("a version 7 row");
+        }
+    }
+    let mut store = Store::open_file(&path).expect("open migrates");
+    assert_eq!(store.version().expect("v"), schema::LATEST);
+    for (text, key) in [("十分です", "a"), ("POSTGRES", "b"), ("leidos", "c"), ("十分", "a")]
+    {
+        let query = HistoryQuery { search: Some(text.to_owned()), ..Default::default() };
+        let found: Vec<String> =
+            store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect();
+        assert_eq!(found, [key], "searching {text:?}");
+    }
+    assert_eq!(store.indexed_matches(&trigram_query("十分です").expect("3+")).expect("n"), 1);
+    store.record(&record_at("d", "orders", "kaleidoscope again", 0)).expect("record");
+    assert_eq!(store.indexed_matches(&trigram_query("leidos").expect("3+")).expect("n"), 2);
+    store
+        .connection()
+        .execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)", [])
+        .expect("the index matches the table");
+}
+
+/// Issue 30: pruning history takes entries (and their rows of the search index) only: a request
+/// still open, the drafts typed into one, a plan's draft and a card's first ask stay however old
+/// they are (what the person typed is never lost to a retention).
+#[test]
+fn pruning_takes_history_only_never_open_requests_or_drafts() {
+    let mut store = Store::in_memory().expect("store");
+    let long_ago = SystemTime::now() - Duration::from_secs(200 * 24 * 3600);
+    let core = core(Some("toolu_waiting"), "Cache");
+    store.opened(&OpenRecord::new(&core, long_ago)).expect("open");
+    store.save_draft("toolu_waiting", "asked", 0, &typed("Redis", ""), long_ago).expect("draft");
+    store.card_opened("card-toolu_plan", long_ago).expect("card");
+    store
+        .connection()
+        .execute(
+            "INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-toolu_plan', '{}', ?1)",
+            [to_millis(long_ago)],
+        )
+        .expect("a plan draft");
+    store.record(&record_at("old", "orders", "kaleidoscope", 100)).expect("record");
+    store.record(&record_at("new", "orders", "Postgres", 1)).expect("record");
+    let before = SystemTime::now() - Duration::from_secs(DEFAULT_KEEP_DAYS * 24 * 3600);
+    assert_eq!(store.prune(before).expect("prune"), 1);
+    assert_eq!(store.open_requests().expect("open").len(), 1, "the open request stays");
+    assert_eq!(store.drafts_for("toolu_waiting").expect("drafts"), vec![typed("Redis", "")]);
+    assert_eq!(
+        store.card_first_asked("card-toolu_plan").expect("card"),
+        Some(from_millis(to_millis(long_ago)))
+    );
+    let plans: i64 = store
+        .connection()
+        .query_row("SELECT count(*) FROM plan_drafts", [], |row| row.get(0))
+        .expect("count");
+    assert_eq!(plans, 1, "the plan's draft stays");
+    assert_eq!(store.indexed_matches(&trigram_query("kaleidoscope").expect("3+")).expect("n"), 0);
+}
+
+/// `askpane history --keep N`: the newest N entries stay, older ones go with their index rows;
+/// a vacuum gives the freed pages back and keeps what stays searchable.
+#[test]
+fn keeping_the_newest_entries_prunes_the_rest_and_vacuum_shrinks_the_file() {
+    let dir = scratch("keep");
+    let mut store = Store::open_in(&dir).expect("store");
+    for n in 0..300 {
+        let mut record = record_at(&format!("k{n}"), "orders", "kaleidoscope", 300 - n);
+        record.model_text = Some("a long text the model read ".repeat(40));
+        store.record(&record).expect("record");
+    }
+    assert_eq!(store.prune_keeping(500).expect("nothing to prune"), 0);
+    assert_eq!(store.prune_keeping(2).expect("prune"), 298);
+    let keys: Vec<String> = store
+        .history(&HistoryQuery::default())
+        .expect("history")
+        .into_iter()
+        .map(|entry| entry.record.key)
+        .collect();
+    assert_eq!(keys, ["k299", "k298"]);
+    let (before, after) = store.vacuum().expect("vacuum");
+    assert!(after < before, "{before} → {after} bytes");
+    let query = HistoryQuery { search: Some("KALEIDO".to_owned()), ..Default::default() };
+    assert_eq!(store.history(&query).expect("history").len(), 2);
+    assert_eq!(store.prune_keeping(0).expect("prune all"), 2);
+    assert!(store.history(&HistoryQuery::default()).expect("history").is_empty());
+}
+
+/// The History page's filters: each project and agent once, sorted, none for an entry without
+/// one (read a value at a time through the indexes since issue 30; the same lists as before).
+#[test]
+fn the_facets_list_each_project_and_agent_once_in_order() {
+    let mut store = Store::in_memory().expect("store");
+    assert_eq!(store.history_facets().expect("facets"), (vec![], vec![]));
+    for (n, project) in ["shop", "Blog", "shop", "ääkköset", "blog", "shop"].iter().enumerate() {
+        let mut record = record_at(&format!("k{n}"), project, "x", 1);
+        record.provenance.source = ["hook", "claude", "ask"][n % 3].to_owned();
+        store.record(&record).expect("record");
+    }
+    let mut unnamed = record_at("none", "x", "x", 1);
+    unnamed.provenance.project = None;
+    store.record(&unnamed).expect("record");
+    let (projects, sources) = store.history_facets().expect("facets");
+    assert_eq!(projects, ["Blog", "blog", "shop", "ääkköset"]);
+    assert_eq!(sources, ["ask", "claude", "hook"]);
 }

@@ -6,7 +6,7 @@ use egui::{
     Button, ComboBox, Key, KeyboardShortcut, Label, Modifiers, RichText, ScrollArea, TextEdit, Ui,
 };
 
-use crate::app::history::{History, HistoryAction, HistoryItem, HistoryKind};
+use crate::app::history::{History, HistoryAction, HistoryItem, HistoryKind, PAGE_SIZE};
 use crate::view::theme::{Tokens, size};
 
 /// Ctrl+H: the History page and back.
@@ -67,6 +67,10 @@ pub fn history_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryActio
             let shown = match count {
                 0 => "Nothing recorded matches.".to_owned(),
                 1 => "1 entry, newest first".to_owned(),
+                // A full page is the newest of perhaps many more (issue 30: 100 000 entries).
+                count if count >= PAGE_SIZE => {
+                    format!("The newest {count} entries; search or filter to reach older ones")
+                }
                 count => format!("{count} entries, newest first"),
             };
             ui.label(RichText::new(shown).small().color(Tokens::of(ui.ctx()).muted));
