@@ -19,6 +19,10 @@
 // fake Messages API, and a fake ACP agent of the tests' own (forms, agents that never answer).
 #[cfg(target_os = "linux")]
 mod acp;
+// More real ACP agents (issue 28): codex-acp 0.16.0 and Gemini CLI 0.61.0 `--acp` (scripts/acp-agents)
+// against fake model servers: permissions allowed and rejected, a turn the agent never ends.
+#[cfg(target_os = "linux")]
+mod acp_agents;
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
