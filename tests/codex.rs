@@ -94,7 +94,7 @@ impl FakeModel {
 }
 
 /// The text the model read as the output of the tool call, from the fake model's log.
-fn model_read(root: &std::path::Path) -> Option<String> {
+pub(crate) fn model_read(root: &std::path::Path) -> Option<String> {
     let log = read_lossy(&root.join("model/model_requests.jsonl"));
     let output = log
         .lines()

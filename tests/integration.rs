@@ -23,6 +23,10 @@ mod acp;
 // agent of the tests' own (tests/fixtures/acp/form_agent.py).
 #[cfg(target_os = "linux")]
 mod acp_forms;
+// More real ACP agents (issue 28): codex-acp 0.16.0 and Gemini CLI 0.61.0 `--acp` (scripts/acp-agents)
+// against fake model servers: permissions allowed and rejected, a turn the agent never ends.
+#[cfg(target_os = "linux")]
+mod acp_agents;
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
