@@ -40,6 +40,9 @@ mod plan_interop;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
+// `askpane completions SHELL` in bash, zsh and fish; the man pages rendered (issue 29).
+#[cfg(target_os = "linux")]
+mod completions;
 // The History page in the inbox's window (issue 11), by accessible label (kittest).
 mod history_page;
 // Issue 26: `askpane hook` given a PermissionRequest for any tool: a card in the inbox, each

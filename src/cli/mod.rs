@@ -29,6 +29,8 @@ mod claude;
 mod client;
 mod codex;
 mod codex_hook;
+// `askpane completions SHELL` and the man pages (issue 29).
+mod completions;
 mod demo;
 mod handover;
 mod history;
@@ -134,6 +136,18 @@ enum Command {
     Validate {
         /// The request file; `-` reads standard input.
         file: std::path::PathBuf,
+    },
+    /// Print a shell's completion script: `source <(askpane completions bash)`, or see the
+    /// manual for where each shell loads them from.
+    Completions(completions::CompletionsArgs),
+    /// Write the man pages (askpane.1, askpane-hook.1, …) into DIR (scripts/package).
+    #[command(hide = true)]
+    Man {
+        /// The folder the pages are written into (created if missing).
+        dir: std::path::PathBuf,
+        /// The pages' date, YYYY-MM-DD (scripts/package: the last commit's).
+        #[arg(long)]
+        date: Option<String>,
     },
 }
 
@@ -270,5 +284,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Uninstall { target } => install::run(&target, false),
         Command::History(args) => history::run(args),
         Command::Validate { file } => validate::run(&file),
+        Command::Completions(args) => completions::run(&args),
+        Command::Man { dir, date } => completions::write_man_pages(&dir, date.as_deref()),
     }
 }
