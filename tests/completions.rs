@@ -112,7 +112,9 @@ fn fish_completes_subcommands() {
     let file = scratch_dir("completion").join("askpane.fish");
     fs::write(&file, script("fish")).unwrap();
     let finished = run_bounded(
-        Command::new("fish").args(["--no-config", "-c", "source $argv[1]; complete -C 'askpane hi'"]).arg(&file),
+        Command::new("fish")
+            .args(["--no-config", "-c", "source $argv[1]; complete -C 'askpane hi'"])
+            .arg(&file),
         None,
     );
     assert!(finished.status.success(), "{finished:?}");
@@ -134,10 +136,8 @@ fn an_unknown_shell_is_a_clear_usage_error() {
 
 /// The pages `askpane man` writes into a new folder, by file name, sorted.
 fn man_pages(dir: &Path) -> Vec<String> {
-    let finished = run_bounded(
-        &mut askpane(&["man", dir.to_str().unwrap(), "--date", "2026-11-26"]),
-        None,
-    );
+    let finished =
+        run_bounded(&mut askpane(&["man", dir.to_str().unwrap(), "--date", "2026-11-26"]), None);
     assert!(finished.status.success(), "{finished:?}");
     let mut pages: Vec<String> = fs::read_dir(dir)
         .unwrap()
@@ -155,7 +155,8 @@ fn a_man_page_for_askpane_and_every_command_it_lists() {
         assert!(pages.contains(&page.to_owned()), "{page} not in {pages:?}");
     }
     // Each command of `askpane --help` has its page, and each of `askpane install --help`.
-    for (parent, prefix) in [(vec!["--help"], "askpane-"), (vec!["install", "--help"], "askpane-install-")]
+    for (parent, prefix) in
+        [(vec!["--help"], "askpane-"), (vec!["install", "--help"], "askpane-install-")]
     {
         let help = run_bounded(&mut askpane(&parent), None).stdout;
         let commands = help
@@ -177,12 +178,19 @@ fn a_man_page_for_askpane_and_every_command_it_lists() {
             assert!(pages.contains(&format!("{prefix}{command}.1")), "{command}: {pages:?}");
         }
     }
-    assert!(!pages.iter().any(|page| page.contains("-man.") || page.contains("-help.")), "{pages:?}");
+    assert!(
+        !pages.iter().any(|page| page.contains("-man.") || page.contains("-help.")),
+        "{pages:?}"
+    );
     let top = fs::read_to_string(dir.join("askpane-hook.1")).unwrap();
     let header = top.lines().find(|line| line.starts_with(".TH")).unwrap();
     assert_eq!(
         header,
-        concat!(".TH askpane-hook 1 2026-11-26 \"askpane ", env!("CARGO_PKG_VERSION"), "\" \"askpane manual\" ")
+        concat!(
+            ".TH askpane-hook 1 2026-11-26 \"askpane ",
+            env!("CARGO_PKG_VERSION"),
+            "\" \"askpane manual\""
+        )
     );
 }
 
@@ -195,7 +203,11 @@ fn every_man_page_renders_without_a_warning() {
         let path = dir.join(page);
         if man {
             let finished = run_bounded(
-                Command::new("man").arg("-l").arg(&path).env("MANWIDTH", "80").env("MAN_KEEP_STDERR", "1"),
+                Command::new("man")
+                    .arg("-l")
+                    .arg(&path)
+                    .env("MANWIDTH", "80")
+                    .env("MAN_KEEP_STDERR", "1"),
                 None,
             );
             assert!(finished.status.success(), "{page}: {finished:?}");
@@ -208,7 +220,10 @@ fn every_man_page_renders_without_a_warning() {
                 Command::new("groff").args(["-k", "-ww", "-man", "-Tutf8", "-z"]).arg(&path),
                 None,
             );
-            assert!(finished.status.success() && finished.stderr.is_empty(), "groff {page}: {finished:?}");
+            assert!(
+                finished.status.success() && finished.stderr.is_empty(),
+                "groff {page}: {finished:?}"
+            );
         }
         if mandoc {
             // Errors only: at -W warning, mandoc objects to clap_mangen's own blank line
@@ -217,7 +232,10 @@ fn every_man_page_renders_without_a_warning() {
                 Command::new("mandoc").args(["-T", "lint", "-W", "error"]).arg(&path),
                 None,
             );
-            assert!(finished.status.success() && finished.stdout.is_empty(), "mandoc {page}: {finished:?}");
+            assert!(
+                finished.status.success() && finished.stdout.is_empty(),
+                "mandoc {page}: {finished:?}"
+            );
         }
     }
 }
