@@ -108,6 +108,9 @@ mod remote;
 mod container;
 #[cfg(target_os = "linux")]
 mod remote_http;
+// Issue 29: the .deb installed into a clean Debian 12 root (ASKPANE_TEST_PACKAGE=1; minutes).
+#[cfg(target_os = "linux")]
+mod package;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;
