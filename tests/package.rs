@@ -141,7 +141,10 @@ fn the_deb_installs_and_runs_in_a_clean_debian_12_root() {
     let depends = String::from_utf8_lossy(&fields.stdout).into_owned();
     let names: Vec<&str> =
         depends.split(',').map(|item| item.trim().split(' ').next().unwrap_or_default()).collect();
-    assert_eq!(names, ["libc6", "libgcc-s1"], "Depends: {depends}");
+    // What dpkg-shlibdeps finds the binary uses: libc6, and libgcc-s1 if it takes a symbol of
+    // libgcc_s (libc6 depends on it anyway). Never a library of the window's.
+    assert!(names.first() == Some(&"libc6"), "Depends: {depends}");
+    assert!(names.iter().all(|name| ["libc6", "libgcc-s1"].contains(name)), "Depends: {depends}");
 
     let root = scratch_dir("debian-12").join("root");
     fs::create_dir_all(&root).unwrap();
