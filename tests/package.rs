@@ -173,6 +173,10 @@ fn the_deb_installs_and_runs_in_a_clean_debian_12_root() {
     ]));
     let _ = fs::remove_dir_all(root.parent().unwrap());
     assert!(ok, "the checks in the clean root failed:\n{report}");
+    // For the record (`-- --nocapture`): what the root said.
+    for line in report.lines().filter(|line| line.starts_with("== ")) {
+        eprintln!("{line}");
+    }
     let found = |prefix: &str| -> String {
         report
             .lines()
