@@ -48,6 +48,9 @@ mod plan_interop;
 // `askpane ask`, `hook`, `install`/`uninstall claude` run as a user or Claude Code runs them.
 #[cfg(target_os = "linux")]
 mod cli;
+// `askpane completions SHELL` in bash, zsh and fish; the man pages rendered (issue 29).
+#[cfg(target_os = "linux")]
+mod completions;
 // The History page in the inbox's window (issue 11), by accessible label (kittest).
 mod history_page;
 // Issue 26: `askpane hook` given a PermissionRequest for any tool: a card in the inbox, each
@@ -123,6 +126,9 @@ mod remote;
 mod container;
 #[cfg(target_os = "linux")]
 mod remote_http;
+// Issue 29: the .deb installed into a clean Debian 12 root (ASKPANE_TEST_PACKAGE=1; minutes).
+#[cfg(target_os = "linux")]
+mod package;
 // Property tests (proptest): parsers, validator and answer builders never panic nor invent an
 // answer; `ask` on generated requests prints one line whose outcome matches its exit code.
 mod properties;

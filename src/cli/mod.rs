@@ -29,6 +29,8 @@ mod claude;
 mod client;
 mod codex;
 mod codex_hook;
+// `askpane completions SHELL` and the man pages (issue 29).
+mod completions;
 mod demo;
 // Issue 29: `askpane doctor` checks the set-up (Linux: the session bus, X11/Wayland, fontconfig).
 #[cfg(target_os = "linux")]
@@ -147,6 +149,18 @@ enum Command {
     Validate {
         /// The request file; `-` reads standard input.
         file: std::path::PathBuf,
+    },
+    /// Print a shell's completion script: `source <(askpane completions bash)`, or see the
+    /// manual for where each shell loads them from.
+    Completions(completions::CompletionsArgs),
+    /// Write the man pages (askpane.1, askpane-hook.1, …) into DIR (scripts/package).
+    #[command(hide = true)]
+    Man {
+        /// The folder the pages are written into (created if missing).
+        dir: std::path::PathBuf,
+        /// The pages' date, YYYY-MM-DD (scripts/package: the last commit's).
+        #[arg(long)]
+        date: Option<String>,
     },
 }
 
@@ -286,5 +300,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Doctor(args) => doctor::run(args),
         Command::Status(args) => status::run(args),
         Command::Validate { file } => validate::run(&file),
+        Command::Completions(args) => completions::run(&args),
+        Command::Man { dir, date } => completions::write_man_pages(&dir, date.as_deref()),
     }
 }
