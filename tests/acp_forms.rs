@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use serde_json::{Value, json};
 
 use askpane::app::{App, AppOptions};
@@ -121,13 +121,7 @@ impl Window {
 
     /// Whether some node (not a text run) shows `part` in its value or label.
     fn has_text(&self, part: &str) -> bool {
-        self.harness
-            .root()
-            .children_recursive()
-            .map(|node| node.accesskit_node())
-            .filter(|node| node.role() != Role::TextRun)
-            .filter_map(|node| node.value().or_else(|| node.label()))
-            .any(|text| text.contains(part))
+        crate::claude_host::has_text_with(&self.harness, &[part])
     }
 
     /// Steps the window until `done` (bounded by WAIT).

@@ -742,7 +742,7 @@ fn a_secret_answer_is_masked_for_the_window_and_never_reaches_the_store() {
 use askpane::app::App;
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 
 /// The window (kittest) with a `CodexSession` on the real app-server behind it.
 struct Window {
@@ -776,13 +776,7 @@ impl Window {
 
     /// Whether some node (not a text run) shows `part` in its value or label.
     fn has_text(&self, part: &str) -> bool {
-        self.harness
-            .root()
-            .children_recursive()
-            .map(|node| node.accesskit_node())
-            .filter(|node| node.role() != Role::TextRun)
-            .filter_map(|node| node.value().or_else(|| node.label()))
-            .any(|text| text.contains(part))
+        crate::claude_host::has_text_with(&self.harness, &[part])
     }
 
     /// Steps the window until `done` (bounded by WAIT).

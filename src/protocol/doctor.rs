@@ -227,7 +227,9 @@ pub fn inbox(facts: &InboxFacts) -> Check {
         ),
         InboxFacts::Running { pid, started_at, waiting, now } => {
             let up = match started_at {
-                Some(started) => format!(", up {}", age(now.saturating_sub(*started))),
+                Some(started) => {
+                    format!(", up {}", super::status::duration(now.saturating_sub(*started)))
+                }
                 None => String::new(),
             };
             Check::ok(NAME, format!("running (pid {pid}{up}), {waiting} waiting"))
@@ -432,16 +434,6 @@ pub fn program_of(command: &str) -> &str {
         }
     }
     command.split_once(char::is_whitespace).map_or(command, |(program, _)| program)
-}
-
-/// A short age: `45s`, `12m`, `3h5m`, `2d4h`.
-fn age(secs: u64) -> String {
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m", secs / 60),
-        3600..86_400 => format!("{}h{}m", secs / 3600, secs % 3600 / 60),
-        _ => format!("{}d{}h", secs / 86_400, secs % 86_400 / 3600),
-    }
 }
 
 #[cfg(test)]

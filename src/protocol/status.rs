@@ -202,8 +202,8 @@ pub fn pango_escape(text: &str) -> String {
     escaped
 }
 
-/// A short age: `45s`, `12m`, `3h5m`, `2d4h`.
-fn duration(secs: u64) -> String {
+/// A short age: `45s`, `12m`, `3h5m`, `2d4h` (also the inbox's uptime in `askpane doctor`).
+pub(crate) fn duration(secs: u64) -> String {
     match secs {
         0..60 => format!("{secs}s"),
         60..3600 => format!("{}m", secs / 60),
