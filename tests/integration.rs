@@ -73,6 +73,9 @@ mod hosted;
 // inboxes, racing starts, malformed lines, --quit, signals, permissions.
 #[cfg(target_os = "linux")]
 mod inbox;
+// Issue 31: the inbox's socket as a front end's way in (list with full content).
+#[cfg(target_os = "linux")]
+mod front_end;
 // Issue 29: `askpane doctor` on a good set-up and on each broken one made on purpose.
 #[cfg(target_os = "linux")]
 mod doctor;

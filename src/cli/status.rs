@@ -106,7 +106,7 @@ fn connect() -> Option<InboxClient> {
 pub(super) fn open_asks(client: &mut InboxClient) -> io::Result<Vec<Listed>> {
     client.set_read_timeout(Some(ANSWER_WAIT))?;
     client.set_write_timeout(Some(ANSWER_WAIT))?;
-    client.send(&ClientMessage::List)?;
+    client.send(&ClientMessage::List { full: false })?;
     loop {
         match client.receive()? {
             Some(InboxMessage::List { requests }) => return Ok(requests),
@@ -172,8 +172,9 @@ enum Followed {
 fn follow(mut client: InboxClient, printer: &mut Printer) -> Followed {
     // Subscribed first, then listed: an event either reaches the list or comes after it, and
     // one that does both changes nothing (the open asks are keyed).
-    let sent =
-        client.send(&ClientMessage::Subscribe).and_then(|()| client.send(&ClientMessage::List));
+    let sent = client
+        .send(&ClientMessage::Subscribe)
+        .and_then(|()| client.send(&ClientMessage::List { full: false }));
     if sent.is_err() {
         return Followed::InboxEnded;
     }

@@ -38,8 +38,12 @@ pub enum ClientMessage {
     Ask(Box<AskMessage>),
     /// Takes back this connection's open request `id`; its `outcome` then says `withdrawn`.
     Withdraw { id: String },
-    /// Every open request of the inbox.
-    List,
+    /// Every open request of the inbox; with `full`, each with its [`AskContent`] (issue 31:
+    /// what a front end needs to show the ask and answer it).
+    List {
+        #[serde(default, skip_serializing_if = "is_false")]
+        full: bool,
+    },
     /// From now on, an `asked` and a `settled` line for every request of every client.
     Subscribe,
     /// Ends the inbox: every waiting client is told the window closed without an answer.
@@ -478,6 +482,57 @@ pub struct Listed {
     /// older inbox, which listed questions only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<AskKind>,
+    /// Issue 31: what the ask holds, only in the answer to `list` with `full` (a plain `list`
+    /// and `asked` stay small). Boxed: an ask's questions and previews can be large.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Box<AskContent>>,
+}
+
+impl Listed {
+    /// The same ask without its content, as a plain `list` and `asked` show it.
+    pub fn summary(&self) -> Listed {
+        Listed { content: None, ..self.clone() }
+    }
+}
+
+/// Issue 31: an ask's full content, for a front end that shows and answers it elsewhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AskContent {
+    /// Questions: `questions` as AskUserQuestion's input has them (each `question`, `header`,
+    /// `multiSelect`, `options` with `label`, `description` and `preview`).
+    Question { questions: Value },
+    /// A tool call to allow or deny.
+    Approval {
+        tool_name: String,
+        /// The tool's input as the agent sent it.
+        input: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// The rules the agent suggests adding with an allow, by index (`decide`'s
+        /// `always`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        suggestions: Vec<super::permission::Suggestion>,
+        /// The plan's markdown, when the tool is ExitPlanMode (a plan to review).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<String>,
+    },
+}
+
+impl AskContent {
+    /// The content of a tool call to allow.
+    pub fn of_approval(request: &super::stream::PermissionRequest) -> AskContent {
+        let plan = (request.tool_name == "ExitPlanMode")
+            .then(|| request.input.get("plan").and_then(Value::as_str).map(str::to_owned))
+            .flatten();
+        AskContent::Approval {
+            tool_name: request.tool_name.clone(),
+            input: request.input.clone(),
+            description: request.description.clone(),
+            suggestions: request.suggestions.clone(),
+            plan,
+        }
+    }
 }
 
 /// What a listed ask is.
@@ -562,7 +617,13 @@ mod tests {
         );
         assert_eq!(
             read_client_line(b" {\"type\": \"list\"}\r\n").expect("a line").expect("a message"),
-            ClientMessage::List
+            ClientMessage::List { full: false }
+        );
+        assert_eq!(
+            read_client_line(br#"{"type":"list","full":true}"#)
+                .expect("a line")
+                .expect("a message"),
+            ClientMessage::List { full: true }
         );
         assert!(read_client_line(b" \t\r\n").is_none());
         let timed_out = ClientMessage::PermissionTimedOut { id: "p1".into() };

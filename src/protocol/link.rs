@@ -56,7 +56,7 @@ impl Scope {
             | ClientMessage::Ask(_)
             | ClientMessage::Withdraw { .. }
             // Filtered by [`Scope::sees`].
-            | ClientMessage::List
+            | ClientMessage::List { .. }
             // A remote agent's hosted session and its permissions are this connection's own,
             // and shown with the host.
             | ClientMessage::Host { .. }
@@ -125,6 +125,7 @@ mod tests {
             asked_at: None,
             deadline_at: None,
             kind: None,
+            content: None,
         }
     }
 

@@ -238,6 +238,7 @@ mod tests {
             asked_at: Some(asked_at),
             deadline_at: deadline,
             kind: None,
+            content: None,
         }
     }
 

@@ -228,7 +228,7 @@ impl Shared {
         if let Ok(mut cards) = self.cards.lock() {
             cards.insert((listed.connection, listed.id.clone()), listed.clone());
         }
-        self.broadcast(&InboxMessage::Asked { request: listed });
+        self.broadcast(&InboxMessage::Asked { request: listed.summary() });
     }
 
     /// The card `id` of `connection` left the window (decided, timed out or withdrawn).
@@ -436,6 +436,7 @@ fn card_listed(
         asked_at: Some(unix_now()),
         deadline_at: timeout_secs.map(|secs| unix_now().saturating_add(secs)),
         kind: Some(inbox::AskKind::Approval),
+        content: Some(Box::new(inbox::AskContent::of_approval(request))),
     }
 }
 
@@ -665,17 +666,22 @@ impl Served {
                     }
                 }
             }
-            ClientMessage::List => {
+            ClientMessage::List { full } => {
+                // Issue 31: the content only when asked for (a plain `list` stays small).
+                let shown = |listed: &Listed| match full {
+                    true => listed.clone(),
+                    false => listed.summary(),
+                };
                 let mut requests: Vec<Listed> = match shared.open.lock() {
                     Ok(open) => open
                         .values()
                         .filter(|open| self.scope.sees(&open.listed))
-                        .map(|open| open.listed.clone())
+                        .map(|open| shown(&open.listed))
                         .collect(),
                     Err(_) => Vec::new(),
                 };
                 if let Ok(cards) = shared.cards.lock() {
-                    requests.extend(cards.values().filter(|card| self.scope.sees(card)).cloned());
+                    requests.extend(cards.values().filter(|card| self.scope.sees(card)).map(shown));
                 }
                 requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
                 self.writer.send(&InboxMessage::List { requests });
@@ -1134,12 +1140,21 @@ fn take_ask(
             asked_at: Some(unix_now()),
             deadline_at: policy.timeout_secs.map(|secs| unix_now().saturating_add(secs)),
             kind: Some(inbox::AskKind::Question),
+            content: Some(Box::new(inbox::AskContent::Question {
+                questions: request
+                    .core
+                    .ask
+                    .input()
+                    .get("questions")
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Array(Vec::new())),
+            })),
         };
         if let Ok(mut open) = shared.open.lock() {
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });
         }
         // Announced before the window has it, so that no subscriber hears it settled first.
-        shared.broadcast(&InboxMessage::Asked { request: listed });
+        shared.broadcast(&InboxMessage::Asked { request: listed.summary() });
         shared.to_ui(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
     let waiting_on = &shared.waiters;

@@ -529,7 +529,7 @@ fn wait(
                 },
             },
             recv(timer) -> _ => match deadline.fired(Instant::now()) {
-                Due::Check(next) => match client.send(&ClientMessage::List) {
+                Due::Check(next) => match client.send(&ClientMessage::List { full: false }) {
                     Ok(()) => deadline = next,
                     Err(error) => match error.kind() {
                         io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
