@@ -1,5 +1,6 @@
 //! Issue 31: the inbox's socket as a front end's (a bridge's) way in, over the real socket of a
-//! real inbox: `list` with each ask's full content.
+//! real inbox: `list` with each ask's full content; `answer` and `decline` by the page's rules
+//! (first answer wins, an ended ask refuses, a link may not answer, hostile lines change nothing).
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -101,4 +102,164 @@ fn list_full_shows_each_ask_s_questions_tool_input_and_plan() {
     for client in clients {
         client.kill();
     }
+}
+
+/// The one open question's connection and id, once it waits.
+fn open_question(front: &mut Connection) -> (u64, String) {
+    let asks = listed(front, false, 1);
+    let ask = asks.first().unwrap_or_else(|| panic!("no question waits: {asks:?}"));
+    (
+        ask["connection"].as_u64().expect("a connection"),
+        ask["id"].as_str().expect("an id").to_owned(),
+    )
+}
+
+fn answer_line(connection: u64, id: &str, by: &str) -> String {
+    json!({"type": "answer", "connection": connection, "id": id,
+           "answers": {"0": "1"}, "answered_by": by})
+    .to_string()
+}
+
+#[test]
+fn a_socket_answer_reaches_the_hook_exactly_as_the_window_s_would() {
+    let world = World::with_inbox("front-answer");
+    let input = question_with_preview("toolu_layout");
+    let hook = world.client(&["hook"], &input);
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    front.send(&answer_line(connection, &id, "@alice:example.org"));
+    let verdict = front.receive_kind("verdict");
+    assert_eq!(
+        verdict,
+        json!({"type": "verdict", "connection": connection, "id": id, "accepted": true})
+    );
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    // The same answer as the window sends it for a preset the user confirms.
+    let answers = world.answers("tabs.json", &json!({"Layout": "Tabs"}));
+    let own = world
+        .client(
+            &["hook", "--answers", answers.to_str().expect("UTF-8"), "--submit", "--no-inbox"],
+            &input,
+        )
+        .finish();
+    assert_eq!(stdout, own.1, "the socket's answer differs from the window's");
+    assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
+}
+
+#[test]
+fn a_socket_decline_reaches_the_hook_with_its_message() {
+    let world = World::with_inbox("front-decline");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_decline"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    let line = json!({"type": "decline", "connection": connection, "id": id,
+                      "message": "not now, ask Bob", "answered_by": "@alice"});
+    front.send(&line.to_string());
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("not now, ask Bob"), "{stdout}");
+}
+
+#[test]
+fn two_front_ends_racing_exactly_one_wins_and_the_other_hears_who() {
+    let world = World::with_inbox("front-race");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_race"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    let mut alice = world.connect();
+    let mut bob = world.connect();
+    alice.send(&answer_line(connection, &id, "@alice"));
+    bob.send(&answer_line(connection, &id, "@bob"));
+    let verdicts = [alice.receive_kind("verdict"), bob.receive_kind("verdict")];
+    let winners: Vec<&Value> = verdicts.iter().filter(|v| v["accepted"] == true).collect();
+    assert_eq!(winners.len(), 1, "{verdicts:?}");
+    let (winner, loser) = match verdicts[0]["accepted"] == true {
+        true => ("socket:@alice", &verdicts[1]),
+        false => ("socket:@bob", &verdicts[0]),
+    };
+    assert_eq!(loser["reason"], format!("it was already answered by {winner}"), "{verdicts:?}");
+    let (code, _, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    // Later still, the ask is remembered as answered by the winner.
+    bob.send(&answer_line(connection, &id, "@bob"));
+    let late = bob.receive_kind("verdict");
+    assert_eq!(late["accepted"], false);
+    assert_eq!(late["reason"], format!("it was already answered by {winner}"), "{late}");
+}
+
+#[test]
+fn an_answer_to_a_withdrawn_ask_is_refused() {
+    let world = World::with_inbox("front-withdrawn");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_gone"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    hook.kill();
+    let deadline = Instant::now() + WAIT;
+    while !listed(&mut front, false, 0).is_empty() {
+        assert!(Instant::now() < deadline, "the killed hook's question stays open");
+        thread::sleep(Duration::from_millis(50));
+    }
+    front.send(&answer_line(connection, &id, "@alice"));
+    let verdict = front.receive_kind("verdict");
+    assert_eq!(verdict["accepted"], false, "{verdict}");
+    assert_eq!(verdict["reason"], "it has ended (withdrawn)", "{verdict}");
+}
+
+#[test]
+fn a_link_s_connection_may_not_answer_and_hostile_lines_change_nothing() {
+    let world = World::with_inbox("front-hostile");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_hostile"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+
+    let mut linked = world.connect();
+    linked.send(r#"{"type":"via_link","host":"devbox"}"#);
+    linked.receive_kind("linked");
+    linked.send(&answer_line(connection, &id, "@mallory"));
+    let refused = linked.receive_kind("error");
+    assert!(
+        refused["message"].as_str().unwrap_or_default().contains("`answer` is for this machine"),
+        "{refused}"
+    );
+    let decline = json!({"type": "decline", "connection": connection, "id": id,
+                         "message": "no", "answered_by": "@mallory"});
+    linked.send(&decline.to_string());
+    assert!(
+        linked.receive_kind("error")["message"].as_str().unwrap_or_default().contains("`decline`")
+    );
+
+    // Unknown ids, a label that is no label, a shape that is no answer, an option it lacks.
+    front.send(&answer_line(connection, "nope", "@alice"));
+    let unknown = front.receive_kind("error");
+    assert_eq!(
+        unknown["message"],
+        format!("no open question \"nope\" of connection {connection}"),
+        "{unknown}"
+    );
+    front.send(&answer_line(connection + 1000, &id, "@alice"));
+    front.receive_kind("error");
+    front.send(&answer_line(connection, &id, "line\nbreak"));
+    let label = front.receive_kind("error");
+    assert!(label["message"].as_str().unwrap_or_default().contains("answered_by"), "{label}");
+    front.send(&json!({"type": "answer", "connection": connection, "id": id}).to_string());
+    let missing = front.receive_kind("error");
+    assert!(missing["message"].as_str().unwrap_or_default().contains("answered_by"), "{missing}");
+    front.send(
+        &json!({"type": "answer", "connection": connection, "id": id,
+                "answers": {"0": "9"}, "answered_by": "@alice"})
+        .to_string(),
+    );
+    let wrong = front.receive_kind("verdict");
+    assert_eq!(wrong["accepted"], false, "{wrong}");
+    assert!(wrong["reason"].as_str().is_some_and(|reason| !reason.is_empty()), "{wrong}");
+
+    // Nothing changed: the question still waits, and the right answer still counts.
+    assert_eq!(open_question(&mut front), (connection, id.clone()));
+    front.send(&answer_line(connection, &id, "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
 }

@@ -129,6 +129,18 @@ impl App {
                     let settled = self.state.withdraw(&tool_use_id);
                     self.send(settled);
                 }
+                // Issue 31: a front end on the inbox socket answers; its verdict first, so
+                // that one answering next hears who came first.
+                Ok(Inbound::Request(RequestEvent::FrontEnd(answer))) => {
+                    let crate::transport::FrontEndAnswer { request, message, verdict } = *answer;
+                    match self.state.answer_from_front_end(request, message) {
+                        Ok(settled) => {
+                            verdict(Ok(()));
+                            self.send(Some(settled));
+                        }
+                        Err(refusal) => verdict(Err(refusal)),
+                    }
+                }
                 // Issue 10 (inbox): the client that asked went away.
                 Ok(Inbound::Request(RequestEvent::Leave { asker })) => {
                     let settled = self.state.leave(asker);

@@ -38,6 +38,15 @@ use crate::protocol::web::{BrowserError, BrowserMessage, TimeoutChange};
 use crate::protocol::{Outcome, TextField};
 use journal::Journal;
 
+/// Why a front end's answer was not taken (issue 31).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrontEndRefusal {
+    /// The request is no longer open: answered first by someone else, withdrawn, timed out.
+    Ended,
+    /// The answer does not fit the request (an option it does not have, …).
+    Invalid(BrowserError),
+}
+
 /// A reply handle: where the one answer to an ask goes (natively a `Responder`, whose `Drop`
 /// still tells the agent when nothing was sent). The book holds handles and never sends on its
 /// own; the methods a driver calls to hand an ending on ([`Settled::deliver`], [`Book::take`],
@@ -210,6 +219,24 @@ impl<R> Book<R> {
             return Ok(None);
         };
         Ok(outcome.and_then(|outcome| self.settle(id, outcome, Ending::User)))
+    }
+
+    /// Issue 31: a front end's answer (the inbox socket's `answer`, `decline`), by the page's
+    /// rules ([`Book::answer_from_page`]): first answer wins, so a request that has ended (or a
+    /// message that decides nothing) is refused rather than taken.
+    pub fn answer_from_front_end(
+        &mut self,
+        id: RequestId,
+        message: BrowserMessage,
+    ) -> Result<Settled<R>, FrontEndRefusal> {
+        if self.get(id).is_none() {
+            return Err(FrontEndRefusal::Ended);
+        }
+        match self.answer_from_page(id, message) {
+            Ok(Some(settled)) => Ok(settled),
+            Ok(None) => Err(FrontEndRefusal::Ended),
+            Err(error) => Err(FrontEndRefusal::Invalid(error)),
+        }
     }
 
     /// Every open request, oldest first.

@@ -3,7 +3,8 @@
 //!
 //! A connection opens with the inbox's [`InboxMessage::Hello`] (the protocol [`VERSION`]). A
 //! client then sends any of [`ClientMessage`]: `ask` (an agent's message exactly as received,
-//! with the client's [`Policy`]), `withdraw`, `list`, `subscribe`, `quit`, or its own `hello`
+//! with the client's [`Policy`]), `withdraw`, `list`, `subscribe`, `quit`, a front end's `answer`
+//! and `decline` (issue 31), or its own `hello`
 //! to check the version. Every `ask` gets an `accepted` and, once decided, an `outcome` holding
 //! the reply line the client prints and the exit code it ends with. A line that is not a
 //! message gets an `error` that says what was wrong, and the connection stays usable.
@@ -13,7 +14,7 @@
 //! session as an entry of its own, and sends back `prompt`, `interrupt` and `permission_decided`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::envelope::ReplyFormat;
 use super::hook_notification::TerminalNotice;
@@ -95,6 +96,32 @@ pub enum ClientMessage {
     /// `linked`. Accepted once per connection: a second (one a remote client sent through the
     /// link) is refused.
     ViaLink { host: String },
+    /// Issue 31: a front end answers the open question `id` of `connection` (as `list` names
+    /// it), in the page's shape: `answers` by question index (`"1"`: option numbers from 1,
+    /// comma-joined, and `other:<text>`), `notes` by question index, or `response` (a reply in
+    /// the user's own words). Answered with `verdict`.
+    Answer {
+        connection: u64,
+        id: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        answers: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        notes: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<String>,
+        /// Who answered, as the front end names them (`@alice:example.org`); recorded as
+        /// `socket:<this>`, so that no client can pose as the window.
+        answered_by: String,
+    },
+    /// Issue 31: a front end declines the open question `id` of `connection`, with the message
+    /// the agent reads. Answered with `verdict`.
+    Decline {
+        connection: u64,
+        id: String,
+        #[serde(default)]
+        message: String,
+        answered_by: String,
+    },
     /// Issue 26 item 6: a Claude Code terminal says it waits (its `Notification` hook). The inbox
     /// names it in its desktop notification, unless it shows an ask of that session already.
     /// Answered with `noticed`.
@@ -420,6 +447,15 @@ pub enum InboxMessage {
     /// The answer to `notice`: taken; `notifies` is false when this inbox shows no desktop
     /// notifications (`--no-notify`, `--ui web`), so nothing will be raised.
     Noticed { notifies: bool },
+    /// Issue 31: whether a front end's `answer` or `decline` of request `id` of `connection`
+    /// counted; `reason` says why not (who answered first, or how it ended).
+    Verdict {
+        connection: u64,
+        id: String,
+        accepted: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The line just read was not a message the inbox can act on; the connection stays usable.
     Error {
         message: String,
@@ -551,7 +587,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link or notice"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link, notice, answer or decline"
     )]
     NotAMessage(String),
 }

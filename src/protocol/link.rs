@@ -73,6 +73,9 @@ impl Scope {
             ClientMessage::Show => "show",
             ClientMessage::NewLink => "new_link",
             ClientMessage::Quit => "quit",
+            // Issue 31: a remote host never answers the desk's asks.
+            ClientMessage::Answer { .. } => "answer",
+            ClientMessage::Decline { .. } => "decline",
         };
         Err(Refused::NotThroughALink { host, verb })
     }

@@ -23,6 +23,7 @@ mod connection;
 mod deliver;
 #[cfg(unix)]
 mod event_loop;
+mod front_end;
 mod launch;
 mod notice;
 mod waiters;
@@ -69,8 +70,8 @@ use super::lines::Frame;
 use super::pipe::MAX_INPUT_BYTES;
 use super::signals::StopSignal;
 use super::{
-    ApprovalEvent, Control, Inbound, PermissionAsk, Provenance, RequestEvent, RequestId, Responder,
-    SessionCommand, SessionInbound, SessionKey,
+    ApprovalEvent, Control, FrontEndAnswer, Inbound, PermissionAsk, Provenance, RequestEvent,
+    RequestId, Responder, SessionCommand, SessionInbound, SessionKey,
 };
 use waiters::{Pending, Waiters};
 #[cfg(unix)]
@@ -200,6 +201,8 @@ struct Shared {
     started_at: Option<u64>,
     /// Issue 30 item 2: the one thread that waits for every client's open requests.
     waiters: Waiters,
+    /// Issue 31: who answered through the socket, and how the last asks ended.
+    front_end: Mutex<front_end::Memory>,
 }
 
 /// Replaces the inbox's page link and returns the new links, or says why it could not.
@@ -294,6 +297,7 @@ impl InboxServer {
             notices: std::sync::OnceLock::new(),
             started_at: started_at(&socket),
             waiters: Waiters::start()?,
+            front_end: Mutex::new(front_end::Memory::default()),
         });
         let acceptor = Arc::new(Acceptor::new(&socket)?);
         let accepting = Arc::clone(&shared);
@@ -685,6 +689,39 @@ impl Served {
                 }
                 requests.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
                 self.writer.send(&InboxMessage::List { requests });
+            }
+            ClientMessage::Answer { connection, id, answers, notes, response, answered_by } => {
+                use crate::protocol::web::{BrowserMessage, PageForm, PagePicks, Sent};
+                let body = PageForm {
+                    tool_use_id: Sent::Absent,
+                    picks: PagePicks { answers: Sent::Given(answers), notes: Sent::Given(notes) },
+                    response: response.map_or(Sent::Absent, Sent::Given),
+                };
+                front_end::answer(
+                    shared,
+                    &self.writer,
+                    connection,
+                    id,
+                    &answered_by,
+                    |tool_use_id| BrowserMessage::Answer { tool_use_id, body },
+                );
+            }
+            ClientMessage::Decline { connection, id, message, answered_by } => {
+                use crate::protocol::web::BrowserMessage;
+                // The page's own bound on what the model reads.
+                if let Err(error) = crate::protocol::limits::check_decline_wire_message(&message) {
+                    let message = format!("the decline's message: {error}");
+                    self.writer.send(&InboxMessage::Error { message, id: Some(id) });
+                    return;
+                }
+                front_end::answer(
+                    shared,
+                    &self.writer,
+                    connection,
+                    id,
+                    &answered_by,
+                    |tool_use_id| BrowserMessage::Declined { tool_use_id, stop: false, message },
+                );
             }
             ClientMessage::Subscribe => {
                 if let Ok(mut subscribers) = shared.subscribers.lock() {
@@ -1185,6 +1222,9 @@ fn take_ask(
         let reply = ReplyShape { format, always_a_line }.line(&envelope, &outcome);
         // The inbox's wire carries the name as text: a client of another version still reads it.
         let kind = outcome.kind().as_str().to_owned();
+        if let (Ok(mut memory), Some(mine)) = (shared.front_end.lock(), mine) {
+            memory.ended(connection, &id, mine, &kind);
+        }
         writer.send(&InboxMessage::Outcome(OutcomeMessage {
             id: id.clone(),
             outcome: kind.clone(),

@@ -117,9 +117,32 @@ pub enum RequestEvent {
     /// request is withdrawn when nobody else waits on it. Unlike `Withdraw`, this finds requests
     /// that have no tool_use_id (a plain tool input), and leaves the others asking the same.
     Leave { asker: RequestId },
+    /// Issue 31: a front end (a bridge on the inbox socket) answers or declines request
+    /// `request`; the driver applies it by the page's rules and tells the verdict.
+    FrontEnd(Box<FrontEndAnswer>),
     /// A request the client's policy decided as it arrived (`--answers --submit`, `--decline`,
     /// …), never shown: its outcome goes into history like every other (issue 11).
     Unshown { core: Box<Core>, outcome: Outcome },
+}
+
+/// Issue 31: a front end's answer to an open request, and where its verdict goes.
+pub struct FrontEndAnswer {
+    pub request: RequestId,
+    /// The answer, in the page's shape (its `tool_use_id` is not read).
+    pub message: crate::protocol::web::BrowserMessage,
+    /// Told whether the answer counted, before its outcome is delivered (so that whoever
+    /// answers next hears who came first).
+    pub verdict: Box<dyn FnOnce(Result<(), crate::book::FrontEndRefusal>) + Send>,
+}
+
+impl std::fmt::Debug for FrontEndAnswer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("FrontEndAnswer")
+            .field("request", &self.request)
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Tool calls an agent wants to make.

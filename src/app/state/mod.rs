@@ -426,6 +426,17 @@ impl<R, A> State<R, A> {
         self.recorded(settled)
     }
 
+    /// Issue 31: a front end's answer through the inbox socket, by the page's rules.
+    pub fn answer_from_front_end(
+        &mut self,
+        id: RequestId,
+        message: crate::protocol::web::BrowserMessage,
+    ) -> Result<Settled<R>, crate::book::FrontEndRefusal> {
+        let settled = self.book.answer_from_front_end(id, message)?;
+        self.record(&settled);
+        Ok(settled)
+    }
+
     /// The question was settled elsewhere (`how`: "answered in another window").
     pub fn settled_elsewhere(&mut self, tool_use_id: &str, how: &str) -> Option<Settled<R>> {
         let settled = self.book.settled_elsewhere(tool_use_id, how);

@@ -422,7 +422,12 @@ impl<A: HostedAgent> RelayState<A> {
                 return (Step::End, None);
             }
             // Only a window receives these.
-            Inbound::Request(RequestEvent::Leave { .. } | RequestEvent::Unshown { .. })
+            // (A front end's answer comes from the inbox's socket to its window, never here.)
+            Inbound::Request(
+                RequestEvent::Leave { .. }
+                | RequestEvent::Unshown { .. }
+                | RequestEvent::FrontEnd(_),
+            )
             | Inbound::Approval(
                 ApprovalEvent::TimedOutPermission { .. } | ApprovalEvent::Unshown(_),
             )
@@ -517,7 +522,8 @@ impl<A: HostedAgent> RelayState<A> {
             | InboxMessage::Shown
             | InboxMessage::Linked { .. }
             | InboxMessage::NewLink { .. }
-            | InboxMessage::Noticed { .. } => {}
+            | InboxMessage::Noticed { .. }
+            | InboxMessage::Verdict { .. } => {}
         }
         Step::Go
     }

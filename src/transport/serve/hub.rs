@@ -380,6 +380,17 @@ impl Hub {
             | Inbound::Page(PageEvent::Settled { tool_use_id, .. }) => {
                 self.resolve(&tool_use_id, Outcome::Withdrawn);
             }
+            // Issue 31: a front end on the inbox socket answers, by the page's rules.
+            Inbound::Request(RequestEvent::FrontEnd(answer)) => {
+                let crate::transport::FrontEndAnswer { request, message, verdict } = *answer;
+                match self.book.answer_from_front_end(request, message) {
+                    Ok(settled) => {
+                        verdict(Ok(()));
+                        self.told(settled, None);
+                    }
+                    Err(refusal) => verdict(Err(refusal)),
+                }
+            }
             // Issue 10 (inbox): the client that asked went away; its handle leaves.
             Inbound::Request(RequestEvent::Leave { asker }) => {
                 if let Some(settled) = self.book.leave(asker) {

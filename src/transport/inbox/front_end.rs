@@ -1,0 +1,147 @@
+//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`): a bridge (a chat
+//! room, a script) answers an open question the way the browser page does, through the same
+//! book rules in the window's (or page's) driver, and hears whether its answer counted.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use crate::book::FrontEndRefusal;
+use crate::protocol::inbox::InboxMessage;
+use crate::protocol::web::BrowserMessage;
+
+use super::writer::Writer;
+use super::{FrontEndAnswer, Inbound, RequestEvent, RequestId, Shared};
+
+/// How many ended asks the inbox remembers, to tell a late front end how each ended.
+const REMEMBERED_ENDINGS: usize = 512;
+
+/// The longest `answered_by` label a front end may give, in bytes.
+pub(super) const MAX_LABEL_BYTES: usize = 256;
+
+/// What the inbox remembers for front ends: who answered the asks a front end answered, and
+/// how the last asks ended (so a late answer hears who came first, not "unknown").
+#[derive(Debug, Default)]
+pub(super) struct Memory {
+    answered_by: HashMap<RequestId, String>,
+    ended: VecDeque<((u64, String), RequestId, String)>,
+}
+
+impl Memory {
+    /// The ask `request` (`id` of `connection`) ended as `outcome`: remembered in words.
+    pub(super) fn ended(&mut self, connection: u64, id: &str, request: RequestId, outcome: &str) {
+        let how = match (self.answered_by.remove(&request), outcome) {
+            (Some(label), _) => format!("it was already answered by {label}"),
+            (None, "answered") => {
+                "it was already answered in the inbox's window or browser page".to_owned()
+            }
+            (None, other) => format!("it has ended ({other})"),
+        };
+        if self.ended.len() >= REMEMBERED_ENDINGS {
+            self.ended.pop_front();
+        }
+        self.ended.push_back(((connection, id.to_owned()), request, how));
+    }
+
+    /// How ask `id` of `connection` ended, when it is remembered (the latest of that name).
+    fn how_it_ended(&self, connection: u64, id: &str) -> Option<&str> {
+        self.ended
+            .iter()
+            .rev()
+            .find(|((number, name), _, _)| *number == connection && name == id)
+            .map(|(_, _, how)| how.as_str())
+    }
+
+    /// How the ask `request` ended, in words: who answered it first, when a front end did.
+    fn how_request_ended(&self, request: RequestId) -> Option<String> {
+        if let Some(label) = self.answered_by.get(&request) {
+            return Some(format!("it was already answered by {label}"));
+        }
+        let ended = self.ended.iter().rev().find(|(_, ended, _)| *ended == request);
+        ended.map(|(_, _, how)| how.clone())
+    }
+}
+
+/// Checks a front end's label: printable text of a bounded size.
+fn label(answered_by: &str) -> Result<String, String> {
+    let fits = !answered_by.trim().is_empty()
+        && answered_by.len() <= MAX_LABEL_BYTES
+        && !answered_by.chars().any(char::is_control);
+    match fits {
+        true => Ok(format!("socket:{answered_by}")),
+        false => Err(format!(
+            "answered_by must be printable text of 1 to {MAX_LABEL_BYTES} bytes, not {answered_by:?}"
+        )),
+    }
+}
+
+/// A front end's answer to ask `id` of `connection`: handed to the window, whose verdict goes
+/// back to `writer` as `verdict`; an error at once when nothing could be handed on.
+pub(super) fn answer(
+    shared: &Arc<Shared>,
+    writer: &Arc<Writer>,
+    connection: u64,
+    id: String,
+    answered_by: &str,
+    message: impl FnOnce(String) -> BrowserMessage,
+) {
+    let error = |message: String, id: String| {
+        writer.send(&InboxMessage::Error { message, id: Some(id) });
+    };
+    let label = match label(answered_by) {
+        Ok(label) => label,
+        Err(message) => return error(message, id),
+    };
+    let key = (connection, id.clone());
+    let open = shared.open.lock().ok().and_then(|open| {
+        open.get(&key).map(|open| (open.request, open.listed.tool_use_id.clone()))
+    });
+    let Some((request, tool_use_id)) = open else {
+        let ended = shared
+            .front_end
+            .lock()
+            .ok()
+            .and_then(|memory| memory.how_it_ended(connection, &id).map(str::to_owned));
+        match ended {
+            Some(reason) => {
+                let reason = Some(reason);
+                writer.send(&InboxMessage::Verdict { connection, id, accepted: false, reason });
+            }
+            None => error(format!("no open question {id:?} of connection {connection}"), id),
+        }
+        return;
+    };
+    let writer = Arc::clone(writer);
+    let remembering = Arc::clone(shared);
+    let verdict = Box::new(move |verdict: Result<(), FrontEndRefusal>| {
+        let reason = match verdict {
+            Ok(()) => {
+                log::info!(speaker = super::INBOX; "{label} answered {id:?} of connection {connection}");
+                if let Ok(mut memory) = remembering.front_end.lock() {
+                    memory.answered_by.insert(request, label);
+                }
+                None
+            }
+            Err(FrontEndRefusal::Ended) => Some(
+                remembering
+                    .front_end
+                    .lock()
+                    .ok()
+                    .and_then(|memory| memory.how_request_ended(request))
+                    .unwrap_or_else(|| {
+                        "it has already ended (answered in the inbox's window or browser page, \
+                         withdrawn or timed out)"
+                            .to_owned()
+                    }),
+            ),
+            Err(FrontEndRefusal::Invalid(error)) => Some(error.to_string()),
+        };
+        let accepted = reason.is_none();
+        writer.send(&InboxMessage::Verdict { connection, id, accepted, reason });
+    });
+    let message = message(tool_use_id.unwrap_or_default());
+    shared.to_ui(Inbound::Request(RequestEvent::FrontEnd(Box::new(FrontEndAnswer {
+        request,
+        message,
+        verdict,
+    }))));
+}
