@@ -263,3 +263,85 @@ fn a_link_s_connection_may_not_answer_and_hostile_lines_change_nothing() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
 }
+
+/// A `decide` line for `decision` (its `decision`, `suggestion`, `message`).
+fn decide_line(connection: u64, id: &str, decision: Value, by: &str) -> String {
+    let mut line = json!({"type": "decide", "connection": connection, "id": id, "answered_by": by});
+    if let (Value::Object(line), Value::Object(decision)) = (&mut line, decision) {
+        line.extend(decision);
+    }
+    line.to_string()
+}
+
+#[test]
+fn a_socket_decides_tool_calls_as_the_page_does_and_the_first_decision_wins() {
+    let world = World::with_inbox("front-decide");
+    let mut front = world.connect();
+    let decision_of = |stdout: &str| -> Value {
+        let reply: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|error| panic!("no JSON ({error}): {stdout:?}"));
+        reply["hookSpecificOutput"]["decision"].clone()
+    };
+    // Allow always, with the second suggestion: the rule goes back to Claude Code.
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "touch marker"})));
+    let (connection, id) = open_question(&mut front);
+    front.send(&decide_line(
+        connection,
+        &id,
+        json!({"decision": "allow_always", "suggestion": 7}),
+        "@alice",
+    ));
+    let bad = front.receive_kind("error");
+    assert!(bad["message"].as_str().unwrap_or_default().contains("suggestion"), "{bad}");
+    let mut bob = world.connect();
+    front.send(&decide_line(
+        connection,
+        &id,
+        json!({"decision": "allow_always", "suggestion": 1}),
+        "@alice",
+    ));
+    bob.send(&decide_line(connection, &id, json!({"decision": "deny", "message": "no"}), "@bob"));
+    let verdicts = [front.receive_kind("verdict"), bob.receive_kind("verdict")];
+    assert_eq!(verdicts.iter().filter(|v| v["accepted"] == true).count(), 1, "{verdicts:?}");
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let decision = decision_of(&stdout);
+    match verdicts[0]["accepted"] == true {
+        true => {
+            assert_eq!(decision["behavior"], "allow", "{stdout}");
+            assert_eq!(decision["updatedPermissions"][0]["mode"], "acceptEdits", "{stdout}");
+            assert_eq!(verdicts[1]["reason"], "it was already answered by socket:@alice");
+        }
+        false => {
+            assert_eq!(decision["behavior"], "deny", "{stdout}");
+            assert_eq!(verdicts[0]["reason"], "it was already answered by socket:@bob");
+        }
+    }
+    // Deny with words: the model reads them as the page's deny says them.
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "rm -rf build"})));
+    let (connection, id) = open_question(&mut front);
+    front.send(&decide_line(
+        connection,
+        &id,
+        json!({"decision": "deny", "message": "use make clean"}),
+        "@alice",
+    ));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (_, stdout, _) = hook.finish();
+    let decision = decision_of(&stdout);
+    assert_eq!(decision["behavior"], "deny", "{stdout}");
+    assert_eq!(decision["message"], "The user denied this tool call and said: use make clean");
+    // A link may not decide.
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "ls"})));
+    let (connection, id) = open_question(&mut front);
+    let mut linked = world.connect();
+    linked.send(r#"{"type":"via_link","host":"devbox"}"#);
+    linked.receive_kind("linked");
+    linked.send(&decide_line(connection, &id, json!({"decision": "allow"}), "@mallory"));
+    let refused = linked.receive_kind("error");
+    assert!(refused["message"].as_str().unwrap_or_default().contains("`decide`"), "{refused}");
+    front.send(&decide_line(connection, &id, json!({"decision": "allow"}), "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (_, stdout, _) = hook.finish();
+    assert_eq!(decision_of(&stdout)["behavior"], "allow", "{stdout}");
+}

@@ -313,6 +313,23 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         Some(end)
     }
 
+    /// Issue 31: a front end's decision on the card `request_id` (the inbox socket's
+    /// `decide`), by [`Approvals::decide`]'s rules: refused when the card has ended (decided
+    /// first elsewhere, withdrawn) or does not offer that decision (it then stays open).
+    pub fn decide_from_front_end(
+        &mut self,
+        request_id: &str,
+        decision: PermissionDecision,
+    ) -> Result<PermissionEnd, super::FrontEndRefusal> {
+        let open = self.by_request_id(request_id).is_some();
+        self.decide(request_id, decision).ok_or(match open {
+            true => super::FrontEndRefusal::Invalid(
+                crate::protocol::web::BrowserError::NotOffered(request_id.to_owned()),
+            ),
+            false => super::FrontEndRefusal::Ended,
+        })
+    }
+
     /// The agent took back the tool call `request_id`: the card goes, and its handles hear
     /// [`WITHDRAWN_BY_AGENT`] (a hook's: no decision). Returns the card's id; `None` when no
     /// such card waits (decided already: the decision stands).

@@ -237,7 +237,8 @@ fn host_without_window<A: HostedAgent>(
             Inbound::Approval(
                 ApprovalEvent::WithdrawPermission { .. }
                 | ApprovalEvent::TimedOutPermission { .. }
-                | ApprovalEvent::Unshown(_),
+                | ApprovalEvent::Unshown(_)
+                | ApprovalEvent::FrontEnd(_),
             )
             | Inbound::Request(_)
             | Inbound::Session(_)

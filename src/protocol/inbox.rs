@@ -3,8 +3,8 @@
 //!
 //! A connection opens with the inbox's [`InboxMessage::Hello`] (the protocol [`VERSION`]). A
 //! client then sends any of [`ClientMessage`]: `ask` (an agent's message exactly as received,
-//! with the client's [`Policy`]), `withdraw`, `list`, `subscribe`, `quit`, a front end's `answer`
-//! and `decline` (issue 31), or its own `hello`
+//! with the client's [`Policy`]), `withdraw`, `list`, `subscribe`, `quit`, a front end's `answer`,
+//! `decline` and `decide` (issue 31), or its own `hello`
 //! to check the version. Every `ask` gets an `accepted` and, once decided, an `outcome` holding
 //! the reply line the client prints and the exit code it ends with. A line that is not a
 //! message gets an `error` that says what was wrong, and the connection stays usable.
@@ -122,10 +122,32 @@ pub enum ClientMessage {
         message: String,
         answered_by: String,
     },
+    /// Issue 31: a front end decides the open tool call `id` of `connection` (an approval, as
+    /// `list` names it): `allow`, `allow_always` with the index of one of its `suggestions`,
+    /// or `deny` with a `message` the agent reads. Answered with `verdict`.
+    Decide {
+        connection: u64,
+        id: String,
+        decision: FrontEndDecision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggestion: Option<usize>,
+        #[serde(default)]
+        message: String,
+        answered_by: String,
+    },
     /// Issue 26 item 6: a Claude Code terminal says it waits (its `Notification` hook). The inbox
     /// names it in its desktop notification, unless it shows an ask of that session already.
     /// Answered with `noticed`.
     Notice { notice: TerminalNotice },
+}
+
+/// Issue 31: what a front end's `decide` decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontEndDecision {
+    Allow,
+    AllowAlways,
+    Deny,
 }
 
 /// A hosted session's event on the wire: the transcript messages a window shows, and the end.
@@ -587,7 +609,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link, notice, answer or decline"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link, notice, answer, decline or decide"
     )]
     NotAMessage(String),
 }

@@ -76,6 +76,7 @@ impl Scope {
             // Issue 31: a remote host never answers the desk's asks.
             ClientMessage::Answer { .. } => "answer",
             ClientMessage::Decline { .. } => "decline",
+            ClientMessage::Decide { .. } => "decide",
         };
         Err(Refused::NotThroughALink { host, verb })
     }

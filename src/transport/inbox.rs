@@ -239,6 +239,9 @@ impl Shared {
         let removed =
             self.cards.lock().ok().and_then(|mut cards| cards.remove(&(connection, id.to_owned())));
         if removed.is_some() {
+            if let Ok(mut memory) = self.front_end.lock() {
+                memory.card_ended(connection, id, outcome);
+            }
             let (id, outcome) = (id.to_owned(), outcome.to_owned());
             self.broadcast(&InboxMessage::Settled { connection, id, outcome });
         }
@@ -722,6 +725,17 @@ impl Served {
                     &answered_by,
                     |tool_use_id| BrowserMessage::Declined { tool_use_id, stop: false, message },
                 );
+            }
+            ClientMessage::Decide {
+                connection,
+                id,
+                decision,
+                suggestion,
+                message,
+                answered_by,
+            } => {
+                let decided = front_end::Decided { decision, suggestion, message };
+                front_end::decide(shared, &self.writer, connection, id, &answered_by, decided);
             }
             ClientMessage::Subscribe => {
                 if let Ok(mut subscribers) = shared.subscribers.lock() {

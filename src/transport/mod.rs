@@ -145,6 +145,23 @@ impl std::fmt::Debug for FrontEndAnswer {
     }
 }
 
+/// Issue 31: a front end's decision on a permission card, and where its verdict goes.
+pub struct FrontEndDecision {
+    pub request_id: String,
+    pub decision: crate::protocol::stream::PermissionDecision,
+    pub verdict: Box<dyn FnOnce(Result<(), crate::book::FrontEndRefusal>) + Send>,
+}
+
+impl std::fmt::Debug for FrontEndDecision {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("FrontEndDecision")
+            .field("request_id", &self.request_id)
+            .field("decision", &self.decision)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Tool calls an agent wants to make.
 #[derive(Debug)]
 pub enum ApprovalEvent {
@@ -155,6 +172,8 @@ pub enum ApprovalEvent {
     /// Issue 26: `--timeout` ran out on a card nobody decided: it goes as a withdrawn one does,
     /// and history says it timed out.
     TimedOutPermission { request_id: String },
+    /// Issue 31: a front end on the inbox socket decides the card `request_id`.
+    FrontEnd(Box<FrontEndDecision>),
     /// Issue 26: a tool call decided as it arrived (a flag: `--decline`, `--non-interactive`),
     /// never shown, but recorded all the same.
     Unshown(Box<crate::book::approval::EndedApproval>),

@@ -603,6 +603,15 @@ impl<R: ReplyHandle<Outcome>, A> State<R, A> {
 }
 
 impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
+    /// Issue 31: a front end's decision on a card through the inbox socket.
+    pub fn decide_from_front_end(
+        &mut self,
+        request_id: &str,
+        decision: crate::protocol::stream::PermissionDecision,
+    ) -> Result<crate::protocol::web::PermissionEnd, crate::book::FrontEndRefusal> {
+        self.approvals.decide_from_front_end(request_id, decision)
+    }
+
     /// Applies what the user did to the agent session or to its cards (a decision goes to the
     /// agent at once: [`Approvals::apply`]); returns what the app must send.
     pub fn apply_session(&mut self, action: SessionAction) -> Option<SessionEffect> {

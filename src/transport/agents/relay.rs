@@ -429,7 +429,9 @@ impl<A: HostedAgent> RelayState<A> {
                 | RequestEvent::FrontEnd(_),
             )
             | Inbound::Approval(
-                ApprovalEvent::TimedOutPermission { .. } | ApprovalEvent::Unshown(_),
+                ApprovalEvent::TimedOutPermission { .. }
+                | ApprovalEvent::Unshown(_)
+                | ApprovalEvent::FrontEnd(_),
             )
             | Inbound::Session(
                 SessionInbound::Hosted { .. }

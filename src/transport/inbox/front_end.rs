@@ -1,16 +1,28 @@
-//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`): a bridge (a chat
-//! room, a script) answers an open question the way the browser page does, through the same
-//! book rules in the window's (or page's) driver, and hears whether its answer counted.
+//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`, `decide`): a bridge
+//! (a chat room, a script) answers an open question or decides a tool call the way the browser
+//! page does, through the same book rules in the window's (or page's) driver, and hears whether
+//! its answer counted.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::book::FrontEndRefusal;
-use crate::protocol::inbox::InboxMessage;
+use crate::book::approval::deny_words;
+use crate::protocol::inbox::{AskContent, FrontEndDecision, InboxMessage};
+use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::BrowserMessage;
 
 use super::writer::Writer;
-use super::{FrontEndAnswer, Inbound, RequestEvent, RequestId, Shared};
+use super::{ApprovalEvent, FrontEndAnswer, Inbound, RequestEvent, RequestId, Shared};
+use crate::transport::FrontEndDecision as DecisionEvent;
+
+/// One ask a front end may answer: a question (by the window's request) or a permission card
+/// (by connection and the client's id, as the inbox names its cards).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Asked {
+    Question(RequestId),
+    Card(u64, String),
+}
 
 /// How many ended asks the inbox remembers, to tell a late front end how each ended.
 const REMEMBERED_ENDINGS: usize = 512;
@@ -22,17 +34,29 @@ pub(super) const MAX_LABEL_BYTES: usize = 256;
 /// how the last asks ended (so a late answer hears who came first, not "unknown").
 #[derive(Debug, Default)]
 pub(super) struct Memory {
-    answered_by: HashMap<RequestId, String>,
-    ended: VecDeque<((u64, String), RequestId, String)>,
+    answered_by: HashMap<Asked, String>,
+    ended: VecDeque<((u64, String), Asked, String)>,
 }
 
 impl Memory {
     /// The ask `request` (`id` of `connection`) ended as `outcome`: remembered in words.
     pub(super) fn ended(&mut self, connection: u64, id: &str, request: RequestId, outcome: &str) {
+        self.remember(connection, id, Asked::Question(request), outcome);
+    }
+
+    /// The card `id` of `connection` left the window as `outcome`.
+    pub(super) fn card_ended(&mut self, connection: u64, id: &str, outcome: &str) {
+        self.remember(connection, id, Asked::Card(connection, id.to_owned()), outcome);
+    }
+
+    fn remember(&mut self, connection: u64, id: &str, request: Asked, outcome: &str) {
         let how = match (self.answered_by.remove(&request), outcome) {
             (Some(label), _) => format!("it was already answered by {label}"),
             (None, "answered") => {
                 "it was already answered in the inbox's window or browser page".to_owned()
+            }
+            (None, decided) if decided.starts_with("allowed") || decided.starts_with("denied") => {
+                format!("it was already decided in the inbox's window or browser page ({decided})")
             }
             (None, other) => format!("it has ended ({other})"),
         };
@@ -52,11 +76,11 @@ impl Memory {
     }
 
     /// How the ask `request` ended, in words: who answered it first, when a front end did.
-    fn how_request_ended(&self, request: RequestId) -> Option<String> {
-        if let Some(label) = self.answered_by.get(&request) {
+    fn how_request_ended(&self, request: &Asked) -> Option<String> {
+        if let Some(label) = self.answered_by.get(request) {
             return Some(format!("it was already answered by {label}"));
         }
-        let ended = self.ended.iter().rev().find(|(_, ended, _)| *ended == request);
+        let ended = self.ended.iter().rev().find(|(_, ended, _)| ended == request);
         ended.map(|(_, _, how)| how.clone())
     }
 }
@@ -110,14 +134,33 @@ pub(super) fn answer(
         }
         return;
     };
+    let verdict = verdict(shared, writer, connection, id, label, Asked::Question(request));
+    let message = message(tool_use_id.unwrap_or_default());
+    shared.to_ui(Inbound::Request(RequestEvent::FrontEnd(Box::new(FrontEndAnswer {
+        request,
+        message,
+        verdict,
+    }))));
+}
+
+/// Where the window's verdict on a front end's answer goes: back to `writer`, remembering who
+/// answered first when it counted.
+fn verdict(
+    shared: &Arc<Shared>,
+    writer: &Arc<Writer>,
+    connection: u64,
+    id: String,
+    label: String,
+    asked: Asked,
+) -> Box<dyn FnOnce(Result<(), FrontEndRefusal>) + Send> {
     let writer = Arc::clone(writer);
     let remembering = Arc::clone(shared);
-    let verdict = Box::new(move |verdict: Result<(), FrontEndRefusal>| {
+    Box::new(move |verdict: Result<(), FrontEndRefusal>| {
         let reason = match verdict {
             Ok(()) => {
                 log::info!(speaker = super::INBOX; "{label} answered {id:?} of connection {connection}");
                 if let Ok(mut memory) = remembering.front_end.lock() {
-                    memory.answered_by.insert(request, label);
+                    memory.answered_by.insert(asked, label);
                 }
                 None
             }
@@ -126,7 +169,7 @@ pub(super) fn answer(
                     .front_end
                     .lock()
                     .ok()
-                    .and_then(|memory| memory.how_request_ended(request))
+                    .and_then(|memory| memory.how_request_ended(&asked))
                     .unwrap_or_else(|| {
                         "it has already ended (answered in the inbox's window or browser page, \
                          withdrawn or timed out)"
@@ -137,11 +180,86 @@ pub(super) fn answer(
         };
         let accepted = reason.is_none();
         writer.send(&InboxMessage::Verdict { connection, id, accepted, reason });
+    })
+}
+
+/// A front end's `decide`, as sent.
+pub(super) struct Decided {
+    pub(super) decision: FrontEndDecision,
+    pub(super) suggestion: Option<usize>,
+    pub(super) message: String,
+}
+
+/// A front end's decision on the card `id` of `connection`: handed to the window, whose
+/// verdict goes back as `verdict`; an error at once when nothing could be handed on.
+pub(super) fn decide(
+    shared: &Arc<Shared>,
+    writer: &Arc<Writer>,
+    connection: u64,
+    id: String,
+    answered_by: &str,
+    decided: Decided,
+) {
+    let error = |message: String, id: String| {
+        writer.send(&InboxMessage::Error { message, id: Some(id) });
+    };
+    let label = match label(answered_by) {
+        Ok(label) => label,
+        Err(message) => return error(message, id),
+    };
+    let key = (connection, id.clone());
+    let suggestions = shared.cards.lock().ok().and_then(|cards| {
+        cards.get(&key).map(|card| match card.content.as_deref() {
+            Some(AskContent::Approval { suggestions, .. }) => suggestions.clone(),
+            _ => Vec::new(),
+        })
     });
-    let message = message(tool_use_id.unwrap_or_default());
-    shared.to_ui(Inbound::Request(RequestEvent::FrontEnd(Box::new(FrontEndAnswer {
-        request,
-        message,
+    let Some(suggestions) = suggestions else {
+        let ended = shared
+            .front_end
+            .lock()
+            .ok()
+            .and_then(|memory| memory.how_request_ended(&Asked::Card(connection, id.clone())));
+        match ended {
+            Some(reason) => {
+                let reason = Some(reason);
+                writer.send(&InboxMessage::Verdict { connection, id, accepted: false, reason });
+            }
+            None => error(format!("no open tool call {id:?} of connection {connection}"), id),
+        }
+        return;
+    };
+    let decision = match decided.decision {
+        FrontEndDecision::Allow => PermissionDecision::AllowOnce,
+        FrontEndDecision::AllowAlways => {
+            let index = decided.suggestion;
+            let Some(suggestion) = index.and_then(|index| suggestions.get(index)).cloned() else {
+                let count = suggestions.len();
+                return error(
+                    format!(
+                        "allow_always needs the index of one of the tool call's {count} \
+                         suggestions as `suggestion`, not {index:?}"
+                    ),
+                    id,
+                );
+            };
+            PermissionDecision::AllowAlways { suggestion }
+        }
+        FrontEndDecision::Deny => {
+            if let Err(problem) =
+                crate::protocol::limits::check_decline_wire_message(&decided.message)
+            {
+                return error(format!("the deny's message: {problem}"), id);
+            }
+            PermissionDecision::Deny { message: deny_words(&decided.message) }
+        }
+    };
+    let request_id = format!("inbox-{connection}-{id}");
+    let verdict =
+        verdict(shared, writer, connection, id.clone(), label, Asked::Card(connection, id));
+    shared.to_ui(Inbound::Approval(ApprovalEvent::FrontEnd(Box::new(DecisionEvent {
+        request_id,
+        decision,
         verdict,
     }))));
 }

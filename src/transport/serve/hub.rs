@@ -380,6 +380,17 @@ impl Hub {
             | Inbound::Page(PageEvent::Settled { tool_use_id, .. }) => {
                 self.resolve(&tool_use_id, Outcome::Withdrawn);
             }
+            // Issue 31: a front end on the inbox socket decides a card, as a page does.
+            Inbound::Approval(ApprovalEvent::FrontEnd(decided)) => {
+                let crate::transport::FrontEndDecision { request_id, decision, verdict } = *decided;
+                match self.approvals.decide_from_front_end(&request_id, decision) {
+                    Ok(end) => {
+                        verdict(Ok(()));
+                        self.broadcast(&web::permission_withdrawn(&request_id, end));
+                    }
+                    Err(refusal) => verdict(Err(refusal)),
+                }
+            }
             // Issue 31: a front end on the inbox socket answers, by the page's rules.
             Inbound::Request(RequestEvent::FrontEnd(answer)) => {
                 let crate::transport::FrontEndAnswer { request, message, verdict } = *answer;
