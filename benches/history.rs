@@ -86,6 +86,7 @@ fn entry(n: usize) -> HistoryRecord {
     let questions = serde_json::json!({"questions": [{"question": question, "header": "Choice",
         "multiSelect": false, "options": options}]});
     HistoryRecord {
+        answered_by: None,
         key: format!("toolu_bench_{n}"),
         asked_at: None,
         ended_at: SystemTime::now() - Duration::from_secs((RECORDED - n) as u64 * 60),

@@ -135,6 +135,10 @@ fn a_socket_answer_reaches_the_hook_exactly_as_the_window_s_would() {
     );
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
+    // History says who answered, and where: no client can pose as the window.
+    let entry = history_entry(&world, "Layout");
+    assert_eq!(entry["answered_by"], "socket:@alice:example.org", "{entry}");
+    assert_eq!(entry["answer"], "Tabs", "{entry}");
     // The same answer as the window sends it for a preset the user confirms.
     let answers = world.answers("tabs.json", &json!({"Layout": "Tabs"}));
     let own = world
@@ -145,6 +149,25 @@ fn a_socket_answer_reaches_the_hook_exactly_as_the_window_s_would() {
         .finish();
     assert_eq!(stdout, own.1, "the socket's answer differs from the window's");
     assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
+}
+
+/// The first `askpane history --json` line whose header is `header`, once recorded.
+fn history_entry(world: &World, header: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut history = world.askpane(&["history", "--json"]);
+        let finished = crate::support::run_bounded(&mut history, None);
+        let found = finished
+            .stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|entry| entry["header"] == header);
+        if let Some(entry) = found {
+            return entry;
+        }
+        assert!(Instant::now() < deadline, "history never recorded {header}");
+        thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

@@ -35,6 +35,7 @@ fn record(
         "multiSelect": false, "options": [{"label": answer, "description": ""},
                                            {"label": "Other thing", "description": ""}]}]});
     HistoryRecord {
+        answered_by: None,
         key: key.to_owned(),
         asked_at: None,
         ended_at: SystemTime::now() - Duration::from_secs(ago),

@@ -759,6 +759,14 @@ fn hides_and_comes_back(world: &World) {
     let (code, stdout, stderr) = client.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    // Issue 31: history says the window answered it.
+    let recorded = recorded_history(&world.root.join("state/askpane"));
+    let entry = recorded.iter().find(|entry| entry.record.key == "toolu_keys");
+    assert_eq!(
+        entry.and_then(|entry| entry.record.answered_by.as_deref()),
+        Some("window"),
+        "{recorded:?}"
+    );
 
     // Closing the window (its close button) with nothing open hides it; the inbox stays, lean.
     crate::display::send_wm_delete_window(xvfb.number, window);

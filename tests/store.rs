@@ -102,6 +102,7 @@ fn ask_with_no_human_and_an_invalid_request_are_recorded_too() {
 fn entry(key: &str, project: &str, header: &str, answer: &str, days_ago: u64) -> HistoryRecord {
     let at = SystemTime::now() - Duration::from_secs(days_ago * 24 * 3600 + 60);
     HistoryRecord {
+        answered_by: None,
         key: key.to_owned(),
         asked_at: Some(at),
         ended_at: at,

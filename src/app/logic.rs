@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Who answered what the user answered in this window, as history keeps it (issue 31).
+const WINDOW: &str = "window";
+
 impl App {
     /// One frame's logic (eframe's `logic`): see the module's documentation.
     pub(super) fn frame_logic(&mut self, ctx: &egui::Context, frame: &mut eframe::Frame) {
@@ -132,11 +135,12 @@ impl App {
                 // Issue 31: a front end on the inbox socket answers; its verdict first, so
                 // that one answering next hears who came first.
                 Ok(Inbound::Request(RequestEvent::FrontEnd(answer))) => {
-                    let crate::transport::FrontEndAnswer { request, message, verdict } = *answer;
+                    let crate::transport::FrontEndAnswer { request, message, answered_by, verdict } =
+                        *answer;
                     match self.state.answer_from_front_end(request, message) {
                         Ok(settled) => {
                             verdict(Ok(()));
-                            self.send(Some(settled));
+                            self.send_by(Some(settled), &answered_by);
                         }
                         Err(refusal) => verdict(Err(refusal)),
                     }
@@ -314,8 +318,13 @@ impl App {
 
     /// Sends a settled request's outcome to every agent waiting on it.
     pub(super) fn send(&mut self, settled: Option<Settled<Responder>>) {
+        self.send_by(settled, WINDOW);
+    }
+
+    /// [`Self::send`], with who answered when the user did (issue 31: history keeps it).
+    pub(super) fn send_by(&mut self, settled: Option<Settled<Responder>>, answered_by: &str) {
         let Some(settled) = settled else { return };
-        let delivered = settled.deliver(self.journal.as_deref());
+        let delivered = settled.deliver_by(self.journal.as_deref(), Some(answered_by));
         self.edited.retain(|(id, _, _), _| *id != delivered.open.id());
     }
 

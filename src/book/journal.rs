@@ -23,6 +23,12 @@ pub trait Journal {
     fn draft_changed(&self, core: &Core, question: usize, form: &Form);
     /// The request ended with `outcome`.
     fn settled(&self, core: &Core, outcome: &Outcome);
+    /// Issue 31: the request ended with `outcome`, which `answered_by` gave (`window`, `page`,
+    /// `socket:<label>`); a journal that keeps no such thing records it as [`Journal::settled`].
+    fn settled_by(&self, core: &Core, outcome: &Outcome, answered_by: Option<&str>) {
+        let _ = answered_by;
+        self.settled(core, outcome);
+    }
     /// Issue 26: a tool call's card opened for the user (history keeps when it was asked).
     fn approval_opened(&self, card: &PendingPermission) {
         let _ = card;

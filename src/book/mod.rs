@@ -102,9 +102,16 @@ impl<R: ReplyHandle<Outcome>> Settled<R> {
     /// What every driver does with a settled request: `journal` records the outcome, then every
     /// handle waiting on it hears it.
     pub fn deliver(self, journal: Option<&dyn Journal>) -> Delivered {
+        self.deliver_by(journal, None)
+    }
+
+    /// [`Settled::deliver`], with who answered (issue 31: `window`, `page`, `socket:<label>`)
+    /// for the journal, when the user did ([`Ending::User`]); any other ending has nobody.
+    pub fn deliver_by(self, journal: Option<&dyn Journal>, answered_by: Option<&str>) -> Delivered {
         let Settled { open, outcome, replies, ending } = self;
+        let answered_by = answered_by.filter(|_| ending == Ending::User);
         if let Some(journal) = journal {
-            journal.settled(&open.core, &outcome);
+            journal.settled_by(&open.core, &outcome, answered_by);
         }
         for reply in replies {
             reply.send(outcome.clone());

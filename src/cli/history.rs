@@ -186,6 +186,7 @@ fn json_line(entry: &HistoryEntry) -> String {
         "answer": record.answer,
         "reply": record.reply,
         "model_text": record.model_text,
+        "answered_by": record.answered_by,
     });
     // Issue 26: an approval's own facts, named as a reader of approvals looks for them (its
     // `questions` is the tool input, its `header` the call in one line).

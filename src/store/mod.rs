@@ -313,6 +313,7 @@ impl Store {
             .map(|validated| validated.ask.title().to_owned())
             .unwrap_or_default();
         let record = HistoryRecord {
+            answered_by: None,
             key: open.key.clone(),
             asked_at: Some(open.asked_at),
             ended_at: at,
@@ -379,7 +380,7 @@ impl Store {
         let mut statement = self.connection.prepare(&format!(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
                     header, questions, ended, outcome, answer, reply, model_text,
-                    kind, tool, rule, deny_message, origin, host
+                    kind, tool, rule, deny_message, origin, host, answered_by
              FROM history
              WHERE (?1 IS NULL OR ended_at >= ?1)
                AND (?2 IS NULL OR project = ?2)
@@ -443,6 +444,7 @@ impl Store {
                 reply: row.get(14)?,
                 model_text: row.get(15)?,
                 approval,
+                answered_by: row.get(22)?,
             };
             Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
         })?;
@@ -890,9 +892,9 @@ fn insert_history_keeping_drafts(
         "INSERT INTO history
              (key, asked_at, ended_at, source, detail, project, session, subagent, header,
               questions, ended, outcome, answer, reply, model_text, kind, tool, rule,
-              deny_message, origin, host)
+              deny_message, origin, host, answered_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21)",
+                 ?18, ?19, ?20, ?21, ?22)",
         params![
             record.key,
             asked_at,
@@ -915,6 +917,7 @@ fn insert_history_keeping_drafts(
             approval.and_then(|approval| approval.deny_message.as_deref()),
             approval.map(|approval| approval.origin.as_str()),
             provenance.host,
+            record.answered_by,
         ],
     )?;
     connection.execute("DELETE FROM open_requests WHERE key = ?1", [&record.key])?;

@@ -314,6 +314,9 @@ pub struct HistoryRecord {
     pub model_text: Option<String>,
     /// Issue 26: what only an approval's entry has (`None` for a question's).
     pub approval: Option<ApprovalFacts>,
+    /// Issue 31: who answered: `window`, `page`, or `socket:<label>` (a front end on the inbox
+    /// socket); `None` where nobody did (withdrawn, timed out, decided by a flag).
+    pub answered_by: Option<String>,
 }
 
 /// What history keeps of an approval beyond what every entry has (issue 26). The entry's
@@ -383,6 +386,7 @@ impl HistoryRecord {
             false => format!("approval-{id}"),
         };
         HistoryRecord {
+            answered_by: None,
             key,
             asked_at: Some(asked_at.unwrap_or(ended_at)),
             ended_at,
@@ -412,6 +416,7 @@ impl HistoryRecord {
         ended_at: SystemTime,
     ) -> Self {
         HistoryRecord {
+            answered_by: None,
             key: request_key(core),
             asked_at: None,
             ended_at,
@@ -448,6 +453,7 @@ impl HistoryRecord {
             None => format!("local-{}-{}-{}", process_tag(), std::process::id(), to_millis(at)),
         };
         HistoryRecord {
+            answered_by: None,
             key,
             asked_at: None,
             ended_at: at,

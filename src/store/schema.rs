@@ -16,6 +16,7 @@ pub(super) const STEPS: &[Step] = &[
     v6_requests_know_their_host,
     v7_plan_drafts_and_open_cards,
     v8_history_search_index,
+    v9_history_knows_who_answered,
 ];
 
 /// The version a fully migrated database has.
@@ -184,6 +185,12 @@ fn v7_plan_drafts_and_open_cards(transaction: &Transaction<'_>) -> rusqlite::Res
 /// search then checks those few entries with the `LIKE` it always used (see `Store::history`),
 /// so what is found is exactly what was found before. Triggers keep it in step with every
 /// insert, delete and update of `history`; the index of the rows already there is built here.
+/// Issue 31: who answered each entry (`window`, `page`, `socket:<label>`); `NULL` where nobody
+/// did (withdrawn, timed out) or the entry is older than this column.
+fn v9_history_knows_who_answered(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch("ALTER TABLE history ADD COLUMN answered_by TEXT;")
+}
+
 fn v8_history_search_index(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch(
         "CREATE VIRTUAL TABLE history_fts USING fts5(

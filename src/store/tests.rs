@@ -301,6 +301,7 @@ fn a_settled_request_goes_to_history_and_its_drafts_and_open_row_go() {
 fn record_at(key: &str, project: &str, answer: &str, days_ago: u64) -> HistoryRecord {
     let at = SystemTime::now() - Duration::from_secs(days_ago * 24 * 3600);
     HistoryRecord {
+        answered_by: None,
         key: key.to_owned(),
         asked_at: Some(at),
         ended_at: at,

@@ -358,8 +358,13 @@ impl crate::book::journal::Journal for DraftSink {
     }
 
     fn settled(&self, core: &Core, outcome: &crate::protocol::Outcome) {
+        self.settled_by(core, outcome, None);
+    }
+
+    fn settled_by(&self, core: &Core, outcome: &crate::protocol::Outcome, by: Option<&str>) {
         let reply = core.reply_shape.line(&core.envelope, outcome).map(|line| line.to_string());
         let mut record = HistoryRecord::new(core, outcome, reply, SystemTime::now());
+        record.answered_by = by.map(str::to_owned);
         let answered = matches!(
             outcome,
             crate::protocol::Outcome::Answered(_) | crate::protocol::Outcome::Replied(_)

@@ -130,6 +130,8 @@ pub struct FrontEndAnswer {
     pub request: RequestId,
     /// The answer, in the page's shape (its `tool_use_id` is not read).
     pub message: crate::protocol::web::BrowserMessage,
+    /// Who answered, for history: `socket:<the front end's label>`.
+    pub answered_by: String,
     /// Told whether the answer counted, before its outcome is delivered (so that whoever
     /// answers next hears who came first).
     pub verdict: Box<dyn FnOnce(Result<(), crate::book::FrontEndRefusal>) + Send>,
@@ -141,6 +143,7 @@ impl std::fmt::Debug for FrontEndAnswer {
             .debug_struct("FrontEndAnswer")
             .field("request", &self.request)
             .field("message", &self.message)
+            .field("answered_by", &self.answered_by)
             .finish_non_exhaustive()
     }
 }

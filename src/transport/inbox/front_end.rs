@@ -134,11 +134,13 @@ pub(super) fn answer(
         }
         return;
     };
+    let answered_by = label.clone();
     let verdict = verdict(shared, writer, connection, id, label, Asked::Question(request));
     let message = message(tool_use_id.unwrap_or_default());
     shared.to_ui(Inbound::Request(RequestEvent::FrontEnd(Box::new(FrontEndAnswer {
         request,
         message,
+        answered_by,
         verdict,
     }))));
 }

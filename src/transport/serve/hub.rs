@@ -393,11 +393,12 @@ impl Hub {
             }
             // Issue 31: a front end on the inbox socket answers, by the page's rules.
             Inbound::Request(RequestEvent::FrontEnd(answer)) => {
-                let crate::transport::FrontEndAnswer { request, message, verdict } = *answer;
+                let crate::transport::FrontEndAnswer { request, message, answered_by, verdict } =
+                    *answer;
                 match self.book.answer_from_front_end(request, message) {
                     Ok(settled) => {
                         verdict(Ok(()));
-                        self.told(settled, None);
+                        self.told_by(settled, None, &answered_by);
                     }
                     Err(refusal) => verdict(Err(refusal)),
                 }
@@ -716,8 +717,13 @@ impl Hub {
 
     /// Sends a settled question's outcome to everyone waiting for it, and tells the pages.
     fn told(&mut self, settled: Settled<Responder>, decided_by: Option<u64>) {
+        self.told_by(settled, decided_by, "page");
+    }
+
+    /// [`Self::told`], with who answered when the user did (issue 31: history keeps it).
+    fn told_by(&mut self, settled: Settled<Responder>, decided_by: Option<u64>, answered_by: &str) {
         let Some(page) = self.pages.remove(&settled.open.id()) else { return };
-        let kind = settled.deliver(self.journal()).outcome.kind();
+        let kind = settled.deliver_by(self.journal(), Some(answered_by)).outcome.kind();
         if let Some(client) = decided_by.and_then(|client| self.clients.get(&client)) {
             client.send(web::answer_received(&page.tool_use_id, kind));
         }
