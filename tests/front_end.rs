@@ -153,6 +153,11 @@ fn a_socket_answer_reaches_the_hook_exactly_as_the_window_s_would() {
 
 /// The first `askpane history --json` line whose header is `header`, once recorded.
 fn history_entry(world: &World, header: &str) -> Value {
+    history_entry_where(world, |entry| entry["header"] == header)
+}
+
+/// The newest `askpane history --json` line that `wanted` picks, once recorded.
+fn history_entry_where(world: &World, wanted: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
         let mut history = world.askpane(&["history", "--json"]);
@@ -161,11 +166,11 @@ fn history_entry(world: &World, header: &str) -> Value {
             .stdout
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .find(|entry| entry["header"] == header);
+            .find(|entry| wanted(entry));
         if let Some(entry) = found {
             return entry;
         }
-        assert!(Instant::now() < deadline, "history never recorded {header}");
+        assert!(Instant::now() < deadline, "history never recorded the entry");
         thread::sleep(Duration::from_millis(100));
     }
 }
@@ -354,6 +359,12 @@ fn a_socket_decides_tool_calls_as_the_page_does_and_the_first_decision_wins() {
     let decision = decision_of(&stdout);
     assert_eq!(decision["behavior"], "deny", "{stdout}");
     assert_eq!(decision["message"], "The user denied this tool call and said: use make clean");
+    // History says who decided it.
+    let entry = history_entry_where(&world, |entry| {
+        entry["kind"] == "approval" && entry["questions"]["command"] == "rm -rf build"
+    });
+    assert_eq!(entry["answered_by"], "socket:@alice", "{entry}");
+    assert_eq!(entry["decision"], "denied", "{entry}");
     // A link may not decide.
     let hook = world.client(&["hook"], &approval("Bash", json!({"command": "ls"})));
     let (connection, id) = open_question(&mut front);

@@ -181,9 +181,15 @@ impl App {
                 }
                 // Issue 31: a front end on the inbox socket decides a card.
                 Ok(Inbound::Approval(ApprovalEvent::FrontEnd(decided))) => {
-                    let crate::transport::FrontEndDecision { request_id, decision, verdict } =
-                        *decided;
-                    verdict(self.state.decide_from_front_end(&request_id, decision).map(|_| ()));
+                    let crate::transport::FrontEndDecision {
+                        request_id,
+                        decision,
+                        answered_by,
+                        verdict,
+                    } = *decided;
+                    let decided =
+                        self.state.decide_from_front_end(&request_id, decision, &answered_by);
+                    verdict(decided.map(|_| ()));
                 }
                 Ok(Inbound::Approval(ApprovalEvent::WithdrawPermission { request_id })) => {
                     self.state.withdraw_permission(&request_id);

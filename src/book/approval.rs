@@ -70,7 +70,15 @@ pub struct EndedApproval {
     pub provenance: Provenance,
     pub outcome: ApprovalOutcome,
     pub decision: PermissionDecision,
+    /// Issue 31: who decided it (`window`, `page`, `socket:<label>`); `None` where nobody did.
+    pub answered_by: Option<String>,
 }
+
+/// Who decided a card decided by [`Approvals::decide`] (a browser page), as history keeps it.
+const PAGE: &str = "page";
+
+/// Who decided a card decided by [`Approvals::apply`] (this window), as history keeps it.
+const WINDOW: &str = "window";
 
 /// One card and every handle waiting for its decision.
 #[derive(Debug)]
@@ -181,7 +189,15 @@ impl<R> Approvals<R> {
         for approval in self.waiting.drain(..) {
             let PendingPermission { id, request, provenance, .. } = approval.card;
             let (outcome, decision) = (ApprovalOutcome::NoHuman, PermissionDecision::HandBack);
-            self.ended.push(EndedApproval { id, request, provenance, outcome, decision });
+            let answered_by = None;
+            self.ended.push(EndedApproval {
+                id,
+                request,
+                provenance,
+                outcome,
+                decision,
+                answered_by,
+            });
         }
     }
 
@@ -211,8 +227,16 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             provenance: card.provenance.clone(),
             outcome,
             decision,
+            answered_by: None,
         });
         card
+    }
+
+    /// Issue 31: the card that just ended was decided by `answered_by`.
+    fn decided_by(&mut self, answered_by: &str) {
+        if let Some(ended) = self.ended.last_mut() {
+            ended.answered_by = Some(answered_by.to_owned());
+        }
     }
 
     /// Decides card `id`: every handle hears `decision`. `None` when it no longer waits (decided
@@ -235,6 +259,14 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     /// does not offer (a suggestion it lacks, a hand-back with nowhere to go) and other actions
     /// change nothing here.
     pub fn apply(&mut self, action: &SessionAction) -> Option<SessionEffect> {
+        let effect = self.apply_here(action);
+        if let Some(SessionEffect::Decided { .. }) = effect {
+            self.decided_by(WINDOW);
+        }
+        effect
+    }
+
+    fn apply_here(&mut self, action: &SessionAction) -> Option<SessionEffect> {
         let (id, choice) = match action {
             SessionAction::AllowPermission(id) => (*id, PermissionChoice::AllowOnce),
             SessionAction::AlwaysAllowPermission { id, suggestion } => {
@@ -310,6 +342,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         };
         let outcome = ApprovalOutcome::of(&decision);
         self.decide_card(id, decision, outcome)?;
+        self.decided_by(PAGE);
         Some(end)
     }
 
@@ -320,14 +353,17 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         &mut self,
         request_id: &str,
         decision: PermissionDecision,
+        answered_by: &str,
     ) -> Result<PermissionEnd, super::FrontEndRefusal> {
         let open = self.by_request_id(request_id).is_some();
-        self.decide(request_id, decision).ok_or(match open {
+        let end = self.decide(request_id, decision).ok_or(match open {
             true => super::FrontEndRefusal::Invalid(
                 crate::protocol::web::BrowserError::NotOffered(request_id.to_owned()),
             ),
             false => super::FrontEndRefusal::Ended,
-        })
+        })?;
+        self.decided_by(answered_by);
+        Ok(end)
     }
 
     /// The agent took back the tool call `request_id`: the card goes, and its handles hear

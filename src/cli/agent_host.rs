@@ -218,6 +218,7 @@ fn host_without_window<A: HostedAgent>(
                     provenance,
                     outcome,
                     decision,
+                    answered_by: None,
                 });
             }
             Inbound::Control(Control::Notice(notice)) => eprintln!("askpane: {notice}"),

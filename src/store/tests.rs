@@ -809,6 +809,7 @@ fn a_plan_draft_goes_when_the_plan_is_decided_and_stays_when_it_ended_without_th
         provenance: card.provenance.clone(),
         outcome,
         decision,
+        answered_by: None,
     };
     sink.plan_changed(&card);
     sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
@@ -866,6 +867,7 @@ fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
         provenance: again.provenance.clone(),
         outcome: ApprovalOutcome::AllowedOnce,
         decision: PermissionDecision::AllowOnce,
+        answered_by: None,
     };
     sink.approval_ended(&ended);
     assert_eq!(sink.card_first_asked(&again), None);

@@ -423,6 +423,7 @@ impl crate::book::journal::Journal for DraftSink {
             &ended.decision,
             (None, now),
         );
+        let record = HistoryRecord { answered_by: ended.answered_by.clone(), ..record };
         // Askpane ended under it: asked again by a relay's new inbox, it is as old as it was.
         let forget = ended.outcome != ApprovalOutcome::NoHuman;
         let key = card_key(&ended.request, &ended.provenance);

@@ -152,6 +152,8 @@ impl std::fmt::Debug for FrontEndAnswer {
 pub struct FrontEndDecision {
     pub request_id: String,
     pub decision: crate::protocol::stream::PermissionDecision,
+    /// Who decided, for history: `socket:<the front end's label>`.
+    pub answered_by: String,
     pub verdict: Box<dyn FnOnce(Result<(), crate::book::FrontEndRefusal>) + Send>,
 }
 

@@ -608,8 +608,9 @@ impl<R, A: ReplyHandle<PermissionDecision>> State<R, A> {
         &mut self,
         request_id: &str,
         decision: crate::protocol::stream::PermissionDecision,
+        answered_by: &str,
     ) -> Result<crate::protocol::web::PermissionEnd, crate::book::FrontEndRefusal> {
-        self.approvals.decide_from_front_end(request_id, decision)
+        self.approvals.decide_from_front_end(request_id, decision, answered_by)
     }
 
     /// Applies what the user did to the agent session or to its cards (a decision goes to the

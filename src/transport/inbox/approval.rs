@@ -59,6 +59,7 @@ pub(super) fn take(
             provenance: Provenance { host, ..Provenance::from_envelope(source, &envelope) },
             outcome: kind,
             decision,
+            answered_by: None,
         };
         shared.to_ui(Inbound::Approval(ApprovalEvent::Unshown(Box::new(ended))));
         return Ok(());

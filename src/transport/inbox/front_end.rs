@@ -257,11 +257,13 @@ pub(super) fn decide(
         }
     };
     let request_id = format!("inbox-{connection}-{id}");
+    let answered_by = label.clone();
     let verdict =
         verdict(shared, writer, connection, id.clone(), label, Asked::Card(connection, id));
     shared.to_ui(Inbound::Approval(ApprovalEvent::FrontEnd(Box::new(DecisionEvent {
         request_id,
         decision,
+        answered_by,
         verdict,
     }))));
 }

@@ -382,8 +382,13 @@ impl Hub {
             }
             // Issue 31: a front end on the inbox socket decides a card, as a page does.
             Inbound::Approval(ApprovalEvent::FrontEnd(decided)) => {
-                let crate::transport::FrontEndDecision { request_id, decision, verdict } = *decided;
-                match self.approvals.decide_from_front_end(&request_id, decision) {
+                let crate::transport::FrontEndDecision {
+                    request_id,
+                    decision,
+                    answered_by,
+                    verdict,
+                } = *decided;
+                match self.approvals.decide_from_front_end(&request_id, decision, &answered_by) {
                     Ok(end) => {
                         verdict(Ok(()));
                         self.broadcast(&web::permission_withdrawn(&request_id, end));
@@ -506,7 +511,8 @@ impl Hub {
             reply.send(decision.clone());
             // Issue 26: denied with nobody asked; history keeps it.
             let outcome = crate::protocol::permission::ApprovalOutcome::NoHuman;
-            let ended = EndedApproval { id, request, provenance, outcome, decision };
+            let answered_by = None;
+            let ended = EndedApproval { id, request, provenance, outcome, decision, answered_by };
             if let Some(journal) = self.journal() {
                 journal.approval_ended(&ended);
             }
