@@ -379,3 +379,30 @@ fn a_socket_decides_tool_calls_as_the_page_does_and_the_first_decision_wins() {
     let (_, stdout, _) = hook.finish();
     assert_eq!(decision_of(&stdout)["behavior"], "allow", "{stdout}");
 }
+
+#[test]
+fn an_inbox_with_the_browser_page_takes_a_socket_s_answer_and_decision_by_the_same_rules() {
+    let mut world = World::new("front-web");
+    let mut inbox = world.askpane(&["inbox", "--ui", "web"]);
+    inbox.env_remove("DISPLAY");
+    world.start_inbox_command(inbox);
+    let mut front = world.connect();
+    let hook = world.client(&["hook"], &question_with_preview("toolu_web"));
+    let (connection, id) = open_question(&mut front);
+    front.send(&answer_line(connection, &id, "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
+    assert_eq!(history_entry(&world, "Layout")["answered_by"], "socket:@alice");
+    front.send(&answer_line(connection, &id, "@bob"));
+    assert_eq!(front.receive_kind("verdict")["reason"], "it was already answered by socket:@alice");
+
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "ls"})));
+    let (connection, id) = open_question(&mut front);
+    front.send(&decide_line(connection, &id, json!({"decision": "allow"}), "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (_, stdout, _) = hook.finish();
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{stdout}");
+}
