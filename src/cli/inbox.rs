@@ -152,8 +152,14 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let notifier = (!web && notifications_wanted(args.no_notify))
         .then(|| start_notifier(to_ui.clone()))
         .flatten();
+    #[cfg(target_os = "linux")]
+    let to_tray = to_ui.clone();
     let server = InboxServer::start(listener, place.socket(), to_ui)
         .context("starting the inbox's socket server")?;
+    // Issue 29 item 5: the tray icon follows what the socket tells subscribers.
+    #[cfg(target_os = "linux")]
+    let tray =
+        (!web && tray_wanted()).then(|| start_tray(to_tray, notifier.as_ref(), &server)).flatten();
     // Issue 26 item 6: Claude Code terminals that wait (`askpane hook` given a Notification)
     // join the same notification.
     if let Some(notifier) = &notifier {
@@ -180,6 +186,8 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             in_window(&args, window, requests, (sink, notifier), lean);
         }
     }
+    #[cfg(target_os = "linux")]
+    drop(tray);
     // The window is gone: every request it held was told. What is still queued hears the window
     // closed (its responder is dropped with it), then the clients are let go.
     drop(route);
@@ -498,6 +506,48 @@ fn notifications_wanted(no_notify: bool) -> bool {
         matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
     });
     !no_notify && !off
+}
+
+/// False with `ASKPANE_TRAY` set to 0 (or false, no, off).
+#[cfg(target_os = "linux")]
+fn tray_wanted() -> bool {
+    !std::env::var("ASKPANE_TRAY").is_ok_and(|value| {
+        matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
+    })
+}
+
+/// The tray icon (issue 29 item 5): its menu shows the window, pauses `notifier`'s
+/// notifications for an hour, or ends the inbox as `askpane inbox --quit` does.
+#[cfg(target_os = "linux")]
+fn start_tray(
+    to_ui: askpane::transport::UiSender,
+    notifier: Option<&Notifier>,
+    server: &InboxServer,
+) -> Option<askpane::transport::tray::Tray> {
+    use askpane::protocol::tray::TrayAction;
+    let pause = notifier.map(|notifier| notifier.pauser());
+    let act = move |action| match action {
+        TrayAction::Show => {
+            // False only once the window is gone, when there is nothing to show.
+            let _ = to_ui.send(Inbound::Control(Control::Reveal { request: None }));
+        }
+        TrayAction::PauseNotifications => {
+            if let Some(pause) = &pause {
+                pause(Instant::now() + askpane::transport::tray::PAUSE);
+            }
+        }
+        TrayAction::Quit => {
+            log::info!("asked to quit (the tray's menu)");
+            let _ = to_ui.send(Inbound::Control(Control::Shutdown {
+                outcome: askpane::protocol::Outcome::inbox_closed(),
+            }));
+        }
+    };
+    let tray = askpane::transport::tray::Tray::start(act)
+        .map_err(|error| eprintln!("askpane: no tray icon ({error})"))
+        .ok()?;
+    server.serve_observer(Box::new(tray.observer()));
+    Some(tray)
 }
 
 /// The notifier thread, whose "Open" sends [`Control::Reveal`] to the window.
