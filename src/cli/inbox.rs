@@ -57,6 +57,11 @@ pub(super) struct InboxArgs {
     #[cfg(unix)]
     #[arg(long, hide = true)]
     resumed: bool,
+    /// Issue 29 item 5: resumed for the tray's "Show window": the window shows at once (not
+    /// for people to type).
+    #[cfg(unix)]
+    #[arg(long = "shown", hide = true, requires = "resumed")]
+    resumed_shown: bool,
     /// Seconds a question left open by an askpane that is gone may wait to be asked again
     /// before it is recorded as abandoned (for tests).
     #[arg(long, hide = true, default_value_t = ORPHAN_GRACE_SECS)]
@@ -297,7 +302,7 @@ fn in_window(
     let unshown = requests.clone();
     let notices = notifier.as_ref().map(|notifier| notifier.reporter());
     let options =
-        AppOptions { resident: true, start_hidden: resumed(args), ..AppOptions::default() };
+        AppOptions { resident: true, start_hidden: hidden_at_start(args), ..AppOptions::default() };
     // Run by the user in a terminal (not by a client, not resumed): the window they asked
     // for comes up as any window does; later it comes back on its own below the one in use.
     let by_the_user = !args.on_demand && !resumed(args);
@@ -354,6 +359,17 @@ fn in_background(args: &InboxArgs) -> bool {
 fn resumed(args: &InboxArgs) -> bool {
     #[cfg(unix)]
     return args.resumed;
+    #[cfg(not(unix))]
+    {
+        let _ = args;
+        false
+    }
+}
+
+/// A resumed inbox starts hidden, unless the tray's "Show window" resumed it.
+fn hidden_at_start(args: &InboxArgs) -> bool {
+    #[cfg(unix)]
+    return args.resumed && !args.resumed_shown;
     #[cfg(not(unix))]
     {
         let _ = args;
@@ -510,7 +526,7 @@ fn notifications_wanted(no_notify: bool) -> bool {
 
 /// False with `ASKPANE_TRAY` set to 0 (or false, no, off).
 #[cfg(target_os = "linux")]
-fn tray_wanted() -> bool {
+pub(super) fn tray_wanted() -> bool {
     !std::env::var("ASKPANE_TRAY").is_ok_and(|value| {
         matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
     })
