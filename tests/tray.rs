@@ -467,3 +467,31 @@ fn quit_in_the_lean_inbox_s_tray_menu_ends_it() {
     assert!(status.success(), "{status:?}");
     assert!(!world.root.join("run/askpane/inbox.sock").exists(), "the socket file stayed");
 }
+
+/// `askpane doctor --json`'s `tray` check in `world`.
+fn doctor_tray(world: &World) -> serde_json::Value {
+    let mut command = world.askpane(&["doctor", "--json"]);
+    let finished = crate::support::run_bounded(&mut command, None);
+    let report: serde_json::Value = serde_json::from_str(finished.stdout.trim())
+        .unwrap_or_else(|error| panic!("{error}: {}\n{}", finished.stdout, finished.stderr));
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|check| check["name"] == "tray")
+        .cloned()
+        .unwrap_or_else(|| panic!("no tray check: {report}"))
+}
+
+#[test]
+fn doctor_says_whether_a_tray_host_is_on_the_bus() {
+    let with_host = World::new("tray-doctor", true);
+    let check = doctor_tray(&with_host);
+    assert_eq!(check["state"], "ok", "{check}");
+    // No tray host is no fault: the inbox works without an icon, and doctor says so.
+    let without = World::new("tray-doctor-none", false);
+    let check = doctor_tray(&without);
+    assert_eq!(check["state"], "not_applicable", "{check}");
+    let detail = check["detail"].as_str().expect("a detail");
+    assert!(detail.contains("no tray host"), "{check}");
+}

@@ -18,6 +18,7 @@ use futures_lite::StreamExt as _;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue, StructureBuilder, Value};
 
+use crate::protocol::doctor::TrayFacts;
 use crate::protocol::inbox::{InboxMessage, Listed};
 use crate::protocol::tray::{TrayAction, TrayView, WAITING_ICON};
 
@@ -36,6 +37,27 @@ pub const PAUSE: Duration = Duration::from_secs(60 * 60);
 /// What a menu click or the icon's activation asks of the inbox; called on a bus thread, so it
 /// must not block.
 pub type Act = Arc<dyn Fn(TrayAction) + Send + Sync>;
+
+/// How long `askpane doctor` waits for the bus.
+const DOCTOR_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `askpane doctor`'s look for a tray host: does the watcher's name have an owner?
+pub fn host_facts() -> TrayFacts {
+    zbus::block_on(async {
+        let Ok(builder) = zbus::connection::Builder::session() else { return TrayFacts::NoBus };
+        let Ok(connection) = builder.method_timeout(DOCTOR_TIMEOUT).build().await else {
+            return TrayFacts::NoBus;
+        };
+        let Ok(bus) = zbus::fdo::DBusProxy::new(&connection).await else {
+            return TrayFacts::NoBus;
+        };
+        let Ok(name) = zbus::names::BusName::try_from(WATCHER) else { return TrayFacts::NoHost };
+        match bus.name_has_owner(name).await {
+            Ok(true) => TrayFacts::Host,
+            _ => TrayFacts::NoHost,
+        }
+    })
+}
 
 /// What wakes the tray thread.
 #[derive(Debug)]
