@@ -6,7 +6,7 @@
 //! AppIndicator extension …) provides; when none is on the bus it stays unregistered, says so in
 //! one line, and registers when a watcher appears. With no session bus at all there is no icon
 //! and nothing else changes. Written on zbus directly (not `ksni`): the interface is two objects
-//! of a few properties and methods, and ksni brings its own D-Bus stack or runtime.
+//! of a few properties and methods, and this way no crate is added (see Cargo.toml).
 
 use std::collections::HashMap;
 use std::io;
