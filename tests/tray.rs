@@ -495,3 +495,33 @@ fn doctor_says_whether_a_tray_host_is_on_the_bus() {
     let detail = check["detail"].as_str().expect("a detail");
     assert!(detail.contains("no tray host"), "{check}");
 }
+
+#[test]
+fn a_session_bus_that_never_answers_does_not_hold_the_lean_inbox_or_its_end() {
+    let mut world = World::new("tray-silent", true);
+    // A socket that takes connections and never says a word: the tray's connection attempt
+    // never completes.
+    let silent = world.root.join("silent-bus");
+    let listener = std::os::unix::net::UnixListener::bind(&silent).expect("bind the silent bus");
+    let held = thread::spawn(move || {
+        let mut kept = Vec::new();
+        while let Ok((stream, _)) = listener.accept() {
+            kept.push(stream);
+            if kept.len() >= 8 {
+                break;
+            }
+        }
+        kept
+    });
+    world.bus = format!("unix:path={}", silent.display());
+    world.start_inbox_with(&["inbox", "--background"]);
+    // `--quit` wakes the lean inbox (it joins its tray thread before becoming the full one),
+    // and the full one ends (joining its own).
+    let mut quit = world.askpane(&["inbox", "--quit"]);
+    let finished = crate::support::run_bounded(&mut quit, None);
+    assert!(finished.status.success(), "{finished:?}\n{}", world.inbox_stderr());
+    let inbox = world.inbox.as_mut().expect("the inbox");
+    let status = inbox.wait(WAIT).unwrap_or_else(|| panic!("the inbox did not end"));
+    assert!(status.success(), "{status:?}\n{}", world.inbox_stderr());
+    drop(held);
+}

@@ -70,6 +70,9 @@ enum Input {
 #[derive(Debug)]
 pub struct Tray {
     inputs: async_channel::Sender<Input>,
+    /// Closed when the tray is to end: stops a connection attempt to a bus that never answers
+    /// (the lean inbox joins the thread before its exec).
+    stop: async_channel::Sender<()>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -77,10 +80,12 @@ impl Tray {
     /// Starts the `tray` thread; `act` is called with what the person clicked.
     pub fn start(act: impl Fn(TrayAction) + Send + Sync + 'static) -> io::Result<Tray> {
         let (inputs, receiver) = async_channel::unbounded();
+        let (stop, stopped) = async_channel::bounded(1);
         let act: Act = Arc::new(act);
-        let thread =
-            crate::transport::spawn_named("tray", move || zbus::block_on(run(&receiver, act)))?;
-        Ok(Tray { inputs, thread: Some(thread) })
+        let thread = crate::transport::spawn_named("tray", move || {
+            zbus::block_on(run(&receiver, &stopped, act));
+        })?;
+        Ok(Tray { inputs, stop, thread: Some(thread) })
     }
 
     /// What the inbox's socket calls with each event it tells subscribers; it never blocks.
@@ -105,6 +110,7 @@ impl Tray {
     }
 
     fn end(&mut self) {
+        self.stop.close();
         self.inputs.close();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -141,11 +147,22 @@ fn view_of(state: &Shared) -> TrayView {
 }
 
 /// The thread: serves the item, registers it, follows the inputs until the channel closes.
-async fn run(inputs: &async_channel::Receiver<Input>, act: Act) {
+async fn run(
+    inputs: &async_channel::Receiver<Input>,
+    stopped: &async_channel::Receiver<()>,
+    act: Act,
+) {
     let state: Shared = Arc::default();
-    let connection = match connect(&state, &act).await {
-        Ok(connection) => Some(connection),
-        Err(error) => {
+    let connecting = async { Some(connect(&state, &act).await) };
+    let stopping = async {
+        let _ = stopped.recv().await;
+        None
+    };
+    let connection = match futures_lite::future::or(connecting, stopping).await {
+        // Ended while the bus had not answered yet.
+        None => return,
+        Some(Ok(connection)) => Some(connection),
+        Some(Err(error)) => {
             log::info!("no tray icon: the session bus cannot be reached ({error})");
             None
         }
