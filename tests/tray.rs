@@ -525,3 +525,22 @@ fn a_session_bus_that_never_answers_does_not_hold_the_lean_inbox_or_its_end() {
     assert!(status.success(), "{status:?}\n{}", world.inbox_stderr());
     drop(held);
 }
+
+#[test]
+fn with_askpane_tray_0_the_lean_inbox_stays_lean() {
+    let mut world = World::new("tray-off", true);
+    let mut command = world.askpane(&["inbox", "--background"]);
+    command.env("ASKPANE_TRAY", "0").stdin(Stdio::null()).stdout(Stdio::null());
+    command.stderr(fs::File::create(world.root.join("inbox.stderr")).expect("stderr file"));
+    world.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
+    world.until_stderr("inbox lean");
+    let pid = world.inbox.as_ref().expect("the inbox").child.id();
+    // Ended by a signal while lean: a lean inbox ends itself, saying nothing of resuming.
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+    let inbox = world.inbox.as_mut().expect("the inbox");
+    let status = inbox.wait(WAIT).unwrap_or_else(|| panic!("the lean inbox did not end"));
+    assert!(status.success(), "{status:?}");
+    let said = world.inbox_stderr();
+    assert!(!said.contains("resumed"), "the lean inbox resumed with no client:\n{said}");
+    assert!(world.registered.try_recv().is_err(), "an item registered with ASKPANE_TRAY=0");
+}

@@ -147,7 +147,9 @@ pub(super) fn watch(
     // Issue 29 item 5: the tray icon stays while the inbox is lean; its menu's choices come
     // to this thread over `asked` (one byte each), so that the exec happens here, in order.
     let (asked, ask_end) = UnixStream::pair().context("making the tray's pipe")?;
-    let tray = lean_tray(ask_end);
+    // `ask_end` stays open here whether or not a tray took a copy: its closing would wake the
+    // poll below for nothing.
+    let tray = lean_tray(&ask_end);
     eprintln!("askpane: inbox lean (no window, nothing waiting), pid {}", std::process::id());
     let mut show = false;
     loop {
@@ -163,15 +165,15 @@ pub(super) fn watch(
         }
         let ready = |fd: &PollFd| !fd.revents().is_empty();
         let [client, signal, tray_asked] = &watched;
-        let quit = ready(signal) || (ready(tray_asked) && tray_choice(&asked) == Some(QUIT));
-        if quit {
+        let choice = if ready(tray_asked) { tray_choice(&asked) } else { None };
+        if ready(signal) || choice == Some(QUIT) {
             drop(tray);
             let _ = std::fs::remove_file(socket);
             eprintln!("askpane: inbox ended");
             return Ok(exit::OK);
         }
-        if ready(tray_asked) {
-            // Show window: the resumed inbox shows it for this client's `show`.
+        if choice == Some(SHOW) {
+            // Show window: the full inbox again, its window shown.
             show = true;
             break;
         }
@@ -206,11 +208,13 @@ fn tray_choice(mut asked: &UnixStream) -> Option<u8> {
 
 /// The lean inbox's tray icon: nothing waits; Show window and Quit come to `ask_end`'s peer.
 #[cfg(target_os = "linux")]
-fn lean_tray(ask_end: UnixStream) -> Option<askpane::transport::tray::Tray> {
+fn lean_tray(ask_end: &UnixStream) -> Option<askpane::transport::tray::Tray> {
     use askpane::protocol::tray::TrayAction;
     if !super::inbox::tray_wanted() {
         return None;
     }
+    let ask_end =
+        ask_end.try_clone().map_err(|error| eprintln!("askpane: no tray icon ({error})")).ok()?;
     let act = move |action| {
         let byte = match action {
             TrayAction::Show => SHOW,
@@ -226,7 +230,7 @@ fn lean_tray(ask_end: UnixStream) -> Option<askpane::transport::tray::Tray> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lean_tray(_ask_end: UnixStream) -> Option<()> {
+fn lean_tray(_ask_end: &UnixStream) -> Option<()> {
     None
 }
 
