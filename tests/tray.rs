@@ -544,3 +544,17 @@ fn with_askpane_tray_0_the_lean_inbox_stays_lean() {
     assert!(!said.contains("resumed"), "the lean inbox resumed with no client:\n{said}");
     assert!(world.registered.try_recv().is_err(), "an item registered with ASKPANE_TRAY=0");
 }
+
+#[test]
+fn the_question_that_wakes_the_lean_inbox_is_counted_by_its_tray_icon() {
+    let mut world = World::new("tray-wake", true);
+    world.start_inbox_with(&["inbox", "--background"]);
+    let lean_item = world.registered.recv_timeout(WAIT).expect("the lean inbox's item");
+    // The question is the first thing the full inbox hears, before its tray icon is up.
+    let question = world.hook("toolu_t9", "shop", "Which database?");
+    let item = world.registered.recv_timeout(WAIT).expect("the full inbox's item");
+    assert_eq!(item, lean_item);
+    world.until_tooltip(&item, "1 waiting: 1 question");
+    question.kill();
+    world.until_tooltip(&item, "nothing waiting");
+}
