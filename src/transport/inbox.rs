@@ -250,11 +250,13 @@ impl Shared {
     /// stopped reading, and is dropped (its connection closed, said in one line). Held under
     /// the list's lock, which never waits either, so every subscriber hears events in one order.
     fn broadcast(&self, message: &InboxMessage) {
+        let Ok(line) = line_bytes(message) else { return };
+        let Ok(mut subscribers) = self.subscribers.lock() else { return };
+        // Under the same lock as the subscribers: the observer hears events in their order,
+        // and none between its seeding and its start (`serve_observer`).
         if let Some(observe) = self.observer.get() {
             observe(message);
         }
-        let Ok(line) = line_bytes(message) else { return };
-        let Ok(mut subscribers) = self.subscribers.lock() else { return };
         subscribers.retain(|(connection, writer)| match writer.offer(&line) {
             Offered::Queued => true,
             Offered::Full => {
@@ -333,8 +335,22 @@ impl InboxServer {
 
     /// Issue 29 item 5: from now on `observe` hears every event subscribers hear (the tray
     /// icon started). Set once; a second call is ignored.
+    /// It first hears every ask open now (as `asked`): the socket serves already.
     pub fn serve_observer(&self, observe: Observer) {
-        let _ = self.shared.observer.set(observe);
+        let shared = &self.shared;
+        let Ok(_events) = shared.subscribers.lock() else { return };
+        let mut open: Vec<Listed> = match shared.open.lock() {
+            Ok(open) => open.values().map(|open| open.listed.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Ok(cards) = shared.cards.lock() {
+            open.extend(cards.values().cloned());
+        }
+        open.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
+        for request in open {
+            observe(&InboxMessage::Asked { request });
+        }
+        let _ = shared.observer.set(observe);
     }
 
     /// How many requests are open.

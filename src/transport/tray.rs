@@ -188,7 +188,15 @@ async fn run(
             Event::Input(Some(input)) => {
                 if let Ok(mut state) = state.lock() {
                     match input {
-                        Input::Asked(listed) => state.open.push(*listed),
+                        // Seeded and then announced (`serve_observer`): counted once.
+                        Input::Asked(listed) => {
+                            let known = state.open.iter().any(|open| {
+                                open.connection == listed.connection && open.id == listed.id
+                            });
+                            if !known {
+                                state.open.push(*listed);
+                            }
+                        }
                         Input::Settled { connection, id } => state
                             .open
                             .retain(|listed| listed.connection != connection || listed.id != id),
