@@ -101,6 +101,9 @@ mod drawing;
 // Desktop notifications from the inbox on a private session bus with dunst (issue 11).
 #[cfg(target_os = "linux")]
 mod notify;
+// Issue 29 item 5: the tray icon on a private session bus with a watcher the test serves.
+#[cfg(target_os = "linux")]
+mod tray;
 // A fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
 #[cfg(target_os = "linux")]
 mod fake_api;

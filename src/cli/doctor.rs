@@ -25,6 +25,8 @@ pub(super) fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let this_binary = std::env::current_exe().context("cannot find askpane's own path")?;
     let mut checks = vec![doctor::display(&display_facts())];
     checks.push(doctor::notifications(&askpane::transport::notify::service_facts()));
+    #[cfg(target_os = "linux")]
+    checks.push(doctor::tray(&askpane::transport::tray::host_facts()));
     let (socket_dir, inbox_usable) = socket_dir_check();
     checks.push(inbox_check(inbox_usable));
     checks.push(socket_dir);

@@ -57,6 +57,11 @@ pub(super) struct InboxArgs {
     #[cfg(unix)]
     #[arg(long, hide = true)]
     resumed: bool,
+    /// Issue 29 item 5: resumed for the tray's "Show window": the window shows at once (not
+    /// for people to type).
+    #[cfg(unix)]
+    #[arg(long = "shown", hide = true, requires = "resumed")]
+    resumed_shown: bool,
     /// Seconds a question left open by an askpane that is gone may wait to be asked again
     /// before it is recorded as abandoned (for tests).
     #[arg(long, hide = true, default_value_t = ORPHAN_GRACE_SECS)]
@@ -152,8 +157,14 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let notifier = (!web && notifications_wanted(args.no_notify))
         .then(|| start_notifier(to_ui.clone()))
         .flatten();
+    #[cfg(target_os = "linux")]
+    let to_tray = to_ui.clone();
     let server = InboxServer::start(listener, place.socket(), to_ui)
         .context("starting the inbox's socket server")?;
+    // Issue 29 item 5: the tray icon follows what the socket tells subscribers.
+    #[cfg(target_os = "linux")]
+    let tray =
+        (!web && tray_wanted()).then(|| start_tray(to_tray, notifier.as_ref(), &server)).flatten();
     // Issue 26 item 6: Claude Code terminals that wait (`askpane hook` given a Notification)
     // join the same notification.
     if let Some(notifier) = &notifier {
@@ -180,6 +191,8 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             in_window(&args, window, requests, (sink, notifier), lean);
         }
     }
+    #[cfg(target_os = "linux")]
+    drop(tray);
     // The window is gone: every request it held was told. What is still queued hears the window
     // closed (its responder is dropped with it), then the clients are let go.
     drop(route);
@@ -289,7 +302,7 @@ fn in_window(
     let unshown = requests.clone();
     let notices = notifier.as_ref().map(|notifier| notifier.reporter());
     let options =
-        AppOptions { resident: true, start_hidden: resumed(args), ..AppOptions::default() };
+        AppOptions { resident: true, start_hidden: hidden_at_start(args), ..AppOptions::default() };
     // Run by the user in a terminal (not by a client, not resumed): the window they asked
     // for comes up as any window does; later it comes back on its own below the one in use.
     let by_the_user = !args.on_demand && !resumed(args);
@@ -346,6 +359,17 @@ fn in_background(args: &InboxArgs) -> bool {
 fn resumed(args: &InboxArgs) -> bool {
     #[cfg(unix)]
     return args.resumed;
+    #[cfg(not(unix))]
+    {
+        let _ = args;
+        false
+    }
+}
+
+/// A resumed inbox starts hidden, unless the tray's "Show window" resumed it.
+fn hidden_at_start(args: &InboxArgs) -> bool {
+    #[cfg(unix)]
+    return args.resumed && !args.resumed_shown;
     #[cfg(not(unix))]
     {
         let _ = args;
@@ -498,6 +522,48 @@ fn notifications_wanted(no_notify: bool) -> bool {
         matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
     });
     !no_notify && !off
+}
+
+/// False with `ASKPANE_TRAY` set to 0 (or false, no, off).
+#[cfg(target_os = "linux")]
+pub(super) fn tray_wanted() -> bool {
+    !std::env::var("ASKPANE_TRAY").is_ok_and(|value| {
+        matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off")
+    })
+}
+
+/// The tray icon (issue 29 item 5): its menu shows the window, pauses `notifier`'s
+/// notifications for an hour, or ends the inbox as `askpane inbox --quit` does.
+#[cfg(target_os = "linux")]
+fn start_tray(
+    to_ui: askpane::transport::UiSender,
+    notifier: Option<&Notifier>,
+    server: &InboxServer,
+) -> Option<askpane::transport::tray::Tray> {
+    use askpane::protocol::tray::TrayAction;
+    let pause = notifier.map(|notifier| notifier.pauser());
+    let act = move |action| match action {
+        TrayAction::Show => {
+            // False only once the window is gone, when there is nothing to show.
+            let _ = to_ui.send(Inbound::Control(Control::Reveal { request: None }));
+        }
+        TrayAction::PauseNotifications => {
+            if let Some(pause) = &pause {
+                pause(Instant::now() + askpane::transport::tray::PAUSE);
+            }
+        }
+        TrayAction::Quit => {
+            log::info!("asked to quit (the tray's menu)");
+            let _ = to_ui.send(Inbound::Control(Control::Shutdown {
+                outcome: askpane::protocol::Outcome::inbox_closed(),
+            }));
+        }
+    };
+    let tray = askpane::transport::tray::Tray::start(act)
+        .map_err(|error| eprintln!("askpane: no tray icon ({error})"))
+        .ok()?;
+    server.serve_observer(Box::new(tray.observer()));
+    Some(tray)
 }
 
 /// The notifier thread, whose "Open" sends [`Control::Reveal`] to the window.

@@ -39,13 +39,24 @@ pub(super) enum Stage {
     /// The full inbox, its window hidden until a client's message shows it
     /// (`askpane inbox --resumed`).
     Resumed,
+    /// The full inbox, its window shown: the tray's "Show window" (`askpane inbox --resumed
+    /// --shown`, issue 29 item 5).
+    Shown,
 }
 
 impl Stage {
     fn flag(self) -> &'static str {
         match self {
             Stage::Lean => "--lean",
-            Stage::Resumed => "--resumed",
+            Stage::Resumed | Stage::Shown => "--resumed",
+        }
+    }
+
+    /// The flags after [`Stage::flag`].
+    fn more_flags(self) -> &'static [&'static str] {
+        match self {
+            Stage::Lean | Stage::Resumed => &[],
+            Stage::Shown => &["--shown"],
         }
     }
 }
@@ -103,10 +114,11 @@ fn exec_stage(
 /// (theme, store, notifications).
 fn next_args(args: impl Iterator<Item = OsString>, stage: Stage) -> Vec<OsString> {
     // `--background` only says how the first image starts.
-    let stages = [Stage::Lean.flag(), Stage::Resumed.flag(), "--background"];
+    let stages = [Stage::Lean.flag(), Stage::Resumed.flag(), "--shown", "--background"];
     let mut next: Vec<OsString> =
         args.filter(|arg| !stages.iter().any(|flag| arg.as_os_str() == *flag)).collect();
     next.push(stage.flag().into());
+    next.extend(stage.more_flags().iter().map(OsString::from));
     next
 }
 
@@ -132,28 +144,94 @@ pub(super) fn watch(
         let end = signal_end.try_clone().context("making the signal pipe")?;
         signal_hook::low_level::pipe::register(*signal, end).context("catching signals")?;
     }
+    // Issue 29 item 5: the tray icon stays while the inbox is lean; its menu's choices come
+    // to this thread over `asked` (one byte each), so that the exec happens here, in order.
+    let (asked, ask_end) = UnixStream::pair().context("making the tray's pipe")?;
+    // `ask_end` stays open here whether or not a tray took a copy: its closing would wake the
+    // poll below for nothing.
+    let tray = lean_tray(&ask_end);
     eprintln!("askpane: inbox lean (no window, nothing waiting), pid {}", std::process::id());
+    let mut show = false;
     loop {
-        let mut watched =
-            [PollFd::new(&listener, PollFlags::IN), PollFd::new(&signalled, PollFlags::IN)];
+        let mut watched = [
+            PollFd::new(&listener, PollFlags::IN),
+            PollFd::new(&signalled, PollFlags::IN),
+            PollFd::new(&asked, PollFlags::IN),
+        ];
         match poll(&mut watched, None) {
             Ok(_) => {}
             Err(Errno::INTR) => continue,
             Err(error) => return Err(error).context("watching the inbox socket"),
         }
         let ready = |fd: &PollFd| !fd.revents().is_empty();
-        let [client, signal] = &watched;
-        if ready(signal) {
+        let [client, signal, tray_asked] = &watched;
+        let choice = if ready(tray_asked) { tray_choice(&asked) } else { None };
+        if ready(signal) || choice == Some(QUIT) {
+            drop(tray);
             let _ = std::fs::remove_file(socket);
             eprintln!("askpane: inbox ended");
             return Ok(exit::OK);
+        }
+        if choice == Some(SHOW) {
+            // Show window: the full inbox again, its window shown.
+            show = true;
+            break;
         }
         if ready(client) {
             break;
         }
     }
+    drop(tray);
     drop(signalled);
-    Err(become_stage(Stage::Resumed, listener, lock))
+    let next = match show {
+        true => Stage::Shown,
+        false => Stage::Resumed,
+    };
+    Err(become_stage(next, listener, lock))
+}
+
+/// What the lean tray's menu asks of the lean inbox, as the byte it writes.
+const SHOW: u8 = b's';
+const QUIT: u8 = b'q';
+
+/// The byte the tray wrote, if one can be read.
+fn tray_choice(mut asked: &UnixStream) -> Option<u8> {
+    let mut byte = [0u8; 1];
+    match std::io::Read::read(&mut asked, &mut byte) {
+        Ok(1) => {
+            let [choice] = byte;
+            Some(choice)
+        }
+        _ => None,
+    }
+}
+
+/// The lean inbox's tray icon: nothing waits; Show window and Quit come to `ask_end`'s peer.
+#[cfg(target_os = "linux")]
+fn lean_tray(ask_end: &UnixStream) -> Option<askpane::transport::tray::Tray> {
+    use askpane::protocol::tray::TrayAction;
+    if !super::inbox::tray_wanted() {
+        return None;
+    }
+    let ask_end =
+        ask_end.try_clone().map_err(|error| eprintln!("askpane: no tray icon ({error})")).ok()?;
+    let act = move |action| {
+        let byte = match action {
+            TrayAction::Show => SHOW,
+            TrayAction::Quit => QUIT,
+            // The lean inbox shows no notifications: there is nothing to pause.
+            TrayAction::PauseNotifications => return,
+        };
+        let _ = std::io::Write::write_all(&mut &ask_end, &[byte]);
+    };
+    askpane::transport::tray::Tray::start(act)
+        .map_err(|error| eprintln!("askpane: no tray icon ({error})"))
+        .ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lean_tray(_ask_end: &UnixStream) -> Option<()> {
+    None
 }
 
 #[cfg(test)]
@@ -170,5 +248,11 @@ mod tests {
         let again = next_args(next.into_iter(), Stage::Lean);
         let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--lean"];
         assert_eq!(again, expected.map(OsString::from));
+        let shown = next_args(again.into_iter(), Stage::Shown);
+        let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--resumed", "--shown"];
+        assert_eq!(shown, expected.map(OsString::from));
+        let lean = next_args(shown.into_iter(), Stage::Lean);
+        let expected = ["inbox", "--no-notify", "--state-dir", "/tmp/x", "--lean"];
+        assert_eq!(lean, expected.map(OsString::from));
     }
 }

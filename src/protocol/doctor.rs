@@ -201,6 +201,40 @@ pub fn notifications(facts: &BusFacts) -> Check {
     }
 }
 
+/// Issue 29 item 5: whether a tray host is there to show the inbox's icon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrayFacts {
+    /// `org.kde.StatusNotifierWatcher` has an owner on the session bus.
+    Host,
+    /// The bus answered; nobody owns the watcher's name.
+    NoHost,
+    /// The session bus cannot be reached (the `notifications` check says why).
+    NoBus,
+}
+
+/// A tray host (a StatusNotifierWatcher) for the inbox's icon. Without one nothing breaks: the
+/// inbox runs without an icon, so this never needs the person.
+pub fn tray(facts: &TrayFacts) -> Check {
+    const NAME: &str = "tray";
+    match facts {
+        TrayFacts::Host => Check::ok(
+            NAME,
+            "a tray host (org.kde.StatusNotifierWatcher) is on the session bus: the inbox shows \
+             its icon there",
+        ),
+        TrayFacts::NoHost => Check::not_applicable(
+            NAME,
+            "no tray host (org.kde.StatusNotifierWatcher) on the session bus: the inbox runs \
+             without a tray icon (KDE, waybar's tray, sway bars, or GNOME with the AppIndicator \
+             extension show one)",
+        ),
+        TrayFacts::NoBus => Check::not_applicable(
+            NAME,
+            "no session bus, so no tray host: the inbox runs without a tray icon",
+        ),
+    }
+}
+
 /// What the inbox's socket answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InboxFacts {
@@ -462,6 +496,9 @@ mod tests {
             State::Ok
         );
         assert_eq!(notifications(&BusFacts::Activatable).state, State::Ok);
+        assert_eq!(tray(&TrayFacts::Host).state, State::Ok);
+        assert_eq!(tray(&TrayFacts::NoHost).state, State::NotApplicable);
+        assert_eq!(tray(&TrayFacts::NoBus).state, State::NotApplicable);
         let absent = notifications(&BusFacts::Absent);
         assert_eq!(absent.state, State::NeedsYou);
         assert!(absent.fix.as_deref().is_some_and(|fix| fix.contains("apt install dunst")));

@@ -31,6 +31,7 @@ pub mod status;
 pub mod stream;
 pub mod text;
 pub mod tool_call;
+pub mod tray;
 pub mod validate;
 pub mod web;
 

@@ -197,6 +197,8 @@ struct Shared {
     new_link: std::sync::OnceLock<NewLink>,
     /// Issue 26 item 6: raises a terminal's notice (`notice`), when the inbox notifies.
     notices: std::sync::OnceLock<Noticer>,
+    /// Issue 29 item 5: hears every event subscribers hear (the tray icon), when the inbox has one.
+    observer: std::sync::OnceLock<Observer>,
     /// Issue 29: when this inbox started (seconds since the Unix epoch), said in every hello.
     started_at: Option<u64>,
     /// Issue 30 item 2: the one thread that waits for every client's open requests.
@@ -210,6 +212,9 @@ pub type NewLink = Box<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
 
 /// Hands a Claude Code terminal's notice to the inbox's notifier; it never blocks.
 pub type Noticer = Box<dyn Fn(TerminalNotice) + Send + Sync>;
+
+/// Hears each event told to subscribers (`asked`, `settled`); it never blocks.
+pub type Observer = Box<dyn Fn(&InboxMessage) + Send + Sync>;
 
 /// What `new_link` hears from an inbox that serves no browser page.
 pub const NO_PAGE_TO_RELINK: &str = "this inbox serves no browser page, so it has no link to \
@@ -253,6 +258,11 @@ impl Shared {
     fn broadcast(&self, message: &InboxMessage) {
         let Ok(line) = line_bytes(message) else { return };
         let Ok(mut subscribers) = self.subscribers.lock() else { return };
+        // Under the same lock as the subscribers: the observer hears events in their order,
+        // and none between its seeding and its start (`serve_observer`).
+        if let Some(observe) = self.observer.get() {
+            observe(message);
+        }
         subscribers.retain(|(connection, writer)| match writer.offer(&line) {
             Offered::Queued => true,
             Offered::Full => {
@@ -298,6 +308,7 @@ impl InboxServer {
             gate: Gate::for_this_user(),
             new_link: std::sync::OnceLock::new(),
             notices: std::sync::OnceLock::new(),
+            observer: std::sync::OnceLock::new(),
             started_at: started_at(&socket),
             waiters: Waiters::start()?,
             front_end: Mutex::new(front_end::Memory::default()),
@@ -327,6 +338,26 @@ impl InboxServer {
     /// Set once; a second call is ignored. Without it a notice is answered `notifies: false`.
     pub fn serve_notices(&self, raise: Noticer) {
         let _ = self.shared.notices.set(raise);
+    }
+
+    /// Issue 29 item 5: from now on `observe` hears every event subscribers hear (the tray
+    /// icon started). Set once; a second call is ignored.
+    /// It first hears every ask open now (as `asked`): the socket serves already.
+    pub fn serve_observer(&self, observe: Observer) {
+        let shared = &self.shared;
+        let Ok(_events) = shared.subscribers.lock() else { return };
+        let mut open: Vec<Listed> = match shared.open.lock() {
+            Ok(open) => open.values().map(|open| open.listed.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Ok(cards) = shared.cards.lock() {
+            open.extend(cards.values().cloned());
+        }
+        open.sort_by(|a, b| (a.connection, &a.id).cmp(&(b.connection, &b.id)));
+        for request in open {
+            observe(&InboxMessage::Asked { request });
+        }
+        let _ = shared.observer.set(observe);
     }
 
     /// How many requests are open.

@@ -44,6 +44,8 @@ pub mod serve;
 pub mod signals;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod snapshot;
+#[cfg(target_os = "linux")]
+pub mod tray;
 #[cfg(target_arch = "wasm32")]
 pub mod web_client;
 

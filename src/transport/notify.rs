@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_lite::StreamExt as _;
 use zbus::zvariant::Value;
@@ -44,6 +44,8 @@ enum Input {
     Snapshot(Snapshot),
     /// A Claude Code terminal says it waits.
     Notice(TerminalNotice),
+    /// Issue 29 item 5 (the tray's menu): no notification is shown until then.
+    Pause(Instant),
 }
 
 /// The notifier thread and the channel that wakes it.
@@ -81,6 +83,14 @@ impl Notifier {
         }
     }
 
+    /// What the tray's "Pause notifications" calls with the end of the pause; it never blocks.
+    pub fn pauser(&self) -> impl Fn(Instant) + Send + Sync + 'static {
+        let inputs = self.inputs.clone();
+        move |until| {
+            let _ = inputs.try_send(Input::Pause(until));
+        }
+    }
+
     /// Closes the notification shown and ends the thread.
     pub fn stop(mut self) {
         self.end();
@@ -115,6 +125,7 @@ async fn run(inputs: &async_channel::Receiver<Input>, open: &dyn Fn(RequestId)) 
     let mut window = Snapshot::default();
     let mut bus: Option<Bus> = None;
     let mut said_why = false;
+    let mut paused_until: Option<Instant> = None;
     loop {
         let event = match &mut bus {
             Some(bus) => {
@@ -132,6 +143,14 @@ async fn run(inputs: &async_channel::Receiver<Input>, open: &dyn Fn(RequestId)) 
                         terminals.settle(&snapshot.waiting);
                         window = snapshot;
                     }
+                    Input::Pause(until) => {
+                        log::info!(
+                            "desktop notifications paused for {:?}",
+                            until.saturating_duration_since(Instant::now())
+                        );
+                        paused_until = Some(until);
+                        continue;
+                    }
                     Input::Notice(notice) => {
                         if !terminals.arrive(&notice, RequestId::next(), &window.waiting) {
                             log::info!(
@@ -146,6 +165,15 @@ async fn run(inputs: &async_channel::Receiver<Input>, open: &dyn Fn(RequestId)) 
                 let Some(command) = notices.update(&waiting, window.focused, window.hidden) else {
                     continue;
                 };
+                // Paused (the tray's menu): what would show is taken as dismissed, so the next
+                // arrival after the pause shows afresh.
+                if matches!(command, NoticeCommand::Show(_))
+                    && paused_until.is_some_and(|until| Instant::now() < until)
+                {
+                    log::info!("a desktop notification was not shown: notifications are paused");
+                    dismissed(&mut notices, &mut terminals);
+                    continue;
+                }
                 if bus.is_none() && matches!(command, NoticeCommand::Show(_)) {
                     match Bus::connect(CALL_TIMEOUT).await {
                         Ok(connected) => bus = Some(connected),
