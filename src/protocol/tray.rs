@@ -190,6 +190,7 @@ mod tests {
             asked_at: None,
             deadline_at: None,
             kind,
+            content: None,
         }
     }
 
