@@ -167,7 +167,7 @@ pub(super) fn watch(
         let [client, signal, tray_asked] = &watched;
         let choice = if ready(tray_asked) { tray_choice(&asked) } else { None };
         if ready(signal) || choice == Some(QUIT) {
-            drop(tray);
+            end_tray(tray);
             let _ = std::fs::remove_file(socket);
             eprintln!("askpane: inbox ended");
             return Ok(exit::OK);
@@ -181,7 +181,7 @@ pub(super) fn watch(
             break;
         }
     }
-    drop(tray);
+    end_tray(tray);
     drop(signalled);
     let next = match show {
         true => Stage::Shown,
@@ -229,10 +229,24 @@ fn lean_tray(ask_end: &UnixStream) -> Option<askpane::transport::tray::Tray> {
         .ok()
 }
 
+/// No tray off Linux (StatusNotifierItem is freedesktop's).
 #[cfg(not(target_os = "linux"))]
-fn lean_tray(_ask_end: &UnixStream) -> Option<()> {
+struct NoTray;
+
+#[cfg(not(target_os = "linux"))]
+fn lean_tray(_ask_end: &UnixStream) -> Option<NoTray> {
     None
 }
+
+/// Takes the lean inbox's tray icon off the bus (its thread joined) before the process execs
+/// or ends.
+#[cfg(target_os = "linux")]
+fn end_tray(tray: Option<askpane::transport::tray::Tray>) {
+    drop(tray);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn end_tray(_tray: Option<NoTray>) {}
 
 #[cfg(test)]
 mod tests {
