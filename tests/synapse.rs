@@ -61,7 +61,7 @@ fn whoami(server: &Homeserver, token: &str) -> (u16, Value) {
 #[test]
 fn two_users_talk_in_a_room_over_the_client_api() {
     let Some(server) = Homeserver::start() else { return };
-    eprintln!("synapse: started in {:?}", server.started_in());
+    eprintln!("synapse: started in {:?} ({:?} of CPU)", server.started_in(), server.start_cpu());
     let alice = server.register("alice", "alice's password", true);
     let bob = server.register("bob", "bob's password", false);
     assert_eq!(alice.user_id, "@alice:localhost");
@@ -102,6 +102,15 @@ fn two_users_talk_in_a_room_over_the_client_api() {
     let (status, refused) = whoami(&server, "syt_made_up");
     assert_eq!((status, &refused["errcode"]), (401, &json!("M_UNKNOWN_TOKEN")));
 
+    // A registration not signed with this homeserver's secret is refused.
+    let (_, nonce) = server.get("/_synapse/admin/v1/register", None);
+    let forged = json!({
+        "nonce": nonce["nonce"], "username": "mallory", "password": "p", "admin": true,
+        "mac": "0000000000000000000000000000000000000000",
+    });
+    let (status, refused) = server.post("/_synapse/admin/v1/register", None, &forged);
+    assert_eq!((status, &refused["error"]), (403, &json!("HMAC incorrect")), "{refused}");
+
     // Open registration is off: only the shared secret makes accounts.
     let open = json!({"username": "mallory", "password": "p", "auth": {"type": "m.login.dummy"}});
     let (status, refused) = server.post("/_matrix/client/v3/register", None, &open);
@@ -139,6 +148,24 @@ fn a_restarted_synapse_keeps_accounts_tokens_and_rooms() {
     let said: Vec<String> =
         texts(&server, &token, &room).into_iter().map(|(_, text)| text).collect();
     assert_eq!(said, ["before the restart", "after the restart"]);
+}
+
+#[test]
+fn a_killed_synapse_restarts_with_what_it_had_committed() {
+    let Some(mut server) = Homeserver::start() else { return };
+    let alice = server.register("alice", "alice's password", false);
+    let room = create_room(&server, &alice.access_token, &[]);
+    send_text(&server, &alice.access_token, &room, "t1", "sent before the crash");
+
+    server.kill();
+    server.restart();
+    let said: Vec<String> =
+        texts(&server, &alice.access_token, &room).into_iter().map(|(_, text)| text).collect();
+    assert_eq!(said, ["sent before the crash"]);
+    // The transaction id is remembered per device: the same one again is the same event.
+    let first = send_text(&server, &alice.access_token, &room, "t2", "once");
+    let again = send_text(&server, &alice.access_token, &room, "t2", "once");
+    assert_eq!(first, again);
 }
 
 #[test]

@@ -102,6 +102,7 @@ pub struct Homeserver {
     secret: String,
     process: Option<Process>,
     started_in: Duration,
+    start_cpu: Duration,
     http: ureq::Agent,
 }
 
@@ -123,6 +124,7 @@ impl Homeserver {
                 secret: random_hex(32),
                 process: None,
                 started_in: Duration::ZERO,
+                start_cpu: Duration::ZERO,
                 http: ureq::Agent::config_builder()
                     .http_status_as_error(false)
                     .timeout_global(Some(Duration::from_secs(30)))
@@ -159,6 +161,12 @@ impl Homeserver {
         self.started_in
     }
 
+    /// The CPU time (user and system) Synapse spent in its last start: unlike
+    /// [`Homeserver::started_in`] it does not grow with the machine's load.
+    pub fn start_cpu(&self) -> Duration {
+        self.start_cpu
+    }
+
     /// Its log, stdout and stderr, for failure messages.
     pub fn report(&self) -> String {
         format!(
@@ -178,6 +186,17 @@ impl Homeserver {
                 let _ = process.child.kill();
                 let _ = process.child.wait();
             }
+        }
+    }
+
+    /// Kills Synapse (SIGKILL by its PID) as a crash or a power cut would: no clean shutdown.
+    /// [`Homeserver::restart`] starts it again on what its database had committed.
+    pub fn kill(&mut self) {
+        if let Some(mut process) = self.process.take()
+            && process.exited().is_none()
+        {
+            let _ = process.child.kill();
+            let _ = process.child.wait();
         }
     }
 
@@ -312,6 +331,7 @@ impl Homeserver {
             thread::sleep(Duration::from_millis(50));
         }
         self.started_in = began.elapsed();
+        self.start_cpu = cpu_time(process.child.id());
         self.process = Some(process);
         Ok(())
     }
@@ -455,6 +475,19 @@ fn template_database(python: &Path) -> &'static Path {
         fs::rename(dir.join("homeserver.db"), &template).expect("keep the template database");
         template
     })
+}
+
+/// The CPU time (user and system) process `pid` has used so far, from `/proc/PID/stat`
+/// (zero when it cannot be read).
+fn cpu_time(pid: u32) -> Duration {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces, so after its closing
+    // parenthesis): state is the first, utime the 12th, stime the 13th.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 =
+        after_name.split_whitespace().skip(11).take(2).filter_map(|n| n.parse::<u64>().ok()).sum();
+    // USER_HZ, the unit of these fields, is 100 on every Linux architecture.
+    Duration::from_millis(ticks * 10)
 }
 
 /// A port nothing listens on now.
