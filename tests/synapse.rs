@@ -4,12 +4,11 @@
 //! `scripts/synapse` has not installed Synapse (a failure under `CI=true`).
 
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::scratch_dir;
-use crate::support::synapse::START_LIMIT;
 use crate::support::synapse::{Homeserver, Missing, hmac_sha1, missing_reason};
 
 /// Creates a private room as `token`'s user, inviting `invite`; its room id.
@@ -171,12 +170,10 @@ fn a_killed_synapse_restarts_with_what_it_had_committed() {
 #[test]
 fn two_synapses_at_once_keep_apart() {
     // Started at the same moment: ports, directories and the template database must not clash.
-    let began = Instant::now();
     let starting: Vec<_> = (0..2).map(|_| thread::spawn(Homeserver::start)).collect();
     let servers: Vec<Homeserver> =
         starting.into_iter().filter_map(|start| start.join().expect("a start")).collect();
     let [first, second] = servers.as_slice() else { return };
-    assert!(began.elapsed() < 2 * START_LIMIT);
     assert_ne!(first.port(), second.port());
     assert_ne!(first.dir(), second.dir());
 

@@ -22,8 +22,9 @@ use super::{Process, read_lossy, run_bounded, scratch_dir, tail};
 /// The Synapse `scripts/synapse` installs (keep the two in step).
 pub const VERSION: &str = "1.163.2";
 
-/// How long Synapse may take to serve after it is started. On an idle machine it serves in
-/// about 3 s; on the 2 shared cores of the test machine, with builds beside it, it took 13 s.
+/// How long Synapse may take to serve after it is started. A start is 1.3 s of CPU; on the 2
+/// shared cores of the test machine with builds beside it (load average 20) it took 7 to 17 s,
+/// nearly all of it waiting for a CPU.
 pub const START_LIMIT: Duration = Duration::from_secs(90);
 
 /// How long Synapse may take to end after SIGTERM before it is killed.
