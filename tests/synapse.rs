@@ -1,6 +1,8 @@
 //! The test Synapse (tests/support/synapse.rs) proven, nothing more: it starts, two users
-//! registered by shared secret talk in a room over the plain client API, a restart keeps the
-//! accounts, tokens and room, and two homeservers at once keep apart. Skipped when
+//! registered by shared secret talk in a room over the plain client API (and an encrypted room
+//! is made), forged registrations and open registration are refused, a restart (and a restart
+//! after SIGKILL) keeps the accounts, tokens and room, and two homeservers at once keep apart.
+//! Skipped when
 //! `scripts/synapse` has not installed Synapse (a failure under `CI=true`).
 
 use std::thread;
@@ -10,48 +12,6 @@ use serde_json::{Value, json};
 
 use crate::support::scratch_dir;
 use crate::support::synapse::{Homeserver, Missing, hmac_sha1, missing_reason};
-
-/// Creates a private room as `token`'s user, inviting `invite`; its room id.
-fn create_room(server: &Homeserver, token: &str, invite: &[&str]) -> String {
-    let body = json!({"preset": "private_chat", "name": "asks", "invite": invite});
-    let (status, reply) = server.post("/_matrix/client/v3/createRoom", Some(token), &body);
-    assert_eq!(status, 200, "createRoom: {reply}");
-    reply["room_id"].as_str().expect("a room id").to_owned()
-}
-
-/// Sends a text message to `room`; its event id.
-fn send_text(
-    server: &Homeserver,
-    token: &str,
-    room: &str,
-    transaction: &str,
-    text: &str,
-) -> String {
-    let path = format!("/_matrix/client/v3/rooms/{room}/send/m.room.message/{transaction}");
-    let body = json!({"msgtype": "m.text", "body": text});
-    let (status, reply) = server.put(&path, Some(token), &body);
-    assert_eq!(status, 200, "send: {reply}");
-    reply["event_id"].as_str().expect("an event id").to_owned()
-}
-
-/// The bodies of the text messages in `room` that `token`'s user can read, oldest first.
-fn texts(server: &Homeserver, token: &str, room: &str) -> Vec<(String, String)> {
-    let path = format!("/_matrix/client/v3/rooms/{room}/messages?dir=b&limit=50");
-    let (status, reply) = server.get(&path, Some(token));
-    assert_eq!(status, 200, "messages: {reply}");
-    let mut texts: Vec<(String, String)> = reply["chunk"]
-        .as_array()
-        .expect("a chunk")
-        .iter()
-        .filter(|event| event["type"] == "m.room.message")
-        .map(|event| {
-            let sender = event["sender"].as_str().unwrap_or_default().to_owned();
-            (sender, event["content"]["body"].as_str().unwrap_or_default().to_owned())
-        })
-        .collect();
-    texts.reverse();
-    texts
-}
 
 fn whoami(server: &Homeserver, token: &str) -> (u16, Value) {
     server.get("/_matrix/client/v3/account/whoami", Some(token))
@@ -72,23 +32,25 @@ fn two_users_talk_in_a_room_over_the_client_api() {
     // Alice on a device of her own, by password, as a bridge logs in.
     let token = server.login(&alice.user, &alice.password);
     assert_ne!(token, alice.access_token, "a login is a new device");
-    let room = create_room(&server, &token, &[&bob.user_id]);
-    send_text(&server, &token, &room, "t1", "Layout? 1. Tabs 2. Split");
+    let room = server.create_room(&token, &[&bob.user_id], false);
+    server.send_text(&token, &room, "t1", "Layout? 1. Tabs 2. Split");
 
     // Bob was invited: he joins and reads what Alice said.
-    let (status, joined) = server.post(
-        &format!("/_matrix/client/v3/join/{room}"),
-        Some(&bob.access_token),
-        &json!({}),
-    );
-    assert_eq!(status, 200, "join: {joined}");
-    assert_eq!(joined["room_id"], room.as_str());
+    server.join(&bob.access_token, &room);
     assert_eq!(
-        texts(&server, &bob.access_token, &room),
+        server.texts(&bob.access_token, &room),
         [(alice.user_id.clone(), "Layout? 1. Tabs 2. Split".to_owned())]
     );
-    send_text(&server, &bob.access_token, &room, "t1", "1");
-    assert_eq!(texts(&server, &token, &room).len(), 2);
+    server.send_text(&bob.access_token, &room, "t1", "1");
+    assert_eq!(server.texts(&token, &room).len(), 2);
+
+    // An encrypted room, as the bridge wants: its state says Megolm.
+    let secret = server.create_room(&token, &[&bob.user_id], true);
+    let path = format!("/_matrix/client/v3/rooms/{secret}/state/m.room.encryption/");
+    let (status, encryption) = server.get(&path, Some(&token));
+    assert_eq!((status, &encryption["algorithm"]), (200, &json!("m.megolm.v1.aes-sha2")));
+    let path = format!("/_matrix/client/v3/rooms/{room}/state/m.room.encryption/");
+    assert_eq!(server.get(&path, Some(&token)).0, 404, "the first room is not encrypted");
 
     // A wrong password and a made-up token are refused.
     let wrong = json!({
@@ -123,8 +85,8 @@ fn a_restarted_synapse_keeps_accounts_tokens_and_rooms() {
     let Some(mut server) = Homeserver::start() else { return };
     let url = server.url();
     let alice = server.register("alice", "alice's password", false);
-    let room = create_room(&server, &alice.access_token, &[]);
-    send_text(&server, &alice.access_token, &room, "t1", "before the restart");
+    let room = server.create_room(&alice.access_token, &[], false);
+    server.send_text(&alice.access_token, &room, "t1", "before the restart");
 
     server.stop();
     let down = ureq::Agent::config_builder()
@@ -143,9 +105,8 @@ fn a_restarted_synapse_keeps_accounts_tokens_and_rooms() {
     let token = server.login("alice", "alice's password");
     let (status, rooms) = server.get("/_matrix/client/v3/joined_rooms", Some(&token));
     assert_eq!((status, &rooms["joined_rooms"]), (200, &json!([room])));
-    send_text(&server, &token, &room, "t2", "after the restart");
-    let said: Vec<String> =
-        texts(&server, &token, &room).into_iter().map(|(_, text)| text).collect();
+    server.send_text(&token, &room, "t2", "after the restart");
+    let said: Vec<String> = server.texts(&token, &room).into_iter().map(|(_, text)| text).collect();
     assert_eq!(said, ["before the restart", "after the restart"]);
 }
 
@@ -153,17 +114,17 @@ fn a_restarted_synapse_keeps_accounts_tokens_and_rooms() {
 fn a_killed_synapse_restarts_with_what_it_had_committed() {
     let Some(mut server) = Homeserver::start() else { return };
     let alice = server.register("alice", "alice's password", false);
-    let room = create_room(&server, &alice.access_token, &[]);
-    send_text(&server, &alice.access_token, &room, "t1", "sent before the crash");
+    let room = server.create_room(&alice.access_token, &[], false);
+    server.send_text(&alice.access_token, &room, "t1", "sent before the crash");
 
     server.kill();
     server.restart();
     let said: Vec<String> =
-        texts(&server, &alice.access_token, &room).into_iter().map(|(_, text)| text).collect();
+        server.texts(&alice.access_token, &room).into_iter().map(|(_, text)| text).collect();
     assert_eq!(said, ["sent before the crash"]);
     // The transaction id is remembered per device: the same one again is the same event.
-    let first = send_text(&server, &alice.access_token, &room, "t2", "once");
-    let again = send_text(&server, &alice.access_token, &room, "t2", "once");
+    let first = server.send_text(&alice.access_token, &room, "t2", "once");
+    let again = server.send_text(&alice.access_token, &room, "t2", "once");
     assert_eq!(first, again);
 }
 

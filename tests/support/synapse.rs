@@ -266,6 +266,59 @@ impl Homeserver {
         times[times.len() / 2]
     }
 
+    /// Creates a private room as `token`'s user, inviting `invite` (user ids); end-to-end
+    /// encrypted (`m.room.encryption`, Megolm, in its initial state) when `encrypted`. Its id.
+    pub fn create_room(&self, token: &str, invite: &[&str], encrypted: bool) -> String {
+        let encryption = json!({
+            "type": "m.room.encryption",
+            "state_key": "",
+            "content": {"algorithm": "m.megolm.v1.aes-sha2"},
+        });
+        let initial_state = if encrypted { vec![encryption] } else { Vec::new() };
+        let body = json!({
+            "preset": "private_chat", "invite": invite, "initial_state": initial_state,
+        });
+        let (status, reply) = self.post("/_matrix/client/v3/createRoom", Some(token), &body);
+        assert_eq!(status, 200, "createRoom: {reply}");
+        reply["room_id"].as_str().expect("a room id").to_owned()
+    }
+
+    /// Joins `room` (an id) as `token`'s user.
+    pub fn join(&self, token: &str, room: &str) {
+        let (status, reply) =
+            self.post(&format!("/_matrix/client/v3/join/{room}"), Some(token), &json!({}));
+        assert_eq!(status, 200, "join {room}: {reply}");
+    }
+
+    /// Sends the plain text `text` to `room` as `token`'s user with transaction id
+    /// `transaction` (the same id again from the same device is the same event); the event id.
+    pub fn send_text(&self, token: &str, room: &str, transaction: &str, text: &str) -> String {
+        let path = format!("/_matrix/client/v3/rooms/{room}/send/m.room.message/{transaction}");
+        let body = json!({"msgtype": "m.text", "body": text});
+        let (status, reply) = self.put(&path, Some(token), &body);
+        assert_eq!(status, 200, "send to {room}: {reply}");
+        reply["event_id"].as_str().expect("an event id").to_owned()
+    }
+
+    /// The (sender, body) of the last 50 `m.room.message` events of `room` that `token`'s user
+    /// may read, oldest first (encrypted ones are `m.room.encrypted`, so not among them).
+    pub fn texts(&self, token: &str, room: &str) -> Vec<(String, String)> {
+        let path = format!("/_matrix/client/v3/rooms/{room}/messages?dir=b&limit=50");
+        let (status, reply) = self.get(&path, Some(token));
+        assert_eq!(status, 200, "messages of {room}: {reply}");
+        let events = reply["chunk"].as_array().cloned().unwrap_or_default();
+        let mut texts: Vec<(String, String)> = events
+            .iter()
+            .filter(|event| event["type"] == "m.room.message")
+            .map(|event| {
+                let sender = event["sender"].as_str().unwrap_or_default().to_owned();
+                (sender, event["content"]["body"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect();
+        texts.reverse();
+        texts
+    }
+
     /// `GET path` (with `token` as Bearer when given): the status and the JSON body (`Null`
     /// when the body is not JSON).
     pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
