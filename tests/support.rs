@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 // The real agents' tests' own helpers (CLIs, captures, a served inbox, a page's socket).
 #[cfg(target_os = "linux")]
 pub mod agents;
+// A private D-Bus session bus (doctor, tray, notifications).
+#[cfg(target_os = "linux")]
+pub mod dbus;
 
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {
