@@ -297,6 +297,145 @@ fn hostile_forms_are_shown_bounded_or_refused_naming_the_field() {
     window.shut_down();
 }
 
+/// Waits a moment more, then checks the agent got exactly one answer to `id`, and returns it.
+fn the_one_answer(scratch: &Scratch, id: &str) -> Value {
+    let answer = scratch.answer(id);
+    // A second answer would follow the first within a few frames: give it time to show.
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(scratch.answers(id).len(), 1, "{:?}", scratch.sent());
+    answer
+}
+
+#[test]
+fn enter_pressed_five_times_on_a_form_answers_the_agent_exactly_once() {
+    let mut window = Window::start("acp-form-enter", "notes");
+    window.step_until("the form", |window| window.has_label("Notes"));
+    window.fill("Notes", "ship it");
+    // Five Enters, one a frame, then five more in one frame: as a held or bouncing key.
+    for _ in 0..5 {
+        window.harness.key_press(egui::Key::Enter);
+        window.harness.step();
+    }
+    for _ in 0..5 {
+        window.harness.event(egui::Event::Key {
+            key: egui::Key::Enter,
+            physical_key: None,
+            pressed: true,
+            repeat: false,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    window.harness.run();
+    if window.has_label("Notes") {
+        window.click(Role::Button, "Send form");
+    }
+    let answer = the_one_answer(&window.scratch, "n1");
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": {"notes": "ship it"}}),
+        "{answer}"
+    );
+    window.step_until("the card gone", |window| !window.has_label("Notes"));
+    window.shut_down();
+}
+
+#[test]
+fn send_clicked_twice_answers_the_agent_exactly_once() {
+    // Twice in one frame, and in two frames one after the other.
+    for (case, same_frame) in [("acp-form-send-twice", true), ("acp-form-send-again", false)] {
+        let mut window = Window::start(case, "notes");
+        window.step_until("the form", |window| window.has_label("Notes"));
+        window.fill("Notes", "once");
+        let send = window.harness.get_by_role_and_label(Role::Button, "Send form");
+        send.click();
+        if same_frame {
+            send.click();
+        } else {
+            window.harness.step();
+            if let Some(again) = window.harness.query_by_role_and_label(Role::Button, "Send form") {
+                again.click();
+            }
+        }
+        window.harness.run();
+        let answer = the_one_answer(&window.scratch, "n1");
+        assert_eq!(
+            answer["result"],
+            json!({"action": "accept", "content": {"notes": "once"}}),
+            "{case}: {answer}"
+        );
+        window.shut_down();
+    }
+}
+
+#[test]
+fn a_100_kb_cjk_text_field_reaches_the_agent_whole() {
+    let mut window = Window::start("acp-form-cjk", "notes");
+    window.step_until("the form", |window| window.has_label("Notes"));
+    // 3 bytes a character in UTF-8: about 100 KB, every character different from its neighbour.
+    let text: String = "漢字かなカナ한국어中文測試"
+        .chars()
+        .cycle()
+        .take(100 * 1024 / 3)
+        .enumerate()
+        .map(|(index, char)| if index % 1000 == 999 { '終' } else { char })
+        .collect();
+    assert!(text.len() >= 100 * 1000, "{}", text.len());
+    window.fill("Notes", &text);
+    window.click(Role::Button, "Send form");
+    let answer = the_one_answer(&window.scratch, "n1");
+    let sent = answer["result"]["content"]["notes"].as_str().unwrap_or_default();
+    assert_eq!(sent.chars().count(), text.chars().count(), "characters lost");
+    assert!(sent == text, "the text the agent read is not the text typed");
+    window.shut_down();
+}
+
+#[test]
+fn keys_typed_as_a_form_arrives_are_neither_lost_nor_send_it() {
+    let mut window = Window::start("acp-form-arrives", "notes");
+    // Typing goes on, Enter included, frame after frame, until a frame has drawn the form: the
+    // keys of that frame were typed before the form was ever seen.
+    let deadline = Instant::now() + WAIT;
+    let mut letters = "abcdefghijklmnopqrstuvwxyz".chars().cycle();
+    while !window.has_label("Notes") {
+        assert!(Instant::now() < deadline, "no form within {WAIT:?}");
+        let letter = letters.next().unwrap_or('x');
+        window.harness.event(egui::Event::Text(letter.to_string()));
+        window.harness.key_press(egui::Key::Enter);
+        window.harness.step();
+        thread::sleep(Duration::from_millis(5));
+    }
+    // The app's grace after an arrival (KEY_GRACE) drops the keys of that moment: they were
+    // meant for what was there before. Typing goes on after it.
+    let steps = (askpane::app::KEY_GRACE.as_secs_f32() / 0.25).ceil() as usize + 1;
+    window.harness.run_steps(steps);
+    window.harness.event(egui::Event::Text("ship".to_owned()));
+    window.harness.key_press(egui::Key::Enter);
+    window.harness.run();
+    thread::sleep(Duration::from_millis(300));
+    window.harness.run();
+    // Nothing was sent: the form still waits, the agent has no answer and no second prompt.
+    assert!(window.has_label("Notes"), "the form left");
+    let sent = window.scratch.sent();
+    assert!(window.scratch.answers("n1").is_empty(), "sent by accident: {sent:?}");
+    let prompts = sent.iter().filter(|line| line["method"] == "session/prompt").count();
+    assert_eq!(prompts, 1, "a prompt went to the agent by accident: {sent:?}");
+    // What was typed once the form could take it is in its first field, not lost; nothing of
+    // the grace got in.
+    let notes = window.harness.get_by_role_and_label(Role::TextInput, "Notes").value();
+    assert_eq!(notes.as_deref(), Some("ship"), "the keys typed were lost");
+    window.shut_down();
+}
+
+#[test]
+fn an_agent_that_goes_away_with_its_form_open_takes_the_card_with_it_and_nothing_hangs() {
+    let mut window = form_window("acp-form-vanish", "vanish");
+    fs::write(window.scratch.trigger(), "").unwrap();
+    window.step_until("the card gone", |window| !window.has_label("Replicas"));
+    let started = Instant::now();
+    window.shut_down();
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
 /// `askpane acp --no-inbox` without a display, the form agent in `mode`.
 fn headless(name: &str, mode: &str, flags: &[&str]) -> (Scratch, Finished) {
     let scratch = Scratch::new(name);

@@ -8,55 +8,38 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
 
 use serde_json::{Value, json};
 
 use crate::inbox::World;
-use crate::support::{Process, WAIT, require, run_bounded, web_bundle_built};
+use crate::support::dbus::SessionBus;
+use crate::support::{Process, require, run_bounded, web_bundle_built};
 
 /// A doctor's world: the inbox tests' world (display, directories, inbox) with a home of its
 /// own and a session bus with dunst on it.
 struct Doctor {
     world: World,
-    bus: String,
-    _daemon: Process,
+    bus: SessionBus,
     _dunst: Process,
 }
 
 impl Doctor {
     fn new(name: &str) -> Doctor {
-        require("dbus-daemon");
         require("dunst");
         let world = World::with_inbox(name);
-        let mut daemon = Command::new("dbus-daemon");
-        daemon
-            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", world.root.join("bus").display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut daemon = Process::new(daemon.spawn().expect("start dbus-daemon"));
-        let stdout = daemon.child.stdout.take().expect("piped stdout");
-        let (sender, address) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
-            let _ = sender.send(line.trim().to_owned());
-        });
-        let bus = address.recv_timeout(WAIT).expect("dbus-daemon printed its address");
+        let bus = SessionBus::start(&world.root, &world.xvfb.display());
         let dunst = Command::new("dunst")
             .env("DISPLAY", world.xvfb.display())
-            .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start dunst");
-        let doctor = Doctor { world, bus, _daemon: daemon, _dunst: Process::new(dunst) };
+        let doctor = Doctor { world, bus, _dunst: Process::new(dunst) };
         fs::create_dir_all(doctor.home()).expect("a home");
-        doctor.wait_for_dunst();
+        // dunst owns org.freedesktop.Notifications once it is up.
+        doctor.bus.wait_for_owner("org.freedesktop.Notifications");
         doctor
     }
 
@@ -68,30 +51,12 @@ impl Doctor {
     fn askpane(&self, args: &[&str]) -> Command {
         let mut command = self.world.askpane(args);
         command
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus.address)
             .env("HOME", self.home())
             .env("XDG_CONFIG_HOME", self.home().join(".config"))
             .env_remove("CODEX_HOME")
             .env_remove("FONTCONFIG_FILE");
         command
-    }
-
-    /// dunst owns org.freedesktop.Notifications once it is up.
-    fn wait_for_dunst(&self) {
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
-            let owned = Command::new("dbus-send")
-                .args(["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/"])
-                .args(["org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"])
-                .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
-                .output()
-                .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("true"));
-            if owned {
-                return;
-            }
-            assert!(std::time::Instant::now() < deadline, "dunst never served notifications");
-            thread::sleep(std::time::Duration::from_millis(50));
-        }
     }
 
     /// `askpane install <args>` here, which must succeed.

@@ -1,5 +1,5 @@
 //! Desktop notifications from the inbox (issue 11), for real: a private session bus
-//! (`dbus-daemon`, as `dbus-run-session` starts it), Debian's `dunst` as the notification server
+//! (`dbus-daemon`, `tests/support/dbus.rs`), Debian's `dunst` as the notification server
 //! on the test's Xvfb, and a monitor on the bus (zbus, `BecomeMonitor`) that sees every `Notify`
 //! call askpane makes and what the server answers. The "Open" action is taken through dunst
 //! itself (`dunstctl action`), which emits `ActionInvoked` as it does for a click.
@@ -19,6 +19,7 @@ use zbus::zvariant::OwnedValue;
 
 use crate::display::Xvfb;
 use crate::inbox::Client;
+use crate::support::dbus::SessionBus;
 use crate::support::{Process, WAIT, artifact, read_lossy, require, run_bounded, scratch_dir};
 
 /// What the monitor saw on the bus, in order.
@@ -56,13 +57,12 @@ struct World {
     seen: Receiver<Seen>,
     inbox: Option<Process>,
     _dunst: Option<Process>,
-    _daemon: Process,
+    _session: SessionBus,
 }
 
 impl World {
     /// A display, directories, a session bus, and (with `server`) dunst on it; no inbox yet.
     fn new(name: &str, server: bool) -> World {
-        require("dbus-daemon");
         require("dunst");
         require("dunstctl");
         let xvfb = Xvfb::start();
@@ -70,25 +70,8 @@ impl World {
         fs::create_dir_all(root.join("run")).expect("make the runtime dir");
         fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
             .expect("narrow the runtime dir");
-        let socket = root.join("bus");
-        let mut daemon = Command::new("dbus-daemon");
-        daemon
-            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", socket.display()))
-            .env("DISPLAY", xvfb.display())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut daemon = Process::new(daemon.spawn().expect("start dbus-daemon"));
-        let stdout = daemon.child.stdout.take().expect("piped stdout");
-        let (sender, address) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
-            let _ = sender.send(line.trim().to_owned());
-        });
-        let bus = address.recv_timeout(WAIT).expect("dbus-daemon printed its address");
-        assert!(bus.starts_with("unix:path="), "dbus-daemon's address: {bus:?}");
+        let session = SessionBus::start(&root, &xvfb.display());
+        let bus = session.address.clone();
         let dunst = server.then(|| {
             // Notifications stay until closed: askpane, not a timer, closes them here.
             let config = root.join("dunstrc");
@@ -107,7 +90,7 @@ impl World {
             Process::new(child)
         });
         let seen = monitor(&bus, server);
-        World { xvfb, root, bus, seen, inbox: None, _dunst: dunst, _daemon: daemon }
+        World { xvfb, root, bus, seen, inbox: None, _dunst: dunst, _session: session }
     }
 
     /// `askpane <args>` in this world: its display, bus and directories, no ASKPANE_* setting.

@@ -1,7 +1,8 @@
 //! The Debian package of scripts/package installed into a clean Debian 12 root (issue 29): with
 //! only its Depends it installs, `askpane --version` and `askpane validate` run, and the man
 //! pages and completions are where the shells look; with its Recommends and Xvfb, the demo
-//! window opens there.
+//! window opens there, and `askpane doctor --json` reports its checks (the missing session bus
+//! with its fix).
 //!
 //! It downloads Debian packages and takes minutes, so it runs only when asked:
 //! `scripts/package && ASKPANE_TEST_PACKAGE=1 cargo test --test integration package::` (as root:
@@ -123,6 +124,9 @@ done
 echo "== window: $window"
 kill $demo 2>/dev/null; wait $demo 2>/dev/null
 echo "== demo stderr: $(head -c 600 /tmp/demo.err | tr '\n' ' ')"
+# The installed package's doctor, as a user runs it in a desktop with no session bus.
+DISPLAY=:7 askpane doctor --json >/tmp/doctor.json 2>/tmp/doctor.err
+echo "== doctor: exit $? $(tr -d '\n' </tmp/doctor.json)"
 kill $xvfb; wait $xvfb 2>/dev/null
 exit 0
 "#;
@@ -192,4 +196,50 @@ fn the_deb_installs_and_runs_in_a_clean_debian_12_root() {
     assert_eq!(report.lines().filter(|line| line.starts_with("== file: ")).count(), 10, "{report}");
     assert!(found("== completion:").contains("-F _askpane"), "{report}");
     assert!(found("== window:").contains("askpane"), "no demo window:\n{report}");
+    doctor_says_what_a_user_looks_at(&found("== doctor:"));
+}
+
+/// `askpane doctor --json` of the installed package, `exit N {report}`: its exit code is its
+/// verdict, every check is named with its state and what it found, each problem has its fix;
+/// there the display (Xvfb) and the built-in web page are fine, the missing session bus is a
+/// problem for notifications with its fix, and a missing CJK font names its Debian package.
+fn doctor_says_what_a_user_looks_at(line: &str) {
+    let (code, json) = line
+        .strip_prefix("exit ")
+        .and_then(|rest| rest.split_once(' '))
+        .unwrap_or_else(|| panic!("doctor: {line}"));
+    let report: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|error| panic!("{error}: {json}"));
+    let ok = report["ok"].as_bool().unwrap_or_else(|| panic!("no ok: {report}"));
+    assert_eq!(code, if ok { "0" } else { "1" }, "{report}");
+    let checks = report["checks"].as_array().unwrap_or_else(|| panic!("no checks: {report}"));
+    for check in checks {
+        let name = check["name"].as_str().unwrap_or_default();
+        let detail = check["detail"].as_str().unwrap_or_default();
+        assert!(!name.is_empty() && !detail.is_empty(), "{check}");
+        match check["state"].as_str() {
+            Some("needs_you") => {
+                let fix = check["fix"].as_str().unwrap_or_default();
+                assert!(!fix.is_empty(), "a problem without its fix: {check}");
+            }
+            Some("ok" | "not_applicable") => assert!(check["fix"].is_null(), "{check}"),
+            _ => panic!("no state: {check}"),
+        }
+    }
+    let state = |name: &str| -> &str {
+        let check = checks.iter().find(|check| check["name"] == name);
+        check.and_then(|check| check["state"].as_str()).unwrap_or_else(|| panic!("no {name}"))
+    };
+    for name in ["tray", "inbox", "socket directory", "state directory", "font: emoji"] {
+        state(name);
+    }
+    assert_eq!(state("display"), "ok", "{report}");
+    assert_eq!(state("web bundle"), "ok", "the package's binary has no web page: {report}");
+    assert_eq!(state("notifications"), "needs_you", "no session bus there: {report}");
+    // The Recommends bring no font for CJK: the window would show boxes, and doctor names the
+    // Debian package that fixes it.
+    let cjk = checks.iter().find(|check| check["name"] == "font: CJK");
+    let fix = cjk.and_then(|check| check["fix"].as_str()).unwrap_or_default();
+    assert!(state("font: CJK") == "ok" || fix.contains("fonts-noto-cjk"), "{report}");
+    assert!(!ok, "a problem was found, yet ok: {report}");
 }

@@ -160,14 +160,10 @@ struct RemoteLink {
 impl RemoteLink {
     fn start(world: &World, sshd: &Sshd) -> RemoteLink {
         let stderr = world.root.join(format!("remote-link-{}.stderr", sshd.alias));
-        let mut command = world.askpane(&["remote", &sshd.alias, "--", "-F"]);
-        command.arg(&sshd.config);
-        command.stdin(Stdio::null()).stdout(Stdio::null());
-        command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
-        let link =
-            RemoteLink { process: Process::new(command.spawn().expect("askpane remote")), stderr };
-        link.wait_for(&format!("linked {}", sshd.alias), 1);
-        link
+        let mut command = world.askpane(&["remote", &sshd.alias]);
+        command.stdout(Stdio::null());
+        let process = start_link(command, sshd, &[], &stderr);
+        RemoteLink { process, stderr }
     }
 
     fn said(&self) -> String {
@@ -182,6 +178,26 @@ impl RemoteLink {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Starts `command`, an `askpane remote ALIAS …` to which this adds `-- -F CONFIG SSH_ARGS…`
+/// (`sshd`'s ssh config), its stderr into the file `stderr`, and waits until it says it linked.
+pub(crate) fn start_link(
+    mut command: Command,
+    sshd: &Sshd,
+    ssh_args: &[&str],
+    stderr: &Path,
+) -> Process {
+    command.args(["--", "-F"]).arg(&sshd.config).args(ssh_args).stdin(Stdio::null());
+    command.stderr(fs::File::create(stderr).expect("the link's stderr"));
+    let process = Process::new(command.spawn().expect("askpane remote"));
+    let linked = format!("linked {}", sshd.alias);
+    let deadline = Instant::now() + WAIT;
+    while !read_lossy(stderr).contains(&linked) {
+        assert!(Instant::now() < deadline, "the link did not come up: {}", read_lossy(stderr));
+        thread::sleep(Duration::from_millis(20));
+    }
+    process
 }
 
 fn unix_nanos() -> u128 {
@@ -677,11 +693,7 @@ fn claude_code_on_the_remote_asks_the_desk_and_its_model_reads_the_answer() {
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let _link = RemoteLink::start(&world, &sshd);
     let api = colour_model();
-    let (home, project, tmp) =
-        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
-    for dir in [&project, &tmp] {
-        fs::create_dir_all(dir).expect("the remote's project");
-    }
+    let [home, project, tmp] = remote_claude_dirs(&sshd);
     // Installed on the remote as a person would there (the same binary: the remote is this
     // machine).
     let askpane = env!("CARGO_BIN_EXE_askpane");
@@ -1010,25 +1022,11 @@ pub(crate) fn claude_on_the_remote_asks_and_reads_blue(
     dirs: [&Path; 3],
     runtime: Option<&Path>,
 ) {
-    let RemoteClaude { mut run, mut stdin, lines, stderr } =
-        RemoteClaude::start(sshd, api, dirs, runtime);
-    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
-        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
-    writeln!(stdin, "{turn}").expect("the user's turn");
-    let requests = listed(world, 1);
-    assert_eq!(requests[0]["host"], HOST, "{requests:?}");
-    assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+    let RemoteClaude { mut run, stdin, lines, stderr } =
+        RemoteClaude::asking(sshd, world, api, dirs, runtime);
     answer_blue(world);
     // The model's next turn carries the answer; then the session ends with its input.
-    let deadline = Instant::now() + WAIT;
-    while api.tool_results().is_empty() {
-        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
-        thread::sleep(Duration::from_millis(50));
-    }
-    let results = api.tool_results();
-    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
-    let read = crate::interop::tool_result_text(result);
-    assert!(read.contains(r#""Which colour?"="Blue""#), "the model read: {read}");
+    the_model_reads(api, "Blue");
     // The turn ends (its `result`), and the session with its input. The answer came from the
     // desk: Claude Code's host was never asked (no can_use_tool).
     let mut said = Vec::new();
@@ -1097,6 +1095,50 @@ impl RemoteClaude {
         let stderr = crate::support::read_all(run.child.stderr.take().expect("piped stderr"));
         RemoteClaude { run, stdin, lines, stderr }
     }
+}
+
+impl RemoteClaude {
+    /// [`RemoteClaude::start`], given the user's turn: its question is listed in `world`'s
+    /// inbox, from the host.
+    pub(crate) fn asking(
+        sshd: &Sshd,
+        world: &World,
+        api: &crate::fake_api::FakeApi,
+        dirs: [&Path; 3],
+        runtime: Option<&Path>,
+    ) -> RemoteClaude {
+        let mut claude = RemoteClaude::start(sshd, api, dirs, runtime);
+        let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+            "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
+        writeln!(claude.stdin, "{turn}").expect("the user's turn");
+        let requests = listed(world, 1);
+        assert_eq!(requests[0]["host"], HOST, "{requests:?}");
+        assert_eq!(requests[0]["tool_use_id"], crate::fake_api::TOOL_USE_ID, "{requests:?}");
+        claude
+    }
+}
+
+/// The remote's `home`, `project` and `tmp` for Claude Code (made, with their `.claude`).
+pub(crate) fn remote_claude_dirs(sshd: &Sshd) -> [PathBuf; 3] {
+    let dirs = ["home", "project", "tmp"].map(|name| sshd.remote.join(name));
+    for dir in &dirs {
+        fs::create_dir_all(dir.join(".claude")).expect("the remote's folders");
+    }
+    dirs
+}
+
+/// Waits for the model's one tool_result and checks it read `colour` for "Which colour?".
+pub(crate) fn the_model_reads(api: &crate::fake_api::FakeApi, colour: &str) {
+    let deadline = Instant::now() + WAIT;
+    while api.tool_results().is_empty() {
+        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let results = api.tool_results();
+    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
+    let read = crate::interop::tool_result_text(result);
+    let expected = format!(r#""Which colour?"="{colour}""#);
+    assert!(read.contains(&expected), "the model read: {read}");
 }
 
 /// The fake model that calls AskUserQuestion with "Which colour?" (Red or Blue).

@@ -8,7 +8,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,7 +16,7 @@ use serde_json::{Value, json};
 use crate::inbox::World;
 use crate::remote::{
     RemoteClaude, Sshd, answer_blue, claude_on_the_remote_asks_and_reads_blue, colour_model,
-    free_port, link_state, listed,
+    free_port, link_state, listed, remote_claude_dirs, start_link, the_model_reads,
 };
 use crate::support::{Process, WAIT, read_lossy};
 
@@ -63,16 +62,9 @@ impl HttpLink {
     ) -> HttpLink {
         let (stdout, stderr) = (root.join("http-link.stdout"), root.join("http-link.stderr"));
         command.args(["remote", &sshd.alias, "--http", &port.to_string()]).args(extra);
-        command.args(["--", "-F"]);
-        command.arg(&sshd.config).args(ssh_args).stdin(Stdio::null());
         command.stdout(fs::File::create(&stdout).expect("stdout"));
-        command.stderr(fs::File::create(&stderr).expect("stderr"));
-        let process = Process::new(command.spawn().expect("askpane remote --http"));
+        let process = start_link(command, sshd, ssh_args, &stderr);
         let deadline = Instant::now() + WAIT;
-        while !read_lossy(&stderr).contains("linked devbox") {
-            assert!(Instant::now() < deadline, "no link: {}", read_lossy(&stderr));
-            thread::sleep(Duration::from_millis(20));
-        }
         let printed = read_lossy(&stdout);
         let settings = printed
             .find('{')
@@ -134,11 +126,7 @@ fn claude_code_on_the_remote_asks_the_desk_through_an_http_hook() {
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let link = HttpLink::start(&world, &sshd);
     let api = colour_model();
-    let (home, project, tmp) =
-        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
-    for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {
-        fs::create_dir_all(dir).expect("the remote's folders");
-    }
+    let [home, project, tmp] = remote_claude_dirs(&sshd);
     // What the person pastes on the remote: the printed settings, nothing else of askpane's.
     fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
     // The answer comes over HTTP (no link socket on the remote): Claude Code's own host is
@@ -282,19 +270,10 @@ fn an_http_hook_whose_ssh_is_killed_mid_question_leaves_it_to_claude_code_and_wi
     let Some(sshd) = Sshd::start(&world.root) else { return };
     let link = HttpLink::start(&world, &sshd);
     let api = colour_model();
-    let (home, project, tmp) =
-        (sshd.remote.join("home"), sshd.remote.join("project"), sshd.remote.join("tmp"));
-    for dir in [&project.join(".claude"), &tmp, &home.join(".claude")] {
-        fs::create_dir_all(dir).expect("the remote's folders");
-    }
+    let [home, project, tmp] = remote_claude_dirs(&sshd);
     fs::write(home.join(".claude/settings.json"), link.settings.to_string()).expect("settings");
     let RemoteClaude { mut run, mut stdin, lines, stderr } =
-        RemoteClaude::start(&sshd, &api, [&project, &home, &tmp], None);
-    let turn = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
-        "message": {"role": "user", "content": [{"type": "text", "text": "Please ask me."}]}});
-    writeln!(stdin, "{turn}").expect("the user's turn");
-    let requests = listed(&world, 1);
-    assert_eq!(requests[0]["host"], "devbox", "{requests:?}");
+        RemoteClaude::asking(&sshd, &world, &api, [&project, &home, &tmp], None);
     let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
     let killed_at = Instant::now();
     let killed = std::process::Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
@@ -328,15 +307,7 @@ fn an_http_hook_whose_ssh_is_killed_mid_question_leaves_it_to_claude_code_and_wi
         "updatedInput": {"questions": input["questions"], "answers": {"Which colour?": "Red"}},
         "toolUseID": asked["request"]["tool_use_id"]}}});
     writeln!(stdin, "{reply}").expect("the host's answer");
-    let deadline = Instant::now() + WAIT;
-    while api.tool_results().is_empty() {
-        assert!(Instant::now() < deadline, "no tool_result: {}", api.request_summary());
-        thread::sleep(Duration::from_millis(50));
-    }
-    let results = api.tool_results();
-    let [result] = results.as_slice() else { panic!("one tool_result: {results:?}") };
-    let read = crate::interop::tool_result_text(result);
-    assert!(read.contains(r#""Which colour?"="Red""#), "the model read: {read}");
+    the_model_reads(&api, "Red");
     // The link comes back (its forward of the port too).
     let deadline = Instant::now() + WAIT;
     while !read_lossy(&link.stderr).contains("the link to devbox is back") {

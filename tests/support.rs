@@ -19,6 +19,9 @@ pub mod agents;
 // A real Matrix homeserver (Synapse, scripts/synapse) started per test (issue 31).
 #[cfg(target_os = "linux")]
 pub mod synapse;
+// A private D-Bus session bus (doctor, tray, notifications).
+#[cfg(target_os = "linux")]
+pub mod dbus;
 
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {

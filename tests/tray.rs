@@ -16,7 +16,8 @@ use zbus::zvariant::{OwnedValue, Value};
 
 use crate::display::Xvfb;
 use crate::inbox::Client;
-use crate::support::{Process, WAIT, read_lossy, require, scratch_dir};
+use crate::support::dbus::{Admits, NOBODY, SessionBus};
+use crate::support::{Process, WAIT, read_lossy, scratch_dir};
 
 const ITEM: &str = "org.kde.StatusNotifierItem";
 const MENU: &str = "com.canonical.dbusmenu";
@@ -86,34 +87,24 @@ struct World {
     registered: Receiver<String>,
     shown: Receiver<String>,
     inbox: Option<Process>,
-    _daemon: Process,
+    _session: SessionBus,
 }
 
 impl World {
     fn new(name: &str, watcher: bool) -> World {
-        require("dbus-daemon");
         let xvfb = Xvfb::start();
         let root = scratch_dir(name);
+        let session = SessionBus::start(&root, &xvfb.display());
+        World::on(xvfb, root, session, watcher)
+    }
+
+    /// The world of this user (`root`: its runtime dir, its inbox) with the test serving the
+    /// watcher (if `watcher`) and notifications on `session`, whoever's bus that is.
+    fn on(xvfb: Xvfb, root: PathBuf, session: SessionBus, watcher: bool) -> World {
         fs::create_dir_all(root.join("run")).expect("make the runtime dir");
         fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
             .expect("narrow the runtime dir");
-        let socket = root.join("bus");
-        let mut daemon = Command::new("dbus-daemon");
-        daemon
-            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", socket.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut daemon = Process::new(daemon.spawn().expect("start dbus-daemon"));
-        let stdout = daemon.child.stdout.take().expect("piped stdout");
-        let (sender, address) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
-            let _ = sender.send(line.trim().to_owned());
-        });
-        let bus = address.recv_timeout(WAIT).expect("dbus-daemon printed its address");
+        let bus = session.address.clone();
         let (registered_to, registered) = mpsc::channel();
         let (shown_to, shown) = mpsc::channel();
         let connection = zbus::block_on(async {
@@ -128,7 +119,39 @@ impl World {
             builder.build().await
         })
         .expect("serve the watcher and notifications on the test's bus");
-        World { xvfb, root, bus, connection, registered, shown, inbox: None, _daemon: daemon }
+        World { xvfb, root, bus, connection, registered, shown, inbox: None, _session: session }
+    }
+
+    /// This user's world on a bus the test cannot reach: nothing served, nothing registers.
+    fn bare(xvfb: Xvfb, root: PathBuf, session: SessionBus) -> World {
+        fs::create_dir_all(root.join("run")).expect("make the runtime dir");
+        fs::set_permissions(root.join("run"), fs::Permissions::from_mode(0o700))
+            .expect("narrow the runtime dir");
+        // The test's own connection goes to a bus of its own, held only to fill the world.
+        let own = SessionBus::start(&root, &xvfb.display());
+        let connection = zbus::block_on(
+            zbus::connection::Builder::address(own.address.as_str()).expect("an address").build(),
+        )
+        .expect("the test's own bus");
+        let (_, registered) = mpsc::channel();
+        let (_, shown) = mpsc::channel();
+        let bus = session.address.clone();
+        drop(own);
+        World { xvfb, root, bus, connection, registered, shown, inbox: None, _session: session }
+    }
+
+    /// The StatusNotifierItem names on the test's bus.
+    fn items(&self) -> Vec<String> {
+        let names = zbus::block_on(async {
+            let bus = zbus::fdo::DBusProxy::new(&self.connection).await?;
+            bus.list_names().await
+        })
+        .expect("list the bus's names");
+        names
+            .into_iter()
+            .map(|name| name.to_string())
+            .filter(|name| name.starts_with("org.kde.StatusNotifierItem"))
+            .collect()
     }
 
     fn askpane(&self, args: &[&str]) -> Command {
@@ -558,4 +581,93 @@ fn the_question_that_wakes_the_lean_inbox_is_counted_by_its_tray_icon() {
     world.until_tooltip(&item, "1 waiting: 1 question");
     question.kill();
     world.until_tooltip(&item, "nothing waiting");
+}
+
+/// Another user's askpane, `nobody`'s lean inbox, pointed at this user's session bus (as `su`
+/// keeps DBUS_SESSION_BUS_ADDRESS): the bus refuses it, so its item is never shown to this user
+/// nor driven by this user's clicks, and its inbox runs on without a tray.
+#[test]
+fn another_user_s_inbox_never_shows_its_tray_on_this_user_s_bus() {
+    let world = World::new("tray-their-inbox", true);
+    let theirs = scratch_dir("tray-their-home");
+    let Some(mut inbox) = inbox_of_nobody(&theirs, &world.bus, &world.xvfb.display()) else {
+        return;
+    };
+    let said = || read_lossy(&theirs.join("inbox.stderr"));
+    let deadline = Instant::now() + WAIT;
+    while !said().contains("no tray icon") {
+        assert!(inbox.exited().is_none(), "their inbox ended: {}", said());
+        assert!(Instant::now() < deadline, "their tray said nothing: {}", said());
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(said().contains("inbox lean"), "{}", said());
+    assert!(world.registered.try_recv().is_err(), "their item was shown here: {}", said());
+    assert_eq!(world.items(), Vec::<String>::new(), "{}", said());
+    assert!(inbox.exited().is_none(), "their inbox ended: {}", said());
+}
+
+/// This user's inbox pointed at another user's session bus: refused by a bus that admits only
+/// its owner; and where the other user's bus admits everyone, askpane itself declines to put
+/// its item there (that user could read what waits in its tooltip, and Pause or Quit it).
+#[test]
+fn this_user_s_inbox_never_shows_its_tray_on_another_user_s_bus() {
+    for (name, admits) in
+        [("tray-their-bus", Admits::Owner), ("tray-their-open-bus", Admits::Everyone)]
+    {
+        let xvfb = Xvfb::start();
+        let theirs = scratch_dir(&format!("{name}-bus"));
+        let Some(session) = SessionBus::of_another_user(&theirs, &xvfb.display(), admits) else {
+            return;
+        };
+        let mut world = match admits {
+            // The test cannot reach that bus either: nothing of its own is served there.
+            Admits::Owner => World::bare(xvfb, scratch_dir(name), session),
+            Admits::Everyone => World::on(xvfb, scratch_dir(name), session, true),
+        };
+        world.start_inbox_with(&["inbox", "--background"]);
+        world.until_stderr("no tray icon");
+        let said = world.inbox_stderr();
+        if admits == Admits::Everyone {
+            assert!(
+                said.contains(&format!("belongs to another user (uid {NOBODY})")),
+                "{name}: {said}"
+            );
+            assert!(world.registered.try_recv().is_err(), "{name}: registered there: {said}");
+            assert_eq!(world.items(), Vec::<String>::new(), "{name}: {said}");
+        }
+        let inbox = world.inbox.as_mut().expect("the inbox");
+        assert!(inbox.exited().is_none(), "{name}: the inbox ended: {said}");
+    }
+}
+
+/// `nobody`'s lean inbox in `home` (its runtime and state folders there), on the bus `bus` and
+/// the X display `display`;
+/// `None` (skipped, said) unless the test runs as root with setpriv.
+fn inbox_of_nobody(home: &std::path::Path, bus: &str, display: &str) -> Option<Process> {
+    let root_user = rustix::process::getuid().is_root();
+    if !root_user || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root and setpriv to be another user");
+        return None;
+    }
+    fs::create_dir_all(home.join("run")).expect("their runtime dir");
+    for dir in [home.to_path_buf(), home.join("run")] {
+        std::os::unix::fs::chown(&dir, Some(NOBODY), Some(NOBODY)).expect("give it to nobody");
+    }
+    fs::set_permissions(home.join("run"), fs::Permissions::from_mode(0o700)).expect("narrow");
+    let mut command = Command::new("setpriv");
+    command.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--", "env", "-i"]);
+    command
+        .arg("PATH=/usr/bin:/bin")
+        .arg(format!("HOME={}", home.display()))
+        .arg(format!("XDG_RUNTIME_DIR={}", home.join("run").display()))
+        .arg(format!("XDG_STATE_HOME={}", home.join("state").display()))
+        .arg(format!("DBUS_SESSION_BUS_ADDRESS={bus}"))
+        .arg(format!("DISPLAY={display}"))
+        .arg(env!("CARGO_BIN_EXE_askpane"))
+        .args(["inbox", "--background"])
+        .current_dir(home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    command.stderr(fs::File::create(home.join("inbox.stderr")).expect("their stderr"));
+    Some(Process::new(command.spawn().expect("their inbox")))
 }

@@ -5,7 +5,9 @@
 //! The item registers with the `org.kde.StatusNotifierWatcher` a tray host (KDE, waybar, GNOME's
 //! AppIndicator extension …) provides; when none is on the bus it stays unregistered, says so in
 //! one line, and registers when a watcher appears. With no session bus at all there is no icon
-//! and nothing else changes. Written on zbus directly (not `ksni`): the interface is two objects
+//! and nothing else changes. A bus of another user (its daemon's uid is not ours: a bus set up to
+//! let others in, reached through an inherited DBUS_SESSION_BUS_ADDRESS) gets no item either.
+//! Written on zbus directly (not `ksni`): the interface is two objects
 //! of a few properties and methods, and this way no crate is added (see Cargo.toml).
 
 use std::collections::HashMap;
@@ -162,8 +164,15 @@ async fn run(
         // Ended while the bus had not answered yet.
         None => return,
         Some(Ok(connection)) => Some(connection),
-        Some(Err(error)) => {
+        Some(Err(NoTray::Unreachable(error))) => {
             log::info!("no tray icon: the session bus cannot be reached ({error})");
+            None
+        }
+        Some(Err(NoTray::AnotherUsers(uid))) => {
+            log::warn!(
+                "no tray icon: the session bus (DBUS_SESSION_BUS_ADDRESS) belongs to another \
+                 user (uid {uid}), who would see what waits and could pause or quit this inbox"
+            );
             None
         }
     };
@@ -230,16 +239,38 @@ fn item_name() -> String {
     format!("org.kde.StatusNotifierItem-{}-1", std::process::id())
 }
 
-async fn connect(state: &Shared, act: &Act) -> zbus::Result<zbus::Connection> {
+/// Why the tray thread has no connection to serve its item on.
+enum NoTray {
+    Unreachable(zbus::Error),
+    /// The bus is another user's (its daemon's uid): a bus that let this user in is still no
+    /// place for the item, whose tooltip tells what waits and whose menu drives the inbox.
+    AnotherUsers(u32),
+}
+
+impl From<zbus::Error> for NoTray {
+    fn from(error: zbus::Error) -> NoTray {
+        NoTray::Unreachable(error)
+    }
+}
+
+/// Connects to the session bus and, only once the bus is known to be this user's, serves the
+/// item and its menu there and takes the item's name.
+async fn connect(state: &Shared, act: &Act) -> Result<zbus::Connection, NoTray> {
+    let connection =
+        zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
+    let bus = zbus::fdo::DBusProxy::new(&connection).await?;
+    let daemon =
+        zbus::names::BusName::try_from("org.freedesktop.DBus").map_err(zbus::Error::from)?;
+    let owner = bus.get_connection_unix_user(daemon).await.map_err(zbus::Error::from)?;
+    if owner != rustix::process::getuid().as_raw() {
+        return Err(NoTray::AnotherUsers(owner));
+    }
     let item = Item { state: Arc::clone(state), act: Arc::clone(act) };
     let menu = Menu { state: Arc::clone(state), act: Arc::clone(act) };
-    zbus::connection::Builder::session()?
-        .method_timeout(CALL_TIMEOUT)
-        .name(item_name())?
-        .serve_at(ITEM_PATH, item)?
-        .serve_at(MENU_PATH, menu)?
-        .build()
-        .await
+    connection.object_server().at(ITEM_PATH, item).await?;
+    connection.object_server().at(MENU_PATH, menu).await?;
+    connection.request_name(item_name()).await?;
+    Ok(connection)
 }
 
 /// Every time the watcher's name gets a new owner; `None` when the bus will not say.

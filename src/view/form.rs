@@ -77,6 +77,13 @@ pub fn form_ui(
             }
         });
     });
+    // The frame that first draws the form gives its first text box the keyboard, unless
+    // something has it already (the session's prompt box): what is typed as the form arrives
+    // lands there instead of nowhere, and no key of it can send the form.
+    let drawn_before = egui::Id::unique(("askpane-form-drawn", id));
+    let first_frame = !ui.ctx().data(|data| data.get_temp::<bool>(drawn_before).unwrap_or(false));
+    ui.ctx().data_mut(|data| data.insert_temp(drawn_before, true));
+    let mut keyboard_to_take = first_frame && ui.ctx().memory(|memory| memory.focused().is_none());
     ScrollArea::vertical().id_salt(("form", id)).auto_shrink([false, false]).show(ui, |ui| {
         Frame::new()
             .stroke(egui::Stroke::new(1.0, tokens.warning))
@@ -95,8 +102,12 @@ pub fn form_ui(
                     ui.add_space(8.0);
                     let value = review.values.get(index).cloned().flatten();
                     let problem = review.problems.get(index).cloned().flatten();
+                    let typed_in =
+                        matches!(field.kind, FieldKind::Text { .. } | FieldKind::Number { .. });
+                    let take_keyboard = keyboard_to_take && typed_in;
+                    keyboard_to_take &= !take_keyboard;
                     ui.push_id(("form-field", id, index), |ui| {
-                        if let Some(value) = field_ui(ui, field, value) {
+                        if let Some(value) = field_ui(ui, field, value, take_keyboard) {
                             actions.push(act(FormAction::Set { field: index, value }));
                         }
                         if let Some(problem) = problem {
@@ -130,10 +141,20 @@ fn link_ui(ui: &mut Ui, url: &str) {
     });
 }
 
-/// One field: its title, description and widget. Returns the field's new value when the person
-/// changed it (`Some(None)`: emptied).
-fn field_ui(ui: &mut Ui, field: &Field, value: Option<FieldValue>) -> Option<Option<FieldValue>> {
+/// One field: its title, description and widget (its text box given the keyboard with
+/// `take_keyboard`, before it reads this frame's keys). Returns the field's new value when the
+/// person changed it (`Some(None)`: emptied).
+fn field_ui(
+    ui: &mut Ui,
+    field: &Field,
+    value: Option<FieldValue>,
+    take_keyboard: bool,
+) -> Option<Option<FieldValue>> {
     let tokens = Tokens::of(ui.ctx());
+    let text_box = ui.scope_id().with("text-box");
+    if take_keyboard {
+        ui.memory_mut(|memory| memory.request_focus(text_box));
+    }
     let title = field_label(field);
     // A yes/no is its own check box, titled: no title above it.
     let label_id = match &field.kind {
@@ -161,7 +182,8 @@ fn field_ui(ui: &mut Ui, field: &Field, value: Option<FieldValue>) -> Option<Opt
                 _ => String::new(),
             };
             let hint = [format.as_deref(), pattern.as_deref()].into_iter().flatten().next();
-            let mut edit = TextEdit::singleline(&mut text).desired_width(f32::INFINITY);
+            let mut edit =
+                TextEdit::singleline(&mut text).id(text_box).desired_width(f32::INFINITY);
             if let Some(hint) = hint {
                 edit = edit.hint_text(shown(hint, TITLE_CHARS));
             }
@@ -188,7 +210,8 @@ fn field_ui(ui: &mut Ui, field: &Field, value: Option<FieldValue>) -> Option<Opt
                 (None, Some(max)) => format!("{kind}, at most {max}"),
                 (None, None) => kind.to_owned(),
             };
-            let edit = TextEdit::singleline(&mut text).hint_text(bounds).desired_width(200.0);
+            let edit =
+                TextEdit::singleline(&mut text).id(text_box).hint_text(bounds).desired_width(200.0);
             let response = ui.add(edit);
             let response = match label_id {
                 Some(label) => response.labelled_by(label),
