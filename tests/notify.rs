@@ -998,3 +998,25 @@ fn an_inbox_with_no_notify_takes_the_notice_and_raises_nothing() {
     assert_eq!(seen, [], "{seen:?}");
     assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "0");
 }
+
+/// Another user's session bus that admits everyone (`<allow user="*"/>`), reached through an
+/// inherited DBUS_SESSION_BUS_ADDRESS: the hook shows no notification there (its text tells what
+/// waits), says why, and exits 0 printing nothing. The inbox's notifier connects the same way
+/// (`transport::session_bus::connect_own`), as its tray does (tests/tray.rs).
+#[test]
+fn a_notice_is_never_shown_on_another_user_s_session_bus() {
+    use crate::support::dbus::{Admits, NOBODY};
+    let world = World::new("notify-their-bus", false);
+    let theirs = scratch_dir("notify-their-bus-root");
+    let Some(session) =
+        SessionBus::of_another_user(&theirs, &world.xvfb.display(), Admits::Everyone)
+    else {
+        return;
+    };
+    let mut hook = world.askpane(&["hook"]);
+    hook.env("DBUS_SESSION_BUS_ADDRESS", &session.address);
+    let input = terminal_notice(&json!({})).to_string();
+    let (code, stdout, stderr) = Client::spawn(hook, &input).finish();
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    assert!(stderr.contains(&format!("belongs to another user (uid {NOBODY})")), "{stderr}");
+}

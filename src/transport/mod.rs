@@ -40,6 +40,8 @@ pub mod replies;
 pub mod remote;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
+#[cfg(target_os = "linux")]
+pub mod session_bus;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod signals;
 #[cfg(not(target_arch = "wasm32"))]

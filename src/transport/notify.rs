@@ -21,6 +21,7 @@ use crate::protocol::doctor::BusFacts;
 use crate::protocol::hook_notification::TerminalNotice;
 use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot, Terminals};
 use crate::protocol::origin::RequestId;
+use crate::transport::session_bus::{NoOwnBus, connect_own};
 
 const DESTINATION: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
@@ -232,10 +233,10 @@ fn dismissed(notices: &mut Notices, terminals: &mut Terminals) {
 /// Raises `notification` once, on its own, for a process that is not the inbox (`askpane hook`
 /// given a terminal's notice when no inbox runs): the inbox's app name and category, so it sits
 /// with the inbox's own. Every call to the bus is bounded by [`CALL_TIMEOUT`].
-pub fn notify_once(notification: &Notification) -> zbus::Result<()> {
+pub fn notify_once(notification: &Notification) -> Result<(), NoOwnBus> {
     zbus::block_on(async {
         let mut bus = Bus::connect(ONCE_TIMEOUT).await?;
-        bus.show(notification).await
+        Ok(bus.show(notification).await?)
     })
 }
 
@@ -305,10 +306,10 @@ struct Bus {
 }
 
 impl Bus {
-    /// Reaches the server; every call to it is bounded by `timeout`.
-    async fn connect(timeout: Duration) -> zbus::Result<Bus> {
-        let connection =
-            zbus::connection::Builder::session()?.method_timeout(timeout).build().await?;
+    /// Reaches the server on the user's own session bus only (a notification tells what waits);
+    /// every call to it is bounded by `timeout`.
+    async fn connect(timeout: Duration) -> Result<Bus, NoOwnBus> {
+        let connection = connect_own(timeout).await?;
         let proxy = zbus::Proxy::new(&connection, DESTINATION, PATH, INTERFACE).await?;
         // Also proves a server is there (or can be started by the bus).
         let capabilities: Vec<String> = proxy.call("GetCapabilities", &()).await?;

@@ -23,6 +23,7 @@ use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue, StructureBuilder, 
 use crate::protocol::doctor::TrayFacts;
 use crate::protocol::inbox::{InboxMessage, Listed};
 use crate::protocol::tray::{TrayAction, TrayView, WAITING_ICON};
+use crate::transport::session_bus::{NoOwnBus, connect_own};
 
 const WATCHER: &str = "org.kde.StatusNotifierWatcher";
 const WATCHER_PATH: &str = "/StatusNotifierWatcher";
@@ -164,11 +165,11 @@ async fn run(
         // Ended while the bus had not answered yet.
         None => return,
         Some(Ok(connection)) => Some(connection),
-        Some(Err(NoTray::Unreachable(error))) => {
+        Some(Err(NoOwnBus::Unreachable(error))) => {
             log::info!("no tray icon: the session bus cannot be reached ({error})");
             None
         }
-        Some(Err(NoTray::AnotherUsers(uid))) => {
+        Some(Err(NoOwnBus::AnotherUsers(uid))) => {
             log::warn!(
                 "no tray icon: the session bus (DBUS_SESSION_BUS_ADDRESS) belongs to another \
                  user (uid {uid}), who would see what waits and could pause or quit this inbox"
@@ -239,32 +240,10 @@ fn item_name() -> String {
     format!("org.kde.StatusNotifierItem-{}-1", std::process::id())
 }
 
-/// Why the tray thread has no connection to serve its item on.
-enum NoTray {
-    Unreachable(zbus::Error),
-    /// The bus is another user's (its daemon's uid): a bus that let this user in is still no
-    /// place for the item, whose tooltip tells what waits and whose menu drives the inbox.
-    AnotherUsers(u32),
-}
-
-impl From<zbus::Error> for NoTray {
-    fn from(error: zbus::Error) -> NoTray {
-        NoTray::Unreachable(error)
-    }
-}
-
 /// Connects to the session bus and, only once the bus is known to be this user's, serves the
 /// item and its menu there and takes the item's name.
-async fn connect(state: &Shared, act: &Act) -> Result<zbus::Connection, NoTray> {
-    let connection =
-        zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
-    let bus = zbus::fdo::DBusProxy::new(&connection).await?;
-    let daemon =
-        zbus::names::BusName::try_from("org.freedesktop.DBus").map_err(zbus::Error::from)?;
-    let owner = bus.get_connection_unix_user(daemon).await.map_err(zbus::Error::from)?;
-    if owner != rustix::process::getuid().as_raw() {
-        return Err(NoTray::AnotherUsers(owner));
-    }
+async fn connect(state: &Shared, act: &Act) -> Result<zbus::Connection, NoOwnBus> {
+    let connection = connect_own(CALL_TIMEOUT).await?;
     let item = Item { state: Arc::clone(state), act: Arc::clone(act) };
     let menu = Menu { state: Arc::clone(state), act: Arc::clone(act) };
     connection.object_server().at(ITEM_PATH, item).await?;
