@@ -451,10 +451,10 @@ fn build(ask: &Ask, given: Vec<Given>) -> Result<Reply, Refusal> {
         if !items.is_empty() {
             answers.insert(key(index), Value::String(items.join(",")));
         }
-        if let Some(note) = given.note.map(|note| note.trim().to_owned()) {
-            if !note.is_empty() {
-                notes.insert(key(index), Value::String(note));
-            }
+        if let Some(note) = given.note.map(|note| note.trim().to_owned())
+            && !note.is_empty()
+        {
+            notes.insert(key(index), Value::String(note));
         }
     }
     if answers.is_empty() {

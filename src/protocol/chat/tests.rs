@@ -354,14 +354,13 @@ fn a_secret_question_takes_no_words_in_a_chat() {
         "isSecret": true, "options": [{"label": "Skip", "description": ""},
                                       {"label": "Later", "description": ""}]});
     let content = questions(vec![secret]);
-    if let Some(Shape::Questions(ask)) = Shape::of(&content) {
-        if ask.questions().first().is_some_and(|q| q.secret()) {
-            assert!(refused(&content, "other: hunter2").contains("is a secret"));
-            assert!(polls(&content).is_empty());
-            let message = render(&listed(content.clone())).expect("renders");
-            assert!(message.plain.contains("The answer is a secret"), "{}", message.plain);
-        }
-    }
+    let Some(Shape::Questions(ask)) = Shape::of(&content) else { panic!("questions") };
+    assert!(ask.questions().first().is_some_and(|q| q.secret()));
+    assert!(refused(&content, "other: hunter2").contains("is a secret"));
+    assert_eq!(parsed(&content, "2"), answer(&[("0", "2")], &[]));
+    assert!(polls(&content).is_empty());
+    let message = render(&listed(content.clone())).expect("renders");
+    assert!(message.plain.contains("The answer is a secret"), "{}", message.plain);
 }
 
 // Replies to tool calls and plans.
