@@ -491,8 +491,8 @@ pub enum InboxMessage {
     /// The answer to `notice`: taken; `notifies` is false when this inbox shows no desktop
     /// notifications (`--no-notify`, `--ui web`), so nothing will be raised.
     Noticed { notifies: bool },
-    /// Issue 31: whether a front end's `answer` or `decline` of request `id` of `connection`
-    /// counted; `reason` says why not (who answered first, or how it ended).
+    /// Issue 31: whether a front end's `answer`, `decline`, `clarify` or `decide` of `id` of
+    /// `connection` counted; `reason` says why not (who answered first, or how it ended).
     Verdict {
         connection: u64,
         id: String,

@@ -112,11 +112,12 @@ fn strip_preamble<'a>(text: &'a str, bot_names: &[&str]) -> &'a str {
     while text.starts_with('>') {
         text = text.split_once('\n').map_or("", |(_, rest)| rest).trim_start();
     }
-    let lower = text.to_lowercase();
+    // ASCII lowercasing keeps every byte where it was, so the name's length cuts `text`.
+    let lower = text.to_ascii_lowercase();
     let named = bot_names
         .iter()
         .filter(|name| !name.is_empty())
-        .find(|name| lower.starts_with(&name.to_lowercase()))
+        .find(|name| lower.starts_with(&name.to_ascii_lowercase()))
         .and_then(|name| text.get(name.len()..))
         .filter(|rest| rest.is_empty() || rest.starts_with([':', ',', ' ', '\n', '\t']));
     let rest = match named {
@@ -418,7 +419,9 @@ fn build(ask: &Ask, given: Vec<Given>) -> Result<Reply, Refusal> {
     for (index, (question, given)) in ask.questions().iter().zip(given).enumerate() {
         let name = name(index, count);
         let options = question.options().len();
+        // Each option once, in the options' order (a number given twice is given once).
         let mut numbers = given.numbers;
+        numbers.sort_unstable();
         numbers.dedup();
         if let Some(&wrong) = numbers.iter().find(|&&n| n == 0 || n > options) {
             let which = match count {

@@ -266,6 +266,7 @@ fn a_number_other_and_a_note_answer_one_question() {
 fn several_options_and_several_questions_are_one_line_each() {
     let content = two();
     assert_eq!(parsed(&content, "1: 2\n2: 1,3"), answer(&[("0", "2"), ("1", "1,3")], &[]));
+    assert_eq!(parsed(&content, "2: 3,1,3"), answer(&[("1", "1,3")], &[]));
     assert_eq!(
         parsed(&content, "2: 1, 3, other: webhooks\n1: 1\n1 note: tabs only"),
         answer(&[("0", "1"), ("1", "1,3,other:webhooks")], &[("0", "tabs only")])

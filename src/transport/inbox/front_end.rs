@@ -1,7 +1,7 @@
-//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`, `clarify`, `decide`): a bridge
-//! (a chat room, a script) answers an open question or decides a tool call the way the browser
-//! page does, through the same book rules in the window's (or page's) driver, and hears whether
-//! its answer counted.
+//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`, `clarify`,
+//! `decide`): a bridge (a chat room, a script) answers an open question or decides a tool call
+//! the way the browser page does, through the same book rules in the window's (or page's)
+//! driver, and hears whether its answer counted.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
