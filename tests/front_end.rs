@@ -406,3 +406,294 @@ fn an_inbox_with_the_browser_page_takes_a_socket_s_answer_and_decision_by_the_sa
     let reply: Value = serde_json::from_str(stdout.trim()).expect("JSON");
     assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{stdout}");
 }
+
+/// A `clarify` line (with `answers` picked so far, possibly none).
+fn clarify_line(connection: u64, id: &str, answers: Value, by: &str) -> String {
+    json!({"type": "clarify", "connection": connection, "id": id, "answers": answers,
+           "answered_by": by})
+    .to_string()
+}
+
+#[test]
+fn a_socket_clarify_is_the_window_s_chat_about_this_and_the_first_answer_wins() {
+    let world = World::with_inbox("front-clarify");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_clarify"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    front.send(&clarify_line(connection, &id, json!({}), "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    // The dialog's own clarify feedback, as the window's "Chat about this" sends it with
+    // nothing picked.
+    assert!(stdout.contains("The user wants to clarify these questions."), "{stdout}");
+    assert!(stdout.contains("- \\\"Which layout?\\\"\\n  (No answer provided)"), "{stdout}");
+    let entry = history_entry(&world, "Layout");
+    assert_eq!(entry["answered_by"], "socket:@alice", "{entry}");
+    assert_eq!(entry["outcome"], "clarify", "{entry}");
+    // Settled: a second clarify (or answer) hears who came first.
+    front.send(&clarify_line(connection, &id, json!({}), "@bob"));
+    let late = front.receive_kind("verdict");
+    assert_eq!(late["accepted"], false, "{late}");
+    assert_eq!(late["reason"], "it was already answered by socket:@alice", "{late}");
+
+    // With a pick: the feedback carries it, as the window's does.
+    let hook = world.client(&["hook"], &question_with_preview("toolu_clarify_2"));
+    let (connection, id) = open_question(&mut front);
+    front.send(&clarify_line(connection, &id, json!({"0": "2"}), "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (_, stdout, _) = hook.finish();
+    assert!(stdout.contains("  Answer: Split"), "{stdout}");
+}
+
+#[test]
+fn clarify_on_a_tool_call_is_refused_with_why_and_changes_nothing() {
+    let world = World::with_inbox("front-clarify-approval");
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "ls"})));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    front.send(&clarify_line(connection, &id, json!({}), "@alice"));
+    let refused = front.receive_kind("error");
+    let message = refused["message"].as_str().unwrap_or_default();
+    assert!(message.contains("is a tool call to allow or deny (`decide`)"), "{refused}");
+    assert_eq!(open_question(&mut front), (connection, id.clone()));
+    front.send(&decide_line(connection, &id, json!({"decision": "allow"}), "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, _, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A subscriber's next `asked` or `settled` event.
+fn next_event(subscriber: &mut Connection) -> Value {
+    loop {
+        let event = subscriber.receive();
+        if event["type"] == "asked" || event["type"] == "settled" {
+            return event;
+        }
+    }
+}
+
+#[test]
+fn subscribe_full_carries_each_ask_s_content_and_settled_says_who_and_how() {
+    let world = World::with_inbox("front-subscribe");
+    let mut full = world.connect();
+    full.send(r#"{"type":"subscribe","full":true}"#);
+    full.receive_kind("subscribed");
+    let mut plain = world.connect();
+    plain.send(r#"{"type":"subscribe"}"#);
+    plain.receive_kind("subscribed");
+    let mut front = world.connect();
+
+    // Answered through the socket: `answered_by` and the outcome.
+    let hook = world.client(&["hook"], &question_with_preview("toolu_sub"));
+    let asked = next_event(&mut full);
+    assert_eq!(asked["type"], "asked", "{asked}");
+    let content = &asked["request"]["content"];
+    assert_eq!(content["questions"][0]["options"][0]["preview"], "[a|b|c]", "{asked}");
+    let asked_plain = next_event(&mut plain);
+    assert!(asked_plain["request"].get("content").is_none(), "{asked_plain}");
+    let (connection, id) = open_question(&mut front);
+    front.send(&answer_line(connection, &id, "@alice:example.org"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let settled = next_event(&mut full);
+    assert_eq!(
+        settled,
+        json!({"type": "settled", "connection": connection, "id": id, "outcome": "answered",
+               "answered_by": "socket:@alice:example.org"})
+    );
+    assert_eq!(next_event(&mut plain)["answered_by"], "socket:@alice:example.org");
+    hook.finish();
+
+    // A tool call decided through the socket: the same.
+    let hook = world.client(&["hook"], &approval("Bash", json!({"command": "ls"})));
+    let asked = next_event(&mut full);
+    assert_eq!(asked["request"]["content"]["input"]["command"], "ls", "{asked}");
+    let (connection, id) = open_question(&mut front);
+    front.send(&decide_line(connection, &id, json!({"decision": "deny", "message": "no"}), "@bob"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let settled = next_event(&mut full);
+    assert_eq!(settled["outcome"], "denied", "{settled}");
+    assert_eq!(settled["answered_by"], "socket:@bob", "{settled}");
+    hook.finish();
+
+    // Withdrawn (the hook killed) and timed out: nobody answered, so no `answered_by`.
+    let hook = world.client(&["hook"], &question_with_preview("toolu_gone"));
+    assert_eq!(next_event(&mut full)["type"], "asked");
+    open_question(&mut front);
+    hook.kill();
+    let settled = next_event(&mut full);
+    assert_eq!(settled["outcome"], "withdrawn", "{settled}");
+    assert!(settled.get("answered_by").is_none(), "{settled}");
+    let hook = world.client(&["hook", "--timeout", "1"], &question_with_preview("toolu_late"));
+    assert_eq!(next_event(&mut full)["type"], "asked");
+    let settled = next_event(&mut full);
+    assert_eq!(settled["outcome"], "timed_out", "{settled}");
+    assert!(settled.get("answered_by").is_none(), "{settled}");
+    hook.finish();
+}
+
+#[test]
+fn labels_with_control_characters_or_over_256_bytes_are_refused_and_change_nothing() {
+    let world = World::with_inbox("front-labels");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_labels"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    for label in ["@alice\u{7}", "@alice\u{1b}[31m", "\u{202e}\u{0}", &"a".repeat(300), " "] {
+        for line in [
+            answer_line(connection, &id, label),
+            clarify_line(connection, &id, json!({}), label),
+            json!({"type": "decline", "connection": connection, "id": id, "message": "no",
+                   "answered_by": label})
+            .to_string(),
+        ] {
+            front.send(&line);
+            let refused = front.receive_kind("error");
+            let message = refused["message"].as_str().unwrap_or_default();
+            assert!(message.contains("answered_by must be printable text"), "{refused}");
+        }
+    }
+    // 256 bytes exactly is a label.
+    assert_eq!(open_question(&mut front), (connection, id.clone()));
+    front.send(&answer_line(connection, &id, &"é".repeat(128)));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    hook.finish();
+    let entry = history_entry(&world, "Layout");
+    assert_eq!(entry["answered_by"], format!("socket:{}", "é".repeat(128)), "{entry}");
+}
+
+#[test]
+fn a_cjk_other_answer_at_the_hosts_limit_arrives_whole_and_one_more_is_refused() {
+    let world = World::with_inbox("front-cjk");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_cjk"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    // 32,768 characters (98,304 bytes): the longest answer a strict host admits.
+    let text: String = "漢字かな交じり文".chars().cycle().take(32_768).collect();
+    let other = |text: &str| {
+        json!({"type": "answer", "connection": connection, "id": id,
+               "answers": {"0": format!("other:{text}")}, "answered_by": "@alice"})
+        .to_string()
+    };
+    front.send(&other(&format!("{text}字")));
+    let over = front.receive_kind("verdict");
+    assert_eq!(over["accepted"], false, "{over}");
+    assert!(over["reason"].as_str().unwrap_or_default().contains("32769"), "{over}");
+    assert_eq!(open_question(&mut front), (connection, id.clone()));
+    front.send(&other(&text));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], text.as_str());
+    assert_eq!(history_entry(&world, "Layout")["answer"], text.as_str());
+}
+
+#[test]
+fn two_answers_in_one_burst_one_counts_and_the_other_hears_it() {
+    let world = World::with_inbox("front-burst");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_burst"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    let second = json!({"type": "answer", "connection": connection, "id": id,
+                        "answers": {"0": "2"}, "answered_by": "@bob"});
+    // Both lines in one write: the inbox reads them in one go.
+    front.send(&format!("{}\n{second}", answer_line(connection, &id, "@alice")));
+    let verdicts = [front.receive_kind("verdict"), front.receive_kind("verdict")];
+    assert_eq!(verdicts[0]["accepted"], true, "{verdicts:?}");
+    assert_eq!(verdicts[1]["accepted"], false, "{verdicts:?}");
+    assert_eq!(verdicts[1]["reason"], "it was already answered by socket:@alice", "{verdicts:?}");
+    let (_, stdout, _) = hook.finish();
+    assert_eq!(crate::inbox::hook_answers(&stdout)["Which layout?"], "Tabs", "{stdout}");
+}
+
+#[test]
+fn no_front_end_verb_goes_through_a_link() {
+    let world = World::with_inbox("front-link-verbs");
+    let hook = world.client(&["hook"], &question_with_preview("toolu_link"));
+    let mut front = world.connect();
+    let (connection, id) = open_question(&mut front);
+    let mut linked = world.connect();
+    linked.send(r#"{"type":"via_link","host":"devbox"}"#);
+    linked.receive_kind("linked");
+    let lines = [
+        ("answer", answer_line(connection, &id, "@mallory")),
+        ("clarify", clarify_line(connection, &id, json!({}), "@mallory")),
+        (
+            "decline",
+            json!({"type": "decline", "connection": connection, "id": id, "message": "no",
+                   "answered_by": "@mallory"})
+            .to_string(),
+        ),
+        ("decide", decide_line(connection, &id, json!({"decision": "allow"}), "@mallory")),
+        ("subscribe", r#"{"type":"subscribe","full":true}"#.to_owned()),
+    ];
+    for (verb, line) in lines {
+        linked.send(&line);
+        let refused = linked.receive_kind("error");
+        let message = refused["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("`{verb}` is for this machine")), "{refused}");
+    }
+    assert_eq!(open_question(&mut front), (connection, id.clone()));
+    front.send(&answer_line(connection, &id, "@alice"));
+    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    hook.finish();
+}
+
+/// A hook question whose one option carries a `bytes`-long preview.
+fn question_with_a_large_preview(tool_use_id: &str, bytes: usize) -> String {
+    json!({
+        "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
+        "tool_use_id": tool_use_id,
+        "tool_input": {"questions": [{
+            "question": "Which layout?", "header": "Layout", "multiSelect": false,
+            "options": [{"label": "Tabs", "description": "one pane", "preview": "x".repeat(bytes)},
+                        {"label": "Split", "description": "two panes"}]
+        }]}
+    })
+    .to_string()
+}
+
+#[test]
+fn a_full_subscriber_that_stops_reading_is_dropped_and_nobody_else_waits() {
+    let world = World::with_inbox("front-slow-full");
+    let mut stalled = world.connect();
+    stalled.send(r#"{"type":"subscribe","full":true}"#);
+    stalled.receive_kind("subscribed");
+    let mut reading = world.connect();
+    reading.send(r#"{"type":"subscribe"}"#);
+    reading.receive_kind("subscribed");
+    // 24 asks of 100 KB each: 2.4 MB of `asked` events for the stalled subscriber, far beyond
+    // what its socket and its 1 MiB queue hold.
+    let hooks: Vec<_> = (0..24)
+        .map(|n| {
+            world.client(
+                &["hook"],
+                &question_with_a_large_preview(&format!("toolu_big{n}"), 100_000),
+            )
+        })
+        .collect();
+    for _ in 0..24 {
+        assert_eq!(next_event(&mut reading)["type"], "asked");
+    }
+    let mut front = world.connect();
+    let asks = listed(&mut front, false, 24);
+    assert_eq!(asks.len(), 24);
+    for ask in &asks {
+        let (connection, id) =
+            (ask["connection"].as_u64().expect("a number"), ask["id"].as_str().expect("an id"));
+        front.send(&answer_line(connection, id, "@alice"));
+        assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    }
+    for hook in hooks {
+        let (code, _, stderr) = hook.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+    // The stalled subscriber was closed: what it reads ends before the last events.
+    let mut read = 0;
+    while let Some(event) = stalled.try_receive() {
+        read += 1;
+        assert!(read < 48, "the stalled subscriber was never dropped: {event}");
+    }
+    let log = std::fs::read_to_string(world.root.join("inbox.stderr")).unwrap_or_default();
+    assert!(log.contains("stopped reading"), "{log}");
+}

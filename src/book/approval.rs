@@ -209,15 +209,20 @@ impl<R> Approvals<R> {
 }
 
 impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
-    /// Sends `decision` to every handle of `approval`, and notes that it ended as `outcome`;
+    /// Sends `decision` to every handle of `approval` (told first who decided it, issue 31),
+    /// and notes that it ended as `outcome`, decided by `answered_by` (`None`: nobody did);
     /// returns its card.
     fn end(
         &mut self,
         approval: Approval<R>,
         decision: PermissionDecision,
         outcome: ApprovalOutcome,
+        answered_by: Option<&str>,
     ) -> PendingPermission {
-        for reply in approval.replies {
+        for mut reply in approval.replies {
+            if let Some(answered_by) = answered_by {
+                reply.answered_by(answered_by);
+            }
             reply.send(decision.clone());
         }
         let card = approval.card;
@@ -227,28 +232,22 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             provenance: card.provenance.clone(),
             outcome,
             decision,
-            answered_by: None,
+            answered_by: answered_by.map(str::to_owned),
         });
         card
     }
 
-    /// Issue 31: the card that just ended was decided by `answered_by`.
-    fn decided_by(&mut self, answered_by: &str) {
-        if let Some(ended) = self.ended.last_mut() {
-            ended.answered_by = Some(answered_by.to_owned());
-        }
-    }
-
-    /// Decides card `id`: every handle hears `decision`. `None` when it no longer waits (decided
-    /// already, withdrawn).
+    /// Decides card `id` as `answered_by` did (`None`: nobody): every handle hears `decision`.
+    /// `None` when it no longer waits (decided already, withdrawn).
     fn decide_card(
         &mut self,
         id: RequestId,
         decision: PermissionDecision,
         outcome: ApprovalOutcome,
+        answered_by: Option<&str>,
     ) -> Option<()> {
         let approval = self.take(id)?;
-        self.end(approval, decision, outcome);
+        self.end(approval, decision, outcome, answered_by);
         Some(())
     }
 
@@ -259,11 +258,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     /// does not offer (a suggestion it lacks, a hand-back with nowhere to go) and other actions
     /// change nothing here.
     pub fn apply(&mut self, action: &SessionAction) -> Option<SessionEffect> {
-        let effect = self.apply_here(action);
-        if let Some(SessionEffect::Decided { .. }) = effect {
-            self.decided_by(WINDOW);
-        }
-        effect
+        self.apply_here(action)
     }
 
     fn apply_here(&mut self, action: &SessionAction) -> Option<SessionEffect> {
@@ -281,7 +276,12 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let rule = card.request.deny_always.get(*rule)?.clone();
                 let message = deny_words(&card.deny_message);
                 let decision = PermissionDecision::DenyAlways { rule, message };
-                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                self.decide_card(
+                    *id,
+                    decision.clone(),
+                    ApprovalOutcome::of(&decision),
+                    Some(WINDOW),
+                )?;
                 return Some(SessionEffect::Decided { id: *id, decision });
             }
             SessionAction::HandBackPermission(id) => (*id, PermissionChoice::HandBack),
@@ -294,20 +294,30 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let outcome = approval.card.plan.as_mut()?.apply(action.clone())?;
                 let decision = outcome.decision();
-                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                self.decide_card(
+                    *id,
+                    decision.clone(),
+                    ApprovalOutcome::of(&decision),
+                    Some(WINDOW),
+                )?;
                 return Some(SessionEffect::Decided { id: *id, decision });
             }
             SessionAction::Form { id, action } => {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let decision = approval.card.form.as_mut()?.apply(action.clone())?.decision();
-                self.decide_card(*id, decision.clone(), ApprovalOutcome::of(&decision))?;
+                self.decide_card(
+                    *id,
+                    decision.clone(),
+                    ApprovalOutcome::of(&decision),
+                    Some(WINDOW),
+                )?;
                 return Some(SessionEffect::Decided { id: *id, decision });
             }
             _ => return None,
         };
         let card = self.cards().find(|card| card.id == id)?;
         let decision = choice.decide(&card.request)?;
-        self.decide_card(id, decision.clone(), ApprovalOutcome::of(&decision))?;
+        self.decide_card(id, decision.clone(), ApprovalOutcome::of(&decision), Some(WINDOW))?;
         Some(SessionEffect::Decided { id, decision })
     }
 
@@ -319,6 +329,16 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         &mut self,
         request_id: &str,
         decision: PermissionDecision,
+    ) -> Option<PermissionEnd> {
+        self.decide_as(request_id, decision, PAGE)
+    }
+
+    /// [`Approvals::decide`], decided by `answered_by`.
+    fn decide_as(
+        &mut self,
+        request_id: &str,
+        decision: PermissionDecision,
+        answered_by: &str,
     ) -> Option<PermissionEnd> {
         let card = self.by_request_id(request_id)?;
         if !offered(&card.request, &decision) {
@@ -341,8 +361,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
             PermissionDecision::HandBack => PermissionEnd::HandedBack,
         };
         let outcome = ApprovalOutcome::of(&decision);
-        self.decide_card(id, decision, outcome)?;
-        self.decided_by(PAGE);
+        self.decide_card(id, decision, outcome, Some(answered_by))?;
         Some(end)
     }
 
@@ -356,13 +375,12 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         answered_by: &str,
     ) -> Result<PermissionEnd, super::FrontEndRefusal> {
         let open = self.by_request_id(request_id).is_some();
-        let end = self.decide(request_id, decision).ok_or(match open {
+        let end = self.decide_as(request_id, decision, answered_by).ok_or(match open {
             true => super::FrontEndRefusal::Invalid(
                 crate::protocol::web::BrowserError::NotOffered(request_id.to_owned()),
             ),
             false => super::FrontEndRefusal::Ended,
         })?;
-        self.decided_by(answered_by);
         Ok(end)
     }
 
@@ -387,7 +405,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
     ) -> Option<RequestId> {
         let card = self.by_request_id(request_id)?;
         let (id, decision) = (card.id, undecided(&card.request, message));
-        self.decide_card(id, decision, outcome)?;
+        self.decide_card(id, decision, outcome, None)?;
         Some(id)
     }
 
@@ -398,7 +416,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
         let waiting = std::mem::take(&mut self.waiting);
         let ended = waiting.into_iter().map(|approval| {
             let decision = undecided(&approval.card.request, message);
-            self.end(approval, decision, ApprovalOutcome::NoHuman)
+            self.end(approval, decision, ApprovalOutcome::NoHuman, None)
         });
         ended.collect()
     }

@@ -53,6 +53,13 @@ pub enum FrontEndRefusal {
 /// [`approval::Approvals`]) send through this.
 pub trait ReplyHandle<T> {
     fn send(self, answer: T);
+
+    /// Issue 31: the answer about to be sent was given by `answered_by` (`window`, `page`,
+    /// `socket:<label>`), told before [`ReplyHandle::send`]. Only the inbox's handles keep it
+    /// (its subscribers' `settled` says who); others ignore it.
+    fn answered_by(&mut self, answered_by: &str) {
+        let _ = answered_by;
+    }
 }
 
 /// A handle nobody waits on (the book's and the window's tests).
@@ -113,7 +120,10 @@ impl<R: ReplyHandle<Outcome>> Settled<R> {
         if let Some(journal) = journal {
             journal.settled_by(&open.core, &outcome, answered_by);
         }
-        for reply in replies {
+        for mut reply in replies {
+            if let Some(answered_by) = answered_by {
+                reply.answered_by(answered_by);
+            }
             reply.send(outcome.clone());
         }
         Delivered { open, outcome, ending }

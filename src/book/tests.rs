@@ -392,10 +392,17 @@ struct Heard {
     name: &'static str,
     log: Log,
     sent: bool,
+    /// Issue 31: where who answered goes, when the test asks ([`witnessed`]).
+    witness: Option<Log>,
 }
 
 fn handle(name: &'static str, log: &Log) -> Heard {
-    Heard { name, log: Rc::clone(log), sent: false }
+    Heard { name, log: Rc::clone(log), sent: false, witness: None }
+}
+
+/// A handle that also writes who answered (told before the answer) into `witness`.
+fn witnessed(name: &'static str, log: &Log, witness: &Log) -> Heard {
+    Heard { name, log: Rc::clone(log), sent: false, witness: Some(Rc::clone(witness)) }
 }
 
 /// What a handle heard, in a few words for the log.
@@ -430,6 +437,13 @@ impl<T: Words> ReplyHandle<T> for Heard {
     fn send(mut self, answer: T) {
         self.sent = true;
         self.log.borrow_mut().push(format!("{}: {}", self.name, answer.words()));
+    }
+
+    fn answered_by(&mut self, answered_by: &str) {
+        if let Some(witness) = &self.witness {
+            let heard = self.log.borrow().len();
+            witness.borrow_mut().push(format!("{}: by {answered_by} (after {heard})", self.name));
+        }
     }
 }
 
@@ -775,4 +789,58 @@ fn an_opencode_card_that_times_out_is_handed_back_and_ends_timed_out() {
         approvals.take_ended().into_iter().map(|ended| ended.outcome).collect();
     assert_eq!(ended, [ApprovalOutcome::TimedOut]);
     assert_eq!(ApprovalOutcome::TimedOut.as_str(), "timed_out", "as history writes it");
+}
+
+/// Issue 31: each handle is told who decided, before the decision, in history's words: the
+/// window's click `window`, a page's `page`, a front end's its label; nobody when the card was
+/// withdrawn or timed out.
+#[test]
+fn a_card_s_handles_hear_who_decided_it_before_the_decision() {
+    let (log, witness) = (Log::default(), Log::default());
+    let mut approvals = Approvals::default();
+    let clicked = opened_card(ask(&mut approvals, "r1", "claude", witnessed("a", &log, &witness)));
+    ask(&mut approvals, "r2", "claude", witnessed("b", &log, &witness));
+    ask(&mut approvals, "r3", "claude", witnessed("c", &log, &witness));
+    ask(&mut approvals, "r4", "claude", witnessed("d", &log, &witness));
+    approvals.apply(&SessionAction::AllowPermission(clicked));
+    approvals.decide("r2", PermissionDecision::AllowOnce);
+    let by = "socket:@alice:example.org";
+    let decided = approvals.decide_from_front_end("r3", PermissionDecision::AllowOnce, by);
+    assert!(decided.is_ok(), "{decided:?}");
+    approvals.withdraw("r4");
+    assert_eq!(
+        taken(&witness),
+        [
+            "a: by window (after 0)",
+            "b: by page (after 1)",
+            "c: by socket:@alice:example.org (after 2)"
+        ]
+    );
+    assert_eq!(
+        taken(&log),
+        ["a: allow", "b: allow", "c: allow", "d: deny: Withdrawn by the agent."]
+    );
+    let ended: Vec<Option<String>> =
+        approvals.take_ended().into_iter().map(|ended| ended.answered_by).collect();
+    assert_eq!(ended, [Some("window".into()), Some("page".into()), Some(by.into()), None]);
+}
+
+/// Issue 31: a question's handles hear who answered before the outcome, only when a person did.
+#[test]
+fn a_question_s_handles_hear_who_answered_it_only_when_a_person_did() {
+    let (log, witness) = (Log::default(), Log::default());
+    let mut book: Book<Heard> = Book::default();
+    for (tool_use_id, name) in [("t1", "a"), ("t2", "b"), ("t3", "c")] {
+        let asked = core(Some(tool_use_id));
+        let admission = book.admit(asked, Policy::default(), witnessed(name, &log, &witness), 0.0);
+        assert!(matches!(admission, Admission::Opened(_)), "{admission:?}");
+    }
+    book.withdraw("t1").expect("t1 waits").deliver_by(None, Some("window"));
+    // "Chat about this" in the window: the person's own answer.
+    book.edit(Edit::Clarify).expect("t2 is current").deliver_by(None, Some("window"));
+    for settled in book.close_all(&Outcome::declined("done")) {
+        settled.deliver_by(None, Some("page"));
+    }
+    assert_eq!(taken(&log), ["a: withdrawn", "b: clarify", "c: declined"]);
+    assert_eq!(taken(&witness), ["b: by window (after 1)"]);
 }

@@ -173,7 +173,7 @@ fn follow(mut client: InboxClient, printer: &mut Printer) -> Followed {
     // Subscribed first, then listed: an event either reaches the list or comes after it, and
     // one that does both changes nothing (the open asks are keyed).
     let sent = client
-        .send(&ClientMessage::Subscribe)
+        .send(&ClientMessage::Subscribe { full: false })
         .and_then(|()| client.send(&ClientMessage::List { full: false }));
     if sent.is_err() {
         return Followed::InboxEnded;

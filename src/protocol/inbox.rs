@@ -45,8 +45,13 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "is_false")]
         full: bool,
     },
-    /// From now on, an `asked` and a `settled` line for every request of every client.
-    Subscribe,
+    /// From now on, an `asked` and a `settled` line for every request of every client; with
+    /// `full` (issue 31), each `asked` carries the ask's [`AskContent`] as `list`'s `full` does,
+    /// so a bridge needs no second round trip.
+    Subscribe {
+        #[serde(default, skip_serializing_if = "is_false")]
+        full: bool,
+    },
     /// Ends the inbox: every waiting client is told the window closed without an answer.
     Quit,
     /// Brings the inbox's window back (it hides when closed); answered with `shown`.
@@ -120,6 +125,18 @@ pub enum ClientMessage {
         id: String,
         #[serde(default)]
         message: String,
+        answered_by: String,
+    },
+    /// Issue 31: a front end's "Chat about this" on the open question `id` of `connection`: the
+    /// window's button's outcome (the dialog's clarify feedback), with the picks made so far
+    /// in `answer`'s shape (`answers`, `notes`; often none). Answered with `verdict`.
+    Clarify {
+        connection: u64,
+        id: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        answers: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        notes: Map<String, Value>,
         answered_by: String,
     },
     /// Issue 31: a front end decides the open tool call `id` of `connection` (an approval, as
@@ -442,8 +459,13 @@ pub enum InboxMessage {
     Settled {
         connection: u64,
         id: String,
-        /// The outcome's kind (`answered`, `declined`, `withdrawn`, …).
+        /// The outcome's kind (`answered`, `declined`, `withdrawn`, …; a tool call's
+        /// `allowed_once`, `denied`, …).
         outcome: String,
+        /// Issue 31: who settled it, as history records it: `window`, `page` or
+        /// `socket:<label>`; absent when no person did (withdrawn, timed out, the agent gone).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answered_by: Option<String>,
     },
     /// The answer to `quit`: the inbox is ending.
     Quitting,
@@ -469,8 +491,8 @@ pub enum InboxMessage {
     /// The answer to `notice`: taken; `notifies` is false when this inbox shows no desktop
     /// notifications (`--no-notify`, `--ui web`), so nothing will be raised.
     Noticed { notifies: bool },
-    /// Issue 31: whether a front end's `answer` or `decline` of request `id` of `connection`
-    /// counted; `reason` says why not (who answered first, or how it ended).
+    /// Issue 31: whether a front end's `answer`, `decline`, `clarify` or `decide` of `id` of
+    /// `connection` counted; `reason` says why not (who answered first, or how it ended).
     Verdict {
         connection: u64,
         id: String,
@@ -609,7 +631,7 @@ pub enum LineError {
     #[error("not JSON: {0}")]
     NotJson(String),
     #[error(
-        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link, notice, answer, decline or decide"
+        "not a message the inbox understands ({0}); expected a JSON object whose \"type\" is hello, ask, withdraw, list, subscribe, show, new_link, quit, host, session_event, permission, withdraw_permission, permission_timed_out, via_link, notice, answer, decline, clarify or decide"
     )]
     NotAMessage(String),
 }

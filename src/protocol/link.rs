@@ -69,13 +69,14 @@ impl Scope {
             ClientMessage::ViaLink { .. } => return Err(Refused::LinkedAlready { host }),
             // Every host's events, the desk's window, the page's link (whose token lets anyone
             // answer), the inbox's end: the desk's, never a remote's.
-            ClientMessage::Subscribe => "subscribe",
+            ClientMessage::Subscribe { .. } => "subscribe",
             ClientMessage::Show => "show",
             ClientMessage::NewLink => "new_link",
             ClientMessage::Quit => "quit",
             // Issue 31: a remote host never answers the desk's asks.
             ClientMessage::Answer { .. } => "answer",
             ClientMessage::Decline { .. } => "decline",
+            ClientMessage::Clarify { .. } => "clarify",
             ClientMessage::Decide { .. } => "decide",
         };
         Err(Refused::NotThroughALink { host, verb })

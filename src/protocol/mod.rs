@@ -9,6 +9,7 @@
 
 pub mod acp;
 pub mod answer;
+pub mod chat;
 pub mod codex;
 pub mod codex_server;
 pub mod doctor;

@@ -179,7 +179,9 @@ struct Shared {
     /// Issue 29: the permission cards waiting for the person, by (connection, the client's id),
     /// listed and announced beside the questions (`askpane status` counts them).
     cards: Mutex<HashMap<(u64, String), Listed>>,
-    subscribers: Mutex<Vec<(u64, Arc<Writer>)>>,
+    /// Subscribers: the connection, its writer, and whether its `asked` events carry the ask's
+    /// content (`subscribe` with `full`).
+    subscribers: Mutex<Vec<(u64, Arc<Writer>, bool)>>,
     /// Connections that host an agent session: told `quitting` when the inbox ends on purpose,
     /// so they end their session instead of starting another inbox.
     hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
@@ -236,11 +238,12 @@ impl Shared {
         if let Ok(mut cards) = self.cards.lock() {
             cards.insert((listed.connection, listed.id.clone()), listed.clone());
         }
-        self.broadcast(&InboxMessage::Asked { request: listed.summary() });
+        self.announce(&listed);
     }
 
-    /// The card `id` of `connection` left the window (decided, timed out or withdrawn).
-    fn card_settled(&self, connection: u64, id: &str, outcome: &str) {
+    /// The card `id` of `connection` left the window (decided, timed out or withdrawn), decided
+    /// by `answered_by` when a person did.
+    fn card_settled(&self, connection: u64, id: &str, outcome: &str, answered_by: Option<String>) {
         let removed =
             self.cards.lock().ok().and_then(|mut cards| cards.remove(&(connection, id.to_owned())));
         if removed.is_some() {
@@ -248,14 +251,29 @@ impl Shared {
                 memory.card_ended(connection, id, outcome);
             }
             let (id, outcome) = (id.to_owned(), outcome.to_owned());
-            self.broadcast(&InboxMessage::Settled { connection, id, outcome });
+            self.broadcast(&InboxMessage::Settled { connection, id, outcome, answered_by });
         }
     }
 
-    /// Tells every subscriber, never waiting for one: a subscriber whose queue is full has
+    /// Tells every subscriber that `listed` waits for a person: its summary, or with its content
+    /// to a subscriber that asked for it (issue 31).
+    fn announce(&self, listed: &Listed) {
+        let plain = InboxMessage::Asked { request: listed.summary() };
+        let full =
+            listed.content.is_some().then(|| InboxMessage::Asked { request: listed.clone() });
+        self.tell_subscribers(&plain, full.as_ref());
+    }
+
+    /// Tells every subscriber `message`.
+    fn broadcast(&self, message: &InboxMessage) {
+        self.tell_subscribers(message, None);
+    }
+
+    /// Tells every subscriber `message` (or `full`, when there is one, to a subscriber that
+    /// asked for content), never waiting for one: a subscriber whose queue is full has
     /// stopped reading, and is dropped (its connection closed, said in one line). Held under
     /// the list's lock, which never waits either, so every subscriber hears events in one order.
-    fn broadcast(&self, message: &InboxMessage) {
+    fn tell_subscribers(&self, message: &InboxMessage, full: Option<&InboxMessage>) {
         let Ok(line) = line_bytes(message) else { return };
         let Ok(mut subscribers) = self.subscribers.lock() else { return };
         // Under the same lock as the subscribers: the observer hears events in their order,
@@ -263,17 +281,28 @@ impl Shared {
         if let Some(observe) = self.observer.get() {
             observe(message);
         }
-        subscribers.retain(|(connection, writer)| match writer.offer(&line) {
-            Offered::Queued => true,
-            Offered::Full => {
-                log::warn!(
-                    speaker = INBOX;
-                    "dropped subscriber {connection}: it stopped reading \
-                     ({MAX_QUEUED_BYTES} bytes of events waited for it)"
-                );
-                false
+        // Made once for every full subscriber, and only when one is there.
+        let full_line = match subscribers.iter().any(|(_, _, full)| *full) {
+            true => full.and_then(|full| line_bytes(full).ok()),
+            false => None,
+        };
+        subscribers.retain(|(connection, writer, full)| {
+            let line = match (full, &full_line) {
+                (true, Some(full_line)) => full_line,
+                _ => &line,
+            };
+            match writer.offer(line) {
+                Offered::Queued => true,
+                Offered::Full => {
+                    log::warn!(
+                        speaker = INBOX;
+                        "dropped subscriber {connection}: it stopped reading \
+                         ({MAX_QUEUED_BYTES} bytes of events waited for it)"
+                    );
+                    false
+                }
+                Offered::Closed => false,
             }
-            Offered::Closed => false,
         });
     }
 }
@@ -757,6 +786,23 @@ impl Served {
                     |tool_use_id| BrowserMessage::Declined { tool_use_id, stop: false, message },
                 );
             }
+            ClientMessage::Clarify { connection, id, answers, notes, answered_by } => {
+                use crate::protocol::web::{BrowserMessage, PageForm, PagePicks, Sent};
+                // The page's "Chat about this", with the picks made so far.
+                let body = PageForm {
+                    tool_use_id: Sent::Absent,
+                    picks: PagePicks { answers: Sent::Given(answers), notes: Sent::Given(notes) },
+                    response: Sent::Absent,
+                };
+                front_end::answer(
+                    shared,
+                    &self.writer,
+                    connection,
+                    id,
+                    &answered_by,
+                    |tool_use_id| BrowserMessage::Clarify { tool_use_id, body },
+                );
+            }
             ClientMessage::Decide {
                 connection,
                 id,
@@ -768,9 +814,9 @@ impl Served {
                 let decided = front_end::Decided { decision, suggestion, message };
                 front_end::decide(shared, &self.writer, connection, id, &answered_by, decided);
             }
-            ClientMessage::Subscribe => {
+            ClientMessage::Subscribe { full } => {
                 if let Ok(mut subscribers) = shared.subscribers.lock() {
-                    subscribers.push((self.number, Arc::clone(&self.writer)));
+                    subscribers.push((self.number, Arc::clone(&self.writer), full));
                 }
                 self.writer.send(&InboxMessage::Subscribed);
             }
@@ -876,7 +922,7 @@ impl Served {
             shared.to_ui(Inbound::Request(RequestEvent::Leave { asker: request }));
         }
         if let Ok(mut subscribers) = shared.subscribers.lock() {
-            subscribers.retain(|(connection, _)| *connection != number);
+            subscribers.retain(|(connection, _, _)| *connection != number);
         }
         if let Ok(mut hosts) = shared.hosts.lock() {
             hosts.retain(|(connection, _)| *connection != number);
@@ -1039,7 +1085,8 @@ impl Hosted {
         }
         let can_hand_back = request.origin.can_hand_back();
         let listed = card_listed(self.connection, &id, &request, &provenance, None);
-        let (reply, decision) = Responder::channel();
+        let (mut reply, decision) = Responder::channel();
+        let witness = reply.witnessed();
         let ask = PermissionAsk { id: RequestId::next(), request, provenance, reply };
         let open = Arc::clone(&self.permissions);
         let writer = Arc::clone(writer);
@@ -1061,13 +1108,15 @@ impl Hosted {
                 Ok(true) => ApprovalOutcome::of(&decision).as_str(),
                 _ => "withdrawn",
             };
-            settling.card_settled(connection, &id, outcome);
+            let answered_by = witness.lock().ok().and_then(|mut witness| witness.take());
+            let answered_by = answered_by.filter(|_| still_open.as_ref().is_ok_and(|open| *open));
+            settling.card_settled(connection, &id, outcome, answered_by);
             if still_open.unwrap_or(false) {
                 writer.send(&InboxMessage::PermissionDecided { id, decision });
             }
         });
         if !waiting {
-            shared.card_settled(connection, &listed_id, "withdrawn");
+            shared.card_settled(connection, &listed_id, "withdrawn", None);
             return Err("the inbox is ending".to_owned());
         }
         shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(ask))));
@@ -1208,6 +1257,8 @@ fn take_ask(
     // open list (a decided ask's outcome must not remove a shown ask that reuses its id).
     let mine = request.as_ref().map(|request| request.core.id);
     writer.send(&InboxMessage::Accepted { id: id.clone(), shown, warnings });
+    // Issue 31: who answers it, for the subscribers' `settled`.
+    let witness = request.as_mut().map(|request| request.reply.witnessed());
     if let Some(request) = request {
         let listed = Listed {
             connection,
@@ -1236,7 +1287,7 @@ fn take_ask(
             open.insert(key.clone(), Open { request: request.core.id, listed: listed.clone() });
         }
         // Announced before the window has it, so that no subscriber hears it settled first.
-        shared.broadcast(&InboxMessage::Asked { request: listed.summary() });
+        shared.announce(&listed);
         shared.to_ui(Inbound::Request(RequestEvent::Ask(Box::new(request))));
     }
     let waiting_on = &shared.waiters;
@@ -1279,7 +1330,8 @@ fn take_ask(
         }));
         // Subscribers hear of the requests that waited for a person (announced as `asked`).
         if shown {
-            shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind });
+            let answered_by = witness.and_then(|witness| witness.lock().ok()?.take());
+            shared.broadcast(&InboxMessage::Settled { connection, id, outcome: kind, answered_by });
         }
     });
     if !waiting {

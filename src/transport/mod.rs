@@ -299,13 +299,27 @@ impl WhenDropped for PermissionDecision {
 #[derive(Debug)]
 pub struct Responder<T: WhenDropped = Outcome> {
     sender: Option<Sender<T>>,
+    /// Issue 31: where who answered is kept, for the side that waits (the inbox's `settled`),
+    /// when it asked for it ([`Responder::witnessed`]).
+    witness: Option<Witness>,
 }
+
+/// Who gave a responder's answer (`window`, `page`, `socket:<label>`), written before the
+/// answer is sent, so whoever receives the answer finds it here; empty when no person did.
+pub type Witness = Arc<std::sync::Mutex<Option<String>>>;
 
 impl<T: WhenDropped> Responder<T> {
     /// A responder and the receiver its single answer arrives on.
     pub fn channel() -> (Responder<T>, Receiver<T>) {
         let (sender, receiver) = crossbeam_channel::bounded(1);
-        (Responder { sender: Some(sender) }, receiver)
+        (Responder { sender: Some(sender), witness: None }, receiver)
+    }
+
+    /// From now on who answers is kept in the returned [`Witness`] (issue 31).
+    pub fn witnessed(&mut self) -> Witness {
+        let witness = Witness::default();
+        self.witness = Some(Arc::clone(&witness));
+        witness
     }
 
     pub fn send(mut self, answer: T) {
@@ -331,6 +345,12 @@ impl<T: WhenDropped> Responder<T> {
 impl<T: WhenDropped> crate::book::ReplyHandle<T> for Responder<T> {
     fn send(mut self, answer: T) {
         self.deliver(answer);
+    }
+
+    fn answered_by(&mut self, answered_by: &str) {
+        if let Some(mut witness) = self.witness.as_ref().and_then(|witness| witness.lock().ok()) {
+            *witness = Some(answered_by.to_owned());
+        }
     }
 }
 

@@ -93,7 +93,9 @@ pub(super) fn take(
     let envelope = Envelope::Hook { event: HookEvent::PermissionRequest, context };
     let provenance = Provenance { host, ..Provenance::from_envelope(source, &envelope) };
     let listed = super::card_listed(connection, &id, &asked, &provenance, policy.timeout_secs);
-    let (reply, decision) = Responder::channel();
+    let (mut reply, decision) = Responder::channel();
+    // Issue 31: who decides it, for the subscribers' `settled`.
+    let witness = reply.witnessed();
     let card = PermissionAsk { id: RequestId::next(), request, provenance, reply };
     let timeout = policy.timeout_secs.map(Duration::from_secs);
     // Said before the wait starts: a deadline of 0 s must not reach the client first.
@@ -124,14 +126,16 @@ pub(super) fn take(
                 Ok(true) => kind.as_str(),
                 _ => "withdrawn",
             };
-            shared.card_settled(connection, &id, settled);
+            let answered_by = witness.lock().ok().and_then(|mut witness| witness.take());
+            let answered_by = answered_by.filter(|_| still_open.as_ref().is_ok_and(|open| *open));
+            shared.card_settled(connection, &id, settled, answered_by);
             if still_open.unwrap_or(false) {
                 writer.send(&outcome(id, &asked, kind, &decision));
             }
         })
     };
     if !waiting {
-        shared.card_settled(connection, &listed_id, "withdrawn");
+        shared.card_settled(connection, &listed_id, "withdrawn", None);
         return Err("the inbox is ending".to_owned());
     }
     shared.to_ui(Inbound::Approval(ApprovalEvent::Permission(Box::new(card))));

@@ -1,7 +1,7 @@
-//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`, `decide`): a bridge
-//! (a chat room, a script) answers an open question or decides a tool call the way the browser
-//! page does, through the same book rules in the window's (or page's) driver, and hears whether
-//! its answer counted.
+//! Issue 31: a front end's verbs on the inbox socket (`answer`, `decline`, `clarify`,
+//! `decide`): a bridge (a chat room, a script) answers an open question or decides a tool call
+//! the way the browser page does, through the same book rules in the window's (or page's)
+//! driver, and hears whether its answer counted.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::book::FrontEndRefusal;
 use crate::book::approval::deny_words;
 use crate::protocol::inbox::{AskContent, FrontEndDecision, InboxMessage};
+use crate::protocol::permission::Suggestion;
 use crate::protocol::stream::PermissionDecision;
 use crate::protocol::web::BrowserMessage;
 
@@ -98,6 +99,99 @@ fn label(answered_by: &str) -> Result<String, String> {
     }
 }
 
+/// What a front-end verb acts on, once [`open_ask`] found it open.
+enum Target {
+    /// A question in the window, by its request, with the `tool_use_id` its page form names.
+    Question { request: RequestId, tool_use_id: Option<String> },
+    /// A tool call to decide, with the rules an "always" may add.
+    Card { suggestions: Vec<Suggestion> },
+}
+
+/// The kind of ask a verb acts on, for what [`open_ask`] says when it finds none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wanted {
+    Question,
+    Card,
+}
+
+/// The rule every front-end verb passes first, in one place: the label must be printable and
+/// bounded; the ask `id` of `connection` must be open and of the kind the verb acts on. One
+/// that ended is told in a `verdict` (who came first, or how it ended), anything else in an
+/// `error`; then `None`, and nothing changed.
+fn open_ask(
+    shared: &Arc<Shared>,
+    writer: &Arc<Writer>,
+    connection: u64,
+    id: &str,
+    answered_by: &str,
+    wanted: Wanted,
+) -> Option<(String, Target)> {
+    let error = |message: String| {
+        writer.send(&InboxMessage::Error { message, id: Some(id.to_owned()) });
+    };
+    let label = match label(answered_by) {
+        Ok(label) => label,
+        Err(message) => {
+            error(message);
+            return None;
+        }
+    };
+    let key = (connection, id.to_owned());
+    let question = shared.open.lock().ok().and_then(|open| {
+        open.get(&key).map(|open| Target::Question {
+            request: open.request,
+            tool_use_id: open.listed.tool_use_id.clone(),
+        })
+    });
+    let card = || {
+        shared.cards.lock().ok().and_then(|cards| {
+            cards.get(&key).map(|card| Target::Card {
+                suggestions: match card.content.as_deref() {
+                    Some(AskContent::Approval { suggestions, .. }) => suggestions.clone(),
+                    _ => Vec::new(),
+                },
+            })
+        })
+    };
+    let what = match wanted {
+        Wanted::Question => "question",
+        Wanted::Card => "tool call",
+    };
+    match (question.or_else(card), wanted) {
+        (Some(target @ Target::Question { .. }), Wanted::Question)
+        | (Some(target @ Target::Card { .. }), Wanted::Card) => Some((label, target)),
+        (Some(Target::Card { .. }), Wanted::Question) => {
+            error(format!(
+                "{id:?} of connection {connection} is a tool call to allow or deny (`decide`), \
+                 not a question"
+            ));
+            None
+        }
+        (Some(Target::Question { .. }), Wanted::Card) => {
+            error(format!(
+                "{id:?} of connection {connection} is a question (`answer`, `decline`, \
+                 `clarify`), not a tool call"
+            ));
+            None
+        }
+        (None, _) => {
+            let ended = shared
+                .front_end
+                .lock()
+                .ok()
+                .and_then(|memory| memory.how_it_ended(connection, id).map(str::to_owned));
+            match ended {
+                Some(reason) => {
+                    let (id, reason) = (id.to_owned(), Some(reason));
+                    writer.send(&InboxMessage::Verdict { connection, id, accepted: false, reason });
+                }
+                None => error(format!("no open {what} {id:?} of connection {connection}")),
+            }
+            None
+        }
+    }
+}
+
 /// A front end's answer to ask `id` of `connection`: handed to the window, whose verdict goes
 /// back to `writer` as `verdict`; an error at once when nothing could be handed on.
 pub(super) fn answer(
@@ -108,32 +202,8 @@ pub(super) fn answer(
     answered_by: &str,
     message: impl FnOnce(String) -> BrowserMessage,
 ) {
-    let error = |message: String, id: String| {
-        writer.send(&InboxMessage::Error { message, id: Some(id) });
-    };
-    let label = match label(answered_by) {
-        Ok(label) => label,
-        Err(message) => return error(message, id),
-    };
-    let key = (connection, id.clone());
-    let open = shared.open.lock().ok().and_then(|open| {
-        open.get(&key).map(|open| (open.request, open.listed.tool_use_id.clone()))
-    });
-    let Some((request, tool_use_id)) = open else {
-        let ended = shared
-            .front_end
-            .lock()
-            .ok()
-            .and_then(|memory| memory.how_it_ended(connection, &id).map(str::to_owned));
-        match ended {
-            Some(reason) => {
-                let reason = Some(reason);
-                writer.send(&InboxMessage::Verdict { connection, id, accepted: false, reason });
-            }
-            None => error(format!("no open question {id:?} of connection {connection}"), id),
-        }
-        return;
-    };
+    let open = open_ask(shared, writer, connection, &id, answered_by, Wanted::Question);
+    let Some((label, Target::Question { request, tool_use_id })) = open else { return };
     let answered_by = label.clone();
     let verdict = verdict(shared, writer, connection, id, label, Asked::Question(request));
     let message = message(tool_use_id.unwrap_or_default());
@@ -205,32 +275,8 @@ pub(super) fn decide(
     let error = |message: String, id: String| {
         writer.send(&InboxMessage::Error { message, id: Some(id) });
     };
-    let label = match label(answered_by) {
-        Ok(label) => label,
-        Err(message) => return error(message, id),
-    };
-    let key = (connection, id.clone());
-    let suggestions = shared.cards.lock().ok().and_then(|cards| {
-        cards.get(&key).map(|card| match card.content.as_deref() {
-            Some(AskContent::Approval { suggestions, .. }) => suggestions.clone(),
-            _ => Vec::new(),
-        })
-    });
-    let Some(suggestions) = suggestions else {
-        let ended = shared
-            .front_end
-            .lock()
-            .ok()
-            .and_then(|memory| memory.how_request_ended(&Asked::Card(connection, id.clone())));
-        match ended {
-            Some(reason) => {
-                let reason = Some(reason);
-                writer.send(&InboxMessage::Verdict { connection, id, accepted: false, reason });
-            }
-            None => error(format!("no open tool call {id:?} of connection {connection}"), id),
-        }
-        return;
-    };
+    let open = open_ask(shared, writer, connection, &id, answered_by, Wanted::Card);
+    let Some((label, Target::Card { suggestions })) = open else { return };
     let decision = match decided.decision {
         FrontEndDecision::Allow => PermissionDecision::AllowOnce,
         FrontEndDecision::AllowAlways => {
