@@ -319,6 +319,13 @@ struct SpareState {
     stopped: bool,
 }
 
+impl SpareState {
+    /// The keeper ends, or makes a spare: one is wanted and none is ready.
+    fn keeper_has_work(&self) -> bool {
+        self.stopped || (self.wanted && self.ready.is_none())
+    }
+}
+
 impl Spare {
     /// The spare, if one is ready and the inbox has not closed it; either way a new one is
     /// wanted (a client came).
@@ -349,7 +356,7 @@ impl Spare {
 fn keep_spare(spare: &Spare, host: &str, place: &Place) {
     loop {
         let mut state = spare.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while !state.stopped && !(state.wanted && state.ready.is_none()) {
+        while !state.keeper_has_work() {
             state = spare.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
         if state.stopped {
