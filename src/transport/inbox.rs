@@ -595,7 +595,8 @@ struct Served {
     hosted: Hosted,
     /// Issue 27: a link's connection acts for its host only, checked before every message.
     scope: Scope,
-    /// Whether the client sent anything besides `via_link`.
+    /// Whether the client sent anything besides `via_link` (Unix: the lean inbox's count).
+    #[cfg(unix)]
     spoke: bool,
 }
 
@@ -615,7 +616,16 @@ impl Served {
             started_at: shared.started_at,
         });
         let hosted = Hosted::new(number);
-        Served { number, pid, writer, pending, hosted, scope: Scope::Local, spoke: false }
+        Served {
+            number,
+            pid,
+            writer,
+            pending,
+            hosted,
+            scope: Scope::Local,
+            #[cfg(unix)]
+            spoke: false,
+        }
     }
 
     /// Issue 30 item 6: a link's connection that has asked nothing yet (its spare, kept ready
@@ -637,7 +647,10 @@ impl Served {
                 return;
             }
         };
-        self.spoke |= !matches!(message, ClientMessage::ViaLink { .. });
+        #[cfg(unix)]
+        {
+            self.spoke |= !matches!(message, ClientMessage::ViaLink { .. });
+        }
         if let Err(refused) = self.scope.admit(&message) {
             log::warn!(speaker = INBOX; "refused on connection {}: {refused}", self.number);
             self.writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });
