@@ -1304,3 +1304,158 @@ fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks
     assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{hook_stderr}");
     assert!(hook_stderr.contains("the link to your desk went down"), "{hook_stderr}");
 }
+
+/// The inbox's stderr (its `connection N comes through the link of HOST` lines).
+fn inbox_said(world: &World) -> String {
+    read_lossy(&world.root.join("inbox.stderr"))
+}
+
+/// The numbers of the inbox's connections that said `via_link` for devbox, in order.
+fn link_connections(world: &World) -> Vec<u64> {
+    inbox_said(world)
+        .lines()
+        .filter(|line| line.ends_with("comes through the link of devbox"))
+        .filter_map(|line| line.split("connection ").nth(1)?.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// Waits until the inbox has had `count` connections from devbox's link.
+fn wait_for_link_connections(world: &World, count: usize) -> Vec<u64> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let seen = link_connections(world);
+        if seen.len() >= count {
+            return seen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} link connections, not {count}; the inbox said:\n{}",
+            seen.len(),
+            inbox_said(world)
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A remote hook asking "Which colour?", answered Blue in the desk's window; returns the
+/// connection it was listed on and its stderr.
+fn remote_hook_answered(world: &World, sshd: &Sshd, tool_use_id: &str) -> (Value, String) {
+    let client = remote_hook(sshd, &hook_input(tool_use_id, "Which colour?"));
+    let connection = listed(world, 1)[0]["connection"].clone();
+    answer_blue(world);
+    let (code, stdout, stderr) = client.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(hook_answers(&stdout), json!({"Which colour?": "Blue"}), "{stderr}");
+    // Gone from the list before the next one asks.
+    listed(world, 0);
+    (connection, stderr)
+}
+
+#[test]
+fn after_a_remote_hook_the_link_keeps_one_greeted_spare_that_the_next_hook_takes() {
+    let world = World::with_inbox("remote-spare");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let _link = RemoteLink::start(&world, &sshd);
+    // The link touches no inbox before a client comes (it starts none for a spare).
+    assert_eq!(link_connections(&world), Vec::<u64>::new());
+    let (first, _) = remote_hook_answered(&world, &sshd, "toolu_spare_1");
+    // The first hook's connection, then the spare made once it came.
+    let seen = wait_for_link_connections(&world, 2);
+    assert_eq!(json!(seen[0]), first, "{seen:?}");
+    let spare = seen[1];
+    // The next hook is asked on the spare, already greeted: no connect, no via_link of its own.
+    let (second, stderr) = remote_hook_answered(&world, &sshd, "toolu_spare_2");
+    assert_eq!(second, json!(spare), "{seen:?} {stderr}");
+    // And the spare taken is replaced, by one.
+    let seen = wait_for_link_connections(&world, 3);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+#[test]
+fn a_spare_the_restarted_inbox_never_had_is_not_used_and_the_next_hook_gets_through() {
+    let mut world = World::with_inbox("remote-spare-restart");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    remote_hook_answered(&world, &sshd, "toolu_restart_1");
+    wait_for_link_connections(&world, 2);
+    // The inbox ends (its spare connection with it) and another starts.
+    drop(world.inbox.take());
+    let command = world.askpane(&["inbox"]);
+    world.start_inbox_command(command);
+    let (_, stderr) = remote_hook_answered(&world, &sshd, "toolu_restart_2");
+    // Straight through: the dead spare was not handed to it (it would have heard the inbox go
+    // and waited for the link).
+    assert!(!stderr.contains("went down"), "{stderr}");
+    assert!(!link.said().contains("could not reach"), "{}", link.said());
+    // The new inbox: the hook's own connection, then a new spare.
+    assert_eq!(wait_for_link_connections(&world, 2).len(), 2);
+}
+
+/// The link process's threads and open descriptors.
+fn threads_and_fds(pid: u32) -> (usize, usize) {
+    let count = |dir: String| fs::read_dir(dir).map(Iterator::count).unwrap_or(usize::MAX);
+    (count(format!("/proc/{pid}/task")), count(format!("/proc/{pid}/fd")))
+}
+
+#[test]
+fn a_link_that_drops_again_and_again_leaks_no_connection_or_thread() {
+    let world = World::with_inbox("remote-spare-drops");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    let pid = link.process.child.id();
+    remote_hook_answered(&world, &sshd, "toolu_drops_0");
+    wait_for_link_connections(&world, 2);
+    // Settled: the relay's threads have ended once its client and connection closed.
+    let settled = |rounds: usize| {
+        let deadline = Instant::now() + WAIT;
+        let mut last = threads_and_fds(pid);
+        loop {
+            thread::sleep(Duration::from_millis(200));
+            let now = threads_and_fds(pid);
+            if now == last {
+                return now;
+            }
+            assert!(Instant::now() < deadline, "round {rounds}: never settled: {now:?}");
+            last = now;
+        }
+    };
+    let before = settled(0);
+    for round in 1..=3 {
+        let ssh_pid = link_state(&world)["ssh_pid"].as_u64().expect("the link's ssh pid");
+        let killed = Command::new("kill").args(["-KILL", &ssh_pid.to_string()]).status();
+        assert!(killed.is_ok_and(|status| status.success()), "kill ssh {ssh_pid}");
+        link.wait_for("the link to devbox is back", round);
+        remote_hook_answered(&world, &sshd, &format!("toolu_drops_{round}"));
+        // Each hook took the spare (or went the long way) and one new spare was made.
+        wait_for_link_connections(&world, 2 + round);
+    }
+    assert_eq!(settled(4), before, "threads and descriptors (before: {before:?})");
+    assert_eq!(link_connections(&world).len(), 5, "{}", inbox_said(&world));
+}
+
+/// Whether the inbox process `pid` is the lean inbox now.
+fn is_lean(pid: u32) -> bool {
+    read_lossy(format!("/proc/{pid}/cmdline").as_ref()).replace('\0', " ").contains("--lean")
+}
+
+#[test]
+fn a_link_s_spare_does_not_keep_the_inbox_from_going_lean_and_the_next_hook_wakes_it() {
+    let world = World::with_inbox("remote-spare-lean");
+    let Some(sshd) = Sshd::start(&world.root) else { return };
+    let link = RemoteLink::start(&world, &sshd);
+    let pid = world.inbox.as_ref().expect("the test's inbox").child.id();
+    remote_hook_answered(&world, &sshd, "toolu_lean_1");
+    wait_for_link_connections(&world, 2);
+    // The window closed with nothing open: lean, although the link holds its spare.
+    let window = wait_for_window(&world.xvfb, "askpane", true).expect("the inbox's window");
+    crate::display::send_wm_delete_window(world.xvfb.number, window);
+    let deadline = Instant::now() + WAIT;
+    while !is_lean(pid) {
+        assert!(Instant::now() < deadline, "never lean: {}", inbox_said(&world));
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The next remote hook wakes it and is answered; the closed spare was not handed to it.
+    let (_, stderr) = remote_hook_answered(&world, &sshd, "toolu_lean_2");
+    assert!(!stderr.contains("went down"), "{stderr}");
+    assert!(!link.said().contains("could not reach"), "{}", link.said());
+}

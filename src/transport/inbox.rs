@@ -187,7 +187,8 @@ struct Shared {
     hosts: Mutex<Vec<(u64, Arc<Writer>)>>,
     #[cfg(windows)]
     connections: Mutex<Vec<Connection>>,
-    /// How many clients the event loop serves (Unix, issue 30 item 2).
+    /// How many clients the event loop serves (Unix, issue 30 item 2), a link's idle spare
+    /// connection not counted (it must not keep the inbox from going lean).
     #[cfg(unix)]
     clients: Mutex<usize>,
     /// Wakes the event loop: a line was queued for a client, a wait ended, the inbox ends.
@@ -397,7 +398,8 @@ impl InboxServer {
     /// Issue 14: when no client is connected, stops accepting (a client that connects from
     /// then on waits in the socket's backlog for whoever takes the listener next) and says
     /// so; otherwise changes nothing. For the window deciding whether the inbox may go lean:
-    /// a question, a hosted session or a subscriber each keep a connection.
+    /// a question, a hosted session or a subscriber each keep a connection; a link's spare that
+    /// has asked nothing (`transport/remote/relay.rs`) does not, and is closed with the rest.
     pub fn claim_quiet(&self) -> impl Fn() -> bool + Send + Sync + 'static {
         let shared = Arc::clone(&self.shared);
         let acceptor = Arc::clone(&self.acceptor);
@@ -622,6 +624,9 @@ struct Served {
     hosted: Hosted,
     /// Issue 27: a link's connection acts for its host only, checked before every message.
     scope: Scope,
+    /// Whether the client sent anything besides `via_link` (Unix: the lean inbox's count).
+    #[cfg(unix)]
+    spoke: bool,
 }
 
 impl Served {
@@ -640,7 +645,24 @@ impl Served {
             started_at: shared.started_at,
         });
         let hosted = Hosted::new(number);
-        Served { number, pid, writer, pending, hosted, scope: Scope::Local }
+        Served {
+            number,
+            pid,
+            writer,
+            pending,
+            hosted,
+            scope: Scope::Local,
+            #[cfg(unix)]
+            spoke: false,
+        }
+    }
+
+    /// Issue 30 item 6: a link's connection that has asked nothing yet (its spare, kept ready
+    /// for the next remote client): it keeps nothing open, and nothing of it is lost when the
+    /// inbox closes it.
+    #[cfg(unix)]
+    fn is_idle_link(&self) -> bool {
+        !self.spoke && self.scope.host().is_some()
     }
 
     /// One line the client sent.
@@ -654,6 +676,10 @@ impl Served {
                 return;
             }
         };
+        #[cfg(unix)]
+        {
+            self.spoke |= !matches!(message, ClientMessage::ViaLink { .. });
+        }
         if let Err(refused) = self.scope.admit(&message) {
             log::warn!(speaker = INBOX; "refused on connection {}: {refused}", self.number);
             self.writer.send(&InboxMessage::Error { message: refused.to_string(), id: None });

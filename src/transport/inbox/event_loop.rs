@@ -52,6 +52,12 @@ enum Phase {
 }
 
 impl Client {
+    /// Whether the window may go lean with this client connected: a link's spare that asked
+    /// nothing (issue 30 item 6). Any other client keeps the inbox as it is.
+    fn is_idle_link(&self) -> bool {
+        matches!(&self.phase, Phase::Reading(served) if served.is_idle_link())
+    }
+
     fn writer(&self) -> Option<&Arc<Writer>> {
         match &self.phase {
             Phase::Reading(served) => Some(&served.writer),
@@ -75,19 +81,19 @@ impl Client {
     }
 
     /// The client's socket said something.
-    fn ready(&mut self, shared: &Arc<Shared>, flags: PollFlags) {
+    fn ready(&mut self, shared: &Arc<Shared>, acceptor: &Acceptor, flags: PollFlags) {
         if flags.intersects(PollFlags::OUT | PollFlags::HUP | PollFlags::ERR) {
             self.blocked = false;
         }
         if matches!(self.phase, Phase::Reading(_))
             && flags.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR)
         {
-            self.read(shared);
+            self.read(shared, acceptor);
         }
     }
 
     /// Reads what the client sent (a few chunks at most), and hands on its whole lines.
-    fn read(&mut self, shared: &Arc<Shared>) {
+    fn read(&mut self, shared: &Arc<Shared>, acceptor: &Acceptor) {
         let mut chunk = [0_u8; READ_CHUNK];
         for _ in 0..READS_PER_TURN {
             match (&*self.stream).read(&mut chunk) {
@@ -97,7 +103,7 @@ impl Client {
                 }
                 Ok(read) => {
                     self.buffer.extend_from_slice(chunk.get(..read).unwrap_or_default());
-                    if !self.hand_on(shared) {
+                    if !self.hand_on(shared, acceptor) {
                         return;
                     }
                 }
@@ -113,7 +119,13 @@ impl Client {
 
     /// Hands on the whole lines in the buffer while the client's queue has room; `false` when
     /// no more should be read now (the queue is full, or the connection ended).
-    fn hand_on(&mut self, shared: &Arc<Shared>) -> bool {
+    fn hand_on(&mut self, shared: &Arc<Shared>, acceptor: &Acceptor) -> bool {
+        if self.is_idle_link()
+            && self.buffer.contains(&b'\n')
+            && !self.wake_idle_link(acceptor, shared)
+        {
+            return false;
+        }
         let Phase::Reading(served) = &mut self.phase else { return false };
         let mut taken = 0;
         let mut going_on = true;
@@ -153,6 +165,22 @@ impl Client {
         going_on
     }
 
+    /// A link's spare is about to hand on its first line: it counts as a client from now on,
+    /// unless the window has already claimed the inbox quiet to go lean (the acceptor stopped),
+    /// in which case it is closed unread, and its remote client asks again once the lean inbox
+    /// takes connections (issue 30 item 6). Checked and counted under the count's lock, as
+    /// `InboxServer::claim_quiet` decides under it. `false` when it was closed.
+    fn wake_idle_link(&mut self, acceptor: &Acceptor, shared: &Arc<Shared>) -> bool {
+        let Ok(mut count) = shared.clients.lock() else { return false };
+        if acceptor.is_stopped() {
+            drop(count);
+            self.end_reading(shared);
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
     /// The client is gone (or the inbox is ending): its requests are withdrawn.
     fn end_reading(&mut self, shared: &Arc<Shared>) {
         if let Phase::Reading(served) = std::mem::replace(&mut self.phase, Phase::Done) {
@@ -164,12 +192,12 @@ impl Client {
 
     /// Moves the connection on: writes what is queued, closes a client that read nothing of it
     /// for too long, goes from draining to finishing to done.
-    fn advance(&mut self, shared: &Arc<Shared>, now: Instant) {
+    fn advance(&mut self, shared: &Arc<Shared>, acceptor: &Acceptor, now: Instant) {
         if let Phase::Reading(_) = &self.phase {
             // A full queue made room: the lines waiting in the buffer go on.
             if self.writer().is_some_and(|writer| writer.has_room()) && self.buffer.contains(&b'\n')
             {
-                self.hand_on(shared);
+                self.hand_on(shared, acceptor);
             }
         }
         if let Phase::Draining(pending, writer) = &self.phase
@@ -214,16 +242,15 @@ pub(super) fn run(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>
             if closing {
                 client.end_reading(shared);
             }
-            client.advance(shared, now);
+            client.advance(shared, acceptor, now);
             // Draining may have just ended: finish at once rather than on the next wake.
-            client.advance(shared, now);
+            client.advance(shared, acceptor, now);
         }
-        let before = clients.len();
         clients.retain(|client| !matches!(client.phase, Phase::Done));
-        if clients.len() != before
-            && let Ok(mut count) = shared.clients.lock()
-        {
-            *count = clients.len();
+        // Counted afresh each turn: a connection that said `via_link` and nothing else (a
+        // link's spare) leaves the count, one that hands on a line comes back into it.
+        if let Ok(mut count) = shared.clients.lock() {
+            *count = counted(&clients);
         }
         if closing && clients.is_empty() {
             return;
@@ -242,13 +269,18 @@ pub(super) fn run(listener: &Listener, acceptor: &Acceptor, shared: &Arc<Shared>
         }
         for (index, flags) in ready.clients {
             if let Some(client) = clients.get_mut(index) {
-                client.ready(shared, flags);
+                client.ready(shared, acceptor, flags);
             }
         }
         if ready.client_waits {
             accept(listener, acceptor, shared, &mut clients);
         }
     }
+}
+
+/// The clients that keep the inbox from going lean: all but links' idle spares.
+fn counted(clients: &[Client]) -> usize {
+    clients.iter().filter(|client| !client.is_idle_link()).count()
 }
 
 /// What one wait saw.
@@ -343,5 +375,5 @@ fn accept(
         buffer: Vec::new(),
         blocked: false,
     });
-    *count = clients.len();
+    *count = counted(clients);
 }
