@@ -51,6 +51,11 @@ const SPARSE_MATCHES: usize = 2000;
 /// to the entries that hold it, and a long pasted text costs no more than a phrase.
 const SEARCH_TRIGRAMS: usize = 12;
 
+/// A search of one or two characters looks up at most this many of the index's trigrams that
+/// begin with it; a text followed by more different characters is common: its entries are found
+/// by reading the rows.
+const SHORT_TERMS: usize = 256;
+
 /// How long history is kept unless the user says otherwise (`askpane history --prune`).
 pub const DEFAULT_KEEP_DAYS: u64 = 90;
 
@@ -365,12 +370,13 @@ impl Store {
         if query.search.as_deref().is_some_and(|text| text.contains('\0')) {
             return Ok(Vec::new());
         }
-        let indexed = match query.search.as_deref().and_then(trigram_query) {
-            // Every match is wanted (`askpane history --search` without `--limit`): the index
-            // names them, and the rows that hold none are never read.
-            Some(trigrams) if query.limit.is_none() => Some(trigrams),
-            Some(trigrams) if self.indexed_matches(&trigrams)? < SPARSE_MATCHES => Some(trigrams),
-            _ => None,
+        let indexed = match query.search.as_deref() {
+            Some(text) => match self.candidates(text, query.limit.is_none())? {
+                Candidates::Indexed(terms) => Some(terms),
+                Candidates::Rows => None,
+                Candidates::Nothing => return Ok(Vec::new()),
+            },
+            None => None,
         };
         // The one fragment that differs is ours, never outside text.
         let candidates = match indexed {
@@ -451,6 +457,52 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// How a search for `text` finds its entries. Three characters or more: its trigrams, when
+    /// every match is wanted (`askpane history --search` without `--limit`: the rows that hold
+    /// none are never read) or few entries hold them all. One or two: the index's trigrams that
+    /// begin with it (schema v10 pads every text so each of its characters begins one), looked
+    /// up in the index's list of terms, when few entries hold them; none at all means no entry
+    /// holds the text. Otherwise the rows, newest first.
+    fn candidates(&self, text: &str, every_match: bool) -> Result<Candidates, StoreError> {
+        if let Some(trigrams) = trigram_query(text) {
+            return Ok(if every_match || self.indexed_matches(&trigrams)? < SPARSE_MATCHES {
+                Candidates::Indexed(trigrams)
+            } else {
+                Candidates::Rows
+            });
+        }
+        let Some(folded) = short_folded(text) else {
+            return Ok(Candidates::Rows);
+        };
+        // Every term that begins with `folded` sorts between it and `folded` followed by the
+        // largest character up to a trigram's length (terms compare as UTF-8 bytes).
+        let mut last = folded.clone();
+        for _ in folded.chars().count()..3 {
+            last.push(char::MAX);
+        }
+        let mut statement = self.connection.prepare_cached(
+            "SELECT term, doc FROM history_fts_terms WHERE term >= ?1 AND term <= ?2",
+        )?;
+        let mut rows = statement.query(params![folded, last])?;
+        let mut terms: Vec<String> = Vec::new();
+        let mut holding: i64 = 0;
+        while let Some(row) = rows.next()? {
+            // Counting each term's entries reads its list: stop as soon as they are many,
+            // where the newest rows hold a page of matches within the first few thousand.
+            holding = holding.saturating_add(row.get::<_, i64>(1)?);
+            if holding >= SPARSE_MATCHES as i64 || terms.len() == SHORT_TERMS {
+                return Ok(Candidates::Rows);
+            }
+            terms.push(row.get(0)?);
+        }
+        if terms.is_empty() {
+            return Ok(Candidates::Nothing);
+        }
+        let quoted: Vec<String> =
+            terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect();
+        Ok(Candidates::Indexed(quoted.join(" OR ")))
+    }
+
     /// How many entries the trigram index says hold every trigram of `trigrams`
     /// ([`trigram_query`]), counted up to [`SPARSE_MATCHES`] (the index stops there).
     fn indexed_matches(&self, trigrams: &str) -> Result<usize, StoreError> {
@@ -529,6 +581,42 @@ impl Store {
         let size: i64 = self.connection.pragma_query_value(None, "page_size", |row| row.get(0))?;
         Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
     }
+}
+
+/// How a search finds its entries ([`Store::candidates`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Candidates {
+    /// The index's query (FTS5) naming every entry that may hold the text; each is then read
+    /// and checked with the `LIKE`.
+    Indexed(String),
+    /// Every row, newest first, each checked with the `LIKE`.
+    Rows,
+    /// The index says no entry holds the text.
+    Nothing,
+}
+
+/// A search of one or two characters as the trigram index folds it (ASCII letters to lower
+/// case), or `None` when it is longer, or holds a character with a case outside ASCII (`Ω`,
+/// `é`): the index folds those by Unicode's rules and the `LIKE` does not, so such a search
+/// reads the rows.
+fn short_folded(text: &str) -> Option<String> {
+    let count = text.chars().count();
+    if !(1..3).contains(&count) {
+        return None;
+    }
+    text.chars()
+        .map(|character| {
+            let caseless = character.to_lowercase().eq([character])
+                && character.to_uppercase().eq([character]);
+            if character.is_ascii() {
+                Some(character.to_ascii_lowercase())
+            } else if caseless {
+                Some(character)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// The trigram index's query for a search: every distinct trigram (three characters) of `text`
