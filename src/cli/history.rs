@@ -90,6 +90,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         kind: args.kind,
         host: args.host,
         limit: args.limit,
+        before: None,
     };
     let entries = store.history(&query).context("cannot read the history")?;
     if args.json {

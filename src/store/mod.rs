@@ -378,10 +378,28 @@ impl Store {
             },
             None => None,
         };
-        // The one fragment that differs is ours, never outside text.
-        let candidates = match indexed {
-            Some(_) => "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)",
+        // Where the page goes on from: the listed order's key of the entry named.
+        let older_than = match query.before {
+            Some(id) => match self.ended_at_of(id)? {
+                Some(ended_at) => Some((ended_at, id)),
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        // The fragments that differ are ours, never outside text; their parameters follow
+        // the seven every query binds.
+        let older = match older_than {
+            Some(_) => "AND ended_at <= ?8 AND (ended_at < ?8 OR id < ?9)",
             None => "",
+        };
+        let candidates = match (&indexed, older_than) {
+            (Some(_), Some(_)) => {
+                "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?10)"
+            }
+            (Some(_), None) => {
+                "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)"
+            }
+            (None, _) => "",
         };
         let mut statement = self.connection.prepare(&format!(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
@@ -396,6 +414,7 @@ impl Store {
                AND (?5 IS NULL OR source = ?5)
                AND (?6 IS NULL OR kind = ?6)
                AND (?7 IS NULL OR host = ?7)
+               {older}
                {candidates}
              ORDER BY ended_at DESC, id DESC
              LIMIT ?4"
@@ -411,6 +430,10 @@ impl Store {
         });
         let mut bound: Vec<&dyn rusqlite::ToSql> =
             vec![&since, &query.project, &search, &limit, &query.source, &kind, &query.host];
+        if let Some((ended_at, id)) = &older_than {
+            bound.push(ended_at);
+            bound.push(id);
+        }
         if let Some(trigrams) = &indexed {
             bound.push(trigrams);
         }
@@ -455,6 +478,14 @@ impl Store {
             Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// When entry `id` ended (Unix milliseconds), or `None` when no such entry is kept.
+    fn ended_at_of(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .connection
+            .query_row("SELECT ended_at FROM history WHERE id = ?1", [id], |row| row.get(0))
+            .optional()?)
     }
 
     /// How a search for `text` finds its entries. Three characters or more: its trigrams, when
@@ -672,6 +703,7 @@ pub fn history_page(store: &Store, filter: HistoryFilter) -> HistoryPage {
         kind: filter.kind,
         search: (!search.is_empty()).then(|| search.to_owned()),
         limit: Some(PAGE_SIZE),
+        before: filter.before,
         ..HistoryQuery::default()
     };
     let read = store.history(&query).and_then(|entries| Ok((entries, store.history_facets()?)));

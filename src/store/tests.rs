@@ -1099,6 +1099,45 @@ fn a_version_7_database_is_indexed_for_search_when_migrated() {
         .expect("the index matches the table");
 }
 
+/// Issue 30: the History page's next page: the entries older than the one named, in the same
+/// order, the search and filters kept, ties in time broken by id; an entry pruned meanwhile
+/// has nothing after it.
+#[test]
+fn a_page_goes_on_after_the_entry_named_in_the_listed_order() {
+    let mut store = Store::in_memory().expect("store");
+    for n in 0..7 {
+        // Two entries at each time: the id decides between them.
+        store.record(&record_at(&format!("e{n}"), "orders", "Postgres", n / 2)).expect("record");
+    }
+    store.record(&record_at("other", "orders", "MySQL", 0)).expect("record");
+    let all: Vec<HistoryEntry> = store
+        .history(&HistoryQuery { search: Some("postgres".to_owned()), ..Default::default() })
+        .expect("history");
+    let keys = |entries: &[HistoryEntry]| -> Vec<String> {
+        entries.iter().map(|entry| entry.record.key.clone()).collect()
+    };
+    let mut paged: Vec<HistoryEntry> = Vec::new();
+    let mut before = None;
+    loop {
+        let query = HistoryQuery {
+            search: Some("postgres".to_owned()),
+            limit: Some(3),
+            before,
+            ..Default::default()
+        };
+        let page = store.history(&query).expect("a page");
+        let Some(last) = page.last() else { break };
+        before = Some(last.id);
+        paged.extend(page);
+    }
+    assert_eq!(keys(&paged), keys(&all));
+    assert_eq!(paged.len(), 7);
+    let pruned = all.get(2).expect("a third entry").id;
+    store.connection().execute("DELETE FROM history WHERE id = ?1", [pruned]).expect("gone");
+    let query = HistoryQuery { before: Some(pruned), ..Default::default() };
+    assert!(store.history(&query).expect("history").is_empty());
+}
+
 /// Issue 30: a version 9 database with entries (indexed without the padding) is indexed again
 /// when migrated to version 10: its one- and two-character texts are found through the index,
 /// at the end of a column too, three-character ones still are, and the index reads whole.
