@@ -580,6 +580,43 @@ impl Store {
             .execute("DELETE FROM history WHERE ended_at < ?1", [to_millis(before)])?)
     }
 
+    /// Issue 30: deletes what was typed into requests that are no longer open and was not
+    /// touched since `before`: a question's drafts (its request no longer among the open
+    /// ones: abandoned, or asked by an askpane that never ended it) and a plan's comments (no
+    /// card of it waiting). A draft of an open request stays however old it is; a recent one
+    /// stays, as it may still be asked again (a crashed agent's question, restored with its
+    /// drafts). Returns how many requests' drafts and plans' drafts went.
+    pub fn prune_drafts(&mut self, before: SystemTime) -> Result<DraftsPruned, StoreError> {
+        let before = to_millis(before);
+        let transaction = self.connection.transaction()?;
+        // Every draft row of a request counts only if all of them are old: the newest
+        // decides (each question's form is saved apart).
+        let stale_forms = "SELECT key FROM drafts GROUP BY key HAVING max(saved_at) < ?1
+                           EXCEPT SELECT key FROM open_requests";
+        let forms: i64 = transaction.query_row(
+            &format!("SELECT count(*) FROM ({stale_forms})"),
+            [before],
+            |row| row.get(0),
+        )?;
+        transaction
+            .execute(&format!("DELETE FROM drafts WHERE key IN ({stale_forms})"), [before])?;
+        let old_plans: Vec<String> = {
+            let mut statement =
+                transaction.prepare("SELECT key FROM plan_drafts WHERE saved_at < ?1")?;
+            let keys = statement.query_map([before], |row| row.get(0))?;
+            keys.collect::<Result<_, _>>()?
+        };
+        let mut plans = 0;
+        for key in old_plans {
+            if read_open_card(&transaction, &card_key_of_plan(&key))?.is_none() {
+                forget_plan_draft(&transaction, &key)?;
+                plans += 1;
+            }
+        }
+        transaction.commit()?;
+        Ok(DraftsPruned { forms: usize::try_from(forms).unwrap_or(0), plans })
+    }
+
     /// Deletes every history entry but the newest `newest` (as [`Store::prune`]). Returns how
     /// many went.
     pub fn prune_keeping(&mut self, newest: usize) -> Result<usize, StoreError> {
@@ -611,6 +648,36 @@ impl Store {
             self.connection.pragma_query_value(None, "page_count", |row| row.get(0))?;
         let size: i64 = self.connection.pragma_query_value(None, "page_size", |row| row.get(0))?;
         Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
+    }
+}
+
+/// What [`Store::prune_drafts`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DraftsPruned {
+    /// Requests whose drafts (every question's) went.
+    pub forms: usize,
+    /// Plans whose comments and note went.
+    pub plans: usize,
+}
+
+/// How long a draft of a request no longer open is kept untouched before the inbox removes it
+/// as it starts (`ASKPANE_KEEP_DRAFTS_DAYS`).
+pub const DEFAULT_DRAFT_DAYS: u64 = 30;
+
+/// The key of the card a plan's draft `key` was typed on ([`plan_key`], [`card_key`]: the same
+/// tool_use_id, under the same host). A plan without an id has no card key: none matches.
+fn card_key_of_plan(key: &str) -> String {
+    let (host, own) = match key.rsplit_once('/') {
+        Some((host, own)) => (Some(host), own),
+        None => (None, key),
+    };
+    let card = match own.strip_prefix("plan-") {
+        Some(id) => format!("card-{id}"),
+        None => own.to_owned(),
+    };
+    match host {
+        Some(host) => format!("{host}/{card}"),
+        None => card,
     }
 }
 

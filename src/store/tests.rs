@@ -1099,6 +1099,51 @@ fn a_version_7_database_is_indexed_for_search_when_migrated() {
         .expect("the index matches the table");
 }
 
+/// Issue 30: drafts of requests never asked again go once untouched for the age given; those
+/// of an open request stay however old, recent ones stay, and a plan's comments likewise
+/// (kept while its card waits).
+#[test]
+fn old_drafts_of_requests_no_longer_open_go_and_the_rest_stay() {
+    let mut store = Store::in_memory().expect("store");
+    let long_ago = SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
+    let lately = SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    let form = typed("typed long ago", "a note");
+    // Closed (abandoned: no longer open), untouched for 40 days: goes, every question of it.
+    store.save_draft("closed-old", "asked", 0, &form, long_ago).expect("draft");
+    store.save_draft("closed-old", "asked", 1, &form, long_ago).expect("draft");
+    // Closed, one question typed into lately: the request's drafts stay.
+    store.save_draft("closed-mixed", "asked", 0, &form, long_ago).expect("draft");
+    store.save_draft("closed-mixed", "asked", 1, &form, lately).expect("draft");
+    // Closed, recent: stays.
+    store.save_draft("closed-recent", "asked", 0, &form, lately).expect("draft");
+    // Open (an askpane holds it), untouched for 40 days: stays.
+    let record = OpenRecord::new(&core(Some("toolu_still_open"), "Open"), long_ago);
+    store.opened(&record).expect("open");
+    store.save_draft(&record.key, "asked", 0, &form, long_ago).expect("draft");
+    // Plans: one whose card waits, one whose card is gone, one recent, one without an id.
+    let plan = PlanDraft { note: "keep the README".to_owned(), ..PlanDraft::default() };
+    for key in ["plan-waiting", "devbox/plan-gone", "plan-recent", "plan-0123abcd"] {
+        let at = if key == "plan-recent" { lately } else { long_ago };
+        store.save_plan_draft(key, &plan, at).expect("plan draft");
+    }
+    store.card_opened("card-waiting", long_ago).expect("card");
+    store.card_opened("card-gone", long_ago).expect("a card of another host's plan");
+    let cutoff = SystemTime::now() - Duration::from_secs(DEFAULT_DRAFT_DAYS * 24 * 3600);
+    let pruned = store.prune_drafts(cutoff).expect("prune drafts");
+    assert_eq!(pruned, DraftsPruned { forms: 1, plans: 2 });
+    assert!(store.drafts_for("closed-old").expect("read").is_empty());
+    assert_eq!(store.drafts_for("closed-mixed").expect("read").len(), 2);
+    assert_eq!(store.drafts_for("closed-recent").expect("read").len(), 1);
+    assert_eq!(store.drafts_for(&record.key).expect("read"), [form]);
+    assert!(store.plan_draft("plan-waiting").expect("read").is_some());
+    assert!(store.plan_draft("plan-recent").expect("read").is_some());
+    assert!(store.plan_draft("devbox/plan-gone").expect("read").is_none());
+    assert!(store.plan_draft("plan-0123abcd").expect("read").is_none());
+    // Again: nothing more is old enough.
+    assert_eq!(store.prune_drafts(cutoff).expect("again"), DraftsPruned::default());
+    assert_eq!(card_key_of_plan("devbox/plan-x"), "devbox/card-x");
+}
+
 /// Issue 30: the History page's next page: the entries older than the one named, in the same
 /// order, the search and filters kept, ties in time broken by id; an entry pruned meanwhile
 /// has nothing after it.
