@@ -6,7 +6,9 @@
 //! - `page`: what the store-writer thread does when the page opens: the newest 200 entries
 //!   (`PAGE_SIZE`) and the project and agent lists;
 //! - `search/rare` (a word in one entry of 1 000), `search/cjk` (`十分です`, one in 100),
-//!   `search/cjk2` (`十分`: two characters, shorter than the index's trigrams), `search/word`
+//!   `search/cjk2` (`十分`: two characters, shorter than the index's trigrams), `search/cjk1`
+//!   (`質`, one character, one in 100), `search/two` (`ka`, one in 1 000), `search/none2` (`zq`,
+//!   in no entry), `search/word`
 //!   (`rollback`, one in 25), `search/common` (every entry): the page for a search;
 //! - `frame`: one steady-state frame of the page (200 rows in the list, the newest entry's
 //!   details) in a headless egui context at 1000×700 points, every cache warm; `open`: the
@@ -177,6 +179,9 @@ fn measure_queries(group: &mut BenchmarkGroup<'_, WallTime>, store: &Store, size
         ("rare", "KALEIDOSCOPE", size / 1000),
         ("cjk", "十分です", size / 100),
         ("cjk2", "十分", size / 100),
+        ("cjk1", "質", size / 100),
+        ("two", "ka", size / 1000),
+        ("none2", "zq", 0),
         ("word", "rollback", size / 20 - size / 100),
         ("common", "service", size),
     ];

@@ -102,20 +102,56 @@ fn copied_after(harness: &mut Harness<'static, App>, label: &str) -> String {
 }
 
 /// Issue 30: a history larger than a page (200 entries) says the list is the newest 200, not
-/// that there are 200.
+/// that there are 200, and pages on: "Show older entries" (reached by the keyboard: focus and
+/// Enter) reads the next 200, scrolling the list to its end the rest, with a search kept.
 #[test]
-fn a_full_page_says_it_is_the_newest_entries_not_all_of_them() {
-    let entries: Vec<HistoryRecord> = (0..205_u64)
+fn the_list_pages_beyond_the_newest_200_by_keyboard_and_by_scrolling_to_its_end() {
+    let entries: Vec<HistoryRecord> = (0..405_u64)
         .map(|n| {
             let key = format!("h{n}");
-            record(&key, "hook", "shop", "Database", &format!("Which database {n}?"), "Postgres", n)
+            let answer = format!("Postgres {n}");
+            record(&key, "hook", "shop", "Database", &format!("Which database {n}?"), &answer, n)
         })
         .collect();
     let mut harness = window_with(&entries);
     harness.run();
     harness.get_by_label("History").click();
-    wait_for(&mut harness, "The newest 200 entries; search or filter to reach older ones");
+    wait_for(&mut harness, "The newest 200 entries; older ones follow");
     assert!(harness.query_by_label("200 entries, newest first").is_none());
+    // The keyboard: the button takes focus, Enter presses it.
+    harness.get_by_label(askpane::view::history::SHOW_OLDER).focus();
+    harness.step();
+    harness.key_press(Key::Enter);
+    wait_for(&mut harness, "The newest 400 entries; older ones follow");
+    // A search pages the same way: every entry holds "database".
+    let search = harness.get_by_label("Search");
+    search.focus();
+    search.type_text("DATABASE");
+    wait_for(&mut harness, "The newest 200 entries; older ones follow");
+    // The wheel over the list to its end: its last row reads the next page, then the last.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while harness.query_by_label("405 entries, newest first").is_none() {
+        assert!(Instant::now() < deadline, "scrolling to the end never read all 405 entries");
+        harness.hover_at(egui::pos2(150.0, 400.0));
+        harness.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, -5000.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
+            modifiers: Modifiers::NONE,
+        });
+        std::thread::sleep(Duration::from_millis(10));
+        harness.step();
+    }
+    assert!(harness.query_by_label(askpane::view::history::SHOW_OLDER).is_none());
+    // The oldest entry is the list's last row, shown once.
+    let rows: Vec<String> = harness
+        .query_all_by_role(egui::accesskit::Role::Button)
+        .filter_map(|node| node.accesskit_node().label())
+        .filter(|label| label.contains(" — answered"))
+        .collect();
+    assert_eq!(rows.last().map(|row| row.ends_with("Postgres 404")), Some(true), "{rows:?}");
+    assert_eq!(rows.iter().filter(|row| row.ends_with("Postgres 404")).count(), 1);
 }
 
 #[test]

@@ -936,6 +936,58 @@ fn a_question_left_by_an_askpane_that_is_gone_is_recorded_as_abandoned() {
     assert!(store.open_requests().expect("open").is_empty(), "no longer shown as waiting");
 }
 
+// Issue 30: as it starts (after the sweep), the inbox removes the drafts of requests no longer
+// open untouched for 30 days; an open request's old drafts, a recent draft and another user's
+// store (another state directory) are untouched.
+#[test]
+fn the_inbox_removes_old_drafts_of_requests_no_longer_open_as_it_starts() {
+    use askpane::book::Form;
+    use askpane::store::{OpenRecord, Store};
+    let mut world = World::new("inbox-old-drafts");
+    let state = world.root.join("state/askpane");
+    let other_user = world.root.join("other-user/askpane");
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
+    let lately = std::time::SystemTime::now() - Duration::from_secs(24 * 3600);
+    let mut form = Form::default();
+    form.draft.set_notes("typed by a person".to_owned());
+    let open_key = {
+        let mut store = Store::open_in(&state).expect("the store");
+        store.save_draft("closed-old", "asked", 0, &form, long_ago).expect("draft");
+        store.save_draft("closed-recent", "asked", 0, &form, lately).expect("draft");
+        let message = json!({"tool_use_id": "toolu_still_open",
+            "questions": [{"question": "Which cache?", "header": "Cache",
+                "options": [{"label": "Redis"}, {"label": "None"}]}]});
+        let (request, _outcome) = askpane::transport::Request::new(
+            askpane::protocol::parse_message(&message).expect("a question"),
+            askpane::transport::Provenance::new("ask", None),
+        )
+        .expect("valid");
+        // Held by this test's process, which runs: still open.
+        let record = OpenRecord::new(&request.core, long_ago);
+        store.opened(&record).expect("stored as open");
+        store.save_draft(&record.key, "asked", 0, &form, long_ago).expect("draft");
+        let mut other = Store::open_in(&other_user).expect("another user's store");
+        other.save_draft("closed-old", "asked", 0, &form, long_ago).expect("draft");
+        record.key
+    };
+    world.start_inbox(&["inbox", "--orphan-grace", "1"]);
+    let deadline = Instant::now() + WAIT;
+    let store = Store::open_in(&state).expect("the store");
+    while !store.drafts_for("closed-old").expect("drafts").is_empty() {
+        assert!(Instant::now() < deadline, "the old draft of a closed request stayed");
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(store.drafts_for("closed-recent").expect("drafts").len(), 1, "recent: kept");
+    assert_eq!(store.drafts_for(&open_key).expect("drafts").len(), 1, "open: kept");
+    let other = Store::open_in(&other_user).expect("another user's store");
+    assert_eq!(other.drafts_for("closed-old").expect("drafts").len(), 1, "not this inbox's");
+    let stderr = read_lossy(&world.root.join("inbox.stderr"));
+    assert!(
+        stderr.contains("removed what was typed into 1 question request(s) and 0 plan(s)"),
+        "{stderr}"
+    );
+}
+
 // An inbox a client starts keeps the client's store: `--state-dir` (and `--theme`) go along.
 #[test]
 fn an_inbox_started_by_a_client_keeps_its_history_in_the_clients_state_dir() {

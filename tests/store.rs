@@ -206,11 +206,16 @@ fn history_prune_keeps_the_retention() {
     let state = seeded("store-prune");
     let pruned = run_bounded(&mut askpane_in(&state, &["history", "--prune"]), None);
     assert!(pruned.status.success(), "{}", pruned.stderr);
-    assert_eq!(pruned.stdout, "pruned 1 entry older than 90 days\n");
+    assert_eq!(
+        pruned.stdout.lines().next(),
+        Some("pruned 1 entry older than 90 days"),
+        "{}",
+        pruned.stdout
+    );
     assert_eq!(keys(&history_json(&state, &[])), ["k-new", "k-mid"]);
     let pruned =
         run_bounded(&mut askpane_in(&state, &["history", "--prune", "--keep-days", "1"]), None);
-    assert_eq!(pruned.stdout, "pruned 1 entry older than 1 day\n");
+    assert_eq!(pruned.stdout.lines().next(), Some("pruned 1 entry older than 1 day"));
     assert_eq!(keys(&history_json(&state, &[])), ["k-new"]);
     let misuse = run_bounded(&mut askpane_in(&state, &["history", "--keep-days", "3"]), None);
     assert_eq!(misuse.status.code(), Some(2), "--keep-days needs --prune");
@@ -233,6 +238,14 @@ fn history_prune_before_a_date_keep_the_newest_and_vacuum() {
             pid: std::process::id(),
         };
         store.opened(&open).expect("an open request a year old");
+        // Issue 30: what was typed: into the open request, a year ago; into one no longer
+        // open, two months ago (goes) and yesterday (stays).
+        let mut form = Form::default();
+        form.draft.set_notes("typed by a person".to_owned());
+        let at = |days: u64| SystemTime::now() - Duration::from_secs(days * 24 * 3600);
+        store.save_draft("toolu_waiting", "asked", 0, &form, at(400)).expect("draft");
+        store.save_draft("toolu_gone", "asked", 0, &form, at(60)).expect("draft");
+        store.save_draft("toolu_lately", "asked", 0, &form, at(1)).expect("draft");
     }
     let month_ago =
         humantime::format_rfc3339(SystemTime::now() - Duration::from_secs(30 * 24 * 3600))
@@ -240,7 +253,31 @@ fn history_prune_before_a_date_keep_the_newest_and_vacuum() {
     let date = &month_ago[..10];
     let pruned = run_bounded(&mut askpane_in(&state, &["history", "--prune-before", date]), None);
     assert!(pruned.status.success(), "{}", pruned.stderr);
-    assert_eq!(pruned.stdout, format!("pruned 1 entry that ended before {date}T00:00:00Z\n"));
+    assert_eq!(
+        pruned.stdout,
+        format!(
+            "pruned 1 entry that ended before {date}T00:00:00Z\nremoved the drafts of 1 request \
+             and 0 plans no longer open, untouched since {date}T00:00:00Z (an open request's \
+             drafts are kept)\n"
+        )
+    );
+    {
+        let store = Store::open_in(&state).expect("a store");
+        assert!(store.drafts_for("toolu_gone").expect("drafts").is_empty());
+        assert_eq!(store.drafts_for("toolu_lately").expect("drafts").len(), 1);
+        assert_eq!(store.drafts_for("toolu_waiting").expect("drafts").len(), 1);
+    }
+    let again = run_bounded(&mut askpane_in(&state, &["history", "--prune-before", date]), None);
+    assert_eq!(
+        again.stdout.lines().nth(1),
+        Some(
+            format!(
+                "kept every draft: none of a request no longer open was untouched since \
+                 {date}T00:00:00Z"
+            )
+            .as_str()
+        )
+    );
     assert_eq!(keys(&history_json(&state, &[])), ["k-new", "k-mid"]);
     assert!(history_json(&state, &["--search", "Database for k-old"]).is_empty());
     let kept = run_bounded(&mut askpane_in(&state, &["history", "--keep", "1", "--vacuum"]), None);

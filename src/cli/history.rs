@@ -90,6 +90,7 @@ pub(super) fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         kind: args.kind,
         host: args.host,
         limit: args.limit,
+        before: None,
     };
     let entries = store.history(&query).context("cannot read the history")?;
     if args.json {
@@ -115,7 +116,7 @@ fn prune(store: &mut askpane::store::Store, args: &HistoryArgs) -> anyhow::Resul
         let pruned = store.prune(before).context(failed)?;
         let entries = plural(pruned as u64, "entry", "entries");
         say!("pruned {pruned} {entries} that ended before {}", when(before));
-        return Ok(());
+        return prune_drafts(store, before);
     }
     let before = SystemTime::now()
         .checked_sub(Duration::from_secs(args.keep_days.saturating_mul(24 * 60 * 60)))
@@ -124,6 +125,26 @@ fn prune(store: &mut askpane::store::Store, args: &HistoryArgs) -> anyhow::Resul
     let days = args.keep_days;
     let entries = plural(pruned as u64, "entry", "entries");
     say!("pruned {pruned} {entries} older than {days} {}", plural(days, "day", "days"));
+    prune_drafts(store, before)
+}
+
+/// Issue 30: with history, what was typed into requests no longer open and untouched since the
+/// same time (an open request's drafts stay, however old), and says what went.
+fn prune_drafts(store: &mut askpane::store::Store, before: SystemTime) -> anyhow::Result<()> {
+    let pruned = store.prune_drafts(before).context("cannot prune the drafts")?;
+    let since = when(before);
+    if pruned == askpane::store::DraftsPruned::default() {
+        say!("kept every draft: none of a request no longer open was untouched since {since}");
+        return Ok(());
+    }
+    let forms = pruned.forms as u64;
+    let plans = pruned.plans as u64;
+    say!(
+        "removed the drafts of {forms} {} and {plans} {} no longer open, untouched since \
+         {since} (an open request's drafts are kept)",
+        plural(forms, "request", "requests"),
+        plural(plans, "plan", "plans")
+    );
     Ok(())
 }
 

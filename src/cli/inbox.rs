@@ -233,6 +233,7 @@ fn sweep_orphans(
     let (stop_sweep, sweep_stopped) = crossbeam_channel::bounded::<()>(0);
     let store = args.store.clone();
     let grace = Duration::from_secs(args.orphan_grace);
+    let draft_days = keep_drafts_days();
     threads.spawn("store-orphans", move || {
         if let Err(crossbeam_channel::RecvTimeoutError::Timeout) = sweep_stopped.recv_timeout(grace)
             && let Ok(mut store) = store.open()
@@ -246,10 +247,46 @@ fn sweep_orphans(
                     eprintln!("askpane: warning: cannot record abandoned questions ({error})")
                 }
             }
+            // Issue 30: after the sweep, so a question just recorded as abandoned is no
+            // longer open; its drafts go only once untouched for the whole age.
+            if let Some(days) = draft_days {
+                let before = std::time::SystemTime::now()
+                    .checked_sub(Duration::from_secs(days.saturating_mul(24 * 3600)))
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                match store.prune_drafts(before) {
+                    Ok(pruned) if pruned == askpane::store::DraftsPruned::default() => {}
+                    Ok(pruned) => eprintln!(
+                        "askpane: removed what was typed into {} question request(s) and {} \
+                         plan(s) no longer open and untouched for {days} day(s)",
+                        pruned.forms, pruned.plans
+                    ),
+                    Err(error) => {
+                        eprintln!("askpane: warning: cannot remove old drafts ({error})")
+                    }
+                }
+            }
         }
         Ok(())
     })?;
     Ok(stop_sweep)
+}
+
+/// Issue 30: how many days a draft of a request no longer open is kept untouched
+/// (`ASKPANE_KEEP_DRAFTS_DAYS`, default [`askpane::store::DEFAULT_DRAFT_DAYS`]); `None` (`0`) keeps
+/// them all. A value that is not a number of days is said and the default kept.
+fn keep_drafts_days() -> Option<u64> {
+    let days = match std::env::var("ASKPANE_KEEP_DRAFTS_DAYS") {
+        Err(_) => askpane::store::DEFAULT_DRAFT_DAYS,
+        Ok(text) => text.trim().parse().unwrap_or_else(|_| {
+            eprintln!(
+                "askpane: warning: ASKPANE_KEEP_DRAFTS_DAYS={text:?} is not a number of days; \
+                 drafts are kept {} days",
+                askpane::store::DEFAULT_DRAFT_DAYS
+            );
+            askpane::store::DEFAULT_DRAFT_DAYS
+        }),
+    };
+    (days > 0).then_some(days)
 }
 
 /// `--ui web`: the inbox's questions in browser pages until the inbox is stopped.

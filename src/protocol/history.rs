@@ -6,7 +6,8 @@
 //! Server → browser, once connected: `{"type":"history_kept"}` when the bridge keeps history
 //! (the inbox's, with its store); only then does the page show its History button.
 //! Browser → server: `{"type":"history_request","search":"…","project":"…"|null,"agent":"…"|null,
-//! "kind":"question"|"approval"|"plan"|null}`.
+//! "kind":"question"|"approval"|"plan"|null,"before":ID}` (`before`, issue 30: the next page,
+//! the entries older than entry `ID`, the oldest the page holds; absent or null: the newest).
 //! Server → browser: `{"type":"history_page","filter":{…},"items":[…],"projects":[…],
 //! "agents":[["hook","Claude Code (hook)"],…],"error":null|"…"}`. A request that breaks a bound
 //! gets an `error` with `"request":"history_request"`; a page has one request in flight at a
@@ -92,6 +93,17 @@ pub struct HistoryFilter {
     /// page from before kinds reads the filter it sent, field for field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<HistoryKind>,
+    /// Issue 30: only the entries older than this one (its id, the oldest a page shows): the
+    /// next [`PAGE_SIZE`] of the same filter. `None`: the newest. Left unsaid when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+}
+
+impl HistoryFilter {
+    /// The same filter from the newest entry on (what the page's filter fields say).
+    pub fn from_newest(&self) -> HistoryFilter {
+        HistoryFilter { before: None, ..self.clone() }
+    }
 }
 
 /// One past request, as the page shows it.
@@ -159,6 +171,8 @@ pub enum HistoryRequestError {
     NotText { field: &'static str },
     #[error("the history filter's `kind` must be question, approval, plan or null")]
     UnknownKind,
+    #[error("the history filter's `before` must be the number of a history entry or null")]
+    NotAnEntry,
     #[error("one history request at a time: wait for the history_page of the last one")]
     Busy,
 }
@@ -172,6 +186,7 @@ impl HistoryRequestError {
                 Some(field)
             }
             HistoryRequestError::UnknownKind => Some("kind"),
+            HistoryRequestError::NotAnEntry => Some("before"),
             HistoryRequestError::Busy => None,
         }
     }
@@ -210,13 +225,25 @@ mod tests {
             project: Some("shop".into()),
             source: Some("hook".into()),
             kind: Some(HistoryKind::Approval),
+            before: None,
         };
         let request = history_request(&filter);
         assert_eq!(
             request.to_string(),
             r#"{"type":"history_request","search":"post","project":"shop","agent":"hook","kind":"approval"}"#
         );
-        assert_eq!(parse_history_request(&request), Some(Ok(filter)));
+        assert_eq!(parse_history_request(&request), Some(Ok(filter.clone())));
+        // Issue 30: the next page names the oldest entry shown; anything else is refused.
+        let older = HistoryFilter { before: Some(41), ..filter };
+        let request = history_request(&older);
+        assert_eq!(request.get("before"), Some(&json!(41)));
+        assert_eq!(parse_history_request(&request), Some(Ok(older)));
+        for bad in [json!("41"), json!(4.5), json!(-1), json!([1])] {
+            let error = parse_history_request(&json!({"type": "history_request", "before": bad}));
+            assert_eq!(error, Some(Err(HistoryRequestError::NotAnEntry)), "before: {bad}");
+        }
+        let newest = parse_history_request(&json!({"type": "history_request", "before": null}));
+        assert_eq!(newest, Some(Ok(HistoryFilter::default())));
         assert_eq!(
             parse_history_request(&json!({"type": "history_request"})),
             Some(Ok(HistoryFilter::default()))

@@ -51,6 +51,11 @@ const SPARSE_MATCHES: usize = 2000;
 /// to the entries that hold it, and a long pasted text costs no more than a phrase.
 const SEARCH_TRIGRAMS: usize = 12;
 
+/// A search of one or two characters looks up at most this many of the index's trigrams that
+/// begin with it; a text followed by more different characters is common: its entries are found
+/// by reading the rows.
+const SHORT_TERMS: usize = 256;
+
 /// How long history is kept unless the user says otherwise (`askpane history --prune`).
 pub const DEFAULT_KEEP_DAYS: u64 = 90;
 
@@ -365,17 +370,36 @@ impl Store {
         if query.search.as_deref().is_some_and(|text| text.contains('\0')) {
             return Ok(Vec::new());
         }
-        let indexed = match query.search.as_deref().and_then(trigram_query) {
-            // Every match is wanted (`askpane history --search` without `--limit`): the index
-            // names them, and the rows that hold none are never read.
-            Some(trigrams) if query.limit.is_none() => Some(trigrams),
-            Some(trigrams) if self.indexed_matches(&trigrams)? < SPARSE_MATCHES => Some(trigrams),
-            _ => None,
+        let indexed = match query.search.as_deref() {
+            Some(text) => match self.candidates(text, query.limit.is_none())? {
+                Candidates::Indexed(terms) => Some(terms),
+                Candidates::Rows => None,
+                Candidates::Nothing => return Ok(Vec::new()),
+            },
+            None => None,
         };
-        // The one fragment that differs is ours, never outside text.
-        let candidates = match indexed {
-            Some(_) => "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)",
+        // Where the page goes on from: the listed order's key of the entry named.
+        let older_than = match query.before {
+            Some(id) => match self.ended_at_of(id)? {
+                Some(ended_at) => Some((ended_at, id)),
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        // The fragments that differ are ours, never outside text; their parameters follow
+        // the seven every query binds.
+        let older = match older_than {
+            Some(_) => "AND ended_at <= ?8 AND (ended_at < ?8 OR id < ?9)",
             None => "",
+        };
+        let candidates = match (&indexed, older_than) {
+            (Some(_), Some(_)) => {
+                "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?10)"
+            }
+            (Some(_), None) => {
+                "AND id IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?8)"
+            }
+            (None, _) => "",
         };
         let mut statement = self.connection.prepare(&format!(
             "SELECT id, key, asked_at, ended_at, source, detail, project, session, subagent,
@@ -390,6 +414,7 @@ impl Store {
                AND (?5 IS NULL OR source = ?5)
                AND (?6 IS NULL OR kind = ?6)
                AND (?7 IS NULL OR host = ?7)
+               {older}
                {candidates}
              ORDER BY ended_at DESC, id DESC
              LIMIT ?4"
@@ -405,6 +430,10 @@ impl Store {
         });
         let mut bound: Vec<&dyn rusqlite::ToSql> =
             vec![&since, &query.project, &search, &limit, &query.source, &kind, &query.host];
+        if let Some((ended_at, id)) = &older_than {
+            bound.push(ended_at);
+            bound.push(id);
+        }
         if let Some(trigrams) = &indexed {
             bound.push(trigrams);
         }
@@ -449,6 +478,60 @@ impl Store {
             Ok(HistoryEntry { id: row.get(0)?, record, asked_at })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// When entry `id` ended (Unix milliseconds), or `None` when no such entry is kept.
+    fn ended_at_of(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .connection
+            .query_row("SELECT ended_at FROM history WHERE id = ?1", [id], |row| row.get(0))
+            .optional()?)
+    }
+
+    /// How a search for `text` finds its entries. Three characters or more: its trigrams, when
+    /// every match is wanted (`askpane history --search` without `--limit`: the rows that hold
+    /// none are never read) or few entries hold them all. One or two: the index's trigrams that
+    /// begin with it (schema v10 pads every text so each of its characters begins one), looked
+    /// up in the index's list of terms, when few entries hold them; none at all means no entry
+    /// holds the text. Otherwise the rows, newest first.
+    fn candidates(&self, text: &str, every_match: bool) -> Result<Candidates, StoreError> {
+        if let Some(trigrams) = trigram_query(text) {
+            return Ok(if every_match || self.indexed_matches(&trigrams)? < SPARSE_MATCHES {
+                Candidates::Indexed(trigrams)
+            } else {
+                Candidates::Rows
+            });
+        }
+        let Some(folded) = short_folded(text) else {
+            return Ok(Candidates::Rows);
+        };
+        // Every term that begins with `folded` sorts between it and `folded` followed by the
+        // largest character up to a trigram's length (terms compare as UTF-8 bytes).
+        let mut last = folded.clone();
+        for _ in folded.chars().count()..3 {
+            last.push(char::MAX);
+        }
+        let mut statement = self.connection.prepare_cached(
+            "SELECT term, doc FROM history_fts_terms WHERE term >= ?1 AND term <= ?2",
+        )?;
+        let mut rows = statement.query(params![folded, last])?;
+        let mut terms: Vec<String> = Vec::new();
+        let mut holding: i64 = 0;
+        while let Some(row) = rows.next()? {
+            // Counting each term's entries reads its list: stop as soon as they are many,
+            // where the newest rows hold a page of matches within the first few thousand.
+            holding = holding.saturating_add(row.get::<_, i64>(1)?);
+            if holding >= SPARSE_MATCHES as i64 || terms.len() == SHORT_TERMS {
+                return Ok(Candidates::Rows);
+            }
+            terms.push(row.get(0)?);
+        }
+        if terms.is_empty() {
+            return Ok(Candidates::Nothing);
+        }
+        let quoted: Vec<String> =
+            terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect();
+        Ok(Candidates::Indexed(quoted.join(" OR ")))
     }
 
     /// How many entries the trigram index says hold every trigram of `trigrams`
@@ -497,6 +580,43 @@ impl Store {
             .execute("DELETE FROM history WHERE ended_at < ?1", [to_millis(before)])?)
     }
 
+    /// Issue 30: deletes what was typed into requests that are no longer open and was not
+    /// touched since `before`: a question's drafts (its request no longer among the open
+    /// ones: abandoned, or asked by an askpane that never ended it) and a plan's comments (no
+    /// card of it waiting). A draft of an open request stays however old it is; a recent one
+    /// stays, as it may still be asked again (a crashed agent's question, restored with its
+    /// drafts). Returns how many requests' drafts and plans' drafts went.
+    pub fn prune_drafts(&mut self, before: SystemTime) -> Result<DraftsPruned, StoreError> {
+        let before = to_millis(before);
+        let transaction = self.connection.transaction()?;
+        // Every draft row of a request counts only if all of them are old: the newest
+        // decides (each question's form is saved apart).
+        let stale_forms = "SELECT key FROM drafts GROUP BY key HAVING max(saved_at) < ?1
+                           EXCEPT SELECT key FROM open_requests";
+        let forms: i64 = transaction.query_row(
+            &format!("SELECT count(*) FROM ({stale_forms})"),
+            [before],
+            |row| row.get(0),
+        )?;
+        transaction
+            .execute(&format!("DELETE FROM drafts WHERE key IN ({stale_forms})"), [before])?;
+        let old_plans: Vec<String> = {
+            let mut statement =
+                transaction.prepare("SELECT key FROM plan_drafts WHERE saved_at < ?1")?;
+            let keys = statement.query_map([before], |row| row.get(0))?;
+            keys.collect::<Result<_, _>>()?
+        };
+        let mut plans = 0;
+        for key in old_plans {
+            if read_open_card(&transaction, &card_key_of_plan(&key))?.is_none() {
+                forget_plan_draft(&transaction, &key)?;
+                plans += 1;
+            }
+        }
+        transaction.commit()?;
+        Ok(DraftsPruned { forms: usize::try_from(forms).unwrap_or(0), plans })
+    }
+
     /// Deletes every history entry but the newest `newest` (as [`Store::prune`]). Returns how
     /// many went.
     pub fn prune_keeping(&mut self, newest: usize) -> Result<usize, StoreError> {
@@ -529,6 +649,72 @@ impl Store {
         let size: i64 = self.connection.pragma_query_value(None, "page_size", |row| row.get(0))?;
         Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
     }
+}
+
+/// What [`Store::prune_drafts`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DraftsPruned {
+    /// Requests whose drafts (every question's) went.
+    pub forms: usize,
+    /// Plans whose comments and note went.
+    pub plans: usize,
+}
+
+/// How long a draft of a request no longer open is kept untouched before the inbox removes it
+/// as it starts (`ASKPANE_KEEP_DRAFTS_DAYS`).
+pub const DEFAULT_DRAFT_DAYS: u64 = 30;
+
+/// The key of the card a plan's draft `key` was typed on ([`plan_key`], [`card_key`]: the same
+/// tool_use_id, under the same host). A plan without an id has no card key: none matches.
+fn card_key_of_plan(key: &str) -> String {
+    let (host, own) = match key.rsplit_once('/') {
+        Some((host, own)) => (Some(host), own),
+        None => (None, key),
+    };
+    let card = match own.strip_prefix("plan-") {
+        Some(id) => format!("card-{id}"),
+        None => own.to_owned(),
+    };
+    match host {
+        Some(host) => format!("{host}/{card}"),
+        None => card,
+    }
+}
+
+/// How a search finds its entries ([`Store::candidates`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Candidates {
+    /// The index's query (FTS5) naming every entry that may hold the text; each is then read
+    /// and checked with the `LIKE`.
+    Indexed(String),
+    /// Every row, newest first, each checked with the `LIKE`.
+    Rows,
+    /// The index says no entry holds the text.
+    Nothing,
+}
+
+/// A search of one or two characters as the trigram index folds it (ASCII letters to lower
+/// case), or `None` when it is longer, or holds a character with a case outside ASCII (`Ω`,
+/// `é`): the index folds those by Unicode's rules and the `LIKE` does not, so such a search
+/// reads the rows.
+fn short_folded(text: &str) -> Option<String> {
+    let count = text.chars().count();
+    if !(1..3).contains(&count) {
+        return None;
+    }
+    text.chars()
+        .map(|character| {
+            let caseless = character.to_lowercase().eq([character])
+                && character.to_uppercase().eq([character]);
+            if character.is_ascii() {
+                Some(character.to_ascii_lowercase())
+            } else if caseless {
+                Some(character)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// The trigram index's query for a search: every distinct trigram (three characters) of `text`
@@ -584,6 +770,7 @@ pub fn history_page(store: &Store, filter: HistoryFilter) -> HistoryPage {
         kind: filter.kind,
         search: (!search.is_empty()).then(|| search.to_owned()),
         limit: Some(PAGE_SIZE),
+        before: filter.before,
         ..HistoryQuery::default()
     };
     let read = store.history(&query).and_then(|entries| Ok((entries, store.history_facets()?)));

@@ -543,4 +543,8 @@ pub struct HistoryQuery {
     pub host: Option<String>,
     /// At most this many, newest first.
     pub limit: Option<usize>,
+    /// Issue 30: only entries older than this one (by id; in the order entries are listed,
+    /// `ended_at` then id), the History page's next page. An entry no longer kept (pruned
+    /// meanwhile) has nothing older to show: none is read.
+    pub before: Option<i64>,
 }

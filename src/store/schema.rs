@@ -17,6 +17,7 @@ pub(super) const STEPS: &[Step] = &[
     v7_plan_drafts_and_open_cards,
     v8_history_search_index,
     v9_history_knows_who_answered,
+    v10_history_search_finds_short_text,
 ];
 
 /// The version a fully migrated database has.
@@ -185,12 +186,6 @@ fn v7_plan_drafts_and_open_cards(transaction: &Transaction<'_>) -> rusqlite::Res
 /// search then checks those few entries with the `LIKE` it always used (see `Store::history`),
 /// so what is found is exactly what was found before. Triggers keep it in step with every
 /// insert, delete and update of `history`; the index of the rows already there is built here.
-/// Issue 31: who answered each entry (`window`, `page`, `socket:<label>`); `NULL` where nobody
-/// did (withdrawn, timed out) or the entry is older than this column.
-fn v9_history_knows_who_answered(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
-    transaction.execute_batch("ALTER TABLE history ADD COLUMN answered_by TEXT;")
-}
-
 fn v8_history_search_index(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute_batch(
         "CREATE VIRTUAL TABLE history_fts USING fts5(
@@ -212,6 +207,58 @@ fn v8_history_search_index(transaction: &Transaction<'_>) -> rusqlite::Result<()
              VALUES ('delete', old.id, old.questions, old.answer, old.model_text);
              INSERT INTO history_fts (rowid, questions, answer, model_text)
              VALUES (new.id, new.questions, new.answer, new.model_text);
+         END;
+         INSERT INTO history_fts (history_fts) VALUES ('rebuild');",
+    )
+}
+
+/// Version 9 (issue 31): who answered each entry (`window`, `page`, `socket:<label>`); `NULL`
+/// where nobody did (withdrawn, timed out) or the entry is older than this column.
+fn v9_history_knows_who_answered(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch("ALTER TABLE history ADD COLUMN answered_by TEXT;")
+}
+
+/// Version 10 (issue 30): a search of one or two characters (`十分`, `db`) reads the index too.
+/// Every text is indexed with two U+0001 after it, so each of its characters begins a trigram,
+/// the last two included (`…十分` gives `十分\u{1}`), and a column of one or two characters
+/// has one: the trigrams that begin with a short text name exactly the entries holding it
+/// (case folded), and `history_fts_terms` (FTS5's own list of the index's terms) lists them
+/// by a range of terms, reading no row. The index is built again over `history_search_text`
+/// (the padded text; version 8's index read `history`, unpadded). A search holding U+0001
+/// still finds what holds it: the `LIKE` decides, the index only narrows.
+fn v10_history_search_finds_short_text(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch(
+        "DROP TRIGGER history_fts_insert;
+         DROP TRIGGER history_fts_delete;
+         DROP TRIGGER history_fts_update;
+         DROP TABLE history_fts;
+         CREATE VIEW history_search_text (id, questions, answer, model_text) AS
+             SELECT id, questions || char(1, 1), answer || char(1, 1), model_text || char(1, 1)
+             FROM history;
+         CREATE VIRTUAL TABLE history_fts USING fts5(
+             questions, answer, model_text,
+             content = 'history_search_text', content_rowid = 'id',
+             tokenize = 'trigram', detail = none, columnsize = 0
+         );
+         CREATE VIRTUAL TABLE history_fts_terms USING fts5vocab(history_fts, 'row');
+         CREATE TRIGGER history_fts_insert AFTER INSERT ON history BEGIN
+             INSERT INTO history_fts (rowid, questions, answer, model_text)
+             VALUES (new.id, new.questions || char(1, 1), new.answer || char(1, 1),
+                     new.model_text || char(1, 1));
+         END;
+         CREATE TRIGGER history_fts_delete AFTER DELETE ON history BEGIN
+             INSERT INTO history_fts (history_fts, rowid, questions, answer, model_text)
+             VALUES ('delete', old.id, old.questions || char(1, 1), old.answer || char(1, 1),
+                     old.model_text || char(1, 1));
+         END;
+         CREATE TRIGGER history_fts_update AFTER UPDATE OF questions, answer, model_text
+             ON history BEGIN
+             INSERT INTO history_fts (history_fts, rowid, questions, answer, model_text)
+             VALUES ('delete', old.id, old.questions || char(1, 1), old.answer || char(1, 1),
+                     old.model_text || char(1, 1));
+             INSERT INTO history_fts (rowid, questions, answer, model_text)
+             VALUES (new.id, new.questions || char(1, 1), new.answer || char(1, 1),
+                     new.model_text || char(1, 1));
          END;
          INSERT INTO history_fts (history_fts) VALUES ('rebuild');",
     )

@@ -83,6 +83,7 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "history_fts_config",
             "history_fts_data",
             "history_fts_idx",
+            "history_fts_terms",
             "history_kind",
             "history_project",
             "history_source",
@@ -936,6 +937,9 @@ fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
         "back\\slash and Ünïcode",
         "emoji 🦀🦀 crab",
         "kaleidoscope",
+        "ok",
+        "ending in 片仮",
+        "Ωmega ЖУК",
     ];
     for (n, answer) in answers.iter().enumerate() {
         store.record(&record_at(&format!("k{n}"), "orders", answer, 1)).expect("record");
@@ -969,6 +973,23 @@ fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
         "scope",
         "ab",
         "x",
+        // Two characters or one only at the end of a column, or a whole column of two.
+        "16",
+        "6",
+        "OK",
+        "k",
+        "片仮",
+        "仮",
+        "🦀 ",
+        "rab",
+        "Ωm",
+        "ωm",
+        "уК",
+        "Ж",
+        "\\s",
+        "%",
+        "_l",
+        "\"",
         "database for k3",
         "common",
         "COMMON ANSWER",
@@ -995,7 +1016,29 @@ fn an_indexed_search_finds_exactly_what_every_row_read_finds() {
     assert_eq!(searched("KALEIDO"), ["k5"]);
     assert_eq!(searched("common").len(), SPARSE_MATCHES + 10);
     assert_eq!(store.indexed_matches(&trigram_query("KALEIDO").expect("3+")).expect("n"), 1);
-    assert_eq!(trigram_query("十分"), None, "two characters: no trigram, every row is read");
+    assert_eq!(trigram_query("十分"), None, "two characters: no trigram of their own");
+}
+
+/// Issue 30: a search of one or two characters (`十分`, `db`) is answered through the trigram
+/// index too (the trigrams that begin with it), never by reading every row: an entry the index
+/// does not know (its trigger dropped for the test) is not found, one it knows is, the page and
+/// every match alike. A two-character CJK word is the common case.
+#[test]
+fn a_search_of_one_or_two_characters_is_answered_by_the_index() {
+    let mut store = Store::in_memory().expect("store");
+    store.record(&record_at("indexed", "orders", "SQLite で十分です", 3)).expect("record");
+    store.record(&record_at("tail", "orders", "ends with 十分", 3)).expect("record");
+    store.connection().execute_batch("DROP TRIGGER history_fts_insert").expect("no trigger");
+    store.record(&record_at("unindexed", "orders", "これで十分", 1)).expect("record");
+    for limit in [None, Some(PAGE_SIZE)] {
+        for (text, wanted) in [("十分", vec!["tail", "indexed"]), ("分", vec!["tail", "indexed"])]
+        {
+            let query = HistoryQuery { search: Some(text.to_owned()), limit, ..Default::default() };
+            let found: Vec<String> =
+                store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect();
+            assert_eq!(found, wanted, "searching {text:?} with the limit {limit:?}");
+        }
+    }
 }
 
 /// The index follows what history holds: a new entry is found at once, a pruned one is gone
@@ -1054,6 +1097,133 @@ fn a_version_7_database_is_indexed_for_search_when_migrated() {
         .connection()
         .execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)", [])
         .expect("the index matches the table");
+}
+
+/// Issue 30: drafts of requests never asked again go once untouched for the age given; those
+/// of an open request stay however old, recent ones stay, and a plan's comments likewise
+/// (kept while its card waits).
+#[test]
+fn old_drafts_of_requests_no_longer_open_go_and_the_rest_stay() {
+    let mut store = Store::in_memory().expect("store");
+    let long_ago = SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
+    let lately = SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    let form = typed("typed long ago", "a note");
+    // Closed (abandoned: no longer open), untouched for 40 days: goes, every question of it.
+    store.save_draft("closed-old", "asked", 0, &form, long_ago).expect("draft");
+    store.save_draft("closed-old", "asked", 1, &form, long_ago).expect("draft");
+    // Closed, one question typed into lately: the request's drafts stay.
+    store.save_draft("closed-mixed", "asked", 0, &form, long_ago).expect("draft");
+    store.save_draft("closed-mixed", "asked", 1, &form, lately).expect("draft");
+    // Closed, recent: stays.
+    store.save_draft("closed-recent", "asked", 0, &form, lately).expect("draft");
+    // Open (an askpane holds it), untouched for 40 days: stays.
+    let record = OpenRecord::new(&core(Some("toolu_still_open"), "Open"), long_ago);
+    store.opened(&record).expect("open");
+    store.save_draft(&record.key, "asked", 0, &form, long_ago).expect("draft");
+    // Plans: one whose card waits, one whose card is gone, one recent, one without an id.
+    let plan = PlanDraft { note: "keep the README".to_owned(), ..PlanDraft::default() };
+    for key in ["plan-waiting", "devbox/plan-gone", "plan-recent", "plan-0123abcd"] {
+        let at = if key == "plan-recent" { lately } else { long_ago };
+        store.save_plan_draft(key, &plan, at).expect("plan draft");
+    }
+    store.card_opened("card-waiting", long_ago).expect("card");
+    store.card_opened("card-gone", long_ago).expect("a card of another host's plan");
+    let cutoff = SystemTime::now() - Duration::from_secs(DEFAULT_DRAFT_DAYS * 24 * 3600);
+    let pruned = store.prune_drafts(cutoff).expect("prune drafts");
+    assert_eq!(pruned, DraftsPruned { forms: 1, plans: 2 });
+    assert!(store.drafts_for("closed-old").expect("read").is_empty());
+    assert_eq!(store.drafts_for("closed-mixed").expect("read").len(), 2);
+    assert_eq!(store.drafts_for("closed-recent").expect("read").len(), 1);
+    assert_eq!(store.drafts_for(&record.key).expect("read"), [form]);
+    assert!(store.plan_draft("plan-waiting").expect("read").is_some());
+    assert!(store.plan_draft("plan-recent").expect("read").is_some());
+    assert!(store.plan_draft("devbox/plan-gone").expect("read").is_none());
+    assert!(store.plan_draft("plan-0123abcd").expect("read").is_none());
+    // Again: nothing more is old enough.
+    assert_eq!(store.prune_drafts(cutoff).expect("again"), DraftsPruned::default());
+    assert_eq!(card_key_of_plan("devbox/plan-x"), "devbox/card-x");
+}
+
+/// Issue 30: the History page's next page: the entries older than the one named, in the same
+/// order, the search and filters kept, ties in time broken by id; an entry pruned meanwhile
+/// has nothing after it.
+#[test]
+fn a_page_goes_on_after_the_entry_named_in_the_listed_order() {
+    let mut store = Store::in_memory().expect("store");
+    for n in 0..7 {
+        // Two entries at each time: the id decides between them.
+        store.record(&record_at(&format!("e{n}"), "orders", "Postgres", n / 2)).expect("record");
+    }
+    store.record(&record_at("other", "orders", "MySQL", 0)).expect("record");
+    let all: Vec<HistoryEntry> = store
+        .history(&HistoryQuery { search: Some("postgres".to_owned()), ..Default::default() })
+        .expect("history");
+    let keys = |entries: &[HistoryEntry]| -> Vec<String> {
+        entries.iter().map(|entry| entry.record.key.clone()).collect()
+    };
+    let mut paged: Vec<HistoryEntry> = Vec::new();
+    let mut before = None;
+    loop {
+        let query = HistoryQuery {
+            search: Some("postgres".to_owned()),
+            limit: Some(3),
+            before,
+            ..Default::default()
+        };
+        let page = store.history(&query).expect("a page");
+        let Some(last) = page.last() else { break };
+        before = Some(last.id);
+        paged.extend(page);
+    }
+    assert_eq!(keys(&paged), keys(&all));
+    assert_eq!(paged.len(), 7);
+    let pruned = all.get(2).expect("a third entry").id;
+    store.connection().execute("DELETE FROM history WHERE id = ?1", [pruned]).expect("gone");
+    let query = HistoryQuery { before: Some(pruned), ..Default::default() };
+    assert!(store.history(&query).expect("history").is_empty());
+}
+
+/// Issue 30: a version 9 database with entries (indexed without the padding) is indexed again
+/// when migrated to version 10: its one- and two-character texts are found through the index,
+/// at the end of a column too, three-character ones still are, and the index reads whole.
+#[test]
+fn a_version_9_database_finds_short_text_through_the_index_when_migrated() {
+    let dir = scratch("v9-search");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(FILE_NAME);
+    {
+        let mut connection = Connection::open(&path).expect("file");
+        schema::migrate_to(&mut connection, 9).expect("version 9");
+        for (key, answer) in [("a", "SQLite で十分です"), ("b", "Postgres 16"), ("c", "ok")] {
+            connection
+                .execute(
+                    "INSERT INTO history (key, asked_at, ended_at, source, header, questions,
+                     ended, outcome, answer, model_text) VALUES (?1, 1, 2, 'hook', 'Database',
+                     '{}', 'answered', 'answered', ?2, 'read')",
+                    [key, answer],
+                )
+                .expect("a version 9 row");
+        }
+    }
+    let mut store = Store::open_file(&path).expect("open migrates");
+    assert_eq!(store.version().expect("v"), schema::LATEST);
+    store
+        .connection()
+        .execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)", [])
+        .expect("the index matches the table");
+    // The rows of version 9 are not read: only the index can find what they hold.
+    store.connection().execute_batch("DROP TRIGGER history_fts_insert").expect("no trigger");
+    store.record(&record_at("unindexed", "orders", "十分 16 ok", 0)).expect("record");
+    for (text, key) in
+        [("十分", "a"), ("分", "a"), ("16", "b"), ("6", "b"), ("OK", "c"), ("十分です", "a")]
+    {
+        for limit in [None, Some(PAGE_SIZE)] {
+            let query = HistoryQuery { search: Some(text.to_owned()), limit, ..Default::default() };
+            let found: Vec<String> =
+                store.history(&query).expect("history").into_iter().map(|e| e.record.key).collect();
+            assert_eq!(found, [key], "searching {text:?} with the limit {limit:?}");
+        }
+    }
 }
 
 /// Issue 30: pruning history takes entries (and their rows of the search index) only: a request

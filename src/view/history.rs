@@ -6,7 +6,7 @@ use egui::{
     Button, ComboBox, Key, KeyboardShortcut, Label, Modifiers, RichText, ScrollArea, TextEdit, Ui,
 };
 
-use crate::app::history::{History, HistoryAction, HistoryItem, HistoryKind, PAGE_SIZE};
+use crate::app::history::{History, HistoryAction, HistoryItem, HistoryKind};
 use crate::view::theme::{Tokens, size};
 
 /// Ctrl+H: the History page and back.
@@ -67,17 +67,27 @@ pub fn history_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryActio
             let shown = match count {
                 0 => "Nothing recorded matches.".to_owned(),
                 1 => "1 entry, newest first".to_owned(),
-                // A full page is the newest of perhaps many more (issue 30: 100 000 entries).
-                count if count >= PAGE_SIZE => {
-                    format!("The newest {count} entries; search or filter to reach older ones")
-                }
+                // A full page is the newest of perhaps many more (issue 30: 100 000 entries):
+                // the end of the list reads the next ones.
+                count if history.more => format!("The newest {count} entries; older ones follow"),
                 count => format!("{count} entries, newest first"),
             };
-            ui.label(RichText::new(shown).small().color(Tokens::of(ui.ctx()).muted));
+            ui.horizontal(|ui| {
+                ui.label(RichText::new(shown).small().color(Tokens::of(ui.ctx()).muted));
+                // The same as scrolling to the end, for the keyboard (Tab reaches it).
+                if history.more
+                    && ui.add_enabled(!history.waiting, Button::new(SHOW_OLDER).small()).clicked()
+                {
+                    actions.push(HistoryAction::Older);
+                }
+            });
+            // One more row after the entries while older ones may follow (or could not be
+            // read): reaching it reads them (issue 30).
+            let end_row = history.more || history.older_error.is_some();
             ScrollArea::vertical().auto_shrink([false, false]).show_rows(
                 ui,
                 ROW_HEIGHT,
-                count,
+                count + usize::from(end_row),
                 |ui, rows| {
                     for item in page.items.iter().skip(rows.start).take(rows.len()) {
                         let picked = history.selected == Some(item.id);
@@ -88,6 +98,9 @@ pub fn history_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryActio
                         if row.clicked() {
                             actions.push(HistoryAction::Select(item.id));
                         }
+                    }
+                    if end_row && rows.end > count {
+                        end_row_ui(ui, history, actions);
                     }
                 },
             );
@@ -102,6 +115,26 @@ pub fn history_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryActio
             ui.label("Pick an entry to see what was asked and what the model read.");
         }
     });
+}
+
+/// The button that reads the next older entries (its label is its accessible name).
+pub const SHOW_OLDER: &str = "Show older entries";
+
+/// The list's last row while older entries may follow: scrolled into view, it asks for them
+/// (once: nothing more is asked while they are on their way); or why they could not be read.
+fn end_row_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryAction>) {
+    let tokens = Tokens::of(ui.ctx());
+    let text = match &history.older_error {
+        Some(error) => format!("Older entries cannot be read: {error}"),
+        None => "Reading older entries…".to_owned(),
+    };
+    ui.add_sized(
+        [ui.available_width(), ROW_HEIGHT],
+        Label::new(RichText::new(text).small().color(tokens.muted)).truncate(),
+    );
+    if history.more && !history.waiting {
+        actions.push(HistoryAction::Older);
+    }
 }
 
 fn filters_ui(ui: &mut Ui, history: &History, actions: &mut Vec<HistoryAction>) {

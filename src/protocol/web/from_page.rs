@@ -332,6 +332,10 @@ pub struct HistoryQuery {
     /// `question`, `approval` or `plan` (issue 26); absent or null for every kind.
     #[serde(default, skip_serializing_if = "Sent::is_absent")]
     pub kind: Sent<Option<String>>,
+    /// Issue 30: the id of the oldest entry the page shows, for the entries older than it;
+    /// absent or null for the newest.
+    #[serde(default, skip_serializing_if = "Sent::is_absent")]
+    pub before: Sent<Option<i64>>,
 }
 
 impl From<&HistoryFilter> for HistoryQuery {
@@ -343,6 +347,10 @@ impl From<&HistoryFilter> for HistoryQuery {
             // Unsaid when every kind is wanted: the message stays as older pages sent it.
             kind: match filter.kind {
                 Some(kind) => Some(kind.as_str().to_owned()).into(),
+                None => Sent::Absent,
+            },
+            before: match filter.before {
+                Some(id) => Some(id).into(),
                 None => Sent::Absent,
             },
         }
@@ -379,7 +387,12 @@ impl HistoryQuery {
                 Some(HistoryKind::from_name(&name).ok_or(HistoryRequestError::UnknownKind)?)
             }
         };
-        Ok(HistoryFilter { search, project, source, kind })
+        let before = match self.before {
+            Sent::Absent | Sent::Given(None) => None,
+            Sent::Given(Some(id)) if id >= 0 => Some(id),
+            Sent::Given(Some(_)) | Sent::Other(_) => return Err(HistoryRequestError::NotAnEntry),
+        };
+        Ok(HistoryFilter { search, project, source, kind, before })
     }
 }
 

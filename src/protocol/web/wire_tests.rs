@@ -322,6 +322,7 @@ fn history_kept_and_a_history_page() {
             project: None,
             source: Some("hook".into()),
             kind: None,
+            before: None,
         },
         items: vec![HistoryItem {
             id: 3,
@@ -824,19 +825,19 @@ fn a_pages_messages_are_read_and_refused_as_before() {
         // history_request.
         (
             json!({"type": "history_request"}),
-            r#"history HistoryFilter { search: "", project: None, source: None, kind: None }"#,
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: None, before: None }"#,
         ),
         (
             json!({"type": "history_request", "search": "db", "project": "shop", "agent": "hook"}),
-            r#"history HistoryFilter { search: "db", project: Some("shop"), source: Some("hook"), kind: None }"#,
+            r#"history HistoryFilter { search: "db", project: Some("shop"), source: Some("hook"), kind: None, before: None }"#,
         ),
         (
             json!({"type": "history_request", "kind": "approval"}),
-            r#"history HistoryFilter { search: "", project: None, source: None, kind: Some(Approval) }"#,
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: Some(Approval), before: None }"#,
         ),
         (
             json!({"type": "history_request", "search": null, "project": null, "agent": null}),
-            r#"history HistoryFilter { search: "", project: None, source: None, kind: None }"#,
+            r#"history HistoryFilter { search: "", project: None, source: None, kind: None, before: None }"#,
         ),
         (
             json!({"type": "history_request", "search": 5, "project": 5}),
