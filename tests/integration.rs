@@ -80,6 +80,10 @@ mod inbox;
 // Issue 31: the inbox's socket as a front end's way in (list with full content).
 #[cfg(target_os = "linux")]
 mod front_end;
+// Issue 31: the real Synapse the Matrix bridge's tests start (tests/support/synapse.rs) proven:
+// two users talk, a restart keeps them, two homeservers at once.
+#[cfg(target_os = "linux")]
+mod synapse;
 // Issue 29: `askpane doctor` on a good set-up and on each broken one made on purpose.
 #[cfg(target_os = "linux")]
 mod doctor;

@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 // The real agents' tests' own helpers (CLIs, captures, a served inbox, a page's socket).
 #[cfg(target_os = "linux")]
 pub mod agents;
+// A real Matrix homeserver (Synapse, scripts/synapse) started per test (issue 31).
+#[cfg(target_os = "linux")]
+pub mod synapse;
 
 /// The text of `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> String {
