@@ -3,6 +3,8 @@
 //! (a second Matrix client the tests drive over JSON lines, so this test binary carries no
 //! Matrix SDK); both are found beside `askpane` in the target directory.
 
+mod end_to_end;
+
 use std::path::PathBuf;
 use std::process::Command;
 

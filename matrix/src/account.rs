@@ -159,7 +159,7 @@ fn login_error(homeserver: &str, error: matrix_sdk::Error) -> anyhow::Error {
     match error.client_api_error_kind() {
         Some(ErrorKind::Forbidden { .. }) => anyhow::anyhow!("{homeserver} refused the login: wrong user or password"),
         Some(ErrorKind::UnknownToken { .. }) => anyhow::anyhow!("{homeserver} does not know this access token"),
-        Some(kind) => anyhow::anyhow!("{homeserver} refused the login: {kind}"),
+        Some(_) => anyhow::anyhow!("{homeserver} refused the login: {error}"),
         None => anyhow::anyhow!("cannot reach {homeserver}: {error}"),
     }
 }

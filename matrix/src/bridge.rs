@@ -52,7 +52,6 @@ struct Open {
 
 struct Bridge {
     room: Room,
-    bot: OwnedUserId,
     answerers: Answerers,
     dir: Dir,
     inbox: Inbox,
@@ -96,7 +95,6 @@ pub async fn run(dir: Dir) -> Result<()> {
     }
     let mut bridge = Bridge {
         room,
-        bot,
         answerers: config.answerers,
         dir,
         inbox: inbox.clone(),

@@ -1,6 +1,9 @@
 //! askpane-matrix: the bridge from askpane's inbox to an end-to-end encrypted Matrix room
 //! (issue 31). `login`, `room create`/`room use`, `run`, `logout`; see docs/src/matrix.md.
 
+// matrix-sdk's futures are deeply nested: the default limit (128) overflows proving them Send.
+#![recursion_limit = "256"]
+
 mod account;
 mod bridge;
 mod chat;

@@ -5,6 +5,9 @@
 //! Each request is one line, `{"do": …, …}`; each gets one line back: `{"ok": true, …}` or
 //! `{"ok": false, "error": "…"}`. Waits are bounded by `timeout_ms` (10 s by default).
 
+// matrix-sdk's futures are deeply nested: the default limit (128) overflows proving them Send.
+#![recursion_limit = "256"]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
