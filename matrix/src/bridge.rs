@@ -300,7 +300,7 @@ impl Bridge {
             let poll = self.room.send(content).await.context("a poll")?.response.event_id;
             polls.push(Some(poll.to_string()));
         }
-        Ok(Posted { event_id: message.to_string(), title: listed.title.clone(), polls, finished: false })
+        Ok(Posted { event_id: message.to_string(), title: listed.title.clone(), polls, finished: false, how: None })
     }
 
     /// Edits the ask's message to say how it ended, and ends its polls.
@@ -310,6 +310,7 @@ impl Bridge {
             return;
         }
         posted.finished = true;
+        posted.how = Some(how.to_owned());
         let posted = posted.clone();
         self.save();
         let Ok(message) = OwnedEventId::try_from(posted.event_id.as_str()) else { return };
@@ -358,12 +359,12 @@ impl Bridge {
                     return;
                 }
                 let Some(open) = self.open.get(&key) else {
-                    let why = if self.started.is_none() {
-                        "The inbox cannot be reached, so nothing was sent: answer again once it is back."
-                    } else {
-                        "This ask has already ended: nothing was sent."
+                    let why = match (self.started, self.posted.get(&key).and_then(|posted| posted.how.as_deref())) {
+                        (None, _) => "The inbox cannot be reached, so nothing was sent: answer again once it is back.".to_owned(),
+                        (Some(_), Some(how)) => format!("Not sent: this ask has already ended. {how}"),
+                        (Some(_), None) => "Not sent: this ask has already ended.".to_owned(),
                     };
-                    self.say(&thread_root, &event_id, why).await;
+                    self.say(&thread_root, &event_id, &why).await;
                     return;
                 };
                 match chat::parse_reply(&open.ask, &body, &open.votes) {

@@ -56,6 +56,9 @@ pub struct Posted {
     /// The message was edited to say how the ask ended: nothing more is done with it.
     #[serde(default)]
     pub finished: bool,
+    /// How it ended, as its edited message says (`Answered outside this room …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub how: Option<String>,
 }
 
 /// Ask key (`<inbox start>:<connection>:<id>`) → what was posted for it.
