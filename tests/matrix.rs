@@ -57,11 +57,13 @@ fn login_takes_no_secret_from_the_command_line_and_says_where_to_put_it() {
 fn an_unreachable_homeserver_and_a_missing_session_are_said_plainly() {
     let state = private_state_dir();
     let login = ["login", "--homeserver", "http://127.0.0.1:9", "--user", "@bot:localhost"];
-    let finished = run_bounded(&mut bridge(&login, &state).env("ASKPANE_MATRIX_PASSWORD", "secret"), None);
+    let finished =
+        run_bounded(&mut bridge(&login, &state).env("ASKPANE_MATRIX_PASSWORD", "secret"), None);
     assert!(!finished.status.success());
     assert!(finished.stderr.contains("cannot reach http://127.0.0.1:9"), "{}", finished.stderr);
     assert!(!state.join("matrix/session.json").exists(), "no session is kept after a failed login");
-    for command in [&["run"][..], &["logout"], &["room", "create", "--invite", "@alice:localhost"]] {
+    for command in [&["run"][..], &["logout"], &["room", "create", "--invite", "@alice:localhost"]]
+    {
         let finished = run_bounded(&mut bridge(command, &state), None);
         assert!(!finished.status.success(), "{command:?}");
         assert!(
@@ -74,7 +76,10 @@ fn an_unreachable_homeserver_and_a_missing_session_are_said_plainly() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(state.join("matrix")).expect("the bridge's directory").permissions().mode();
+        let mode = std::fs::metadata(state.join("matrix"))
+            .expect("the bridge's directory")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700, "the bridge's directory is the user's alone");
     }
 }

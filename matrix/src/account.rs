@@ -26,7 +26,8 @@ impl Secret {
     /// in that order; exactly one must give something.
     pub fn find(password_file: Option<PathBuf>, token_file: Option<PathBuf>) -> Result<Secret> {
         let read = |file: PathBuf| -> Result<String> {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
             let text = text.trim_end_matches(['\n', '\r']).to_owned();
             if text.is_empty() {
                 bail!("{} is empty", file.display());
@@ -41,7 +42,9 @@ impl Secret {
             (None, None) => match (env("ASKPANE_MATRIX_PASSWORD"), env("ASKPANE_MATRIX_TOKEN")) {
                 (Some(password), None) => Ok(Secret::Password(password)),
                 (None, Some(token)) => Ok(Secret::Token(token)),
-                (Some(_), Some(_)) => bail!("both ASKPANE_MATRIX_PASSWORD and ASKPANE_MATRIX_TOKEN are set: unset one"),
+                (Some(_), Some(_)) => bail!(
+                    "both ASKPANE_MATRIX_PASSWORD and ASKPANE_MATRIX_TOKEN are set: unset one"
+                ),
                 (None, None) => bail!(
                     "no secret: give --password-file FILE or --token-file FILE, or set ASKPANE_MATRIX_PASSWORD or ASKPANE_MATRIX_TOKEN (never on the command line)"
                 ),
@@ -66,9 +69,18 @@ async fn build(homeserver: &str, dir: &Dir) -> Result<Client> {
 }
 
 /// Logs in and keeps the session; the device's first sync uploads its keys.
-pub async fn login(dir: &Dir, homeserver: &str, user: &str, secret: Secret, device_name: &str) -> Result<()> {
+pub async fn login(
+    dir: &Dir,
+    homeserver: &str,
+    user: &str,
+    secret: Secret,
+    device_name: &str,
+) -> Result<()> {
     if dir.session_file().exists() {
-        bail!("already logged in ({}): run `askpane-matrix logout` first", dir.session_file().display());
+        bail!(
+            "already logged in ({}): run `askpane-matrix logout` first",
+            dir.session_file().display()
+        );
     }
     // A new device starts with a new store: the old one's keys are another device's.
     dir.forget()?;
@@ -82,7 +94,8 @@ pub async fn login(dir: &Dir, homeserver: &str, user: &str, secret: Secret, devi
                 .await
                 .map_err(|error| login_error(homeserver, error))?;
             let _ = response;
-            let session = client.matrix_auth().session().context("the login returned no session")?;
+            let session =
+                client.matrix_auth().session().context("the login returned no session")?;
             first_sync(&client).await?;
             cross_sign(&client, user, Some(&password)).await;
             session
@@ -95,21 +108,30 @@ pub async fn login(dir: &Dir, homeserver: &str, user: &str, secret: Secret, devi
                 .await
                 .with_context(|| format!("cannot reach {homeserver}"))?;
             let placeholder = MatrixSession {
-                meta: SessionMeta { user_id: user.try_into().context("not a Matrix user id")?, device_id: "PROBE".into() },
+                meta: SessionMeta {
+                    user_id: user.try_into().context("not a Matrix user id")?,
+                    device_id: "PROBE".into(),
+                },
                 tokens: SessionTokens { access_token: token.clone(), refresh_token: None },
             };
             probe.matrix_auth().restore_session(placeholder, RoomLoadSettings::default()).await?;
-            let who = probe.whoami().await.map_err(|error| login_error(homeserver, matrix_sdk::Error::Http(Box::new(error))))?;
+            let who = probe.whoami().await.map_err(|error| {
+                login_error(homeserver, matrix_sdk::Error::Http(Box::new(error)))
+            })?;
             if who.user_id.as_str() != user {
                 bail!("the token is {}'s, not {user}'s", who.user_id);
             }
-            let device_id = who.device_id.context("the homeserver names no device for this token")?;
+            let device_id =
+                who.device_id.context("the homeserver names no device for this token")?;
             let session = MatrixSession {
                 meta: SessionMeta { user_id: who.user_id, device_id },
                 tokens: SessionTokens { access_token: token, refresh_token: None },
             };
             let client = build(homeserver, dir).await?;
-            client.matrix_auth().restore_session(session.clone(), RoomLoadSettings::default()).await?;
+            client
+                .matrix_auth()
+                .restore_session(session.clone(), RoomLoadSettings::default())
+                .await?;
             first_sync(&client).await?;
             cross_sign(&client, user, None).await;
             session
@@ -121,10 +143,7 @@ pub async fn login(dir: &Dir, homeserver: &str, user: &str, secret: Secret, devi
 }
 
 async fn first_sync(client: &Client) -> Result<()> {
-    client
-        .sync_once(SyncSettings::default())
-        .await
-        .context("the first sync failed")?;
+    client.sync_once(SyncSettings::default()).await.context("the first sync failed")?;
     Ok(())
 }
 
@@ -142,7 +161,10 @@ async fn cross_sign(client: &Client, user: &str, password: Option<&str>) {
                     password.to_owned(),
                 );
                 auth.session = response.session.clone();
-                client.encryption().bootstrap_cross_signing(Some(uiaa::AuthData::Password(auth))).await
+                client
+                    .encryption()
+                    .bootstrap_cross_signing(Some(uiaa::AuthData::Password(auth)))
+                    .await
             }
             None => Err(error),
         },
@@ -157,8 +179,12 @@ async fn cross_sign(client: &Client, user: &str, password: Option<&str>) {
 
 fn login_error(homeserver: &str, error: matrix_sdk::Error) -> anyhow::Error {
     match error.client_api_error_kind() {
-        Some(ErrorKind::Forbidden { .. }) => anyhow::anyhow!("{homeserver} refused the login: wrong user or password"),
-        Some(ErrorKind::UnknownToken { .. }) => anyhow::anyhow!("{homeserver} does not know this access token"),
+        Some(ErrorKind::Forbidden { .. }) => {
+            anyhow::anyhow!("{homeserver} refused the login: wrong user or password")
+        }
+        Some(ErrorKind::UnknownToken { .. }) => {
+            anyhow::anyhow!("{homeserver} does not know this access token")
+        }
         Some(_) => anyhow::anyhow!("{homeserver} refused the login: {error}"),
         None => anyhow::anyhow!("cannot reach {homeserver}: {error}"),
     }
@@ -183,7 +209,11 @@ pub async fn logout(dir: &Dir) -> Result<()> {
     let client = restore(dir).await?;
     match client.matrix_auth().logout().await {
         Ok(_) => {}
-        Err(error) if error.client_api_error_kind().is_some_and(|kind| matches!(kind, ErrorKind::UnknownToken { .. })) => {
+        Err(error)
+            if error
+                .client_api_error_kind()
+                .is_some_and(|kind| matches!(kind, ErrorKind::UnknownToken { .. })) =>
+        {
             // Already ended on the server (the token was revoked): the local files still go.
         }
         Err(error) => bail!(

@@ -12,18 +12,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use askpane::protocol::inbox::{ClientMessage, InboxMessage, Listed};
 use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::events::OriginalSyncMessageLikeEvent;
+use matrix_sdk::ruma::events::poll::start::PollKind;
 use matrix_sdk::ruma::events::poll::unstable_end::UnstablePollEndEventContent;
 use matrix_sdk::ruma::events::poll::unstable_response::UnstablePollResponseEventContent;
 use matrix_sdk::ruma::events::poll::unstable_start::{
     NewUnstablePollStartEventContent, UnstablePollAnswer, UnstablePollAnswers,
     UnstablePollStartContentBlock, UnstablePollStartEventContent,
 };
-use matrix_sdk::ruma::events::poll::start::PollKind;
 use matrix_sdk::ruma::events::relation::Thread;
 use matrix_sdk::ruma::events::room::message::{
-    MessageType, OriginalSyncRoomMessageEvent, Relation, ReplacementMetadata, RoomMessageEventContent,
+    MessageType, OriginalSyncRoomMessageEvent, Relation, ReplacementMetadata,
+    RoomMessageEventContent,
 };
-use matrix_sdk::ruma::events::OriginalSyncMessageLikeEvent;
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, UInt};
 use matrix_sdk::{Client, Room};
 use tokio::sync::mpsc;
@@ -68,7 +69,8 @@ pub async fn run(dir: Dir) -> Result<()> {
     let config = dir.room()?;
     let client = account::restore(&dir).await?;
     client.sync_once(SyncSettings::default()).await.context("cannot sync with the homeserver")?;
-    let room_id: OwnedRoomId = config.room_id.as_str().try_into().context("room.json: a broken room id")?;
+    let room_id: OwnedRoomId =
+        config.room_id.as_str().try_into().context("room.json: a broken room id")?;
     let Some(room) = client.get_room(&room_id) else {
         bail!("the account is not in {room_id}: run `askpane-matrix room use {room_id}`");
     };
@@ -78,7 +80,8 @@ pub async fn run(dir: Dir) -> Result<()> {
     let (to_bridge, from_room) = mpsc::unbounded_channel();
     add_handlers(&client, &room_id, &bot, &to_bridge);
     let (inbox_events, from_inbox) = mpsc::unbounded_channel();
-    let (inbox, inbox_thread) = Inbox::start(inbox_events).context("cannot start the inbox's thread")?;
+    let (inbox, inbox_thread) =
+        Inbox::start(inbox_events).context("cannot start the inbox's thread")?;
 
     let sync = tokio::spawn(keep_syncing(client.clone()));
     let posted = dir.posted()?;
@@ -116,14 +119,21 @@ pub async fn run(dir: Dir) -> Result<()> {
 /// Syncs for ever; a homeserver that is away (restarted, the network down) is tried again.
 async fn keep_syncing(client: Client) {
     loop {
-        if let Err(error) = client.sync(SyncSettings::default().timeout(Duration::from_secs(30))).await {
+        if let Err(error) =
+            client.sync(SyncSettings::default().timeout(Duration::from_secs(30))).await
+        {
             log(&format!("sync: {error}; trying again"));
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
 }
 
-fn add_handlers(client: &Client, room_id: &OwnedRoomId, bot: &OwnedUserId, to_bridge: &mpsc::UnboundedSender<FromRoom>) {
+fn add_handlers(
+    client: &Client,
+    room_id: &OwnedRoomId,
+    bot: &OwnedUserId,
+    to_bridge: &mpsc::UnboundedSender<FromRoom>,
+) {
     let (ours, me, tell) = (room_id.clone(), bot.clone(), to_bridge.clone());
     client.add_event_handler(move |event: OriginalSyncRoomMessageEvent, room: Room| {
         let (ours, me, tell) = (ours.clone(), me.clone(), tell.clone());
@@ -141,7 +151,12 @@ fn add_handlers(client: &Client, room_id: &OwnedRoomId, bot: &OwnedUserId, to_br
                 MessageType::Notice(notice) => notice.body.clone(),
                 _ => return,
             };
-            let _ = tell.send(FromRoom::Reply { sender: event.sender, event_id: event.event_id, root, body });
+            let _ = tell.send(FromRoom::Reply {
+                sender: event.sender,
+                event_id: event.event_id,
+                root,
+                body,
+            });
         }
     });
     let (ours, me, tell) = (room_id.clone(), bot.clone(), to_bridge.clone());
@@ -236,7 +251,11 @@ impl Bridge {
             .collect();
         for key in gone {
             self.open.remove(&key);
-            self.finish(&key, "Ended while the bridge was away (answered elsewhere, withdrawn or timed out).").await;
+            self.finish(
+                &key,
+                "Ended while the bridge was away (answered elsewhere, withdrawn or timed out).",
+            )
+            .await;
         }
     }
 
@@ -282,7 +301,12 @@ impl Bridge {
                 .options
                 .iter()
                 .enumerate()
-                .map(|(number, option)| UnstablePollAnswer::new((number + 1).to_string(), format!("{}. {}", number + 1, option.label)))
+                .map(|(number, option)| {
+                    UnstablePollAnswer::new(
+                        (number + 1).to_string(),
+                        format!("{}. {}", number + 1, option.label),
+                    )
+                })
                 .collect();
             let Ok(answers) = UnstablePollAnswers::try_from(answers) else {
                 polls.push(None);
@@ -292,7 +316,10 @@ impl Bridge {
             let mut block = UnstablePollStartContentBlock::new(text.clone(), answers);
             block.kind = PollKind::Disclosed;
             if question.multi_select {
-                block.max_selections = u64::try_from(question.options.len()).ok().and_then(UInt::new).unwrap_or(UInt::MIN);
+                block.max_selections = u64::try_from(question.options.len())
+                    .ok()
+                    .and_then(UInt::new)
+                    .unwrap_or(UInt::MIN);
             }
             let mut start = NewUnstablePollStartEventContent::plain_text(text, block);
             start.relates_to = None;
@@ -300,7 +327,13 @@ impl Bridge {
             let poll = self.room.send(content).await.context("a poll")?.response.event_id;
             polls.push(Some(poll.to_string()));
         }
-        Ok(Posted { event_id: message.to_string(), title: listed.title.clone(), polls, finished: false, how: None })
+        Ok(Posted {
+            event_id: message.to_string(),
+            title: listed.title.clone(),
+            polls,
+            finished: false,
+            how: None,
+        })
     }
 
     /// Edits the ask's message to say how it ended, and ends its polls.
@@ -316,7 +349,8 @@ impl Bridge {
         let Ok(message) = OwnedEventId::try_from(posted.event_id.as_str()) else { return };
         let plain = format!("{} — {how}", posted.title);
         let html = format!("<p><b>{}</b> — {}</p>", chat::escape(&posted.title), chat::escape(how));
-        let edit = RoomMessageEventContent::text_html(plain, html).make_replacement(ReplacementMetadata::new(message, None));
+        let edit = RoomMessageEventContent::text_html(plain, html)
+            .make_replacement(ReplacementMetadata::new(message, None));
         if let Err(error) = self.room.send(edit).await {
             log(&format!("cannot edit the message of {}: {error}", posted.title));
         }
@@ -341,7 +375,9 @@ impl Bridge {
             Answerers::PowerLevel(level) => match self.room.get_member(user).await {
                 Ok(Some(member)) => match member.power_level() {
                     matrix_sdk::ruma::events::room::power_levels::UserPowerLevel::Infinite => true,
-                    matrix_sdk::ruma::events::room::power_levels::UserPowerLevel::Int(power) => i64::from(power) >= *level,
+                    matrix_sdk::ruma::events::room::power_levels::UserPowerLevel::Int(power) => {
+                        i64::from(power) >= *level
+                    }
                     _ => false,
                 },
                 _ => false,
@@ -355,7 +391,12 @@ impl Bridge {
                 let Some((key, _)) = self.by_event.get(&root).cloned() else { return };
                 let Some(thread_root) = self.thread_root(&key) else { return };
                 if !self.allowed(&sender).await {
-                    self.say(&thread_root, &event_id, &format!("{sender} may not answer here: nothing was sent.")).await;
+                    self.say(
+                        &thread_root,
+                        &event_id,
+                        &format!("{sender} may not answer here: nothing was sent."),
+                    )
+                    .await;
                     return;
                 }
                 let Some(open) = self.open.get(&key) else {
@@ -369,14 +410,21 @@ impl Bridge {
                 };
                 match chat::parse_reply(&open.ask, &body, &open.votes) {
                     Ok(verb) => self.send(&key, &sender, verb, &thread_root, &event_id).await,
-                    Err(why) => self.say(&thread_root, &event_id, &format!("Not sent: {why}.")).await,
+                    Err(why) => {
+                        self.say(&thread_root, &event_id, &format!("Not sent: {why}.")).await
+                    }
                 }
             }
             FromRoom::Vote { sender, poll, answers } => {
                 let Some((key, Some(question))) = self.by_event.get(&poll).cloned() else { return };
                 let Some(thread_root) = self.thread_root(&key) else { return };
                 if !self.allowed(&sender).await {
-                    self.say(&thread_root, &poll, &format!("{sender} may not answer here: the vote changes nothing.")).await;
+                    self.say(
+                        &thread_root,
+                        &poll,
+                        &format!("{sender} may not answer here: the vote changes nothing."),
+                    )
+                    .await;
                     return;
                 }
                 let Some(open) = self.open.get_mut(&key) else {
@@ -386,14 +434,16 @@ impl Bridge {
                     }
                     return;
                 };
-                let choices: Vec<usize> = answers.iter().filter_map(|answer| answer.parse().ok()).collect();
+                let choices: Vec<usize> =
+                    answers.iter().filter_map(|answer| answer.parse().ok()).collect();
                 if let Some(slot) = open.votes.get_mut(question) {
                     *slot = (!choices.is_empty()).then_some(choices);
                 }
                 if open.votes.iter().all(Option::is_some) {
                     let mut picked = serde_json::Map::new();
                     for (index, vote) in open.votes.iter().enumerate() {
-                        let text: Vec<String> = vote.iter().flatten().map(usize::to_string).collect();
+                        let text: Vec<String> =
+                            vote.iter().flatten().map(usize::to_string).collect();
                         picked.insert(index.to_string(), serde_json::Value::String(text.join(",")));
                     }
                     let verb = Verb::Answer { answers: picked, notes: serde_json::Map::new() };
@@ -404,24 +454,45 @@ impl Bridge {
     }
 
     fn thread_root(&self, key: &str) -> Option<OwnedEventId> {
-        self.posted.get(key).and_then(|posted| OwnedEventId::try_from(posted.event_id.as_str()).ok())
+        self.posted
+            .get(key)
+            .and_then(|posted| OwnedEventId::try_from(posted.event_id.as_str()).ok())
     }
 
     /// Sends `verb` to the inbox for `sender`, and tells the thread what happened.
-    async fn send(&mut self, key: &str, sender: &OwnedUserId, verb: Verb, root: &OwnedEventId, reply_to: &OwnedEventId) {
+    async fn send(
+        &mut self,
+        key: &str,
+        sender: &OwnedUserId,
+        verb: Verb,
+        root: &OwnedEventId,
+        reply_to: &OwnedEventId,
+    ) {
         let Some(open) = self.open.get(key) else { return };
         let (connection, id) = (open.listed.connection, open.listed.id.clone());
         let answered_by = sender.to_string();
         let said = chat::describe(&open.ask, &verb);
         let agent = chat::agent_name(&open.listed);
         let message = match verb {
-            Verb::Answer { answers, notes } => {
-                ClientMessage::Answer { connection, id: id.clone(), answers, notes, response: None, answered_by }
+            Verb::Answer { answers, notes } => ClientMessage::Answer {
+                connection,
+                id: id.clone(),
+                answers,
+                notes,
+                response: None,
+                answered_by,
+            },
+            Verb::Decline { message } => {
+                ClientMessage::Decline { connection, id: id.clone(), message, answered_by }
             }
-            Verb::Decline { message } => ClientMessage::Decline { connection, id: id.clone(), message, answered_by },
-            Verb::Decide { decision, suggestion, message } => {
-                ClientMessage::Decide { connection, id: id.clone(), decision, suggestion, message, answered_by }
-            }
+            Verb::Decide { decision, suggestion, message } => ClientMessage::Decide {
+                connection,
+                id: id.clone(),
+                decision,
+                suggestion,
+                message,
+                answered_by,
+            },
         };
         match self.inbox.decide(connection, &id, message).await {
             Ok(Ok(())) => {
@@ -455,7 +526,9 @@ impl Bridge {
 /// How an ask that ended elsewhere is told in its message.
 fn ended_elsewhere(outcome: &str) -> String {
     match outcome {
-        "answered" | "allowed_once" | "allowed_always" | "allowed" => "Answered outside this room (the window, the page or another front end).".to_owned(),
+        "answered" | "allowed_once" | "allowed_always" | "allowed" => {
+            "Answered outside this room (the window, the page or another front end).".to_owned()
+        }
         "declined" | "denied" => "Declined outside this room.".to_owned(),
         "withdrawn" => "Withdrawn by the agent.".to_owned(),
         "timed_out" => "Timed out.".to_owned(),

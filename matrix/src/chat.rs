@@ -32,7 +32,12 @@ pub struct Choice {
 pub enum Ask {
     Questions(Vec<Question>),
     /// A tool call to allow; `plan` for an ExitPlanMode plan to review.
-    Approval { tool_name: String, summary: String, can_always: bool, plan: Option<String> },
+    Approval {
+        tool_name: String,
+        summary: String,
+        can_always: bool,
+        plan: Option<String>,
+    },
 }
 
 impl Ask {
@@ -40,7 +45,8 @@ impl Ask {
     pub fn of(content: &AskContent) -> Option<Ask> {
         match content {
             AskContent::Question { questions } => {
-                let questions = questions.as_array()?.iter().map(question_of).collect::<Option<Vec<_>>>()?;
+                let questions =
+                    questions.as_array()?.iter().map(question_of).collect::<Option<Vec<_>>>()?;
                 Some(Ask::Questions(questions))
             }
             AskContent::Approval { tool_name, input, description, suggestions, plan } => {
@@ -72,7 +78,11 @@ fn question_of(value: &Value) -> Option<Question> {
             options
                 .iter()
                 .map(|option| Choice {
-                    label: option.get("label").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    label: option
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
                     description: option
                         .get("description")
                         .and_then(Value::as_str)
@@ -149,7 +159,8 @@ pub fn render(listed: &Listed, ask: &Ask, now: u64) -> Rendered {
             for (index, question) in questions.iter().enumerate() {
                 let number = if numbered { format!("#{} ", index + 1) } else { String::new() };
                 let kind = if question.multi_select { " (one or more)" } else { "" };
-                plain.push_str(&format!("\n{number}{}: {}{kind}\n", question.header, question.text));
+                plain
+                    .push_str(&format!("\n{number}{}: {}{kind}\n", question.header, question.text));
                 html.push_str(&format!(
                     "<p>{}<b>{}</b>: {}{}</p><ol>",
                     escape(&number),
@@ -163,8 +174,16 @@ pub fn render(listed: &Listed, ask: &Ask, now: u64) -> Rendered {
                     } else {
                         format!(" — {}", option.description)
                     };
-                    plain.push_str(&format!("  {}. {}{description}\n", option_index + 1, option.label));
-                    html.push_str(&format!("<li>{}{}", escape(&option.label), escape(&description)));
+                    plain.push_str(&format!(
+                        "  {}. {}{description}\n",
+                        option_index + 1,
+                        option.label
+                    ));
+                    html.push_str(&format!(
+                        "<li>{}{}",
+                        escape(&option.label),
+                        escape(&description)
+                    ));
                     if let Some(preview) = &option.preview {
                         plain.push_str(&format!("```\n{preview}\n```\n"));
                         html.push_str(&format!("<pre><code>{}</code></pre>", escape(preview)));
@@ -192,7 +211,9 @@ pub fn render(listed: &Listed, ask: &Ask, now: u64) -> Rendered {
                     ));
                 }
                 None => {
-                    plain.push_str(&format!("{who} asks to run {tool_name}:\n```\n{summary}\n```\n"));
+                    plain.push_str(&format!(
+                        "{who} asks to run {tool_name}:\n```\n{summary}\n```\n"
+                    ));
                     html.push_str(&format!(
                         "<p><b>{}</b> asks to run {}:</p><pre><code>{}</code></pre>",
                         escape(&who),
@@ -261,9 +282,18 @@ pub fn poll_question(question: &Question, index: usize, count: usize) -> String 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verb {
     /// `answer`: by question index, the option numbers (from 1) and `other:` text, and notes.
-    Answer { answers: Map<String, Value>, notes: Map<String, Value> },
-    Decline { message: String },
-    Decide { decision: FrontEndDecision, suggestion: Option<usize>, message: String },
+    Answer {
+        answers: Map<String, Value>,
+        notes: Map<String, Value>,
+    },
+    Decline {
+        message: String,
+    },
+    Decide {
+        decision: FrontEndDecision,
+        suggestion: Option<usize>,
+        message: String,
+    },
 }
 
 /// One question's answer from a reply line: the choices (option numbers from 1), Other's text.
@@ -283,7 +313,9 @@ pub fn parse_reply(ask: &Ask, text: &str, votes: &[Option<Vec<usize>>]) -> Resul
         return Ok(Verb::Decline { message });
     }
     match ask {
-        Ask::Approval { can_always, plan, .. } => parse_decision(text, &lower, *can_always, plan.is_some()),
+        Ask::Approval { can_always, plan, .. } => {
+            parse_decision(text, &lower, *can_always, plan.is_some())
+        }
         Ask::Questions(questions) => {
             let mut picked: Vec<Picked> = vec![Picked::default(); questions.len()];
             let mut given = vec![false; questions.len()];
@@ -303,7 +335,14 @@ pub fn parse_reply(ask: &Ask, text: &str, votes: &[Option<Vec<usize>>]) -> Resul
                 let mut parts: Vec<String> = if given.get(index).copied().unwrap_or(false) {
                     slot.choices.iter().map(usize::to_string).collect()
                 } else {
-                    votes.get(index).cloned().flatten().unwrap_or_default().iter().map(usize::to_string).collect()
+                    votes
+                        .get(index)
+                        .cloned()
+                        .flatten()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(usize::to_string)
+                        .collect()
                 };
                 if let Some(other) = &slot.other {
                     parts.push(format!("other:{other}"));
@@ -332,8 +371,14 @@ pub fn parse_reply(ask: &Ask, text: &str, votes: &[Option<Vec<usize>>]) -> Resul
     }
 }
 
-fn parse_decision(text: &str, lower: &str, can_always: bool, is_plan: bool) -> Result<Verb, String> {
-    let decide = |decision, suggestion, message: String| Ok(Verb::Decide { decision, suggestion, message });
+fn parse_decision(
+    text: &str,
+    lower: &str,
+    can_always: bool,
+    is_plan: bool,
+) -> Result<Verb, String> {
+    let decide =
+        |decision, suggestion, message: String| Ok(Verb::Decide { decision, suggestion, message });
     if is_plan {
         if lower == "approve" {
             return decide(FrontEndDecision::Allow, None, String::new());
@@ -346,7 +391,10 @@ fn parse_decision(text: &str, lower: &str, can_always: bool, is_plan: bool) -> R
     match lower {
         "allow" => decide(FrontEndDecision::Allow, None, String::new()),
         "always" if can_always => decide(FrontEndDecision::AllowAlways, Some(0), String::new()),
-        "always" => Err("this tool call offers no rule to always allow: reply `allow` or `deny: …`".to_owned()),
+        "always" => {
+            Err("this tool call offers no rule to always allow: reply `allow` or `deny: …`"
+                .to_owned())
+        }
         _ => match after(text, lower, "deny") {
             Some(message) => decide(FrontEndDecision::Deny, None, message),
             None => Err("reply `allow`, `always` or `deny: …`".to_owned()),
@@ -370,7 +418,9 @@ fn after(text: &str, lower: &str, word: &str) -> Option<String> {
 fn question_of_line(line: &str, count: usize) -> Result<(usize, &str), String> {
     if let Some(rest) = line.strip_prefix('#') {
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let number: usize = digits.parse().map_err(|_| format!("`{line}`: `#` must be followed by a question's number"))?;
+        let number: usize = digits
+            .parse()
+            .map_err(|_| format!("`{line}`: `#` must be followed by a question's number"))?;
         if number == 0 || number > count {
             return Err(format!("`{line}`: there is no question #{number} (this ask has {count})"));
         }
@@ -442,7 +492,9 @@ pub fn describe(ask: &Ask, verb: &Verb) -> String {
             let questions = ask.questions();
             let mut parts = Vec::new();
             for (index, question) in questions.iter().enumerate() {
-                let Some(answer) = answers.get(&index.to_string()).and_then(Value::as_str) else { continue };
+                let Some(answer) = answers.get(&index.to_string()).and_then(Value::as_str) else {
+                    continue;
+                };
                 let mut labels = Vec::new();
                 let mut rest = answer;
                 while !rest.is_empty() {
@@ -483,7 +535,11 @@ mod tests {
             multi_select: multi,
             options: ["Tabs", "Spaces", "Both"]
                 .iter()
-                .map(|label| Choice { label: (*label).to_owned(), description: String::new(), preview: None })
+                .map(|label| Choice {
+                    label: (*label).to_owned(),
+                    description: String::new(),
+                    preview: None,
+                })
                 .collect(),
         };
         Ask::Questions((0..count).map(|index| question(&format!("Q{index}"))).collect())
@@ -492,17 +548,24 @@ mod tests {
     #[test]
     fn replies_become_the_verbs_the_window_would_send() {
         let single = ask(false, 1);
-        let Verb::Answer { answers, notes } = parse_reply(&single, "2", &[None]).expect("an answer") else {
+        let Verb::Answer { answers, notes } =
+            parse_reply(&single, "2", &[None]).expect("an answer")
+        else {
             panic!()
         };
         assert_eq!(Value::Object(answers), json!({"0": "2"}));
         assert!(notes.is_empty());
-        let reply = parse_reply(&single, "Other: Both, kind of\nnote: because", &[None]).expect("an answer");
+        let reply = parse_reply(&single, "Other: Both, kind of\nnote: because", &[None])
+            .expect("an answer");
         let Verb::Answer { answers, notes } = &reply else { panic!() };
         assert_eq!(Value::Object(answers.clone()), json!({"0": "other:Both, kind of"}));
         assert_eq!(Value::Object(notes.clone()), json!({"0": "because"}));
         assert_eq!(describe(&single, &reply), "Q0 = Both, kind of (note: because)");
-        assert!(parse_reply(&single, "1,3", &[None]).expect_err("one only").contains("takes one option"));
+        assert!(
+            parse_reply(&single, "1,3", &[None])
+                .expect_err("one only")
+                .contains("takes one option")
+        );
         assert!(parse_reply(&single, "4", &[None]).expect_err("no 4").contains("no option 4"));
         assert!(parse_reply(&single, "tabs please", &[None]).is_err());
         assert_eq!(
@@ -510,31 +573,56 @@ mod tests {
             Ok(Verb::Decline { message: "not now".to_owned() })
         );
         let multi = ask(true, 2);
-        let reply = parse_reply(&multi, "#1 1,3\n#2 note: fine", &[None, Some(vec![2])]).expect("an answer");
+        let reply = parse_reply(&multi, "#1 1,3\n#2 note: fine", &[None, Some(vec![2])])
+            .expect("an answer");
         let Verb::Answer { answers, .. } = &reply else { panic!() };
         assert_eq!(Value::Object(answers.clone()), json!({"0": "1,3", "1": "2"}));
         assert_eq!(describe(&multi, &reply), "Q0 = Tabs, Both; Q1 = Spaces (note: fine)");
-        assert!(parse_reply(&multi, "1", &[None, None]).expect_err("which").contains("2 questions"));
+        assert!(
+            parse_reply(&multi, "1", &[None, None]).expect_err("which").contains("2 questions")
+        );
         assert!(parse_reply(&multi, "#1 1", &[None, None]).expect_err("missing").contains("#2 Q1"));
         assert!(parse_reply(&multi, "#3 1", &[None, None]).is_err());
     }
 
     #[test]
     fn approvals_and_plans_take_their_own_words() {
-        let tool = Ask::Approval { tool_name: "Bash".into(), summary: "ls".into(), can_always: true, plan: None };
+        let tool = Ask::Approval {
+            tool_name: "Bash".into(),
+            summary: "ls".into(),
+            can_always: true,
+            plan: None,
+        };
         assert_eq!(
             parse_reply(&tool, "always", &[]),
-            Ok(Verb::Decide { decision: FrontEndDecision::AllowAlways, suggestion: Some(0), message: String::new() })
+            Ok(Verb::Decide {
+                decision: FrontEndDecision::AllowAlways,
+                suggestion: Some(0),
+                message: String::new()
+            })
         );
         assert_eq!(
             parse_reply(&tool, "deny: use make clean", &[]),
-            Ok(Verb::Decide { decision: FrontEndDecision::Deny, suggestion: None, message: "use make clean".into() })
+            Ok(Verb::Decide {
+                decision: FrontEndDecision::Deny,
+                suggestion: None,
+                message: "use make clean".into()
+            })
         );
         assert!(parse_reply(&tool, "approve", &[]).is_err());
-        let plan = Ask::Approval { tool_name: "ExitPlanMode".into(), summary: String::new(), can_always: false, plan: Some("1. x".into()) };
+        let plan = Ask::Approval {
+            tool_name: "ExitPlanMode".into(),
+            summary: String::new(),
+            can_always: false,
+            plan: Some("1. x".into()),
+        };
         assert_eq!(
             parse_reply(&plan, "keep planning: add tests", &[]),
-            Ok(Verb::Decide { decision: FrontEndDecision::Deny, suggestion: None, message: "add tests".into() })
+            Ok(Verb::Decide {
+                decision: FrontEndDecision::Deny,
+                suggestion: None,
+                message: "add tests".into()
+            })
         );
         assert!(parse_reply(&plan, "allow", &[]).is_err());
     }

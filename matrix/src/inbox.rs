@@ -43,14 +43,17 @@ pub struct Unreachable;
 
 impl Inbox {
     /// Starts the thread (`inbox-socket`) that keeps a connection and feeds `events`.
-    pub fn start(events: mpsc::UnboundedSender<FromInbox>) -> std::io::Result<(Inbox, JoinHandle<()>)> {
+    pub fn start(
+        events: mpsc::UnboundedSender<FromInbox>,
+    ) -> std::io::Result<(Inbox, JoinHandle<()>)> {
         let inbox = Inbox {
             writer: Arc::new(Mutex::new(None)),
             waiting: Arc::new(Mutex::new(HashMap::new())),
             stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         };
         let thread_inbox = inbox.clone();
-        let handle = askpane::transport::spawn_named("inbox-socket", move || thread_inbox.run(&events))?;
+        let handle =
+            askpane::transport::spawn_named("inbox-socket", move || thread_inbox.run(&events))?;
         Ok((inbox, handle))
     }
 
@@ -66,13 +69,22 @@ impl Inbox {
                     }
                     loop {
                         match reader.receive() {
-                            Ok(Some(InboxMessage::Verdict { connection, id, accepted, reason })) => {
+                            Ok(Some(InboxMessage::Verdict {
+                                connection,
+                                id,
+                                accepted,
+                                reason,
+                            })) => {
                                 let verdict = if accepted {
                                     Ok(())
                                 } else {
                                     Err(reason.unwrap_or_else(|| "refused".to_owned()))
                                 };
-                                let waiter = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&(connection, id));
+                                let waiter = self
+                                    .waiting
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .remove(&(connection, id));
                                 if let Some(waiter) = waiter {
                                     let _ = waiter.send(verdict);
                                 }
@@ -80,7 +92,8 @@ impl Inbox {
                             Ok(Some(InboxMessage::Error { message, id: Some(id) })) => {
                                 // A verb the inbox could not take (an ask it no longer knows):
                                 // whoever waits on that id hears why.
-                                let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+                                let mut waiting =
+                                    self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
                                 let key = waiting.keys().find(|(_, waited)| *waited == id).cloned();
                                 if let Some(waiter) = key.and_then(|key| waiting.remove(&key)) {
                                     let _ = waiter.send(Err(message));
@@ -127,7 +140,12 @@ impl Inbox {
         let place = Place::find().ok()?;
         let mut client = InboxClient::connect(&place).ok()?;
         let _ = client.set_write_timeout(Some(Duration::from_secs(10)));
-        client.send(&ClientMessage::Hello { version: askpane::protocol::inbox::VERSION, client: Some("askpane-matrix".to_owned()) }).ok()?;
+        client
+            .send(&ClientMessage::Hello {
+                version: askpane::protocol::inbox::VERSION,
+                client: Some("askpane-matrix".to_owned()),
+            })
+            .ok()?;
         client.send(&ClientMessage::Subscribe).ok()?;
         client.send(&ClientMessage::List { full: true }).ok()?;
         let writer = client.try_clone().ok()?;
@@ -157,7 +175,12 @@ impl Inbox {
     }
 
     /// Sends a front end's verb on ask (`connection`, `id`) and waits (bounded) for its verdict.
-    pub async fn decide(&self, connection: u64, id: &str, message: ClientMessage) -> Result<Verdict, Unreachable> {
+    pub async fn decide(
+        &self,
+        connection: u64,
+        id: &str,
+        message: ClientMessage,
+    ) -> Result<Verdict, Unreachable> {
         let (tell, hear) = oneshot::channel();
         self.waiting
             .lock()
@@ -165,10 +188,15 @@ impl Inbox {
             .insert((connection, id.to_owned()), tell);
         let sent = {
             let inbox = self.clone();
-            tokio::task::spawn_blocking(move || inbox.send_line(&message)).await.map_err(|_| Unreachable)?
+            tokio::task::spawn_blocking(move || inbox.send_line(&message))
+                .await
+                .map_err(|_| Unreachable)?
         };
         if sent.is_err() {
-            self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&(connection, id.to_owned()));
+            self.waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&(connection, id.to_owned()));
             return Err(Unreachable);
         }
         match tokio::time::timeout(Duration::from_secs(10), hear).await {

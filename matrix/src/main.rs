@@ -20,7 +20,11 @@ use clap::{Parser, Subcommand};
 use crate::state::Dir;
 
 #[derive(Parser)]
-#[command(name = "askpane-matrix", version, about = "Answers askpane's questions from an end-to-end encrypted Matrix room")]
+#[command(
+    name = "askpane-matrix",
+    version,
+    about = "Answers askpane's questions from an end-to-end encrypted Matrix room"
+)]
 struct Cli {
     /// askpane's state directory (the bridge keeps its files in `matrix/` inside it).
     #[arg(long, value_name = "DIR", env = "ASKPANE_STATE_DIR", global = true)]
@@ -127,7 +131,8 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
             Command::Room(RoomCommand::Use { room, answerer, power_level, allow_unencrypted }) => {
-                let room = room::use_room(&dir, &room, answerer, power_level, allow_unencrypted).await?;
+                let room =
+                    room::use_room(&dir, &room, answerer, power_level, allow_unencrypted).await?;
                 reply(&room);
                 Ok(())
             }

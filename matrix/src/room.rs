@@ -14,10 +14,17 @@ use crate::state::{Answerers, Dir, RoomConfig, write_json};
 
 /// Creates an encrypted room (`m.room.encryption` in its initial state, so not one message is
 /// ever sent in the clear) and invites `invite`.
-pub async fn create(dir: &Dir, invite: Vec<String>, power_level: Option<i64>, name: &str) -> Result<String> {
+pub async fn create(
+    dir: &Dir,
+    invite: Vec<String>,
+    power_level: Option<i64>,
+    name: &str,
+) -> Result<String> {
     let users = parse_users(&invite)?;
     if users.is_empty() && power_level.is_none() {
-        bail!("invite at least one person who answers (--invite @alice:example.org), or give --power-level");
+        bail!(
+            "invite at least one person who answers (--invite @alice:example.org), or give --power-level"
+        );
     }
     let client = account::restore(dir).await?;
     client.sync_once(SyncSettings::default()).await.context("cannot sync with the homeserver")?;
@@ -25,9 +32,14 @@ pub async fn create(dir: &Dir, invite: Vec<String>, power_level: Option<i64>, na
     request.name = Some(name.to_owned());
     request.preset = Some(RoomPreset::PrivateChat);
     request.invite = users;
-    request.initial_state =
-        vec![InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults()).to_raw_any()];
-    let room = client.create_room(request).await.context("the homeserver did not create the room")?;
+    request.initial_state = vec![
+        InitialStateEvent::with_empty_state_key(
+            RoomEncryptionEventContent::with_recommended_defaults(),
+        )
+        .to_raw_any(),
+    ];
+    let room =
+        client.create_room(request).await.context("the homeserver did not create the room")?;
     let answerers = match power_level {
         Some(level) => Answerers::PowerLevel(level),
         None => Answerers::Users(invite),
@@ -47,9 +59,12 @@ pub async fn use_room(
 ) -> Result<String> {
     let users = parse_users(&answerers)?;
     if users.is_empty() && power_level.is_none() {
-        bail!("name who may answer: --answerer @alice:example.org (repeatable), or --power-level N");
+        bail!(
+            "name who may answer: --answerer @alice:example.org (repeatable), or --power-level N"
+        );
     }
-    let target: OwnedRoomOrAliasId = room.try_into().with_context(|| format!("`{room}` is no room id or alias"))?;
+    let target: OwnedRoomOrAliasId =
+        room.try_into().with_context(|| format!("`{room}` is no room id or alias"))?;
     let client = account::restore(dir).await?;
     client.sync_once(SyncSettings::default()).await.context("cannot sync with the homeserver")?;
     let joined = join(&client, &target).await?;
@@ -77,7 +92,8 @@ async fn join(client: &Client, target: &OwnedRoomOrAliasId) -> Result<Room> {
 
 /// Refuses an unencrypted room unless it was allowed.
 pub async fn check_encrypted(room: &Room, allow_unencrypted: bool) -> Result<()> {
-    let state = room.latest_encryption_state().await.context("cannot read the room's encryption")?;
+    let state =
+        room.latest_encryption_state().await.context("cannot read the room's encryption")?;
     if !state.is_encrypted() && !allow_unencrypted {
         bail!(
             "{} is not encrypted: the bridge posts only in end-to-end encrypted rooms (give --allow-unencrypted to use it anyway)",
@@ -90,7 +106,10 @@ pub async fn check_encrypted(room: &Room, allow_unencrypted: bool) -> Result<()>
 fn parse_users(users: &[String]) -> Result<Vec<OwnedUserId>> {
     users
         .iter()
-        .map(|user| OwnedUserId::try_from(user.as_str()).with_context(|| format!("`{user}` is no Matrix user id (@name:server)")))
+        .map(|user| {
+            OwnedUserId::try_from(user.as_str())
+                .with_context(|| format!("`{user}` is no Matrix user id (@name:server)"))
+        })
         .collect()
 }
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use matrix_sdk::authentication::matrix::MatrixSession;
-use serde::{Deserialize, Serialize};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// The bridge's directory and the names in it.
 #[derive(Clone, Debug)]
@@ -111,7 +111,8 @@ impl Dir {
             Ok(text) => Ok(text.trim().to_owned()),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 let mut bytes = [0u8; 32];
-                getrandom::fill(&mut bytes).map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
+                getrandom::fill(&mut bytes)
+                    .map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
                 let text: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
                 write_private(&file, text.as_bytes())?;
                 Ok(text)
@@ -141,7 +142,9 @@ impl Dir {
             match fs::remove_file(&file) {
                 Ok(()) => {}
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                Err(error) => return Err(error).with_context(|| format!("cannot remove {}", file.display())),
+                Err(error) => {
+                    return Err(error).with_context(|| format!("cannot remove {}", file.display()));
+                }
             }
         }
         match fs::remove_dir_all(self.store_dir()) {
@@ -179,7 +182,9 @@ pub fn write_private(file: &Path, bytes: &[u8]) -> Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut out = options.open(&temporary).with_context(|| format!("cannot write {}", temporary.display()))?;
+    let mut out = options
+        .open(&temporary)
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
     out.write_all(bytes)?;
     out.sync_all()?;
     drop(out);

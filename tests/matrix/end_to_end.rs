@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::inbox::World;
 use super::member_binary;
+use crate::inbox::World;
 use crate::support::synapse::{Account, Homeserver};
 use crate::support::{Process, WAIT, read_lossy, run_bounded, scratch_dir};
 
@@ -108,8 +108,17 @@ impl Bridged {
             bridge: None,
             runs: 0,
         };
-        let login = bridged.command(&["login", "--homeserver", &bridged.homeserver.url(), "--user", &bot.user_id]);
-        let finished = run_bounded(&mut login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"), None);
+        let login = bridged.command(&[
+            "login",
+            "--homeserver",
+            &bridged.homeserver.url(),
+            "--user",
+            &bot.user_id,
+        ]);
+        let finished = run_bounded(
+            &mut login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"),
+            None,
+        );
         assert!(finished.status.success(), "login: {}", finished.stderr);
         let alice_id = bridged.alice_account.user_id.clone();
         let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
@@ -210,7 +219,10 @@ fn layout() -> Value {
 fn window_reply(world: &World, input: &str, answers: &Value) -> String {
     let file = world.answers("window.json", answers);
     world
-        .client(&["hook", "--answers", file.to_str().expect("UTF-8"), "--submit", "--no-inbox"], input)
+        .client(
+            &["hook", "--answers", file.to_str().expect("UTF-8"), "--submit", "--no-inbox"],
+            input,
+        )
         .finish()
         .1
 }
@@ -236,9 +248,14 @@ fn a_single_select_answered_by_poll_reaches_the_hook_as_the_window_s_answer() {
     let body = message["body"].as_str().expect("a body");
     assert!(body.contains("Claude Code in project asks"), "{body}");
     assert!(body.contains("1. Tabs — one pane") && body.contains("```\n[a|b|c]\n```"), "{body}");
-    let poll = bridged.alice.call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"].clone();
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
+        .clone();
     assert_eq!(poll["max_selections"], 1, "{poll}");
-    bridged.alice.call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
@@ -257,9 +274,14 @@ fn a_multi_select_by_poll_and_other_with_a_note_by_thread_reply() {
                     {"label": "tests", "description": ""}]}]);
     let input = hook_input("toolu_multi", questions);
     let hook = bridged.world.client(&["hook"], &input);
-    let poll = bridged.alice.call(json!({"do": "wait_poll", "room": room, "contains": "Which checks?"}))["event"].clone();
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which checks?"}))["event"]
+        .clone();
     assert_eq!(poll["max_selections"], 3, "{poll}");
-    bridged.alice.call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1", "3"]}));
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1", "3"]}));
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Checks": ["fmt", "tests"]})));
@@ -268,14 +290,18 @@ fn a_multi_select_by_poll_and_other_with_a_note_by_thread_reply() {
     let hook = bridged.world.client(&["hook"], &input);
     let message = bridged.alice.wait_message(&room, "Which layout?");
     let root = message["event_id"].clone();
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "tabs please"}));
+    bridged
+        .alice
+        .call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "tabs please"}));
     bridged.alice.wait_message(&room, "is not an answer");
     bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": root,
                               "text": "other: a grid\nnote: like the old one"}));
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("a grid") && stdout.contains("like the old one"), "{stdout}");
-    bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = a grid (note: like the old one)");
+    bridged
+        .alice
+        .wait_message(&room, "Sent to Claude Code: Layout = a grid (note: like the old one)");
 }
 
 #[test]
@@ -301,7 +327,9 @@ fn a_decline_an_approval_allowed_and_one_denied() {
         message["tool_input"] = json!({"command": command});
         message.to_string()
     };
-    for (command, reply, behavior) in [("touch allowed", "allow", "allow"), ("rm -rf build", "deny: use make clean", "deny")] {
+    for (command, reply, behavior) in
+        [("touch allowed", "allow", "allow"), ("rm -rf build", "deny: use make clean", "deny")]
+    {
         let hook = bridged.world.client(&["hook"], &approval(command));
         let message = bridged.alice.wait_message(&room, command);
         bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": reply}));
@@ -322,7 +350,9 @@ fn a_member_who_may_not_answer_changes_nothing() {
     let mallory_account = bridged.homeserver.register("mallory", "mallory-password", false);
     // Alice (who may answer) invites mallory into the room: a member, not an answerer.
     let mut mallory = Peer::start(&bridged.homeserver, &mallory_account);
-    let invite = bridged.alice.try_call(json!({"do": "invite", "room": room, "user": mallory_account.user_id}));
+    let invite = bridged
+        .alice
+        .try_call(json!({"do": "invite", "room": room, "user": mallory_account.user_id}));
     if invite["ok"] != true {
         // The peer has no invite verb: the bot's room then has only alice; nothing to test.
         panic!("the peer cannot invite: {invite}");
@@ -330,10 +360,14 @@ fn a_member_who_may_not_answer_changes_nothing() {
     mallory.call(json!({"do": "join", "room": room}));
     let hook = bridged.world.client(&["hook"], &hook_input("toolu_stranger", layout()));
     let message = mallory.wait_message(&room, "Which layout?");
-    mallory.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}));
+    mallory.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}),
+    );
     mallory.wait_message(&room, "may not answer here: nothing was sent");
     // Still open: alice answers it.
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}));
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
+    );
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("Split"), "{stdout}");
@@ -348,14 +382,21 @@ fn an_ask_answered_in_the_inbox_first_edits_the_room_message_and_a_late_room_ans
     let mut front = bridged.world.connect();
     let asks = front.list();
     let ask = asks.first().expect("the ask");
-    front.send(&json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
-                       "answers": {"0": "1"}, "answered_by": "@desk"}).to_string());
+    front.send(
+        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
+                       "answers": {"0": "1"}, "answered_by": "@desk"})
+        .to_string(),
+    );
     assert_eq!(front.receive_kind("verdict")["accepted"], true);
     let (_, stdout, _) = hook.finish();
     assert!(stdout.contains("Tabs"), "{stdout}");
     bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"], "contains": "Answered outside this room"}));
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}));
-    bridged.alice.wait_message(&room, "Not sent: this ask has already ended. Answered outside this room");
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
+    );
+    bridged
+        .alice
+        .wait_message(&room, "Not sent: this ask has already ended. Answered outside this room");
 }
 
 #[test]
@@ -365,7 +406,8 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     let bot = homeserver.register("askpane", "bot-password", false);
     let alice_account = homeserver.register("alice", "alice-password", false);
     let mut alice = Peer::start(&homeserver, &alice_account);
-    let room = alice.call(json!({"do": "create_room", "invite": [bot.user_id], "encrypted": false}))["room"]
+    let room = alice
+        .call(json!({"do": "create_room", "invite": [bot.user_id], "encrypted": false}))["room"]
         .as_str()
         .expect("a room")
         .to_owned();
@@ -385,7 +427,14 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     assert!(!refused.status.success());
     assert!(refused.stderr.contains("is not encrypted"), "{}", refused.stderr);
     assert!(!world.root.join("state/askpane/matrix/room.json").exists());
-    let allowed = bridge(&["room", "use", &room, "--answerer", &alice_account.user_id, "--allow-unencrypted"]);
+    let allowed = bridge(&[
+        "room",
+        "use",
+        &room,
+        "--answerer",
+        &alice_account.user_id,
+        "--allow-unencrypted",
+    ]);
     assert!(allowed.status.success(), "{}", allowed.stderr);
     let logout = bridge(&["logout"]);
     assert!(logout.status.success(), "{}", logout.stderr);
@@ -402,7 +451,9 @@ fn the_bridge_restarted_mid_ask_posts_nothing_twice_and_still_answers() {
     let message = bridged.alice.wait_message(&room, "Which layout?");
     bridged.stop_bridge();
     bridged.run_bridge();
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}));
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}),
+    );
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Tabs"})));
@@ -412,7 +463,10 @@ fn the_bridge_restarted_mid_ask_posts_nothing_twice_and_still_answers() {
         .as_array()
         .expect("events")
         .iter()
-        .filter(|event| event["type"] == "message" && event["body"].as_str().is_some_and(|body| body.contains("Which layout?")))
+        .filter(|event| {
+            event["type"] == "message"
+                && event["body"].as_str().is_some_and(|body| body.contains("Which layout?"))
+        })
         .count();
     assert_eq!(posted, 1, "the ask was posted {posted} times: {seen}");
 }
@@ -426,9 +480,14 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
     let mut front = bridged.world.connect();
     let asks = front.list();
     let ask = asks.first().expect("the ask").clone();
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}));
-    front.send(&json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
-                       "answers": {"0": "1"}, "answered_by": "@desk"}).to_string());
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
+    );
+    front.send(
+        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
+                       "answers": {"0": "1"}, "answered_by": "@desk"})
+        .to_string(),
+    );
     let socket_won = front.receive_kind("verdict")["accepted"] == true;
     let (_, stdout, _) = hook.finish();
     if socket_won {
@@ -438,7 +497,8 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
         let refusal = bridged.alice.wait_message(&room, "Not sent: ");
         let body = refusal["body"].as_str().unwrap_or_default();
         assert!(
-            body.contains("already answered by socket:@desk") || body.contains("already ended. Answered outside this room"),
+            body.contains("already answered by socket:@desk")
+                || body.contains("already ended. Answered outside this room"),
             "{body}"
         );
     } else {
@@ -461,11 +521,17 @@ fn figures_ask_to_room_and_room_to_agent_beside_the_homeserver_s_round_trip() {
         let questions = json!([{"question": question, "header": "Figure", "multiSelect": false,
             "options": [{"label": "A", "description": ""}, {"label": "B", "description": ""}]}]);
         let asked = Instant::now();
-        let hook = bridged.world.client(&["hook"], &hook_input(&format!("toolu_fig{sample}"), questions));
-        let poll = bridged.alice.call(json!({"do": "wait_poll", "room": room, "contains": question}))["event"].clone();
+        let hook =
+            bridged.world.client(&["hook"], &hook_input(&format!("toolu_fig{sample}"), questions));
+        let poll = bridged
+            .alice
+            .call(json!({"do": "wait_poll", "room": room, "contains": question}))["event"]
+            .clone();
         to_room.push(asked.elapsed());
         let voted = Instant::now();
-        bridged.alice.call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1"]}));
+        bridged
+            .alice
+            .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1"]}));
         let (code, _, stderr) = hook.finish();
         assert_eq!(code, Some(0), "{stderr}");
         to_agent.push(voted.elapsed());

@@ -22,7 +22,9 @@ use matrix_sdk::ruma::events::poll::unstable_start::UnstablePollStartEventConten
 use matrix_sdk::ruma::events::relation::Thread;
 use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::member::StrippedRoomMemberEvent;
-use matrix_sdk::ruma::events::room::message::{MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent};
+use matrix_sdk::ruma::events::room::message::{
+    MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent,
+};
 use matrix_sdk::ruma::events::{InitialStateEvent, OriginalSyncMessageLikeEvent};
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId};
 use matrix_sdk::{Client, Room};
@@ -108,7 +110,9 @@ impl Peer {
     }
 
     async fn handle(&mut self, request: &Value) -> Result<Value> {
-        let timeout = Duration::from_millis(request.get("timeout_ms").and_then(Value::as_u64).unwrap_or(10_000));
+        let timeout = Duration::from_millis(
+            request.get("timeout_ms").and_then(Value::as_u64).unwrap_or(10_000),
+        );
         match text(request, "do")? {
             "login" => self.login(request).await,
             "create_room" => {
@@ -125,7 +129,10 @@ impl Peer {
                     .collect::<Result<_, _>>()?;
                 if request.get("encrypted").and_then(Value::as_bool).unwrap_or(true) {
                     create.initial_state = vec![
-                        InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults()).to_raw_any(),
+                        InitialStateEvent::with_empty_state_key(
+                            RoomEncryptionEventContent::with_recommended_defaults(),
+                        )
+                        .to_raw_any(),
                     ];
                 }
                 let room = client.create_room(create).await?;
@@ -160,7 +167,8 @@ impl Peer {
             }
             "send" => {
                 let room = self.room(request).await?;
-                let sent = room.send(RoomMessageEventContent::text_plain(text(request, "text")?)).await?;
+                let sent =
+                    room.send(RoomMessageEventContent::text_plain(text(request, "text")?)).await?;
                 Ok(json!({"event": sent.response.event_id}))
             }
             "reply_in_thread" => {
@@ -190,7 +198,8 @@ impl Peer {
                 let event = self
                     .seen
                     .wait(timeout, |event| {
-                        event["type"] == "message" && event["body"].as_str().is_some_and(|body| body.contains(&contains))
+                        event["type"] == "message"
+                            && event["body"].as_str().is_some_and(|body| body.contains(&contains))
                     })
                     .await?;
                 Ok(json!({"event": event}))
@@ -200,7 +209,10 @@ impl Peer {
                 let event = self
                     .seen
                     .wait(timeout, |event| {
-                        event["type"] == "poll_start" && event["question"].as_str().is_some_and(|text| text.contains(&contains))
+                        event["type"] == "poll_start"
+                            && event["question"]
+                                .as_str()
+                                .is_some_and(|text| text.contains(&contains))
                     })
                     .await?;
                 Ok(json!({"event": event}))
@@ -220,7 +232,12 @@ impl Peer {
             }
             "wait_poll_end" => {
                 let poll = text(request, "poll")?.to_owned();
-                let event = self.seen.wait(timeout, |event| event["type"] == "poll_end" && event["poll"] == poll.as_str()).await?;
+                let event = self
+                    .seen
+                    .wait(timeout, |event| {
+                        event["type"] == "poll_end" && event["poll"] == poll.as_str()
+                    })
+                    .await?;
                 Ok(json!({"event": event}))
             }
             "seen" => Ok(json!({"events": self.seen.events.lock().await.clone()})),
@@ -233,12 +250,13 @@ impl Peer {
         let user = text(request, "user")?;
         self.password = text(request, "password")?.to_owned();
         let store = PathBuf::from(text(request, "store")?);
-        let client = Client::builder()
-            .homeserver_url(homeserver)
-            .sqlite_store(&store, None)
-            .build()
+        let client =
+            Client::builder().homeserver_url(homeserver).sqlite_store(&store, None).build().await?;
+        client
+            .matrix_auth()
+            .login_username(user, &self.password)
+            .initial_device_display_name("peer")
             .await?;
-        client.matrix_auth().login_username(user, &self.password).initial_device_display_name("peer").await?;
         client.sync_once(SyncSettings::default()).await?;
         // Cross-signed as Element does on login, so that the bridge's identity-based key
         // sharing sends this device the room's keys.
@@ -249,7 +267,10 @@ impl Peer {
                 self.password.clone(),
             );
             auth.session = response.session.clone();
-            client.encryption().bootstrap_cross_signing(Some(uiaa::AuthData::Password(auth))).await?;
+            client
+                .encryption()
+                .bootstrap_cross_signing(Some(uiaa::AuthData::Password(auth)))
+                .await?;
         }
         self.watch(&client);
         let syncing = client.clone();
@@ -302,23 +323,29 @@ impl Peer {
             }
         });
         let seen = self.seen.clone();
-        client.add_event_handler(move |event: OriginalSyncMessageLikeEvent<UnstablePollStartEventContent>, room: Room| {
-            let seen = seen.clone();
-            async move {
-                let start = event.content.poll_start();
-                let answers: Vec<Value> =
-                    start.answers.iter().map(|answer| json!({"id": answer.id, "text": answer.text})).collect();
-                seen.push(json!({
-                    "type": "poll_start",
-                    "event_id": event.event_id,
-                    "room": room.room_id(),
-                    "question": start.question.text,
-                    "max_selections": u64::from(start.max_selections),
-                    "answers": answers,
-                }))
-                .await;
-            }
-        });
+        client.add_event_handler(
+            move |event: OriginalSyncMessageLikeEvent<UnstablePollStartEventContent>,
+                  room: Room| {
+                let seen = seen.clone();
+                async move {
+                    let start = event.content.poll_start();
+                    let answers: Vec<Value> = start
+                        .answers
+                        .iter()
+                        .map(|answer| json!({"id": answer.id, "text": answer.text}))
+                        .collect();
+                    seen.push(json!({
+                        "type": "poll_start",
+                        "event_id": event.event_id,
+                        "room": room.room_id(),
+                        "question": start.question.text,
+                        "max_selections": u64::from(start.max_selections),
+                        "answers": answers,
+                    }))
+                    .await;
+                }
+            },
+        );
         let seen = self.seen.clone();
         client.add_event_handler(move |event: OriginalSyncMessageLikeEvent<UnstablePollEndEventContent>| {
             let seen = seen.clone();
