@@ -543,3 +543,36 @@ fn figures_ask_to_room_and_room_to_agent_beside_the_homeserver_s_round_trip() {
         to_room[2], to_room, to_agent[2], to_agent, round_trip
     );
 }
+
+#[test]
+fn synapse_restarted_mid_ask_the_answer_still_arrives() {
+    let mut bridged = bridged_or_skip!("matrix-synapse-restart");
+    let room = bridged.room.clone();
+    let input = hook_input("toolu_synapse_restart", layout());
+    let hook = bridged.world.client(&["hook"], &input);
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    bridged.homeserver.restart();
+    // Both clients' syncs fail while it is away and go on once it is back.
+    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
+    bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
+}
+
+#[test]
+fn an_answer_while_the_inbox_is_away_is_not_taken_as_given() {
+    let mut bridged = bridged_or_skip!("matrix-inbox-away");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_inbox_away", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    // The inbox ends (killed: no goodbye); its hook answers on its own, as it does then.
+    let mut inbox = bridged.world.inbox.take().expect("the inbox");
+    let _ = inbox.child.kill();
+    let _ = inbox.child.wait();
+    bridged.wait_log("the inbox is away");
+    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}));
+    bridged.alice.wait_message(&room, "The inbox cannot be reached, so nothing was sent: answer again once it is back.");
+    let (_, stdout, _) = hook.finish();
+    assert!(!stdout.contains("Tabs"), "the room's answer must not reach the agent: {stdout}");
+}
