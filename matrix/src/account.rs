@@ -179,7 +179,7 @@ async fn cross_sign(client: &Client, user: &str, password: Option<&str>) {
 
 fn login_error(homeserver: &str, error: matrix_sdk::Error) -> anyhow::Error {
     match error.client_api_error_kind() {
-        Some(ErrorKind::Forbidden { .. }) => {
+        Some(ErrorKind::Forbidden) => {
             anyhow::anyhow!("{homeserver} refused the login: wrong user or password")
         }
         Some(ErrorKind::UnknownToken { .. }) => {

@@ -189,18 +189,18 @@ impl Bridge {
                 _ = tokio::signal::ctrl_c() => return Ok(()),
                 _ = terminate.recv() => return Ok(()),
                 event = from_inbox.recv() => match event {
-                    Some(event) => self.from_inbox(event).await,
+                    Some(event) => self.on_inbox(event).await,
                     None => bail!("the inbox's thread ended"),
                 },
                 event = from_room.recv() => match event {
-                    Some(event) => self.from_room(event).await,
+                    Some(event) => self.on_room(event).await,
                     None => bail!("the room's handlers ended"),
                 },
             }
         }
     }
 
-    async fn from_inbox(&mut self, event: FromInbox) {
+    async fn on_inbox(&mut self, event: FromInbox) {
         match event {
             FromInbox::Up { started } => {
                 log("connected to the inbox");
@@ -212,8 +212,14 @@ impl Bridge {
                 }
                 self.open.clear();
             }
-            FromInbox::Message(InboxMessage::List { requests }) => self.reconcile(requests).await,
-            FromInbox::Message(InboxMessage::Asked { request }) => {
+            FromInbox::Message(message) => self.on_inbox_message(*message).await,
+        }
+    }
+
+    async fn on_inbox_message(&mut self, message: InboxMessage) {
+        match message {
+            InboxMessage::List { requests } => self.reconcile(requests).await,
+            InboxMessage::Asked { request } => {
                 if request.content.is_some() {
                     self.show(request).await;
                 } else {
@@ -221,12 +227,12 @@ impl Bridge {
                     self.inbox.relist();
                 }
             }
-            FromInbox::Message(InboxMessage::Settled { connection, id, outcome }) => {
+            InboxMessage::Settled { connection, id, outcome } => {
                 let Some(key) = self.key(connection, &id) else { return };
                 self.open.remove(&key);
                 self.finish(&key, &ended_elsewhere(&outcome)).await;
             }
-            FromInbox::Message(_) => {}
+            _ => {}
         }
     }
 
@@ -385,7 +391,7 @@ impl Bridge {
         }
     }
 
-    async fn from_room(&mut self, event: FromRoom) {
+    async fn on_room(&mut self, event: FromRoom) {
         match event {
             FromRoom::Reply { sender, event_id, root, body } => {
                 let Some((key, _)) = self.by_event.get(&root).cloned() else { return };

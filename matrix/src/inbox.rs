@@ -19,7 +19,8 @@ pub enum FromInbox {
     /// Connected (again); `started` names this run of the inbox.
     Up { started: u64 },
     /// A line from the inbox (the list, asked, settled).
-    Message(InboxMessage),
+    /// Boxed: a message with a full list is far larger than the other variants.
+    Message(Box<InboxMessage>),
     /// The connection is gone; answers are refused until `Up`.
     Down,
 }
@@ -100,7 +101,7 @@ impl Inbox {
                                 }
                             }
                             Ok(Some(message)) => {
-                                if events.send(FromInbox::Message(message)).is_err() {
+                                if events.send(FromInbox::Message(Box::new(message))).is_err() {
                                     return;
                                 }
                             }

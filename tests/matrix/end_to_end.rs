@@ -553,7 +553,9 @@ fn synapse_restarted_mid_ask_the_answer_still_arrives() {
     let message = bridged.alice.wait_message(&room, "Which layout?");
     bridged.homeserver.restart();
     // Both clients' syncs fail while it is away and go on once it is back.
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}));
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
+    );
     let (code, stdout, stderr) = hook.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
@@ -571,8 +573,13 @@ fn an_answer_while_the_inbox_is_away_is_not_taken_as_given() {
     let _ = inbox.child.kill();
     let _ = inbox.child.wait();
     bridged.wait_log("the inbox is away");
-    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}));
-    bridged.alice.wait_message(&room, "The inbox cannot be reached, so nothing was sent: answer again once it is back.");
+    bridged.alice.call(
+        json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "1"}),
+    );
+    bridged.alice.wait_message(
+        &room,
+        "The inbox cannot be reached, so nothing was sent: answer again once it is back.",
+    );
     let (_, stdout, _) = hook.finish();
     assert!(!stdout.contains("Tabs"), "the room's answer must not reach the agent: {stdout}");
 }
