@@ -58,7 +58,7 @@ fn an_unreachable_homeserver_and_a_missing_session_are_said_plainly() {
     let state = private_state_dir();
     let login = ["login", "--homeserver", "http://127.0.0.1:9", "--user", "@bot:localhost"];
     let finished =
-        run_bounded(&mut bridge(&login, &state).env("ASKPANE_MATRIX_PASSWORD", "secret"), None);
+        run_bounded(bridge(&login, &state).env("ASKPANE_MATRIX_PASSWORD", "secret"), None);
     assert!(!finished.status.success());
     assert!(finished.stderr.contains("cannot reach http://127.0.0.1:9"), "{}", finished.stderr);
     assert!(!state.join("matrix/session.json").exists(), "no session is kept after a failed login");

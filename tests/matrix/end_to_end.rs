@@ -115,10 +115,8 @@ impl Bridged {
             "--user",
             &bot.user_id,
         ]);
-        let finished = run_bounded(
-            &mut login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"),
-            None,
-        );
+        let finished =
+            run_bounded(login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"), None);
         assert!(finished.status.success(), "login: {}", finished.stderr);
         let alice_id = bridged.alice_account.user_id.clone();
         let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
