@@ -29,6 +29,10 @@ mod acp_forms;
 mod acp_agents;
 // The `--ui web` bridge driven by WebSocket clients: questions, answers, refusals, ending.
 mod bridge;
+// `askpane-matrix` (issue 31): the bridge to an encrypted Matrix room, its CLI and, with the
+// Synapse harness, end to end with a second Matrix client (askpane-matrix-peer).
+#[cfg(target_os = "linux")]
+mod matrix;
 // `askpane claude` hosting a scripted Claude Code (tests/fake-claude) and the real CLI.
 #[cfg(target_os = "linux")]
 mod claude_host;
