@@ -21,7 +21,7 @@
 //! font provider egui asks for any character no installed font has.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use askpane::app::{App, AppOptions, FrameHook};
 use askpane::protocol::web::TimeoutChange;
@@ -435,12 +435,17 @@ struct WebFonts {
     ctx: egui::Context,
     /// Per font (in [`WebFont::ALL`] order): already fetched or being fetched.
     requested: Arc<[AtomicBool; WebFont::ALL.len()]>,
+    /// The fonts fetched so far. Each arrival sets egui's fonts to the window's own plus all of
+    /// these: `set_fonts` only takes effect at the next pass, so two fonts arriving within one
+    /// frame, each added to the definitions egui still had, kept only the second.
+    loaded: Arc<std::sync::Mutex<Vec<(WebFont, Arc<egui::FontData>)>>>,
 }
 
 impl WebFonts {
     /// Also installs a font provider: egui asks it for every character no installed font has.
     fn install(ctx: &egui::Context) -> Self {
-        let fonts = WebFonts { ctx: ctx.clone(), requested: Arc::default() };
+        let fonts =
+            WebFonts { ctx: ctx.clone(), requested: Arc::default(), loaded: Arc::default() };
         let provider = fonts.clone();
         ctx.add_font_provider(Arc::new(move |request: &FallbackRequest<'_>| {
             if let Some(c) = request.cluster.chars().next() {
@@ -481,10 +486,21 @@ impl WebFonts {
             return;
         }
         let ctx = self.ctx.clone();
+        let loaded = Arc::clone(&self.loaded);
         wasm_bindgen_futures::spawn_local(async move {
             match fetch_bytes(font.url()).await {
                 Ok(bytes) => {
-                    add_font(&ctx, font, bytes);
+                    let data = egui::FontData::from_owned(bytes);
+                    let data = match font.tweak() {
+                        Some(tweak) => data.tweak(tweak),
+                        None => data,
+                    };
+                    let definitions = {
+                        let mut loaded = loaded.lock().unwrap_or_else(PoisonError::into_inner);
+                        loaded.push((font, Arc::new(data)));
+                        with_fonts(&loaded)
+                    };
+                    ctx.set_fonts(definitions);
                     ctx.request_repaint();
                     publish::font(font.name());
                 }
@@ -702,35 +718,32 @@ mod publish {
 /// them to draw its own.
 const SYMBOL_FONTS: [&str; 3] = ["egui-icons", "NotoEmoji-Regular", "emoji-icon-font"];
 
-/// Adds a fetched font to every family (the previews' too) where egui's defaults have it: a
-/// script font after the text fonts and before [`SYMBOL_FONTS`], an emoji font among those in
-/// their order, whichever arrived first.
-fn add_font(ctx: &egui::Context, font: WebFont, bytes: Vec<u8>) {
-    let name = font.name();
-    let mut definitions = ctx.fonts(|fonts| fonts.definitions().clone());
-    let data = egui::FontData::from_owned(bytes);
-    let data = match font.tweak() {
-        Some(tweak) => data.tweak(tweak),
-        None => data,
-    };
-    definitions.font_data.insert(name.to_owned(), std::sync::Arc::new(data));
-    // The symbol fonts that must come after this one.
-    let after: &[&str] = match SYMBOL_FONTS.iter().position(|symbol| *symbol == name) {
-        Some(at) => SYMBOL_FONTS.get(at + 1..).unwrap_or_default(),
-        None => &SYMBOL_FONTS,
-    };
+/// The window's fonts with the fetched ones added to every family (the previews' too) where
+/// egui's defaults have them: a script font after the text fonts and before [`SYMBOL_FONTS`], an
+/// emoji font among those, in their order, whichever arrived first.
+fn with_fonts(loaded: &[(WebFont, Arc<egui::FontData>)]) -> egui::FontDefinitions {
+    let mut definitions = askpane::view::theme::font_definitions();
     let families = [
         egui::FontFamily::Proportional,
         egui::FontFamily::Monospace,
         askpane::view::theme::preview_family(),
     ];
-    for family in families {
-        let list = definitions.families.entry(family).or_default();
-        if list.iter().any(|font| font == name) {
+    for font in WebFont::ALL {
+        let Some((_, data)) = loaded.iter().find(|(fetched, _)| *fetched == font) else {
             continue;
+        };
+        let name = font.name();
+        definitions.font_data.insert(name.to_owned(), Arc::clone(data));
+        // The symbol fonts that must come after this one.
+        let after: &[&str] = match SYMBOL_FONTS.iter().position(|symbol| *symbol == name) {
+            Some(at) => SYMBOL_FONTS.get(at + 1..).unwrap_or_default(),
+            None => &SYMBOL_FONTS,
+        };
+        for family in &families {
+            let list = definitions.families.entry(family.clone()).or_default();
+            let at = list.iter().position(|font| after.contains(&font.as_str()));
+            list.insert(at.unwrap_or(list.len()), name.to_owned());
         }
-        let at = list.iter().position(|font| after.contains(&font.as_str()));
-        list.insert(at.unwrap_or(list.len()), name.to_owned());
     }
-    ctx.set_fonts(definitions);
+    definitions
 }
