@@ -417,12 +417,13 @@ impl WebFont {
         }
     }
 
-    /// The fonts for a character no installed font has (egui asks the provider): the script's,
-    /// else the emoji fonts, which have the most symbols of any.
+    /// The fonts for a character no installed font has (egui asks the provider): those of
+    /// [`WebFont::for_char`], but none for the window's own ✕, which neither emoji font has (the
+    /// browser's fonts draw it): each "Sent" receipt would fetch them for nothing.
     fn for_missing(c: char) -> &'static [WebFont] {
-        match WebFont::for_char(c) {
-            [] => EMOJI,
-            fonts => fonts,
+        match c {
+            '\u{2715}' => &[],
+            c => WebFont::for_char(c),
         }
     }
 }
