@@ -439,8 +439,11 @@ struct WebFonts {
     /// The fonts fetched so far. Each arrival sets egui's fonts to the window's own plus all of
     /// these: `set_fonts` only takes effect at the next pass, so two fonts arriving within one
     /// frame, each added to the definitions egui still had, kept only the second.
-    loaded: Arc<std::sync::Mutex<Vec<(WebFont, Arc<egui::FontData>)>>>,
+    loaded: Arc<std::sync::Mutex<Vec<Fetched>>>,
 }
+
+/// A fetched font, ready for egui.
+type Fetched = (WebFont, Arc<egui::FontData>);
 
 impl WebFonts {
     /// Also installs a font provider: egui asks it for every character no installed font has.
@@ -722,7 +725,7 @@ const SYMBOL_FONTS: [&str; 3] = ["egui-icons", "NotoEmoji-Regular", "emoji-icon-
 /// The window's fonts with the fetched ones added to every family (the previews' too) where
 /// egui's defaults have them: a script font after the text fonts and before [`SYMBOL_FONTS`], an
 /// emoji font among those, in their order, whichever arrived first.
-fn with_fonts(loaded: &[(WebFont, Arc<egui::FontData>)]) -> egui::FontDefinitions {
+fn with_fonts(loaded: &[Fetched]) -> egui::FontDefinitions {
     let mut definitions = askpane::view::theme::font_definitions();
     let families = [
         egui::FontFamily::Proportional,
