@@ -29,6 +29,16 @@ fn main() {
         "/// The web app's files, embedded at build time.\npub static ASSETS: &[Asset] = &[\n",
     );
     for file in &files {
+        // A file scripts/build-web gzipped is embedded gzipped only (`X.gz` for `X`): the binary
+        // holds the compressed bytes the browsers are sent, not the file as well.
+        let gzipped = PathBuf::from(format!("{}.gz", file.display()));
+        let (embedded, encoding) = match files.contains(&gzipped) {
+            true if !file.ends_with("index.html") => (&gzipped, "Gzip"),
+            _ => (file, "Identity"),
+        };
+        if file.extension().is_some_and(|extension| extension == "gz") {
+            continue;
+        }
         let relative = file.strip_prefix(&bundle).expect("under the bundle");
         let path = format!("/{}", relative.to_string_lossy().replace('\\', "/"));
         let mime = match file.extension().and_then(|e| e.to_str()).unwrap_or_default() {
@@ -46,8 +56,9 @@ fn main() {
         };
         writeln!(
             code,
-            "    Asset {{ path: {path:?}, bytes: include_bytes!({:?}), mime: {mime:?} }},",
-            file.display()
+            "    Asset {{ path: {path:?}, bytes: include_bytes!({:?}), mime: {mime:?}, \
+             encoding: crate::transport::serve::Encoding::{encoding} }},",
+            embedded.display()
         )
         .expect("writing to a String");
     }

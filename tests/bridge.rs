@@ -21,7 +21,7 @@ use askpane::protocol::outcome::CLOSED_MESSAGE;
 use askpane::protocol::web::{PAGE_CLOSED_MESSAGE, page_closed_outcome};
 use askpane::protocol::{Envelope, Outcome, parse_message};
 use askpane::transport::serve::{
-    Asset, Bridge, BridgeJournal, BridgeOptions, MAX_MESSAGE, PAGE_GONE_GRACE,
+    Asset, Bridge, BridgeJournal, BridgeOptions, Encoding, MAX_MESSAGE, PAGE_GONE_GRACE,
 };
 use askpane::transport::{
     ApprovalEvent, Inbound, IoThreads, PermissionAsk, Provenance, Request, RequestEvent, RequestId,
@@ -54,8 +54,18 @@ const QUIET: Duration = Duration::from_millis(400);
 const INDEX_HTML: &[u8] = b"<!doctype html><title>fake</title><script src=app.js></script>";
 const APP_JS: &[u8] = b"console.log('the fake askpane web app');";
 static ASSETS: &[Asset] = &[
-    Asset { path: "/index.html", bytes: INDEX_HTML, mime: "text/html; charset=utf-8" },
-    Asset { path: "/app.js", bytes: APP_JS, mime: "text/javascript; charset=utf-8" },
+    Asset {
+        path: "/index.html",
+        bytes: INDEX_HTML,
+        mime: "text/html; charset=utf-8",
+        encoding: Encoding::Identity,
+    },
+    Asset {
+        path: "/app.js",
+        bytes: APP_JS,
+        mime: "text/javascript; charset=utf-8",
+        encoding: Encoding::Identity,
+    },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -1505,6 +1515,78 @@ fn the_page_and_its_files_are_served_with_a_strict_policy() {
     harness.finish();
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).expect("gzip in memory");
+    encoder.finish().expect("gzip in memory")
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut plain).expect("a gzip body");
+    plain
+}
+
+/// Issue 30: the web app's big files are embedded gzipped and sent as they are, with
+/// `Content-Encoding: gzip` and `Vary`, to a client whose `Accept-Encoding` takes gzip (every
+/// browser); any other gets the file itself, inflated on the way. The files still need no
+/// token (as before: the page must load to present it), the socket still does, and the stored
+/// `.gz` is no path of its own.
+#[test]
+fn gzipped_files_go_as_they_are_to_browsers_and_inflated_to_other_clients() {
+    // Compressible but not trivially: a few hundred KiB of varied text, several write chunks.
+    let plain: Vec<u8> = (0..40_000_u32)
+        .flat_map(|n| format!("line {n} {}\n", n.wrapping_mul(2_654_435_761) % 9973).into_bytes())
+        .collect();
+    let stored: &'static [u8] = Box::leak(gzip(&plain).into_boxed_slice());
+    let mut assets = ASSETS.to_vec();
+    assets.push(Asset {
+        path: "/app_bg.wasm",
+        bytes: stored,
+        mime: "application/wasm",
+        encoding: Encoding::Gzip,
+    });
+    let assets: &'static [Asset] = Box::leak(assets.into_boxed_slice());
+    let harness = Harness::start_bridge(&BridgeOptions { assets, ..loopback_options() });
+    let port = harness.port;
+    let host = format!("127.0.0.1:{port}");
+    for accept in ["gzip, deflate, br, zstd", "gzip", "x-gzip", "*", "br;q=1.0, GZIP;q=0.5"] {
+        let sent =
+            http(port, "GET", "/app_bg.wasm", &[("Host", &host), ("Accept-Encoding", accept)]);
+        assert_eq!(sent.status, 200, "{accept}: {sent:?}");
+        assert_eq!(sent.header("content-encoding"), Some("gzip"), "{accept}: {:?}", sent.headers);
+        assert_eq!(sent.header("vary"), Some("Accept-Encoding"), "{accept}");
+        assert_eq!(sent.header("content-type"), Some("application/wasm"), "{accept}");
+        assert_eq!(sent.header("x-content-type-options"), Some("nosniff"), "{accept}");
+        assert_eq!(sent.header("content-length"), Some(stored.len().to_string().as_str()));
+        assert!(sent.body == stored, "{accept}: not the stored gzip bytes");
+        assert!(gunzip(&sent.body) == plain, "{accept}: does not inflate to the file");
+    }
+    let without: [&[(&str, &str)]; 5] = [
+        &[("Host", &host)],
+        &[("Host", &host), ("Accept-Encoding", "identity")],
+        &[("Host", &host), ("Accept-Encoding", "br, deflate")],
+        &[("Host", &host), ("Accept-Encoding", "gzip;q=0, *")],
+        &[("Host", &host), ("Accept-Encoding", "*;q=0")],
+    ];
+    for headers in without {
+        let sent = http(port, "GET", "/app_bg.wasm", headers);
+        assert_eq!(sent.status, 200, "{headers:?}: {sent:?}");
+        assert_eq!(sent.header("content-encoding"), None, "{headers:?}: {:?}", sent.headers);
+        assert_eq!(sent.header("vary"), Some("Accept-Encoding"), "{headers:?}");
+        assert_eq!(sent.header("content-length"), Some(plain.len().to_string().as_str()));
+        assert!(sent.body == plain, "{headers:?}: not the file itself");
+    }
+    // A file stored plain is sent plain, whatever the client takes.
+    let script =
+        http(port, "GET", "/app.js", &[("Host", &host), ("Accept-Encoding", "gzip, deflate")]);
+    assert_eq!((script.header("content-encoding"), script.body.as_slice()), (None, APP_JS));
+    assert_eq!(get(port, "/app_bg.wasm.gz").status, 404);
+    // The token guards the socket as before; the files never needed it.
+    assert_refused(port, "/ws", &[("Host", &host), ("Origin", &format!("http://{host}"))], 401);
+    harness.finish();
+}
+
 /// Issue 24 item 4: the page askpane serves says askpane served it, so opened without its token
 /// it asks for its link instead of showing the built-in demo (the bundle's own file says
 /// `files`, as a plain file server would serve it).
@@ -1516,6 +1598,7 @@ fn the_page_is_served_marked_as_askpanes() {
         bytes:
             b"<!doctype html><meta name=\"askpane-served-by\" content=\"files\"><title>t</title>",
         mime: "text/html; charset=utf-8",
+        encoding: Encoding::Identity,
     }];
     let marked = String::from_utf8_lossy(MARKED[0].bytes);
     assert!(marked.contains(SERVED_BY_FILES), "the bundle's form");
@@ -1577,6 +1660,18 @@ fn ask_with_ui_web_answers_through_the_browser() {
     let wasm = get(port, "/app_bg.wasm");
     assert_eq!(wasm.status, 200, "the web app's wasm: {:?}", wasm.headers);
     assert_eq!(wasm.header("content-type"), Some("application/wasm"));
+    // Embedded gzipped (issue 30): a browser gets those bytes, which inflate to exactly the
+    // built file; a client that does not take gzip gets the file itself (`wasm` above).
+    let built = std::fs::read(format!("{}/dist/web/app_bg.wasm", env!("CARGO_MANIFEST_DIR")))
+        .expect("dist/web/app_bg.wasm, which this binary embeds");
+    assert!(wasm.header("content-encoding").is_none(), "{:?}", wasm.headers);
+    assert!(wasm.body == built, "the plain wasm is not the built file");
+    let host = format!("127.0.0.1:{port}");
+    let browser = [("Host", host.as_str()), ("Accept-Encoding", "gzip, deflate")];
+    let gzipped = http(port, "GET", "/app_bg.wasm", &browser);
+    assert_eq!(gzipped.header("content-encoding"), Some("gzip"), "{:?}", gzipped.headers);
+    assert!(gzipped.body.len() < built.len() / 2, "{} bytes gzipped", gzipped.body.len());
+    assert!(gunzip(&gzipped.body) == built, "the gzipped wasm does not inflate to the built file");
 
     let (host, origin) = (format!("127.0.0.1:{port}"), format!("http://127.0.0.1:{port}"));
     let protocols = token_protocols(token);
@@ -2054,7 +2149,12 @@ impl Harness {
 fn bridge_with_a_big_file() -> Harness {
     let big: &'static [u8] = Box::leak(vec![b'w'; 32 << 20].into_boxed_slice());
     let mut assets = ASSETS.to_vec();
-    assets.push(Asset { path: "/app_bg.wasm", bytes: big, mime: "application/wasm" });
+    assets.push(Asset {
+        path: "/app_bg.wasm",
+        bytes: big,
+        mime: "application/wasm",
+        encoding: Encoding::Identity,
+    });
     let assets: &'static [Asset] = Box::leak(assets.into_boxed_slice());
     Harness::start_bridge(&BridgeOptions { assets, ..loopback_options() })
 }
@@ -2218,7 +2318,12 @@ fn a_download_the_browser_stopped_reading_does_not_hold_up_the_end() {
     // Far more than the socket buffers hold, so the server is stuck writing it.
     let big: &'static [u8] = Box::leak(vec![b'w'; 32 << 20].into_boxed_slice());
     let mut assets = ASSETS.to_vec();
-    assets.push(Asset { path: "/app_bg.wasm", bytes: big, mime: "application/wasm" });
+    assets.push(Asset {
+        path: "/app_bg.wasm",
+        bytes: big,
+        mime: "application/wasm",
+        encoding: Encoding::Identity,
+    });
     let assets: &'static [Asset] = Box::leak(assets.into_boxed_slice());
     let mut harness = Harness::start_bridge(&BridgeOptions { assets, ..loopback_options() });
     let asked = harness.ask(TOOL_USE_ID);

@@ -260,19 +260,50 @@ pub fn install(ctx: &Context) {
 /// that has it, and those fonts have nearly every emoji (grey silhouettes): only without them
 /// does an emoji reach the system's fonts, where Noto Color Emoji is. The window's own symbols
 /// (✔ ⚠ ⏱ ⚙, drawn in its colours) stay with the other families, which keep them.
-fn font_definitions() -> egui::FontDefinitions {
+pub fn font_definitions() -> egui::FontDefinitions {
     let mut definitions = egui::FontDefinitions::default();
     if let Some(proportional) = definitions.families.get_mut(&FontFamily::Proportional) {
         let after_text =
             proportional.iter().position(|font| font == "Ubuntu-Light").map_or(0, |at| at + 1);
         proportional.insert(after_text, "Hack".to_owned());
     }
+    #[cfg(target_arch = "wasm32")]
+    add_web_symbols(&mut definitions);
     let mut preview = definitions.families.get(&FontFamily::Monospace).cloned().unwrap_or_default();
     if cfg!(not(target_arch = "wasm32")) {
         preview.retain(|font| !EMOJI_FONTS.contains(&font.as_str()));
     }
     definitions.families.insert(preview_family(), preview);
     definitions
+}
+
+/// The web app has no emoji fonts until a text has an emoji (src/web: 740 KB fetched on first
+/// use, issue 30), but the window's own symbols come from them: ✔ ⚠ from Noto Emoji, ⏱ ⚙ from
+/// emoji-icon-font. Those four, subset from the same fonts (assets/web/fonts, 3 KB; made with
+/// fonttools' `pyftsubset FONT --unicodes=… --notdef-outline`) and drawn at egui's sizes for
+/// them, are embedded where egui puts its emoji fonts, so every frame that shows one draws it.
+#[cfg(target_arch = "wasm32")]
+fn add_web_symbols(definitions: &mut egui::FontDefinitions) {
+    let subsets: [(&str, &'static [u8], f32); 2] = [
+        (
+            "askpane-symbols-noto-emoji",
+            include_bytes!("../../assets/web/fonts/symbols-noto-emoji.ttf"),
+            0.81,
+        ),
+        (
+            "askpane-symbols-emoji-icon-font",
+            include_bytes!("../../assets/web/fonts/symbols-emoji-icon-font.ttf"),
+            0.90,
+        ),
+    ];
+    for (name, bytes, scale) in subsets {
+        let tweak = egui::FontTweak { scale, ..Default::default() };
+        let data = egui::FontData::from_static(bytes).tweak(tweak);
+        definitions.font_data.insert(name.to_owned(), std::sync::Arc::new(data));
+        for family in [FontFamily::Proportional, FontFamily::Monospace] {
+            definitions.families.entry(family).or_default().push(name.to_owned());
+        }
+    }
 }
 
 /// egui's monochrome emoji fonts (its `monochrome_emoji_fonts`).

@@ -21,7 +21,7 @@
 //! font provider egui asks for any character no installed font has.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use askpane::app::{App, AppOptions, FrameHook};
 use askpane::protocol::web::TimeoutChange;
@@ -349,15 +349,26 @@ enum WebFont {
     Cjk,
     /// Noto Sans Thai, subset to the Thai block.
     Thai,
+    /// egui's monochrome emoji (Noto Emoji), which the native window embeds: 420 KB the page
+    /// neither downloads nor loads until a text has an emoji.
+    NotoEmoji,
+    /// egui's second emoji font (emoji-icon-font), after Noto Emoji as egui orders them.
+    EmojiIcons,
 }
 
+/// Both emoji fonts: they are fetched together, for any emoji.
+const EMOJI: &[WebFont] = &[WebFont::NotoEmoji, WebFont::EmojiIcons];
+
 impl WebFont {
-    const ALL: [WebFont; 2] = [WebFont::Cjk, WebFont::Thai];
+    const ALL: [WebFont; 4] =
+        [WebFont::Cjk, WebFont::Thai, WebFont::NotoEmoji, WebFont::EmojiIcons];
 
     fn name(self) -> &'static str {
         match self {
             WebFont::Cjk => "askpane-cjk",
             WebFont::Thai => "askpane-thai",
+            WebFont::NotoEmoji => "NotoEmoji-Regular",
+            WebFont::EmojiIcons => "emoji-icon-font",
         }
     }
 
@@ -366,13 +377,27 @@ impl WebFont {
         match self {
             WebFont::Cjk => "fonts/askpane-cjk.ttf",
             WebFont::Thai => "fonts/askpane-thai.ttf",
+            WebFont::NotoEmoji => "fonts/NotoEmoji-Regular.ttf",
+            WebFont::EmojiIcons => "fonts/emoji-icon-font.ttf",
         }
     }
 
-    /// The font for a character egui's bundled fonts lack, if we ship one.
-    fn for_char(c: char) -> Option<WebFont> {
+    /// egui's own size for its emoji fonts (epaint's `FontDefinitions::default`).
+    fn tweak(self) -> Option<egui::FontTweak> {
+        let scale = match self {
+            WebFont::Cjk | WebFont::Thai => return None,
+            WebFont::NotoEmoji => 0.81,
+            WebFont::EmojiIcons => 0.90,
+        };
+        Some(egui::FontTweak { scale, ..Default::default() })
+    }
+
+    /// The fonts for a character of a request's text, fetched before it is drawn: a script
+    /// askpane ships a font for, or an emoji (or another pictograph or symbol of the blocks
+    /// egui's emoji fonts cover and its text fonts do not).
+    fn for_char(c: char) -> &'static [WebFont] {
         match u32::from(c) {
-            0x0E00..=0x0E7F => Some(WebFont::Thai),
+            0x0E00..=0x0E7F => &[WebFont::Thai],
             // Hangul Jamo; CJK punctuation, kana, bopomofo, compatibility jamo, enclosed and
             // compatibility forms; ideographs (extension A, unified); Hangul syllables and
             // extended jamo; compatibility ideographs; vertical and small forms; full-width forms.
@@ -384,8 +409,21 @@ impl WebFont {
             | 0xAC00..=0xD7FF
             | 0xF900..=0xFAFF
             | 0xFE30..=0xFE4F
-            | 0xFF00..=0xFFEF => Some(WebFont::Cjk),
-            _ => None,
+            | 0xFF00..=0xFFEF => &[WebFont::Cjk],
+            // Miscellaneous technical (⏱ ⌛), symbols and dingbats (☀ ⚠ ✔), arrows and symbols
+            // (⭐), and the supplementary planes' pictographs and emoji (🚀 😀).
+            0x2300..=0x23FF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF => EMOJI,
+            _ => &[],
+        }
+    }
+
+    /// The fonts for a character no installed font has (egui asks the provider): those of
+    /// [`WebFont::for_char`], but none for the window's own ✕, which neither emoji font has (the
+    /// browser's fonts draw it): each "Sent" receipt would fetch them for nothing.
+    fn for_missing(c: char) -> &'static [WebFont] {
+        match c {
+            '\u{2715}' => &[],
+            c => WebFont::for_char(c),
         }
     }
 }
@@ -397,17 +435,25 @@ struct WebFonts {
     /// but both live as long as the page.
     ctx: egui::Context,
     /// Per font (in [`WebFont::ALL`] order): already fetched or being fetched.
-    requested: Arc<[AtomicBool; 2]>,
+    requested: Arc<[AtomicBool; WebFont::ALL.len()]>,
+    /// The fonts fetched so far. Each arrival sets egui's fonts to the window's own plus all of
+    /// these: `set_fonts` only takes effect at the next pass, so two fonts arriving within one
+    /// frame, each added to the definitions egui still had, kept only the second.
+    loaded: Arc<std::sync::Mutex<Vec<Fetched>>>,
 }
+
+/// A fetched font, ready for egui.
+type Fetched = (WebFont, Arc<egui::FontData>);
 
 impl WebFonts {
     /// Also installs a font provider: egui asks it for every character no installed font has.
     fn install(ctx: &egui::Context) -> Self {
-        let fonts = WebFonts { ctx: ctx.clone(), requested: Arc::default() };
+        let fonts =
+            WebFonts { ctx: ctx.clone(), requested: Arc::default(), loaded: Arc::default() };
         let provider = fonts.clone();
         ctx.add_font_provider(Arc::new(move |request: &FallbackRequest<'_>| {
-            if let Some(font) = request.cluster.chars().next().and_then(WebFont::for_char) {
-                provider.load(font);
+            if let Some(c) = request.cluster.chars().next() {
+                WebFont::for_missing(c).iter().for_each(|font| provider.load(*font));
             }
             // The glyph comes once the font is fetched; until then eframe's canvas fallback (or
             // a box) draws it.
@@ -426,8 +472,8 @@ impl WebFonts {
     fn want_value(&self, value: &serde_json::Value) {
         match value {
             serde_json::Value::String(text) => {
-                for font in text.chars().filter_map(WebFont::for_char) {
-                    self.load(font);
+                for font in text.chars().flat_map(WebFont::for_char) {
+                    self.load(*font);
                 }
             }
             serde_json::Value::Array(items) => items.iter().for_each(|item| self.want_value(item)),
@@ -444,10 +490,21 @@ impl WebFonts {
             return;
         }
         let ctx = self.ctx.clone();
+        let loaded = Arc::clone(&self.loaded);
         wasm_bindgen_futures::spawn_local(async move {
             match fetch_bytes(font.url()).await {
                 Ok(bytes) => {
-                    add_before_symbol_fonts(&ctx, font.name(), bytes);
+                    let data = egui::FontData::from_owned(bytes);
+                    let data = match font.tweak() {
+                        Some(tweak) => data.tweak(tweak),
+                        None => data,
+                    };
+                    let definitions = {
+                        let mut loaded = loaded.lock().unwrap_or_else(PoisonError::into_inner);
+                        loaded.push((font, Arc::new(data)));
+                        with_fonts(&loaded)
+                    };
+                    ctx.set_fonts(definitions);
                     ctx.request_repaint();
                     publish::font(font.name());
                 }
@@ -660,29 +717,37 @@ mod publish {
     }
 }
 
-/// egui's own last-resort fonts: icons and emoji. They also hold a few CJK punctuation marks
-/// (the full-width "？"), so a script font must come before them to draw its own.
+/// egui's own last-resort fonts: icons and emoji (natively embedded; fetched on the web). They
+/// also hold a few CJK punctuation marks (the full-width "？"), so a script font must come before
+/// them to draw its own.
 const SYMBOL_FONTS: [&str; 3] = ["egui-icons", "NotoEmoji-Regular", "emoji-icon-font"];
 
-/// Adds a script font to every family (the previews' too), after the text fonts and before
-/// [`SYMBOL_FONTS`].
-fn add_before_symbol_fonts(ctx: &egui::Context, name: &str, bytes: Vec<u8>) {
-    let mut definitions = ctx.fonts(|fonts| fonts.definitions().clone());
-    definitions
-        .font_data
-        .insert(name.to_owned(), std::sync::Arc::new(egui::FontData::from_owned(bytes)));
+/// The window's fonts with the fetched ones added to every family (the previews' too) where
+/// egui's defaults have them: a script font after the text fonts and before [`SYMBOL_FONTS`], an
+/// emoji font among those, in their order, whichever arrived first.
+fn with_fonts(loaded: &[Fetched]) -> egui::FontDefinitions {
+    let mut definitions = askpane::view::theme::font_definitions();
     let families = [
         egui::FontFamily::Proportional,
         egui::FontFamily::Monospace,
         askpane::view::theme::preview_family(),
     ];
-    for family in families {
-        let list = definitions.families.entry(family).or_default();
-        if list.iter().any(|font| font == name) {
+    for font in WebFont::ALL {
+        let Some((_, data)) = loaded.iter().find(|(fetched, _)| *fetched == font) else {
             continue;
+        };
+        let name = font.name();
+        definitions.font_data.insert(name.to_owned(), Arc::clone(data));
+        // The symbol fonts that must come after this one.
+        let after: &[&str] = match SYMBOL_FONTS.iter().position(|symbol| *symbol == name) {
+            Some(at) => SYMBOL_FONTS.get(at + 1..).unwrap_or_default(),
+            None => &SYMBOL_FONTS,
+        };
+        for family in &families {
+            let list = definitions.families.entry(family.clone()).or_default();
+            let at = list.iter().position(|font| after.contains(&font.as_str()));
+            list.insert(at.unwrap_or(list.len()), name.to_owned());
         }
-        let at = list.iter().position(|font| SYMBOL_FONTS.contains(&font.as_str()));
-        list.insert(at.unwrap_or(list.len()), name.to_owned());
     }
-    ctx.set_fonts(definitions);
+    definitions
 }

@@ -111,8 +111,9 @@ const MIME = {
 };
 
 /**
- * Serves `dist` (GET and HEAD only, nothing outside it; every load cold); records every path
- * asked for. `extra` maps a path to a body of its own (a benchmark's baseline page).
+ * Serves `dist` (GET and HEAD only, nothing outside it; every load cold; `X.gz` for `X` to a
+ * client taking gzip, as askpane does); records every path asked for. `extra` maps a path to
+ * a body of its own (a benchmark's baseline page).
  */
 export function serveDirectory(dist, extra = {}) {
   const requested = [];
@@ -136,13 +137,18 @@ export function serveDirectory(dist, extra = {}) {
       response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }
-    const body = readFileSync(file);
+    // As askpane serves the bundle: a file scripts/build-web gzipped goes gzipped to a browser.
+    const gzipped = `${file}.gz`;
+    const gzip = /\bgzip\b/.test(request.headers["accept-encoding"] ?? "") && existsSync(gzipped);
+    const body = readFileSync(gzip ? gzipped : file);
     response.writeHead(200, {
       "content-type": MIME[extname(file)] ?? "application/octet-stream",
       "content-length": body.length,
       // Every load is a cold load: nothing (not even compiled wasm) comes from the cache.
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
+      ...(existsSync(gzipped) ? { vary: "Accept-Encoding" } : {}),
+      ...(gzip ? { "content-encoding": "gzip" } : {}),
     });
     response.end(request.method === "HEAD" ? undefined : body);
   });

@@ -30,10 +30,12 @@ const SQLITE = { x: 81, y: 292 };
 const OTHER_BOX = { x: 490, y: 497 };
 const SUBMIT = { x: 918, y: 645 };
 const DATABASE_QUESTION = "Which database should the new orders service use?";
+/** egui's emoji fonts, which the page fetches only for a text with an emoji (issue 30). */
+const EMOJI_FONTS = ["NotoEmoji-Regular", "emoji-icon-font"];
 
 
 /** Opens `fragment` in a new page and waits for the first frame; fails on page errors. */
-async function open(context, base, fragment, { blockFonts = false } = {}) {
+async function open(context, base, fragment, { blockFonts = false, blocked = "**/fonts/**" } = {}) {
   const page = await context.newPage();
   const problems = [];
   const fontRequests = [];
@@ -49,7 +51,7 @@ async function open(context, base, fragment, { blockFonts = false } = {}) {
     const path = new URL(request.url()).pathname;
     if (path.startsWith("/fonts/")) fontRequests.push(path);
   });
-  if (blockFonts) await page.route("**/fonts/**", (route) => route.abort());
+  if (blockFonts) await page.route(blocked, (route) => route.abort());
   await page.goto(`${base}/${fragment}`);
   try {
     await page.waitForFunction(() => window.askpaneReady === true, null, { timeout: readyTimeoutMs });
@@ -71,6 +73,7 @@ async function answerDatabase(context, base, { name, answer, screenshot }) {
   const { page, problems, fontRequests } = await open(context, base, "#fixture=database");
   await settle(page);
   if (screenshot) await page.screenshot({ path: join(artifacts, screenshot) });
+  // No font at all for Latin text: not the emoji fonts either (issue 30: fetched on first use).
   check(fontRequests.length === 0, `${name}: fonts fetched for Latin text: ${fontRequests}`);
   await answer(page);
   await page.mouse.click(SUBMIT.x, SUBMIT.y);
@@ -100,8 +103,11 @@ function expectAnswers(name, answers, expected) {
   console.log(`ok   ${name}: answers ${JSON.stringify(answers)}`);
 }
 
-/** Shows a demo whose text needs `font`, and checks that exactly that font was fetched and drawn. */
-async function showScript(context, base, { fixture, font, screenshot }) {
+/**
+ * Shows a demo whose text needs `font` (and `also`: the emoji fonts for an emoji), and checks that
+ * exactly those fonts were fetched and that `font` is drawn.
+ */
+async function showScript(context, base, { fixture, font, screenshot, also = [] }) {
   const { page, problems, fontRequests } = await open(context, base, `#fixture=${fixture}`);
   try {
     await page.waitForFunction((name) => window.askpaneFonts?.includes(name), font, { timeout: 10_000 });
@@ -110,9 +116,9 @@ async function showScript(context, base, { fixture, font, screenshot }) {
   }
   await settle(page);
   const withFont = await page.screenshot({ path: join(artifacts, screenshot) });
-  const expected = [`/fonts/${font}.ttf`];
+  const expected = [font, ...also].map((name) => `/fonts/${name}.ttf`).sort();
   check(
-    JSON.stringify(fontRequests) === JSON.stringify(expected),
+    JSON.stringify([...fontRequests].sort()) === JSON.stringify(expected),
     `${fixture}: font requests were ${JSON.stringify(fontRequests)}, expected ${JSON.stringify(expected)}`,
   );
   check(problems.length === 0, `${fixture}:\n  ${problems.join("\n  ")}`);
@@ -132,9 +138,50 @@ async function showScript(context, base, { fixture, font, screenshot }) {
     `${fixture}: the page looks the same with and without ${font} (${(share * 100).toFixed(2)} % of pixels differ)`,
   );
   console.log(
-    `ok   ${fixture}: fetched only ${expected[0]}; ${(share * 100).toFixed(1)} % of pixels differ ` +
+    `ok   ${fixture}: fetched only ${expected.join(", ")}; ${(share * 100).toFixed(1)} % of pixels differ ` +
       `from the page without it (target/test-artifacts/${screenshot})`,
   );
+}
+
+/**
+ * Issue 30: egui's emoji fonts are not in the wasm; a question with an emoji (the Thai demo's 🚀)
+ * fetches them, and the frames after they arrive draw the emoji: the page differs from the same
+ * page with only those two fetches blocked, where the emoji has no glyph.
+ */
+async function showEmoji(context, base) {
+  const { page, problems } = await open(context, base, "#fixture=thai");
+  try {
+    await page.waitForFunction(
+      (names) => names.every((name) => window.askpaneFonts?.includes(name)),
+      EMOJI_FONTS,
+      { timeout: 10_000 },
+    );
+  } catch {
+    const fonts = await page.evaluate(() => window.askpaneFonts);
+    throw new Failure(`thai: the emoji fonts were never added (added: ${JSON.stringify(fonts)})`);
+  }
+  await settle(page);
+  const withEmoji = await page.screenshot({ path: join(artifacts, "web-demo-emoji.png") });
+  check(problems.length === 0, `emoji:\n  ${problems.join("\n  ")}`);
+  await page.close();
+  const blocked = await open(context, base, "#fixture=thai", {
+    blockFonts: true,
+    blocked: (url) => EMOJI_FONTS.some((name) => url.pathname === `/fonts/${name}.ttf`),
+  });
+  await blocked.page.waitForFunction(() => window.askpaneFonts?.includes("askpane-thai"), null, {
+    timeout: 10_000,
+  });
+  await settle(blocked.page);
+  const withoutEmoji = await blocked.page.screenshot({
+    path: join(artifacts, "web-demo-emoji-nofont.png"),
+  });
+  const share = await difference(blocked.page, withEmoji, withoutEmoji);
+  check(blocked.problems.length === 0, `emoji blocked:\n  ${blocked.problems.join("\n  ")}`);
+  await blocked.page.close();
+  // One emoji glyph at the description's size: some tens of pixels of 960×680.
+  const pixels = Math.round(share * viewport.width * viewport.height);
+  check(pixels >= 30, `thai: the 🚀 looks the same with and without the emoji fonts (${pixels} pixels differ)`);
+  console.log(`ok   emoji: fetched on first use and drawn (${pixels} pixels differ without the emoji fonts)`);
 }
 
 /**
@@ -223,7 +270,13 @@ async function main() {
     });
     expectAnswers("database (type an Other answer)", typed, { [DATABASE_QUESTION]: "MariaDB 10.11" });
     await showScript(context, base, { fixture: "library-ja", font: "askpane-cjk", screenshot: "web-demo-ja.png" });
-    await showScript(context, base, { fixture: "thai", font: "askpane-thai", screenshot: "web-demo-th.png" });
+    await showScript(context, base, {
+      fixture: "thai",
+      font: "askpane-thai",
+      screenshot: "web-demo-th.png",
+      also: EMOJI_FONTS,
+    });
+    await showEmoji(context, base);
     await drawings(context, base);
     await timeFirstFrame(context, base, 5);
   } finally {

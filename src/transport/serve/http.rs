@@ -24,7 +24,7 @@ use crate::protocol::web::{
 
 use super::hub::{Page, PageMessage, ToHub};
 use super::{
-    ACCEPT_BACKOFF_MAX, Asset, FILE_DEADLINE, HEAD_PROMPTLY, HEAD_TIMEOUT, MAX_FILES,
+    ACCEPT_BACKOFF_MAX, Asset, Encoding, FILE_DEADLINE, HEAD_PROMPTLY, HEAD_TIMEOUT, MAX_FILES,
     MAX_FILES_PER_PEER, MAX_HEAD, MAX_MESSAGE, MAX_PAGES, MAX_WAITING, MAX_WAITING_PER_PEER,
     MAX_WRITE_BUFFER, PING_EVERY, SHUTDOWN_GRACE, SILENT_LIMIT, WRITE_TIMEOUT, Wakeup,
     names_this_server, same_secret, wait_ready,
@@ -445,28 +445,124 @@ pub(super) fn serve_connection(mut stream: TcpStream, id: u64, site: &Site) {
         }
         // The page itself, marked as served by askpane (see `Site::page`).
         Some(asset) if asset.path == "/index.html" => {
-            send_file(&mut stream, asset.mime, &site.page)
+            send_file(&mut stream, asset.mime, Body::Identity(&site.page))
         }
-        Some(asset) => send_file(&mut stream, asset.mime, asset.bytes),
+        Some(asset) => {
+            let body = match (asset.encoding, takes_gzip(head.header("accept-encoding"))) {
+                (Encoding::Identity, _) => Body::Identity(asset.bytes),
+                (Encoding::Gzip, true) => Body::Gzip(asset.bytes),
+                (Encoding::Gzip, false) => Body::Inflated(asset.bytes),
+            };
+            send_file(&mut stream, asset.mime, body)
+        }
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
     };
     let _ = stream.shutdown(Shutdown::Both);
 }
 
+/// Whether a request's `Accept-Encoding` takes gzip: `gzip`, `x-gzip` or `*` without `q=0`.
+/// Without the header a client may take anything (RFC 9110), but one that never asked gets the
+/// file itself: the odd client (a script, an old tool) is better served plain, and every
+/// browser asks.
+pub(super) fn takes_gzip(accept_encoding: Option<&str>) -> bool {
+    let Some(codings) = accept_encoding else { return false };
+    let mut wildcard = false;
+    for entry in codings.split(',') {
+        let mut parts = entry.split(';');
+        let coding = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let refused = parts.any(|parameter| {
+            let (name, value) = parameter.split_once('=').unwrap_or((parameter, ""));
+            name.trim().eq_ignore_ascii_case("q")
+                && value.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+        });
+        match coding.as_str() {
+            // An explicit word on gzip decides, whatever `*` says.
+            "gzip" | "x-gzip" => return !refused,
+            "*" => wildcard = !refused,
+            _ => {}
+        }
+    }
+    wildcard
+}
+
+/// A file's body as it goes out.
+enum Body<'a> {
+    /// The file itself.
+    Identity(&'a [u8]),
+    /// Stored gzipped and sent so, to a client that takes gzip.
+    Gzip(&'a [u8]),
+    /// Stored gzipped, inflated as it is sent to a client that does not take gzip.
+    Inflated(&'a [u8]),
+}
+
+/// The inflated length of a gzip member: its trailer's ISIZE (the length modulo 2³², exact for
+/// the page's files, which are far smaller).
+fn gzip_length(gzip: &[u8]) -> Option<usize> {
+    let trailer: [u8; 4] = gzip.get(gzip.len().checked_sub(4)?..)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(trailer)).ok()
+}
+
 /// Sends one of the page's files, all of it within [`FILE_DEADLINE`]: a reader that stops (or
-/// crawls) holds its place no longer than that.
-fn send_file(stream: &mut TcpStream, mime: &str, bytes: &[u8]) -> io::Result<()> {
+/// crawls) holds its place no longer than that. A file stored gzipped says so (and that its
+/// form depends on `Accept-Encoding`, for any cache between), or is inflated on the way.
+fn send_file(stream: &mut TcpStream, mime: &str, body: Body<'_>) -> io::Result<()> {
     let deadline = Instant::now() + FILE_DEADLINE;
-    stream.write_all(response_head("200 OK", mime, bytes.len()).as_bytes())?;
-    for chunk in bytes.chunks(64 * 1024) {
-        let left = deadline.saturating_duration_since(Instant::now());
+    let mut out = DeadlineWriter { stream, deadline };
+    match body {
+        Body::Identity(bytes) => {
+            out.write_all(response_head("200 OK", mime, bytes.len()).as_bytes())?;
+            out.write_all(bytes)?;
+        }
+        Body::Gzip(bytes) => {
+            let head = file_head(mime, bytes.len(), "Content-Encoding: gzip\r\n");
+            out.write_all(head.as_bytes())?;
+            out.write_all(bytes)?;
+        }
+        Body::Inflated(bytes) => {
+            let length = gzip_length(bytes)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not gzip"))?;
+            out.write_all(file_head(mime, length, "").as_bytes())?;
+            let sent = io::copy(&mut flate2::read::GzDecoder::new(bytes), &mut out)?;
+            // A stored file that inflates to another length than it says is cut off here: the
+            // client sees a short body, never a wrong one taken for whole.
+            if usize::try_from(sent).ok() != Some(length) {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "gzip length mismatch"));
+            }
+        }
+    }
+    out.stream.flush()
+}
+
+/// The head of a file stored gzipped: `Vary`, and `extra` (its encoding when sent gzipped).
+fn file_head(mime: &str, length: usize, extra: &str) -> String {
+    let head = response_head("200 OK", mime, length);
+    let fields = format!("Vary: Accept-Encoding\r\n{extra}\r\n");
+    match head.strip_suffix("\r\n") {
+        Some(fields_before) => format!("{fields_before}{fields}"),
+        None => head,
+    }
+}
+
+/// Writes in 64 KiB chunks, each within what is left of the file's deadline.
+struct DeadlineWriter<'a> {
+    stream: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Write for DeadlineWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "the file took too long"));
         }
-        stream.set_write_timeout(Some(left.min(WRITE_TIMEOUT)))?;
-        stream.write_all(chunk)?;
+        self.stream.set_write_timeout(Some(left.min(WRITE_TIMEOUT)))?;
+        let chunk = bytes.get(..bytes.len().min(64 * 1024)).unwrap_or(bytes);
+        self.stream.write(chunk)
     }
-    stream.flush()
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
 }
 
 /// The token the page presents: `Sec-WebSocket-Protocol: askpane, askpane-token.<hex>`. Not in

@@ -105,8 +105,21 @@ const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 #[derive(Clone, Copy, Debug)]
 pub struct Asset {
     pub path: &'static str,
+    /// The file as stored: the file itself, or gzipped (see `encoding`).
     pub bytes: &'static [u8],
     pub mime: &'static str,
+    pub encoding: Encoding,
+}
+
+/// How an [`Asset`]'s bytes are stored, and so sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// The file's own bytes.
+    Identity,
+    /// Gzipped by `scripts/build-web` (the wasm, its glue, the fonts): sent as they are with
+    /// `Content-Encoding: gzip` to a client that takes it (every browser does), so serving
+    /// compresses and inflates nothing; inflated as they are sent to one that does not.
+    Gzip,
 }
 
 /// How the bridge serves.
