@@ -15,22 +15,6 @@ pub fn opaque_pixel(color: [f32; 4], order: ColorFieldOrder) -> [u8; 4] {
     }
 }
 
-/// egui's shapes as clipped primitives, one tessellation per shape painted: egui's own
-/// tessellation merges every mesh under one clip rectangle into one, which the rasterizer caches
-/// as one piece, so one character typed redrew the whole window. Apart, a key that changes one
-/// text redraws that text (and the tiles it covers), as egui draws it (the same tessellator).
-pub fn tessellate_apart(
-    ctx: &egui::Context,
-    shapes: Vec<egui::epaint::ClippedShape>,
-    pixels_per_point: f32,
-) -> Vec<egui::ClippedPrimitive> {
-    let mut primitives = Vec::with_capacity(shapes.len());
-    for shape in shapes {
-        primitives.extend(ctx.tessellate(vec![shape], pixels_per_point));
-    }
-    primitives
-}
-
 /// The window's pixels, `width` × `height` of 4 bytes: the last frame drawn, which the next one
 /// is drawn over (only where it changed).
 #[derive(Default)]

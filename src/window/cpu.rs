@@ -25,7 +25,7 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::xproto::{self, ConnectionExt as _};
 use x11rb::rust_connection::RustConnection;
 
-use crate::paint::cpu_frame::{CpuFrame, opaque_pixel, tessellate_apart};
+use crate::paint::cpu_frame::{CpuFrame, opaque_pixel};
 
 /// What wakes the event loop besides the window system.
 #[derive(Debug)]
@@ -353,6 +353,22 @@ impl<A: eframe::App> Shown<A> {
     }
 }
 
+/// egui's shapes as clipped primitives, one tessellation per shape painted: egui's own
+/// tessellation merges every mesh under one clip rectangle into one, which the rasterizer caches
+/// as one piece, so one character typed redrew the whole window. Apart, a key that changes one
+/// text redraws that text (and the tiles it covers), as egui draws it (the same tessellator).
+pub(super) fn tessellate_apart(
+    ctx: &egui::Context,
+    shapes: Vec<egui::epaint::ClippedShape>,
+    pixels_per_point: f32,
+) -> Vec<egui::ClippedPrimitive> {
+    let mut primitives = Vec::with_capacity(shapes.len());
+    for shape in shapes {
+        primitives.extend(ctx.tessellate(vec![shape], pixels_per_point));
+    }
+    primitives
+}
+
 /// What a frame painted: the same again paints the same pixels.
 #[derive(PartialEq)]
 struct Painted {
@@ -571,3 +587,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> ApplicationHandler<Wake> fo
         }
     }
 }
+
+#[cfg(test)]
+#[path = "cpu_tests.rs"]
+mod tests;
