@@ -106,6 +106,9 @@ mod manual;
 mod display;
 #[cfg(target_os = "linux")]
 mod drawing;
+// Issue 30: typing into the CPU-drawn window, which redraws only the tiles a key changed.
+#[cfg(target_os = "linux")]
+mod keys;
 // Desktop notifications from the inbox on a private session bus with dunst (issue 11).
 #[cfg(target_os = "linux")]
 mod notify;

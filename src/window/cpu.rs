@@ -1,5 +1,5 @@
 //! The native window drawn by the CPU (issue 14): winit and egui-winit as eframe uses them, the
-//! vendored `egui_software_backend` rasterizer, and X11 `PutImage` requests of the rows that
+//! vendored `egui_software_backend` rasterizer, and X11 `PutImage` requests of the tiles that
 //! changed, over a connection of our own (x11rb, pure Rust).
 //!
 //! Why: on a machine without a GPU, eframe's OpenGL means Mesa's llvmpipe, which maps and
@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use egui_software_backend::{BufferMutRef, ColorFieldOrder, EguiSoftwareRender};
+use egui_software_backend::{BufferMutRef, ColorFieldOrder, Damage, EguiSoftwareRender};
 use egui_winit::accesskit_winit;
 use egui_winit::winit;
 use winit::application::ApplicationHandler;
@@ -137,6 +137,9 @@ struct Shown<A> {
     renderer: EguiSoftwareRender,
     /// Texture changes not yet given to the renderer (a frame of zero size paints nothing).
     textures: egui::TexturesDelta,
+    /// What the last frame painted showed: egui runs a second pass after every input "to
+    /// settle", which mostly paints the same shapes again; those are not drawn twice.
+    painted: Option<Painted>,
     frame: eframe::Frame,
     /// The window stays unmapped until the app's first pass has run (it may keep the window
     /// hidden); the server's Expose at the mapping then asks for the first picture.
@@ -188,6 +191,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> Runner<A, F> {
             info,
             renderer: EguiSoftwareRender::new(ColorFieldOrder::Bgra),
             textures: egui::TexturesDelta::default(),
+            painted: None,
             // eframe's constructor for a frame outside its own runner (egui_kittest's too): no
             // GL context, no storage, which `App` does not use.
             frame: eframe::Frame::_new_kittest(),
@@ -246,8 +250,7 @@ impl<A: eframe::App> Shown<A> {
             // Before the window is mapped nothing would be seen: the server's Expose at the
             // mapping asks for the first picture (issue 14: the cold start draws once).
             if self.first_pass_done {
-                let clipped = ctx.tessellate(output.shapes, output.pixels_per_point);
-                self.paint(ctx, &clipped, output.pixels_per_point)?;
+                self.paint(ctx, output.shapes, output.pixels_per_point)?;
             }
             (output.platform_output, commands)
         } else {
@@ -289,10 +292,11 @@ impl<A: eframe::App> Shown<A> {
         Ok(())
     }
 
+    /// Draws the tiles whose shapes changed since the last frame and sends them to the server.
     fn paint(
         &mut self,
         ctx: &egui::Context,
-        clipped: &[egui::ClippedPrimitive],
+        shapes: Vec<egui::epaint::ClippedShape>,
         pixels_per_point: f32,
     ) -> Result<(), String> {
         let size = self.window.inner_size();
@@ -302,12 +306,29 @@ impl<A: eframe::App> Shown<A> {
         }
         let clear_color = self.app.clear_color(&ctx.global_style().visuals);
         let background = opaque_pixel(clear_color, ColorFieldOrder::Bgra);
-        let pixels = self.screen.pixels.next_frame(width, height, background);
-        let mut target = BufferMutRef::new(pixels, width, height);
-        self.renderer.render(&mut target, clipped, &self.textures, pixels_per_point);
-        self.textures.clear();
+        let now = Painted { shapes, pixels_per_point, background, width, height };
+        let damage = if self.textures.is_empty() && self.painted.as_ref() == Some(&now) {
+            // The same picture again (egui's settling pass): nothing to draw, but pixels the
+            // server lost meanwhile are still sent.
+            Vec::new()
+        } else {
+            let clipped = tessellate_apart(ctx, now.shapes.clone(), pixels_per_point);
+            let (pixels, whole) = self.screen.pixels.next_frame(width, height, background);
+            let mut target = BufferMutRef::new(pixels, width, height);
+            let damage = self.renderer.render_damage(
+                &mut target,
+                &clipped,
+                &self.textures,
+                pixels_per_point,
+                background,
+                whole,
+            );
+            self.textures.clear();
+            self.painted = Some(now);
+            damage
+        };
         self.window.pre_present_notify();
-        self.screen.present().map_err(|error| format!("cannot draw the window: {error}"))
+        self.screen.present(&damage).map_err(|error| format!("cannot draw the window: {error}"))
     }
 
     /// Clipboard shortcuts the app asked for through viewport commands.
@@ -330,6 +351,32 @@ impl<A: eframe::App> Shown<A> {
             self.input.egui_ctx().request_repaint();
         }
     }
+}
+
+/// egui's shapes as clipped primitives, one tessellation per shape painted: egui's own
+/// tessellation merges every mesh under one clip rectangle into one, which the rasterizer caches
+/// as one piece, so one character typed redrew the whole window. Apart, a key that changes one
+/// text redraws that text (and the tiles it covers), as egui draws it (the same tessellator).
+pub(super) fn tessellate_apart(
+    ctx: &egui::Context,
+    shapes: Vec<egui::epaint::ClippedShape>,
+    pixels_per_point: f32,
+) -> Vec<egui::ClippedPrimitive> {
+    let mut primitives = Vec::with_capacity(shapes.len());
+    for shape in shapes {
+        primitives.extend(ctx.tessellate(vec![shape], pixels_per_point));
+    }
+    primitives
+}
+
+/// What a frame painted: the same again paints the same pixels.
+#[derive(PartialEq)]
+struct Painted {
+    shapes: Vec<egui::epaint::ClippedShape>,
+    pixels_per_point: f32,
+    background: [u8; 4],
+    width: usize,
+    height: usize,
 }
 
 /// Why there is no [`XDisplay`].
@@ -407,6 +454,7 @@ impl XDisplay {
             gc,
             depth,
             pixels: CpuFrame::default(),
+            band: Vec::new(),
         })
     }
 }
@@ -418,40 +466,45 @@ struct XWindow {
     gc: xproto::Gcontext,
     depth: u8,
     pixels: CpuFrame,
+    /// The rows of one rectangle being sent, reused from request to request.
+    band: Vec<[u8; 4]>,
 }
 
 impl XWindow {
-    /// Sends the rows that differ from the last frame sent (all of them when the server lost
-    /// them), in requests the server accepts, then keeps this frame as the one shown.
-    fn present(&mut self) -> Result<(), x11rb::errors::ConnectionError> {
+    /// Sends the rectangles of the frame that `damage` says changed (all of it when the server
+    /// lost the window's pixels), in requests the server accepts; the frame is then the one shown.
+    fn present(&mut self, damage: &[Damage]) -> Result<(), x11rb::errors::ConnectionError> {
         while let Some(event) = self.connection.poll_for_event()? {
             if let x11rb::protocol::Event::Expose(_) = event {
                 self.pixels.mark_stale();
             }
         }
-        if let Some(changed) = self.pixels.changed_rows() {
-            let row = self.pixels.width();
-            // A request's header is 24 bytes; the rest of what the server allows is pixels.
-            let budget = self.connection.maximum_request_bytes().saturating_sub(64);
-            let band = (budget / (row * 4)).max(1);
-            let mut top = changed.start;
-            while top < changed.end {
-                let bottom = (top + band).min(changed.end);
+        let rects = self.pixels.to_send(damage);
+        // A request's header is 24 bytes; the rest of what the server allows is pixels.
+        let budget = self.connection.maximum_request_bytes().saturating_sub(64);
+        for rect in &rects {
+            let band = (budget / (rect.width * 4)).max(1);
+            let mut first = 0;
+            while first < rect.height {
+                let rows = band.min(rect.height - first);
+                self.pixels.copy_rect(*rect, first, rows, &mut self.band);
                 xproto::put_image(
                     &self.connection,
                     xproto::ImageFormat::Z_PIXMAP,
                     self.window,
                     self.gc,
-                    row as u16,
-                    (bottom - top) as u16,
-                    0,
-                    top as i16,
+                    rect.width as u16,
+                    rows as u16,
+                    rect.x as i16,
+                    (rect.y + first) as i16,
                     0,
                     self.depth,
-                    self.pixels.rows(top..bottom).as_flattened(),
+                    self.band.as_flattened(),
                 )?;
-                top = bottom;
+                first += rows;
             }
+        }
+        if !rects.is_empty() {
             self.connection.flush()?;
         }
         self.pixels.shown_now();
@@ -534,3 +587,7 @@ impl<A: eframe::App, F: FnOnce(&egui::Context) -> A> ApplicationHandler<Wake> fo
         }
     }
 }
+
+#[cfg(test)]
+#[path = "cpu_tests.rs"]
+mod tests;

@@ -148,8 +148,22 @@ pub struct EguiSoftwareRender {
     allow_raster_opt: bool,
     cacheing_enabled: bool,
     simd_impl: AvailableImpl,
+    /// askpane: per tile, a fingerprint of the cached primitives drawn on it (their hashes and
+    /// places, in z order), as of the last frame: a tile whose fingerprint is unchanged shows
+    /// the same pixels, so it is neither recomposited nor sent again.
+    tile_fingerprints: Vec<u64>,
     #[cfg(feature = "raster_stats")]
     pub stats: RasterStats,
+}
+
+/// askpane: a rectangle of the target, in pixels, that a frame drawn by
+/// [`EguiSoftwareRender::render_damage`] changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Damage {
+    pub x: usize,
+    pub y: usize,
+    pub width: usize,
+    pub height: usize,
 }
 
 impl EguiSoftwareRender {
@@ -171,6 +185,7 @@ impl EguiSoftwareRender {
             allow_raster_opt: true,
             cacheing_enabled: true,
             simd_impl: Default::default(),
+            tile_fingerprints: Vec::new(),
             #[cfg(feature = "raster_stats")]
             stats: Default::default(),
         }
@@ -254,6 +269,15 @@ impl EguiSoftwareRender {
         assert!(pixels_per_point > 0.0);
 
         self.redraw_everything_this_frame = self.canvas.resize(width, height);
+        // askpane: a texture replaced whole (not patched at a position) may change the pixels of
+        // primitives whose vertices did not change: everything is drawn again.
+        if textures_delta
+            .set
+            .iter()
+            .any(|(_, deltas)| deltas.iter().any(|delta| delta.pos.is_none()))
+        {
+            self.redraw_everything_this_frame = true;
+        }
 
         if self.redraw_everything_this_frame {
             self.canvas.clear();
@@ -278,6 +302,11 @@ impl EguiSoftwareRender {
 
         if self.prims_updated_this_frame > 0 {
             // TODO use tiles
+            reinit_canvas = true;
+        }
+        // askpane: tiles whose primitives were reordered or moved are dirty without a new
+        // primitive (see `update_dirty_tiles`).
+        if self.dirty_tiles.iter().any(|mask| mask & Self::DIRTY_TILE_MASK != 0) {
             reinit_canvas = true;
         }
 
@@ -628,6 +657,11 @@ impl EguiSoftwareRender {
                         hasher.hash_wrap(clip_rect.min.y.to_bits());
                         hasher.hash_wrap(clip_rect.max.x.to_bits());
                         hasher.hash_wrap(clip_rect.max.y.to_bits());
+                        // askpane: where the crop starts. The same vertices under a clip
+                        // rectangle of the same size elsewhere are another part of the mesh:
+                        // upstream reused the cached pixels of the old part, at the new place.
+                        hasher.hash_wrap(cropped_min.x.to_bits());
+                        hasher.hash_wrap(cropped_min.y.to_bits());
                         hasher.hash_wrap(match px_mesh.texture_id {
                             egui::TextureId::Managed(id) => id as u32,
                             egui::TextureId::User(id) => id as u32 + 9358476,
@@ -866,10 +900,103 @@ impl EguiSoftwareRender {
                 *mask |= Self::OCCUPIED_TILE_MASK;
             }
         }
+        self.compare_tile_fingerprints();
         #[cfg(feature = "raster_stats")]
         {
             self.stats.update_dirty_tiles = start.elapsed().as_secs_f32();
         }
+    }
+
+    /// askpane: marks dirty every tile whose primitives differ from the last frame's in any way
+    /// upstream's marks miss: the same cached primitives in another order (a popup raised), or
+    /// fewer of them. Every tile, when everything is drawn again.
+    fn compare_tile_fingerprints(&mut self) {
+        const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+        const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+        let tiles = self.dirty_tiles.len();
+        let mut fingerprints = vec![FNV_OFFSET; tiles];
+        let mut drawn: Vec<(&u32, &CachedPrimitive)> = self
+            .cached_primitives
+            .iter()
+            .filter(|(_, prim)| prim.seen_this_frame)
+            .collect();
+        drawn.sort_unstable_by_key(|(_, prim)| prim.z_order);
+        for (hash, prim) in drawn {
+            for tile in &prim.occupied_tiles {
+                let index = tile[0] as usize + tile[1] as usize * self.tiles_dim[0];
+                if let Some(fingerprint) = fingerprints.get_mut(index) {
+                    for word in [u64::from(*hash), prim.min_x as u64, prim.min_y as u64] {
+                        *fingerprint = (*fingerprint ^ word).wrapping_mul(FNV_PRIME);
+                    }
+                }
+            }
+        }
+        let everything = self.redraw_everything_this_frame || self.tile_fingerprints.len() != tiles;
+        for ((mask, now), before) in self
+            .dirty_tiles
+            .iter_mut()
+            .zip(&fingerprints)
+            .zip(self.tile_fingerprints.iter().chain(std::iter::repeat(&0)))
+        {
+            if everything || now != before {
+                *mask |= Self::DIRTY_TILE_MASK;
+            }
+        }
+        self.tile_fingerprints = fingerprints;
+    }
+
+    /// askpane: renders the paint jobs into `buffer`, which holds this renderer's previous frame
+    /// (drawn over `background`), redrawing only the tiles whose primitives changed: they are
+    /// cleared to `background` and the canvas is blended over them. `whole`: the buffer does not
+    /// hold the previous frame (a new buffer, another background), so every tile is drawn.
+    /// Returns the rectangles changed, runs of dirty tiles row of tiles by row of tiles.
+    pub fn render_damage(
+        &mut self,
+        buffer: &mut BufferMutRef,
+        paint_jobs: &[egui::ClippedPrimitive],
+        textures_delta: &egui::TexturesDelta,
+        pixels_per_point: f32,
+        background: [u8; 4],
+        whole: bool,
+    ) -> Vec<Damage> {
+        let (width, height) = (buffer.width, buffer.height);
+        self.render_to_canvas(width, height, paint_jobs, textures_delta, pixels_per_point);
+        if self.canvas.data.len() != width * height || buffer.data.len() != width * height {
+            return Vec::new();
+        }
+        let tiles_x = self.tiles_dim[0];
+        let mut damage: Vec<Damage> = Vec::new();
+        for (tile_idx, &mask) in self.dirty_tiles.iter().enumerate() {
+            if !whole && mask & Self::DIRTY_TILE_MASK == 0 {
+                continue;
+            }
+            let tile_x = tile_idx % tiles_x;
+            let tile_y = tile_idx / tiles_x;
+            let x_start = tile_x * TILE_SIZE;
+            let y_start = tile_y * TILE_SIZE;
+            let x_end = (x_start + TILE_SIZE).min(width);
+            let y_end = (y_start + TILE_SIZE).min(height);
+            for y in y_start..y_end {
+                buffer.get_mut_span(x_start, x_end, y).fill(background);
+            }
+            if mask & Self::OCCUPIED_TILE_MASK != 0 {
+                dispatch_simd_impl!(self.simd_impl, |simd_impl| self
+                    .blit_tile(simd_impl, buffer, x_start, y_start, x_end, y_end, 0));
+            }
+            let rect = Damage {
+                x: x_start,
+                y: y_start,
+                width: x_end - x_start,
+                height: y_end - y_start,
+            };
+            match damage.last_mut() {
+                Some(last) if last.y == rect.y && last.x + last.width == rect.x => {
+                    last.width += rect.width;
+                }
+                _ => damage.push(rect),
+            }
+        }
+        damage
     }
 
     fn set_textures(&mut self, textures_delta: &egui::TexturesDelta) {
