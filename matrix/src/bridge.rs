@@ -227,7 +227,7 @@ impl Bridge {
                     self.inbox.relist();
                 }
             }
-            InboxMessage::Settled { connection, id, outcome } => {
+            InboxMessage::Settled { connection, id, outcome, answered_by: _ } => {
                 let Some(key) = self.key(connection, &id) else { return };
                 self.open.remove(&key);
                 self.finish(&key, &ended_elsewhere(&outcome)).await;
