@@ -7,10 +7,11 @@
 //! the Matrix sync feed it through channels.
 
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use askpane::protocol::inbox::{ClientMessage, InboxMessage, Listed};
+use askpane::protocol::chat::{self, Reply};
+use askpane::protocol::inbox::{AskContent, FrontEndDecision, InboxMessage, Listed};
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::ruma::events::OriginalSyncMessageLikeEvent;
 use matrix_sdk::ruma::events::poll::start::PollKind;
@@ -27,9 +28,9 @@ use matrix_sdk::ruma::events::room::message::{
 };
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, UInt};
 use matrix_sdk::{Client, Room};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use crate::chat::{self, Ask, Verb};
 use crate::inbox::{FromInbox, Inbox, Unreachable};
 use crate::state::{Answerers, Dir, Posted, PostedMap, write_json};
 use crate::{account, room};
@@ -46,13 +47,18 @@ enum FromRoom {
 /// An ask the bridge shows, open in the inbox.
 struct Open {
     listed: Listed,
-    ask: Ask,
-    /// The polls' votes so far, by question: option numbers from 1.
-    votes: Vec<Option<Vec<usize>>>,
+    content: AskContent,
+    /// The polls' votes so far, by question index: the answer each poll gives its question
+    /// (`answers` in the socket's shape). The ask is answered once every poll has a vote.
+    votes: HashMap<usize, Map<String, Value>>,
+    /// The questions that have a poll (a secret one has none).
+    polled: Vec<usize>,
 }
 
 struct Bridge {
     room: Room,
+    /// The bot's own names, which a reply may start with (a mention of the bot).
+    bot_names: Vec<String>,
     answerers: Answerers,
     dir: Dir,
     inbox: Inbox,
@@ -68,7 +74,12 @@ struct Bridge {
 pub async fn run(dir: Dir) -> Result<()> {
     let config = dir.room()?;
     let client = account::restore(&dir).await?;
-    client.sync_once(SyncSettings::default()).await.context("cannot sync with the homeserver")?;
+    // No long poll: a restarted bridge's stored token may have nothing new, and a plain
+    // `sync_once` would then wait for the server's timeout before the bridge serves anyone.
+    client
+        .sync_once(SyncSettings::default().timeout(Duration::ZERO))
+        .await
+        .context("cannot sync with the homeserver")?;
     let room_id: OwnedRoomId =
         config.room_id.as_str().try_into().context("room.json: a broken room id")?;
     let Some(room) = client.get_room(&room_id) else {
@@ -98,6 +109,7 @@ pub async fn run(dir: Dir) -> Result<()> {
     }
     let mut bridge = Bridge {
         room,
+        bot_names: vec![bot.to_string(), bot.localpart().to_owned()],
         answerers: config.answerers,
         dir,
         inbox: inbox.clone(),
@@ -227,10 +239,10 @@ impl Bridge {
                     self.inbox.relist();
                 }
             }
-            InboxMessage::Settled { connection, id, outcome, answered_by: _ } => {
+            InboxMessage::Settled { connection, id, outcome, answered_by } => {
                 let Some(key) = self.key(connection, &id) else { return };
                 self.open.remove(&key);
-                self.finish(&key, &ended_elsewhere(&outcome)).await;
+                self.finish(&key, &ended_elsewhere(&outcome, answered_by.as_deref())).await;
             }
             _ => {}
         }
@@ -268,10 +280,11 @@ impl Bridge {
     /// Posts the ask unless it was posted before; either way it is open from now on.
     async fn show(&mut self, listed: Listed) {
         let Some(key) = self.key(listed.connection, &listed.id) else { return };
-        let Some(ask) = listed.content.as_deref().and_then(Ask::of) else { return };
-        let questions = ask.questions().len();
+        let Some(content) = listed.content.as_deref().cloned() else { return };
+        let polls = chat::polls(&content);
         if !self.posted.contains_key(&key) {
-            match self.post(&listed, &ask).await {
+            let Some(message) = chat::render(&listed) else { return };
+            match self.post(&listed, message, &polls).await {
                 Ok(posted) => {
                     if let Ok(event) = OwnedEventId::try_from(posted.event_id.as_str()) {
                         self.by_event.insert(event, (key.clone(), None));
@@ -293,50 +306,51 @@ impl Bridge {
         if self.posted.get(&key).is_some_and(|posted| posted.finished) {
             return;
         }
-        self.open.insert(key, Open { listed, ask, votes: vec![None; questions] });
+        let polled = polls.iter().map(|poll| poll.question).collect();
+        self.open.insert(key, Open { listed, content, votes: HashMap::new(), polled });
     }
 
-    async fn post(&self, listed: &Listed, ask: &Ask) -> Result<Posted> {
-        let rendered = chat::render(listed, ask, now());
-        let content = RoomMessageEventContent::text_html(rendered.plain, rendered.html);
+    /// Posts the ask's message and one poll per question that has one; `Posted::polls` has the
+    /// poll of question `index` at `index` (`None` for a question without one).
+    async fn post(
+        &self,
+        listed: &Listed,
+        message: chat::Message,
+        polls: &[chat::Poll],
+    ) -> Result<Posted> {
+        let content = RoomMessageEventContent::text_html(message.plain, message.html);
         let message = self.room.send(content).await.context("the message")?.response.event_id;
-        let count = ask.questions().len();
-        let mut polls = Vec::new();
-        for (index, question) in ask.questions().iter().enumerate() {
-            let answers: Vec<UnstablePollAnswer> = question
-                .options
+        let mut posted_polls = Vec::new();
+        for poll in polls {
+            posted_polls.resize(poll.question, None);
+            let answers: Vec<UnstablePollAnswer> = poll
+                .answers
                 .iter()
-                .enumerate()
-                .map(|(number, option)| {
+                .map(|answer| {
                     UnstablePollAnswer::new(
-                        (number + 1).to_string(),
-                        format!("{}. {}", number + 1, option.label),
+                        answer.id.clone(),
+                        format!("{}. {}", answer.id, answer.text),
                     )
                 })
                 .collect();
             let Ok(answers) = UnstablePollAnswers::try_from(answers) else {
-                polls.push(None);
+                posted_polls.push(None);
                 continue;
             };
-            let text = chat::poll_question(question, index, count);
-            let mut block = UnstablePollStartContentBlock::new(text.clone(), answers);
+            let mut block = UnstablePollStartContentBlock::new(poll.text.clone(), answers);
             block.kind = PollKind::Disclosed;
-            if question.multi_select {
-                block.max_selections = u64::try_from(question.options.len())
-                    .ok()
-                    .and_then(UInt::new)
-                    .unwrap_or(UInt::MIN);
-            }
-            let mut start = NewUnstablePollStartEventContent::plain_text(text, block);
+            block.max_selections =
+                u64::try_from(poll.max_selections).ok().and_then(UInt::new).unwrap_or(UInt::MIN);
+            let mut start = NewUnstablePollStartEventContent::plain_text(poll.text.clone(), block);
             start.relates_to = None;
             let content = UnstablePollStartEventContent::New(start);
-            let poll = self.room.send(content).await.context("a poll")?.response.event_id;
-            polls.push(Some(poll.to_string()));
+            let event = self.room.send(content).await.context("a poll")?.response.event_id;
+            posted_polls.push(Some(event.to_string()));
         }
         Ok(Posted {
             event_id: message.to_string(),
             title: listed.title.clone(),
-            polls,
+            polls: posted_polls,
             finished: false,
             how: None,
         })
@@ -354,7 +368,7 @@ impl Bridge {
         self.save();
         let Ok(message) = OwnedEventId::try_from(posted.event_id.as_str()) else { return };
         let plain = format!("{} — {how}", posted.title);
-        let html = format!("<p><b>{}</b> — {}</p>", chat::escape(&posted.title), chat::escape(how));
+        let html = format!("<p><b>{}</b> — {}</p>", escape(&posted.title), escape(how));
         let edit = RoomMessageEventContent::text_html(plain, html)
             .make_replacement(ReplacementMetadata::new(message, None));
         if let Err(error) = self.room.send(edit).await {
@@ -414,8 +428,9 @@ impl Bridge {
                     self.say(&thread_root, &event_id, &why).await;
                     return;
                 };
-                match chat::parse_reply(&open.ask, &body, &open.votes) {
-                    Ok(verb) => self.send(&key, &sender, verb, &thread_root, &event_id).await,
+                let names: Vec<&str> = self.bot_names.iter().map(String::as_str).collect();
+                match chat::parse_reply(&open.content, &body, &names) {
+                    Ok(reply) => self.send(&key, &sender, reply, &thread_root, &event_id).await,
                     Err(why) => {
                         self.say(&thread_root, &event_id, &format!("Not sent: {why}.")).await
                     }
@@ -440,20 +455,27 @@ impl Bridge {
                     }
                     return;
                 };
-                let choices: Vec<usize> =
-                    answers.iter().filter_map(|answer| answer.parse().ok()).collect();
-                if let Some(slot) = open.votes.get_mut(question) {
-                    *slot = (!choices.is_empty()).then_some(choices);
+                if answers.is_empty() {
+                    // A vote taken back: the question waits for a vote again.
+                    open.votes.remove(&question);
+                    return;
                 }
-                if open.votes.iter().all(Option::is_some) {
-                    let mut picked = serde_json::Map::new();
-                    for (index, vote) in open.votes.iter().enumerate() {
-                        let text: Vec<String> =
-                            vote.iter().flatten().map(usize::to_string).collect();
-                        picked.insert(index.to_string(), serde_json::Value::String(text.join(",")));
+                let chosen: Vec<&str> = answers.iter().map(String::as_str).collect();
+                match chat::poll_reply(&open.content, question, &chosen) {
+                    Ok(Reply::Answer { answers, .. }) => {
+                        open.votes.insert(question, answers);
                     }
-                    let verb = Verb::Answer { answers: picked, notes: serde_json::Map::new() };
-                    self.send(&key, &sender, verb, &thread_root, &poll).await;
+                    Ok(_) => return,
+                    Err(why) => {
+                        self.say(&thread_root, &poll, &format!("Not sent: {why}.")).await;
+                        return;
+                    }
+                }
+                if open.polled.iter().all(|question| open.votes.contains_key(question)) {
+                    let answers: Map<String, Value> =
+                        open.votes.values().flat_map(|answers| answers.clone()).collect();
+                    let reply = Reply::Answer { answers, notes: Map::new() };
+                    self.send(&key, &sender, reply, &thread_root, &poll).await;
                 }
             }
         }
@@ -470,36 +492,16 @@ impl Bridge {
         &mut self,
         key: &str,
         sender: &OwnedUserId,
-        verb: Verb,
+        reply: Reply,
         root: &OwnedEventId,
         reply_to: &OwnedEventId,
     ) {
         let Some(open) = self.open.get(key) else { return };
         let (connection, id) = (open.listed.connection, open.listed.id.clone());
         let answered_by = sender.to_string();
-        let said = chat::describe(&open.ask, &verb);
-        let agent = chat::agent_name(&open.listed);
-        let message = match verb {
-            Verb::Answer { answers, notes } => ClientMessage::Answer {
-                connection,
-                id: id.clone(),
-                answers,
-                notes,
-                response: None,
-                answered_by,
-            },
-            Verb::Decline { message } => {
-                ClientMessage::Decline { connection, id: id.clone(), message, answered_by }
-            }
-            Verb::Decide { decision, suggestion, message } => ClientMessage::Decide {
-                connection,
-                id: id.clone(),
-                decision,
-                suggestion,
-                message,
-                answered_by,
-            },
-        };
+        let said = describe(&open.content, &reply);
+        let agent = agent_name(&open.listed);
+        let message = reply.message(connection, id.clone(), answered_by);
         match self.inbox.decide(connection, &id, message).await {
             Ok(Ok(())) => {
                 self.open.remove(key);
@@ -511,7 +513,7 @@ impl Bridge {
             }
             Err(Unreachable) => {
                 if let Some(open) = self.open.get_mut(key) {
-                    open.votes.iter_mut().for_each(|vote| *vote = None);
+                    open.votes.clear();
                 }
                 let why = "The inbox could not be reached, so nothing was sent: answer again once it is back.";
                 self.say(root, reply_to, why).await;
@@ -529,21 +531,109 @@ impl Bridge {
     }
 }
 
-/// How an ask that ended elsewhere is told in its message.
-fn ended_elsewhere(outcome: &str) -> String {
+/// How an ask that ended elsewhere is told in its message: what happened and, when a person
+/// settled it, who and where (`settled`'s `answered_by`: `window`, `page` or `socket:<label>`).
+fn ended_elsewhere(outcome: &str, answered_by: Option<&str>) -> String {
+    let by = match answered_by {
+        Some("window") => " in the window".to_owned(),
+        Some("page") => " in the browser page".to_owned(),
+        Some(other) => match other.strip_prefix("socket:") {
+            Some(label) => format!(" by {label}"),
+            None => format!(" by {other}"),
+        },
+        None => " outside this room".to_owned(),
+    };
     match outcome {
-        "answered" | "allowed_once" | "allowed_always" | "allowed" => {
-            "Answered outside this room (the window, the page or another front end).".to_owned()
-        }
-        "declined" | "denied" => "Declined outside this room.".to_owned(),
+        "answered" | "allowed_once" | "allowed_always" | "allowed" => format!("Answered{by}."),
+        "declined" | "denied" => format!("Declined{by}."),
+        "clarify" => format!("Sent back to talk it over (\"Chat about this\"){by}."),
         "withdrawn" => "Withdrawn by the agent.".to_owned(),
         "timed_out" => "Timed out.".to_owned(),
         other => format!("Ended ({other})."),
     }
 }
 
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs())
+/// What was sent, as the confirmation says it (`Layout = Tabs`).
+fn describe(content: &AskContent, reply: &Reply) -> String {
+    let plan = matches!(content, AskContent::Approval { plan: Some(_), .. });
+    match reply {
+        Reply::Decline { message } if message.is_empty() => "declined".to_owned(),
+        Reply::Decline { message } => format!("declined: {message}"),
+        Reply::Clarify => "chat about this".to_owned(),
+        Reply::Decide { decision: FrontEndDecision::Allow, .. } if plan => {
+            "plan approved".to_owned()
+        }
+        Reply::Decide { decision: FrontEndDecision::Allow, .. } => "allowed".to_owned(),
+        Reply::Decide { decision: FrontEndDecision::AllowAlways, .. } => {
+            "always allowed".to_owned()
+        }
+        Reply::Decide { decision: FrontEndDecision::Deny, message, .. } if plan => {
+            format!("keep planning: {message}")
+        }
+        Reply::Decide { decision: FrontEndDecision::Deny, message, .. } if message.is_empty() => {
+            "denied".to_owned()
+        }
+        Reply::Decide { decision: FrontEndDecision::Deny, message, .. } => {
+            format!("denied: {message}")
+        }
+        Reply::Answer { answers, notes } => {
+            let questions = match content {
+                AskContent::Question { questions } => questions.as_array().cloned(),
+                AskContent::Approval { .. } => None,
+            };
+            let mut parts = Vec::new();
+            for (index, question) in questions.unwrap_or_default().iter().enumerate() {
+                let Some(answer) = answers.get(&index.to_string()).and_then(Value::as_str) else {
+                    continue;
+                };
+                let header = question.get("header").and_then(Value::as_str).unwrap_or_default();
+                let options = question.get("options").and_then(Value::as_array);
+                let mut labels = Vec::new();
+                let mut rest = answer;
+                while !rest.is_empty() {
+                    if let Some(other) = rest.strip_prefix("other:") {
+                        labels.push(other.to_owned());
+                        break;
+                    }
+                    let (part, tail) = rest.split_once(',').unwrap_or((rest, ""));
+                    let label = part
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|number| options?.get(number.checked_sub(1)?))
+                        .and_then(|option| option.get("label"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(part);
+                    labels.push(label.to_owned());
+                    rest = tail;
+                }
+                let mut line = format!("{header} = {}", labels.join(", "));
+                if let Some(note) = notes.get(&index.to_string()).and_then(Value::as_str) {
+                    line.push_str(&format!(" (note: {note})"));
+                }
+                parts.push(line);
+            }
+            parts.join("; ")
+        }
+    }
+}
+
+/// The agent's name as a person knows it, from `list`'s `agent` (`hook` is Claude Code's hook).
+fn agent_name(listed: &Listed) -> String {
+    match listed.agent.as_deref() {
+        Some("hook" | "claude") => "Claude Code".to_owned(),
+        Some("codex") => "Codex".to_owned(),
+        Some("opencode") => "OpenCode".to_owned(),
+        Some("mcp") => "an MCP client".to_owned(),
+        Some("acp") => "an ACP agent".to_owned(),
+        Some("ask") => "askpane ask".to_owned(),
+        Some(other) => other.to_owned(),
+        None => listed.from.clone(),
+    }
+}
+
+/// Text made safe for the edited message's HTML body.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 #[cfg(unix)]
@@ -564,5 +654,40 @@ pub fn log(line: &str) {
     #[expect(clippy::print_stderr, reason = "the bridge's log is its stderr")]
     {
         eprintln!("askpane-matrix: {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_ask_settled_elsewhere_says_who_and_where() {
+        assert_eq!(ended_elsewhere("answered", Some("window")), "Answered in the window.");
+        assert_eq!(ended_elsewhere("declined", Some("page")), "Declined in the browser page.");
+        assert_eq!(
+            ended_elsewhere("allowed_once", Some("socket:@bob:x.org")),
+            "Answered by @bob:x.org."
+        );
+        assert_eq!(ended_elsewhere("withdrawn", None), "Withdrawn by the agent.");
+        assert_eq!(ended_elsewhere("timed_out", None), "Timed out.");
+        assert_eq!(ended_elsewhere("answered", None), "Answered outside this room.");
+    }
+
+    #[test]
+    fn the_confirmation_names_the_options_sent() {
+        let content = AskContent::Question {
+            questions: json!([{"question": "Which?", "header": "Layout", "multiSelect": true,
+                "options": [{"label": "Tabs", "description": ""}, {"label": "Split", "description": ""}]}]),
+        };
+        let mut answers = Map::new();
+        answers.insert("0".into(), json!("1,2"));
+        let mut notes = Map::new();
+        notes.insert("0".into(), json!("why"));
+        let reply = Reply::Answer { answers, notes };
+        assert_eq!(describe(&content, &reply), "Layout = Tabs, Split (note: why)");
+        assert_eq!(describe(&content, &Reply::Clarify), "chat about this");
     }
 }

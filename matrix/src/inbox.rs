@@ -147,7 +147,7 @@ impl Inbox {
                 client: Some("askpane-matrix".to_owned()),
             })
             .ok()?;
-        client.send(&ClientMessage::Subscribe { full: false }).ok()?;
+        client.send(&ClientMessage::Subscribe { full: true }).ok()?;
         client.send(&ClientMessage::List { full: true }).ok()?;
         let writer = client.try_clone().ok()?;
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = Some(writer);

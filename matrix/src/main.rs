@@ -6,7 +6,6 @@
 
 mod account;
 mod bridge;
-mod chat;
 mod inbox;
 mod room;
 mod state;

@@ -129,7 +129,7 @@ impl Dir {
         private_dir(&store)?;
         for entry in fs::read_dir(&store)?.flatten() {
             if entry.file_type().is_ok_and(|kind| kind.is_file()) {
-                private_file(&entry.path())?;
+                private_file_if_present(&entry.path())?;
             }
         }
         Ok(())
@@ -203,6 +203,21 @@ fn private_dir(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Narrows a store file that SQLite may remove meanwhile (a `-wal` or `-shm` file goes when
+/// its database is closed, between `read_dir` and here): one that is gone needs nothing.
+fn private_file_if_present(path: &Path) -> Result<()> {
+    match private_file(path) {
+        Err(error)
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|error| error.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 fn private_file(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
@@ -213,4 +228,18 @@ fn private_file(path: &Path) -> Result<()> {
     #[cfg(not(unix))]
     let _ = path;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_file_removed_before_it_is_narrowed_is_no_error() {
+        let gone = std::env::temp_dir()
+            .join(format!("askpane-matrix-gone-{}.sqlite3-wal", std::process::id()));
+        assert!(private_file_if_present(&gone).is_ok());
+        #[cfg(unix)]
+        assert!(private_file(&gone).is_err());
+    }
 }

@@ -244,7 +244,7 @@ fn a_single_select_answered_by_poll_reaches_the_hook_as_the_window_s_answer() {
     let room = bridged.room.clone();
     let message = bridged.alice.wait_message(&room, "Which layout?");
     let body = message["body"].as_str().expect("a body");
-    assert!(body.contains("Claude Code in project asks"), "{body}");
+    assert!(body.contains("A question from hook in project"), "{body}");
     assert!(body.contains("1. Tabs — one pane") && body.contains("```\n[a|b|c]\n```"), "{body}");
     let poll = bridged
         .alice
@@ -291,7 +291,7 @@ fn a_multi_select_by_poll_and_other_with_a_note_by_thread_reply() {
     bridged
         .alice
         .call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "tabs please"}));
-    bridged.alice.wait_message(&room, "is not an answer");
+    bridged.alice.wait_message(&room, "Not sent: not understood: \"tabs please\"");
     bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": root,
                               "text": "other: a grid\nnote: like the old one"}));
     let (code, stdout, stderr) = hook.finish();
@@ -342,6 +342,41 @@ fn a_decline_an_approval_allowed_and_one_denied() {
 }
 
 #[test]
+fn clarify_in_the_thread_is_the_window_s_chat_about_this() {
+    let mut bridged = bridged_or_skip!("matrix-clarify");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_clarify", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                              "text": "Clarify"}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    // The terminal dialog's own clarify feedback, as the window's "Chat about this" sends it
+    // with nothing picked (tests/front_end.rs checks the socket verb against the window's).
+    assert!(stdout.contains("The user wants to clarify these questions."), "{stdout}");
+    assert!(stdout.contains("- \\\"Which layout?\\\"\\n  (No answer provided)"), "{stdout}");
+    bridged.alice.wait_message(&room, "Sent to Claude Code: chat about this");
+    // History records the clarify as alice's, through the socket (bounded: it may lag).
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut history = bridged.world.askpane(&["history", "--json"]);
+        let listed = crate::support::run_bounded(&mut history, None).stdout;
+        let entry = listed
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|entry| entry["header"] == "Layout");
+        if let Some(entry) = entry {
+            assert_eq!(entry["outcome"], "clarify", "{entry}");
+            let by = entry["answered_by"].as_str().unwrap_or_default();
+            assert!(by.starts_with("socket:@alice:"), "{entry}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "history never recorded the clarify: {listed}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
 fn a_member_who_may_not_answer_changes_nothing() {
     let mut bridged = bridged_or_skip!("matrix-stranger");
     let room = bridged.room.clone();
@@ -388,13 +423,11 @@ fn an_ask_answered_in_the_inbox_first_edits_the_room_message_and_a_late_room_ans
     assert_eq!(front.receive_kind("verdict")["accepted"], true);
     let (_, stdout, _) = hook.finish();
     assert!(stdout.contains("Tabs"), "{stdout}");
-    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"], "contains": "Answered outside this room"}));
+    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"], "contains": "Answered by @desk."}));
     bridged.alice.call(
         json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
     );
-    bridged
-        .alice
-        .wait_message(&room, "Not sent: this ask has already ended. Answered outside this room");
+    bridged.alice.wait_message(&room, "Not sent: this ask has already ended. Answered by @desk.");
 }
 
 #[test]
@@ -496,7 +529,7 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
         let body = refusal["body"].as_str().unwrap_or_default();
         assert!(
             body.contains("already answered by socket:@desk")
-                || body.contains("already ended. Answered outside this room"),
+                || body.contains("already ended. Answered by @desk."),
             "{body}"
         );
     } else {
