@@ -276,13 +276,7 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let rule = card.request.deny_always.get(*rule)?.clone();
                 let message = deny_words(&card.deny_message);
                 let decision = PermissionDecision::DenyAlways { rule, message };
-                self.decide_card(
-                    *id,
-                    decision.clone(),
-                    ApprovalOutcome::of(&decision),
-                    Some(WINDOW),
-                )?;
-                return Some(SessionEffect::Decided { id: *id, decision });
+                return self.decided_in_window(*id, decision);
             }
             SessionAction::HandBackPermission(id) => (*id, PermissionChoice::HandBack),
             SessionAction::SetDenyMessage { id, text } => {
@@ -294,29 +288,27 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let outcome = approval.card.plan.as_mut()?.apply(action.clone())?;
                 let decision = outcome.decision();
-                self.decide_card(
-                    *id,
-                    decision.clone(),
-                    ApprovalOutcome::of(&decision),
-                    Some(WINDOW),
-                )?;
-                return Some(SessionEffect::Decided { id: *id, decision });
+                return self.decided_in_window(*id, decision);
             }
             SessionAction::Form { id, action } => {
                 let approval = self.waiting.iter_mut().find(|approval| approval.card.id == *id)?;
                 let decision = approval.card.form.as_mut()?.apply(action.clone())?.decision();
-                self.decide_card(
-                    *id,
-                    decision.clone(),
-                    ApprovalOutcome::of(&decision),
-                    Some(WINDOW),
-                )?;
-                return Some(SessionEffect::Decided { id: *id, decision });
+                return self.decided_in_window(*id, decision);
             }
             _ => return None,
         };
         let card = self.cards().find(|card| card.id == id)?;
         let decision = choice.decide(&card.request)?;
+        self.decided_in_window(id, decision)
+    }
+
+    /// The person decided card `id` in the window (or the page): the decision goes to the card's
+    /// reply, recorded as the window's, and the session hears it.
+    fn decided_in_window(
+        &mut self,
+        id: RequestId,
+        decision: PermissionDecision,
+    ) -> Option<SessionEffect> {
         self.decide_card(id, decision.clone(), ApprovalOutcome::of(&decision), Some(WINDOW))?;
         Some(SessionEffect::Decided { id, decision })
     }
