@@ -367,8 +367,10 @@ impl Bridge {
         let posted = posted.clone();
         self.save();
         let Ok(message) = OwnedEventId::try_from(posted.event_id.as_str()) else { return };
-        let plain = format!("{} — {how}", posted.title);
-        let html = format!("<p><b>{}</b> — {}</p>", escape(&posted.title), escape(how));
+        // The title is the agent's text: made safe as the posted message's (no `@room` pings).
+        let title = chat::field(&posted.title);
+        let plain = format!("{title} — {how}");
+        let html = format!("<p><b>{}</b> — {}</p>", chat::html(&title), chat::html(how));
         let edit = RoomMessageEventContent::text_html(plain, html)
             .make_replacement(ReplacementMetadata::new(message, None));
         if let Err(error) = self.room.send(edit).await {
@@ -629,11 +631,6 @@ fn agent_name(listed: &Listed) -> String {
         Some(other) => other.to_owned(),
         None => listed.from.clone(),
     }
-}
-
-/// Text made safe for the edited message's HTML body.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 #[cfg(unix)]

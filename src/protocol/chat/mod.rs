@@ -13,7 +13,7 @@ mod reply;
 mod tests;
 
 pub use poll::{Poll, PollAnswer, poll_reply, polls};
-pub use render::{MAX_BODY_BYTES, Message, render};
+pub use render::{MAX_BODY_BYTES, Message, field, html, render};
 pub use reply::{Refusal, Reply, parse_reply};
 
 use serde_json::{Map, Value, json};

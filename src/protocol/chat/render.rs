@@ -327,8 +327,9 @@ fn longest_backtick_run(text: &str) -> usize {
     longest
 }
 
-/// One line of the agent's, made safe and bounded.
-fn field(text: &str) -> String {
+/// One line of the agent's, made safe and bounded: what a bridge writes of the agent's text
+/// outside a rendered message (e.g. the ask's title in the edit saying how it ended).
+pub fn field(text: &str) -> String {
     let (shown, hidden) = cut_text(text, MAX_FIELD_BYTES);
     let mut line = agent_text(shown, true);
     if hidden > 0 || shown.len() < text.len() {
@@ -357,7 +358,7 @@ pub(super) fn agent_text(text: &str, one_line: bool) -> String {
 }
 
 /// Text for HTML: its five special characters as entities.
-pub(super) fn html(text: &str) -> String {
+pub fn html(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

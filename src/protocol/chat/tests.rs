@@ -518,3 +518,16 @@ fn a_person_s_reply_becomes_what_the_window_would_send() {
         r#"{"type":"decide","connection":3,"id":"2","decision":"allow_always","suggestion":1,"message":"","answered_by":"@a"}"#
     );
 }
+
+/// What a bridge writes of the agent's text outside a rendered message (the title in the edit
+/// saying how an ask ended) is made safe the same way: no mention pings, no control characters,
+/// one line, and the HTML escaped.
+#[test]
+fn an_agent_s_title_outside_the_message_pings_nobody_and_injects_nothing() {
+    let title = super::field("@room <b>now</b>\n\u{7}ship it");
+    assert!(!title.contains("@room"), "{title:?}");
+    assert!(title.contains("@\u{2060}room"), "{title:?}");
+    assert!(!title.contains('\n') && !title.contains('\u{7}'), "{title:?}");
+    let html = super::html(&title);
+    assert!(!html.contains("<b>") && html.contains("&lt;b&gt;"), "{html}");
+}
