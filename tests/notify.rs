@@ -615,6 +615,28 @@ fn a_terminals_notice_joins_the_inbox_notification_naming_project_and_session() 
     assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "one notification, not three");
 }
 
+/// The agent's text is text, not markup: dunst reads Pango markup in a body (`body-markup`), so
+/// a message with tags, an ampersand and quotes is sent with them as entities (one escaper,
+/// `protocol::markup`, for the notice, the status bar, the chat room and the launchd plist).
+#[test]
+fn an_agent_s_markup_in_a_notice_is_sent_as_text() {
+    let mut world = World::new("notify-markup", true);
+    let _window_manager = world.xvfb.window_manager();
+    world.start_inbox(world.askpane(&["inbox"]));
+
+    let hostile = json!({"cwd": "/home/dev/orders",
+        "message": "<b>Deploy</b> & \"ship\" isn't <a href='x'>done</a>"});
+    let (code, stdout, stderr) = world.notice(&terminal_notice(&hostile));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
+    let Seen::Notify { body, .. } = world.next() else { panic!("a Notify") };
+    assert_eq!(
+        body,
+        "&lt;b&gt;Deploy&lt;/b&gt; &amp; &quot;ship&quot; isn&#39;t \
+         &lt;a href=&#39;x&#39;&gt;done&lt;/a&gt;"
+    );
+    assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "dunst took it");
+}
+
 /// The rule against duplicates, for real: a terminal whose card waits in the inbox (its
 /// PermissionRequest hook still deciding: Claude Code's permission_prompt comes 6 s after its
 /// dialog regardless) raises nothing more; another terminal still joins.

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::inbox::{AskKind, Listed};
+use super::markup;
 
 /// Whether an inbox answered: a status bar shows "0" either way, scripts can tell them apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -138,7 +139,7 @@ impl Summary {
         };
         let module = Waybar {
             text: self.waiting.to_string(),
-            tooltip: pango_escape(&tooltip),
+            tooltip: markup::escape(&tooltip),
             class: state,
             alt: state,
         };
@@ -184,22 +185,6 @@ fn tooltip_line(ask: &WaitingAsk) -> String {
 /// keeps to its line, and a watch's output to one line per change.
 fn one_line(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
-}
-
-/// `text` safe inside Pango markup: its five special characters as entities.
-pub fn pango_escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
 }
 
 /// A short age: `45s`, `12m`, `3h5m`, `2d4h` (also the inbox's uptime in `askpane doctor`).
@@ -306,7 +291,7 @@ mod tests {
         assert!(!tooltip.contains("<b>"), "{tooltip}");
         assert!(
             tooltip.contains(
-                "hook · &lt;b&gt;x&lt;/b&gt; &amp; &quot;q&quot; &apos;a&apos; next: Colour (10s)"
+                "hook · &lt;b&gt;x&lt;/b&gt; &amp; &quot;q&quot; &#39;a&#39; next: Colour (10s)"
             ),
             "{tooltip}"
         );

@@ -19,6 +19,7 @@ use zbus::zvariant::Value;
 
 use crate::protocol::doctor::BusFacts;
 use crate::protocol::hook_notification::TerminalNotice;
+use crate::protocol::markup;
 use crate::protocol::notice::{NoticeCommand, Notices, Notification, Snapshot, Terminals};
 use crate::protocol::origin::RequestId;
 use crate::transport::session_bus::{NoOwnBus, connect_own};
@@ -332,7 +333,7 @@ impl Bus {
     /// a notification server does not, and askpane asks for nothing that would.
     async fn show(&mut self, notification: &Notification) -> zbus::Result<()> {
         let body = match self.markup {
-            true => escape_markup(&notification.body),
+            true => markup::escape(&notification.body),
             false => notification.body.clone(),
         };
         let replaces = self.shown.map_or(0, |shown| shown.id);
@@ -387,10 +388,4 @@ impl Bus {
             _ => Heard::Other,
         }
     }
-}
-
-/// The body for servers that read a small subset of HTML: `&`, `<` and `>` as entities, so a
-/// question about `Vec<T>` shows as typed.
-fn escape_markup(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -8,6 +8,8 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+use askpane::protocol::markup;
+
 // Issue 29: `askpane doctor`'s look at what these editors installed.
 #[cfg(target_os = "linux")]
 pub(super) mod check;
@@ -320,11 +322,7 @@ fn startup_script(binary: &str) -> String {
     allow(dead_code, reason = "written on macOS only; tested everywhere")
 )]
 fn launch_agent_plist(binary: &str) -> String {
-    let escaped = binary
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;");
+    let escaped = markup::escape(binary);
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

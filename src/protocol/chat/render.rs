@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::Shape;
 use crate::protocol::inbox::Listed;
+pub use crate::protocol::markup::escape as html;
 use crate::protocol::permission::Suggestion;
 use crate::protocol::question::{Ask, Question};
 
@@ -355,22 +356,6 @@ pub(super) fn agent_text(text: &str, one_line: bool) -> String {
         }
     }
     safe
-}
-
-/// Text for HTML: its five special characters as entities.
-pub fn html(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
 }
 
 /// askpane's own hint with its `code` spans as `<code>` (the hint is askpane's text, no agent's).
