@@ -560,3 +560,171 @@ fn a_plan_sent_back_from_the_room_then_approved_reads_as_the_window_s_review() {
     assert!(approved.starts_with(APPROVED), "{approved}");
     assert!(approved.ends_with(&format!("## Approved Plan:\n{PLAN}")), "{approved}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 2: hostile and large input in a real room (the hook as Claude Code runs it).
+
+/// A PreToolUse hook input for AskUserQuestion with `questions`.
+fn hook_input(tool_use_id: &str, questions: Value) -> String {
+    json!({
+        "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
+        "tool_use_id": tool_use_id, "tool_input": {"questions": questions}
+    })
+    .to_string()
+}
+
+/// Whether `text` holds a live tag the agent wrote (escaped, `&lt;img`, it is text).
+fn live_tags(text: &str) -> Vec<&'static str> {
+    ["<a href", "<img", "<script", "<iframe", "<b onclick"]
+        .into_iter()
+        .filter(|tag| text.to_ascii_lowercase().contains(tag))
+        .collect()
+}
+
+/// What an event of the room says that a client would ping or render: `@room` in its body or
+/// HTML, `m.mentions` absent (clients then match the body with the legacy push rules) or
+/// naming the room, live tags of the agent's, control characters.
+fn hazards(event: &Value, mentions_key: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for key in ["body", "formatted_body", "question"] {
+        let text = event[key].as_str().unwrap_or_default();
+        if text.to_ascii_lowercase().contains("@room") {
+            found.push(format!("{key} can ping the room"));
+        }
+        if let Some(control) = text.chars().find(|c| c.is_control() && *c != '\n') {
+            found.push(format!("{key} holds the control character {:?}", control));
+        }
+    }
+    let html = event["formatted_body"].as_str().unwrap_or_default();
+    if !live_tags(html).is_empty() {
+        found.push(format!("formatted_body holds the agent's live tags {:?}", live_tags(html)));
+    }
+    let mentions = &event[mentions_key];
+    if !mentions.is_object() {
+        found.push(format!("{mentions_key} is {mentions}: clients fall back to the body's words"));
+    }
+    if mentions["room"] == true {
+        found.push(format!("{mentions_key} mentions the room"));
+    }
+    found
+}
+
+const HOSTILE: &str = "@room <a href=\"https://evil.example/\">click</a> <img src=x onerror=alert(1)> \u{7}\u{1b}[31m";
+
+#[test]
+fn a_hostile_ask_reaches_the_room_as_text_that_pings_no_one_and_renders_no_tag_of_the_agent_s() {
+    let mut bridged = bridged_or_skip!("matrix-hostile");
+    let room = bridged.room.clone();
+    let preview: String = (1..=100)
+        .map(|line| match line % 4 {
+            0 => format!("# heading {line} @room <b onclick=x>bold</b>\n"),
+            1 => format!("```\nfenced {line} <script>alert({line})</script>\n"),
+            2 => format!("- item {line} [link](https://evil.example/{line}) @room\n"),
+            _ => format!("line {line} \u{1b}[0m <iframe src=x>\n"),
+        })
+        .collect();
+    let questions = json!([{
+        "question": format!("Which one? {HOSTILE}"),
+        "header": "@room <img src=x>",
+        "multiSelect": false,
+        "options": [
+            {"label": format!("Keep {HOSTILE}"), "description": HOSTILE, "preview": preview},
+            {"label": "@room", "description": "<a href=\"https://evil.example/\">x</a>"},
+        ],
+    }]);
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_hostile", questions));
+    let alice = &mut bridged.alice;
+    let message = alice.wait_message(&room, "Which one?");
+    let body = message["body"].as_str().unwrap_or_default();
+    assert!(body.contains("@\u{2060}room"), "the grammar breaks the agent's @: {body}");
+    assert!(body.contains("line 99"), "the 100-line preview is shown: {body}");
+    assert_eq!(hazards(&message, "mentions"), Vec::<String>::new(), "{message:#}");
+    let poll = alice.call(json!({"do": "wait_poll", "room": room, "contains": "Which one?"}));
+    let poll = poll["event"].clone();
+    assert_eq!(
+        hazards(&json!({"question": poll["question"], "mentions": {}}), "mentions"),
+        Vec::<String>::new()
+    );
+    for answer in poll["answers"].as_array().into_iter().flatten() {
+        let text = answer["text"].as_str().unwrap_or_default();
+        assert!(!text.to_ascii_lowercase().contains("@room"), "a poll answer can ping: {text:?}");
+    }
+    alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                      "text": "2"}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("\"@room\""), "the agent reads its own label back: {stdout}");
+    let edit = alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                                 "contains": "Answered by"}))["event"]
+        .clone();
+    assert_eq!(hazards(&edit, "new_mentions"), Vec::<String>::new(), "{edit:#}");
+    let sent = alice.wait_message(&room, "Sent to Claude Code");
+    assert_eq!(hazards(&sent, "mentions"), Vec::<String>::new(), "{sent:#}");
+}
+
+fn sizes() -> Value {
+    json!([{"question": "Which size?", "header": "Size", "multiSelect": false,
+            "options": [{"label": "S", "description": ""}, {"label": "M", "description": ""}]}])
+}
+
+/// The limit of an answer (32,768 characters) holds in a room: the longest Other reaches the hook
+/// whole, one character more is refused with the limit. A Matrix event is at most 64 KiB, so a
+/// reply of 32,768 CJK characters (98,304 bytes) cannot be sent at all: the homeserver refuses
+/// it (M_TOO_LARGE) before the bridge sees it, and nothing is answered; the CJK an encrypted
+/// event carries (12,000 characters here) reaches the hook whole.
+#[test]
+fn the_longest_other_from_the_room_reaches_the_hook_whole_and_one_character_more_is_refused() {
+    let mut bridged = bridged_or_skip!("matrix-large");
+    let room = bridged.room.clone();
+    let limit = askpane::protocol::limits::MAX_ANSWER_LENGTH;
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_large", sizes()));
+    let alice = &mut bridged.alice;
+    let message = alice.wait_message(&room, "Which size?");
+    let reply = |alice: &mut super::peer::Peer, text: String| {
+        alice.try_call(json!({"do": "reply_in_thread", "room": room,
+                              "event": message["event_id"], "text": text}))
+    };
+    let cjk = "界".repeat(limit);
+    assert_eq!(cjk.len(), 98_304);
+    let sent = reply(alice, format!("other: {cjk}"));
+    assert_eq!(sent["ok"], false, "a 98 KB event was taken");
+    assert!(sent["error"].as_str().is_some_and(|e| e.contains("M_TOO_LARGE")), "{sent}");
+    let sent = reply(alice, format!("other: {}", "x".repeat(limit + 1)));
+    assert_eq!(sent["ok"], true, "{sent}");
+    let refusal = alice.wait_message(&room, "Not sent: ");
+    let said = refusal["body"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains("32768") || said.contains("32,768"), "{said}");
+    let whole = "x".repeat(limit);
+    assert_eq!(reply(alice, format!("other: {whole}"))["ok"], true);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&format!("\"{whole}\"")), "{}", &stdout[..300.min(stdout.len())]);
+
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_cjk", sizes()));
+    let alice = &mut bridged.alice;
+    let seen = alice.call(json!({"do": "seen"}))["events"].as_array().map_or(0, Vec::len);
+    let deadline = Instant::now() + SCENARIO_LIMIT;
+    let second = loop {
+        let events = alice.call(json!({"do": "seen"}))["events"].clone();
+        let found = events.as_array().into_iter().flatten().skip(seen).find(|event| {
+            event["type"] == "message"
+                && event["body"].as_str().is_some_and(|body| body.contains("Which size?"))
+        });
+        if let Some(found) = found {
+            break found.clone();
+        }
+        assert!(Instant::now() < deadline, "the second ask was not posted: {events:#}");
+        thread::sleep(Duration::from_millis(100));
+    };
+    let cjk = "界".repeat(12_000);
+    alice.call(json!({"do": "reply_in_thread", "room": room, "event": second["event_id"],
+                      "text": format!("other: {cjk}")}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains(&format!("\"{cjk}\"")),
+        "{}",
+        stdout.chars().take(300).collect::<String>()
+    );
+}
