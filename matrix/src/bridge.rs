@@ -23,6 +23,7 @@ use matrix_sdk::ruma::events::poll::unstable_start::{
     UnstablePollStartContentBlock, UnstablePollStartEventContent,
 };
 use matrix_sdk::ruma::events::relation::Thread;
+use matrix_sdk::ruma::events::room::member::{MembershipState, OriginalSyncRoomMemberEvent};
 use matrix_sdk::ruma::events::room::message::{
     MessageType, OriginalSyncRoomMessageEvent, Relation, ReplacementMetadata,
     RoomMessageEventContent,
@@ -43,6 +44,8 @@ enum FromRoom {
     Reply { sender: OwnedUserId, event_id: OwnedEventId, root: OwnedEventId, body: String },
     /// A vote in the poll `poll`: the answers' ids.
     Vote { sender: OwnedUserId, poll: OwnedEventId, answers: Vec<String> },
+    /// `user` left the room (or was removed from it).
+    Left { user: OwnedUserId },
 }
 
 /// An ask the bridge shows, open in the inbox.
@@ -170,6 +173,18 @@ fn add_handlers(
                 root,
                 body,
             });
+        }
+    });
+    let (ours, tell) = (room_id.clone(), to_bridge.clone());
+    client.add_event_handler(move |event: OriginalSyncRoomMemberEvent, room: Room| {
+        let (ours, tell) = (ours.clone(), tell.clone());
+        async move {
+            let gone =
+                matches!(event.content.membership, MembershipState::Leave | MembershipState::Ban);
+            if room.room_id() != ours || !gone {
+                return;
+            }
+            let _ = tell.send(FromRoom::Left { user: event.state_key });
         }
     });
     let (ours, me, tell) = (room_id.clone(), bot.clone(), to_bridge.clone());
@@ -415,6 +430,25 @@ impl Bridge {
 
     async fn on_room(&mut self, event: FromRoom) {
         match event {
+            FromRoom::Left { user } => {
+                if !self.allowed(&user).await {
+                    return;
+                }
+                // Nothing is answered for them: their asks wait in the inbox, and the people
+                // still in the room (who may not answer) and the log say where to answer.
+                let said = format!(
+                    "{user} left the room. Nothing was answered for them: the asks open here \
+                     ({}) stay open in the inbox; answer them in the window or the page, or \
+                     invite someone allowed to answer.",
+                    self.open.len()
+                );
+                log(&said);
+                let content =
+                    RoomMessageEventContent::notice_plain(said).add_mentions(Mentions::new());
+                if let Err(error) = self.room.send(content).await {
+                    log(&format!("cannot say it in the room: {error}"));
+                }
+            }
             FromRoom::Reply { sender, event_id, root, body } => {
                 let Some((key, _)) = self.by_event.get(&root).cloned() else { return };
                 let Some(thread_root) = self.thread_root(&key) else { return };

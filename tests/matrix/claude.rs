@@ -728,3 +728,37 @@ fn the_longest_other_from_the_room_reaches_the_hook_whole_and_one_character_more
         stdout.chars().take(300).collect::<String>()
     );
 }
+
+/// The only person allowed to answer leaves the room mid-ask: nothing is answered, the ask stays
+/// open in the inbox, the bridge says so (its log, and the room); the window then answers it and
+/// the room's message is edited (seen by bob, a member who may not answer).
+#[test]
+fn the_only_answerer_leaving_mid_ask_answers_nothing_and_the_window_still_can() {
+    let mut bridged = bridged_or_skip!("matrix-leave");
+    let room = bridged.room.clone();
+    let bob_account = bridged.homeserver.register("bob", "bob-password", false);
+    let mut bob = super::peer::Peer::start(&bridged.homeserver, &bob_account);
+    bridged.alice.call(json!({"do": "invite", "room": room, "user": bob_account.user_id}));
+    bob.call(json!({"do": "join", "room": room}));
+    let input = hook_input("toolu_leave", sizes());
+    let hook = bridged.world.client(&["hook"], &input);
+    let message = bob.wait_message(&room, "Which size?");
+    bridged.alice.wait_message(&room, "Which size?");
+    bridged.alice.call(json!({"do": "leave", "room": room}));
+    bridged.wait_log("left the room");
+    let notice = bob.wait_message(&room, "left the room");
+    let said = notice["body"].as_str().unwrap_or_default();
+    assert!(said.contains("stay open"), "{said}");
+    let asks = bridged.world.connect().list();
+    assert_eq!(asks.len(), 1, "the ask is still open: {asks:?}");
+
+    let xvfb = &bridged.world.xvfb;
+    let window = crate::inbox::wait_for_window(xvfb, "1 question", true).expect("the window");
+    xvfb.focus(window);
+    xvfb.keys(window, &["2", "ctrl+Return"]);
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("\"M\""), "{stdout}");
+    bob.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                    "contains": "Answered in the window"}));
+}
