@@ -642,13 +642,11 @@ fn a_hostile_ask_reaches_the_room_as_text_that_pings_no_one_and_renders_no_tag_o
     assert_eq!(hazards(&message, "mentions"), Vec::<String>::new(), "{message:#}");
     let poll = alice.call(json!({"do": "wait_poll", "room": room, "contains": "Which one?"}));
     let poll = poll["event"].clone();
-    assert_eq!(
-        hazards(&json!({"question": poll["question"], "mentions": {}}), "mentions"),
-        Vec::<String>::new()
-    );
-    for answer in poll["answers"].as_array().into_iter().flatten() {
-        let text = answer["text"].as_str().unwrap_or_default();
-        assert!(!text.to_ascii_lowercase().contains("@room"), "a poll answer can ping: {text:?}");
+    let answers = poll["answers"].as_array().into_iter().flatten();
+    for text in answers.map(|answer| &answer["text"]).chain([&poll["question"]]) {
+        let text = text.as_str().unwrap_or_default();
+        assert!(!text.to_ascii_lowercase().contains("@room"), "the poll can ping: {text:?}");
+        assert!(!text.chars().any(char::is_control), "a control character: {text:?}");
     }
     alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
                       "text": "2"}));
@@ -661,6 +659,33 @@ fn a_hostile_ask_reaches_the_room_as_text_that_pings_no_one_and_renders_no_tag_o
     assert_eq!(hazards(&edit, "new_mentions"), Vec::<String>::new(), "{edit:#}");
     let sent = alice.wait_message(&room, "Sent to Claude Code");
     assert_eq!(hazards(&sent, "mentions"), Vec::<String>::new(), "{sent:#}");
+
+    // A tool call and a plan of the agent's, as hostile, through the approval hook.
+    let capture = |case: &str| -> Value {
+        serde_json::from_str(&crate::support::agents::permission_capture(case, "stdin"))
+            .expect("a capture")
+    };
+    let mut bash = capture("pr-bash-allow");
+    bash["tool_input"] = json!({"command": format!("echo {HOSTILE}"), "description": HOSTILE});
+    let mut plan = capture("plan-hook-allow");
+    plan["tool_input"]["plan"] = json!(format!("# Plan {HOSTILE}\n\n{preview}"));
+    for (input, shown, reply) in
+        [(bash, "echo @", "deny: not this"), (plan, "# Plan @", "keep planning: not this")]
+    {
+        let hook = bridged.world.client(&["hook"], &input.to_string());
+        let alice = &mut bridged.alice;
+        let message = alice.wait_message(&room, shown);
+        assert_eq!(hazards(&message, "mentions"), Vec::<String>::new(), "{message:#}");
+        alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                          "text": reply}));
+        let (code, stdout, stderr) = hook.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(stdout.contains("not this"), "{stdout}");
+        let edit = alice.call(json!({"do": "wait_edit", "room": room,
+            "event": message["event_id"], "contains": "Answered by"}))["event"]
+            .clone();
+        assert_eq!(hazards(&edit, "new_mentions"), Vec::<String>::new(), "{edit:#}");
+    }
 }
 
 fn sizes() -> Value {
