@@ -296,8 +296,21 @@ fn question(text: &str, header: &str, multi: bool, options: &[(&str, Option<&str
     json!([{"question": text, "header": header, "multiSelect": multi, "options": options}])
 }
 
-/// The four asks of the question scenario, one per turn.
-fn four_asks(_: &Path) -> Vec<ToolCall> {
+/// Two questions in one ask: `(question, header, multi-select, labels)` each.
+fn pair(questions: [(&str, &str, bool, [&str; 3]); 2]) -> Value {
+    let questions: Vec<Value> = questions
+        .iter()
+        .map(|(text, header, multi, labels)| {
+            let options: Vec<Value> =
+                labels.iter().map(|label| json!({"label": label, "description": ""})).collect();
+            json!({"question": text, "header": header, "multiSelect": multi, "options": options})
+        })
+        .collect();
+    json!(questions)
+}
+
+/// The asks of the question scenario, one per turn.
+fn the_asks(_: &Path) -> Vec<ToolCall> {
     vec![
         ask(
             "toolu_layout",
@@ -325,6 +338,20 @@ fn four_asks(_: &Path) -> Vec<ToolCall> {
             "toolu_name",
             question("Which name?", "Name", false, &[("shop", None), ("store", None)]),
         ),
+        ask(
+            "toolu_polls",
+            pair([
+                ("Which colour?", "Colour", false, ["Red", "Blue", "Green"]),
+                ("Which sizes?", "Sizes", true, ["S", "M", "L"]),
+            ]),
+        ),
+        ask(
+            "toolu_lines",
+            pair([
+                ("Which tone?", "Tone", false, ["Light", "Dark", "Auto"]),
+                ("Which fits?", "Fit", true, ["Slim", "Regular", "Loose"]),
+            ]),
+        ),
     ]
 }
 
@@ -338,17 +365,22 @@ fn questions_answered_in_the_room_reach_claude_code_as_the_window_s_answers() {
     let room = bridged.room.clone();
 
     let mut window =
-        ClaudeRun::start("questions-window", four_asks, &Answered::Window, How::Host(Host::Denies));
+        ClaudeRun::start("questions-window", the_asks, &Answered::Window, How::Host(Host::Denies));
     preset(&window, "toolu_layout", Preset::Answers(json!({"Layout": "Tabs"})));
     preset(&window, "toolu_checks", Preset::Answers(json!({"Checks": ["fmt", "tests"]})));
     let database = json!({"Database": {"other": OTHER, "notes": NOTE}});
     preset(&window, "toolu_database", Preset::Answers(database));
     preset(&window, "toolu_name", Preset::Decline(DECLINE));
+    let polls = json!({"Colour": "Blue", "Sizes": ["S", "L"]});
+    preset(&window, "toolu_polls", Preset::Answers(polls));
+    let lines = json!({"Tone": {"choose": "Dark", "notes": "bright"},
+                       "Fit": {"choose": ["Slim", "Loose"], "other": "XL"}});
+    preset(&window, "toolu_lines", Preset::Answers(lines));
     let expected = window.finish();
 
     let mut claude = ClaudeRun::start(
         "questions-room",
-        four_asks,
+        the_asks,
         &Answered::Room(&bridged),
         How::Host(Host::Denies),
     );
@@ -367,8 +399,17 @@ fn questions_answered_in_the_room_reach_claude_code_as_the_window_s_answers() {
         alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
                           "text": reply}));
     }
+    for (question, votes) in [("Which colour?", json!(["2"])), ("Which sizes?", json!(["1", "3"]))]
+    {
+        let poll = alice.call(json!({"do": "wait_poll", "room": room, "contains": question}));
+        let poll = poll["event"]["event_id"].clone();
+        alice.call(json!({"do": "vote", "room": room, "poll": poll, "answers": votes}));
+    }
+    let message = alice.wait_message(&room, "Which tone?");
+    alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                      "text": "1: 2\n2: 1,3, other: XL\n1 note: bright"}));
     let read = claude.finish();
-    assert_eq!(read.len(), 4, "{read:#?}");
+    assert_eq!(read.len(), 6, "{read:#?}");
     assert_eq!(read, expected, "the model read other words from the room than from the window");
     alice.wait_message(&room, "Sent to Claude Code: declined");
 }
