@@ -3,7 +3,9 @@
 //! (a second Matrix client the tests drive over JSON lines, so this test binary carries no
 //! Matrix SDK); both are found beside `askpane` in the target directory.
 
+mod claude;
 mod end_to_end;
+mod peer;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use askpane::protocol::chat::{self, Reply};
 use askpane::protocol::inbox::{AskContent, FrontEndDecision, InboxMessage, Listed};
 use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::OriginalSyncMessageLikeEvent;
 use matrix_sdk::ruma::events::poll::start::PollKind;
 use matrix_sdk::ruma::events::poll::unstable_end::UnstablePollEndEventContent;
@@ -22,6 +23,7 @@ use matrix_sdk::ruma::events::poll::unstable_start::{
     UnstablePollStartContentBlock, UnstablePollStartEventContent,
 };
 use matrix_sdk::ruma::events::relation::Thread;
+use matrix_sdk::ruma::events::room::member::{MembershipState, OriginalSyncRoomMemberEvent};
 use matrix_sdk::ruma::events::room::message::{
     MessageType, OriginalSyncRoomMessageEvent, Relation, ReplacementMetadata,
     RoomMessageEventContent,
@@ -42,6 +44,8 @@ enum FromRoom {
     Reply { sender: OwnedUserId, event_id: OwnedEventId, root: OwnedEventId, body: String },
     /// A vote in the poll `poll`: the answers' ids.
     Vote { sender: OwnedUserId, poll: OwnedEventId, answers: Vec<String> },
+    /// `user` left the room (or was removed from it).
+    Left { user: OwnedUserId },
 }
 
 /// An ask the bridge shows, open in the inbox.
@@ -169,6 +173,18 @@ fn add_handlers(
                 root,
                 body,
             });
+        }
+    });
+    let (ours, tell) = (room_id.clone(), to_bridge.clone());
+    client.add_event_handler(move |event: OriginalSyncRoomMemberEvent, room: Room| {
+        let (ours, tell) = (ours.clone(), tell.clone());
+        async move {
+            let gone =
+                matches!(event.content.membership, MembershipState::Leave | MembershipState::Ban);
+            if room.room_id() != ours || !gone {
+                return;
+            }
+            let _ = tell.send(FromRoom::Left { user: event.state_key });
         }
     });
     let (ours, me, tell) = (room_id.clone(), bot.clone(), to_bridge.clone());
@@ -318,7 +334,11 @@ impl Bridge {
         message: chat::Message,
         polls: &[chat::Poll],
     ) -> Result<Posted> {
-        let content = RoomMessageEventContent::text_html(message.plain, message.html);
+        // Every event the bridge sends says it mentions no one (an empty `m.mentions`): without
+        // one, clients match the body with the legacy push rules, so an agent's text holding
+        // someone's display name or `@room` would ping them.
+        let content = RoomMessageEventContent::text_html(message.plain, message.html)
+            .add_mentions(Mentions::new());
         let message = self.room.send(content).await.context("the message")?.response.event_id;
         let mut posted_polls = Vec::new();
         for poll in polls {
@@ -372,6 +392,7 @@ impl Bridge {
         let plain = format!("{title} — {how}");
         let html = format!("<p><b>{}</b> — {}</p>", chat::html(&title), chat::html(how));
         let edit = RoomMessageEventContent::text_html(plain, html)
+            .add_mentions(Mentions::new())
             .make_replacement(ReplacementMetadata::new(message, None));
         if let Err(error) = self.room.send(edit).await {
             log(&format!("cannot edit the message of {}: {error}", posted.title));
@@ -409,6 +430,25 @@ impl Bridge {
 
     async fn on_room(&mut self, event: FromRoom) {
         match event {
+            FromRoom::Left { user } => {
+                if !self.allowed(&user).await {
+                    return;
+                }
+                // Nothing is answered for them: their asks wait in the inbox, and the people
+                // still in the room (who may not answer) and the log say where to answer.
+                let said = format!(
+                    "{user} left the room. Nothing was answered for them: the asks open here \
+                     ({}) stay open in the inbox; answer them in the window or the page, or \
+                     invite someone allowed to answer.",
+                    self.open.len()
+                );
+                log(&said);
+                let content =
+                    RoomMessageEventContent::notice_plain(said).add_mentions(Mentions::new());
+                if let Err(error) = self.room.send(content).await {
+                    log(&format!("cannot say it in the room: {error}"));
+                }
+            }
             FromRoom::Reply { sender, event_id, root, body } => {
                 let Some((key, _)) = self.by_event.get(&root).cloned() else { return };
                 let Some(thread_root) = self.thread_root(&key) else { return };
@@ -525,7 +565,7 @@ impl Bridge {
 
     /// A notice in the ask's thread, in reply to `reply_to`.
     async fn say(&self, root: &OwnedEventId, reply_to: &OwnedEventId, text: &str) {
-        let mut content = RoomMessageEventContent::notice_plain(text);
+        let mut content = RoomMessageEventContent::notice_plain(text).add_mentions(Mentions::new());
         content.relates_to = Some(Relation::Thread(Thread::plain(root.clone(), reply_to.clone())));
         if let Err(error) = self.room.send(content).await {
             log(&format!("cannot reply in the room: {error}"));
@@ -594,7 +634,7 @@ fn describe(content: &AskContent, reply: &Reply) -> String {
                 let mut rest = answer;
                 while !rest.is_empty() {
                     if let Some(other) = rest.strip_prefix("other:") {
-                        labels.push(other.to_owned());
+                        labels.push(chat::field(other));
                         break;
                     }
                     let (part, tail) = rest.split_once(',').unwrap_or((rest, ""));
@@ -605,12 +645,14 @@ fn describe(content: &AskContent, reply: &Reply) -> String {
                         .and_then(|option| option.get("label"))
                         .and_then(Value::as_str)
                         .unwrap_or(part);
-                    labels.push(label.to_owned());
+                    labels.push(chat::field(label));
                     rest = tail;
                 }
-                let mut line = format!("{header} = {}", labels.join(", "));
+                // The agent's header and labels (and a long Other) as the message writes them:
+                // one bounded line whose `@` pings no one, in the notice and in the edit.
+                let mut line = format!("{} = {}", chat::field(header), labels.join(", "));
                 if let Some(note) = notes.get(&index.to_string()).and_then(Value::as_str) {
-                    line.push_str(&format!(" (note: {note})"));
+                    line.push_str(&format!(" (note: {})", chat::field(note)));
                 }
                 parts.push(line);
             }

@@ -42,6 +42,17 @@ pub const KEEP_PLANNING_DEFAULT: &str = "The user did not approve this plan and 
 pub const KEEP_PLANNING_LEAD: &str =
     "The user did not approve this plan and wants you to keep planning. Their review:";
 
+/// What the model reads when a plan is sent back with `note` and no comment on a block: what
+/// [`PlanReview::feedback`] sends for a note alone ([`KEEP_PLANNING_DEFAULT`] for none). A
+/// front end that has only words (the socket's `decide` deny on a plan, a chat room's `keep
+/// planning: …`) sends this, so the model reads what the window's plan page sends.
+pub fn keep_planning_words(note: &str) -> String {
+    match note.trim() {
+        "" => KEEP_PLANNING_DEFAULT.to_owned(),
+        note => format!("{KEEP_PLANNING_LEAD}\n\n{note}"),
+    }
+}
+
 /// What a block of the plan is, for the page (a heading joins the outline) and for quoting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {

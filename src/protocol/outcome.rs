@@ -463,8 +463,9 @@ fn answers_within_limits(ask: &Ask, drafts: &[Draft]) -> Result<Answers, super::
     })
 }
 
-/// What the model reads after a decline, with the user's words when they gave any.
-fn decline_message(user_message: &str) -> String {
+/// What the model reads after a decline, with the user's words when they gave any (the
+/// window's wording; a chat room's `decline: …` sends it too).
+pub fn decline_message(user_message: &str) -> String {
     match user_message.trim() {
         "" => "The user declined to answer these questions. Do not assume an answer; continue \
                without it or ask in chat."

@@ -159,6 +159,10 @@ impl Peer {
                 }
                 Ok(json!({}))
             }
+            "leave" => {
+                self.room(request).await?.leave().await?;
+                Ok(json!({}))
+            }
             "invite" => {
                 let room = self.room(request).await?;
                 let user: OwnedUserId = text(request, "user")?.try_into()?;
@@ -295,6 +299,16 @@ impl Peer {
                     MessageType::Notice(notice) => notice.body.clone(),
                     other => other.body().to_owned(),
                 };
+                // The HTML a client renders, when the event has one.
+                let formatted = |message: &MessageType| match message {
+                    MessageType::Text(text) => text.formatted.as_ref().map(|f| f.body.clone()),
+                    MessageType::Notice(notice) => {
+                        notice.formatted.as_ref().map(|f| f.body.clone())
+                    }
+                    _ => None,
+                };
+                // `m.mentions` as sent (absent: null), what a client pings for.
+                let mentions = serde_json::to_value(&event.content.mentions).unwrap_or_default();
                 let record = match &event.content.relates_to {
                     Some(Relation::Replacement(replacement)) => json!({
                         "type": "edit",
@@ -303,6 +317,10 @@ impl Peer {
                         "room": room.room_id(),
                         "replaces": replacement.event_id,
                         "body": body(&replacement.new_content.msgtype),
+                        "formatted_body": formatted(&replacement.new_content.msgtype),
+                        "mentions": mentions,
+                        "new_mentions": serde_json::to_value(&replacement.new_content.mentions)
+                            .unwrap_or_default(),
                     }),
                     relation => {
                         let thread = match relation {
@@ -316,6 +334,8 @@ impl Peer {
                             "room": room.room_id(),
                             "thread": thread,
                             "body": body(&event.content.msgtype),
+                            "formatted_body": formatted(&event.content.msgtype),
+                            "mentions": mentions,
                         })
                     }
                 };

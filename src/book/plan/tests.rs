@@ -335,3 +335,14 @@ fn a_hostile_draft_cannot_put_a_comment_outside_the_plan() {
     assert_eq!(review.note, "> nowhere\n\nx\n\n> # Greeting\n\nb");
     assert!(review.comments.iter().all(|comment| comment.block < review.blocks.len()));
 }
+
+/// A front end with words only (the socket's `decide` deny on a plan, a room's `keep planning:
+/// …`) sends what the page sends for a note alone (tests/matrix/claude.rs read "The user denied
+/// this tool call and said: …" before).
+#[test]
+fn keep_planning_words_are_the_page_s_review_of_a_note_alone() {
+    let mut review = PlanReview::new(PLAN.to_owned(), None);
+    review.apply(PlanAction::SetNote(" split step 2 ".to_owned()));
+    assert_eq!(keep_planning_words("split step 2 "), review.feedback());
+    assert_eq!(keep_planning_words("  "), KEEP_PLANNING_DEFAULT);
+}

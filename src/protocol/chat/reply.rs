@@ -44,9 +44,14 @@ impl Reply {
                 response: None,
                 answered_by,
             },
-            Reply::Decline { message } => {
-                ClientMessage::Decline { connection, id, message, answered_by }
-            }
+            // The socket's `decline` carries the text the agent reads: the window's wording
+            // around the person's words, as the window sends a decline.
+            Reply::Decline { message } => ClientMessage::Decline {
+                connection,
+                id,
+                message: crate::protocol::outcome::decline_message(&message),
+                answered_by,
+            },
             Reply::Clarify => ClientMessage::Clarify {
                 connection,
                 id,

@@ -531,3 +531,16 @@ fn an_agent_s_title_outside_the_message_pings_nobody_and_injects_nothing() {
     let html = super::html(&title);
     assert!(!html.contains("<b>") && html.contains("&lt;b&gt;"), "{html}");
 }
+
+/// Found by tests/matrix/claude.rs: a decline from a room reached the model as the bare words
+/// ("not now, ask Bob") where the window's reads "The user declined … and said: not now, ask Bob".
+#[test]
+fn a_decline_sends_the_window_s_wording_around_the_words() {
+    let message = |text: &str| match parsed(&one(), text).message(3, "1".into(), "@a".into()) {
+        crate::protocol::inbox::ClientMessage::Decline { message, .. } => message,
+        other => panic!("not a decline: {other:?}"),
+    };
+    let said = "The user declined to answer these questions and said: not now";
+    assert_eq!(message("decline: not now"), said);
+    assert_eq!(message("decline"), crate::protocol::outcome::decline_message(""));
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::book::FrontEndRefusal;
 use crate::book::approval::deny_words;
+use crate::book::plan::keep_planning_words;
 use crate::protocol::inbox::{AskContent, FrontEndDecision, InboxMessage};
 use crate::protocol::permission::Suggestion;
 use crate::protocol::stream::PermissionDecision;
@@ -103,8 +104,9 @@ fn label(answered_by: &str) -> Result<String, String> {
 enum Target {
     /// A question in the window, by its request, with the `tool_use_id` its page form names.
     Question { request: RequestId, tool_use_id: Option<String> },
-    /// A tool call to decide, with the rules an "always" may add.
-    Card { suggestions: Vec<Suggestion> },
+    /// A tool call to decide, with the rules an "always" may add; `plan` when it is a plan
+    /// (its deny is "keep planning", in the plan page's words).
+    Card { suggestions: Vec<Suggestion>, plan: bool },
 }
 
 /// The kind of ask a verb acts on, for what [`open_ask`] says when it finds none.
@@ -145,11 +147,11 @@ fn open_ask(
     });
     let card = || {
         shared.cards.lock().ok().and_then(|cards| {
-            cards.get(&key).map(|card| Target::Card {
-                suggestions: match card.content.as_deref() {
-                    Some(AskContent::Approval { suggestions, .. }) => suggestions.clone(),
-                    _ => Vec::new(),
-                },
+            cards.get(&key).map(|card| match card.content.as_deref() {
+                Some(AskContent::Approval { suggestions, plan, .. }) => {
+                    Target::Card { suggestions: suggestions.clone(), plan: plan.is_some() }
+                }
+                _ => Target::Card { suggestions: Vec::new(), plan: false },
             })
         })
     };
@@ -276,7 +278,7 @@ pub(super) fn decide(
         writer.send(&InboxMessage::Error { message, id: Some(id) });
     };
     let open = open_ask(shared, writer, connection, &id, answered_by, Wanted::Card);
-    let Some((label, Target::Card { suggestions })) = open else { return };
+    let Some((label, Target::Card { suggestions, plan })) = open else { return };
     let decision = match decided.decision {
         FrontEndDecision::Allow => PermissionDecision::AllowOnce,
         FrontEndDecision::AllowAlways => {
@@ -299,7 +301,12 @@ pub(super) fn decide(
             {
                 return error(format!("the deny's message: {problem}"), id);
             }
-            PermissionDecision::Deny { message: deny_words(&decided.message) }
+            // The words the person gave, in the sentence the window sends around them.
+            let message = match plan {
+                true => keep_planning_words(&decided.message),
+                false => deny_words(&decided.message),
+            };
+            PermissionDecision::Deny { message }
         }
     };
     let request_id = format!("inbox-{connection}-{id}");
