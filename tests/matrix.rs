@@ -4,6 +4,7 @@
 //! Matrix SDK); both are found beside `askpane` in the target directory.
 
 mod end_to_end;
+mod live;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -70,8 +70,8 @@ struct Bridge {
     started: Option<u64>,
 }
 
-/// Runs until Ctrl+C or SIGTERM.
-pub async fn run(dir: Dir) -> Result<()> {
+/// Runs until Ctrl+C or SIGTERM, or (started by the inbox, `inbox_pid`) until the inbox is gone.
+pub async fn run(dir: Dir, inbox_pid: Option<u32>) -> Result<()> {
     let config = dir.room()?;
     let client = account::restore(&dir).await?;
     // No long poll: a restarted bridge's stored token may have nothing new, and a plain
@@ -119,7 +119,7 @@ pub async fn run(dir: Dir) -> Result<()> {
         started: None,
     };
     log(&format!("bridging the inbox to {room_id}"));
-    let outcome = bridge.serve(from_inbox, from_room).await;
+    let outcome = bridge.serve(from_inbox, from_room, inbox_pid).await;
     inbox.stop();
     sync.abort();
     let _ = sync.await;
@@ -194,12 +194,19 @@ impl Bridge {
         &mut self,
         mut from_inbox: mpsc::UnboundedReceiver<FromInbox>,
         mut from_room: mpsc::UnboundedReceiver<FromRoom>,
+        inbox_pid: Option<u32>,
     ) -> Result<()> {
         let mut terminate = terminate_signal()?;
+        let orphaned = orphaned(inbox_pid);
+        tokio::pin!(orphaned);
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => return Ok(()),
                 _ = terminate.recv() => return Ok(()),
+                () = &mut orphaned => {
+                    log("the inbox that started the bridge is gone; the bridge ends");
+                    return Ok(());
+                }
                 event = from_inbox.recv() => match event {
                     Some(event) => self.on_inbox(event).await,
                     None => bail!("the inbox's thread ended"),
@@ -631,6 +638,25 @@ fn agent_name(listed: &Listed) -> String {
         Some(other) => other.to_owned(),
         None => listed.from.clone(),
     }
+}
+
+/// Resolves once the inbox that started the bridge (`inbox_pid`) is no longer its parent: killed
+/// outright, it could not stop the bridge, which is then another process's child. Never without
+/// an inbox pid (a bridge run by hand), or off Unix.
+async fn orphaned(inbox_pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(inbox_pid) = inbox_pid {
+        let mut every = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            every.tick().await;
+            if std::os::unix::process::parent_id() != inbox_pid {
+                return;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = inbox_pid;
+    std::future::pending::<()>().await
 }
 
 #[cfg(unix)]

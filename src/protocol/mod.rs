@@ -20,6 +20,7 @@ pub mod hook_notification;
 pub mod inbox;
 pub mod limits;
 pub mod link;
+pub mod matrix_setup;
 pub mod mcp;
 pub mod notice;
 pub mod opencode;

@@ -18,17 +18,17 @@ use crate::support::synapse::{Account, Homeserver};
 use crate::support::{Process, WAIT, read_lossy, run_bounded, scratch_dir};
 
 /// How long a Matrix round (post, sync, decrypt) may take on a loaded 2-core machine.
-const ROOM_WAIT: Duration = Duration::from_secs(30);
+pub(super) const ROOM_WAIT: Duration = Duration::from_secs(30);
 
 /// The test's second Matrix client, driven over JSON lines.
-struct Peer {
+pub(super) struct Peer {
     process: Process,
     stdin: ChildStdin,
     replies: Receiver<String>,
 }
 
 impl Peer {
-    fn start(homeserver: &Homeserver, account: &Account) -> Peer {
+    pub(super) fn start(homeserver: &Homeserver, account: &Account) -> Peer {
         let mut command = Command::new(member_binary("askpane-matrix-peer"));
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut process = Process::new(command.spawn().expect("start the peer"));
@@ -50,13 +50,13 @@ impl Peer {
     }
 
     /// One request; its reply (the test fails on an error or after the request's own wait).
-    fn call(&mut self, request: Value) -> Value {
+    pub(super) fn call(&mut self, request: Value) -> Value {
         let reply = self.try_call(request.clone());
         assert_eq!(reply["ok"], true, "the peer failed {request}: {reply}");
         reply
     }
 
-    fn try_call(&mut self, mut request: Value) -> Value {
+    pub(super) fn try_call(&mut self, mut request: Value) -> Value {
         if request.get("timeout_ms").is_none() {
             request["timeout_ms"] = json!(ROOM_WAIT.as_millis() as u64);
         }
@@ -68,7 +68,7 @@ impl Peer {
         serde_json::from_str(&line).expect("the peer's reply is JSON")
     }
 
-    fn wait_message(&mut self, room: &str, contains: &str) -> Value {
+    pub(super) fn wait_message(&mut self, room: &str, contains: &str) -> Value {
         let reply = self.call(json!({"do": "wait_message", "room": room, "contains": contains}));
         reply["event"].clone()
     }
@@ -198,7 +198,7 @@ impl Wrapped {
 }
 
 /// A PreToolUse hook input for AskUserQuestion with `questions`.
-fn hook_input(tool_use_id: &str, questions: Value) -> String {
+pub(super) fn hook_input(tool_use_id: &str, questions: Value) -> String {
     json!({
         "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
         "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
@@ -207,14 +207,14 @@ fn hook_input(tool_use_id: &str, questions: Value) -> String {
     .to_string()
 }
 
-fn layout() -> Value {
+pub(super) fn layout() -> Value {
     json!([{"question": "Which layout?", "header": "Layout", "multiSelect": false,
             "options": [{"label": "Tabs", "description": "one pane", "preview": "[a|b|c]"},
                         {"label": "Split", "description": "two panes"}]}])
 }
 
 /// What the hook prints when the window sends `answers` (a preset confirmed with --submit).
-fn window_reply(world: &World, input: &str, answers: &Value) -> String {
+pub(super) fn window_reply(world: &World, input: &str, answers: &Value) -> String {
     let file = world.answers("window.json", answers);
     world
         .client(
