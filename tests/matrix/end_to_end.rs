@@ -244,7 +244,7 @@ fn a_single_select_answered_by_poll_reaches_the_hook_as_the_window_s_answer() {
     let room = bridged.room.clone();
     let message = bridged.alice.wait_message(&room, "Which layout?");
     let body = message["body"].as_str().expect("a body");
-    assert!(body.contains("A question from hook in project"), "{body}");
+    assert!(body.contains("A question from Claude Code (hook) in project"), "{body}");
     assert!(body.contains("1. Tabs — one pane") && body.contains("```\n[a|b|c]\n```"), "{body}");
     let poll = bridged
         .alice

@@ -268,6 +268,10 @@ impl Live {
         let input = hook_input(tool_use_id, layout());
         let hook = self.world.client(&["hook"], &input);
         let room = self.room.clone();
+        let message = self.alice.wait_message(&room, "Which layout?");
+        let body = message["body"].as_str().unwrap_or_default();
+        // Who asked, as the window names it (not the adapter's name, `hook`).
+        assert!(body.starts_with("A question from Claude Code (hook) in project"), "{body}");
         let poll = self
             .alice
             .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
