@@ -48,9 +48,11 @@ enum FromRoom {
 struct Open {
     listed: Listed,
     content: AskContent,
-    /// The polls' votes so far, by question index: the answer each poll gives its question
-    /// (`answers` in the socket's shape). The ask is answered once every poll has a vote.
-    votes: HashMap<usize, Map<String, Value>>,
+    /// The polls' votes so far, by question index: who voted, and the answer the vote gives its
+    /// question (`answers` in the socket's shape). The ask is answered once every poll has a
+    /// vote. A question's first vote counted stands: a later one (a change, another member's)
+    /// is refused.
+    votes: HashMap<usize, (OwnedUserId, Map<String, Value>)>,
     /// The questions that have a poll (a secret one has none).
     polled: Vec<usize>,
 }
@@ -458,21 +460,41 @@ impl Bridge {
                     return;
                 }
                 let Some(open) = self.open.get_mut(&key) else {
-                    if self.started.is_none() {
-                        let why = "The inbox cannot be reached, so the vote was not sent: vote again once it is back.";
-                        self.say(&thread_root, &poll, why).await;
-                    }
+                    // Another vote (or reply) answered it first, or it ended elsewhere: the
+                    // voter hears so, and by whom, as a late thread reply does.
+                    let how = self.posted.get(&key).and_then(|posted| posted.how.clone());
+                    let why = match (self.started, how) {
+                        (None, _) => "The inbox cannot be reached, so the vote was not sent: vote again once it is back.".to_owned(),
+                        (Some(_), Some(how)) => format!("Not sent: this ask has already ended. {how}"),
+                        (Some(_), None) => "Not sent: this ask has already ended.".to_owned(),
+                    };
+                    self.say(&thread_root, &poll, &why).await;
                     return;
                 };
+                if let Some((voter, counted)) = open.votes.get(&question) {
+                    if answers.is_empty() && *voter == sender {
+                        // Its voter took the vote back: the question waits for a vote again.
+                        open.votes.remove(&question);
+                        return;
+                    }
+                    let reply = Reply::Answer { answers: counted.clone(), notes: Map::new() };
+                    let first = describe(&open.content, &reply);
+                    let why = match *voter == sender {
+                        true => format!(
+                            "Not counted: your first vote stands ({first}); a vote cannot be changed once counted."
+                        ),
+                        false => format!("Not counted: {voter} voted first ({first})."),
+                    };
+                    self.say(&thread_root, &poll, &why).await;
+                    return;
+                }
                 if answers.is_empty() {
-                    // A vote taken back: the question waits for a vote again.
-                    open.votes.remove(&question);
                     return;
                 }
                 let chosen: Vec<&str> = answers.iter().map(String::as_str).collect();
                 match chat::poll_reply(&open.content, question, &chosen) {
                     Ok(Reply::Answer { answers, .. }) => {
-                        open.votes.insert(question, answers);
+                        open.votes.insert(question, (sender.clone(), answers));
                     }
                     Ok(_) => return,
                     Err(why) => {
@@ -482,7 +504,7 @@ impl Bridge {
                 }
                 if open.polled.iter().all(|question| open.votes.contains_key(question)) {
                     let answers: Map<String, Value> =
-                        open.votes.values().flat_map(|answers| answers.clone()).collect();
+                        open.votes.values().flat_map(|(_, answers)| answers.clone()).collect();
                     let reply = Reply::Answer { answers, notes: Map::new() };
                     self.send(&key, &sender, reply, &thread_root, &poll).await;
                 }

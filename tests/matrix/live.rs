@@ -221,15 +221,28 @@ struct Live {
     _homeserver: Homeserver,
     room: String,
     alice: Peer,
+    /// A second answerer, for a team room ([`Live::team`]).
+    bob: Option<Peer>,
 }
 
 impl Live {
     fn start(name: &str) -> Option<Live> {
+        Live::start_with(name, false)
+    }
+
+    /// alice and bob, both invited and so both allowed to answer.
+    fn team(name: &str) -> Option<Live> {
+        Live::start_with(name, true)
+    }
+
+    fn start_with(name: &str, with_bob: bool) -> Option<Live> {
         let homeserver = Homeserver::start()?;
         let mut world = World::new(name);
         let bot = homeserver.register("askpane", "bot-password", false);
         let alice_account = homeserver.register("alice", "alice-password", false);
         let mut alice = Peer::start(&homeserver, &alice_account);
+        let bob_account = with_bob.then(|| homeserver.register("bob", "bob-password", false));
+        let mut bob = bob_account.as_ref().map(|account| Peer::start(&homeserver, account));
         let matrix = |args: &[&str]| {
             let mut command = Command::new(member_binary("askpane-matrix"));
             command
@@ -243,13 +256,20 @@ impl Live {
         };
         let login = matrix(&["login", "--homeserver", &homeserver.url(), "--user", &bot.user_id]);
         assert!(login.status.success(), "login: {}", login.stderr);
-        let created = matrix(&["room", "create", "--invite", &alice_account.user_id]);
+        let mut create = vec!["room", "create", "--invite", &alice_account.user_id];
+        if let Some(bob) = &bob_account {
+            create.extend(["--invite", &bob.user_id]);
+        }
+        let created = matrix(&create);
         assert!(created.status.success(), "room create: {}", created.stderr);
         let room = created.stdout.trim().to_owned();
         alice.call(json!({"do": "join", "room": room}));
+        if let Some(bob) = &mut bob {
+            bob.call(json!({"do": "join", "room": room}));
+        }
         // No ASKPANE_MATRIX_BIN: the inbox finds askpane-matrix beside itself.
         start_inbox(&mut world, &["inbox"], None);
-        let live = Live { world, _homeserver: homeserver, room, alice };
+        let live = Live { world, _homeserver: homeserver, room, alice, bob };
         live.wait_connected(1);
         Some(live)
     }
@@ -288,6 +308,15 @@ impl Live {
 macro_rules! live_or_skip {
     ($name:expr) => {
         match Live::start($name) {
+            Some(live) => live,
+            None => return,
+        }
+    };
+}
+
+macro_rules! team_or_skip {
+    ($name:expr) => {
+        match Live::team($name) {
             Some(live) => live,
             None => return,
         }
@@ -387,4 +416,100 @@ fn disable_and_enable_say_whether_the_inbox_starts_the_bridge() {
     let enabled = matrix(&["enable"]);
     assert!(enabled.status.success(), "{}", enabled.stderr);
     assert_eq!(setup(&state), Setup::Configured);
+}
+
+/// The edits of event `message` that `peer` has seen.
+fn edits_of(peer: &mut Peer, message: &str) -> usize {
+    let seen = peer.call(json!({"do": "seen"}))["events"].clone();
+    seen.as_array()
+        .expect("events")
+        .iter()
+        .filter(|event| event["type"] == "edit" && event["replaces"] == message)
+        .count()
+}
+
+/// A team room: alice and bob vote on the same poll at the same moment, for different options.
+/// The first vote the bridge takes answers; the other voter is told in the thread that it was
+/// already answered, and by whom; the message is edited once.
+#[test]
+fn two_voters_on_one_poll_at_once_one_answer_and_the_other_is_told_by_whom() {
+    let mut live = team_or_skip!("matrix-live-team");
+    let input = hook_input("toolu_team", layout());
+    let hook = live.world.client(&["hook"], &input);
+    let room = live.room.clone();
+    let message = live.alice.wait_message(&room, "Which layout?");
+    let message_id = message["event_id"].as_str().expect("an id").to_owned();
+    let wait_poll = json!({"do": "wait_poll", "room": room, "contains": "Which layout?"});
+    let poll = live.alice.call(wait_poll.clone())["event"]["event_id"].clone();
+    let mut bob = live.bob.take().expect("bob");
+    bob.call(wait_poll);
+    let (alice, mut bob) = thread::scope(|scope| {
+        let alice = &mut live.alice;
+        let alice_votes = json!({"do": "vote", "room": room, "poll": poll, "answers": ["1"]});
+        let by_alice = scope.spawn(move || {
+            alice.call(alice_votes);
+            alice
+        });
+        bob.call(json!({"do": "vote", "room": room, "poll": poll, "answers": ["2"]}));
+        (by_alice.join().expect("alice voted"), bob)
+    });
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let tabs = window_reply(&live.world, &input, &json!({"Layout": "Tabs"}));
+    let split = window_reply(&live.world, &input, &json!({"Layout": "Split"}));
+    let (winner, loser, said) = match stdout == tabs {
+        true => ("alice", &mut bob, "Tabs"),
+        false => {
+            assert_eq!(stdout, split, "one of the two votes, whole");
+            ("bob", &mut *alice, "Split")
+        }
+    };
+    let refusal = format!(
+        "Not sent: this ask has already ended. Answered by @{winner}:localhost: Layout = {said}"
+    );
+    let told = loser.wait_message(&room, &refusal);
+    assert_eq!(told["thread"], message_id.as_str(), "told in the ask's thread: {told}");
+    alice.call(json!({"do": "wait_poll_end", "room": room, "poll": poll}));
+    assert_eq!(edits_of(alice, &message_id), 1, "the message is edited once");
+    let seen = alice.call(json!({"do": "seen"}))["events"].to_string();
+    assert_eq!(seen.matches("Sent to Claude Code").count(), 1, "{seen}");
+}
+
+/// Votes are counted once: a member's changed vote (MSC3381 allows a new response) is refused
+/// and the first stands, as is another member's later vote on the same question; the ask is
+/// answered with the first votes of each question.
+#[test]
+fn a_vote_counted_stands_a_change_or_a_later_vote_on_that_question_is_refused() {
+    let mut live = team_or_skip!("matrix-live-change");
+    let questions = json!([layout()[0], {"question": "Which theme?", "header": "Theme",
+        "multiSelect": false, "options": [{"label": "Light", "description": ""},
+                                          {"label": "Dark", "description": ""}]}]);
+    let input = hook_input("toolu_change", questions);
+    let hook = live.world.client(&["hook"], &input);
+    let room = live.room.clone();
+    let seen =
+        live.alice.try_call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}));
+    assert_eq!(seen["ok"], true, "{seen}\n{}", inbox_log(&live.world));
+    let layout_poll = seen["event"]["event_id"].clone();
+    let theme_poll = live
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which theme?"}))["event"]
+        ["event_id"]
+        .clone();
+    let vote = |peer: &mut Peer, poll: &serde_json::Value, answer: &str| {
+        peer.call(json!({"do": "vote", "room": room, "poll": poll, "answers": [answer]}));
+    };
+    vote(&mut live.alice, &layout_poll, "1");
+    vote(&mut live.alice, &layout_poll, "2");
+    live.alice.wait_message(&room, "Not counted: your first vote stands (Layout = Tabs)");
+    let mut bob = live.bob.take().expect("bob");
+    bob.call(json!({"do": "wait_poll", "room": room, "contains": "Which theme?"}));
+    vote(&mut bob, &layout_poll, "2");
+    bob.wait_message(&room, "Not counted: @alice:localhost voted first (Layout = Tabs)");
+    vote(&mut bob, &theme_poll, "2");
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let expected = json!({"Layout": "Tabs", "Theme": "Dark"});
+    assert_eq!(stdout, window_reply(&live.world, &input, &expected));
+    bob.wait_message(&room, "Sent to Claude Code: Layout = Tabs; Theme = Dark");
 }
