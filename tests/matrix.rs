@@ -5,6 +5,7 @@
 
 mod claude;
 mod end_to_end;
+mod live;
 mod peer;
 
 use std::path::PathBuf;

@@ -52,9 +52,11 @@ enum FromRoom {
 struct Open {
     listed: Listed,
     content: AskContent,
-    /// The polls' votes so far, by question index: the answer each poll gives its question
-    /// (`answers` in the socket's shape). The ask is answered once every poll has a vote.
-    votes: HashMap<usize, Map<String, Value>>,
+    /// The polls' votes so far, by question index: who voted, and the answer the vote gives its
+    /// question (`answers` in the socket's shape). The ask is answered once every poll has a
+    /// vote. A question's first vote counted stands: a later one (a change, another member's)
+    /// is refused.
+    votes: HashMap<usize, (OwnedUserId, Map<String, Value>)>,
     /// The questions that have a poll (a secret one has none).
     polled: Vec<usize>,
 }
@@ -74,8 +76,8 @@ struct Bridge {
     started: Option<u64>,
 }
 
-/// Runs until Ctrl+C or SIGTERM.
-pub async fn run(dir: Dir) -> Result<()> {
+/// Runs until Ctrl+C or SIGTERM, or (started by the inbox, `inbox_pid`) until the inbox is gone.
+pub async fn run(dir: Dir, inbox_pid: Option<u32>) -> Result<()> {
     let config = dir.room()?;
     let client = account::restore(&dir).await?;
     // No long poll: a restarted bridge's stored token may have nothing new, and a plain
@@ -123,7 +125,7 @@ pub async fn run(dir: Dir) -> Result<()> {
         started: None,
     };
     log(&format!("bridging the inbox to {room_id}"));
-    let outcome = bridge.serve(from_inbox, from_room).await;
+    let outcome = bridge.serve(from_inbox, from_room, inbox_pid).await;
     inbox.stop();
     sync.abort();
     let _ = sync.await;
@@ -210,12 +212,19 @@ impl Bridge {
         &mut self,
         mut from_inbox: mpsc::UnboundedReceiver<FromInbox>,
         mut from_room: mpsc::UnboundedReceiver<FromRoom>,
+        inbox_pid: Option<u32>,
     ) -> Result<()> {
         let mut terminate = terminate_signal()?;
+        let orphaned = orphaned(inbox_pid);
+        tokio::pin!(orphaned);
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => return Ok(()),
                 _ = terminate.recv() => return Ok(()),
+                () = &mut orphaned => {
+                    log("the inbox that started the bridge is gone; the bridge ends");
+                    return Ok(());
+                }
                 event = from_inbox.recv() => match event {
                     Some(event) => self.on_inbox(event).await,
                     None => bail!("the inbox's thread ended"),
@@ -491,21 +500,41 @@ impl Bridge {
                     return;
                 }
                 let Some(open) = self.open.get_mut(&key) else {
-                    if self.started.is_none() {
-                        let why = "The inbox cannot be reached, so the vote was not sent: vote again once it is back.";
-                        self.say(&thread_root, &poll, why).await;
-                    }
+                    // Another vote (or reply) answered it first, or it ended elsewhere: the
+                    // voter hears so, and by whom, as a late thread reply does.
+                    let how = self.posted.get(&key).and_then(|posted| posted.how.clone());
+                    let why = match (self.started, how) {
+                        (None, _) => "The inbox cannot be reached, so the vote was not sent: vote again once it is back.".to_owned(),
+                        (Some(_), Some(how)) => format!("Not sent: this ask has already ended. {how}"),
+                        (Some(_), None) => "Not sent: this ask has already ended.".to_owned(),
+                    };
+                    self.say(&thread_root, &poll, &why).await;
                     return;
                 };
+                if let Some((voter, counted)) = open.votes.get(&question) {
+                    if answers.is_empty() && *voter == sender {
+                        // Its voter took the vote back: the question waits for a vote again.
+                        open.votes.remove(&question);
+                        return;
+                    }
+                    let reply = Reply::Answer { answers: counted.clone(), notes: Map::new() };
+                    let first = describe(&open.content, &reply);
+                    let why = match *voter == sender {
+                        true => format!(
+                            "Not counted: your first vote stands ({first}); a vote cannot be changed once counted."
+                        ),
+                        false => format!("Not counted: {voter} voted first ({first})."),
+                    };
+                    self.say(&thread_root, &poll, &why).await;
+                    return;
+                }
                 if answers.is_empty() {
-                    // A vote taken back: the question waits for a vote again.
-                    open.votes.remove(&question);
                     return;
                 }
                 let chosen: Vec<&str> = answers.iter().map(String::as_str).collect();
                 match chat::poll_reply(&open.content, question, &chosen) {
                     Ok(Reply::Answer { answers, .. }) => {
-                        open.votes.insert(question, answers);
+                        open.votes.insert(question, (sender.clone(), answers));
                     }
                     Ok(_) => return,
                     Err(why) => {
@@ -515,7 +544,7 @@ impl Bridge {
                 }
                 if open.polled.iter().all(|question| open.votes.contains_key(question)) {
                     let answers: Map<String, Value> =
-                        open.votes.values().flat_map(|answers| answers.clone()).collect();
+                        open.votes.values().flat_map(|(_, answers)| answers.clone()).collect();
                     let reply = Reply::Answer { answers, notes: Map::new() };
                     self.send(&key, &sender, reply, &thread_root, &poll).await;
                 }
@@ -673,6 +702,25 @@ fn agent_name(listed: &Listed) -> String {
         Some(other) => other.to_owned(),
         None => listed.from.clone(),
     }
+}
+
+/// Resolves once the inbox that started the bridge (`inbox_pid`) is no longer its parent: killed
+/// outright, it could not stop the bridge, which is then another process's child. Never without
+/// an inbox pid (a bridge run by hand), or off Unix.
+async fn orphaned(inbox_pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(inbox_pid) = inbox_pid {
+        let mut every = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            every.tick().await;
+            if std::os::unix::process::parent_id() != inbox_pid {
+                return;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = inbox_pid;
+    std::future::pending::<()>().await
 }
 
 #[cfg(unix)]

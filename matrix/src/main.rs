@@ -59,7 +59,18 @@ enum Command {
     #[command(subcommand)]
     Room(RoomCommand),
     /// The bridge: posts every ask that waits for a person, and sends back the room's answers.
-    Run,
+    /// The inbox starts it as it starts once a room is configured (see `disable`).
+    Run {
+        /// Started by the inbox with this pid: ends when that process is gone (not for people
+        /// to type).
+        #[arg(long, hide = true, value_name = "PID")]
+        inbox_pid: Option<u32>,
+    },
+    /// Keeps the login and the room, but the inbox no longer starts the bridge as it starts
+    /// (from the inbox's next start; `run` still works by hand).
+    Disable,
+    /// The inbox starts the bridge as it starts again (the default once a room is configured).
+    Enable,
 }
 
 #[derive(Subcommand)]
@@ -98,13 +109,71 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             bridge::log(&format!("{error:#}"));
-            ExitCode::FAILURE
+            match error.downcast_ref::<AnotherRuns>() {
+                Some(_) => ExitCode::from(askpane::protocol::matrix_setup::EXIT_ANOTHER_RUNS),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }
 
+/// Another `askpane-matrix run` holds this state directory's run lock.
+#[derive(Debug)]
+struct AnotherRuns;
+
+impl std::fmt::Display for AnotherRuns {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(out, "another `askpane-matrix run` already bridges this state directory")
+    }
+}
+
+impl std::error::Error for AnotherRuns {}
+
+/// The run lock (held until the process ends): one bridge per state directory, so a bridge run
+/// by hand and one the inbox started never both post the same asks.
+fn take_run_lock(dir: &Dir) -> Result<std::fs::File> {
+    let file = dir.run_lock_file();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&file)
+        .with_context(|| format!("cannot open {}", file.display()))?;
+    match lock.try_lock() {
+        Ok(()) => {
+            // Its pid, for `askpane doctor` (which only reads it).
+            use std::io::Write as _;
+            lock.set_len(0)?;
+            (&lock).write_all(std::process::id().to_string().as_bytes())?;
+            Ok(lock)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Err(AnotherRuns.into()),
+        Err(std::fs::TryLockError::Error(error)) => {
+            Err(error).with_context(|| format!("cannot lock {}", file.display()))
+        }
+    }
+}
+
+/// `enable`/`disable`: whether the inbox starts the bridge, kept in the room's file.
+fn start_with_inbox(dir: &Dir, start: bool) -> Result<()> {
+    let mut room = dir.room()?;
+    room.start_with_inbox = start;
+    state::write_json(&dir.config_file(), &room)?;
+    bridge::log(match start {
+        true => "the inbox starts the bridge as it starts (from its next start)",
+        false => "the inbox no longer starts the bridge (the login and the room are kept)",
+    });
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     let dir = Dir::find(cli.state_dir.as_deref())?;
+    let _run_lock = match cli.command {
+        Command::Run { .. } => Some(take_run_lock(&dir)?),
+        Command::Disable => return start_with_inbox(&dir, false),
+        Command::Enable => return start_with_inbox(&dir, true),
+        _ => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("matrix-runtime")
@@ -135,7 +204,8 @@ fn run(cli: Cli) -> Result<()> {
                 reply(&room);
                 Ok(())
             }
-            Command::Run => bridge::run(dir).await,
+            Command::Run { inbox_pid } => bridge::run(dir, inbox_pid).await,
+            Command::Disable | Command::Enable => Ok(()),
         }
     });
     // The runtime's threads are joined here (bounded: a request still in flight is dropped).

@@ -114,6 +114,13 @@ fn parse_users(users: &[String]) -> Result<Vec<OwnedUserId>> {
 }
 
 fn save(dir: &Dir, room: &Room, answerers: Answerers, allow_unencrypted: bool) -> Result<()> {
-    let config = RoomConfig { room_id: room.room_id().to_string(), answerers, allow_unencrypted };
+    // A new room keeps the person's `enable`/`disable`.
+    let start_with_inbox = dir.room().map_or(true, |old| old.start_with_inbox);
+    let config = RoomConfig {
+        room_id: room.room_id().to_string(),
+        answerers,
+        allow_unencrypted,
+        start_with_inbox,
+    };
     write_json(&dir.config_file(), &config)
 }

@@ -44,6 +44,14 @@ pub struct RoomConfig {
     /// The room was taken unencrypted on purpose (`--allow-unencrypted`).
     #[serde(default)]
     pub allow_unencrypted: bool,
+    /// The inbox starts `askpane-matrix run` as it starts (`enable`, the default) or not
+    /// (`disable`). Its name is askpane's contract ([`askpane::protocol::matrix_setup::START_WITH_INBOX`]).
+    #[serde(default = "yes")]
+    pub start_with_inbox: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One ask posted to the room: its message and its polls (question index → poll event id).
@@ -69,14 +77,14 @@ impl Dir {
     /// platform's), made 0700 when missing and narrowed to 0700 when found wider.
     pub fn find(state_dir: Option<&Path>) -> Result<Dir> {
         let base = askpane::store::state_dir(state_dir).context("askpane's state directory")?;
-        let path = base.join("matrix");
+        let path = askpane::protocol::matrix_setup::dir(&base);
         fs::create_dir_all(&path).with_context(|| format!("cannot make {}", path.display()))?;
         private_dir(&path)?;
         Ok(Dir { path })
     }
 
     pub fn session_file(&self) -> PathBuf {
-        self.path.join("session.json")
+        self.path.join(askpane::protocol::matrix_setup::SESSION_FILE)
     }
     pub fn passphrase_file(&self) -> PathBuf {
         self.path.join("store-passphrase")
@@ -85,7 +93,10 @@ impl Dir {
         self.path.join("store")
     }
     pub fn config_file(&self) -> PathBuf {
-        self.path.join("room.json")
+        self.path.join(askpane::protocol::matrix_setup::ROOM_FILE)
+    }
+    pub fn run_lock_file(&self) -> PathBuf {
+        self.path.join(askpane::protocol::matrix_setup::RUN_LOCK_FILE)
     }
     pub fn posted_file(&self) -> PathBuf {
         self.path.join("posted.json")
@@ -233,6 +244,37 @@ fn private_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inbox_reads_the_room_file_as_the_bridge_writes_it() {
+        use askpane::protocol::matrix_setup::{START_WITH_INBOX, Setup};
+        use askpane::transport::matrix_child::setup;
+        let state =
+            std::env::temp_dir().join(format!("askpane-matrix-contract-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&state);
+        let dir = Dir { path: askpane::protocol::matrix_setup::dir(&state) };
+        fs::create_dir_all(&dir.path).unwrap();
+        fs::write(dir.session_file(), "{}").unwrap();
+        let mut room = RoomConfig {
+            room_id: "!a:x".into(),
+            answerers: Answerers::PowerLevel(50),
+            allow_unencrypted: false,
+            start_with_inbox: true,
+        };
+        write_json(&dir.config_file(), &room).unwrap();
+        assert_eq!(setup(&state), Setup::Configured);
+        room.start_with_inbox = false;
+        write_json(&dir.config_file(), &room).unwrap();
+        assert_eq!(setup(&state), Setup::Disabled);
+        let written: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.config_file()).unwrap()).unwrap();
+        assert_eq!(written[START_WITH_INBOX], false);
+        // A room file from before `enable`/`disable`: started with the inbox.
+        fs::write(dir.config_file(), r#"{"room_id": "!a:x", "answerers": {"power_level": 50}}"#)
+            .unwrap();
+        assert!(dir.room().unwrap().start_with_inbox);
+        let _ = fs::remove_dir_all(&state);
+    }
 
     #[test]
     fn a_store_file_removed_before_it_is_narrowed_is_no_error() {

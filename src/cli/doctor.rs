@@ -33,6 +33,7 @@ pub(super) fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     checks.push(state_dir_check());
     checks.extend(super::install::check::checks(&this_binary));
     checks.push(doctor::web_bundle(askpane::transport::serve::bundle::available()));
+    checks.push(doctor::matrix_bridge(&matrix_facts()));
     checks.extend(font_checks());
     let report = Report::of(checks);
     match args.json {
@@ -44,6 +45,25 @@ pub(super) fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(if report.ok { exit::OK } else { exit::DECLINED })
+}
+
+/// Issue 31: the Matrix bridge in the state directory, its program, and whether one runs.
+fn matrix_facts() -> doctor::MatrixFacts {
+    use askpane::protocol::matrix_setup::Setup;
+    use askpane::transport::matrix_child;
+    let given = std::env::var_os("ASKPANE_STATE_DIR").map(std::path::PathBuf::from);
+    let Ok(state_dir) = askpane::store::state_dir(given.as_deref()) else {
+        return doctor::MatrixFacts::NotConfigured;
+    };
+    match matrix_child::setup(&state_dir) {
+        Setup::NotConfigured => doctor::MatrixFacts::NotConfigured,
+        Setup::Disabled => doctor::MatrixFacts::Disabled,
+        Setup::Broken(why) => doctor::MatrixFacts::Broken(why),
+        Setup::Configured => doctor::MatrixFacts::Configured {
+            program: matrix_child::find_binary().map(|path| path.display().to_string()),
+            running: matrix_child::running(&state_dir),
+        },
+    }
 }
 
 /// `WAYLAND_DISPLAY` and `DISPLAY`, each tried.

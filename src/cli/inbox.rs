@@ -93,7 +93,7 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     }
     #[cfg(unix)]
     if args.lean {
-        return super::lean::run(&place.socket());
+        return super::lean::run(&place.socket(), bridge_state_dir(&args).as_deref());
     }
     let handed_on = handed_on(&args);
     // A resumed inbox holds the lock already: the file it took it with stayed open across exec.
@@ -133,7 +133,12 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
             std::process::id(),
             place.socket().display()
         );
-        return super::lean::watch(&place.socket(), listener, lock.as_ref());
+        return super::lean::watch(
+            &place.socket(),
+            listener,
+            lock.as_ref(),
+            bridge_state_dir(&args).as_deref(),
+        );
     }
     // Issue 14: a copy of the listener outlives the server, for the lean inbox.
     let kept_listener = listener.try_clone().context("opening the inbox socket")?;
@@ -161,6 +166,10 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     let to_tray = to_ui.clone();
     let server = InboxServer::start(listener, place.socket(), to_ui)
         .context("starting the inbox's socket server")?;
+    // Issue 31: the Matrix bridge, when it is configured, runs as long as the inbox does.
+    #[cfg(unix)]
+    let matrix = bridge_state_dir(&args)
+        .and_then(|dir| askpane::transport::matrix_child::MatrixChild::start(&dir));
     // Issue 29 item 5: the tray icon follows what the socket tells subscribers.
     #[cfg(target_os = "linux")]
     let tray =
@@ -201,6 +210,18 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     drop(unshown.try_iter().collect::<Vec<Inbound>>());
     drop(unshown);
     let going_lean = went_lean.load(Ordering::SeqCst);
+    // Going lean keeps the bridge (the same process, another image); ending stops it, before the
+    // socket closes, so that it does not report the inbox away.
+    #[cfg(unix)]
+    let matrix = match going_lean {
+        true => matrix.and_then(askpane::transport::matrix_child::MatrixChild::hand_on),
+        false => {
+            if let Some(matrix) = matrix {
+                matrix.stop();
+            }
+            None
+        }
+    };
     match going_lean {
         true => server.hand_over(),
         false => server.stop(),
@@ -208,8 +229,12 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     threads.join().context("ending the browser bridge")?;
     #[cfg(unix)]
     if going_lean {
-        let error =
-            super::lean::become_stage(super::lean::Stage::Lean, kept_listener, lock.as_ref());
+        let error = super::lean::become_stage(
+            super::lean::Stage::Lean,
+            kept_listener,
+            lock.as_ref(),
+            matrix,
+        );
         // Still this program: nothing is open, so the inbox ends; the next client starts one.
         eprintln!("askpane: cannot go lean ({error:#}); the inbox ends");
         let _ = std::fs::remove_file(place.socket());
@@ -221,6 +246,13 @@ pub(super) fn run(args: InboxArgs) -> anyhow::Result<u8> {
     drop(lock);
     eprintln!("askpane: inbox ended");
     Ok(exit::OK)
+}
+
+/// Issue 31: the state directory whose `matrix/` says whether the inbox starts the Matrix
+/// bridge: the store's (`--state-dir`, `ASKPANE_STATE_DIR`, else the platform's).
+#[cfg(unix)]
+fn bridge_state_dir(args: &InboxArgs) -> Option<std::path::PathBuf> {
+    askpane::store::state_dir(args.store.state_dir.as_deref()).ok()
 }
 
 /// Issue 11: questions an askpane that died left open are recorded as abandoned, unless their

@@ -23,6 +23,7 @@ use rustix::io::Errno;
 
 use askpane::protocol::exit;
 use askpane::transport::inbox::InboxLock;
+use askpane::transport::matrix_child::{HANDED_ON, MatrixChild};
 
 /// The first descriptor of systemd's socket-activation protocol, where the listener goes.
 const LISTENER_FD: i32 = 3;
@@ -79,8 +80,9 @@ pub(super) fn become_stage(
     stage: Stage,
     listener: UnixListener,
     lock: Option<&InboxLock>,
+    matrix_bridge: Option<u32>,
 ) -> anyhow::Error {
-    match exec_stage(stage, listener, lock) {
+    match exec_stage(stage, listener, lock, matrix_bridge) {
         Ok(never) => match never {},
         Err(error) => error,
     }
@@ -90,6 +92,7 @@ fn exec_stage(
     stage: Stage,
     listener: UnixListener,
     lock: Option<&InboxLock>,
+    matrix_bridge: Option<u32>,
 ) -> anyhow::Result<std::convert::Infallible> {
     let mut passed = vec![FdMapping { parent_fd: listener.into(), child_fd: LISTENER_FD }];
     // Only the image that took the lock holds a handle on it; later ones have it at LOCK_FD,
@@ -105,8 +108,13 @@ fn exec_stage(
         .env("LISTEN_FDS", "1")
         .env("LISTEN_PID", std::process::id().to_string())
         .env_remove("LISTEN_FDNAMES")
+        // Issue 31: the Matrix bridge stays this process's child; the next image watches it.
+        .env_remove(HANDED_ON)
         .fd_mappings(passed)
         .context("placing the inbox socket for the next stage")?;
+    if let Some(pid) = matrix_bridge {
+        command.env(HANDED_ON, pid.to_string());
+    }
     Err(command.exec()).context(format!("starting askpane inbox {}", stage.flag()))
 }
 
@@ -125,11 +133,11 @@ fn next_args(args: impl Iterator<Item = OsString>, stage: Stage) -> Vec<OsString
 /// `askpane inbox --lean`: waits, using no CPU, until a client connects (then becomes the full
 /// inbox, which accepts it) or a termination signal arrives (then ends, as the full inbox
 /// would with nothing open: the socket file removed, exit 0).
-pub(super) fn run(socket: &Path) -> anyhow::Result<u8> {
+pub(super) fn run(socket: &Path, state_dir: Option<&Path>) -> anyhow::Result<u8> {
     let listener = inherited_listener()
         .context("taking the inbox socket handed on")?
         .context("no inbox socket was handed on (askpane inbox --lean is started by the inbox)")?;
-    watch(socket, listener, None)
+    watch(socket, listener, None, state_dir)
 }
 
 /// The lean inbox's wait on `listener` (see [`run`]); `lock` is the inbox lock when this image
@@ -138,7 +146,11 @@ pub(super) fn watch(
     socket: &Path,
     listener: UnixListener,
     lock: Option<&InboxLock>,
+    state_dir: Option<&Path>,
 ) -> anyhow::Result<u8> {
+    // Issue 31: the Matrix bridge runs while the inbox is lean too (started, or the one the full
+    // image handed on).
+    let matrix = state_dir.and_then(MatrixChild::start);
     let (signalled, signal_end) = UnixStream::pair().context("making the signal pipe")?;
     for signal in signal_hook::consts::TERM_SIGNALS.iter().chain(&[signal_hook::consts::SIGHUP]) {
         let end = signal_end.try_clone().context("making the signal pipe")?;
@@ -168,6 +180,9 @@ pub(super) fn watch(
         let choice = if ready(tray_asked) { tray_choice(&asked) } else { None };
         if ready(signal) || choice == Some(QUIT) {
             end_tray(tray);
+            if let Some(matrix) = matrix {
+                matrix.stop();
+            }
             let _ = std::fs::remove_file(socket);
             eprintln!("askpane: inbox ended");
             return Ok(exit::OK);
@@ -187,7 +202,8 @@ pub(super) fn watch(
         true => Stage::Shown,
         false => Stage::Resumed,
     };
-    Err(become_stage(next, listener, lock))
+    let matrix = matrix.and_then(MatrixChild::hand_on);
+    Err(become_stage(next, listener, lock, matrix))
 }
 
 /// What the lean tray's menu asks of the lean inbox, as the byte it writes.

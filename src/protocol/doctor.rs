@@ -339,6 +339,52 @@ pub fn web_bundle(built_in: bool) -> Check {
     }
 }
 
+/// What `askpane doctor` found of the Matrix bridge (issue 31).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatrixFacts {
+    /// No session or no room in the state directory's `matrix/`.
+    NotConfigured,
+    /// Configured, but `askpane-matrix disable` keeps the inbox from starting it.
+    Disabled,
+    /// The room's file cannot be read as the bridge writes it: why.
+    Broken(String),
+    /// Configured: where its program is (`None`: not found), and whether a bridge runs.
+    Configured { program: Option<String>, running: bool },
+}
+
+/// The Matrix bridge: whether the inbox starts it, and whether it can.
+pub fn matrix_bridge(facts: &MatrixFacts) -> Check {
+    const NAME: &str = "matrix bridge";
+    match facts {
+        MatrixFacts::NotConfigured => Check::not_applicable(
+            NAME,
+            "not configured (askpane-matrix login and room; see the manual's Matrix page)",
+        ),
+        MatrixFacts::Disabled => Check::not_applicable(
+            NAME,
+            "configured, but the inbox does not start it (askpane-matrix enable)",
+        ),
+        MatrixFacts::Broken(why) => Check::needs_you(
+            NAME,
+            format!("the inbox cannot start it: {why}"),
+            "askpane-matrix room use ROOM (writes the room's file again)",
+        ),
+        MatrixFacts::Configured { program: None, .. } => Check::needs_you(
+            NAME,
+            "configured, but askpane-matrix is found neither beside askpane nor on PATH: the \
+             inbox cannot start it",
+            "in askpane's source folder: cargo install --locked --path matrix (or: askpane-matrix \
+             disable)",
+        ),
+        MatrixFacts::Configured { program: Some(program), running: true } => {
+            Check::ok(NAME, format!("configured and running ({program})"))
+        }
+        MatrixFacts::Configured { program: Some(program), running: false } => {
+            Check::ok(NAME, format!("configured; the inbox starts it as it starts ({program})"))
+        }
+    }
+}
+
 /// A kind of text the window needs a system font for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Script {
@@ -581,6 +627,20 @@ mod tests {
         let missing = font(Script::Cjk, None);
         assert_eq!(missing.state, State::NeedsYou);
         assert!(missing.fix.as_deref().is_some_and(|fix| fix.contains("fonts-noto-cjk")));
+    }
+
+    #[test]
+    fn the_matrix_bridge_needs_you_only_when_the_inbox_cannot_start_it() {
+        assert_eq!(matrix_bridge(&MatrixFacts::NotConfigured).state, State::NotApplicable);
+        assert_eq!(matrix_bridge(&MatrixFacts::Disabled).state, State::NotApplicable);
+        let missing = matrix_bridge(&MatrixFacts::Configured { program: None, running: false });
+        assert_eq!(missing.state, State::NeedsYou);
+        assert!(missing.detail.contains("found neither beside askpane nor on PATH"));
+        let broken = matrix_bridge(&MatrixFacts::Broken("room.json: no room_id".into()));
+        assert_eq!(broken.state, State::NeedsYou);
+        let running =
+            MatrixFacts::Configured { program: Some("/bin/askpane-matrix".into()), running: true };
+        assert_eq!(matrix_bridge(&running).detail, "configured and running (/bin/askpane-matrix)");
     }
 
     #[test]

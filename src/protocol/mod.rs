@@ -21,6 +21,7 @@ pub mod inbox;
 pub mod limits;
 pub mod link;
 pub mod markup;
+pub mod matrix_setup;
 pub mod mcp;
 pub mod notice;
 pub mod opencode;

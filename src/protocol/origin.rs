@@ -45,6 +45,23 @@ pub struct Provenance {
     pub host: Option<String>,
 }
 
+/// An adapter (a [`Provenance::source`], `listed.agent` on the socket) in words, as the window
+/// says who asked: `hook` is `Claude Code (hook)`, `claude` is `askpane claude`, … One owner for
+/// the window and the chat messages (issue 31).
+pub fn agent_in_words(source: &str) -> String {
+    match source {
+        "hook" => format!("{} (hook)", HookAgent::ClaudeCode.name()),
+        super::permission::CODEX_HOOK_SOURCE => format!("{} (hook)", HookAgent::Codex.name()),
+        "claude" => "askpane claude".to_owned(),
+        "ask" => "a script (askpane ask)".to_owned(),
+        "mcp" => "MCP".to_owned(),
+        super::opencode::SOURCE => "OpenCode".to_owned(),
+        super::codex_server::SOURCE => "askpane codex".to_owned(),
+        super::acp::SOURCE => "askpane acp".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
 impl Provenance {
     pub fn new(source: impl Into<String>, detail: Option<String>) -> Self {
         Provenance { source: source.into(), detail, ..Provenance::default() }
@@ -86,17 +103,7 @@ impl Provenance {
 
     /// Who asked, in words: `Claude Code (hook)`, `askpane claude`, `a script (askpane ask)`, …
     pub fn agent(&self) -> String {
-        match self.source.as_str() {
-            "hook" => format!("{} (hook)", HookAgent::ClaudeCode.name()),
-            super::permission::CODEX_HOOK_SOURCE => format!("{} (hook)", HookAgent::Codex.name()),
-            "claude" => "askpane claude".to_owned(),
-            "ask" => "a script (askpane ask)".to_owned(),
-            "mcp" => "MCP".to_owned(),
-            super::opencode::SOURCE => "OpenCode".to_owned(),
-            super::codex_server::SOURCE => "askpane codex".to_owned(),
-            super::acp::SOURCE => "askpane acp".to_owned(),
-            other => other.to_owned(),
-        }
+        agent_in_words(&self.source)
     }
 
     /// The agent itself, by name, for a sentence (`Codex wants to use Bash`): Codex's hook and

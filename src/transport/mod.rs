@@ -19,6 +19,8 @@ pub mod group;
 #[cfg(any(unix, windows))]
 pub mod inbox;
 pub mod lines;
+#[cfg(unix)]
+pub mod matrix_child;
 #[cfg(target_os = "linux")]
 pub mod notify;
 #[cfg(any(target_os = "macos", windows))]

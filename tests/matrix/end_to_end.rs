@@ -15,7 +15,7 @@ use crate::support::synapse::Homeserver;
 use crate::support::{WAIT, run_bounded};
 
 /// A PreToolUse hook input for AskUserQuestion with `questions`.
-fn hook_input(tool_use_id: &str, questions: Value) -> String {
+pub(super) fn hook_input(tool_use_id: &str, questions: Value) -> String {
     json!({
         "session_id": "5e55-10n", "cwd": "/home/dev/project", "permission_mode": "default",
         "hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion",
@@ -24,14 +24,14 @@ fn hook_input(tool_use_id: &str, questions: Value) -> String {
     .to_string()
 }
 
-fn layout() -> Value {
+pub(super) fn layout() -> Value {
     json!([{"question": "Which layout?", "header": "Layout", "multiSelect": false,
             "options": [{"label": "Tabs", "description": "one pane", "preview": "[a|b|c]"},
                         {"label": "Split", "description": "two panes"}]}])
 }
 
 /// What the hook prints when the window sends `answers` (a preset confirmed with --submit).
-fn window_reply(world: &World, input: &str, answers: &Value) -> String {
+pub(super) fn window_reply(world: &World, input: &str, answers: &Value) -> String {
     let file = world.answers("window.json", answers);
     world
         .client(
@@ -50,7 +50,7 @@ fn a_single_select_answered_by_poll_reaches_the_hook_as_the_window_s_answer() {
     let room = bridged.room.clone();
     let message = bridged.alice.wait_message(&room, "Which layout?");
     let body = message["body"].as_str().expect("a body");
-    assert!(body.contains("A question from hook in project"), "{body}");
+    assert!(body.contains("A question from Claude Code (hook) in project"), "{body}");
     assert!(body.contains("1. Tabs — one pane") && body.contains("```\n[a|b|c]\n```"), "{body}");
     let poll = bridged
         .alice

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::Shape;
 use crate::protocol::inbox::Listed;
 pub use crate::protocol::markup::escape as html;
+use crate::protocol::origin::agent_in_words;
 use crate::protocol::permission::Suggestion;
 use crate::protocol::question::{Ask, Question};
 
@@ -137,9 +138,15 @@ fn who_asked(listed: &Listed, shape: &Shape) -> Block {
         Shape::Approval { .. } => "A tool call to allow",
         Shape::Plan { .. } => "A plan to review",
     };
-    let agent = listed.agent.as_deref().unwrap_or(&listed.from);
-    let mut plain = format!("{what} from {}", field(agent));
-    let mut rich = format!("<b>{what}</b> from <b>{}</b>", html(&field(agent)));
+    // The window's words for the agent (`Claude Code (hook)`), from the adapter's name: `agent`,
+    // or `from`'s first part from an older inbox that sends no `agent`.
+    let source = listed.agent.as_deref().unwrap_or_else(|| {
+        let first = listed.from.split(" · ").next().unwrap_or_default();
+        first.split(" @ ").next().unwrap_or_default().trim()
+    });
+    let agent = agent_in_words(source);
+    let mut plain = format!("{what} from {}", field(&agent));
+    let mut rich = format!("<b>{what}</b> from <b>{}</b>", html(&field(&agent)));
     if let Some(project) = &listed.project {
         let _ = write!(plain, " in {}", field(project));
         let _ = write!(rich, " in <b>{}</b>", html(&field(project)));

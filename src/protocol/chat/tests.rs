@@ -99,10 +99,42 @@ fn answer(pairs: &[(&str, &str)], notes: &[(&str, &str)]) -> Reply {
 // Rendering.
 
 #[test]
+fn who_asked_is_named_as_the_window_names_the_agent() {
+    let asked_by = |agent: Option<&str>, from: &str| {
+        let mut ask = listed(AskContent::Question { questions: json!([layout()]) });
+        ask.agent = agent.map(str::to_owned);
+        ask.from = from.to_owned();
+        (ask.host, ask.project) = (None, None);
+        let plain = render(&ask).expect("renders").plain;
+        plain.lines().next().unwrap_or_default().to_owned()
+    };
+    // The window's words for each source (Provenance::agent), one owner.
+    for (source, words) in [
+        ("hook", "Claude Code (hook)"),
+        ("codex-hook", "Codex (hook)"),
+        ("opencode", "OpenCode"),
+        ("claude", "askpane claude"),
+        ("ask", "a script (askpane ask)"),
+        ("mcp", "MCP"),
+    ] {
+        let expected = crate::protocol::origin::Provenance::new(source, None).agent();
+        assert_eq!(expected, words, "the window's name of {source}");
+        assert_eq!(asked_by(Some(source), "x"), format!("A question from {words}"));
+    }
+    // An older inbox sends no `agent`: the source is `from`'s first part.
+    assert_eq!(asked_by(None, "hook · orders · default"), "A question from Claude Code (hook)");
+    // Whatever a client calls itself is the agent's text: no mention gets through.
+    assert_eq!(asked_by(Some("@room"), "x"), "A question from @\u{2060}room");
+}
+
+#[test]
 fn a_question_is_rendered_with_who_asked_its_options_previews_and_deadline() {
     let message = render(&listed(two())).expect("renders");
     let plain = &message.plain;
-    assert!(plain.starts_with("Questions from hook in orders on devbox\n"), "{plain}");
+    assert!(
+        plain.starts_with("Questions from Claude Code (hook) in orders on devbox\n"),
+        "{plain}"
+    );
     assert!(plain.contains("Answer by 2026-11-18 11:11 UTC."), "{plain}");
     assert!(plain.contains("1. [Layout] Which layout? (one option)"), "{plain}");
     assert!(plain.contains("  1. Tabs — one pane\n```\n[a|b|c]\n```\n  2. Split"), "{plain}");
@@ -207,7 +239,10 @@ fn a_tool_call_shows_its_command_the_rules_and_the_choices() {
     ask.kind = Some(AskKind::Approval);
     let message = render(&ask).expect("renders");
     let plain = &message.plain;
-    assert!(plain.starts_with("A tool call to allow from hook in orders on devbox"), "{plain}");
+    assert!(
+        plain.starts_with("A tool call to allow from Claude Code (hook) in orders on devbox"),
+        "{plain}"
+    );
     assert!(plain.contains("Tool: Bash\n```\nrm -rf build\n```"), "{plain}");
     assert!(plain.contains("  always 1: "), "{plain}");
     assert!(plain.contains("  always 2: "), "{plain}");
@@ -236,7 +271,11 @@ fn a_tool_call_shows_its_command_the_rules_and_the_choices() {
 fn a_plan_shows_its_markdown_as_text_and_the_two_replies() {
     let message =
         render(&listed(plan("# Plan\n\n1. Build <it>\n```sh\nmake\n```"))).expect("renders");
-    assert!(message.plain.starts_with("A plan to review from hook"), "{}", message.plain);
+    assert!(
+        message.plain.starts_with("A plan to review from Claude Code (hook)"),
+        "{}",
+        message.plain
+    );
     assert!(message.plain.contains("````\n# Plan\n\n1. Build <it>\n```sh\nmake\n```\n````"));
     assert!(message.html.contains("<pre><code># Plan\n\n1. Build &lt;it&gt;"), "{}", message.html);
     assert!(message.plain.ends_with("Reply `approve`, or `keep planning: what to change`."));
