@@ -62,7 +62,13 @@ struct World {
 
 impl World {
     /// A display, directories, a session bus, and (with `server`) dunst on it; no inbox yet.
+    /// dunst reads bodies as plain text (its default): it does not say `body-markup`.
     fn new(name: &str, server: bool) -> World {
+        World::with_dunst(name, server.then_some(""))
+    }
+
+    /// As [`World::new`], with `global` (lines of dunstrc's `[global]`) for dunst, if any.
+    fn with_dunst(name: &str, global: Option<&str>) -> World {
         require("dunst");
         require("dunstctl");
         let xvfb = Xvfb::start();
@@ -72,10 +78,10 @@ impl World {
             .expect("narrow the runtime dir");
         let session = SessionBus::start(&root, &xvfb.display());
         let bus = session.address.clone();
-        let dunst = server.then(|| {
+        let dunst = global.map(|global| {
             // Notifications stay until closed: askpane, not a timer, closes them here.
             let config = root.join("dunstrc");
-            fs::write(&config, "[global]\n[urgency_normal]\n    timeout = 0\n")
+            fs::write(&config, format!("[global]\n{global}\n[urgency_normal]\n    timeout = 0\n"))
                 .expect("write dunstrc");
             let child = Command::new("dunst")
                 .arg("-config")
@@ -89,7 +95,7 @@ impl World {
                 .expect("start dunst");
             Process::new(child)
         });
-        let seen = monitor(&bus, server);
+        let seen = monitor(&bus, global.is_some());
         World { xvfb, root, bus, seen, inbox: None, _dunst: dunst, _session: session }
     }
 
@@ -615,12 +621,13 @@ fn a_terminals_notice_joins_the_inbox_notification_naming_project_and_session() 
     assert_eq!(world.dunstctl(&["count", "displayed"]).trim(), "1", "one notification, not three");
 }
 
-/// The agent's text is text, not markup: dunst reads Pango markup in a body (`body-markup`), so
-/// a message with tags, an ampersand and quotes is sent with them as entities (one escaper,
-/// `protocol::markup`, for the notice, the status bar, the chat room and the launchd plist).
+/// The agent's text is text, not markup: a dunst that reads Pango markup in a body (`markup =
+/// full`: it says `body-markup`) is sent the tags, ampersand and quotes as entities (one escaper,
+/// `protocol::markup`, for the notice, the status bar, the chat room and the launchd plist); one
+/// that reads plain text (the other tests' dunst) is sent the text as it is.
 #[test]
 fn an_agent_s_markup_in_a_notice_is_sent_as_text() {
-    let mut world = World::new("notify-markup", true);
+    let mut world = World::with_dunst("notify-markup", Some("    markup = full"));
     let _window_manager = world.xvfb.window_manager();
     world.start_inbox(world.askpane(&["inbox"]));
 
