@@ -263,7 +263,7 @@ fn hostile_project_names_are_escaped_in_waybar_s_json() {
     assert!(!tooltip.contains("<b>") && !tooltip.contains("\"quoted"), "{tooltip}");
     assert!(
         tooltip
-            .contains("&lt;b&gt;bold &amp; &quot;quoted&quot; &apos;it&apos;s&apos; second line"),
+            .contains("&lt;b&gt;bold &amp; &quot;quoted&quot; &#39;it&#39;s&#39; second line"),
         "{tooltip}"
     );
     assert_eq!(tooltip.lines().count(), 2, "the newline in the name made a space: {tooltip}");
