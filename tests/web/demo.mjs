@@ -5,8 +5,9 @@
 // window.askpaneReplies; shows the Japanese and Thai demos and checks that their fonts were
 // fetched lazily and drawn (Chromium gets only a Latin font, so without askpane's own fonts the
 // text would be boxes); checks who paints (eframe's WebGL, even where it is a software
-// renderer) and that a cleared canvas is drawn again; times navigation start → first frame over
-// 5 loads. Screenshots go to
+// renderer) and that a cleared canvas is drawn again; that the canvas has its size before its
+// WebGL context (no new drawing buffer on the first frame); times navigation start → first frame
+// over 5 loads. Screenshots go to
 // target/test-artifacts/. Run with `scripts/web-test`, or `node tests/web/demo.mjs` once
 // dist/web is built. Exits non-zero with a message on any failure.
 
@@ -224,6 +225,51 @@ async function drawings(context, base) {
   );
 }
 
+/**
+ * Issue 30: the page gives the canvas its drawing size and its WebGL2 context while the wasm
+ * downloads, so eframe's first frame finds both made. Each change of a WebGL canvas's size is a
+ * new drawing buffer in the GPU process, on the first frame's path (about 16 ms without a GPU);
+ * the size eframe sets on its first frame is the one the canvas already has.
+ */
+async function sizedBeforeContext(context, base) {
+  const page = await context.newPage();
+  await page.addInitScript(() => {
+    const changes = [];
+    window.askpaneCanvasSizeChanges = changes;
+    const prototype = HTMLCanvasElement.prototype;
+    const getContext = prototype.getContext;
+    const made = new WeakSet();
+    prototype.getContext = function (...args) {
+      const got = getContext.apply(this, args);
+      if (got) made.add(this);
+      return got;
+    };
+    for (const side of ["width", "height"]) {
+      const property = Object.getOwnPropertyDescriptor(prototype, side);
+      Object.defineProperty(prototype, side, {
+        ...property,
+        set(value) {
+          const before = property.get.call(this);
+          if (made.has(this) && Number(value) !== before) changes.push(`${side} ${before} → ${value}`);
+          property.set.call(this, value);
+        },
+      });
+    }
+  });
+  await page.goto(`${base}/#fixture=database`);
+  await page.waitForFunction(() => window.askpaneReady === true, null, { timeout: readyTimeoutMs });
+  const [changes, size] = await page.evaluate(() => {
+    const canvas = document.getElementById("askpane_canvas");
+    return [window.askpaneCanvasSizeChanges, `${canvas.width}×${canvas.height}`];
+  });
+  await page.close();
+  check(
+    changes.length === 0,
+    `the canvas changed size after its WebGL context was made, until the first frame: ${changes.join(", ")}`,
+  );
+  console.log(`ok   first frame: the canvas had its size (${size}) before its WebGL context, and kept it`);
+}
+
 async function timeFirstFrame(context, base, loads) {
   const times = [];
   for (let i = 0; i < loads; i += 1) {
@@ -278,6 +324,7 @@ async function main() {
     });
     await showEmoji(context, base);
     await drawings(context, base);
+    await sizedBeforeContext(context, base);
     await timeFirstFrame(context, base, 5);
   } finally {
     await context?.close();
