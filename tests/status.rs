@@ -262,8 +262,7 @@ fn hostile_project_names_are_escaped_in_waybar_s_json() {
     let tooltip = waybar["tooltip"].as_str().expect("a tooltip");
     assert!(!tooltip.contains("<b>") && !tooltip.contains("\"quoted"), "{tooltip}");
     assert!(
-        tooltip
-            .contains("&lt;b&gt;bold &amp; &quot;quoted&quot; &#39;it&#39;s&#39; second line"),
+        tooltip.contains("&lt;b&gt;bold &amp; &quot;quoted&quot; &#39;it&#39;s&#39; second line"),
         "{tooltip}"
     );
     assert_eq!(tooltip.lines().count(), 2, "the newline in the name made a space: {tooltip}");
