@@ -15,9 +15,17 @@ use crate::support::{private_state_dir, run_bounded, scratch_dir};
 
 /// A workspace member's binary beside askpane's (`cargo build -p askpane-matrix -p
 /// askpane-matrix-peer`, or `cargo test --workspace`, builds it).
+///
+/// `ASKPANE_MATRIX_TEST_BIN_DIR` names another folder for them: the figures' run with optimised
+/// builds (`cargo build --profile bench-fast -p askpane-matrix -p askpane-matrix-peer`, then
+/// `ASKPANE_MATRIX_TEST_BIN_DIR=target/bench-fast`), as an unoptimised SDK's own work is most of
+/// a debug build's time.
 pub(crate) fn member_binary(name: &str) -> PathBuf {
-    let askpane = PathBuf::from(env!("CARGO_BIN_EXE_askpane"));
-    let binary = askpane.with_file_name(name);
+    let folder = match std::env::var_os("ASKPANE_MATRIX_TEST_BIN_DIR") {
+        Some(folder) => PathBuf::from(folder),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_askpane")).with_file_name(""),
+    };
+    let binary = folder.join(name);
     assert!(
         binary.exists(),
         "{} is not built: run `cargo build -p askpane-matrix -p askpane-matrix-peer` (scripts/test builds the workspace)",

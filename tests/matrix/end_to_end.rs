@@ -352,7 +352,7 @@ fn figures_ask_to_room_and_room_to_agent_beside_the_homeserver_s_round_trip() {
     let room = bridged.room.clone();
     let token = bridged.homeserver.login(&bridged.alice_account.user, "alice-password");
     let round_trip = bridged.homeserver.round_trip(&token, 20);
-    let (mut to_room, mut to_agent) = (Vec::new(), Vec::new());
+    let (mut to_room, mut to_agent, mut vote_sent) = (Vec::new(), Vec::new(), Vec::new());
     for sample in 0..5 {
         let question = format!("Figure {sample}?");
         let questions = json!([{"question": question, "header": "Figure", "multiSelect": false,
@@ -369,15 +369,17 @@ fn figures_ask_to_room_and_room_to_agent_beside_the_homeserver_s_round_trip() {
         bridged
             .alice
             .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1"]}));
+        vote_sent.push(voted.elapsed());
         let (code, _, stderr) = hook.finish();
         assert_eq!(code, Some(0), "{stderr}");
         to_agent.push(voted.elapsed());
     }
     to_room.sort();
     to_agent.sort();
+    vote_sent.sort();
     eprintln!(
-        "matrix figures: hook started → poll seen by the peer median {:?} (of {:?}); vote sent → hook's reply median {:?} (of {:?}); Synapse's whoami round trip median {:?}",
-        to_room[2], to_room, to_agent[2], to_agent, round_trip
+        "matrix figures: hook started → poll seen by the peer median {:?} (of {:?}); vote sent → hook's reply median {:?} (of {:?}), of which the peer's own send of its vote (encrypted, until the homeserver took it) median {:?} (of {:?}); Synapse's whoami round trip median {:?}",
+        to_room[2], to_room, to_agent[2], to_agent, vote_sent[2], vote_sent, round_trip
     );
 }
 
