@@ -153,7 +153,7 @@ impl Drop for World {
 
 /// A running thin client (also tests/notify.rs's hooks).
 pub(crate) struct Client {
-    process: Process,
+    pub(crate) process: Process,
     stdout: std::sync::mpsc::Receiver<String>,
     stderr: std::sync::mpsc::Receiver<String>,
 }

@@ -51,7 +51,8 @@ impl Sshd {
         Sshd::start_with(root, alias, "")
     }
 
-    /// Starts sshd under `root` for `alias`, `extra` appended to its config (a `ForceCommand`).
+    /// Starts sshd under `root` for `alias`, `extra` at the start of its config (a
+    /// `ForceCommand`, or a keyword whose first value wins over the one below).
     pub(crate) fn start_with(root: &Path, alias: &str, extra: &str) -> Option<Sshd> {
         if !Path::new(SSHD).is_file() {
             // CI installs it (scripts/setup): there a missing sshd is a failure, not a pass.
@@ -83,15 +84,16 @@ impl Sshd {
         let sshd_config = dir.join("sshd_config");
         fs::write(
             &sshd_config,
+            // `extra` first: sshd takes a keyword's first value, so it may also change one of
+            // these (`StreamLocalBindUnlink no`, sshd's default).
             format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+                "{extra}Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
                  PidFile {dir}/sshd.pid\nAuthorizedKeysFile {dir}/authorized_keys\n\
                  StrictModes no\nUsePAM no\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
                  StreamLocalBindUnlink yes\nAllowStreamLocalForwarding yes\n\
                  SetEnv HOME={remote}/home XDG_RUNTIME_DIR={remote}/run \
-                 XDG_STATE_HOME={remote}/state PATH={remote}/bin:/usr/local/bin:/usr/bin:/bin\n\
-                 {extra}",
+                 XDG_STATE_HOME={remote}/state PATH={remote}/bin:/usr/local/bin:/usr/bin:/bin\n",
                 dir = dir.display(),
                 remote = remote.display(),
             ),
@@ -1459,4 +1461,115 @@ fn a_link_s_spare_does_not_keep_the_inbox_from_going_lean_and_the_next_hook_wake
     let (_, stderr) = remote_hook_answered(&world, &sshd, "toolu_lean_2");
     assert!(!stderr.contains("went down"), "{stderr}");
     assert!(!link.said().contains("could not reach"), "{}", link.said());
+}
+
+/// `askpane hook` run on the host itself (as the bench does: no ssh in between, so it starts
+/// the moment the link says it is up), with the environment sshd's `SetEnv` gives a session
+/// there and no display.
+fn hook_on_the_host(sshd: &Sshd, input: &str) -> Client {
+    let mut hook = crate::support::askpane_unset(&["hook"]);
+    hook.env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("HOME", sshd.remote.join("home"))
+        .env("XDG_RUNTIME_DIR", sshd.remote.join("run"))
+        .env("XDG_STATE_HOME", sshd.remote.join("state"))
+        .env("ASKPANE_LOG", "debug");
+    Client::spawn(hook, input)
+}
+
+/// Restarts the link `rounds` times as scripts/bench-startup does (SIGTERM, wait, a new
+/// `askpane remote`, its "linked"), each time at once running a hook on the host: every one of
+/// them must reach the desk's inbox; it is then withdrawn.
+fn a_restarted_link_s_first_hook_reaches_the_inbox(name: &str, sshd_extra: &str, rounds: usize) {
+    let world = World::with_inbox(name);
+    let Some(sshd) = Sshd::start_with(&world.root, HOST, sshd_extra) else { return };
+    let mut link = RemoteLink::start(&world, &sshd);
+    for round in 1..=rounds {
+        let pid = link.process.child.id();
+        let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let status = link.process.wait(WAIT).expect("the link ended");
+        assert!(status.success(), "round {round}: {status:?}: {}", link.said());
+        let old = fs::read_to_string(&link.stderr).unwrap_or_default();
+        link = RemoteLink::start(&world, &sshd);
+        let client =
+            hook_on_the_host(&sshd, &hook_input(&format!("toolu_relink_{round}"), "Which?"));
+        reaches_the_inbox_then_withdrawn(&world, client, &format!("round {round}"), || {
+            format!("link: {}\nold link: {old}", link.said())
+        });
+    }
+}
+
+/// Requires `hook` to be listed in the desk's inbox before it ends (a hook that answered here
+/// ends at once), then withdraws it as Claude Code does a hook it gave up on (SIGKILL).
+fn reaches_the_inbox_then_withdrawn(
+    world: &World,
+    hook: Client,
+    what: &str,
+    context: impl Fn() -> String,
+) {
+    let deadline = Instant::now() + WAIT;
+    let mut hook = hook;
+    while world.connect().list().len() != 1 {
+        if hook.process.exited().is_some() || Instant::now() > deadline {
+            let (stdout, stderr) = hook.killed_with_output();
+            panic!(
+                "{what}: the hook never reached the inbox\nhook stdout: {stdout}\n\
+                 hook stderr: {stderr}\n{}\ninbox: {}",
+                context(),
+                inbox_said(world)
+            );
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    hook.kill();
+    listed(world, 0);
+}
+
+#[test]
+fn a_restarted_link_s_first_hook_on_the_host_reaches_the_inbox_every_time() {
+    a_restarted_link_s_first_hook_reaches_the_inbox("remote-relink", "", 15);
+}
+
+#[test]
+fn a_restarted_link_s_first_hook_reaches_the_inbox_where_sshd_keeps_its_default_socket_binding() {
+    // sshd's default, as the bench's sshd and most hosts have it.
+    let extra = "StreamLocalBindUnlink no\n";
+    a_restarted_link_s_first_hook_reaches_the_inbox("remote-relink-default", extra, 15);
+}
+
+#[test]
+fn a_hook_on_the_host_while_a_restarted_link_comes_up_waits_for_its_forward_and_reaches_the_inbox()
+{
+    // sshd's default binding, as most hosts have it: the new link's first ssh removes the socket
+    // the ended link left, and the forward binds it again a login later.
+    let world = World::with_inbox("remote-coming");
+    let Some(sshd) = Sshd::start_with(&world.root, HOST, "StreamLocalBindUnlink no\n") else {
+        return;
+    };
+    let mut link = RemoteLink::start(&world, &sshd);
+    for round in 1..=5 {
+        let pid = link.process.child.id();
+        let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let status = link.process.wait(WAIT).expect("the link ended");
+        assert!(status.success(), "round {round}: {status:?}: {}", link.said());
+        // The ended link's socket stays on the host (sshd removes none) until the new link's
+        // first ssh removes it: from then until its forward holds, nothing is there.
+        assert!(sshd.remote_socket().exists(), "round {round}: the stale socket went already");
+        let stderr = world.root.join(format!("remote-link-coming-{round}.stderr"));
+        let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
+        command.arg(&sshd.config).stdin(Stdio::null()).stdout(Stdio::null());
+        command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
+        let process = Process::new(command.spawn().expect("askpane remote"));
+        let deadline = Instant::now() + WAIT;
+        while sshd.remote_socket().exists() {
+            assert!(Instant::now() < deadline, "round {round}: {}", read_lossy(&stderr));
+            thread::sleep(Duration::from_millis(1));
+        }
+        let client =
+            hook_on_the_host(&sshd, &hook_input(&format!("toolu_coming_{round}"), "Which?"));
+        let said = || format!("link: {}", read_lossy(&stderr));
+        reaches_the_inbox_then_withdrawn(&world, client, &format!("round {round}"), said);
+        link = RemoteLink { process, stderr };
+        link.wait_for("linked devbox", 1);
+    }
 }

@@ -19,6 +19,7 @@
 
 mod approval;
 mod client;
+mod coming;
 mod connection;
 mod deliver;
 #[cfg(unix)]
@@ -30,6 +31,7 @@ mod waiters;
 mod writer;
 
 pub use client::{ConnectError, InboxClient};
+pub use coming::{COMING_PREFIX, COMING_SUFFIX};
 pub use connection::InboxConnection;
 pub use deliver::{Delivered, LINK_POLL, LINK_WAIT, Until, deliver};
 pub use launch::start_inbox;

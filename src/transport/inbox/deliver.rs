@@ -21,6 +21,7 @@ use crate::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape, exit, parse_me
 use super::super::caller::{Caller, CallerGone};
 use super::super::signals::{SignalWatch, StopSignal};
 use super::super::{Control, Inbound, Waker, ui_channel};
+use super::coming::wait_for_a_coming_link;
 use super::connection::read_into;
 use super::{ConnectError, InboxClient, MAX_LINE_BYTES, Place};
 
@@ -126,6 +127,13 @@ pub fn deliver(
         let connected = match back.take() {
             Some(client) => Ok(client),
             None => InboxClient::connect(&place),
+        };
+        // A link coming up on this host (stop 38): its forward is waited for, not answered past.
+        let connected = match connected {
+            Err(ConnectError::NotRunning(error)) if policy.needs_a_person() => {
+                wait_for_a_coming_link(&place).unwrap_or(Err(ConnectError::NotRunning(error)))
+            }
+            connected => connected,
         };
         let client = match connected {
             Ok(client) => client,

@@ -31,13 +31,19 @@ const INBOX_FOLDER: &str = "d=${XDG_RUNTIME_DIR:-}; \
 /// Asks the remote where the inbox socket goes: the folder made 0700, a stale socket in it
 /// removed (sshd's `StreamLocalBindUnlink` is off by default, and a socket an ended link left
 /// would make the next forward fail), and the session an earlier ssh of this same link left
-/// there ended (`LINK` is the link's id): a link cut silently (a network gone) ends ssh on the
-/// desk within its keep-alives, but sshd on the host keeps that session until its own
+/// there ended (`LINK` is the link's id). First it notes that this link is coming up
+/// (`link-LINK.coming`, [`crate::transport::inbox::COMING_PREFIX`]; another link's such note
+/// goes): from here until the forward holds the socket is stale or missing, and a client that
+/// finds it so waits for the forward while the note is fresh rather than answering on the host.
+/// Then the session: a link cut silently (a network gone) ends ssh on the desk within its
+/// keep-alives, but sshd on the host keeps that session until its own
 /// keep-alive, holding what waited through it (a hook, Claude Code's HTTP request) and the
 /// `--http` port. It is ended only if it is still the process recorded (its pid and start
 /// time), so a pid used again by another process is left alone. Notes of other links whose
 /// session has ended (a link stopped on purpose leaves its note) are removed, nothing else.
 const WHERE_IS_THE_INBOX: &str = "mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" && \
+    c=$d/link-LINK.coming && : > \"$c\" && for g in \"$d\"/link-*.coming; do \
+    [ \"$g\" = \"$c\" ] || rm -f \"$g\"; done && \
     rm -f \"$d/inbox.sock\" && f=$d/link-LINK.session && \
     if [ -f \"$f\" ]; then read p s < \"$f\"; case \"$p\" in \"\"|*[!0-9]*) p=;; esac; \
     if [ -n \"$p\" ] && [ -n \"$s\" ] && \
@@ -49,11 +55,12 @@ const WHERE_IS_THE_INBOX: &str = "mkdir -p -m 0700 \"$d\" && chmod 0700 \"$d\" &
     [ \"$(echo $(ps -o lstart= -p \"$q\" 2>/dev/null))\" = \"$t\" ] || rm -f \"$g\"; done; \
     echo \"askpane-socket=$d/inbox.sock\"";
 
-/// Run as the forward's session (instead of `ssh -N`): records the sshd process that serves
-/// it (its nearest `sshd` ancestor, with its start time) in `link-LINK.session` for
+/// Run as the forward's session (instead of `ssh -N`): removes the note that the link is coming
+/// up (ssh asked for the forward before this session, and sshd granted it first: it holds),
+/// records the sshd process that serves it (its nearest `sshd` ancestor, with its start time) in `link-LINK.session` for
 /// [`WHERE_IS_THE_INBOX`] of the link's next ssh, then stays until the session ends (a write to
 /// its closed output ends it, so nothing of it is left on the host).
-const RECORD_THE_SESSION: &str = "p=$PPID; while [ \"$p\" -gt 1 ]; do \
+const RECORD_THE_SESSION: &str = "rm -f \"$d/link-LINK.coming\"; p=$PPID; while [ \"$p\" -gt 1 ]; do \
     case \"$(ps -o comm= -p \"$p\" 2>/dev/null)\" in sshd*) break;; esac; \
     p=$(echo $(ps -o ppid= -p \"$p\" 2>/dev/null)); [ -n \"$p\" ] || p=1; done; \
     if [ \"$p\" -gt 1 ]; then echo \"$p\" $(ps -o lstart= -p \"$p\") > \"$d/link-LINK.session\"; fi; \
@@ -367,6 +374,25 @@ mod tests {
         });
         assert!(ended.is_some(), "the stale session still runs");
         assert!(!note.exists());
+        let _ = std::fs::remove_dir_all(&runtime);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn asking_notes_the_link_coming_up_under_the_name_the_client_looks_for_and_drops_others() {
+        use crate::transport::inbox::{COMING_PREFIX, COMING_SUFFIX};
+        let runtime = std::env::temp_dir().join(format!("askpane-coming-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&runtime);
+        let folder = runtime.join("askpane");
+        std::fs::create_dir_all(&folder).unwrap();
+        let earlier = folder.join(format!("{COMING_PREFIX}dead00{COMING_SUFFIX}"));
+        std::fs::write(&earlier, "").unwrap();
+        run_snippet(WHERE_IS_THE_INBOX, "abc123", &runtime);
+        assert!(folder.join(format!("{COMING_PREFIX}abc123{COMING_SUFFIX}")).exists());
+        assert!(!earlier.exists(), "an earlier try's note stays");
+        // The forward's session removes this link's note (what it runs first).
+        let removes = format!("rm -f \"$d/{COMING_PREFIX}LINK{COMING_SUFFIX}\";");
+        assert!(RECORD_THE_SESSION.starts_with(&removes), "{RECORD_THE_SESSION}");
         let _ = std::fs::remove_dir_all(&runtime);
     }
 
