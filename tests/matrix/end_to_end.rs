@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::member_binary;
-use super::peer::{Bridged, Peer, bridged_or_skip};
+use super::peer::{Bridged, Peer, ROOM_WAIT, bridged_or_skip};
 use crate::inbox::World;
 use crate::support::synapse::Homeserver;
-use crate::support::{WAIT, run_bounded};
+use crate::support::{WAIT, read_lossy, run_bounded};
 
 /// A PreToolUse hook input for AskUserQuestion with `questions`.
 pub(super) fn hook_input(tool_use_id: &str, questions: Value) -> String {
@@ -399,6 +399,39 @@ fn synapse_restarted_mid_ask_the_answer_still_arrives() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
     bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
+}
+
+/// The homeserver away when an ask comes: the bridge cannot post it, and posts it once the
+/// homeserver is back (before, the ask was dropped after one try: never in the room, so nobody
+/// there could answer it); a vote then answers the hook as ever.
+#[test]
+fn an_ask_that_came_while_the_homeserver_was_away_is_posted_when_it_is_back() {
+    let mut bridged = bridged_or_skip!("matrix-homeserver-away");
+    let room = bridged.room.clone();
+    bridged.homeserver.stop();
+    let input = hook_input("toolu_homeserver_away", layout());
+    let hook = bridged.world.client(&["hook"], &input);
+    let deadline = Instant::now() + ROOM_WAIT;
+    while !read_lossy(&bridged.bridge_log()).contains("cannot post Layout") {
+        assert!(
+            Instant::now() < deadline,
+            "the bridge never tried: {}",
+            read_lossy(&bridged.bridge_log())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bridged.homeserver.restart();
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
+        .clone();
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
+    assert!(read_lossy(&bridged.bridge_log()).contains("posted Layout now"));
 }
 
 #[test]

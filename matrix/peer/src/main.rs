@@ -278,10 +278,25 @@ impl Peer {
         }
         self.watch(&client);
         let syncing = client.clone();
+        // The next long poll as soon as the last one ended, as the bridge syncs (its
+        // `keep_syncing`), not the SDK's `sync`, which sleeps a second after a quick one: the
+        // figures time the bridge, not this peer's pause. A pause only after an error or an
+        // empty answer that came at once.
         tokio::spawn(async move {
+            let settings = SyncSettings::default().timeout(Duration::from_secs(5));
             loop {
-                let _ = syncing.sync(SyncSettings::default().timeout(Duration::from_secs(5))).await;
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                let started = tokio::time::Instant::now();
+                let quiet = match syncing.sync_once(settings.clone()).await {
+                    Ok(response) => {
+                        response.rooms.is_empty()
+                            && response.to_device.is_empty()
+                            && started.elapsed() < Duration::from_secs(1)
+                    }
+                    Err(_) => true,
+                };
+                if quiet {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
             }
         });
         let device = client.device_id().map(ToString::to_string);
