@@ -1573,3 +1573,69 @@ fn a_hook_on_the_host_while_a_restarted_link_comes_up_waits_for_its_forward_and_
         link.wait_for("linked devbox", 1);
     }
 }
+
+/// A hook on the host waiting for a link that is coming up (its `link-ID.coming` note, up to
+/// 15 s) still hears a signal at once and tells the agent it was stopped, as a hook waiting for a
+/// link that went down does. Before, its wait looked at nothing else: SIGTERM killed it outright
+/// (exit 143, nothing printed), the agent without a reply.
+#[test]
+fn a_hook_waiting_for_a_coming_link_hears_sigterm_and_tells_the_agent() {
+    let root = crate::support::scratch_dir("remote-coming-signal");
+    let folder = root.join("run/askpane");
+    fs::create_dir_all(&folder).expect("the runtime folder");
+    for dir in [root.join("run"), folder.clone()] {
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("0700");
+    }
+    fs::write(folder.join("link-0123456789abcdef.coming"), "").expect("the note");
+    let mut hook = crate::support::askpane(&["hook"]);
+    hook.env("XDG_RUNTIME_DIR", root.join("run"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("ASKPANE_NO_INBOX")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut process = Process::new(hook.spawn().expect("start the hook"));
+    let input = hook_input("toolu_coming_signal", "Which layout?");
+    process.child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+    let stderr = process.child.stderr.take().expect("stderr");
+    let (said, heard) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if said.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while !lines.iter().any(|line: &String| line.contains("is coming up on this host")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match heard.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!("the hook never waited for the coming link: {lines:?}"),
+        }
+    }
+    let signalled = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &process.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let ended = process.wait(Duration::from_secs(5)).expect("the hook ends within 5 s");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(2),
+        "{:?} after SIGTERM",
+        signalled.elapsed()
+    );
+    lines.extend(heard.try_iter());
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut process.child.stdout.take().expect("stdout"), &mut stdout)
+        .expect("read stdout");
+    assert!(lines.iter().any(|line| line.contains("stopped by SIGTERM")), "{lines:?}");
+    assert_ne!(ended.code(), None, "killed by the signal, not ended by askpane: {lines:?}");
+    let reply: Value = serde_json::from_str(stdout.trim()).expect("one JSON reply for the agent");
+    assert!(reply.to_string().contains("SIGTERM"), "{reply}");
+}

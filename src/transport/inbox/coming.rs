@@ -5,9 +5,9 @@
 //! between those two moments the socket is stale or missing although the desk is seconds away.
 
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use super::{ConnectError, InboxClient, Place};
+use super::Place;
 
 /// The note's name is `link-ID.coming`; `remote::ssh`'s snippets write and remove it.
 pub const COMING_PREFIX: &str = "link-";
@@ -17,9 +17,6 @@ pub const COMING_SUFFIX: &str = ".coming";
 /// forward holds within a second or two of its login; a note older than this is a try that
 /// failed (its link tries again later, writing a new one) or a link stopped while it came up.
 pub const COMING_WAIT: Duration = Duration::from_secs(15);
-
-/// How often the socket is tried again meanwhile.
-const COMING_POLL: Duration = Duration::from_millis(50);
 
 /// How long ago the newest fresh note in `dir` was written, if one is younger than
 /// [`COMING_WAIT`].
@@ -40,22 +37,12 @@ fn newest_coming(dir: &Path) -> Option<Duration> {
         .min()
 }
 
-/// When a link is coming up here (a fresh note): tries the socket until its forward answers, the
-/// note goes stale, or [`COMING_WAIT`] has passed; what the last try gave. `None` when no link is
-/// coming up (the caller goes on as with no inbox).
-pub fn wait_for_a_coming_link(place: &Place) -> Option<Result<InboxClient, ConnectError>> {
+/// When a link is coming up here (a fresh note): how long to wait for its forward at most, the
+/// rest of the newest note's [`COMING_WAIT`]. `None` when no link is coming up (the caller goes on
+/// as with no inbox). The caller waits as for a link that went down (`deliver::wait_for_link`),
+/// so a signal, a cancel or the agent's end are heard meanwhile.
+pub fn coming_link_wait(place: &Place) -> Option<Duration> {
     let dir = place.socket().parent()?.to_owned();
-    newest_coming(&dir)?;
-    log::info!("a link to your desk is coming up on this host; waiting for it");
-    let deadline = Instant::now() + COMING_WAIT;
-    loop {
-        std::thread::sleep(COMING_POLL);
-        let tried = InboxClient::connect(place);
-        let again = matches!(tried, Err(ConnectError::NotRunning(_)))
-            && Instant::now() < deadline
-            && newest_coming(&dir).is_some();
-        if !again {
-            return Some(tried);
-        }
-    }
+    let age = newest_coming(&dir)?;
+    Some(COMING_WAIT.saturating_sub(age))
 }

@@ -21,7 +21,7 @@ use crate::protocol::{Envelope, Outcome, ReplyFormat, ReplyShape, exit, parse_me
 use super::super::caller::{Caller, CallerGone};
 use super::super::signals::{SignalWatch, StopSignal};
 use super::super::{Control, Inbound, Waker, ui_channel};
-use super::coming::wait_for_a_coming_link;
+use super::coming::coming_link_wait;
 use super::connection::read_into;
 use super::{ConnectError, InboxClient, MAX_LINE_BYTES, Place};
 
@@ -128,10 +128,23 @@ pub fn deliver(
             Some(client) => Ok(client),
             None => InboxClient::connect(&place),
         };
-        // A link coming up on this host (stop 38): its forward is waited for, not answered past.
+        // A link coming up on this host (stop 38): its forward is waited for, not answered past,
+        // hearing a signal, a cancel or the agent's end meanwhile as a link's return does.
         let connected = match connected {
             Err(ConnectError::NotRunning(error)) if policy.needs_a_person() => {
-                wait_for_a_coming_link(&place).unwrap_or(Err(ConnectError::NotRunning(error)))
+                match coming_link_wait(&place) {
+                    None => Err(ConnectError::NotRunning(error)),
+                    Some(wait) => {
+                        log::info!("a link to your desk is coming up on this host; waiting for it");
+                        match wait_for_link(&place, until, &watch, Instant::now() + wait) {
+                            LinkWait::Back(client) => Ok(client),
+                            LinkWait::TimedOut => Err(ConnectError::NotRunning(error)),
+                            LinkWait::Stopped(signal) => return Delivered::Stopped(signal),
+                            LinkWait::Cancelled => return Delivered::Cancelled,
+                            LinkWait::CallerGone(gone) => return caller_gone(&gone),
+                        }
+                    }
+                }
             }
             connected => connected,
         };
@@ -228,14 +241,7 @@ pub fn deliver(
                     }
                     LinkWait::Stopped(signal) => return Delivered::Stopped(signal),
                     LinkWait::Cancelled => return Delivered::Cancelled,
-                    LinkWait::CallerGone(gone) => {
-                        log::warn!("{}; nothing is printed", gone.describe());
-                        return Delivered::Outcome {
-                            reply: None,
-                            exit_code: exit::AGENT_GONE,
-                            problem: None,
-                        };
-                    }
+                    LinkWait::CallerGone(gone) => return caller_gone(&gone),
                 }
             }
             Waited::InboxGone { .. } if restarts < RESTARTS => {
@@ -467,6 +473,12 @@ fn wait_for_link(place: &Place, until: &Until, watch: &Watch, by: Instant) -> Li
             return LinkWait::Cancelled;
         }
     }
+}
+
+/// The agent ended while its client waited for a link: nothing is printed (no one reads it).
+fn caller_gone(gone: &CallerGone) -> Delivered {
+    log::warn!("{}; nothing is printed", gone.describe());
+    Delivered::Outcome { reply: None, exit_code: exit::AGENT_GONE, problem: None }
 }
 
 /// On an SSH host (`SSH_CONNECTION` set), how its questions reach the person's desk instead.
