@@ -135,8 +135,8 @@ pub fn deliver(
                 match coming_link_wait(&place) {
                     None => Err(ConnectError::NotRunning(error)),
                     Some(wait) => {
-                        log::info!("a link to your desk is coming up on this host; waiting for it");
-                        match wait_for_link(&place, until, &watch, Instant::now() + wait) {
+                        let said = "a link to your desk is coming up on this host; waiting for it";
+                        match wait_for_link(&place, until, &watch, Instant::now() + wait, said) {
                             LinkWait::Back(client) => Ok(client),
                             LinkWait::TimedOut => Err(ConnectError::NotRunning(error)),
                             LinkWait::Stopped(signal) => return Delivered::Stopped(signal),
@@ -219,7 +219,7 @@ pub fn deliver(
                     Some(timeout) => handed_at + timeout,
                     None => Instant::now() + LINK_WAIT,
                 };
-                match wait_for_link(&place, until, &watch, by) {
+                match wait_for_link(&place, until, &watch, by, "") {
                     LinkWait::Back(client) => {
                         log::warn!("the link is back; asking again");
                         let left = by.saturating_duration_since(Instant::now());
@@ -449,12 +449,16 @@ enum LinkWait {
 }
 
 /// Waits until the inbox's socket answers again (the link is back), at most until `by`, while
-/// the agent is still there and no signal or cancel came.
-fn wait_for_link(place: &Place, until: &Until, watch: &Watch, by: Instant) -> LinkWait {
+/// the agent is still there and no signal or cancel came. `said` (if not empty) is logged once
+/// the signals are caught, so that whoever reads it may signal this client.
+fn wait_for_link(place: &Place, until: &Until, watch: &Watch, by: Instant, said: &str) -> LinkWait {
     let (signals, cancel) = match until {
         Until::Signal => (watch_signals(), crossbeam_channel::never()),
         Until::Cancelled(cancel) => (None, cancel.clone()),
     };
+    if !said.is_empty() {
+        log::info!("{said}");
+    }
     loop {
         if let Ok(client) = InboxClient::connect(place) {
             return LinkWait::Back(client);
