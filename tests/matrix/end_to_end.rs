@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::member_binary;
 use super::peer::{Bridged, Peer, ROOM_WAIT, bridged_or_skip};
-use crate::inbox::World;
+use crate::inbox::{Client, World};
 use crate::support::synapse::Homeserver;
 use crate::support::{WAIT, read_lossy, run_bounded};
 
@@ -28,6 +28,22 @@ pub(super) fn layout() -> Value {
     json!([{"question": "Which layout?", "header": "Layout", "multiSelect": false,
             "options": [{"label": "Tabs", "description": "one pane", "preview": "[a|b|c]"},
                         {"label": "Split", "description": "two panes"}]}])
+}
+
+/// Alice votes "Split" on the layout poll once it is in the room; the hook must then print what
+/// the window sends for that answer. The poll, for more checks.
+fn vote_split(bridged: &mut Bridged, room: &str, hook: Client, input: &str) -> Value {
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
+        .clone();
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, window_reply(&bridged.world, input, &json!({"Layout": "Split"})));
+    poll
 }
 
 /// What the hook prints when the window sends `answers` (a preset confirmed with --submit).
@@ -52,17 +68,8 @@ fn a_single_select_answered_by_poll_reaches_the_hook_as_the_window_s_answer() {
     let body = message["body"].as_str().expect("a body");
     assert!(body.contains("A question from Claude Code (hook) in project"), "{body}");
     assert!(body.contains("1. Tabs — one pane") && body.contains("```\n[a|b|c]\n```"), "{body}");
-    let poll = bridged
-        .alice
-        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
-        .clone();
+    let poll = vote_split(&mut bridged, &room, hook, &input);
     assert_eq!(poll["max_selections"], 1, "{poll}");
-    bridged
-        .alice
-        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
-    let (code, stdout, stderr) = hook.finish();
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
     bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
     let message_id = message["event_id"].as_str().expect("an id").to_owned();
     bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message_id, "contains": "Answered by @alice:"}));
@@ -421,16 +428,7 @@ fn an_ask_that_came_while_the_homeserver_was_away_is_posted_when_it_is_back() {
         std::thread::sleep(Duration::from_millis(50));
     }
     bridged.homeserver.restart();
-    let poll = bridged
-        .alice
-        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
-        .clone();
-    bridged
-        .alice
-        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["2"]}));
-    let (code, stdout, stderr) = hook.finish();
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(stdout, window_reply(&bridged.world, &input, &json!({"Layout": "Split"})));
+    vote_split(&mut bridged, &room, hook, &input);
     assert!(read_lossy(&bridged.bridge_log()).contains("posted Layout now"));
 }
 
