@@ -195,16 +195,27 @@ async function drawings(context, base) {
   const { page, problems } = await open(context, base, "#fixture=database");
   // The canvas already holds eframe's context: a 2D one is refused (null) when it holds WebGL,
   // and asking for the WebGL kind it holds gives that context back, creating nothing.
-  const [kind, renderer] = await page.evaluate(() => {
+  const [kind, renderer, attributes] = await page.evaluate(() => {
     const canvas = document.getElementById("askpane_canvas");
-    if (canvas.getContext("2d") !== null) return ["a 2D context", null];
+    if (canvas.getContext("2d") !== null) return ["a 2D context", null, {}];
     const gl = canvas.getContext("webgl2") ?? canvas.getContext("webgl");
     const webgl2 = gl instanceof WebGL2RenderingContext;
-    if (!webgl2 && !(gl instanceof WebGLRenderingContext)) return ["no context", null];
+    if (!webgl2 && !(gl instanceof WebGLRenderingContext)) return ["no context", null, {}];
     const info = gl.getExtension("WEBGL_debug_renderer_info");
-    return [webgl2 ? "webgl2" : "webgl", String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER))];
+    const { antialias, depth, stencil } = gl.getContextAttributes();
+    return [
+      webgl2 ? "webgl2" : "webgl",
+      String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER)),
+      { antialias, depth, stencil },
+    ];
   });
   check(kind === "webgl2" || kind === "webgl", `expected eframe's WebGL to paint the page; its canvas holds ${kind}`);
+  // Issue 30: egui smooths its own edges and uses no depth or stencil buffer; without a GPU a
+  // multisampled drawing buffer was resolved in software at every frame.
+  check(
+    !attributes.antialias && !attributes.depth && !attributes.stencil,
+    `expected a WebGL context without multisampling, depth or stencil; it has ${JSON.stringify(attributes)}`,
+  );
   await settle(page);
   const shot = await page.screenshot({ path: join(artifacts, "web-demo-webgl.png") });
 
