@@ -650,3 +650,72 @@ fn under_the_inbox_a_form_sent_from_the_page_reaches_the_agent_checked_by_the_sc
     drop(acp);
     drop(inbox);
 }
+
+// ---- what was typed in a form survives the inbox's crash (nothing typed is lost) ----
+
+/// The `card_drafts` row of the one form draft the inbox's store keeps, once it holds `text`.
+fn form_draft_holding(state: &std::path::Path, text: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let kept: Vec<String> = askpane::store::Store::open_in(state)
+            .ok()
+            .and_then(|mut store| {
+                let connection = store.connection();
+                let mut statement = connection
+                    .prepare("SELECT draft FROM card_drafts WHERE key LIKE 'form-%'")
+                    .ok()?;
+                let rows = statement.query_map([], |row| row.get::<_, String>(0)).ok()?;
+                Some(rows.filter_map(Result::ok).collect())
+            })
+            .unwrap_or_default();
+        let drafts: Vec<Value> =
+            kept.iter().filter_map(|json| serde_json::from_str(json).ok()).collect();
+        let holding = drafts.iter().find(|draft| draft["values"][0][1]["value"] == text);
+        if let (1, Some(draft)) = (drafts.len(), holding) {
+            return draft.clone();
+        }
+        assert!(Instant::now() < deadline, "no form draft holding {text:?}: {kept:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn what_is_typed_in_a_form_survives_the_inbox_s_crash_and_typing_goes_on_after_it() {
+    use crate::hosted::{kill_the_inbox_until_another_runs, send_signal};
+    use crate::inbox::{Client, World, wait_for_window};
+    let world = World::with_inbox("acp-form-crash");
+    let scratch = Scratch::new("acp-form-crash");
+    let script = script();
+    let args = ["acp", "-p", "Go.", "--", "python3", script.to_str().expect("a UTF-8 path")];
+    let mut command = world.askpane(&args);
+    command
+        .current_dir(scratch.root.join("work"))
+        .env("FAKE_ACP_MODE", "notes")
+        .env("FAKE_ACP_LOG", scratch.log())
+        .env("FAKE_ACP_TRIGGER", scratch.trigger());
+    let acp = Client::spawn(command, "");
+    let xvfb = &world.xvfb;
+    let window = wait_for_window(xvfb, "elicitation/create", true).expect("the form's window");
+    xvfb.focus(window);
+    // The form's first text box has the keyboard as the form appears.
+    xvfb.xdotool(&["type", "--window", &window.to_string(), "Ship it on"]);
+    let state = world.root.join("state/askpane");
+    let draft = form_draft_holding(&state, "Ship it on");
+    assert_eq!(draft["values"][0][0], "notes", "{draft}");
+    // Once it is on disk, the inbox dies without a word.
+    kill_the_inbox_until_another_runs(&world);
+    // The relay's new inbox shows the form again with what was typed: typing goes on at its
+    // end (the text is neither lost nor replaced by the next key).
+    let window = wait_for_window(xvfb, "elicitation/create", true).expect("the form again");
+    xvfb.focus(window);
+    xvfb.xdotool(&["type", "--window", &window.to_string(), " Friday"]);
+    form_draft_holding(&state, "Ship it on Friday");
+    assert!(scratch.answers("n1").is_empty(), "sent by itself: {:?}", scratch.sent());
+    send_signal(acp.pid(), "TERM");
+    let (_, _, stderr) = acp.finish();
+    assert!(stderr.contains("the inbox went away; starting it again"), "{stderr}");
+    // Stopped with the form open: nobody answered it (cancel), and the draft stays for when
+    // it is asked again.
+    assert_eq!(scratch.answer("n1")["result"], json!({"action": "cancel"}), "{:?}", scratch.sent());
+    form_draft_holding(&state, "Ship it on Friday");
+}

@@ -257,8 +257,8 @@ fn history_prune_before_a_date_keep_the_newest_and_vacuum() {
         pruned.stdout,
         format!(
             "pruned 1 entry that ended before {date}T00:00:00Z\nremoved the drafts of 1 request \
-             and 0 plans no longer open, untouched since {date}T00:00:00Z (an open request's \
-             drafts are kept)\n"
+             and 0 plans or forms no longer open, untouched since {date}T00:00:00Z (an open \
+             request's drafts are kept)\n"
         )
     );
     {

@@ -166,17 +166,21 @@ impl App {
                         let waited = self.waited_before(id);
                         self.state.card_arrived(id, now - waited);
                     }
-                    // Issue 26: history notes when the card opened; a plan asked again comes
-                    // back with what was written on it (a crash, a restart).
-                    let mut restored = None;
+                    // Issue 26: history notes when the card opened; a plan or a form asked
+                    // again comes back with what was written on it (a crash, a restart).
+                    let (mut plan, mut form) = (None, None);
                     if let (Asked::Opened(id), Some(journal)) = (asked, &self.journal)
                         && let Some(card) = self.state.permissions().cards().find(|c| c.id == id)
                     {
                         journal.approval_opened(card);
-                        restored = journal.restore_plan(card).map(|draft| (id, draft));
+                        plan = journal.restore_plan(card).map(|draft| (id, draft));
+                        form = journal.restore_form(card).map(|draft| (id, draft));
                     }
-                    if let Some((id, draft)) = restored {
+                    if let Some((id, draft)) = plan {
                         self.state.restore_plan(id, draft);
+                    }
+                    if let Some((id, draft)) = form {
+                        self.state.restore_form(id, draft);
                     }
                 }
                 // Issue 31: a front end on the inbox socket decides a card.

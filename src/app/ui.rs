@@ -15,12 +15,23 @@ impl App {
                     if let Some(effect) = self.state.apply_session(session_action.clone()) {
                         self.perform(effect);
                     }
-                    // A plan's review changed and still waits: the journal keeps it.
-                    if let (state::SessionAction::Plan { id, .. }, Some(journal)) =
-                        (session_action, &self.journal)
-                        && let Some(card) = self.state.permissions().cards().find(|c| c.id == *id)
+                    // A plan's review or a form's field changed and the card still waits: the
+                    // journal keeps it.
+                    let changed = match session_action {
+                        state::SessionAction::Plan { id, .. } => Some((*id, Changed::Plan)),
+                        state::SessionAction::Form {
+                            id,
+                            action: crate::book::form::FormAction::Set { .. },
+                        } => Some((*id, Changed::Form)),
+                        _ => None,
+                    };
+                    if let (Some((id, changed)), Some(journal)) = (changed, &self.journal)
+                        && let Some(card) = self.state.permissions().cards().find(|c| c.id == id)
                     {
-                        journal.plan_changed(card);
+                        match changed {
+                            Changed::Plan => journal.plan_changed(card),
+                            Changed::Form => journal.form_changed(card),
+                        }
                     }
                     continue;
                 }
@@ -356,4 +367,11 @@ pub(super) fn is_pointer_press(event: &egui::Event) -> bool {
         egui::Event::PointerButton { pressed: true, .. }
             | egui::Event::Touch { phase: egui::TouchPhase::Start, .. }
     )
+}
+
+/// Which kind of card's draft an applied action changed.
+#[derive(Clone, Copy)]
+enum Changed {
+    Plan,
+    Form,
 }

@@ -176,6 +176,17 @@ impl<R> Approvals<R> {
         true
     }
 
+    /// Gives form card `id` back what was filled in before ([`FormReview::restore`]); false when
+    /// no such form waits.
+    pub fn restore_form(&mut self, id: RequestId, draft: super::form::FormDraft) -> bool {
+        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id);
+        let Some(review) = approval.and_then(|approval| approval.card.form.as_mut()) else {
+            return false;
+        };
+        review.restore(draft);
+        true
+    }
+
     /// Takes the card `id` out with its handles.
     fn take(&mut self, id: RequestId) -> Option<Approval<R>> {
         let index = self.waiting.iter().position(|approval| approval.card.id == id)?;
@@ -416,7 +427,9 @@ impl<R: ReplyHandle<PermissionDecision>> Approvals<R> {
 
 /// What a card nobody decided tells its agent: a hook's hands the call back (print nothing:
 /// Claude Code's own dialog or policy decides); a hosted session's is denied with `message`.
-fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
+/// The one rule for every card that ends without the person (the window's, and a relay's when
+/// its inbox or link is gone).
+pub fn undecided(request: &PermissionRequest, message: &str) -> PermissionDecision {
     // A form nobody filled in is no decline of the person's: it is cancelled (a hand-back).
     match request.origin.can_hand_back() || permission::is_form(request) {
         true => PermissionDecision::HandBack,

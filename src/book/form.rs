@@ -33,6 +33,14 @@ pub struct FormReview {
     pub problems: Vec<Option<String>>,
 }
 
+/// What was filled in on a form, kept while it waits (a crash, a restart, the agent asking again:
+/// nothing typed is lost) and given back with [`FormReview::restore`] when the same form is asked
+/// again. Each value under its field's key, so a value never lands in another field.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FormDraft {
+    pub values: Vec<(String, Option<FieldValue>)>,
+}
+
 /// What the person does on a form's card.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FormAction {
@@ -126,6 +134,27 @@ impl FormReview {
             },
             FormAction::Decline => Some(FormOutcome::Declined),
             FormAction::Stop => Some(FormOutcome::Stopped),
+        }
+    }
+
+    /// What is filled in now, to keep.
+    pub fn draft(&self) -> FormDraft {
+        let keys = self.form.fields.iter().map(|field| field.key.clone());
+        FormDraft { values: keys.zip(self.values.iter().cloned()).collect() }
+    }
+
+    /// Gives the form back what was filled in before: each kept value goes to the field of its
+    /// key when that field takes its kind (a draft of another form, or a value that no longer
+    /// fits, is left out: the field keeps its default). Nothing is checked or sent: the person
+    /// sends it.
+    pub fn restore(&mut self, draft: FormDraft) {
+        for (key, value) in draft.values {
+            let field = self.form.fields.iter().enumerate().find(|(_, field)| field.key == key);
+            let Some((index, field)) = field else { continue };
+            let fits = value.as_ref().is_none_or(|value| field.kind.takes(value));
+            if let (true, Some(slot)) = (fits, self.values.get_mut(index)) {
+                *slot = value;
+            }
         }
     }
 
@@ -259,6 +288,45 @@ mod tests {
         assert_eq!(review.apply(FormAction::Send), None);
         assert_eq!(problem(&review, "name"), Some("at least 2 characters"));
         assert_eq!(problem(&review, "replicas"), Some("`2.5` is not a whole number"));
+    }
+
+    #[test]
+    fn a_draft_kept_through_json_fills_the_same_form_asked_again_and_sends_nothing() {
+        let mut review = deploy();
+        set(&mut review, "name", FieldValue::Text("東京-web".into()));
+        set(&mut review, "replicas", FieldValue::Number("4".into()));
+        set(&mut review, "confirm", FieldValue::Boolean(true));
+        let kept = serde_json::to_string(&review.draft()).expect("a draft serialises");
+        let mut again = deploy();
+        again.restore(serde_json::from_str(&kept).expect("and reads back"));
+        assert_eq!(again.values, review.values);
+        // Restored is not sent, nor checked: the person sends it (name is too long here).
+        assert_eq!(again.problems, vec![None; again.form.fields.len()]);
+        assert_eq!(again.apply(FormAction::Send), None);
+        assert_eq!(problem(&again, "name"), Some("at most 5 characters"));
+    }
+
+    #[test]
+    fn a_draft_s_value_goes_only_to_a_field_of_its_key_that_takes_its_kind() {
+        let mut review = deploy();
+        let defaults = review.values.clone();
+        review.restore(FormDraft {
+            values: vec![
+                // A text where a number is asked, a yes/no where a text is: left out.
+                ("replicas".into(), Some(FieldValue::Text("three".into()))),
+                ("name".into(), Some(FieldValue::Boolean(true))),
+                // A field the form no longer has: left out.
+                ("zone".into(), Some(FieldValue::Text("b".into()))),
+                // An emptied field stays empty (its default is not brought back).
+                ("region".into(), None),
+                ("ratio".into(), Some(FieldValue::Number("0.25".into()))),
+            ],
+        });
+        let at = |key: &str| review.form.fields.iter().position(|f| f.key == key).expect("field");
+        assert_eq!(review.values[at("replicas")], defaults[at("replicas")]);
+        assert_eq!(review.values[at("name")], defaults[at("name")]);
+        assert_eq!(review.values[at("region")], None);
+        assert_eq!(review.values[at("ratio")], Some(FieldValue::Number("0.25".into())));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! implementation (natively `store::DraftSink`) must return at once and do its work elsewhere.
 
 use crate::book::approval::{EndedApproval, PendingPermission};
+use crate::book::form::FormDraft;
 use crate::book::plan::PlanDraft;
 use crate::book::{Core, Form, Policy};
 use crate::protocol::Outcome;
@@ -53,6 +54,18 @@ pub trait Journal {
     /// The person changed plan card `card`'s review (a comment, the note, the choice after
     /// approval): keep it ([`PlanReview::draft`](crate::book::plan::PlanReview::draft)).
     fn plan_changed(&self, card: &PendingPermission) {
+        let _ = card;
+    }
+    /// A form's card opened (an ACP agent's `elicitation/create`): what was filled in on the same
+    /// form before (a crash, a restart: a relay's new inbox asks it again), when the journal kept
+    /// it. Called once per card.
+    fn restore_form(&self, card: &PendingPermission) -> Option<FormDraft> {
+        let _ = card;
+        None
+    }
+    /// The person changed a field of form card `card`: keep what is filled in
+    /// ([`FormReview::draft`](crate::book::form::FormReview::draft)).
+    fn form_changed(&self, card: &PendingPermission) {
         let _ = card;
     }
     /// Issue 11 (History page): true when this journal can read its history back.

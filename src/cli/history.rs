@@ -138,12 +138,12 @@ fn prune_drafts(store: &mut askpane::store::Store, before: SystemTime) -> anyhow
         return Ok(());
     }
     let forms = pruned.forms as u64;
-    let plans = pruned.plans as u64;
+    let cards = pruned.cards as u64;
     say!(
-        "removed the drafts of {forms} {} and {plans} {} no longer open, untouched since \
+        "removed the drafts of {forms} {} and {cards} {} no longer open, untouched since \
          {since} (an open request's drafts are kept)",
         plural(forms, "request", "requests"),
-        plural(plans, "plan", "plans")
+        plural(cards, "plan or form", "plans or forms")
     );
     Ok(())
 }

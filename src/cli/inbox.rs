@@ -289,8 +289,8 @@ fn sweep_orphans(
                     Ok(pruned) if pruned == askpane::store::DraftsPruned::default() => {}
                     Ok(pruned) => eprintln!(
                         "askpane: removed what was typed into {} question request(s) and {} \
-                         plan(s) no longer open and untouched for {days} day(s)",
-                        pruned.forms, pruned.plans
+                         plan(s) or form(s) no longer open and untouched for {days} day(s)",
+                        pruned.forms, pruned.cards
                     ),
                     Err(error) => {
                         eprintln!("askpane: warning: cannot remove old drafts ({error})")

@@ -20,6 +20,7 @@ use std::time::SystemTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::book::Form;
+use crate::book::form::FormDraft;
 use crate::book::plan::PlanDraft;
 use crate::protocol::history::{HistoryFilter, HistoryItem, HistoryKind, HistoryPage, PAGE_SIZE};
 use crate::protocol::origin::Provenance;
@@ -28,7 +29,8 @@ use crate::protocol::{Ask, Draft};
 
 pub use records::{
     ApprovalFacts, Ended, HistoryEntry, HistoryQuery, HistoryRecord, OpenRecord, RecordedOutcome,
-    asked_fingerprint, card_key, from_millis, plan_key, request_key, short_answer, to_millis,
+    asked_fingerprint, card_key, form_key, from_millis, plan_key, request_key, short_answer,
+    to_millis,
 };
 pub use writer::{DEBOUNCE, DraftSink};
 // Fitting a saved form to its questions is the book's rule (the page's drafts use it too).
@@ -278,22 +280,27 @@ impl Store {
         Ok(read_open_card(&self.connection, key)?)
     }
 
-    /// Saves what was written on the plan `key` ([`plan_key`]) (what the writer thread does,
-    /// batched).
-    pub fn save_plan_draft(
+    /// Saves what was written on the plan `key` ([`plan_key`]) or filled in on the form `key`
+    /// ([`form_key`]): a [`PlanDraft`] or a [`FormDraft`] (what the writer thread does, batched).
+    pub fn save_card_draft(
         &mut self,
         key: &str,
-        draft: &PlanDraft,
+        draft: &impl serde::Serialize,
         at: SystemTime,
     ) -> Result<(), StoreError> {
-        upsert_plan_draft(&self.connection, key, draft, at)?;
+        upsert_card_draft(&self.connection, key, &card_draft_json(draft), at)?;
         Ok(())
     }
 
     /// What was written on the plan `key`, when something was kept (a row that does not read
     /// as a draft counts as none).
     pub fn plan_draft(&self, key: &str) -> Result<Option<PlanDraft>, StoreError> {
-        Ok(read_plan_draft(&self.connection, key)?)
+        Ok(read_card_draft(&self.connection, key)?.and_then(|json| read_draft_json(&json)))
+    }
+
+    /// What was filled in on the form `key` ([`form_key`]), as [`Store::plan_draft`].
+    pub fn form_draft(&self, key: &str) -> Result<Option<FormDraft>, StoreError> {
+        Ok(read_card_draft(&self.connection, key)?.and_then(|json| read_draft_json(&json)))
     }
 
     /// Records an ended request in history, and forgets it as open (with its drafts), in one
@@ -582,10 +589,10 @@ impl Store {
 
     /// Issue 30: deletes what was typed into requests that are no longer open and was not
     /// touched since `before`: a question's drafts (its request no longer among the open
-    /// ones: abandoned, or asked by an askpane that never ended it) and a plan's comments (no
-    /// card of it waiting). A draft of an open request stays however old it is; a recent one
+    /// ones: abandoned, or asked by an askpane that never ended it) and a plan's comments or a
+    /// form's fields (no card of it waiting). A draft of an open request stays however old it is; a recent one
     /// stays, as it may still be asked again (a crashed agent's question, restored with its
-    /// drafts). Returns how many requests' drafts and plans' drafts went.
+    /// drafts). Returns how many requests' drafts and cards' (plans' and forms') drafts went.
     pub fn prune_drafts(&mut self, before: SystemTime) -> Result<DraftsPruned, StoreError> {
         let before = to_millis(before);
         let transaction = self.connection.transaction()?;
@@ -600,21 +607,21 @@ impl Store {
         )?;
         transaction
             .execute(&format!("DELETE FROM drafts WHERE key IN ({stale_forms})"), [before])?;
-        let old_plans: Vec<String> = {
+        let old_cards: Vec<String> = {
             let mut statement =
-                transaction.prepare("SELECT key FROM plan_drafts WHERE saved_at < ?1")?;
+                transaction.prepare("SELECT key FROM card_drafts WHERE saved_at < ?1")?;
             let keys = statement.query_map([before], |row| row.get(0))?;
             keys.collect::<Result<_, _>>()?
         };
-        let mut plans = 0;
-        for key in old_plans {
-            if read_open_card(&transaction, &card_key_of_plan(&key))?.is_none() {
-                forget_plan_draft(&transaction, &key)?;
-                plans += 1;
+        let mut cards = 0;
+        for key in old_cards {
+            if read_open_card(&transaction, &card_key_of_draft(&key))?.is_none() {
+                forget_card_draft(&transaction, &key)?;
+                cards += 1;
             }
         }
         transaction.commit()?;
-        Ok(DraftsPruned { forms: usize::try_from(forms).unwrap_or(0), plans })
+        Ok(DraftsPruned { forms: usize::try_from(forms).unwrap_or(0), cards })
     }
 
     /// Deletes every history entry but the newest `newest` (as [`Store::prune`]). Returns how
@@ -656,8 +663,8 @@ impl Store {
 pub struct DraftsPruned {
     /// Requests whose drafts (every question's) went.
     pub forms: usize,
-    /// Plans whose comments and note went.
-    pub plans: usize,
+    /// Plans whose comments and note, and ACP forms whose fields, went.
+    pub cards: usize,
 }
 
 /// How long a draft of a request no longer open is kept untouched before the inbox removes it
@@ -665,8 +672,9 @@ pub struct DraftsPruned {
 pub const DEFAULT_DRAFT_DAYS: u64 = 30;
 
 /// The key of the card a plan's draft `key` was typed on ([`plan_key`], [`card_key`]: the same
-/// tool_use_id, under the same host). A plan without an id has no card key: none matches.
-fn card_key_of_plan(key: &str) -> String {
+/// tool_use_id, under the same host). A plan without an id, and a form ([`form_key`]: ACP's
+/// forms carry no tool call id), have no card key: none matches.
+fn card_key_of_draft(key: &str) -> String {
     let (host, own) = match key.rsplit_once('/') {
         Some((host, own)) => (Some(host), own),
         None => (None, key),
@@ -911,16 +919,26 @@ fn upsert_draft(connection: &Connection, row: &DraftRow<'_>) -> rusqlite::Result
     Ok(())
 }
 
-/// Saves plan `key`'s draft, replacing the one before.
-fn upsert_plan_draft(
+/// A plan's or a form's draft as the `card_drafts` table keeps it.
+pub(super) fn card_draft_json(draft: &impl serde::Serialize) -> String {
+    serde_json::to_string(draft).unwrap_or_default()
+}
+
+/// A kept draft read back; `None` when it does not read as one (a newer askpane's, a damaged
+/// row): the card then starts empty rather than fail.
+pub(super) fn read_draft_json<T: serde::de::DeserializeOwned>(json: &str) -> Option<T> {
+    serde_json::from_str(json).ok()
+}
+
+/// Saves card `key`'s draft (a plan's or a form's, as JSON), replacing the one before.
+fn upsert_card_draft(
     connection: &Connection,
     key: &str,
-    draft: &PlanDraft,
+    json: &str,
     at: SystemTime,
 ) -> rusqlite::Result<()> {
-    let json = serde_json::to_string(draft).unwrap_or_default();
     connection.execute(
-        "INSERT INTO plan_drafts (key, draft, saved_at) VALUES (?1, ?2, ?3)
+        "INSERT INTO card_drafts (key, draft, saved_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (key) DO UPDATE SET draft = excluded.draft, saved_at = excluded.saved_at",
         params![key, json, to_millis(at)],
     )?;
@@ -950,17 +968,16 @@ fn forget_open_card(connection: &Connection, key: &str) -> rusqlite::Result<()> 
     Ok(())
 }
 
-/// Plan `key`'s draft; `None` when none is kept or it does not read as one.
-fn read_plan_draft(connection: &Connection, key: &str) -> rusqlite::Result<Option<PlanDraft>> {
-    let json: Option<String> = connection
-        .query_row("SELECT draft FROM plan_drafts WHERE key = ?1", [key], |row| row.get(0))
-        .optional()?;
-    Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
+/// Card `key`'s draft as JSON, when one is kept.
+fn read_card_draft(connection: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    connection
+        .query_row("SELECT draft FROM card_drafts WHERE key = ?1", [key], |row| row.get(0))
+        .optional()
 }
 
-/// The plan `key` was decided: what was written on it is done with.
-fn forget_plan_draft(connection: &Connection, key: &str) -> rusqlite::Result<()> {
-    connection.execute("DELETE FROM plan_drafts WHERE key = ?1", [key])?;
+/// The plan or form `key` was decided: what was written on it is done with.
+fn forget_card_draft(connection: &Connection, key: &str) -> rusqlite::Result<()> {
+    connection.execute("DELETE FROM card_drafts WHERE key = ?1", [key])?;
     Ok(())
 }
 

@@ -84,6 +84,15 @@ pub fn plan_key(request: &PermissionRequest, provenance: &Provenance) -> String 
     under_host(provenance, format!("plan-{}", hex(&digest.finalize())))
 }
 
+/// The key an ACP form's draft is saved under: `form-` and a digest of who asked and the form
+/// (its message and schema, as the card holds them). ACP's forms carry no tool call id; a relay's
+/// new inbox, told the form again after a crash, asks it with the same provenance and input.
+pub fn form_key(request: &PermissionRequest, provenance: &Provenance) -> String {
+    let mut digest = who_asked(provenance);
+    framed(&mut digest, Some(&request.input.to_string()));
+    under_host(provenance, format!("form-{}", hex(&digest.finalize())))
+}
+
 /// The key under which a card's first ask is kept (issue 26 leftovers): `card-` and the tool
 /// call's id, which stays when it is asked again (a relay's resend). `None` without one (a
 /// hook's `PermissionRequest` names none): the same command asked again later in the same

@@ -18,6 +18,7 @@ pub(super) const STEPS: &[Step] = &[
     v8_history_search_index,
     v9_history_knows_who_answered,
     v10_history_search_finds_short_text,
+    v11_card_drafts_keep_forms_too,
 ];
 
 /// The version a fully migrated database has.
@@ -262,4 +263,12 @@ fn v10_history_search_finds_short_text(transaction: &Transaction<'_>) -> rusqlit
          END;
          INSERT INTO history_fts (history_fts) VALUES ('rebuild');",
     )
+}
+
+/// Version 11: what was filled in on an ACP agent's form is kept as a plan's review is (a crash,
+/// a restart: nothing typed is lost), in the same table, renamed for both: a row's key says
+/// whose it is (`plan-…` holds a `book::plan::PlanDraft`, `form-…` a `book::form::FormDraft`,
+/// each as JSON).
+fn v11_card_drafts_keep_forms_too(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    transaction.execute_batch("ALTER TABLE plan_drafts RENAME TO card_drafts;")
 }

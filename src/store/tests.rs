@@ -76,6 +76,7 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
     assert_eq!(
         table_names(connection),
         [
+            "card_drafts",
             "drafts",
             "history",
             "history_ended_at",
@@ -88,8 +89,7 @@ fn an_empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
             "history_project",
             "history_source",
             "open_cards",
-            "open_requests",
-            "plan_drafts"
+            "open_requests"
         ]
     );
     // Opening again changes nothing.
@@ -826,13 +826,95 @@ fn a_plan_draft_goes_when_the_plan_is_decided_and_stays_when_it_ended_without_th
     assert_eq!(store.plan_draft(&plan_key(&card.request, &card.provenance)).expect("read"), None);
 }
 
+/// An ACP agent's form card (issue 28) as the window holds it, asked in `project`.
+fn form_card(project: &str) -> crate::book::approval::PendingPermission {
+    use crate::book::approval::Approvals;
+    let schema = json!({"type": "object", "properties": {
+        "name": {"type": "string", "title": "Name"},
+        "replicas": {"type": "integer", "minimum": 1, "maximum": 9},
+        "confirm": {"type": "boolean"}}, "required": ["name"]});
+    let request = crate::protocol::stream::PermissionRequest {
+        request_id: "form-1".to_owned(),
+        tool_name: crate::protocol::permission::FORM_TOOL.to_owned(),
+        input: crate::book::form::card_input("Deploy where?", &schema),
+        ..Default::default()
+    };
+    let mut approvals: Approvals<()> = Approvals::default();
+    let provenance = Provenance::new("acp", Some(project.to_owned()));
+    approvals.ask(crate::protocol::origin::RequestId::next(), request, provenance, ());
+    approvals.cards().next().cloned().expect("the card")
+}
+
+/// `card` with `name` typed into its Name field.
+fn filled(
+    mut card: crate::book::approval::PendingPermission,
+    name: &str,
+) -> crate::book::approval::PendingPermission {
+    use crate::book::form::FormAction;
+    use crate::protocol::acp::form::FieldValue;
+    let review = card.form.as_mut().expect("a form");
+    let value = Some(FieldValue::Text(name.to_owned()));
+    assert_eq!(review.apply(FormAction::Set { field: 0, value }), None);
+    card
+}
+
+#[test]
+fn a_form_s_draft_survives_the_process_and_goes_once_sent_or_declined_never_otherwise() {
+    use crate::book::approval::EndedApproval;
+    use crate::book::journal::Journal;
+    use crate::protocol::permission::ApprovalOutcome;
+    use crate::protocol::stream::PermissionDecision;
+    let dir = scratch("form-drafts");
+    let card = filled(form_card("shop"), &"名前".repeat(20_000));
+    {
+        let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+        // A burst of typing: the last wins.
+        sink.form_changed(&filled(form_card("shop"), "first"));
+        sink.form_changed(&card);
+        sink.flush();
+    }
+    let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
+    let restored = sink.restore_form(&form_card("shop")).expect("a draft");
+    assert_eq!(restored, card.form.as_ref().expect("a form").draft());
+    // The same form asked in another project, a plan, or a card that is no form: nothing.
+    assert_eq!(sink.restore_form(&form_card("other")), None);
+    assert_eq!(sink.restore_form(&plan_card(Some("toolu_plan"))), None);
+    assert_eq!(sink.restore_plan(&card), None, "a form's draft is never a plan's");
+    let ended = |outcome, decision| EndedApproval {
+        id: card.id,
+        request: card.request.clone(),
+        provenance: card.provenance.clone(),
+        outcome,
+        decision,
+        answered_by: None,
+    };
+    // Nobody answered (the agent took it back, askpane ended, Stop): kept.
+    sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
+    sink.approval_ended(&ended(ApprovalOutcome::HandedBack, PermissionDecision::HandBack));
+    sink.approval_ended(&ended(ApprovalOutcome::NoHuman, PermissionDecision::HandBack));
+    assert!(sink.restore_form(&card).is_some(), "ended without the person: kept");
+    // Declined: done with. Typed again and sent (allowed once) within one debounce: done with.
+    let message = crate::book::form::DECLINED.to_owned();
+    sink.approval_ended(&ended(ApprovalOutcome::Denied, PermissionDecision::Deny { message }));
+    assert_eq!(sink.restore_form(&card), None, "declined: done with");
+    sink.form_changed(&card);
+    let content = serde_json::Map::new();
+    sink.approval_ended(&ended(ApprovalOutcome::AllowedOnce, PermissionDecision::Fill { content }));
+    assert_eq!(sink.restore_form(&card), None, "sent: done with");
+    sink.flush();
+    let store = Store::open_in(&dir).expect("store");
+    let key = crate::store::form_key(&card.request, &card.provenance);
+    assert!(key.starts_with("form-"), "{key}");
+    assert_eq!(store.form_draft(&key).expect("read"), None);
+}
+
 #[test]
 fn a_plan_draft_that_does_not_read_is_none_not_an_error() {
     let dir = scratch("plan-drafts-broken");
     let mut store = Store::open_in(&dir).expect("store");
     store
         .connection()
-        .execute("INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-x', '{\"comments\": 7}', 1)", [])
+        .execute("INSERT INTO card_drafts (key, draft, saved_at) VALUES ('plan-x', '{\"comments\": 7}', 1)", [])
         .expect("a broken row");
     assert_eq!(store.plan_draft("plan-x").expect("read"), None);
     assert_eq!(store.plan_draft("plan-none").expect("read"), None);
@@ -1124,13 +1206,19 @@ fn old_drafts_of_requests_no_longer_open_go_and_the_rest_stay() {
     let plan = PlanDraft { note: "keep the README".to_owned(), ..PlanDraft::default() };
     for key in ["plan-waiting", "devbox/plan-gone", "plan-recent", "plan-0123abcd"] {
         let at = if key == "plan-recent" { lately } else { long_ago };
-        store.save_plan_draft(key, &plan, at).expect("plan draft");
+        store.save_card_draft(key, &plan, at).expect("plan draft");
     }
     store.card_opened("card-waiting", long_ago).expect("card");
     store.card_opened("card-gone", long_ago).expect("a card of another host's plan");
+    // Forms (no card key): an old one goes, a recent one stays.
+    let fields = crate::book::form::FormDraft { values: vec![("name".to_owned(), None)] };
+    store.save_card_draft("form-old", &fields, long_ago).expect("form draft");
+    store.save_card_draft("form-recent", &fields, lately).expect("form draft");
     let cutoff = SystemTime::now() - Duration::from_secs(DEFAULT_DRAFT_DAYS * 24 * 3600);
     let pruned = store.prune_drafts(cutoff).expect("prune drafts");
-    assert_eq!(pruned, DraftsPruned { forms: 1, plans: 2 });
+    assert_eq!(pruned, DraftsPruned { forms: 1, cards: 3 });
+    assert!(store.form_draft("form-old").expect("read").is_none());
+    assert_eq!(store.form_draft("form-recent").expect("read"), Some(fields));
     assert!(store.drafts_for("closed-old").expect("read").is_empty());
     assert_eq!(store.drafts_for("closed-mixed").expect("read").len(), 2);
     assert_eq!(store.drafts_for("closed-recent").expect("read").len(), 1);
@@ -1141,7 +1229,7 @@ fn old_drafts_of_requests_no_longer_open_go_and_the_rest_stay() {
     assert!(store.plan_draft("plan-0123abcd").expect("read").is_none());
     // Again: nothing more is old enough.
     assert_eq!(store.prune_drafts(cutoff).expect("again"), DraftsPruned::default());
-    assert_eq!(card_key_of_plan("devbox/plan-x"), "devbox/card-x");
+    assert_eq!(card_key_of_draft("devbox/plan-x"), "devbox/card-x");
 }
 
 /// Issue 30: the History page's next page: the entries older than the one named, in the same
@@ -1240,7 +1328,7 @@ fn pruning_takes_history_only_never_open_requests_or_drafts() {
     store
         .connection()
         .execute(
-            "INSERT INTO plan_drafts (key, draft, saved_at) VALUES ('plan-toolu_plan', '{}', ?1)",
+            "INSERT INTO card_drafts (key, draft, saved_at) VALUES ('plan-toolu_plan', '{}', ?1)",
             [to_millis(long_ago)],
         )
         .expect("a plan draft");
@@ -1256,7 +1344,7 @@ fn pruning_takes_history_only_never_open_requests_or_drafts() {
     );
     let plans: i64 = store
         .connection()
-        .query_row("SELECT count(*) FROM plan_drafts", [], |row| row.get(0))
+        .query_row("SELECT count(*) FROM card_drafts", [], |row| row.get(0))
         .expect("count");
     assert_eq!(plans, 1, "the plan's draft stays");
     assert_eq!(store.indexed_matches(&trigram_query("kaleidoscope").expect("3+")).expect("n"), 0);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::book::approval::{EndedApproval, PendingPermission};
+use crate::book::form::FormDraft;
 use crate::book::journal::HistoryDone;
 use crate::book::plan::PlanDraft;
 use crate::book::{Core, Form};
@@ -18,11 +19,12 @@ use crate::protocol::origin::RequestId;
 use crate::protocol::permission::ApprovalOutcome;
 
 use super::records::{
-    HistoryRecord, OpenRecord, asked_fingerprint, card_key, plan_key, request_key,
+    HistoryRecord, OpenRecord, asked_fingerprint, card_key, form_key, plan_key, request_key,
 };
 use super::{
-    DraftRow, Store, StoreError, forget_open_card, forget_plan_draft, insert_history, insert_open,
-    insert_open_card, read_open_card, upsert_draft, upsert_plan_draft,
+    DraftRow, Store, StoreError, card_draft_json, forget_card_draft, forget_open_card,
+    insert_history, insert_open, insert_open_card, read_card_draft, read_draft_json,
+    read_open_card, upsert_card_draft, upsert_draft,
 };
 
 /// How long the writer gathers drafts before writing them: typing is at most this far behind on
@@ -41,20 +43,21 @@ enum Message {
         at: SystemTime,
     },
     Settled(Box<HistoryRecord>),
-    /// What was written on plan `key` (issue 26 leftovers), gathered like a question's draft.
-    PlanDraft {
+    /// What was written on plan `key` (issue 26 leftovers) or filled in on form `key`, as JSON,
+    /// gathered like a question's draft.
+    CardDraft {
         key: String,
-        draft: Box<PlanDraft>,
+        json: String,
         at: SystemTime,
     },
-    /// Plan `key` was decided: its draft goes.
-    PlanDecided {
+    /// Plan or form `key` was decided: its draft goes.
+    CardDecided {
         key: String,
     },
-    /// Write what is pending, then send what was written on plan `key`.
-    PlanSaved {
+    /// Write what is pending, then send what was kept of plan or form `key` (JSON).
+    CardSaved {
         key: String,
-        reply: Sender<Option<PlanDraft>>,
+        reply: Sender<Option<String>>,
     },
     /// Issue 26: a tool call's card opened at `at` (kept in memory until it ends), kept on
     /// disk as `key` ([`card_key`]) unless a crashed run kept it first.
@@ -155,12 +158,13 @@ impl DraftSink {
         forms.recv_timeout(SAVED_WAIT).unwrap_or_default()
     }
 
-    /// What was written on plan `key` ([`plan_key`]), asked of the writer thread, which owns
-    /// the file; `None` when nothing was, or it does not answer within [`SAVED_WAIT`].
-    pub fn saved_plan(&self, key: &str) -> Option<PlanDraft> {
+    /// What was written on plan `key` ([`plan_key`]) or filled in on form `key` ([`form_key`]),
+    /// asked of the writer thread, which owns the file; `None` when nothing was, it does not
+    /// read as a `T`, or the writer does not answer within [`SAVED_WAIT`].
+    pub fn saved_card<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
         let (reply, draft) = crossbeam_channel::bounded(1);
-        self.send(Message::PlanSaved { key: key.to_owned(), reply });
-        draft.recv_timeout(SAVED_WAIT).ok().flatten()
+        self.send(Message::CardSaved { key: key.to_owned(), reply });
+        read_draft_json(&draft.recv_timeout(SAVED_WAIT).ok().flatten()?)
     }
 
     /// Waits until everything sent so far is written (tests; the end of a run).
@@ -187,8 +191,8 @@ struct Writer {
     /// When each open card was shown (issue 26): its history entry's `asked_at`.
     cards_asked: HashMap<RequestId, SystemTime>,
     pending: HashMap<(String, usize), (String, Form, SystemTime)>,
-    /// Plan drafts not yet written, newest per plan.
-    pending_plans: HashMap<String, (PlanDraft, SystemTime)>,
+    /// Plan and form drafts not yet written (JSON), newest per card.
+    pending_cards: HashMap<String, (String, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
     /// A failure has been reported; later ones are not (one line, not one per keystroke).
@@ -201,7 +205,7 @@ impl Writer {
             store,
             cards_asked: HashMap::new(),
             pending: HashMap::new(),
-            pending_plans: HashMap::new(),
+            pending_cards: HashMap::new(),
             oldest: None,
             warned: false,
         }
@@ -228,14 +232,14 @@ impl Writer {
                     self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
-                Message::PlanDraft { key, draft, at } => {
-                    self.pending_plans.insert(key, (*draft, at));
+                Message::CardDraft { key, json, at } => {
+                    self.pending_cards.insert(key, (json, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
-                // A draft still pending would bring the decided plan's back.
-                Message::PlanDecided { key } => {
-                    self.pending_plans.remove(&key);
-                    self.write(Some(Message::PlanDecided { key }));
+                // A draft still pending would bring the decided card's back.
+                Message::CardDecided { key } => {
+                    self.pending_cards.remove(&key);
+                    self.write(Some(Message::CardDecided { key }));
                 }
                 Message::ApprovalOpened { id, key, at } => {
                     self.cards_asked.insert(id, at);
@@ -256,9 +260,9 @@ impl Writer {
     /// Writes the pending drafts and `message`, in one transaction.
     fn write(&mut self, message: Option<Message>) {
         let pending = std::mem::take(&mut self.pending);
-        let pending_plans = std::mem::take(&mut self.pending_plans);
+        let pending_cards = std::mem::take(&mut self.pending_cards);
         self.oldest = None;
-        let mut saved_plan = None;
+        let mut saved_card = None;
         let mut first_asked = None;
         let mut flushed = None;
         let mut saved = None;
@@ -269,8 +273,8 @@ impl Writer {
                 let row = DraftRow { key, asked, question: *question, form, at: *at };
                 upsert_draft(&transaction, &row)?;
             }
-            for (key, (draft, at)) in &pending_plans {
-                upsert_plan_draft(&transaction, key, draft, *at)?;
+            for (key, (json, at)) in &pending_cards {
+                upsert_card_draft(&transaction, key, json, *at)?;
             }
             match message {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
@@ -278,8 +282,8 @@ impl Writer {
                 Some(Message::Flush(done)) => flushed = Some(done),
                 Some(Message::Saved { key, asked, reply }) => saved = Some((key, asked, reply)),
                 Some(Message::History { filter, done }) => history = Some((filter, done)),
-                Some(Message::PlanDecided { key }) => forget_plan_draft(&transaction, &key)?,
-                Some(Message::PlanSaved { key, reply }) => saved_plan = Some((key, reply)),
+                Some(Message::CardDecided { key }) => forget_card_draft(&transaction, &key)?,
+                Some(Message::CardSaved { key, reply }) => saved_card = Some((key, reply)),
                 Some(Message::ApprovalOpened { key, at, .. }) => {
                     if let Some(key) = key {
                         insert_open_card(&transaction, &key, at)?;
@@ -298,7 +302,7 @@ impl Writer {
                     insert_history(&transaction, &record)?;
                 }
                 Some(Message::FirstAsked { key, reply }) => first_asked = Some((key, reply)),
-                Some(Message::Draft { .. } | Message::PlanDraft { .. }) | None => {}
+                Some(Message::Draft { .. } | Message::CardDraft { .. }) | None => {}
             }
             transaction.commit()?;
             Ok(())
@@ -317,8 +321,8 @@ impl Writer {
         if let Some((key, reply)) = first_asked {
             let _ = reply.send(self.store.card_first_asked(&key).ok().flatten());
         }
-        if let Some((key, reply)) = saved_plan {
-            let _ = reply.send(self.store.plan_draft(&key).ok().flatten());
+        if let Some((key, reply)) = saved_card {
+            let _ = reply.send(read_card_draft(self.store.connection(), &key).ok().flatten());
         }
         if let Some((filter, done)) = history {
             done(super::history_page(&self.store, filter));
@@ -394,26 +398,46 @@ impl crate::book::journal::Journal for DraftSink {
 
     fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
         card.plan.as_ref()?;
-        self.saved_plan(&plan_key(&card.request, &card.provenance))
+        self.saved_card(&plan_key(&card.request, &card.provenance))
     }
 
     fn plan_changed(&self, card: &PendingPermission) {
         let Some(review) = &card.plan else { return };
         let key = plan_key(&card.request, &card.provenance);
-        let draft = Box::new(review.draft());
-        self.send(Message::PlanDraft { key, draft, at: SystemTime::now() });
+        let json = card_draft_json(&review.draft());
+        self.send(Message::CardDraft { key, json, at: SystemTime::now() });
+    }
+
+    fn restore_form(&self, card: &PendingPermission) -> Option<FormDraft> {
+        card.form.as_ref()?;
+        self.saved_card(&form_key(&card.request, &card.provenance))
+    }
+
+    fn form_changed(&self, card: &PendingPermission) {
+        let Some(review) = &card.form else { return };
+        let key = form_key(&card.request, &card.provenance);
+        let json = card_draft_json(&review.draft());
+        self.send(Message::CardDraft { key, json, at: SystemTime::now() });
     }
 
     fn approval_ended(&self, ended: &EndedApproval) {
-        // A plan the person decided is done with what they wrote; one that ended without them
-        // (withdrawn, timed out, askpane stopped) keeps it for when it is asked again.
+        // A plan or a form the person decided (a form sent is allowed once, declined denied) is
+        // done with what they wrote; one that ended without them (withdrawn, timed out, askpane
+        // stopped) keeps it for when it is asked again.
         let decided = matches!(
             ended.outcome,
             ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways | ApprovalOutcome::Denied
         );
-        if decided && crate::protocol::permission::is_plan(&ended.request) {
-            let key = plan_key(&ended.request, &ended.provenance);
-            self.send(Message::PlanDecided { key });
+        let (request, provenance) = (&ended.request, &ended.provenance);
+        let card = if crate::protocol::permission::is_plan(request) {
+            Some(plan_key(request, provenance))
+        } else if crate::protocol::permission::is_form(request) {
+            Some(form_key(request, provenance))
+        } else {
+            None
+        };
+        if let (true, Some(key)) = (decided, card) {
+            self.send(Message::CardDecided { key });
         }
         let now = SystemTime::now();
         let record = HistoryRecord::of_approval(

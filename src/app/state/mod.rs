@@ -287,6 +287,11 @@ impl<R, A> State<R, A> {
         self.approvals.restore_plan(id, draft)
     }
 
+    /// Gives form card `id` back what was filled in before (see [`Approvals::restore_form`]).
+    pub fn restore_form(&mut self, id: RequestId, draft: crate::book::form::FormDraft) -> bool {
+        self.approvals.restore_form(id, draft)
+    }
+
     /// True while "Close askpane?" is showing.
     pub fn confirming_close(&self) -> bool {
         self.confirm_close

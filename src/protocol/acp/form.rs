@@ -57,6 +57,20 @@ pub enum FieldKind {
     },
 }
 
+impl FieldKind {
+    /// True when a field of this kind holds `value`'s kind of value (text for a text or one
+    /// choice, a yes/no, a number as typed, several choices); its bounds are not checked here.
+    pub fn takes(&self, value: &FieldValue) -> bool {
+        matches!(
+            (self, value),
+            (FieldKind::Text { .. } | FieldKind::Choice { .. }, FieldValue::Text(_))
+                | (FieldKind::Choices { .. }, FieldValue::Choices(_))
+                | (FieldKind::Boolean { .. }, FieldValue::Boolean(_))
+                | (FieldKind::Number { .. }, FieldValue::Number(_))
+        )
+    }
+}
+
 /// One field of the form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
@@ -88,8 +102,10 @@ pub enum FormError {
     NoChoices { key: String },
 }
 
-/// What the person gave for one field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the person gave for one field. Serialisable: a form's draft keeps it (a crash, a
+/// restart: nothing typed is lost).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum FieldValue {
     Text(String),
     Boolean(bool),

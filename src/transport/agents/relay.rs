@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
 
+use crate::book::approval::undecided;
 use crate::protocol::Outcome;
 use crate::protocol::inbox::{
     AskMessage, ClientMessage, InboxMessage, OutcomeMessage, Policy, SessionLine,
@@ -231,7 +232,7 @@ fn let_the_turn_end(from_session: &Receiver<Inbound>, agent: &str) {
             Inbound::Request(RequestEvent::Ask(request)) => request.reply.send(closed.clone()),
             Inbound::Approval(ApprovalEvent::Permission(permission)) => {
                 let message = closed.deny_message().unwrap_or_default();
-                permission.reply.send(PermissionDecision::Deny { message });
+                permission.reply.send(undecided(&permission.request, &message));
             }
             Inbound::Session(SessionInbound::Event(event)) => {
                 if let SessionEvent::Message(CliMessage::Result(_)) | SessionEvent::Ended { .. } =
@@ -511,7 +512,7 @@ impl<A: HostedAgent> RelayState<A> {
                 }
                 if let Some(held) = id.as_ref().and_then(|id| take(&mut self.permissions, id)) {
                     let message = format!("askpane's inbox could not show this request: {message}");
-                    held.reply.send(PermissionDecision::Deny { message });
+                    held.reply.send(undecided(&held.request, &message));
                 }
             }
             InboxMessage::Hello { .. }
@@ -541,8 +542,8 @@ impl<A: HostedAgent> RelayState<A> {
         }
     }
 
-    /// Ends everything still open with `outcome` (a permission is denied with its words), and
-    /// says how many there were.
+    /// Ends everything still open with `outcome` (a permission is denied with its words, a form
+    /// cancelled: [`undecided`]), and says how many there were.
     fn answer_all(&mut self, outcome: &Outcome) -> usize {
         let open = self.questions.len() + self.permissions.len();
         for held in std::mem::take(&mut self.questions).into_values() {
@@ -552,7 +553,7 @@ impl<A: HostedAgent> RelayState<A> {
             .deny_message()
             .unwrap_or_else(|| "askpane ended before the user decided.".to_owned());
         for held in std::mem::take(&mut self.permissions).into_values() {
-            held.reply.send(PermissionDecision::Deny { message: message.clone() });
+            held.reply.send(undecided(&held.request, &message));
         }
         open
     }
@@ -587,8 +588,8 @@ impl<A: HostedAgent> RelayState<A> {
             .filter_map(|(id, held)| (held.due(down_since) <= now).then_some(*id))
             .collect();
         for held in permissions.iter().filter_map(|id| self.permissions.remove(id)) {
-            log::warn!("the link did not come back; {} is denied", held.request.tool_name);
-            held.reply.send(PermissionDecision::Deny { message: LINK_NOT_BACK.to_owned() });
+            log::warn!("the link did not come back; {} ends undecided", held.request.tool_name);
+            held.reply.send(undecided(&held.request, LINK_NOT_BACK));
         }
     }
 
