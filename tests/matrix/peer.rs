@@ -95,11 +95,26 @@ pub(crate) struct Bridged {
 impl Bridged {
     /// `None` when Synapse is not installed (scripts/synapse installs it).
     pub(crate) fn start(name: &str) -> Option<Bridged> {
+        let mut bridged = Bridged::logged_in(name)?;
+        let alice_id = bridged.alice_account.user_id.clone();
+        let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
+        let finished = run_bounded(&mut create, None);
+        assert!(finished.status.success(), "room create: {}", finished.stderr);
+        bridged.room = finished.stdout.trim().to_owned();
+        let room = bridged.room.clone();
+        bridged.alice.call(json!({"do": "join", "room": room}));
+        bridged.run_bridge();
+        Some(bridged)
+    }
+
+    /// The world before any room: the inbox, the homeserver, alice's peer and the bot logged in
+    /// (`@askpane`), no room chosen and no bridge running.
+    pub(crate) fn logged_in(name: &str) -> Option<Bridged> {
         let homeserver = Homeserver::start()?;
         let world = World::with_inbox(name);
         let bot = homeserver.register("askpane", "bot-password", false);
         let alice_account = homeserver.register("alice", "alice-password", false);
-        let mut bridged = Bridged {
+        let bridged = Bridged {
             world,
             room: String::new(),
             alice: Peer::start(&homeserver, &alice_account),
@@ -118,14 +133,6 @@ impl Bridged {
         let finished =
             run_bounded(login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"), None);
         assert!(finished.status.success(), "login: {}", finished.stderr);
-        let alice_id = bridged.alice_account.user_id.clone();
-        let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
-        let finished = run_bounded(&mut create, None);
-        assert!(finished.status.success(), "room create: {}", finished.stderr);
-        bridged.room = finished.stdout.trim().to_owned();
-        let room = bridged.room.clone();
-        bridged.alice.call(json!({"do": "join", "room": room}));
-        bridged.run_bridge();
         Some(bridged)
     }
 

@@ -26,7 +26,7 @@ use matrix_sdk::ruma::events::room::message::{
     MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent,
 };
 use matrix_sdk::ruma::events::{InitialStateEvent, OriginalSyncMessageLikeEvent};
-use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId};
+use matrix_sdk::ruma::{Int, OwnedEventId, OwnedRoomId, OwnedUserId};
 use matrix_sdk::{Client, Room};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -168,6 +168,16 @@ impl Peer {
                 let user: OwnedUserId = text(request, "user")?.try_into()?;
                 room.invite_user_by_id(&user).await?;
                 Ok(json!({}))
+            }
+            "power_level" => {
+                // The room's admin (its creator) sets `user`'s power level: a real
+                // `m.room.power_levels` change, as Element's "Roles & permissions" sends it.
+                let room = self.room(request).await?;
+                let user: OwnedUserId = text(request, "user")?.try_into()?;
+                let level =
+                    request.get("level").and_then(Value::as_i64).context("`level` is missing")?;
+                let sent = room.update_power_levels(vec![(&user, Int::try_from(level)?)]).await?;
+                Ok(json!({"event": sent.event_id}))
             }
             "send" => {
                 let room = self.room(request).await?;
