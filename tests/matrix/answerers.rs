@@ -159,3 +159,29 @@ fn an_invited_answerer_who_left_and_rejoined_answers_again() {
     hook_reads_the_window_s(&bridged, hook, &input, &json!({"After": "Split"}));
     bridged.alice.wait_message(&room, "Sent to Claude Code: After = Split");
 }
+
+/// matrix.md, "Unknown devices": the bridge shares the room's keys only with devices their
+/// owner cross-signed. A new device of alice's that she never verified (a stolen access token
+/// used from a new login) is in the room but cannot read the ask; her signed device reads it and
+/// answers.
+#[test]
+fn a_device_its_owner_never_signed_cannot_read_the_asks() {
+    let Some(mut bridged) = Bridged::start("matrix-unsigned") else { return };
+    let room = bridged.room.clone();
+    // Logged in before the bridge's next start, so the bridge's first sync already lists the
+    // device: it is left out by the sharing rule, not for being unknown.
+    bridged.stop_bridge();
+    let mut unsigned = Peer::start_device(&bridged.homeserver, &bridged.alice_account, false);
+    bridged.run_bridge();
+    let input = hook_input("toolu_unsigned", "Signed");
+    let hook = bridged.world.client(&["hook"], &input);
+    let (message, poll) = ask_in_room(&mut bridged.alice, &room, "Signed");
+    let undecrypted =
+        unsigned.call(json!({"do": "wait_undecrypted", "room": room}))["event"].clone();
+    assert_eq!(undecrypted["event_id"], message["event_id"], "{undecrypted}");
+    vote(&mut bridged.alice, &room, &poll, "2");
+    hook_reads_the_window_s(&bridged, hook, &input, &json!({"Signed": "Split"}));
+    bridged.alice.wait_message(&room, "Sent to Claude Code: Signed = Split");
+    let seen = unsigned.call(json!({"do": "seen"}))["events"].to_string();
+    assert!(!seen.contains("Which layout for Signed"), "the unsigned device read the ask: {seen}");
+}

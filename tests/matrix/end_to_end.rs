@@ -267,6 +267,26 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     };
     let login = bridge(&["login", "--homeserver", &homeserver.url(), "--user", &bot.user_id]);
     assert!(login.status.success(), "{}", login.stderr);
+    // The session, keys and the SDK's stores are the user's alone (matrix.md, step 3).
+    let mut private = vec![world.root.join("state/askpane/matrix")];
+    let mut files = Vec::new();
+    while let Some(path) = private.pop() {
+        let meta = fs::metadata(&path).expect("a file of the bridge's");
+        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777;
+        if meta.is_dir() {
+            assert_eq!(mode, 0o700, "{} is {mode:o}", path.display());
+            private
+                .extend(fs::read_dir(&path).expect("a folder").map(|e| e.expect("entry").path()));
+        } else {
+            assert_eq!(mode & 0o077, 0, "{} is {mode:o}", path.display());
+            files.push(path);
+        }
+    }
+    assert!(files.iter().any(|file| file.ends_with("session.json")), "{files:?}");
+    assert!(
+        files.iter().any(|file| file.starts_with(world.root.join("state/askpane/matrix/store"))),
+        "the SDK's stores: {files:?}"
+    );
     let refused = bridge(&["room", "use", &room, "--answerer", &alice_account.user_id]);
     assert!(!refused.status.success());
     assert!(refused.stderr.contains("is not encrypted"), "{}", refused.stderr);
@@ -459,4 +479,41 @@ fn an_answer_while_the_inbox_is_away_is_not_taken_as_given() {
     assert!(!stdout.contains("Tabs"), "the room's answer must not reach the agent: {stdout}");
     let seen = bridged.alice.call(json!({"do": "seen"}))["events"].to_string();
     assert!(!seen.contains("Sent to Claude Code"), "{seen}");
+}
+
+/// Issue 31: an ask that ends elsewhere without an answer, withdrawn (the hook killed, as Claude
+/// Code gives up on it) or timed out, has its room message edited to say so and its poll ended;
+/// a vote after that is refused with how it ended.
+#[test]
+fn an_ask_withdrawn_or_timed_out_is_edited_to_say_so_and_its_poll_ended() {
+    let mut bridged = bridged_or_skip!("matrix-ended");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_withdrawn", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
+        .clone();
+    hook.kill();
+    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                              "contains": "Withdrawn by the agent."}));
+    bridged.alice.call(json!({"do": "wait_poll_end", "room": room, "poll": poll["event_id"]}));
+
+    let sizes = json!([{"question": "Which size?", "header": "Size", "multiSelect": false,
+        "options": [{"label": "S", "description": ""}, {"label": "M", "description": ""}]}]);
+    let hook =
+        bridged.world.client(&["hook", "--timeout", "2"], &hook_input("toolu_timed_out", sizes));
+    let message = bridged.alice.wait_message(&room, "Which size?");
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which size?"}))["event"]
+        .clone();
+    let _ = hook.finish();
+    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                              "contains": "Timed out."}));
+    bridged.alice.call(json!({"do": "wait_poll_end", "room": room, "poll": poll["event_id"]}));
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1"]}));
+    bridged.alice.wait_message(&room, "Not sent: this ask has already ended. Timed out.");
 }

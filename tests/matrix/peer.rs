@@ -29,6 +29,16 @@ pub(crate) struct Peer {
 
 impl Peer {
     pub(crate) fn start(homeserver: &Homeserver, account: &Account) -> Peer {
+        Peer::start_device(homeserver, account, true)
+    }
+
+    /// A new device of `account`, cross-signed as Element does on login (`cross_sign`), or left
+    /// unsigned: a device its owner never verified.
+    pub(crate) fn start_device(
+        homeserver: &Homeserver,
+        account: &Account,
+        cross_sign: bool,
+    ) -> Peer {
         let mut command = Command::new(member_binary("askpane-matrix-peer"));
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut process = Process::new(command.spawn().expect("start the peer"));
@@ -45,7 +55,8 @@ impl Peer {
         let mut peer = Peer { process, stdin, replies };
         let store = scratch_dir("peer-store");
         peer.call(json!({"do": "login", "homeserver": homeserver.url(), "user": account.user_id,
-                         "password": account.password, "store": store}));
+                         "password": account.password, "store": store,
+                         "cross_sign": cross_sign}));
         peer
     }
 
