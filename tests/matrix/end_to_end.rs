@@ -306,6 +306,52 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     assert!(!world.root.join("state/askpane/matrix/store").exists());
 }
 
+/// `login --token-file` (issue 31: "password or access token from a file"): another user's
+/// token, or one the homeserver does not know, is refused and keeps no session; the bot's own
+/// logs in, and the session it keeps makes a room.
+#[test]
+fn login_with_an_access_token_from_a_file_and_a_wrong_one_refused() {
+    let Some(homeserver) = Homeserver::start() else { return };
+    let world = World::new("matrix-token");
+    let bot = homeserver.register("askpane", "bot-password", false);
+    let alice = homeserver.register("alice", "alice-password", false);
+    let token_file = world.root.join("token");
+    let bridge = |args: &[&str]| {
+        let mut command = Command::new(member_binary("askpane-matrix"));
+        command
+            .args(args)
+            .env_remove("ASKPANE_STATE_DIR")
+            .env_remove("ASKPANE_MATRIX_PASSWORD")
+            .env_remove("ASKPANE_MATRIX_TOKEN")
+            .env("XDG_RUNTIME_DIR", world.root.join("run"))
+            .env("XDG_STATE_HOME", world.root.join("state"));
+        run_bounded(&mut command, None)
+    };
+    let file = token_file.to_str().expect("UTF-8");
+    let url = homeserver.url();
+    let login = ["login", "--homeserver", &url, "--user", &bot.user_id, "--token-file", file];
+    let session = world.root.join("state/askpane/matrix/session.json");
+    for (token, said) in [
+        (
+            alice.access_token.clone(),
+            format!("the token is {}'s, not {}'s", alice.user_id, bot.user_id),
+        ),
+        ("syt_no_such_token".to_owned(), "does not know this access token".to_owned()),
+    ] {
+        fs::write(&token_file, format!("{token}\n")).expect("the token file");
+        let refused = bridge(&login);
+        assert!(!refused.status.success(), "{token}");
+        assert!(refused.stderr.contains(&said), "{}", refused.stderr);
+        assert!(!session.exists(), "no session kept after a refused token");
+    }
+    fs::write(&token_file, homeserver.login("askpane", "bot-password")).expect("the token file");
+    let logged_in = bridge(&login);
+    assert!(logged_in.status.success(), "{}", logged_in.stderr);
+    let created = bridge(&["room", "create", "--invite", &alice.user_id]);
+    assert!(created.status.success(), "{}", created.stderr);
+    assert!(created.stdout.trim().starts_with('!'), "{}", created.stdout);
+}
+
 #[test]
 fn the_bridge_restarted_mid_ask_posts_nothing_twice_and_still_answers() {
     let mut bridged = bridged_or_skip!("matrix-restart");
