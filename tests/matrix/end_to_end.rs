@@ -417,6 +417,48 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
     }
 }
 
+/// Issue 31: "two answers racing (room and window): exactly one wins, the other sees who
+/// answered". alice's thread reply and the window's keys are sent at once; the hook reads the
+/// winner's answer alone, and when the window won the room is told so.
+#[test]
+fn two_answers_racing_room_and_window_exactly_one_wins() {
+    let mut bridged = bridged_or_skip!("matrix-race-window");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_race_window", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    let xvfb = &bridged.world.xvfb;
+    let window = crate::inbox::wait_for_window(xvfb, "1 question", true).expect("the window");
+    xvfb.focus(window);
+    let alice = &mut bridged.alice;
+    std::thread::scope(|scope| {
+        scope.spawn(|| xvfb.keys(window, &["1", "ctrl+Return"]));
+        alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                          "text": "2"}));
+    });
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(&stdout).expect("the hook's JSON");
+    let answer = reply["hookSpecificOutput"]["updatedInput"]["answers"]["Which layout?"].clone();
+    let window_won = answer == "Tabs";
+    assert!(window_won || answer == "Split", "one answer: {stdout}");
+    if window_won {
+        // The inbox's verdict (the room's answer reached it second), or the bridge's own word
+        // (the ask's `settled` reached the bridge first): either way not sent, and by whom.
+        let refusal = bridged.alice.wait_message(&room, "Not sent: ");
+        let body = refusal["body"].as_str().unwrap_or_default();
+        assert!(body.contains("window"), "{body}");
+        bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                                  "contains": "Answered in the window."}));
+    } else {
+        bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
+    }
+    let seen = bridged.alice.call(json!({"do": "seen"}))["events"].to_string();
+    assert!(
+        !(seen.contains("Sent to Claude Code") && window_won),
+        "the room was told its answer was sent, but the window's won: {seen}"
+    );
+}
+
 /// The figures of issue 31 (docs/src/performance.md): ask reaches the inbox → room message
 /// seen by the peer, and the peer's vote sent → hook's reply, beside Synapse's own round trip.
 #[test]
