@@ -300,6 +300,16 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
         "--allow-unencrypted",
     ]);
     assert!(allowed.status.success(), "{}", allowed.stderr);
+    // `run` checks again: the room is bridged only while room.json marks it allowed.
+    let config = world.root.join("state/askpane/matrix/room.json");
+    let mut marked: Value =
+        serde_json::from_str(&fs::read_to_string(&config).expect("room.json")).expect("JSON");
+    assert_eq!(marked["allow_unencrypted"], true, "{marked}");
+    marked["allow_unencrypted"] = json!(false);
+    fs::write(&config, marked.to_string()).expect("room.json");
+    let run = bridge(&["run"]);
+    assert!(!run.status.success());
+    assert!(run.stderr.contains("is not encrypted"), "{}", run.stderr);
     let logout = bridge(&["logout"]);
     assert!(logout.status.success(), "{}", logout.stderr);
     assert!(!world.root.join("state/askpane/matrix/session.json").exists());
