@@ -310,8 +310,16 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     let run = bridge(&["run"]);
     assert!(!run.status.success());
     assert!(run.stderr.contains("is not encrypted"), "{}", run.stderr);
+    let session = fs::read_to_string(world.root.join("state/askpane/matrix/session.json"))
+        .expect("session.json");
+    let session: Value = serde_json::from_str(&session).expect("JSON");
+    let token = session["session"]["access_token"].as_str().expect("the session's token");
+    assert_eq!(homeserver.get("/_matrix/client/v3/account/whoami", Some(token)).0, 200);
     let logout = bridge(&["logout"]);
     assert!(logout.status.success(), "{}", logout.stderr);
+    // Ended on the homeserver too: the token no longer works.
+    let (status, said) = homeserver.get("/_matrix/client/v3/account/whoami", Some(token));
+    assert_eq!(status, 401, "the token still works after logout: {said}");
     assert!(!world.root.join("state/askpane/matrix/session.json").exists());
     assert!(!world.root.join("state/askpane/matrix/store").exists());
 }
