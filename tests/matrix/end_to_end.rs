@@ -265,7 +265,10 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
             .env("XDG_STATE_HOME", world.root.join("state"));
         run_bounded(&mut command, None)
     };
-    let login = bridge(&["login", "--homeserver", &homeserver.url(), "--user", &bot.user_id]);
+    let url = homeserver.url();
+    let name = "askpane on devbox";
+    let login = ["login", "--homeserver", &url, "--user", &bot.user_id, "--device-name", name];
+    let login = bridge(&login);
     assert!(login.status.success(), "{}", login.stderr);
     // The session, keys and the SDK's stores are the user's alone (matrix.md, step 3).
     let mut private = vec![world.root.join("state/askpane/matrix")];
@@ -315,6 +318,12 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
     let session: Value = serde_json::from_str(&session).expect("JSON");
     let token = session["session"]["access_token"].as_str().expect("the session's token");
     assert_eq!(homeserver.get("/_matrix/client/v3/account/whoami", Some(token)).0, 200);
+    // The new device is named as `--device-name` said, as other members see it.
+    let (_, devices) = homeserver.get("/_matrix/client/v3/devices", Some(token));
+    let device = &session["session"]["device_id"];
+    let named =
+        devices["devices"].as_array().into_iter().flatten().find(|d| &d["device_id"] == device);
+    assert_eq!(named.map(|d| d["display_name"].clone()), Some(json!(name)), "{devices}");
     let logout = bridge(&["logout"]);
     assert!(logout.status.success(), "{}", logout.stderr);
     // Ended on the homeserver too: the token no longer works.
