@@ -619,6 +619,9 @@ fn an_ask_withdrawn_or_timed_out_is_edited_to_say_so_and_its_poll_ended() {
     let hook =
         bridged.world.client(&["hook", "--timeout", "2"], &hook_input("toolu_timed_out", sizes));
     let message = bridged.alice.wait_message(&room, "Which size?");
+    // The deadline the hook's --timeout set is in the message (issue 31: "the deadline").
+    let body = message["body"].as_str().unwrap_or_default();
+    assert!(body.contains("Answer by "), "{body}");
     let poll = bridged
         .alice
         .call(json!({"do": "wait_poll", "room": room, "contains": "Which size?"}))["event"]
