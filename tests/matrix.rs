@@ -3,6 +3,7 @@
 //! (a second Matrix client the tests drive over JSON lines, so this test binary carries no
 //! Matrix SDK); both are found beside `askpane` in the target directory.
 
+mod answerers;
 mod claude;
 mod end_to_end;
 mod live;

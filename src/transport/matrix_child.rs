@@ -1,6 +1,6 @@
 //! The Matrix bridge as the inbox's child (issue 31). When `askpane-matrix` is configured in the
 //! state directory ([`setup`]; the files' contract is [`crate::protocol::matrix_setup`]), the
-//! inbox starts `askpane-matrix run` as it starts, starts it again with backoff when it ends on its own ([`Backoff`]), and stops it
+//! inbox starts `askpane-matrix run` as it starts, starts it again with backoff when it ends on its own ([`Restarts`]), and stops it
 //! (SIGTERM, a bounded wait, then SIGKILL) when the inbox ends. One named thread
 //! (`matrix-bridge`) watches it. The inbox's `exec` into its lean or full image (issue 14) keeps
 //! the process, so the bridge stays its child: it is handed on by pid ([`HANDED_ON`]) and the
@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
 
 use crate::protocol::matrix_setup::{self as matrix, EXIT_ANOTHER_RUNS, Setup};
+use crate::transport::backoff::Backoff;
 
 /// The environment variable that hands the running bridge's pid to the inbox's next image.
 pub const HANDED_ON: &str = "ASKPANE_MATRIX_BRIDGE_PID";
@@ -29,15 +30,17 @@ const WATCH_EVERY: Duration = Duration::from_millis(200);
 /// How long a stopped bridge may take to end after SIGTERM before it is killed.
 const STOP_LIMIT: Duration = Duration::from_secs(5);
 
-/// When to start the bridge again after it ended on its own: a bridge that keeps failing soon
-/// after it starts (a revoked token, a room it left) is not started for ever.
+/// When to start the bridge again after it ended on its own: after the wait the shared
+/// [`Backoff`] gives (1 s doubling to 30 s), and a bridge that keeps failing soon after it starts (a revoked token, a room it left) is not
+/// started for ever.
 #[derive(Debug, Default)]
-pub struct Backoff {
-    /// Runs in a row that ended within [`Backoff::QUICK`] of their start.
+pub struct Restarts {
+    backoff: Backoff,
+    /// Runs in a row that ended within [`Restarts::QUICK`] of their start.
     fast_failures: u32,
 }
 
-/// What [`Backoff::after_exit`] says.
+/// What [`Restarts::after_exit`] says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
     /// Start it again after this wait.
@@ -46,26 +49,24 @@ pub enum Next {
     GiveUp,
 }
 
-impl Backoff {
-    /// A run shorter than this is a quick failure.
+impl Restarts {
+    /// A run shorter than this is a quick failure; a longer one held, and starts the backoff
+    /// and the count over.
     pub const QUICK: Duration = Duration::from_secs(60);
     /// Quick failures in a row after which the bridge is not started again.
     pub const LIMIT: u32 = 5;
-    /// The first wait; each quick failure doubles it, up to [`Backoff::LONGEST`].
-    pub const FIRST: Duration = Duration::from_secs(1);
-    pub const LONGEST: Duration = Duration::from_secs(30);
 
     /// The bridge ended after running `ran_for`: when to start it again, if at all.
     pub fn after_exit(&mut self, ran_for: Duration) -> Next {
         if ran_for >= Self::QUICK {
             self.fast_failures = 0;
+            self.backoff.held();
         }
         self.fast_failures = self.fast_failures.saturating_add(1);
         if self.fast_failures >= Self::LIMIT {
             return Next::GiveUp;
         }
-        let doublings = self.fast_failures.saturating_sub(1).min(16);
-        Next::Restart(Self::FIRST.saturating_mul(1 << doublings).min(Self::LONGEST))
+        Next::Restart(self.backoff.failed())
     }
 
     /// The quick failures so far.
@@ -229,14 +230,14 @@ fn watch(
     adopted: Option<Pid>,
     orders: &Receiver<Order>,
 ) -> Option<u32> {
-    let mut backoff = Backoff::default();
+    let mut restarts = Restarts::default();
     // The running bridge and when it started; else when to start the next (none: given up).
     let mut running = adopted.map(|pid| (pid, Instant::now()));
     let mut next_start = None;
     if running.is_none() {
         running = start_child(program, state_dir);
         if running.is_none() {
-            next_start = restart_after(&mut backoff, Duration::ZERO);
+            next_start = restart_after(&mut restarts, Duration::ZERO);
         }
     }
     loop {
@@ -275,22 +276,22 @@ fn watch(
                 (None, None) => "unknown status".to_owned(),
             };
             log::warn!("the Matrix bridge ended ({how}) after {} s", ran_for.as_secs());
-            next_start = restart_after(&mut backoff, ran_for);
+            next_start = restart_after(&mut restarts, ran_for);
         } else if let Some(at) = next_start
             && Instant::now() >= at
         {
             next_start = None;
             running = start_child(program, state_dir);
             if running.is_none() {
-                next_start = restart_after(&mut backoff, Duration::ZERO);
+                next_start = restart_after(&mut restarts, Duration::ZERO);
             }
         }
     }
 }
 
 /// When to start again after a run of `ran_for`, saying so; `None` after giving up.
-fn restart_after(backoff: &mut Backoff, ran_for: Duration) -> Option<Instant> {
-    match backoff.after_exit(ran_for) {
+fn restart_after(restarts: &mut Restarts, ran_for: Duration) -> Option<Instant> {
+    match restarts.after_exit(ran_for) {
         Next::Restart(wait) => {
             log::info!("starting the Matrix bridge again in {} s", wait.as_secs());
             Some(Instant::now() + wait)
@@ -299,8 +300,8 @@ fn restart_after(backoff: &mut Backoff, ran_for: Duration) -> Option<Instant> {
             log::warn!(
                 "the Matrix bridge failed {} times in a row within {} s of starting; it is not \
                  started again until the inbox restarts (run `{BINARY} run` to see why)",
-                backoff.fast_failures(),
-                Backoff::QUICK.as_secs()
+                restarts.fast_failures(),
+                Restarts::QUICK.as_secs()
             );
             None
         }
@@ -360,23 +361,23 @@ mod tests {
 
     #[test]
     fn quick_failures_back_off_doubling_then_give_up() {
-        let mut backoff = Backoff::default();
+        let mut restarts = Restarts::default();
         let quick = Duration::from_secs(2);
-        assert_eq!(backoff.after_exit(quick), Next::Restart(Duration::from_secs(1)));
-        assert_eq!(backoff.after_exit(quick), Next::Restart(Duration::from_secs(2)));
-        assert_eq!(backoff.after_exit(quick), Next::Restart(Duration::from_secs(4)));
-        assert_eq!(backoff.after_exit(quick), Next::Restart(Duration::from_secs(8)));
-        assert_eq!(backoff.after_exit(quick), Next::GiveUp);
-        assert_eq!(backoff.fast_failures(), Backoff::LIMIT);
+        assert_eq!(restarts.after_exit(quick), Next::Restart(Duration::from_secs(1)));
+        assert_eq!(restarts.after_exit(quick), Next::Restart(Duration::from_secs(2)));
+        assert_eq!(restarts.after_exit(quick), Next::Restart(Duration::from_secs(4)));
+        assert_eq!(restarts.after_exit(quick), Next::Restart(Duration::from_secs(8)));
+        assert_eq!(restarts.after_exit(quick), Next::GiveUp);
+        assert_eq!(restarts.fast_failures(), Restarts::LIMIT);
     }
 
     #[test]
     fn a_long_run_forgets_earlier_failures() {
-        let mut backoff = Backoff::default();
-        for _ in 0..Backoff::LIMIT - 1 {
-            assert!(matches!(backoff.after_exit(Duration::ZERO), Next::Restart(_)));
+        let mut restarts = Restarts::default();
+        for _ in 0..Restarts::LIMIT - 1 {
+            assert!(matches!(restarts.after_exit(Duration::ZERO), Next::Restart(_)));
         }
-        assert_eq!(backoff.after_exit(Backoff::QUICK), Next::Restart(Backoff::FIRST));
-        assert_eq!(backoff.fast_failures(), 1);
+        assert_eq!(restarts.after_exit(Restarts::QUICK), Next::Restart(Backoff::FIRST));
+        assert_eq!(restarts.fast_failures(), 1);
     }
 }

@@ -9,6 +9,7 @@
 pub mod admit;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod agents;
+pub mod backoff;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod caller;
 pub mod demo;

@@ -265,8 +265,31 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
             .env("XDG_STATE_HOME", world.root.join("state"));
         run_bounded(&mut command, None)
     };
-    let login = bridge(&["login", "--homeserver", &homeserver.url(), "--user", &bot.user_id]);
+    let url = homeserver.url();
+    let name = "askpane on devbox";
+    let login = ["login", "--homeserver", &url, "--user", &bot.user_id, "--device-name", name];
+    let login = bridge(&login);
     assert!(login.status.success(), "{}", login.stderr);
+    // The session, keys and the SDK's stores are the user's alone (matrix.md, step 3).
+    let mut private = vec![world.root.join("state/askpane/matrix")];
+    let mut files = Vec::new();
+    while let Some(path) = private.pop() {
+        let meta = fs::metadata(&path).expect("a file of the bridge's");
+        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777;
+        if meta.is_dir() {
+            assert_eq!(mode, 0o700, "{} is {mode:o}", path.display());
+            private
+                .extend(fs::read_dir(&path).expect("a folder").map(|e| e.expect("entry").path()));
+        } else {
+            assert_eq!(mode & 0o077, 0, "{} is {mode:o}", path.display());
+            files.push(path);
+        }
+    }
+    assert!(files.iter().any(|file| file.ends_with("session.json")), "{files:?}");
+    assert!(
+        files.iter().any(|file| file.starts_with(world.root.join("state/askpane/matrix/store"))),
+        "the SDK's stores: {files:?}"
+    );
     let refused = bridge(&["room", "use", &room, "--answerer", &alice_account.user_id]);
     assert!(!refused.status.success());
     assert!(refused.stderr.contains("is not encrypted"), "{}", refused.stderr);
@@ -280,10 +303,80 @@ fn an_unencrypted_room_is_refused_unless_allowed() {
         "--allow-unencrypted",
     ]);
     assert!(allowed.status.success(), "{}", allowed.stderr);
+    // `run` checks again: the room is bridged only while room.json marks it allowed.
+    let config = world.root.join("state/askpane/matrix/room.json");
+    let mut marked: Value =
+        serde_json::from_str(&fs::read_to_string(&config).expect("room.json")).expect("JSON");
+    assert_eq!(marked["allow_unencrypted"], true, "{marked}");
+    marked["allow_unencrypted"] = json!(false);
+    fs::write(&config, marked.to_string()).expect("room.json");
+    let run = bridge(&["run"]);
+    assert!(!run.status.success());
+    assert!(run.stderr.contains("is not encrypted"), "{}", run.stderr);
+    let session = fs::read_to_string(world.root.join("state/askpane/matrix/session.json"))
+        .expect("session.json");
+    let session: Value = serde_json::from_str(&session).expect("JSON");
+    let token = session["session"]["access_token"].as_str().expect("the session's token");
+    assert_eq!(homeserver.get("/_matrix/client/v3/account/whoami", Some(token)).0, 200);
+    // The new device is named as `--device-name` said, as other members see it.
+    let (_, devices) = homeserver.get("/_matrix/client/v3/devices", Some(token));
+    let device = &session["session"]["device_id"];
+    let named =
+        devices["devices"].as_array().into_iter().flatten().find(|d| &d["device_id"] == device);
+    assert_eq!(named.map(|d| d["display_name"].clone()), Some(json!(name)), "{devices}");
     let logout = bridge(&["logout"]);
     assert!(logout.status.success(), "{}", logout.stderr);
+    // Ended on the homeserver too: the token no longer works.
+    let (status, said) = homeserver.get("/_matrix/client/v3/account/whoami", Some(token));
+    assert_eq!(status, 401, "the token still works after logout: {said}");
     assert!(!world.root.join("state/askpane/matrix/session.json").exists());
     assert!(!world.root.join("state/askpane/matrix/store").exists());
+}
+
+/// `login --token-file` (issue 31: "password or access token from a file"): another user's
+/// token, or one the homeserver does not know, is refused and keeps no session; the bot's own
+/// logs in, and the session it keeps makes a room.
+#[test]
+fn login_with_an_access_token_from_a_file_and_a_wrong_one_refused() {
+    let Some(homeserver) = Homeserver::start() else { return };
+    let world = World::new("matrix-token");
+    let bot = homeserver.register("askpane", "bot-password", false);
+    let alice = homeserver.register("alice", "alice-password", false);
+    let token_file = world.root.join("token");
+    let bridge = |args: &[&str]| {
+        let mut command = Command::new(member_binary("askpane-matrix"));
+        command
+            .args(args)
+            .env_remove("ASKPANE_STATE_DIR")
+            .env_remove("ASKPANE_MATRIX_PASSWORD")
+            .env_remove("ASKPANE_MATRIX_TOKEN")
+            .env("XDG_RUNTIME_DIR", world.root.join("run"))
+            .env("XDG_STATE_HOME", world.root.join("state"));
+        run_bounded(&mut command, None)
+    };
+    let file = token_file.to_str().expect("UTF-8");
+    let url = homeserver.url();
+    let login = ["login", "--homeserver", &url, "--user", &bot.user_id, "--token-file", file];
+    let session = world.root.join("state/askpane/matrix/session.json");
+    for (token, said) in [
+        (
+            alice.access_token.clone(),
+            format!("the token is {}'s, not {}'s", alice.user_id, bot.user_id),
+        ),
+        ("syt_no_such_token".to_owned(), "does not know this access token".to_owned()),
+    ] {
+        fs::write(&token_file, format!("{token}\n")).expect("the token file");
+        let refused = bridge(&login);
+        assert!(!refused.status.success(), "{token}");
+        assert!(refused.stderr.contains(&said), "{}", refused.stderr);
+        assert!(!session.exists(), "no session kept after a refused token");
+    }
+    fs::write(&token_file, homeserver.login("askpane", "bot-password")).expect("the token file");
+    let logged_in = bridge(&login);
+    assert!(logged_in.status.success(), "{}", logged_in.stderr);
+    let created = bridge(&["room", "create", "--invite", &alice.user_id]);
+    assert!(created.status.success(), "{}", created.stderr);
+    assert!(created.stdout.trim().starts_with('!'), "{}", created.stdout);
 }
 
 #[test]
@@ -349,6 +442,48 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
         assert!(stdout.contains("Split"), "{stdout}");
         bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
     }
+}
+
+/// Issue 31: "two answers racing (room and window): exactly one wins, the other sees who
+/// answered". alice's thread reply and the window's keys are sent at once; the hook reads the
+/// winner's answer alone, and when the window won the room is told so.
+#[test]
+fn two_answers_racing_room_and_window_exactly_one_wins() {
+    let mut bridged = bridged_or_skip!("matrix-race-window");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_race_window", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    let xvfb = &bridged.world.xvfb;
+    let window = crate::inbox::wait_for_window(xvfb, "1 question", true).expect("the window");
+    xvfb.focus(window);
+    let alice = &mut bridged.alice;
+    std::thread::scope(|scope| {
+        scope.spawn(|| xvfb.keys(window, &["1", "ctrl+Return"]));
+        alice.call(json!({"do": "reply_in_thread", "room": room, "event": message["event_id"],
+                          "text": "2"}));
+    });
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let reply: Value = serde_json::from_str(&stdout).expect("the hook's JSON");
+    let answer = reply["hookSpecificOutput"]["updatedInput"]["answers"]["Which layout?"].clone();
+    let window_won = answer == "Tabs";
+    assert!(window_won || answer == "Split", "one answer: {stdout}");
+    if window_won {
+        // The inbox's verdict (the room's answer reached it second), or the bridge's own word
+        // (the ask's `settled` reached the bridge first): either way not sent, and by whom.
+        let refusal = bridged.alice.wait_message(&room, "Not sent: ");
+        let body = refusal["body"].as_str().unwrap_or_default();
+        assert!(body.contains("window"), "{body}");
+        bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                                  "contains": "Answered in the window."}));
+    } else {
+        bridged.alice.wait_message(&room, "Sent to Claude Code: Layout = Split");
+    }
+    let seen = bridged.alice.call(json!({"do": "seen"}))["events"].to_string();
+    assert!(
+        !(seen.contains("Sent to Claude Code") && window_won),
+        "the room was told its answer was sent, but the window's won: {seen}"
+    );
 }
 
 /// The figures of issue 31 (docs/src/performance.md): ask reaches the inbox → room message
@@ -459,4 +594,44 @@ fn an_answer_while_the_inbox_is_away_is_not_taken_as_given() {
     assert!(!stdout.contains("Tabs"), "the room's answer must not reach the agent: {stdout}");
     let seen = bridged.alice.call(json!({"do": "seen"}))["events"].to_string();
     assert!(!seen.contains("Sent to Claude Code"), "{seen}");
+}
+
+/// Issue 31: an ask that ends elsewhere without an answer, withdrawn (the hook killed, as Claude
+/// Code gives up on it) or timed out, has its room message edited to say so and its poll ended;
+/// a vote after that is refused with how it ended.
+#[test]
+fn an_ask_withdrawn_or_timed_out_is_edited_to_say_so_and_its_poll_ended() {
+    let mut bridged = bridged_or_skip!("matrix-ended");
+    let room = bridged.room.clone();
+    let hook = bridged.world.client(&["hook"], &hook_input("toolu_withdrawn", layout()));
+    let message = bridged.alice.wait_message(&room, "Which layout?");
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which layout?"}))["event"]
+        .clone();
+    hook.kill();
+    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                              "contains": "Withdrawn by the agent."}));
+    bridged.alice.call(json!({"do": "wait_poll_end", "room": room, "poll": poll["event_id"]}));
+
+    let sizes = json!([{"question": "Which size?", "header": "Size", "multiSelect": false,
+        "options": [{"label": "S", "description": ""}, {"label": "M", "description": ""}]}]);
+    let hook =
+        bridged.world.client(&["hook", "--timeout", "2"], &hook_input("toolu_timed_out", sizes));
+    let message = bridged.alice.wait_message(&room, "Which size?");
+    // The deadline the hook's --timeout set is in the message (issue 31: "the deadline").
+    let body = message["body"].as_str().unwrap_or_default();
+    assert!(body.contains("Answer by "), "{body}");
+    let poll = bridged
+        .alice
+        .call(json!({"do": "wait_poll", "room": room, "contains": "Which size?"}))["event"]
+        .clone();
+    let _ = hook.finish();
+    bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
+                              "contains": "Timed out."}));
+    bridged.alice.call(json!({"do": "wait_poll_end", "room": room, "poll": poll["event_id"]}));
+    bridged
+        .alice
+        .call(json!({"do": "vote", "room": room, "poll": poll["event_id"], "answers": ["1"]}));
+    bridged.alice.wait_message(&room, "Not sent: this ask has already ended. Timed out.");
 }

@@ -29,6 +29,16 @@ pub(crate) struct Peer {
 
 impl Peer {
     pub(crate) fn start(homeserver: &Homeserver, account: &Account) -> Peer {
+        Peer::start_device(homeserver, account, true)
+    }
+
+    /// A new device of `account`, cross-signed as Element does on login (`cross_sign`), or left
+    /// unsigned: a device its owner never verified.
+    pub(crate) fn start_device(
+        homeserver: &Homeserver,
+        account: &Account,
+        cross_sign: bool,
+    ) -> Peer {
         let mut command = Command::new(member_binary("askpane-matrix-peer"));
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut process = Process::new(command.spawn().expect("start the peer"));
@@ -45,7 +55,8 @@ impl Peer {
         let mut peer = Peer { process, stdin, replies };
         let store = scratch_dir("peer-store");
         peer.call(json!({"do": "login", "homeserver": homeserver.url(), "user": account.user_id,
-                         "password": account.password, "store": store}));
+                         "password": account.password, "store": store,
+                         "cross_sign": cross_sign}));
         peer
     }
 
@@ -95,11 +106,26 @@ pub(crate) struct Bridged {
 impl Bridged {
     /// `None` when Synapse is not installed (scripts/synapse installs it).
     pub(crate) fn start(name: &str) -> Option<Bridged> {
+        let mut bridged = Bridged::logged_in(name)?;
+        let alice_id = bridged.alice_account.user_id.clone();
+        let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
+        let finished = run_bounded(&mut create, None);
+        assert!(finished.status.success(), "room create: {}", finished.stderr);
+        bridged.room = finished.stdout.trim().to_owned();
+        let room = bridged.room.clone();
+        bridged.alice.call(json!({"do": "join", "room": room}));
+        bridged.run_bridge();
+        Some(bridged)
+    }
+
+    /// The world before any room: the inbox, the homeserver, alice's peer and the bot logged in
+    /// (`@askpane`), no room chosen and no bridge running.
+    pub(crate) fn logged_in(name: &str) -> Option<Bridged> {
         let homeserver = Homeserver::start()?;
         let world = World::with_inbox(name);
         let bot = homeserver.register("askpane", "bot-password", false);
         let alice_account = homeserver.register("alice", "alice-password", false);
-        let mut bridged = Bridged {
+        let bridged = Bridged {
             world,
             room: String::new(),
             alice: Peer::start(&homeserver, &alice_account),
@@ -118,14 +144,6 @@ impl Bridged {
         let finished =
             run_bounded(login.into_inner().env("ASKPANE_MATRIX_PASSWORD", "bot-password"), None);
         assert!(finished.status.success(), "login: {}", finished.stderr);
-        let alice_id = bridged.alice_account.user_id.clone();
-        let mut create = bridged.command(&["room", "create", "--invite", &alice_id]).into_inner();
-        let finished = run_bounded(&mut create, None);
-        assert!(finished.status.success(), "room create: {}", finished.stderr);
-        bridged.room = finished.stdout.trim().to_owned();
-        let room = bridged.room.clone();
-        bridged.alice.call(json!({"do": "join", "room": room}));
-        bridged.run_bridge();
         Some(bridged)
     }
 

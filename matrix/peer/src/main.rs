@@ -20,13 +20,14 @@ use matrix_sdk::ruma::events::poll::unstable_end::UnstablePollEndEventContent;
 use matrix_sdk::ruma::events::poll::unstable_response::UnstablePollResponseEventContent;
 use matrix_sdk::ruma::events::poll::unstable_start::UnstablePollStartEventContent;
 use matrix_sdk::ruma::events::relation::Thread;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::member::StrippedRoomMemberEvent;
 use matrix_sdk::ruma::events::room::message::{
     MessageType, OriginalSyncRoomMessageEvent, Relation, RoomMessageEventContent,
 };
 use matrix_sdk::ruma::events::{InitialStateEvent, OriginalSyncMessageLikeEvent};
-use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId};
+use matrix_sdk::ruma::{Int, OwnedEventId, OwnedRoomId, OwnedUserId};
 use matrix_sdk::{Client, Room};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -169,6 +170,16 @@ impl Peer {
                 room.invite_user_by_id(&user).await?;
                 Ok(json!({}))
             }
+            "power_level" => {
+                // The room's admin (its creator) sets `user`'s power level: a real
+                // `m.room.power_levels` change, as Element's "Roles & permissions" sends it.
+                let room = self.room(request).await?;
+                let user: OwnedUserId = text(request, "user")?.try_into()?;
+                let level =
+                    request.get("level").and_then(Value::as_i64).context("`level` is missing")?;
+                let sent = room.update_power_levels(vec![(&user, Int::try_from(level)?)]).await?;
+                Ok(json!({"event": sent.event_id}))
+            }
             "send" => {
                 let room = self.room(request).await?;
                 let sent =
@@ -244,6 +255,16 @@ impl Peer {
                     .await?;
                 Ok(json!({"event": event}))
             }
+            "wait_undecrypted" => {
+                let room = text(request, "room")?.to_owned();
+                let event = self
+                    .seen
+                    .wait(timeout, |event| {
+                        event["type"] == "undecrypted" && event["room"] == room.as_str()
+                    })
+                    .await?;
+                Ok(json!({"event": event}))
+            }
             "seen" => Ok(json!({"events": self.seen.events.lock().await.clone()})),
             other => bail!("unknown request `{other}`"),
         }
@@ -263,8 +284,12 @@ impl Peer {
             .await?;
         client.sync_once(SyncSettings::default()).await?;
         // Cross-signed as Element does on login, so that the bridge's identity-based key
-        // sharing sends this device the room's keys.
-        if let Err(error) = client.encryption().bootstrap_cross_signing_if_needed(None).await {
+        // sharing sends this device the room's keys; `"cross_sign": false` leaves a new device
+        // of an account that has an identity unsigned (one its owner never verified).
+        let cross_sign = request.get("cross_sign").and_then(Value::as_bool).unwrap_or(true);
+        if cross_sign
+            && let Err(error) = client.encryption().bootstrap_cross_signing_if_needed(None).await
+        {
             let response = error.as_uiaa_response().context("cross-signing failed")?;
             let mut auth = uiaa::Password::new(
                 uiaa::UserIdentifier::Matrix(uiaa::MatrixUserIdentifier::new(user.to_owned())),
@@ -386,6 +411,16 @@ impl Peer {
             let seen = seen.clone();
             async move {
                 seen.push(json!({"type": "poll_end", "event_id": event.event_id, "poll": event.content.relates_to.event_id}))
+                    .await;
+            }
+        });
+        // An event this device has no key for (the SDK hands it on still encrypted).
+        let seen = self.seen.clone();
+        client.add_event_handler(move |event: OriginalSyncRoomEncryptedEvent, room: Room| {
+            let seen = seen.clone();
+            async move {
+                seen.push(json!({"type": "undecrypted", "event_id": event.event_id,
+                                 "room": room.room_id()}))
                     .await;
             }
         });

@@ -27,43 +27,15 @@ pub use ssh::Ssh;
 pub use token::{HostToken, TokenMade, host_token};
 
 use crate::protocol::link::valid_host;
+// When to try again after the link went down: the shared backoff, started over once the link
+// held (its forward came up).
+use crate::transport::backoff::Backoff;
 use crate::transport::inbox::Place;
 use relay::LinkSocket;
 use ssh::SshSaid;
 
-/// The first wait before trying again, and the longest.
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
-
 /// How long ssh is given to end after SIGTERM before it is killed.
 const SSH_END_WAIT: Duration = Duration::from_secs(3);
-
-/// When to try again after the link went down: 1 s, doubling to 30 s, back to 1 s once the
-/// link has held. Pure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Backoff {
-    next: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { next: FIRST_BACKOFF }
-    }
-}
-
-impl Backoff {
-    /// The wait before the next try; the one after it is twice as long (at most 30 s).
-    pub fn failed(&mut self) -> Duration {
-        let wait = self.next;
-        self.next = (self.next * 2).min(MAX_BACKOFF);
-        wait
-    }
-
-    /// The link came up: the next failure waits the shortest again.
-    pub fn held(&mut self) {
-        self.next = FIRST_BACKOFF;
-    }
-}
 
 /// Where a link stands, as `--list` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
