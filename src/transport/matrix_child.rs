@@ -1,7 +1,8 @@
 //! The Matrix bridge as the inbox's child (issue 31). When `askpane-matrix` is configured in the
 //! state directory ([`setup`]; the files' contract is [`crate::protocol::matrix_setup`]), the
-//! inbox starts `askpane-matrix run` as it starts, starts it again with backoff when it ends on its own ([`Restarts`]), and stops it
-//! (SIGTERM, a bounded wait, then SIGKILL) when the inbox ends. One named thread
+//! inbox starts `askpane-matrix run` as it starts, starts it again with backoff when it ends on
+//! its own ([`Restarts`]), and stops it (SIGTERM, a bounded wait, then SIGKILL) when the inbox
+//! ends. One named thread
 //! (`matrix-bridge`) watches it. The inbox's `exec` into its lean or full image (issue 14) keeps
 //! the process, so the bridge stays its child: it is handed on by pid ([`HANDED_ON`]) and the
 //! next image watches it. An inbox killed outright cannot stop it: the bridge watches its parent
@@ -31,8 +32,8 @@ const WATCH_EVERY: Duration = Duration::from_millis(200);
 const STOP_LIMIT: Duration = Duration::from_secs(5);
 
 /// When to start the bridge again after it ended on its own: after the wait the shared
-/// [`Backoff`] gives (1 s doubling to 30 s), and a bridge that keeps failing soon after it starts (a revoked token, a room it left) is not
-/// started for ever.
+/// [`Backoff`] gives (1 s doubling to 30 s); a bridge that keeps failing soon after it starts
+/// (a revoked token, a room it left) is not started for ever.
 #[derive(Debug, Default)]
 pub struct Restarts {
     backoff: Backoff,
