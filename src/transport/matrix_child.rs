@@ -2,10 +2,9 @@
 //! state directory ([`setup`]; the files' contract is [`crate::protocol::matrix_setup`]), the
 //! inbox starts `askpane-matrix run` as it starts, starts it again with backoff when it ends on
 //! its own ([`Restarts`]), and stops it (SIGTERM, a bounded wait, then SIGKILL) when the inbox
-//! ends. One named thread
-//! (`matrix-bridge`) watches it. The inbox's `exec` into its lean or full image (issue 14) keeps
-//! the process, so the bridge stays its child: it is handed on by pid ([`HANDED_ON`]) and the
-//! next image watches it. An inbox killed outright cannot stop it: the bridge watches its parent
+//! ends. One named thread (`matrix-bridge`) watches it. The inbox's `exec` into its lean or full
+//! image (issue 14) keeps the process, so the bridge stays its child: it is handed on by pid
+//! ([`HANDED_ON`]) and the next image watches it. An inbox killed outright cannot stop it: the bridge watches its parent
 //! (`run --inbox-pid`) and ends by itself.
 
 use std::path::{Path, PathBuf};
