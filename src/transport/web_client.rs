@@ -23,7 +23,10 @@ use serde_json::Map;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
+use crate::book::approval::{EndedApproval, PendingPermission};
+use crate::book::form::FormDraft;
 use crate::book::journal::{HistoryDone, Journal};
+use crate::book::plan::PlanDraft;
 use crate::book::session::SessionUpdate;
 use crate::book::{Core, Form, Policy};
 use crate::protocol::history::{HistoryFilter, HistoryPage};
@@ -198,6 +201,34 @@ impl Journal for BridgeHistory {
 
     fn settled(&self, core: &Core, _: &Outcome) {
         page_drafts::forget(core);
+    }
+
+    // A plan's review and a form's fields are kept in the tab too (a reload, a pull-to-refresh
+    // on a phone), by the card's id on the bridge, only for the very same card.
+    fn restore_plan(&self, card: &PendingPermission) -> Option<PlanDraft> {
+        card.plan.as_ref()?;
+        page_drafts::read_card(card)
+    }
+
+    fn plan_changed(&self, card: &PendingPermission) {
+        if let Some(review) = &card.plan {
+            page_drafts::save_card(card, &review.draft());
+        }
+    }
+
+    fn restore_form(&self, card: &PendingPermission) -> Option<FormDraft> {
+        card.form.as_ref()?;
+        page_drafts::read_card(card)
+    }
+
+    fn form_changed(&self, card: &PendingPermission) {
+        if let Some(review) = &card.form {
+            page_drafts::save_card(card, &review.draft());
+        }
+    }
+
+    fn approval_ended(&self, ended: &EndedApproval) {
+        page_drafts::forget_card(&ended.request);
     }
 
     fn keeps_history(&self) -> bool {
@@ -882,12 +913,16 @@ fn kind_text(kind: &Sent<OutcomeKind>) -> String {
 }
 
 /// Forms kept in the tab's `sessionStorage`, by tool_use_id, with the questions they were typed
-/// into: they survive a reload of the tab and nothing else (another tab, another device).
+/// into, and plans' reviews and ACP forms' fields by the card's id on the bridge, with the card's
+/// input: they survive a reload of the tab and nothing else (another tab, another device).
 mod page_drafts {
+    use serde::de::DeserializeOwned;
     use serde::{Deserialize, Serialize};
 
+    use crate::book::approval::PendingPermission;
     use crate::book::{Core, Form};
     use crate::protocol::Draft;
+    use crate::protocol::stream::PermissionRequest;
 
     #[derive(Default, Deserialize, Serialize)]
     struct Saved {
@@ -971,6 +1006,44 @@ mod page_drafts {
     pub(super) fn forget(core: &Core) {
         if let (Some(storage), Some(key)) = (storage(), key(core)) {
             let _ = storage.remove_item(&key);
+        }
+    }
+
+    /// A card's draft as the tab keeps it: with the card's input it was typed on, so it goes
+    /// back only into the very same card.
+    #[derive(Deserialize, Serialize)]
+    struct SavedCard {
+        input: serde_json::Value,
+        draft: serde_json::Value,
+    }
+
+    fn card_key(request: &PermissionRequest) -> String {
+        format!("askpane-card-draft:{}", request.request_id)
+    }
+
+    /// What was kept of `card` (a plan's review, a form's fields), if it reads as a `T`.
+    pub(super) fn read_card<T: DeserializeOwned>(card: &PendingPermission) -> Option<T> {
+        let text = storage()?.get_item(&card_key(&card.request)).ok().flatten()?;
+        let saved: SavedCard = serde_json::from_str(&text).ok()?;
+        if saved.input != card.request.input {
+            return None;
+        }
+        serde_json::from_value(saved.draft).ok()
+    }
+
+    pub(super) fn save_card(card: &PendingPermission, draft: &impl Serialize) {
+        let Some(storage) = storage() else { return };
+        let Ok(draft) = serde_json::to_value(draft) else { return };
+        let saved = SavedCard { input: card.request.input.clone(), draft };
+        if let Ok(text) = serde_json::to_string(&saved) {
+            // A full storage keeps the card's draft on the page, only not across a reload.
+            let _ = storage.set_item(&card_key(&card.request), &text);
+        }
+    }
+
+    pub(super) fn forget_card(request: &PermissionRequest) {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(&card_key(request));
         }
     }
 }

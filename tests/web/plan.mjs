@@ -2,9 +2,9 @@
 // Code (tests/fake-claude), whose session asks ExitPlanMode as 2.1.332 does (the `can_use_tool` of
 // tests/fixtures/claude-code/2.1.332/plan-host-*), with the page answering:
 //   1. at 960×680, by keyboard only: the plan is drawn (the page changes as the block cursor moves),
-//      `j` then `c` comments on the paragraph, `n` writes a note, Ctrl+Enter keeps planning → the
-//      fake Claude Code gets the deny whose message is the review, quote, comment and note, word
-//      for word;
+//      `j` then `c` comments on the paragraph, `n` writes a note, the tab is reloaded (the review
+//      is kept), Ctrl+Enter keeps planning → the fake Claude Code gets the deny whose message is
+//      the review, quote, comment and note, word for word;
 //   2. at 390×844 (a phone: touch, `isMobile`): the page does not scroll sideways, Approve and Keep
 //      planning are tap targets inside the screen, and a tap on Approve sends the plan's bare allow;
 //   3. `askpane inbox --ui web` with a hook's question and a hook's plan (the captured
@@ -191,6 +191,17 @@ async function openTab(context, run, name) {
   return tab;
 }
 
+/** Reloads the tab and waits until the plan is shown again and keys are taken. */
+async function reloadTab(tab, name) {
+  tab.received.length = 0;
+  await tab.page.reload({ timeout: READY_TIMEOUT });
+  await tab.page.waitForFunction(() => window.askpaneReady === true, null, { timeout: READY_TIMEOUT });
+  await until(FRAME_TIMEOUT, () => tab.received.some((m) => m.type === "permission_request"), `${name}: the plan did not come back after a reload`);
+  await settle(tab.page);
+  await tab.page.waitForTimeout(KEY_GRACE_MS);
+  await settle(tab.page);
+}
+
 async function press(page, key) {
   await page.keyboard.press(key);
   await settle(page);
@@ -221,6 +232,10 @@ async function keepPlanning(scratch) {
     await press(tab.page, "n");
     await typeText(tab.page, "Also update the README.");
     await tab.page.screenshot({ path: join(artifacts, "web-plan-review.png") });
+    // A reload (a pull-to-refresh on a phone) keeps the review: the tab's sessionStorage holds
+    // it for this very plan, and the page shows the plan again with it.
+    await reloadTab(tab, name);
+    await tab.page.screenshot({ path: join(artifacts, "web-plan-review-reloaded.png") });
     await press(tab.page, "Control+Enter");
     const reply = await replyTo(run, name);
     check(
