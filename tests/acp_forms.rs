@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use serde_json::{Value, json};
 
 use askpane::app::{App, AppOptions};
@@ -84,18 +84,34 @@ impl Window {
     }
 
     fn start_with(name: &str, mode: &str, stuck_after: Duration) -> Window {
+        Window::start_after(name, mode, stuck_after, Duration::ZERO, Some("Go."))
+    }
+
+    /// [`Window::start_with`], the agent starting `delay` late (as Python can on a loaded
+    /// machine), with `prompt` as the first turn (none: the test sends one).
+    fn start_after(
+        name: &str,
+        mode: &str,
+        stuck_after: Duration,
+        delay: Duration,
+        prompt: Option<&'static str>,
+    ) -> Window {
         let scratch = Scratch::new(name);
-        // `env` hands the agent its mode, log and trigger.
+        // `env` hands the agent its mode, log and trigger; `sh` waits out the delay first.
+        let mut extra_args = vec![
+            format!("FAKE_ACP_MODE={mode}"),
+            format!("FAKE_ACP_LOG={}", scratch.log().display()),
+            format!("FAKE_ACP_TRIGGER={}", scratch.trigger().display()),
+        ];
+        if !delay.is_zero() {
+            let wait = format!("sleep {}; exec \"$0\" \"$@\"", delay.as_secs_f64());
+            extra_args.extend(["sh".to_owned(), "-c".to_owned(), wait]);
+        }
+        extra_args.extend(["python3".to_owned(), script().display().to_string()]);
         let options = AcpOptions {
             program: PathBuf::from("env"),
-            extra_args: vec![
-                format!("FAKE_ACP_MODE={mode}"),
-                format!("FAKE_ACP_LOG={}", scratch.log().display()),
-                format!("FAKE_ACP_TRIGGER={}", scratch.trigger().display()),
-                "python3".to_owned(),
-                script().display().to_string(),
-            ],
-            prompt: Some("Go.".to_owned()),
+            extra_args,
+            prompt: prompt.map(str::to_owned),
             debug: false,
             autopilot: Autopilot::default(),
             own: AcpOwn { cwd: scratch.root.join("work"), allow_tools: Vec::new(), stuck_after },
@@ -109,8 +125,7 @@ impl Window {
             .with_max_steps(16)
             .with_context_setup(|ctx| ctx.add_font_provider(crate::ui::FONTS.clone()))
             .build_eframe(move |cc| {
-                App::new(&cc.egui_ctx, inbox, AppOptions::default())
-                    .with_session(commands, Some("Go."))
+                App::new(&cc.egui_ctx, inbox, AppOptions::default()).with_session(commands, prompt)
             });
         Window { scratch, harness, session: Some(session), threads: Some(threads) }
     }
@@ -124,6 +139,20 @@ impl Window {
         crate::claude_host::has_text_with(&self.harness, &[part])
     }
 
+    /// What the window shows (labels and values, not text runs), for a failure's message.
+    fn shown(&self) -> String {
+        let texts: Vec<String> = self
+            .harness
+            .root()
+            .children_recursive()
+            .map(|node| node.accesskit_node())
+            .filter(|node| node.role() != Role::TextRun)
+            .filter_map(|node| node.value().or_else(|| node.label()))
+            .map(|text| text.chars().take(200).collect())
+            .collect();
+        texts.join(" | ")
+    }
+
     /// Steps the window until `done` (bounded by WAIT).
     fn step_until(&mut self, what: &str, done: impl Fn(&Window) -> bool) {
         let deadline = Instant::now() + WAIT;
@@ -133,7 +162,11 @@ impl Window {
                 self.harness.run();
                 return;
             }
-            assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+            assert!(
+                Instant::now() < deadline,
+                "waited {WAIT:?} for {what}; shown: {}",
+                self.shown()
+            );
             thread::sleep(Duration::from_millis(10));
         }
     }
@@ -522,7 +555,21 @@ fn a_link_with_nobody_to_ask_is_cancelled() {
 
 #[test]
 fn a_stuck_turn_is_shown_and_end_turn_sends_session_cancel_and_ends_it() {
-    let mut window = Window::start_with("acp-stuck", "hang", Duration::from_secs(1));
+    // The turn starts once the session has: the bound counts from the agent's start and bounds
+    // the handshake too (an agent that never answers it is given up, docs/src/acp.md), and
+    // Python starting the fake agent on a loaded machine took longer than it. With the prompt
+    // given at the start, a full run under load gave the handshake up ("— stuck —", "waiting for
+    // you"), the prompt went out later unknown to the window's turn, and that turn was never
+    // shown stuck: "waited 20s for the stuck turn shown", in every run when the agent starts
+    // 2 s late, as here (and still under heavy load with a 5 s bound).
+    let late = Duration::from_secs(2);
+    let mut window = Window::start_after("acp-stuck", "hang", Duration::from_secs(1), late, None);
+    window.step_until("the session started", |window| window.has_text("form-agent"));
+    window.harness.get_by_role_and_label(Role::MultilineTextInput, "Prompt").focus();
+    window.harness.run();
+    window.harness.event(egui::Event::Text("Go.".to_owned()));
+    window.harness.run();
+    window.click(Role::Button, "Send");
     let cancels = |window: &Window| {
         window.scratch.sent().iter().filter(|line| line["method"] == "session/cancel").count()
     };

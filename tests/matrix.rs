@@ -15,7 +15,8 @@ use std::process::Command;
 use crate::support::{private_state_dir, run_bounded, scratch_dir};
 
 /// A workspace member's binary beside askpane's (`cargo build -p askpane-matrix -p
-/// askpane-matrix-peer`, or `cargo test --workspace`, builds it).
+/// askpane-matrix-peer`, or scripts/test's `cargo build --workspace --all-targets`, builds it;
+/// `cargo test --workspace` builds only its unit tests).
 ///
 /// `ASKPANE_MATRIX_TEST_BIN_DIR` names another folder for them: the figures' run with optimised
 /// builds (`cargo build --profile bench-fast -p askpane-matrix -p askpane-matrix-peer`, then

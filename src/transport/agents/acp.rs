@@ -715,4 +715,59 @@ mod tests {
             assert_eq!(lines[0]["error"]["code"], REQUEST_CANCELLED);
         }
     }
+
+    /// The agent took a form card back while the window was dropping it too: the reader's
+    /// `Forget` and the window's decision (a hand-back: nobody filled it in) both wait for the
+    /// writer, whose select picks among ready operations at random. The agent must hear JSON-RPC's
+    /// "request cancelled" every time, never the `cancel` a person's hand-back writes.
+    #[test]
+    fn a_form_card_taken_back_as_the_window_drops_it_is_answered_request_cancelled_every_time() {
+        for attempt in 0..64 {
+            let mut cat = Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("cat, as the agent");
+            let stdin = cat.stdin.take().expect("its stdin");
+            let writer = AcpWriter {
+                cwd: "/w".to_owned(),
+                session_id: None,
+                turn_running: false,
+                waiting_turns: Vec::new(),
+                next_id: FIRST_PROMPT_ID,
+                last_heard: Instant::now(),
+                stuck_after: Duration::from_secs(300),
+                handshake_given_up: false,
+                headless: false,
+                stuck_shown: false,
+            };
+            let (to_writer, inbox) = crossbeam_channel::unbounded();
+            let (_commands, commands) = crossbeam_channel::unbounded();
+            let (to_ui, _ui) = crate::transport::memory();
+            let (decide, decision) = crossbeam_channel::bounded(1);
+            let key = request_key(&json!("f1"));
+            let permission = (json!("f1"), AcpCard::Form);
+            to_writer
+                .send(super::super::ToAgent::Permission { key: key.clone(), permission, decision })
+                .expect("send");
+            // The reader's Forget goes first (Host::resolved), the window's decision after it.
+            to_writer.send(super::super::ToAgent::Forget { key }).expect("send");
+            decide.send(PermissionDecision::HandBack).expect("send");
+            to_writer.send(super::super::ToAgent::Close).expect("send");
+            super::super::writer::run(writer, stdin, &inbox, &commands, &to_ui).expect("run");
+            let mut text = String::new();
+            cat.stdout.take().expect("its stdout").read_to_string(&mut text).expect("read");
+            let _ = cat.wait();
+            let answers: Vec<Value> = text
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).expect("JSON"))
+                .filter(|line| line["id"] == "f1")
+                .collect();
+            assert_eq!(answers.len(), 1, "attempt {attempt}: {answers:?}");
+            assert_eq!(
+                answers[0]["error"]["code"], REQUEST_CANCELLED,
+                "attempt {attempt}: {answers:?}"
+            );
+        }
+    }
 }

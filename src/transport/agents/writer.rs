@@ -153,38 +153,12 @@ pub(super) fn run<W: Writing>(
                     permissions.push((key, permission, decision));
                 }
                 Ok(ToAgent::Forget { key }) => {
-                    // Each open one answered once: here, or by its outcome, never both.
-                    for (_, question, _) in questions.iter().filter(|(open, _, _)| open == &key) {
-                        writer.withdrawn_question(question, &mut out);
-                    }
-                    for (_, permission, _) in permissions.iter().filter(|(open, _, _)| open == &key)
-                    {
-                        writer.withdrawn_permission(permission, &mut out);
-                    }
-                    questions.retain(|(open, _, _)| open != &key);
-                    permissions.retain(|(open, _, _)| open != &key);
+                    forget(&key, &mut writer, &mut out, &mut questions, &mut permissions);
                 }
                 Ok(ToAgent::Note(note)) => writer.note(note, &mut out),
                 Ok(ToAgent::Line(line)) => out.write(&line),
                 // Closed, or the reader and the session are gone: end the agent's input.
-                Ok(ToAgent::Close) | Err(_) => {
-                    // Replies decided just before (a window ending everything as it closes, a
-                    // signal) go out first: the select above picks among ready operations at
-                    // random.
-                    for (_, question, outcome) in &questions {
-                        if let Ok(outcome) = outcome.try_recv() {
-                            writer.answer(question, &outcome, &mut out);
-                        }
-                    }
-                    for (_, permission, decision) in &permissions {
-                        if let Ok(decision) = decision.try_recv() {
-                            writer.decide(permission, &decision, &mut out);
-                        }
-                    }
-                    // The agent may already be gone; closing its stdin is what matters.
-                    writer.close(&mut out);
-                    return Ok(());
-                }
+                Ok(ToAgent::Close) | Err(_) => return close(writer, out, &questions, &permissions),
             }
         } else if Some(index) == commands_index {
             match operation.recv(commands) {
@@ -205,19 +179,118 @@ pub(super) fn run<W: Writing>(
             let offset = index - first;
             if offset < questions.len() {
                 let received = operation.recv(&questions[offset].2);
-                let (_, question, _) = questions.swap_remove(offset);
+                let key = questions[offset].0.clone();
+                let closing = forget_what_was_taken_back(
+                    inbox,
+                    &mut writer,
+                    &mut out,
+                    &mut questions,
+                    &mut permissions,
+                );
                 // A withdrawn question gets no reply: the agent already took it back.
-                if let Ok(outcome) = received {
+                if let (Some(position), Ok(outcome)) =
+                    (questions.iter().position(|(open, _, _)| open == &key), received)
+                {
+                    let (_, question, _) = questions.swap_remove(position);
                     writer.answer(&question, &outcome, &mut out);
+                }
+                if closing {
+                    return close(writer, out, &questions, &permissions);
                 }
             } else {
                 let position = offset - questions.len();
                 let received = operation.recv(&permissions[position].2);
-                let (_, permission, _) = permissions.swap_remove(position);
-                if let Ok(decision) = received {
+                let key = permissions[position].0.clone();
+                let closing = forget_what_was_taken_back(
+                    inbox,
+                    &mut writer,
+                    &mut out,
+                    &mut questions,
+                    &mut permissions,
+                );
+                if let (Some(position), Ok(decision)) =
+                    (permissions.iter().position(|(open, _, _)| open == &key), received)
+                {
+                    let (_, permission, _) = permissions.swap_remove(position);
                     writer.decide(&permission, &decision, &mut out);
+                }
+                if closing {
+                    return close(writer, out, &questions, &permissions);
                 }
             }
         }
     }
+}
+
+/// Before a reply decided in the window is written, what the reader sent already: the select
+/// picks among ready operations at random, and an agent that took its request back as the
+/// window dropped it too has its `Forget` waiting beside the window's outcome (a form card's
+/// hand-back, written `cancel`, where the agent must hear "request cancelled"). Handles each
+/// message already queued but a close; true when one came (the caller writes its reply, then
+/// closes).
+fn forget_what_was_taken_back<W: Writing>(
+    inbox: &Receiver<ToAgent<W>>,
+    writer: &mut W,
+    out: &mut AgentInput,
+    questions: &mut Vec<OpenQuestion<W>>,
+    permissions: &mut Vec<OpenPermission<W>>,
+) -> bool {
+    while let Ok(message) = inbox.try_recv() {
+        match message {
+            ToAgent::Question { key, question, outcome } => {
+                questions.push((key, question, outcome))
+            }
+            ToAgent::Permission { key, permission, decision } => {
+                permissions.push((key, permission, decision));
+            }
+            ToAgent::Forget { key } => forget(&key, writer, out, questions, permissions),
+            ToAgent::Note(note) => writer.note(note, out),
+            ToAgent::Line(line) => out.write(&line),
+            ToAgent::Close => return true,
+        }
+    }
+    false
+}
+
+/// The agent needs no reply to `key` any more: each open one is answered once, here or by its
+/// outcome, never both.
+fn forget<W: Writing>(
+    key: &str,
+    writer: &mut W,
+    out: &mut AgentInput,
+    questions: &mut Vec<OpenQuestion<W>>,
+    permissions: &mut Vec<OpenPermission<W>>,
+) {
+    for (_, question, _) in questions.iter().filter(|(open, _, _)| open == key) {
+        writer.withdrawn_question(question, out);
+    }
+    for (_, permission, _) in permissions.iter().filter(|(open, _, _)| open == key) {
+        writer.withdrawn_permission(permission, out);
+    }
+    questions.retain(|(open, _, _)| open != key);
+    permissions.retain(|(open, _, _)| open != key);
+}
+
+/// Closed, or the reader and the session are gone: replies decided just before (a window
+/// ending everything as it closes, a signal) go out first (the select picks among ready
+/// operations at random), then the agent's input ends.
+fn close<W: Writing>(
+    mut writer: W,
+    mut out: AgentInput,
+    questions: &[OpenQuestion<W>],
+    permissions: &[OpenPermission<W>],
+) -> io::Result<()> {
+    for (_, question, outcome) in questions {
+        if let Ok(outcome) = outcome.try_recv() {
+            writer.answer(question, &outcome, &mut out);
+        }
+    }
+    for (_, permission, decision) in permissions {
+        if let Ok(decision) = decision.try_recv() {
+            writer.decide(permission, &decision, &mut out);
+        }
+    }
+    // The agent may already be gone; closing its stdin is what matters.
+    writer.close(&mut out);
+    Ok(())
 }
