@@ -129,7 +129,7 @@ impl World {
         // project's config when first asked about that directory, which `wait_for_opencode`
         // does once the config names the fake model's port.
         fs::create_dir_all(world.root.join("project")).expect("make the project folder");
-        world.spawn_opencode();
+        world.spawn_opencode_on_a_free_port();
         let deadline = Instant::now() + WAIT;
         let fake_port = loop {
             if let Ok(port) = read_lossy(&port_file).trim().parse::<u16>() {
@@ -152,6 +152,38 @@ impl World {
     fn start_opencode(&mut self) {
         self.spawn_opencode();
         self.wait_for_opencode();
+    }
+
+    /// Starts `opencode serve` on this world's port, on another free one while the port turns
+    /// out taken: [`free_port`] lets its port go before OpenCode binds it, and another test
+    /// running beside this one may bind it first (OpenCode then ends at once with `ServeError`;
+    /// seen once in a full run). Bounded: three ports.
+    fn spawn_opencode_on_a_free_port(&mut self) {
+        for _ in 0..3 {
+            self.spawn_opencode();
+            let deadline = Instant::now() + START_LIMIT;
+            let stdout = self.root.join("opencode.stdout");
+            loop {
+                if read_lossy(&stdout).contains("opencode server listening on") {
+                    return;
+                }
+                let ended = self.opencode.as_mut().and_then(|serve| serve.child.try_wait().ok());
+                if ended.flatten().is_some() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "opencode serve did not say it listens within {START_LIMIT:?}: {}",
+                    self.report()
+                );
+                thread::sleep(Duration::from_millis(20));
+            }
+            let stderr = read_lossy(&self.root.join("opencode.stderr"));
+            assert!(stderr.contains("ServeError"), "opencode serve ended: {}", self.report());
+            self.port = free_port();
+            self.url = format!("http://127.0.0.1:{}", self.port);
+        }
+        panic!("opencode serve found three ports taken: {}", self.report());
     }
 
     /// Starts `opencode serve` on this world's port, in the first project.

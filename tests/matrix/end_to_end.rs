@@ -190,6 +190,38 @@ fn clarify_in_the_thread_is_the_window_s_chat_about_this() {
 }
 
 #[test]
+fn an_ambiguous_reply_is_refused_saying_why_and_changes_nothing() {
+    let mut bridged = bridged_or_skip!("matrix-ambiguous");
+    let room = bridged.room.clone();
+    let options = |a: &str, b: &str| json!([{"label": a, "description": ""}, {"label": b, "description": ""}]);
+    let questions = json!([
+        {"question": "Which layout?", "header": "Layout", "multiSelect": false,
+         "options": options("Tabs", "Split")},
+        {"question": "Which theme?", "header": "Theme", "multiSelect": false,
+         "options": options("Light", "Dark")}]);
+    let input = hook_input("toolu_ambiguous", questions);
+    let hook = bridged.world.client(&["hook"], &input);
+    let message = bridged.alice.wait_message(&room, "Which theme?");
+    let root = message["event_id"].clone();
+    // Which question a bare `2` answers cannot be told: refused, saying why; so is one question
+    // answered twice. Nothing goes to the agent.
+    bridged.alice.call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "2"}));
+    bridged.alice.wait_message(&room, "Not sent: ambiguous: this ask has 2 questions");
+    bridged
+        .alice
+        .call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "1: 1\n1: 2"}));
+    bridged.alice.wait_message(&room, "Not sent: ambiguous: question 1 is answered twice");
+    // Still open: a reply naming each question answers both.
+    bridged
+        .alice
+        .call(json!({"do": "reply_in_thread", "room": room, "event": root, "text": "1: 2\n2: 1"}));
+    let (code, stdout, stderr) = hook.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let answers = json!({"Layout": "Split", "Theme": "Light"});
+    assert_eq!(stdout, window_reply(&bridged.world, &input, &answers));
+}
+
+#[test]
 fn a_member_who_may_not_answer_changes_nothing() {
     let mut bridged = bridged_or_skip!("matrix-stranger");
     let room = bridged.room.clone();
