@@ -767,6 +767,22 @@ fn reviewed(
     card
 }
 
+/// How `card` ended, as the window tells its journal (nobody named as deciding it).
+fn ended_as(
+    card: &crate::book::approval::PendingPermission,
+    outcome: crate::protocol::permission::ApprovalOutcome,
+    decision: crate::protocol::stream::PermissionDecision,
+) -> crate::book::approval::EndedApproval {
+    crate::book::approval::EndedApproval {
+        id: card.id,
+        request: card.request.clone(),
+        provenance: card.provenance.clone(),
+        outcome,
+        decision,
+        answered_by: None,
+    }
+}
+
 #[test]
 fn a_plan_draft_survives_the_process_and_is_restored_into_the_same_plan_only() {
     use crate::book::journal::Journal;
@@ -797,21 +813,13 @@ fn a_plan_draft_survives_the_process_and_is_restored_into_the_same_plan_only() {
 
 #[test]
 fn a_plan_draft_goes_when_the_plan_is_decided_and_stays_when_it_ended_without_the_person() {
-    use crate::book::approval::EndedApproval;
     use crate::book::journal::Journal;
     use crate::protocol::permission::ApprovalOutcome;
     use crate::protocol::stream::PermissionDecision;
     let dir = scratch("plan-drafts-decided");
     let sink = DraftSink::start(Store::open_in(&dir).expect("store")).expect("writer");
     let card = reviewed(plan_card(Some("toolu_plan")), 1, "Say why.");
-    let ended = |outcome, decision| EndedApproval {
-        id: card.id,
-        request: card.request.clone(),
-        provenance: card.provenance.clone(),
-        outcome,
-        decision,
-        answered_by: None,
-    };
+    let ended = |outcome, decision| ended_as(&card, outcome, decision);
     sink.plan_changed(&card);
     sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
     sink.approval_ended(&ended(ApprovalOutcome::NoHuman, PermissionDecision::HandBack));
@@ -860,7 +868,6 @@ fn filled(
 
 #[test]
 fn a_form_s_draft_survives_the_process_and_goes_once_sent_or_declined_never_otherwise() {
-    use crate::book::approval::EndedApproval;
     use crate::book::journal::Journal;
     use crate::protocol::permission::ApprovalOutcome;
     use crate::protocol::stream::PermissionDecision;
@@ -880,14 +887,7 @@ fn a_form_s_draft_survives_the_process_and_goes_once_sent_or_declined_never_othe
     assert_eq!(sink.restore_form(&form_card("other")), None);
     assert_eq!(sink.restore_form(&plan_card(Some("toolu_plan"))), None);
     assert_eq!(sink.restore_plan(&card), None, "a form's draft is never a plan's");
-    let ended = |outcome, decision| EndedApproval {
-        id: card.id,
-        request: card.request.clone(),
-        provenance: card.provenance.clone(),
-        outcome,
-        decision,
-        answered_by: None,
-    };
+    let ended = |outcome, decision| ended_as(&card, outcome, decision);
     // Nobody answered (the agent took it back, askpane ended, Stop): kept.
     sink.approval_ended(&ended(ApprovalOutcome::Withdrawn, PermissionDecision::HandBack));
     sink.approval_ended(&ended(ApprovalOutcome::HandedBack, PermissionDecision::HandBack));
@@ -922,7 +922,6 @@ fn a_plan_draft_that_does_not_read_is_none_not_an_error() {
 
 #[test]
 fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
-    use crate::book::approval::EndedApproval;
     use crate::book::journal::Journal;
     use crate::protocol::permission::ApprovalOutcome;
     use crate::protocol::stream::PermissionDecision;
@@ -944,15 +943,11 @@ fn a_card_asked_again_after_a_crash_is_as_old_as_when_it_was_first_asked() {
     assert_eq!(sink.card_first_asked(&again), Some(first));
     assert_eq!(sink.card_first_asked(&plan_card(Some("toolu_other"))), None);
     // Ended by the person: a later ask of it is new.
-    let ended = EndedApproval {
-        id: again.id,
-        request: again.request.clone(),
-        provenance: again.provenance.clone(),
-        outcome: ApprovalOutcome::AllowedOnce,
-        decision: PermissionDecision::AllowOnce,
-        answered_by: None,
-    };
-    sink.approval_ended(&ended);
+    sink.approval_ended(&ended_as(
+        &again,
+        ApprovalOutcome::AllowedOnce,
+        PermissionDecision::AllowOnce,
+    ));
     assert_eq!(sink.card_first_asked(&again), None);
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::end_to_end::window_reply;
-use super::peer::{Bridged, Peer};
+use super::peer::{Bridged, Peer, answer_at_the_desk};
 use crate::inbox::Client;
 use crate::support::run_bounded;
 
@@ -102,13 +102,7 @@ fn a_member_lowered_below_the_power_level_is_refused_and_one_raised_to_it_answer
     let asks = front.list();
     assert_eq!(asks.len(), 1, "the ask still waits: {asks:?}");
     assert!(hook.process.child.try_wait().expect("the hook's status").is_none(), "still waits");
-    let ask = asks.first().expect("the ask");
-    front.send(
-        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
-                "answers": {"0": "1"}, "answered_by": "@desk"})
-        .to_string(),
-    );
-    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    assert!(answer_at_the_desk(&mut front, asks.first().expect("the ask")));
     hook_reads_the_window_s(&bridged, hook, &input, &json!({"Second": "Tabs"}));
     bob.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"],
                     "contains": "Answered by @desk."}));

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::member_binary;
-use super::peer::{Bridged, Peer, ROOM_WAIT, bridged_or_skip};
+use super::peer::{Bridged, Peer, ROOM_WAIT, answer_at_the_desk, bridge_command, bridged_or_skip};
 use crate::inbox::{Client, World};
 use crate::support::synapse::Homeserver;
 use crate::support::{WAIT, read_lossy, run_bounded};
@@ -259,13 +259,7 @@ fn an_ask_answered_in_the_inbox_first_edits_the_room_message_and_a_late_room_ans
     let message = bridged.alice.wait_message(&room, "Which layout?");
     let mut front = bridged.world.connect();
     let asks = front.list();
-    let ask = asks.first().expect("the ask");
-    front.send(
-        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
-                       "answers": {"0": "1"}, "answered_by": "@desk"})
-        .to_string(),
-    );
-    assert_eq!(front.receive_kind("verdict")["accepted"], true);
+    assert!(answer_at_the_desk(&mut front, asks.first().expect("the ask")));
     let (_, stdout, _) = hook.finish();
     assert!(stdout.contains("Tabs"), "{stdout}");
     bridged.alice.call(json!({"do": "wait_edit", "room": room, "event": message["event_id"], "contains": "Answered by @desk."}));
@@ -375,17 +369,7 @@ fn login_with_an_access_token_from_a_file_and_a_wrong_one_refused() {
     let bot = homeserver.register("askpane", "bot-password", false);
     let alice = homeserver.register("alice", "alice-password", false);
     let token_file = world.root.join("token");
-    let bridge = |args: &[&str]| {
-        let mut command = Command::new(member_binary("askpane-matrix"));
-        command
-            .args(args)
-            .env_remove("ASKPANE_STATE_DIR")
-            .env_remove("ASKPANE_MATRIX_PASSWORD")
-            .env_remove("ASKPANE_MATRIX_TOKEN")
-            .env("XDG_RUNTIME_DIR", world.root.join("run"))
-            .env("XDG_STATE_HOME", world.root.join("state"));
-        run_bounded(&mut command, None)
-    };
+    let bridge = |args: &[&str]| run_bounded(&mut bridge_command(&world, args), None);
     let file = token_file.to_str().expect("UTF-8");
     let url = homeserver.url();
     let login = ["login", "--homeserver", &url, "--user", &bot.user_id, "--token-file", file];
@@ -452,12 +436,7 @@ fn two_answers_racing_room_and_socket_exactly_one_wins() {
     bridged.alice.call(
         json!({"do": "reply_in_thread", "room": room, "event": message["event_id"], "text": "2"}),
     );
-    front.send(
-        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
-                       "answers": {"0": "1"}, "answered_by": "@desk"})
-        .to_string(),
-    );
-    let socket_won = front.receive_kind("verdict")["accepted"] == true;
+    let socket_won = answer_at_the_desk(&mut front, &ask);
     let (_, stdout, _) = hook.finish();
     if socket_won {
         assert!(stdout.contains("Tabs"), "{stdout}");

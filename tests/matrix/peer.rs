@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::member_binary;
-use crate::inbox::World;
+use crate::inbox::{Connection, World};
 use crate::support::synapse::{Account, Homeserver};
 use crate::support::{Process, WAIT, read_lossy, run_bounded, scratch_dir};
 
@@ -149,15 +149,7 @@ impl Bridged {
 
     /// `askpane-matrix <args>` in this world (its inbox's socket, its state directory).
     pub(crate) fn command(&self, args: &[&str]) -> Wrapped {
-        let mut command = Command::new(member_binary("askpane-matrix"));
-        command
-            .args(args)
-            .env_remove("ASKPANE_STATE_DIR")
-            .env_remove("ASKPANE_MATRIX_PASSWORD")
-            .env_remove("ASKPANE_MATRIX_TOKEN")
-            .env("XDG_RUNTIME_DIR", self.world.root.join("run"))
-            .env("XDG_STATE_HOME", self.world.root.join("state"));
-        Wrapped(command)
+        Wrapped(bridge_command(&self.world, args))
     }
 
     pub(crate) fn bridge_log(&self) -> PathBuf {
@@ -207,6 +199,31 @@ impl Drop for Bridged {
 }
 
 /// A command, so that callers can add to its environment.
+/// `askpane-matrix <args>` in `world` (its inbox's socket, its state directory), with no
+/// password, token or state directory of the test's own environment.
+pub(crate) fn bridge_command(world: &World, args: &[&str]) -> Command {
+    let mut command = Command::new(member_binary("askpane-matrix"));
+    command
+        .args(args)
+        .env_remove("ASKPANE_STATE_DIR")
+        .env_remove("ASKPANE_MATRIX_PASSWORD")
+        .env_remove("ASKPANE_MATRIX_TOKEN")
+        .env("XDG_RUNTIME_DIR", world.root.join("run"))
+        .env("XDG_STATE_HOME", world.root.join("state"));
+    command
+}
+
+/// Answers `ask` (as `list` gave it) on the inbox's socket with its first question's first
+/// option, as someone at the desk (`@desk`); true when the inbox took the answer.
+pub(crate) fn answer_at_the_desk(front: &mut Connection, ask: &Value) -> bool {
+    front.send(
+        &json!({"type": "answer", "connection": ask["connection"], "id": ask["id"],
+                "answers": {"0": "1"}, "answered_by": "@desk"})
+        .to_string(),
+    );
+    front.receive_kind("verdict")["accepted"] == true
+}
+
 pub(crate) struct Wrapped(pub(crate) Command);
 
 impl Wrapped {

@@ -669,14 +669,9 @@ mod tests {
 
     /// What `write` makes the writer send to an agent: the lines a `cat` standing in for it
     /// echoes back.
-    fn written(write: impl FnOnce(&mut AcpWriter, &mut AgentInput)) -> Vec<Value> {
-        let mut cat = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("cat, as the agent");
-        let mut out = AgentInput::to(cat.stdin.take().expect("its stdin"));
-        let mut writer = AcpWriter {
+    /// A writer before its session: nothing sent yet, working in `/w`.
+    fn fresh_writer() -> AcpWriter {
+        AcpWriter {
             cwd: "/w".to_owned(),
             session_id: None,
             turn_running: false,
@@ -687,7 +682,17 @@ mod tests {
             handshake_given_up: false,
             headless: false,
             stuck_shown: false,
-        };
+        }
+    }
+
+    fn written(write: impl FnOnce(&mut AcpWriter, &mut AgentInput)) -> Vec<Value> {
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("cat, as the agent");
+        let mut out = AgentInput::to(cat.stdin.take().expect("its stdin"));
+        let mut writer = fresh_writer();
         write(&mut writer, &mut out);
         out.flush();
         drop(out);
@@ -729,18 +734,7 @@ mod tests {
                 .spawn()
                 .expect("cat, as the agent");
             let stdin = cat.stdin.take().expect("its stdin");
-            let writer = AcpWriter {
-                cwd: "/w".to_owned(),
-                session_id: None,
-                turn_running: false,
-                waiting_turns: Vec::new(),
-                next_id: FIRST_PROMPT_ID,
-                last_heard: Instant::now(),
-                stuck_after: Duration::from_secs(300),
-                handshake_given_up: false,
-                headless: false,
-                stuck_shown: false,
-            };
+            let writer = fresh_writer();
             let (to_writer, inbox) = crossbeam_channel::unbounded();
             let (_commands, commands) = crossbeam_channel::unbounded();
             let (to_ui, _ui) = crate::transport::memory();
