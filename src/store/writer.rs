@@ -31,6 +31,22 @@ use super::{
 /// disk (plus one write), so a crash loses at most this much of it.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
 
+/// A plan's or a form's draft on its way to the writer, which makes its JSON: the journal's calls
+/// run on the UI thread at each key typed, and a review may hold 100 KB of text.
+enum CardDraft {
+    Plan(Box<PlanDraft>),
+    Form(Box<FormDraft>),
+}
+
+impl CardDraft {
+    fn json(&self) -> String {
+        match self {
+            CardDraft::Plan(draft) => card_draft_json(draft.as_ref()),
+            CardDraft::Form(draft) => card_draft_json(draft.as_ref()),
+        }
+    }
+}
+
 /// One message to the writer.
 enum Message {
     Opened(OpenRecord),
@@ -43,11 +59,11 @@ enum Message {
         at: SystemTime,
     },
     Settled(Box<HistoryRecord>),
-    /// What was written on plan `key` (issue 26 leftovers) or filled in on form `key`, as JSON,
-    /// gathered like a question's draft.
+    /// What was written on plan `key` (issue 26 leftovers) or filled in on form `key`, gathered
+    /// like a question's draft.
     CardDraft {
         key: String,
-        json: String,
+        draft: CardDraft,
         at: SystemTime,
     },
     /// Plan or form `key` was decided: its draft goes.
@@ -192,7 +208,7 @@ struct Writer {
     cards_asked: HashMap<RequestId, SystemTime>,
     pending: HashMap<(String, usize), (String, Form, SystemTime)>,
     /// Plan and form drafts not yet written (JSON), newest per card.
-    pending_cards: HashMap<String, (String, SystemTime)>,
+    pending_cards: HashMap<String, (CardDraft, SystemTime)>,
     /// When the oldest pending draft arrived: it is written at most [`DEBOUNCE`] later.
     oldest: Option<Instant>,
     /// A failure has been reported; later ones are not (one line, not one per keystroke).
@@ -232,8 +248,8 @@ impl Writer {
                     self.pending.insert((key, question), (asked, form, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
-                Message::CardDraft { key, json, at } => {
-                    self.pending_cards.insert(key, (json, at));
+                Message::CardDraft { key, draft, at } => {
+                    self.pending_cards.insert(key, (draft, at));
                     self.oldest.get_or_insert_with(Instant::now);
                 }
                 // A draft still pending would bring the decided card's back.
@@ -273,8 +289,8 @@ impl Writer {
                 let row = DraftRow { key, asked, question: *question, form, at: *at };
                 upsert_draft(&transaction, &row)?;
             }
-            for (key, (json, at)) in &pending_cards {
-                upsert_card_draft(&transaction, key, json, *at)?;
+            for (key, (draft, at)) in &pending_cards {
+                upsert_card_draft(&transaction, key, &draft.json(), *at)?;
             }
             match message {
                 Some(Message::Opened(record)) => insert_open(&transaction, &record)?,
@@ -404,8 +420,8 @@ impl crate::book::journal::Journal for DraftSink {
     fn plan_changed(&self, card: &PendingPermission) {
         let Some(review) = &card.plan else { return };
         let key = plan_key(&card.request, &card.provenance);
-        let json = card_draft_json(&review.draft());
-        self.send(Message::CardDraft { key, json, at: SystemTime::now() });
+        let draft = CardDraft::Plan(Box::new(review.draft()));
+        self.send(Message::CardDraft { key, draft, at: SystemTime::now() });
     }
 
     fn restore_form(&self, card: &PendingPermission) -> Option<FormDraft> {
@@ -416,8 +432,8 @@ impl crate::book::journal::Journal for DraftSink {
     fn form_changed(&self, card: &PendingPermission) {
         let Some(review) = &card.form else { return };
         let key = form_key(&card.request, &card.provenance);
-        let json = card_draft_json(&review.draft());
-        self.send(Message::CardDraft { key, json, at: SystemTime::now() });
+        let draft = CardDraft::Form(Box::new(review.draft()));
+        self.send(Message::CardDraft { key, draft, at: SystemTime::now() });
     }
 
     fn approval_ended(&self, ended: &EndedApproval) {
