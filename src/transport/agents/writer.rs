@@ -177,46 +177,43 @@ pub(super) fn run<W: Writing>(
             // The first index after the fixed ones is the first question.
             let first = 1 + usize::from(commands_index.is_some());
             let offset = index - first;
-            if offset < questions.len() {
-                let received = operation.recv(&questions[offset].2);
-                let key = questions[offset].0.clone();
-                let closing = forget_what_was_taken_back(
-                    inbox,
-                    &mut writer,
-                    &mut out,
-                    &mut questions,
-                    &mut permissions,
-                );
-                // A withdrawn question gets no reply: the agent already took it back.
-                if let (Some(position), Ok(outcome)) =
-                    (questions.iter().position(|(open, _, _)| open == &key), received)
-                {
-                    let (_, question, _) = questions.swap_remove(position);
+            // What the window decided, by the key of what it decided: received before anything
+            // else is handled, as the select's operation must be completed first.
+            let (answered, decided) = if offset < questions.len() {
+                let (key, _, outcome) = &questions[offset];
+                (Some((key.clone(), operation.recv(outcome))), None)
+            } else {
+                let (key, _, decision) = &permissions[offset - questions.len()];
+                (None, Some((key.clone(), operation.recv(decision))))
+            };
+            let closing = forget_what_was_taken_back(
+                inbox,
+                &mut writer,
+                &mut out,
+                &mut questions,
+                &mut permissions,
+            );
+            // It leaves the watched ones whatever came (a handle dropped without a reply is no
+            // longer ready to watch); one taken back meanwhile gets no reply: the agent already
+            // took it back.
+            if let Some((key, received)) = answered
+                && let Some(position) = questions.iter().position(|(open, _, _)| open == &key)
+            {
+                let (_, question, _) = questions.swap_remove(position);
+                if let Ok(outcome) = received {
                     writer.answer(&question, &outcome, &mut out);
                 }
-                if closing {
-                    return close(writer, out, &questions, &permissions);
-                }
-            } else {
-                let position = offset - questions.len();
-                let received = operation.recv(&permissions[position].2);
-                let key = permissions[position].0.clone();
-                let closing = forget_what_was_taken_back(
-                    inbox,
-                    &mut writer,
-                    &mut out,
-                    &mut questions,
-                    &mut permissions,
-                );
-                if let (Some(position), Ok(decision)) =
-                    (permissions.iter().position(|(open, _, _)| open == &key), received)
-                {
-                    let (_, permission, _) = permissions.swap_remove(position);
+            }
+            if let Some((key, received)) = decided
+                && let Some(position) = permissions.iter().position(|(open, _, _)| open == &key)
+            {
+                let (_, permission, _) = permissions.swap_remove(position);
+                if let Ok(decision) = received {
                     writer.decide(&permission, &decision, &mut out);
                 }
-                if closing {
-                    return close(writer, out, &questions, &permissions);
-                }
+            }
+            if closing {
+                return close(writer, out, &questions, &permissions);
             }
         }
     }
