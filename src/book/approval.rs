@@ -160,16 +160,15 @@ impl<R> Approvals<R> {
 
     /// Card `id` arrived at `at` (the driver's clock): its age counts from then.
     pub fn arrived(&mut self, id: RequestId, at: f64) {
-        if let Some(approval) = self.waiting.iter_mut().find(|approval| approval.card.id == id) {
-            approval.card.arrived_at = Some(at);
+        if let Some(card) = self.card_mut(id) {
+            card.arrived_at = Some(at);
         }
     }
 
     /// Gives plan card `id` back what the person wrote on it before (a crash, a restart: the
     /// store's [`PlanDraft`](super::plan::PlanDraft)). False when no such plan waits.
     pub fn restore_plan(&mut self, id: RequestId, draft: super::plan::PlanDraft) -> bool {
-        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id);
-        let Some(review) = approval.and_then(|approval| approval.card.plan.as_mut()) else {
+        let Some(review) = self.card_mut(id).and_then(|card| card.plan.as_mut()) else {
             return false;
         };
         review.restore(draft);
@@ -179,12 +178,17 @@ impl<R> Approvals<R> {
     /// Gives form card `id` back what was filled in before ([`FormReview::restore`]); false when
     /// no such form waits.
     pub fn restore_form(&mut self, id: RequestId, draft: super::form::FormDraft) -> bool {
-        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id);
-        let Some(review) = approval.and_then(|approval| approval.card.form.as_mut()) else {
+        let Some(review) = self.card_mut(id).and_then(|card| card.form.as_mut()) else {
             return false;
         };
         review.restore(draft);
         true
+    }
+
+    /// The waiting card `id`, to change.
+    fn card_mut(&mut self, id: RequestId) -> Option<&mut PendingPermission> {
+        let approval = self.waiting.iter_mut().find(|approval| approval.card.id == id)?;
+        Some(&mut approval.card)
     }
 
     /// Takes the card `id` out with its handles.
