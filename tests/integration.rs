@@ -61,6 +61,10 @@ mod history_page;
 // decision the reply Claude Code 2.1.332 was given, and nothing where nobody decides.
 #[cfg(target_os = "linux")]
 mod hook_approval;
+// Issue 30 item 2: the small hook client `askpane-hook`, byte for byte `askpane hook`'s replies,
+// and what it hands over to it.
+#[cfg(target_os = "linux")]
+mod hook_client;
 // Issue 26 part 5: `askpane codex-hook` given Codex 0.169.0's PermissionRequest (recorded in
 // tests/fixtures/codex/approvals): a card marked as Codex's, each decision the reply Codex honoured.
 #[cfg(target_os = "linux")]

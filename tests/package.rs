@@ -102,7 +102,8 @@ for file in /usr/share/man/man1/askpane.1.gz /usr/share/man/man1/askpane-hook.1.
     /usr/share/bash-completion/completions/askpane /usr/share/zsh/vendor-completions/_askpane \
     /usr/share/fish/vendor_completions.d/askpane.fish /usr/share/applications/askpane.desktop \
     /usr/share/icons/hicolor/scalable/apps/askpane.svg /usr/share/doc/askpane/copyright \
-    /usr/share/doc/askpane/LICENSE-MIT /usr/share/doc/askpane/LICENSE-APACHE; do
+    /usr/share/doc/askpane/LICENSE-MIT /usr/share/doc/askpane/LICENSE-APACHE \
+    /usr/bin/askpane-hook; do
   [ -s "$file" ] && echo "== file: $file"
 done
 echo "== completion: $(bash -c '. /usr/share/bash-completion/completions/askpane && complete -p askpane')"
@@ -193,7 +194,7 @@ fn the_deb_installs_and_runs_in_a_clean_debian_12_root() {
     assert_eq!(found("== new packages:"), "askpane", "{report}");
     assert_eq!(found("== version:"), concat!("askpane ", env!("CARGO_PKG_VERSION")), "{report}");
     assert!(found("== validate:").starts_with("exit 0"), "{report}");
-    assert_eq!(report.lines().filter(|line| line.starts_with("== file: ")).count(), 10, "{report}");
+    assert_eq!(report.lines().filter(|line| line.starts_with("== file: ")).count(), 11, "{report}");
     assert!(found("== completion:").contains("-F _askpane"), "{report}");
     assert!(found("== window:").contains("askpane"), "no demo window:\n{report}");
     doctor_says_what_a_user_looks_at(&found("== doctor:"));

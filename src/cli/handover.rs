@@ -74,7 +74,7 @@ pub(super) fn hand_to_inbox(
             })
         }
         // Only a caller that can cancel (`askpane mcp`) is told of a cancel.
-        Delivered::Cancelled | Delivered::Yourself(_) => Handed::Yourself,
+        Delivered::Cancelled | Delivered::Yourself(_) | Delivered::NotRunning => Handed::Yourself,
     }
 }
 
@@ -89,7 +89,7 @@ pub(super) fn deliver(
     until: &Until,
 ) -> Delivered {
     let start = starter(&args.shown, &args.store);
-    askpane::transport::inbox::deliver(message, mode, policy, until, &start)
+    askpane::transport::inbox::deliver(message, mode, policy, until, Some(&start))
 }
 
 /// Writes the inbox's reply, the one line this client prints.

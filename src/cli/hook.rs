@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use askpane::protocol::{EnvelopeError, hook_notification, parse_message, permission};
+use askpane::protocol::hook_input::HookInput;
 use askpane::transport::pipe;
 
 use askpane::protocol::inbox::ClientMode;
@@ -41,27 +41,19 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
         }
     };
     let fallback = args.fallback.map(|_| "askpane hook --fallback terminal");
-    // The one place the hook's events are told apart.
-    match message.get("hook_event_name").and_then(serde_json::Value::as_str) {
+    let incoming = match HookInput::of(&message) {
         // A terminal that waits (issue 26 item 6): announced, nothing printed.
-        Some(hook_notification::HOOK_EVENT) => {
-            if let Some(notice) = hook_notification::parse_notification(&message) {
-                return Ok(super::hook_notice::run(notice, &args.piped.inbox));
-            }
+        HookInput::Notification(notice) => {
+            return Ok(super::hook_notice::run(notice, &args.piped.inbox));
         }
         // Any tool but AskUserQuestion: a tool call to allow or deny (issue 26).
-        Some(permission::HOOK_EVENT) => {
-            if let Some(parsed) = permission::parse_hook_permission(&message) {
-                return Ok(super::hook_approval::run(&message, parsed, fallback, &args.piped));
-            }
+        HookInput::Permission(parsed) => {
+            let parsed = parsed.map(|approval| *approval);
+            return Ok(super::hook_approval::run(&message, parsed, fallback, &args.piped));
         }
-        // PreToolUse (and any other input): a question, or another tool's call left alone.
-        _ => {}
-    }
-    let incoming = match parse_message(&message) {
-        Ok(incoming) => incoming,
-        Err(EnvelopeError::OtherTool { .. }) => return Ok(exit::OK),
-        Err(error) => {
+        HookInput::Question(incoming) => *incoming,
+        HookInput::OtherTool => return Ok(exit::OK),
+        HookInput::Unreadable(error) => {
             eprintln!("askpane hook: {error}; leaving the question to Claude Code");
             return Ok(exit::OK);
         }
@@ -77,4 +69,33 @@ pub(super) fn run(args: HookArgs) -> anyhow::Result<u8> {
         eprintln!("askpane hook: {error:#}");
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use askpane::protocol::hook_input::{ANSWERING_VARIABLES, STARTING_VARIABLES};
+
+    /// The small client (`askpane-hook`) tells by these lists when a hook is `askpane hook`'s to
+    /// answer: a flag's variable missing from both would be silently left out by it.
+    #[test]
+    fn the_small_client_knows_each_variable_that_stands_for_a_flag_of_the_hook() {
+        let mut cli = super::super::Cli::command();
+        cli.build();
+        let hook = cli.find_subcommand("hook").expect("the hook subcommand");
+        let mut from_clap: Vec<String> = hook
+            .get_arguments()
+            .filter_map(clap::Arg::get_env)
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        let mut known: Vec<String> = ANSWERING_VARIABLES
+            .iter()
+            .chain(STARTING_VARIABLES)
+            .map(|&name| name.to_owned())
+            .collect();
+        from_clap.sort();
+        known.sort();
+        assert_eq!(from_clap, known);
+    }
 }

@@ -69,7 +69,7 @@ pub(super) fn run(
             }
             // Stopped before anyone decided: nothing is printed, the agent decides.
             Delivered::Stopped(_) => return exit::OK,
-            Delivered::Cancelled | Delivered::Yourself(_) => {}
+            Delivered::Cancelled | Delivered::Yourself(_) | Delivered::NotRunning => {}
         }
     }
     let request = approval.request.clone();

@@ -411,6 +411,8 @@ fn answer_blocking(
                 }
                 Delivered::Stopped(signal) => return mcp::tool_result(&signal.outcome()),
                 Delivered::Yourself(why) => why,
+                // `mcp` gives a starter: an inbox is started, or why not is said above.
+                Delivered::NotRunning => "no inbox runs".to_owned(),
             }
         }
     };

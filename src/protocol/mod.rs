@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod envelope;
 pub mod exit;
 pub mod history;
+pub mod hook_input;
 pub mod hook_notification;
 pub mod inbox;
 pub mod limits;

@@ -105,7 +105,11 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
 
 /// Reads one JSON message.
 pub fn read_json(path: &Path) -> Result<Value, ReadError> {
-    let bytes = read_bytes(path)?;
-    serde_json::from_slice(&bytes)
+    json_of(path, &read_bytes(path)?)
+}
+
+/// `bytes` read from `path` (`-`: stdin) as JSON, or why they are not.
+pub fn json_of(path: &Path, bytes: &[u8]) -> Result<Value, ReadError> {
+    serde_json::from_slice(bytes)
         .map_err(|error| ReadError::NotJson { source_name: source_name(path), error })
 }

@@ -17,8 +17,7 @@ use super::mcp::{self, McpClient};
 /// Every entry askpane can install, checked against `this_binary`.
 pub(in crate::cli) fn checks(this_binary: &Path) -> Vec<Check> {
     let shown = this_binary.display().to_string();
-    let askpane = claude::hook_command(this_binary);
-    let askpane = askpane.strip_suffix(" hook").unwrap_or(&askpane).to_owned();
+    let askpane = claude::program_command(this_binary);
     let mut checks = Vec::new();
     let mut add = |name: &str, file: &Path, facts: EntryFacts, fix: String| {
         let file = file.display().to_string();
@@ -43,7 +42,8 @@ pub(in crate::cli) fn checks(this_binary: &Path) -> Vec<Check> {
                 let found = found.unwrap_or_default();
                 let matcher = found.first().and_then(|(matcher, _)| matcher.clone());
                 let commands = found.into_iter().map(|(_, command)| command);
-                (facts_of(commands.map(|command| program(&command)), this_binary), matcher)
+                let programs = commands.map(|command| askpane_of(&program(&command)));
+                (facts_of(programs, this_binary), matcher)
             }
         };
         // The approval hook keeps the tools it was installed for.
@@ -160,6 +160,20 @@ fn on_path(name: &str) -> Option<PathBuf> {
 /// The program a hook command runs.
 fn program(command: &str) -> String {
     doctor::program_of(command).to_owned()
+}
+
+/// The askpane a hook's program stands for: the small hook client (issue 30) stands for the
+/// askpane beside it, which it hands the rest to.
+fn askpane_of(program: &str) -> String {
+    let path = Path::new(program);
+    let small = path.file_stem().is_some_and(|stem| stem == claude::SMALL_HOOK);
+    match small {
+        true => path
+            .with_file_name(format!("askpane{}", std::env::consts::EXE_SUFFIX))
+            .display()
+            .to_string(),
+        false => program.to_owned(),
+    }
 }
 
 /// The program of a desktop entry's `Exec` line (the spec's quoting undone).

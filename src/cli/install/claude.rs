@@ -53,30 +53,57 @@ impl Change {
     }
 }
 
-/// True for a hook command that runs askpane's hook: `/any/path/askpane hook [args…]`, the
-/// program path possibly quoted (it may contain spaces).
+/// The small hook client's name (issue 30), installed beside askpane's binary.
+pub const SMALL_HOOK: &str = "askpane-hook";
+
+/// True for a hook command that runs askpane's hook: `/any/path/askpane hook [args…]` or the
+/// small client, `/any/path/askpane-hook [args…]`, the program path possibly quoted (it may
+/// contain spaces).
 pub fn is_askpane_hook(command: &str) -> bool {
+    hook_arguments(command).is_some()
+}
+
+/// The arguments after askpane's hook in `command` (`""` when none, with the space before them
+/// when there are), or `None` when `command` does not run askpane's hook.
+pub fn hook_arguments(command: &str) -> Option<&str> {
     let command = command.trim_start();
     let (program, rest) = match command.chars().next() {
         Some(quote @ ('"' | '\'')) => {
             let inner = &command[1..];
-            match inner.find(quote) {
-                Some(end) => (&inner[..end], &inner[end + 1..]),
-                None => return false,
-            }
+            let end = inner.find(quote)?;
+            (&inner[..end], &inner[end + 1..])
         }
-        _ => command.split_once(char::is_whitespace).unwrap_or((command, "")),
+        _ => command.find(char::is_whitespace).map_or((command, ""), |at| command.split_at(at)),
     };
     let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    (name == "askpane" || name == "askpane.exe") && rest.split_whitespace().next() == Some("hook")
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    match name {
+        SMALL_HOOK => Some(rest),
+        "askpane" => {
+            let trimmed = rest.trim_start();
+            let after = trimmed.strip_prefix("hook")?;
+            (after.is_empty() || after.starts_with(char::is_whitespace)).then_some(after)
+        }
+        _ => None,
+    }
 }
 
-/// The hook command for this binary: its path (quoted if it holds a space) and `hook`.
-pub fn hook_command(binary: &std::path::Path) -> String {
+/// `binary` as the program of a command: its path, quoted if it holds a space.
+pub fn program_command(binary: &std::path::Path) -> String {
     let path = binary.display().to_string();
     match path.contains(char::is_whitespace) {
-        true => format!("\"{path}\" hook"),
-        false => format!("{path} hook"),
+        true => format!("\"{path}\""),
+        false => path,
+    }
+}
+
+/// The hook command for this binary: the small client beside it when it is there (issue 30: a
+/// hook process a fraction of the size), else the binary and `hook`.
+pub fn hook_command(binary: &std::path::Path) -> String {
+    let small = binary.with_file_name(format!("{SMALL_HOOK}{}", std::env::consts::EXE_SUFFIX));
+    match small.is_file() {
+        true => program_command(&small),
+        false => format!("{} hook", program_command(binary)),
     }
 }
 
@@ -281,7 +308,7 @@ fn install_hook(
         };
         let current = hook.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
         // The user's own arguments after `hook` (say `--timeout 60`) stay.
-        let extra = current.split_once(" hook").map_or("", |(_, rest)| rest);
+        let extra = hook_arguments(&current).unwrap_or_default();
         let updated = format!("{command}{extra}");
         if current == updated {
             return Ok(match (matcher_changed, old_matcher) {
@@ -438,6 +465,46 @@ mod tests {
         assert_eq!(hook_command(std::path::Path::new("/a b/askpane")), "\"/a b/askpane\" hook");
         assert!(is_askpane_hook("/usr/local/bin/askpane hook --timeout 60"));
         assert!(!is_askpane_hook("/usr/local/bin/askpane ask"));
+        assert!(!is_askpane_hook("/usr/local/bin/askpane hooks"));
+    }
+
+    /// Issue 30: the small hook client is askpane's hook too; installing over either keeps the
+    /// user's arguments, and the small client is written only where it is beside the binary.
+    #[test]
+    fn the_small_hook_client_is_askpane_s_hook_and_is_installed_when_it_is_beside_the_binary() {
+        for (command, arguments) in [
+            ("/usr/bin/askpane-hook", Some("")),
+            ("/usr/bin/askpane-hook --timeout 60", Some(" --timeout 60")),
+            ("\"/a b/askpane-hook\" --timeout 60", Some(" --timeout 60")),
+            ("C:\\askpane\\askpane-hook.exe", Some("")),
+            ("/usr/bin/askpane hook --timeout 60", Some(" --timeout 60")),
+            ("/usr/bin/askpane hook", Some("")),
+            ("/usr/bin/askpane-hooks", None),
+            ("/usr/bin/askpane ask", None),
+        ] {
+            assert_eq!(hook_arguments(command), arguments, "{command}");
+        }
+        let mut settings = json!({});
+        install(&mut settings, "/old/askpane hook --timeout 60").expect("installs");
+        assert_eq!(
+            install(&mut settings, "/new/askpane-hook"),
+            Ok(Change::Updated { from: "/old/askpane hook --timeout 60".to_owned() })
+        );
+        let installed = installed(&settings, Hook::Questions);
+        assert_eq!(
+            installed.first().map(|(_, command)| command.as_str()),
+            Some("/new/askpane-hook --timeout 60")
+        );
+
+        let dir =
+            std::env::temp_dir().join(format!("askpane-install-small-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let binary = dir.join("askpane");
+        assert_eq!(hook_command(&binary), format!("{} hook", binary.display()));
+        let small = dir.join(format!("{SMALL_HOOK}{}", std::env::consts::EXE_SUFFIX));
+        std::fs::write(&small, "").expect("the small client");
+        assert_eq!(hook_command(&binary), small.display().to_string());
+        std::fs::remove_dir_all(&dir).expect("cleaned");
     }
 
     #[test]

@@ -539,8 +539,7 @@ fn codex_hook(target: &CodexTarget, install: bool) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir().context("the current folder")?;
     let cwd = cwd.to_string_lossy().into_owned();
     let binary = std::env::current_exe().context("cannot find askpane's own path")?;
-    let base = claude::hook_command(&binary);
-    let command = format!("{}codex-hook", base.strip_suffix("hook").unwrap_or(&base));
+    let command = format!("{} codex-hook", claude::program_command(&binary));
     let list = || {
         askpane::transport::agents::codex::list_hooks(&target.codex_bin, &cwd, CODEX_LIST_WAIT)
             .map(|hooks| {

@@ -74,6 +74,9 @@ pub enum Until {
     Cancelled(Receiver<()>),
 }
 
+/// Starts an inbox for a client when none runs, and connects to it; or says why it cannot.
+pub type Starter<'a> = dyn Fn(&Place) -> Result<InboxClient, String> + 'a;
+
 /// How handing one request to the inbox ended.
 #[derive(Debug)]
 pub enum Delivered {
@@ -86,17 +89,20 @@ pub enum Delivered {
     Cancelled,
     /// No inbox can be used (said on stderr): answer here. The reason, in words.
     Yourself(String),
+    /// No inbox runs, and the caller starts none itself (it gave no starter): nothing is said.
+    /// The small hook client hands the request to `askpane hook` then.
+    NotRunning,
 }
 
 /// Hands `message` to the running inbox (starting one with `start` when none runs and a person is
-/// needed), waits for its outcome, and asks again (restarting the inbox) when the inbox goes
-/// away.
+/// needed, or saying [`Delivered::NotRunning`] without it), waits for its outcome, and asks again
+/// (restarting the inbox) when the inbox goes away.
 pub fn deliver(
     message: &Value,
     mode: ClientMode,
     policy: &Policy,
     until: &Until,
-    start: &dyn Fn(&Place) -> Result<InboxClient, String>,
+    start: Option<&Starter<'_>>,
 ) -> Delivered {
     let place = match Place::find() {
         Ok(place) => place,
@@ -156,9 +162,10 @@ pub fn deliver(
                 // Decided by the flags alone: the same reply here, without starting an inbox.
                 return Delivered::Yourself("decided without a person".to_owned());
             }
-            Err(ConnectError::NotRunning(_)) => match start(&place) {
-                Ok(client) => client,
-                Err(why) => {
+            Err(ConnectError::NotRunning(_)) => match start.map(|start| start(&place)) {
+                None => return Delivered::NotRunning,
+                Some(Ok(client)) => client,
+                Some(Err(why)) => {
                     log::warn!(
                         "no inbox runs and none can be started ({why}); answering here{}",
                         remote_hint()
