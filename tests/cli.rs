@@ -969,10 +969,10 @@ fn settings_command(args: &[&str], home: &Path) -> Finished {
     run
 }
 
-/// The hook command installed for this binary.
+/// The hook command installed for this binary: the small hook client beside it (issue 30).
 fn hook_command() -> String {
-    let binary = fs::canonicalize(env!("CARGO_BIN_EXE_askpane")).expect("the binary exists");
-    format!("{} hook", binary.display())
+    let small = fs::canonicalize(env!("CARGO_BIN_EXE_askpane-hook")).expect("the client exists");
+    small.display().to_string()
 }
 
 /// The entry askpane adds under `hooks.PreToolUse`.

@@ -531,7 +531,8 @@ impl Session {
         let installed: Value = serde_json::from_str(&settings).unwrap_or_else(|error| {
             panic!("askpane install wrote bad JSON ({error}):\n{settings}")
         });
-        let expected = hook_settings(&format!("{} hook", env!("CARGO_BIN_EXE_askpane")));
+        // The small hook client beside the binary (issue 30): the real Claude Code runs it.
+        let expected = hook_settings(env!("CARGO_BIN_EXE_askpane-hook"));
         assert_eq!(installed, expected, "askpane install claude wrote other settings");
     }
 
