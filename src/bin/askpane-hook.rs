@@ -219,7 +219,7 @@ mod unix {
     fn unnamed_file() -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut name = [0u8; 8];
-        getrandom::fill(&mut name).map_err(io::Error::other)?;
+        getrandom::fill(&mut name).map_err(|error| io::Error::other(error.to_string()))?;
         let name: String = name.iter().map(|byte| format!("{byte:02x}")).collect();
         let path = std::env::temp_dir().join(format!("askpane-hook-{name}"));
         let file = std::fs::OpenOptions::new()
