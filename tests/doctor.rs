@@ -177,10 +177,20 @@ fn a_hook_pointing_at_a_binary_that_is_gone_is_found_with_its_fix() {
         check(&report, "claude approvals hook")["fix"],
         format!("{binary} install claude --approvals Bash")
     );
-    // The fix fixes it.
+    // The fix fixes it: the small hook client beside this binary (issue 30) counts as it.
     doctor.install(&["claude", "--approvals", "Bash"]);
     let (code, report) = doctor_json(doctor.askpane(&["doctor"]));
     assert_eq!((code, needing_you(&report)), (Some(0), Vec::new()), "{report}");
+    let installed = fs::read_to_string(&settings).expect("settings.json");
+    assert!(installed.contains(env!("CARGO_BIN_EXE_askpane-hook")), "{installed}");
+
+    // A small client that is gone is found as any other program that is gone.
+    let gone = installed.replace(env!("CARGO_BIN_EXE_askpane-hook"), "/nonexistent/askpane-hook");
+    fs::write(&settings, gone).expect("write settings.json");
+    let (code, report) = doctor_json(doctor.askpane(&["doctor"]));
+    assert_eq!(code, Some(1), "{report}");
+    let detail = check(&report, "claude hook")["detail"].as_str().expect("detail").to_owned();
+    assert!(detail.contains("runs /nonexistent/askpane-hook, which does not exist"), "{detail}");
 }
 
 #[test]

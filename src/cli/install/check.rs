@@ -162,11 +162,12 @@ fn program(command: &str) -> String {
     doctor::program_of(command).to_owned()
 }
 
-/// The askpane a hook's program stands for: the small hook client (issue 30) stands for the
-/// askpane beside it, which it hands the rest to.
+/// The askpane a hook's program stands for: the small hook client (issue 30), where it is,
+/// stands for the askpane beside it, which it hands the rest to; one that is gone stays itself,
+/// found missing.
 fn askpane_of(program: &str) -> String {
     let path = Path::new(program);
-    let small = path.file_stem().is_some_and(|stem| stem == claude::SMALL_HOOK);
+    let small = path.file_stem().is_some_and(|stem| stem == claude::SMALL_HOOK) && path.is_file();
     match small {
         true => path
             .with_file_name(format!("askpane{}", std::env::consts::EXE_SUFFIX))
