@@ -317,3 +317,35 @@ fn stopped_by_a_signal_while_the_inbox_shows_it_the_small_client_replies_as_askp
         assert_eq!(runs[1].stdout.is_empty(), !is_question, "{case}: {}", runs[1].stdout);
     }
 }
+
+/// An inbox killed mid-question (SIGKILL): the small client asks again, finds none running, and
+/// hands the very same input to `askpane hook` (which starts one and asks there: tests/inbox.rs).
+#[test]
+fn an_inbox_killed_mid_question_hands_the_same_input_to_askpane_hook() {
+    let world = crate::inbox::World::with_inbox("hook-client-killed");
+    let inbox_pid = world.inbox.as_ref().map(|inbox| inbox.child.id()).expect("an inbox");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let small = small_client_alone("hook-client-killed-bin", Some(RECORDER));
+    let dir = small.parent().expect("its folder").to_owned();
+    let question = fixture("hook.pretooluse.stdin.json");
+    let mut command = like(&world.askpane(&["hook"]), &small);
+    let hook = {
+        let question = question.clone();
+        thread::spawn(move || run_bounded(&mut command, Some(&question)))
+    };
+    watcher.receive_kind("asked");
+    let killed =
+        Command::new("kill").args(["-KILL", &inbox_pid.to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    let done = hook.join().expect("the hook's runner");
+    assert_eq!(done.stdout, "handed\n", "{}", done.stderr);
+    assert!(
+        done.stderr.contains("the inbox went away before an answer; asking again"),
+        "{}",
+        done.stderr
+    );
+    assert_eq!(fs::read_to_string(dir.join("args")).expect("the arguments"), "hook\n");
+    assert!(fs::read(dir.join("stdin")).expect("the input") == question.as_bytes());
+}

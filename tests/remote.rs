@@ -811,8 +811,8 @@ fn twenty_questions_from_four_links_at_once_are_all_listed_with_their_hosts() {
 /// How long `--setup` may take in a test.
 const SETUP_WAIT: Duration = Duration::from_secs(120);
 
-/// `--setup claude` puts this askpane on the host (checked there by its checksum) and installs
-/// its hook there; `--undo` takes both away.
+/// `--setup claude` puts this askpane and its small hook client on the host (each checked there
+/// by its checksum) and installs its hook there; `--undo` takes them all away.
 #[test]
 fn setup_copies_askpane_to_the_host_installs_its_hook_and_undo_leaves_nothing() {
     let world = World::new("remote-setup");
@@ -843,11 +843,18 @@ fn setup_copies_askpane_to_the_host_installs_its_hook_and_undo_leaves_nothing() 
     let ours = fs::metadata(env!("CARGO_BIN_EXE_askpane")).expect("this askpane").len();
     assert_eq!(fs::metadata(&copied).expect("the copy").len(), ours);
     assert_eq!(fs::metadata(&copied).expect("the copy").permissions().mode() & 0o777, 0o755);
+    // The small hook client beside it goes too, and is what the hook there runs (issue 30).
+    assert!(set_up.stdout.contains("copied askpane-hook to devbox:"), "{set_up:?}");
+    let small = home.join(".local/bin/askpane-hook");
+    let ours = fs::metadata(env!("CARGO_BIN_EXE_askpane-hook")).expect("this client").len();
+    assert_eq!(fs::metadata(&small).expect("the copy").len(), ours);
+    assert_eq!(fs::metadata(&small).expect("the copy").permissions().mode() & 0o777, 0o755);
     let settings = read_lossy(&home.join(".claude/settings.json"));
-    assert!(settings.contains(&format!("{} hook", copied.display())), "{settings}");
+    assert!(settings.contains(&format!("\"{}\"", small.display())), "{settings}");
     let undone = run(&["--setup", "claude", "--undo"]);
     assert_eq!(undone.status.code(), Some(0), "{undone:?}");
     assert!(!copied.exists(), "{undone:?}");
+    assert!(!small.exists(), "{undone:?}");
     let settings = read_lossy(&home.join(".claude/settings.json"));
     assert!(!settings.contains("askpane"), "{settings}");
     assert!(!home.join(".local/bin/.askpane.partial").exists());

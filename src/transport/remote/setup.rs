@@ -1,5 +1,6 @@
 //! `askpane remote HOST --setup AGENT` (issue 27 item 2): puts this askpane on the host
-//! (`~/.local/bin/askpane`, after checking the host's system and processor match this binary's,
+//! (`~/.local/bin/askpane`, and the small hook client `askpane-hook` when it is beside this one,
+//! after checking the host's system and processor match this binary's,
 //! verified by its SHA-256 there) and runs `askpane install AGENT` there; `--undo` runs
 //! `askpane uninstall AGENT` there and removes the binary. Everything goes through the person's
 //! own ssh, the binary on ssh's standard input: nothing is written to the host's `/tmp`, so a
@@ -15,6 +16,9 @@ use super::Ssh;
 
 /// Where the binary goes on the host, from its `$HOME` (double-quoted in the host's `sh`).
 const REMOTE_DIR: &str = "$HOME/.local/bin";
+
+/// The small hook client's name (issue 30), copied beside askpane when it is beside this one.
+const SMALL_HOOK: &str = "askpane-hook";
 
 /// What set-up made on the host that was not there before (`dir .local`, `file
 /// .claude/settings.json`, paths from `$HOME`, one a line), so that `--undo` takes away exactly
@@ -105,38 +109,13 @@ impl Ssh {
                 ));
             }
         }
-        let checksum = file_sha256(binary)?;
-        // Written beside its place and renamed over it: an askpane running there (a hook)
-        // keeps its file. The checksum is the host's own reading of what arrived.
-        let copied = self.run_sh(
-            &format!(
-                "set -e; new=\"\"; for d in .local .local/bin; do \
-                 [ -d \"$HOME/$d\" ] || new=\"$new $d\"; done; mkdir -p \"{REMOTE_DIR}\"; \
-                 for d in $new; do echo \"dir $d\" >> \"{RECORD}\"; done; \
-                 f=\"{REMOTE_DIR}/.askpane.partial\"; cat > \"$f\"; chmod 0755 \"$f\"; \
-                 if command -v sha256sum >/dev/null; then sha256sum \"$f\"; \
-                 else shasum -a 256 \"$f\"; fi"
-            ),
-            Some(binary),
-        )?;
-        let arrived = copied.split_whitespace().next().unwrap_or_default();
-        if arrived != checksum {
-            let _ = self.run_sh(&format!("rm -f \"{REMOTE_DIR}/.askpane.partial\""), None);
-            return Err(format!(
-                "the copy on {host} does not match (SHA-256 {arrived}, not {checksum}); removed"
-            ));
+        said.push(self.copy_over(binary, "askpane")?);
+        // The small hook client (issue 30) beside this askpane goes too: the hook installed
+        // there runs it.
+        let small = binary.with_file_name(SMALL_HOOK);
+        if small.is_file() {
+            said.push(self.copy_over(&small, SMALL_HOOK)?);
         }
-        let placed = self.run_sh(
-            &format!(
-                "mv -f \"{REMOTE_DIR}/.askpane.partial\" \"{REMOTE_DIR}/askpane\" && \
-                 echo \"{REMOTE_DIR}/askpane\""
-            ),
-            None,
-        )?;
-        said.push(format!(
-            "copied askpane to {host}:{} (SHA-256 {checksum}, checked there)",
-            placed.trim()
-        ));
         // Noted before the install makes them: the agent's folder and settings file.
         let (folder, settings) = agent_files(agent);
         let installed = self.run_sh(
@@ -150,6 +129,39 @@ impl Ssh {
         )?;
         said.extend(installed.lines().map(|line| format!("{host}: {line}")));
         Ok(said)
+    }
+
+    /// Copies the program at `local` to the host as `REMOTE_DIR/name`: written beside its place
+    /// and renamed over it (an askpane running there, a hook, keeps its file), the checksum the
+    /// host's own reading of what arrived. The folders it makes are noted for `--undo`.
+    fn copy_over(&self, local: &Path, name: &str) -> Result<String, String> {
+        let host = &self.host;
+        let checksum = file_sha256(local)?;
+        let partial = format!("{REMOTE_DIR}/.{name}.partial");
+        let copied = self.run_sh(
+            &format!(
+                "set -e; new=\"\"; for d in .local .local/bin; do \
+                 [ -d \"$HOME/$d\" ] || new=\"$new $d\"; done; mkdir -p \"{REMOTE_DIR}\"; \
+                 for d in $new; do echo \"dir $d\" >> \"{RECORD}\"; done; \
+                 f=\"{partial}\"; cat > \"$f\"; chmod 0755 \"$f\"; \
+                 if command -v sha256sum >/dev/null; then sha256sum \"$f\"; \
+                 else shasum -a 256 \"$f\"; fi"
+            ),
+            Some(local),
+        )?;
+        let arrived = copied.split_whitespace().next().unwrap_or_default();
+        if arrived != checksum {
+            let _ = self.run_sh(&format!("rm -f \"{partial}\""), None);
+            return Err(format!(
+                "the copy of {name} on {host} does not match (SHA-256 {arrived}, not \
+                 {checksum}); removed"
+            ));
+        }
+        let placed = self.run_sh(
+            &format!("mv -f \"{partial}\" \"{REMOTE_DIR}/{name}\" && echo \"{REMOTE_DIR}/{name}\""),
+            None,
+        )?;
+        Ok(format!("copied {name} to {host}:{} (SHA-256 {checksum}, checked there)", placed.trim()))
     }
 
     /// Runs `askpane uninstall AGENT` on the host and removes the binary set-up put there.
@@ -175,7 +187,10 @@ impl Ssh {
                  echo \"kept {REMOTE_DIR}/askpane (set up for $others too)\"; \
                  else mine=\"$made\"; \
                  rm -f \"{REMOTE_DIR}/askpane\" \"{REMOTE_DIR}/.askpane.partial\" \"{RECORD}\"; \
-                 echo \"removed {REMOTE_DIR}/askpane\"; fi; \
+                 echo \"removed {REMOTE_DIR}/askpane\"; \
+                 if [ -e \"{REMOTE_DIR}/{SMALL_HOOK}\" ]; then \
+                 rm -f \"{REMOTE_DIR}/{SMALL_HOOK}\" \"{REMOTE_DIR}/.{SMALL_HOOK}.partial\"; \
+                 echo \"removed {REMOTE_DIR}/{SMALL_HOOK}\"; fi; fi; \
                  echo \"$mine\" | grep \"^file \" | while read -r kind path; do f=\"$HOME/$path\"; \
                  if [ -f \"$f\" ] && [ \"$(tr -d \"[:space:]\" < \"$f\")\" = \"{{}}\" ]; then \
                  rm -f \"$f\" \"$f\".askpane-backup-*; echo \"removed $f\"; \
