@@ -71,6 +71,7 @@ mod unix {
     use askpane::transport::inbox::{Delivered, Until, deliver};
     use askpane::transport::lines::write_line;
     use askpane::transport::pipe;
+    use askpane::transport::signals::StopSignal;
 
     use super::{full_askpane, logger};
 
@@ -91,11 +92,16 @@ mod unix {
         };
         let (message, bytes) = message;
         let answered = match HookInput::of(&message) {
-            HookInput::Permission(Ok(_)) => tool_call(&message, HookAgent::of_input(&message)),
+            HookInput::Permission(Ok(_)) => {
+                through_the_inbox(&message, HookAgent::of_input(&message).command(), |_| None)
+            }
             HookInput::Question(incoming)
                 if askpane::protocol::validate(&incoming.input).is_ok() =>
             {
-                question(&message, &incoming.envelope)
+                let shape = ReplyShape { format: None, always_a_line: false };
+                through_the_inbox(&message, "askpane hook", |signal| {
+                    shape.line(&incoming.envelope, &signal.outcome())
+                })
             }
             HookInput::OtherTool => Some(exit::OK),
             // A notification, an input askpane refuses (said by `askpane hook`), a question it
@@ -117,13 +123,19 @@ mod unix {
         ExitCode::from(exit::OK)
     }
 
-    /// A question handed to the running inbox, as `askpane hook` hands it; `None`: not answered
-    /// here (no inbox runs, or it cannot be used).
-    fn question(message: &Value, envelope: &askpane::protocol::Envelope) -> Option<u8> {
+    /// Hands `message` to the running inbox as `askpane hook` does and prints what it decided;
+    /// `said` names the hook on stderr; `stopped` is the reply when a signal stops this client
+    /// first (a question's, as from a window; none for a tool call, which the agent then
+    /// decides). `None`: not answered here (no inbox runs, or it cannot be used).
+    fn through_the_inbox(
+        message: &Value,
+        said: &str,
+        stopped: impl FnOnce(StopSignal) -> Option<Value>,
+    ) -> Option<u8> {
         match deliver(message, ClientMode::Hook, &Policy::default(), &Until::Signal, None) {
             Delivered::Outcome { reply, exit_code, problem } => {
                 if let Some(problem) = problem {
-                    eprintln!("askpane hook: {problem}");
+                    eprintln!("{said}: {problem}");
                 }
                 if let Some(reply) = reply {
                     print_line(&reply);
@@ -131,31 +143,11 @@ mod unix {
                 Some(exit_code)
             }
             Delivered::Stopped(signal) => {
-                // Stopped: the inbox withdrew the request; the agent hears why, as from a window.
-                let shape = ReplyShape { format: None, always_a_line: false };
-                if let Some(reply) = shape.line(envelope, &signal.outcome()) {
+                if let Some(reply) = stopped(signal) {
                     print_line(&reply);
                 }
                 Some(exit::OK)
             }
-            Delivered::Cancelled | Delivered::Yourself(_) | Delivered::NotRunning => None,
-        }
-    }
-
-    /// A tool call handed to the running inbox; stopped before anyone decided, nothing is printed
-    /// and the agent decides.
-    fn tool_call(message: &Value, agent: HookAgent) -> Option<u8> {
-        match deliver(message, ClientMode::Hook, &Policy::default(), &Until::Signal, None) {
-            Delivered::Outcome { reply, exit_code, problem } => {
-                if let Some(problem) = problem {
-                    eprintln!("{}: {problem}", agent.command());
-                }
-                if let Some(reply) = reply {
-                    print_line(&reply);
-                }
-                Some(exit_code)
-            }
-            Delivered::Stopped(_) => Some(exit::OK),
             Delivered::Cancelled | Delivered::Yourself(_) | Delivered::NotRunning => None,
         }
     }
