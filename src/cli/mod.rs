@@ -96,6 +96,10 @@ enum Command {
     /// Answer one request (any envelope) from a file or stdin; print the reply in the same envelope.
     Ask(ask::AskArgs),
     /// Claude Code PreToolUse / PermissionRequest hook: answer AskUserQuestion in the window.
+    ///
+    /// `askpane install claude` writes `askpane-hook` as the command when it is beside this
+    /// binary: a small client that answers through the running inbox alike and hands everything
+    /// else (arguments, no inbox, a notification) to `askpane hook`.
     Hook(hook::HookArgs),
     /// One window for every agent's questions: a long-lived inbox that `ask` and `hook` hand
     /// their requests to (started on demand by the first of them when none runs).
