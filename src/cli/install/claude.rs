@@ -98,10 +98,11 @@ pub fn program_command(binary: &std::path::Path) -> String {
 }
 
 /// The hook command for this binary: the small client beside it when it is there (issue 30: a
-/// hook process a fraction of the size), else the binary and `hook`.
+/// hook process a fraction of the size), else the binary and `hook`. Only on Unix: elsewhere the
+/// small client answers nothing itself (it runs `askpane hook`), so it would only add a process.
 pub fn hook_command(binary: &std::path::Path) -> String {
     let small = binary.with_file_name(format!("{SMALL_HOOK}{}", std::env::consts::EXE_SUFFIX));
-    match small.is_file() {
+    match cfg!(unix) && small.is_file() {
         true => program_command(&small),
         false => format!("{} hook", program_command(binary)),
     }
@@ -503,7 +504,11 @@ mod tests {
         assert_eq!(hook_command(&binary), format!("{} hook", binary.display()));
         let small = dir.join(format!("{SMALL_HOOK}{}", std::env::consts::EXE_SUFFIX));
         std::fs::write(&small, "").expect("the small client");
-        assert_eq!(hook_command(&binary), small.display().to_string());
+        let expected = match cfg!(unix) {
+            true => small.display().to_string(),
+            false => format!("{} hook", binary.display()),
+        };
+        assert_eq!(hook_command(&binary), expected);
         std::fs::remove_dir_all(&dir).expect("cleaned");
     }
 
