@@ -117,10 +117,12 @@ impl World {
         command.stdin(Stdio::null()).stdout(Stdio::null());
         command.stderr(fs::File::create(self.root.join("inbox.stderr")).expect("stderr file"));
         self.inbox = Some(Process::new(command.spawn().expect("start askpane inbox")));
+        // Until it greets: a socket that takes a connection may belong to an inbox still
+        // starting, and a test that stops the inbox (SIGSTOP) must stop one that runs.
         let socket = self.root.join("run/askpane/inbox.sock");
         let deadline = Instant::now() + WAIT;
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(Instant::now() < deadline, "no inbox listens\n{}", self.inbox_stderr());
+        while !greets(&socket) {
+            assert!(Instant::now() < deadline, "no inbox greets\n{}", self.inbox_stderr());
             thread::sleep(Duration::from_millis(20));
         }
     }
@@ -965,7 +967,11 @@ fn a_stopped_inbox_does_not_hold_the_notice_hook() {
     signal("-CONT");
     assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
     assert!(took < Duration::from_secs(9), "took {took:?}: {stderr}");
-    assert!(stderr.contains("raising the notification here"), "{stderr}");
+    assert!(
+        stderr.contains("raising the notification here"),
+        "the hook's stderr: {stderr:?}\nthe inbox's: {}",
+        world.inbox_stderr()
+    );
     let Seen::Notify { summary, .. } = world.next() else { panic!("a Notify") };
     assert_eq!(summary, "Claude Code waits in orders (session c1b4931d)");
 }
@@ -1048,4 +1054,13 @@ fn a_notice_is_never_shown_on_another_user_s_session_bus() {
     let (code, stdout, stderr) = Client::spawn(hook, &input).finish();
     assert_eq!((code, stdout.as_str()), (Some(0), ""), "{stderr}");
     assert!(stderr.contains(&format!("belongs to another user (uid {NOBODY})")), "{stderr}");
+}
+
+/// Whether an inbox on `socket` sends its hello line within a second of a connection.
+fn greets(socket: &std::path::Path) -> bool {
+    use std::io::BufRead as _;
+    let Ok(stream) = std::os::unix::net::UnixStream::connect(socket) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut line = String::new();
+    std::io::BufReader::new(stream).read_line(&mut line).is_ok() && line.contains(r#""hello""#)
 }
