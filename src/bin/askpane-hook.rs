@@ -1,14 +1,14 @@
 //! `askpane-hook`: the small hook client (issue 30). Claude Code starts a hook process for every
 //! tool call it asks about; this one answers the common case, a running inbox that shows the
-//! question or the tool call, with a process a few hundred kilobytes big instead of askpane's
-//! whole binary (most of a hook's start was the kernel mapping, relocating and tearing down that
-//! binary). Everything else is handed, with the same standard input and arguments, to
-//! `askpane hook` by `exec`: arguments, a variable that changes how it is answered
-//! ([`ANSWERING_VARIABLES`](askpane::protocol::hook_input::ANSWERING_VARIABLES)), no inbox (one is
-//! started, or a window of its own shown), a `Notification`, an input askpane refuses. Both read the input with
-//! [`HookInput::of`] and hand it over with the library's one thin client
-//! ([`askpane::transport::inbox::deliver`]), so the bytes on stdout and the exit code are the
-//! same whichever process answered.
+//! question or the tool call, with a 1.4 MB program instead of askpane's whole binary (most of a
+//! hook's start was the kernel mapping, relocating and tearing down that binary). Everything else
+//! goes to `askpane hook` by `exec`, with the same standard input and arguments: arguments, a
+//! variable that changes how it is answered
+//! ([`ANSWERING_VARIABLES`](askpane::protocol::hook_input::ANSWERING_VARIABLES)), no inbox (one
+//! is started, or a window of its own shown), a `Notification`, an input askpane refuses. Both
+//! read the input with [`HookInput::of`](askpane::protocol::hook_input::HookInput::of) and hand it
+//! over with the library's one thin client ([`askpane::transport::inbox::deliver`]), so the bytes
+//! on stdout and the exit code are the same whichever process answered.
 
 #[cfg(unix)]
 #[path = "../cli/logger.rs"]
@@ -83,14 +83,14 @@ mod unix {
         }
         logger::install(false);
         let stdin = Path::new("-");
-        let message = match pipe::read_bytes(stdin) {
-            Ok(bytes) => match pipe::json_of(stdin, &bytes) {
-                Ok(message) => (message, bytes),
-                Err(error) => return leave_it(&error),
-            },
+        let bytes = match pipe::read_bytes(stdin) {
+            Ok(bytes) => bytes,
             Err(error) => return leave_it(&error),
         };
-        let (message, bytes) = message;
+        let message = match pipe::json_of(stdin, &bytes) {
+            Ok(message) => message,
+            Err(error) => return leave_it(&error),
+        };
         let answered = match HookInput::of(&message) {
             HookInput::Permission(Ok(_)) => {
                 through_the_inbox(&message, HookAgent::of_input(&message).command(), |_| None)
