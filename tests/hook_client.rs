@@ -168,6 +168,20 @@ fn in_a_running_inbox_the_small_client_answers_byte_for_byte_as_askpane_hook() {
     }
 }
 
+/// With no `askpane` to hand over to (none beside it, none on PATH), the small client says so on
+/// stderr, prints nothing and exits 0: Claude Code then asks in its own dialog.
+#[test]
+fn with_no_askpane_to_hand_over_to_it_says_so_and_leaves_the_question_to_claude_code() {
+    let small = small_client_alone("hook-client-alone-bin", None);
+    let question = fixture("hook.pretooluse.stdin.json");
+    let mut command = like(&crate::support::askpane(&["hook"]), &small);
+    command.env("PATH", "/usr/bin:/bin").arg("--timeout").arg("5");
+    let done = run_bounded(&mut command, Some(&question));
+    assert_eq!((done.status.code(), done.stdout.as_str()), (Some(0), ""), "{}", done.stderr);
+    assert!(done.stderr.starts_with("askpane hook: cannot run askpane ("), "{}", done.stderr);
+    assert!(done.stderr.ends_with("leaving the question to Claude Code\n"), "{}", done.stderr);
+}
+
 /// A stand-in `askpane` that keeps its arguments and standard input beside itself.
 const RECORDER: &str = "#!/bin/sh\nhere=$(dirname \"$0\")\nprintf '%s\\n' \"$@\" > \"$here/args\"\ncat > \"$here/stdin\"\necho handed\n";
 
