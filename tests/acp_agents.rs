@@ -96,13 +96,10 @@ fn codex_acp_a_shell_command_with_nobody_to_ask_is_rejected_and_does_not_run() {
 
 #[test]
 fn codex_acp_s_turn_stuck_on_request_user_input_does_not_hang_askpane() {
-    let model = FakeModel::start("acp-codex-stuck", &[], "");
     // Codex offers request_user_input in its default mode only with this feature; codex-acp
     // 0.16.0 then drops the question and never ends the turn (issue 28's captures).
-    let config = model.root.join("codex_home/config.toml");
-    let mut text = fs::read_to_string(&config).unwrap();
-    text.push_str("\n[features]\ndefault_mode_request_user_input = true\n");
-    fs::write(&config, text).unwrap();
+    let model =
+        FakeModel::start("acp-codex-stuck", &[], "features.default_mode_request_user_input = true");
     let started = std::time::Instant::now();
     let flags = ["-p", "Ask me which database.", "--stuck-after", "3"];
     let Some(finished) = codex_acp(&model, &flags) else { return };

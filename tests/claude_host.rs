@@ -837,13 +837,18 @@ impl Drop for Hosted {
 
 /// Is there a label on screen that contains every one of `parts`?
 pub(crate) fn has_text_with(harness: &Harness<'_, App>, parts: &[&str]) -> bool {
+    shown_texts(harness).iter().any(|text| parts.iter().all(|part| text.contains(part)))
+}
+
+/// The value or label of every node that is not a text run: what the window shows, in order.
+pub(crate) fn shown_texts(harness: &Harness<'_, App>) -> Vec<String> {
     harness
         .root()
         .children_recursive()
         .map(|node| node.accesskit_node())
         .filter(|node| node.role() != Role::TextRun)
         .filter_map(|node| node.value().or_else(|| node.label()))
-        .any(|text| parts.iter().all(|part| text.contains(part)))
+        .collect()
 }
 
 #[test]

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use askpane::protocol::Outcome;
 use askpane::protocol::codex::{self, UserInputRequest};
 
-use crate::support::{Process, WAIT, read_lossy, scratch_dir, tail};
+use crate::support::{Process, WAIT, clip, read_lossy, scratch_dir, tail};
 
 const VERSION: &str = "0.169.0";
 
@@ -553,11 +553,16 @@ impl Drop for Hosted {
 /// A wrapper that runs the real Codex with the throwaway homes (and writes its PID, which
 /// `exec` keeps, to `codex.pid`): the test process's own environment stays as it is.
 fn wrapper(model: &FakeModel) -> PathBuf {
+    wrapper_then(model, "")
+}
+
+/// [`wrapper`], running the shell `lines` just before Codex.
+fn wrapper_then(model: &FakeModel, lines: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt as _;
     let root = &model.root;
     let script = format!(
         "#!/bin/sh\necho $$ > '{pid}'\nexport HOME='{home}' CODEX_HOME='{codex_home}' \
-         FAKE_API_KEY=sk-dummy-not-a-real-key\nexec '{codex}' \"$@\"\n",
+         FAKE_API_KEY=sk-dummy-not-a-real-key\n{lines}exec '{codex}' \"$@\"\n",
         pid = root.join("codex.pid").display(),
         home = root.join("home").display(),
         codex_home = root.join("codex_home").display(),
@@ -755,7 +760,11 @@ struct Window {
 impl Window {
     fn start(model: FakeModel, prompt: &str) -> Window {
         use askpane::app::AppOptions;
-        let options = session_options(&model, prompt);
+        // Codex's own log, at info, to a file: what a failure shows of where Codex was.
+        let log = model.root.join("codex-stderr.log");
+        let logging = format!("export RUST_LOG=info NO_COLOR=1\nexec 2>>'{}'\n", log.display());
+        let mut options = session_options(&model, prompt);
+        options.program = wrapper_then(&model, &logging);
         let (to_ui, inbox) = askpane::transport::memory();
         let mut threads = IoThreads::default();
         let session = CodexSession::start(&options, to_ui, &mut threads).expect("start Codex");
@@ -788,9 +797,43 @@ impl Window {
                 self.harness.run();
                 return;
             }
-            assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
+            assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}; {}", self.state());
             thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// What a failure needs to tell a slow Codex from a window that missed its line: the
+    /// window's texts, the requests the fake model served, whether Codex still runs.
+    fn state(&self) -> String {
+        let shown: Vec<String> = crate::claude_host::shown_texts(&self.harness)
+            .iter()
+            .map(|text| clip(text, 200))
+            .collect();
+        let requests: Vec<String> = read_lossy(&self.model.root.join("model/model_requests.jsonl"))
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .map(|record| {
+                let text = |key: &str| record[key].as_str().unwrap_or_default().to_owned();
+                format!("{} {} at {} s", text("method"), text("path"), record["t"])
+            })
+            .collect();
+        let codex = read_lossy(&self.model.root.join("codex.pid"));
+        let running = codex.trim().parse::<u32>().is_ok_and(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z"))
+        });
+        // Without the once-a-second lines about ChatGPT sign-in, which would fill the tail.
+        let log: String = read_lossy(&self.model.root.join("codex-stderr.log"))
+            .lines()
+            .filter(|line| !line.contains("auth::manager") && !line.contains("remote_control"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        format!(
+            "the window shows {shown:?}; the fake model served {requests:?}; Codex (pid {}) {}; \
+             the end of its log:\n{}",
+            codex.trim(),
+            if running { "runs" } else { "has ended" },
+            tail(&log, 6000)
+        )
     }
 
     fn click(&mut self, role: Role, label: &str) {
