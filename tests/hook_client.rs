@@ -2,7 +2,8 @@
 //! `askpane hook` does, byte for byte on stdout and stderr and with the same exit code, without
 //! `askpane` anywhere it could hand over to; everything else it hands to `askpane hook` with the
 //! same arguments and the very same standard input (100 KB of Japanese included), which a stand-in
-//! `askpane` beside it records; a signal stops it with the reply `askpane hook` gives.
+//! `askpane` beside it records; a signal stops it with the reply `askpane hook` gives, and an agent
+//! that stops reading its stdout has its question withdrawn as `askpane hook` withdraws it.
 
 use std::fs;
 use std::io::Write;
@@ -362,4 +363,75 @@ fn an_inbox_killed_mid_question_hands_the_same_input_to_askpane_hook() {
     );
     assert_eq!(fs::read_to_string(dir.join("args")).expect("the arguments"), "hook\n");
     assert!(fs::read(dir.join("stdin")).expect("the input") == question.as_bytes());
+}
+
+/// The agent stops reading (its end of the hook's stdout closes, a pipe or the socket Node gives
+/// its children) while the inbox shows the question: the small client withdraws it and ends as
+/// `askpane hook` does, with the same exit code and the same words, and never hands over.
+#[test]
+fn when_the_agent_stops_reading_the_small_client_withdraws_the_question_as_askpane_hook() {
+    use crate::inbox::StdoutKind;
+    use crate::support::{Process, WAIT, collect, read_all};
+    use std::os::unix::net::UnixStream;
+
+    let world = crate::inbox::World::with_inbox("hook-client-reader-gone");
+    let mut watcher = world.connect();
+    watcher.send(r#"{"type":"subscribe"}"#);
+    watcher.receive_kind("subscribed");
+    let small = small_client_alone("hook-client-reader-gone-bin", None);
+    for kind in [StdoutKind::Pipe, StdoutKind::Socket] {
+        let mut runs = Vec::new();
+        for program in [None, Some(small.as_path())] {
+            let case = format!(
+                "{kind:?}, {}",
+                if program.is_some() { "askpane-hook" } else { "askpane hook" }
+            );
+            let full = world.askpane(&["hook"]);
+            let mut command = match program {
+                None => full,
+                Some(small) => {
+                    let mut command = like(&full, small);
+                    command.env("PATH", "/usr/bin:/bin");
+                    command
+                }
+            };
+            command.stdin(Stdio::piped()).stderr(Stdio::piped());
+            let ours = match kind {
+                StdoutKind::Pipe => {
+                    command.stdout(Stdio::piped());
+                    None
+                }
+                StdoutKind::Socket => {
+                    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+                    command.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+                    Some(ours)
+                }
+            };
+            let mut process = Process::new(command.spawn().expect("start the hook"));
+            // The command keeps its copy of the socket's other end: only the hook's remains.
+            drop(command);
+            let input = crate::inbox::hook_input(
+                &format!("toolu_gone_{kind:?}_{}", runs.len()),
+                "Which colour?",
+            );
+            let mut stdin = process.child.stdin.take().expect("piped stdin");
+            stdin.write_all(input.as_bytes()).expect("write the hook's input");
+            drop(stdin);
+            let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+            let asked = watcher.receive_kind("asked");
+            drop(process.child.stdout.take());
+            drop(ours);
+            let status = process.wait(WAIT);
+            let stderr = collect(stderr);
+            let status = status.unwrap_or_else(|| panic!("{case}: the hook still waits\n{stderr}"));
+            let settled = watcher.receive_kind("settled");
+            assert_eq!(settled["id"], asked["request"]["id"], "{case}: {settled}");
+            assert_eq!(settled["outcome"], "withdrawn", "{case}: {settled}");
+            assert!(watcher.list().is_empty(), "{case}");
+            runs.push(Finished { status, stdout: String::new(), stderr });
+        }
+        same(&runs[0], &runs[1], &format!("{kind:?}"));
+        assert_eq!(runs[1].status.code(), Some(6), "{kind:?}: {}", runs[1].stderr);
+        assert!(runs[1].stderr.contains("standard output"), "{kind:?}: {}", runs[1].stderr);
+    }
 }

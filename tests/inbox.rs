@@ -1386,7 +1386,7 @@ fn a_client_waits_past_its_deadline_for_an_inbox_that_still_runs() {
 /// How a [`a_hook_whose_reader_closes_its_stdout_withdraws_its_question`] run's stdout reaches
 /// the test.
 #[derive(Debug, Clone, Copy)]
-enum StdoutKind {
+pub(crate) enum StdoutKind {
     Pipe,
     /// A socket pair, as Node (Claude Code) gives its children for their stdio.
     Socket,
