@@ -370,9 +370,7 @@ fn an_inbox_killed_mid_question_hands_the_same_input_to_askpane_hook() {
 /// `askpane hook` does, with the same exit code and the same words, and never hands over.
 #[test]
 fn when_the_agent_stops_reading_the_small_client_withdraws_the_question_as_askpane_hook() {
-    use crate::inbox::StdoutKind;
-    use crate::support::{Process, WAIT, collect, read_all};
-    use std::os::unix::net::UnixStream;
+    use crate::inbox::{StdoutKind, hook_input, hook_whose_reader_goes};
 
     let world = crate::inbox::World::with_inbox("hook-client-reader-gone");
     let mut watcher = world.connect();
@@ -382,52 +380,20 @@ fn when_the_agent_stops_reading_the_small_client_withdraws_the_question_as_askpa
     for kind in [StdoutKind::Pipe, StdoutKind::Socket] {
         let mut runs = Vec::new();
         for program in [None, Some(small.as_path())] {
-            let case = format!(
-                "{kind:?}, {}",
-                if program.is_some() { "askpane-hook" } else { "askpane hook" }
-            );
             let full = world.askpane(&["hook"]);
-            let mut command = match program {
-                None => full,
+            let (command, which) = match program {
+                None => (full, "askpane hook"),
                 Some(small) => {
+                    // No askpane on PATH either: a hand-over would fail, and show.
                     let mut command = like(&full, small);
                     command.env("PATH", "/usr/bin:/bin");
-                    command
+                    (command, "askpane-hook")
                 }
             };
-            command.stdin(Stdio::piped()).stderr(Stdio::piped());
-            let ours = match kind {
-                StdoutKind::Pipe => {
-                    command.stdout(Stdio::piped());
-                    None
-                }
-                StdoutKind::Socket => {
-                    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-                    command.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
-                    Some(ours)
-                }
-            };
-            let mut process = Process::new(command.spawn().expect("start the hook"));
-            // The command keeps its copy of the socket's other end: only the hook's remains.
-            drop(command);
-            let input = crate::inbox::hook_input(
-                &format!("toolu_gone_{kind:?}_{}", runs.len()),
-                "Which colour?",
-            );
-            let mut stdin = process.child.stdin.take().expect("piped stdin");
-            stdin.write_all(input.as_bytes()).expect("write the hook's input");
-            drop(stdin);
-            let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
-            let asked = watcher.receive_kind("asked");
-            drop(process.child.stdout.take());
-            drop(ours);
-            let status = process.wait(WAIT);
-            let stderr = collect(stderr);
-            let status = status.unwrap_or_else(|| panic!("{case}: the hook still waits\n{stderr}"));
-            let settled = watcher.receive_kind("settled");
-            assert_eq!(settled["id"], asked["request"]["id"], "{case}: {settled}");
-            assert_eq!(settled["outcome"], "withdrawn", "{case}: {settled}");
-            assert!(watcher.list().is_empty(), "{case}");
+            let case = format!("{kind:?}, {which}");
+            let input = hook_input(&format!("toolu_gone_{kind:?}_{which}"), "Which colour?");
+            let (status, stderr) =
+                hook_whose_reader_goes(command, kind, &input, &mut watcher, &case);
             runs.push(Finished { status, stdout: String::new(), stderr });
         }
         same(&runs[0], &runs[1], &format!("{kind:?}"));

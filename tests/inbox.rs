@@ -1383,13 +1383,56 @@ fn a_client_waits_past_its_deadline_for_an_inbox_that_still_runs() {
     assert_eq!(lines.first().map(|line| &line["type"]), Some(&json!("ask")), "{lines:?}");
 }
 
-/// How a [`a_hook_whose_reader_closes_its_stdout_withdraws_its_question`] run's stdout reaches
-/// the test.
+/// How the hook's stdout reaches the test in [`hook_whose_reader_goes`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum StdoutKind {
     Pipe,
     /// A socket pair, as Node (Claude Code) gives its children for their stdio.
     Socket,
+}
+
+/// Runs the hook `command` with `input` (a question), and once `watcher` (subscribed) sees it
+/// asked, closes the reading end of the hook's stdout (`kind`) as an agent that stops reading
+/// does. Checks that the question was withdrawn and that the hook ended; returns how it ended
+/// and its stderr.
+pub(crate) fn hook_whose_reader_goes(
+    mut command: Command,
+    kind: StdoutKind,
+    input: &str,
+    watcher: &mut Connection,
+    case: &str,
+) -> (std::process::ExitStatus, String) {
+    command.stdin(Stdio::piped()).stderr(Stdio::piped());
+    let ours = match kind {
+        StdoutKind::Pipe => {
+            command.stdout(Stdio::piped());
+            None
+        }
+        StdoutKind::Socket => {
+            let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+            command.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+            Some(ours)
+        }
+    };
+    let mut process = Process::new(command.spawn().expect("start the hook"));
+    // The command keeps its copy of the socket's other end: only the hook's remains.
+    drop(command);
+    let mut stdin = process.child.stdin.take().expect("piped stdin");
+    stdin.write_all(input.as_bytes()).expect("write the hook's input");
+    drop(stdin);
+    let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
+    let asked = watcher.receive_kind("asked");
+    // The agent stops reading: its end of the hook's stdout closes.
+    drop(process.child.stdout.take());
+    drop(ours);
+    let status = process.wait(WAIT);
+    let stderr = collect(stderr);
+    let status = status.unwrap_or_else(|| panic!("{case}: the hook still waits\n{stderr}"));
+    let settled = watcher.receive_kind("settled");
+    assert_eq!(settled["id"], asked["request"]["id"], "{case}: {settled}");
+    assert_eq!(settled["outcome"], "withdrawn", "{case}: {settled}");
+    assert!(watcher.list().is_empty(), "{case}");
+    (status, stderr)
 }
 
 #[test]
@@ -1399,40 +1442,12 @@ fn a_hook_whose_reader_closes_its_stdout_withdraws_its_question() {
     watcher.send(r#"{"type":"subscribe"}"#);
     watcher.receive_kind("subscribed");
     for kind in [StdoutKind::Pipe, StdoutKind::Socket] {
-        let mut command = world.askpane(&["hook"]);
-        command.stdin(Stdio::piped()).stderr(Stdio::piped());
-        let ours = match kind {
-            StdoutKind::Pipe => {
-                command.stdout(Stdio::piped());
-                None
-            }
-            StdoutKind::Socket => {
-                let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-                command.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
-                Some(ours)
-            }
-        };
-        let mut process = Process::new(command.spawn().expect("start the hook"));
-        // The command keeps its copy of the socket's other end: only the hook's remains.
-        drop(command);
         let input = hook_input(&format!("toolu_reader_{kind:?}"), "Which colour?");
-        let mut stdin = process.child.stdin.take().expect("piped stdin");
-        stdin.write_all(input.as_bytes()).expect("write the hook's input");
-        drop(stdin);
-        let stderr = read_all(process.child.stderr.take().expect("piped stderr"));
-        let asked = watcher.receive_kind("asked");
-        // The agent stops reading: its end of the hook's stdout closes.
-        drop(process.child.stdout.take());
-        drop(ours);
-        let status = process.wait(WAIT);
-        let stderr = collect(stderr);
-        let status = status.unwrap_or_else(|| panic!("{kind:?}: the hook still waits\n{stderr}"));
+        let case = format!("{kind:?}");
+        let command = world.askpane(&["hook"]);
+        let (status, stderr) = hook_whose_reader_goes(command, kind, &input, &mut watcher, &case);
         assert_eq!(status.code(), Some(6), "{kind:?}: {stderr}");
         assert!(stderr.contains("standard output"), "{kind:?}: {stderr}");
-        let settled = watcher.receive_kind("settled");
-        assert_eq!(settled["id"], asked["request"]["id"], "{kind:?}: {settled}");
-        assert_eq!(settled["outcome"], "withdrawn", "{kind:?}: {settled}");
-        assert!(watcher.list().is_empty(), "{kind:?}");
     }
 }
 
