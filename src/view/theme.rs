@@ -232,6 +232,12 @@ pub fn install(ctx: &Context) {
         // rasterizing, most of the first frame's cost (issue 14: about 35 ms of the web app's
         // first frame), and text no blurrier.
         style.visuals.text_options.subpixel_binning = false;
+        // The web page draws its glyphs unhinted (issue 30 item 5): hinting ran the fonts'
+        // hinting programs in wasm compiled on first call, 36–38 ms of the page's first frame
+        // (two runs of 21 cold loads each, alternating, per-load medians), for stems a little
+        // crisper at a device pixel ratio of 1 and nothing at the 2 and 3 of phones, which the
+        // page mostly serves. The native window, in native code, keeps it.
+        style.visuals.text_options.font_hinting = !cfg!(target_arch = "wasm32");
     });
     ctx.set_fonts(font_definitions());
     // Natively, emoji in previews come from the system (colour, as in a terminal), and egui's
