@@ -629,7 +629,18 @@ struct Served {
     /// Whether the client sent anything besides `via_link` (Unix: the lean inbox's count).
     #[cfg(unix)]
     spoke: bool,
+    /// When it said `via_link` (Unix: the lean inbox's count, [`LINK_SETTLES`]).
+    #[cfg(unix)]
+    linked_at: Option<std::time::Instant>,
 }
+
+/// How long a link's connection that said `via_link` and nothing else still counts as a client
+/// before it counts as an idle spare. The link relays a remote client's first line right after
+/// `via_link`, so a connection this young is most likely a client about to ask: a resumed inbox
+/// (a remote hook woke it) that went lean again in between closed it, and the hook had to ask
+/// again, up to twice (seen in a loaded CI run). A spare only delays going lean by this much.
+#[cfg(unix)]
+const LINK_SETTLES: Duration = Duration::from_secs(3);
 
 impl Served {
     /// A connection just admitted: it hears the inbox's hello.
@@ -656,15 +667,25 @@ impl Served {
             scope: Scope::Local,
             #[cfg(unix)]
             spoke: false,
+            #[cfg(unix)]
+            linked_at: None,
         }
     }
 
     /// Issue 30 item 6: a link's connection that has asked nothing yet (its spare, kept ready
-    /// for the next remote client): it keeps nothing open, and nothing of it is lost when the
-    /// inbox closes it.
+    /// for the next remote client), [`LINK_SETTLES`] after it said `via_link`: it keeps nothing
+    /// open, and nothing of it is lost when the inbox closes it.
     #[cfg(unix)]
     fn is_idle_link(&self) -> bool {
-        !self.spoke && self.scope.host().is_some()
+        self.link_settles_at().is_none() && !self.spoke && self.scope.host().is_some()
+    }
+
+    /// When this link's connection, silent since `via_link`, will count as an idle spare, while
+    /// that is still to come (the event loop wakes then to count it afresh).
+    #[cfg(unix)]
+    fn link_settles_at(&self) -> Option<std::time::Instant> {
+        let settles = self.linked_at? + LINK_SETTLES;
+        (!self.spoke && std::time::Instant::now() < settles).then_some(settles)
     }
 
     /// One line the client sent.
@@ -690,6 +711,10 @@ impl Served {
         match message {
             ClientMessage::ViaLink { host } => {
                 log::info!(speaker = INBOX; "connection {} comes through the link of {host}", self.number);
+                #[cfg(unix)]
+                {
+                    self.linked_at = Some(std::time::Instant::now());
+                }
                 self.hosted.host = Some(host.clone());
                 self.writer.send(&InboxMessage::Linked { host });
             }

@@ -226,9 +226,15 @@ impl Client {
         }
     }
 
-    /// When this client's queue will have waited too long, if something waits.
+    /// When this client next needs the loop: its queue will have waited too long, or (a link's
+    /// young connection) it will count as an idle spare, whichever comes first.
     fn deadline(&self) -> Option<Instant> {
-        self.writer()?.waiting_since().map(|since| since + WRITE_TIMEOUT)
+        let written = self.writer()?.waiting_since().map(|since| since + WRITE_TIMEOUT);
+        let settles = match &self.phase {
+            Phase::Reading(served) => served.link_settles_at(),
+            _ => None,
+        };
+        written.into_iter().chain(settles).min()
     }
 }
 
