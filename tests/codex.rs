@@ -818,9 +818,8 @@ impl Window {
             })
             .collect();
         let codex = read_lossy(&self.model.root.join("codex.pid"));
-        let running = codex.trim().parse::<u32>().is_ok_and(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z"))
-        });
+        let running =
+            codex.trim().parse::<u32>().is_ok_and(|pid| !crate::claude_host::process_gone(pid));
         // Without the once-a-second lines about ChatGPT sign-in, which would fill the tail.
         let log: String = read_lossy(&self.model.root.join("codex-stderr.log"))
             .lines()
