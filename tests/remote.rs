@@ -1443,6 +1443,57 @@ fn a_link_that_drops_again_and_again_leaks_no_connection_or_thread() {
     assert_eq!(link_connections(&world).len(), 5, "{}", inbox_said(&world));
 }
 
+/// A link's connection that said `via_link` and nothing else counts as a client for a while
+/// (`LINK_SETTLES`, 3 s): a remote client's first line follows its link's `via_link`, and an
+/// inbox going lean in between closed it under the client. Then it counts as an idle spare and
+/// the inbox may go lean. A link's connection that asks within that time counts from then on.
+#[test]
+fn a_link_s_connection_keeps_the_inbox_awake_until_it_settles_as_a_spare() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::net::UnixStream;
+
+    let inbox = crate::support::agents::ServedInbox::serve(
+        crate::support::scratch_dir("remote-link-settles"),
+        askpane::transport::memory().0,
+    );
+    let socket = inbox.run.join("askpane/inbox.sock");
+    let linked = |with_question: bool| {
+        let stream = UnixStream::connect(&socket).expect("connect");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("the hello");
+        (&stream).write_all(b"{\"type\":\"via_link\",\"host\":\"devbox\"}\n").expect("via_link");
+        line.clear();
+        reader.read_line(&mut line).expect("linked");
+        assert!(line.contains("linked"), "{line}");
+        if with_question {
+            let ask = json!({"type": "subscribe"}).to_string() + "\n";
+            (&stream).write_all(ask.as_bytes()).expect("a first line");
+            line.clear();
+            reader.read_line(&mut line).expect("subscribed");
+        }
+        stream
+    };
+    // A spare just made: it still counts (once the inbox has counted afresh after its
+    // via_link, which before made it quiet at once).
+    let spare = linked(false);
+    let made = Instant::now();
+    thread::sleep(Duration::from_millis(200));
+    assert!(!inbox.claim_quiet(), "a link's connection just made let the inbox go lean");
+    // One that asks: it counts as long as it is connected, long after the spare settled.
+    let asking = linked(true);
+    thread::sleep(Duration::from_secs(4).saturating_sub(made.elapsed()));
+    assert!(!inbox.claim_quiet(), "the connection that asked no longer counts");
+    drop(asking);
+    // The settled spare alone: the inbox may go lean.
+    let deadline = Instant::now() + WAIT;
+    while !inbox.claim_quiet() {
+        assert!(Instant::now() < deadline, "the idle spare still keeps the inbox awake");
+        thread::sleep(Duration::from_millis(50));
+    }
+    drop(spare);
+}
+
 /// Whether the inbox process `pid` is the lean inbox now.
 fn is_lean(pid: u32) -> bool {
     read_lossy(format!("/proc/{pid}/cmdline").as_ref()).replace('\0', " ").contains("--lean")

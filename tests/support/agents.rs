@@ -84,6 +84,12 @@ impl ServedInbox {
         ServedInbox { run, server: Some(server) }
     }
 
+    /// The window's question whether the inbox may go lean ([`InboxServer::claim_quiet`]); a
+    /// yes stops the server accepting.
+    pub fn claim_quiet(&self) -> bool {
+        self.server.as_ref().is_some_and(|server| server.claim_quiet()())
+    }
+
     /// `askpane <subcommand> <args>` as an agent runs it against this inbox (no display).
     pub fn command(&self, subcommand: &str, args: &[&str]) -> Command {
         let mut command = askpane(&[subcommand]);
