@@ -1224,6 +1224,11 @@ fn a_host_s_edit_approval_card_shows_the_diff_against_the_host_s_file_not_the_de
     assert_eq!(reply["hookSpecificOutput"]["decision"]["behavior"], "allow", "{reply}");
 }
 
+/// ssh options a test gives after `--` so that a link cut silently is noticed within 4–6 s
+/// (askpane's own keep-alives, which they override, take about 30 s).
+pub(crate) const SHORT_KEEP_ALIVES: [&str; 4] =
+    ["-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2"];
+
 /// A ProxyCommand for ssh (`ProxyCommand=…`) that relays to `sshd` and appends its pid to the
 /// file returned, so a test can stop it (SIGSTOP): a network cut silently.
 pub(crate) fn freezable_proxy(root: &Path, sshd: &Sshd) -> (String, PathBuf) {
@@ -1270,6 +1275,8 @@ fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks
     let mut command = world.askpane(&["remote", HOST, "--", "-F"]);
     command.arg(&sshd.config).arg("-o");
     command.arg(&proxy_command);
+    // The person's keep-alives win over askpane's 3 × 10 s: the cut is noticed within 4–6 s.
+    command.args(SHORT_KEEP_ALIVES);
     command.stdin(Stdio::null()).stdout(Stdio::null());
     command.stderr(fs::File::create(&stderr).expect("the link's stderr"));
     let _link = Process::new(command.spawn().expect("askpane remote"));
@@ -1289,8 +1296,8 @@ fn a_link_cut_silently_ends_its_stale_session_on_the_host_so_a_waiting_hook_asks
     let forward = proxies.lines().last().expect("the forward's proxy").trim().to_owned();
     let stopped = Command::new("kill").args(["-STOP", &forward]).status();
     assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
-    // Keep-alives: 3 × 10 s; then the link comes back (a new proxy) and the hook asks again.
-    wait_for("the link to devbox is back", Duration::from_secs(90));
+    // Keep-alives: 2 × 2 s; then the link comes back (a new proxy) and the hook asks again.
+    wait_for("the link to devbox is back", Duration::from_secs(60));
     let deadline = Instant::now() + WAIT;
     let after = loop {
         let after = world.connect().list();

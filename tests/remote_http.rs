@@ -379,7 +379,7 @@ fn an_http_link_cut_silently_closes_the_waiting_request_and_comes_back_with_its_
         &sshd,
         free_port(),
         &[],
-        &["-o", &proxy],
+        &[&["-o", proxy.as_str()][..], &crate::remote::SHORT_KEEP_ALIVES[..]].concat(),
     );
     let input = crate::inbox::hook_input("toolu_http_silent", "Which colour?");
     let asking = thread::spawn({
@@ -401,7 +401,7 @@ fn an_http_link_cut_silently_closes_the_waiting_request_and_comes_back_with_its_
     let forward = read_lossy(&pids).lines().last().expect("the forward's proxy").trim().to_owned();
     let stopped = std::process::Command::new("kill").args(["-STOP", &forward]).status();
     assert!(stopped.is_ok_and(|status| status.success()), "kill -STOP {forward}");
-    let deadline = Instant::now() + Duration::from_secs(90);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !read_lossy(&link.stderr).contains("the link to devbox is back") {
         if Instant::now() > deadline {
             let _ = std::process::Command::new("kill").args(["-KILL", &forward]).status();

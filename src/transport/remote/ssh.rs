@@ -72,7 +72,8 @@ fn remote_command(snippet: &str, link: &str) -> String {
 }
 
 /// How often ssh checks that the server still answers, and how many missed answers end it: a
-/// dead link is noticed within about 30 s even where no packet says so.
+/// dead link is noticed within about 30 s even where no packet says so. A person's own
+/// `-o ServerAliveInterval=…` or `-o ServerAliveCountMax=…` after `--` wins ([`Ssh::forward`]).
 const ALIVE_INTERVAL_SECS: u32 = 10;
 const ALIVE_COUNT: u32 = 3;
 
@@ -131,14 +132,23 @@ impl Ssh {
         tcp: Option<(u16, u16)>,
         link: &str,
     ) -> std::io::Result<Child> {
+        self.forward_command(remote_socket, link_socket, tcp, link).spawn()
+    }
+
+    /// The command [`Ssh::forward`] runs. ssh takes the first value it is given for an option
+    /// (its command line before any config file), so the options the link depends on come before
+    /// the person's arguments, and the keep-alives after them: an `-o ServerAliveInterval=…` after
+    /// `--` wins (a slow or metered network), one in `~/.ssh/config` does not.
+    fn forward_command(
+        &self,
+        remote_socket: &str,
+        link_socket: &Path,
+        tcp: Option<(u16, u16)>,
+        link: &str,
+    ) -> Command {
         let mut command = Command::new(&self.program);
         command.args(["-v", "-T"]);
-        for option in [
-            "ExitOnForwardFailure=yes".to_owned(),
-            "StreamLocalBindUnlink=yes".to_owned(),
-            format!("ServerAliveInterval={ALIVE_INTERVAL_SECS}"),
-            format!("ServerAliveCountMax={ALIVE_COUNT}"),
-        ] {
+        for option in ["ExitOnForwardFailure=yes", "StreamLocalBindUnlink=yes"] {
             command.arg("-o").arg(option);
         }
         let mut forward = OsString::from(remote_socket);
@@ -148,9 +158,16 @@ impl Ssh {
         if let Some((remote_port, local_port)) = tcp {
             command.arg("-R").arg(format!("127.0.0.1:{remote_port}:127.0.0.1:{local_port}"));
         }
-        command.args(&self.args).arg(&self.host).arg(remote_command(RECORD_THE_SESSION, link));
+        command.args(&self.args);
+        for option in [
+            format!("ServerAliveInterval={ALIVE_INTERVAL_SECS}"),
+            format!("ServerAliveCountMax={ALIVE_COUNT}"),
+        ] {
+            command.arg("-o").arg(option);
+        }
+        command.arg(&self.host).arg(remote_command(RECORD_THE_SESSION, link));
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        command.spawn()
+        command
     }
 }
 
@@ -296,6 +313,48 @@ fn wait_bounded(child: &mut Child, stop: &Receiver<()>) -> Result<ExitStatus, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `forward_command`'s arguments as text.
+    fn forward_args(args: &[&str]) -> Vec<String> {
+        let ssh = Ssh {
+            program: "ssh".into(),
+            args: args.iter().map(OsString::from).collect(),
+            host: "devbox".to_owned(),
+        };
+        let command =
+            ssh.forward_command("/run/inbox.sock", Path::new("/tmp/link.sock"), None, "ab");
+        command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect()
+    }
+
+    fn position(args: &[String], wanted: &str) -> usize {
+        args.iter().position(|arg| arg == wanted).unwrap_or_else(|| panic!("no {wanted}: {args:?}"))
+    }
+
+    #[test]
+    fn the_person_s_keep_alives_come_first_and_the_link_s_own_options_before_them() {
+        let args = forward_args(&["-o", "ServerAliveInterval=2", "-o", "ExitOnForwardFailure=no"]);
+        // ssh takes the first value of each option.
+        assert!(
+            position(&args, "ServerAliveInterval=2") < position(&args, "ServerAliveInterval=10")
+        );
+        assert!(
+            position(&args, "ExitOnForwardFailure=yes")
+                < position(&args, "ExitOnForwardFailure=no")
+        );
+        // Every option comes before the host, the remote command after it.
+        let host = position(&args, "devbox");
+        assert!(position(&args, "ServerAliveCountMax=3") < host, "{args:?}");
+        assert_eq!(args.len(), host + 2, "{args:?}");
+    }
+
+    #[test]
+    fn without_options_of_the_person_s_the_keep_alives_are_askpane_s() {
+        let args = forward_args(&[]);
+        let host = position(&args, "devbox");
+        assert!(position(&args, "ServerAliveInterval=10") < host, "{args:?}");
+        assert!(position(&args, "ServerAliveCountMax=3") < host, "{args:?}");
+        assert!(position(&args, "StreamLocalBindUnlink=yes") < host, "{args:?}");
+    }
 
     #[test]
     fn the_path_is_found_after_a_banner_and_nothing_else_passes_for_one() {
