@@ -118,11 +118,17 @@ async function fakeModel(scratch, { fakeEnv = {}, config = {} } = {}) {
   return fake;
 }
 
-/** The tool outputs the model has read so far (function and custom tool outputs), from the fake's log. */
+/**
+ * The tool outputs the model has read so far (function and custom tool outputs), from the fake's
+ * log: its whole lines only, as the fake may be writing the last one when the test reads (a
+ * request Codex sends is tens of kilobytes; CI once read half of one).
+ */
 function modelRead(scratch) {
   const log = join(scratch, "model/model_requests.jsonl");
   if (!existsSync(log)) return [];
-  return readFileSync(log, "utf8")
+  const text = readFileSync(log, "utf8");
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
     .split("\n")
     .filter(Boolean)
     .flatMap((line) => JSON.parse(line).body?.input ?? [])
